@@ -1,0 +1,199 @@
+package approval
+
+import (
+	"fmt"
+	"time"
+)
+
+// State is where an approval stands. It only moves forward: pending to one
+// of the final states. Approved may still become refused when the
+// backend's re-check turns the yes into a denial.
+type State string
+
+// The states of an approval.
+const (
+	// StatePending waits for a person.
+	StatePending State = "pending"
+	// StateApproved: a person said yes (here or elsewhere).
+	StateApproved State = "approved"
+	// StateDenied: a person said no.
+	StateDenied State = "denied"
+	// StateExpired: nobody answered by the deadline; the bot denied it.
+	StateExpired State = "expired"
+	// StateCancelled: the job ended or the call is no longer wanted.
+	StateCancelled State = "cancelled"
+	// StateRefused: a yes that the backend's re-check turned into a denial.
+	StateRefused State = "refused"
+)
+
+// States enumerates every state, so tests can cover each state × event.
+func States() []State {
+	return []State{StatePending, StateApproved, StateDenied, StateExpired, StateCancelled, StateRefused}
+}
+
+// Final reports whether nothing but a re-check can change the state.
+func (s State) Final() bool { return s != StatePending && s != "" }
+
+// Decision is who closed an approval and how.
+type Decision struct {
+	Actor   string    `json:"actor,omitempty"`
+	Comment string    `json:"comment,omitempty"`
+	Via     string    `json:"via,omitempty"`
+	Message string    `json:"message,omitempty"` // the backend's sentence, what the model reads
+	At      time.Time `json:"at"`
+}
+
+// Record is what the bot keeps of one approval between events.
+type Record struct {
+	ID       string
+	Tenant   string
+	Revision int
+	State    State
+	// Seen is false for a tombstone: a resolve, re-check or cancel that
+	// arrived before its request. A late request then never posts a live card.
+	Seen     bool
+	Decision *Decision
+}
+
+// EffectKind is an outward consequence of a transition, which threads turns
+// into outbox rows.
+type EffectKind string
+
+// Effects of a transition.
+const (
+	// EffectPostCard posts the card to the approval's targets.
+	EffectPostCard EffectKind = "post_card"
+	// EffectSupersede marks every earlier card superseded and posts the new
+	// revision's card in the same threads.
+	EffectSupersede EffectKind = "supersede"
+	// EffectEditCards edits every copy of the card to the current state.
+	EffectEditCards EffectKind = "edit_cards"
+	// EffectThreadReply posts Text as a reply in every thread of the card.
+	EffectThreadReply EffectKind = "thread_reply"
+	// EffectAudit posts a one-line notice of an unattended call.
+	EffectAudit EffectKind = "audit"
+)
+
+// Effect is one outward consequence.
+type Effect struct {
+	Kind EffectKind
+	Text string // for thread replies
+}
+
+// Result is what one event does to one record.
+type Result struct {
+	Next    Record
+	Changed bool     // Next differs from the current record and must be stored
+	Effects []Effect // in order
+	Ignored string   // why the event changed nothing; empty when applied
+}
+
+// Transition is the only rule of how events move approvals. cur is the
+// stored record, or nil when the bot holds none. now stamps decisions. It
+// is pure: the caller stores Next and enqueues Effects in one transaction.
+func Transition(cur *Record, ev *Event, now time.Time) Result {
+	if ev.Type == EventAutoGranted {
+		return Result{Effects: []Effect{{Kind: EffectAudit}}}
+	}
+	var rec Record
+	if cur != nil {
+		rec = *cur
+	} else {
+		rec = Record{ID: ev.ApprovalID(), Tenant: ev.Tenant}
+	}
+	exists := cur != nil
+	ignore := func(why string) Result { return Result{Next: rec, Ignored: why} }
+
+	switch ev.Type {
+	case EventRequested, EventReasked:
+		a := ev.Approval
+		switch {
+		case !exists:
+			rec.Revision, rec.State, rec.Seen = a.Revision, StatePending, true
+			return Result{Next: rec, Changed: true, Effects: []Effect{{Kind: EffectPostCard}}}
+		case !rec.Seen:
+			// A tombstone: keep what the call was, post nothing live.
+			rec.Seen = true
+			if a.Revision > rec.Revision {
+				rec.Revision = a.Revision
+			}
+			return Result{Next: rec, Changed: true, Ignored: "decided before it was requested: no live card"}
+		case rec.State.Final():
+			return ignore("already " + string(rec.State))
+		case a.Revision <= rec.Revision:
+			return ignore(fmt.Sprintf("revision %d is not above the held revision %d", a.Revision, rec.Revision))
+		default:
+			rec.Revision = a.Revision
+			return Result{Next: rec, Changed: true, Effects: []Effect{{Kind: EffectSupersede}}}
+		}
+
+	case EventResolved:
+		r := ev.Resolved
+		if exists && rec.State.Final() {
+			return ignore("already " + string(rec.State))
+		}
+		if exists && r.Revision < rec.Revision {
+			return ignore(fmt.Sprintf("revision %d is below the held revision %d", r.Revision, rec.Revision))
+		}
+		rec.State = r.Status
+		if r.Revision > rec.Revision {
+			rec.Revision = r.Revision
+		}
+		rec.Decision = &Decision{Actor: r.Actor, Comment: r.Comment, Via: r.Via, Message: r.Message, At: now}
+		return closed(rec, r.Message)
+
+	case EventRecheckFailed:
+		if exists && rec.State != StatePending && rec.State != StateApproved {
+			return ignore("already " + string(rec.State))
+		}
+		prev := rec.Decision
+		rec.State = StateRefused
+		rec.Decision = &Decision{Message: ev.RecheckFailed.Message, At: now}
+		if prev != nil {
+			rec.Decision.Actor, rec.Decision.Via = prev.Actor, prev.Via
+		}
+		return closed(rec, ev.RecheckFailed.Message)
+
+	case EventCancelled:
+		if exists && rec.State.Final() {
+			return ignore("already " + string(rec.State))
+		}
+		rec.State = StateCancelled
+		rec.Decision = &Decision{Comment: ev.Cancelled.Reason, At: now}
+		return closed(rec, "")
+
+	case EventCallFinished:
+		if !exists || !rec.Seen {
+			return ignore("no card of this approval was posted")
+		}
+		return Result{Next: rec, Effects: []Effect{{Kind: EffectThreadReply, Text: FinishedText(ev.Finished)}}}
+	}
+	return ignore("unknown event type " + string(ev.Type))
+}
+
+// closed finishes a transition into a final state: a stored record with
+// no card yet stays a tombstone; a seen one has every card edited and the
+// backend's message said in the threads.
+func closed(rec Record, message string) Result {
+	res := Result{Next: rec, Changed: true}
+	if !rec.Seen {
+		return res
+	}
+	res.Effects = append(res.Effects, Effect{Kind: EffectEditCards})
+	if message != "" {
+		res.Effects = append(res.Effects, Effect{Kind: EffectThreadReply, Text: message})
+	}
+	return res
+}
+
+// FinishedText is the thread reply for what an approved call did.
+func FinishedText(f *Finished) string {
+	verb := "completed"
+	if f.Outcome == OutcomeFailed {
+		verb = "failed"
+	}
+	if f.Summary == "" {
+		return "The call " + verb + "."
+	}
+	return "The call " + verb + ": " + f.Summary
+}

@@ -1,0 +1,262 @@
+// Package store is the bot's durable state: the events it accepted (for
+// deduplication), approvals and their revisions, where each card was posted,
+// and the outbox of every effect outside the process. Store is the
+// contract; sqlite (embedded, the default) and postgres implement it and
+// both pass the conformance suite in storetest.
+//
+// Times cross this boundary as time.Time and are stored as Unix
+// milliseconds taken from the caller's clock: SQL never reads its own
+// clock, so tests with a fake clock see the same order as production.
+// They come back in UTC, truncated to the millisecond; the zero time means
+// "unset" and comes back zero. Ids are TEXT made by the caller.
+//
+// Migrate (migrate.go) applies the embedded schema, one DDL for both
+// databases.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors; implementations translate their drivers' errors into
+// these at one boundary.
+var (
+	// ErrNotFound: no row with that key.
+	ErrNotFound = errors.New("store: not found")
+	// ErrLeaseLost: the claim on an outbox row expired and another worker
+	// holds it now; the caller's result is dropped.
+	ErrLeaseLost = errors.New("store: lease lost")
+	// ErrUnavailable: the database cannot be reached or cannot commit.
+	ErrUnavailable = errors.New("store: unavailable")
+)
+
+// Store is one database. Methods outside a transaction are single
+// statements (or their own short transaction).
+type Store interface {
+	// InTx runs fn in one transaction that serialises with every other
+	// writer of the same approval; fn's error rolls it back and is
+	// returned as it is. A panic in fn rolls back and keeps panicking.
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+
+	// ApprovalGet reads one approval (ErrNotFound when absent).
+	ApprovalGet(ctx context.Context, id string) (*Approval, error)
+	// ApprovalListPending lists a tenant's pending approvals, oldest
+	// request first (ties by id).
+	ApprovalListPending(ctx context.Context, p ApprovalListPendingParams) ([]*Approval, error)
+	// ApprovalClaimDue claims pending approvals whose next step or deadline
+	// is due, through an index, with a lease (so a tick costs O(due)):
+	// NextStepAt ≤ Now or DeadlineAt ≤ Now, and ClaimedBy empty or
+	// ClaimedUntil ≤ Now. It sets ClaimedBy to Worker and ClaimedUntil to
+	// Now+Lease and returns them earliest due first (ties by id). The lease
+	// ends when the ladder writes the approval back (ApprovalUpsert) with
+	// ClaimedBy cleared, or when it lapses.
+	ApprovalClaimDue(ctx context.Context, p ApprovalClaimDueParams) ([]*Approval, error)
+	// RevisionGet reads one revision (ErrNotFound when absent).
+	RevisionGet(ctx context.Context, approvalID string, revision int) (*Revision, error)
+	// PostList lists an approval's posts by revision, then CreatedAt,
+	// then Target; none is an empty list, not ErrNotFound.
+	PostList(ctx context.Context, approvalID string) ([]*Post, error)
+
+	// OutboxClaim leases up to Limit due rows (next_attempt_at ≤ Now, not
+	// done, unclaimed or with an expired lease) to Worker until Now+Lease,
+	// oldest due first (ties by id). Each row is held by one worker at a
+	// time. Worker must name one claiming loop: the results below are
+	// accepted from the worker the row is claimed by.
+	OutboxClaim(ctx context.Context, p OutboxClaimParams) ([]*OutboxRow, error)
+	// OutboxComplete marks a claimed row done and, in the same
+	// transaction, records the post it made (when Post is set; a zero
+	// CreatedAt takes Now; a post for the same approval, target and
+	// revision is replaced, keeping its CreatedAt).
+	//
+	// OutboxComplete, OutboxRetry and OutboxDead act only while the row is
+	// pending and still claimed by Worker; otherwise (taken over after the
+	// lease lapsed, released by a retry, already finished) they change
+	// nothing and return ErrLeaseLost, and ErrNotFound for an unknown id.
+	// A lapsed lease nobody has taken over is still held.
+	OutboxComplete(ctx context.Context, p OutboxCompleteParams) error
+	// OutboxRetry releases a claimed row to run again at NextAttemptAt,
+	// counting the attempt and keeping the error.
+	OutboxRetry(ctx context.Context, p OutboxRetryParams) error
+	// OutboxDead ends a claimed row that can never succeed (a permanent
+	// rejection), keeping the error and counting the attempt; it is not
+	// retried.
+	OutboxDead(ctx context.Context, p OutboxDeadParams) error
+	// OutboxStats counts what waits, for /metrics.
+	OutboxStats(ctx context.Context, now time.Time) (OutboxStats, error)
+
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Tx is the part of the store used inside a transaction.
+type Tx interface {
+	// EventInsert records an event id once. When the id exists it
+	// returns Inserted false and the stored body digest, so the caller can
+	// tell a redelivery from a different event reusing the id.
+	EventInsert(ctx context.Context, p EventInsertParams) (EventInsertResult, error)
+	// ApprovalGetForUpdate reads an approval and locks it until the
+	// transaction ends (ErrNotFound when absent).
+	ApprovalGetForUpdate(ctx context.Context, id string) (*Approval, error)
+	// ApprovalUpsert writes the whole row.
+	ApprovalUpsert(ctx context.Context, a *Approval) error
+	// RevisionInsert keeps one revision's request body; an existing
+	// (approval, revision) is left as it was.
+	RevisionInsert(ctx context.Context, r *Revision) error
+	PostList(ctx context.Context, approvalID string) ([]*Post, error)
+	// OutboxInsert enqueues rows. A row with a CoalesceKey is not added
+	// when an unclaimed, unfinished row with the same key waits already:
+	// that one performs the latest state when it runs. A claimed one (in
+	// flight, or its lease lapsed but not taken over) may have read an
+	// older state, so the new row is added and runs after it.
+	OutboxInsert(ctx context.Context, rows []OutboxInsertParams) error
+}
+
+// Approval is the stored state of one approval. The request itself lives
+// in Revision rows.
+type Approval struct {
+	ID       string
+	Tenant   string
+	Revision int    // the highest revision held
+	State    string // approval.State
+	Seen     bool   // false for a tombstone (decided before requested)
+	Function string
+	// Decision is the JSON of approval.Decision, nil while pending.
+	Decision []byte
+	// Plan is the ladder and deadline frozen at request (JSON), nil for a
+	// tombstone.
+	Plan        []byte
+	StepsDone   int       // ladder steps already fired or skipped
+	NextStepAt  time.Time // zero: no step left, or not pending
+	DeadlineAt  time.Time // zero: not pending
+	RequestedAt time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	// ClaimedBy and ClaimedUntil lease the approval to one ladder worker.
+	ClaimedBy    string
+	ClaimedUntil time.Time
+}
+
+// Revision is one revision's request, as parsed (approval.Approval JSON).
+type Revision struct {
+	ApprovalID string
+	Revision   int
+	Body       []byte
+	CreatedAt  time.Time
+}
+
+// Post is one copy of a card on a surface, so later edits and thread
+// replies find it.
+type Post struct {
+	ApprovalID string
+	Target     string // where it went, as configured: slack:C…, dm:slack:U…, log
+	Revision   int    // the revision the card showed
+	Channel    string // the surface's channel (a DM channel for DMs)
+	Ref        string // the surface's message reference (Slack ts, Discord id)
+	ThreadRef  string // the thread replies go to; empty means Ref
+	CreatedAt  time.Time
+}
+
+// EventInsertParams records one accepted event.
+type EventInsertParams struct {
+	ID         string
+	Tenant     string
+	Type       string
+	BodySHA256 string
+	ApprovalID string
+	ReceivedAt time.Time
+}
+
+// EventInsertResult says whether the id was new.
+type EventInsertResult struct {
+	Inserted   bool
+	BodySHA256 string // the stored digest when not inserted
+}
+
+// ApprovalListPendingParams selects pending approvals of a tenant.
+type ApprovalListPendingParams struct {
+	Tenant string
+	Limit  int // ≤ 0: all
+}
+
+// ApprovalClaimDueParams leases due approvals to one ladder worker.
+type ApprovalClaimDueParams struct {
+	Worker string
+	Now    time.Time
+	Lease  time.Duration
+	Limit  int
+}
+
+// OutboxInsertParams is one effect to perform.
+type OutboxInsertParams struct {
+	ID          string
+	Tenant      string
+	ApprovalID  string
+	Kind        string
+	Target      string
+	CoalesceKey string // empty: never coalesced
+	Payload     []byte
+	NotBefore   time.Time // first attempt; usually now; zero means Now
+	Now         time.Time
+}
+
+// OutboxRow is one effect as stored.
+type OutboxRow struct {
+	ID            string
+	Tenant        string
+	ApprovalID    string
+	Kind          string
+	Target        string
+	CoalesceKey   string
+	Payload       []byte
+	Attempts      int
+	NextAttemptAt time.Time
+	ClaimedBy     string
+	ClaimedUntil  time.Time
+	LastError     string // the last retry's or the dead row's error
+	CreatedAt     time.Time
+}
+
+// OutboxClaimParams leases due rows to one worker.
+type OutboxClaimParams struct {
+	Worker string
+	Now    time.Time
+	Lease  time.Duration
+	Limit  int
+}
+
+// OutboxCompleteParams finishes a claimed row.
+type OutboxCompleteParams struct {
+	ID     string
+	Worker string
+	Now    time.Time
+	Post   *Post // the card this row posted, recorded with it; nil for none
+}
+
+// OutboxRetryParams schedules a claimed row again.
+type OutboxRetryParams struct {
+	ID            string
+	Worker        string
+	Now           time.Time
+	NextAttemptAt time.Time
+	Error         string
+	// Attempt counts the try (false for a wait that is not a failure, such
+	// as a reply whose card is not posted yet).
+	Attempt bool
+}
+
+// OutboxDeadParams ends a claimed row for good.
+type OutboxDeadParams struct {
+	ID     string
+	Worker string
+	Now    time.Time
+	Error  string
+}
+
+// OutboxStats is the outbox's depth for /metrics.
+type OutboxStats struct {
+	Pending   int           // not done, not dead (rows in flight included)
+	OldestAge time.Duration // age of the oldest pending row's due time; 0 when none
+	Dead      int
+}
