@@ -1,0 +1,364 @@
+// Package config reads the bot's one configuration file (CONFIG.md) and
+// freezes it into plain values the rest of the program takes.
+//
+// Reading happens in three stages. The YAML is parsed into yaml.Node, so
+// every value keeps its line; the nodes are then decoded strictly against
+// the schema (an unknown key is an error: a typo must not silently switch a
+// ladder off) with ${VAR} replaced from the environment; and everything is
+// validated, with every problem collected, so one `bot check` run lists all
+// of them as `file:line: field.path: message`. Only a file with no problem
+// at all becomes a *Config.
+//
+// A *Config is never modified after Parse returns it; a reload builds a new
+// one. Secrets are of type Secret, which never prints its value.
+package config
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"approvalsbot/ladder"
+)
+
+// Defaults for what the file may leave out.
+const (
+	DefaultListen        = ":8080"
+	DefaultStoreDriver   = DriverSQLite
+	DefaultSQLiteDSN     = "file:bot.db"
+	DefaultTick          = 10 * time.Second
+	DefaultSlackAPIURL   = "https://slack.com/api/"
+	DefaultDiscordAPIURL = "https://discord.com/api/v10/"
+	// DefaultLadder is the ladder every tenant has, empty when the file
+	// configures none.
+	DefaultLadder = "default"
+)
+
+// Store drivers.
+const (
+	DriverSQLite   = "sqlite"
+	DriverPostgres = "postgres"
+)
+
+// SMTP transport security: STARTTLS after connecting, TLS from the first
+// byte, or none (allowed only to a loopback address, since credentials and
+// approval content would otherwise cross the network in clear).
+const (
+	TLSStartTLS = "starttls"
+	TLSImplicit = "tls"
+	TLSNone     = "none"
+)
+
+// Config is the whole validated file.
+type Config struct {
+	// Listen is the HTTP address: events, interactions, health, metrics.
+	Listen string
+	Store  Store
+	// Tick is how often ladders and deadlines are checked.
+	Tick    time.Duration
+	Backend Backend
+	// Slack, Discord and SMTP are nil when their section is omitted: the bot
+	// then runs without that surface, and tenants' targets on it are
+	// skipped (Summary lists them).
+	Slack   *Slack
+	Discord *Discord
+	SMTP    *SMTP
+	// Tenants by id; never empty.
+	Tenants map[string]*Tenant
+}
+
+// Store says where approvals and the outbox live.
+type Store struct {
+	// Driver is DriverSQLite or DriverPostgres.
+	Driver string
+	// DSN is a Secret because a Postgres DSN usually carries a password;
+	// Summary prints it with the password removed.
+	DSN Secret
+}
+
+// Backend is the job backend (PROTOCOL.md).
+type Backend struct {
+	// URL is an absolute http(s) URL.
+	URL string
+	// EventsSecrets verify events in; any of them may match (rotation).
+	EventsSecrets []Secret
+	// CallsSecrets sign calls out; the first signs, the list allows rotation
+	// on the backend's side.
+	CallsSecrets []Secret
+}
+
+// Slack is the Slack surface.
+type Slack struct {
+	BotToken Secret
+	// SigningSecret verifies HTTP interactions (POST /slack/interactions).
+	SigningSecret Secret
+	// AppToken, when set, selects Socket Mode (no public URL needed).
+	AppToken Secret
+	// APIURL is the Web API base, always ending in "/" as slack-go needs.
+	APIURL string
+}
+
+// Discord is the Discord surface.
+type Discord struct {
+	BotToken      Secret
+	ApplicationID string
+	// PublicKey, when set, selects HTTP interactions (POST
+	// /discord/interactions); otherwise interactions come over the gateway.
+	// It is hex Ed25519 and not confidential, but it comes from the
+	// environment with the token and is kept out of logs all the same.
+	PublicKey Secret
+	// APIURL is the REST base, always ending in "/".
+	APIURL string
+}
+
+// SMTP is the email surface.
+type SMTP struct {
+	// Addr is host:port.
+	Addr string
+	// TLS is TLSStartTLS, TLSImplicit or TLSNone.
+	TLS      string
+	Username string
+	Password Secret
+	// From is the From header, display name allowed.
+	From string
+}
+
+// Tenant is one tenant's people, places and ladders.
+type Tenant struct {
+	ID string
+	// Deadline applies when neither the request nor a tool override sets
+	// one.
+	Deadline time.Duration
+	// Post is where each card goes (step 0).
+	Post []ladder.Target
+	// Audit, when set, is the channel approval.auto_granted notices go to.
+	Audit *ladder.Target
+	// Digest, when set, posts what still waits on a schedule.
+	Digest             *Digest
+	ForbidSelfApproval bool
+	// Ladders by name; always holds DefaultLadder.
+	Ladders map[string]ladder.Ladder
+	// Tools are per-function overrides in file order: the first whose glob
+	// matches wins.
+	Tools   []ToolOverride
+	Members []Member
+}
+
+// Digest posts a summary of what still waits.
+type Digest struct {
+	// Cron is a standard 5-field spec (or a descriptor such as @daily), read
+	// in Zone.
+	Cron string
+	Zone *time.Location
+	// To is a channel.
+	To ladder.Target
+}
+
+// ToolOverride changes how calls of matching functions are handled. Zero
+// fields leave the tenant's setting in place.
+type ToolOverride struct {
+	// Glob matches function names with path.Match; "*" also matches dots,
+	// so "payments.*" matches "payments.refund".
+	Glob     string
+	Ladder   string
+	Deadline time.Duration
+	// Post, when set, replaces the tenant's Post.
+	Post []ladder.Target
+}
+
+// Member maps a tenant user to their chat identities and permissions.
+type Member struct {
+	// User is the tenant user id the backend knows ("user:kevin").
+	User string
+	Role Role
+	// Content lets the member see arguments and digests.
+	Content bool
+	// Governance lets the member give the second approval of protected
+	// paths.
+	Governance bool
+	// Slack is a bare Slack user id (U…/W…), Discord a snowflake, Email a
+	// bare address; each may be empty.
+	Slack   string
+	Discord string
+	Email   string
+}
+
+// Role is what a member may do.
+type Role string
+
+// Roles from least to most powerful.
+const (
+	RoleViewer   Role = "viewer"
+	RoleOperator Role = "operator"
+	RoleAdmin    Role = "admin"
+	RoleOwner    Role = "owner"
+)
+
+// Roles lists every role, least powerful first.
+func Roles() []Role { return []Role{RoleViewer, RoleOperator, RoleAdmin, RoleOwner} }
+
+// Valid reports whether r is one of Roles.
+func (r Role) Valid() bool { return slices.Contains(Roles(), r) }
+
+// CanDecide reports whether a member with this role may approve or deny.
+// A viewer only watches.
+func (r Role) CanDecide() bool {
+	return r == RoleOperator || r == RoleAdmin || r == RoleOwner
+}
+
+// Load reads and validates the file at path. Problems name the file by its
+// base name, as `bot check` prints them. getenv resolves ${VAR}; nil means
+// os.LookupEnv.
+func Load(path string, getenv func(string) (string, bool)) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(filepath.Base(path), data, getenv)
+}
+
+// Parse validates data as a config file called name. It returns a *Error
+// listing every problem, or a Config that has none. getenv resolves
+// ${VAR}; nil means os.LookupEnv.
+func Parse(name string, data []byte, getenv func(string) (string, bool)) (*Config, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	d := &decoder{file: name, getenv: getenv}
+	cfg := d.decodeFile(data)
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Tenant returns the tenant with the given id.
+func (c *Config) Tenant(id string) (*Tenant, bool) {
+	t, ok := c.Tenants[id]
+	return t, ok
+}
+
+// Tool returns the first override, in file order, whose glob matches the
+// function name.
+func (t *Tenant) Tool(function string) (ToolOverride, bool) {
+	for _, o := range t.Tools {
+		if ok, _ := path.Match(o.Glob, function); ok {
+			return o, true
+		}
+	}
+	return ToolOverride{}, false
+}
+
+// LadderFor picks the ladder for a call of function whose request named
+// requested (may be ""): the requested ladder when the tenant has it, else
+// the tool override's, else the default.
+func (t *Tenant) LadderFor(function, requested string) ladder.Ladder {
+	if l, ok := t.Ladders[requested]; ok && requested != "" {
+		return l
+	}
+	if o, ok := t.Tool(function); ok && o.Ladder != "" {
+		if l, ok := t.Ladders[o.Ladder]; ok {
+			return l
+		}
+	}
+	if l, ok := t.Ladders[DefaultLadder]; ok {
+		return l
+	}
+	return ladder.Ladder{Name: DefaultLadder}
+}
+
+// PostFor is where cards for function go: the tool override's post when it
+// has one (it replaces the tenant's), else the tenant's.
+func (t *Tenant) PostFor(function string) []ladder.Target {
+	if o, ok := t.Tool(function); ok && len(o.Post) > 0 {
+		return o.Post
+	}
+	return t.Post
+}
+
+// DeadlineFor is the deadline a call of function gets when its request
+// sets none: the tool override's, else the tenant's, else
+// ladder.DefaultDeadline. ladder.Deadline applies the request's own first.
+func (t *Tenant) DeadlineFor(function string) time.Duration {
+	if o, ok := t.Tool(function); ok && o.Deadline > 0 {
+		return o.Deadline
+	}
+	if t.Deadline > 0 {
+		return t.Deadline
+	}
+	return ladder.DefaultDeadline
+}
+
+// MemberBySlack finds the member with a Slack user id.
+func (t *Tenant) MemberBySlack(id string) (Member, bool) {
+	return t.member(func(m Member) bool { return m.Slack == id }, id)
+}
+
+// MemberByDiscord finds the member with a Discord user id.
+func (t *Tenant) MemberByDiscord(id string) (Member, bool) {
+	return t.member(func(m Member) bool { return m.Discord == id }, id)
+}
+
+// MemberByUser finds the member with a tenant user id.
+func (t *Tenant) MemberByUser(user string) (Member, bool) {
+	return t.member(func(m Member) bool { return m.User == user }, user)
+}
+
+// member scans linearly: member lists are short, and keeping Tenant free of
+// hidden indexes keeps it a plain comparable value.
+func (t *Tenant) member(match func(Member) bool, key string) (Member, bool) {
+	if key == "" {
+		return Member{}, false
+	}
+	for _, m := range t.Members {
+		if match(m) {
+			return m, true
+		}
+	}
+	return Member{}, false
+}
+
+// Problem is one thing wrong with the file.
+type Problem struct {
+	File string
+	// Line is 1-based; 0 when no line applies.
+	Line int
+	// Path is the field, like tenants.acme.ladders.default[1].after; empty
+	// for problems of the file as a whole (YAML syntax).
+	Path string
+	Msg  string
+}
+
+// Error formats the problem as `file:line: path: message`.
+func (p Problem) Error() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d", p.Line)
+	}
+	b.WriteString(": ")
+	if p.Path != "" {
+		b.WriteString(p.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// Error is every problem of a file, in line order.
+type Error struct {
+	Problems []Problem
+}
+
+// Error gives one problem per line.
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}

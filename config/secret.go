@@ -1,0 +1,110 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+// redacted is what a Secret prints as, everywhere.
+const redacted = "<secret>"
+
+// Secret is a credential from the environment. Every way of printing it
+// (fmt with any verb, JSON, text, slog) gives "<secret>", so a Config, or
+// any struct holding one, can be logged or dumped without leaking; the one
+// way to the value is Reveal, which makes every use easy to find.
+type Secret string
+
+// Reveal returns the value, for the one call that needs it (signing,
+// authenticating).
+func (s Secret) Reveal() string { return string(s) }
+
+// String prints "<secret>".
+func (s Secret) String() string { return redacted }
+
+// GoString keeps %#v from printing the value.
+func (s Secret) GoString() string { return `config.Secret("` + redacted + `")` }
+
+// Format covers every fmt verb, %x and %d included, which would otherwise
+// reach the underlying string.
+func (s Secret) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, s.GoString())
+		return
+	}
+	_, _ = io.WriteString(f, redacted)
+}
+
+// MarshalText gives "<secret>", for encoders that use text (slog's text
+// handler, YAML, map keys).
+func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// MarshalJSON gives "<secret>" as a JSON string.
+func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+
+// LogValue gives "<secret>" to slog.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// Compile-time guards: these interfaces are the leak-proofing.
+var (
+	_ fmt.Formatter  = Secret("")
+	_ fmt.Stringer   = Secret("")
+	_ fmt.GoStringer = Secret("")
+	_ slog.LogValuer = Secret("")
+)
+
+// The structs that hold secrets print through method-less copies of
+// themselves. Secret's own methods are not enough: while fmt prints a
+// bad-verb error (%s or %d of a pointer field, say) it ignores every
+// method of the values inside, Secret's included, and would print them raw.
+// Formatting each holder with the caller's verb and flags, as a copy whose
+// fields still carry their methods, keeps fmt out of that path.
+type (
+	configFields  Config
+	storeFields   Store
+	backendFields Backend
+	slackFields   Slack
+	discordFields Discord
+	smtpFields    SMTP
+)
+
+// Format prints the config with every secret as "<secret>".
+func (c Config) Format(f fmt.State, verb rune) {
+	formatFields(f, verb, configFields(c), "configFields", "Config")
+}
+
+// Format prints the store with its DSN as "<secret>".
+func (s Store) Format(f fmt.State, verb rune) {
+	formatFields(f, verb, storeFields(s), "storeFields", "Store")
+}
+
+// Format prints the backend with its secrets as "<secret>".
+func (b Backend) Format(f fmt.State, verb rune) {
+	formatFields(f, verb, backendFields(b), "backendFields", "Backend")
+}
+
+// Format prints the Slack section with its secrets as "<secret>".
+func (s Slack) Format(f fmt.State, verb rune) {
+	formatFields(f, verb, slackFields(s), "slackFields", "Slack")
+}
+
+// Format prints the Discord section with its secrets as "<secret>".
+func (d Discord) Format(f fmt.State, verb rune) {
+	formatFields(f, verb, discordFields(d), "discordFields", "Discord")
+}
+
+// Format prints the SMTP section with its password as "<secret>".
+func (s SMTP) Format(f fmt.State, verb rune) {
+	formatFields(f, verb, smtpFields(s), "smtpFields", "SMTP")
+}
+
+// formatFields prints v, a method-less copy, with the caller's verb and
+// flags; under %#v it names the real type.
+func formatFields(f fmt.State, verb rune, v any, copyName, name string) {
+	s := fmt.Sprintf(fmt.FormatString(f, verb), v)
+	if verb == 'v' && f.Flag('#') {
+		s = strings.Replace(s, "config."+copyName, "config."+name, 1)
+	}
+	_, _ = io.WriteString(f, s)
+}

@@ -1,0 +1,182 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"approvalsbot/ladder"
+)
+
+// Summary is what `bot check` prints for a valid file: the listen address,
+// the store (its DSN without password), which surfaces are on and how
+// interactions arrive, and per tenant where cards go, how many members it
+// has, the timeline each ladder gives under the tenant's deadline, and the
+// timeline each tool override gives. No secret appears in it.
+func (c *Config) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "listen %s\n", c.Listen)
+	fmt.Fprintf(&b, "store %s %s\n", c.Store.Driver, redactDSN(c.Store.DSN.Reveal()))
+	fmt.Fprintf(&b, "tick %s\n", ladder.FormatDuration(c.Tick))
+	fmt.Fprintf(&b, "backend %s (%s, %s)\n", c.Backend.URL,
+		count(len(c.Backend.EventsSecrets), "events secret"), count(len(c.Backend.CallsSecrets), "calls secret"))
+
+	switch {
+	case c.Slack == nil:
+		b.WriteString("slack off\n")
+	case c.Slack.AppToken != "":
+		b.WriteString("slack on, interactions over Socket Mode\n")
+	default:
+		b.WriteString("slack on, interactions at POST /slack/interactions\n")
+	}
+	switch {
+	case c.Discord == nil:
+		b.WriteString("discord off\n")
+	case c.Discord.PublicKey != "":
+		fmt.Fprintf(&b, "discord on (application %s), interactions at POST /discord/interactions\n", c.Discord.ApplicationID)
+	default:
+		fmt.Fprintf(&b, "discord on (application %s), interactions over the gateway\n", c.Discord.ApplicationID)
+	}
+	if c.SMTP == nil {
+		b.WriteString("email off\n")
+	} else {
+		fmt.Fprintf(&b, "email on, %s with %s, from %s\n", c.SMTP.Addr, c.SMTP.TLS, c.SMTP.From)
+	}
+
+	ids := make([]string, 0, len(c.Tenants))
+	for id := range c.Tenants {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		b.WriteString("\n")
+		t := c.Tenants[id]
+		t.summary(&b)
+		if off := c.offSurface(t); len(off) > 0 {
+			fmt.Fprintf(&b, "  surface off, shown on the log surface (stdout) instead: %s\n", strings.Join(off, " "))
+		}
+	}
+	return b.String()
+}
+
+// offSurface lists, once each and in order of appearance, the tenant's
+// targets on surfaces this config does not run. They are not errors (a
+// deployment may run fewer surfaces than its tenants name) but they are
+// skipped at run time, so `bot check` shows them.
+func (c *Config) offSurface(t *Tenant) []string {
+	on := map[string]bool{
+		ladder.SurfaceSlack:   c.Slack != nil,
+		ladder.SurfaceDiscord: c.Discord != nil,
+		ladder.SurfaceEmail:   c.SMTP != nil,
+	}
+	var all []ladder.Target
+	all = append(all, t.Post...)
+	if t.Audit != nil {
+		all = append(all, *t.Audit)
+	}
+	if t.Digest != nil {
+		all = append(all, t.Digest.To)
+	}
+	for _, name := range ladderNames(t.Ladders) {
+		for _, s := range t.Ladders[name].Steps {
+			all = append(all, s.Post...)
+			all = append(all, s.Mention...)
+			all = append(all, s.DM...)
+			all = append(all, s.Email...)
+		}
+	}
+	for _, o := range t.Tools {
+		all = append(all, o.Post...)
+	}
+	var off []string
+	seen := map[ladder.Target]bool{}
+	for _, tg := range all {
+		if !on[tg.Surface()] && !seen[tg] {
+			seen[tg] = true
+			off = append(off, tg.String())
+		}
+	}
+	return off
+}
+
+func (t *Tenant) summary(b *strings.Builder) {
+	deciders := 0
+	for _, m := range t.Members {
+		if m.Role.CanDecide() {
+			deciders++
+		}
+	}
+	fmt.Fprintf(b, "tenant %s: deadline %s, %s (%d can decide)", t.ID, ladder.FormatDuration(t.Deadline), count(len(t.Members), "member"), deciders)
+	if t.ForbidSelfApproval {
+		b.WriteString(", self-approval forbidden")
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "  post %s\n", joinTargets(t.Post))
+	if t.Audit != nil {
+		fmt.Fprintf(b, "  audit %s\n", t.Audit)
+	}
+	if t.Digest != nil {
+		fmt.Fprintf(b, "  digest %q in %s to %s\n", t.Digest.Cron, t.Digest.Zone, t.Digest.To)
+	}
+	for _, name := range ladderNames(t.Ladders) {
+		fmt.Fprintf(b, "  ladder %s, deadline %s:\n", name, ladder.FormatDuration(t.Deadline))
+		for _, line := range t.Ladders[name].Timeline(t.Post, t.Deadline) {
+			fmt.Fprintf(b, "    %s\n", line)
+		}
+	}
+	for _, o := range t.Tools {
+		l := t.Ladders[DefaultLadder]
+		if o.Ladder != "" {
+			l = t.Ladders[o.Ladder]
+		}
+		deadline := t.Deadline
+		if o.Deadline > 0 {
+			deadline = o.Deadline
+		}
+		post := t.Post
+		if len(o.Post) > 0 {
+			post = o.Post
+		}
+		fmt.Fprintf(b, "  tool %q: ladder %s, deadline %s, post %s\n", o.Glob, l.Name, ladder.FormatDuration(deadline), joinTargets(post))
+		for _, line := range l.Timeline(post, deadline) {
+			fmt.Fprintf(b, "    %s\n", line)
+		}
+	}
+}
+
+func joinTargets(ts []ladder.Target) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = t.String()
+	}
+	return strings.Join(s, " ")
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// kvPassword finds password=… in a keyword/value DSN (quoted or not).
+var kvPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
+
+// redactDSN removes passwords from a DSN, from the user-info, the query,
+// or keyword/value pairs. A URL it cannot read is hidden entirely.
+func redactDSN(dsn string) string {
+	if !strings.Contains(dsn, "://") {
+		return kvPassword.ReplaceAllString(dsn, "${1}xxxxx")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(dsn hidden: not a readable URL)"
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,239 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"approvalsbot/config"
+)
+
+// overrides is a tenant whose tool globs overlap, to show file order wins.
+const overrides = base + `    deadline: 12h
+    ladders:
+      payments:
+        - after: 5m
+          mention: [slack:S0FINANCE]
+      fast:
+        - after: 1m
+          mention: [slack:S0ONCALL]
+    tools:
+      "payments.refund": {deadline: 30m}
+      "payments.*": {ladder: payments, deadline: 2h, post: [slack:C0FINANCE]}
+      "*": {ladder: fast}
+`
+
+func overridesTenant(t *testing.T) *config.Tenant {
+	t.Helper()
+	c, problems := parse(t, overrides)
+	if problems != nil {
+		t.Fatalf("overrides has problems:\n%s", strings.Join(problems, "\n"))
+	}
+	acme, ok := c.Tenant("acme")
+	if !ok {
+		t.Fatal("no tenant acme")
+	}
+	return acme
+}
+
+func TestToolFirstMatch(t *testing.T) {
+	t.Parallel()
+	acme := overridesTenant(t)
+	tests := []struct {
+		function, wantGlob string
+	}{
+		{"payments.refund", "payments.refund"}, // also matches the two after it
+		{"payments.charge", "payments.*"},      // * matches across the dot
+		{"payments", "*"},
+		{"mail.send", "*"},
+	}
+	for _, tt := range tests {
+		o, ok := acme.Tool(tt.function)
+		if !ok || o.Glob != tt.wantGlob {
+			t.Errorf("Tool(%q) = %q, %v; want %q", tt.function, o.Glob, ok, tt.wantGlob)
+		}
+	}
+	if _, ok := loadFull(t).Tenants["acme"].Tool("mail.send"); ok {
+		t.Error("Tool(mail.send) matched in full.yaml, which only overrides payments.*")
+	}
+}
+
+func TestLadderDeadlinePostFor(t *testing.T) {
+	t.Parallel()
+	acme := overridesTenant(t)
+	tests := []struct {
+		name, function, requested string
+		wantLadder                string
+		wantDeadline              time.Duration
+		wantPost                  string
+	}{
+		{"request's ladder wins", "payments.charge", "fast", "fast", 2 * time.Hour, "slack:C0FINANCE"},
+		{"unknown requested ladder falls back to the tool's", "payments.charge", "nope", "payments", 2 * time.Hour, "slack:C0FINANCE"},
+		{"tool override's ladder", "payments.charge", "", "payments", 2 * time.Hour, "slack:C0FINANCE"},
+		{"first match without ladder gives default", "payments.refund", "", "default", 30 * time.Minute, "slack:C0APPROVALS"},
+		{"catch-all without deadline keeps the tenant's", "mail.send", "", "fast", 12 * time.Hour, "slack:C0APPROVALS"},
+		{"request may name default", "mail.send", "default", "default", 12 * time.Hour, "slack:C0APPROVALS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := acme.LadderFor(tt.function, tt.requested).Name; got != tt.wantLadder {
+				t.Errorf("LadderFor(%q, %q) = %q, want %q", tt.function, tt.requested, got, tt.wantLadder)
+			}
+			if got := acme.DeadlineFor(tt.function); got != tt.wantDeadline {
+				t.Errorf("DeadlineFor(%q) = %v, want %v", tt.function, got, tt.wantDeadline)
+			}
+			if got := joinAll(acme.PostFor(tt.function)); got != tt.wantPost {
+				t.Errorf("PostFor(%q) = %q, want %q", tt.function, got, tt.wantPost)
+			}
+		})
+	}
+
+	// With no override at all: the default ladder and the tenant's deadline,
+	// and a tenant built in code without a deadline gets 24h.
+	full := loadFull(t).Tenants["acme"]
+	if got := full.LadderFor("mail.send", ""); got.Name != "default" || len(got.Steps) != 4 {
+		t.Errorf("LadderFor(mail.send) = %+v, want the 4-step default", got)
+	}
+	if got := (&config.Tenant{}).DeadlineFor("x"); got != 24*time.Hour {
+		t.Errorf("zero tenant DeadlineFor = %v, want 24h", got)
+	}
+	if got := (&config.Tenant{}).LadderFor("x", "y"); got.Name != "default" || len(got.Steps) != 0 {
+		t.Errorf("zero tenant LadderFor = %+v, want an empty default", got)
+	}
+}
+
+func joinAll[T interface{ String() string }](ts []T) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = t.String()
+	}
+	return strings.Join(s, " ")
+}
+
+func TestMemberLookups(t *testing.T) {
+	t.Parallel()
+	acme := loadFull(t).Tenants["acme"]
+	tests := []struct {
+		name   string
+		lookup func(string) (config.Member, bool)
+		key    string
+		want   string // User, "" for no match
+	}{
+		{"slack", acme.MemberBySlack, "U0ADA", "user:ada"},
+		{"discord", acme.MemberByDiscord, "223344556677889900", "user:kevin"},
+		{"user", acme.MemberByUser, "user:kevin", "user:kevin"},
+		{"unknown slack", acme.MemberBySlack, "U0NOBODY", ""},
+		{"empty discord id never matches a member without one", acme.MemberByDiscord, "", ""},
+	}
+	for _, tt := range tests {
+		m, ok := tt.lookup(tt.key)
+		if ok != (tt.want != "") || m.User != tt.want {
+			t.Errorf("%s(%q) = %q, %v; want %q", tt.name, tt.key, m.User, ok, tt.want)
+		}
+	}
+}
+
+func TestRoles(t *testing.T) {
+	t.Parallel()
+	want := map[config.Role]bool{config.RoleViewer: false, config.RoleOperator: true, config.RoleAdmin: true, config.RoleOwner: true}
+	got := map[config.Role]bool{}
+	for _, r := range config.Roles() {
+		if !r.Valid() {
+			t.Errorf("%q is not Valid", r)
+		}
+		got[r] = r.CanDecide()
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CanDecide (-want +got):\n%s", diff)
+	}
+	if config.Role("approver").Valid() || config.Role("").CanDecide() {
+		t.Error("an unknown role is valid or can decide")
+	}
+}
+
+func TestSummary(t *testing.T) {
+	t.Parallel()
+	want := `listen :8080
+store sqlite file:bot.db
+tick 10s
+backend https://jobs.acme.example (1 events secret, 1 calls secret)
+slack on, interactions over Socket Mode
+discord on (application 1100000000000000000), interactions at POST /discord/interactions
+email on, smtp.acme.example:587 with starttls, from Approvals <approvals@acme.example>
+
+tenant acme: deadline 24h, 2 members (2 can decide), self-approval forbidden
+  post slack:C0APPROVALS discord:channel:112233445566778899
+  audit slack:C0AUDIT
+  digest "0 9 * * 1-5" in Europe/Berlin to slack:C0APPROVALS
+  ladder default, deadline 24h:
+    0s post slack:C0APPROVALS discord:channel:112233445566778899
+    15m mention slack:U0KEVIN slack:S0ONCALL discord:role:998877665544332211
+    1h dm slack:U0LEAD · email leads@acme.example
+    4h email owner@acme.example
+    23h mention slack:S0ONCALL (1h before the deadline)
+    24h deadline: denied, nobody answered
+  ladder payments, deadline 24h:
+    0s post slack:C0APPROVALS discord:channel:112233445566778899
+    5m mention slack:S0FINANCE
+    30m email cfo@acme.example
+    24h deadline: denied, nobody answered
+  tool "payments.*": ladder payments, deadline 2h, post slack:C0FINANCE
+    0s post slack:C0FINANCE
+    5m mention slack:S0FINANCE
+    30m email cfo@acme.example
+    2h deadline: denied, nobody answered
+`
+	if diff := cmp.Diff(want, loadFull(t).Summary()); diff != "" {
+		t.Errorf("Summary (-want +got):\n%s", diff)
+	}
+}
+
+func TestSummaryRedactsDSN(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ dsn, want string }{
+		{"postgres://bot:hunter2@db.acme.example:5432/bot?sslmode=require", "store postgres postgres://bot:xxxxx@db.acme.example:5432/bot?sslmode=require\n"},
+		{"postgres://db.acme.example/bot?password=hunter2&sslmode=require", "store postgres postgres://db.acme.example/bot?password=xxxxx&sslmode=require\n"},
+		{"host=db user=bot password='hun ter2' dbname=bot", "store postgres host=db user=bot password=xxxxx dbname=bot\n"},
+		{"host=db user=bot password=hunter2", "store postgres host=db user=bot password=xxxxx\n"},
+	}
+	for _, tt := range tests {
+		text := base + "store:\n  driver: postgres\n  dsn: ${DSN}\n"
+		c, err := config.Parse("bot.yaml", []byte(text), envOf(map[string]string{"DSN": tt.dsn}))
+		if err != nil {
+			t.Fatalf("Parse with DSN %q: %v", tt.dsn, err)
+		}
+		s := c.Summary()
+		if strings.Contains(s, "hunter2") || strings.Contains(s, "hun ter2") {
+			t.Errorf("Summary leaks the DSN password:\n%s", s)
+		}
+		if !strings.Contains(s, tt.want) {
+			t.Errorf("Summary lacks %q:\n%s", tt.want, s)
+		}
+	}
+}
+
+func TestSummaryListsTargetsOnSurfacesOff(t *testing.T) {
+	t.Parallel()
+	text := base + `    audit: discord:channel:112233445566778899
+    ladders:
+      default:
+        - after: 1h
+          mention: [slack:U0KEVIN]
+          email: [ops@acme.example]
+          dm: [discord:user:223344556677889900]
+`
+	c, problems := parse(t, text)
+	if problems != nil {
+		t.Fatalf("targets on surfaces that are off are not problems, got:\n%s", strings.Join(problems, "\n"))
+	}
+	want := "  surface off, shown on the log surface (stdout) instead: discord:channel:112233445566778899 discord:user:223344556677889900 ops@acme.example\n"
+	if s := c.Summary(); !strings.Contains(s, want) {
+		t.Errorf("Summary lacks %q:\n%s", want, s)
+	}
+	if s := loadFull(t).Summary(); strings.Contains(s, "not reached") {
+		t.Errorf("full.yaml runs every surface, yet Summary says:\n%s", s)
+	}
+}

@@ -1,0 +1,836 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/mail"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	// Digest zones must load on any machine, including minimal containers
+	// without /usr/share/zoneinfo; the embedded copy is only a fallback.
+	_ "time/tzdata"
+
+	"github.com/robfig/cron/v3"
+	"go.yaml.in/yaml/v3"
+
+	"approvalsbot/ladder"
+)
+
+// idPattern is what tenant ids and ladder names may hold: they appear in
+// events, stored rows, metrics labels and field paths.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+const idRule = "1 to 64 of A-Z a-z 0-9 . _ : -"
+
+// decodeFile is the schema of bot.yaml: it decodes and validates the whole
+// file, recording every problem. The result is only meaningful when no
+// problem was recorded.
+func (d *decoder) decodeFile(data []byte) *Config {
+	root := d.document(data)
+	if len(d.problems) > 0 {
+		// A syntax error leaves no tree worth checking.
+		return nil
+	}
+	c := &Config{
+		Listen:  DefaultListen,
+		Store:   Store{Driver: DefaultStoreDriver, DSN: DefaultSQLiteDSN},
+		Tick:    DefaultTick,
+		Tenants: map[string]*Tenant{},
+	}
+	at := deref(root)
+	if at == nil {
+		at = &yaml.Node{Line: 1}
+	}
+	seen, ok := d.mapping(root, "", map[string]field{
+		"listen": func(_, v *yaml.Node, p string) {
+			if s, ok := d.str(v, p); ok && d.hostPort(v, p, s, "like :8080 or 127.0.0.1:8080") {
+				c.Listen = s
+			}
+		},
+		"store": func(k, v *yaml.Node, p string) { c.Store = d.store(k, v, p) },
+		"tick": func(_, v *yaml.Node, p string) {
+			if t, ok := d.duration(v, p); ok {
+				if t < time.Second {
+					d.problemf(v, p, "%s is too short: at least 1s", ladder.FormatDuration(t))
+					return
+				}
+				c.Tick = t
+			}
+		},
+		"backend": func(k, v *yaml.Node, p string) { c.Backend = d.backend(k, v, p) },
+		"slack":   func(k, v *yaml.Node, p string) { c.Slack = d.slack(k, v, p) },
+		"discord": func(k, v *yaml.Node, p string) { c.Discord = d.discord(k, v, p) },
+		"smtp":    func(k, v *yaml.Node, p string) { c.SMTP = d.smtp(k, v, p) },
+		"tenants": func(k, v *yaml.Node, p string) { d.tenants(k, v, p, c) },
+	})
+	if !ok {
+		return c
+	}
+	if seen["backend"] == nil {
+		d.problemf(at, "backend", "missing: the job backend's url and secrets (PROTOCOL.md)")
+	}
+	if seen["tenants"] == nil {
+		d.problemf(at, "tenants", "missing: at least one tenant")
+	}
+	return c
+}
+
+// hostPort checks host:port with a numeric port; like shows an example.
+func (d *decoder) hostPort(n *yaml.Node, p, s, like string) bool {
+	_, port, err := net.SplitHostPort(s)
+	if err == nil {
+		if num, perr := strconv.Atoi(port); perr != nil || num < 0 || num > 65535 {
+			err = fmt.Errorf("bad port")
+		}
+	}
+	if err != nil {
+		d.problemf(n, p, "%q is not host:port (%s)", s, like)
+		return false
+	}
+	return true
+}
+
+// httpURL checks an absolute http(s) URL. A URL with credentials is
+// refused without echoing it: credentials come from the environment.
+func (d *decoder) httpURL(n *yaml.Node, p, s string) bool {
+	u, err := url.Parse(s)
+	switch {
+	case err == nil && u.User != nil:
+		d.problemf(n, p, "must not carry credentials (user:password@)")
+		return false
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		d.problemf(n, p, "%q is not an absolute http(s) URL", s)
+		return false
+	}
+	return true
+}
+
+// missing reports a required key that is absent, at the line of the
+// section that should hold it.
+func (d *decoder) missing(at *yaml.Node, p, key, what string) {
+	d.problemf(at, joinKey(p, key), "missing: %s", what)
+}
+
+func (d *decoder) store(k, v *yaml.Node, p string) Store {
+	s := Store{Driver: DefaultStoreDriver}
+	var dsnNode *yaml.Node
+	var dsnOK bool
+	d.mapping(v, p, map[string]field{
+		"driver": func(_, v *yaml.Node, p string) {
+			if x, ok := d.oneOf(v, p, DriverSQLite, DriverPostgres); ok {
+				s.Driver = x
+			}
+		},
+		"dsn": func(_, v *yaml.Node, p string) {
+			dsnNode = v
+			s.DSN, dsnOK = d.secret(v, p)
+		},
+	})
+	dsnPath := joinKey(p, "dsn")
+	switch {
+	case dsnNode == nil || isNull(dsnNode):
+		if s.Driver == DriverPostgres {
+			d.missing(k, p, "dsn", "postgres needs a DSN (postgres://user:${PASSWORD}@host/db)")
+		}
+		s.DSN = DefaultSQLiteDSN
+	case !dsnOK:
+		// ${VAR} failed: reported already.
+	case s.DSN == "":
+		d.problemf(dsnNode, dsnPath, "is empty (is its environment variable set to nothing?)")
+	case s.Driver == DriverPostgres:
+		// Never echo a DSN: it usually holds a password.
+		dsn := s.DSN.Reveal()
+		if u, err := url.Parse(dsn); strings.Contains(dsn, "://") && (err != nil || u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			d.problemf(dsnNode, dsnPath, "is not a PostgreSQL DSN (postgres://… or key=value pairs)")
+		}
+	case s.Driver == DriverSQLite:
+		if dsn := s.DSN.Reveal(); strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+			d.problemf(dsnNode, dsnPath, "is a PostgreSQL DSN but driver is sqlite")
+		}
+	}
+	return s
+}
+
+func (d *decoder) backend(k, v *yaml.Node, p string) Backend {
+	var b Backend
+	secrets := func(dst *[]Secret) field {
+		return func(k, v *yaml.Node, p string) {
+			n, ok := d.list(v, p, func(_ int, item *yaml.Node, p string) {
+				s, ok := d.secret(item, p)
+				switch {
+				case ok && s == "":
+					d.problemf(deref(item), p, "is empty (is its environment variable set to nothing?)")
+				case ok:
+					*dst = append(*dst, s)
+				case isNull(item):
+					d.problemf(deref(item), p, "is empty")
+				}
+			})
+			if ok && n == 0 {
+				d.problemf(k, p, "needs at least one secret")
+			}
+		}
+	}
+	seen, ok := d.mapping(v, p, map[string]field{
+		"url": func(_, v *yaml.Node, p string) {
+			if s, ok := d.str(v, p); ok && d.httpURL(v, p, s) {
+				b.URL = s
+			}
+		},
+		"events_secrets": secrets(&b.EventsSecrets),
+		"calls_secrets":  secrets(&b.CallsSecrets),
+	})
+	if !ok {
+		return b
+	}
+	if !given(seen, "url") {
+		d.missing(k, p, "url", "the job backend's base URL (https://…)")
+	}
+	// A present but empty list is reported where it is written.
+	if seen["events_secrets"] == nil {
+		d.missing(k, p, "events_secrets", "a list of secrets that sign events in")
+	}
+	if seen["calls_secrets"] == nil {
+		d.missing(k, p, "calls_secrets", "a list of secrets that sign calls out")
+	}
+	return b
+}
+
+// required reports a secret or string that must be present and non-empty.
+func (d *decoder) required(at, val *yaml.Node, p, key, what string, present bool, value string) {
+	switch {
+	case val == nil || isNull(val):
+		d.missing(at, p, key, what)
+	case present && value == "":
+		d.problemf(deref(val), joinKey(p, key), "is empty (is its environment variable set to nothing?)")
+	}
+}
+
+// secretOrFailed reads an optional secret and folds a failed ${VAR}
+// (reported already) into failed, so that a check on the secrets' absence
+// does not report it twice.
+func (d *decoder) secretOrFailed(v *yaml.Node, p string, failed bool) (Secret, bool) {
+	s, ok := d.secret(v, p)
+	return s, failed || !ok && !isNull(v)
+}
+
+// apiURL checks an optional API base and makes it end in "/", which the
+// Slack and Discord clients need to join paths.
+func (d *decoder) apiURL(v *yaml.Node, p string, dst *string) {
+	s, ok := d.str(v, p)
+	if !ok || s == "" || !d.httpURL(v, p, s) {
+		return
+	}
+	if !strings.HasSuffix(s, "/") {
+		s += "/"
+	}
+	*dst = s
+}
+
+func (d *decoder) slack(k, v *yaml.Node, p string) *Slack {
+	if isNull(v) {
+		return nil
+	}
+	s := &Slack{APIURL: DefaultSlackAPIURL}
+	var botN *yaml.Node
+	var botOK, failed bool
+	_, ok := d.mapping(v, p, map[string]field{
+		"bot_token": func(_, v *yaml.Node, p string) {
+			botN = v
+			s.BotToken, botOK = d.secret(v, p)
+		},
+		"signing_secret": func(_, v *yaml.Node, p string) { s.SigningSecret, failed = d.secretOrFailed(v, p, failed) },
+		"app_token":      func(_, v *yaml.Node, p string) { s.AppToken, failed = d.secretOrFailed(v, p, failed) },
+		"api_url":        func(_, v *yaml.Node, p string) { d.apiURL(v, p, &s.APIURL) },
+	})
+	if !ok {
+		return s
+	}
+	d.required(k, botN, p, "bot_token", "the bot token (xoxb-…), from the environment", botOK, s.BotToken.Reveal())
+	if s.SigningSecret == "" && s.AppToken == "" && !failed {
+		d.problemf(k, p, "needs signing_secret (HTTP interactions) or app_token (Socket Mode), or people cannot click")
+	}
+	return s
+}
+
+func (d *decoder) discord(k, v *yaml.Node, p string) *Discord {
+	if isNull(v) {
+		return nil
+	}
+	s := &Discord{APIURL: DefaultDiscordAPIURL}
+	var botN, appN *yaml.Node
+	var botOK bool
+	_, ok := d.mapping(v, p, map[string]field{
+		"bot_token": func(_, v *yaml.Node, p string) {
+			botN = v
+			s.BotToken, botOK = d.secret(v, p)
+		},
+		"application_id": func(_, v *yaml.Node, p string) {
+			appN = v
+			if id, ok := d.str(v, p); ok {
+				if !ladder.IsSnowflake(id) {
+					d.problemf(v, p, "%q is not a snowflake id (17 to 20 digits)", id)
+					return
+				}
+				s.ApplicationID = id
+			}
+		},
+		"public_key": func(_, v *yaml.Node, p string) {
+			key, ok := d.secret(v, p)
+			if !ok || key == "" {
+				return
+			}
+			if !isHex(key.Reveal(), 64) {
+				d.problemf(v, p, "is not an Ed25519 public key (64 hex digits, as the developer portal shows it)")
+				return
+			}
+			s.PublicKey = key
+		},
+		"api_url": func(_, v *yaml.Node, p string) { d.apiURL(v, p, &s.APIURL) },
+	})
+	if !ok {
+		return s
+	}
+	d.required(k, botN, p, "bot_token", "the bot token, from the environment", botOK, s.BotToken.Reveal())
+	if appN == nil || isNull(appN) {
+		d.missing(k, p, "application_id", "the application's id (a snowflake)")
+	}
+	return s
+}
+
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *decoder) smtp(k, v *yaml.Node, p string) *SMTP {
+	if isNull(v) {
+		return nil
+	}
+	s := &SMTP{TLS: TLSStartTLS}
+	var tlsN, userN, passN *yaml.Node
+	userOK, passOK := true, true
+	seen, ok := d.mapping(v, p, map[string]field{
+		"addr": func(_, v *yaml.Node, p string) {
+			if a, ok := d.str(v, p); ok && d.hostPort(v, p, a, "like smtp.acme.example:587") {
+				s.Addr = a
+			}
+		},
+		"tls": func(_, v *yaml.Node, p string) {
+			tlsN = v
+			if t, ok := d.oneOf(v, p, TLSStartTLS, TLSImplicit, TLSNone); ok {
+				s.TLS = t
+			}
+		},
+		"username": func(_, v *yaml.Node, p string) {
+			userN = v
+			s.Username, userOK = d.str(v, p)
+			userOK = userOK || isNull(v)
+		},
+		"password": func(_, v *yaml.Node, p string) {
+			passN = v
+			s.Password, passOK = d.secret(v, p)
+			passOK = passOK || isNull(v)
+		},
+		"from": func(_, v *yaml.Node, p string) {
+			f, ok := d.str(v, p)
+			if !ok {
+				return
+			}
+			if _, err := mail.ParseAddress(f); err != nil {
+				d.problemf(v, p, "%q is not an address (like Approvals <approvals@acme.example>)", f)
+				return
+			}
+			s.From = f
+		},
+	})
+	if !ok {
+		return s
+	}
+	if !given(seen, "addr") {
+		d.missing(k, p, "addr", "the SMTP server's host:port")
+	}
+	if !given(seen, "from") {
+		d.missing(k, p, "from", "the From address")
+	}
+	// Credentials and approval content must not cross a network in clear.
+	if s.TLS == TLSNone && s.Addr != "" {
+		host, _, _ := net.SplitHostPort(s.Addr)
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			d.problemf(tlsN, joinKey(p, "tls"), "none is allowed only to a loopback address, not %s", host)
+		}
+	}
+	// Only when both were read: a failed ${VAR} is reported already.
+	if (userN == nil || userOK) && (passN == nil || passOK) && (s.Username == "") != (s.Password == "") {
+		// Report where the one that is set was written.
+		n, key := userN, "username"
+		if s.Username == "" {
+			n, key = passN, "password"
+		}
+		d.problemf(deref(n), joinKey(p, key), "username and password go together: set both or neither")
+	}
+	return s
+}
+
+func (d *decoder) tenants(k, v *yaml.Node, p string, c *Config) {
+	if isNull(v) {
+		d.problemf(k, p, "needs at least one tenant")
+		return
+	}
+	v = deref(v)
+	if v.Kind != yaml.MappingNode {
+		d.problemf(v, p, "expected a mapping of tenant ids, got %s", kindOf(v))
+		return
+	}
+	d.pairs(v, p, func(tk, tv *yaml.Node, id string) {
+		tp := joinKey(p, id)
+		if !idPattern.MatchString(id) {
+			d.problemf(tk, tp, "%q is not a tenant id (%s)", id, idRule)
+		}
+		c.Tenants[id] = d.tenant(tk, tv, tp, id)
+	})
+	if len(v.Content) == 0 {
+		d.problemf(k, p, "needs at least one tenant")
+	}
+}
+
+// stepPos keeps where a step's fields were written, for the checks that
+// need the whole ladder and the tenant's deadlines.
+type stepPos struct {
+	step              ladder.Step
+	path              string
+	afterN, beforeN   *yaml.Node
+	afterOK, beforeOK bool
+}
+
+type ladderPos struct {
+	name  string
+	steps []stepPos
+}
+
+type toolPos struct {
+	override ToolOverride
+	path     string
+	ladderN  *yaml.Node
+}
+
+func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
+	t := &Tenant{ID: id, Deadline: ladder.DefaultDeadline, Ladders: map[string]ladder.Ladder{}}
+	var ladders []ladderPos
+	var tools []toolPos
+	postGiven := 0
+	_, ok := d.mapping(v, p, map[string]field{
+		"deadline": func(_, v *yaml.Node, p string) {
+			if x, ok := d.duration(v, p); ok {
+				if x == 0 {
+					d.problemf(v, p, "must be more than 0s")
+					return
+				}
+				t.Deadline = x
+			}
+		},
+		"post": func(_, v *yaml.Node, p string) { t.Post, postGiven = d.targets(v, p, channels) },
+		"audit": func(_, v *yaml.Node, p string) {
+			if isNull(v) {
+				return
+			}
+			if a, ok := d.target(v, p, channels); ok {
+				t.Audit = &a
+			}
+		},
+		"digest":               func(_, v *yaml.Node, p string) { t.Digest = d.digest(v, p) },
+		"forbid_self_approval": func(_, v *yaml.Node, p string) { t.ForbidSelfApproval = d.boolean(v, p) },
+		"ladders":              func(_, v *yaml.Node, p string) { ladders = d.ladders(v, p) },
+		"tools":                func(_, v *yaml.Node, p string) { tools = d.tools(v, p) },
+		"members":              func(_, v *yaml.Node, p string) { t.Members = d.members(v, p) },
+	})
+	if !ok {
+		return t
+	}
+	if postGiven == 0 {
+		d.problemf(k, joinKey(p, "post"), "needs at least one channel: where each card goes")
+	}
+
+	for _, l := range ladders {
+		steps := make([]ladder.Step, len(l.steps))
+		for i, s := range l.steps {
+			steps[i] = s.step
+		}
+		t.Ladders[l.name] = ladder.Ladder{Name: l.name, Steps: steps}
+	}
+	if _, ok := t.Ladders[DefaultLadder]; !ok {
+		t.Ladders[DefaultLadder] = ladder.Ladder{Name: DefaultLadder}
+	}
+
+	for _, tp := range tools {
+		if name := tp.override.Ladder; name != "" {
+			if _, ok := t.Ladders[name]; !ok {
+				d.problemf(tp.ladderN, tp.path, "%q is not a ladder of tenant %s (it has %s)", name, id, strings.Join(ladderNames(t.Ladders), ", "))
+			}
+		}
+		t.Tools = append(t.Tools, tp.override)
+	}
+
+	d.stepsUnderDeadlines(t, ladders)
+	return t
+}
+
+// stepsUnderDeadlines reports steps that can never fire. A ladder runs
+// under the tenant's deadline (when the function has no override, or a
+// request names it) and under the deadline of each tool override that
+// picks it; a step is reported only when it falls at or after the longest
+// of these. A request's own deadline may be longer still, but nothing in
+// the file promises one, and a step that only a request's deadline could
+// reach is better moved or removed. Steps that fire under some deadlines
+// and not others are not problems: `bot check` shows them skipped in the
+// shorter timelines, and the card says so at run time.
+func (d *decoder) stepsUnderDeadlines(t *Tenant, ladders []ladderPos) {
+	for _, l := range ladders {
+		longest := t.Deadline
+		for _, o := range t.Tools {
+			name := o.Ladder
+			if name == "" {
+				name = DefaultLadder
+			}
+			if name == l.name && o.Deadline > longest {
+				longest = o.Deadline
+			}
+		}
+		for _, s := range l.steps {
+			switch {
+			case s.afterOK && s.step.Anchor == ladder.AnchorRequest && s.step.After >= longest:
+				d.problemf(s.afterN, joinKey(s.path, "after"), "%s is at or after the deadline it runs under (%s), so it would always be skipped",
+					ladder.FormatDuration(s.step.After), ladder.FormatDuration(longest))
+			case s.beforeOK && s.step.Anchor == ladder.AnchorDeadline && s.step.BeforeDeadline > longest:
+				d.problemf(s.beforeN, joinKey(s.path, "before_deadline"), "%s is longer than the deadline it runs under (%s), so it would always be skipped",
+					ladder.FormatDuration(s.step.BeforeDeadline), ladder.FormatDuration(longest))
+			}
+		}
+	}
+}
+
+// ladderNames lists the names default first, then alphabetically.
+func ladderNames(ls map[string]ladder.Ladder) []string {
+	names := make([]string, 0, len(ls))
+	for n := range ls {
+		if n != DefaultLadder {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	if _, ok := ls[DefaultLadder]; ok {
+		names = append([]string{DefaultLadder}, names...)
+	}
+	return names
+}
+
+func (d *decoder) ladders(v *yaml.Node, p string) []ladderPos {
+	if isNull(v) {
+		return nil
+	}
+	v = deref(v)
+	if v.Kind != yaml.MappingNode {
+		d.problemf(v, p, "expected a mapping of ladder names, got %s", kindOf(v))
+		return nil
+	}
+	var out []ladderPos
+	d.pairs(v, p, func(k, lv *yaml.Node, name string) {
+		lp := joinKey(p, name)
+		if !idPattern.MatchString(name) {
+			d.problemf(k, lp, "%q is not a ladder name (%s)", name, idRule)
+		}
+		l := ladderPos{name: name}
+		d.list(lv, lp, func(_ int, item *yaml.Node, sp string) {
+			l.steps = append(l.steps, d.step(item, sp))
+		})
+		d.stepOrder(l.steps)
+		out = append(out, l)
+	})
+	return out
+}
+
+// stepOrder checks that steps are listed in the order they fire, separately
+// for the two anchors: `after` strictly increasing, `before_deadline`
+// strictly decreasing. Listing them in order is what lets a person read a
+// ladder top to bottom; Plan orders them by time in any case.
+func (d *decoder) stepOrder(steps []stepPos) {
+	prevAfter, prevBefore := -1, -1
+	for i, s := range steps {
+		switch {
+		case s.afterOK && s.step.Anchor == ladder.AnchorRequest:
+			if prevAfter >= 0 && s.step.After <= steps[prevAfter].step.After {
+				d.problemf(s.afterN, joinKey(s.path, "after"), "%s is not after step %d (%s)",
+					ladder.FormatDuration(s.step.After), prevAfter, ladder.FormatDuration(steps[prevAfter].step.After))
+			}
+			prevAfter = i
+		case s.beforeOK && s.step.Anchor == ladder.AnchorDeadline:
+			if prevBefore >= 0 && s.step.BeforeDeadline >= steps[prevBefore].step.BeforeDeadline {
+				d.problemf(s.beforeN, joinKey(s.path, "before_deadline"), "%s is not closer to the deadline than step %d (%s before it)",
+					ladder.FormatDuration(s.step.BeforeDeadline), prevBefore, ladder.FormatDuration(steps[prevBefore].step.BeforeDeadline))
+			}
+			prevBefore = i
+		}
+	}
+}
+
+func (d *decoder) step(item *yaml.Node, p string) stepPos {
+	sp := stepPos{path: p}
+	s := &sp.step
+	given := 0
+	addTargets := func(dst *[]ladder.Target, rule targetRule) field {
+		return func(_, v *yaml.Node, p string) {
+			var n int
+			*dst, n = d.targets(v, p, rule)
+			if n < 0 {
+				n = 1 // not a list: reported already, not also as reaching nobody
+			}
+			given += n
+		}
+	}
+	_, ok := d.mapping(item, p, map[string]field{
+		"after": func(_, v *yaml.Node, p string) {
+			sp.afterN = v
+			s.After, sp.afterOK = d.duration(v, p)
+		},
+		"before_deadline": func(_, v *yaml.Node, p string) {
+			sp.beforeN = v
+			s.BeforeDeadline, sp.beforeOK = d.duration(v, p)
+			if sp.beforeOK && s.BeforeDeadline == 0 {
+				d.problemf(v, p, "must be more than 0s: a step at the deadline never fires")
+				sp.beforeOK = false
+			}
+		},
+		"mention": addTargets(&s.Mention, mentionable),
+		"dm":      addTargets(&s.DM, people),
+		"email":   addTargets(&s.Email, addresses),
+		"post":    addTargets(&s.Post, channels),
+	})
+	if !ok {
+		return sp
+	}
+	at := deref(item)
+	hasAfter := sp.afterN != nil && !isNull(sp.afterN)
+	hasBefore := sp.beforeN != nil && !isNull(sp.beforeN)
+	switch {
+	case hasAfter && hasBefore:
+		d.problemf(at, p, "has both after and before_deadline: a step counts from the request or back from the deadline, not both")
+		sp.afterOK, sp.beforeOK = false, false
+	case hasAfter:
+		s.Anchor = ladder.AnchorRequest
+	case hasBefore:
+		s.Anchor = ladder.AnchorDeadline
+	default:
+		d.problemf(at, p, "has neither after nor before_deadline: say when the step fires")
+	}
+	if given == 0 {
+		d.problemf(at, p, "reaches nobody: give it mention, dm, email or post")
+	}
+	return sp
+}
+
+func (d *decoder) tools(v *yaml.Node, p string) []toolPos {
+	if isNull(v) {
+		return nil
+	}
+	v = deref(v)
+	if v.Kind != yaml.MappingNode {
+		d.problemf(v, p, "expected a mapping of function globs, got %s", kindOf(v))
+		return nil
+	}
+	var out []toolPos
+	// pairs keeps file order, which is what "first match wins" means.
+	d.pairs(v, p, func(k, ov *yaml.Node, glob string) {
+		op := joinKey(p, glob)
+		if _, err := path.Match(glob, ""); err != nil || glob == "" {
+			d.problemf(k, op, "%q is not a glob on function names (*, ? and [a-z] as in path.Match)", glob)
+		}
+		tp := toolPos{override: ToolOverride{Glob: glob}, path: joinKey(op, "ladder")}
+		o := &tp.override
+		seen, ok := d.mapping(ov, op, map[string]field{
+			"ladder": func(_, v *yaml.Node, p string) {
+				tp.ladderN = v
+				o.Ladder, _ = d.str(v, p)
+			},
+			"deadline": func(_, v *yaml.Node, p string) {
+				if x, ok := d.duration(v, p); ok {
+					if x == 0 {
+						d.problemf(v, p, "must be more than 0s")
+						return
+					}
+					o.Deadline = x
+				}
+			},
+			"post": func(_, v *yaml.Node, p string) { o.Post, _ = d.targets(v, p, channels) },
+		})
+		if ok && len(seen) == 0 {
+			d.problemf(k, op, "sets nothing: give it ladder, deadline or post")
+		}
+		out = append(out, tp)
+	})
+	return out
+}
+
+func (d *decoder) digest(v *yaml.Node, p string) *Digest {
+	if isNull(v) {
+		return nil
+	}
+	dg := &Digest{Zone: time.UTC}
+	seen, ok := d.mapping(v, p, map[string]field{
+		"cron": func(_, v *yaml.Node, p string) {
+			if spec, ok := d.str(v, p); ok {
+				if err := checkCron(spec); err != nil {
+					d.problemf(v, p, "%q %v", spec, err)
+					return
+				}
+				dg.Cron = spec
+			}
+		},
+		"zone": func(_, v *yaml.Node, p string) {
+			name, ok := d.str(v, p)
+			if !ok || name == "" {
+				return
+			}
+			if name == "Local" {
+				d.problemf(v, p, "Local depends on the machine: name a zone like Europe/Berlin or UTC")
+				return
+			}
+			loc, err := time.LoadLocation(name)
+			if err != nil {
+				d.problemf(v, p, "%q is not a time zone (like Europe/Berlin or UTC)", name)
+				return
+			}
+			dg.Zone = loc
+		},
+		"to": func(_, v *yaml.Node, p string) { dg.To, _ = d.target(v, p, channels) },
+	})
+	if !ok {
+		return nil
+	}
+	at := deref(v)
+	if !given(seen, "cron") {
+		d.problemf(at, joinKey(p, "cron"), "missing: when to post, as a cron spec like \"0 9 * * 1-5\"")
+	}
+	if !given(seen, "to") {
+		d.problemf(at, joinKey(p, "to"), "missing: the channel the digest goes to")
+	}
+	return dg
+}
+
+// checkCron parses a spec with the standard 5-field parser the scheduler
+// uses. A TZ= prefix is refused because the zone has its own key, and the
+// parser is guarded because robfig/cron v3.0.1 panics on some malformed
+// TZ= specs.
+func checkCron(spec string) (err error) {
+	if strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=") {
+		return fmt.Errorf("carries a time zone: put it in zone instead")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("is not a cron spec")
+		}
+	}()
+	if _, perr := cron.ParseStandard(spec); perr != nil {
+		return fmt.Errorf("is not a cron spec (minute hour day-of-month month day-of-week): %v", perr)
+	}
+	return nil
+}
+
+func (d *decoder) members(v *yaml.Node, p string) []Member {
+	var out []Member
+	// First path each identity was seen at, to name it in a duplicate.
+	first := map[string]string{}
+	unique := func(n *yaml.Node, p, kind, value string) {
+		if value == "" {
+			return
+		}
+		if prev, dup := first[kind+"\x00"+value]; dup {
+			d.problemf(n, p, "%s is already %s", value, prev)
+			return
+		}
+		first[kind+"\x00"+value] = p
+	}
+	roles := make([]string, 0, len(Roles()))
+	for _, r := range Roles() {
+		roles = append(roles, string(r))
+	}
+	d.list(v, p, func(_ int, item *yaml.Node, mp string) {
+		var m Member
+		seen, ok := d.mapping(item, mp, map[string]field{
+			"user": func(_, v *yaml.Node, p string) { m.User, _ = d.str(v, p) },
+			"role": func(_, v *yaml.Node, p string) {
+				if r, ok := d.oneOf(v, p, roles...); ok {
+					m.Role = Role(r)
+				}
+			},
+			"content":    func(_, v *yaml.Node, p string) { m.Content = d.boolean(v, p) },
+			"governance": func(_, v *yaml.Node, p string) { m.Governance = d.boolean(v, p) },
+			"slack": func(_, v *yaml.Node, p string) {
+				id, ok := d.str(v, p)
+				switch {
+				case !ok || id == "":
+				case strings.HasPrefix(id, "slack:"):
+					d.problemf(v, p, "write the bare user id %s, without slack:", strings.TrimPrefix(id, "slack:"))
+				case !ladder.IsSlackUserID(id):
+					d.problemf(v, p, "%q is not a Slack user id (U… or W…)", id)
+				default:
+					m.Slack = id
+				}
+			},
+			"discord": func(_, v *yaml.Node, p string) {
+				id, ok := d.str(v, p)
+				switch {
+				case !ok || id == "":
+				case strings.HasPrefix(id, "discord:"):
+					d.problemf(v, p, "write the bare user id, without %s", id[:strings.LastIndexByte(id, ':')+1])
+				case !ladder.IsSnowflake(id):
+					d.problemf(v, p, "%q is not a Discord user id (17 to 20 digits)", id)
+				default:
+					m.Discord = id
+				}
+			},
+			"email": func(_, v *yaml.Node, p string) {
+				e, ok := d.str(v, p)
+				if !ok || e == "" {
+					return
+				}
+				addr, err := ladder.ParseBareAddress(e)
+				if err != nil {
+					d.problemf(v, p, "%v", err)
+					return
+				}
+				m.Email = addr
+			},
+		})
+		if !ok {
+			return
+		}
+		at := deref(item)
+		if !given(seen, "user") {
+			d.problemf(at, joinKey(mp, "user"), "missing: the tenant user id the backend knows (like user:kevin)")
+		}
+		if !given(seen, "role") {
+			d.problemf(at, joinKey(mp, "role"), "missing: viewer, operator, admin or owner")
+		}
+		if m.Governance && m.Role == RoleViewer {
+			d.problemf(seen["governance"], joinKey(mp, "governance"), "a viewer cannot decide, so governance has no effect")
+		}
+		unique(seen["user"], joinKey(mp, "user"), "user", m.User)
+		unique(seen["slack"], joinKey(mp, "slack"), "slack", m.Slack)
+		unique(seen["discord"], joinKey(mp, "discord"), "discord", m.Discord)
+		out = append(out, m)
+	})
+	return out
+}

@@ -1,0 +1,411 @@
+// Package ladder owns a tenant's escalation ladders and deadlines as plain
+// values: where people are reached (Target), what one rung of a ladder does
+// (Step), and the concrete schedule one approval gets when it arrives (Plan),
+// which is frozen into the stored approval so that a config reload only
+// changes later approvals. It also renders the timeline `bot check` prints.
+//
+// The package does no I/O and reads no clock: every time is an argument.
+// Validation with file, line and field paths lives in package config, which
+// builds these values; the parsing of one target lives here because a
+// stored Plan must read its targets back without the config.
+package ladder
+
+import (
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+)
+
+// DefaultDeadline applies when neither the request, nor a tool override, nor
+// the tenant sets a deadline (CONFIG.md).
+const DefaultDeadline = 24 * time.Hour
+
+// TargetKind says what a Target addresses. The values are stable strings
+// because they may appear in logs and stored data.
+type TargetKind string
+
+const (
+	// KindSlackChannel is a Slack channel, public (C…) or private (G…).
+	KindSlackChannel TargetKind = "slack_channel"
+	// KindSlackUser is a Slack user (U…, or W… on Enterprise Grid).
+	KindSlackUser TargetKind = "slack_user"
+	// KindSlackUserGroup is a Slack user group (S…), mentioned as @group.
+	KindSlackUserGroup TargetKind = "slack_user_group"
+	// KindDiscordChannel is a Discord channel, by snowflake.
+	KindDiscordChannel TargetKind = "discord_channel"
+	// KindDiscordUser is a Discord user, by snowflake.
+	KindDiscordUser TargetKind = "discord_user"
+	// KindDiscordRole is a Discord role, by snowflake, mentioned as @role.
+	KindDiscordRole TargetKind = "discord_role"
+	// KindEmail is a bare email address.
+	KindEmail TargetKind = "email"
+)
+
+// TargetKinds lists every kind, so tests and switches can cover them all.
+func TargetKinds() []TargetKind {
+	return []TargetKind{
+		KindSlackChannel, KindSlackUser, KindSlackUserGroup,
+		KindDiscordChannel, KindDiscordUser, KindDiscordRole,
+		KindEmail,
+	}
+}
+
+// Surfaces a target can live on, as Target.Surface returns them.
+const (
+	SurfaceSlack   = "slack"
+	SurfaceDiscord = "discord"
+	SurfaceEmail   = "email"
+)
+
+// Target is one place or person a card, mention, DM or email goes to. Its
+// text form (String, ParseTarget) is the one CONFIG.md documents, and it is
+// also how a Target is written to JSON, so stored plans stay readable.
+type Target struct {
+	Kind TargetKind
+	// ID is the Slack or Discord id without any prefix, or the email address.
+	ID string
+}
+
+// Forms of a target, quoted in errors so a person can see what is wanted.
+const (
+	slackForms   = "slack:C… or slack:G… (channel), slack:U… or slack:W… (user), slack:S… (user group)"
+	discordForms = "discord:channel:ID, discord:user:ID or discord:role:ID (ID a 17 to 20 digit snowflake)"
+	targetForms  = slackForms + "; " + discordForms + "; or an email address"
+)
+
+// ParseTarget reads a target in the form CONFIG.md documents:
+// slack:C…/slack:G… (channel), slack:U…/slack:W… (user), slack:S… (user
+// group), discord:channel:ID, discord:user:ID, discord:role:ID, or a bare
+// email address. Its errors say which form was wanted.
+func ParseTarget(s string) (Target, error) {
+	switch {
+	case strings.HasPrefix(s, "slack:"):
+		return parseSlack(s, strings.TrimPrefix(s, "slack:"))
+	case strings.HasPrefix(s, "discord:"):
+		return parseDiscord(s, strings.TrimPrefix(s, "discord:"))
+	case strings.Contains(s, "@"):
+		return parseEmail(s)
+	case s == "":
+		return Target{}, fmt.Errorf("empty target: want %s", targetForms)
+	default:
+		return Target{}, fmt.Errorf("%q is not a target: want %s", s, targetForms)
+	}
+}
+
+func parseSlack(s, id string) (Target, error) {
+	if id == "" {
+		return Target{}, fmt.Errorf("%q has no Slack id: want %s", s, slackForms)
+	}
+	if !isSlackID(id) {
+		return Target{}, fmt.Errorf("%q: a Slack id is upper-case letters and digits: want %s", s, slackForms)
+	}
+	switch id[0] {
+	case 'C', 'G':
+		return Target{Kind: KindSlackChannel, ID: id}, nil
+	case 'U', 'W':
+		return Target{Kind: KindSlackUser, ID: id}, nil
+	case 'S':
+		return Target{Kind: KindSlackUserGroup, ID: id}, nil
+	}
+	return Target{}, fmt.Errorf("%q: a Slack id starting with %q is none of %s", s, id[:1], slackForms)
+}
+
+// isSlackID reports whether id looks like a Slack object id: an upper-case
+// letter followed by upper-case letters and digits. Real ids are 9 to 11
+// characters; shorter ones are allowed so examples and tests stay readable.
+func isSlackID(id string) bool {
+	if len(id) < 2 || len(id) > 21 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// IsSlackUserID reports whether id is a bare Slack user id (U… or W…), the
+// form config members use.
+func IsSlackUserID(id string) bool {
+	return isSlackID(id) && (id[0] == 'U' || id[0] == 'W')
+}
+
+func parseDiscord(s, rest string) (Target, error) {
+	kind, id, ok := strings.Cut(rest, ":")
+	if !ok {
+		return Target{}, fmt.Errorf("%q: want %s", s, discordForms)
+	}
+	var k TargetKind
+	switch kind {
+	case "channel":
+		k = KindDiscordChannel
+	case "user":
+		k = KindDiscordUser
+	case "role":
+		k = KindDiscordRole
+	default:
+		return Target{}, fmt.Errorf("%q: %q is not channel, user or role: want %s", s, kind, discordForms)
+	}
+	if !IsSnowflake(id) {
+		return Target{}, fmt.Errorf("%q: %q is not a snowflake id (17 to 20 digits): want %s", s, id, discordForms)
+	}
+	return Target{Kind: k, ID: id}, nil
+}
+
+// IsSnowflake reports whether s is a Discord snowflake as it appears in
+// config: 17 to 20 decimal digits.
+func IsSnowflake(s string) bool {
+	if len(s) < 17 || len(s) > 20 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func parseEmail(s string) (Target, error) {
+	addr, err := ParseBareAddress(s)
+	if err != nil {
+		return Target{}, err
+	}
+	return Target{Kind: KindEmail, ID: addr}, nil
+}
+
+// ParseBareAddress accepts an email address written on its own
+// (ops@acme.example), not with a display name or angle brackets: a target is
+// an address, and the display name would be lost anyway.
+func ParseBareAddress(s string) (string, error) {
+	a, err := mail.ParseAddress(s)
+	if err != nil {
+		return "", fmt.Errorf("%q is not an email address", s)
+	}
+	if a.Name != "" || a.Address != s {
+		return "", fmt.Errorf("%q: write the bare address %s", s, a.Address)
+	}
+	return a.Address, nil
+}
+
+// String gives the target's text form, which ParseTarget reads back. The
+// zero Target prints as "".
+func (t Target) String() string {
+	switch t.Kind {
+	case KindSlackChannel, KindSlackUser, KindSlackUserGroup:
+		return "slack:" + t.ID
+	case KindDiscordChannel:
+		return "discord:channel:" + t.ID
+	case KindDiscordUser:
+		return "discord:user:" + t.ID
+	case KindDiscordRole:
+		return "discord:role:" + t.ID
+	case KindEmail:
+		return t.ID
+	case "":
+		return ""
+	}
+	return string(t.Kind) + ":" + t.ID
+}
+
+// IsZero reports whether t is the zero Target (no target at all).
+func (t Target) IsZero() bool { return t == Target{} }
+
+// Surface is where the target lives: SurfaceSlack, SurfaceDiscord or
+// SurfaceEmail ("" for the zero Target).
+func (t Target) Surface() string {
+	switch t.Kind {
+	case KindSlackChannel, KindSlackUser, KindSlackUserGroup:
+		return SurfaceSlack
+	case KindDiscordChannel, KindDiscordUser, KindDiscordRole:
+		return SurfaceDiscord
+	case KindEmail:
+		return SurfaceEmail
+	}
+	return ""
+}
+
+// IsChannel reports whether a card can be posted to t (a Slack or Discord
+// channel).
+func (t Target) IsChannel() bool {
+	return t.Kind == KindSlackChannel || t.Kind == KindDiscordChannel
+}
+
+// IsUser reports whether t is one chat person (who can be mentioned and DMed).
+func (t Target) IsUser() bool {
+	return t.Kind == KindSlackUser || t.Kind == KindDiscordUser
+}
+
+// IsGroup reports whether t is a set of people mentioned at once (a Slack
+// user group or a Discord role); a group can be mentioned but not DMed.
+func (t Target) IsGroup() bool {
+	return t.Kind == KindSlackUserGroup || t.Kind == KindDiscordRole
+}
+
+// MarshalText writes the text form, so JSON holds "slack:C0APPROVALS".
+func (t Target) MarshalText() ([]byte, error) {
+	return []byte(t.String()), nil
+}
+
+// UnmarshalText reads the text form; "" gives the zero Target so that a
+// marshalled zero value reads back.
+func (t *Target) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*t = Target{}
+		return nil
+	}
+	p, err := ParseTarget(string(b))
+	if err != nil {
+		return err
+	}
+	*t = p
+	return nil
+}
+
+// Anchor says what a Step's time is counted from. It is what tells `after:
+// 0s` (at once) from a step that has no after at all.
+type Anchor string
+
+const (
+	// AnchorRequest counts Step.After from the moment the approval was
+	// requested.
+	AnchorRequest Anchor = "request"
+	// AnchorDeadline counts Step.BeforeDeadline back from the deadline.
+	AnchorDeadline Anchor = "deadline"
+)
+
+// Anchors lists every anchor.
+func Anchors() []Anchor { return []Anchor{AnchorRequest, AnchorDeadline} }
+
+// Step is one rung of a ladder: when it fires and whom it reaches. People a
+// step reaches are told in addition to everyone told before: a ladder only
+// widens.
+type Step struct {
+	// Anchor is AnchorRequest (After applies) or AnchorDeadline
+	// (BeforeDeadline applies); the other duration is zero.
+	Anchor         Anchor        `json:"anchor"`
+	After          time.Duration `json:"after,omitempty"`
+	BeforeDeadline time.Duration `json:"before_deadline,omitempty"`
+	// Mention adds a reply in each of the card's threads mentioning these
+	// users and groups.
+	Mention []Target `json:"mention,omitempty"`
+	// DM sends these users the card with its buttons.
+	DM []Target `json:"dm,omitempty"`
+	// Email sends these addresses the escalation email.
+	Email []Target `json:"email,omitempty"`
+	// Post posts the card to more channels.
+	Post []Target `json:"post,omitempty"`
+}
+
+// AfterStep returns a step counted from the request.
+func AfterStep(d time.Duration) Step { return Step{Anchor: AnchorRequest, After: d} }
+
+// BeforeDeadlineStep returns a step counted back from the deadline.
+func BeforeDeadlineStep(d time.Duration) Step {
+	return Step{Anchor: AnchorDeadline, BeforeDeadline: d}
+}
+
+// At is when the step falls for an approval requested at requested with the
+// given deadline.
+func (s Step) At(requested, deadline time.Time) time.Time {
+	if s.Anchor == AnchorDeadline {
+		return deadline.Add(-s.BeforeDeadline)
+	}
+	return requested.Add(s.After)
+}
+
+// Offset is when the step falls counted from the request, under a deadline
+// that is deadline after the request. It is negative for a before_deadline
+// step longer than the deadline.
+func (s Step) Offset(deadline time.Duration) time.Duration {
+	if s.Anchor == AnchorDeadline {
+		return deadline - s.BeforeDeadline
+	}
+	return s.After
+}
+
+// HasTargets reports whether the step reaches anyone at all.
+func (s Step) HasTargets() bool {
+	return len(s.Mention)+len(s.DM)+len(s.Email)+len(s.Post) > 0
+}
+
+// Validate checks what a Step must hold on its own: a known anchor, no
+// negative duration, and at least one target. Package config reports the
+// same problems with file and line; this guards values built in code.
+func (s Step) Validate() error {
+	var errs []error
+	switch s.Anchor {
+	case AnchorRequest:
+		if s.After < 0 {
+			errs = append(errs, fmt.Errorf("after %s is negative", FormatDuration(s.After)))
+		}
+		if s.BeforeDeadline != 0 {
+			errs = append(errs, errors.New("a step counted from the request has no before_deadline"))
+		}
+	case AnchorDeadline:
+		if s.BeforeDeadline <= 0 {
+			errs = append(errs, fmt.Errorf("before_deadline %s is not positive", FormatDuration(s.BeforeDeadline)))
+		}
+		if s.After != 0 {
+			errs = append(errs, errors.New("a step counted from the deadline has no after"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("anchor %q is not %q or %q", s.Anchor, AnchorRequest, AnchorDeadline))
+	}
+	if !s.HasTargets() {
+		errs = append(errs, errors.New("the step has no targets"))
+	}
+	return errors.Join(errs...)
+}
+
+// Ladder is a named list of steps, in the order the config gives them.
+// Plan and Timeline order them by time.
+type Ladder struct {
+	Name  string `json:"name"`
+	Steps []Step `json:"steps"`
+}
+
+// Deadline resolves an approval's deadline with CONFIG.md's precedence: the
+// request's own (set by the tool or the agent), else the tool override's,
+// else the tenant's, else DefaultDeadline. A zero or negative duration and a
+// nil or zero time count as unset.
+func Deadline(requestOwn *time.Time, requested time.Time, toolOverride, tenantDefault time.Duration) time.Time {
+	if requestOwn != nil && !requestOwn.IsZero() {
+		return *requestOwn
+	}
+	for _, d := range []time.Duration{toolOverride, tenantDefault} {
+		if d > 0 {
+			return requested.Add(d)
+		}
+	}
+	return requested.Add(DefaultDeadline)
+}
+
+// FormatDuration prints d compactly, the way the config writes durations:
+// 0s, 30s, 15m, 1h, 1h30m, 23h. Sub-second parts keep Go's notation (1.5s).
+func FormatDuration(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	var b strings.Builder
+	if d < 0 {
+		b.WriteByte('-')
+		d = -d
+	}
+	if h := d / time.Hour; h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+		d -= h * time.Hour
+	}
+	if m := d / time.Minute; m > 0 {
+		fmt.Fprintf(&b, "%dm", m)
+		d -= m * time.Minute
+	}
+	if d > 0 {
+		b.WriteString(d.String())
+	}
+	return b.String()
+}
