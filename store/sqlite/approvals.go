@@ -1,0 +1,149 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"approvalsbot/store"
+	"approvalsbot/store/internal/query"
+)
+
+// ApprovalGet reads one approval (store.ErrNotFound when absent).
+func (s *Store) ApprovalGet(ctx context.Context, id string) (*store.Approval, error) {
+	return s.approvalGet(ctx, s.db, query.ApprovalGet, id)
+}
+
+// ApprovalGetForUpdate reads an approval inside the transaction. SQLite
+// needs no row lock: the IMMEDIATE transaction already holds the database's
+// write lock until it ends.
+func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approval, error) {
+	return t.s.approvalGet(ctx, t.q, query.ApprovalGetForUpdate(""), id)
+}
+
+func (s *Store) approvalGet(ctx context.Context, q querier, sqlText, id string) (*store.Approval, error) {
+	a, err := scanApproval(q.QueryRowContext(ctx, sqlText, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("get approval " + id)
+	}
+	if err != nil {
+		return nil, s.fail("get approval "+id, err)
+	}
+	return a, nil
+}
+
+// ApprovalUpsert writes the whole row, times at millisecond precision.
+func (t *tx) ApprovalUpsert(ctx context.Context, a *store.Approval) error {
+	_, err := t.q.ExecContext(ctx, query.ApprovalUpsert,
+		a.ID, a.Tenant, a.Revision, a.State, query.Bool(a.Seen), a.Function,
+		query.NullText(a.Decision), query.NullText(a.Plan), a.StepsDone,
+		query.NullMillis(a.NextStepAt), query.NullMillis(a.DeadlineAt),
+		query.Millis(a.RequestedAt), query.Millis(a.CreatedAt), query.Millis(a.UpdatedAt),
+		a.ClaimedBy, query.Millis(a.ClaimedUntil))
+	if err != nil {
+		return t.s.fail("upsert approval "+a.ID, err)
+	}
+	return nil
+}
+
+// ApprovalListPending lists a tenant's pending approvals, oldest request
+// first (ties by id); Limit ≤ 0 lists them all.
+func (s *Store) ApprovalListPending(ctx context.Context, p store.ApprovalListPendingParams) ([]*store.Approval, error) {
+	limit := int64(p.Limit)
+	if limit <= 0 {
+		limit = math.MaxInt64
+	}
+	op := "list pending approvals of " + p.Tenant
+	rows, err := s.db.QueryContext(ctx, query.ApprovalListPending, p.Tenant, limit)
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	as, err := scanApprovals(rows)
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	return as, nil
+}
+
+// ApprovalClaimDue leases to p.Worker, until p.Now+p.Lease, up to p.Limit
+// pending approvals whose next step or deadline is at or before p.Now and
+// that nobody else holds (never claimed, or the lease lapsed). They are
+// returned earliest due first (ties by id). The lease ends when the ladder
+// writes the approval back with ClaimedBy cleared, or when it lapses.
+func (s *Store) ApprovalClaimDue(ctx context.Context, p store.ApprovalClaimDueParams) ([]*store.Approval, error) {
+	if p.Limit <= 0 {
+		return nil, nil
+	}
+	now := query.Millis(p.Now)
+	rows, err := s.db.QueryContext(ctx, query.ApprovalClaimDue(""),
+		now, p.Limit, p.Worker, query.Millis(p.Now.Add(p.Lease)))
+	if err != nil {
+		return nil, s.fail("claim due approvals", err)
+	}
+	as, err := scanApprovals(rows)
+	if err != nil {
+		return nil, s.fail("claim due approvals", err)
+	}
+	slices.SortFunc(as, func(a, b *store.Approval) int {
+		return cmp.Or(dueAt(a).Compare(dueAt(b)), cmp.Compare(a.ID, b.ID))
+	})
+	return as, nil
+}
+
+// dueAt is the earlier of a's next step and deadline, whichever are set,
+// as the claim query orders them.
+func dueAt(a *store.Approval) time.Time {
+	switch {
+	case a.NextStepAt.IsZero():
+		return a.DeadlineAt
+	case a.DeadlineAt.IsZero() || !a.DeadlineAt.Before(a.NextStepAt):
+		return a.NextStepAt
+	default:
+		return a.DeadlineAt
+	}
+}
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanApproval reads one row of query.ApprovalColumns.
+func scanApproval(r scanner) (*store.Approval, error) {
+	var (
+		a                                  store.Approval
+		seen                               int64
+		nextStep, deadline                 *int64
+		requested, created, updated, until int64
+	)
+	err := r.Scan(&a.ID, &a.Tenant, &a.Revision, &a.State, &seen, &a.Function,
+		&a.Decision, &a.Plan, &a.StepsDone, &nextStep, &deadline,
+		&requested, &created, &updated, &a.ClaimedBy, &until)
+	if err != nil {
+		return nil, err
+	}
+	a.Seen = seen != 0
+	a.NextStepAt = query.NullTime(nextStep)
+	a.DeadlineAt = query.NullTime(deadline)
+	a.RequestedAt = query.Time(requested)
+	a.CreatedAt = query.Time(created)
+	a.UpdatedAt = query.Time(updated)
+	a.ClaimedUntil = query.Time(until)
+	return &a, nil
+}
+
+func scanApprovals(rows *sql.Rows) ([]*store.Approval, error) {
+	defer rows.Close()
+	var as []*store.Approval
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read approval: %w", err)
+		}
+		as = append(as, a)
+	}
+	return as, rows.Err()
+}

@@ -1,0 +1,147 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"approvalsbot/store"
+)
+
+// BenchmarkApprovalClaimDue shows a tick costing O(due): ten due approvals
+// among ever more pending ones that are not due cost the same to claim.
+func BenchmarkApprovalClaimDue(b *testing.B) {
+	for _, pending := range []int{1_000, 50_000} {
+		b.Run(fmt.Sprintf("pending=%d", pending), func(b *testing.B) {
+			ctx := b.Context()
+			s := openTemp(b)
+			now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+			far := now.AddDate(10, 0, 0)
+			err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				for i := range pending {
+					next, deadline := far, far
+					if i < 10 {
+						next, deadline = now, now.Add(time.Hour)
+					}
+					err := tx.ApprovalUpsert(ctx, &store.Approval{
+						ID: fmt.Sprintf("a%06d", i), Tenant: "t1", Revision: 1, State: "pending", Seen: true,
+						Function: "f", NextStepAt: next, DeadlineAt: deadline,
+						RequestedAt: now, CreatedAt: now, UpdatedAt: now,
+					})
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatalf("seed: %v", err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				// Each tick a minute later: the previous tick's leases
+				// have lapsed, so the same ten are due again.
+				now = now.Add(time.Minute)
+				got, err := s.ApprovalClaimDue(ctx, store.ApprovalClaimDueParams{Worker: "w", Now: now, Lease: time.Minute, Limit: 100})
+				if err != nil || len(got) != 10 {
+					b.Fatalf("ApprovalClaimDue = %d, %v; want 10", len(got), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkOutboxClaim shows finished rows, which accumulate, costing a
+// claim nothing: ten due rows among ever more done ones.
+func BenchmarkOutboxClaim(b *testing.B) {
+	for _, done := range []int{1_000, 50_000} {
+		b.Run(fmt.Sprintf("done=%d", done), func(b *testing.B) {
+			ctx := b.Context()
+			s := openTemp(b)
+			now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+			var rows []store.OutboxInsertParams
+			for i := range done + 10 {
+				rows = append(rows, store.OutboxInsertParams{
+					ID: fmt.Sprintf("o%06d", i), Tenant: "t1", ApprovalID: "a1", Kind: "edit_cards",
+					Target: "slack:C1", Payload: []byte(`{}`), NotBefore: now, Now: now,
+				})
+			}
+			if err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return tx.OutboxInsert(ctx, rows) }); err != nil {
+				b.Fatalf("seed: %v", err)
+			}
+			for {
+				got, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Worker: "seed", Now: now, Lease: time.Minute, Limit: 1000})
+				if err != nil {
+					b.Fatalf("seed claim: %v", err)
+				}
+				for _, r := range got {
+					if r.ID >= fmt.Sprintf("o%06d", done) {
+						continue // the ten that stay pending
+					}
+					if err := s.OutboxComplete(ctx, store.OutboxCompleteParams{ID: r.ID, Worker: "seed", Now: now}); err != nil {
+						b.Fatalf("seed complete: %v", err)
+					}
+				}
+				if len(got) <= 10 {
+					break
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				now = now.Add(time.Minute) // leases lapse, the ten are due again
+				got, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Worker: "w", Now: now, Lease: time.Minute, Limit: 100})
+				if err != nil || len(got) != 10 {
+					b.Fatalf("OutboxClaim = %d, %v; want 10", len(got), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEventInsertRaw is the floor an ingest benchmark compares
+// against: one row inserted raw in its own transaction, through
+// database/sql with the store's DSN (sqlite.DSN), so both pay the same
+// journal and sync settings.
+func BenchmarkEventInsertRaw(b *testing.B) {
+	ctx := b.Context()
+	path := filepath.Join(b.TempDir(), "bot.db")
+	openAt(b, path)
+	db := openRaw(b, path)
+	i := 0
+	for b.Loop() {
+		i++
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO events (id, tenant, type, body_sha256, approval_id, received_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			fmt.Sprintf("e%d", i), "t1", "approval.requested", "digest", "a1", int64(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEventInsert is the same insert through the store.
+func BenchmarkEventInsert(b *testing.B) {
+	ctx := b.Context()
+	s := openTemp(b)
+	i := 0
+	for b.Loop() {
+		i++
+		err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			_, err := tx.EventInsert(ctx, store.EventInsertParams{
+				ID: fmt.Sprintf("e%d", i), Tenant: "t1", Type: "approval.requested", BodySHA256: "digest", ApprovalID: "a1", ReceivedAt: time.UnixMilli(1),
+			})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

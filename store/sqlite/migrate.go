@@ -1,0 +1,60 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"approvalsbot/store"
+)
+
+// Migrate applies the migrations the database lacks (store.Migrate). It is
+// safe to run at every start and from several processes at once.
+func (s *Store) Migrate(ctx context.Context) error {
+	if err := store.Migrate(ctx, migrator{s}, store.MigrateOptions{Logger: s.log}); err != nil {
+		return s.fail("migrate sqlite store", err)
+	}
+	return nil
+}
+
+// migrator lends the runner SQLite transactions. It needs no lock of its
+// own: each transaction begins IMMEDIATE, excluding other migrators while
+// the runner re-checks and applies a version.
+type migrator struct{ s *Store }
+
+func (m migrator) MigrationLock(ctx context.Context, fn func(ctx context.Context) error) error {
+	return fn(ctx)
+}
+
+func (m migrator) MigrationTx(ctx context.Context, fn func(ctx context.Context, tx store.MigrationTx) error) error {
+	sqlTx, err := m.s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return m.s.fail("begin migration", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	if err := fn(ctx, migrationTx{sqlTx}); err != nil {
+		return err
+	}
+	done = true
+	if err := sqlTx.Commit(); err != nil {
+		return m.s.fail("commit migration", err)
+	}
+	return nil
+}
+
+type migrationTx struct{ q *sql.Tx }
+
+func (t migrationTx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := t.q.ExecContext(ctx, query, args...)
+	return err
+}
+
+func (t migrationTx) QueryInt64(ctx context.Context, query string, args ...any) (int64, error) {
+	var n int64
+	err := t.q.QueryRowContext(ctx, query, args...).Scan(&n)
+	return n, err
+}

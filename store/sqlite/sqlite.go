@@ -1,0 +1,278 @@
+// Package sqlite is the embedded store: store.Store on one SQLite file
+// through modernc.org/sqlite (pure Go, no cgo), for a single instance of
+// the bot. It runs the SQL text it shares with the PostgreSQL driver
+// (store/internal/query) and the shared migrations.
+//
+// SQLite has one writer at a time. Every transaction begins IMMEDIATE, so
+// a transaction that reads then writes holds the write lock from its first
+// statement and never fails with BUSY_SNAPSHOT; other writers wait for it
+// up to the busy timeout (10 s). Readers never wait (WAL). That single
+// writer is also why claims need no row locks: the UPDATE that leases rows
+// runs alone.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"approvalsbot/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// maxOpenConns bounds the pool. Writers serialise on SQLite's lock anyway
+// (waiting under busy_timeout), so more connections only add readers; a
+// few let reads (PostList, stats, /readyz) proceed beside a writer.
+const maxOpenConns = 4
+
+// Options configures Open.
+type Options struct {
+	// Path is the database file; it is created when missing (its
+	// directory must exist).
+	Path string
+	// Logger receives the store's own events (migrations applied); nil
+	// discards them.
+	Logger *slog.Logger
+	// Exclusive holds a lock file (Path + ".lock") for the store's life,
+	// so only one process serves from the file, and allows ReleaseClaims.
+	// `bot serve` opens its store this way.
+	Exclusive bool
+}
+
+// DSN is the modernc.org/sqlite data source name for the database file at
+// path, with the settings the store relies on: busy_timeout(10000) so
+// writers wait for each other instead of failing, WAL so readers never
+// wait, synchronous(NORMAL) (in WAL mode a power loss may undo the last
+// commits but never corrupts, and a process crash loses nothing),
+// foreign_keys(1), and
+// _txlock=immediate so every transaction takes the write lock when it
+// begins. Anything that opens the same file raw (a benchmark comparing
+// against the store, a repair tool) should use it too.
+//
+// The path is escaped for SQLite's URI form, so a file name with '?',
+// '#' or '%' opens that file.
+func DSN(path string) string {
+	return "file:" + uriPath.Replace(path) +
+		"?_pragma=busy_timeout(10000)" +
+		"&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)" +
+		"&_pragma=foreign_keys(1)" +
+		"&_txlock=immediate"
+}
+
+// uriPath escapes what would end or alter the path in a file: URI.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
+// Store is a store.Store on one SQLite database. It is safe for
+// concurrent use.
+type Store struct {
+	db     *sql.DB
+	log    *slog.Logger
+	closed atomic.Bool
+	lock   *os.File // held for the store's life when opened Exclusive
+}
+
+// Open opens (creating if needed) the database at o.Path and checks that it
+// answers. It does not migrate: call Migrate before use (`bot migrate`, or
+// at start).
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.Path == "" {
+		return nil, errors.New("open sqlite store: no path")
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var lock *os.File
+	if o.Exclusive {
+		var err error
+		if lock, err = lockFile(o.Path + ".lock"); err != nil {
+			return nil, err
+		}
+	}
+	db, err := sql.Open("sqlite", DSN(o.Path))
+	if err != nil {
+		unlock(lock)
+		return nil, fmt.Errorf("open sqlite store: %w", err)
+	}
+	db.SetMaxOpenConns(maxOpenConns)
+	// Keep every connection: a new one re-runs the DSN's pragmas.
+	db.SetMaxIdleConns(maxOpenConns)
+	s := &Store{db: db, log: log, lock: lock}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		unlock(lock)
+		return nil, s.fail("open sqlite store", err)
+	}
+	return s, nil
+}
+
+// lockFile takes an exclusive advisory lock beside the database, so a
+// second bot on the same file fails at start instead of racing this one.
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open store lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: another bot process holds the store %s (SQLite serves one process; run several replicas on PostgreSQL)", ErrLocked, strings.TrimSuffix(path, ".lock"))
+	}
+	return f, nil
+}
+
+func unlock(f *os.File) {
+	if f != nil {
+		f.Close() // closing the descriptor releases the flock
+	}
+}
+
+// ErrLocked: the store is held by another process.
+var ErrLocked = errors.New("store locked")
+
+// ReleaseClaims frees every outbox and approval claim. Only an Exclusive
+// store may do it: holding the file lock proves that no other process is
+// alive to hold a claim, so the claims left are a crashed process's, and
+// its work resumes at once instead of after the lease.
+func (s *Store) ReleaseClaims(ctx context.Context) (int64, error) {
+	if s.lock == nil {
+		return 0, errors.New("release claims: the store was not opened Exclusive")
+	}
+	var n int64
+	for _, q := range []string{
+		`UPDATE outbox SET claimed_by = '', claimed_until = 0 WHERE state = 'pending' AND claimed_by <> ''`,
+		`UPDATE approvals SET claimed_by = '', claimed_until = 0 WHERE claimed_by <> ''`,
+	} {
+		res, err := s.db.ExecContext(ctx, q)
+		if err != nil {
+			return n, s.fail("release claims", err)
+		}
+		c, _ := res.RowsAffected()
+		n += c
+	}
+	return n, nil
+}
+
+// Close closes the database; later calls return store.ErrUnavailable.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	err := s.db.Close()
+	unlock(s.lock)
+	if err != nil {
+		return fmt.Errorf("close sqlite store: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that the database answers a query.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return s.fail("ping sqlite store", err)
+	}
+	return nil
+}
+
+// InTx runs fn in one IMMEDIATE transaction: it holds SQLite's write lock
+// from the start, so it serialises with every other writer, not only those
+// of the same approval. fn's error is returned as it is, after rollback. A
+// panic in fn rolls back and continues to panic.
+//
+// fn should use only tx. The Store's own methods take another connection:
+// a writing one waits for the write lock fn holds until the busy timeout
+// fails it, and even a read can wait for a free connection when every one
+// is held by a transaction.
+func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail("begin transaction", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			// Runs on error and on panic. A failed rollback leaves
+			// nothing committed either; database/sql discards the
+			// connection.
+			_ = sqlTx.Rollback()
+		}
+	}()
+	if err := fn(ctx, &tx{s: s, q: sqlTx}); err != nil {
+		return err
+	}
+	done = true
+	if err := sqlTx.Commit(); err != nil {
+		return s.fail("commit transaction", err)
+	}
+	return nil
+}
+
+// tx is store.Tx over one database/sql transaction.
+type tx struct {
+	s *Store
+	q *sql.Tx
+}
+
+// querier is what *sql.DB and *sql.Tx share, so each query is written once
+// for use inside and outside a transaction.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+var (
+	_ querier = (*sql.DB)(nil)
+	_ querier = (*sql.Tx)(nil)
+)
+
+// fail wraps err with what was being done, translating the failures that
+// mean the database cannot be used now into store.ErrUnavailable. It is
+// the one place driver errors meet the store's sentinels.
+func (s *Store) fail(op string, err error) error {
+	if !errors.Is(err, store.ErrUnavailable) && s.unavailable(err) {
+		return fmt.Errorf("%s: %w: %w", op, store.ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// unavailable reports whether err says the database cannot serve now
+// (rather than that the request was wrong): closed, locked beyond the busy
+// timeout, out of disk or memory, failing I/O, or damaged.
+func (s *Store) unavailable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The caller gave up; the database may be fine.
+		return false
+	}
+	// database/sql does not export its "database is closed" error.
+	if s.closed.Load() || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
+		return true
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff { // the primary code of an extended one
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR,
+		sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_NOMEM,
+		sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PROTOCOL, sqlite3.SQLITE_CORRUPT,
+		sqlite3.SQLITE_NOTADB:
+		return true
+	}
+	return false
+}
+
+// notFound wraps store.ErrNotFound with what was looked for.
+func notFound(op string) error {
+	return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+}

@@ -1,0 +1,417 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"approvalsbot/store"
+	"approvalsbot/store/internal/query"
+	"approvalsbot/store/sqlite"
+	"approvalsbot/store/storetest"
+)
+
+// openAt opens and migrates the database at path, closed when the test
+// ends.
+func openAt(t testing.TB, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), sqlite.Options{Path: path})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return s
+}
+
+// openTemp opens a fresh database on disk.
+func openTemp(t testing.TB) *sqlite.Store {
+	t.Helper()
+	return openAt(t, filepath.Join(t.TempDir(), "bot.db"))
+}
+
+// openRaw opens the file with database/sql and the store's DSN, for
+// looking under the store.
+func openRaw(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", sqlite.DSN(path))
+	if err != nil {
+		t.Fatalf("open raw: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+}
+
+type appliedMigration struct {
+	Version   int64
+	AppliedAt int64
+}
+
+func appliedMigrations(t *testing.T, path string) []appliedMigration {
+	t.Helper()
+	rows, err := openRaw(t, path).QueryContext(t.Context(), `SELECT version, applied_at FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatalf("read schema_migrations: %v", err)
+	}
+	defer rows.Close()
+	var got []appliedMigration
+	for rows.Next() {
+		var m appliedMigration
+		if err := rows.Scan(&m.Version, &m.AppliedAt); err != nil {
+			t.Fatalf("scan schema_migrations: %v", err)
+		}
+		got = append(got, m)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("read schema_migrations: %v", err)
+	}
+	return got
+}
+
+func TestMigrateAppliesOnceAndIsIdempotent(t *testing.T) {
+	t.Parallel()
+	ms, err := store.Migrations()
+	if err != nil {
+		t.Fatalf("Migrations: %v", err)
+	}
+	if len(ms) == 0 {
+		t.Fatal("no embedded migrations")
+	}
+	path := filepath.Join(t.TempDir(), "bot.db")
+
+	s := openAt(t, path)
+	if err := s.Migrate(t.Context()); err != nil { // again, same process
+		t.Fatalf("second Migrate: %v", err)
+	}
+	first := appliedMigrations(t, path)
+	if len(first) != len(ms) {
+		t.Fatalf("schema_migrations has %d rows, want %d (one per migration)", len(first), len(ms))
+	}
+	for i, m := range ms {
+		if first[i].Version != int64(m.Version) {
+			t.Errorf("row %d is version %d, want %d", i, first[i].Version, m.Version)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	// Reopen, as a restart does: nothing is applied again.
+	openAt(t, path)
+	if diff := cmp.Diff(first, appliedMigrations(t, path)); diff != "" {
+		t.Errorf("schema_migrations changed on reopen (-before +after):\n%s", diff)
+	}
+}
+
+func TestMigrateConcurrentProcesses(t *testing.T) {
+	t.Parallel()
+	// Several stores on one file migrating at once, as two processes
+	// starting together would: each version is applied once.
+	path := filepath.Join(t.TempDir(), "bot.db")
+	var stores []*sqlite.Store
+	for range 4 {
+		s, err := sqlite.Open(t.Context(), sqlite.Options{Path: path})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores = append(stores, s)
+	}
+	var wg sync.WaitGroup
+	for _, s := range stores {
+		wg.Go(func() {
+			if err := s.Migrate(t.Context()); err != nil {
+				t.Errorf("Migrate: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	ms, _ := store.Migrations()
+	if got := appliedMigrations(t, path); len(got) != len(ms) {
+		t.Errorf("schema_migrations has %d rows, want %d", len(got), len(ms))
+	}
+}
+
+func TestDataSurvivesReopen(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "bot.db")
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	a := &store.Approval{
+		ID: "a1", Tenant: "t1", Revision: 1, State: "pending", Seen: true, Function: "f",
+		Plan: []byte(`{}`), NextStepAt: now.Add(time.Minute), DeadlineAt: now.Add(time.Hour),
+		RequestedAt: now, CreatedAt: now, UpdatedAt: now,
+	}
+
+	s := openAt(t, path)
+	err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.ApprovalUpsert(ctx, a); err != nil {
+			return err
+		}
+		return tx.OutboxInsert(ctx, []store.OutboxInsertParams{{
+			ID: "o1", Tenant: "t1", ApprovalID: "a1", Kind: "post_card", Target: "slack:C1",
+			Payload: []byte(`{}`), NotBefore: now, Now: now,
+		}})
+	})
+	if err != nil {
+		t.Fatalf("InTx: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	s = openAt(t, path)
+	got, err := s.ApprovalGet(ctx, "a1")
+	if err != nil {
+		t.Fatalf("ApprovalGet after reopen: %v", err)
+	}
+	if diff := cmp.Diff(a, got); diff != "" {
+		t.Errorf("approval after reopen (-want +got):\n%s", diff)
+	}
+	rows, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Worker: "w", Now: now, Lease: time.Minute, Limit: 10})
+	if err != nil || len(rows) != 1 {
+		t.Errorf("OutboxClaim after reopen = %d rows, %v; want 1", len(rows), err)
+	}
+}
+
+func TestClosedStoreIsUnavailable(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openTemp(t)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	now := time.Now()
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"Ping", func() error { return s.Ping(ctx) }},
+		{"ApprovalGet", func() error { _, err := s.ApprovalGet(ctx, "a1"); return err }},
+		{"InTx", func() error {
+			return s.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return nil })
+		}},
+		{"OutboxClaim", func() error {
+			_, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Worker: "w", Now: now, Lease: time.Minute, Limit: 1})
+			return err
+		}},
+		{"OutboxComplete", func() error {
+			return s.OutboxComplete(ctx, store.OutboxCompleteParams{ID: "o1", Worker: "w", Now: now, Post: &store.Post{}})
+		}},
+		{"OutboxStats", func() error { _, err := s.OutboxStats(ctx, now); return err }},
+		{"Migrate", func() error { return s.Migrate(ctx) }},
+	} {
+		if err := c.call(); !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s on a closed store: %v, want ErrUnavailable", c.name, err)
+		}
+	}
+}
+
+func TestConcurrentWritersAllCommit(t *testing.T) {
+	t.Parallel()
+	// Eight goroutines writing at once through InTx (read, then write):
+	// IMMEDIATE transactions and the busy timeout make them wait for each
+	// other instead of failing with SQLITE_BUSY.
+	const (
+		writers = 8
+		each    = 25
+	)
+	ctx := t.Context()
+	s := openTemp(t)
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				id := fmt.Sprintf("a-%d-%d", w, i)
+				err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+					if _, err := tx.ApprovalGetForUpdate(ctx, id); !errors.Is(err, store.ErrNotFound) {
+						return fmt.Errorf("read before write: %v", err)
+					}
+					if _, err := tx.EventInsert(ctx, store.EventInsertParams{ID: "e-" + id, Tenant: "t1", Type: "x", BodySHA256: "d", ApprovalID: id, ReceivedAt: now}); err != nil {
+						return err
+					}
+					return tx.ApprovalUpsert(ctx, &store.Approval{
+						ID: id, Tenant: "t1", Revision: 1, State: "pending", Seen: true, Function: "f",
+						NextStepAt: now, DeadlineAt: now.Add(time.Hour),
+						RequestedAt: now.Add(time.Duration(w*each+i) * time.Millisecond), CreatedAt: now, UpdatedAt: now,
+					})
+				})
+				if err != nil {
+					t.Errorf("writer %d, tx %d: %v", w, i, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	got, err := s.ApprovalListPending(ctx, store.ApprovalListPendingParams{Tenant: "t1"})
+	if err != nil {
+		t.Fatalf("ApprovalListPending: %v", err)
+	}
+	if len(got) != writers*each {
+		t.Errorf("%d approvals committed, want %d", len(got), writers*each)
+	}
+}
+
+func TestDSNEscapesPath(t *testing.T) {
+	t.Parallel()
+	// Characters that would end or alter the path in a file: URI.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "odd ?name#with%25.db")
+	s := openAt(t, path)
+	if err := s.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("database not at the path given: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "odd ?name#with%25.db") {
+			t.Errorf("stray file %q beside the database", e.Name())
+		}
+	}
+}
+
+func TestDSNSettings(t *testing.T) {
+	t.Parallel()
+	// What the store relies on, read back from a connection.
+	path := filepath.Join(t.TempDir(), "bot.db")
+	db := openRaw(t, path)
+	for _, c := range []struct {
+		pragma string
+		want   string
+	}{
+		{"busy_timeout", "10000"},
+		{"journal_mode", "wal"},
+		{"synchronous", "1"}, // NORMAL
+		{"foreign_keys", "1"},
+	} {
+		var got string
+		if err := db.QueryRowContext(t.Context(), "PRAGMA "+c.pragma).Scan(&got); err != nil {
+			t.Fatalf("PRAGMA %s: %v", c.pragma, err)
+		}
+		if got != c.want {
+			t.Errorf("PRAGMA %s = %s, want %s", c.pragma, got, c.want)
+		}
+	}
+}
+
+func TestClaimsUseIndexes(t *testing.T) {
+	t.Parallel()
+	// A claim must cost O(due): its plan searches the partial indexes and
+	// never scans a table.
+	path := filepath.Join(t.TempDir(), "bot.db")
+	openAt(t, path)
+	db := openRaw(t, path)
+	for _, c := range []struct {
+		name  string
+		query string
+		args  []any
+		want  []string // index names the plan must use
+	}{
+		{"outbox claim", query.OutboxClaim(""), []any{int64(1), 10, "w", int64(2)}, []string{"outbox_pending_due"}},
+		{"approval claim", query.ApprovalClaimDue(""), []any{int64(1), 10, "w", int64(2)}, []string{"approvals_next_step_due", "approvals_deadline_due"}},
+		{"pending list", query.ApprovalListPending, []any{"t1", 10}, []string{"approvals_pending_by_tenant"}},
+		{"coalesce insert", query.OutboxInsert, []any{"i", "t", "a", "k", "g", "key", "{}", int64(1), int64(1)}, []string{"outbox_pending_coalesce"}},
+		{"stats", query.OutboxStats, nil, []string{"outbox_pending_due", "outbox_dead"}},
+	} {
+		rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.query, c.args...)
+		if err != nil {
+			t.Fatalf("%s: EXPLAIN: %v", c.name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatalf("%s: scan plan: %v", c.name, err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		text := strings.Join(plan, "\n")
+		t.Logf("%s plan:\n%s", c.name, text)
+		for _, line := range plan {
+			if strings.HasPrefix(line, "SCAN outbox") || strings.HasPrefix(line, "SCAN approvals") {
+				if !strings.Contains(line, "USING INDEX") && !strings.Contains(line, "USING COVERING INDEX") {
+					t.Errorf("%s scans a table:\n%s", c.name, text)
+				}
+			}
+		}
+		for _, idx := range c.want {
+			if !strings.Contains(text, idx) {
+				t.Errorf("%s does not use %s:\n%s", c.name, idx, text)
+			}
+		}
+	}
+}
+
+// An exclusive store keeps a second process (here: a second Open) out,
+// and releases a crashed process's claims at once.
+func TestExclusiveLockAndReleaseClaims(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "bot.db")
+	first, err := sqlite.Open(ctx, sqlite.Options{Path: path, Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Open(ctx, sqlite.Options{Path: path, Exclusive: true}); !errors.Is(err, sqlite.ErrLocked) {
+		t.Fatalf("second exclusive open: %v, want sqlite.ErrLocked", err)
+	}
+	now := time.UnixMilli(1_800_000_000_000).UTC()
+	err = first.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.OutboxInsert(ctx, []store.OutboxInsertParams{{ID: "o1", Tenant: "acme", ApprovalID: "a1",
+			Kind: "post_card", Target: "slack:C1", Payload: []byte(`{}`), Now: now}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := first.OutboxClaim(ctx, store.OutboxClaimParams{Worker: "dead", Now: now, Lease: time.Hour, Limit: 10})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("claim: %v %v", rows, err)
+	}
+	first.Close() // the process "dies" holding the claim
+	second, err := sqlite.Open(ctx, sqlite.Options{Path: path, Exclusive: true})
+	if err != nil {
+		t.Fatalf("reopen after the holder closed: %v", err)
+	}
+	defer second.Close()
+	if rows, _ := second.OutboxClaim(ctx, store.OutboxClaimParams{Worker: "new", Now: now, Lease: time.Hour, Limit: 10}); len(rows) != 0 {
+		t.Fatal("claimed a row still leased to a dead process before release")
+	}
+	if n, err := second.ReleaseClaims(ctx); err != nil || n != 1 {
+		t.Fatalf("release: %d %v", n, err)
+	}
+	rows, err = second.OutboxClaim(ctx, store.OutboxClaimParams{Worker: "new", Now: now, Lease: time.Hour, Limit: 10})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("claim after release: %v %v", rows, err)
+	}
+	shared, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "b.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	if _, err := shared.ReleaseClaims(ctx); err == nil {
+		t.Fatal("a shared store released claims")
+	}
+}
