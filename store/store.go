@@ -133,6 +133,10 @@ type Approval struct {
 	RequestedAt time.Time
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// Deciding is a decision in flight (JSON, owned by threads): set from a
+	// click or the deadline until the backend answers, so two clicks at
+	// once send one decision. nil when none is in flight.
+	Deciding []byte
 	// ClaimedBy and ClaimedUntil lease the approval to one ladder worker.
 	ClaimedBy    string
 	ClaimedUntil time.Time

@@ -44,7 +44,7 @@ func (t *tx) ApprovalUpsert(ctx context.Context, a *store.Approval) error {
 		query.NullText(a.Decision), query.NullText(a.Plan), a.StepsDone,
 		query.NullMillis(a.NextStepAt), query.NullMillis(a.DeadlineAt),
 		query.Millis(a.RequestedAt), query.Millis(a.CreatedAt), query.Millis(a.UpdatedAt),
-		a.ClaimedBy, query.Millis(a.ClaimedUntil))
+		a.ClaimedBy, query.Millis(a.ClaimedUntil), query.NullText(a.Deciding))
 	if err != nil {
 		return t.s.fail("upsert approval "+a.ID, err)
 	}
@@ -121,7 +121,7 @@ func scanApproval(r scanner) (*store.Approval, error) {
 	)
 	err := r.Scan(&a.ID, &a.Tenant, &a.Revision, &a.State, &seen, &a.Function,
 		&a.Decision, &a.Plan, &a.StepsDone, &nextStep, &deadline,
-		&requested, &created, &updated, &a.ClaimedBy, &until)
+		&requested, &created, &updated, &a.ClaimedBy, &until, &a.Deciding)
 	if err != nil {
 		return nil, err
 	}

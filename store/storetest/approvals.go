@@ -66,6 +66,7 @@ func testApprovalRoundTrip(t *testing.T, s store.Store) {
 		UpdatedAt:    at(5 * time.Millisecond),
 		ClaimedBy:    "ladder-1",
 		ClaimedUntil: at(time.Minute + 6*time.Millisecond),
+		Deciding:     []byte(`{"actor":"user:kevin","decision":"approve"}`),
 	}
 	check := func(step string, want *store.Approval) {
 		t.Helper()
