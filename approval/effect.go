@@ -41,14 +41,17 @@ func (a *Approval) Destructive() bool {
 	return !isTrue(a.Call.Annotations.ReadOnlyHint) && isTrue(a.Call.Annotations.DestructiveHint)
 }
 
-// OutOfScope reports whether any compared value lies below a tenant record.
+// OutOfScope reports whether any compared value lies below a tenant record:
+// flagged so by the backend, or with an origin below tenant_record
+// (PROTOCOL.md's own definition; fail closed when the flag is missing), or
+// not compared at all.
 func (a *Approval) OutOfScope() bool {
 	for _, r := range a.Roles {
 		if r.NotCompared {
 			return true
 		}
 		for _, v := range r.Values {
-			if v.OutOfScope {
+			if v.OutOfScope || v.Origin.rank() < OriginTenantRecord.rank() {
 				return true
 			}
 		}
@@ -64,8 +67,13 @@ func (a *Approval) DenyFirst() bool {
 }
 
 // ChatMayApprove reports whether a chat may offer Approve: not when the call
-// needs a typed confirmation, which only the console takes.
-func (a *Approval) ChatMayApprove() bool { return a.Confirm == nil }
+// needs a typed confirmation, which only the console takes, and never for
+// protected paths, whose approval only a person signed in with
+// governance.write gives, "never a key, an app, an MCP client, a chat or a
+// policy" (the platform's description of approvals).
+func (a *Approval) ChatMayApprove() bool {
+	return a.Confirm == nil && a.Kind != KindProtectedPaths
+}
 
 // originPhrase says where a value came from in words.
 func originPhrase(o Origin) string {

@@ -92,6 +92,9 @@ func Parse(body []byte) (*Event, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, fmt.Errorf("%w: the body is not a JSON object", ErrBadJSON)
 	}
+	if tooDeep(body, MaxDepth) {
+		return nil, fmt.Errorf("%w: the body nests deeper than %d levels", ErrBadJSON, MaxDepth)
+	}
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return nil, decodeError(err, "")
@@ -158,9 +161,81 @@ func Parse(body []byte) (*Event, error) {
 
 func decodeData(data []byte, into any) error {
 	if err := json.Unmarshal(data, into); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// encoding/json names no list index; find it in the value.
+			te.Field = locate(data, strings.TrimPrefix(te.Field, "Approval."), te.Value)
+		}
 		return decodeError(err, "data.")
 	}
 	return nil
+}
+
+// locate turns a dotted field path without list indexes ("roles.role")
+// into the path of the first value of JSON kind kind along it
+// ("roles[0].role"), so an error names the exact element.
+func locate(data []byte, field, kind string) string {
+	var v any
+	if json.Unmarshal(data, &v) != nil || field == "" {
+		return field
+	}
+	if p, ok := walk(v, strings.Split(field, "."), kind); ok {
+		return p
+	}
+	return field
+}
+
+func walk(v any, segs []string, kind string) (string, bool) {
+	if arr, ok := v.([]any); ok {
+		for i, el := range arr {
+			if p, ok := walk(el, segs, kind); ok {
+				if p != "" && p[0] != '[' {
+					p = "." + p
+				}
+				return fmt.Sprintf("[%d]", i) + p, true
+			}
+		}
+		return "", false
+	}
+	if len(segs) == 0 {
+		return "", jsonKind(v) == kind || strings.HasPrefix(kind, jsonKind(v))
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	child, ok := obj[segs[0]]
+	if !ok {
+		return "", false
+	}
+	p, ok := walk(child, segs[1:], kind)
+	if !ok {
+		return "", false
+	}
+	if len(p) > 0 && p[0] == '[' {
+		return segs[0] + p, true
+	}
+	if p == "" {
+		return segs[0], true
+	}
+	return segs[0] + "." + p, true
+}
+
+// jsonKind names a decoded value's kind as encoding/json's errors do.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
 }
 
 // decodeError turns encoding/json's errors into ours: syntax → bad JSON,
@@ -168,7 +243,9 @@ func decodeData(data []byte, into any) error {
 func decodeError(err error, prefix string) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		path := prefix + te.Field
+		// approvalWire embeds Approval; encoding/json names the embedded
+		// struct in the path, which the sender never wrote.
+		path := prefix + strings.TrimPrefix(te.Field, "Approval.")
 		if te.Field == "" {
 			path = strings.TrimSuffix(prefix, ".")
 		}
@@ -412,7 +489,9 @@ func (v *validator) time(path, s string, required bool) time.Time {
 		return time.Time{}
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	if err != nil || t.Year() < minYear {
+		// A zero-ish time would read as "not set" further on and silently
+		// replace a tool's own deadline with the default: refuse it here.
 		v.add(path, "want an RFC 3339 time such as 2026-11-29T18:00:00Z")
 		return time.Time{}
 	}
@@ -435,6 +514,44 @@ func (o Origin) rank() int {
 	}
 	return -1
 }
+
+// MaxDepth bounds how deeply an event's JSON may nest. No real call's
+// arguments come near it; a body past it is refused before decoding, so a
+// hostile one costs one pass over its bytes.
+const MaxDepth = 256
+
+// tooDeep reports whether the JSON text b nests arrays and objects deeper
+// than max, counting brackets outside strings.
+func tooDeep(b []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > max {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// minYear bounds accepted times from below; nothing the backend sends
+// predates it.
+const minYear = 2000
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -50,7 +50,8 @@ type Record struct {
 	Revision int
 	State    State
 	// Seen is false for a tombstone: a resolve, re-check or cancel that
-	// arrived before its request. A late request then never posts a live card.
+	// arrived before its request. A late request then never posts a live
+	// card, and the approval stays a tombstone: no card, no thread.
 	Seen     bool
 	Decision *Decision
 }
@@ -93,7 +94,11 @@ type Result struct {
 // is pure: the caller stores Next and enqueues Effects in one transaction.
 func Transition(cur *Record, ev *Event, now time.Time) Result {
 	if ev.Type == EventAutoGranted {
-		return Result{Effects: []Effect{{Kind: EffectAudit}}}
+		res := Result{Effects: []Effect{{Kind: EffectAudit}}}
+		if cur != nil {
+			res.Next = *cur
+		}
+		return res
 	}
 	var rec Record
 	if cur != nil {
@@ -112,12 +117,10 @@ func Transition(cur *Record, ev *Event, now time.Time) Result {
 			rec.Revision, rec.State, rec.Seen = a.Revision, StatePending, true
 			return Result{Next: rec, Changed: true, Effects: []Effect{{Kind: EffectPostCard}}}
 		case !rec.Seen:
-			// A tombstone: keep what the call was, post nothing live.
-			rec.Seen = true
-			if a.Revision > rec.Revision {
-				rec.Revision = a.Revision
-			}
-			return Result{Next: rec, Changed: true, Ignored: "decided before it was requested: no live card"}
+			// A tombstone: it was decided before anyone here saw it. It
+			// stays a tombstone, so nothing later speaks of a card that
+			// was never posted.
+			return ignore("decided before it was requested: no live card")
 		case rec.State.Final():
 			return ignore("already " + string(rec.State))
 		case a.Revision <= rec.Revision:

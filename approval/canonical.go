@@ -1,0 +1,162 @@
+package approval
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Canonical JSON is RFC 8785 (JCS), the form the backend hashes into
+// args_sha256 (PROTOCOL.md, "Canonical JSON and the digest").
+//
+// We use github.com/gowebpki/jcs v1.0.2 rather than our own serialiser: it
+// passes every vector of fixtures/digests.json (including "number spellings"
+// with -0, 1e21 and 0.0000001, and "utf16 key order"), formats numbers the
+// ECMAScript way, sorts keys by UTF-16 code units, rejects duplicate keys,
+// lone surrogates and invalid UTF-8, and is the reference implementation's
+// Go port. canonical_test.go runs every vector against it, so an upgrade that
+// changes the output fails there. We wrap it for three reasons: a nesting
+// bound tighter than its own 10,000, a clear error for numbers that are not
+// finite doubles, and error texts that never quote the arguments (its
+// messages may copy up to 32 bytes of input, and arguments are restricted
+// content that must not reach logs).
+
+// CanonicalMaxDepth bounds the nesting of arrays and objects Canonicalize
+// accepts. Real tool arguments nest a few levels; the bound keeps a hostile
+// document from costing deep recursion.
+const CanonicalMaxDepth = 1000
+
+// digestPrefix starts every args_sha256 (PROTOCOL.md).
+const digestPrefix = "sha256:"
+
+// Errors Canonicalize wraps, so callers can tell a bad document from a
+// document we refuse on purpose.
+var (
+	// ErrInvalidJSON: the input is not one JSON text (syntax, duplicate
+	// keys, lone surrogates, trailing data).
+	ErrInvalidJSON = errors.New("invalid JSON")
+	// ErrInvalidUTF8: the input is not UTF-8, which RFC 8785 requires.
+	ErrInvalidUTF8 = errors.New("invalid UTF-8")
+	// ErrTooDeep: arrays and objects nest deeper than CanonicalMaxDepth.
+	ErrTooDeep = errors.New("nested too deep")
+	// ErrNumberRange: a number is not a finite IEEE 754 double (e.g. 1e400),
+	// so it has no canonical form.
+	ErrNumberRange = errors.New("number out of range")
+)
+
+// Canonicalize returns the RFC 8785 (JCS) serialisation of the JSON text
+// raw. Whitespace around the value is allowed. Errors wrap one of
+// ErrInvalidJSON, ErrInvalidUTF8, ErrTooDeep or ErrNumberRange and carry a
+// byte offset, never a piece of the input beyond one character.
+//
+// Numbers too small for a double (1e-400) round to 0, as ECMAScript's
+// JSON.parse does; they are finite, so they are not an error.
+func Canonicalize(raw []byte) ([]byte, error) {
+	if !utf8.Valid(raw) {
+		return nil, fmt.Errorf("canonicalize: %w", ErrInvalidUTF8)
+	}
+	if err := precheck(raw); err != nil {
+		return nil, fmt.Errorf("canonicalize: %w", err)
+	}
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, fmt.Errorf("canonicalize: %w", classify(raw, err))
+	}
+	return out, nil
+}
+
+// Digest returns "sha256:" and the lowercase hex SHA-256 of the canonical
+// form of raw: the args_sha256 of the arguments raw.
+func Digest(raw []byte) (string, error) {
+	c, err := Canonicalize(raw)
+	if err != nil {
+		return "", fmt.Errorf("digest: %w", err)
+	}
+	sum := sha256.Sum256(c)
+	return digestPrefix + hex.EncodeToString(sum[:]), nil
+}
+
+// ValidDigest reports whether s has the form of a digest: "sha256:" and 64
+// lowercase hex digits. Uppercase is refused because digests are compared
+// as strings.
+func ValidDigest(s string) bool {
+	if len(s) != len(digestPrefix)+2*sha256.Size || s[:len(digestPrefix)] != digestPrefix {
+		return false
+	}
+	for i := len(digestPrefix); i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// precheck walks raw once, outside strings, to enforce CanonicalMaxDepth
+// and to find numbers that overflow a double before jcs sees them. It does
+// not judge syntax: what it does not understand it leaves to jcs.
+func precheck(raw []byte) error {
+	depth := 0
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '"':
+			// Skip the string; an escaped quote does not end it.
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+		case c == '[' || c == '{':
+			depth++
+			if depth > CanonicalMaxDepth {
+				return fmt.Errorf("%w: more than %d levels at byte %d", ErrTooDeep, CanonicalMaxDepth, i)
+			}
+		case c == ']' || c == '}':
+			depth--
+		case c == '-' || (c >= '0' && c <= '9'):
+			start := i
+			for i+1 < len(raw) && isNumberByte(raw[i+1]) {
+				i++
+			}
+			_, err := strconv.ParseFloat(string(raw[start:i+1]), 64)
+			if errors.Is(err, strconv.ErrRange) {
+				// ParseFloat reports ErrRange only for overflow to ±Inf;
+				// underflow rounds to 0 without error.
+				return fmt.Errorf("%w: number at byte %d is not a finite double", ErrNumberRange, start)
+			}
+		}
+	}
+	return nil
+}
+
+func isNumberByte(c byte) bool {
+	return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// classify turns a jcs error into one of ours without jcs's text, which may
+// quote the input. What encoding/json also refuses is a syntax error;
+// what it accepts and jcs refuses (duplicate keys, lone surrogates) is
+// reported by kind only.
+func classify(raw []byte, jcsErr error) error {
+	if !json.Valid(raw) {
+		return syntaxError(raw)
+	}
+	return fmt.Errorf("%w: duplicate key, lone surrogate or other I-JSON violation", ErrInvalidJSON)
+}
+
+// syntaxError describes why raw, which json.Valid refused, is not JSON:
+// encoding/json's message names one character and the byte offset, never
+// more of the input, so it is safe to log.
+func syntaxError(raw []byte) error {
+	var syn *json.SyntaxError
+	if err := json.Unmarshal(raw, new(json.RawMessage)); errors.As(err, &syn) {
+		return fmt.Errorf("%w at byte %d: %s", ErrInvalidJSON, syn.Offset, syn.Error())
+	}
+	return ErrInvalidJSON
+}

@@ -1,0 +1,328 @@
+package approval_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"approvalsbot/approval"
+)
+
+func hint(v bool) *bool { return &v }
+
+func hintName(b *bool) string {
+	if b == nil {
+		return "absent"
+	}
+	return fmt.Sprint(*b)
+}
+
+// TestEffectLine covers every combination of the three hints (absent,
+// true, false) with CARD.md's rules written out as the expected line.
+func TestEffectLine(t *testing.T) {
+	t.Parallel()
+	var (
+		T = hint(true)
+		F = hint(false)
+	)
+	const (
+		out = "reaches outside the tenant"
+		ro  = "reads only"
+		de  = "DESTRUCTIVE"
+		unk = "Unknown"
+	)
+	tests := []struct {
+		readOnly, destructive, openWorld *bool
+		want                             string
+	}{
+		// readOnlyHint absent: destructive true says DESTRUCTIVE; otherwise
+		// the tool has not said it only reads, so Unknown.
+		{nil, nil, nil, unk + " · " + out},
+		{nil, nil, T, unk + " · " + out},
+		{nil, nil, F, unk},
+		{nil, T, nil, de + " · " + out},
+		{nil, T, T, de + " · " + out},
+		{nil, T, F, de},
+		{nil, F, nil, unk + " · " + out},
+		{nil, F, T, unk + " · " + out},
+		{nil, F, F, unk},
+		// readOnlyHint true: reads only, whatever destructiveHint says.
+		{T, nil, nil, ro + " · " + out},
+		{T, nil, T, ro + " · " + out},
+		{T, nil, F, ro},
+		{T, T, nil, ro + " · " + out},
+		{T, T, T, ro + " · " + out},
+		{T, T, F, ro},
+		{T, F, nil, ro + " · " + out},
+		{T, F, T, ro + " · " + out},
+		{T, F, F, ro},
+		// readOnlyHint false: a write. DESTRUCTIVE, Unknown when silent on
+		// destroying, no word when it says it destroys nothing.
+		{F, nil, nil, unk + " · " + out},
+		{F, nil, T, unk + " · " + out},
+		{F, nil, F, unk},
+		{F, T, nil, de + " · " + out},
+		{F, T, T, de + " · " + out},
+		{F, T, F, de},
+		{F, F, nil, out},
+		{F, F, T, out},
+		{F, F, F, ""},
+	}
+	if len(tests) != 27 {
+		t.Fatalf("%d cases, want all 27", len(tests))
+	}
+	for _, tt := range tests {
+		name := fmt.Sprintf("readOnly=%s,destructive=%s,openWorld=%s",
+			hintName(tt.readOnly), hintName(tt.destructive), hintName(tt.openWorld))
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			a := approval.Annotations{ReadOnlyHint: tt.readOnly, DestructiveHint: tt.destructive, OpenWorldHint: tt.openWorld}
+			if got := approval.EffectLine(a); got != tt.want {
+				t.Errorf("EffectLine = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEffectLineFixtures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file, want string
+	}{
+		{"merge.json", "DESTRUCTIVE · reaches outside the tenant"}, // CARD.md's example
+		{"search.json", "reads only · reaches outside the tenant"},
+		{"mail.json", "reaches outside the tenant"},
+		{"refund.json", "reaches outside the tenant"},
+		{"private.json", "DESTRUCTIVE"},
+		{"secrets.json", "Unknown · reaches outside the tenant"},
+		{"unknown.json", "Unknown · reaches outside the tenant"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			if got := approval.EffectLine(fixtureApproval(t, tt.file).Call.Annotations); got != tt.want {
+				t.Errorf("EffectLine = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFlagLines(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		a    func(t testing.TB) *approval.Approval
+		want []string
+	}{
+		{"mail.json", fixture("mail.json"), []string{
+			"Not traced to the request: to (recipient) came from something the job read; a rule needs a tenant record",
+			"New to this job: to (recipient)",
+			"A class above the job's so far: egress (so far: read)",
+		}},
+		{"refund.json", fixture("refund.json"), []string{
+			"A class above the job's so far: write (so far: read)",
+		}},
+		{"unknown.json", fixture("unknown.json"), nil},
+		{"every origin phrase", flags(approval.Flags{NotTraced: []approval.NotTraced{
+			{Argument: "host", Role: approval.RoleHost, Origin: approval.OriginNowhere, Floor: approval.OriginRequest},
+			{Argument: "payee", Role: approval.RolePayee, Origin: approval.OriginIdentity, Floor: approval.OriginRequest},
+			{Argument: "path", Role: approval.RolePath, Origin: approval.OriginTenantRecord, Floor: approval.OriginIdentity},
+		}}), []string{
+			"Not traced to the request: host (host) came from nowhere the job read; a rule needs the request",
+			"Not traced to the request: payee (payee) came from the starter's identity; a rule needs the request",
+			"Not traced to the request: path (path) came from a tenant record; a rule needs the starter's identity",
+		}},
+		{"several new to the job on one line", flags(approval.Flags{NewToJob: []approval.NewToJob{
+			{Argument: "to", Role: approval.RoleRecipient},
+			{Argument: "url", Role: approval.RoleHost},
+		}}), []string{"New to this job: to (recipient), url (host)"}},
+		{"class above with nothing so far", flags(approval.Flags{ClassAbove: &approval.ClassAbove{Class: "destructive"}}),
+			[]string{"A class above the job's so far: destructive"}},
+		{"class above a host", flags(approval.Flags{ClassAbove: &approval.ClassAbove{Class: "host.api.example", Previous: "write"}}),
+			[]string{"A class above the job's so far: host.api.example (so far: write)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, tt.a(t).FlagLines(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("FlagLines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func fixture(file string) func(t testing.TB) *approval.Approval {
+	return func(t testing.TB) *approval.Approval { return fixtureApproval(t, file) }
+}
+
+func flags(f approval.Flags) func(testing.TB) *approval.Approval {
+	return func(testing.TB) *approval.Approval { return &approval.Approval{Flags: f} }
+}
+
+func askedBy(ab approval.AskedBy) func(testing.TB) *approval.Approval {
+	return func(testing.TB) *approval.Approval { return &approval.Approval{AskedBy: ab} }
+}
+
+func TestAskedByLines(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		a    func(t testing.TB) *approval.Approval
+		want []string
+	}{
+		{"mail.json (origin)", fixture("mail.json"), []string{
+			"asked by the origin check",
+			"origin: to (recipient) is below its floor tenant_record (origin job_read)",
+		}},
+		{"refund.json (taint)", fixture("refund.json"), []string{
+			"asked by taint: the job read untrusted input",
+			"open_world web.fetch (call 12)",
+			"open_world mail.read (call 13)",
+		}},
+		// CARD.md says `a pre_tool_call hook`; the line adds which hook.
+		{"unknown.json (hook)", fixture("unknown.json"), []string{"asked by a pre_tool_call hook (pre_tool_call:crm-guard)"}},
+		{"merge.json (requires_approval)", fixture("merge.json"), []string{"asked by the tool's own requires_approval"}},
+		{"search.json (policy)", fixture("search.json"), []string{"asked by the tenant's policy (rule approval_mode: tools)"}},
+		{"policy", askedBy(approval.AskedBy{Reason: approval.ReasonPolicy, Rule: "R"}), []string{"asked by the tenant's policy (rule R)"}},
+		{"sequence", askedBy(approval.AskedBy{Reason: approval.ReasonSequence, Rule: "R", PreviousCall: "mail.send"}), []string{
+			"asked by a sequence rule",
+			"sequence: rule R, after mail.send",
+		}},
+		{"loop", askedBy(approval.AskedBy{Reason: approval.ReasonLoop}), []string{"asked by the loop check", "loop"}},
+		{"origin", askedBy(approval.AskedBy{Reason: approval.ReasonOrigin, Argument: "to", Role: approval.RoleRecipient,
+			Floor: approval.OriginTenantRecord, Origin: approval.OriginJobRead}), []string{
+			"asked by the origin check",
+			"origin: to (recipient) is below its floor tenant_record (origin job_read)",
+		}},
+		{"hook", askedBy(approval.AskedBy{Reason: approval.ReasonHook, Hook: "crm-guard"}), []string{"asked by a pre_tool_call hook (crm-guard)"}},
+		{"taint", askedBy(approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{
+			{Source: "open_world", Function: "web.fetch", Call: 12},
+		}}), []string{"asked by taint: the job read untrusted input", "open_world web.fetch (call 12)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, tt.a(t).AskedByLines()); diff != "" {
+				t.Errorf("AskedByLines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Flags and who-asks lines name arguments and classes, never a value.
+func TestFlagAndAskedByLinesCarryNoValue(t *testing.T) {
+	t.Parallel()
+	checked := 0
+	for _, path := range eventFiles(t) {
+		ev := mustParse(t, mustRead(t, path))
+		if ev.Approval == nil {
+			continue
+		}
+		lines := strings.Join(append(ev.Approval.FlagLines(), ev.Approval.AskedByLines()...), "\n")
+		for _, r := range ev.Approval.Roles {
+			for _, v := range r.Values {
+				if len(v.Value) < 4 {
+					continue // too short to tell from an ordinary word
+				}
+				checked++
+				if strings.Contains(lines, v.Value) {
+					t.Errorf("%s: a line carries the value %q of %s:\n%s", path, v.Value, r.Argument, lines)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no role value was checked")
+	}
+}
+
+func TestDenyFirst(t *testing.T) {
+	t.Parallel()
+	plain := func() *approval.Approval {
+		return &approval.Approval{
+			Call: approval.Call{Annotations: approval.Annotations{ReadOnlyHint: hint(false), DestructiveHint: hint(false)}},
+			Roles: []approval.Role{{Argument: "to", Role: approval.RoleRecipient,
+				Values: []approval.RoleValue{{Value: "ops@acme.example", Origin: approval.OriginTenantRecord}}}},
+		}
+	}
+	with := func(f func(a *approval.Approval)) func(testing.TB) *approval.Approval {
+		return func(testing.TB) *approval.Approval {
+			a := plain()
+			f(a)
+			return a
+		}
+	}
+	tests := []struct {
+		name string
+		a    func(t testing.TB) *approval.Approval
+		want bool
+	}{
+		{"none", with(func(*approval.Approval) {}), false},
+		{"destructive", with(func(a *approval.Approval) { a.Call.Annotations.DestructiveHint = hint(true) }), true},
+		{"destructive, read-only hint absent", with(func(a *approval.Approval) {
+			a.Call.Annotations = approval.Annotations{DestructiveHint: hint(true)}
+		}), true},
+		{"out of scope", with(func(a *approval.Approval) { a.Roles[0].Values[0].OutOfScope = true }), true},
+		{"not compared past the limit", with(func(a *approval.Approval) { a.Roles[0].NotCompared = true }), true},
+		{"not traced", with(func(a *approval.Approval) {
+			a.Flags.NotTraced = []approval.NotTraced{{Argument: "to", Role: approval.RoleRecipient,
+				Origin: approval.OriginJobRead, Floor: approval.OriginTenantRecord}}
+		}), true},
+		// PRODUCTION BUG (see report): PROTOCOL.md defines "a value whose
+		// origin is below tenant_record is out of scope"; OutOfScope only
+		// trusts the backend's out_of_scope flag.
+		{"origin below tenant_record, flag unset", with(func(a *approval.Approval) {
+			a.Roles[0].Values[0].Origin = approval.OriginJobRead
+		}), true},
+		{"new to job", with(func(a *approval.Approval) {
+			a.Flags.NewToJob = []approval.NewToJob{{Argument: "to", Role: approval.RoleRecipient}}
+		}), true},
+		{"class above", with(func(a *approval.Approval) {
+			a.Flags.ClassAbove = &approval.ClassAbove{Class: "egress", Previous: "read"}
+		}), true},
+		{"merge.json (destructive)", fixture("merge.json"), true},
+		{"mail.json (out of scope, new, class above)", fixture("mail.json"), true},
+		{"refund.json (class above)", fixture("refund.json"), true},
+		{"private.json (destructive)", fixture("private.json"), true},
+		{"search.json", fixture("search.json"), false},
+		{"big.json", fixture("big.json"), false},
+		{"unknown.json", fixture("unknown.json"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.a(t).DenyFirst(); got != tt.want {
+				t.Errorf("DenyFirst = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestChatMayApprove(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		a    func(t testing.TB) *approval.Approval
+		want bool
+	}{
+		{"refund.json (confirm amount)", fixture("refund.json"), false},
+		{"merge.json", fixture("merge.json"), true},
+		{"confirm set", func(testing.TB) *approval.Approval {
+			return &approval.Approval{Confirm: &approval.Confirm{Argument: "amount"}}
+		}, false},
+		{"no confirm", func(testing.TB) *approval.Approval { return &approval.Approval{} }, true},
+		{"protected.json: protected paths are never approved from a chat", fixture("protected.json"), false},
+		{"changes.json", fixture("changes.json"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.a(t).ChatMayApprove(); got != tt.want {
+				t.Errorf("ChatMayApprove = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,191 @@
+package approval_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"approvalsbot/approval"
+)
+
+// maxErrorLen bounds what one refusal says: five problems with their
+// paths, never an echo of the body.
+const maxErrorLen = 2048
+
+// FuzzParse: Parse never panics; it refuses with exactly one of its two
+// error classes; what it accepts satisfies the schema; and an accepted
+// event, encoded again, parses to the same event.
+func FuzzParse(f *testing.F) {
+	for _, path := range eventFiles(f) {
+		b := mustRead(f, path)
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	f.Add([]byte(nil))
+	f.Add([]byte("[]"))
+	f.Add([]byte(`{"data":{}}`))
+	f.Add(mutate(f, "merge.json", func(m map[string]any) { obj(f, m, "data")["revision"] = "1" }))
+	f.Add(mutate(f, "refund.json", func(m map[string]any) { obj(f, m, "data")["deadline"] = "0001-01-01T00:00:00Z" }))
+
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ev, err := approval.Parse(body)
+		if err != nil {
+			checkRefusal(t, ev, err)
+			return
+		}
+		checkAccepted(t, ev)
+
+		again, err := approval.Parse(encodeEvent(t, ev))
+		if err != nil {
+			t.Fatalf("an accepted event, encoded again, is refused: %v", err)
+		}
+		if diff := cmp.Diff(ev, again, rawJSONEqual); diff != "" {
+			t.Fatalf("an accepted event, encoded again, parses differently (-first +again):\n%s", diff)
+		}
+	})
+}
+
+func checkRefusal(t *testing.T, ev *approval.Event, err error) {
+	t.Helper()
+	if ev != nil {
+		t.Fatalf("an event came back with the error %v", err)
+	}
+	var ve *approval.ValidationError
+	isVE, isBad := errors.As(err, &ve), errors.Is(err, approval.ErrBadJSON)
+	if isVE == isBad {
+		t.Fatalf("error %q (%T): want exactly one of ErrBadJSON or *ValidationError", err, err)
+	}
+	if isVE {
+		if len(ve.Problems) == 0 {
+			t.Fatal("a ValidationError without problems")
+		}
+		for _, p := range ve.Problems {
+			if p == nil || p.Path == "" || p.Msg == "" {
+				t.Fatalf("a problem without path or message: %+v", p)
+			}
+		}
+	}
+	if n := len(err.Error()); n > maxErrorLen {
+		t.Fatalf("error of %d bytes: %.200q…", n, err)
+	}
+}
+
+func checkAccepted(t *testing.T, ev *approval.Event) {
+	t.Helper()
+	if !slices.Contains(approval.EventTypes(), ev.Type) {
+		t.Fatalf("accepted type %q", ev.Type)
+	}
+	if !approval.ValidID(ev.Tenant) || ev.ID == "" || len(ev.ID) > 128 {
+		t.Fatalf("accepted envelope id %q tenant %q", ev.ID, ev.Tenant)
+	}
+	set := 0
+	for _, isSet := range []bool{ev.Approval != nil, ev.Resolved != nil, ev.RecheckFailed != nil,
+		ev.Cancelled != nil, ev.Finished != nil, ev.AutoGranted != nil} {
+		if isSet {
+			set++
+		}
+	}
+	if set != 1 {
+		t.Fatalf("%s with %d data fields set", ev.Type, set)
+	}
+	if ev.Type != approval.EventAutoGranted && !approval.ValidID(ev.ApprovalID()) {
+		t.Fatalf("accepted approval id %q", ev.ApprovalID())
+	}
+	switch ev.Type {
+	case approval.EventRequested, approval.EventReasked:
+		a := ev.Approval
+		if a == nil {
+			t.Fatalf("%s without an Approval", ev.Type)
+		}
+		if !approval.ValidID(a.ID) || a.Revision < 1 || a.Tenant != ev.Tenant {
+			t.Fatalf("accepted id %q revision %d tenant %q (envelope %q)", a.ID, a.Revision, a.Tenant, ev.Tenant)
+		}
+		switch a.Kind {
+		case approval.KindCall:
+		case approval.KindChanges, approval.KindProtectedPaths:
+			if a.Changes == nil || len(a.Changes.Files) == 0 {
+				t.Fatalf("accepted kind %s without files", a.Kind)
+			}
+		default:
+			t.Fatalf("accepted kind %q", a.Kind)
+		}
+		if a.Call.Function == "" || !approval.ValidDigest(a.Call.ArgsSHA256) {
+			t.Fatalf("accepted call %q digest %q", a.Call.Function, a.Call.ArgsSHA256)
+		}
+		if a.Deadline != nil && !a.Deadline.After(a.RequestedAt) {
+			t.Fatalf("accepted deadline %v not after requested_at %v", a.Deadline, a.RequestedAt)
+		}
+		if a.Ladder != "" && !approval.ValidID(a.Ladder) {
+			t.Fatalf("accepted ladder %q", a.Ladder)
+		}
+		if (a.Why != "") != (ev.Type == approval.EventReasked) {
+			t.Fatalf("%s with why %q", ev.Type, a.Why)
+		}
+		if args := bytes.TrimSpace(a.Call.Arguments); len(args) > 0 && args[0] != '{' {
+			t.Fatalf("accepted arguments %.40q", args)
+		}
+	case approval.EventResolved:
+		r := ev.Resolved
+		if r.Revision < 1 || (r.Status != approval.StateApproved && r.Status != approval.StateDenied) || r.Actor == "" {
+			t.Fatalf("accepted resolved %+v", r)
+		}
+	case approval.EventCallFinished:
+		if o := ev.Finished.Outcome; o != approval.OutcomeCompleted && o != approval.OutcomeFailed {
+			t.Fatalf("accepted outcome %q", o)
+		}
+	case approval.EventAutoGranted:
+		ag := ev.AutoGranted
+		if ag.PolicyID == "" || ag.Job.ID == "" || ag.Call.Function == "" || !approval.ValidDigest(ag.Call.ArgsSHA256) {
+			t.Fatalf("accepted auto_granted %+v", ag)
+		}
+	}
+}
+
+// encodeEvent writes an event back in PROTOCOL.md's wire form.
+func encodeEvent(t *testing.T, ev *approval.Event) []byte {
+	t.Helper()
+	var data any
+	switch {
+	case ev.Approval != nil:
+		data = ev.Approval
+	case ev.Resolved != nil:
+		data = ev.Resolved
+	case ev.RecheckFailed != nil:
+		data = ev.RecheckFailed
+	case ev.Cancelled != nil:
+		data = ev.Cancelled
+	case ev.Finished != nil:
+		data = ev.Finished
+	case ev.AutoGranted != nil:
+		data = ev.AutoGranted
+	}
+	b, err := json.Marshal(map[string]any{
+		"id": ev.ID, "type": ev.Type, "time": ev.Time.Format(time.RFC3339Nano), "tenant": ev.Tenant, "data": data,
+	})
+	if err != nil {
+		t.Fatalf("encode accepted event: %v", err)
+	}
+	return b
+}
+
+// rawJSONEqual compares raw JSON (the argument projection) by meaning, as
+// encoding may compact it and escape <, > and &.
+var rawJSONEqual = cmp.Comparer(func(a, b json.RawMessage) bool {
+	if len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
+		return len(bytes.TrimSpace(a)) == len(bytes.TrimSpace(b))
+	}
+	var x, y any
+	dx := json.NewDecoder(bytes.NewReader(a))
+	dx.UseNumber()
+	dy := json.NewDecoder(bytes.NewReader(b))
+	dy.UseNumber()
+	if dx.Decode(&x) != nil || dy.Decode(&y) != nil {
+		return bytes.Equal(a, b)
+	}
+	return cmp.Equal(x, y)
+})

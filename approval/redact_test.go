@@ -1,0 +1,1092 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"approvalsbot/internal/fixtures"
+)
+
+func TestSensitiveKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		key  string
+		want bool
+	}{
+		{"token", true},
+		{"Token", true},
+		{"access-token", true},
+		{"access_token", true},
+		{"refreshToken", true},
+		{"password", true},
+		{"PASSWORD", true},
+		{"db password", true},
+		{"passwd", true},
+		{"secret", true},
+		{"client_secret", true},
+		{"Client-Secret", true},
+		{"Authorization", true},
+		{"Proxy-Authorization", true},
+		{"credential", true},
+		{"Credentials", true},
+		{"X-Api-Key", true},
+		{"api key", true},
+		{"api_key", true},
+		{"apiKey", true},
+		{"APIKEY", true},
+		{"x.api.key", true},
+		{"Private_Key", true},
+		{"private key", true},
+		{"privateKey", true},
+		{"PRIVATE-KEY", true},
+		{"max_tokens", true}, // broad on purpose: see SensitiveKey
+		{"", false},
+		{"note", false},
+		{"key", false},
+		{"api", false},
+		{"api_url", false},
+		{"private", false},
+		{"public_key", false},
+		{"auth", false},
+		{"author", false},
+		{"pass", false},
+		{"passenger", false},
+		{"cred", false},
+		{"tok", false},
+		{"privacy", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			t.Parallel()
+			if got := SensitiveKey(tt.key); got != tt.want {
+				t.Errorf("SensitiveKey(%q) = %v, want %v", tt.key, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRedactText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"empty", "", ""},
+		{"nothing to redact", "rotate the token on Monday", "rotate the token on Monday"},
+		{"bearer in a header line", "Authorization: Bearer abc.def-ghi", "Authorization: Bearer [redacted]"},
+		{"bearer any case", "BEARER abc and bearer def", "BEARER [redacted] and bearer [redacted]"},
+		{"bearer after a tab", "bearer\tabc", "bearer\t[redacted]"},
+		{"bearer keeps the text after the token", "Bearer abc then more", "Bearer [redacted] then more"},
+		{"bearer token ends only at white space", "-H 'Bearer abc' -d x", "-H 'Bearer [redacted] -d x"},
+		{"bearer needs a separator", "Bearers are here", "Bearers are here"},
+		{"bearer needs a word start", "forbearer abc", "forbearer abc"},
+		{"bearer without a token", "Bearer   ", "Bearer   "},
+		{"bearer before a new line", "Bearer \nabc", "Bearer \nabc"},
+		{"basic credential", "use Basic dXNlcjpwYXNz here", "use Basic [redacted] here"},
+		{"basic credential with padding and full stop", "Basic YWxhZGRpbjpvcGVuc2VzYW1l=.", "Basic [redacted]"},
+		{"basic as an English word", "the basic idea", "the basic idea"},
+		{"basic before an acronym", "basic HTTP auth", "basic HTTP auth"},
+		{"url user and password", "clone https://u:p@git.example/r.git now", "clone https://[redacted]@git.example/r.git now"},
+		{"url user only", "ssh://git@git.example/r", "ssh://[redacted]@git.example/r"},
+		{"url with port", "postgres://app:pw@db.example:5432/x", "postgres://[redacted]@db.example:5432/x"},
+		{"two urls", "https://a:b@x.example and https://c:d@y.example", "https://[redacted]@x.example and https://[redacted]@y.example"},
+		{"url ends at a quote", `"https://a:b@x.example" or me@y.example`, `"https://[redacted]@x.example" or me@y.example`},
+		{"at sign in the path is not user-info", "https://host.example/a@b?e=c@d", "https://host.example/a@b?e=c@d"},
+		{"mail address is not a url", "mailto:ada@acme.example", "mailto:ada@acme.example"},
+		{"already redacted url", "https://[redacted]@x.example", "https://[redacted]@x.example"},
+		{"already redacted bearer", "Bearer [redacted]", "Bearer [redacted]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := RedactText(tt.in)
+			if got != tt.want {
+				t.Errorf("RedactText(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+			if again := RedactText(got); again != got {
+				t.Errorf("RedactText is not idempotent: %q then %q", got, again)
+			}
+		})
+	}
+}
+
+func TestProject(t *testing.T) {
+	t.Parallel()
+	long := func(n int) string { return strings.Repeat("x", n) }
+	tests := []struct {
+		name                string
+		in                  string
+		want                string
+		redacted, truncated bool
+	}{
+		{
+			name: "order and numbers kept as written",
+			in:   `{ "b" : 1.50, "a" : [1e400, -0, 1E2], "c" : null, "d" : true }`,
+			want: `{"b":1.50,"a":[1e400,-0,1E2],"c":null,"d":true}`,
+		},
+		{
+			name: "top-level scalar",
+			in:   ` "hello" `,
+			want: `"hello"`,
+		},
+		{
+			name: "escapes",
+			in:   `{"s":"a\u0001\n\"\\\/<&é"}`,
+			want: `{"s":"a\u0001\n\"\\/<&é"}`,
+		},
+		{
+			name: "invalid UTF-8 becomes U+FFFD",
+			in:   "{\"s\":\"a\xffb\"}",
+			want: "{\"s\":\"a\uFFFDb\"}",
+		},
+		{
+			name:     "secret-named keys lose the whole value",
+			in:       `{"X-Api-Key":"k1","client_secret":"s1","Private_Key":{"pem":"p1"},"access-token":["t1"],"APIKEY":12,"passwd":null,"api key":true,"Credentials":{"u":"c1"}}`,
+			want:     `{"X-Api-Key":"[redacted]","client_secret":"[redacted]","Private_Key":"[redacted]","access-token":"[redacted]","APIKEY":"[redacted]","passwd":"[redacted]","api key":"[redacted]","Credentials":"[redacted]"}`,
+			redacted: true,
+		},
+		{
+			name: "a value mentioning token is shown",
+			in:   `{"note":"token rotation","why":"password reset flow"}`,
+			want: `{"note":"token rotation","why":"password reset flow"}`,
+		},
+		{
+			name:     "bearer value redacted whole",
+			in:       `{"h":"Bearer abc def","l":"bearer x","b":"BASIC dXNl","p":"Basic plan"}`,
+			want:     `{"h":"Bearer [redacted]","l":"bearer [redacted]","b":"BASIC [redacted]","p":"Basic [redacted]"}`,
+			redacted: true,
+		},
+		{
+			name:     "bearer inside text",
+			in:       `{"cmd":"curl -H 'Authorization: Bearer abc' https://x.example"}`,
+			want:     `{"cmd":"curl -H 'Authorization: Bearer [redacted] https://x.example"}`,
+			redacted: true,
+		},
+		{
+			name:     "url user-info",
+			in:       `{"url":"https://deploy:pw@ci.example/hooks/run","plain":"https://ci.example/a@b"}`,
+			want:     `{"url":"https://[redacted]@ci.example/hooks/run","plain":"https://ci.example/a@b"}`,
+			redacted: true,
+		},
+		{
+			name:     "keys are redacted as text",
+			in:       `{"Bearer abc":1}`,
+			want:     `{"Bearer [redacted]":1}`,
+			redacted: true,
+		},
+		{
+			name:     "already redacted by the backend",
+			in:       `{"url":"https://[redacted]@ci.example/x","h":"Bearer [redacted]","password":"[redacted]"}`,
+			want:     `{"url":"https://[redacted]@ci.example/x","h":"Bearer [redacted]","password":"[redacted]"}`,
+			redacted: true, // the secret-named key's rule fires whatever the value
+		},
+		{
+			name: "string at the bound",
+			in:   `["` + long(ProjectionMaxString) + `"]`,
+			want: `["` + long(ProjectionMaxString) + `"]`,
+		},
+		{
+			name:      "string over the bound",
+			in:        `["` + long(300) + `"]`,
+			want:      `["` + long(256) + `…[cut: 44 bytes]"]`,
+			truncated: true,
+		},
+		{
+			name:      "string cut on a UTF-8 boundary",
+			in:        `["` + long(255) + `éyyy"]`,
+			want:      `["` + long(255) + `…[cut: 5 bytes]"]`,
+			truncated: true,
+		},
+		{
+			name:      "cut never splits a redaction",
+			in:        `["` + long(240) + ` Bearer abc"]`,
+			want:      `["` + long(240) + ` Bearer …[cut: 10 bytes]"]`,
+			truncated: true, // the [redacted] is cut away, so Redacted is false
+		},
+		{
+			name:      "redaction before the cut",
+			in:        `["Bearer ` + long(300) + `"]`,
+			want:      `["Bearer [redacted]"]`,
+			redacted:  true,
+			truncated: false,
+		},
+		{
+			name:      "key over the bound",
+			in:        `{"` + long(260) + `":1}`,
+			want:      `{"` + long(256) + `…[cut: 4 bytes]":1}`,
+			truncated: true,
+		},
+		{
+			name:      "long number shown as a cut string",
+			in:        `[` + strings.Repeat("9", 300) + `]`,
+			want:      `["` + strings.Repeat("9", 256) + `…[cut: 44 bytes]"]`,
+			truncated: true,
+		},
+		{
+			name: "array at the member bound",
+			in:   `[` + numbers(ProjectionMaxMembers) + `]`,
+			want: `[` + numbers(ProjectionMaxMembers) + `]`,
+		},
+		{
+			name:      "array over the member bound",
+			in:        `[` + numbers(40) + `]`,
+			want:      `[` + numbers(31) + `,"[9 more left out]"]`,
+			truncated: true,
+		},
+		{
+			name:      "object over the member bound",
+			in:        `{` + members(33) + `}`,
+			want:      `{` + members(31) + `,"…":"[2 more left out]"}`,
+			truncated: true,
+		},
+		{
+			name: "six levels kept",
+			in:   `[[[[[[1]]]]]]`,
+			want: `[[[[[[1]]]]]]`,
+		},
+		{
+			name:      "seventh level replaced",
+			in:        `{"a":[[[[{"deep":{"x":1},"y":2}]]]]}`,
+			want:      `{"a":[[[[{"deep":"[nested deeper than 6 levels]","y":2}]]]]}`,
+			truncated: true,
+		},
+		{
+			name:     "a secret-named key at the depth bound is redacted, not cut",
+			in:       `[[[[[{"password":{"x":1}}]]]]]`,
+			want:     `[[[[[{"password":"[redacted]"}]]]]]`,
+			redacted: true,
+		},
+		{
+			name:      "total size: trailing members left out",
+			in:        `[` + strings.Repeat(`"`+long(200)+`",`, 30) + `"` + long(200) + `"]`,
+			want:      `[` + strings.Repeat(`"`+long(200)+`",`, 20) + `"[11 more left out]"]`,
+			truncated: true,
+		},
+		{
+			name:      "total size: nested collection cut and later members left out",
+			in:        `{"a":[` + strings.Repeat(`"`+long(200)+`",`, 25) + `"x"],"b":"y"}`,
+			want:      `{"a":[` + strings.Repeat(`"`+long(200)+`",`, 19) + `"[7 more left out]"],"…":"[1 more left out]"}`,
+			truncated: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Project([]byte(tt.in))
+			if err != nil {
+				t.Fatalf("Project: %v", err)
+			}
+			want := Projection{JSON: []byte(tt.want), Redacted: tt.redacted, Truncated: tt.truncated}
+			if diff := cmp.Diff(want, got, cmp.Transformer("string", func(b []byte) string { return string(b) })); diff != "" {
+				t.Errorf("Project(%.80q) mismatch (-want +got):\n%s", tt.in, diff)
+			}
+			if err := checkShape(got.JSON); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// numbers is "0,1,...,n-1".
+func numbers(n int) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = fmt.Sprint(i)
+	}
+	return strings.Join(s, ",")
+}
+
+// members is `"k0":0,...` with n members.
+func members(n int) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = fmt.Sprintf(`"k%d":%d`, i, i)
+	}
+	return strings.Join(s, ",")
+}
+
+func TestProjectRejects(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2"
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	for _, in := range []string{deep, ``, ` `, `{`, `{"a":"hunter2"`, `{"a" "hunter2"}`, `["hunter2",]`, `{"a":"hunter2"} x`, `{"a":"hunter2"}{}`, `hunter2`, `{"password":hunter2}`} {
+		t.Run(fmt.Sprintf("%.20s", in), func(t *testing.T) {
+			t.Parallel()
+			got, err := Project([]byte(in))
+			if err == nil {
+				t.Fatalf("Project(%q) = %s, want an error", in, got.JSON)
+			}
+			if !errors.Is(err, ErrInvalidJSON) {
+				t.Errorf("error %q does not wrap ErrInvalidJSON", err)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q quotes the input", err)
+			}
+		})
+	}
+}
+
+// secretKeyPattern recognises secret-named keys in the test, written apart
+// from SensitiveKey so that a mistake there is not repeated here.
+var secretKeyPattern = regexp.MustCompile(`(?i)token|passw(or)?d|secret|authorization|credential|api[-_ ]?key|private[-_ ]?key`)
+
+// fixtureStrings sorts the strings of decoded arguments into secrets (under
+// a secret-named key, a Bearer credential, a URL's user-info and password)
+// and harmless values that must be shown as they are.
+type fixtureStrings struct {
+	keyed, bearer, userinfo []string
+	harmless                []string
+}
+
+func (fs *fixtureStrings) walk(v any, secret bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			fs.walk(x, secret || secretKeyPattern.MatchString(k))
+		}
+	case []any:
+		for _, x := range v {
+			fs.walk(x, secret)
+		}
+	case string:
+		plain := true
+		if secret {
+			fs.keyed = append(fs.keyed, v)
+			plain = false
+		}
+		if f := strings.Fields(v); len(f) >= 2 && strings.EqualFold(f[0], "bearer") {
+			fs.bearer = append(fs.bearer, strings.Join(f[1:], " "))
+			plain = false
+		}
+		if u, err := url.Parse(v); err == nil && u.User != nil {
+			fs.userinfo = append(fs.userinfo, u.User.String())
+			if p, ok := u.User.Password(); ok {
+				fs.userinfo = append(fs.userinfo, p)
+			}
+			plain = false
+		}
+		if plain {
+			fs.harmless = append(fs.harmless, v)
+		}
+	default:
+		if secret && v != nil {
+			fs.keyed = append(fs.keyed, fmt.Sprint(v))
+		}
+	}
+}
+
+// The backend failed to redact secrets.json: none of its secrets may leave
+// the bot, and its harmless values ("token rotation") must still show.
+func TestProjectSecretsFixture(t *testing.T) {
+	t.Parallel()
+	p, err := fixtures.Path("events", "secrets.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Data struct {
+			Call struct {
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"call"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	args := ev.Data.Call.Arguments
+	var decoded any
+	if err := json.Unmarshal(args, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	var fs fixtureStrings
+	fs.walk(decoded, false)
+	// The fixture must exercise every rule, or this test proves less than
+	// it claims.
+	if len(fs.keyed) < 3 || len(fs.bearer) == 0 || len(fs.userinfo) < 2 {
+		t.Fatalf("fixture holds too few secrets: keyed %d, bearer %d, user-info %d", len(fs.keyed), len(fs.bearer), len(fs.userinfo))
+	}
+	trap := false
+	for _, h := range fs.harmless {
+		trap = trap || secretKeyPattern.MatchString(h)
+	}
+	if !trap {
+		t.Fatal("fixture holds no harmless value that names a secret word")
+	}
+
+	got, err := Project(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkShape(got.JSON); err != nil {
+		t.Error(err)
+	}
+	if !got.Redacted || got.Truncated {
+		t.Errorf("Redacted, Truncated = %v, %v, want true, false", got.Redacted, got.Truncated)
+	}
+	shownStrings := strings.Join(stringsOf(t, got.JSON), "\x00")
+	for _, group := range [][]string{fs.keyed, fs.bearer, fs.userinfo} {
+		for _, s := range group {
+			if bytes.Contains(got.JSON, []byte(s)) || strings.Contains(shownStrings, s) {
+				t.Errorf("secret %q appears in the projection %s", s, got.JSON)
+			}
+		}
+	}
+	shown := "\x00" + shownStrings + "\x00"
+	for _, h := range fs.harmless {
+		if !strings.Contains(shown, "\x00"+h+"\x00") {
+			t.Errorf("harmless value %q is not shown as is in %s", h, got.JSON)
+		}
+	}
+}
+
+// Every example event's arguments project within the limits.
+func TestProjectEventFixtures(t *testing.T) {
+	t.Parallel()
+	files, err := fixtures.EventFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no event fixtures")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev struct {
+			Data struct {
+				Call *struct {
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"call"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if ev.Data.Call == nil || ev.Data.Call.Arguments == nil {
+			continue
+		}
+		got, err := Project(ev.Data.Call.Arguments)
+		if err != nil {
+			t.Errorf("%s: Project: %v", f, err)
+			continue
+		}
+		if err := checkShape(got.JSON); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		if err := checkFlagsVisible(got); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// ordered is a decoded JSON object with its key order.
+type ordered []member
+
+type member struct {
+	Key   string
+	Value any
+}
+
+// decodeOrdered decodes one value keeping key order: objects become
+// ordered, arrays []any, numbers json.Number.
+func decodeOrdered(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return tok, nil
+	}
+	switch d {
+	case '{':
+		o := ordered{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := decodeOrdered(dec)
+			if err != nil {
+				return nil, err
+			}
+			o = append(o, member{k.(string), v})
+		}
+		_, err := dec.Token()
+		return o, err
+	case '[':
+		a := []any{}
+		for dec.More() {
+			v, err := decodeOrdered(dec)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := dec.Token()
+		return a, err
+	}
+	return nil, fmt.Errorf("unexpected %v", d)
+}
+
+func parseOrdered(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	v, err := decodeOrdered(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the value")
+	}
+	return v, nil
+}
+
+// stringsOf lists every key and string value of JSON.
+func stringsOf(t testing.TB, b []byte) []string {
+	t.Helper()
+	v, err := parseOrdered(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case ordered:
+			for _, m := range v {
+				out = append(out, m.Key)
+				walk(m.Value)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case string:
+			out = append(out, v)
+		}
+	}
+	walk(v)
+	return out
+}
+
+// cutSuffix matches the marker that ends a cut string.
+var cutSuffix = regexp.MustCompile(`…\[cut: [1-9][0-9]* bytes\]$`)
+
+// checkShape asserts the limits every projection keeps, whatever the input:
+// valid UTF-8 JSON within ProjectionMaxBytes; collections at most
+// ProjectionMaxDepth levels deep with at most ProjectionMaxMembers entries
+// (marker included); every string (key or value) at most
+// ProjectionMaxString bytes, or a kept part of at most ProjectionMaxString
+// bytes followed by the cut marker.
+func checkShape(b []byte) error {
+	if len(b) > ProjectionMaxBytes {
+		return fmt.Errorf("projection is %d bytes, over %d", len(b), ProjectionMaxBytes)
+	}
+	if !utf8.Valid(b) || !json.Valid(b) {
+		return fmt.Errorf("projection is not valid UTF-8 JSON: %q", b)
+	}
+	v, err := parseOrdered(b)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	str := func(s string) {
+		if loc := cutSuffix.FindStringIndex(s); loc != nil {
+			s = s[:loc[0]]
+		}
+		if len(s) > ProjectionMaxString {
+			problems = append(problems, fmt.Sprintf("string keeps %d bytes: %.40q…", len(s), s))
+		}
+	}
+	var walk func(v any, level int)
+	walk = func(v any, level int) {
+		switch v.(type) {
+		case ordered, []any:
+			level++
+			if level > ProjectionMaxDepth {
+				problems = append(problems, fmt.Sprintf("collection at level %d", level))
+			}
+		}
+		switch v := v.(type) {
+		case ordered:
+			if len(v) > ProjectionMaxMembers {
+				problems = append(problems, fmt.Sprintf("object of %d members", len(v)))
+			}
+			for _, m := range v {
+				str(m.Key)
+				walk(m.Value, level)
+			}
+		case []any:
+			if len(v) > ProjectionMaxMembers {
+				problems = append(problems, fmt.Sprintf("array of %d members", len(v)))
+			}
+			for _, x := range v {
+				walk(x, level)
+			}
+		case string:
+			str(v)
+		}
+	}
+	walk(v, 0)
+	if len(problems) > 0 {
+		return fmt.Errorf("projection breaks its limits: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// truncationVisible reports whether JSON shows one of the cut markers.
+func truncationVisible(b []byte) bool {
+	return bytes.Contains(b, []byte(cutMarker)) || bytes.Contains(b, []byte(moreMarker)) || bytes.Contains(b, []byte(deepMarker))
+}
+
+// checkFlagsVisible asserts that a flag set is backed by a visible marker.
+func checkFlagsVisible(p Projection) error {
+	if p.Redacted && !bytes.Contains(p.JSON, []byte(redactedMarker)) {
+		return fmt.Errorf("Redacted but no %s in %s", redactedMarker, p.JSON)
+	}
+	if p.Truncated && !truncationVisible(p.JSON) {
+		return fmt.Errorf("Truncated but no cut marker in %s", p.JSON)
+	}
+	return nil
+}
+
+// The property test plants secrets in random arguments and checks what
+// Project promises. Its alphabets are chosen so that the oracle is exact:
+//
+//   - filler text never contains 'a', ':', '[', ']', '@', upper case or
+//     U+2028, so it cannot spell a secret-named key, "bearer", "basic", a
+//     URL, a marker or a secret;
+//   - secrets are upper case from secretAlphabet, which shares no five
+//     letters in a row with anything else the projection may show, so any
+//     five-letter piece of a secret in the output is a leak.
+const (
+	fillerAlphabet = "bcdfghijklmnopqrstuvwxyz0123456789 -.,/\"\\\n\t\x01"
+	secretAlphabet = "DFGHJKLMNOPQTUVWXYZ"
+	leakWindow     = 5
+)
+
+var fillerRunes = append([]rune(fillerAlphabet), 'é', 'ß', '€', '中', '😀', 'ž')
+
+// gen makes random arguments (raw) with what Project must show when nothing
+// is cut (want), counting the secrets it plants.
+type gen struct {
+	r                        *rand.Rand
+	maxWidth, maxDepth, maxS int
+	budget                   int // collections still allowed
+	planted                  int
+}
+
+func (g *gen) filler(maxBytes int) string {
+	n := g.r.IntN(maxBytes + 1)
+	var b strings.Builder
+	for {
+		r := fillerRunes[g.r.IntN(len(fillerRunes))]
+		if b.Len()+utf8.RuneLen(r) > n {
+			return b.String()
+		}
+		b.WriteRune(r)
+	}
+}
+
+// word is a short filler with no space or control: a user name, a host.
+func (g *gen) word() string {
+	const letters = "bcdfghijklmnopqrstuvwxyz"
+	b := make([]byte, 1+g.r.IntN(8))
+	for i := range b {
+		b[i] = letters[g.r.IntN(len(letters))]
+	}
+	return string(b)
+}
+
+func (g *gen) secret() string {
+	b := make([]byte, 8+g.r.IntN(33))
+	for i := range b {
+		b[i] = secretAlphabet[g.r.IntN(len(secretAlphabet))]
+	}
+	return string(b)
+}
+
+func (g *gen) pick(options ...string) string { return options[g.r.IntN(len(options))] }
+
+// secretKey spells a secret-named key the many ways tools do.
+func (g *gen) secretKey() string {
+	words := [][]string{{"token"}, {"password"}, {"passwd"}, {"secret"}, {"authorization"}, {"credential"}, {"api", "key"}, {"private", "key"}}[g.r.IntN(8)]
+	sep := g.pick("", "-", "_", " ")
+	var parts []string
+	for _, w := range words {
+		switch g.r.IntN(3) {
+		case 0:
+			w = strings.ToUpper(w)
+		case 1:
+			w = strings.ToUpper(w[:1]) + w[1:]
+		}
+		parts = append(parts, w)
+	}
+	return g.pick("", "x-", "client_", "access-", "db ") + strings.Join(parts, sep) + g.pick("", "s", "_id", "-v2")
+}
+
+// secretValue is any JSON value made of secrets.
+func (g *gen) secretValue() any {
+	switch g.r.IntN(4) {
+	case 0:
+		return ordered{{g.word(), g.secret()}, {g.word(), []any{g.secret()}}}
+	case 1:
+		return []any{g.secret(), g.secret()}
+	case 2:
+		return json.Number("4" + fmt.Sprint(g.r.Uint32()))
+	}
+	return g.secret()
+}
+
+// planted returns a string carrying a secret and the string Project must
+// show for it as a value.
+func (g *gen) plantedString() (raw, want string) {
+	g.planted++
+	scheme := g.pick("Bearer", "bearer", "BEARER", "Basic", "basic", "BASIC")
+	switch g.r.IntN(5) {
+	case 0: // the whole value is a credential
+		return scheme + " " + g.secret(), scheme + " " + redactedMarker
+	case 1: // a Bearer credential inside text
+		s := g.pick("Bearer", "bearer", "BEARER")
+		pre, post := g.filler(g.maxS/2), g.filler(g.maxS/2)
+		return pre + " " + s + " " + g.secret() + " " + post, pre + " " + s + " " + redactedMarker + " " + post
+	case 2: // a Basic credential inside text: base64-looking
+		s := g.pick("Basic", "basic")
+		pre, post := g.filler(g.maxS/2), g.filler(g.maxS/2)
+		return pre + " " + s + " " + g.secret() + "9=" + " " + post, pre + " " + s + " " + redactedMarker + " " + post
+	case 3: // a URL with user-info as the whole value
+		u := g.pick("https", "http", "postgres")
+		tail := g.word() + ".example/" + g.word()
+		return u + "://" + g.word() + ":" + g.secret() + "@" + tail, u + "://" + redactedMarker + "@" + tail
+	}
+	// a URL with user-info inside text
+	tail := g.word() + ".example/" + g.word()
+	pre, post := g.filler(g.maxS/2), g.filler(g.maxS/2)
+	return pre + " https://" + g.word() + ":" + g.secret() + "@" + tail + " " + post,
+		pre + " https://" + redactedMarker + "@" + tail + " " + post
+}
+
+func (g *gen) number() json.Number {
+	switch g.r.IntN(6) {
+	case 0:
+		return json.Number(fmt.Sprint(g.r.Int64() - g.r.Int64()))
+	case 1:
+		return json.Number(g.pick("-0", "1.50", "1e400", "1E-7", "0.0000001"))
+	case 2:
+		if g.r.IntN(20) == 0 {
+			return json.Number(strings.Repeat("7", 250+g.r.IntN(20))) // may cross the string bound
+		}
+	}
+	return json.Number(fmt.Sprint(g.r.Float64() * 1000))
+}
+
+// value returns a random value and what Project must show for it if
+// nothing is cut. A collection opened here is at nesting level.
+func (g *gen) value(level int) (raw, want any) {
+	if level <= g.maxDepth && g.budget > 0 && g.r.IntN(3) == 0 {
+		return g.collection(level, g.r.IntN(2) == 0)
+	}
+	switch g.r.IntN(8) {
+	case 0, 1:
+		rs, ws := g.plantedString()
+		return rs, ws
+	case 2:
+		n := g.number()
+		return n, n
+	case 3:
+		b := g.r.IntN(2) == 0
+		return b, b
+	case 4:
+		return nil, nil
+	}
+	s := g.filler(g.maxS)
+	return s, s
+}
+
+// collection returns a random array or object at nesting level, into
+// whose objects secret-named keys are planted.
+func (g *gen) collection(level int, object bool) (raw, want any) {
+	g.budget--
+	width := g.r.IntN(g.maxWidth + 1)
+	if !object {
+		r, w := []any{}, []any{}
+		for range width {
+			rv, wv := g.value(level + 1)
+			r, w = append(r, rv), append(w, wv)
+		}
+		return r, w
+	}
+	r, w := ordered{}, ordered{}
+	for range width {
+		if g.r.IntN(8) == 0 {
+			g.planted++
+			k := g.secretKey()
+			r, w = append(r, member{k, g.secretValue()}), append(w, member{k, redactedMarker})
+			continue
+		}
+		k := g.word()
+		rv, wv := g.value(level + 1)
+		r, w = append(r, member{k, rv}), append(w, member{k, wv})
+	}
+	return r, w
+}
+
+// marshal writes v as compact JSON in its order, with the same escapes as
+// Project (the filler has no U+2028, which encoding/json escapes).
+func marshal(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var write func(any)
+	write = func(v any) {
+		switch v := v.(type) {
+		case ordered:
+			buf.WriteByte('{')
+			for i, m := range v {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				write(m.Key)
+				buf.WriteByte(':')
+				write(m.Value)
+			}
+			buf.WriteByte('}')
+		case []any:
+			buf.WriteByte('[')
+			for i, x := range v {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				write(x)
+			}
+			buf.WriteByte(']')
+		default:
+			if err := enc.Encode(v); err != nil {
+				panic(err)
+			}
+			buf.Truncate(buf.Len() - 1) // Encode's new line
+		}
+	}
+	write(v)
+	return buf.Bytes()
+}
+
+// overLimits reports whether showing v needs a cut other than the total
+// size: a string or number over ProjectionMaxString, a collection over
+// ProjectionMaxMembers, or nesting past ProjectionMaxDepth.
+func overLimits(v any, level int) bool {
+	switch v := v.(type) {
+	case ordered:
+		if level+1 > ProjectionMaxDepth || len(v) > ProjectionMaxMembers {
+			return true
+		}
+		for _, m := range v {
+			if len(m.Key) > ProjectionMaxString || overLimits(m.Value, level+1) {
+				return true
+			}
+		}
+	case []any:
+		if level+1 > ProjectionMaxDepth || len(v) > ProjectionMaxMembers {
+			return true
+		}
+		for _, x := range v {
+			if overLimits(x, level+1) {
+				return true
+			}
+		}
+	case string:
+		return len(v) > ProjectionMaxString
+	case json.Number:
+		return len(v) > ProjectionMaxString
+	}
+	return false
+}
+
+// leaked returns a run of leakWindow or more secretAlphabet bytes in out:
+// by the choice of alphabets only a planted secret can make one.
+func leaked(out []byte) string {
+	run := 0
+	for i, c := range out {
+		if strings.IndexByte(secretAlphabet, c) < 0 {
+			run = 0
+			continue
+		}
+		if run++; run >= leakWindow {
+			return string(out[i+1-run : i+1])
+		}
+	}
+	return ""
+}
+
+func TestProjectProperties(t *testing.T) {
+	t.Parallel()
+	cases := 2000
+	if testing.Short() {
+		cases = 300
+	}
+	r := rand.New(rand.NewPCG(8785, 4096))
+	var exact, cut, redacted int
+	for i := range cases {
+		g := &gen{r: r, maxWidth: 60, maxDepth: 10, maxS: []int{10, 100, 600}[r.IntN(3)], budget: 1 + r.IntN(24)}
+		if i%3 == 0 { // small arguments, to exercise the exact oracle often
+			g.maxWidth, g.maxDepth, g.maxS, g.budget = 5, 5, 60, 1+r.IntN(12)
+		}
+		var raw, want any
+		if r.IntN(20) == 0 {
+			raw, want = g.value(1)
+		} else { // arguments are nearly always an object
+			raw, want = g.collection(1, true)
+		}
+		in := marshal(raw)
+		if r.IntN(4) == 0 {
+			var ind bytes.Buffer
+			if err := json.Indent(&ind, in, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			in = ind.Bytes()
+		}
+		got, err := Project(in)
+		if err != nil {
+			t.Fatalf("case %d: Project: %v\ninput %s", i, err, in)
+		}
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("case %d: %s\ninput  %.2000s\noutput %s", i, fmt.Sprintf(format, args...), in, got.JSON)
+		}
+		if s := leaked(got.JSON); s != "" {
+			fail("secret piece %q leaked", s)
+		}
+		if err := checkShape(got.JSON); err != nil {
+			fail("%v", err)
+		}
+		// Flags are exact: each is true exactly when its marker shows.
+		if vis := bytes.Contains(got.JSON, []byte(redactedMarker)); got.Redacted != vis {
+			fail("Redacted = %v, but [redacted] visible = %v", got.Redacted, vis)
+		}
+		if vis := truncationVisible(got.JSON); got.Truncated != vis {
+			fail("Truncated = %v, but a cut marker visible = %v", got.Truncated, vis)
+		}
+		// Truncated is exactly "the input needed a cut".
+		needsCut := overLimits(want, 0) || len(marshal(want)) > ProjectionMaxBytes
+		if got.Truncated != needsCut {
+			fail("Truncated = %v, want %v", got.Truncated, needsCut)
+		}
+		if g.planted == 0 && got.Redacted {
+			fail("Redacted with nothing planted")
+		}
+		if !needsCut {
+			// Nothing cut: the projection is exactly the redacted input, in
+			// its key order, and Redacted is exactly "something planted".
+			exact++
+			gotV, err := parseOrdered(got.JSON)
+			if err != nil {
+				fail("%v", err)
+			}
+			if diff := cmp.Diff(want, gotV); diff != "" {
+				fail("projection differs from the redacted input (-want +got):\n%s", diff)
+			}
+			if got.Redacted != (g.planted > 0) {
+				fail("Redacted = %v with %d planted", got.Redacted, g.planted)
+			}
+		}
+		if got.Truncated {
+			cut++
+		}
+		if got.Redacted {
+			redacted++
+		}
+	}
+	t.Logf("%d cases: %d exact, %d truncated, %d redacted", cases, exact, cut, redacted)
+	// A generator that drifted into only one kind of case would prove little.
+	for name, n := range map[string]int{"exact": exact, "truncated": cut, "redacted": redacted} {
+		if n < cases/5 {
+			t.Errorf("only %d %s cases of %d", n, name, cases)
+		}
+	}
+}
+
+// benchArguments is 2 KB of typical arguments: headers with secrets,
+// a list, free text with a URL, and some nesting.
+func benchArguments() []byte {
+	var b strings.Builder
+	b.WriteString(`{"method":"POST","url":"https://deploy:pw@ci.acme.example/hooks/run","headers":{"Authorization":"Bearer abc.def.ghi","Content-Type":"application/json","X-Request-Id":"r-123"},"to":[`)
+	for i := range 20 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"user%d@acme.example"`, i)
+	}
+	b.WriteString(`],"body":{"subject":"Quarterly numbers","text":"`)
+	b.WriteString(strings.Repeat("Please review the attached figures before Friday. ", 14))
+	b.WriteString(`","meta":{"priority":2,"labels":["finance","q3"],"retry":{"max":3,"backoff":1.5}}},"notes":[`)
+	for i := range 8 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"n":%d,"text":"step %d: check the totals against the ledger"}`, i, i)
+	}
+	b.WriteString(`],"dry_run":false}`)
+	return []byte(b.String())
+}
+
+func BenchmarkProject(b *testing.B) {
+	in := benchArguments()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Project(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkProjectLarge shows the cost stays linear for arguments near the
+// 1 MiB body limit: past the size bound members are skipped, not built.
+func BenchmarkProjectLarge(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"items":[`)
+	for i := range 4000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"name":"item %d","tags":["a","b"],"token":"t-%d","deep":[[[[[[%d]]]]]]}`, i, i, i, i)
+	}
+	sb.WriteString(`],"blob":"` + strings.Repeat("x", 600<<10) + `"}`)
+	in := []byte(sb.String())
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Project(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRedactText(b *testing.B) {
+	s := strings.Repeat("Please review the attached figures before Friday. ", 40)
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	for b.Loop() {
+		RedactText(s)
+	}
+}
