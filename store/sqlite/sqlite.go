@@ -81,6 +81,7 @@ type Store struct {
 	log    *slog.Logger
 	closed atomic.Bool
 	lock   *os.File // held for the store's life when opened Exclusive
+	stmts  *stmts
 }
 
 // Open opens (creating if needed) the database at o.Path and checks that it
@@ -109,7 +110,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	db.SetMaxOpenConns(maxOpenConns)
 	// Keep every connection: a new one re-runs the DSN's pragmas.
 	db.SetMaxIdleConns(maxOpenConns)
-	s := &Store{db: db, log: log, lock: lock}
+	s := &Store{db: db, log: log, lock: lock, stmts: &stmts{db: db}}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		unlock(lock)
@@ -167,7 +168,9 @@ func (s *Store) ReleaseClaims(ctx context.Context) (int64, error) {
 // Close closes the database; later calls return store.ErrUnavailable.
 func (s *Store) Close() error {
 	s.closed.Store(true)
-	err := s.db.Close()
+	s.stmts.close()
+	err := s.db.Close() // a preparation still waiting for a connection fails now
+	s.stmts.wg.Wait()
 	unlock(s.lock)
 	if err != nil {
 		return fmt.Errorf("close sqlite store: %w", err)
@@ -207,7 +210,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.
 			_ = sqlTx.Rollback()
 		}
 	}()
-	if err := fn(ctx, &tx{s: s, q: sqlTx}); err != nil {
+	if err := fn(ctx, &tx{s: s, q: preparedTx{tx: sqlTx, c: s.stmts}}); err != nil {
 		return err
 	}
 	done = true
@@ -220,7 +223,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.
 // tx is store.Tx over one database/sql transaction.
 type tx struct {
 	s *Store
-	q *sql.Tx
+	q querier
 }
 
 // querier is what *sql.DB and *sql.Tx share, so each query is written once
