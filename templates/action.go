@@ -1,0 +1,90 @@
+package templates
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"approvalsbot/approval"
+)
+
+// ActionKind is what a button asks the bot to do.
+type ActionKind string
+
+// The actions a card's buttons carry.
+const (
+	ActionApprove     ActionKind = "approve"
+	ActionDeny        ActionKind = "deny"
+	ActionShowArgs    ActionKind = "show_args"    // answer the clicker alone with the whole arguments
+	ActionShowDetails ActionKind = "show_details" // answer the clicker alone with the restricted details
+)
+
+// Action is the payload of a button: which approval, which revision of it
+// (a click on a superseded card must be refused, not applied to the new
+// call), and what to do.
+type Action struct {
+	Kind       ActionKind
+	ApprovalID string
+	Revision   int
+}
+
+// actionPrefix versions the encoding and marks it as ours, so a payload of
+// another app or an older format is refused rather than guessed at.
+const actionPrefix = "ab1"
+
+// actionSep separates the parts; approval ids cannot hold it.
+const actionSep = "|"
+
+// maxRevisionDigits keeps every encoding within Discord's custom_id limit:
+// "ab1|show_details|" + a 64-byte id + "|" leaves 18 digits of 100.
+const maxRevisionDigits = 18
+
+// ErrBadAction is wrapped by every ParseAction error.
+var ErrBadAction = errors.New("not a card action")
+
+// EncodeAction writes a as a button payload: "ab1|approve|a-7Q2K9|1". For
+// every valid action (known kind, approval.ValidID id, revision from 1 to
+// 18 digits) the result is at most 100 characters, fits Slack's action_id
+// and value and Discord's custom_id, and ParseAction returns a again.
+func EncodeAction(a Action) string {
+	return actionPrefix + actionSep + string(a.Kind) + actionSep + a.ApprovalID + actionSep + strconv.Itoa(a.Revision)
+}
+
+// ParseAction reads a payload that EncodeAction wrote, strictly: anything
+// else (another prefix, an unknown kind, an id outside [A-Za-z0-9._:-]{1,64},
+// a revision that is not a plain decimal ≥ 1, extra parts, over 100
+// characters) is an error wrapping ErrBadAction. Button payloads come back
+// from the platform and are untrusted input.
+func ParseAction(s string) (Action, error) {
+	if len(s) > discordCustomIDMax {
+		return Action{}, fmt.Errorf("%w: longer than %d bytes", ErrBadAction, discordCustomIDMax)
+	}
+	parts := strings.Split(s, actionSep)
+	if len(parts) != 4 || parts[0] != actionPrefix {
+		return Action{}, fmt.Errorf("%w: want ab1|kind|approval id|revision", ErrBadAction)
+	}
+	kind := ActionKind(parts[1])
+	switch kind {
+	case ActionApprove, ActionDeny, ActionShowArgs, ActionShowDetails:
+	default:
+		return Action{}, fmt.Errorf("%w: unknown kind %q", ErrBadAction, cutLine(parts[1], 20))
+	}
+	if !approval.ValidID(parts[2]) {
+		return Action{}, fmt.Errorf("%w: the approval id is not 1–64 of [A-Za-z0-9._:-]", ErrBadAction)
+	}
+	rev := parts[3]
+	if rev == "" || len(rev) > maxRevisionDigits || rev[0] < '1' || rev[0] > '9' {
+		return Action{}, fmt.Errorf("%w: the revision is not a decimal ≥ 1", ErrBadAction)
+	}
+	for i := 1; i < len(rev); i++ {
+		if rev[i] < '0' || rev[i] > '9' {
+			return Action{}, fmt.Errorf("%w: the revision is not a decimal ≥ 1", ErrBadAction)
+		}
+	}
+	n, err := strconv.Atoi(rev)
+	if err != nil {
+		return Action{}, fmt.Errorf("%w: the revision is out of range", ErrBadAction)
+	}
+	return Action{Kind: kind, ApprovalID: parts[2], Revision: n}, nil
+}

@@ -1,0 +1,721 @@
+package templates
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"approvalsbot/approval"
+)
+
+// Card is everything any surface shows of one approval, in CARD.md's
+// order, already decided: every string is cleaned (see cleanText),
+// redacted again (approval.Project for arguments, approval.RedactText for
+// free text) and within the card's own bounds, and every rule (which
+// buttons, in which order, what a restricted card hides) is applied. The
+// renderers only lay it out and escape it for their surface, so all four
+// surfaces say the same thing.
+//
+// A field left empty (or nil) is not shown.
+type Card struct {
+	ApprovalID string
+	Revision   int
+	Tenant     string
+	Kind       approval.Kind
+	State      approval.State
+	Superseded bool
+	Tone       Tone
+
+	// Status is the line on top of every card, pending or decided:
+	// "Waiting for a decision", "Approved by user:kevin at 14:03 UTC",
+	// "Denied by user:kevin: not before the release", …
+	Status string
+	// StatusDetail says how or when, below the status ("via console").
+	StatusDetail string
+	// Message is the backend's sentence on a refused card (what the model
+	// reads about the refusal).
+	Message string
+	// Headline is one line for notifications, Slack's fallback text and the
+	// email subject: "acme_github.merge waits for a decision (DESTRUCTIVE)".
+	Headline string
+
+	// 1. Title.
+	Function   string
+	Job        Job
+	ConsoleURL string
+	ThreadURL  string
+
+	// 2. Effect line, from approval.EffectLine; empty for a write that
+	// destroys nothing and stays inside the tenant.
+	Effect string
+	// 3. Flags, from FlagLines: by name and class only.
+	Flags []string
+	// 4. Who asks (AskedBy) and each reason (Reasons), from AskedByLines.
+	AskedBy string
+	Reasons []string
+	// 5. Warning when the tool did not keep to what it declares.
+	Warning string
+
+	// Restricted cards hide arguments, digest, role values, file paths,
+	// patch and agent text, and say RestrictedNote instead.
+	Restricted     bool
+	RestrictedNote string
+
+	// 6. Arguments, their digest and the function's snapshot.
+	Arguments *Arguments
+	Digest    string
+	Snapshot  string
+	// 7. Argument roles.
+	Roles *Roles
+	// 8. Changes of a changeset.
+	Changes *Changes
+	// 9. What the agent wrote before the call: its words, not the platform's.
+	AgentSays string
+	// 10. The turn's other calls that wait with this one.
+	Turn string
+	// 11. Ladder and deadline, while the card waits.
+	Ladder string
+	// ConfirmLine says the call needs a typed confirmation, which only the
+	// console takes; the console link is ConsoleURL.
+	ConfirmLine string
+	// 12. Buttons, in order; none unless the card waits for a decision.
+	Buttons []Button
+}
+
+// Tone is the colour a surface gives the card.
+type Tone string
+
+// Tones.
+const (
+	TonePending  Tone = "pending"
+	ToneApproved Tone = "approved"
+	ToneDenied   Tone = "denied"
+	ToneClosed   Tone = "closed" // cancelled, superseded: nothing happened
+)
+
+// Job is the title's second line: which job, who started it, which agent
+// at which level.
+type Job struct {
+	ID, URL, StartedBy, Agent, Level string
+}
+
+// Arguments is the display projection of the call's arguments.
+type Arguments struct {
+	// JSON is the projection pretty-printed, at most 2 KB.
+	JSON string
+	// Marks names what the projection shows in place of values:
+	// "redacted", "truncated", or both joined with " · ".
+	Marks string
+	// CutNote is "[cut; Show all arguments shows all]" when JSON is not all
+	// of the arguments.
+	CutNote string
+}
+
+// Roles are the rows of marked arguments and what the rows leave out.
+type Roles struct {
+	Rows []RoleRow
+	// Table is Rows as surfaces show them, one line each in a monospaced
+	// block (no links, no formatting), an out-of-scope value marked:
+	// "  repo · repository · acme/api · request",
+	// "⚠ to · recipient · x@evil.example · job_read · out of scope".
+	Table string
+	Notes []string // "80 more values of to left out", "to: not compared past 200 values …"
+}
+
+// RoleRow is one row: argument · role · value · origin.
+type RoleRow struct {
+	Argument, Role, Value, Origin string
+	OutOfScope                    bool // the card warns about the value
+}
+
+// Changes is a changeset: its files (protected first), and its patch.
+type Changes struct {
+	// Summary counts the files: "3 files, 2 of them protected".
+	Summary string
+	// ProtectedNote is "this change touches the plugin's tests or its rules".
+	ProtectedNote string
+	// GovernanceNote says who alone may approve a protected_paths approval.
+	GovernanceNote string
+	Files          []ChangedFile
+	FilesNote      string // "and 4 more files"
+	Patch          string
+	PatchCutNote   string
+	PatchDigest    string
+}
+
+// ChangedFile is one file of a changeset.
+type ChangedFile struct {
+	Path      string
+	Protected bool
+}
+
+// ButtonStyle is how prominent a button is.
+type ButtonStyle string
+
+// Button styles. Approve and Deny are equally prominent: each has its own
+// colour (Slack primary/danger, Discord Success/Danger).
+const (
+	StylePrimary ButtonStyle = "primary"
+	StyleDanger  ButtonStyle = "danger"
+	StyleDefault ButtonStyle = ""
+)
+
+// Button is one control of a waiting card.
+type Button struct {
+	Label   string
+	Action  Action
+	Payload string // EncodeAction(Action)
+	Style   ButtonStyle
+	// Default marks the button the focus starts on (Deny, where
+	// approval.DenyFirst); surfaces without focus show it first.
+	Default bool
+	// Confirm asks again before the click counts (Approve on a destructive
+	// call); nil for none.
+	Confirm *Confirmation
+}
+
+// Confirmation is a dialog that asks again.
+type Confirmation struct {
+	Title, Text, Confirm, Cancel string
+}
+
+// LadderPosition is where the approval stands on its escalation ladder, as
+// the ladder package computed it; the card only puts it in words.
+type LadderPosition struct {
+	Step, Steps int       // the step reached (1-based) of how many; Steps 0: no ladder line
+	NextAt      time.Time // when the next step comes; zero when none is left
+	Next        string    // who is told next, e.g. "email leads@acme.example"
+	Deadline    time.Time // when no answer counts as a no; zero: the approval's own deadline
+	Skipped     int       // steps skipped because they would fall after the deadline
+}
+
+// Input is what Build needs to decide a card.
+type Input struct {
+	Approval *approval.Approval // required
+	// State is the approval's state; empty counts as pending.
+	State approval.State
+	// Decision says who closed the approval and how; nil while pending.
+	Decision *approval.Decision
+	// Superseded marks a card a newer revision replaced.
+	Superseded bool
+	Ladder     LadderPosition
+	// Restricted renders without details even when the approval is not
+	// content-restricted (a walled job in a shared place). A
+	// content-restricted approval is always rendered without details
+	// unless RevealContent is set.
+	Restricted bool
+	// RevealContent shows a content-restricted approval's details. Set it
+	// only for the ephemeral answer to Show details, after checking that
+	// the person holds the content permission. It never overrides
+	// Restricted.
+	RevealContent bool
+	// Tenant names the tenant in subjects; empty means Approval.Tenant.
+	Tenant string
+	// ThreadURL links email readers to the chat thread; optional.
+	ThreadURL string
+}
+
+// The card's fixed sentences.
+const (
+	statusPending     = "Waiting for a decision"
+	statusSuperseded  = "Superseded: the call changed; see the new card"
+	statusExpired     = "Denied: nobody answered by the deadline"
+	restrictedNote    = "details are shown only to operators with the content permission"
+	argsCutNote       = "[cut; Show all arguments shows all]"
+	argsUnreadable    = "the arguments could not be shown; Show all arguments shows them"
+	patchCutNote      = "[cut; the console shows the whole patch]"
+	protectedNote     = "this change touches the plugin's tests or its rules"
+	effectsMismatch   = "The tool says it stays inside the tenant, but its sandbox was refused a connection earlier in this job."
+	deadlineMeansNo   = "(no answer counts as a no)"
+	timeOfDay         = "15:04 UTC"
+	dateAndTime       = "2006-01-02 15:04 UTC"
+	labelApprove      = "Approve"
+	labelDeny         = "Deny"
+	labelShowArgs     = "Show all arguments"
+	labelShowDetails  = "Show details"
+	confirmTitle      = "Approve a destructive call?"
+	confirmCancel     = "Cancel"
+	agentSaysCutNote  = " …[cut]"
+	unknownApproval   = "This approval could not be shown"
+	governanceNoteFmt = "Only another person with governance.write, who neither started the job%s nor approved its changes, may approve this, in the console: a chat offers only Deny."
+)
+
+// Build decides the card for in. It never fails: what cannot be shown is
+// said on the card (a nil Approval gives a card that says so).
+func Build(in Input) Card {
+	a := in.Approval
+	if a == nil {
+		return Card{State: approval.StatePending, Tone: ToneClosed, Status: unknownApproval, Headline: unknownApproval}
+	}
+	c := Card{
+		ApprovalID: a.ID,
+		Revision:   a.Revision,
+		Tenant:     oneLine(cmpOr(in.Tenant, a.Tenant)),
+		Kind:       a.Kind,
+		State:      cmpOr(in.State, approval.StatePending),
+		Superseded: in.Superseded,
+		Function:   cutLine(oneLine(a.Call.Function), lineMax),
+		Job: Job{
+			ID:        cutLine(oneLine(a.Job.ID), lineMax),
+			URL:       linkable(a.Job.URL),
+			StartedBy: cutLine(oneLine(a.Job.StartedBy), lineMax),
+			Agent:     cutLine(oneLine(a.Job.Agent), lineMax),
+			Level:     cutLine(oneLine(a.Level), 16),
+		},
+		ConsoleURL: linkable(a.ConsoleURL),
+		ThreadURL:  linkable(in.ThreadURL),
+		Effect:     approval.EffectLine(a.Call.Annotations),
+		Flags:      limitFlags(a.FlagLines()),
+		Restricted: in.Restricted || (a.Content.Restricted && !in.RevealContent),
+	}
+	waiting := c.State == approval.StatePending && !c.Superseded
+	c.Status, c.StatusDetail, c.Message, c.Tone = status(c.State, in.Superseded, in.Decision, deadline(in, a))
+	c.Headline = headline(&c)
+
+	if lines := a.AskedByLines(); len(lines) > 0 {
+		c.AskedBy = cutLine(oneLine(lines[0]), lineMax)
+		c.Reasons = limitList(lines[1:], listMax, func(n int) string { return fmt.Sprintf("and %d more %s", n, plural(n, "reason", "reasons")) })
+	}
+	if a.EffectsMismatch {
+		c.Warning = effectsMismatch
+	}
+	if approval.ValidDigest(a.Call.Snapshot) {
+		c.Snapshot = a.Call.Snapshot
+	}
+	if c.Restricted {
+		c.RestrictedNote = restrictedNote
+	} else {
+		c.Arguments = arguments(a)
+		if approval.ValidDigest(a.Call.ArgsSHA256) {
+			c.Digest = a.Call.ArgsSHA256
+		}
+		c.Roles = roles(a)
+		c.AgentSays = agentSays(a.AgentSays)
+	}
+	c.Changes = changes(a, c.Restricted)
+	c.Turn = turn(a.Turn.Waiting)
+	if a.Confirm != nil && waiting {
+		c.ConfirmLine = fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console",
+			cutLine(oneLine(a.Confirm.Argument), lineMax))
+	}
+	if waiting {
+		c.Ladder = ladderLine(in.Ladder, deadline(in, a), a.RequestedAt)
+		c.Buttons = buttons(a, &c)
+	}
+	return c
+}
+
+// linkable keeps only absolute http(s) links without user-info, which
+// parsing already demands; a card is also built from approvals that were
+// not parsed (tests, previews), and a link is one click from a person.
+func linkable(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return ""
+	}
+	return s
+}
+
+func cmpOr[T comparable](v, fallback T) T {
+	var zero T
+	if v == zero {
+		return fallback
+	}
+	return v
+}
+
+// deadline is the ladder's deadline, else the approval's own; zero if none.
+func deadline(in Input, a *approval.Approval) time.Time {
+	if !in.Ladder.Deadline.IsZero() {
+		return in.Ladder.Deadline.UTC()
+	}
+	if a.Deadline != nil {
+		return a.Deadline.UTC()
+	}
+	return time.Time{}
+}
+
+// status words the line on top, what follows it, and the tone.
+func status(s approval.State, superseded bool, d *approval.Decision, dl time.Time) (line, detail, message string, tone Tone) {
+	if d == nil {
+		d = &approval.Decision{}
+	}
+	actor := cutLine(oneLine(d.Actor), lineMax)
+	comment := oneLine(approval.RedactText(d.Comment))
+	via := ""
+	if v := oneLine(d.Via); v != "" {
+		via = "via " + cutLine(v, 32)
+	}
+	at, atTime := "", ""
+	if !d.At.IsZero() {
+		atTime = d.At.UTC().Format(timeOfDay)
+		at = "at " + atTime
+	}
+	switch {
+	case superseded:
+		return statusSuperseded, "", "", ToneClosed
+	case s == approval.StatePending:
+		return statusPending, "", "", TonePending
+	case s == approval.StateApproved:
+		line = "Approved"
+		if actor != "" {
+			line += " by " + actor
+		}
+		if atTime != "" {
+			line += " at " + atTime
+		}
+		if comment != "" {
+			line += ": " + comment
+		}
+		return cutLine(line, statusMax), via, "", ToneApproved
+	case s == approval.StateDenied:
+		line = "Denied"
+		if actor != "" {
+			line += " by " + actor
+		}
+		if comment != "" {
+			line += ": " + comment
+		}
+		return cutLine(line, statusMax), joinNonEmpty(" · ", at, via), "", ToneDenied
+	case s == approval.StateExpired:
+		if !dl.IsZero() {
+			detail = "deadline " + dl.Format(dateAndTime)
+		}
+		return statusExpired, detail, "", ToneDenied
+	case s == approval.StateCancelled:
+		line = "Cancelled"
+		if comment != "" {
+			line += ": " + comment
+		}
+		return cutLine(line, statusMax), at, "", ToneClosed
+	case s == approval.StateRefused:
+		line = "Denied: the platform's re-check refused the call"
+		if actor != "" {
+			line = "Denied: " + actor + " approved, but the platform's re-check refused the call"
+		}
+		message = cutLine(cleanText(approval.RedactText(d.Message)), messageMax)
+		return cutLine(line, statusMax), at, message, ToneDenied
+	}
+	return cutLine("State: "+oneLine(string(s)), statusMax), "", "", ToneClosed
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, sep)
+}
+
+// headline is one line for notifications and subjects: the function and
+// what happened, and while it waits the effect's first word.
+func headline(c *Card) string {
+	f := cutLine(c.Function, 120)
+	var h string
+	switch {
+	case c.Superseded:
+		h = f + " changed: see the new card"
+	case c.State == approval.StatePending:
+		h = f + " waits for a decision"
+		if first, _, _ := strings.Cut(c.Effect, " · "); first != "" {
+			h += " (" + first + ")"
+		}
+	case c.State == approval.StateApproved:
+		h = f + " was approved"
+	case c.State == approval.StateDenied:
+		h = f + " was denied"
+	case c.State == approval.StateExpired:
+		h = f + " was denied: nobody answered by the deadline"
+	case c.State == approval.StateCancelled:
+		h = f + " was cancelled"
+	case c.State == approval.StateRefused:
+		h = f + " was refused by the platform's re-check"
+	default:
+		h = f + ": " + string(c.State)
+	}
+	return h
+}
+
+// arguments projects the call's arguments again, whatever the backend did,
+// pretty-prints them and cuts them at 2 KB.
+func arguments(a *approval.Approval) *Arguments {
+	raw := bytes.TrimSpace(a.Call.Arguments)
+	if len(raw) == 0 {
+		raw = []byte("{}")
+	}
+	out := &Arguments{}
+	var marks []string
+	p, err := approval.Project(raw)
+	if err != nil {
+		out.CutNote = argsUnreadable
+		return out
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(p.JSON) * 2)
+	if err := json.Indent(&buf, p.JSON, "", "  "); err != nil {
+		buf.Reset()
+		buf.Write(p.JSON)
+	}
+	text, cut := cutAtLine(visibleJSON(buf.String()), argumentsPreviewMax)
+	out.JSON = text
+	// Whatever left part of the arguments out (our 2 KB cut, the
+	// backend's cut, or a string, collection or depth cut in either
+	// projection), the reader learns how to see all of them.
+	if cut || a.Call.ArgumentsCut || p.Truncated || a.Call.Redaction.Truncated {
+		out.CutNote = argsCutNote
+	}
+	if p.Redacted || a.Call.Redaction.Redacted {
+		marks = append(marks, "redacted")
+	}
+	if p.Truncated || a.Call.Redaction.Truncated {
+		marks = append(marks, "truncated")
+	}
+	out.Marks = strings.Join(marks, " · ")
+	return out
+}
+
+// showAll reports whether the card offers Show all arguments: the
+// projection was cut, redacted or truncated, by the backend or by us.
+func (x *Arguments) showAll() bool {
+	return x != nil && (x.CutNote != "" || x.Marks != "")
+}
+
+func roles(a *approval.Approval) *Roles {
+	if len(a.Roles) == 0 {
+		return nil
+	}
+	r := &Roles{}
+	var notes []string
+	for _, role := range a.Roles {
+		arg := cutLine(oneLine(role.Argument), lineMax)
+		shown := 0
+		for _, v := range role.Values {
+			if len(r.Rows) == roleRowsMax {
+				break
+			}
+			r.Rows = append(r.Rows, RoleRow{
+				Argument:   arg,
+				Role:       oneLine(string(role.Role)),
+				Value:      cutLine(oneLine(approval.RedactText(cleanText(v.Value))), roleValueMax),
+				Origin:     oneLine(string(v.Origin)),
+				OutOfScope: v.OutOfScope,
+			})
+			shown++
+		}
+		if left := role.LeftOut + len(role.Values) - shown; left > 0 {
+			notes = append(notes, fmt.Sprintf("%d more %s of %s left out", left, plural(left, "value", "values"), arg))
+		}
+		if role.NotCompared {
+			notes = append(notes, arg+": not compared past 200 values (counts as out of scope and new to the job)")
+		}
+	}
+	var t strings.Builder
+	for i, row := range r.Rows {
+		if i > 0 {
+			t.WriteByte('\n')
+		}
+		mark := "  "
+		if row.OutOfScope {
+			mark = "⚠ "
+		}
+		t.WriteString(mark + row.Argument + " · " + row.Role + " · " + row.Value + " · " + row.Origin)
+		if row.OutOfScope {
+			t.WriteString(" · out of scope")
+		}
+	}
+	r.Table = t.String()
+	r.Notes = limitList(notes, listMax, func(n int) string { return fmt.Sprintf("and %d more %s", n, plural(n, "note", "notes")) })
+	return r
+}
+
+func changes(a *approval.Approval, restricted bool) *Changes {
+	ch := a.Changes
+	if ch == nil {
+		return nil
+	}
+	files := append([]approval.ChangedFile(nil), ch.Files...)
+	sort.SliceStable(files, func(i, j int) bool { return files[i].Protected && !files[j].Protected })
+	protected := 0
+	for _, f := range files {
+		if f.Protected {
+			protected++
+		}
+	}
+	c := &Changes{Summary: fmt.Sprintf("%d %s", len(files), plural(len(files), "file", "files"))}
+	if protected > 0 {
+		c.Summary += fmt.Sprintf(", %d of them protected", protected)
+	}
+	if protected > 0 || a.Kind == approval.KindProtectedPaths {
+		c.ProtectedNote = protectedNote
+	}
+	if a.Kind == approval.KindProtectedPaths {
+		starter := ""
+		if s := cutLine(oneLine(a.Job.StartedBy), lineMax); s != "" {
+			starter = " (" + s + ")"
+		}
+		c.GovernanceNote = fmt.Sprintf(governanceNoteFmt, starter)
+	}
+	if restricted {
+		return c
+	}
+	for i, f := range files {
+		if i == filesMax {
+			n := len(files) - filesMax
+			c.FilesNote = fmt.Sprintf("and %d more %s", n, plural(n, "file", "files"))
+			break
+		}
+		c.Files = append(c.Files, ChangedFile{Path: cutLine(oneLine(f.Path), lineMax), Protected: f.Protected})
+	}
+	if ch.Patch != "" {
+		patch, cut := cutAtLine(strings.TrimRight(approval.RedactText(cleanText(ch.Patch)), "\n"), patchPreviewMax)
+		c.Patch = patch
+		if cut || ch.PatchCut {
+			c.PatchCutNote = patchCutNote
+		}
+	}
+	if approval.ValidDigest(ch.PatchSHA256) {
+		c.PatchDigest = ch.PatchSHA256
+	}
+	return c
+}
+
+func agentSays(s string) string {
+	s = strings.TrimSpace(approval.RedactText(cleanText(s)))
+	if charLen(s) > agentSaysMax {
+		s = prefixChars(s, agentSaysMax-charLen(agentSaysCutNote)) + agentSaysCutNote
+	}
+	return s
+}
+
+func turn(waiting []string) string {
+	n := len(waiting)
+	if n == 0 {
+		return ""
+	}
+	names := limitList(waiting, listMax, func(k int) string { return fmt.Sprintf("and %d more", k) })
+	return fmt.Sprintf("%d other %s of this turn %s with it: %s",
+		n, plural(n, "call", "calls"), plural(n, "waits", "wait"), strings.Join(names, ", "))
+}
+
+// ladderLine words the ladder: "step 2 of 4 · next at 15:30 UTC: email
+// leads@… · deadline 2026-11-30 18:00 UTC (no answer counts as a no)". A
+// next step on another day than the request shows its date.
+func ladderLine(l LadderPosition, dl, requested time.Time) string {
+	var parts []string
+	if l.Steps > 0 {
+		parts = append(parts, fmt.Sprintf("step %d of %d", l.Step, l.Steps))
+	}
+	if !l.NextAt.IsZero() {
+		next := l.NextAt.UTC()
+		layout := timeOfDay
+		if y, m, d := next.Date(); !requested.IsZero() {
+			if ry, rm, rd := requested.UTC().Date(); ry != y || rm != m || rd != d {
+				layout = dateAndTime
+			}
+		}
+		p := "next at " + next.Format(layout)
+		if who := cutLine(oneLine(l.Next), lineMax); who != "" {
+			p += ": " + who
+		}
+		parts = append(parts, p)
+	}
+	if l.Skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s skipped: %s fall after the deadline",
+			l.Skipped, plural(l.Skipped, "step", "steps"), plural(l.Skipped, "it would", "they would")))
+	}
+	if !dl.IsZero() {
+		parts = append(parts, "deadline "+dl.Format(dateAndTime)+" "+deadlineMeansNo)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// buttons decides the controls of a waiting card: Deny as prominent as
+// Approve, Deny first (and the focus) where approval.DenyFirst, only Deny
+// where a typed confirmation is needed, Show all arguments where the
+// projection was cut or redacted, Show details on a restricted card.
+func buttons(a *approval.Approval, c *Card) []Button {
+	mk := func(k ActionKind) (Action, string, bool) {
+		act := Action{Kind: k, ApprovalID: a.ID, Revision: a.Revision}
+		p := EncodeAction(act)
+		_, err := ParseAction(p)
+		return act, p, err == nil
+	}
+	var out []Button
+	add := func(b Button, k ActionKind) {
+		act, p, ok := mk(k)
+		if !ok {
+			return // an id or revision no valid event carries: no control can work
+		}
+		b.Action, b.Payload = act, p
+		out = append(out, b)
+	}
+	denyFirst := a.DenyFirst()
+	deny := Button{Label: labelDeny, Style: StyleDanger, Default: denyFirst}
+	approve := Button{Label: labelApprove, Style: StylePrimary}
+	if a.Destructive() {
+		approve.Confirm = &Confirmation{
+			Title:   confirmTitle,
+			Text:    cutLine(c.Function+" is "+c.Effect+". Approve it?", slackConfirmTextMax),
+			Confirm: labelApprove,
+			Cancel:  confirmCancel,
+		}
+	}
+	switch {
+	case !a.ChatMayApprove():
+		add(deny, ActionDeny)
+	case denyFirst:
+		add(deny, ActionDeny)
+		add(approve, ActionApprove)
+	default:
+		add(approve, ActionApprove)
+		add(deny, ActionDeny)
+	}
+	if c.Restricted {
+		add(Button{Label: labelShowDetails}, ActionShowDetails)
+	} else if c.Arguments.showAll() {
+		add(Button{Label: labelShowArgs}, ActionShowArgs)
+	}
+	return out
+}
+
+// limitFlags bounds the flag lines without losing a kind of flag: the
+// lines of one kind share the words before their first colon ("Not
+// traced to the request"), and every kind keeps its first line however
+// many lines another kind has. What is left out of a kind is said after
+// its last line shown.
+func limitFlags(lines []string) []string {
+	kindOf := func(l string) string {
+		k, _, _ := strings.Cut(l, ":")
+		return k
+	}
+	kept := map[string]int{}
+	omitted := map[string]int{}
+	var out []string
+	shown := 0
+	flush := func(kind string) {
+		if n := omitted[kind]; n > 0 {
+			out = append(out, fmt.Sprintf("and %d more: %s", n, cutLine(kind, lineMax)))
+			omitted[kind] = 0
+		}
+	}
+	for i, l := range lines {
+		k := kindOf(l)
+		if shown < listMax || (kept[k] == 0 && shown < 2*listMax) {
+			out = append(out, cutLine(oneLine(l), lineMax))
+			kept[k]++
+			shown++
+		} else {
+			omitted[k]++
+		}
+		if i+1 == len(lines) || kindOf(lines[i+1]) != k {
+			flush(k)
+		}
+	}
+	return out
+}

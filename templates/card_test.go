@@ -1,0 +1,721 @@
+package templates
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/google/go-cmp/cmp"
+	"github.com/slack-go/slack"
+
+	"approvalsbot/approval"
+	"approvalsbot/internal/fixtures"
+)
+
+// TestStatusLine: every state has its line on top of every surface, and
+// only a waiting card has buttons and a ladder line. Decisions come from
+// the fixture events that close these approvals.
+func TestStatusLine(t *testing.T) {
+	r := newRenderer(t)
+	merge := loadApproval(t, "merge.json")
+	resolved := loadEvent(t, "merge-resolved.json").Resolved
+	cancelled := loadEvent(t, "mail-cancelled.json").Cancelled
+	recheck := loadEvent(t, "refund-recheck.json").RecheckFailed
+	at := merge.RequestedAt.Add(3 * time.Minute)
+	_, ladder := pinned(merge)
+
+	tests := []struct {
+		name        string
+		in          Input
+		wantStatus  string
+		wantMessage string
+		waiting     bool
+	}{
+		{"pending", Input{State: approval.StatePending}, "Waiting for a decision", "", true},
+		{"approved", Input{State: approval.StateApproved, Decision: &approval.Decision{Actor: resolved.Actor, Via: resolved.Via, At: at}},
+			"Approved by " + resolved.Actor + " at " + at.Format("15:04") + " UTC", "", false},
+		{"denied", Input{State: approval.StateDenied, Decision: &approval.Decision{Actor: resolved.Actor, Comment: resolved.Comment, Via: resolved.Via, At: at}},
+			"Denied by " + resolved.Actor + ": " + resolved.Comment, "", false},
+		{"expired", Input{State: approval.StateExpired, Decision: &approval.Decision{Actor: "system:deadline", Comment: "nobody answered", Via: "deadline", At: at}},
+			"Denied: nobody answered by the deadline", "", false},
+		{"cancelled", Input{State: approval.StateCancelled, Decision: &approval.Decision{Comment: cancelled.Reason, At: at}},
+			"Cancelled: " + cancelled.Reason, "", false},
+		{"refused", Input{State: approval.StateRefused, Decision: &approval.Decision{Message: recheck.Message, At: at}},
+			"Denied: the platform's re-check refused the call", recheck.Message, false},
+		{"superseded", Input{State: approval.StatePending, Superseded: true},
+			"Superseded: the call changed; see the new card", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			in.Approval, in.Ladder = merge, ladder
+			c := Build(in)
+			if c.Status != tt.wantStatus {
+				t.Errorf("status %q, want %q", c.Status, tt.wantStatus)
+			}
+			if c.Message != tt.wantMessage {
+				t.Errorf("message %q, want %q", c.Message, tt.wantMessage)
+			}
+			if got := len(c.Buttons) > 0; got != tt.waiting {
+				t.Errorf("buttons %v, want buttons only on a waiting card", c.Buttons)
+			}
+			if got := c.Ladder != ""; got != tt.waiting {
+				t.Errorf("ladder %q, want a ladder only on a waiting card", c.Ladder)
+			}
+
+			// On top of every surface.
+			sm := r.Slack(c)
+			if sec, ok := sm.Blocks[0].(*slack.SectionBlock); !ok || !strings.HasPrefix(sec.Text.Text, "*"+mrkdwn(tt.wantStatus)+"*") {
+				t.Errorf("slack: first block %#v does not carry the status", sm.Blocks[0])
+			}
+			if hasSlackActions(sm) != tt.waiting {
+				t.Errorf("slack: actions block present = %v, want %v", !tt.waiting, tt.waiting)
+			}
+			dm := r.Discord(c)
+			if !strings.HasPrefix(dm.Content, "**"+discordMarkdown(tt.wantStatus)+"**") {
+				t.Errorf("discord: content %q does not start with the status", dm.Content)
+			}
+			if (len(dm.Components) > 0) != tt.waiting {
+				t.Errorf("discord: components %v, want some only on a waiting card", dm.Components)
+			}
+			if txt := r.Text(c); !strings.HasPrefix(txt, tt.wantStatus+"\n") {
+				t.Errorf("text does not start with the status:\n%s", txt)
+			}
+			e := r.Email(c)
+			if !strings.HasPrefix(e.Text, tt.wantStatus+"\n") {
+				t.Errorf("email text does not start with the status:\n%s", e.Text)
+			}
+			if tt.wantMessage != "" && !strings.Contains(e.Text, tt.wantMessage) {
+				t.Errorf("email text lacks the backend's message")
+			}
+		})
+	}
+}
+
+func hasSlackActions(m SlackMessage) bool {
+	for _, b := range m.Blocks {
+		if _, ok := b.(*slack.ActionBlock); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func slackButtonsOf(m SlackMessage) []*slack.ButtonBlockElement {
+	var out []*slack.ButtonBlockElement
+	for _, b := range m.Blocks {
+		if a, ok := b.(*slack.ActionBlock); ok {
+			for _, e := range a.Elements.ElementSet {
+				if btn, ok := e.(*slack.ButtonBlockElement); ok {
+					out = append(out, btn)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func discordButtonsOf(m *discordgo.MessageSend) []discordgo.Button {
+	var out []discordgo.Button
+	for _, row := range m.Components {
+		if ar, ok := row.(discordgo.ActionsRow); ok {
+			for _, c := range ar.Components {
+				if b, ok := c.(discordgo.Button); ok {
+					out = append(out, b)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestButtons: Deny as prominent as Approve and first (the default) for a
+// destructive call, a value out of scope, one new to the job or a class
+// above; only Deny where a typed confirmation is needed; Show all
+// arguments where the projection was cut or redacted; Show details on a
+// restricted card; a confirm dialog on Slack's Approve of a destructive call.
+func TestButtons(t *testing.T) {
+	r := newRenderer(t)
+	tests := []struct {
+		fixture     string
+		want        []string
+		denyDefault bool
+		confirm     bool // Approve asks again in Slack
+	}{
+		{"merge.json", []string{"Deny", "Approve"}, true, true},                           // destructive
+		{"mail.json", []string{"Deny", "Approve"}, true, false},                           // out of scope, new to the job, class above
+		{"refund.json", []string{"Deny"}, true, false},                                    // confirm: approve it in the console
+		{"search.json", []string{"Approve", "Deny"}, false, false},                        // reads only
+		{"unknown.json", []string{"Approve", "Deny"}, false, false},                       // says nothing
+		{"secrets.json", []string{"Approve", "Deny", "Show all arguments"}, false, false}, // redacted
+		{"big.json", []string{"Approve", "Deny", "Show all arguments"}, false, false},     // truncated
+		{"private.json", []string{"Deny", "Approve", "Show details"}, true, true},         // restricted, destructive
+		{"protected.json", []string{"Deny"}, false, false}, // protected paths: never approved from a chat
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			a := loadApproval(t, tt.fixture)
+			c := cardIn(t, a, "pending")
+			var got []string
+			for _, b := range c.Buttons {
+				got = append(got, b.Label)
+				act, err := ParseAction(b.Payload)
+				if err != nil || act != b.Action || act.ApprovalID != a.ID || act.Revision != a.Revision {
+					t.Errorf("%s: payload %q → %+v, %v", b.Label, b.Payload, act, err)
+				}
+				if b.Default != (b.Action.Kind == ActionDeny && tt.denyDefault) {
+					t.Errorf("%s: default %v", b.Label, b.Default)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("buttons (-want +got):\n%s", diff)
+			}
+			if (c.ConfirmLine != "") != (a.Confirm != nil) {
+				t.Errorf("confirm line %q", c.ConfirmLine)
+			}
+
+			sb := slackButtonsOf(r.Slack(c))
+			db := discordButtonsOf(r.Discord(c))
+			if len(sb) != len(tt.want) || len(db) != len(tt.want) {
+				t.Fatalf("slack %d, discord %d buttons, want %d", len(sb), len(db), len(tt.want))
+			}
+			for i, label := range tt.want {
+				if sb[i].Text.Text != label || db[i].Label != label {
+					t.Errorf("button %d: slack %q, discord %q, want %q", i, sb[i].Text.Text, db[i].Label, label)
+				}
+				if sb[i].ActionID != c.Buttons[i].Payload || sb[i].Value != c.Buttons[i].Payload || db[i].CustomID != c.Buttons[i].Payload {
+					t.Errorf("button %d: payloads differ from the card's", i)
+				}
+				var wantSlack slack.Style
+				wantDiscord := discordgo.SecondaryButton
+				switch label {
+				case "Deny":
+					wantSlack, wantDiscord = slack.StyleDanger, discordgo.DangerButton
+				case "Approve":
+					wantSlack, wantDiscord = slack.StylePrimary, discordgo.SuccessButton
+					if (sb[i].Confirm != nil) != tt.confirm {
+						t.Errorf("slack approve confirm dialog = %v, want %v", sb[i].Confirm != nil, tt.confirm)
+					}
+				}
+				if sb[i].Style != wantSlack || db[i].Style != wantDiscord {
+					t.Errorf("%s: slack style %q, discord style %d", label, sb[i].Style, db[i].Style)
+				}
+			}
+			if a.Confirm != nil {
+				line := "This call needs a typed confirmation of " + a.Confirm.Argument + ": approve it in the console"
+				x := renderAll(t, r, c)
+				for name, s := range map[string]string{"slack": x.slack, "discord": x.discord, "text": x.text, "email": x.emailText} {
+					if !strings.Contains(s, line) || !strings.Contains(s, a.ConsoleURL) {
+						t.Errorf("%s lacks the confirm line or the console link", name)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDomainLines: the effect line, flags and who asks are the approval
+// package's own lines, shown on every surface.
+func TestDomainLines(t *testing.T) {
+	r := newRenderer(t)
+	files, err := fixtures.EventFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		ev := parseEventFile(t, f)
+		if ev.Approval == nil {
+			continue
+		}
+		a := ev.Approval
+		t.Run(fixtureName(f), func(t *testing.T) {
+			c := cardIn(t, a, "pending")
+			if c.Effect != approval.EffectLine(a.Call.Annotations) {
+				t.Errorf("effect %q", c.Effect)
+			}
+			if diff := cmp.Diff(a.FlagLines(), c.Flags, cmpEmpty); diff != "" {
+				t.Errorf("flags (-domain +card):\n%s", diff)
+			}
+			if diff := cmp.Diff(a.AskedByLines(), append([]string{c.AskedBy}, c.Reasons...)); diff != "" {
+				t.Errorf("who asks (-domain +card):\n%s", diff)
+			}
+			x := renderAll(t, r, c)
+			lines := append(append([]string{c.Effect}, c.Flags...), c.AskedBy)
+			lines = append(lines, c.Reasons...)
+			for _, l := range lines {
+				if l == "" {
+					continue
+				}
+				for name, s := range map[string]string{"slack": x.slack, "discord": x.discord, "text": x.text, "email": x.emailText, "html": x.emailHTML} {
+					var want string
+					switch name {
+					case "slack":
+						want = jsonString(mrkdwn(l))
+					case "discord":
+						want = jsonString(discordMarkdown(l))
+					case "html":
+						want = htmlEscape(l)
+					default:
+						want = l
+					}
+					if !strings.Contains(s, want) {
+						t.Errorf("%s lacks %q", name, l)
+					}
+				}
+			}
+			// Flags name arguments and classes, never a value.
+			for _, role := range a.Roles {
+				for _, v := range role.Values {
+					for _, fl := range c.Flags {
+						if strings.Contains(fl, v.Value) {
+							t.Errorf("flag %q shows the value %q", fl, v.Value)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+var cmpEmpty = cmp.Transformer("nilEmpty", func(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+})
+
+// jsonString is s as it appears inside a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(unescapeHTML(b[1 : len(b)-1]))
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "+", "&#43;").Replace(s)
+}
+
+// TestRestricted: a content-restricted card shows no arguments, digest,
+// role values, file paths, patch or agent text, on any surface, and says
+// why, with Show details; the ephemeral answer to Show details does.
+func TestRestricted(t *testing.T) {
+	r := newRenderer(t)
+	hidden := func(a *approval.Approval) []string {
+		out := append(stringsIn(t, a.Call.Arguments), a.Call.ArgsSHA256)
+		if a.AgentSays != "" {
+			out = append(out, a.AgentSays)
+		}
+		for _, role := range a.Roles {
+			for _, v := range role.Values {
+				out = append(out, v.Value)
+			}
+		}
+		if a.Changes != nil {
+			for _, f := range a.Changes.Files {
+				out = append(out, f.Path)
+			}
+			out = append(out, strings.Split(strings.TrimSpace(a.Changes.Patch), "\n")...)
+		}
+		return out
+	}
+	cases := []struct {
+		name    string
+		fixture string
+		mod     func(*Input)
+		hide    bool
+	}{
+		{"content restricted", "private.json", nil, true},
+		{"revealed to a content holder", "private.json", func(in *Input) { in.RevealContent = true }, false},
+		{"a wall beats reveal", "private.json", func(in *Input) { in.RevealContent, in.Restricted = true, true }, true},
+		{"walled job in a shared place", "mail.json", func(in *Input) { in.Restricted = true }, true},
+		{"walled changeset", "protected.json", func(in *Input) { in.Restricted = true }, true},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			a := loadApproval(t, tt.fixture)
+			at, ladder := pinned(a)
+			in, _ := PreviewInput(a, "pending", at, ladder)
+			if tt.mod != nil {
+				tt.mod(&in)
+			}
+			c := Build(in)
+			x := renderAll(t, r, c)
+			x.each(func(surface, s string) {
+				for _, h := range hidden(a) {
+					if len(h) < 4 {
+						continue // too short to tell apart from other text
+					}
+					if got := strings.Contains(s, h) || strings.Contains(s, jsonString(h)) || strings.Contains(s, htmlEscape(h)); got == tt.hide {
+						if tt.hide {
+							t.Errorf("%s shows %q", surface, h)
+						}
+					}
+				}
+				if surface != "email subject" && strings.Contains(s, restrictedNote) != tt.hide {
+					t.Errorf("%s: restricted note shown = %v", surface, !tt.hide)
+				}
+			})
+			var details bool
+			for _, b := range c.Buttons {
+				details = details || b.Action.Kind == ActionShowDetails
+				if b.Action.Kind == ActionShowArgs && tt.hide {
+					t.Error("Show all arguments on a restricted card")
+				}
+			}
+			if details != tt.hide {
+				t.Errorf("Show details = %v", details)
+			}
+			if !tt.hide && !strings.Contains(x.text, a.AgentSays) {
+				t.Error("revealed card lacks the agent's text")
+			}
+		})
+	}
+}
+
+// stringsIn lists the string values of a JSON document.
+func stringsIn(t testing.TB, raw []byte) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			out = append(out, x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// synthetic is an approval built in code, for rules no fixture exercises.
+func synthetic() *approval.Approval {
+	no := false
+	at := time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC)
+	return &approval.Approval{
+		ID: "a-syn1", Revision: 3, Tenant: "t1", Kind: approval.KindCall,
+		ConsoleURL: "https://console.invalid/approvals/a-syn1",
+		Job:        approval.Job{ID: "j-1", StartedBy: "user:x", Agent: "bot"},
+		Call: approval.Call{
+			Function:    "tool.write",
+			Annotations: approval.Annotations{ReadOnlyHint: &no, DestructiveHint: &no, OpenWorldHint: &no},
+			Arguments:   []byte(`{"a":1}`),
+			ArgsSHA256:  "sha256:" + strings.Repeat("a", 64),
+		},
+		AskedBy:     approval.AskedBy{Reason: approval.ReasonRequiresApproval},
+		RequestedAt: at,
+	}
+}
+
+// TestArguments: the projection is pretty, cut at 2 KB with the cut
+// note, and Show all arguments appears where it was cut or redacted by
+// the backend or by us.
+func TestArguments(t *testing.T) {
+	r := newRenderer(t)
+	big := map[string]string{}
+	for i := range 40 {
+		big[fmt.Sprintf("k%02d", i)] = strings.Repeat("v", 150)
+	}
+	bigJSON, _ := json.Marshal(big)
+	tests := []struct {
+		name      string
+		mod       func(*approval.Approval)
+		wantCut   bool
+		wantMarks string
+	}{
+		{"small", func(*approval.Approval) {}, false, ""},
+		{"over 2 KB", func(a *approval.Approval) { a.Call.Arguments = bigJSON }, true, "truncated"},
+		{"backend cut", func(a *approval.Approval) { a.Call.ArgumentsCut = true }, true, ""},
+		{"backend redacted", func(a *approval.Approval) { a.Call.Redaction.Redacted = true }, false, "redacted"},
+		{"backend truncated", func(a *approval.Approval) { a.Call.Redaction.Truncated = true }, true, "truncated"},
+		{"we redact", func(a *approval.Approval) { a.Call.Arguments = []byte(`{"api_key":"k-123456"}`) }, false, "redacted"},
+		{"not JSON", func(a *approval.Approval) { a.Call.Arguments = []byte(`{"a":`) }, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := synthetic()
+			tt.mod(a)
+			c := Build(Input{Approval: a})
+			args := c.Arguments
+			if len(args.JSON) > 2048 { // CARD.md: cut at 2 KB
+				t.Errorf("shown arguments are %d bytes, over 2 KB", len(args.JSON))
+			}
+			if got := args.CutNote == "[cut; Show all arguments shows all]"; got != tt.wantCut {
+				t.Errorf("cut note %q", args.CutNote)
+			}
+			if args.Marks != tt.wantMarks {
+				t.Errorf("marks %q, want %q", args.Marks, tt.wantMarks)
+			}
+			showAll := false
+			for _, b := range c.Buttons {
+				showAll = showAll || b.Action.Kind == ActionShowArgs
+			}
+			want := tt.wantCut || tt.wantMarks != "" || tt.name == "not JSON"
+			if showAll != want {
+				t.Errorf("Show all arguments = %v, want %v", showAll, want)
+			}
+			if tt.wantCut {
+				x := renderAll(t, r, c)
+				note := "[cut; Show all arguments shows all]"
+				for name, s := range map[string]string{"slack": x.slack, "discord": x.discord, "text": x.text, "email": x.emailText} {
+					want := note
+					if name == "discord" {
+						want = jsonString(discordMarkdown(note))
+					}
+					if !strings.Contains(s, want) {
+						t.Errorf("%s lacks the cut note", name)
+					}
+				}
+			}
+			if tt.name == "small" && !strings.Contains(args.JSON, "\n  \"a\": 1\n") {
+				t.Errorf("not pretty-printed: %q", args.JSON)
+			}
+		})
+	}
+}
+
+// TestRoles: at most 20 rows, out-of-scope values warned, what is left
+// out and what was not compared said per argument.
+func TestRoles(t *testing.T) {
+	r := newRenderer(t)
+	a := synthetic()
+	var vals []approval.RoleValue
+	for i := range 25 {
+		vals = append(vals, approval.RoleValue{Value: fmt.Sprintf("u%d@example.invalid", i), Origin: approval.OriginTenantRecord})
+	}
+	vals[3].OutOfScope, vals[3].Origin = true, approval.OriginJobRead
+	a.Roles = []approval.Role{
+		{Argument: "to", Role: approval.RoleRecipient, Values: vals, LeftOut: 5},
+		{Argument: "cc", Role: approval.RoleRecipient, Values: vals[:2], NotCompared: true},
+	}
+	c := Build(Input{Approval: a})
+	if n := len(c.Roles.Rows); n != roleRowsMax {
+		t.Fatalf("%d rows, want %d", n, roleRowsMax)
+	}
+	wantNotes := []string{
+		"10 more values of to left out",
+		"2 more values of cc left out",
+		"cc: not compared past 200 values (counts as out of scope and new to the job)",
+	}
+	if diff := cmp.Diff(wantNotes, c.Roles.Notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	x := renderAll(t, r, c)
+	const warned = "⚠ to · recipient · u3@example.invalid · job_read · out of scope"
+	const plain = "  to · recipient · u0@example.invalid · tenant_record\n"
+	if !strings.Contains(c.Roles.Table, warned) || !strings.HasPrefix(c.Roles.Table, plain) {
+		t.Errorf("table:\n%s", c.Roles.Table)
+	}
+	for name, s := range map[string]string{"slack": x.slack, "discord": x.discord, "text": x.text, "email": x.emailText, "html": x.emailHTML} {
+		if !strings.Contains(s, warned) {
+			t.Errorf("%s lacks the out-of-scope row %q", name, warned)
+		}
+		for _, n := range wantNotes {
+			if !strings.Contains(s, n) && !strings.Contains(s, discordMarkdown(n)) && !strings.Contains(s, htmlEscape(n)) {
+				t.Errorf("%s lacks %q", name, n)
+			}
+		}
+	}
+}
+
+// TestChanges: protected files first with the protected note, and the
+// governance rule on a protected_paths approval.
+func TestChanges(t *testing.T) {
+	r := newRenderer(t)
+	prot := loadApproval(t, "protected.json")
+	c := cardIn(t, prot, "pending")
+	seenPlain := false
+	for _, f := range c.Changes.Files {
+		if !f.Protected {
+			seenPlain = true
+		} else if seenPlain {
+			t.Errorf("protected %s after an unprotected file", f.Path)
+		}
+	}
+	if c.Changes.ProtectedNote != "this change touches the plugin's tests or its rules" {
+		t.Errorf("protected note %q", c.Changes.ProtectedNote)
+	}
+	if !strings.Contains(c.Changes.GovernanceNote, "Only another person with governance.write, who neither started the job") ||
+		!strings.Contains(c.Changes.GovernanceNote, "nor approved its changes, may approve") {
+		t.Errorf("governance note %q", c.Changes.GovernanceNote)
+	}
+	if c.Changes.PatchDigest != prot.Changes.PatchSHA256 || c.Changes.Patch == "" {
+		t.Error("patch or its digest missing")
+	}
+	x := renderAll(t, r, c)
+	for name, s := range map[string]string{"text": x.text, "email": x.emailText} {
+		first := strings.Index(s, c.Changes.Files[0].Path)
+		for _, f := range prot.Changes.Files {
+			if !f.Protected && strings.Index(s, f.Path) < first {
+				t.Errorf("%s: %s shown before the protected files", name, f.Path)
+			}
+		}
+	}
+
+	chg := cardIn(t, loadApproval(t, "changes.json"), "pending")
+	if chg.Changes.ProtectedNote != "" || chg.Changes.GovernanceNote != "" {
+		t.Errorf("an unprotected changeset says %q %q", chg.Changes.ProtectedNote, chg.Changes.GovernanceNote)
+	}
+}
+
+func TestTurnAndLadder(t *testing.T) {
+	merge := loadApproval(t, "merge.json")
+	c := cardIn(t, merge, "pending")
+	want := fmt.Sprintf("%d other calls of this turn wait with it: %s", len(merge.Turn.Waiting), strings.Join(merge.Turn.Waiting, ", "))
+	if c.Turn != want {
+		t.Errorf("turn %q, want %q", c.Turn, want)
+	}
+	if got := turn([]string{"x.y"}); got != "1 other call of this turn waits with it: x.y" {
+		t.Errorf("turn of one %q", got)
+	}
+
+	day := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	req := day.Add(9 * time.Hour)
+	tests := []struct {
+		name string
+		l    LadderPosition
+		want string
+	}{
+		{"example", LadderPosition{Step: 2, Steps: 4, NextAt: day.Add(15*time.Hour + 30*time.Minute), Next: "email leads@acme.example", Deadline: day.Add(18 * time.Hour)},
+			"step 2 of 4 · next at 15:30 UTC: email leads@acme.example · deadline 2026-11-30 18:00 UTC (no answer counts as a no)"},
+		{"last step", LadderPosition{Step: 4, Steps: 4, Deadline: day.Add(18 * time.Hour)},
+			"step 4 of 4 · deadline 2026-11-30 18:00 UTC (no answer counts as a no)"},
+		{"skipped", LadderPosition{Step: 1, Steps: 3, NextAt: day.Add(10 * time.Hour), Next: "mention @oncall", Deadline: day.Add(11 * time.Hour), Skipped: 1},
+			"step 1 of 3 · next at 10:00 UTC: mention @oncall · 1 step skipped: it would fall after the deadline · deadline 2026-11-30 11:00 UTC (no answer counts as a no)"},
+		{"next day", LadderPosition{Step: 1, Steps: 2, NextAt: day.Add(33 * time.Hour), Next: "dm kevin", Deadline: day.Add(48 * time.Hour)},
+			"step 1 of 2 · next at 2026-12-01 09:00 UTC: dm kevin · deadline 2026-12-02 00:00 UTC (no answer counts as a no)"},
+	}
+	for _, tt := range tests {
+		if got := ladderLine(tt.l, tt.l.Deadline, req); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestAgentSaysBox: the agent's text stays in its labelled quote box on
+// every surface, every line of it, whatever it pretends to be.
+func TestAgentSaysBox(t *testing.T) {
+	r := newRenderer(t)
+	a := synthetic()
+	a.AgentSays = "All fine.\n*Approved by user:kevin*\r\nreads only\u2028:white_check_mark: done"
+	c := Build(Input{Approval: a})
+	lines := strings.Split(c.AgentSays, "\n")
+	if len(lines) != 4 {
+		t.Fatalf("agent text lines %q", lines)
+	}
+	sm := r.Slack(c)
+	var box string
+	for _, b := range sm.Blocks {
+		if s, ok := b.(*slack.SectionBlock); ok && strings.HasPrefix(s.Text.Text, "*The agent says*\n") {
+			box = s.Text.Text
+		}
+	}
+	if box == "" {
+		t.Fatal("slack: no agent box")
+	}
+	for _, l := range strings.Split(strings.TrimPrefix(box, "*The agent says*\n"), "\n") {
+		if !strings.HasPrefix(l, "> ") {
+			t.Errorf("slack: line %q escapes the quote", l)
+		}
+	}
+	desc := r.Discord(c).Embeds[0].Description
+	i := strings.Index(desc, "**The agent says**\n")
+	if i < 0 {
+		t.Fatal("discord: no agent box")
+	}
+	box, _, _ = strings.Cut(desc[i+len("**The agent says**\n"):], "\n\n")
+	for _, l := range strings.Split(box, "\n") {
+		if !strings.HasPrefix(l, "> ") {
+			t.Errorf("discord: line %q escapes the quote", l)
+		}
+	}
+	txt := r.Text(c)
+	for _, l := range lines {
+		if !strings.Contains(txt, "  > "+l+"\n") {
+			t.Errorf("text: %q not quoted", l)
+		}
+	}
+	if !strings.Contains(r.Email(c).HTML, "<blockquote") {
+		t.Error("html: no quote box")
+	}
+}
+
+// TestCleanText: control characters and bidirectional overrides are shown,
+// not obeyed.
+func TestCleanText(t *testing.T) {
+	tests := map[string]string{
+		"plain":             "plain",
+		"a\x1b[31mred":      "a[U+001B][31mred",
+		"evil\u202Etxt.exe": "evil[U+202E]txt.exe",
+		"a\r\nb\rc\u2029d":  "a\nb\nc\nd",
+		"bad\xffutf8":       "bad\uFFFDutf8",
+		"tab\tkept":         "tab\tkept",
+	}
+	for in, want := range tests {
+		if got := cleanText(in); got != want {
+			t.Errorf("cleanText(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := visibleJSON(`{"a":"x` + "\u202E" + `y"}`); got != `{"a":"x\u202ey"}` {
+		t.Errorf("visibleJSON = %q", got)
+	}
+	if got := oneLine("a\nb\t c"); got != "a b c" {
+		t.Errorf("oneLine = %q", got)
+	}
+}
+
+// TestEscaping: text from the agent or the backend cannot form markup,
+// links or mentions on a surface.
+func TestEscaping(t *testing.T) {
+	r := newRenderer(t)
+	a := synthetic()
+	a.AgentSays = "<!channel> <@U0BOSS> @everyone @here [click](https://evil.invalid) **bold**"
+	a.Job.Agent = "<https://evil.invalid|bot>"
+	c := Build(Input{Approval: a})
+	sm, err := MarshalPreview(r.Slack(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<!channel>", "<@U0BOSS>", "<https://evil.invalid|bot>"} {
+		if strings.Contains(string(sm), bad) {
+			t.Errorf("slack renders %q live", bad)
+		}
+	}
+	dm := r.Discord(c)
+	desc := dm.Embeds[0].Description
+	for _, bad := range []string{"@everyone", "@here", "[click](", "**bold**", "<@U0BOSS>"} {
+		// A backslash before markup shows it as text.
+		for i := strings.Index(desc, bad); i >= 0; i = indexFrom(desc, bad, i+1) {
+			if i == 0 || desc[i-1] != '\\' {
+				t.Errorf("discord renders %q live", bad)
+				break
+			}
+		}
+	}
+	if dm.AllowedMentions == nil || dm.AllowedMentions.Parse == nil || len(dm.AllowedMentions.Parse) != 0 {
+		t.Errorf("discord card may ping: %+v", dm.AllowedMentions)
+	}
+}
+
+func indexFrom(s, sub string, from int) int {
+	if from > len(s) {
+		return -1
+	}
+	if i := strings.Index(s[from:], sub); i >= 0 {
+		return from + i
+	}
+	return -1
+}

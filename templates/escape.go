@@ -1,0 +1,92 @@
+package templates
+
+import "strings"
+
+// Escaping for each surface. Every value that came from the backend or the
+// agent goes through the surface's escaper in the templates; only the
+// templates' own markup stays live.
+
+var slackEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// mrkdwn escapes s for Slack mrkdwn. Slack asks for exactly these three
+// (https://api.slack.com/reference/surfaces/formatting#escaping): with
+// them escaped, text cannot form a link, a mention or <!channel>.
+func mrkdwn(s string) string {
+	if !strings.ContainsAny(s, "&<>") {
+		return s
+	}
+	return slackEscaper.Replace(s)
+}
+
+// fence keeps text inside a ``` code block from closing it early: a zero
+// width space between backticks breaks the run on both platforms.
+func fence(s string) string {
+	if !strings.Contains(s, "``") {
+		return s
+	}
+	return strings.ReplaceAll(s, "``", "`\u200b`")
+}
+
+// slackCode is text for inside a Slack code block: escaped and fenced.
+func slackCode(s string) string { return fence(mrkdwn(s)) }
+
+// discordMarkdown escapes s for Discord markdown, which honours a
+// backslash before any punctuation. Inline markers are escaped everywhere;
+// line markers (quote, heading, list, subtext) only where they start a
+// line. "@everyone" and "@here" get a zero width space, so they never ping
+// even where allowed mentions would let them.
+func discordMarkdown(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	lineStart := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\', '*', '_', '~', '`', '|', '<', '[', ']':
+			b.WriteByte('\\')
+		case '>', '#', '-', '+':
+			if lineStart {
+				b.WriteByte('\\')
+			}
+		case '@':
+			if strings.HasPrefix(s[i+1:], "everyone") || strings.HasPrefix(s[i+1:], "here") {
+				b.WriteString("@\u200b")
+				lineStart = false
+				continue
+			}
+		}
+		b.WriteByte(c)
+		switch c {
+		case '\n':
+			lineStart = true
+		case ' ', '\t':
+			// Leading white space keeps a line marker live.
+		default:
+			lineStart = false
+		}
+	}
+	return b.String()
+}
+
+// discordCode is text for inside a Discord code block, where markdown is
+// not read: only the fence needs keeping.
+func discordCode(s string) string { return fence(s) }
+
+// urlEscaper percent-encodes what would end a link early in Slack's
+// <url|text> or Discord's [text](url). Links come from validated http(s)
+// URLs; this keeps a stray character from bending the markup.
+var urlEscaper = strings.NewReplacer(
+	"|", "%7C", ">", "%3E", "<", "%3C", "(", "%28", ")", "%29",
+	" ", "%20", `"`, "%22", "`", "%60", "[", "%5B", "]", "%5D",
+)
+
+func linkURL(u string) string { return urlEscaper.Replace(u) }
+
+// quoteLines prefixes every line of s with prefix, so a quote box holds
+// all of the text and no line of it escapes into the card.
+func quoteLines(prefix, s string) string {
+	if s == "" {
+		return prefix
+	}
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}

@@ -1,0 +1,149 @@
+package templates
+
+import (
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"approvalsbot/internal/fixtures"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+const goldenDir = "testdata/golden"
+
+// goldenStates are the states rendered beyond pending, per fixture: every
+// state for merge, and the ones a fixture's later event leads to.
+var goldenStates = map[string][]string{
+	"merge":  PreviewStates(),
+	"refund": {"pending", "refused"},
+	"mail":   {"pending", "cancelled"},
+}
+
+// TestGolden renders every fixture on every surface and compares with the
+// files under testdata/golden (go test ./templates -update rewrites them):
+// a card per approval fixture and state, a thread reply per other event.
+func TestGolden(t *testing.T) {
+	r := newRenderer(t)
+	files, err := fixtures.EventFiles()
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixture events: %v", err)
+	}
+	want := map[string]bool{}
+	check := func(t *testing.T, rel string, got []byte) {
+		t.Helper()
+		want[filepath.ToSlash(rel)] = true
+		path := filepath.Join(goldenDir, rel)
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		old, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./templates -update)", err)
+		}
+		if diff := cmp.Diff(string(old), string(got)); diff != "" {
+			t.Errorf("%s differs (-golden +got):\n%s", rel, diff)
+		}
+	}
+	card := func(t *testing.T, dir, state string, c Card) {
+		sj, err := MarshalPreview(r.Slack(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dj, err := MarshalPreview(r.Discord(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := r.Email(c)
+		check(t, filepath.Join(dir, state+".slack.json"), sj)
+		check(t, filepath.Join(dir, state+".discord.json"), dj)
+		check(t, filepath.Join(dir, state+".email.txt"), []byte("Subject: "+e.Subject+"\n\n"+e.Text))
+		check(t, filepath.Join(dir, state+".email.html"), []byte(e.HTML))
+		check(t, filepath.Join(dir, state+".text.txt"), []byte(r.Text(c)))
+	}
+	thread := func(t *testing.T, dir string, m ThreadMessage) {
+		sj, err := MarshalPreview(r.SlackThread(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dj, err := MarshalPreview(r.DiscordThread(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, filepath.Join(dir, "thread.slack.json"), sj)
+		check(t, filepath.Join(dir, "thread.discord.json"), dj)
+		check(t, filepath.Join(dir, "thread.text.txt"), []byte(r.TextThread(m)))
+	}
+
+	for _, f := range files {
+		name := fixtureName(f)
+		ev := parseEventFile(t, f)
+		t.Run(name, func(t *testing.T) {
+			if ev.Approval == nil {
+				m, ok := ThreadFromEvent(ev)
+				if !ok {
+					t.Fatalf("%s: no thread message for %s", name, ev.Type)
+				}
+				thread(t, name, m)
+				return
+			}
+			states := goldenStates[name]
+			if len(states) == 0 {
+				states = []string{"pending"}
+			}
+			for _, s := range states {
+				card(t, name, s, cardIn(t, ev.Approval, s))
+			}
+		})
+	}
+
+	// A content-restricted approval as the ephemeral answer to Show
+	// details shows what the channel's card hides.
+	t.Run("private-revealed", func(t *testing.T) {
+		a := loadApproval(t, "private.json")
+		at, ladder := pinned(a)
+		in, err := PreviewInput(a, "pending", at, ladder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.RevealContent = true
+		card(t, "private", "revealed", Build(in))
+	})
+	// An escalation reply, which no fixture event carries.
+	t.Run("escalation", func(t *testing.T) {
+		a := loadApproval(t, "merge.json")
+		thread(t, "escalation", Escalation(a.ID, []Mention{
+			{Target: "slack:U0KEVIN", Name: "kevin"},
+			{Target: "discord:role:445566778899", Name: "oncall"},
+		}, 15*time.Minute))
+	})
+
+	if *update || t.Failed() {
+		return
+	}
+	// Every golden file is one a case wrote: none is left stale.
+	err = filepath.WalkDir(goldenDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(goldenDir, path)
+		if !want[filepath.ToSlash(rel)] {
+			t.Errorf("stale golden file %s: no case writes it", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,87 @@
+package templates
+
+// Platform limits. Slack and Discord reject (or silently cut) a message
+// that breaks one, and neither slack-go nor discordgo checks them, so the
+// renderers do. Lengths are counted as the platforms count them: in
+// characters of a JavaScript string (UTF-16 code units), see charLen.
+
+// Slack Block Kit.
+const (
+	// slackMaxBlocks: https://api.slack.com/reference/block-kit/blocks
+	slackMaxBlocks = 50
+	// slackSectionTextMax: https://api.slack.com/reference/block-kit/blocks#section
+	slackSectionTextMax = 3000
+	// slackHeaderTextMax: https://api.slack.com/reference/block-kit/blocks#header
+	slackHeaderTextMax = 150
+	// slackContextElementsMax: https://api.slack.com/reference/block-kit/blocks#context
+	slackContextElementsMax = 10
+	// slackTextObjectMax bounds any text object, context elements included:
+	// https://api.slack.com/reference/block-kit/composition-objects#text
+	slackTextObjectMax = 3000
+	// slackButtonTextMax, slackButtonValueMax, slackActionIDMax:
+	// https://api.slack.com/reference/block-kit/block-elements#button
+	slackButtonTextMax  = 75
+	slackButtonValueMax = 2000
+	slackActionIDMax    = 255
+	// slackActionsElementsMax: https://api.slack.com/reference/block-kit/blocks#actions
+	slackActionsElementsMax = 25
+	// slackConfirmTitleMax, slackConfirmTextMax, slackConfirmButtonMax:
+	// https://api.slack.com/reference/block-kit/composition-objects#confirm
+	slackConfirmTitleMax  = 100
+	slackConfirmTextMax   = 300
+	slackConfirmButtonMax = 30
+	// slackMessageTextMax bounds the top-level text of chat.postMessage,
+	// which Slack cuts beyond: https://api.slack.com/methods/chat.postMessage#truncating
+	slackMessageTextMax = 40000
+)
+
+// Discord messages, embeds and components.
+const (
+	// discordContentMax: https://discord.com/developers/docs/resources/message#create-message-jsonform-params
+	discordContentMax = 2000
+	// Embed limits: https://discord.com/developers/docs/resources/message#embed-object-embed-limits
+	discordEmbedTitleMax       = 256
+	discordEmbedDescriptionMax = 4096
+	discordEmbedFieldsMax      = 25
+	discordEmbedFieldNameMax   = 256
+	discordEmbedFieldValueMax  = 1024
+	discordEmbedFooterMax      = 2048
+	// discordEmbedTotalMax bounds title, description, field names and
+	// values, footer and author of all embeds of one message together.
+	discordEmbedTotalMax = 6000
+	// Component limits: https://discord.com/developers/docs/components/reference#button
+	// and https://discord.com/developers/docs/components/reference#action-row
+	discordCustomIDMax    = 100
+	discordButtonLabelMax = 80
+	discordButtonsPerRow  = 5
+	discordRowsMax        = 5
+)
+
+// The card's own bounds, the same on every surface so that every surface
+// shows the same facts. CARD.md sets the first three; the rest keep one
+// hostile field (a 64 KiB argument name, a thousand taint reasons) from
+// crowding out the status, the effect line, the flags and the buttons.
+const (
+	// argumentsPreviewMax is CARD.md's "cut at 2 KB", in bytes of the
+	// pretty-printed projection.
+	argumentsPreviewMax = 2048
+	// patchPreviewMax cuts a changeset's patch the same way.
+	patchPreviewMax = 2048
+	// roleRowsMax is CARD.md's "at most 20 rows".
+	roleRowsMax = 20
+	// agentSaysMax bounds the agent's text, in characters.
+	agentSaysMax = 1500
+	// roleValueMax bounds one shown value of a marked argument.
+	roleValueMax = 120
+	// lineMax bounds one line of flags, who asks, files and titles.
+	lineMax = 200
+	// listMax bounds the lines of one list (flags, reasons, waiting calls)
+	// before "and N more".
+	listMax = 10
+	// filesMax bounds the files of a changeset shown.
+	filesMax = 20
+	// statusMax bounds the status line (a long comment is cut).
+	statusMax = 400
+	// messageMax bounds a backend message shown on a card or in a thread.
+	messageMax = 1500
+)

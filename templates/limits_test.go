@@ -1,0 +1,298 @@
+package templates
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/slack-go/slack"
+
+	"approvalsbot/approval"
+)
+
+// huge is an approval whose arguments, agent text, patch, roles, flags,
+// reasons, files and waiting calls total about 1 MiB.
+func huge(t testing.TB, confirm bool) *approval.Approval {
+	t.Helper()
+	yes := true
+	args := map[string]any{}
+	for i := range 2000 {
+		args[fmt.Sprintf("field%04d", i)] = strings.Repeat("<&>*_`|", 40)
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []approval.Role
+	for i := range 200 {
+		var vals []approval.RoleValue
+		for j := range 10 {
+			vals = append(vals, approval.RoleValue{Value: strings.Repeat(fmt.Sprintf("v%d.%d ", i, j), 40), Origin: approval.OriginJobRead, OutOfScope: j%2 == 0})
+		}
+		roles = append(roles, approval.Role{Argument: fmt.Sprintf("arg%d", i), Role: approval.RoleRecipient, Values: vals, LeftOut: 300, NotCompared: true})
+	}
+	var notTraced []approval.NotTraced
+	var newToJob []approval.NewToJob
+	var taint []approval.Taint
+	var waiting []string
+	var files []approval.ChangedFile
+	for i := range 300 {
+		notTraced = append(notTraced, approval.NotTraced{Argument: fmt.Sprintf("arg%d", i), Role: approval.RoleRecipient, Origin: approval.OriginJobRead, Floor: approval.OriginTenantRecord})
+		newToJob = append(newToJob, approval.NewToJob{Argument: fmt.Sprintf("arg%d", i), Role: approval.RoleHost})
+		taint = append(taint, approval.Taint{Source: "open_world", Function: "web.fetch", Call: i})
+		waiting = append(waiting, fmt.Sprintf("svc.call%d", i))
+		files = append(files, approval.ChangedFile{Path: strings.Repeat("dir/", 60) + fmt.Sprintf("f%d.go", i), Protected: i%7 == 0})
+	}
+	a := synthetic()
+	a.Kind = approval.KindProtectedPaths
+	a.Call.Function = "svc." + strings.Repeat("very_long_function_name.", 20)
+	a.Call.Arguments = raw
+	a.Call.Annotations = approval.Annotations{DestructiveHint: &yes}
+	a.AgentSays = strings.Repeat("The agent says <@U1> **bold** ``` and more.\n", 5000)
+	a.Roles = roles
+	a.Flags = approval.Flags{NotTraced: notTraced, NewToJob: newToJob, ClassAbove: &approval.ClassAbove{Class: "destructive", Previous: "read"}}
+	a.AskedBy = approval.AskedBy{Reason: approval.ReasonTaint, Taint: taint}
+	a.EffectsMismatch = true
+	a.Turn.Waiting = waiting
+	a.Changes = &approval.Changes{Files: files, Patch: strings.Repeat("+ line with `code` and <tags> & more\n", 6000), PatchSHA256: "sha256:" + strings.Repeat("b", 64)}
+	if confirm {
+		a.Confirm = &approval.Confirm{Argument: "field0001"}
+	}
+	return a
+}
+
+func TestHugeIsHuge(t *testing.T) {
+	a := huge(t, false)
+	n := len(a.Call.Arguments) + len(a.AgentSays) + len(a.Changes.Patch)
+	for _, r := range a.Roles {
+		for _, v := range r.Values {
+			n += len(v.Value)
+		}
+	}
+	if n < 900<<10 {
+		t.Fatalf("the synthetic approval is only %d bytes", n)
+	}
+}
+
+// TestLimits: every platform limit holds on every surface, for the
+// fixtures and a ~1 MiB approval, in every state, and the status line, the
+// effect line, the flags and the buttons are all there.
+func TestLimits(t *testing.T) {
+	r := newRenderer(t)
+	cases := map[string]*approval.Approval{
+		"big.json":        loadApproval(t, "big.json"),
+		"merge.json":      loadApproval(t, "merge.json"),
+		"huge":            huge(t, false),
+		"huge confirm":    huge(t, true),
+		"protected.json":  loadApproval(t, "protected.json"),
+		"secrets.json":    loadApproval(t, "secrets.json"),
+		"refund.json":     loadApproval(t, "refund.json"),
+		"private.json":    loadApproval(t, "private.json"),
+		"synthetic small": synthetic(),
+	}
+	for name, a := range cases {
+		for _, state := range PreviewStates() {
+			t.Run(name+"/"+state, func(t *testing.T) {
+				c := cardIn(t, a, state)
+				if len(c.Flags) > 3*listMax || len(c.Reasons) > listMax+1 {
+					t.Errorf("%d flags, %d reasons: lists are not bounded", len(c.Flags), len(c.Reasons))
+				}
+				checkSlack(t, c, r.Slack(c))
+				checkDiscord(t, c, r.Discord(c))
+				e := r.Email(c)
+				txt := r.Text(c)
+				for surface, s := range map[string]string{"email text": e.Text, "text": txt, "email html": e.HTML} {
+					if len(s) > 64<<10 {
+						t.Errorf("%s is %d bytes: the card's own bounds failed", surface, len(s))
+					}
+					for _, want := range essentials(c) {
+						if surface == "email html" {
+							want = htmlEscape(want)
+						}
+						if !strings.Contains(s, want) {
+							t.Errorf("%s lacks %q", surface, want)
+						}
+					}
+				}
+				if strings.ContainsAny(e.Subject, "\r\n") || charLen(e.Subject) > emailSubjectMax {
+					t.Errorf("subject %q", e.Subject)
+				}
+			})
+		}
+	}
+}
+
+// essentials are what must survive every cut: the status line, the effect
+// line and the flags.
+func essentials(c Card) []string {
+	out := []string{c.Status}
+	if c.Effect != "" {
+		out = append(out, c.Effect)
+	}
+	return append(out, c.Flags...)
+}
+
+func checkSlack(t *testing.T, c Card, m SlackMessage) {
+	t.Helper()
+	if n := len(m.Blocks); n > slackMaxBlocks {
+		t.Errorf("slack: %d blocks", n)
+	}
+	if charLen(m.Text) > slackMessageTextMax {
+		t.Errorf("slack: text %d chars", charLen(m.Text))
+	}
+	var all []string
+	text := func(o *slack.TextBlockObject, max int, what string) {
+		if o == nil {
+			return
+		}
+		if n := charLen(o.Text); n > max || n == 0 {
+			t.Errorf("slack: %s text has %d chars (1–%d)", what, n, max)
+		}
+		if err := o.Validate(); err != nil {
+			t.Errorf("slack: %s: %v", what, err)
+		}
+		all = append(all, o.Text)
+	}
+	var buttons []*slack.ButtonBlockElement
+	for _, b := range m.Blocks {
+		switch b := b.(type) {
+		case *slack.SectionBlock:
+			text(b.Text, slackSectionTextMax, "section")
+		case *slack.HeaderBlock:
+			text(b.Text, slackHeaderTextMax, "header")
+		case *slack.ContextBlock:
+			if n := len(b.ContextElements.Elements); n > slackContextElementsMax {
+				t.Errorf("slack: context has %d elements", n)
+			}
+			for _, e := range b.ContextElements.Elements {
+				if o, ok := e.(*slack.TextBlockObject); ok {
+					text(o, slackTextObjectMax, "context")
+				}
+			}
+		case *slack.ActionBlock:
+			if n := len(b.Elements.ElementSet); n > slackActionsElementsMax {
+				t.Errorf("slack: %d elements in actions", n)
+			}
+			for _, e := range b.Elements.ElementSet {
+				btn := e.(*slack.ButtonBlockElement)
+				buttons = append(buttons, btn)
+				text(btn.Text, slackButtonTextMax, "button")
+				if len(btn.ActionID) > slackActionIDMax || len(btn.Value) > slackButtonValueMax {
+					t.Errorf("slack: button payload %d/%d bytes", len(btn.ActionID), len(btn.Value))
+				}
+				if cf := btn.Confirm; cf != nil {
+					text(cf.Title, slackConfirmTitleMax, "confirm title")
+					text(cf.Text, slackConfirmTextMax, "confirm text")
+					text(cf.Confirm, slackConfirmButtonMax, "confirm button")
+					text(cf.Deny, slackConfirmButtonMax, "confirm deny")
+				}
+			}
+		default:
+			t.Errorf("slack: unexpected block %T", b)
+		}
+	}
+	joined := strings.Join(all, "\n")
+	for _, want := range essentials(c) {
+		if !strings.Contains(joined, mrkdwn(want)) {
+			t.Errorf("slack lacks %q", want)
+		}
+	}
+	if sec, ok := m.Blocks[0].(*slack.SectionBlock); !ok || !strings.Contains(sec.Text.Text, mrkdwn(c.Status)) {
+		t.Error("slack: the status is not on top")
+	}
+	if len(buttons) != len(c.Buttons) {
+		t.Errorf("slack: %d buttons, the card has %d", len(buttons), len(c.Buttons))
+	}
+}
+
+func checkDiscord(t *testing.T, c Card, m *discordgo.MessageSend) {
+	t.Helper()
+	if n := charLen(m.Content); n > discordContentMax {
+		t.Errorf("discord: content %d chars", n)
+	}
+	if len(m.Embeds) > 10 {
+		t.Errorf("discord: %d embeds", len(m.Embeds))
+	}
+	total := 0
+	var all []string
+	for _, e := range m.Embeds {
+		for _, lim := range []struct {
+			s   string
+			max int
+			f   string
+		}{{e.Title, discordEmbedTitleMax, "title"}, {e.Description, discordEmbedDescriptionMax, "description"}} {
+			if n := charLen(lim.s); n > lim.max {
+				t.Errorf("discord: %s %d chars", lim.f, n)
+			}
+			total += charLen(lim.s)
+		}
+		if e.Footer != nil {
+			if n := charLen(e.Footer.Text); n > discordEmbedFooterMax {
+				t.Errorf("discord: footer %d chars", n)
+			}
+			total += charLen(e.Footer.Text)
+		}
+		if e.Author != nil {
+			total += charLen(e.Author.Name)
+		}
+		if len(e.Fields) > discordEmbedFieldsMax {
+			t.Errorf("discord: %d fields", len(e.Fields))
+		}
+		for _, f := range e.Fields {
+			if charLen(f.Name) > discordEmbedFieldNameMax || charLen(f.Value) > discordEmbedFieldValueMax {
+				t.Errorf("discord: field %d/%d chars", charLen(f.Name), charLen(f.Value))
+			}
+			total += charLen(f.Name) + charLen(f.Value)
+		}
+		all = append(all, e.Description)
+	}
+	if total > discordEmbedTotalMax {
+		t.Errorf("discord: embeds total %d chars", total)
+	}
+	if len(m.Components) > discordRowsMax {
+		t.Errorf("discord: %d rows", len(m.Components))
+	}
+	n := 0
+	for _, row := range m.Components {
+		ar := row.(discordgo.ActionsRow)
+		if len(ar.Components) > discordButtonsPerRow {
+			t.Errorf("discord: %d buttons in a row", len(ar.Components))
+		}
+		for _, comp := range ar.Components {
+			b := comp.(discordgo.Button)
+			n++
+			if len(b.CustomID) > discordCustomIDMax || b.CustomID == "" || charLen(b.Label) > discordButtonLabelMax {
+				t.Errorf("discord: button %q custom_id %d bytes", b.Label, len(b.CustomID))
+			}
+		}
+	}
+	if n != len(c.Buttons) {
+		t.Errorf("discord: %d buttons, the card has %d", n, len(c.Buttons))
+	}
+	if !strings.HasPrefix(m.Content, "**"+discordMarkdown(c.Status)+"**") {
+		t.Error("discord: the status is not on top")
+	}
+	joined := strings.Join(all, "\n")
+	for _, want := range essentials(c)[1:] {
+		if !strings.Contains(joined, discordMarkdown(want)) {
+			t.Errorf("discord lacks %q", want)
+		}
+	}
+}
+
+// TestHugeCutsVisibly: what a surface leaves out, it says it left out.
+func TestHugeCutsVisibly(t *testing.T) {
+	r := newRenderer(t)
+	c := cardIn(t, huge(t, false), "pending")
+	desc := r.Discord(c).Embeds[0].Description
+	if !strings.Contains(desc, "to fit Discord") {
+		t.Error("discord: the description was cut without saying so")
+	}
+	for _, want := range []string{"[cut; Show all arguments shows all]", " …[cut]", "[cut; the console shows the whole patch]", "and 290 more: Not traced to the request", "New to this job: arg0 (host), arg1 (host)", "A class above the job's so far: destructive (so far: read)", "and 290 more reasons", "and 290 more"} {
+		if !strings.Contains(r.Text(c), want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+}

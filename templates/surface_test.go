@@ -1,0 +1,71 @@
+package templates
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/slack-go/slack"
+)
+
+// TestSlackMsgOptions: the options carry the blocks and the fallback text
+// as rendered (already escaped, so slack-go must not escape again).
+func TestSlackMsgOptions(t *testing.T) {
+	r := newRenderer(t)
+	m := r.Slack(cardIn(t, loadApproval(t, "merge.json"), "pending"))
+	_, form, err := slack.UnsafeApplyMsgOptions("xoxb-test", "C1", "https://slack.invalid/api/", m.MsgOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form.Get("text") != m.Text || form.Get("unfurl_links") != "false" || form.Get("unfurl_media") != "false" {
+		t.Errorf("form %v", form)
+	}
+	if n := len(m.MsgOptions()); n != 4 {
+		t.Errorf("%d options, want text, two unfurl settings and blocks", n)
+	}
+}
+
+// TestDiscordEdit: an edit of a decided card removes its buttons.
+func TestDiscordEdit(t *testing.T) {
+	r := newRenderer(t)
+	a := loadApproval(t, "merge.json")
+	for _, state := range []string{"pending", "approved"} {
+		send := r.Discord(cardIn(t, a, state))
+		e := DiscordEdit(send, "111", "222")
+		if e.Channel != "111" || e.ID != "222" || e.Content == nil || *e.Content != send.Content || e.Embeds == nil || len(*e.Embeds) != 1 {
+			t.Fatalf("%s: edit %+v", state, e)
+		}
+		if e.Components == nil || len(*e.Components) != len(send.Components) {
+			t.Errorf("%s: components %v, want %d rows", state, e.Components, len(send.Components))
+		}
+		// Discord removes buttons only when told so with an empty list.
+		js, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state != "pending" && !strings.Contains(string(js), `"components":[]`) {
+			t.Errorf("%s: the edit keeps the buttons: %s", state, js)
+		}
+	}
+}
+
+// TestConcurrentUse: one Renderer serves every worker at once.
+func TestConcurrentUse(t *testing.T) {
+	r := newRenderer(t)
+	c := cardIn(t, loadApproval(t, "mail.json"), "pending")
+	want := r.Text(c)
+	done := make(chan string)
+	for range 8 {
+		go func() {
+			_ = r.Slack(c)
+			_ = r.Discord(c)
+			_ = r.Email(c)
+			done <- r.Text(c)
+		}()
+	}
+	for range 8 {
+		if got := <-done; got != want {
+			t.Error("concurrent renderings differ")
+		}
+	}
+}

@@ -1,0 +1,219 @@
+// Package templates owns what a person reads of an approval: the card
+// model, decided once from an approval, its ladder position and its
+// decision (Build), and its renderings for each surface: Slack Block Kit,
+// a Discord embed with buttons, an email (subject, text and HTML) and
+// plain text (logs, bot preview), plus the replies the bot posts in a
+// card's threads. CARD.md is the specification.
+//
+// Wording and markup live in embedded templates, one file per message
+// kind, namespaced by surface (slack/card.tmpl, email/card.html.tmpl, …),
+// parsed once by New. The Go code decides what a card says and keeps every
+// rendering inside its platform's limits; it never re-derives the
+// approval's rules (effect line, flags, who asks, Deny first), which
+// belong to package approval. Nothing here does I/O.
+package templates
+
+import (
+	"embed"
+	"fmt"
+	htmltemplate "html/template"
+	"io/fs"
+	"slices"
+	"strings"
+	texttemplate "text/template"
+	"time"
+
+	"approvalsbot/approval"
+)
+
+//go:embed slack discord email text
+var embedded embed.FS
+
+// Options configures a Renderer.
+type Options struct {
+	// Templates replaces the embedded template files; nil uses the
+	// embedded ones. It must hold the same layout (slack/*.tmpl,
+	// discord/*.tmpl, email/*.tmpl, text/*.tmpl).
+	Templates fs.FS
+}
+
+// Renderer renders cards and thread messages for every surface. It is
+// immutable after New and safe for concurrent use.
+type Renderer struct {
+	slack     *texttemplate.Template
+	discord   *texttemplate.Template
+	text      *texttemplate.Template
+	emailText *texttemplate.Template
+	emailHTML *htmltemplate.Template
+}
+
+// The named templates each surface must define; New checks every one, so
+// a missing or broken template is an error at start-up, not a blank card.
+var (
+	slackNames     = slices.Concat([]string{"card.status", "card.title", "thread"}, cardParts)
+	discordNames   = slices.Concat([]string{"card.content", "card.footer", "thread"}, cardParts)
+	textNames      = []string{"card", "thread"}
+	emailTextNames = []string{"card.subject", "card.text"}
+	emailHTMLNames = []string{"card.html"}
+)
+
+// cardParts are the parts of a Slack or Discord card below its title, in
+// CARD.md's order; each is a template of that name.
+var cardParts = []string{
+	"card.meta", "card.effect", "card.flags", "card.asked", "card.warning",
+	"card.args", "card.digest", "card.roles", "card.changes", "card.patch",
+	"card.agent", "card.turn", "card.ladder", "card.confirm", "card.restricted",
+}
+
+// New parses the templates and proves each renders a full and an empty
+// card, so rendering itself cannot fail later.
+func New(opts Options) (*Renderer, error) {
+	fsys := opts.Templates
+	if fsys == nil {
+		fsys = embedded
+	}
+	r := &Renderer{}
+	var err error
+	if r.slack, err = parseText(fsys, "slack", slackFuncs, slackNames); err != nil {
+		return nil, err
+	}
+	if r.discord, err = parseText(fsys, "discord", discordFuncs, discordNames); err != nil {
+		return nil, err
+	}
+	if r.text, err = parseText(fsys, "text", plainFuncs, textNames); err != nil {
+		return nil, err
+	}
+	if r.emailText, err = parseText(fsys, "email/*.txt.tmpl", plainFuncs, emailTextNames); err != nil {
+		return nil, err
+	}
+	if r.emailHTML, err = parseHTML(fsys, "email/*.html.tmpl", emailHTMLNames); err != nil {
+		return nil, err
+	}
+	if err := r.selfTest(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// parseText parses the templates of one surface: dir/*.tmpl, or a glob.
+func parseText(fsys fs.FS, pattern string, funcs texttemplate.FuncMap, names []string) (*texttemplate.Template, error) {
+	if !strings.Contains(pattern, "*") {
+		pattern += "/*.tmpl"
+	}
+	t, err := texttemplate.New("").Option("missingkey=error").Funcs(funcs).ParseFS(fsys, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("parse templates %s: %w", pattern, err)
+	}
+	for _, n := range names {
+		if t.Lookup(n) == nil {
+			return nil, fmt.Errorf("parse templates %s: no template %q", pattern, n)
+		}
+	}
+	return t, nil
+}
+
+func parseHTML(fsys fs.FS, pattern string, names []string) (*htmltemplate.Template, error) {
+	t, err := htmltemplate.New("").Option("missingkey=error").Funcs(htmlFuncs).ParseFS(fsys, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("parse templates %s: %w", pattern, err)
+	}
+	for _, n := range names {
+		if t.Lookup(n) == nil {
+			return nil, fmt.Errorf("parse templates %s: no template %q", pattern, n)
+		}
+	}
+	return t, nil
+}
+
+// selfTest executes every template against an empty card, a card with
+// every part, and every thread message kind, returning the first error.
+func (r *Renderer) selfTest() error {
+	full := Build(selfTestInput())
+	type run struct {
+		t     *texttemplate.Template
+		names []string
+	}
+	runs := []run{
+		{r.slack, slices.Concat([]string{"card.status", "card.title"}, cardParts)},
+		{r.discord, slices.Concat([]string{"card.content", "card.footer"}, cardParts)},
+		{r.text, []string{"card"}},
+		{r.emailText, emailTextNames},
+	}
+	for _, c := range []*Card{{}, &full} {
+		for _, x := range runs {
+			for _, n := range x.names {
+				if _, err := execText(x.t, n, c); err != nil {
+					return fmt.Errorf("render %s: %w", n, err)
+				}
+			}
+		}
+		var b strings.Builder
+		if err := r.emailHTML.ExecuteTemplate(&b, "card.html", c); err != nil {
+			return fmt.Errorf("render email card.html: %w", err)
+		}
+	}
+	for _, m := range selfTestThreads() {
+		for s, t := range map[surface]*texttemplate.Template{surfaceSlack: r.slack, surfaceDiscord: r.discord, surfaceText: r.text} {
+			d, _, _ := prepareThread(m, s)
+			if _, err := execText(t, "thread", d); err != nil {
+				return fmt.Errorf("render thread %s: %w", m.Kind, err)
+			}
+		}
+	}
+	return nil
+}
+
+// execText runs one named template into a string.
+func execText(t *texttemplate.Template, name string, data any) (string, error) {
+	var b strings.Builder
+	err := t.ExecuteTemplate(&b, name, data)
+	return b.String(), err
+}
+
+// brokenPart stands in for a part whose template failed. New's self-test
+// makes this unreachable for the embedded templates; it exists so a card
+// still goes out (status, buttons) rather than nothing.
+const brokenPart = "[this part of the card could not be shown]"
+
+// part runs a named template and trims the blank lines around it.
+func part(t *texttemplate.Template, name string, data any) string {
+	s, err := execText(t, name, data)
+	if err != nil {
+		return brokenPart
+	}
+	return strings.Trim(s, "\n")
+}
+
+// selfTestInput is an approval with every part a card can show.
+func selfTestInput() Input {
+	yes, no := true, false
+	at := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	dl := at.Add(time.Hour)
+	digest := "sha256:" + strings.Repeat("0", 64)
+	return Input{
+		Approval: &approval.Approval{
+			ID: "a-1", Revision: 1, Tenant: "t", Kind: approval.KindProtectedPaths, ConsoleURL: "https://console.invalid/a-1",
+			Job: approval.Job{ID: "j", URL: "https://console.invalid/j", StartedBy: "user:a", Agent: "b"},
+			Call: approval.Call{Function: "f", Snapshot: digest, ArgsSHA256: digest, Arguments: []byte(`{"a":1}`), ArgumentsCut: true,
+				Annotations: approval.Annotations{ReadOnlyHint: &no, DestructiveHint: &yes, OpenWorldHint: &yes}},
+			Roles:     []approval.Role{{Argument: "a", Role: approval.RoleRecipient, LeftOut: 1, NotCompared: true, Values: []approval.RoleValue{{Value: "v", Origin: approval.OriginJobRead, OutOfScope: true}}}},
+			Flags:     approval.Flags{NewToJob: []approval.NewToJob{{Argument: "a", Role: approval.RoleRecipient}}},
+			AskedBy:   approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{{Source: "s", Function: "f", Call: 1}}},
+			AgentSays: "x", Level: "L2", EffectsMismatch: true, Turn: approval.Turn{Waiting: []string{"g"}},
+			Changes:     &approval.Changes{Files: []approval.ChangedFile{{Path: "p", Protected: true}}, Patch: "x", PatchCut: true, PatchSHA256: digest},
+			RequestedAt: at, Deadline: &dl,
+		},
+		Ladder: LadderPosition{Step: 1, Steps: 2, NextAt: at.Add(time.Minute), Next: "n", Skipped: 1},
+	}
+}
+
+func selfTestThreads() []ThreadMessage {
+	return []ThreadMessage{
+		{Kind: ThreadBackendMessage, Text: "x"},
+		{Kind: ThreadRecheckRefused, Text: "x"},
+		{Kind: ThreadOutcome, Text: "x"},
+		{Kind: ThreadCancelled, Text: "x"},
+		{Kind: ThreadAutoGranted, Text: "x"},
+		{Kind: ThreadEscalation, Mentions: []Mention{{Target: "slack:U1", Name: "a"}, {Target: "discord:role:1", Name: "b"}}, Waited: time.Minute},
+	}
+}

@@ -1,0 +1,225 @@
+package templates
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"approvalsbot/approval"
+)
+
+// ThreadKind is what a thread reply reports.
+type ThreadKind string
+
+// Thread replies.
+const (
+	// ThreadBackendMessage is the backend's sentence after a decision:
+	// what the model reads ("The call to … was not made: user:kevin denied it: …").
+	ThreadBackendMessage ThreadKind = "backend_message"
+	// ThreadRecheckRefused is a yes that the backend's re-check turned into
+	// a denial, with the backend's message.
+	ThreadRecheckRefused ThreadKind = "recheck_refused"
+	// ThreadOutcome is what an approved call did (call.finished).
+	ThreadOutcome ThreadKind = "outcome"
+	// ThreadCancelled says the approval is no longer wanted, and why.
+	ThreadCancelled ThreadKind = "cancelled"
+	// ThreadAutoGranted is the audit notice of a call that ran unattended.
+	ThreadAutoGranted ThreadKind = "auto_granted"
+	// ThreadEscalation mentions the people a ladder step tells:
+	// "@kevin @oncall: waiting 15m".
+	ThreadEscalation ThreadKind = "escalation"
+)
+
+// ThreadMessage is a reply the bot posts in a card's threads. Build one
+// with the constructors; Text is redacted and cleaned again when rendered.
+type ThreadMessage struct {
+	Kind       ThreadKind
+	ApprovalID string // empty for ThreadAutoGranted
+	Text       string
+	Mentions   []Mention     // ThreadEscalation
+	Waited     time.Duration // ThreadEscalation: how long the card has waited
+}
+
+// Mention is one person or group a ladder step tells.
+type Mention struct {
+	// Target as the tenant's config names it: slack:U…/slack:W… (a user),
+	// slack:S… (a user group), discord:user:ID, discord:role:ID. A target
+	// of another surface, or a malformed one, is shown as @Name and pings
+	// nobody.
+	Target string
+	// Name is how text and email show it: "kevin", "oncall".
+	Name string
+}
+
+// maxMentions bounds one escalation reply, so it stays within Discord's
+// 2,000 characters of content whatever the ladder lists.
+const maxMentions = 50
+
+// BackendMessage is the backend's message after a decision.
+func BackendMessage(approvalID, message string) ThreadMessage {
+	return ThreadMessage{Kind: ThreadBackendMessage, ApprovalID: approvalID, Text: message}
+}
+
+// RecheckRefused is the reply for approval.recheck_failed.
+func RecheckRefused(r *approval.RecheckFailed) ThreadMessage {
+	return ThreadMessage{Kind: ThreadRecheckRefused, ApprovalID: r.ApprovalID, Text: r.Message}
+}
+
+// Outcome is the reply for call.finished, worded by approval.FinishedText.
+func Outcome(f *approval.Finished) ThreadMessage {
+	return ThreadMessage{Kind: ThreadOutcome, ApprovalID: f.ApprovalID, Text: approval.FinishedText(f)}
+}
+
+// Escalation mentions the people a ladder step tells.
+func Escalation(approvalID string, mentions []Mention, waited time.Duration) ThreadMessage {
+	return ThreadMessage{Kind: ThreadEscalation, ApprovalID: approvalID, Mentions: mentions, Waited: waited}
+}
+
+// ThreadFromEvent is the thread reply an event other than a request
+// calls for, and false for approval.requested and approval.reasked, which
+// post or edit cards instead. Whether to post it is the caller's rule
+// (approval.Transition); bot preview shows it.
+func ThreadFromEvent(ev *approval.Event) (ThreadMessage, bool) {
+	switch {
+	case ev.Resolved != nil:
+		r := ev.Resolved
+		text := r.Message
+		if text == "" {
+			text = "The call was " + string(r.Status) + " by " + r.Actor
+			if r.Comment != "" {
+				text += ": " + r.Comment
+			}
+			text += "."
+		}
+		return BackendMessage(r.ApprovalID, text), true
+	case ev.RecheckFailed != nil:
+		return RecheckRefused(ev.RecheckFailed), true
+	case ev.Cancelled != nil:
+		c := ev.Cancelled
+		return ThreadMessage{Kind: ThreadCancelled, ApprovalID: c.ApprovalID, Text: c.Reason}, true
+	case ev.Finished != nil:
+		return Outcome(ev.Finished), true
+	case ev.AutoGranted != nil:
+		ag := ev.AutoGranted
+		text := fmt.Sprintf("%s under policy %s (job %s", ag.Call.Function, ag.PolicyID, ag.Job.ID)
+		if ag.Job.Agent != "" {
+			text += ", agent " + ag.Job.Agent
+		}
+		return ThreadMessage{Kind: ThreadAutoGranted, Text: text + ")"}, true
+	}
+	return ThreadMessage{}, false
+}
+
+// threadData is a thread message prepared for one surface's template:
+// Text cleaned and redacted (escaped by the template), mentions already in
+// the surface's syntax (safe: built only from validated ids).
+type threadData struct {
+	Kind     ThreadKind
+	Text     string
+	Mentions []string
+	Waited   string
+}
+
+type surface int
+
+const (
+	surfaceText surface = iota
+	surfaceSlack
+	surfaceDiscord
+)
+
+var (
+	slackUserID    = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
+	slackGroupID   = regexp.MustCompile(`^S[A-Z0-9]{2,20}$`)
+	discordSnowflk = regexp.MustCompile(`^[0-9]{1,20}$`)
+)
+
+// prepareThread also returns the Discord users and roles the reply may
+// ping: exactly those it mentions.
+func prepareThread(m ThreadMessage, s surface) (d threadData, users, roles []string) {
+	d = threadData{Kind: m.Kind, Text: cutLine(cleanText(approval.RedactText(m.Text)), messageMax)}
+	if m.Kind != ThreadEscalation {
+		return d, nil, nil
+	}
+	d.Waited = shortDuration(m.Waited)
+	for i, mn := range m.Mentions {
+		if i == maxMentions {
+			d.Mentions = append(d.Mentions, fmt.Sprintf("and %d more", len(m.Mentions)-maxMentions))
+			break
+		}
+		name := cutLine(oneLine(cmpOr(mn.Name, mn.Target)), 64)
+		switch s {
+		case surfaceSlack:
+			id, isSlack := strings.CutPrefix(mn.Target, "slack:")
+			switch {
+			case isSlack && slackUserID.MatchString(id):
+				d.Mentions = append(d.Mentions, "<@"+id+">")
+			case isSlack && slackGroupID.MatchString(id):
+				d.Mentions = append(d.Mentions, "<!subteam^"+id+">")
+			default:
+				d.Mentions = append(d.Mentions, "@"+mrkdwn(name))
+			}
+		case surfaceDiscord:
+			if id, ok := strings.CutPrefix(mn.Target, "discord:user:"); ok && discordSnowflk.MatchString(id) {
+				d.Mentions = append(d.Mentions, "<@"+id+">")
+				users = append(users, id)
+			} else if id, ok := strings.CutPrefix(mn.Target, "discord:role:"); ok && discordSnowflk.MatchString(id) {
+				d.Mentions = append(d.Mentions, "<@&"+id+">")
+				roles = append(roles, id)
+			} else {
+				d.Mentions = append(d.Mentions, "@"+discordMarkdown(name))
+			}
+		default:
+			d.Mentions = append(d.Mentions, "@"+name)
+		}
+	}
+	return d, users, roles
+}
+
+// shortDuration words a wait as people say it: 45s, 15m, 1h30m, 2d3h.
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		h, m := int(d.Hours()), int(d.Minutes())%60
+		if m == 0 {
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%dm", h, m)
+	default:
+		days, h := int(d.Hours())/24, int(d.Hours())%24
+		if h == 0 {
+			return fmt.Sprintf("%dd", days)
+		}
+		return fmt.Sprintf("%dd%dh", days, h)
+	}
+}
+
+// SlackThread renders a thread reply as Slack mrkdwn text (post it with
+// thread_ts; mentions in it notify).
+func (r *Renderer) SlackThread(m ThreadMessage) SlackMessage {
+	d, _, _ := prepareThread(m, surfaceSlack)
+	return SlackMessage{Text: cutText(part(r.slack, "thread", d), slackSectionTextMax, slackCutMarker, trimSlack)}
+}
+
+// DiscordThread renders a thread reply as Discord content. It pings
+// exactly the users and roles an escalation mentions, and nobody else.
+func (r *Renderer) DiscordThread(m ThreadMessage) *discordgo.MessageSend {
+	d, users, roles := prepareThread(m, surfaceDiscord)
+	return &discordgo.MessageSend{
+		Content:         cutText(part(r.discord, "thread", d), discordContentMax, discordCutMarker, trimDiscord),
+		AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, Users: users, Roles: roles},
+	}
+}
+
+// TextThread renders a thread reply as plain text.
+func (r *Renderer) TextThread(m ThreadMessage) string {
+	d, _, _ := prepareThread(m, surfaceText)
+	return part(r.text, "thread", d) + "\n"
+}
