@@ -1,0 +1,468 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/store"
+)
+
+// Backend is the job backend's calls out, as threads needs them. The
+// backend adapter implements it; each call retries within itself and
+// returns ErrBackendUnavailable when it gave up.
+type Backend interface {
+	Decide(ctx context.Context, c DecisionCall) (DecisionAnswer, error)
+	Arguments(ctx context.Context, c ArgumentsCall) (ArgumentsAnswer, error)
+}
+
+// ErrBackendUnavailable: the backend did not answer within the retries.
+var ErrBackendUnavailable = errors.New("the job backend did not answer")
+
+// DecisionCall is one decision sent to the backend.
+type DecisionCall struct {
+	ApprovalID     string
+	Revision       int
+	Approve        bool
+	Actor          string
+	Surface        string // slack, discord, deadline
+	User           string // the chat user id; empty for the deadline
+	Comment        string
+	ArgsSHA256     string // the digest the card showed; empty when it showed none
+	IdempotencyKey string // the same on every retry of this decision
+}
+
+// DecisionOutcome is the backend's answer to a decision (PROTOCOL.md).
+type DecisionOutcome string
+
+// Decision outcomes.
+const (
+	DecisionRecorded       DecisionOutcome = "recorded"
+	DecisionAlreadyDecided DecisionOutcome = "already_decided"
+	DecisionStaleRevision  DecisionOutcome = "stale_revision"
+	DecisionDigestMismatch DecisionOutcome = "digest_mismatch"
+	DecisionForbidden      DecisionOutcome = "forbidden"
+	DecisionNotFound       DecisionOutcome = "not_found"
+	DecisionCancelled      DecisionOutcome = "cancelled"
+)
+
+// DecisionAnswer is what the backend said.
+type DecisionAnswer struct {
+	Outcome DecisionOutcome
+	Status  approval.State // approved or denied (recorded, already decided)
+	Actor   string         // who decided first (already decided)
+	Message string         // the backend's sentence
+}
+
+// ArgumentsCall asks the backend for an approval's full arguments.
+type ArgumentsCall struct {
+	ApprovalID     string
+	Revision       int
+	Actor          string
+	IdempotencyKey string
+}
+
+// ArgumentsAnswer is the backend's answer to an arguments look-up.
+type ArgumentsAnswer struct {
+	Forbidden  bool // the person lacks the content permission
+	Gone       bool // not found or cancelled
+	Arguments  json.RawMessage
+	ArgsSHA256 string
+	Message    string
+}
+
+// Person is who clicked, on which surface, and how to answer them alone
+// later (the surface's own reference: a Slack response_url, a Discord
+// interaction token).
+type Person struct {
+	Surface string // slack, discord
+	User    string // the surface's user id
+	Channel string // where they clicked, for an ephemeral answer
+	Reply   string // the surface's handle for a later private answer
+}
+
+// DecideRequest is a click on Approve or Deny.
+type DecideRequest struct {
+	Tenant     string
+	ApprovalID string
+	Revision   int // the revision of the card clicked
+	Approve    bool
+	Comment    string
+	Person     Person
+}
+
+// DecideResult says what to tell the person at once (ephemerally).
+type DecideResult struct {
+	Sent bool   // the decision is on its way to the backend
+	Text string // a sentence for the person
+}
+
+// deciding is a decision in flight, kept on the approval until the backend
+// answers.
+type deciding struct {
+	Actor    string    `json:"actor"`
+	Approve  bool      `json:"approve"`
+	Surface  string    `json:"surface"`
+	User     string    `json:"user,omitempty"`
+	Channel  string    `json:"channel,omitempty"`
+	Reply    string    `json:"reply,omitempty"`
+	Comment  string    `json:"comment,omitempty"`
+	Revision int       `json:"revision"`
+	Digest   string    `json:"digest,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// The deadline's decision (PROTOCOL.md): only ever deny.
+const (
+	DeadlineActor   = "system:deadline"
+	DeadlineSurface = "deadline"
+	DeadlineComment = "nobody answered"
+)
+
+// KindDecision sends a decision to the backend; KindTell answers one person.
+const (
+	KindDecision = "decision"
+	KindTell     = "tell"
+)
+
+// maxComment bounds a deny reason (the modal allows as much).
+const maxComment = 1000
+
+// Member maps a chat user to the tenant member the backend knows.
+func member(t *config.Tenant, surface, user string) (config.Member, bool) {
+	switch surface {
+	case "slack":
+		return t.MemberBySlack(user)
+	case "discord":
+		return t.MemberByDiscord(user)
+	}
+	return config.Member{}, false
+}
+
+// Decide checks that the person may decide this card, and records the
+// decision and its outbox row in one transaction. Exactly one decision is
+// in flight per approval: a second click is told who is deciding. The
+// backend's answer reaches the person and every card later.
+func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, error) {
+	tenant, ok := s.tenants.Tenant(req.Tenant)
+	if !ok {
+		return DecideResult{Text: "This bot does not serve tenant " + req.Tenant + "; nothing was sent."}, nil
+	}
+	m, ok := member(tenant, req.Person.Surface, req.Person.User)
+	if !ok {
+		return DecideResult{Text: fmt.Sprintf("You are not a member of tenant %s in this bot's configuration, so nothing was sent. An admin can add your %s id %s.",
+			req.Tenant, req.Person.Surface, req.Person.User)}, nil
+	}
+	if !m.Role.CanDecide() {
+		return DecideResult{Text: fmt.Sprintf("Your role in tenant %s is %s, which cannot decide approvals; nothing was sent.", req.Tenant, m.Role)}, nil
+	}
+	comment := strings.TrimSpace(req.Comment)
+	if len([]rune(comment)) > maxComment {
+		return DecideResult{Text: fmt.Sprintf("The reason is longer than %d characters; nothing was sent.", maxComment)}, nil
+	}
+	rev, err := s.store.RevisionGet(ctx, req.ApprovalID, req.Revision)
+	if errors.Is(err, store.ErrNotFound) {
+		return DecideResult{Text: "The bot knows no such card; nothing was sent."}, nil
+	}
+	if err != nil {
+		return DecideResult{}, fmt.Errorf("read revision %d of %s: %w", req.Revision, req.ApprovalID, err)
+	}
+	var a approval.Approval
+	if err := json.Unmarshal(rev.Body, &a); err != nil {
+		return DecideResult{}, fmt.Errorf("decode revision %d of %s: %w", req.Revision, req.ApprovalID, err)
+	}
+	if a.Tenant != req.Tenant {
+		return DecideResult{Text: "The bot knows no such card; nothing was sent."}, nil
+	}
+	if text := refuse(tenant, m, &a, req.Approve); text != "" {
+		return DecideResult{Text: text}, nil
+	}
+	now := s.clock.Now()
+	d := deciding{Actor: m.User, Approve: req.Approve, Surface: req.Person.Surface, User: req.Person.User,
+		Channel: req.Person.Channel, Reply: req.Person.Reply, Comment: comment, Revision: req.Revision, At: now}
+	// The digest the card showed: none on a content-restricted card, and
+	// none from a person without the content permission (the backend
+	// refuses a digest from them).
+	if !a.Content.Restricted && m.Content {
+		d.Digest = a.Call.ArgsSHA256
+	}
+	var res DecideResult
+	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		row, err := tx.ApprovalGetForUpdate(ctx, req.ApprovalID)
+		if errors.Is(err, store.ErrNotFound) {
+			res = DecideResult{Text: "The bot knows no such card; nothing was sent."}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if text := stale(row, req.Revision); text != "" {
+			res = DecideResult{Text: text}
+			return nil
+		}
+		if len(row.Deciding) > 0 {
+			var other deciding
+			_ = json.Unmarshal(row.Deciding, &other) // our own JSON
+			res = DecideResult{Text: fmt.Sprintf("%s is deciding this call already; wait for the card to change.", other.Actor)}
+			return nil
+		}
+		row.Deciding, _ = json.Marshal(d) // plain data: cannot fail
+		row.UpdatedAt = now
+		if err := tx.ApprovalUpsert(ctx, row); err != nil {
+			return err
+		}
+		res = DecideResult{Sent: true, Text: fmt.Sprintf("Sending your %s of %s to the job backend…", verb(req.Approve), a.Call.Function)}
+		return tx.OutboxInsert(ctx, []store.OutboxInsertParams{s.decisionRow(row, now)})
+	})
+	if err != nil {
+		return DecideResult{}, fmt.Errorf("record the decision on %s: %w", req.ApprovalID, err)
+	}
+	if res.Sent {
+		s.Wake()
+	}
+	return res, nil
+}
+
+func (s *Service) decisionRow(row *store.Approval, now time.Time) store.OutboxInsertParams {
+	return store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID,
+		Kind: KindDecision, Target: "backend", Payload: []byte(`{}`), NotBefore: now, Now: now}
+}
+
+func verb(approve bool) string {
+	if approve {
+		return "approval"
+	}
+	return "denial"
+}
+
+// refuse says why this member may not make this decision, or "".
+func refuse(t *config.Tenant, m config.Member, a *approval.Approval, approve bool) string {
+	if t.ForbidSelfApproval && a.Job.StartedBy != "" && m.User == a.Job.StartedBy {
+		return fmt.Sprintf("You started job %s, and tenant %s forbids deciding your own job's calls; nothing was sent.", a.Job.ID, a.Tenant)
+	}
+	if !approve {
+		return ""
+	}
+	if a.Confirm != nil {
+		text := fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console", a.Confirm.Argument)
+		if a.ConsoleURL != "" {
+			text += " (" + a.ConsoleURL + ")"
+		}
+		return text + ". Nothing was sent."
+	}
+	if a.Kind == approval.KindProtectedPaths {
+		text := "A change to protected paths is approved only in the console, by another person signed in with governance.write who neither started the job nor approved its changes"
+		if a.ConsoleURL != "" {
+			text += " (" + a.ConsoleURL + ")"
+		}
+		return text + ". Nothing was sent."
+	}
+	return ""
+}
+
+// stale says why a card can no longer be decided, or "".
+func stale(row *store.Approval, revision int) string {
+	if approval.State(row.State).Final() || !row.Seen {
+		who := ""
+		if rec, err := recordOf(row); err == nil && rec.Decision != nil && rec.Decision.Actor != "" {
+			who = " by " + rec.Decision.Actor
+		}
+		return fmt.Sprintf("This call was already %s%s; nothing was sent.", stateWord(approval.State(row.State)), who)
+	}
+	if revision < row.Revision {
+		return "This card is superseded: the call changed. Look at the new card in the thread; nothing was sent."
+	}
+	return ""
+}
+
+func stateWord(s approval.State) string {
+	switch s {
+	case approval.StateExpired:
+		return "denied (nobody answered by the deadline)"
+	case approval.StateRefused:
+		return "refused by the platform's re-check"
+	}
+	return string(s)
+}
+
+// performDecision sends the decision in flight and applies the answer.
+// It returns an error only to retry the row (the deadline's decision,
+// which must reach the backend).
+func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) error {
+	if s.backend == nil {
+		return Permanent(errors.New("no backend client configured"))
+	}
+	a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
+	if err != nil {
+		return fmt.Errorf("read approval: %w", err)
+	}
+	if len(a.Deciding) == 0 {
+		return nil // answered already (a repeat after a crash)
+	}
+	var d deciding
+	if err := json.Unmarshal(a.Deciding, &d); err != nil {
+		return Permanent(fmt.Errorf("decode the decision in flight: %w", err))
+	}
+	ans, err := s.backend.Decide(ctx, DecisionCall{ApprovalID: a.ID, Revision: d.Revision, Approve: d.Approve,
+		Actor: d.Actor, Surface: d.Surface, User: d.User, Comment: d.Comment, ArgsSHA256: d.Digest,
+		IdempotencyKey: row.ID})
+	if err != nil {
+		if d.Surface == DeadlineSurface {
+			return err // the deadline retries until the backend answers
+		}
+		s.log.Warn("decision not recorded", "approval_id", a.ID, "tenant", a.Tenant, "err", err)
+		return s.settle(ctx, a.ID, d, nil, "Your "+verb(d.Approve)+" was not recorded: the job backend did not answer. Try again in a moment.")
+	}
+	return s.settle(ctx, a.ID, d, &ans, "")
+}
+
+// settle clears the decision in flight and applies the backend's answer
+// in one transaction: the state it implies, the card edits and thread
+// replies, and the answer to the person.
+func (s *Service) settle(ctx context.Context, id string, d deciding, ans *DecisionAnswer, tell string) error {
+	now := s.clock.Now()
+	var enqueued int
+	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		enqueued = 0
+		row, err := tx.ApprovalGetForUpdate(ctx, id)
+		if err != nil {
+			return err
+		}
+		row.Deciding = nil
+		row.UpdatedAt = now
+		var ev *approval.Event
+		text := tell
+		if ans != nil {
+			ev, text = outcome(row, d, *ans)
+		}
+		var rows []store.OutboxInsertParams
+		if ev != nil {
+			cur, err := recordOf(row)
+			if err != nil {
+				return err
+			}
+			res := approval.Transition(cur, ev, now)
+			if res.Changed {
+				next := res.Next
+				row.State, row.Revision, row.Seen = string(next.State), next.Revision, next.Seen
+				if next.Decision != nil {
+					row.Decision, _ = json.Marshal(next.Decision) // plain data
+				}
+				if next.State.Final() {
+					row.NextStepAt, row.DeadlineAt = time.Time{}, time.Time{}
+				}
+			}
+			if rows, err = s.rowsFor(ctx, tx, row, ev.Type, res.Effects, now); err != nil {
+				return err
+			}
+		}
+		if d.Surface == DeadlineSurface && row.State == string(approval.StatePending) {
+			// The deadline's deny did not land (the call changed at the
+			// last moment): the deadline is due again at the next tick.
+			row.DeadlineAt = now
+		}
+		if err := tx.ApprovalUpsert(ctx, row); err != nil {
+			return err
+		}
+		if text != "" && d.Surface != DeadlineSurface {
+			rows = append(rows, s.tellRow(row, d, text, now))
+		}
+		enqueued = len(rows)
+		if len(rows) == 0 {
+			return nil
+		}
+		return tx.OutboxInsert(ctx, rows)
+	})
+	if err != nil {
+		return fmt.Errorf("apply the backend's answer: %w", err)
+	}
+	if enqueued > 0 {
+		s.Wake()
+	}
+	return nil
+}
+
+// outcome turns the backend's answer into the event it implies (nil for
+// none) and the sentence for the person who clicked.
+func outcome(row *store.Approval, d deciding, ans DecisionAnswer) (*approval.Event, string) {
+	resolved := func(status approval.State, actor, comment, via, message string) *approval.Event {
+		return &approval.Event{Type: approval.EventResolved, Tenant: row.Tenant, Resolved: &approval.Resolved{
+			ApprovalID: row.ID, Revision: d.Revision, Status: status, Actor: actor, Comment: comment, Via: via, Message: message}}
+	}
+	switch ans.Outcome {
+	case DecisionRecorded:
+		status := ans.Status
+		if status == "" {
+			status = map[bool]approval.State{true: approval.StateApproved, false: approval.StateDenied}[d.Approve]
+		}
+		if d.Surface == DeadlineSurface && status == approval.StateDenied {
+			status = approval.StateExpired
+		}
+		return resolved(status, d.Actor, d.Comment, d.Surface, ans.Message), "Recorded: your " + verb(d.Approve) + " reached the job backend."
+	case DecisionAlreadyDecided:
+		actor := ans.Actor
+		if actor == "" {
+			actor = "someone else"
+		}
+		status := ans.Status
+		if status != approval.StateApproved {
+			status = approval.StateDenied
+		}
+		return resolved(status, actor, "", "", ans.Message), fmt.Sprintf("Already decided: %s %s it first; your %s was not recorded.", actor, status, verb(d.Approve))
+	case DecisionStaleRevision:
+		return nil, "The call changed while you decided, so your " + verb(d.Approve) + " was not recorded. Look at the new card in the thread."
+	case DecisionDigestMismatch:
+		msg := ans.Message
+		if msg == "" {
+			msg = "the backend says the arguments differ from those the card showed: look at the call again"
+		}
+		return nil, msg
+	case DecisionForbidden:
+		msg := "The platform refused your decision: you may not decide this call."
+		if ans.Message != "" {
+			msg = "The platform refused your decision: " + ans.Message
+		}
+		return nil, msg
+	case DecisionNotFound, DecisionCancelled:
+		return &approval.Event{Type: approval.EventCancelled, Tenant: row.Tenant, Cancelled: &approval.Cancelled{
+			ApprovalID: row.ID, Reason: "the job backend no longer waits for this call"}}, "This approval is gone: the job backend no longer waits for it."
+	}
+	return nil, "The job backend gave an answer the bot does not know; your decision may not be recorded."
+}
+
+func (s *Service) tellRow(row *store.Approval, d deciding, text string, now time.Time) store.OutboxInsertParams {
+	body, _ := json.Marshal(tellPayload{User: d.User, Channel: d.Channel, Reply: d.Reply, Text: text}) // plain data
+	target := d.Surface + ":" + d.User                                                                 // slack:U…
+	if d.Surface == "discord" {
+		target = "discord:user:" + d.User
+	}
+	return store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID, Kind: KindTell,
+		Target: target, Payload: body, NotBefore: now, Now: now}
+}
+
+type tellPayload struct {
+	User    string `json:"user"`
+	Channel string `json:"channel,omitempty"`
+	Reply   string `json:"reply,omitempty"`
+	Text    string `json:"text"`
+}
+
+// Teller is a surface that can answer one person privately (Slack
+// ephemeral messages, Discord follow-ups with flag 64).
+type Teller interface {
+	Tell(ctx context.Context, req TellRequest) error
+}
+
+// TellRequest answers one person.
+type TellRequest struct {
+	Tenant  string
+	User    string
+	Channel string
+	Reply   string
+	Text    string
+}

@@ -1,0 +1,296 @@
+package threads_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/approval"
+	"approvalsbot/internal/fixtures"
+	"approvalsbot/threads"
+)
+
+// decideHarness wires threads to the fake job backend through the real
+// client, so every decision crosses HTTP, signed, with its digest checked.
+type decideHarness struct {
+	*harness
+	fake *backendtest.Fake
+}
+
+func newDecideHarness(t *testing.T, maxElapsed time.Duration) *decideHarness {
+	t.Helper()
+	secret := [][]byte{[]byte("calls-secret")}
+	fake := backendtest.New(t, backendtest.Options{Secrets: secret})
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret,
+		MaxElapsed: maxElapsed, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h *harness
+	h = newHarnessWith(t, func(o *threads.Options) {
+		o.Backend = client.ForThreads()
+		o.Mailer = o.Fallback.(*recorder)
+	})
+	return &decideHarness{harness: h, fake: fake}
+}
+
+// arguments reads a fixture approval's full arguments, the backend's truth.
+func arguments(t *testing.T, name string) json.RawMessage {
+	t.Helper()
+	p, err := fixtures.Path("arguments", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	return fx.Arguments
+}
+
+func slackPerson(user string) threads.Person {
+	return threads.Person{Surface: "slack", User: user, Channel: "C0APPROVALS", Reply: "https://hooks.example/" + user}
+}
+
+func (h *decideHarness) decide(t *testing.T, id string, rev int, approve bool, user string) threads.DecideResult {
+	t.Helper()
+	res, err := h.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: id,
+		Revision: rev, Approve: approve, Person: slackPerson(user), Comment: "ok by me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func (h *decideHarness) lastTell(t *testing.T) threads.TellRequest {
+	t.Helper()
+	if len(h.surf.tells) == 0 {
+		t.Fatal("nobody was told anything")
+	}
+	return h.surf.tells[len(h.surf.tells)-1]
+}
+
+func TestApproveReachesBackendBoundToTheCard(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	res := h.decide(t, "a-merge1", 1, true, "U0KEVIN")
+	if !res.Sent {
+		t.Fatalf("not sent: %s", res.Text)
+	}
+	h.drain(t)
+	got := h.fake.Decisions()
+	if len(got) != 1 {
+		t.Fatalf("backend got %d decisions", len(got))
+	}
+	d := got[0]
+	_, ev := readEvent(t, "merge.json")
+	if !d.SignatureOK || d.Status != 200 || d.Request.Decision != "approve" || d.Request.Actor != "user:kevin" ||
+		d.Request.Revision != 1 || d.Request.ArgsSHA256 != ev.Approval.Call.ArgsSHA256 ||
+		d.Request.Via.Surface != "slack" || d.Request.Via.User != "U0KEVIN" || d.IdempotencyKey == "" {
+		t.Fatalf("decision %+v", d)
+	}
+	if a := h.state(t, "a-merge1"); a.State != "approved" || len(a.Deciding) != 0 {
+		t.Fatalf("state %s deciding %s", a.State, a.Deciding)
+	}
+	if len(h.surf.edits) != 2 || h.surf.edits[0].Card.State != approval.StateApproved || h.surf.edits[0].Card.Decision.Actor != "user:kevin" {
+		t.Fatalf("edits %+v", h.surf.edits)
+	}
+	if len(h.surf.replies) != 2 {
+		t.Fatalf("the backend's message was not said in both threads: %+v", h.surf.replies)
+	}
+	if tell := h.lastTell(t); tell.User != "U0KEVIN" || !strings.Contains(tell.Text, "Recorded") || tell.Reply == "" {
+		t.Fatalf("tell %+v", tell)
+	}
+	// A second click on the decided card is refused without a call.
+	if res := h.decide(t, "a-merge1", 1, false, "U0LEE"); res.Sent || !strings.Contains(res.Text, "already approved by user:kevin") {
+		t.Fatalf("click on a decided card: %+v", res)
+	}
+	if len(h.fake.Decisions()) != 1 {
+		t.Fatal("a second decision reached the backend")
+	}
+}
+
+func TestRefusedBeforeAnythingIsSent(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	for _, id := range []string{"a-merge1", "a-refund1", "a-prot1"} {
+		h.fake.AddApproval(id, 1, arguments(t, id+".json"), false)
+	}
+	h.ingest(t, "merge.json")
+	h.ingest(t, "refund.json")
+	h.ingest(t, "protected.json")
+	h.ingest(t, "merge-reasked.json")
+	cases := []struct {
+		name    string
+		id      string
+		rev     int
+		approve bool
+		user    string
+		want    string
+	}{
+		{"unmapped user", "a-merge1", 2, true, "U0STRANGER", "not a member of tenant acme"},
+		{"viewer", "a-merge1", 2, true, "U0VIC", "viewer, which cannot decide"},
+		{"the job's starter", "a-merge1", 2, false, "U0ADA", "forbids deciding your own job's calls"},
+		{"superseded card", "a-merge1", 1, true, "U0KEVIN", "superseded"},
+		{"typed confirmation", "a-refund1", 1, true, "U0KEVIN", "needs a typed confirmation of amount"},
+		{"protected paths, without governance", "a-prot1", 1, true, "U0KEVIN", "approved only in the console"},
+		{"protected paths, even with governance", "a-prot1", 1, true, "U0LEE", "approved only in the console"},
+		{"unknown approval", "a-none", 1, true, "U0KEVIN", "knows no such card"},
+	}
+	for _, c := range cases {
+		res := h.decide(t, c.id, c.rev, c.approve, c.user)
+		if res.Sent || !strings.Contains(res.Text, c.want) {
+			t.Errorf("%s: %+v, want refusal containing %q", c.name, res, c.want)
+		}
+	}
+	h.drain(t)
+	if n := len(h.fake.Decisions()); n != 0 {
+		t.Fatalf("%d decisions reached the backend", n)
+	}
+	// Deny stays open where approve is refused.
+	if res := h.decide(t, "a-refund1", 1, false, "U0KEVIN"); !res.Sent {
+		t.Fatalf("deny of a call needing typed confirmation: %+v", res)
+	}
+}
+
+func TestSimultaneousClicksSendOneDecision(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	var wg sync.WaitGroup
+	results := make([]threads.DecideResult, 2)
+	for i, user := range []string{"U0KEVIN", "U0LEE"} {
+		wg.Go(func() { results[i] = h.decide(t, "a-merge1", 1, i == 0, user) })
+	}
+	wg.Wait()
+	sent := 0
+	for _, r := range results {
+		if r.Sent {
+			sent++
+		} else if !strings.Contains(r.Text, "is deciding this call already") {
+			t.Errorf("the other click was told %q", r.Text)
+		}
+	}
+	if sent != 1 {
+		t.Fatalf("%d clicks sent, want exactly 1: %+v", sent, results)
+	}
+	h.drain(t)
+	if n := len(h.fake.Decisions()); n != 1 {
+		t.Fatalf("backend got %d decisions", n)
+	}
+}
+
+func TestBackendAnswersReachThePerson(t *testing.T) {
+	t.Run("already decided elsewhere", func(t *testing.T) {
+		h := newDecideHarness(t, time.Minute)
+		h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+		h.fake.SetStatus("a-merge1", "denied", "user:ada")
+		h.ingest(t, "merge.json")
+		h.drain(t)
+		h.decide(t, "a-merge1", 1, true, "U0KEVIN")
+		h.drain(t)
+		if a := h.state(t, "a-merge1"); a.State != "denied" {
+			t.Fatalf("state %s, want the backend's denied", a.State)
+		}
+		if tell := h.lastTell(t); !strings.Contains(tell.Text, "user:ada denied it first") {
+			t.Fatalf("told %q", tell.Text)
+		}
+		last := h.surf.edits[len(h.surf.edits)-1]
+		if last.Card.Decision == nil || last.Card.Decision.Actor != "user:ada" {
+			t.Fatalf("card shows %+v", last.Card.Decision)
+		}
+	})
+	t.Run("digest mismatch", func(t *testing.T) {
+		h := newDecideHarness(t, time.Minute)
+		h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.r2.json"), false) // other arguments
+		h.ingest(t, "merge.json")
+		h.decide(t, "a-merge1", 1, true, "U0KEVIN")
+		h.drain(t)
+		tell := h.lastTell(t)
+		if !strings.Contains(tell.Text, "is not for the arguments") || !strings.Contains(tell.Text, "look at the call again") {
+			t.Fatalf("told %q, want the backend's sentence", tell.Text)
+		}
+		if a := h.state(t, "a-merge1"); a.State != "pending" || len(a.Deciding) != 0 {
+			t.Fatalf("after a mismatch: %s, deciding %s", a.State, a.Deciding)
+		}
+		// The card can be decided again.
+		if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
+			t.Fatalf("second try: %+v", res)
+		}
+	})
+	t.Run("backend down", func(t *testing.T) {
+		h := newDecideHarness(t, 50*time.Millisecond)
+		h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+		h.fake.FailNext(1000, 503)
+		h.ingest(t, "merge.json")
+		h.decide(t, "a-merge1", 1, true, "U0KEVIN")
+		h.drain(t)
+		if tell := h.lastTell(t); !strings.Contains(tell.Text, "was not recorded") {
+			t.Fatalf("told %q", tell.Text)
+		}
+		if a := h.state(t, "a-merge1"); a.State != "pending" || len(a.Deciding) != 0 {
+			t.Fatalf("after the outage: %s, deciding %s", a.State, a.Deciding)
+		}
+	})
+	t.Run("restricted card sends no digest", func(t *testing.T) {
+		h := newDecideHarness(t, time.Minute)
+		h.fake.AddApproval("a-priv1", 1, arguments(t, "a-priv1.json"), true)
+		h.ingest(t, "private.json")
+		h.decide(t, "a-priv1", 1, false, "U0KEVIN")
+		h.drain(t)
+		d := h.fake.Decisions()
+		if len(d) != 1 || d[0].Request.ArgsSHA256 != "" || d[0].Status != 200 {
+			t.Fatalf("decisions %+v", d)
+		}
+	})
+}
+
+func TestShowArgumentsOnlyWithContentAndMatchingDigest(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.fake.AddApproval("a-sec1", 1, arguments(t, "a-sec1.json"), false)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "secrets.json")
+	h.ingest(t, "merge.json")
+	show := func(id, user string) threads.ShowResult {
+		t.Helper()
+		res, err := h.svc.ShowArguments(context.Background(), threads.ShowRequest{Tenant: "acme", ApprovalID: id, Revision: 1, Person: slackPerson(user)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := show("a-sec1", "U0KEVIN")
+	if res.Refusal != "" || !res.Redacted || !strings.Contains(string(res.Arguments), "token rotation") {
+		t.Fatalf("show: %+v", res)
+	}
+	for _, secret := range []string{"hunter2", "ak_live_51H8", "cs_9f8e", "correct horse"} {
+		if strings.Contains(string(res.Arguments), secret) {
+			t.Fatalf("%q shown", secret)
+		}
+	}
+	if res := show("a-sec1", "U0NOC"); !strings.Contains(res.Refusal, "content permission") || res.Arguments != nil {
+		t.Fatalf("member without content: %+v", res)
+	}
+	if res := show("a-sec1", "U0STRANGER"); !strings.Contains(res.Refusal, "not a member") {
+		t.Fatalf("stranger: %+v", res)
+	}
+	// The backend returns other arguments under the card's digest: not one byte is shown.
+	h.fake.TamperArguments("a-merge1", json.RawMessage(`{"repo":"acme/api","pr":1234,"method":"force-push"}`))
+	res = show("a-merge1", "U0KEVIN")
+	if res.Arguments != nil || !strings.Contains(res.Refusal, "do not match the digest") || strings.Contains(res.Refusal, "force-push") {
+		t.Fatalf("tampered: %+v", res)
+	}
+}

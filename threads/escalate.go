@@ -1,0 +1,277 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+)
+
+// KindEmail sends one escalation email.
+const KindEmail = "email"
+
+// Mailer sends escalation email; the notify package implements it.
+type Mailer interface {
+	// Mail sends one message and returns its Message-ID.
+	Mail(ctx context.Context, req MailRequest) (string, error)
+}
+
+// MailRequest is one escalation email.
+type MailRequest struct {
+	To       string
+	Card     Card
+	Step     int    // the ladder step that sends it (1-based)
+	ThreadID string // the Message-ID of the approval's first mail, "" for the first
+}
+
+// TickResult counts what one tick did.
+type TickResult struct {
+	Approvals int // due approvals claimed
+	Steps     int // ladder steps fired (skipped ones not counted)
+	Deadlines int // deadlines that sent their deny
+}
+
+// tickBatch bounds one claim; a tick claims again while batches come full.
+const tickBatch = 200
+
+// tickLease holds a due approval while a tick handles it.
+const tickLease = time.Minute
+
+// Tick fires every ladder step and deadline that is due now. It claims
+// due approvals through the store's index, so it costs O(due), not
+// O(pending). Steps missed while the bot was down fire once, merged into
+// one message per thread. The deadline only ever denies.
+func (s *Service) Tick(ctx context.Context) (TickResult, error) {
+	var total TickResult
+	for {
+		now := s.clock.Now()
+		due, err := s.store.ApprovalClaimDue(ctx, store.ApprovalClaimDueParams{
+			Worker: s.worker + "-ladder", Now: now, Lease: tickLease, Limit: tickBatch})
+		if err != nil {
+			return total, fmt.Errorf("claim due approvals: %w", err)
+		}
+		for _, a := range due {
+			steps, deadline, err := s.escalate(ctx, a.ID, now)
+			if err != nil {
+				return total, fmt.Errorf("escalate %s: %w", a.ID, err)
+			}
+			total.Approvals++
+			total.Steps += steps
+			if deadline {
+				total.Deadlines++
+			}
+		}
+		if len(due) < tickBatch {
+			if total.Steps+total.Deadlines > 0 {
+				s.Wake()
+			}
+			return total, nil
+		}
+	}
+}
+
+// escalate handles one due approval in one transaction: its deadline, or
+// its due steps. A decision that committed since the claim wins: a closed
+// approval fires nothing.
+func (s *Service) escalate(ctx context.Context, id string, now time.Time) (int, bool, error) {
+	steps, deadline := 0, false
+	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		steps, deadline = 0, false
+		row, err := tx.ApprovalGetForUpdate(ctx, id)
+		if err != nil {
+			return err
+		}
+		row.ClaimedBy, row.ClaimedUntil = "", time.Time{}
+		if row.State != string(approval.StatePending) || !row.Seen {
+			row.NextStepAt, row.DeadlineAt = time.Time{}, time.Time{}
+			return tx.ApprovalUpsert(ctx, row)
+		}
+		var rows []store.OutboxInsertParams
+		switch {
+		case !row.DeadlineAt.IsZero() && !now.Before(row.DeadlineAt):
+			if len(row.Deciding) > 0 {
+				// A person's decision is in flight; if it fails, the next
+				// tick finds the deadline still due.
+				return tx.ApprovalUpsert(ctx, row)
+			}
+			d := deciding{Actor: DeadlineActor, Approve: false, Surface: DeadlineSurface,
+				Comment: DeadlineComment, Revision: row.Revision, At: now}
+			row.Deciding, _ = json.Marshal(d) // plain data
+			row.NextStepAt, row.DeadlineAt = time.Time{}, time.Time{}
+			rows = append(rows, s.decisionRow(row, now))
+			deadline = true
+		case !row.NextStepAt.IsZero() && !now.Before(row.NextStepAt):
+			fz, err := frozenOf(row)
+			if err != nil {
+				return err
+			}
+			due := fz.Plan.Due(now, row.StepsDone)
+			row.StepsDone += len(due)
+			row.NextStepAt = time.Time{}
+			if next, ok := fz.Plan.Upcoming(row.StepsDone); ok {
+				row.NextStepAt = next.At
+			}
+			fired, err := s.stepRows(ctx, tx, row, fz, due, now)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, fired...)
+			for _, st := range due {
+				if !st.Skipped {
+					steps++
+				}
+			}
+		default:
+			return tx.ApprovalUpsert(ctx, row) // claimed as due, but not due: release
+		}
+		row.UpdatedAt = now
+		if err := tx.ApprovalUpsert(ctx, row); err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		return tx.OutboxInsert(ctx, rows)
+	})
+	return steps, deadline, err
+}
+
+// stepRows turns the due steps into outbox rows, merged: one reply per
+// thread mentioning everyone the steps tell, one card per new DM or
+// channel, one mail per address; and the card edits that show the new
+// ladder position.
+func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval, fz Frozen, due []ladder.PlannedStep, now time.Time) ([]store.OutboxInsertParams, error) {
+	var mention, dm, post, email []string
+	seen := map[string]bool{}
+	add := func(list *[]string, ts []ladder.Target) {
+		for _, t := range ts {
+			k := t.String()
+			if !seen[k] {
+				seen[k] = true
+				*list = append(*list, k)
+			}
+		}
+	}
+	lastStep := 0
+	for _, st := range due {
+		if st.Skipped {
+			continue
+		}
+		add(&mention, st.Step.Mention)
+		add(&dm, st.Step.DM)
+		add(&post, st.Step.Post)
+		add(&email, st.Step.Email)
+		lastStep = st.Index + 1
+	}
+	var rows []store.OutboxInsertParams
+	push := func(kind, target string, p rowPayload) {
+		body, _ := json.Marshal(p) // plain data
+		rows = append(rows, store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID,
+			Kind: kind, Target: target, Payload: body, NotBefore: now, Now: now})
+	}
+	if len(mention) > 0 {
+		waited := now.Sub(row.RequestedAt).Round(time.Minute)
+		for _, t := range fz.Post {
+			push(KindReply, t, rowPayload{Thread: string(templates.ThreadEscalation), Mentions: mention,
+				Waited: waited, Step: lastStep})
+		}
+	}
+	for _, t := range dm {
+		push(KindPostCard, t, rowPayload{Revision: row.Revision, Step: lastStep})
+	}
+	for _, t := range post {
+		push(KindPostCard, t, rowPayload{Revision: row.Revision, Step: lastStep})
+	}
+	for _, t := range email {
+		push(KindEmail, t, rowPayload{Revision: row.Revision, Step: lastStep})
+	}
+	edits, err := s.rowsFor(ctx, tx, row, "", []approval.Effect{{Kind: approval.EffectEditCards}}, now)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, edits...), nil
+}
+
+// stillWaiting reports whether an escalation row should still go out: a
+// decision that landed after its step was claimed means nobody need be
+// told any more.
+func (s *Service) stillWaiting(ctx context.Context, approvalID string) (bool, error) {
+	a, err := s.store.ApprovalGet(ctx, approvalID)
+	if err != nil {
+		return false, fmt.Errorf("read approval: %w", err)
+	}
+	return a.State == string(approval.StatePending), nil
+}
+
+// mentionsFor names the people of an escalation reply for the templates:
+// a member by their tenant user name, anyone else by the id.
+func (s *Service) mentionsFor(tenantID string, targets []string) []templates.Mention {
+	tenant, _ := s.tenants.Tenant(tenantID)
+	out := make([]templates.Mention, 0, len(targets))
+	for _, t := range targets {
+		out = append(out, templates.Mention{Target: t, Name: displayName(tenant, t)})
+	}
+	return out
+}
+
+func displayName(tenant *config.Tenant, target string) string {
+	t, err := ladder.ParseTarget(target)
+	if err != nil {
+		return target
+	}
+	if tenant != nil {
+		var m config.Member
+		var ok bool
+		switch t.Kind {
+		case ladder.KindSlackUser:
+			m, ok = tenant.MemberBySlack(t.ID)
+		case ladder.KindDiscordUser:
+			m, ok = tenant.MemberByDiscord(t.ID)
+		}
+		if ok {
+			return strings.TrimPrefix(m.User, "user:")
+		}
+	}
+	return t.ID
+}
+
+// emailThread is the post target that records an approval's first mail,
+// whose Message-ID later mails refer to. It is not a card: edits and
+// replies pass it by.
+const emailThread = "mail-thread"
+
+// sendMail performs an email row: the card as mail, threaded under the
+// approval's first mail. It returns the post that records the first mail.
+func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPayload) (*store.Post, error) {
+	if s.mailer == nil {
+		return nil, Permanent(errors.New("no SMTP server is configured"))
+	}
+	card, err := s.card(ctx, row.ApprovalID, p.Revision)
+	if err != nil {
+		return nil, err
+	}
+	root, err := s.threadRoot(ctx, row.ApprovalID, emailThread)
+	if err != nil {
+		return nil, err
+	}
+	req := MailRequest{To: row.Target, Card: card, Step: p.Step}
+	if root != nil {
+		req.ThreadID = root.Ref
+	}
+	id, err := s.mailer.Mail(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if root != nil {
+		return nil, nil
+	}
+	return &store.Post{ApprovalID: row.ApprovalID, Target: emailThread, Channel: "email", Ref: id, CreatedAt: s.clock.Now()}, nil
+}

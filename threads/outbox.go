@@ -1,0 +1,402 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/ladder"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+)
+
+// WorkerOptions tune the outbox worker; zero values take the defaults.
+type WorkerOptions struct {
+	Concurrency int           // rows performed at once (default 8)
+	Batch       int           // rows claimed per round (default 32)
+	Lease       time.Duration // how long a claim holds (default 2m)
+	Poll        time.Duration // idle poll, the safety net behind Wake (default 1s)
+	// PerformTimeout bounds one surface call (default 30s). In-flight calls
+	// finish after shutdown starts, within this bound.
+	PerformTimeout time.Duration
+}
+
+// Retry policy of outbox rows.
+const (
+	retryBase   = 2 * time.Second
+	retryMax    = 5 * time.Minute
+	maxAttempts = 25 // about a day and a half at retryMax: then the row is dead
+	// orphanAfter: a reply whose card was never posted waits this long for
+	// the card before it is given up.
+	orphanAfter = time.Hour
+	// notYet is the wait for a row whose card is still being posted.
+	notYet = 2 * time.Second
+	// decisionTimeout bounds one decision row: the backend client retries
+	// for a minute within it (PROTOCOL.md), and the lease outlasts it.
+	decisionTimeout = 90 * time.Second
+)
+
+func (o WorkerOptions) withDefaults() WorkerOptions {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8
+	}
+	if o.Batch <= 0 {
+		o.Batch = 32
+	}
+	if o.Lease <= 0 {
+		o.Lease = 2 * time.Minute
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.PerformTimeout <= 0 {
+		o.PerformTimeout = 30 * time.Second
+	}
+	return o
+}
+
+// RunOutbox claims due rows and performs them until ctx ends; rows being
+// performed then are finished and recorded before it returns.
+func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
+	o = o.withDefaults()
+	sem := make(chan struct{}, o.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		claimed := 0
+		if ctx.Err() == nil {
+			rows, err := s.store.OutboxClaim(ctx, store.OutboxClaimParams{
+				Worker: s.worker, Now: s.clock.Now(), Lease: o.Lease, Limit: o.Batch})
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("claim outbox rows", "err", err)
+			}
+			claimed = len(rows)
+			for _, row := range rows {
+				sem <- struct{}{}
+				wg.Add(1)
+				go func() {
+					defer func() { <-sem; wg.Done() }()
+					timeout := o.PerformTimeout
+					if row.Kind == KindDecision {
+						timeout = decisionTimeout
+					}
+					pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+					defer cancel()
+					s.perform(pctx, row)
+				}()
+			}
+		}
+		if claimed == o.Batch {
+			continue // more may be due: claim again at once
+		}
+		timer.Reset(o.Poll)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// DrainOutbox performs every row due now, one round after another, until
+// none is left; tests and `bot event --wait` use it instead of the loop.
+func (s *Service) DrainOutbox(ctx context.Context) (int, error) {
+	done := 0
+	for {
+		rows, err := s.store.OutboxClaim(ctx, store.OutboxClaimParams{
+			Worker: s.worker, Now: s.clock.Now(), Lease: 2 * time.Minute, Limit: 64})
+		if err != nil {
+			return done, err
+		}
+		if len(rows) == 0 {
+			return done, nil
+		}
+		for _, row := range rows {
+			s.perform(ctx, row)
+			done++
+		}
+	}
+}
+
+// perform runs one row and records its result.
+func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
+	surfaceName, surface := s.surfaceFor(row.Target)
+	log := s.log.With("outbox_id", row.ID, "kind", row.Kind, "tenant", row.Tenant,
+		"approval_id", row.ApprovalID, "target", row.Target)
+	post, shown, wait, err := s.do(ctx, surface, row)
+	now := s.clock.Now()
+	result := "ok"
+	switch {
+	case wait:
+		err = s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
+			NextAttemptAt: now.Add(notYet), Error: "waiting for the card to be posted"})
+		result = "wait"
+	case err == nil:
+		err = s.store.OutboxComplete(ctx, store.OutboxCompleteParams{ID: row.ID, Worker: s.worker, Now: now, Post: post})
+		if err == nil && post != nil && shown != nil {
+			s.followUp(ctx, row, post, shown)
+		}
+	default:
+		result = s.fail(ctx, log, row, err, now)
+		err = nil
+	}
+	if errors.Is(err, store.ErrLeaseLost) {
+		result = "lease_lost"
+		log.Warn("outbox lease lost: another worker holds the row now")
+	} else if err != nil {
+		result = "unrecorded"
+		log.Error("record outbox result", "err", err)
+	}
+	s.metrics.Deliveries.WithLabelValues(surfaceName, row.Kind, result).Inc()
+}
+
+// fail records a failed attempt: dead when permanent or out of attempts,
+// else retried after the surface's wait or a growing backoff.
+func (s *Service) fail(ctx context.Context, log interface {
+	Warn(string, ...any)
+	Error(string, ...any)
+}, row *store.OutboxRow, cause error, now time.Time) string {
+	permanent, after := classify(cause)
+	msg := cause.Error()
+	// A decision row is the deadline's (a person's never fails here): it
+	// retries until the backend answers, however long that takes.
+	if permanent || (row.Attempts+1 >= maxAttempts && row.Kind != KindDecision) {
+		log.Error("outbox row failed for good", "err", msg, "attempts", row.Attempts+1)
+		if err := s.store.OutboxDead(ctx, store.OutboxDeadParams{ID: row.ID, Worker: s.worker, Now: now, Error: msg}); err != nil {
+			log.Error("record dead outbox row", "err", err)
+		}
+		return "dead"
+	}
+	if after <= 0 {
+		after = backoff(row.Attempts)
+	}
+	log.Warn("outbox row failed; will retry", "err", msg, "attempts", row.Attempts+1, "retry_in", after.String())
+	if err := s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
+		NextAttemptAt: now.Add(after), Error: msg, Attempt: true}); err != nil {
+		log.Error("record outbox retry", "err", err)
+	}
+	return "retry"
+}
+
+// backoff grows from 2 s to 5 min with ±20% jitter, so rows failing
+// together do not retry together.
+func backoff(attempts int) time.Duration {
+	d := retryBase << min(attempts, 16)
+	if d > retryMax || d <= 0 {
+		d = retryMax
+	}
+	jitter := time.Duration(rand.Int64N(int64(d)/5*2+1)) - d/5
+	return d + jitter
+}
+
+// do performs the row. It returns the post made (for post_card) with the
+// approval version its card showed, or wait=true when the row must wait
+// for its card to be posted first.
+func (s *Service) do(ctx context.Context, surface Surface, row *store.OutboxRow) (*store.Post, *Card, bool, error) {
+	var p rowPayload
+	if err := json.Unmarshal(row.Payload, &p); err != nil {
+		return nil, nil, false, Permanent(fmt.Errorf("decode payload: %w", err))
+	}
+	if row.Kind == KindPostCard {
+		if p.Step > 0 {
+			if ok, err := s.stillWaiting(ctx, row.ApprovalID); err != nil || !ok {
+				return nil, nil, false, err // decided since the step
+			}
+		}
+		return s.postCard(ctx, surface, row, p)
+	}
+	if row.Kind == KindEmail {
+		if ok, err := s.stillWaiting(ctx, row.ApprovalID); err != nil || !ok {
+			return nil, nil, false, err
+		}
+		post, err := s.sendMail(ctx, row, p)
+		return post, nil, false, err
+	}
+	wait, err := s.doOther(ctx, surface, row, p)
+	return nil, nil, wait, err
+}
+
+func (s *Service) doOther(ctx context.Context, surface Surface, row *store.OutboxRow, p rowPayload) (bool, error) {
+	switch row.Kind {
+	case KindDecision:
+		return false, s.performDecision(ctx, row)
+	case KindTell:
+		var tp tellPayload
+		if err := json.Unmarshal(row.Payload, &tp); err != nil {
+			return false, Permanent(fmt.Errorf("decode payload: %w", err))
+		}
+		teller, ok := surface.(Teller)
+		if !ok {
+			s.log.Info("an answer to one person has no private channel on this surface", "tenant", row.Tenant,
+				"approval_id", row.ApprovalID, "target", row.Target)
+			return false, nil
+		}
+		return false, teller.Tell(ctx, TellRequest{Tenant: row.Tenant, User: tp.User, Channel: tp.Channel, Reply: tp.Reply, Text: tp.Text})
+	case KindNotice:
+		return false, surface.Notice(ctx, NoticeRequest{Target: row.Target, Tenant: row.Tenant, Text: p.Text})
+	case KindReply:
+		if p.Thread == string(templates.ThreadEscalation) {
+			if ok, err := s.stillWaiting(ctx, row.ApprovalID); err != nil || !ok {
+				return false, err // decided since the step: nobody need be told
+			}
+		}
+		root, err := s.threadRoot(ctx, row.ApprovalID, row.Target)
+		if err != nil {
+			return false, err
+		}
+		if root == nil {
+			if s.clock.Now().Sub(row.CreatedAt) > orphanAfter {
+				return false, Permanent(errors.New("the card of this thread was never posted"))
+			}
+			return true, nil
+		}
+		return false, surface.Reply(ctx, ReplyRequest{Root: root, Tenant: row.Tenant, Kind: templates.ThreadKind(p.Thread),
+			Text: p.Text, Mentions: s.mentionsFor(row.Tenant, p.Mentions), Waited: p.Waited})
+	case KindEditCard:
+		posts, err := s.store.PostList(ctx, row.ApprovalID)
+		if err != nil {
+			return false, fmt.Errorf("list posts: %w", err)
+		}
+		for _, post := range posts {
+			if post.Target == row.Target && post.Revision == p.Revision {
+				card, err := s.card(ctx, row.ApprovalID, p.Revision)
+				if err != nil {
+					return false, err
+				}
+				return false, surface.Edit(ctx, EditRequest{Post: post, Card: card})
+			}
+		}
+		return false, Permanent(errors.New("no card to edit"))
+	}
+	return false, Permanent(fmt.Errorf("unknown outbox kind %q", row.Kind))
+}
+
+func (s *Service) postCard(ctx context.Context, surface Surface, row *store.OutboxRow, p rowPayload) (*store.Post, *Card, bool, error) {
+	posts, err := s.store.PostList(ctx, row.ApprovalID)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("list posts: %w", err)
+	}
+	var thread *store.Post
+	for _, post := range posts {
+		if post.Target != row.Target {
+			continue
+		}
+		if post.Revision == p.Revision {
+			return nil, nil, false, nil // posted already (a repeat after a crash): nothing to do
+		}
+		if thread == nil || post.Revision < thread.Revision {
+			thread = post
+		}
+	}
+	if !p.InThread {
+		thread = nil
+	} else if thread == nil && len(posts) == 0 && s.clock.Now().Sub(row.CreatedAt) < orphanAfter {
+		// The first revision's card is still on its way: post under it
+		// once it lands, so one thread holds the whole story.
+		return nil, nil, true, nil
+	}
+	card, err := s.card(ctx, row.ApprovalID, p.Revision)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	res, err := surface.Post(ctx, PostRequest{Target: row.Target, Card: card, Thread: thread})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	threadRef := res.ThreadRef
+	if thread != nil && threadRef == "" {
+		threadRef = thread.Ref
+	}
+	return &store.Post{ApprovalID: row.ApprovalID, Target: row.Target, Revision: p.Revision,
+		Channel: res.Channel, Ref: res.Ref, ThreadRef: threadRef, CreatedAt: s.clock.Now()}, &card, false, nil
+}
+
+// followUp edits a card that was posted while its approval moved on: the
+// card it showed may be older than the approval now.
+func (s *Service) followUp(ctx context.Context, row *store.OutboxRow, post *store.Post, shown *Card) {
+	a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
+	if err != nil {
+		return
+	}
+	if a.State == string(shown.State) && a.Revision == shown.HeldRevision && a.StepsDone == shown.StepsDone {
+		return
+	}
+	now := s.clock.Now()
+	body, _ := json.Marshal(rowPayload{Revision: post.Revision}) // plain data: cannot fail
+	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.OutboxInsert(ctx, []store.OutboxInsertParams{{ID: s.newID(now), Tenant: row.Tenant,
+			ApprovalID: row.ApprovalID, Kind: KindEditCard, Target: post.Target, CoalesceKey: editKey(post),
+			Payload: body, NotBefore: now, Now: now}})
+	})
+	if err != nil {
+		s.log.Error("enqueue follow-up edit", "approval_id", row.ApprovalID, "err", err)
+	}
+}
+
+// threadRoot is the first card posted at a target: its thread holds the
+// approval's whole story.
+func (s *Service) threadRoot(ctx context.Context, approvalID, target string) (*store.Post, error) {
+	posts, err := s.store.PostList(ctx, approvalID)
+	if err != nil {
+		return nil, fmt.Errorf("list posts: %w", err)
+	}
+	var root *store.Post
+	for _, p := range posts {
+		if p.Target == target && (root == nil || p.Revision < root.Revision) {
+			root = p
+		}
+	}
+	return root, nil
+}
+
+// card loads what one copy of a card shows now.
+func (s *Service) card(ctx context.Context, approvalID string, revision int) (Card, error) {
+	a, err := s.store.ApprovalGet(ctx, approvalID)
+	if err != nil {
+		return Card{}, fmt.Errorf("read approval: %w", err)
+	}
+	rev, err := s.store.RevisionGet(ctx, approvalID, revision)
+	if err != nil {
+		return Card{}, fmt.Errorf("read revision %d: %w", revision, err)
+	}
+	var req approval.Approval
+	if err := json.Unmarshal(rev.Body, &req); err != nil {
+		return Card{}, Permanent(fmt.Errorf("decode revision %d: %w", revision, err))
+	}
+	rec, err := recordOf(a)
+	if err != nil {
+		return Card{}, Permanent(err)
+	}
+	fz, err := frozenOf(a)
+	if err != nil {
+		return Card{}, Permanent(err)
+	}
+	return Card{Tenant: a.Tenant, Approval: &req, State: rec.State, Decision: rec.Decision,
+		Superseded: revision < a.Revision,
+		Frozen:     fz, StepsDone: a.StepsDone, HeldRevision: a.Revision, Now: s.clock.Now()}, nil
+}
+
+// surfaceFor picks the surface a target names, or the fallback.
+func (s *Service) surfaceFor(target string) (string, Surface) {
+	if target == "backend" {
+		return "backend", s.fallback
+	}
+	if strings.Contains(target, "@") && !strings.Contains(target, ":") {
+		return "email", s.fallback
+	}
+	if t, err := ladder.ParseTarget(target); err == nil {
+		if sf, ok := s.surfaces[t.Surface()]; ok {
+			return t.Surface(), sf
+		}
+	}
+	return "log", s.fallback
+}

@@ -1,0 +1,95 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/store"
+)
+
+// ShowRequest asks for an approval's full arguments (Show all arguments,
+// Show details), for the one person who clicked.
+type ShowRequest struct {
+	Tenant     string
+	ApprovalID string
+	Revision   int // the revision of the card clicked
+	Person     Person
+}
+
+// ShowResult is what that person alone may see: either Refusal, or the
+// arguments (redacted of secrets, not cut) with the digest they match.
+type ShowResult struct {
+	Refusal   string
+	Function  string
+	Arguments []byte // indented JSON
+	Digest    string
+	Redacted  bool
+}
+
+// showTimeout bounds a look-up: the person waits for it.
+const showTimeout = 70 * time.Second
+
+// ShowArguments looks the arguments up at the backend as the member who
+// asked, and shows them only when the member holds the content permission
+// and their RFC 8785 digest equals the one the card carries: on a
+// mismatch not one byte of them is returned.
+func (s *Service) ShowArguments(ctx context.Context, req ShowRequest) (ShowResult, error) {
+	refuse := func(text string) (ShowResult, error) { return ShowResult{Refusal: text}, nil }
+	tenant, ok := s.tenants.Tenant(req.Tenant)
+	if !ok {
+		return refuse("This bot does not serve tenant " + req.Tenant + ".")
+	}
+	m, ok := member(tenant, req.Person.Surface, req.Person.User)
+	if !ok {
+		return refuse(fmt.Sprintf("You are not a member of tenant %s in this bot's configuration, so the arguments are not shown.", req.Tenant))
+	}
+	if !m.Content {
+		return refuse(fmt.Sprintf("The arguments are shown only to members of tenant %s with the content permission, which you do not hold.", req.Tenant))
+	}
+	if s.backend == nil {
+		return refuse("This bot has no job backend to look the arguments up at.")
+	}
+	rev, err := s.store.RevisionGet(ctx, req.ApprovalID, req.Revision)
+	if errors.Is(err, store.ErrNotFound) {
+		return refuse("The bot knows no such card.")
+	}
+	if err != nil {
+		return ShowResult{}, fmt.Errorf("read revision %d of %s: %w", req.Revision, req.ApprovalID, err)
+	}
+	var a approval.Approval
+	if err := json.Unmarshal(rev.Body, &a); err != nil {
+		return ShowResult{}, fmt.Errorf("decode revision %d of %s: %w", req.Revision, req.ApprovalID, err)
+	}
+	if a.Tenant != req.Tenant {
+		return refuse("The bot knows no such card.")
+	}
+	ctx, cancel := context.WithTimeout(ctx, showTimeout)
+	defer cancel()
+	ans, err := s.backend.Arguments(ctx, ArgumentsCall{ApprovalID: a.ID, Revision: a.Revision, Actor: m.User,
+		IdempotencyKey: s.newID(s.clock.Now())})
+	switch {
+	case errors.Is(err, ErrBackendUnavailable):
+		return refuse("The job backend did not answer, so the arguments cannot be shown now. Try again in a moment.")
+	case err != nil:
+		s.log.Warn("arguments look-up failed", "tenant", a.Tenant, "approval_id", a.ID, "err", err)
+		return refuse("The job backend's answer could not be read, so the arguments are not shown.")
+	case ans.Forbidden:
+		return refuse("The platform refused to show you these arguments: you may not see this call's content.")
+	case ans.Gone:
+		return refuse("This approval is gone: the job backend no longer has it.")
+	}
+	digest, err := approval.Digest(ans.Arguments)
+	if err != nil || digest != a.Call.ArgsSHA256 || ans.ArgsSHA256 != a.Call.ArgsSHA256 {
+		s.log.Error("looked-up arguments do not match the card's digest: not shown", "tenant", a.Tenant, "approval_id", a.ID)
+		return refuse(fmt.Sprintf("The arguments the job backend returned do not match the digest on the card (%s), so none of them is shown. Decide from the card, or look at the call in the console.", a.Call.ArgsSHA256))
+	}
+	pretty, redacted, err := approval.Reveal(ans.Arguments)
+	if err != nil {
+		return refuse("The arguments could not be read, so none of them is shown.")
+	}
+	return ShowResult{Function: a.Call.Function, Arguments: pretty, Digest: digest, Redacted: redacted}, nil
+}

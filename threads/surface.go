@@ -1,0 +1,122 @@
+package threads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+)
+
+// Surface is a place cards go: Slack, Discord, email, the log. Every call
+// is one outward effect, made with no transaction open; the surface
+// classifies its failures (Permanent, RetryAfter) and the outbox decides.
+type Surface interface {
+	// Post puts a card at a target, under Thread's card when Thread is set,
+	// and says where it landed.
+	Post(ctx context.Context, req PostRequest) (PostResult, error)
+	// Edit replaces a posted card with the current state.
+	Edit(ctx context.Context, req EditRequest) error
+	// Reply posts text in the thread of a card.
+	Reply(ctx context.Context, req ReplyRequest) error
+	// Notice posts one line to a channel (the audit channel).
+	Notice(ctx context.Context, req NoticeRequest) error
+}
+
+// Card is one copy of a card to show: the revision it shows and where the
+// approval stands now.
+type Card struct {
+	Tenant     string
+	Approval   *approval.Approval // the request of the copy's revision
+	State      approval.State
+	Decision   *approval.Decision
+	Superseded bool // a newer revision replaced this copy
+	Frozen     Frozen
+	StepsDone  int
+	// HeldRevision is the approval's newest revision when the card was made.
+	HeldRevision int
+	Now          time.Time
+}
+
+// PostRequest posts a card.
+type PostRequest struct {
+	Target string
+	Card   Card
+	Thread *store.Post // the target's first card, to post under; nil for a new thread
+}
+
+// PostResult is where a card landed.
+type PostResult struct {
+	Channel   string
+	Ref       string
+	ThreadRef string // empty: the card starts its own thread (Ref)
+}
+
+// EditRequest edits a posted card.
+type EditRequest struct {
+	Post *store.Post
+	Card Card
+}
+
+// ReplyRequest posts a thread reply.
+type ReplyRequest struct {
+	Root   *store.Post // the card whose thread takes the reply
+	Tenant string
+	Kind   templates.ThreadKind
+	Text   string
+	// Mentions and Waited make an escalation reply (Kind ThreadEscalation).
+	Mentions []templates.Mention
+	Waited   time.Duration
+}
+
+// Message is the thread reply as the templates take it.
+func (r ReplyRequest) Message() templates.ThreadMessage {
+	approvalID := ""
+	if r.Root != nil {
+		approvalID = r.Root.ApprovalID
+	}
+	return templates.ThreadMessage{Kind: r.Kind, ApprovalID: approvalID, Text: r.Text, Mentions: r.Mentions, Waited: r.Waited}
+}
+
+// NoticeRequest posts one line to a channel.
+type NoticeRequest struct {
+	Target string
+	Tenant string
+	Text   string
+}
+
+// DeliveryError classifies a surface's failure for the outbox.
+type DeliveryError struct {
+	Err        error
+	Permanent  bool          // will never succeed: recorded, not retried
+	RetryAfter time.Duration // the surface's own wait (a 429's Retry-After)
+}
+
+func (e *DeliveryError) Error() string {
+	switch {
+	case e.Permanent:
+		return fmt.Sprintf("permanent: %v", e.Err)
+	case e.RetryAfter > 0:
+		return fmt.Sprintf("retry after %s: %v", e.RetryAfter, e.Err)
+	}
+	return e.Err.Error()
+}
+
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
+// Permanent marks a failure that no retry can fix.
+func Permanent(err error) error { return &DeliveryError{Err: err, Permanent: true} }
+
+// RetryAfter marks a failure the surface asks to retry after d.
+func RetryAfter(err error, d time.Duration) error { return &DeliveryError{Err: err, RetryAfter: d} }
+
+func classify(err error) (permanent bool, after time.Duration) {
+	var de *DeliveryError
+	if errors.As(err, &de) {
+		return de.Permanent, de.RetryAfter
+	}
+	return false, 0
+}

@@ -1,0 +1,435 @@
+// Package threads is the core of the bot and the only writer of approval
+// state. It ingests events (new state and the outbox rows that state
+// implies, in one transaction), and runs the outbox worker that keeps every
+// copy of a card in step with its approval through the Surface interface.
+// Adapters (Slack, Discord, email, the log) implement Surface; the backend
+// adapter calls Ingest.
+package threads
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+)
+
+// Clock is the time source; tests inject a fake one.
+type Clock interface {
+	Now() time.Time
+}
+
+// Tenants gives the configuration in force for a tenant. It is read per
+// event, so a reload changes only what arrives after it.
+type Tenants interface {
+	Tenant(id string) (*config.Tenant, bool)
+}
+
+// Errors of Ingest that the backend adapter turns into answers.
+var (
+	// ErrUnknownTenant: no tenant of that id is configured (422 unknown_tenant).
+	ErrUnknownTenant = errors.New("unknown tenant")
+	// ErrIDReused: an accepted event id arrived again with another body
+	// (422 invalid): an event id names one event.
+	ErrIDReused = errors.New("event id reused with a different body")
+	// ErrForeignApproval: the approval id belongs to another tenant.
+	ErrForeignApproval = errors.New("approval belongs to another tenant")
+)
+
+// Options configure a Service.
+type Options struct {
+	Store   store.Store
+	Tenants Tenants
+	Clock   Clock
+	Logger  *slog.Logger
+	// Surfaces perform outbox rows by the surface a target names (slack,
+	// discord, email). Fallback takes every target whose surface is not
+	// configured: the log surface, so a bot without chat tokens still shows
+	// its cards.
+	Surfaces map[string]Surface
+	Fallback Surface
+	Metrics  *Metrics
+	// Backend takes decisions and argument look-ups; nil in a bot that
+	// only shows cards.
+	Backend Backend
+	// Mailer sends escalation email; nil without SMTP.
+	Mailer Mailer
+	// Worker names this process in outbox claims; default a random id.
+	Worker string
+}
+
+// Service ingests events and runs the outbox.
+type Service struct {
+	store    store.Store
+	tenants  Tenants
+	clock    Clock
+	log      *slog.Logger
+	surfaces map[string]Surface
+	fallback Surface
+	metrics  *Metrics
+	backend  Backend
+	mailer   Mailer
+	worker   string
+	wake     chan struct{}
+	seq      atomic.Uint64
+}
+
+// New checks the options and builds a Service.
+func New(o Options) (*Service, error) {
+	if o.Store == nil || o.Tenants == nil || o.Clock == nil {
+		return nil, errors.New("threads: Store, Tenants and Clock are required")
+	}
+	if o.Fallback == nil {
+		return nil, errors.New("threads: a Fallback surface is required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(nil)
+	}
+	if o.Worker == "" {
+		o.Worker = "w-" + randomHex(6)
+	}
+	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, log: o.Logger,
+		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer,
+		wake: make(chan struct{}, 1)}, nil
+}
+
+// IngestRequest is one verified, parsed event.
+type IngestRequest struct {
+	Event      *approval.Event
+	BodySHA256 string // of the raw body, to tell a redelivery from a reused id
+}
+
+// IngestResult says what became of an event.
+type IngestResult struct {
+	Duplicate bool   // accepted before; nothing done now
+	Ignored   string // accepted, but it changed nothing (why)
+}
+
+// Frozen is what an approval is given when it arrives and keeps: its
+// ladder, deadline and where its card goes. A config reload never changes it.
+type Frozen struct {
+	Ladder string      `json:"ladder"`
+	Plan   ladder.Plan `json:"plan"`
+	Post   []string    `json:"post"`
+}
+
+// Outbox row kinds.
+const (
+	KindPostCard = "post_card"
+	KindEditCard = "edit_card"
+	KindReply    = "reply"
+	KindNotice   = "notice"
+)
+
+// rowPayload is the outbox payload of every kind.
+type rowPayload struct {
+	Revision int    `json:"revision,omitempty"`
+	InThread bool   `json:"in_thread,omitempty"` // post the card under the target's first card
+	Text     string `json:"text,omitempty"`
+	// Thread is the kind of a thread reply (templates.ThreadKind).
+	Thread   string        `json:"thread,omitempty"`
+	Mentions []string      `json:"mentions,omitempty"` // an escalation's people (targets)
+	Waited   time.Duration `json:"waited,omitempty"`   // how long the card has waited
+	Step     int           `json:"step,omitempty"`     // the ladder step that made the row (1-based)
+}
+
+// Ingest applies one event: it records the event id, moves the approval
+// with approval.Transition, and enqueues the effects, all in one
+// transaction. It returns only after the commit.
+func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, error) {
+	ev := req.Event
+	tenant, ok := s.tenants.Tenant(ev.Tenant)
+	if !ok {
+		return IngestResult{}, fmt.Errorf("%w: %q", ErrUnknownTenant, ev.Tenant)
+	}
+	now := s.clock.Now()
+	var res IngestResult
+	enqueued := 0
+	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		res, enqueued = IngestResult{}, 0
+		ins, err := tx.EventInsert(ctx, store.EventInsertParams{
+			ID: ev.ID, Tenant: ev.Tenant, Type: string(ev.Type), BodySHA256: req.BodySHA256,
+			ApprovalID: ev.ApprovalID(), ReceivedAt: now,
+		})
+		if err != nil {
+			return fmt.Errorf("record event %s: %w", ev.ID, err)
+		}
+		if !ins.Inserted {
+			if ins.BodySHA256 != req.BodySHA256 {
+				return fmt.Errorf("%w: %s", ErrIDReused, ev.ID)
+			}
+			res.Duplicate = true
+			return nil
+		}
+		n, ignored, err := s.apply(ctx, tx, tenant, ev, now)
+		res.Ignored, enqueued = ignored, n
+		return err
+	})
+	if err != nil {
+		return IngestResult{}, err
+	}
+	if enqueued > 0 {
+		s.Wake()
+	}
+	return res, nil
+}
+
+// apply runs the transition inside the ingest transaction and returns how
+// many outbox rows it enqueued.
+func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant, ev *approval.Event, now time.Time) (int, string, error) {
+	if ev.Type == approval.EventAutoGranted {
+		return s.enqueueAudit(ctx, tx, tenant, ev, now)
+	}
+	id := ev.ApprovalID()
+	row, err := tx.ApprovalGetForUpdate(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		row = nil
+	case err != nil:
+		return 0, "", fmt.Errorf("read approval %s: %w", id, err)
+	case row.Tenant != ev.Tenant:
+		return 0, "", fmt.Errorf("%w: approval %s", ErrForeignApproval, id)
+	}
+	cur, err := recordOf(row)
+	if err != nil {
+		return 0, "", err
+	}
+	result := approval.Transition(cur, ev, now)
+	if result.Changed {
+		next := s.nextRow(row, result.Next, tenant, ev, now)
+		if err := tx.ApprovalUpsert(ctx, next); err != nil {
+			return 0, "", fmt.Errorf("store approval %s: %w", id, err)
+		}
+		row = next
+	}
+	if a := ev.Approval; a != nil && result.Changed {
+		body, err := json.Marshal(a)
+		if err != nil {
+			return 0, "", fmt.Errorf("encode approval %s: %w", id, err)
+		}
+		if err := tx.RevisionInsert(ctx, &store.Revision{ApprovalID: id, Revision: a.Revision, Body: body, CreatedAt: now}); err != nil {
+			return 0, "", fmt.Errorf("store revision %d of %s: %w", a.Revision, id, err)
+		}
+	}
+	rows, err := s.rowsFor(ctx, tx, row, ev.Type, result.Effects, now)
+	if err != nil {
+		return 0, "", err
+	}
+	if len(rows) > 0 {
+		if err := tx.OutboxInsert(ctx, rows); err != nil {
+			return 0, "", fmt.Errorf("enqueue effects of %s: %w", id, err)
+		}
+	}
+	return len(rows), result.Ignored, nil
+}
+
+// nextRow builds the stored row for a record. The ladder, deadline and
+// targets are frozen the first time the request itself is seen.
+func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *config.Tenant, ev *approval.Event, now time.Time) *store.Approval {
+	row := &store.Approval{ID: rec.ID, Tenant: rec.Tenant, CreatedAt: now}
+	if prev != nil {
+		cp := *prev
+		row = &cp
+	}
+	row.Revision, row.State, row.Seen, row.UpdatedAt = rec.Revision, string(rec.State), rec.Seen, now
+	row.ClaimedBy, row.ClaimedUntil = "", time.Time{}
+	if rec.Decision != nil {
+		row.Decision, _ = json.Marshal(rec.Decision) // a struct of strings and a time: cannot fail
+	}
+	if a := ev.Approval; a != nil && row.Plan == nil {
+		fz := freeze(tenant, a)
+		row.Plan, _ = json.Marshal(fz) // plain data: cannot fail
+		row.Function = a.Call.Function
+		row.RequestedAt = a.RequestedAt
+		row.DeadlineAt = fz.Plan.Deadline
+		row.StepsDone = 0
+		row.NextStepAt = time.Time{}
+		if st, ok := fz.Plan.Upcoming(0); ok {
+			row.NextStepAt = st.At
+		}
+	}
+	if rec.State != approval.StatePending {
+		// Nothing more runs for a closed approval: no step, no deadline.
+		row.NextStepAt, row.DeadlineAt = time.Time{}, time.Time{}
+	}
+	return row
+}
+
+// freeze gives a new approval its ladder, deadline and card targets from
+// the tenant's configuration as it is now.
+func freeze(tenant *config.Tenant, a *approval.Approval) Frozen {
+	lad := tenant.LadderFor(a.Call.Function, a.Ladder)
+	var override time.Duration
+	if t, ok := tenant.Tool(a.Call.Function); ok {
+		override = t.Deadline
+	}
+	deadline := ladder.Deadline(a.Deadline, a.RequestedAt, override, tenant.Deadline)
+	fz := Frozen{Ladder: lad.Name, Plan: lad.Plan(a.RequestedAt, deadline)}
+	for _, t := range tenant.PostFor(a.Call.Function) {
+		fz.Post = append(fz.Post, t.String())
+	}
+	return fz
+}
+
+// rowsFor turns a transition's effects into outbox rows.
+func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval, typ approval.EventType, effects []approval.Effect, now time.Time) ([]store.OutboxInsertParams, error) {
+	if len(effects) == 0 || row == nil {
+		return nil, nil
+	}
+	fz, err := frozenOf(row)
+	if err != nil {
+		return nil, err
+	}
+	var posts []*store.Post
+	needPosts := false
+	for _, e := range effects {
+		needPosts = needPosts || e.Kind == approval.EffectEditCards || e.Kind == approval.EffectSupersede
+	}
+	if needPosts {
+		if posts, err = tx.PostList(ctx, row.ID); err != nil {
+			return nil, fmt.Errorf("list posts of %s: %w", row.ID, err)
+		}
+	}
+	var rows []store.OutboxInsertParams
+	add := func(kind, target, coalesce string, p rowPayload) {
+		body, _ := json.Marshal(p) // plain data: cannot fail
+		rows = append(rows, store.OutboxInsertParams{
+			ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID, Kind: kind, Target: target,
+			CoalesceKey: coalesce, Payload: body, NotBefore: now, Now: now,
+		})
+	}
+	for _, e := range effects {
+		switch e.Kind {
+		case approval.EffectPostCard:
+			for _, t := range fz.Post {
+				add(KindPostCard, t, "", rowPayload{Revision: row.Revision})
+			}
+		case approval.EffectSupersede:
+			for _, p := range posts {
+				if p.Target == emailThread {
+					continue
+				}
+				add(KindEditCard, p.Target, editKey(p), rowPayload{Revision: p.Revision})
+			}
+			for _, t := range fz.Post {
+				add(KindPostCard, t, "", rowPayload{Revision: row.Revision, InThread: true})
+			}
+		case approval.EffectEditCards:
+			for _, p := range posts {
+				if p.Target == emailThread {
+					continue // mail is sent, never edited
+				}
+				add(KindEditCard, p.Target, editKey(p), rowPayload{Revision: p.Revision})
+			}
+		case approval.EffectThreadReply:
+			for _, t := range fz.Post {
+				add(KindReply, t, "", rowPayload{Text: e.Text, Thread: string(threadKind(typ))})
+			}
+		}
+	}
+	return rows, nil
+}
+
+// threadKind names the kind of reply an event's message is.
+func threadKind(typ approval.EventType) templates.ThreadKind {
+	switch typ {
+	case approval.EventRecheckFailed:
+		return templates.ThreadRecheckRefused
+	case approval.EventCallFinished:
+		return templates.ThreadOutcome
+	}
+	return templates.ThreadBackendMessage
+}
+
+func editKey(p *store.Post) string {
+	return "edit:" + p.ApprovalID + ":" + p.Target + ":" + strconv.Itoa(p.Revision)
+}
+
+// enqueueAudit posts a one-line notice of an unattended call to the
+// tenant's audit channel; without one it is only counted.
+func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.Tenant, ev *approval.Event, now time.Time) (int, string, error) {
+	ag := ev.AutoGranted
+	s.metrics.AutoGranted.WithLabelValues(ev.Tenant).Inc()
+	if tenant.Audit == nil {
+		return 0, "no audit channel configured: counted only", nil
+	}
+	text := fmt.Sprintf("Ran unattended: %s · job %s · agent %s · policy %s",
+		ag.Call.Function, ag.Job.ID, orDash(ag.Job.Agent), ag.PolicyID)
+	body, _ := json.Marshal(rowPayload{Text: text}) // plain data: cannot fail
+	err := tx.OutboxInsert(ctx, []store.OutboxInsertParams{{
+		ID: s.newID(now), Tenant: ev.Tenant, Kind: KindNotice, Target: tenant.Audit.String(),
+		Payload: body, NotBefore: now, Now: now,
+	}})
+	if err != nil {
+		return 0, "", fmt.Errorf("enqueue audit notice: %w", err)
+	}
+	return 1, "", nil
+}
+
+// recordOf reads the domain record back from a stored row.
+func recordOf(row *store.Approval) (*approval.Record, error) {
+	if row == nil {
+		return nil, nil
+	}
+	rec := &approval.Record{ID: row.ID, Tenant: row.Tenant, Revision: row.Revision,
+		State: approval.State(row.State), Seen: row.Seen}
+	if len(row.Decision) > 0 {
+		rec.Decision = &approval.Decision{}
+		if err := json.Unmarshal(row.Decision, rec.Decision); err != nil {
+			return nil, fmt.Errorf("decode decision of %s: %w", row.ID, err)
+		}
+	}
+	return rec, nil
+}
+
+func frozenOf(row *store.Approval) (Frozen, error) {
+	var fz Frozen
+	if len(row.Plan) == 0 {
+		return fz, nil
+	}
+	if err := json.Unmarshal(row.Plan, &fz); err != nil {
+		return fz, fmt.Errorf("decode plan of %s: %w", row.ID, err)
+	}
+	return fz, nil
+}
+
+// newID makes a TEXT id that sorts by creation time and is unique across
+// replicas: milliseconds, a per-process sequence and random bits.
+func (s *Service) newID(now time.Time) string {
+	return fmt.Sprintf("%012x-%06x-%s", now.UnixMilli(), s.seq.Add(1)&0xffffff, randomHex(4))
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Wake tells the outbox worker that rows were committed.
+func (s *Service) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}

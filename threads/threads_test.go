@@ -1,0 +1,511 @@
+package threads_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/internal/fixtures"
+	"approvalsbot/store"
+	"approvalsbot/store/sqlite"
+	"approvalsbot/threads"
+)
+
+const testConfig = `
+backend:
+  url: "http://127.0.0.1:9"
+  events_secrets: ["events-secret"]
+  calls_secrets: ["calls-secret"]
+slack:
+  bot_token: "xoxb-test"
+  signing_secret: "signing"
+discord:
+  bot_token: "discord-token"
+  application_id: "1100000000000000000"
+tenants:
+  acme:
+    post: [slack:C0APPROVALS, discord:channel:112233445566778899]
+    audit: slack:C0AUDIT
+    forbid_self_approval: true
+    ladders:
+      default:
+        - after: 15m
+          mention: [slack:U0KEVIN, slack:S0ONCALL]
+        - after: 1h
+          dm: [slack:U0LEE]
+          email: [leads@acme.example]
+        - after: 4h
+          mention: [slack:U0ADA]
+        - before_deadline: 1h
+          mention: [slack:S0ONCALL]
+    tools:
+      "payments.*": {deadline: 2h, post: [slack:C0FINANCE]}
+    members:
+      - {user: "user:kevin", role: operator, content: true, slack: U0KEVIN, discord: "223344556677889900"}
+      - {user: "user:ada", role: owner, content: true, governance: true, slack: U0ADA}
+      - {user: "user:lee", role: operator, content: true, slack: U0LEE}
+      - {user: "user:nocontent", role: admin, content: false, slack: U0NOC}
+      - {user: "user:vic", role: viewer, slack: U0VIC}
+  quiet:
+    post: [slack:C0QUIET]
+`
+
+type tenants struct{ cfg *config.Config }
+
+func (t tenants) Tenant(id string) (*config.Tenant, bool) {
+	tn, ok := t.cfg.Tenants[id]
+	return tn, ok
+}
+
+// recorder is a Surface that keeps what it was asked to do, numbering
+// posts like a chat would, and can be told to fail.
+type recorder struct {
+	mu      sync.Mutex
+	n       int
+	posts   []threads.PostRequest
+	edits   []threads.EditRequest
+	replies []threads.ReplyRequest
+	notices []threads.NoticeRequest
+	tells   []threads.TellRequest
+	mails   []threads.MailRequest
+	fail    func(op string) error
+}
+
+func (r *recorder) Tell(_ context.Context, req threads.TellRequest) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tells = append(r.tells, req)
+	return nil
+}
+
+func (r *recorder) Mail(_ context.Context, req threads.MailRequest) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mails = append(r.mails, req)
+	return fmt.Sprintf("mail-%d@bot.test", len(r.mails)), nil
+}
+
+func (r *recorder) err(op string) error {
+	if r.fail != nil {
+		return r.fail(op)
+	}
+	return nil
+}
+
+func (r *recorder) Post(_ context.Context, req threads.PostRequest) (threads.PostResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.err("post"); err != nil {
+		return threads.PostResult{}, err
+	}
+	r.n++
+	r.posts = append(r.posts, req)
+	return threads.PostResult{Channel: req.Target, Ref: fmt.Sprintf("m%d", r.n)}, nil
+}
+
+func (r *recorder) Edit(_ context.Context, req threads.EditRequest) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.err("edit"); err != nil {
+		return err
+	}
+	r.edits = append(r.edits, req)
+	return nil
+}
+
+func (r *recorder) Reply(_ context.Context, req threads.ReplyRequest) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.err("reply"); err != nil {
+		return err
+	}
+	r.replies = append(r.replies, req)
+	return nil
+}
+
+func (r *recorder) Notice(_ context.Context, req threads.NoticeRequest) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.err("notice"); err != nil {
+		return err
+	}
+	r.notices = append(r.notices, req)
+	return nil
+}
+
+type harness struct {
+	opts  threads.Options
+	svc   *threads.Service
+	store store.Store
+	clock *clockwork.FakeClock
+	surf  *recorder
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	return newHarnessWith(t, nil)
+}
+
+func newHarnessWith(t *testing.T, opt func(*threads.Options)) *harness {
+	t.Helper()
+	cfg, err := config.Parse("bot.yaml", []byte(testConfig), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC))
+	surf := &recorder{}
+	o := threads.Options{Store: st, Tenants: tenants{cfg}, Clock: clock, Fallback: surf}
+	if opt != nil {
+		opt(&o)
+	}
+	svc, err := threads.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{opts: o, svc: svc, store: st, clock: clock, surf: surf}
+}
+
+// restart builds a new Service on the same store, as a restarted process
+// would (a fresh worker id, nothing in memory).
+func (h *harness) restart(t *testing.T) {
+	t.Helper()
+	o := h.opts
+	o.Worker = ""
+	svc, err := threads.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.svc = svc
+}
+
+func readEvent(t *testing.T, name string) ([]byte, *approval.Event) {
+	t.Helper()
+	p, err := fixtures.Path("events", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return body, ev
+}
+
+func (h *harness) ingest(t *testing.T, name string) threads.IngestResult {
+	t.Helper()
+	body, ev := readEvent(t, name)
+	res, err := h.ingestBody(body, ev)
+	if err != nil {
+		t.Fatalf("ingest %s: %v", name, err)
+	}
+	return res
+}
+
+func (h *harness) ingestBody(body []byte, ev *approval.Event) (threads.IngestResult, error) {
+	sum := sha256.Sum256(body)
+	return h.svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])})
+}
+
+func (h *harness) drain(t *testing.T) int {
+	t.Helper()
+	n, err := h.svc.DrainOutbox(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func (h *harness) state(t *testing.T, id string) *store.Approval {
+	t.Helper()
+	a, err := h.store.ApprovalGet(context.Background(), id)
+	if err != nil {
+		t.Fatalf("approval %s: %v", id, err)
+	}
+	return a
+}
+
+func TestRequestedPostsToEveryTarget(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	if got := h.state(t, "a-merge1"); got.State != "pending" || got.Revision != 1 || !got.Seen {
+		t.Fatalf("stored %+v", got)
+	}
+	h.drain(t)
+	var targets []string
+	for _, p := range h.surf.posts {
+		targets = append(targets, p.Target)
+		if p.Card.Approval.ID != "a-merge1" || p.Card.State != approval.StatePending || p.Thread != nil {
+			t.Errorf("post %+v", p)
+		}
+	}
+	sort.Strings(targets)
+	if strings.Join(targets, " ") != "discord:channel:112233445566778899 slack:C0APPROVALS" {
+		t.Fatalf("posted to %v", targets)
+	}
+	posts, err := h.store.PostList(context.Background(), "a-merge1")
+	if err != nil || len(posts) != 2 {
+		t.Fatalf("recorded posts %v, %v", posts, err)
+	}
+	// The deadline and first step are frozen at request from the tenant's
+	// default ladder and deadline.
+	a := h.state(t, "a-merge1")
+	want := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	if !a.DeadlineAt.Equal(want) {
+		t.Errorf("deadline %v, want %v", a.DeadlineAt, want)
+	}
+	if !a.NextStepAt.Equal(time.Date(2026, 11, 29, 18, 15, 0, 0, time.UTC)) {
+		t.Errorf("next step %v", a.NextStepAt)
+	}
+}
+
+func TestToolOverrideChoosesTargetsAndRequestDeadlineWins(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "refund.json")
+	h.drain(t)
+	if len(h.surf.posts) != 1 || h.surf.posts[0].Target != "slack:C0FINANCE" {
+		t.Fatalf("posts %+v", h.surf.posts)
+	}
+	// refund.json carries its own deadline (20:00), which beats the tool's 2h.
+	if got := h.state(t, "a-refund1").DeadlineAt; !got.Equal(time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)) {
+		t.Fatalf("deadline %v", got)
+	}
+}
+
+func TestDuplicateAndReusedID(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	if res := h.ingest(t, "merge.json"); !res.Duplicate {
+		t.Fatalf("second delivery: %+v, want duplicate", res)
+	}
+	body, ev := readEvent(t, "merge.json")
+	body = append([]byte(" "), body...) // same id, another body
+	if _, err := h.ingestBody(body, ev); !errors.Is(err, threads.ErrIDReused) {
+		t.Fatalf("reused id: %v", err)
+	}
+	if n := h.drain(t); n != 2 {
+		t.Fatalf("performed %d rows, want the 2 posts of the first delivery only", n)
+	}
+}
+
+func TestUnknownTenant(t *testing.T) {
+	h := newHarness(t)
+	body, ev := readEvent(t, "merge.json")
+	ev.Tenant = "nobody"
+	if _, err := h.ingestBody(body, ev); !errors.Is(err, threads.ErrUnknownTenant) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestResolvedEditsEveryCopyAndReplies(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.ingest(t, "merge-reasked.json")
+	h.drain(t)
+	// Reasked: both revision-1 copies edited as superseded, the new card
+	// posted under each first card.
+	if len(h.surf.edits) != 2 {
+		t.Fatalf("edits after reask: %d", len(h.surf.edits))
+	}
+	for _, e := range h.surf.edits {
+		if !e.Card.Superseded || e.Post.Revision != 1 {
+			t.Errorf("edit %+v", e)
+		}
+	}
+	if len(h.surf.posts) != 4 {
+		t.Fatalf("posts after reask: %d", len(h.surf.posts))
+	}
+	for _, p := range h.surf.posts[2:] {
+		if p.Thread == nil || p.Thread.Revision != 1 || p.Card.Approval.Revision != 2 {
+			t.Errorf("reasked post %+v", p)
+		}
+	}
+	h.ingest(t, "merge-resolved.json")
+	h.drain(t)
+	a := h.state(t, "a-merge1")
+	if a.State != "denied" || !a.NextStepAt.IsZero() || !a.DeadlineAt.IsZero() {
+		t.Fatalf("after resolved: %+v", a)
+	}
+	// Every copy (two of revision 1, two of revision 2) edited again.
+	if len(h.surf.edits) != 6 {
+		t.Fatalf("edits: %d", len(h.surf.edits))
+	}
+	for _, e := range h.surf.edits[2:] {
+		if e.Card.State != approval.StateDenied || e.Card.Decision == nil || e.Card.Decision.Actor != "user:kevin" {
+			t.Errorf("edit %+v", e.Card)
+		}
+		if e.Card.Superseded != (e.Post.Revision == 1) {
+			t.Errorf("revision %d copy superseded=%v", e.Post.Revision, e.Card.Superseded)
+		}
+	}
+	if len(h.surf.replies) != 2 || !strings.Contains(h.surf.replies[0].Text, "user:kevin denied it") {
+		t.Fatalf("replies %+v", h.surf.replies)
+	}
+	for _, r := range h.surf.replies {
+		if r.Root.Revision != 1 {
+			t.Errorf("reply under revision %d, want the thread's first card", r.Root.Revision)
+		}
+	}
+}
+
+func TestOrphanResolvedThenLateRequestedPostsNothing(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "orphan-resolved.json")
+	res := h.ingest(t, "late-requested.json")
+	if res.Ignored == "" {
+		t.Fatalf("late request applied: %+v", res)
+	}
+	if n := h.drain(t); n != 0 {
+		t.Fatalf("performed %d rows for a tombstone", n)
+	}
+	if a := h.state(t, "a-late1"); a.State != "approved" || a.Seen {
+		t.Fatalf("tombstone %+v", a)
+	}
+}
+
+func TestAutoGrantedGoesToAudit(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "auto.json")
+	h.drain(t)
+	if len(h.surf.notices) != 1 {
+		t.Fatalf("notices %+v", h.surf.notices)
+	}
+	n := h.surf.notices[0]
+	for _, want := range []string{"run_command", "j-42", "release-bot", "sandbox.workspace.v1"} {
+		if !strings.Contains(n.Text, want) {
+			t.Errorf("notice %q lacks %q", n.Text, want)
+		}
+	}
+	if n.Target != "slack:C0AUDIT" {
+		t.Errorf("target %s", n.Target)
+	}
+}
+
+func TestFinishedAndRecheckGoToThread(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "search.json")
+	h.ingest(t, "search-finished.json")
+	h.ingest(t, "refund.json")
+	h.ingest(t, "refund-recheck.json")
+	h.drain(t)
+	texts := map[string]bool{}
+	for _, r := range h.surf.replies {
+		texts[r.Text] = true
+	}
+	if !texts["The call completed: 10 results"] {
+		t.Errorf("replies %v lack the outcome", texts)
+	}
+	if a := h.state(t, "a-refund1"); a.State != "refused" {
+		t.Errorf("refund state %s", a.State)
+	}
+}
+
+// A card posted while its approval moved on is edited right after.
+func TestPostRacingADecisionIsEditedAfter(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "mail.json")
+	h.surf.fail = func(op string) error {
+		if op == "post" {
+			h.surf.fail = nil
+			// The decision commits while the post is in flight.
+			h.ingest(t, "mail-cancelled.json")
+		}
+		return nil
+	}
+	h.drain(t)
+	h.drain(t)
+	if len(h.surf.edits) == 0 {
+		t.Fatal("the card posted as pending was never edited to cancelled")
+	}
+	last := h.surf.edits[len(h.surf.edits)-1]
+	if last.Card.State != approval.StateCancelled {
+		t.Fatalf("last edit shows %s", last.Card.State)
+	}
+}
+
+func TestRetryAfterAndPermanentFailures(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "search.json")
+	h.surf.fail = func(op string) error { return threads.RetryAfter(errors.New("rate limited"), 30*time.Second) }
+	h.drain(t)
+	if len(h.surf.posts) != 0 {
+		t.Fatal("posted despite the failure")
+	}
+	st, err := h.store.OutboxStats(context.Background(), h.clock.Now())
+	if err != nil || st.Pending != 2 {
+		t.Fatalf("stats %+v %v", st, err)
+	}
+	// Not due before its Retry-After.
+	h.surf.fail = nil
+	h.clock.Advance(29 * time.Second)
+	if n := h.drain(t); n != 0 {
+		t.Fatalf("retried %d rows before Retry-After", n)
+	}
+	h.clock.Advance(2 * time.Second)
+	if n := h.drain(t); n != 2 || len(h.surf.posts) != 2 {
+		t.Fatalf("after Retry-After: performed %d, posts %d", n, len(h.surf.posts))
+	}
+	h.ingest(t, "search-finished.json")
+	h.surf.fail = func(string) error { return threads.Permanent(errors.New("channel_not_found")) }
+	h.drain(t)
+	h.clock.Advance(time.Hour)
+	if n := h.drain(t); n != 0 {
+		t.Fatalf("a permanent failure was retried (%d rows)", n)
+	}
+	st, _ = h.store.OutboxStats(context.Background(), h.clock.Now())
+	if st.Dead != 2 || st.Pending != 0 {
+		t.Fatalf("stats %+v, want 2 dead", st)
+	}
+}
+
+// The outbox loop performs committed rows promptly and stops with its context.
+func TestRunOutboxLoop(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.svc.RunOutbox(ctx, threads.WorkerOptions{Poll: 10 * time.Millisecond}) }()
+	h.ingest(t, "merge.json")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.surf.mu.Lock()
+		n := len(h.surf.posts)
+		h.surf.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("posts after 10s: %d", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
