@@ -1,0 +1,628 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults for ClientOptions, from PROTOCOL.md ("Calls out": 10 s a try) and
+// what a person waiting on a click will bear.
+const (
+	DefaultTryTimeout = 10 * time.Second
+	DefaultMaxElapsed = time.Minute
+)
+
+// Backoff between tries when the backend gives no Retry-After: 500 ms,
+// doubling, capped at 8 s, each wait drawn from [d/2, d] so that bots that
+// failed together do not retry together.
+const (
+	backoffFirst = 500 * time.Millisecond
+	backoffMax   = 8 * time.Second
+)
+
+// The two values of Decision.Decision.
+const (
+	Approve = "approve"
+	Deny    = "deny"
+)
+
+// ErrUnavailable means the client gave up: every try until MaxElapsed failed
+// with a network error, a timeout, a 5xx or a 429. Nothing was recorded as
+// far as the bot can know, and the person must be told their decision was
+// not recorded. The error also wraps the last try's cause.
+var ErrUnavailable = errors.New("job backend unavailable")
+
+// ProtocolError is an answer the protocol does not list for the call: any
+// other 4xx or 3xx, or a listed status with another error code. It is not
+// retried; it usually means a bug or a misconfiguration (401 bad_signature:
+// the calls secret differs from the backend's).
+type ProtocolError struct {
+	Status  int    // HTTP status code
+	Code    string // the body's "error", "" when the body was not the error shape
+	Message string // the body's "message", as the backend wrote it
+}
+
+func (e *ProtocolError) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("unexpected answer %d", e.Status)
+	}
+	return fmt.Sprintf("unexpected answer %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// Outcome is what the backend answered to a call, as the bot acts on it.
+type Outcome string
+
+// Outcomes the protocol lists. Anything else is an error, not an Outcome.
+const (
+	// OutcomeRecorded: 200 to a decision; DecisionResult.Status is "approved"
+	// or "denied" and Message is what the model reads (post it in threads).
+	OutcomeRecorded Outcome = "recorded"
+	// OutcomeOK: 200 to an argument look-up; the arguments are in the result.
+	OutcomeOK Outcome = "ok"
+	// OutcomeAlreadyDecided: 409 already_decided; someone decided first.
+	// DecisionResult.Status and Actor say what and who.
+	OutcomeAlreadyDecided Outcome = "already_decided"
+	// OutcomeStaleRevision: 409 stale_revision; the call changed and the
+	// person must look at the new card.
+	OutcomeStaleRevision Outcome = "stale_revision"
+	// OutcomeDigestMismatch: 422 digest_mismatch; Message is the backend's
+	// sentence, to be shown verbatim.
+	OutcomeDigestMismatch Outcome = "digest_mismatch"
+	// OutcomeForbidden: 403 forbidden; the person may not decide, or may not
+	// see the content. Shown to them alone.
+	OutcomeForbidden Outcome = "forbidden"
+	// OutcomeNotFound: 404 not_found; the approval is gone.
+	OutcomeNotFound Outcome = "not_found"
+	// OutcomeCancelled: 410 cancelled; the approval is gone.
+	OutcomeCancelled Outcome = "cancelled"
+)
+
+// Outcomes lists every Outcome, so tests can cover each one.
+func Outcomes() []Outcome {
+	return []Outcome{
+		OutcomeRecorded, OutcomeOK, OutcomeAlreadyDecided, OutcomeStaleRevision,
+		OutcomeDigestMismatch, OutcomeForbidden, OutcomeNotFound, OutcomeCancelled,
+	}
+}
+
+// ClientOptions configures NewClient.
+type ClientOptions struct {
+	// BaseURL is backend.url: http or https, no user info, query or
+	// fragment; a path prefix is kept.
+	BaseURL string
+	// Secrets are backend.calls_secrets; requests are signed with the first.
+	Secrets [][]byte
+	// HTTPClient sends the requests; nil means a client of our own. It is
+	// copied, and the copy never follows redirects: a signed decision goes
+	// to BaseURL or nowhere.
+	HTTPClient *http.Client
+	// TryTimeout bounds one try, answer body included; 0 means 10 s.
+	TryTimeout time.Duration
+	// MaxElapsed bounds all tries of one call, waits included; 0 means one
+	// minute. The client gives up rather than start a wait past it.
+	MaxElapsed time.Duration
+	// Now is the clock for signatures and MaxElapsed; nil means time.Now.
+	Now func() time.Time
+	// Sleep waits between tries and returns early with ctx's error; nil
+	// means a timer. Tests inject one that records and advances a fake Now.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Logger gets one line per retry; nil discards.
+	Logger *slog.Logger
+}
+
+// String keeps secrets out of %v and %+v.
+func (o ClientOptions) String() string {
+	return fmt.Sprintf("backend.ClientOptions{BaseURL: %q, Secrets: %s, TryTimeout: %s, MaxElapsed: %s}",
+		o.BaseURL, redactedSecrets(o.Secrets), o.TryTimeout, o.MaxElapsed)
+}
+
+// GoString keeps secrets out of %#v.
+func (o ClientOptions) GoString() string { return o.String() }
+
+// LogValue keeps secrets out of slog.
+func (o ClientOptions) LogValue() slog.Value { return slog.StringValue(o.String()) }
+
+// Client makes the bot's calls out to the job backend. It is safe for
+// concurrent use.
+type Client struct {
+	base       string
+	secret     []byte
+	http       *http.Client
+	tryTimeout time.Duration
+	maxElapsed time.Duration
+	now        func() time.Time
+	sleep      func(context.Context, time.Duration) error
+	log        *slog.Logger
+}
+
+// NewClient checks o and returns a Client; the error lists every problem.
+func NewClient(o ClientOptions) (*Client, error) {
+	var errs []error
+	base, err := parseBaseURL(o.BaseURL)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(o.Secrets) == 0 {
+		errs = append(errs, errors.New("secrets: at least one calls secret is required"))
+	}
+	for i, s := range o.Secrets {
+		if len(s) == 0 {
+			errs = append(errs, fmt.Errorf("secrets[%d]: empty", i))
+		}
+	}
+	if o.TryTimeout < 0 {
+		errs = append(errs, fmt.Errorf("try timeout: %s is negative", o.TryTimeout))
+	}
+	if o.MaxElapsed < 0 {
+		errs = append(errs, fmt.Errorf("max elapsed: %s is negative", o.MaxElapsed))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("backend client: %w", errors.Join(errs...))
+	}
+
+	c := &Client{
+		base:       base,
+		secret:     bytes.Clone(o.Secrets[0]),
+		tryTimeout: o.TryTimeout,
+		maxElapsed: o.MaxElapsed,
+		now:        o.Now,
+		sleep:      o.Sleep,
+		log:        o.Logger,
+	}
+	var hc http.Client
+	if o.HTTPClient != nil {
+		hc = *o.HTTPClient
+	} else {
+		hc.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.http = &hc
+	if c.tryTimeout == 0 {
+		c.tryTimeout = DefaultTryTimeout
+	}
+	if c.maxElapsed == 0 {
+		c.maxElapsed = DefaultMaxElapsed
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.sleep == nil {
+		c.sleep = sleep
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+// String keeps the secret out of %v and %+v.
+func (c *Client) String() string {
+	return fmt.Sprintf("backend.Client{BaseURL: %q, Secret: <secret>}", c.base)
+}
+
+// GoString keeps the secret out of %#v.
+func (c *Client) GoString() string { return c.String() }
+
+func parseBaseURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return "", errors.New("base url: required")
+	case err != nil:
+		// url.Error repeats the input, which may hold user info: name only the cause.
+		return "", errors.New("base url: not a URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", errors.New("base url: scheme must be http or https")
+	case u.Host == "":
+		return "", errors.New("base url: no host")
+	case u.User != nil:
+		// Credentials in a URL end up in error strings and logs.
+		return "", errors.New("base url: must not carry user info")
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return "", errors.New("base url: must not carry a query or fragment")
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Via says where a decision was made.
+type Via struct {
+	Surface string `json:"surface"`        // slack, discord, deadline, …
+	User    string `json:"user,omitempty"` // the surface's user id; none for the deadline
+}
+
+// Decision is the body of POST /v1/approvals/{id}/decision.
+type Decision struct {
+	ApprovalID string `json:"approval_id"`
+	Revision   int    `json:"revision"`
+	Decision   string `json:"decision"` // Approve or Deny
+	Actor      string `json:"actor"`    // the tenant user, e.g. user:kevin, or system:deadline
+	Via        Via    `json:"via"`
+	Comment    string `json:"comment,omitempty"`
+	// ArgsSHA256 is the digest the clicked card showed, passed through
+	// unchanged; empty (and then omitted) when the card showed none.
+	ArgsSHA256 string `json:"args_sha256,omitempty"`
+}
+
+// DecisionResult is the backend's answer to a decision.
+type DecisionResult struct {
+	Outcome Outcome
+	// Status is "approved" or "denied": the recorded decision
+	// (OutcomeRecorded) or the earlier one (OutcomeAlreadyDecided).
+	Status string
+	// Actor decided first (OutcomeAlreadyDecided).
+	Actor string
+	// Message is the backend's sentence, verbatim: what the model reads
+	// (OutcomeRecorded) or what the person is told.
+	Message string
+}
+
+// ArgumentsRequest is the body of POST /v1/approvals/{id}/arguments.
+type ArgumentsRequest struct {
+	ApprovalID string `json:"approval_id"`
+	Revision   int    `json:"revision"`
+	Actor      string `json:"actor"`
+}
+
+// ArgumentsResult is the backend's answer to an argument look-up.
+type ArgumentsResult struct {
+	// Outcome is OutcomeOK, OutcomeForbidden, OutcomeNotFound,
+	// OutcomeCancelled or OutcomeStaleRevision.
+	Outcome Outcome
+	// Arguments are the call's full arguments (OutcomeOK), NOT yet checked:
+	// the caller must compare their JCS digest with the card's before it
+	// shows a byte.
+	Arguments json.RawMessage
+	// ArgsSHA256 is the digest the backend claims for Arguments.
+	ArgsSHA256 string
+	// Message is the backend's sentence when the outcome is not OutcomeOK.
+	Message string
+}
+
+// Decide sends d. idempotencyKey names the intent (one click, one deadline)
+// and must be the same for every call that retries it, across restarts;
+// the client reuses it for its own retries.
+//
+// The error is nil for every answer the protocol lists (see Outcome); it
+// wraps ErrUnavailable when the client gave up, ctx's error when ctx ended
+// first, *ProtocolError for an unlisted answer.
+func (c *Client) Decide(ctx context.Context, d Decision, idempotencyKey string) (DecisionResult, error) {
+	op := fmt.Sprintf("decide %s revision %d", d.ApprovalID, d.Revision)
+	if err := d.validate(); err != nil {
+		return DecisionResult{}, fmt.Errorf("%s: %w", op, err)
+	}
+	body, err := json.Marshal(d)
+	if err != nil {
+		return DecisionResult{}, fmt.Errorf("%s: encode: %w", op, err)
+	}
+	ans, err := c.post(ctx, op, d.ApprovalID, "decision", body, idempotencyKey)
+	if err != nil {
+		return DecisionResult{}, err
+	}
+	if ans.status/100 == 2 {
+		var ok struct {
+			Status  string `json:"status"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal(ans.body, &ok); err != nil {
+			return DecisionResult{}, fmt.Errorf("%s: read answer %d: %w", op, ans.status, err)
+		}
+		if ok.Status != "approved" && ok.Status != "denied" {
+			return DecisionResult{}, fmt.Errorf("%s: answer %d: status %q is neither approved nor denied", op, ans.status, ok.Status)
+		}
+		return DecisionResult{Outcome: OutcomeRecorded, Status: ok.Status, Message: ok.Message}, nil
+	}
+	e := ans.errorBody()
+	out, ok := decisionOutcomes[statusCode{ans.status, e.Code}]
+	if !ok {
+		return DecisionResult{}, fmt.Errorf("%s: %w", op, e.protocolError(ans.status))
+	}
+	res := DecisionResult{Outcome: out, Message: e.Message}
+	if out == OutcomeAlreadyDecided {
+		res.Status, res.Actor = e.Status, e.Actor
+	}
+	return res, nil
+}
+
+// Arguments looks up the full arguments of an approval for req.Actor, who
+// must hold the content permission. idempotencyKey is as for Decide: a
+// look-up changes nothing, but the protocol asks it of every call.
+func (c *Client) Arguments(ctx context.Context, req ArgumentsRequest, idempotencyKey string) (ArgumentsResult, error) {
+	op := fmt.Sprintf("look up arguments of %s revision %d", req.ApprovalID, req.Revision)
+	if err := req.validate(); err != nil {
+		return ArgumentsResult{}, fmt.Errorf("%s: %w", op, err)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return ArgumentsResult{}, fmt.Errorf("%s: encode: %w", op, err)
+	}
+	ans, err := c.post(ctx, op, req.ApprovalID, "arguments", body, idempotencyKey)
+	if err != nil {
+		return ArgumentsResult{}, err
+	}
+	if ans.status/100 == 2 {
+		var ok struct {
+			Arguments  json.RawMessage `json:"arguments"`
+			ArgsSHA256 string          `json:"args_sha256"`
+		}
+		if err := json.Unmarshal(ans.body, &ok); err != nil {
+			return ArgumentsResult{}, fmt.Errorf("%s: read answer %d: %w", op, ans.status, err)
+		}
+		if len(ok.Arguments) == 0 || ok.Arguments[0] != '{' {
+			return ArgumentsResult{}, fmt.Errorf("%s: answer %d: arguments are not a JSON object", op, ans.status)
+		}
+		if !digestPattern.MatchString(ok.ArgsSHA256) {
+			return ArgumentsResult{}, fmt.Errorf("%s: answer %d: args_sha256: want sha256:<64 lowercase hex>", op, ans.status)
+		}
+		return ArgumentsResult{Outcome: OutcomeOK, Arguments: ok.Arguments, ArgsSHA256: ok.ArgsSHA256}, nil
+	}
+	e := ans.errorBody()
+	out, ok := argumentsOutcomes[statusCode{ans.status, e.Code}]
+	if !ok {
+		return ArgumentsResult{}, fmt.Errorf("%s: %w", op, e.protocolError(ans.status))
+	}
+	return ArgumentsResult{Outcome: out, Message: e.Message}, nil
+}
+
+// statusCode keys the answers the protocol lists. Both must match: a bare
+// 404 from a proxy in front of the backend must not tell people an
+// approval is gone.
+type statusCode struct {
+	status int
+	code   string
+}
+
+var decisionOutcomes = map[statusCode]Outcome{
+	{http.StatusConflict, "already_decided"}:            OutcomeAlreadyDecided,
+	{http.StatusConflict, "stale_revision"}:             OutcomeStaleRevision,
+	{http.StatusUnprocessableEntity, "digest_mismatch"}: OutcomeDigestMismatch,
+	{http.StatusForbidden, "forbidden"}:                 OutcomeForbidden,
+	{http.StatusNotFound, "not_found"}:                  OutcomeNotFound,
+	{http.StatusGone, "cancelled"}:                      OutcomeCancelled,
+}
+
+// argumentsOutcomes: PROTOCOL.md lists 403 only; a look-up of an approval
+// that is gone or changed is answered the way a decision would be.
+var argumentsOutcomes = map[statusCode]Outcome{
+	{http.StatusConflict, "stale_revision"}: OutcomeStaleRevision,
+	{http.StatusForbidden, "forbidden"}:     OutcomeForbidden,
+	{http.StatusNotFound, "not_found"}:      OutcomeNotFound,
+	{http.StatusGone, "cancelled"}:          OutcomeCancelled,
+}
+
+// PROTOCOL.md: approval ids are 1–64 of [A-Za-z0-9._:-]; digests are
+// sha256:<64 lowercase hex>.
+var (
+	idPattern     = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+	digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+)
+
+func validID(id string) error {
+	// "." and ".." match the pattern but would walk up the URL path.
+	if !idPattern.MatchString(id) || id == "." || id == ".." {
+		return errors.New("approval_id: want 1–64 of [A-Za-z0-9._:-]")
+	}
+	return nil
+}
+
+func (d Decision) validate() error {
+	var errs []error
+	if err := validID(d.ApprovalID); err != nil {
+		errs = append(errs, err)
+	}
+	if d.Revision < 1 {
+		errs = append(errs, errors.New("revision: want ≥ 1"))
+	}
+	if d.Decision != Approve && d.Decision != Deny {
+		errs = append(errs, errors.New("decision: want approve or deny"))
+	}
+	if d.Actor == "" {
+		errs = append(errs, errors.New("actor: required"))
+	}
+	if d.Via.Surface == "" {
+		errs = append(errs, errors.New("via.surface: required"))
+	}
+	if d.ArgsSHA256 != "" && !digestPattern.MatchString(d.ArgsSHA256) {
+		errs = append(errs, errors.New("args_sha256: want sha256:<64 lowercase hex>"))
+	}
+	// PROTOCOL.md: nothing the bot does automatically ever sends approve.
+	if d.Decision == Approve && (strings.HasPrefix(d.Actor, "system:") || d.Via.Surface == "deadline") {
+		errs = append(errs, errors.New("decision: an automatic decision may only deny"))
+	}
+	return errors.Join(errs...)
+}
+
+func (r ArgumentsRequest) validate() error {
+	var errs []error
+	if err := validID(r.ApprovalID); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Revision < 1 {
+		errs = append(errs, errors.New("revision: want ≥ 1"))
+	}
+	if r.Actor == "" {
+		errs = append(errs, errors.New("actor: required"))
+	}
+	return errors.Join(errs...)
+}
+
+// validKey keeps keys to what every HTTP stack passes through unchanged.
+func validKey(k string) error {
+	if k == "" || len(k) > 255 {
+		return errors.New("idempotency key: want 1–255 characters")
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return errors.New("idempotency key: want printable ASCII without spaces")
+		}
+	}
+	return nil
+}
+
+// answer is a final (not retried) HTTP answer.
+type answer struct {
+	status int
+	body   []byte
+}
+
+// errorBody is PROTOCOL.md's error shape, plus already_decided's fields.
+type errorBody struct {
+	Code    string `json:"error"`
+	Message string `json:"message"`
+	Status  string `json:"status"`
+	Actor   string `json:"actor"`
+}
+
+// errorBody parses a non-2xx body; one that is not the error shape leaves
+// every field empty, which no listed answer matches.
+func (a answer) errorBody() errorBody {
+	var e errorBody
+	if json.Unmarshal(a.body, &e) != nil {
+		return errorBody{}
+	}
+	return e
+}
+
+func (e errorBody) protocolError(status int) *ProtocolError {
+	return &ProtocolError{Status: status, Code: e.Code, Message: e.Message}
+}
+
+// post sends body to {base}/v1/approvals/{id}/{kind} until it gets an
+// answer that is not worth retrying, and returns it.
+func (c *Client) post(ctx context.Context, op, id, kind string, body []byte, key string) (answer, error) {
+	if err := validKey(key); err != nil {
+		return answer{}, fmt.Errorf("%s: %w", op, err)
+	}
+	target := c.base + "/v1/approvals/" + url.PathEscape(id) + "/" + kind
+	start := c.now()
+	for try := 1; ; try++ {
+		ans, retryAfter, err := c.try(ctx, target, body, key)
+		if err == nil {
+			// Even when ctx ended meanwhile: the backend has answered, and
+			// the caller should act on what was recorded.
+			return ans, nil
+		}
+		if ctx.Err() != nil {
+			return answer{}, fmt.Errorf("%s: stopped at try %d: %w", op, try, ctx.Err())
+		}
+		var perm permanentError
+		if errors.As(err, &perm) {
+			return answer{}, fmt.Errorf("%s: %w", op, perm.err)
+		}
+		wait := retryAfter
+		if wait <= 0 {
+			wait = backoff(try)
+		}
+		elapsed := c.now().Sub(start)
+		if elapsed+wait > c.maxElapsed {
+			return answer{}, fmt.Errorf("%s: %w: gave up after %d tries in %s: %w",
+				op, ErrUnavailable, try, elapsed.Round(time.Millisecond), err)
+		}
+		c.log.LogAttrs(ctx, slog.LevelWarn, "job backend call failed; will retry",
+			slog.String("approval_id", id), slog.String("call", kind),
+			slog.Int("try", try), slog.Duration("wait", wait), slog.String("error", err.Error()))
+		if serr := c.sleep(ctx, wait); serr != nil {
+			return answer{}, fmt.Errorf("%s: stopped waiting to retry after try %d (%v): %w", op, try, err, serr)
+		}
+	}
+}
+
+// permanentError marks a try's failure that another try would repeat.
+type permanentError struct{ err error }
+
+func (p permanentError) Error() string { return p.err.Error() }
+
+// try makes one request. A nil error means a final answer. Otherwise the
+// error is retryable unless it is a permanentError, and retryAfter is what
+// the backend asked for (0 when it did not say).
+func (c *Client) try(ctx context.Context, target string, body []byte, key string) (ans answer, retryAfter time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.tryTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return answer{}, 0, permanentError{fmt.Errorf("build request: %w", err)}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	// Signed per try, not per call: a retry a minute later must still be
+	// inside the receiver's MaxSkew window.
+	req.Header.Set(SignatureHeader, Sign(c.secret, c.now(), body))
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return answer{}, 0, fmt.Errorf("send: %w", err)
+	}
+	defer resp.Body.Close()
+	data, readErr := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		// The status decides, whatever the body held or however it ended.
+		code := errorBody{}
+		if readErr == nil && len(data) <= MaxBody {
+			code = answer{body: data}.errorBody()
+		}
+		cause := fmt.Errorf("answer %d", resp.StatusCode)
+		if code.Code != "" {
+			cause = fmt.Errorf("answer %d %s", resp.StatusCode, code.Code)
+		}
+		return answer{}, c.retryAfter(resp.Header.Get("Retry-After")), cause
+	}
+	if readErr != nil {
+		return answer{}, 0, fmt.Errorf("read answer %d: %w", resp.StatusCode, readErr)
+	}
+	if len(data) > MaxBody {
+		return answer{}, 0, permanentError{fmt.Errorf("answer %d: body over %d bytes refused", resp.StatusCode, MaxBody)}
+	}
+	return answer{status: resp.StatusCode, body: data}, 0, nil
+}
+
+// retryAfter reads a Retry-After header: delay-seconds, or an HTTP date
+// taken against the injected clock. 0 means absent or unreadable.
+func (c *Client) retryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(h, 10, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		// Past a day it is as good as forever; capping avoids overflow.
+		return time.Duration(min(s, 86400)) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(t.Sub(c.now()), 0)
+	}
+	return 0
+}
+
+// backoff is the wait before try+1 when the backend did not say.
+func backoff(try int) time.Duration {
+	d := backoffMax
+	if try < 6 { // 500 ms << 4 = 8 s: past that the cap holds
+		d = min(backoffFirst<<(try-1), backoffMax)
+	}
+	return d/2 + rand.N(d/2+1)
+}

@@ -1,0 +1,73 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"approvalsbot/approval"
+	"approvalsbot/threads"
+)
+
+// ForThreads is the client as threads.Backend: threads keeps its own
+// types so the core does not depend on the wire.
+func (c *Client) ForThreads() threads.Backend { return threadsBackend{c} }
+
+type threadsBackend struct{ c *Client }
+
+var _ threads.Backend = threadsBackend{}
+
+func (b threadsBackend) Decide(ctx context.Context, d threads.DecisionCall) (threads.DecisionAnswer, error) {
+	decision := Deny
+	if d.Approve {
+		decision = Approve
+	}
+	res, err := b.c.Decide(ctx, Decision{ApprovalID: d.ApprovalID, Revision: d.Revision, Decision: decision,
+		Actor: d.Actor, Via: Via{Surface: d.Surface, User: d.User}, Comment: d.Comment, ArgsSHA256: d.ArgsSHA256},
+		d.IdempotencyKey)
+	if err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			return threads.DecisionAnswer{}, fmt.Errorf("%w: %w", threads.ErrBackendUnavailable, err)
+		}
+		return threads.DecisionAnswer{}, err
+	}
+	out := threads.DecisionAnswer{Status: approval.State(res.Status), Actor: res.Actor, Message: res.Message}
+	switch res.Outcome {
+	case OutcomeRecorded:
+		out.Outcome = threads.DecisionRecorded
+	case OutcomeAlreadyDecided:
+		out.Outcome = threads.DecisionAlreadyDecided
+	case OutcomeStaleRevision:
+		out.Outcome = threads.DecisionStaleRevision
+	case OutcomeDigestMismatch:
+		out.Outcome = threads.DecisionDigestMismatch
+	case OutcomeForbidden:
+		out.Outcome = threads.DecisionForbidden
+	case OutcomeNotFound:
+		out.Outcome = threads.DecisionNotFound
+	case OutcomeCancelled:
+		out.Outcome = threads.DecisionCancelled
+	default:
+		return threads.DecisionAnswer{}, fmt.Errorf("decision on %s: unexpected outcome %q", d.ApprovalID, res.Outcome)
+	}
+	return out, nil
+}
+
+func (b threadsBackend) Arguments(ctx context.Context, r threads.ArgumentsCall) (threads.ArgumentsAnswer, error) {
+	res, err := b.c.Arguments(ctx, ArgumentsRequest{ApprovalID: r.ApprovalID, Revision: r.Revision, Actor: r.Actor}, r.IdempotencyKey)
+	if err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			return threads.ArgumentsAnswer{}, fmt.Errorf("%w: %w", threads.ErrBackendUnavailable, err)
+		}
+		return threads.ArgumentsAnswer{}, err
+	}
+	switch res.Outcome {
+	case OutcomeOK:
+		return threads.ArgumentsAnswer{Arguments: res.Arguments, ArgsSHA256: res.ArgsSHA256}, nil
+	case OutcomeForbidden:
+		return threads.ArgumentsAnswer{Forbidden: true, Message: res.Message}, nil
+	case OutcomeNotFound, OutcomeCancelled:
+		return threads.ArgumentsAnswer{Gone: true, Message: res.Message}, nil
+	}
+	return threads.ArgumentsAnswer{}, fmt.Errorf("arguments of %s: unexpected outcome %q", r.ApprovalID, res.Outcome)
+}

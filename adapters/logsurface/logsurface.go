@@ -1,0 +1,76 @@
+// Package logsurface is the surface of a bot with no chat configured: it
+// writes each card, edit, thread reply and notice as plain text to a
+// stream (stdout in `bot serve`), so a newcomer sees cards without tokens.
+// It is a shared place: a content-restricted card shows no details here.
+package logsurface
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+// Options configure the log surface.
+type Options struct {
+	Out      io.Writer
+	Renderer *templates.Renderer
+}
+
+// Surface writes cards as text.
+type Surface struct {
+	mu  sync.Mutex
+	out io.Writer
+	r   *templates.Renderer
+	seq atomic.Uint64
+}
+
+var _ threads.Surface = (*Surface)(nil)
+
+// New builds the log surface.
+func New(o Options) *Surface { return &Surface{out: o.Out, r: o.Renderer} }
+
+// rule separates entries so a terminal reader sees where a card starts.
+const rule = "────────────────────────────────────────────────────────────"
+
+func (s *Surface) write(header, body string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := fmt.Fprintf(s.out, "%s\n%s\n%s\n", rule, header, strings.TrimRight(body, "\n"))
+	return err
+}
+
+// Post writes a new card.
+func (s *Surface) Post(_ context.Context, req threads.PostRequest) (threads.PostResult, error) {
+	ref := fmt.Sprintf("log-%d", s.seq.Add(1))
+	header := fmt.Sprintf("card %s for %s (approval %s, revision %d)", ref, req.Target, req.Card.Approval.ID, req.Card.Approval.Revision)
+	if req.Thread != nil {
+		header += " in the thread of " + req.Thread.Ref
+	}
+	if err := s.write(header, s.r.Text(templates.Build(req.Card.Input()))); err != nil {
+		return threads.PostResult{}, err
+	}
+	return threads.PostResult{Channel: req.Target, Ref: ref}, nil
+}
+
+// Edit writes the card again as it now stands.
+func (s *Surface) Edit(_ context.Context, req threads.EditRequest) error {
+	header := fmt.Sprintf("card %s for %s edited (approval %s)", req.Post.Ref, req.Post.Target, req.Post.ApprovalID)
+	return s.write(header, s.r.Text(templates.Build(req.Card.Input())))
+}
+
+// Reply writes a thread reply.
+func (s *Surface) Reply(_ context.Context, req threads.ReplyRequest) error {
+	header := fmt.Sprintf("reply in the thread of %s for %s (approval %s)", req.Root.Ref, req.Root.Target, req.Root.ApprovalID)
+	return s.write(header, s.r.TextThread(req.Message()))
+}
+
+// Notice writes a one-line notice.
+func (s *Surface) Notice(_ context.Context, req threads.NoticeRequest) error {
+	return s.write(fmt.Sprintf("notice for %s (tenant %s)", req.Target, req.Tenant), req.Text)
+}

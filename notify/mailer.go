@@ -1,0 +1,480 @@
+package notify
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/mail"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"approvalsbot/config"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+// Defaults for Options. A command's wait is far below RFC 5321's minutes:
+// an outbox worker waits on it, and the outbox retries what times out.
+const (
+	DefaultDialTimeout       = 10 * time.Second
+	DefaultCommandTimeout    = 30 * time.Second
+	DefaultSubmissionTimeout = time.Minute
+)
+
+// Results of one Mail, the values of bot_mail_total's result label.
+const (
+	resultSent      = "sent"
+	resultTemporary = "temporary"
+	resultPermanent = "permanent"
+)
+
+// Options configures a Mailer.
+type Options struct {
+	Config   *config.SMTP        // required
+	Renderer *templates.Renderer // required
+	// Now stamps each mail's Date; nil uses time.Now.
+	Now func() time.Time
+	// Logger gets one line per mail; nil discards.
+	Logger *slog.Logger
+	// DialTimeout bounds connecting; 0 uses DefaultDialTimeout.
+	DialTimeout time.Duration
+	// CommandTimeout bounds each exchange with the server (greeting, TLS
+	// handshake, each command and its answer, writing the message); 0
+	// uses DefaultCommandTimeout.
+	CommandTimeout time.Duration
+	// SubmissionTimeout bounds the server's answer to the end of the
+	// message, which may wait on its filters; 0 uses
+	// DefaultSubmissionTimeout.
+	SubmissionTimeout time.Duration
+	// TLSConfig is the base TLS configuration (tests pass one trusting
+	// their certificate); nil uses the system roots. ServerName defaults
+	// to the host of Config.Addr.
+	TLSConfig *tls.Config
+	// Hostname names the bot in EHLO and in Message-IDs; empty uses the
+	// domain of Config.From.
+	Hostname string
+	// Metrics registers bot_mail_total; nil keeps no metrics.
+	Metrics prometheus.Registerer
+}
+
+// Mailer sends escalation email over SMTP, one connection a mail. It is
+// immutable after NewMailer and safe for concurrent use.
+type Mailer struct {
+	addr     string
+	mode     string // config.TLSStartTLS, config.TLSImplicit or config.TLSNone
+	tls      *tls.Config
+	from     string // the From header as configured
+	envFrom  string // its address, for MAIL FROM
+	hostname string
+	// auth makes the SASL client; nil when no username is configured. A
+	// closure, so that printing a Mailer cannot reach the password.
+	auth     func() sasl.Client
+	username string
+
+	render            *templates.Renderer
+	now               func() time.Time
+	log               *slog.Logger
+	dialTimeout       time.Duration
+	commandTimeout    time.Duration
+	submissionTimeout time.Duration
+	total             *prometheus.CounterVec // nil without a registerer
+}
+
+var _ threads.Mailer = (*Mailer)(nil)
+
+// hostnamePattern is a DNS name, as EHLO and a Message-ID's right side take it.
+var hostnamePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+
+// NewMailer checks o and freezes it into a Mailer. It refuses what would
+// send approval content or credentials in clear text over a network: tls
+// none is allowed only to a loopback address (an IP or "localhost").
+// Errors never carry the password.
+func NewMailer(o Options) (*Mailer, error) {
+	if o.Config == nil {
+		return nil, errors.New("notify: no SMTP configuration")
+	}
+	if o.Renderer == nil {
+		return nil, errors.New("notify: no renderer")
+	}
+	c := o.Config
+	m := &Mailer{
+		addr:              c.Addr,
+		mode:              c.TLS,
+		from:              c.From,
+		username:          c.Username,
+		render:            o.Renderer,
+		now:               o.Now,
+		log:               o.Logger,
+		dialTimeout:       cmpOr(o.DialTimeout, DefaultDialTimeout),
+		commandTimeout:    cmpOr(o.CommandTimeout, DefaultCommandTimeout),
+		submissionTimeout: cmpOr(o.SubmissionTimeout, DefaultSubmissionTimeout),
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+
+	var problems []error
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil || host == "" {
+		problems = append(problems, fmt.Errorf("smtp addr %q is not host:port", c.Addr))
+	}
+	switch c.TLS {
+	case config.TLSStartTLS, config.TLSImplicit:
+	case config.TLSNone:
+		if host != "" && !loopback(host) {
+			problems = append(problems, fmt.Errorf("smtp tls none is allowed only to a loopback address, not %s: mail and credentials would cross the network in clear text", host))
+		}
+	default:
+		problems = append(problems, fmt.Errorf("smtp tls %q is not one of starttls, tls, none", c.TLS))
+	}
+	from, err := mail.ParseAddress(c.From)
+	if err != nil {
+		problems = append(problems, fmt.Errorf("smtp from %q is not an address: %w", c.From, err))
+	} else {
+		m.envFrom = from.Address
+	}
+	if (c.Username == "") != (c.Password == "") {
+		problems = append(problems, errors.New("smtp username and password go together: set both or neither"))
+	}
+	m.hostname = o.Hostname
+	if m.hostname == "" && from != nil {
+		m.hostname = from.Address[strings.LastIndexByte(from.Address, '@')+1:]
+	}
+	if !hostnamePattern.MatchString(m.hostname) || len(m.hostname) > 253 {
+		problems = append(problems, fmt.Errorf("hostname %q is not a DNS name (set Options.Hostname)", m.hostname))
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("notify: %w", errors.Join(problems...))
+	}
+
+	if c.Username != "" {
+		user, pass := c.Username, c.Password
+		m.auth = func() sasl.Client { return sasl.NewPlainClient("", user, pass.Reveal()) }
+	}
+	m.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.TLSConfig != nil {
+		m.tls = o.TLSConfig.Clone()
+	}
+	if m.tls.ServerName == "" {
+		m.tls.ServerName = host
+	}
+	if o.Metrics != nil {
+		total := prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bot_mail_total",
+			Help: "Escalation mails by result: sent, temporary (retried) or permanent (rejected by the server).",
+		}, []string{"result"})
+		if err := o.Metrics.Register(total); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return nil, fmt.Errorf("notify: register metrics: %w", err)
+			}
+			existing, ok := are.ExistingCollector.(*prometheus.CounterVec)
+			if !ok {
+				return nil, fmt.Errorf("notify: register metrics: %w", err)
+			}
+			total = existing
+		}
+		for _, r := range []string{resultSent, resultTemporary, resultPermanent} {
+			total.WithLabelValues(r)
+		}
+		m.total = total
+	}
+	return m, nil
+}
+
+// loopback reports whether host never leaves the machine.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// Mail sends the card of req as one email to req.To and returns its
+// Message-ID (without angle brackets). A permanent rejection by the server
+// (an SMTP 5xx) or an unusable request is threads.Permanent; a 4xx, a
+// network failure or a timeout is a plain error, for the outbox to retry.
+func (m *Mailer) Mail(ctx context.Context, req threads.MailRequest) (string, error) {
+	id, err := m.mail(ctx, req)
+	result := resultSent
+	if err != nil {
+		result = resultTemporary
+		if permanent(err) {
+			result = resultPermanent
+		}
+	}
+	if m.total != nil {
+		m.total.WithLabelValues(result).Inc()
+	}
+	log := m.log.With("approval", approvalID(req), "tenant", req.Card.Tenant, "step", req.Step, "to", req.To)
+	if err != nil {
+		log.Warn("escalation mail failed", "result", result, "err", err)
+		return "", err
+	}
+	log.Info("escalation mail sent", "message_id", id)
+	return id, nil
+}
+
+func (m *Mailer) mail(ctx context.Context, req threads.MailRequest) (string, error) {
+	to, err := mail.ParseAddress(req.To)
+	if err != nil {
+		return "", threads.Permanent(fmt.Errorf("mail to %q: not an address: %w", req.To, err))
+	}
+	a := req.Card.Approval
+	if a == nil {
+		return "", threads.Permanent(fmt.Errorf("mail to %s: the card has no approval", to.Address))
+	}
+	email := m.render.Email(templates.Build(req.Card.Input()))
+	subject := email.Subject
+	if req.Step > 0 {
+		subject += " · step " + strconv.Itoa(req.Step)
+	}
+	id, err := m.messageID(a.ID, a.Revision, req.Step)
+	if err != nil {
+		return "", fmt.Errorf("mail to %s: %w", to.Address, err)
+	}
+	thread, ok := threadRef(req.ThreadID)
+	if !ok {
+		// A mail out of its thread still tells the person; losing it would not.
+		m.log.Warn("escalation mail: thread id unusable, sending unthreaded", "approval", a.ID, "tenant", req.Card.Tenant)
+	}
+	raw, err := Build(Message{
+		From: m.from, To: []string{req.To}, Subject: subject,
+		Text: email.Text, HTML: email.HTML, Date: m.now(),
+		MessageID: id, ThreadID: thread,
+	})
+	if err != nil {
+		return "", threads.Permanent(fmt.Errorf("mail to %s: build message: %w", to.Address, err))
+	}
+	if err := m.send(ctx, to.Address, raw); err != nil {
+		return "", classify(fmt.Errorf("mail to %s via %s: %w", to.Address, m.addr, ctxCause(ctx, err)))
+	}
+	return id, nil
+}
+
+// approvalID names the approval of req in logs.
+func approvalID(req threads.MailRequest) string {
+	if req.Card.Approval == nil {
+		return ""
+	}
+	return req.Card.Approval.ID
+}
+
+// messageID makes a Message-ID unique to one mail:
+// approval.revision.step.random@hostname.
+func (m *Mailer) messageID(approvalID string, revision, step int) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("message id: %w", err)
+	}
+	return fmt.Sprintf("%s.%d.%d.%s@%s", idLeft(approvalID), revision, step, hex.EncodeToString(b[:]), m.hostname), nil
+}
+
+// idLeft keeps an approval id within a Message-ID's dot-atom: approval
+// ids may hold ':' (not allowed there) and '.' (which may not repeat).
+func idLeft(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "approval"
+	}
+	return string(b)
+}
+
+// threadRef takes the Message-ID of the thread's first mail, with or
+// without angle brackets; ok is false when it cannot be a Message-ID
+// (it would otherwise reach a header).
+func threadRef(id string) (ref string, ok bool) {
+	ref = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(id), "<"), ">")
+	if ref == "" {
+		return "", id == ""
+	}
+	if len(ref) > 500 || !strings.Contains(ref, "@") || strings.ContainsFunc(ref, func(r rune) bool {
+		return r <= ' ' || r >= 0x7f || r == '<' || r == '>'
+	}) {
+		return "", false
+	}
+	return ref, true
+}
+
+// send runs one SMTP transaction: MAIL, RCPT, DATA, then QUIT. Once the
+// server has accepted the message, a failed QUIT is not an error: the
+// mail is on its way, and a retry would send it twice.
+func (m *Mailer) send(ctx context.Context, to string, raw []byte) (err error) {
+	s, err := m.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	defer func() {
+		var se *smtp.SMTPError
+		if errors.As(err, &se) {
+			_ = s.c.Quit() // still in step with the server: say goodbye
+		}
+	}()
+	var opts *smtp.MailOptions
+	if !ascii(m.envFrom) || !ascii(to) {
+		opts = &smtp.MailOptions{UTF8: true}
+	}
+	if err := s.c.Mail(m.envFrom, opts); err != nil {
+		return fmt.Errorf("MAIL FROM: %w", err)
+	}
+	if err := s.c.Rcpt(to, nil); err != nil {
+		return fmt.Errorf("RCPT TO: %w", err)
+	}
+	w, err := s.c.Data()
+	if err != nil {
+		return fmt.Errorf("DATA: %w", err)
+	}
+	if _, err := w.Write(raw); err != nil {
+		return fmt.Errorf("write message: %w", err)
+	}
+	s.conn.setWait(m.submissionTimeout)
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("end of message: %w", err)
+	}
+	s.conn.setWait(m.commandTimeout)
+	if err := s.c.Quit(); err != nil {
+		m.log.Debug("SMTP QUIT after an accepted mail failed", "err", err)
+	}
+	return nil
+}
+
+// Check connects, greets, secures the connection, authenticates when a
+// username is configured and quits, for bot doctor. It sends no mail.
+func (m *Mailer) Check(ctx context.Context) error {
+	s, err := m.open(ctx)
+	if err != nil {
+		return fmt.Errorf("check SMTP server %s: %w", m.addr, err)
+	}
+	defer s.close()
+	if err := s.c.Quit(); err != nil {
+		return fmt.Errorf("check SMTP server %s: QUIT: %w", m.addr, err)
+	}
+	return nil
+}
+
+// session is one open, greeted and authenticated SMTP connection.
+type session struct {
+	c    *smtp.Client
+	conn *boundedConn
+}
+
+// close drops the connection (after QUIT, or instead of it).
+func (s *session) close() { _ = s.c.Close() }
+
+// open dials, secures (implicit TLS or STARTTLS), says EHLO with the
+// hostname and authenticates when a username is configured. It sends
+// credentials only over TLS, or in clear text to a loopback address with
+// tls none; a server that does not offer STARTTLS is refused before.
+func (m *Mailer) open(ctx context.Context) (_ *session, err error) {
+	d := net.Dialer{Timeout: m.dialTimeout}
+	raw, err := d.DialContext(ctx, "tcp", m.addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", ctxCause(ctx, err))
+	}
+	conn := newBoundedConn(ctx, raw, m.commandTimeout)
+	var c *smtp.Client
+	switch m.mode {
+	case config.TLSImplicit:
+		tc := tls.Client(conn, m.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = conn.Close()
+			return nil, fmt.Errorf("TLS handshake: %w", ctxCause(ctx, err))
+		}
+		c = smtp.NewClient(tc)
+	case config.TLSStartTLS:
+		// Greets and says EHLO (as "localhost": go-smtp offers no other
+		// way to STARTTLS) before TLS; conn bounds its waits meanwhile.
+		c, err = smtp.NewClientStartTLS(conn, m.tls)
+		if err != nil {
+			_ = conn.Close()
+			return nil, fmt.Errorf("STARTTLS: %w", ctxCause(ctx, err))
+		}
+	default: // config.TLSNone, to a loopback address (NewMailer checked)
+		c = smtp.NewClient(conn)
+	}
+	c.CommandTimeout = m.commandTimeout
+	c.SubmissionTimeout = m.submissionTimeout
+	s := &session{c: c, conn: conn}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if err := c.Hello(m.hostname); err != nil {
+		return nil, fmt.Errorf("EHLO: %w", ctxCause(ctx, err))
+	}
+	if m.auth == nil {
+		return s, nil
+	}
+	if _, secure := c.TLSConnectionState(); !secure && m.mode != config.TLSNone {
+		return nil, errors.New("refusing to authenticate over a connection without TLS")
+	}
+	if !c.SupportsAuth(sasl.Plain) {
+		return nil, errors.New("the server does not offer AUTH PLAIN")
+	}
+	if err := c.Auth(m.auth()); err != nil {
+		return nil, fmt.Errorf("AUTH PLAIN as %s: %w", m.username, ctxCause(ctx, err))
+	}
+	return s, nil
+}
+
+// ctxCause names the context's end next to the I/O error it caused (an
+// expired deadline), so callers can tell a cancelled send with errors.Is.
+func ctxCause(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	return err
+}
+
+// classify marks an SMTP 5xx, a rejection no retry changes, as
+// permanent; everything else (4xx, network, timeouts) stays retryable.
+func classify(err error) error {
+	var se *smtp.SMTPError
+	if errors.As(err, &se) && se.Code >= 500 && se.Code < 600 {
+		return threads.Permanent(err)
+	}
+	return err
+}
+
+func permanent(err error) bool {
+	var de *threads.DeliveryError
+	return errors.As(err, &de) && de.Permanent
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}

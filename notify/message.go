@@ -1,0 +1,91 @@
+// Package notify sends escalation email: it builds each message as
+// multipart/alternative (text and HTML from the card's email rendering)
+// with headers that keep one approval's mails in one mail thread, and
+// delivers it over SMTP (Mailer, threads.Mailer's implementation): one
+// connection a mail, TLS unless the server is on the loopback, bounded
+// waits, and failures classified for the outbox (an SMTP 5xx is permanent,
+// the rest is retried).
+package notify
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/mail"
+	"time"
+
+	gomail "github.com/emersion/go-message/mail"
+)
+
+// Message is one email to build.
+type Message struct {
+	From    string
+	To      []string
+	Subject string
+	Text    string
+	HTML    string
+	Date    time.Time
+	// MessageID is this mail's id (without angle brackets), unique per mail.
+	MessageID string
+	// ThreadID is the Message-ID of the first mail of the approval; later
+	// mails point at it with In-Reply-To and References so mail clients
+	// show one thread per approval. Empty for the first mail.
+	ThreadID string
+}
+
+// Build writes m as an RFC 5322 message with a multipart/alternative body.
+func Build(m Message) ([]byte, error) {
+	var h gomail.Header
+	h.SetDate(m.Date)
+	h.SetSubject(m.Subject)
+	from, err := mail.ParseAddress(m.From)
+	if err != nil {
+		return nil, fmt.Errorf("from address %q: %w", m.From, err)
+	}
+	h.SetAddressList("From", []*gomail.Address{{Name: from.Name, Address: from.Address}})
+	to := make([]*gomail.Address, 0, len(m.To))
+	for _, addr := range m.To {
+		a, err := mail.ParseAddress(addr)
+		if err != nil {
+			return nil, fmt.Errorf("to address %q: %w", addr, err)
+		}
+		to = append(to, &gomail.Address{Name: a.Name, Address: a.Address})
+	}
+	h.SetAddressList("To", to)
+	if m.MessageID != "" {
+		h.SetMessageID(m.MessageID)
+	}
+	if m.ThreadID != "" {
+		h.SetMsgIDList("In-Reply-To", []string{m.ThreadID})
+		h.SetMsgIDList("References", []string{m.ThreadID})
+	}
+	h.Set("Auto-Submitted", "auto-generated") // RFC 3834: no auto-replies to a bot
+	var buf bytes.Buffer
+	w, err := gomail.CreateInlineWriter(&buf, h)
+	if err != nil {
+		return nil, fmt.Errorf("start message: %w", err)
+	}
+	if err := writePart(w, "text/plain", m.Text); err != nil {
+		return nil, err
+	}
+	if err := writePart(w, "text/html", m.HTML); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("finish message: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func writePart(w *gomail.InlineWriter, contentType, body string) error {
+	var ph gomail.InlineHeader
+	ph.SetContentType(contentType, map[string]string{"charset": "utf-8"})
+	pw, err := w.CreatePart(ph)
+	if err != nil {
+		return fmt.Errorf("start %s part: %w", contentType, err)
+	}
+	if _, err := io.WriteString(pw, body); err != nil {
+		return fmt.Errorf("write %s part: %w", contentType, err)
+	}
+	return pw.Close()
+}
