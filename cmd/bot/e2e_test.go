@@ -1,0 +1,466 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/internal/fixtures"
+	"approvalsbot/templates"
+)
+
+// The end-to-end tests run the built binary as an operator would.
+
+var botBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bot-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	botBinary = filepath.Join(dir, "bot")
+	build := exec.Command("go", "build", "-o", botBinary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build the bot:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const (
+	e2eEventsSecret = "e2e-events-secret"
+	e2eCallsSecret  = "e2e-calls-secret"
+)
+
+func e2eConfig(t *testing.T, dir string) string {
+	t.Helper()
+	cfg := fmt.Sprintf(`listen: "127.0.0.1:0"
+store:
+  driver: sqlite
+  dsn: "file:%s"
+backend:
+  url: "http://127.0.0.1:9"
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+`, filepath.Join(dir, "bot.db"))
+	path := filepath.Join(dir, "bot.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// syncBuffer collects a process's output while tests read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type botProc struct {
+	cmd    *exec.Cmd
+	stdout *syncBuffer
+	stderr *syncBuffer
+	base   string
+	done   chan error
+}
+
+func botEnv() []string {
+	return append(os.Environ(), "BOT_EVENTS_SECRET="+e2eEventsSecret, "BOT_CALLS_SECRET="+e2eCallsSecret)
+}
+
+// startBot runs `bot serve` and waits for it to say where it listens.
+func startBot(t *testing.T, cfg string) *botProc {
+	t.Helper()
+	p := &botProc{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p.cmd = exec.Command(botBinary, "serve", "--config", cfg)
+	p.cmd.Env = botEnv()
+	p.cmd.Stdout = p.stdout
+	pr, pw := io.Pipe()
+	p.cmd.Stderr = io.MultiWriter(p.stderr, pw)
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var line struct{ Msg, Listen string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "bot serving" {
+				addr <- line.Listen
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	select {
+	case a := <-addr:
+		p.base = "http://" + a
+	case err := <-p.done:
+		t.Fatalf("bot exited before serving: %v\n%s", err, p.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("bot did not start\n%s", p.stderr.String())
+	}
+	return p
+}
+
+type answer struct {
+	Status  int
+	Code    string `json:"error"`
+	Message string `json:"message"`
+	State   string `json:"status"`
+}
+
+func (p *botProc) send(t *testing.T, body []byte, mutate func(*http.Request)) answer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, p.base+"/v1/events", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(backend.SignatureHeader, backend.Sign([]byte(e2eEventsSecret), time.Now(), body))
+	if mutate != nil {
+		mutate(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	defer resp.Body.Close()
+	var a answer
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		t.Fatalf("answer %d is not JSON: %v", resp.StatusCode, err)
+	}
+	a.Status = resp.StatusCode
+	return a
+}
+
+// waitFor polls the bot's stdout until it holds want.
+func (p *botProc) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(p.stdout.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stdout never showed %q:\n%s", want, p.stdout.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (p *botProc) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(p.base + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func readFixture(t *testing.T, elem ...string) []byte {
+	t.Helper()
+	p, err := fixtures.Path(elem...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fixtureOrder sends the events as the backend would: requests first,
+// then what follows them, and the orphan resolve before its late request,
+// on purpose.
+func fixtureOrder(t *testing.T) []string {
+	files, err := fixtures.EventFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rank := map[string]int{"approval.requested": 0, "approval.reasked": 1}
+	type file struct {
+		name string
+		rank int
+	}
+	var list []file
+	for _, f := range files {
+		var head struct{ Type string }
+		if err := json.Unmarshal(readFixture(t, "events", filepath.Base(f)), &head); err != nil {
+			t.Fatal(err)
+		}
+		r, ok := rank[head.Type]
+		if !ok {
+			r = 2
+		}
+		if filepath.Base(f) == "late-requested.json" {
+			r = 3
+		}
+		list = append(list, file{filepath.Base(f), r})
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].rank < list[j].rank })
+	names := make([]string, len(list))
+	for i, f := range list {
+		names[i] = f.name
+	}
+	return names
+}
+
+func TestEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	cfg := e2eConfig(t, dir)
+	bot := startBot(t, cfg)
+
+	// The integrator's way in: `bot event` signs and sends a file.
+	merge, _ := fixtures.Path("events", "merge.json")
+	eventCmd := exec.Command(botBinary, "event", "--config", cfg, "--url", bot.base+"/v1/events", merge)
+	eventCmd.Env = botEnv()
+	out, err := eventCmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "202") || !strings.Contains(string(out), "accepted") {
+		t.Fatalf("bot event: %v\n%s", err, out)
+	}
+	for _, name := range fixtureOrder(t) {
+		a := bot.send(t, readFixture(t, "events", name), nil)
+		want := http.StatusAccepted
+		if name == "merge.json" {
+			want = http.StatusOK // sent above by `bot event`
+		}
+		if a.Status != want {
+			t.Errorf("%s: %d %+v, want %d", name, a.Status, a, want)
+		}
+	}
+	// Every live request shows as a card on the log surface.
+	for _, want := range []string{"(approval a-merge1, revision 1)", "(approval a-mail1, revision 1)",
+		"(approval a-big1, revision 1)", "(approval a-sec1, revision 1)", "(approval a-merge1, revision 2)",
+		"DESTRUCTIVE · reaches outside the tenant", "reads only · reaches outside the tenant",
+		"user:kevin denied it: not before the release", "The call completed: 10 results"} {
+		bot.waitFor(t, want)
+	}
+	if strings.Contains(bot.stdout.String(), "(approval a-late1") {
+		t.Error("a late request of an approval decided before it posted a card")
+	}
+	// No secret of secrets.json leaves the bot, on the surface or in logs.
+	for _, secret := range []string{"hunter2", "eyJhbGciOiJIUzI1NiJ9", "ak_live_51H8", "correct horse", "cs_9f8e", "BEGIN PRIVATE KEY", e2eEventsSecret} {
+		if strings.Contains(bot.stdout.String(), secret) || strings.Contains(bot.stderr.String(), secret) {
+			t.Errorf("%q leaked", secret)
+		}
+	}
+	if !strings.Contains(bot.stdout.String(), "token rotation") {
+		t.Error("a harmless value was redacted")
+	}
+
+	// Bad input gets its answer and the bot stays up.
+	good := readFixture(t, "events", "search.json")
+	deep := []byte(`{"id":"evt-deep","type":"approval.requested","time":"2026-11-29T18:00:00Z","tenant":"acme","data":` +
+		strings.Repeat(`{"a":`, 10000) + `1` + strings.Repeat(`}`, 10000) + `}`)
+	bigNumber := bytes.Replace(readFixture(t, "events", "refund.json"), []byte(`"revision": 1`),
+		[]byte(`"revision": 1`+strings.Repeat("0", 400)), 1)
+	bigNumber = bytes.Replace(bigNumber, []byte(`"evt-0002"`), []byte(`"evt-bignum"`), 1)
+	reused := bytes.Replace(readFixture(t, "events", "search.json"), []byte(`acme api rate limits`), []byte(`other query`), 1)
+	unknownTenant := bytes.ReplaceAll(bytes.Replace(good, []byte(`"evt-0004"`), []byte(`"evt-globex"`), 1), []byte(`"acme"`), []byte(`"globex"`))
+	oversize := append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), 1<<20)...)
+	oversize = append(oversize, []byte(`"}`)...)
+	cases := []struct {
+		name   string
+		body   []byte
+		mutate func(*http.Request)
+		status int
+		code   string
+		msg    string
+	}{
+		{"not json", []byte("hello"), nil, 400, "bad_json", ""},
+		{"truncated", good[:len(good)/2], nil, 400, "bad_json", ""},
+		{"invalid utf-8", []byte("{\"id\":\"\xff\xfe\"}"), nil, 400, "bad_json", "UTF-8"},
+		{"nested 10000 deep", deep, nil, 400, "bad_json", ""},
+		{"400-digit number", bigNumber, nil, 422, "invalid", "data.revision"},
+		{"reused id, other body", reused, nil, 422, "invalid", "id: evt-0004"},
+		{"unknown tenant", unknownTenant, nil, 422, "unknown_tenant", "globex"},
+		{"1 MiB + 1 byte", oversize, nil, 413, "too_large", ""},
+		{"unsigned", good, func(r *http.Request) { r.Header.Del(backend.SignatureHeader) }, 401, "bad_signature", ""},
+		{"stale signature", good, func(r *http.Request) {
+			r.Header.Set(backend.SignatureHeader, backend.Sign([]byte(e2eEventsSecret), time.Now().Add(-301*time.Second), good))
+		}, 401, "bad_signature", ""},
+		{"wrong secret", good, func(r *http.Request) {
+			r.Header.Set(backend.SignatureHeader, backend.Sign([]byte("guess"), time.Now(), good))
+		}, 401, "bad_signature", ""},
+		{"text/plain", good, func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }, 415, "unsupported_media_type", ""},
+	}
+	for _, c := range cases {
+		a := bot.send(t, c.body, c.mutate)
+		if a.Status != c.status || a.Code != c.code || !strings.Contains(a.Message, c.msg) || a.Message == "" {
+			t.Errorf("%s: got %d %q %q, want %d %q containing %q", c.name, a.Status, a.Code, a.Message, c.status, c.code, c.msg)
+		}
+	}
+	if code, body := bot.get(t, "/healthz"); code != 200 {
+		t.Fatalf("healthz after bad input: %d %s", code, body)
+	}
+	if code, _ := bot.get(t, "/readyz"); code != 200 {
+		t.Fatalf("readyz: %d", code)
+	}
+	_, metrics := bot.get(t, "/metrics")
+	for _, want := range []string{`bot_events_total{answer="accepted",type="approval.requested"}`,
+		`bot_events_total{answer="bad_signature",type="unparsed"}`, "bot_outbox_pending", "bot_deliveries_total"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	// SIGTERM: stop taking events, finish, close the store, exit 0.
+	if err := bot.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-bot.done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, bot.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit after SIGTERM")
+	}
+	if !strings.Contains(bot.stderr.String(), `"msg":"stopped"`) {
+		t.Errorf("no clean stop logged:\n%s", bot.stderr.String())
+	}
+}
+
+// kill -9 right after a 202: after a restart the approval is there and its
+// card is posted; the duplicate answer proves the event was committed.
+func TestCrashAfterAccept(t *testing.T) {
+	dir := t.TempDir()
+	cfg := e2eConfig(t, dir)
+	first := startBot(t, cfg)
+	const n = 20
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		b := readFixture(t, "events", "merge.json")
+		b = bytes.Replace(b, []byte(`"evt-0001"`), []byte(fmt.Sprintf(`"evt-crash-%d"`, i)), 1)
+		bodies[i] = bytes.Replace(b, []byte(`"a-merge1"`), []byte(fmt.Sprintf(`"a-crash%d"`, i)), 1)
+	}
+	for i, b := range bodies {
+		if a := first.send(t, b, nil); a.Status != http.StatusAccepted {
+			t.Fatalf("event %d: %+v", i, a)
+		}
+	}
+	if err := first.cmd.Process.Kill(); err != nil { // SIGKILL: no shutdown at all
+		t.Fatal(err)
+	}
+	<-first.done
+
+	second := startBot(t, cfg)
+	for i, b := range bodies {
+		if a := second.send(t, b, nil); a.Status != http.StatusOK || a.State != "duplicate" {
+			t.Fatalf("event %d after the crash: %+v (want duplicate: it was committed before 202)", i, a)
+		}
+	}
+	card := regexp.MustCompile(`card log-\d+ for slack:C0APPROVALS \(approval (a-crash\d+), revision 1\)`)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		seen := map[string]int{}
+		for _, out := range []string{first.stdout.String(), second.stdout.String()} {
+			for _, m := range card.FindAllStringSubmatch(out, -1) {
+				seen[m[1]]++
+			}
+		}
+		if len(seen) == n {
+			for id, c := range seen {
+				// A crash between posting and recording repeats at most that
+				// one post; anything more is a bug.
+				if c > 2 {
+					t.Errorf("%s posted %d times", id, c)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after restart only %d of %d cards were posted", len(seen), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		_, metrics := second.get(t, "/metrics")
+		if strings.Contains(metrics, "\nbot_outbox_pending 0\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("outbox never drained:\n%s", metrics)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestCheckAndPreview(t *testing.T) {
+	ctx := context.Background()
+	cfg := e2eConfig(t, t.TempDir())
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"check", "--config", cfg}, &out, &errOut, lookup(map[string]string{
+		"BOT_EVENTS_SECRET": "x", "BOT_CALLS_SECRET": "y"})); code != 0 {
+		t.Fatalf("check: %d %s", code, errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(ctx, []string{"check", "--config", cfg}, &out, &errOut, lookup(nil)); code != 1 ||
+		!strings.Contains(errOut.String(), "BOT_EVENTS_SECRET") {
+		t.Fatalf("check with unset secrets: %d %q", code, errOut.String())
+	}
+	files, _ := fixtures.EventFiles()
+	for _, f := range files {
+		for _, as := range []string{"slack", "discord", "email", "text"} {
+			out.Reset()
+			errOut.Reset()
+			if code := run(ctx, []string{"preview", "--as", as, f}, &out, &errOut, lookup(nil)); code != 0 || out.Len() == 0 {
+				t.Errorf("preview --as %s %s: %d %s", as, filepath.Base(f), code, errOut.String())
+			}
+		}
+	}
+	for _, st := range templates.PreviewStates() {
+		out.Reset()
+		merge, _ := fixtures.Path("events", "merge.json")
+		if code := run(ctx, []string{"preview", "--state", st, merge}, &out, &errOut, lookup(nil)); code != 0 {
+			t.Errorf("preview --state %s: %s", st, errOut.String())
+		}
+	}
+}
+
+func lookup(m map[string]string) env {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/logsurface"
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+	"approvalsbot/notify"
+	"approvalsbot/store"
+	"approvalsbot/store/sqlite"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+var errUsage = errors.New("usage")
+
+// liveConfig holds the configuration in force; SIGHUP swaps it. Approvals
+// keep what they were given at request, so a swap changes only later ones.
+type liveConfig struct{ p atomic.Pointer[config.Config] }
+
+func (l *liveConfig) Tenant(id string) (*config.Tenant, bool) {
+	t, ok := l.p.Load().Tenants[id]
+	return t, ok
+}
+
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", "bot.yaml", "the configuration file")
+}
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := configFlag(fs)
+	listen := fs.String("listen", "", "override the configuration's listen address (host:port)")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	cfg, err := config.Load(*path, getenv)
+	if err != nil {
+		return err
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	clock := clockwork.NewRealClock()
+
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	live := &liveConfig{}
+	live.p.Store(cfg)
+
+	renderer, err := templates.New(templates.Options{})
+	if err != nil {
+		return fmt.Errorf("load card templates: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(threads.OutboxCollector{Store: st, Clock: clock})
+
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: cfg.Backend.URL,
+		Secrets: secrets(cfg.Backend.CallsSecrets), Logger: log})
+	if err != nil {
+		return fmt.Errorf("the job backend client: %w", err)
+	}
+	var mailer threads.Mailer
+	if cfg.SMTP != nil {
+		m, err := notify.NewMailer(notify.Options{Config: cfg.SMTP, Renderer: renderer, Logger: log, Metrics: reg})
+		if err != nil {
+			return fmt.Errorf("the mail server: %w", err)
+		}
+		mailer = m
+	}
+	svc, err := threads.New(threads.Options{
+		Store: st, Tenants: live, Clock: clock, Logger: log,
+		Fallback: logsurface.New(logsurface.Options{Out: stdout, Renderer: renderer}),
+		Metrics:  threads.NewMetrics(reg),
+		Backend:  client.ForThreads(),
+		Mailer:   mailer,
+	})
+	if err != nil {
+		return err
+	}
+	runner, err := ladder.NewRunner(ladder.RunnerOptions{Jobs: scheduled(cfg, svc), Logger: log})
+	if err != nil {
+		return err
+	}
+	events := backend.NewHandler(backend.HandlerOptions{
+		Verifier: backend.Verifier{Secrets: secrets(cfg.Backend.EventsSecrets), Now: clock.Now},
+		Ingester: svc, Logger: log, Registry: reg,
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("/v1/events", events) // the handler answers other methods with a JSON 405
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		pctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain")
+		if err := st.Ping(pctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "store unreachable")
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := svc.RunOutbox(workCtx, threads.WorkerOptions{}); err != nil {
+			log.Error("outbox worker stopped", "err", err)
+		}
+	})
+	wg.Go(func() { reloadOnHUP(workCtx, *path, getenv, live, log) })
+	wg.Go(func() {
+		if err := runner.Run(workCtx); err != nil {
+			log.Error("scheduler stopped", "err", err)
+		}
+	})
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info("bot serving", "listen", ln.Addr().String(), "store", cfg.Store.Driver, "tenants", len(cfg.Tenants))
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		stopWork()
+		wg.Wait()
+		return fmt.Errorf("http server: %w", err)
+	}
+	// Stop taking events, let requests in flight finish, then let the
+	// outbox finish what it holds, then close the store (deferred).
+	log.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	stopWork()
+	wg.Wait()
+	log.Info("stopped")
+	return nil
+}
+
+// reloadOnHUP swaps in the configuration file on SIGHUP; a bad file keeps
+// the configuration in force and says why.
+func reloadOnHUP(ctx context.Context, path string, getenv env, live *liveConfig, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			cfg, err := config.Load(path, getenv)
+			if err != nil {
+				log.Error("configuration not reloaded; keeping the one in force", "err", err.Error())
+				continue
+			}
+			live.p.Store(cfg)
+			log.Info("configuration reloaded; approvals already waiting keep their ladders", "tenants", len(cfg.Tenants))
+		}
+	}
+}
+
+// scheduled is the cron work: the ladder tick, and each tenant's digest in
+// its zone. Digests are scheduled from the configuration at start.
+func scheduled(cfg *config.Config, svc *threads.Service) []ladder.Job {
+	jobs := []ladder.Job{{Name: "ladder", Spec: ladder.Every(cfg.Tick), Run: func(ctx context.Context) error {
+		_, err := svc.Tick(ctx)
+		return err
+	}}}
+	for id, t := range cfg.Tenants {
+		if t.Digest == nil {
+			continue
+		}
+		jobs = append(jobs, ladder.Job{Name: "digest " + id, Spec: "CRON_TZ=" + t.Digest.Zone.String() + " " + t.Digest.Cron,
+			Run: func(ctx context.Context) error { return svc.Digest(ctx, id) }})
+	}
+	return jobs
+}
+
+func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
+	switch cfg.Store.Driver {
+	case "", "sqlite":
+		st, err := sqlite.Open(ctx, sqlite.Options{Path: sqlitePath(cfg.Store.DSN.Reveal()), Logger: log, Exclusive: true})
+		if err != nil {
+			return nil, fmt.Errorf("open the SQLite store: %w", err)
+		}
+		if err := st.Migrate(ctx); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("migrate the SQLite store: %w", err)
+		}
+		// This process alone holds the file: claims left in it are those
+		// of a process that died, and its work resumes now.
+		n, err := st.ReleaseClaims(ctx)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		if n > 0 {
+			log.Info("resumed work a stopped process had claimed", "claims", n)
+		}
+		return st, nil
+	default:
+		return nil, fmt.Errorf("store driver %q is not available in this build", cfg.Store.Driver)
+	}
+}
+
+// sqlitePath takes the file out of a `file:PATH?…` DSN; the store sets its
+// own pragmas (LIBRARIES.md).
+func sqlitePath(dsn string) string {
+	p := strings.TrimPrefix(dsn, "file:")
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	if p == "" {
+		return "bot.db"
+	}
+	return p
+}
+
+func secrets(list []config.Secret) [][]byte {
+	out := make([][]byte, 0, len(list))
+	for _, s := range list {
+		out = append(out, []byte(s.Reveal()))
+	}
+	return out
+}
