@@ -37,6 +37,9 @@ type Event struct {
 	Type   EventType
 	Time   time.Time
 	Tenant string
+	// Data is the event's data object as received, validated: the bot
+	// keeps a request as the backend sent it.
+	Data json.RawMessage
 
 	Approval      *Approval      // requested, reasked
 	Resolved      *Resolved      // approval.resolved

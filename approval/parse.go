@@ -100,7 +100,7 @@ func Parse(body []byte) (*Event, error) {
 		return nil, decodeError(err, "")
 	}
 	v := &validator{}
-	ev := &Event{ID: env.ID, Type: env.Type, Tenant: env.Tenant}
+	ev := &Event{ID: env.ID, Type: env.Type, Tenant: env.Tenant, Data: env.Data}
 	v.check(eventIDPattern.MatchString(env.ID), "id", "want 1–128 of [A-Za-z0-9._:-]")
 	v.check(idPattern.MatchString(env.Tenant), "tenant", "want 1–64 of [A-Za-z0-9._:-]")
 	ev.Time = v.time("time", env.Time, true)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"approvalsbot/approval"
 )
@@ -44,7 +45,8 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("an accepted event, encoded again, is refused: %v", err)
 		}
-		if diff := cmp.Diff(ev, again, rawJSONEqual); diff != "" {
+		// Data is the body as received; re-encoding changes its bytes.
+		if diff := cmp.Diff(ev, again, rawJSONEqual, cmpopts.IgnoreFields(approval.Event{}, "Data")); diff != "" {
 			t.Fatalf("an accepted event, encoded again, parses differently (-first +again):\n%s", diff)
 		}
 	})

@@ -217,9 +217,12 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		row = next
 	}
 	if a := ev.Approval; a != nil && result.Changed {
-		body, err := json.Marshal(a)
-		if err != nil {
-			return 0, "", fmt.Errorf("encode approval %s: %w", id, err)
+		body := []byte(ev.Data) // the request as the backend sent it, validated
+		if len(body) == 0 {
+			var err error
+			if body, err = json.Marshal(a); err != nil {
+				return 0, "", fmt.Errorf("encode approval %s: %w", id, err)
+			}
 		}
 		if err := tx.RevisionInsert(ctx, &store.Revision{ApprovalID: id, Revision: a.Revision, Body: body, CreatedAt: now}); err != nil {
 			return 0, "", fmt.Errorf("store revision %d of %s: %w", a.Revision, id, err)
