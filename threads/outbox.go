@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 
@@ -390,10 +389,10 @@ func (s *Service) surfaceFor(target string) (string, Surface) {
 	if target == "backend" {
 		return "backend", s.fallback
 	}
-	if strings.Contains(target, "@") && !strings.Contains(target, ":") {
-		return "email", s.fallback
-	}
 	if t, err := ladder.ParseTarget(target); err == nil {
+		if t.Surface() == ladder.SurfaceEmail {
+			return ladder.SurfaceEmail, s.fallback // mailed by sendMail, not a surface
+		}
 		if sf, ok := s.surfaces[t.Surface()]; ok {
 			return t.Surface(), sf
 		}

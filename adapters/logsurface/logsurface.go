@@ -30,7 +30,10 @@ type Surface struct {
 	seq atomic.Uint64
 }
 
-var _ threads.Surface = (*Surface)(nil)
+var (
+	_ threads.Surface = (*Surface)(nil)
+	_ threads.Mailer  = (*Surface)(nil)
+)
 
 // New builds the log surface.
 func New(o Options) *Surface { return &Surface{out: o.Out, r: o.Renderer} }
@@ -73,4 +76,12 @@ func (s *Surface) Reply(_ context.Context, req threads.ReplyRequest) error {
 // Notice writes a one-line notice.
 func (s *Surface) Notice(_ context.Context, req threads.NoticeRequest) error {
 	return s.write(fmt.Sprintf("notice for %s (tenant %s)", req.Target, req.Tenant), req.Text)
+}
+
+// Mail writes an escalation email that a bot without SMTP would send.
+func (s *Surface) Mail(_ context.Context, req threads.MailRequest) (string, error) {
+	id := fmt.Sprintf("log-mail-%d@bot.invalid", s.seq.Add(1))
+	e := s.r.Email(templates.Build(req.Card.Input()))
+	header := fmt.Sprintf("email to %s (step %d, approval %s): %s", req.To, req.Step, req.Card.Approval.ID, e.Subject)
+	return id, s.write(header, e.Text)
 }

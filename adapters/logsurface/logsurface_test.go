@@ -76,3 +76,22 @@ func TestLogSurfaceWritesCardsRepliesAndNotices(t *testing.T) {
 		}
 	}
 }
+
+func TestLogSurfaceShowsMailWithoutSMTP(t *testing.T) {
+	r, err := templates.New(templates.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	s := New(Options{Out: &out, Renderer: r})
+	id, err := s.Mail(context.Background(), threads.MailRequest{To: "leads@acme.example", Step: 2,
+		Card: threads.Card{Tenant: "acme", Approval: load(t, "merge.json"), State: approval.StatePending}})
+	if err != nil || id == "" {
+		t.Fatalf("mail: %q %v", id, err)
+	}
+	for _, want := range []string{"email to leads@acme.example (step 2, approval a-merge1)", "[acme] acme_github.merge", "DESTRUCTIVE"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, out.String())
+		}
+	}
+}
