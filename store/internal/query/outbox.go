@@ -19,15 +19,29 @@ const OutboxColumns = `id, tenant, approval_id, kind, target, coalesce_key, payl
 //
 // $1 id, $2 tenant, $3 approval_id, $4 kind, $5 target, $6 coalesce_key,
 // $7 payload, $8 next_attempt_at, $9 created_at.
-const OutboxInsert = `INSERT INTO outbox (id, tenant, approval_id, kind, target, coalesce_key, payload,
+const OutboxInsert = outboxInsert + `
+    )`
+
+// OutboxInsertLocking is OutboxInsert with lock appended to the query that
+// looks for the waiting row: " FOR SHARE" on PostgreSQL, so that the row
+// a new one coalesces into cannot be claimed (FOR UPDATE SKIP LOCKED skips
+// it) until the inserting transaction ends; a worker that claimed it
+// earlier would render the approval's state from before that transaction
+// and nothing would render the new one. SQLite uses OutboxInsert: its
+// single writer already keeps claims out of a write transaction.
+func OutboxInsertLocking(lock string) string {
+	return outboxInsert + lock + `
+    )`
+}
+
+const outboxInsert = `INSERT INTO outbox (id, tenant, approval_id, kind, target, coalesce_key, payload,
     attempts, next_attempt_at, claimed_by, claimed_until, last_error, state, created_at)
 SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($4 AS TEXT), CAST($5 AS TEXT),
     CAST($6 AS TEXT), CAST($7 AS TEXT), 0, CAST($8 AS BIGINT), '', 0, '', 'pending', CAST($9 AS BIGINT)
 WHERE CAST($6 AS TEXT) = ''
     OR NOT EXISTS (
         SELECT 1 FROM outbox
-        WHERE coalesce_key = $6 AND state = 'pending' AND claimed_by = ''
-    )`
+        WHERE coalesce_key = $6 AND state = 'pending' AND claimed_by = ''`
 
 // OutboxClaimable selects the ids of due rows nobody holds (never claimed,
 // released by a retry, or with a lapsed lease), oldest due first, through

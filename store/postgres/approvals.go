@@ -1,0 +1,171 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"approvalsbot/store"
+	"approvalsbot/store/internal/query"
+)
+
+// approvalLock takes the transaction-scoped advisory lock of one approval
+// id. ApprovalGetForUpdate takes it before it reads, so writers of an
+// approval that does not exist yet wait for each other too: FOR UPDATE
+// locks only rows that exist, and two ingests of a new approval's first
+// events would otherwise both find nothing and the second upsert would
+// overwrite the first. $1 lockClassApproval, $2 lockKey(id).
+const approvalLock = `SELECT pg_advisory_xact_lock($1, $2)`
+
+// ApprovalGet reads one approval (store.ErrNotFound when absent).
+func (s *Store) ApprovalGet(ctx context.Context, id string) (*store.Approval, error) {
+	op := "get approval " + id
+	a, err := scanApproval(s.pool.QueryRow(ctx, query.ApprovalGet, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(op)
+	}
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	return a, nil
+}
+
+// ApprovalGetForUpdate reads an approval and holds it until the
+// transaction ends: it waits for the approval's advisory lock (held by
+// any other transaction that read the same id this way, whether or not
+// the row exists) and then reads the row FOR UPDATE, in one round trip.
+// Absent, it is store.ErrNotFound, and the id stays locked: a writer that
+// creates it is still the only one.
+func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approval, error) {
+	op := "get approval " + id + " for update"
+	b := &pgx.Batch{}
+	b.Queue(approvalLock, lockClassApproval, lockKey(id))
+	b.Queue(query.ApprovalGetForUpdate(forUpdate), id)
+	br := t.q.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, t.s.fail(ctx, op, err)
+	}
+	a, err := scanApproval(br.QueryRow())
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = notFound(op)
+	} else if err != nil {
+		return nil, t.s.fail(ctx, op, err)
+	}
+	if cerr := br.Close(); cerr != nil {
+		return nil, t.s.fail(ctx, op, cerr)
+	}
+	return a, err
+}
+
+// ApprovalUpsert writes the whole row, times at millisecond precision.
+func (t *tx) ApprovalUpsert(ctx context.Context, a *store.Approval) error {
+	_, err := t.q.Exec(ctx, query.ApprovalUpsert,
+		a.ID, a.Tenant, a.Revision, a.State, query.Bool(a.Seen), a.Function,
+		query.NullText(a.Decision), query.NullText(a.Plan), a.StepsDone,
+		query.NullMillis(a.NextStepAt), query.NullMillis(a.DeadlineAt),
+		query.Millis(a.RequestedAt), query.Millis(a.CreatedAt), query.Millis(a.UpdatedAt),
+		a.ClaimedBy, query.Millis(a.ClaimedUntil), query.NullText(a.Deciding))
+	if err != nil {
+		return t.s.fail(ctx, "upsert approval "+a.ID, err)
+	}
+	return nil
+}
+
+// ApprovalListPending lists a tenant's pending approvals, oldest request
+// first (ties by id); Limit ≤ 0 lists them all.
+func (s *Store) ApprovalListPending(ctx context.Context, p store.ApprovalListPendingParams) ([]*store.Approval, error) {
+	limit := int64(p.Limit)
+	if limit <= 0 {
+		limit = math.MaxInt64
+	}
+	op := "list pending approvals of " + p.Tenant
+	rows, err := s.pool.Query(ctx, query.ApprovalListPending, p.Tenant, limit)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	as, err := collectApprovals(rows)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	return as, nil
+}
+
+// ApprovalClaimDue leases to p.Worker, until p.Now+p.Lease, up to p.Limit
+// pending approvals whose next step or deadline is at or before p.Now and
+// that nobody else holds (never claimed, or the lease lapsed). One UPDATE
+// selects them FOR UPDATE SKIP LOCKED: an approval another replica is
+// claiming, or a writer holds in a transaction, is passed over rather than
+// waited for (the next tick finds it). They are returned earliest due
+// first (ties by id). The lease ends when the ladder writes the approval
+// back with ClaimedBy cleared, or when it lapses.
+func (s *Store) ApprovalClaimDue(ctx context.Context, p store.ApprovalClaimDueParams) ([]*store.Approval, error) {
+	if p.Limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, query.ApprovalClaimDue(skipLocked),
+		query.Millis(p.Now), p.Limit, p.Worker, query.Millis(p.Now.Add(p.Lease)))
+	if err != nil {
+		return nil, s.fail(ctx, "claim due approvals", err)
+	}
+	as, err := collectApprovals(rows)
+	if err != nil {
+		return nil, s.fail(ctx, "claim due approvals", err)
+	}
+	slices.SortFunc(as, func(a, b *store.Approval) int {
+		return cmp.Or(dueAt(a).Compare(dueAt(b)), cmp.Compare(a.ID, b.ID))
+	})
+	return as, nil
+}
+
+// dueAt is the earlier of a's next step and deadline, whichever are set,
+// as the claim query orders them.
+func dueAt(a *store.Approval) time.Time {
+	switch {
+	case a.NextStepAt.IsZero():
+		return a.DeadlineAt
+	case a.DeadlineAt.IsZero() || !a.DeadlineAt.Before(a.NextStepAt):
+		return a.NextStepAt
+	default:
+		return a.DeadlineAt
+	}
+}
+
+// scanner is pgx.Row or pgx.CollectableRow.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanApproval reads one row of query.ApprovalColumns.
+func scanApproval(r scanner) (*store.Approval, error) {
+	var (
+		a                                  store.Approval
+		seen                               int64
+		nextStep, deadline                 *int64
+		requested, created, updated, until int64
+	)
+	err := r.Scan(&a.ID, &a.Tenant, &a.Revision, &a.State, &seen, &a.Function,
+		&a.Decision, &a.Plan, &a.StepsDone, &nextStep, &deadline,
+		&requested, &created, &updated, &a.ClaimedBy, &until, &a.Deciding)
+	if err != nil {
+		return nil, err
+	}
+	a.Seen = seen != 0
+	a.NextStepAt = query.NullTime(nextStep)
+	a.DeadlineAt = query.NullTime(deadline)
+	a.RequestedAt = query.Time(requested)
+	a.CreatedAt = query.Time(created)
+	a.UpdatedAt = query.Time(updated)
+	a.ClaimedUntil = query.Time(until)
+	return &a, nil
+}
+
+// collectApprovals reads every row and closes rows.
+func collectApprovals(rows pgx.Rows) ([]*store.Approval, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Approval, error) {
+		return scanApproval(r)
+	})
+}

@@ -1,0 +1,29 @@
+package postgres
+
+import (
+	"context"
+
+	"approvalsbot/store"
+	"approvalsbot/store/internal/query"
+)
+
+// EventInsert records an event id once; for an id already held it
+// returns the digest stored with it. Two transactions inserting the same
+// id at once: the second waits for the first and, if it commits, finds
+// the id taken.
+func (t *tx) EventInsert(ctx context.Context, p store.EventInsertParams) (store.EventInsertResult, error) {
+	op := "record event " + p.ID
+	tag, err := t.q.Exec(ctx, query.EventInsert,
+		p.ID, p.Tenant, p.Type, p.BodySHA256, p.ApprovalID, query.Millis(p.ReceivedAt))
+	if err != nil {
+		return store.EventInsertResult{}, t.s.fail(ctx, op, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return store.EventInsertResult{Inserted: true}, nil
+	}
+	var digest string
+	if err := t.q.QueryRow(ctx, query.EventDigest, p.ID).Scan(&digest); err != nil {
+		return store.EventInsertResult{}, t.s.fail(ctx, op, err)
+	}
+	return store.EventInsertResult{BodySHA256: digest}, nil
+}

@@ -1,0 +1,367 @@
+// Package postgres is the store for many replicas: store.Store on
+// PostgreSQL through pgx/v5 and a bounded pgxpool. It runs the SQL text it
+// shares with the SQLite driver (store/internal/query) and the shared
+// migrations, adding only what PostgreSQL needs and SQLite's single writer
+// makes unnecessary: locks (row and advisory) and notifications.
+//
+// Concurrency. Transactions run at READ COMMITTED. Every writer of an
+// approval reads it first with ApprovalGetForUpdate, which waits for that
+// approval's lock (a transaction-scoped advisory lock on its id, so a
+// writer waits even while the row does not exist yet, and then the row's
+// own FOR UPDATE lock) and then reads the newest committed row: READ
+// COMMITTED takes a fresh snapshot for each statement, and a row locked
+// FOR UPDATE is always its latest version. So each writer decides on the
+// state the previous one committed, and nobody else changes it until this
+// one commits: one writer per approval at a time. A stricter level would
+// add nothing to that and make the second writer fail with a
+// serialization error instead of waiting. Claims (outbox rows, due
+// approvals) lock with FOR UPDATE SKIP LOCKED inside one UPDATE and lease
+// what they take, so replicas never wait for each other and a crashed
+// replica's claims return when their lease lapses. An outbox row that
+// coalesces into a waiting one locks that one FOR SHARE until its
+// transaction ends, so no claim takes it in between (OutboxInsert).
+//
+// Times are the caller's: every time is a parameter in Unix milliseconds;
+// no statement reads the server's clock.
+//
+// Failures that mean the database cannot serve now (it cannot be reached,
+// the connection was lost or terminated, the server is shutting down or
+// out of resources, the store is closed) are store.ErrUnavailable. The
+// pool drops every connection when one is found lost, so the first call
+// after the server is back dials afresh and succeeds.
+//
+// Outbox rows wake workers at once: the transaction that inserts them
+// sends NOTIFY bot_outbox (delivered when it commits), and Listen, on a
+// connection of its own, calls back on each notification.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"approvalsbot/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+const (
+	// DefaultMaxConns bounds the pool when Options.MaxConns is zero.
+	DefaultMaxConns = 8
+	// defaultConnectTimeout bounds a connection attempt when the DSN sets
+	// no connect_timeout, so a server that does not answer makes calls
+	// fail instead of hanging.
+	defaultConnectTimeout = 10 * time.Second
+	// applicationName names the store's sessions in pg_stat_activity
+	// when the DSN does not; the listener's session adds listenSuffix.
+	applicationName = "approvalsbot"
+	// cleanupTimeout bounds a rollback or unlock that runs after the
+	// caller's context may have ended.
+	cleanupTimeout = 5 * time.Second
+)
+
+// TCP keepalive on every connection, so one whose peer vanished without
+// a word (a dropped network, a failed-over host) fails within about
+// keepAliveIdle + keepAliveCount×keepAliveInterval instead of the
+// operating system's default of hours.
+const (
+	keepAliveIdle     = 15 * time.Second
+	keepAliveInterval = 5 * time.Second
+	keepAliveCount    = 3
+)
+
+// Row-locking clauses appended to the shared SQL (store/internal/query),
+// where SQLite passes "".
+const (
+	forUpdate  = " FOR UPDATE"
+	skipLocked = " FOR UPDATE SKIP LOCKED"
+	forShare   = " FOR SHARE"
+)
+
+// Advisory lock classes: the first key of the two-key form
+// pg_advisory_lock(int4, int4), whose space is apart from the one-key
+// (bigint) form other parts of the bot may use. The second key is lockKey
+// of the name locked.
+const (
+	lockClassApproval int32 = 0x61707072 // "appr": one approval's writers (transaction scope)
+	lockClassMigrate  int32 = 0x6d696772 // "migr": one schema's migrators (session scope)
+)
+
+// lockKey hashes a name to the second key of a two-key advisory lock. Two
+// names with the same hash only wait for each other needlessly.
+func lockKey(name string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int32(h.Sum32())
+}
+
+// Options configures Open.
+type Options struct {
+	// DSN is a pgx connection string, URL (postgres://…) or key=value.
+	// It may hold a password: the store never prints it. Settings of the
+	// session go in it too: search_path (the schema), connect_timeout in
+	// seconds (default 10), application_name (default approvalsbot),
+	// plan_cache_mode (default force_custom_plan: see Open).
+	DSN string
+	// MaxConns bounds the pool's connections; 0 means DefaultMaxConns.
+	// It takes precedence over a pool_max_conns in the DSN. Listen holds
+	// one more connection of its own.
+	MaxConns int32
+	// Logger receives the store's own events (migrations applied, the
+	// listener's reconnections); nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is a store.Store on one PostgreSQL database (the schema its
+// search_path names). It is safe for concurrent use.
+type Store struct {
+	pool      *pgxpool.Pool
+	listenCfg *pgx.ConnConfig // Listen's own connections
+	log       *slog.Logger
+	closed    atomic.Bool
+
+	mu        sync.Mutex
+	listeners map[int]context.CancelFunc // Listen calls to stop at Close
+	nextID    int
+}
+
+// Open creates the pool and checks that the database answers. It does not
+// migrate: call Migrate before use (`bot migrate`, or at start). A
+// database that cannot be reached is store.ErrUnavailable.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.DSN == "" {
+		return nil, errors.New("open postgres store: no DSN")
+	}
+	if o.MaxConns < 0 {
+		return nil, fmt.Errorf("open postgres store: MaxConns %d is negative", o.MaxConns)
+	}
+	cfg, err := pgxpool.ParseConfig(o.DSN)
+	if err != nil {
+		// pgx's message quotes the DSN, masking passwords only as far as
+		// it can tell where they are in a malformed one.
+		return nil, errors.New("open postgres store: the DSN does not parse (its text is left out here: it may hold a password)")
+	}
+	cfg.MaxConns = o.MaxConns
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MinConns > cfg.MaxConns {
+		cfg.MinConns = cfg.MaxConns
+	}
+	cc := cfg.ConnConfig
+	if cc.ConnectTimeout == 0 {
+		cc.ConnectTimeout = defaultConnectTimeout
+	}
+	if cc.RuntimeParams["application_name"] == "" {
+		cc.RuntimeParams["application_name"] = applicationName
+	}
+	if cc.RuntimeParams["plan_cache_mode"] == "" {
+		// pgx prepares each statement once per session, and after five
+		// runs PostgreSQL may keep a generic plan made from the
+		// statistics of that moment. One made while the tables were
+		// nearly empty (a fresh deploy) scans a whole index where a
+		// claim or a coalescing check should touch a few rows, and stays
+		// until the statistics change. A custom plan per run costs tens
+		// of microseconds and always sees the parameters and the tables'
+		// current size, so the partial indexes keep every claim O(due).
+		cc.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	}
+	dialer := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{
+		Enable: true, Idle: keepAliveIdle, Interval: keepAliveInterval, Count: keepAliveCount,
+	}}
+	cc.DialFunc = dialer.DialContext
+
+	listenCfg := cc.Copy()
+	listenCfg.RuntimeParams["application_name"] += listenSuffix
+
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	s := &Store{pool: pool, listenCfg: listenCfg, log: log, listeners: map[int]context.CancelFunc{}}
+	if err := pool.Ping(ctx); err != nil {
+		err = s.fail(ctx, "open postgres store", err)
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close stops every Listen, waits for connections in use to come back and
+// closes the pool; later calls return store.ErrUnavailable.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.mu.Lock()
+	for _, stop := range s.listeners {
+		stop()
+	}
+	s.mu.Unlock()
+	s.pool.Close()
+	return nil
+}
+
+// Ping checks that the database answers, on a connection of the pool.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return s.fail(ctx, "ping postgres store", err)
+	}
+	return nil
+}
+
+// InTx runs fn in one READ COMMITTED transaction. It serialises with other
+// writers of an approval through ApprovalGetForUpdate, which every writer
+// calls before it changes the approval (see the package comment for why
+// that, and not a stricter isolation level, is what makes one writer at a
+// time). fn's error is returned as it is, after rollback. A panic in fn
+// rolls back and continues to panic.
+//
+// fn should use only tx: the Store's own methods take other connections
+// and do not see fn's writes.
+func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	pgTx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return s.fail(ctx, "begin transaction", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			// Runs on error and on panic, also when ctx has ended. A
+			// failed rollback leaves nothing committed either: the pool
+			// destroys a connection left in a transaction.
+			rollback(ctx, pgTx)
+		}
+	}()
+	if err := fn(ctx, &tx{s: s, q: pgTx}); err != nil {
+		return err
+	}
+	done = true
+	if err := pgTx.Commit(ctx); err != nil {
+		// A connection lost during COMMIT leaves the outcome unknown;
+		// the caller's retry must be idempotent (ingest is, by event id).
+		return s.fail(ctx, "commit transaction", err)
+	}
+	return nil
+}
+
+// rollback ends a transaction that must not commit, with a context of its
+// own: the caller's may be why it is ending.
+func rollback(ctx context.Context, t pgx.Tx) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_ = t.Rollback(ctx)
+}
+
+// tx is store.Tx over one pgx transaction.
+type tx struct {
+	s *Store
+	q pgx.Tx
+}
+
+// querier is what *pgxpool.Pool and pgx.Tx share, so each query is written
+// once for use inside and outside a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+var (
+	_ querier = (*pgxpool.Pool)(nil)
+	_ querier = (pgx.Tx)(nil)
+)
+
+// errClosed is the cause of store.ErrUnavailable once Close has run.
+var errClosed = errors.New("store closed")
+
+// fail wraps err with what was being done, translating the failures that
+// mean the database cannot be used now into store.ErrUnavailable. It is
+// the one place driver errors meet the store's sentinels. When the
+// failure says a connection was lost, the pool's idle connections, which
+// an outage or a server restart has most likely broken too, are dropped
+// so the next call dials afresh.
+func (s *Store) fail(ctx context.Context, op string, err error) error {
+	if errors.Is(err, store.ErrUnavailable) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if s.closed.Load() {
+		return fmt.Errorf("%s: %w: %w: %w", op, store.ErrUnavailable, errClosed, err)
+	}
+	if ctx.Err() != nil {
+		// The caller gave up; the database may be fine.
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	unavailable, lost := classify(err)
+	if lost {
+		s.pool.Reset()
+	}
+	if unavailable {
+		return fmt.Errorf("%s: %w: %w", op, store.ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// classify says whether err means the database cannot serve now (rather
+// than that the request was wrong) and whether the connection it came on
+// is lost.
+func classify(err error) (unavailable, lost bool) {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		code, class := pgErr.Code, ""
+		if len(code) == 5 {
+			class = code[:2]
+		}
+		switch {
+		case code == "57P01", // admin_shutdown: terminated, or the server stops
+			code == "57P02", // crash_shutdown
+			code == "57P03", // cannot_connect_now: starting up or shutting down
+			class == "08":   // connection exception
+			return true, true
+		case class == "53", // insufficient resources: disk, memory, connections
+			class == "58",   // system error: I/O
+			code == "25006": // read_only_sql_transaction: a standby after failover
+			return true, false
+		}
+		return false, false
+	}
+	var connectErr *pgconn.ConnectError
+	switch {
+	case errors.As(err, &connectErr),
+		errors.Is(err, pgconn.ErrConnClosed),
+		errors.Is(err, io.EOF),
+		errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.EPIPE),
+		pgconn.Timeout(err): // a network deadline, not the caller's (fail checks ctx first)
+		return true, true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return true, true
+	}
+	return false, false
+}
+
+// notFound wraps store.ErrNotFound with what was looked for.
+func notFound(op string) error {
+	return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+}
