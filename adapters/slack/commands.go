@@ -1,0 +1,349 @@
+package slack
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	slackgo "github.com/slack-go/slack"
+
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+)
+
+// What /approvals lists at most, so its answer stays one short message
+// per tenant.
+const (
+	listMax     = 30  // approvals shown per tenant
+	listScanMax = 500 // pending approvals read per tenant to find them
+)
+
+const commandHelp = "*/approvals* lists what waits for a decision in this channel's tenant, oldest first, with links to the cards.\n" +
+	"*/approvals ladder* shows the tenant's escalation ladders as timelines.\n" +
+	"*/approvals help* shows this text.\n" +
+	"In a channel no tenant posts to, the tenants you are a member of are shown."
+
+// serveCommand is POST /slack/commands.
+func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
+	body, ok := a.verified(w, r)
+	if !ok {
+		return
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		a.refuse(w, r, http.StatusBadRequest, "the body is not a form", "command not a form")
+		return
+	}
+	cmd := slackgo.SlashCommand{Command: form.Get("command"), Text: form.Get("text"), UserID: form.Get("user_id"),
+		ChannelID: form.Get("channel_id"), ResponseURL: form.Get("response_url"), TeamID: form.Get("team_id")}
+	next := a.command(cmd)
+	if !a.startWork(next.timeout, next.run) {
+		a.refuse(w, r, http.StatusServiceUnavailable, sayShuttingDown, "shutting down")
+		return
+	}
+	// An empty 200 shows nothing; the answer follows through response_url.
+	w.WriteHeader(http.StatusOK)
+}
+
+// command handles a slash command from either transport: acknowledged
+// empty at once, answered privately after.
+func (a *Adapter) command(cmd slackgo.SlashCommand) work {
+	who := person{user: cmd.UserID, channel: cmd.ChannelID, reply: a.allowedReply(cmd.ResponseURL)}
+	return work{commandTimeout, func(ctx context.Context) {
+		msgs := a.commandAnswer(ctx, cmd)
+		if err := a.tell(ctx, who, msgs); err != nil {
+			a.log.Warn("slack: could not answer a command", "slack_user", who.user, "channel", who.channel,
+				"err", scrub(err).Error())
+		}
+	}}
+}
+
+func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) []templates.SlackMessage {
+	args := strings.Fields(cmd.Text)
+	sub := ""
+	if len(args) > 0 {
+		sub = strings.ToLower(args[0])
+	}
+	tenants := a.tenants()
+	switch {
+	case sub == "help" && len(args) == 1:
+		return []templates.SlackMessage{{Text: commandHelp}}
+	case sub != "" && (sub != "ladder" || len(args) > 1):
+		return []templates.SlackMessage{{Text: fmt.Sprintf("The bot knows no `%s %s`.\n%s",
+			mrkdwn(cutLine(cmd.Command, 40)), mrkdwn(cutLine(cmd.Text, 80)), commandHelp)}}
+	}
+	ids, byChannel := tenantsFor(tenants, cmd.ChannelID, cmd.UserID)
+	if len(ids) == 0 {
+		return []templates.SlackMessage{{Text: "No tenant posts to this channel, and you are not a member of any tenant " +
+			"in this bot's configuration, so there is nothing to show. An admin can add your Slack id " + mrkdwn(cmd.UserID) + "."}}
+	}
+	var sections []string
+	team := ""
+	if sub == "" {
+		team = a.workspaceURL(ctx)
+	}
+	for _, id := range ids {
+		if sub == "ladder" {
+			sections = append(sections, ladderText(id, tenants[id])...)
+		} else {
+			sections = append(sections, a.pendingText(ctx, id, byChannel, cmd.ChannelID, team))
+		}
+	}
+	return layout(sections)
+}
+
+// tenantsFor finds whose /approvals this is: the tenants that post to the
+// channel (cards, tool overrides, ladder posts, digests), else the
+// tenants the user is a member of.
+func tenantsFor(tenants map[string]*config.Tenant, channel, user string) ([]string, bool) {
+	var ids []string
+	for id, t := range tenants {
+		if postsTo(t, channel) {
+			ids = append(ids, id)
+		}
+	}
+	byChannel := len(ids) > 0
+	if !byChannel {
+		for id, t := range tenants {
+			if _, ok := t.MemberBySlack(user); ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids, byChannel
+}
+
+func postsTo(t *config.Tenant, channel string) bool {
+	if channel == "" {
+		return false
+	}
+	is := func(tg ladder.Target) bool { return tg.Kind == ladder.KindSlackChannel && tg.ID == channel }
+	if slices.ContainsFunc(t.Post, is) {
+		return true
+	}
+	for _, o := range t.Tools {
+		if slices.ContainsFunc(o.Post, is) {
+			return true
+		}
+	}
+	for _, l := range t.Ladders {
+		for _, s := range l.Steps {
+			if slices.ContainsFunc(s.Post, is) {
+				return true
+			}
+		}
+	}
+	return t.Digest != nil && is(t.Digest.To)
+}
+
+// pendingText lists a tenant's waiting approvals, oldest first, each
+// linked to its card: in a channel, only those with a card in it.
+func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool, channel, team string) string {
+	rows, err := a.store.ApprovalListPending(ctx, store.ApprovalListPendingParams{Tenant: tenant, Limit: listScanMax})
+	if err != nil {
+		a.log.Error("slack: list pending approvals", "tenant", tenant, "err", err.Error())
+		return fmt.Sprintf("*%s*: the bot cannot read what waits right now; try again in a moment.", mrkdwn(tenant))
+	}
+	now := a.now()
+	var lines []string
+	more := 0
+	for _, row := range rows {
+		post, err := a.cardOf(ctx, row.ID, byChannel, channel)
+		if err != nil {
+			a.log.Warn("slack: list the posts of an approval", "tenant", tenant, "approval_id", row.ID, "err", err.Error())
+		}
+		if byChannel && post == nil {
+			continue
+		}
+		if len(lines) == listMax {
+			more++
+			continue
+		}
+		name := mrkdwn(cutLine(cmpOr(row.Function, row.ID), 80))
+		if post != nil {
+			if link := a.permalink(ctx, team, post); link != "" {
+				name = "<" + link + "|" + strings.ReplaceAll(name, "|", "¦") + ">"
+			}
+		}
+		line := fmt.Sprintf("• %s · %s · waiting %s", name, mrkdwn(row.ID), since(now.Sub(row.RequestedAt)))
+		if !row.DeadlineAt.IsZero() {
+			line += " · deadline " + row.DeadlineAt.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		lines = append(lines, line)
+	}
+	where := ""
+	if byChannel {
+		where = " in this channel"
+	}
+	if len(lines) == 0 {
+		return fmt.Sprintf("*%s*: nothing waits for a decision%s.", mrkdwn(tenant), where)
+	}
+	head := fmt.Sprintf("*%s*: %d wait for a decision%s, oldest first:", mrkdwn(tenant), len(lines)+more, where)
+	text := head + "\n" + strings.Join(lines, "\n")
+	if more > 0 {
+		text += fmt.Sprintf("\n…and %d more.", more)
+	}
+	return text
+}
+
+// cardOf is the card to link for an approval: its first card in the
+// channel, or (outside one) its first card in any Slack channel.
+func (a *Adapter) cardOf(ctx context.Context, id string, byChannel bool, channel string) (*store.Post, error) {
+	posts, err := a.store.PostList(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range posts {
+		if p.Channel == "" || p.Ref == "" || !strings.HasPrefix(p.Target, "slack:") {
+			continue
+		}
+		if byChannel && p.Channel != channel {
+			continue
+		}
+		if !byChannel && !strings.HasPrefix(p.Channel, "C") && !strings.HasPrefix(p.Channel, "G") {
+			continue // someone's DM: not a link for everyone
+		}
+		return p, nil
+	}
+	return nil, nil
+}
+
+// workspaceURL is the workspace's address from auth.test, asked once
+// and kept; "" while Slack does not say.
+func (a *Adapter) workspaceURL(ctx context.Context) string {
+	a.teamMu.Lock()
+	defer a.teamMu.Unlock()
+	if a.teamURL == "" {
+		if res, err := a.api.AuthTestContext(ctx); err == nil && res.URL != "" {
+			a.teamURL = strings.TrimSuffix(res.URL, "/") + "/"
+		}
+	}
+	return a.teamURL
+}
+
+// permalink links a card: the workspace URL with archives/CHANNEL/pTS,
+// else chat.getPermalink; "" when neither works.
+func (a *Adapter) permalink(ctx context.Context, team string, p *store.Post) string {
+	if team != "" {
+		return team + "archives/" + p.Channel + "/p" + strings.ReplaceAll(p.Ref, ".", "")
+	}
+	link, err := a.api.GetPermalinkContext(ctx, &slackgo.PermalinkParameters{Channel: p.Channel, Ts: p.Ref})
+	if err != nil {
+		return ""
+	}
+	return link
+}
+
+// ladderText shows a tenant's ladders as `bot check` prints them, and
+// each tool override with the ladder, deadline and channels it takes.
+func ladderText(id string, t *config.Tenant) []string {
+	var out []string
+	names := make([]string, 0, len(t.Ladders))
+	for name := range t.Ladders {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		head := fmt.Sprintf("*%s* · ladder `%s` (deadline %s):", mrkdwn(id), mrkdwn(name), ladder.FormatDuration(cmpDuration(t.Deadline, ladder.DefaultDeadline)))
+		out = append(out, head+"\n"+codeBlock(t.Ladders[name].Timeline(t.Post, t.Deadline)))
+	}
+	for _, o := range t.Tools {
+		post, deadline := t.Post, t.Deadline
+		if len(o.Post) > 0 {
+			post = o.Post
+		}
+		if o.Deadline > 0 {
+			deadline = o.Deadline
+		}
+		lad, ok := t.Ladders[o.Ladder]
+		if !ok {
+			lad = t.Ladders[config.DefaultLadder]
+			lad.Name = config.DefaultLadder
+		}
+		head := fmt.Sprintf("*%s* · calls of `%s` take ladder `%s` (deadline %s):", mrkdwn(id), mrkdwn(o.Glob),
+			mrkdwn(lad.Name), ladder.FormatDuration(cmpDuration(deadline, ladder.DefaultDeadline)))
+		out = append(out, head+"\n"+codeBlock(lad.Timeline(post, deadline)))
+	}
+	return out
+}
+
+func codeBlock(lines []string) string {
+	return "```\n" + fence(mrkdwn(strings.Join(lines, "\n"))) + "\n```"
+}
+
+func cmpDuration(d, fallback time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return fallback
+}
+
+// layout puts sections into messages within Slack's limits: each within
+// a section block, as many blocks as a message takes.
+func layout(sections []string) []templates.SlackMessage {
+	var msgs []templates.SlackMessage
+	var blocks []slackgo.Block
+	flush := func() {
+		if len(blocks) > 0 {
+			msgs = append(msgs, templates.SlackMessage{Text: "Approvals", Blocks: blocks})
+			blocks = nil
+		}
+	}
+	for _, s := range sections {
+		for _, piece := range splitText(s, sectionTextMax) {
+			if len(blocks) == maxBlocks {
+				flush()
+			}
+			blocks = append(blocks, slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, piece, false, false), nil, nil))
+		}
+	}
+	flush()
+	return msgs
+}
+
+// splitText cuts mrkdwn text at line ends into pieces of at most max
+// characters (a longer line is cut visibly).
+func splitText(s string, max int) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		line = cutLine(line, max)
+		if cur.Len() > 0 && charLen(cur.String())+1+charLen(line) > max {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte('\n')
+		}
+		cur.WriteString(line)
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// since words a wait as people say it: 45s, 15m, 2h5m, 3d4h.
+func since(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		if m := int(d.Minutes()) % 60; m > 0 {
+			return fmt.Sprintf("%dh%dm", int(d.Hours()), m)
+		}
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}

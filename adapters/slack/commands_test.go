@@ -1,0 +1,87 @@
+package slack_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func commandForm(h *harness, user, channel, text string) []byte {
+	return []byte(url.Values{"command": {"/approvals"}, "text": {text}, "user_id": {user}, "channel_id": {channel},
+		"team_id": {"T0ACME"}, "response_url": {h.slack.ResponseURL(channel, user)}, "trigger_id": {"trig"}}.Encode())
+}
+
+func (h *harness) command(t *testing.T, user, channel, text string) {
+	t.Helper()
+	status, body := h.send(t, signedRequest{path: "/slack/commands", body: commandForm(h, user, channel, text)})
+	if status != 200 || body != "" {
+		t.Fatalf("/approvals %s answered %d %q", text, status, body)
+	}
+}
+
+func TestSlashCommandListsWhatWaitsOldestFirst(t *testing.T) {
+	h := newHarness(t)
+	// merge waits longest: an hour before the others.
+	h.ingestWith(t, "merge.json", func(ev map[string]any) {
+		ev["data"].(map[string]any)["requested_at"] = "2026-11-29T17:00:00Z"
+	})
+	h.ingest(t, "big.json")
+	h.ingest(t, "refund.json") // payments.*: posted to C0FINANCE
+	h.drain(t)
+	merge := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	refund := h.card(t, "a-refund1", "C0FINANCE", 1)
+
+	h.command(t, "U0KEVIN", "C0APPROVALS", "")
+	text := h.told(t, "U0KEVIN", "wait for a decision in this channel").AllText()
+	link := "https://acme.slack.test/archives/C0APPROVALS/p" + strings.ReplaceAll(merge.TS, ".", "")
+	if !strings.Contains(text, "*acme*: 2 wait") || !strings.Contains(text, "<"+link+"|acme_github.merge>") ||
+		!strings.Contains(text, "waiting 1h") || strings.Contains(text, "a-refund1") {
+		t.Fatalf("listing %q", text)
+	}
+	if strings.Index(text, "a-merge1") > strings.Index(text, "a-big1") {
+		t.Fatalf("not oldest first: %q", text)
+	}
+
+	// The finance channel sees the calls whose cards are there.
+	h.command(t, "U0KEVIN", "C0FINANCE", "")
+	text = h.told(t, "U0KEVIN", "*acme*: 1 wait").AllText()
+	if !strings.Contains(text, "a-refund1") || !strings.Contains(text, "/archives/C0FINANCE/p"+strings.ReplaceAll(refund.TS, ".", "")) {
+		t.Fatalf("finance listing %q", text)
+	}
+
+	// In a channel no tenant posts to, a member sees their tenants.
+	h.command(t, "U0LEE", "C0RANDOM", "")
+	text = h.told(t, "U0LEE", "*acme*: 3 wait for a decision, oldest first").AllText()
+	for _, id := range []string{"a-merge1", "a-big1", "a-refund1"} {
+		if !strings.Contains(text, id) {
+			t.Fatalf("member listing lacks %s: %q", id, text)
+		}
+	}
+	h.command(t, "U0STRANGER", "C0RANDOM", "")
+	h.told(t, "U0STRANGER", "nothing to show")
+
+	h.command(t, "U0KEVIN", "C0QUIET", "")
+	h.told(t, "U0KEVIN", "*quiet*: nothing waits for a decision in this channel.")
+}
+
+func TestSlashCommandLadderAndHelp(t *testing.T) {
+	h := newHarness(t)
+	h.command(t, "U0KEVIN", "C0APPROVALS", "ladder")
+	text := h.told(t, "U0KEVIN", "ladder `default`").AllText()
+	for _, want := range []string{
+		"0s post slack:C0APPROVALS",
+		"15m mention slack:U0KEVIN slack:S0ONCALL",
+		"1h dm slack:U0LEE",
+		"24h deadline: denied, nobody answered",
+		"calls of `payments.*` take ladder `default` (deadline 2h)",
+		"0s post slack:C0FINANCE",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("ladder answer lacks %q:\n%s", want, text)
+		}
+	}
+	h.command(t, "U0KEVIN", "C0APPROVALS", "launch everything")
+	h.told(t, "U0KEVIN", "The bot knows no `/approvals launch everything`")
+	h.command(t, "U0ADA", "C0APPROVALS", "help")
+	h.told(t, "U0ADA", "*/approvals ladder* shows")
+}

@@ -1,0 +1,159 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	slackgo "github.com/slack-go/slack"
+
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+)
+
+// RequiredScopes are the bot token scopes of exactly the methods the
+// adapter calls: chat:write (chat.postMessage, chat.update,
+// chat.postEphemeral), im:write (conversations.open for DMs), commands
+// (/approvals), channels:read and groups:read (conversations.info in
+// Doctor, public and private channels). auth.test, views.open and
+// response_url posts need none. deploy/slack-app-manifest.yaml asks for
+// these.
+var RequiredScopes = []string{"chat:write", "im:write", "commands", "channels:read", "groups:read"}
+
+// Doctor checks the Slack side and writes one line per finding: that the
+// token works (auth.test) and for whom, the scopes Slack granted (from
+// the X-OAuth-Scopes header) against those needed, how interactions
+// arrive, and for each configured channel whether the bot can post
+// there (conversations.info: a member, not archived). It writes no secret.
+// It returns an error counting the problems found.
+func (a *Adapter) Doctor(ctx context.Context, w io.Writer) error {
+	say := func(format string, args ...any) { fmt.Fprintf(w, "slack: "+format+"\n", args...) }
+	problems := 0
+	problem := func(format string, args ...any) {
+		problems++
+		say("PROBLEM: "+format, args...)
+	}
+
+	auth, err := a.api.AuthTestContext(ctx)
+	if err != nil {
+		problem("the bot token does not work: %s (check SLACK_BOT_TOKEN: the Bot User OAuth Token, xoxb-…)", describe(err))
+		return fmt.Errorf("slack: the bot token does not work")
+	}
+	say("the bot token works: bot %s (%s) in workspace %s (%s) %s", auth.User, auth.UserID, auth.Team, auth.TeamID, auth.URL)
+
+	if raw := auth.Header.Get("X-OAuth-Scopes"); raw == "" {
+		say("granted scopes: Slack did not say (no X-OAuth-Scopes header); needed: %s", strings.Join(RequiredScopes, ", "))
+	} else {
+		granted := strings.Split(strings.ReplaceAll(raw, " ", ""), ",")
+		say("granted scopes: %s", strings.Join(granted, ", "))
+		for _, s := range RequiredScopes {
+			if !slices.Contains(granted, s) {
+				problem("scope %s is missing: add it under OAuth & Permissions (or from the manifest) and reinstall the app", s)
+			}
+		}
+	}
+
+	switch {
+	case a.socketAPI != nil:
+		if _, _, err := a.socketAPI.StartSocketModeContext(ctx); err != nil {
+			problem("Socket Mode: the app token does not work: %s (check SLACK_APP_TOKEN: an app-level token, xapp-…, with connections:write)", describe(err))
+		} else {
+			say("interactions: Socket Mode; the app token works")
+		}
+	case a.secret.Reveal() != "":
+		say("interactions: HTTP at POST /slack/interactions and POST /slack/commands, verified with the signing secret")
+	default:
+		problem("interactions: neither signing_secret nor app_token is set, so buttons and /approvals cannot work")
+	}
+
+	for _, c := range configuredChannels(a.tenants()) {
+		info, err := a.api.GetConversationInfoContext(ctx, &slackgo.GetConversationInfoInput{ChannelID: c.id})
+		switch {
+		case err != nil && slackCode(err) == "channel_not_found":
+			problem("slack:%s (%s): the bot cannot see this channel: check the id, or invite the bot if it is private", c.id, c.uses)
+		case err != nil:
+			problem("slack:%s (%s): cannot check: %s", c.id, c.uses, describe(err))
+		case info.IsArchived:
+			problem("slack:%s #%s (%s): the channel is archived", c.id, info.Name, c.uses)
+		case !info.IsMember:
+			problem("slack:%s #%s (%s): the bot is not a member: type /invite @%s in #%s", c.id, info.Name, c.uses, auth.User, info.Name)
+		default:
+			say("slack:%s #%s (%s): the bot is a member and can post", c.id, info.Name, c.uses)
+		}
+	}
+	if problems > 0 {
+		return fmt.Errorf("slack: %d problem(s) found", problems)
+	}
+	return nil
+}
+
+type configuredChannel struct {
+	id   string
+	uses string // "acme post, acme audit"
+}
+
+// configuredChannels lists every Slack channel the configuration sends
+// to, with what each is for.
+func configuredChannels(tenants map[string]*config.Tenant) []configuredChannel {
+	uses := map[string][]string{}
+	add := func(tenant, what string, targets ...ladder.Target) {
+		for _, t := range targets {
+			if t.Kind == ladder.KindSlackChannel {
+				u := tenant + " " + what
+				if !slices.Contains(uses[t.ID], u) {
+					uses[t.ID] = append(uses[t.ID], u)
+				}
+			}
+		}
+	}
+	ids := make([]string, 0, len(tenants))
+	for id := range tenants {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		t := tenants[id]
+		add(id, "post", t.Post...)
+		for _, o := range t.Tools {
+			add(id, "post for "+o.Glob, o.Post...)
+		}
+		names := make([]string, 0, len(t.Ladders))
+		for name := range t.Ladders {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			for _, s := range t.Ladders[name].Steps {
+				add(id, "ladder "+name+" post", s.Post...)
+			}
+		}
+		if t.Audit != nil {
+			add(id, "audit", *t.Audit)
+		}
+		if t.Digest != nil {
+			add(id, "digest", t.Digest.To)
+		}
+	}
+	out := make([]configuredChannel, 0, len(uses))
+	for id, u := range uses {
+		out = append(out, configuredChannel{id: id, uses: strings.Join(u, ", ")})
+	}
+	slices.SortFunc(out, func(x, y configuredChannel) int { return strings.Compare(x.id, y.id) })
+	return out
+}
+
+// describe is an error as a person fixing it reads it: Slack's code, or
+// the cause.
+func describe(err error) string {
+	if code := slackCode(err); code != "" {
+		return code
+	}
+	var rl *slackgo.RateLimitedError
+	if errors.As(err, &rl) {
+		return "rate limited; try again in " + rl.RetryAfter.String()
+	}
+	return scrub(err).Error()
+}

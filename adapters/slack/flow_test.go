@@ -1,0 +1,346 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"approvalsbot/adapters/slack/slacktest"
+	"approvalsbot/templates"
+)
+
+func TestCardPostedToChannelWithButtons(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	if !strings.Contains(card.AllText(), "acme_github.merge") || !strings.Contains(card.AllText(), "Waiting for a decision") {
+		t.Fatalf("card text %q", card.AllText())
+	}
+	if card.ThreadTS != "" || card.Unfurl {
+		t.Fatalf("card posted in a thread or with unfurls: %+v", card)
+	}
+	if !strings.HasPrefix(card.TS, "1700000000.") {
+		t.Fatalf("ts %q", card.TS)
+	}
+	var kinds []string
+	for _, b := range card.Buttons() {
+		a, err := templates.ParseAction(b.ActionID)
+		if err != nil || b.Value != b.ActionID || a.ApprovalID != "a-merge1" || a.Revision != 1 {
+			t.Fatalf("button %+v: %v", b, err)
+		}
+		kinds = append(kinds, string(a.Kind))
+		if a.Kind == templates.ActionApprove && !b.Confirm {
+			t.Error("Approve of a destructive call does not ask Slack's confirm dialog")
+		}
+	}
+	if strings.Join(kinds, " ") != "deny approve" {
+		t.Fatalf("buttons %v, want Deny first on a destructive call", kinds)
+	}
+	posts, _ := h.store.PostList(context.Background(), "a-merge1")
+	if len(posts) != 1 || posts[0].Channel != "C0APPROVALS" || posts[0].Ref != card.TS || posts[0].Target != "slack:C0APPROVALS" {
+		t.Fatalf("recorded posts %+v", posts)
+	}
+}
+
+func TestApproveClickDecidesEditsAndReplies(t *testing.T) {
+	h := newHarness(t)
+	ev := h.ingest(t, "merge.json")
+	h.drain(t)
+	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
+
+	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionApprove))
+	h.told(t, "U0KEVIN", "Sending your approval of acme_github.merge")
+	h.drain(t)
+
+	got := h.backend.Decisions()
+	if len(got) != 1 {
+		t.Fatalf("backend got %d decisions", len(got))
+	}
+	d := got[0].Request
+	if !got[0].SignatureOK || got[0].Status != 200 || d.Decision != "approve" || d.Actor != "user:kevin" || d.Revision != 1 ||
+		d.ArgsSHA256 != ev.Approval.Call.ArgsSHA256 || d.Via.Surface != "slack" || d.Via.User != "U0KEVIN" {
+		t.Fatalf("decision %+v", got[0])
+	}
+	edited := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	if !strings.Contains(edited.AllText(), "Approved by user:kevin") || len(edited.Buttons()) != 0 {
+		t.Fatalf("card not edited to approved without buttons: %q %+v", edited.AllText(), edited.Buttons())
+	}
+	if n := len(h.slack.MessagesBy("chat.update")); n != 1 {
+		t.Fatalf("%d chat.update calls", n)
+	}
+	var replies []slacktest.Message
+	for _, m := range h.slack.Channel("C0APPROVALS") {
+		if m.ThreadTS == card.TS {
+			replies = append(replies, m)
+		}
+	}
+	if len(replies) != 1 || replies[0].Text == "" {
+		t.Fatalf("thread replies %+v", replies)
+	}
+	h.told(t, "U0KEVIN", "Recorded: your approval reached the job backend")
+}
+
+func TestDenyOpensModalAndSubmissionDeniesWithReason(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	deny := button(t, h.card(t, "a-merge1", "C0APPROVALS", 1), templates.ActionDeny)
+
+	h.click(t, "U0KEVIN", "C0APPROVALS", deny)
+	eventually(t, "the deny modal", func() bool { return len(h.slack.Views()) == 1 })
+	v := h.slack.Views()[0]
+	if v.TriggerID != "trig-U0KEVIN" || v.CallbackID != "ab1-deny" || len(v.PrivateMetadata) > 3000 || len([]rune(v.Title)) > 24 {
+		t.Fatalf("view %+v", v)
+	}
+	var view struct {
+		Blocks []struct {
+			Type     string `json:"type"`
+			BlockID  string `json:"block_id"`
+			Optional bool   `json:"optional"`
+			Element  struct {
+				Type      string `json:"type"`
+				ActionID  string `json:"action_id"`
+				MaxLength int    `json:"max_length"`
+			} `json:"element"`
+		} `json:"blocks"`
+	}
+	if err := json.Unmarshal(v.Raw, &view); err != nil {
+		t.Fatal(err)
+	}
+	in := view.Blocks[len(view.Blocks)-1]
+	if in.Type != "input" || !in.Optional || in.Element.Type != "plain_text_input" || in.Element.MaxLength != 1000 {
+		t.Fatalf("reason input %+v", in)
+	}
+	if len(h.backend.Decisions()) != 0 {
+		t.Fatal("a click on Deny sent a decision before the reason")
+	}
+
+	submission := map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0KEVIN"},
+		"view": map[string]any{"id": "V1", "type": "modal", "callback_id": v.CallbackID, "private_metadata": v.PrivateMetadata,
+			"state": map[string]any{"values": map[string]any{in.BlockID: map[string]any{in.Element.ActionID: map[string]any{
+				"type": "plain_text_input", "value": "not before the release"}}}}}}
+	status, body := h.send(t, signedRequest{path: "/slack/interactions", body: interaction(submission)})
+	if status != 200 || body != "" {
+		t.Fatalf("submission answered %d %q (an empty 200 closes the modal)", status, body)
+	}
+	h.told(t, "U0KEVIN", "Sending your denial of acme_github.merge")
+	h.drain(t)
+	got := h.backend.Decisions()
+	if len(got) != 1 || got[0].Request.Decision != "deny" || got[0].Request.Comment != "not before the release" ||
+		got[0].Request.Actor != "user:kevin" {
+		t.Fatalf("decisions %+v", got)
+	}
+	if text := h.card(t, "a-merge1", "C0APPROVALS", 1).AllText(); !strings.Contains(text, "Denied by user:kevin: not before the release") {
+		t.Fatalf("card %q", text)
+	}
+
+	// A forged submission (an approve in the metadata) is refused in the
+	// modal, and nothing is sent.
+	forged := map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0KEVIN"},
+		"view": map[string]any{"id": "V2", "type": "modal", "callback_id": "ab1-deny",
+			"private_metadata": `{"a":"ab1|approve|a-merge1|1"}`}}
+	status, body = h.send(t, signedRequest{path: "/slack/interactions", body: interaction(forged)})
+	if status != 200 || !strings.Contains(body, `"response_action":"errors"`) || !strings.Contains(body, "not one the bot knows") {
+		t.Fatalf("forged submission answered %d %q", status, body)
+	}
+}
+
+func TestDenyByNonMemberIsRefusedWithoutModal(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.click(t, "U0STRANGER", "C0APPROVALS", button(t, h.card(t, "a-merge1", "C0APPROVALS", 1), templates.ActionDeny))
+	h.told(t, "U0STRANGER", "not a member of tenant acme")
+	if len(h.slack.Views()) != 0 {
+		t.Fatal("a modal opened for someone who may not decide")
+	}
+}
+
+func TestRefusalsAreShownAndNothingIsSent(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.ingest(t, "refund.json")
+	h.drain(t)
+	approve := button(t, h.card(t, "a-merge1", "C0APPROVALS", 1), templates.ActionApprove)
+	cases := []struct {
+		name, user, channel, action, want string
+	}{
+		{"unmapped user", "U0STRANGER", "C0APPROVALS", approve, "not a member of tenant acme"},
+		{"viewer", "U0VIC", "C0APPROVALS", approve, "viewer, which cannot decide"},
+		{"self-approval", "U0ADA", "C0APPROVALS", approve, "forbids deciding your own job's calls"},
+		// refund needs a typed confirmation: its card has no Approve; a
+		// forged one is refused by threads.
+		{"forged approve of a typed confirmation", "U0KEVIN", "C0FINANCE", "ab1|approve|a-refund1|1", "needs a typed confirmation of amount"},
+		{"unknown approval", "U0KEVIN", "C0APPROVALS", "ab1|approve|a-nope|1", "knows no such card"},
+		{"unknown action", "U0KEVIN", "C0APPROVALS", "ab1|launch|a-merge1|1", "not one the bot knows"},
+		{"another app's payload", "U0KEVIN", "C0APPROVALS", "approve_button", "not one the bot knows"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h.click(t, c.user, c.channel, c.action)
+			h.told(t, c.user, c.want)
+		})
+	}
+	h.drain(t)
+	if n := len(h.backend.Decisions()); n != 0 {
+		t.Fatalf("%d decisions reached the backend", n)
+	}
+	if !strings.Contains(h.logs.String(), "click on a button the bot does not know") {
+		t.Error("the unknown button was not logged")
+	}
+	if len(h.slack.Views()) != 0 {
+		t.Error("a modal opened")
+	}
+}
+
+func TestSupersededCardIsRefused(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	old := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	h.ingest(t, "merge-reasked.json")
+	h.drain(t)
+	// The old card says superseded and has no buttons; the new one is in
+	// its thread.
+	if text := h.card(t, "a-merge1", "C0APPROVALS", 1).AllText(); !strings.Contains(text, "Superseded") {
+		t.Fatalf("old card %q", text)
+	}
+	fresh := h.card(t, "a-merge1", "C0APPROVALS", 2)
+	if fresh.ThreadTS != old.TS || len(fresh.Buttons()) == 0 {
+		t.Fatalf("reasked card %+v, want it in the thread of %s with buttons", fresh, old.TS)
+	}
+	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, old, templates.ActionApprove))
+	h.told(t, "U0KEVIN", "superseded")
+	h.drain(t)
+	if n := len(h.backend.Decisions()); n != 0 {
+		t.Fatalf("%d decisions reached the backend", n)
+	}
+}
+
+func TestShowAllArgumentsAnswersOnlyThatPerson(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "big.json")
+	h.drain(t)
+	show := button(t, h.card(t, "a-big1", "C0APPROVALS", 1), templates.ActionShowArgs)
+
+	h.click(t, "U0KEVIN", "C0APPROVALS", show)
+	first := h.told(t, "U0KEVIN", "Arguments of *")
+	if !strings.Contains(first.AllText(), "only you see this") || !strings.Contains(first.AllText(), h.backend.Digest("a-big1")) {
+		t.Fatalf("first part %q", first.AllText())
+	}
+	// Every value of the whole arguments reaches the person, across the
+	// parts Slack's limits need.
+	eventually(t, "every part", func() bool {
+		var all strings.Builder
+		for _, m := range h.slack.Messages() {
+			if m.User == "U0KEVIN" {
+				all.WriteString(m.AllText())
+			}
+		}
+		return strings.Contains(all.String(), "user0@acme.example") && strings.Contains(all.String(), "user99@acme.example")
+	})
+	for _, m := range h.slack.Messages() {
+		if m.Method == "chat.postMessage" && strings.Contains(m.AllText(), "user99@acme.example") {
+			t.Fatal("the whole arguments went to the channel")
+		}
+	}
+	if n := len(h.backend.Lookups()); n != 1 {
+		t.Fatalf("%d look-ups", n)
+	}
+
+	// Without the content permission: refused, nothing shown.
+	h.click(t, "U0NOC", "C0APPROVALS", show)
+	h.told(t, "U0NOC", "content permission")
+
+	// A look-up whose arguments do not match the card's digest: not a
+	// byte of them.
+	h.backend.TamperArguments("a-big1", json.RawMessage(`{"to":["evil@attacker.example"]}`))
+	h.click(t, "U0LEE", "C0APPROVALS", show)
+	h.told(t, "U0LEE", "do not match the digest")
+	for _, m := range h.slack.Messages() {
+		if strings.Contains(m.AllText(), "evil@attacker.example") {
+			t.Fatalf("tampered arguments were shown: %+v", m)
+		}
+	}
+}
+
+func TestShowDetailsOnRestrictedCard(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "private.json")
+	h.drain(t)
+	card := h.card(t, "a-priv1", "C0APPROVALS", 1)
+	if strings.Contains(card.AllText(), h.backend.Digest("a-priv1")) {
+		t.Fatalf("a restricted card shows the arguments' digest in the channel: %q", card.AllText())
+	}
+	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionShowDetails))
+	details := h.told(t, "U0KEVIN", "Details of")
+	if len(details.Buttons()) != 0 {
+		t.Fatal("the details carry buttons")
+	}
+	if !strings.Contains(details.AllText(), "The agent says") && !strings.Contains(details.AllText(), h.backend.Digest("a-priv1")) {
+		t.Fatalf("the details show nothing the channel did not: %q", details.AllText())
+	}
+	args := h.told(t, "U0KEVIN", "Arguments of *db.delete_rows*")
+	if !strings.Contains(args.AllText(), h.backend.Digest("a-priv1")) || !strings.Contains(args.AllText(), "bea.private@example.com") {
+		t.Fatalf("arguments %q", args.AllText())
+	}
+	for _, m := range h.slack.Channel("C0APPROVALS") {
+		if strings.Contains(m.AllText(), h.backend.Digest("a-priv1")) {
+			t.Fatal("the details reached the channel")
+		}
+	}
+}
+
+func TestStateChangesEditEveryCopyIncludingDMs(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
+
+	// 15m: the mention in the thread notifies a user and a group.
+	h.clock.Advance(15 * time.Minute)
+	if _, err := h.svc.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	var mention slacktest.Message
+	for _, m := range h.slack.Channel("C0APPROVALS") {
+		if m.ThreadTS == card.TS && strings.Contains(m.Text, "waiting") {
+			mention = m
+		}
+	}
+	if !strings.Contains(mention.Text, "<@U0KEVIN>") || !strings.Contains(mention.Text, "<!subteam^S0ONCALL>") {
+		t.Fatalf("escalation reply %q", mention.Text)
+	}
+
+	// 1h: a DM to lee with working buttons.
+	h.clock.Advance(45 * time.Minute)
+	if _, err := h.svc.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	dm := h.card(t, "a-merge1", "DU0LEE", 1)
+	approve := button(t, dm, templates.ActionApprove)
+
+	h.click(t, "U0LEE", "DU0LEE", approve)
+	h.told(t, "U0LEE", "Sending your approval")
+	h.drain(t)
+	for _, ch := range []string{"C0APPROVALS", "DU0LEE"} {
+		if text := h.card(t, "a-merge1", ch, 1).AllText(); !strings.Contains(text, "Approved by user:lee") {
+			t.Errorf("card in %s not edited: %q", ch, text)
+		}
+	}
+}
+
+func TestAuditNotice(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "auto.json")
+	h.drain(t)
+	msgs := h.slack.Channel("C0AUDIT")
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "Ran unattended") || strings.Contains(msgs[0].Text, "\n") {
+		t.Fatalf("audit channel %+v", msgs)
+	}
+}

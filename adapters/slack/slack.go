@@ -1,0 +1,258 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	slackgo "github.com/slack-go/slack"
+	"golang.org/x/time/rate"
+
+	"approvalsbot/config"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+// Store is what the adapter reads of the bot's state: the approval a
+// click names (for its tenant), its revisions (Show details), and what
+// waits with its posts (/approvals). It never writes; store.Store
+// satisfies it.
+type Store interface {
+	ApprovalGet(ctx context.Context, id string) (*store.Approval, error)
+	ApprovalListPending(ctx context.Context, p store.ApprovalListPendingParams) ([]*store.Approval, error)
+	RevisionGet(ctx context.Context, approvalID string, revision int) (*store.Revision, error)
+	PostList(ctx context.Context, approvalID string) ([]*store.Post, error)
+}
+
+// Service is what a click calls; *threads.Service satisfies it.
+type Service interface {
+	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
+	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
+}
+
+// Options configure New.
+type Options struct {
+	// Config is the slack section: BotToken is required; SigningSecret
+	// verifies the HTTP endpoints; AppToken selects Socket Mode in Run;
+	// APIURL (default https://slack.com/api/) must end in "/".
+	Config *config.Slack
+	// Tenants gives the configuration in force (it may be swapped on
+	// SIGHUP): /approvals finds a channel's tenant in it, Doctor its
+	// channels. Required.
+	Tenants func() map[string]*config.Tenant
+	// Renderer renders cards and thread replies. Required.
+	Renderer *templates.Renderer
+	// Store is read only. Required.
+	Store Store
+	// Logger gets one line per refused request and failed answer; nil
+	// discards.
+	Logger *slog.Logger
+	// HTTPClient calls Slack; nil means a client with a 30 s timeout.
+	HTTPClient *http.Client
+	// Now is the clock for what /approvals says (how long a card has
+	// waited); nil means time.Now. Signatures are checked against the
+	// wall clock, as Slack signs them.
+	Now func() time.Time
+	// PerChannelRate and Burst pace chat.postMessage per channel
+	// (cards, thread replies, notices); zero means DefaultPerChannelRate
+	// and DefaultBurst, rate.Inf switches pacing off.
+	PerChannelRate rate.Limit
+	Burst          int
+	// UpdateRate and UpdateBurst pace chat.update across the workspace;
+	// zero means DefaultUpdateRate and DefaultUpdateBurst.
+	UpdateRate  rate.Limit
+	UpdateBurst int
+}
+
+// Adapter is the Slack surface and its interaction endpoints.
+type Adapter struct {
+	api       *slackgo.Client
+	socketAPI *slackgo.Client // with the app-level token; nil without one
+	apiURL    *url.URL
+	secret    config.Secret
+	appToken  bool
+	tenants   func() map[string]*config.Tenant
+	render    *templates.Renderer
+	store     Store
+	log       *slog.Logger
+	libLog    *log.Logger // slack-go's own lines, at debug level
+	now       func() time.Time
+
+	posts   *pacer
+	updates *pacer
+	replay  *replayCache
+	svc     atomic.Pointer[boundService]
+
+	dmMu sync.Mutex
+	dms  map[string]string // user id → DM channel id
+
+	teamMu  sync.Mutex
+	teamURL string // the workspace URL, from auth.test, for links
+
+	workMu  sync.Mutex
+	closing bool
+	work    sync.WaitGroup
+}
+
+type boundService struct{ Service }
+
+// Compile-time guards: the adapter is a surface that can answer one
+// person privately.
+var (
+	_ threads.Surface = (*Adapter)(nil)
+	_ threads.Teller  = (*Adapter)(nil)
+)
+
+// New checks o and builds the adapter; it makes no call to Slack.
+func New(o Options) (*Adapter, error) {
+	var errs []error
+	if o.Config == nil || o.Config.BotToken.Reveal() == "" {
+		errs = append(errs, errors.New("slack: a bot token is required"))
+	}
+	if o.Tenants == nil {
+		errs = append(errs, errors.New("slack: Tenants is required"))
+	}
+	if o.Renderer == nil {
+		errs = append(errs, errors.New("slack: Renderer is required"))
+	}
+	if o.Store == nil {
+		errs = append(errs, errors.New("slack: Store is required"))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	apiURL := o.Config.APIURL
+	if apiURL == "" {
+		apiURL = config.DefaultSlackAPIURL
+	}
+	u, err := url.Parse(apiURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || !strings.HasSuffix(u.Path, "/") {
+		return nil, fmt.Errorf("slack: api_url %q: want an absolute http(s) URL ending in /", apiURL)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.PerChannelRate == 0 {
+		o.PerChannelRate = DefaultPerChannelRate
+	}
+	if o.Burst <= 0 {
+		o.Burst = DefaultBurst
+	}
+	if o.UpdateRate == 0 {
+		o.UpdateRate = DefaultUpdateRate
+	}
+	if o.UpdateBurst <= 0 {
+		o.UpdateBurst = DefaultUpdateBurst
+	}
+	libLog := slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)
+	opts := []slackgo.Option{slackgo.OptionAPIURL(apiURL), slackgo.OptionHTTPClient(o.HTTPClient), slackgo.OptionLog(libLog)}
+	a := &Adapter{
+		api:      slackgo.New(o.Config.BotToken.Reveal(), opts...),
+		apiURL:   u,
+		secret:   o.Config.SigningSecret,
+		tenants:  o.Tenants,
+		render:   o.Renderer,
+		store:    o.Store,
+		log:      o.Logger,
+		libLog:   libLog,
+		now:      o.Now,
+		posts:    newPacer(o.PerChannelRate, o.Burst),
+		updates:  newPacer(o.UpdateRate, o.UpdateBurst),
+		replay:   &replayCache{seen: map[string]time.Time{}},
+		dms:      map[string]string{},
+		appToken: o.Config.AppToken.Reveal() != "",
+	}
+	if a.appToken {
+		a.socketAPI = slackgo.New(o.Config.BotToken.Reveal(), append(opts, slackgo.OptionAppLevelToken(o.Config.AppToken.Reveal()))...)
+	}
+	return a, nil
+}
+
+// Bind gives the adapter the service clicks go to. The surface exists
+// before the service (the service takes it as a Surface), so clicks that
+// arrive before Bind are told to try again.
+func (a *Adapter) Bind(svc Service) {
+	if svc == nil {
+		a.svc.Store(nil)
+		return
+	}
+	a.svc.Store(&boundService{svc})
+}
+
+func (a *Adapter) service() Service {
+	if b := a.svc.Load(); b != nil {
+		return b.Service
+	}
+	return nil
+}
+
+// Routes registers POST /slack/interactions and POST /slack/commands.
+// Both refuse every request when no signing secret is configured.
+func (a *Adapter) Routes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /slack/interactions", a.serveInteraction)
+	mux.HandleFunc("POST /slack/commands", a.serveCommand)
+}
+
+// Run takes interactions over Socket Mode when an app token is
+// configured, else only waits for ctx (the HTTP endpoints need no loop).
+// When ctx ends it stops taking work and waits for the work in flight.
+// It returns an error when Socket Mode cannot go on (the app token is
+// refused).
+func (a *Adapter) Run(ctx context.Context) error {
+	defer a.Close()
+	if a.socketAPI == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return a.runSocket(ctx)
+}
+
+// Close stops taking new work after acks and waits for the work in
+// flight, each piece within its own timeout. Run calls it on return.
+func (a *Adapter) Close() {
+	a.workMu.Lock()
+	a.closing = true
+	a.workMu.Unlock()
+	a.work.Wait()
+}
+
+// startWork runs fn after an ack, tracked so Close waits for it, with its
+// own timeout. It returns false once the adapter is closing.
+func (a *Adapter) startWork(timeout time.Duration, fn func(ctx context.Context)) bool {
+	if fn == nil {
+		return true
+	}
+	a.workMu.Lock()
+	defer a.workMu.Unlock()
+	if a.closing {
+		return false
+	}
+	a.work.Add(1)
+	go func() {
+		defer a.work.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				a.log.Error("slack: work after an ack panicked", "panic", fmt.Sprint(p))
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		fn(ctx)
+	}()
+	return true
+}

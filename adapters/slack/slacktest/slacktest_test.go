@@ -1,0 +1,81 @@
+package slacktest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"approvalsbot/adapters/slack/slacktest"
+)
+
+// TestFakeSpeaksSlackGo drives the fake with slack-go itself: form and
+// JSON bodies, the token, unique ts, the pace, permalinks by GET and the
+// five uses of a response_url.
+func TestFakeSpeaksSlackGo(t *testing.T) {
+	ctx := context.Background()
+	s := slacktest.New(t, slacktest.Options{Token: "xoxb-1", PostRate: 1, PostBurst: 2, RetryAfter: 3 * time.Second,
+		Scopes: []string{"chat:write"}})
+	s.AddChannel("C1", "one", true)
+	s.AddUser("U1")
+	api := slack.New("xoxb-1", slack.OptionAPIURL(s.APIURL()))
+
+	if _, err := slack.New("xoxb-wrong", slack.OptionAPIURL(s.APIURL())).AuthTestContext(ctx); err == nil || err.Error() != "invalid_auth" {
+		t.Fatalf("wrong token: %v", err)
+	}
+	auth, err := api.AuthTestContext(ctx)
+	if err != nil || auth.Header.Get("X-OAuth-Scopes") != "chat:write" {
+		t.Fatalf("auth.test: %+v %v", auth, err)
+	}
+	_, ts1, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("a", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts2, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("b", false), slack.MsgOptionTS(ts1))
+	if err != nil || ts1 == ts2 || !strings.HasPrefix(ts1, "1700000000.") {
+		t.Fatalf("ts %q %q: %v", ts1, ts2, err)
+	}
+	_, _, err = api.PostMessageContext(ctx, "C1", slack.MsgOptionText("c", false))
+	var rl *slack.RateLimitedError
+	if !errors.As(err, &rl) || rl.RetryAfter != 3*time.Second || s.RateLimited() != 1 {
+		t.Fatalf("third post in a second: %v", err)
+	}
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("d", false), slack.MsgOptionTS("1.2")); err == nil {
+		t.Fatal("a reply to no message was taken")
+	}
+	if _, _, _, err := api.UpdateMessageContext(ctx, "C1", ts1, slack.MsgOptionText("a2", false)); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Channel("C1"); len(got) != 2 || got[0].Text != "a2" || got[1].ThreadTS != ts1 {
+		t.Fatalf("channel %+v", got)
+	}
+	link, err := api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: "C1", Ts: ts1})
+	if err != nil || link != "https://acme.slack.test/archives/C1/p"+strings.ReplaceAll(ts1, ".", "") {
+		t.Fatalf("permalink %q %v", link, err)
+	}
+	dm, _, _, err := api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{"U1"}})
+	if err != nil || dm.ID != "DU1" {
+		t.Fatalf("DM %+v %v", dm, err)
+	}
+	if _, err := api.OpenViewContext(ctx, "trig", slack.ModalViewRequest{Type: slack.VTModal, CallbackID: "cb",
+		Title: slack.NewTextBlockObject(slack.PlainTextType, "A title", false, false)}); err != nil {
+		t.Fatal(err)
+	}
+	if v := s.Views(); len(v) != 1 || v[0].TriggerID != "trig" || v[0].CallbackID != "cb" {
+		t.Fatalf("views %+v", v)
+	}
+	ru := s.ResponseURL("C1", "U1")
+	for i := range 6 {
+		_, _, err := api.PostMessageContext(ctx, "", slack.MsgOptionText("e", false), slack.MsgOptionResponseURL(ru, slack.ResponseTypeEphemeral))
+		if (i < 5) != (err == nil) {
+			t.Fatalf("response_url use %d: %v", i+1, err)
+		}
+	}
+	s.Fail("chat.postEphemeral", 1, "user_not_in_channel")
+	if _, err := api.PostEphemeralContext(ctx, "C1", "U1", slack.MsgOptionText("f", false)); err == nil || err.Error() != "user_not_in_channel" {
+		t.Fatalf("injected failure: %v", err)
+	}
+}

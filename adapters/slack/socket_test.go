@@ -1,0 +1,104 @@
+package slack_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"approvalsbot/adapters/slack/slacktest"
+	"approvalsbot/templates"
+)
+
+// TestSocketModeFeedsTheSameHandler runs slack-go's Socket Mode client
+// against the fake's WebSocket (apps.connections.open answers its ws://
+// URL): a click, the deny dialog's submission and a slash command arrive
+// as envelopes, each is acked within 3 s, and the work follows as over
+// HTTP.
+func TestSocketModeFeedsTheSameHandler(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{socket: true})
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- h.adapter.Run(ctx) }()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := h.slack.WaitSocket(wctx); err != nil {
+		t.Fatal(err)
+	}
+
+	env, err := h.slack.SendInteractive(h.clickPayload("U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionApprove)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack, err := h.slack.WaitAck(wctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack.After > 3*time.Second || (len(ack.Payload) > 0 && string(ack.Payload) != "null") {
+		t.Fatalf("ack %+v: want a bare ack within 3 s", ack)
+	}
+	h.told(t, "U0KEVIN", "Sending your approval")
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Actor != "user:kevin" || got[0].Request.Decision != "approve" {
+		t.Fatalf("decisions %+v", got)
+	}
+
+	// A view_submission's ack carries the response: a forged dialog is
+	// answered in the dialog.
+	env, err = h.slack.SendInteractive(map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0KEVIN"},
+		"view": map[string]any{"id": "V9", "type": "modal", "callback_id": "ab1-deny", "private_metadata": `{"a":"nonsense"}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack, err = h.slack.WaitAck(wctx, env); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ack.Payload), `"response_action":"errors"`) {
+		t.Fatalf("ack payload %s", ack.Payload)
+	}
+
+	env, err = h.slack.SendSlashCommand(url.Values{"command": {"/approvals"}, "text": {"ladder"}, "user_id": {"U0LEE"},
+		"channel_id": {"C0APPROVALS"}, "response_url": {h.slack.ResponseURL("C0APPROVALS", "U0LEE")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.slack.WaitAck(wctx, env); err != nil {
+		t.Fatal(err)
+	}
+	h.told(t, "U0LEE", "ladder `default`")
+
+	cancel()
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+}
+
+func TestSocketModeRefusedAppTokenEndsRun(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{socket: true, slack: slacktest.Options{AppToken: "xapp-another"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := h.adapter.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "invalid_auth") || strings.Contains(err.Error(), appToken) {
+		t.Fatalf("Run: %v, want invalid_auth without the token", err)
+	}
+}
+
+func TestRunWithoutAppTokenWaitsForContext(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := h.adapter.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

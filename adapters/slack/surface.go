@@ -1,0 +1,233 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	slackgo "github.com/slack-go/slack"
+
+	"approvalsbot/approval"
+	"approvalsbot/ladder"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+// Post puts a card at a target: a channel (slack:C…/G…), or a user
+// (slack:U…/W…) in a DM opened with conversations.open, with working
+// buttons. Under Thread it goes into that card's thread (a reasked card).
+// It waits for the channel's pace first.
+func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
+	if req.Card.Approval == nil {
+		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
+	}
+	msg := a.render.Slack(templates.Build(req.Card.Input()))
+	var channel, threadTS string
+	if req.Thread != nil && req.Thread.Channel != "" && req.Thread.Ref != "" {
+		channel = req.Thread.Channel
+		threadTS = cmpOr(req.Thread.ThreadRef, req.Thread.Ref)
+	} else {
+		var err error
+		if channel, err = a.channelFor(ctx, req.Target); err != nil {
+			return threads.PostResult{}, err
+		}
+	}
+	opts := append(msg.MsgOptions(), slackgo.MsgOptionDisableLinkUnfurl(), slackgo.MsgOptionDisableMediaUnfurl())
+	if threadTS != "" {
+		opts = append(opts, slackgo.MsgOptionTS(threadTS))
+	}
+	ts, err := a.postMessage(ctx, channel, opts)
+	if err != nil {
+		return threads.PostResult{}, classify(fmt.Sprintf("post card of %s to %s", req.Card.Approval.ID, req.Target), err)
+	}
+	return threads.PostResult{Channel: channel, Ref: ts, ThreadRef: threadTS}, nil
+}
+
+// Edit replaces a posted card (chat.update on the post's channel and ts)
+// with the card as the approval now stands.
+func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
+	if req.Post == nil || req.Post.Channel == "" || req.Post.Ref == "" {
+		return threads.Permanent(errors.New("edit card: the post has no Slack channel or ts"))
+	}
+	if req.Card.Approval == nil {
+		return threads.Permanent(errors.New("edit card: the card has no approval"))
+	}
+	if err := a.updates.wait(ctx, "chat.update"); err != nil {
+		return err
+	}
+	msg := a.render.Slack(templates.Build(req.Card.Input()))
+	_, _, _, err := a.api.UpdateMessageContext(ctx, req.Post.Channel, req.Post.Ref, msg.MsgOptions()...)
+	if d := retryAfter(err); d > 0 {
+		a.updates.hold("chat.update", d)
+	}
+	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
+}
+
+// Reply posts in the thread of a card: the backend's message, an outcome,
+// a re-check refusal, or an escalation that mentions people (<@U…>) and
+// groups (<!subteam^S…>), which notifies them.
+func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
+	if req.Root == nil || req.Root.Channel == "" || req.Root.Ref == "" {
+		return threads.Permanent(errors.New("reply: the card has no Slack channel or ts"))
+	}
+	msg := a.render.SlackThread(req.Message())
+	opts := append(msg.MsgOptions(), slackgo.MsgOptionTS(cmpOr(req.Root.ThreadRef, req.Root.Ref)),
+		slackgo.MsgOptionDisableLinkUnfurl(), slackgo.MsgOptionDisableMediaUnfurl())
+	_, err := a.postMessage(ctx, req.Root.Channel, opts)
+	return classify(fmt.Sprintf("reply in the thread of %s in %s", req.Root.ApprovalID, req.Root.Channel), err)
+}
+
+// Notice posts one line to a channel (the audit channel).
+func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
+	channel, err := a.channelFor(ctx, req.Target)
+	if err != nil {
+		return err
+	}
+	text := mrkdwn(oneLine(approval.RedactText(req.Text)))
+	_, err = a.postMessage(ctx, channel, []slackgo.MsgOption{slackgo.MsgOptionText(text, false),
+		slackgo.MsgOptionDisableLinkUnfurl(), slackgo.MsgOptionDisableMediaUnfurl()})
+	return classify("post notice to "+req.Target, err)
+}
+
+// Tell answers one person privately: through the interaction's
+// response_url (ephemeral) when the request holds one that still works,
+// else with chat.postEphemeral in the channel where they clicked.
+func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
+	text := mrkdwn(approval.RedactText(req.Text))
+	err := a.tell(ctx, person{user: req.User, channel: req.Channel, reply: a.allowedReply(req.Reply)},
+		[]templates.SlackMessage{{Text: text}})
+	if err != nil {
+		return classify("answer "+req.User, err)
+	}
+	return nil
+}
+
+// postMessage waits for the channel's pace and posts; a 429 holds the
+// channel back for as long as Slack asked.
+func (a *Adapter) postMessage(ctx context.Context, channel string, opts []slackgo.MsgOption) (string, error) {
+	if err := a.posts.wait(ctx, channel); err != nil {
+		return "", err
+	}
+	_, ts, err := a.api.PostMessageContext(ctx, channel, opts...)
+	if d := retryAfter(err); d > 0 {
+		a.posts.hold(channel, d)
+	}
+	return ts, err
+}
+
+// channelFor turns a target into the channel to post in.
+func (a *Adapter) channelFor(ctx context.Context, target string) (string, error) {
+	t, err := ladder.ParseTarget(target)
+	if err != nil {
+		return "", threads.Permanent(fmt.Errorf("target %q: %w", target, err))
+	}
+	switch t.Kind {
+	case ladder.KindSlackChannel:
+		return t.ID, nil
+	case ladder.KindSlackUser:
+		return a.openDM(ctx, t.ID)
+	case ladder.KindSlackUserGroup:
+		return "", threads.Permanent(fmt.Errorf("target %s is a user group: it can be mentioned, not sent a card", target))
+	}
+	return "", threads.Permanent(fmt.Errorf("target %s is not a Slack target", target))
+}
+
+// openDM opens (or finds) the bot's DM with a user; the channel id is kept.
+func (a *Adapter) openDM(ctx context.Context, user string) (string, error) {
+	a.dmMu.Lock()
+	ch, ok := a.dms[user]
+	a.dmMu.Unlock()
+	if ok {
+		return ch, nil
+	}
+	c, _, _, err := a.api.OpenConversationContext(ctx, &slackgo.OpenConversationParameters{Users: []string{user}})
+	if err != nil {
+		return "", classify("open a DM with "+user, err)
+	}
+	if c == nil || c.ID == "" {
+		return "", fmt.Errorf("open a DM with %s: Slack returned no channel", user)
+	}
+	a.dmMu.Lock()
+	a.dms[user] = c.ID
+	a.dmMu.Unlock()
+	return c.ID, nil
+}
+
+// person is who to answer privately, and how.
+type person struct {
+	user    string
+	channel string // for chat.postEphemeral
+	reply   string // a response_url, "" for none
+}
+
+// tell sends msgs to one person only: through the response_url while it
+// takes them (five posts), then, or when it fails, with
+// chat.postEphemeral in the channel.
+func (a *Adapter) tell(ctx context.Context, p person, msgs []templates.SlackMessage) error {
+	uses := 0
+	for _, m := range msgs {
+		if p.reply != "" && uses < responseURLUses {
+			uses++
+			opts := append(m.MsgOptions(), slackgo.MsgOptionResponseURL(p.reply, slackgo.ResponseTypeEphemeral))
+			_, _, err := a.api.PostMessageContext(ctx, "", opts...)
+			if err == nil {
+				continue
+			}
+			if ctx.Err() != nil {
+				return scrub(err)
+			}
+			a.log.Info("slack: the response_url did not take the answer; answering in the channel",
+				"slack_user", p.user, "channel", p.channel, "err", scrub(err).Error())
+			p.reply = ""
+		}
+		if p.channel == "" || p.user == "" {
+			return threads.Permanent(errors.New("no response_url that works and no channel to answer in"))
+		}
+		if _, err := a.api.PostEphemeralContext(ctx, p.channel, p.user, m.MsgOptions()...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// answer tells one person one sentence, logging what could not be sent.
+func (a *Adapter) answer(ctx context.Context, p person, text string) {
+	if text == "" {
+		return
+	}
+	if err := a.tell(ctx, p, []templates.SlackMessage{{Text: mrkdwn(text)}}); err != nil {
+		a.log.Warn("slack: could not answer a person", "slack_user", p.user, "channel", p.channel, "err", err.Error())
+	}
+}
+
+// allowedReply keeps a response_url only when it points at Slack (or at
+// the configured API host, for GovSlack and tests): a response_url is
+// posted to, and must not be a way to make the bot call anywhere else.
+func (a *Adapter) allowedReply(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User != nil {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	switch {
+	case u.Scheme == "https" && (host == "slack.com" || strings.HasSuffix(host, ".slack.com") ||
+		host == "slack-gov.com" || strings.HasSuffix(host, ".slack-gov.com")):
+		return raw
+	case u.Scheme == a.apiURL.Scheme && strings.EqualFold(u.Host, a.apiURL.Host):
+		return raw
+	}
+	a.log.Warn("slack: ignored a response_url that does not point at Slack", "host", host)
+	return ""
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

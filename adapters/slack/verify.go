@@ -1,0 +1,105 @@
+package slack
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	slackgo "github.com/slack-go/slack"
+)
+
+// verified reads a request's body once, bounded, and checks Slack's
+// signature on exactly those bytes before anything is parsed: the
+// signing secret, the 5-minute window and a constant-time compare
+// (slack-go's SecretsVerifier), and that the same signed request was not
+// seen before. On failure it has answered (401, 413, 415) and returns
+// false.
+func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	secret := a.secret.Reveal()
+	if secret == "" {
+		a.refuse(w, r, http.StatusUnauthorized, "this bot has no Slack signing secret configured", "no signing secret configured")
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			a.refuse(w, r, http.StatusRequestEntityTooLarge, "the request body is over 1 MiB", "body over 1 MiB")
+			return nil, false
+		}
+		a.refuse(w, r, http.StatusBadRequest, "the request body could not be read", "body unreadable")
+		return nil, false
+	}
+	sv, err := slackgo.NewSecretsVerifier(r.Header, secret)
+	if err != nil {
+		reason := "bad signature headers"
+		switch {
+		case errors.Is(err, slackgo.ErrMissingHeaders):
+			reason = "signature headers missing"
+		case errors.Is(err, slackgo.ErrExpiredTimestamp):
+			reason = "timestamp outside the 5-minute window"
+		}
+		a.refuse(w, r, http.StatusUnauthorized, "the request is not signed by Slack", reason)
+		return nil, false
+	}
+	if _, err := sv.Write(body); err != nil {
+		a.refuse(w, r, http.StatusUnauthorized, "the request is not signed by Slack", "signature unreadable")
+		return nil, false
+	}
+	if err := sv.Ensure(); err != nil {
+		a.refuse(w, r, http.StatusUnauthorized, "the request is not signed by Slack", "signature does not match")
+		return nil, false
+	}
+	key := r.Header.Get("X-Slack-Request-Timestamp") + ":" + r.Header.Get("X-Slack-Signature")
+	if !a.replay.first(key, time.Now()) {
+		a.refuse(w, r, http.StatusUnauthorized, "the request was sent before", "replayed")
+		return nil, false
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		a.refuse(w, r, http.StatusUnsupportedMediaType, "want application/x-www-form-urlencoded", "wrong content type")
+		return nil, false
+	}
+	return body, true
+}
+
+// refuse answers a request that is not processed, and logs why (never a
+// signature or a body).
+func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, status int, text, reason string) {
+	a.log.Warn("slack: request refused", "path", r.URL.Path, "status", status, "reason", reason)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, text+"\n")
+}
+
+// replayCache remembers the signed requests of the last two signature
+// windows, so a captured request cannot be sent again while its
+// timestamp is still accepted. It holds only what passed the signature,
+// so only Slack's own traffic can grow it, and it forgets what is older.
+// Each replica keeps its own (a replay to another replica is stopped by
+// threads: a second decision is refused).
+type replayCache struct {
+	mu   sync.Mutex
+	seen map[string]time.Time // key → forget after
+	next time.Time            // next sweep
+}
+
+func (c *replayCache) first(key string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now.After(c.next) {
+		for k, until := range c.seen {
+			if now.After(until) {
+				delete(c.seen, k)
+			}
+		}
+		c.next = now.Add(signatureWindow)
+	}
+	if until, ok := c.seen[key]; ok && !now.After(until) {
+		return false
+	}
+	c.seen[key] = now.Add(2 * signatureWindow)
+	return true
+}

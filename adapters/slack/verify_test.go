@@ -1,0 +1,171 @@
+package slack_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	slackad "approvalsbot/adapters/slack"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+// TestBadRequestsAreRefusedBeforeParsing posts what Slack never sends to
+// the real handler: each gets a clear answer, and nothing reaches Slack
+// or the backend.
+func TestBadRequestsAreRefusedBeforeParsing(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	approve := button(t, h.card(t, "a-merge1", "C0APPROVALS", 1), templates.ActionApprove)
+	click := interaction(h.clickPayload("U0KEVIN", "C0APPROVALS", approve))
+	before := len(h.slack.Messages())
+
+	// One valid click, whose exact bytes are then replayed.
+	now := time.Now().Unix()
+	if status, _ := h.send(t, signedRequest{path: "/slack/interactions", body: click, ts: now}); status != 200 {
+		t.Fatalf("valid click: %d", status)
+	}
+	h.told(t, "U0KEVIN", "Sending your approval")
+	before = len(h.slack.Messages())
+
+	tampered := []byte(strings.Replace(string(click), "U0KEVIN", "U0ADA", 1))
+	huge := append([]byte("payload="), make([]byte, 1<<20)...)
+	cases := []struct {
+		name   string
+		req    signedRequest
+		status int
+		want   string
+	}{
+		{"unsigned", signedRequest{path: "/slack/interactions", body: click, noSign: true}, 401, "not signed by Slack"},
+		{"stale (6 minutes)", signedRequest{path: "/slack/interactions", body: click, ts: now - 360}, 401, "not signed by Slack"},
+		{"from the future", signedRequest{path: "/slack/interactions", body: click, ts: now + 360}, 401, "not signed by Slack"},
+		{"replayed with a bad signature", signedRequest{path: "/slack/interactions", body: click, ts: now,
+			sig: "v0=" + strings.Repeat("ab", 32)}, 401, "not signed by Slack"},
+		{"signature of another body", signedRequest{path: "/slack/interactions", body: tampered, ts: now,
+			sig: sign(signingSecret, now, click)}, 401, "not signed by Slack"},
+		{"signed with another secret", signedRequest{path: "/slack/interactions", body: click,
+			sig: sign("not-the-secret", time.Now().Unix(), click)}, 401, "not signed by Slack"},
+		{"malformed signature", signedRequest{path: "/slack/interactions", body: click, sig: "v0=zz"}, 401, "not signed by Slack"},
+		{"replayed exactly", signedRequest{path: "/slack/interactions", body: click, ts: now}, 401, "sent before"},
+		{"over 1 MiB", signedRequest{path: "/slack/interactions", body: huge}, 413, "over 1 MiB"},
+		{"not a form", signedRequest{path: "/slack/interactions", body: []byte(`{"payload":1}`), ctype: "application/json"}, 415, "want application/x-www-form-urlencoded"},
+		{"malformed payload JSON", signedRequest{path: "/slack/interactions", body: []byte(url.Values{"payload": {`{"type":"block_actions",`}}.Encode())}, 400, "not an interaction in JSON"},
+		{"no payload", signedRequest{path: "/slack/interactions", body: []byte("a=b")}, 400, "no payload"},
+		{"unsigned command", signedRequest{path: "/slack/commands", body: []byte("command=%2Fapprovals"), noSign: true}, 401, "not signed by Slack"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := h.send(t, c.req)
+			if status != c.status || !strings.Contains(body, c.want) {
+				t.Fatalf("answered %d %q, want %d %q", status, body, c.status, c.want)
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // work that should not have started has had time to
+	if after := len(h.slack.Messages()); after != before {
+		t.Fatalf("refused requests made Slack calls: %+v", h.slack.Messages()[before:])
+	}
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Actor != "user:kevin" {
+		t.Fatalf("decisions %+v, want only the one valid click", got)
+	}
+}
+
+func TestNoSigningSecretRefusesEverything(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{adapter: func(o *slackad.Options) {
+		cfg := *o.Config
+		cfg.SigningSecret = ""
+		o.Config = &cfg
+	}})
+	status, body := h.send(t, signedRequest{path: "/slack/interactions", body: interaction(map[string]any{"type": "block_actions"})})
+	if status != http.StatusUnauthorized || !strings.Contains(body, "no Slack signing secret") {
+		t.Fatalf("answered %d %q", status, body)
+	}
+}
+
+func TestViewClosedAndUnknownTypesAreAckedQuietly(t *testing.T) {
+	h := newHarness(t)
+	for _, typ := range []string{"view_closed", "shortcut", "message_action"} {
+		status, body := h.send(t, signedRequest{path: "/slack/interactions",
+			body: interaction(map[string]any{"type": typ, "user": map[string]any{"id": "U0KEVIN"}})})
+		if status != 200 || body != "" {
+			t.Fatalf("%s answered %d %q", typ, status, body)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := len(h.slack.Messages()); n != 0 {
+		t.Fatalf("%d messages", n)
+	}
+}
+
+func TestClickBeforeBindIsToldToWait(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.adapter.Bind(nil)
+	h.click(t, "U0KEVIN", "C0APPROVALS", "ab1|approve|a-merge1|1")
+	h.told(t, "U0KEVIN", "starting")
+}
+
+// slowService holds an argument look-up until released, to watch the
+// work after an ack.
+type slowService struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (s slowService) Decide(context.Context, threads.DecideRequest) (threads.DecideResult, error) {
+	return threads.DecideResult{Text: "decided"}, nil
+}
+
+func (s slowService) ShowArguments(ctx context.Context, _ threads.ShowRequest) (threads.ShowResult, error) {
+	select {
+	case s.started <- struct{}{}:
+	default:
+	}
+	select {
+	case <-s.release:
+		return threads.ShowResult{Refusal: "the slow answer"}, nil
+	case <-ctx.Done():
+		return threads.ShowResult{}, ctx.Err()
+	}
+}
+
+// TestCloseWaitsForWorkAfterAck: a click is acked at once; the look-up
+// runs after it, and Close (which Run calls) waits for it to answer,
+// while new clicks are refused.
+func TestCloseWaitsForWorkAfterAck(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "big.json")
+	h.drain(t)
+	svc := slowService{started: make(chan struct{}, 1), release: make(chan struct{})}
+	h.adapter.Bind(svc)
+	h.click(t, "U0KEVIN", "C0APPROVALS", "ab1|show_args|a-big1|1")
+	<-svc.started
+	closed := make(chan struct{})
+	go func() {
+		h.adapter.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a look-up was in flight")
+	case <-time.After(100 * time.Millisecond):
+	}
+	eventually(t, "new clicks refused", func() bool {
+		status, _ := h.send(t, signedRequest{path: "/slack/interactions",
+			body: interaction(h.clickPayload("U0LEE", "C0APPROVALS", "ab1|show_args|a-big1|1"))})
+		return status == http.StatusServiceUnavailable
+	})
+	close(svc.release)
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return after the work ended")
+	}
+	h.told(t, "U0KEVIN", "the slow answer")
+}
