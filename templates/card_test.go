@@ -153,7 +153,7 @@ func TestButtons(t *testing.T) {
 		{"secrets.json", []string{"Approve", "Deny", "Show all arguments"}, false, false}, // redacted
 		{"big.json", []string{"Approve", "Deny", "Show all arguments"}, false, false},     // truncated
 		{"private.json", []string{"Deny", "Approve", "Show details"}, true, true},         // restricted, destructive
-		{"protected.json", []string{"Deny"}, false, false}, // protected paths: never approved from a chat
+		{"protected.json", []string{"Deny"}, false, false},                                // protected paths: never approved from a chat
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

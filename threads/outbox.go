@@ -175,12 +175,15 @@ func (s *Service) fail(ctx context.Context, log interface {
 		}
 		return "dead"
 	}
-	if after <= 0 {
+	// A surface's own wait (a 429's Retry-After) is the row's turn coming
+	// later, not a failure: it does not count towards maxAttempts.
+	counted := after <= 0
+	if counted {
 		after = backoff(row.Attempts)
 	}
 	log.Warn("outbox row failed; will retry", "err", msg, "attempts", row.Attempts+1, "retry_in", after.String())
 	if err := s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
-		NextAttemptAt: now.Add(after), Error: msg, Attempt: true}); err != nil {
+		NextAttemptAt: now.Add(after), Error: msg, Attempt: counted}); err != nil {
 		log.Error("record outbox retry", "err", err)
 	}
 	return "retry"

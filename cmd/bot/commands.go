@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -14,7 +15,6 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/config"
-	"approvalsbot/store/sqlite"
 )
 
 func cmdCheck(args []string, stdout io.Writer, getenv env) error {
@@ -42,18 +42,12 @@ func cmdMigrate(ctx context.Context, args []string, stdout io.Writer, getenv env
 	if err != nil {
 		return err
 	}
-	if cfg.Store.Driver != "" && cfg.Store.Driver != "sqlite" {
-		return fmt.Errorf("store driver %q is not available in this build", cfg.Store.Driver)
-	}
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: sqlitePath(cfg.Store.DSN.Reveal())})
+	st, _, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "store %s: migrations applied\n", sqlitePath(cfg.Store.DSN.Reveal()))
+	fmt.Fprintf(stdout, "store %s: migrations applied\n", cfg.Store.Driver)
 	return nil
 }
 

@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
+	"approvalsbot/adapters/slack"
 	"approvalsbot/config"
 	"approvalsbot/notify"
-	"approvalsbot/store/sqlite"
+	"approvalsbot/store"
 	"approvalsbot/templates"
 )
 
@@ -37,7 +40,12 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env)
 		fmt.Fprintf(stdout, "ok   %s\n", what)
 	}
 	report("configuration "+*path, nil)
-	report("store "+cfg.Store.Driver, checkStore(ctx, cfg))
+	st, _, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err == nil {
+		defer st.Close()
+		err = st.Ping(ctx)
+	}
+	report("store "+cfg.Store.Driver, err)
 	if cfg.SMTP != nil {
 		r, err := templates.New(templates.Options{})
 		if err == nil {
@@ -48,7 +56,9 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env)
 		}
 		report("mail server "+cfg.SMTP.Addr, err)
 	}
-	if err := doctorSurfaces(ctx, cfg, stdout); err != nil {
+	if st == nil {
+		fmt.Fprintln(stdout, "skip chat surfaces: the store is needed to check them")
+	} else if err := doctorSurfaces(ctx, cfg, st, stdout); err != nil {
 		failed++
 		fmt.Fprintf(stdout, "FAIL %v\n", err)
 	}
@@ -58,22 +68,27 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env)
 	return nil
 }
 
-func checkStore(ctx context.Context, cfg *config.Config) error {
-	if cfg.Store.Driver != "" && cfg.Store.Driver != "sqlite" {
-		return fmt.Errorf("store driver %q is not available in this build", cfg.Store.Driver)
+// doctorSurfaces checks each configured chat surface: its token, its
+// scopes or permissions, and that it can post in each configured channel.
+func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, w io.Writer) error {
+	if cfg.Slack == nil && cfg.Discord == nil {
+		fmt.Fprintln(w, "ok   no chat configured: cards go to the log surface (stdout)")
+		return nil
 	}
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: sqlitePath(cfg.Store.DSN.Reveal())})
+	r, err := templates.New(templates.Options{})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	return st.Ping(ctx)
-}
-
-// doctorSurfaces checks each configured chat surface.
-func doctorSurfaces(ctx context.Context, cfg *config.Config, w io.Writer) error {
-	if cfg.Slack == nil && cfg.Discord == nil {
-		fmt.Fprintln(w, "ok   no chat configured: cards go to the log surface (stdout)")
+	var errs []error
+	if cfg.Slack != nil {
+		ad, err := slack.New(slack.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+			Renderer: r, Store: st})
+		if err == nil {
+			err = ad.Doctor(ctx, w)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("slack: %w", err))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

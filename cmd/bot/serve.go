@@ -24,10 +24,12 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/logsurface"
+	"approvalsbot/adapters/slack"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/notify"
 	"approvalsbot/store"
+	"approvalsbot/store/postgres"
 	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -43,6 +45,8 @@ func (l *liveConfig) Tenant(id string) (*config.Tenant, bool) {
 	t, ok := l.p.Load().Tenants[id]
 	return t, ok
 }
+
+func (l *liveConfig) tenants() map[string]*config.Tenant { return l.p.Load().Tenants }
 
 func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", "bot.yaml", "the configuration file")
@@ -66,7 +70,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	clock := clockwork.NewRealClock()
 
-	st, err := openStore(ctx, cfg, log)
+	st, notifications, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -96,8 +100,18 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 		mailer = m
 	}
+	surfaces := map[string]threads.Surface{}
+	var slackAd *slack.Adapter
+	if cfg.Slack != nil {
+		slackAd, err = slack.New(slack.Options{Config: cfg.Slack, Tenants: live.tenants, Renderer: renderer, Store: st, Logger: log})
+		if err != nil {
+			return fmt.Errorf("slack: %w", err)
+		}
+		surfaces[ladder.SurfaceSlack] = slackAd
+	}
 	svc, err := threads.New(threads.Options{
 		Store: st, Tenants: live, Clock: clock, Logger: log,
+		Surfaces: surfaces,
 		Fallback: logsurface.New(logsurface.Options{Out: stdout, Renderer: renderer}),
 		Metrics:  threads.NewMetrics(reg),
 		Backend:  client.ForThreads(),
@@ -133,6 +147,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintln(w, "ready")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if slackAd != nil {
+		slackAd.Bind(svc)
+		slackAd.Routes(mux)
+	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -149,6 +167,24 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 	})
 	wg.Go(func() { reloadOnHUP(workCtx, *path, getenv, live, log) })
+	if slackAd != nil {
+		// Socket Mode when an app token is set; it finishes the work it
+		// acknowledged before returning.
+		wg.Go(func() {
+			if err := slackAd.Run(workCtx); err != nil {
+				log.Error("slack stopped", "err", err)
+			}
+		})
+	}
+	if notifications != nil {
+		// PostgreSQL wakes the outbox at another replica's commit; the
+		// worker's poll stays as the safety net.
+		wg.Go(func() {
+			if err := notifications(workCtx, svc.Wake); err != nil {
+				log.Error("outbox notifications stopped", "err", err)
+			}
+		})
+	}
 	wg.Go(func() {
 		if err := runner.Run(workCtx); err != nil {
 			log.Error("scheduler stopped", "err", err)
@@ -219,31 +255,43 @@ func scheduled(cfg *config.Config, svc *threads.Service) []ladder.Job {
 	return jobs
 }
 
-func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
+// openStore opens and migrates the configured store. For PostgreSQL it
+// also returns the listener that wakes the outbox at commit.
+func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, func(context.Context, func()) error, error) {
 	switch cfg.Store.Driver {
-	case "", "sqlite":
+	case "", config.DriverSQLite:
 		st, err := sqlite.Open(ctx, sqlite.Options{Path: sqlitePath(cfg.Store.DSN.Reveal()), Logger: log, Exclusive: true})
 		if err != nil {
-			return nil, fmt.Errorf("open the SQLite store: %w", err)
+			return nil, nil, fmt.Errorf("open the SQLite store: %w", err)
 		}
 		if err := st.Migrate(ctx); err != nil {
 			st.Close()
-			return nil, fmt.Errorf("migrate the SQLite store: %w", err)
+			return nil, nil, fmt.Errorf("migrate the SQLite store: %w", err)
 		}
 		// This process alone holds the file: claims left in it are those
 		// of a process that died, and its work resumes now.
 		n, err := st.ReleaseClaims(ctx)
 		if err != nil {
 			st.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		if n > 0 {
 			log.Info("resumed work a stopped process had claimed", "claims", n)
 		}
-		return st, nil
-	default:
-		return nil, fmt.Errorf("store driver %q is not available in this build", cfg.Store.Driver)
+		return st, nil, nil
+	case config.DriverPostgres:
+		st, err := postgres.Open(ctx, postgres.Options{DSN: cfg.Store.DSN.Reveal(), Logger: log})
+		if err != nil {
+			return nil, nil, fmt.Errorf("open the PostgreSQL store: %w", err)
+		}
+		// Replicas starting together migrate once, under an advisory lock.
+		if err := st.Migrate(ctx); err != nil {
+			st.Close()
+			return nil, nil, fmt.Errorf("migrate the PostgreSQL store: %w", err)
+		}
+		return st, st.Listen, nil
 	}
+	return nil, nil, fmt.Errorf("store driver %q: want sqlite or postgres", cfg.Store.Driver)
 }
 
 // sqlitePath takes the file out of a `file:PATH?…` DSN; the store sets its

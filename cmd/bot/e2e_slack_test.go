@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/slack/slacktest"
+	"approvalsbot/templates"
+)
+
+const e2eSigningSecret = "e2e-slack-signing-secret"
+
+// fixture event → card in the channel → Approve → decision at the backend
+// with the actor, revision and digest of the card → card edited, thread reply.
+func TestEndToEndSlack(t *testing.T) {
+	dir := t.TempDir()
+	sl := slacktest.New(t, slacktest.Options{Token: "xoxb-e2e"})
+	sl.AddChannel("C0APPROVALS", "approvals", true)
+	sl.AddUser("U0KEVIN")
+	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	var merge struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(readFixture(t, "arguments", "a-merge1.json"), &merge); err != nil {
+		t.Fatal(err)
+	}
+	fake.AddApproval("a-merge1", 1, merge.Arguments, false)
+	cfg := fmt.Sprintf(`listen: "127.0.0.1:0"
+store: {driver: sqlite, dsn: "file:%s"}
+backend:
+  url: %q
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+slack:
+  bot_token: "${SLACK_BOT_TOKEN}"
+  signing_secret: "${SLACK_SIGNING_SECRET}"
+  api_url: %q
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+    members:
+      - {user: "user:kevin", role: operator, content: true, slack: U0KEVIN}
+`, filepath.Join(dir, "bot.db"), fake.URL(), sl.APIURL())
+	path := filepath.Join(dir, "bot.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-e2e")
+	t.Setenv("SLACK_SIGNING_SECRET", e2eSigningSecret)
+	bot := startBot(t, path)
+
+	if a := bot.send(t, readFixture(t, "events", "merge.json"), nil); a.Status != http.StatusAccepted {
+		t.Fatalf("event: %+v", a)
+	}
+	card := waitMessage(t, sl, "chat.postMessage", func(m slacktest.Message) bool { return m.Channel == "C0APPROVALS" && m.ThreadTS == "" })
+	approveID := buttonAction(t, card.Blocks, templates.ActionApprove)
+
+	payload, _ := json.Marshal(map[string]any{
+		"type": "block_actions", "trigger_id": "trig-1", "api_app_id": "A0APP",
+		"user":         map[string]any{"id": "U0KEVIN"},
+		"channel":      map[string]any{"id": "C0APPROVALS"},
+		"container":    map[string]any{"type": "message", "channel_id": "C0APPROVALS", "message_ts": card.TS},
+		"response_url": sl.ResponseURL("C0APPROVALS", "U0KEVIN"),
+		"actions":      []any{map[string]any{"type": "button", "block_id": "b1", "action_id": approveID, "value": approveID, "action_ts": card.TS}},
+	})
+	body := []byte(url.Values{"payload": {string(payload)}}.Encode())
+	ts := time.Now().Unix()
+	mac := hmac.New(sha256.New, []byte(e2eSigningSecret))
+	fmt.Fprintf(mac, "v0:%d:", ts)
+	mac.Write(body)
+	req, _ := http.NewRequest(http.MethodPost, bot.base+"/slack/interactions", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || time.Since(start) > 3*time.Second {
+		t.Fatalf("the click was answered %d after %s", resp.StatusCode, time.Since(start))
+	}
+
+	deadline := time.Now().Add(20 * time.Second)
+	for len(fake.Decisions()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := fake.Decisions()
+	if len(got) != 1 {
+		t.Fatalf("the backend got %d decisions", len(got))
+	}
+	var ev struct {
+		Data struct {
+			Call struct {
+				ArgsSHA256 string `json:"args_sha256"`
+			} `json:"call"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(readFixture(t, "events", "merge.json"), &ev)
+	d := got[0]
+	if !d.SignatureOK || d.Status != 200 || d.Request.Decision != "approve" || d.Request.Actor != "user:kevin" ||
+		d.Request.Revision != 1 || d.Request.ArgsSHA256 != ev.Data.Call.ArgsSHA256 || d.Request.Via.Surface != "slack" {
+		t.Fatalf("decision %+v", d)
+	}
+	edit := waitMessage(t, sl, "chat.update", func(m slacktest.Message) bool { return m.TS == card.TS })
+	if !strings.Contains(string(edit.Blocks)+edit.Text, "Approved by user:kevin") {
+		t.Fatalf("the card was edited to %s", edit.Blocks)
+	}
+	waitMessage(t, sl, "chat.postMessage", func(m slacktest.Message) bool { return m.ThreadTS == card.TS })
+}
+
+func waitMessage(t *testing.T, sl *slacktest.Server, method string, ok func(slacktest.Message) bool) slacktest.Message {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range sl.MessagesBy(method) {
+			if ok(m) {
+				return m
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %s as wanted; messages: %+v", method, sl.Messages())
+	return slacktest.Message{}
+}
+
+// buttonAction finds the action_id of the button of one kind in Block Kit JSON.
+func buttonAction(t *testing.T, blocks json.RawMessage, kind templates.ActionKind) string {
+	t.Helper()
+	var bs []struct {
+		Elements []struct {
+			ActionID string `json:"action_id"`
+		} `json:"elements"`
+	}
+	_ = json.Unmarshal(blocks, &bs)
+	for _, b := range bs {
+		for _, e := range b.Elements {
+			if a, err := templates.ParseAction(e.ActionID); err == nil && a.Kind == kind {
+				return e.ActionID
+			}
+		}
+	}
+	t.Fatalf("no %s button in %s", kind, blocks)
+	return ""
+}
