@@ -27,10 +27,15 @@ import (
 
 // Defaults for what the file may leave out.
 const (
-	DefaultListen        = ":8080"
-	DefaultStoreDriver   = DriverSQLite
-	DefaultSQLiteDSN     = "file:bot.db"
-	DefaultTick          = 10 * time.Second
+	DefaultListen      = ":8080"
+	DefaultStoreDriver = DriverSQLite
+	DefaultSQLiteDSN   = "file:bot.db"
+	DefaultTick        = 10 * time.Second
+	// DefaultLease is how long a replica's claim on work holds: after a
+	// replica dies, its claimed outbox rows and due approvals return to
+	// the others after this long. MinLease keeps it above one surface call.
+	DefaultLease         = 2 * time.Minute
+	MinLease             = 5 * time.Second
 	DefaultSlackAPIURL   = "https://slack.com/api/"
 	DefaultDiscordAPIURL = "https://discord.com/api/v10/"
 	// DefaultLadder is the ladder every tenant has, empty when the file
@@ -59,7 +64,9 @@ type Config struct {
 	Listen string
 	Store  Store
 	// Tick is how often ladders and deadlines are checked.
-	Tick    time.Duration
+	Tick time.Duration
+	// Lease is how long a claim on work holds (outbox rows, due approvals).
+	Lease   time.Duration
 	Backend Backend
 	// Slack, Discord and SMTP are nil when their section is omitted: the bot
 	// then runs without that surface, and tenants' targets on it are

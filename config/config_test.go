@@ -85,6 +85,7 @@ func TestLoadFull(t *testing.T) {
 		Listen: ":8080",
 		Store:  config.Store{Driver: "sqlite", DSN: "file:bot.db"},
 		Tick:   10 * time.Second,
+		Lease:  2 * time.Minute,
 		Backend: config.Backend{
 			URL:           "https://jobs.acme.example",
 			EventsSecrets: []config.Secret{"ev-secret-5f2a77"},
@@ -601,5 +602,17 @@ func TestEmptyFile(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+func TestLeaseBounds(t *testing.T) {
+	base := "backend:\n  url: https://jobs.example\n  events_secrets: [a]\n  calls_secrets: [b]\ntenants:\n  acme:\n    post: [slack:C0A]\n"
+	cfg, err := config.Parse("bot.yaml", []byte("lease: 30s\n"+base), func(string) (string, bool) { return "", false })
+	if err != nil || cfg.Lease != 30*time.Second {
+		t.Fatalf("lease 30s: %v %v", cfg, err)
+	}
+	_, err = config.Parse("bot.yaml", []byte("lease: 1s\n"+base), func(string) (string, bool) { return "", false })
+	if err == nil || !strings.Contains(err.Error(), "bot.yaml:1: lease: 1s is too short: at least 5s") {
+		t.Fatalf("lease 1s: %v", err)
 	}
 }

@@ -40,6 +40,7 @@ func (d *decoder) decodeFile(data []byte) *Config {
 		Listen:  DefaultListen,
 		Store:   Store{Driver: DefaultStoreDriver, DSN: DefaultSQLiteDSN},
 		Tick:    DefaultTick,
+		Lease:   DefaultLease,
 		Tenants: map[string]*Tenant{},
 	}
 	at := deref(root)
@@ -60,6 +61,15 @@ func (d *decoder) decodeFile(data []byte) *Config {
 					return
 				}
 				c.Tick = t
+			}
+		},
+		"lease": func(_, v *yaml.Node, p string) {
+			if t, ok := d.duration(v, p); ok {
+				if t < MinLease {
+					d.problemf(v, p, "%s is too short: at least %s", ladder.FormatDuration(t), ladder.FormatDuration(MinLease))
+					return
+				}
+				c.Lease = t
 			}
 		},
 		"backend": func(k, v *yaml.Node, p string) { c.Backend = d.backend(k, v, p) },

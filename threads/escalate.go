@@ -42,7 +42,7 @@ type TickResult struct {
 // tickBatch bounds one claim; a tick claims again while batches come full.
 const tickBatch = 200
 
-// tickLease holds a due approval while a tick handles it.
+// tickLease is the default hold on a due approval while a tick handles it.
 const tickLease = time.Minute
 
 // Tick fires every ladder step and deadline that is due now. It claims
@@ -54,7 +54,7 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 	for {
 		now := s.clock.Now()
 		due, err := s.store.ApprovalClaimDue(ctx, store.ApprovalClaimDueParams{
-			Worker: s.worker + "-ladder", Now: now, Lease: tickLease, Limit: tickBatch})
+			Worker: s.worker + "-ladder", Now: now, Lease: s.lease, Limit: tickBatch})
 		if err != nil {
 			return total, fmt.Errorf("claim due approvals: %w", err)
 		}

@@ -55,7 +55,8 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 		o.Poll = time.Second
 	}
 	if o.PerformTimeout <= 0 {
-		o.PerformTimeout = 30 * time.Second
+		// Within the lease, so a slow surface call is not performed twice.
+		o.PerformTimeout = min(30*time.Second, o.Lease/2)
 	}
 	return o
 }

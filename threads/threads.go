@@ -67,6 +67,9 @@ type Options struct {
 	Mailer Mailer
 	// Worker names this process in outbox claims; default a random id.
 	Worker string
+	// Lease is how long this replica's claim on a due approval holds
+	// (default 1 minute); the outbox worker takes its own in WorkerOptions.
+	Lease time.Duration
 }
 
 // Service ingests events and runs the outbox.
@@ -81,6 +84,7 @@ type Service struct {
 	backend  Backend
 	mailer   Mailer
 	worker   string
+	lease    time.Duration
 	wake     chan struct{}
 	seq      atomic.Uint64
 }
@@ -102,8 +106,11 @@ func New(o Options) (*Service, error) {
 	if o.Worker == "" {
 		o.Worker = "w-" + randomHex(6)
 	}
+	if o.Lease <= 0 {
+		o.Lease = tickLease
+	}
 	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, log: o.Logger,
-		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer,
+		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, lease: o.Lease,
 		wake: make(chan struct{}, 1)}, nil
 }
 

@@ -116,6 +116,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		Metrics:  threads.NewMetrics(reg),
 		Backend:  client.ForThreads(),
 		Mailer:   mailer,
+		Lease:    cfg.Lease,
 	})
 	if err != nil {
 		return err
@@ -162,7 +163,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if err := svc.RunOutbox(workCtx, threads.WorkerOptions{}); err != nil {
+		if err := svc.RunOutbox(workCtx, threads.WorkerOptions{Lease: cfg.Lease}); err != nil {
 			log.Error("outbox worker stopped", "err", err)
 		}
 	})
