@@ -1,12 +1,9 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"math"
-	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,7 +22,7 @@ const approvalLock = `SELECT pg_advisory_xact_lock($1, $2)`
 // ApprovalGet reads one approval (store.ErrNotFound when absent).
 func (s *Store) ApprovalGet(ctx context.Context, id string) (*store.Approval, error) {
 	op := "get approval " + id
-	a, err := scanApproval(s.pool.QueryRow(ctx, query.ApprovalGet, id))
+	a, err := query.ScanApproval(s.pool.QueryRow(ctx, query.ApprovalGet, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(op)
 	}
@@ -51,7 +48,7 @@ func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approv
 	if _, err := br.Exec(); err != nil {
 		return nil, t.s.fail(ctx, op, err)
 	}
-	a, err := scanApproval(br.QueryRow())
+	a, err := query.ScanApproval(br.QueryRow())
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = notFound(op)
 	} else if err != nil {
@@ -117,55 +114,13 @@ func (s *Store) ApprovalClaimDue(ctx context.Context, p store.ApprovalClaimDuePa
 	if err != nil {
 		return nil, s.fail(ctx, "claim due approvals", err)
 	}
-	slices.SortFunc(as, func(a, b *store.Approval) int {
-		return cmp.Or(dueAt(a).Compare(dueAt(b)), cmp.Compare(a.ID, b.ID))
-	})
+	query.SortByDue(as)
 	return as, nil
-}
-
-// dueAt is the earlier of a's next step and deadline, whichever are set,
-// as the claim query orders them.
-func dueAt(a *store.Approval) time.Time {
-	switch {
-	case a.NextStepAt.IsZero():
-		return a.DeadlineAt
-	case a.DeadlineAt.IsZero() || !a.DeadlineAt.Before(a.NextStepAt):
-		return a.NextStepAt
-	default:
-		return a.DeadlineAt
-	}
-}
-
-// scanner is pgx.Row or pgx.CollectableRow.
-type scanner interface{ Scan(dest ...any) error }
-
-// scanApproval reads one row of query.ApprovalColumns.
-func scanApproval(r scanner) (*store.Approval, error) {
-	var (
-		a                                  store.Approval
-		seen                               int64
-		nextStep, deadline                 *int64
-		requested, created, updated, until int64
-	)
-	err := r.Scan(&a.ID, &a.Tenant, &a.Revision, &a.State, &seen, &a.Function,
-		&a.Decision, &a.Plan, &a.StepsDone, &nextStep, &deadline,
-		&requested, &created, &updated, &a.ClaimedBy, &until, &a.Deciding)
-	if err != nil {
-		return nil, err
-	}
-	a.Seen = seen != 0
-	a.NextStepAt = query.NullTime(nextStep)
-	a.DeadlineAt = query.NullTime(deadline)
-	a.RequestedAt = query.Time(requested)
-	a.CreatedAt = query.Time(created)
-	a.UpdatedAt = query.Time(updated)
-	a.ClaimedUntil = query.Time(until)
-	return &a, nil
 }
 
 // collectApprovals reads every row and closes rows.
 func collectApprovals(rows pgx.Rows) ([]*store.Approval, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Approval, error) {
-		return scanApproval(r)
+		return query.ScanApproval(r)
 	})
 }

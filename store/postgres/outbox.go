@@ -1,11 +1,9 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -77,26 +75,12 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*
 		return nil, s.fail(ctx, "claim outbox rows", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.OutboxRow, error) {
-		var (
-			o                      store.OutboxRow
-			next, until, createdAt int64
-		)
-		err := r.Scan(&o.ID, &o.Tenant, &o.ApprovalID, &o.Kind, &o.Target, &o.CoalesceKey,
-			&o.Payload, &o.Attempts, &next, &o.ClaimedBy, &until, &o.LastError, &createdAt)
-		if err != nil {
-			return nil, err
-		}
-		o.NextAttemptAt = query.Time(next)
-		o.ClaimedUntil = query.Time(until)
-		o.CreatedAt = query.Time(createdAt)
-		return &o, nil
+		return query.ScanOutboxRow(r)
 	})
 	if err != nil {
 		return nil, s.fail(ctx, "claim outbox rows", err)
 	}
-	slices.SortFunc(out, func(a, b *store.OutboxRow) int {
-		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
-	})
+	query.SortOutbox(out)
 	return out, nil
 }
 

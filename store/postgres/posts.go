@@ -29,15 +29,7 @@ func (s *Store) postList(ctx context.Context, q querier, approvalID string) ([]*
 		return nil, s.fail(ctx, op, err)
 	}
 	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Post, error) {
-		var (
-			p       store.Post
-			created int64
-		)
-		if err := r.Scan(&p.ApprovalID, &p.Target, &p.Revision, &p.Channel, &p.Ref, &p.ThreadRef, &created); err != nil {
-			return nil, err
-		}
-		p.CreatedAt = query.Time(created)
-		return &p, nil
+		return query.ScanPost(r)
 	})
 	if err != nil {
 		return nil, s.fail(ctx, op, err)

@@ -1,14 +1,11 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"time"
 
 	"approvalsbot/store"
 	"approvalsbot/store/internal/query"
@@ -27,7 +24,7 @@ func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approv
 }
 
 func (s *Store) approvalGet(ctx context.Context, q querier, sqlText, id string) (*store.Approval, error) {
-	a, err := scanApproval(q.QueryRowContext(ctx, sqlText, id))
+	a, err := query.ScanApproval(q.QueryRowContext(ctx, sqlText, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("get approval " + id)
 	}
@@ -89,57 +86,15 @@ func (s *Store) ApprovalClaimDue(ctx context.Context, p store.ApprovalClaimDuePa
 	if err != nil {
 		return nil, s.fail("claim due approvals", err)
 	}
-	slices.SortFunc(as, func(a, b *store.Approval) int {
-		return cmp.Or(dueAt(a).Compare(dueAt(b)), cmp.Compare(a.ID, b.ID))
-	})
+	query.SortByDue(as)
 	return as, nil
-}
-
-// dueAt is the earlier of a's next step and deadline, whichever are set,
-// as the claim query orders them.
-func dueAt(a *store.Approval) time.Time {
-	switch {
-	case a.NextStepAt.IsZero():
-		return a.DeadlineAt
-	case a.DeadlineAt.IsZero() || !a.DeadlineAt.Before(a.NextStepAt):
-		return a.NextStepAt
-	default:
-		return a.DeadlineAt
-	}
-}
-
-// scanner is *sql.Row or *sql.Rows.
-type scanner interface{ Scan(dest ...any) error }
-
-// scanApproval reads one row of query.ApprovalColumns.
-func scanApproval(r scanner) (*store.Approval, error) {
-	var (
-		a                                  store.Approval
-		seen                               int64
-		nextStep, deadline                 *int64
-		requested, created, updated, until int64
-	)
-	err := r.Scan(&a.ID, &a.Tenant, &a.Revision, &a.State, &seen, &a.Function,
-		&a.Decision, &a.Plan, &a.StepsDone, &nextStep, &deadline,
-		&requested, &created, &updated, &a.ClaimedBy, &until, &a.Deciding)
-	if err != nil {
-		return nil, err
-	}
-	a.Seen = seen != 0
-	a.NextStepAt = query.NullTime(nextStep)
-	a.DeadlineAt = query.NullTime(deadline)
-	a.RequestedAt = query.Time(requested)
-	a.CreatedAt = query.Time(created)
-	a.UpdatedAt = query.Time(updated)
-	a.ClaimedUntil = query.Time(until)
-	return &a, nil
 }
 
 func scanApprovals(rows *sql.Rows) ([]*store.Approval, error) {
 	defer rows.Close()
 	var as []*store.Approval
 	for rows.Next() {
-		a, err := scanApproval(rows)
+		a, err := query.ScanApproval(rows)
 		if err != nil {
 			return nil, fmt.Errorf("read approval: %w", err)
 		}

@@ -1,11 +1,9 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"approvalsbot/store"
@@ -54,26 +52,16 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*
 	defer rows.Close()
 	var out []*store.OutboxRow
 	for rows.Next() {
-		var (
-			r                      store.OutboxRow
-			next, until, createdAt int64
-		)
-		err := rows.Scan(&r.ID, &r.Tenant, &r.ApprovalID, &r.Kind, &r.Target, &r.CoalesceKey,
-			&r.Payload, &r.Attempts, &next, &r.ClaimedBy, &until, &r.LastError, &createdAt)
+		r, err := query.ScanOutboxRow(rows)
 		if err != nil {
 			return nil, s.fail("claim outbox rows", err)
 		}
-		r.NextAttemptAt = query.Time(next)
-		r.ClaimedUntil = query.Time(until)
-		r.CreatedAt = query.Time(createdAt)
-		out = append(out, &r)
+		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.fail("claim outbox rows", err)
 	}
-	slices.SortFunc(out, func(a, b *store.OutboxRow) int {
-		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
-	})
+	query.SortOutbox(out)
 	return out, nil
 }
 

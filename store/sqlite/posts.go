@@ -29,15 +29,11 @@ func (s *Store) postList(ctx context.Context, q querier, approvalID string) ([]*
 	defer rows.Close()
 	var ps []*store.Post
 	for rows.Next() {
-		var (
-			p       store.Post
-			created int64
-		)
-		if err := rows.Scan(&p.ApprovalID, &p.Target, &p.Revision, &p.Channel, &p.Ref, &p.ThreadRef, &created); err != nil {
+		p, err := query.ScanPost(rows)
+		if err != nil {
 			return nil, s.fail(op, err)
 		}
-		p.CreatedAt = query.Time(created)
-		ps = append(ps, &p)
+		ps = append(ps, p)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.fail(op, err)
