@@ -9,7 +9,6 @@ import (
 	"html"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -257,38 +256,10 @@ func TestMailThreadsLaterMailsUnderTheFirst(t *testing.T) {
 // approval's redaction, so a bug there cannot hide one here.
 func fixtureSecrets(t *testing.T, raw []byte) []string {
 	t.Helper()
-	secretKey := regexp.MustCompile(`(?i)token|passw(or)?d|secret|authorization|credential|api[-_ ]?key|private[-_ ]?key`)
-	var doc any
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	out, err := fixtures.SecretsIn(raw)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	var walk func(v any, secret bool)
-	walk = func(v any, secret bool) {
-		switch x := v.(type) {
-		case string:
-			if secret {
-				out = append(out, x)
-			}
-			if _, tok, ok := strings.Cut(x, "Bearer "); ok {
-				out = append(out, tok)
-			}
-			if u, err := url.Parse(x); err == nil && u.User != nil {
-				if p, ok := u.User.Password(); ok {
-					out = append(out, p)
-				}
-			}
-		case []any:
-			for _, e := range x {
-				walk(e, secret)
-			}
-		case map[string]any:
-			for k, e := range x {
-				walk(e, secret || secretKey.MatchString(k))
-			}
-		}
-	}
-	walk(doc, false)
 	return out
 }
 
