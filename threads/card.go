@@ -17,6 +17,7 @@ func (c Card) Input() templates.Input {
 		Superseded: c.Superseded,
 		Ladder:     position(c.Frozen.Plan, c.StepsDone),
 		Tenant:     c.Tenant,
+		ThreadURL:  c.ThreadURL,
 	}
 }
 

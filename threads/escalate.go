@@ -24,6 +24,12 @@ type Mailer interface {
 	Mail(ctx context.Context, req MailRequest) (string, error)
 }
 
+// Linker is a surface that can give a posted card's web address, so an
+// escalation mail can link to the card's thread.
+type Linker interface {
+	Link(ctx context.Context, p *store.Post) string
+}
+
 // MailRequest is one escalation email.
 type MailRequest struct {
 	To       string
@@ -269,6 +275,7 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 	if err != nil {
 		return nil, err
 	}
+	card.ThreadURL = s.threadLink(ctx, row.ApprovalID)
 	req := MailRequest{To: row.Target, Card: card, Step: p.Step}
 	if root != nil {
 		req.ThreadID = root.Ref
@@ -281,4 +288,23 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 		return nil, nil
 	}
 	return &store.Post{ApprovalID: row.ApprovalID, Target: emailThread, Channel: "email", Ref: id, CreatedAt: s.clock.Now()}, nil
+}
+
+// threadLink is the web address of the approval's first card on a surface
+// that can give one, or "".
+func (s *Service) threadLink(ctx context.Context, approvalID string) string {
+	posts, err := s.store.PostList(ctx, approvalID)
+	if err != nil {
+		return ""
+	}
+	for _, p := range posts {
+		if _, surface := s.surfaceFor(p.Target); surface != nil {
+			if l, ok := surface.(Linker); ok {
+				if url := l.Link(ctx, p); url != "" {
+					return url
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -95,6 +95,9 @@ func TestLadderStepsFireAtTheirTimesAndTheDeadlineDenies(t *testing.T) {
 	if len(h.surf.mails) != 1 || h.surf.mails[0].To != "leads@acme.example" || h.surf.mails[0].Step != 2 || h.surf.mails[0].ThreadID != "" {
 		t.Fatalf("mails %+v", h.surf.mails)
 	}
+	if u := h.surf.mails[0].Card.ThreadURL; !strings.HasPrefix(u, "https://chat.example/") {
+		t.Errorf("the mail does not link to the card's thread: %q", u)
+	}
 
 	h.at(t, 4*time.Hour)
 	h.tick(t)

@@ -38,7 +38,10 @@ type Card struct {
 	StepsDone  int
 	// HeldRevision is the approval's newest revision when the card was made.
 	HeldRevision int
-	Now          time.Time
+	// ThreadURL is the web address of the card's chat thread, where known
+	// (for mail).
+	ThreadURL string
+	Now       time.Time
 }
 
 // PostRequest posts a card.

@@ -91,6 +91,10 @@ func (r *recorder) Tell(_ context.Context, req threads.TellRequest) error {
 	return nil
 }
 
+func (r *recorder) Link(_ context.Context, p *store.Post) string {
+	return "https://chat.example/" + p.Channel + "/" + p.Ref
+}
+
 func (r *recorder) Mail(_ context.Context, req threads.MailRequest) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1,0 +1,16 @@
+package slack
+
+import (
+	"context"
+
+	"approvalsbot/store"
+	"approvalsbot/threads"
+)
+
+var _ threads.Linker = (*Adapter)(nil)
+
+// Link is the web address of a posted card, for the escalation mail's
+// "open the thread" link; "" when Slack gives none.
+func (a *Adapter) Link(ctx context.Context, p *store.Post) string {
+	return a.permalink(ctx, a.workspaceURL(ctx), p)
+}
