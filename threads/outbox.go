@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -108,7 +109,7 @@ func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 }
 
 // DrainOutbox performs every row due now, one round after another, until
-// none is left; tests and `bot event --wait` use it instead of the loop.
+// none is left: RunOutbox without the waiting, for tests.
 func (s *Service) DrainOutbox(ctx context.Context) (int, error) {
 	done := 0
 	for {
@@ -161,15 +162,12 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
 
 // fail records a failed attempt: dead when permanent or out of attempts,
 // else retried after the surface's wait or a growing backoff.
-func (s *Service) fail(ctx context.Context, log interface {
-	Warn(string, ...any)
-	Error(string, ...any)
-}, row *store.OutboxRow, cause error, now time.Time) string {
+func (s *Service) fail(ctx context.Context, log *slog.Logger, row *store.OutboxRow, cause error, now time.Time) string {
 	permanent, after := classify(cause)
 	msg := cause.Error()
 	// A decision row is the deadline's (a person's never fails here): it
 	// retries until the backend answers, however long that takes.
-	if permanent || (row.Attempts+1 >= maxAttempts && row.Kind != KindDecision) {
+	if permanent || (after <= 0 && row.Attempts+1 >= maxAttempts && row.Kind != KindDecision) {
 		log.Error("outbox row failed for good", "err", msg, "attempts", row.Attempts+1)
 		if err := s.store.OutboxDead(ctx, store.OutboxDeadParams{ID: row.ID, Worker: s.worker, Now: now, Error: msg}); err != nil {
 			log.Error("record dead outbox row", "err", err)
