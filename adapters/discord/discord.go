@@ -1,0 +1,336 @@
+package discord
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"golang.org/x/time/rate"
+
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+// Store is what the adapter reads of the bot's state: the approval a
+// click names (for its tenant and function) and its revisions (Show
+// details). It never writes; store.Store satisfies it.
+type Store interface {
+	ApprovalGet(ctx context.Context, id string) (*store.Approval, error)
+	RevisionGet(ctx context.Context, approvalID string, revision int) (*store.Revision, error)
+}
+
+// Service is what a click calls; *threads.Service satisfies it.
+type Service interface {
+	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
+	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
+}
+
+// GatewayLocker lets exactly one replica hold the gateway connection
+// (Discord delivers each interaction to one session; two replicas would
+// each get some, and a replica without the lock none). Acquire blocks
+// until this process holds the lock or ctx ends (then it returns ctx's
+// error); the lock is held until release is called, or until lost is
+// closed (a nil lost is never lost): the gateway then disconnects, since
+// another replica may hold the lock now. A PostgreSQL advisory lock on a
+// dedicated connection fits: when the holder dies, its connection ends and
+// the next waiter takes over.
+type GatewayLocker interface {
+	Acquire(ctx context.Context) (lost <-chan struct{}, release func(), err error)
+}
+
+// Options configure New.
+type Options struct {
+	// Config is the discord section: BotToken and ApplicationID are
+	// required; PublicKey selects HTTP interactions (POST
+	// /discord/interactions) over the gateway; APIURL (default
+	// https://discord.com/api/v10/) chooses the scheme and host calls go
+	// to: its path is not used, since discordgo builds every path itself
+	// (/api/v9/…).
+	Config *config.Discord
+	// Tenants gives the configuration in force (it may be swapped on
+	// SIGHUP): whether a clicker may decide (deny modal or not), and the
+	// channels Doctor checks. Required.
+	Tenants func() map[string]*config.Tenant
+	// Store is read only. Required.
+	Store Store
+	// Renderer renders cards and thread replies. Required.
+	Renderer *templates.Renderer
+	// Logger gets one line per refused request, failed answer and gateway
+	// change; nil discards.
+	Logger *slog.Logger
+	// HTTPClient calls Discord's REST API; nil means a client with a 30 s
+	// timeout. It is copied, with a transport that sends discord.com's
+	// calls to APIURL's host.
+	HTTPClient *http.Client
+	// Now is the clock signed timestamps are checked against; nil means
+	// time.Now.
+	Now func() time.Time
+	// PerChannelRate and Burst pace calls per channel and route (message
+	// creates, edits, thread starts); zero means DefaultPerChannelRate and
+	// DefaultBurst, rate.Inf switches pacing off.
+	PerChannelRate rate.Limit
+	Burst          int
+	// Locker guards the gateway connection across replicas; nil means
+	// this process is the only one.
+	Locker GatewayLocker
+}
+
+// Adapter is the Discord surface and its interaction transports.
+type Adapter struct {
+	rest      *discordgo.Session // REST only: never opened
+	token     string             // "Bot …", for gateway sessions
+	appID     string
+	publicKey ed25519.PublicKey // nil: interactions over the gateway
+	client    *http.Client
+	tenants   func() map[string]*config.Tenant
+	render    *templates.Renderer
+	store     Store
+	log       *slog.Logger
+	now       func() time.Time
+	locker    GatewayLocker
+	pace      *pacer
+	replay    *replayCache
+	svc       atomic.Pointer[boundService]
+
+	dmMu sync.Mutex
+	dms  map[string]string // user id → DM channel id
+
+	workMu  sync.Mutex
+	closing bool
+	work    sync.WaitGroup
+}
+
+type boundService struct{ Service }
+
+// Compile-time guards: the adapter is a surface that can answer one
+// person privately.
+var (
+	_ threads.Surface = (*Adapter)(nil)
+	_ threads.Teller  = (*Adapter)(nil)
+)
+
+// apiPath is the path an api_url may carry: none, or Discord's /api/vN/.
+var apiPath = regexp.MustCompile(`^(/|/api/v[0-9]+/)?$`)
+
+// New checks o and builds the adapter; it makes no call to Discord.
+func New(o Options) (*Adapter, error) {
+	var errs []error
+	if o.Config == nil || strings.TrimPrefix(o.Config.BotToken.Reveal(), "Bot ") == "" {
+		errs = append(errs, errors.New("discord: a bot token is required"))
+	} else if !ladder.IsSnowflake(o.Config.ApplicationID) {
+		errs = append(errs, errors.New("discord: the application id is required (a snowflake)"))
+	}
+	if o.Tenants == nil {
+		errs = append(errs, errors.New("discord: Tenants is required"))
+	}
+	if o.Store == nil {
+		errs = append(errs, errors.New("discord: Store is required"))
+	}
+	if o.Renderer == nil {
+		errs = append(errs, errors.New("discord: Renderer is required"))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	var pub ed25519.PublicKey
+	if k := o.Config.PublicKey.Reveal(); k != "" {
+		b, err := hex.DecodeString(k)
+		if err != nil || len(b) != ed25519.PublicKeySize {
+			return nil, errors.New("discord: public_key is not an Ed25519 public key (64 hex digits)")
+		}
+		pub = b
+	}
+	apiURL := cmpOr(o.Config.APIURL, config.DefaultDiscordAPIURL)
+	u, err := url.Parse(apiURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || !apiPath.MatchString(u.Path) {
+		return nil, fmt.Errorf("discord: api_url %q: want an absolute http(s) URL with no path or /api/vN/", apiURL)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.PerChannelRate == 0 {
+		o.PerChannelRate = DefaultPerChannelRate
+	}
+	if o.Burst <= 0 {
+		o.Burst = DefaultBurst
+	}
+	client := *o.HTTPClient
+	client.Transport = rewrite(o.HTTPClient.Transport, u)
+
+	token := "Bot " + strings.TrimPrefix(o.Config.BotToken.Reveal(), "Bot ")
+	rest, err := discordgo.New(token)
+	if err != nil {
+		return nil, fmt.Errorf("discord: %w", err)
+	}
+	rest.Client = &client
+	rest.ShouldRetryOnRateLimit = false // a 429 is the outbox's to wait out, not a sleep without a context
+	rest.MaxRestRetries = 0             // a 502 too: the outbox retries with backoff
+	rest.StateEnabled = false
+	return &Adapter{
+		rest:      rest,
+		token:     token,
+		appID:     o.Config.ApplicationID,
+		publicKey: pub,
+		client:    &client,
+		tenants:   o.Tenants,
+		render:    o.Renderer,
+		store:     o.Store,
+		log:       o.Logger,
+		now:       o.Now,
+		locker:    o.Locker,
+		pace:      newPacer(o.PerChannelRate, o.Burst),
+		replay:    &replayCache{seen: map[string]time.Time{}},
+		dms:       map[string]string{},
+	}, nil
+}
+
+// discordHost is where discordgo sends every REST call.
+var discordHost = func() string {
+	u, err := url.Parse(discordgo.EndpointDiscord)
+	if err != nil {
+		return "discord.com"
+	}
+	return u.Host
+}()
+
+// rewrite sends discordgo's calls to api_url's scheme and host, leaving
+// the path (/api/v9/…) as discordgo built it: discordgo's endpoints are
+// package globals, which the adapter reads and never changes.
+func rewrite(base http.RoundTripper, to *url.URL) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if to.Scheme == "https" && to.Host == discordHost {
+		return base
+	}
+	return rewriter{base: base, scheme: to.Scheme, host: to.Host}
+}
+
+type rewriter struct {
+	base         http.RoundTripper
+	scheme, host string
+}
+
+func (t rewriter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != discordHost {
+		return t.base.RoundTrip(r)
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Scheme, r2.URL.Host, r2.Host = t.scheme, t.host, t.host
+	return t.base.RoundTrip(r2)
+}
+
+// Bind gives the adapter the service clicks go to. The surface exists
+// before the service (the service takes it as a Surface), so clicks that
+// arrive before Bind are told to try again.
+func (a *Adapter) Bind(svc Service) {
+	if svc == nil {
+		a.svc.Store(nil)
+		return
+	}
+	a.svc.Store(&boundService{svc})
+}
+
+func (a *Adapter) service() Service {
+	if b := a.svc.Load(); b != nil {
+		return b.Service
+	}
+	return nil
+}
+
+// Routes registers POST /discord/interactions when a public key is
+// configured; without one interactions come over the gateway and no
+// route is registered.
+func (a *Adapter) Routes(mux *http.ServeMux) {
+	if a.publicKey == nil {
+		return
+	}
+	mux.HandleFunc("POST /discord/interactions", a.serveInteraction)
+}
+
+// Run holds the gateway connection, while holding the GatewayLocker, when
+// no public key is configured; otherwise it only waits for ctx (the HTTP
+// endpoint needs no loop). When ctx ends it closes the connection, stops
+// taking work and waits for the work in flight. It returns an error when
+// the gateway cannot go on: Discord refused the token or the intents.
+func (a *Adapter) Run(ctx context.Context) error {
+	defer a.Close()
+	if a.publicKey != nil {
+		<-ctx.Done()
+		return nil
+	}
+	return a.runGateway(ctx)
+}
+
+// Close stops taking new work and waits for the work in flight, each
+// piece within its own timeout. Run calls it on return.
+func (a *Adapter) Close() {
+	a.workMu.Lock()
+	a.closing = true
+	a.workMu.Unlock()
+	a.work.Wait()
+}
+
+// startWork runs w after an answer, tracked so Close waits for it, with
+// its own timeout. It returns false once the adapter is closing.
+func (a *Adapter) startWork(w work) bool {
+	if w.run == nil {
+		return true
+	}
+	a.workMu.Lock()
+	defer a.workMu.Unlock()
+	if a.closing {
+		return false
+	}
+	a.work.Add(1)
+	go func() {
+		defer a.work.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				a.log.Error("discord: work after an answer panicked", "panic", fmt.Sprint(p))
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
+		defer cancel()
+		w.run(ctx)
+	}()
+	return true
+}
+
+func (a *Adapter) isClosing() bool {
+	a.workMu.Lock()
+	defer a.workMu.Unlock()
+	return a.closing
+}
+
+// enter counts one more piece of work Close waits for, unless the adapter
+// is closing; the caller calls a.work.Done when it ends.
+func (a *Adapter) enter() bool {
+	a.workMu.Lock()
+	defer a.workMu.Unlock()
+	if a.closing {
+		return false
+	}
+	a.work.Add(1)
+	return true
+}

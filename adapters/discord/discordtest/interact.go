@@ -1,0 +1,233 @@
+package discordtest
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// Click is a press on a button of a message.
+type Click struct {
+	User      string // who clicked
+	Channel   string // where: a guild channel, a thread or a DM channel
+	CustomID  string
+	MessageID string // the message the button is on; optional
+}
+
+// Submit is the submission of a modal.
+type Submit struct {
+	User      string
+	Channel   string
+	CustomID  string            // the modal's
+	Values    map[string]string // text inputs by custom_id
+	MessageID string            // the message whose button opened the modal; optional
+}
+
+// Result is the bot's first answer to an interaction.
+type Result struct {
+	Transport string // "http" or "gateway"
+	ID        string
+	Token     string
+	// Status and Body are the HTTP answer (http transport).
+	Status int
+	Body   string
+	// Response is the answer, nil when none came (in time).
+	Response *Answer
+	// Problem says what Discord would refuse about the answer: wrong type,
+	// a modal over its limits, later than 3 s, no gateway session. "" for
+	// none.
+	Problem string
+	Elapsed time.Duration
+}
+
+// Answered reports whether the bot answered acceptably.
+func (r Result) Answered() bool { return r.Response != nil && r.Problem == "" }
+
+// ClickButton delivers a button press: signed to the interactions URL
+// when one is set, else over the gateway.
+func (s *Server) ClickButton(c Click) Result {
+	in, p := s.newInteraction(discordgo.InteractionMessageComponent, c.User, c.Channel)
+	p["data"] = map[string]any{"custom_id": c.CustomID, "component_type": discordgo.ButtonComponent}
+	if c.MessageID != "" {
+		p["message"] = s.messageRef(c.MessageID, c.Channel)
+	}
+	return s.deliver(in, p)
+}
+
+// SubmitModal delivers a modal's submission.
+func (s *Server) SubmitModal(m Submit) Result {
+	in, p := s.newInteraction(discordgo.InteractionModalSubmit, m.User, m.Channel)
+	rows := make([]any, 0, len(m.Values))
+	for id, v := range m.Values {
+		rows = append(rows, map[string]any{"type": discordgo.ActionsRowComponent, "components": []any{
+			map[string]any{"type": discordgo.TextInputComponent, "custom_id": id, "value": v}}})
+	}
+	p["data"] = map[string]any{"custom_id": m.CustomID, "components": rows}
+	if m.MessageID != "" {
+		p["message"] = s.messageRef(m.MessageID, m.Channel)
+	}
+	return s.deliver(in, p)
+}
+
+// Command delivers a slash command the bot never registered.
+func (s *Server) Command(user, channel, name string) Result {
+	in, p := s.newInteraction(discordgo.InteractionApplicationCommand, user, channel)
+	p["data"] = map[string]any{"id": s.Snowflake(), "name": name, "type": 1}
+	return s.deliver(in, p)
+}
+
+// Ping sends Discord's PING, as when the endpoint URL is saved in the
+// developer portal.
+func (s *Server) Ping() Result {
+	in, p := s.newInteraction(discordgo.InteractionPing, "", "")
+	return s.deliver(in, p)
+}
+
+// Payload builds a click as Discord would send it, registered (so its
+// token works once answered), without sending it: for tests that send it
+// themselves, badly signed or late.
+func (s *Server) Payload(c Click) []byte {
+	_, p := s.newInteraction(discordgo.InteractionMessageComponent, c.User, c.Channel)
+	p["data"] = map[string]any{"custom_id": c.CustomID, "component_type": discordgo.ButtonComponent}
+	b, _ := json.Marshal(p) // plain data
+	return b
+}
+
+// Sign is Discord's Ed25519 signature of timestamp+body, in hex.
+func (s *Server) Sign(timestamp string, body []byte) string {
+	return hex.EncodeToString(ed25519.Sign(s.priv, append([]byte(timestamp), body...)))
+}
+
+// Post sends body to the interactions URL with Discord's signature
+// headers for timestamp; edit may change the request before it goes.
+// It returns the HTTP status and body.
+func (s *Server) Post(body []byte, timestamp time.Time, edit func(*http.Request)) (int, string) {
+	s.mu.Lock()
+	url := s.interactionsURL
+	s.mu.Unlock()
+	ts := strconv.FormatInt(timestamp.Unix(), 10)
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatalf("discordtest: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Discord-Interactions/1.0 (+https://discord.com)")
+	req.Header.Set("X-Signature-Timestamp", ts)
+	req.Header.Set("X-Signature-Ed25519", s.Sign(ts, body))
+	if edit != nil {
+		edit(req)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+func (s *Server) newInteraction(typ discordgo.InteractionType, userID, channelID string) (*interaction, map[string]any) {
+	tok := make([]byte, 32)
+	_, _ = rand.Read(tok)
+	in := &interaction{id: s.Snowflake(), token: "aW50ZXJhY3Rpb24" + hex.EncodeToString(tok), user: userID,
+		channel: channelID, typ: typ, created: s.o.Now()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.interactions[in.token] = in
+	p := map[string]any{"id": in.id, "application_id": s.o.ApplicationID, "type": typ, "token": in.token, "version": 1}
+	if typ == discordgo.InteractionPing {
+		return in, p
+	}
+	p["channel_id"] = channelID
+	p["locale"] = "en-US"
+	p["entitlements"] = []any{}
+	who := map[string]any{"id": userID, "username": "user" + userID, "discriminator": "0"}
+	c := s.channels[channelID]
+	if c != nil && c.guildID != "" {
+		p["guild_id"] = c.guildID
+		p["guild_locale"] = "en-US"
+		p["context"] = discordgo.InteractionContextGuild
+		p["app_permissions"] = strconv.FormatInt(s.perms(c), 10)
+		p["member"] = map[string]any{"user": who, "roles": []string{}, "permissions": "1071698660929",
+			"joined_at": "2026-01-05T10:00:00.000000+00:00", "deaf": false, "mute": false}
+	} else {
+		p["context"] = discordgo.InteractionContextBotDM
+		p["user"] = who
+	}
+	return in, p
+}
+
+func (s *Server) messageRef(id, channelID string) map[string]any {
+	return map[string]any{"id": id, "channel_id": channelID, "type": 0, "content": "", "author": s.botUser(),
+		"timestamp": "2026-11-29T18:00:01.000000+00:00", "flags": 0}
+}
+
+// deliver sends an interaction by the configured transport and waits for
+// the first answer, at most 3 s on the gateway.
+func (s *Server) deliver(in *interaction, payload map[string]any) Result {
+	body, _ := json.Marshal(payload) // plain data
+	s.mu.Lock()
+	url := s.interactionsURL
+	s.mu.Unlock()
+	res := Result{ID: in.id, Token: in.token}
+	start := time.Now()
+	if url != "" {
+		res.Transport = "http"
+		res.Status, res.Body = s.Post(body, s.o.Now(), nil)
+		res.Elapsed = time.Since(start)
+		if res.Status != http.StatusOK {
+			res.Problem = "answered HTTP " + strconv.Itoa(res.Status)
+			return res
+		}
+		answer, err := parseAnswer([]byte(res.Body))
+		if err != nil {
+			res.Problem = "the answer is not JSON"
+			return res
+		}
+		res.Problem = checkResponse(in.typ, []byte(res.Body))
+		if res.Problem == "" && res.Elapsed > answerWithin {
+			res.Problem = "answered after 3 s"
+		}
+		res.Response = answer
+		if res.Problem == "" {
+			s.mu.Lock()
+			in.answered, in.answer = true, answer
+			s.answered.Broadcast()
+			s.mu.Unlock()
+		}
+		return res
+	}
+	res.Transport = "gateway"
+	if !s.dispatch("INTERACTION_CREATE", body) {
+		res.Problem = "no gateway session is connected"
+		return res
+	}
+	deadline := start.Add(answerWithin)
+	wake := time.AfterFunc(answerWithin, func() {
+		s.mu.Lock()
+		s.answered.Broadcast()
+		s.mu.Unlock()
+	})
+	defer wake.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !in.answered && time.Now().Before(deadline) {
+		s.answered.Wait()
+	}
+	res.Elapsed = time.Since(start)
+	if !in.answered {
+		res.Problem = "no answer within 3 s"
+		return res
+	}
+	res.Response = in.answer
+	return res
+}

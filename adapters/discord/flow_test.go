@@ -1,0 +1,439 @@
+package discord_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"approvalsbot/adapters/discord/discordtest"
+	"approvalsbot/templates"
+)
+
+const approvalTarget = "discord:channel:" + chApproval
+
+func TestCardPostedToChannelWithThread(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	p := h.post(t, "a-merge1", approvalTarget, 1)
+	card := h.card(t, "a-merge1", approvalTarget, 1)
+	if p.Channel != chApproval || p.Ref != card.ID || p.ThreadRef == "" || card.Thread != p.ThreadRef {
+		t.Fatalf("recorded post %+v for message %+v: want channel, message id and its thread", p, card)
+	}
+	if !strings.Contains(card.Text(), "acme_github.merge") || !strings.Contains(card.Text(), "Waiting for a decision") ||
+		len(card.Embeds) != 1 || card.EmbedsDropped {
+		t.Fatalf("card %q with %d embeds", card.Text(), len(card.Embeds))
+	}
+	if am := card.AllowedMentions; am == nil || len(am.Parse) != 0 || len(am.Users) != 0 || len(am.Roles) != 0 {
+		t.Fatalf("a card may ping nobody: allowed_mentions %+v", am)
+	}
+	var kinds []string
+	for _, b := range card.Buttons {
+		a, err := templates.ParseAction(b.CustomID)
+		if err != nil || a.ApprovalID != "a-merge1" || a.Revision != 1 || len(b.CustomID) > 100 {
+			t.Fatalf("button %+v: %v", b, err)
+		}
+		kinds = append(kinds, string(a.Kind))
+	}
+	if strings.Join(kinds, " ") != "deny approve" {
+		t.Fatalf("buttons %v, want Deny first on a destructive call", kinds)
+	}
+	// Every call carried the bot token, and only the routes the adapter
+	// documents were called.
+	for _, r := range h.discord.Requests() {
+		if r.Auth != "Bot "+botToken || !strings.HasPrefix(r.Path, "/api/v9/") {
+			t.Fatalf("request %s %s with Authorization %q", r.Method, r.Path, r.Auth)
+		}
+	}
+	if h.discord.Calls(discordtest.RouteMessageCreate) != 1 || h.discord.Calls(discordtest.RouteThreadStart) != 1 {
+		t.Fatalf("requests %+v", h.discord.Requests())
+	}
+}
+
+func TestApproveClickDecidesAtBackendAndEditsCard(t *testing.T) {
+	h := newHarness(t)
+	ev := h.ingest(t, "merge.json")
+	h.drain(t)
+	card := h.card(t, "a-merge1", approvalTarget, 1)
+
+	res := h.click(t, kevin, chApproval, button(t, card, templates.ActionApprove))
+	if res.Response.Type != discordgo.InteractionResponseDeferredMessageUpdate || res.Elapsed > time.Second {
+		t.Fatalf("answer %+v after %s, want a deferred update at once", res.Response, res.Elapsed)
+	}
+	h.told(t, kevin, "Sending your approval of acme_github.merge")
+	h.drain(t)
+
+	got := h.backend.Decisions()
+	if len(got) != 1 {
+		t.Fatalf("backend got %d decisions", len(got))
+	}
+	d := got[0].Request
+	if !got[0].SignatureOK || got[0].Status != 200 || d.Decision != "approve" || d.Actor != "user:kevin" || d.Revision != 1 ||
+		d.ArgsSHA256 != ev.Approval.Call.ArgsSHA256 || d.Via.Surface != "discord" || d.Via.User != kevin {
+		t.Fatalf("decision %+v", got[0])
+	}
+	edited := h.card(t, "a-merge1", approvalTarget, 1)
+	if !strings.Contains(edited.Text(), "Approved by user:kevin") || len(edited.Buttons) != 0 || edited.Edits != 1 {
+		t.Fatalf("card not edited to approved without buttons: %q %+v", edited.Text(), edited.Buttons)
+	}
+	replies := h.discord.Messages(card.Thread)
+	if len(replies) != 1 || replies[0].Content == "" {
+		t.Fatalf("thread replies %+v", replies)
+	}
+	if am := replies[0].AllowedMentions; am == nil || len(am.Parse)+len(am.Users)+len(am.Roles) != 0 {
+		t.Fatalf("the backend's message may ping nobody: %+v", am)
+	}
+	h.told(t, kevin, "Recorded: your approval reached the job backend")
+
+	// A click from a copy that still shows the buttons (a client that
+	// has not redrawn) is refused: the call is decided.
+	h.click(t, lee, chApproval, button(t, card, templates.ActionApprove))
+	h.told(t, lee, "This call was already approved by user:kevin")
+	h.drain(t)
+	if n := len(h.backend.Decisions()); n != 1 {
+		t.Fatalf("%d decisions", n)
+	}
+}
+
+func TestDenyModalSubmitDeniesWithComment(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	deny := button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionDeny)
+
+	res := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval, CustomID: deny})
+	m := res.Response
+	if !res.Answered() || m.Type != discordgo.InteractionResponseModal {
+		t.Fatalf("Deny answered %+v (%s), want the reason modal", m, res.Problem)
+	}
+	if m.CustomID != deny || len([]rune(m.Title)) > 45 || !strings.Contains(m.Title, "Deny") {
+		t.Fatalf("modal %+v: its custom_id must carry the action and its title fit 45", m)
+	}
+	if len(m.Inputs) != 1 || m.Inputs[0].Style != discordgo.TextInputParagraph || m.Inputs[0].MaxLength != 1000 || m.Inputs[0].Required {
+		t.Fatalf("reason input %+v", m.Inputs)
+	}
+	if len(h.backend.Decisions()) != 0 {
+		t.Fatal("a click on Deny sent a decision before the reason")
+	}
+
+	sub := h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval, CustomID: m.CustomID,
+		Values: map[string]string{m.Inputs[0].CustomID: "not before the release"}})
+	if !sub.Answered() || sub.Response.Type != discordgo.InteractionResponseDeferredMessageUpdate {
+		t.Fatalf("submission answered %+v (%s)", sub.Response, sub.Problem)
+	}
+	h.told(t, kevin, "Sending your denial of acme_github.merge")
+	h.drain(t)
+	got := h.backend.Decisions()
+	if len(got) != 1 || got[0].Request.Decision != "deny" || got[0].Request.Comment != "not before the release" ||
+		got[0].Request.Actor != "user:kevin" || got[0].Request.Revision != 1 {
+		t.Fatalf("decisions %+v", got)
+	}
+	if text := h.card(t, "a-merge1", approvalTarget, 1).Text(); !strings.Contains(plain(text), "Denied by user:kevin: not before the release") {
+		t.Fatalf("card %q", text)
+	}
+
+	// A forged submission (an approve as the modal's custom_id) is
+	// refused at once, and nothing is sent.
+	forged := h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval, CustomID: "ab1|approve|a-merge1|1",
+		Values: map[string]string{"reason": "x"}})
+	answeredAtOnce(t, forged, "not one the bot knows")
+	h.drain(t)
+	if n := len(h.backend.Decisions()); n != 1 {
+		t.Fatalf("%d decisions", n)
+	}
+}
+
+func TestDenyByNonMemberIsRefusedWithoutModal(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	res := h.click(t, stranger, chApproval, button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionDeny))
+	if res.Response.Type == discordgo.InteractionResponseModal {
+		t.Fatal("a modal opened for someone who may not decide")
+	}
+	h.told(t, stranger, "not a member of tenant acme")
+}
+
+func TestRefusalsAreEphemeralAndNothingIsSent(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.ingest(t, "refund.json")
+	h.drain(t)
+	approve := button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionApprove)
+	if refund := h.card(t, "a-refund1", "discord:channel:"+chFinance, 1); len(refund.Buttons) != 1 ||
+		!strings.HasPrefix(refund.Buttons[0].CustomID, "ab1|deny|") {
+		t.Fatalf("a call that needs a typed confirmation offers only Deny: %+v", refund.Buttons)
+	}
+	cases := []struct {
+		name, user, channel, customID, want string
+		atOnce                              bool // answered in the first answer, not a follow-up
+	}{
+		{"unmapped user", stranger, chApproval, approve, "not a member of tenant acme", false},
+		{"viewer", vic, chApproval, approve, "viewer, which cannot decide", false},
+		{"self-approval", ada, chApproval, approve, "forbids deciding your own job's calls", false},
+		// refund needs a typed confirmation: its card has no Approve; a
+		// forged one is refused by threads.
+		{"forged approve of a typed confirmation", kevin, chFinance, "ab1|approve|a-refund1|1", "needs a typed confirmation of amount", false},
+		{"unknown approval", kevin, chApproval, "ab1|approve|a-nope|1", "knows no such card", false},
+		{"unknown approval on Deny", kevin, chApproval, "ab1|deny|a-nope|1", "knows no such card", true},
+		{"unknown action", kevin, chApproval, "ab1|launch|a-merge1|1", "not one the bot knows", true},
+		{"another app's custom_id", kevin, chApproval, "approve_button", "not one the bot knows", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := h.discord.ClickButton(discordtest.Click{User: c.user, Channel: c.channel, CustomID: c.customID})
+			if c.atOnce {
+				answeredAtOnce(t, res, c.want)
+				return
+			}
+			if !res.Answered() || res.Response.Type != discordgo.InteractionResponseDeferredMessageUpdate {
+				t.Fatalf("answer %+v (%s)", res.Response, res.Problem)
+			}
+			h.told(t, c.user, c.want)
+		})
+	}
+	h.drain(t)
+	if n := len(h.backend.Decisions()); n != 0 {
+		t.Fatalf("%d decisions reached the backend", n)
+	}
+	if !strings.Contains(h.logs.String(), "click on a button the bot does not know") {
+		t.Error("the unknown button was not logged")
+	}
+}
+
+func TestSimultaneousClicksMakeOneDecision(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	approve := button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionApprove)
+	var wg sync.WaitGroup
+	for _, u := range []string{kevin, lee} {
+		wg.Go(func() { h.click(t, u, chApproval, approve) })
+	}
+	wg.Wait()
+	eventually(t, "both answers", func() bool {
+		return len(h.discord.Followups(kevin)) == 1 && len(h.discord.Followups(lee)) == 1
+	})
+	sending, deciding := 0, 0
+	for _, u := range []string{kevin, lee} {
+		text := plain(h.discord.Followups(u)[0].Text())
+		switch {
+		case strings.Contains(text, "Sending your approval"):
+			sending++
+		case strings.Contains(text, "is deciding this call already"):
+			deciding++
+		}
+	}
+	if sending != 1 || deciding != 1 {
+		t.Fatalf("answers %+v %+v: want one sent, one told someone is deciding", h.discord.Followups(kevin), h.discord.Followups(lee))
+	}
+	h.drain(t)
+	if n := len(h.backend.Decisions()); n != 1 {
+		t.Fatalf("%d decisions reached the backend, want one", n)
+	}
+}
+
+func TestSupersededCardIsRefused(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	old := h.card(t, "a-merge1", approvalTarget, 1)
+	h.ingest(t, "merge-reasked.json")
+	h.drain(t)
+	// The old card says superseded and has no buttons; the new one is in
+	// its thread, with buttons.
+	if text := h.card(t, "a-merge1", approvalTarget, 1).Text(); !strings.Contains(text, "Superseded") {
+		t.Fatalf("old card %q", text)
+	}
+	p := h.post(t, "a-merge1", approvalTarget, 2)
+	fresh := h.card(t, "a-merge1", approvalTarget, 2)
+	if p.Channel != old.Thread || p.ThreadRef != old.Thread || fresh.ChannelID != old.Thread || len(fresh.Buttons) == 0 {
+		t.Fatalf("reasked card %+v at %+v, want it in the thread %s with buttons", fresh, p, old.Thread)
+	}
+	h.click(t, kevin, chApproval, button(t, old, templates.ActionApprove))
+	h.told(t, kevin, "superseded")
+	// The new card decides, from inside the thread.
+	h.click(t, kevin, old.Thread, button(t, fresh, templates.ActionApprove))
+	h.told(t, kevin, "Sending your approval")
+	h.drain(t)
+	got := h.backend.Decisions()
+	if len(got) != 1 || got[0].Request.Revision != 2 {
+		t.Fatalf("decisions %+v, want one for revision 2", got)
+	}
+}
+
+func TestShowAllArgumentsEphemeral(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "big.json")
+	h.drain(t)
+	show := button(t, h.card(t, "a-big1", approvalTarget, 1), templates.ActionShowArgs)
+
+	h.click(t, kevin, chApproval, show)
+	first := h.told(t, kevin, "Arguments of ")
+	if !strings.Contains(plain(first.Text()), "only you see this") || !strings.Contains(first.Text(), h.backend.Digest("a-big1")) {
+		t.Fatalf("first part %q", first.Text())
+	}
+	// Every value of the whole arguments reaches the person, across the
+	// messages Discord's 2,000 characters need.
+	eventually(t, "every part", func() bool {
+		var all strings.Builder
+		for _, f := range h.discord.Followups(kevin) {
+			all.WriteString(f.Text())
+		}
+		return strings.Contains(all.String(), "user0@acme.example") && strings.Contains(all.String(), "user99@acme.example")
+	})
+	parts := h.discord.Followups(kevin)
+	if len(parts) < 2 {
+		t.Fatalf("%d parts: the arguments should need several messages", len(parts))
+	}
+	for _, f := range parts {
+		if len([]rune(f.Content)) > 2000 || !f.Ephemeral() || strings.Count(f.Content, "```") != 2 {
+			t.Fatalf("part of %d characters, ephemeral %v: %q", len([]rune(f.Content)), f.Ephemeral(), f.Content)
+		}
+	}
+	for _, m := range h.discord.Messages(chApproval) {
+		if strings.Contains(m.Text(), "user99@acme.example") {
+			t.Fatal("the whole arguments went to the channel")
+		}
+	}
+	if n := len(h.backend.Lookups()); n != 1 {
+		t.Fatalf("%d look-ups", n)
+	}
+
+	// Without the content permission: refused, nothing shown.
+	h.click(t, noc, chApproval, show)
+	h.told(t, noc, "content permission")
+
+	// A look-up whose arguments do not match the card's digest: an error,
+	// and not a byte of them.
+	h.backend.TamperArguments("a-big1", json.RawMessage(`{"to":["evil@attacker.example"]}`))
+	h.click(t, lee, chApproval, show)
+	h.told(t, lee, "do not match the digest")
+	for _, f := range h.discord.AllFollowups() {
+		if strings.Contains(f.Text(), "evil@attacker.example") {
+			t.Fatalf("tampered arguments were shown: %+v", f)
+		}
+	}
+	if n := len(h.discord.Followups(lee)); n != 1 {
+		t.Fatalf("%d answers to lee, want the one refusal", n)
+	}
+}
+
+func TestShowDetailsOnRestrictedCard(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "private.json")
+	h.drain(t)
+	card := h.card(t, "a-priv1", approvalTarget, 1)
+	if strings.Contains(card.Text(), h.backend.Digest("a-priv1")) || strings.Contains(card.Text(), "bea.private@example.com") {
+		t.Fatalf("a restricted card shows its content in the channel: %q", card.Text())
+	}
+	h.click(t, kevin, chApproval, button(t, card, templates.ActionShowDetails))
+	details := h.told(t, kevin, "Details, only you see this")
+	if details.Components != 0 || len(details.Embeds) != 1 {
+		t.Fatalf("details %+v: want the card's embed without buttons", details)
+	}
+	args := h.told(t, kevin, "Arguments of **db.delete")
+	if !strings.Contains(args.Text(), h.backend.Digest("a-priv1")) || !strings.Contains(args.Text(), "bea.private@example.com") {
+		t.Fatalf("arguments %q", args.Text())
+	}
+	for _, m := range h.discord.Messages(chApproval) {
+		if strings.Contains(m.Text(), "bea.private@example.com") {
+			t.Fatal("the details reached the channel")
+		}
+	}
+	// Someone without the content permission sees no details at all.
+	h.click(t, noc, chApproval, button(t, card, templates.ActionShowDetails))
+	h.told(t, noc, "content permission")
+	if n := len(h.discord.Followups(noc)); n != 1 {
+		t.Fatalf("%d answers to a member without the content permission", n)
+	}
+}
+
+func TestEscalationMentionsAndDMWithButtons(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	card := h.card(t, "a-merge1", approvalTarget, 1)
+
+	// 15m: the mention in the thread pings exactly a user and a role.
+	h.clock.Advance(15 * time.Minute)
+	if _, err := h.svc.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	var mention discordtest.Message
+	for _, m := range h.discord.Messages(card.Thread) {
+		if strings.Contains(m.Content, "waiting") {
+			mention = m
+		}
+	}
+	if !strings.Contains(mention.Content, "<@"+kevin+">") || !strings.Contains(mention.Content, "<@&"+roleOncall+">") {
+		t.Fatalf("escalation reply %q", mention.Content)
+	}
+	am := mention.AllowedMentions
+	if am == nil || len(am.Parse) != 0 || strings.Join(am.Users, ",") != kevin || strings.Join(am.Roles, ",") != roleOncall {
+		t.Fatalf("allowed_mentions %+v, want exactly the user and the role", am)
+	}
+
+	// 1h: a DM to lee with working buttons.
+	h.clock.Advance(45 * time.Minute)
+	if _, err := h.svc.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	dmTarget := "discord:user:" + lee
+	p := h.post(t, "a-merge1", dmTarget, 1)
+	if p.Channel != h.discord.DMChannel(lee) || p.ThreadRef != "" {
+		t.Fatalf("DM post %+v, want lee's DM channel %s and no thread", p, h.discord.DMChannel(lee))
+	}
+	dm := h.card(t, "a-merge1", dmTarget, 1)
+	h.click(t, lee, p.Channel, button(t, dm, templates.ActionApprove))
+	h.told(t, lee, "Sending your approval")
+	h.drain(t)
+	for _, target := range []string{approvalTarget, dmTarget} {
+		if text := h.card(t, "a-merge1", target, 1).Text(); !strings.Contains(text, "Approved by user:lee") {
+			t.Errorf("card at %s not edited: %q", target, text)
+		}
+	}
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Via.User != lee {
+		t.Fatalf("decisions %+v", got)
+	}
+}
+
+func TestAuditNoticePingsNobody(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "auto.json")
+	h.drain(t)
+	msgs := h.discord.Messages(chAudit)
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Content, "Ran unattended") {
+		t.Fatalf("audit channel %+v", msgs)
+	}
+	if am := msgs[0].AllowedMentions; am == nil || len(am.Parse)+len(am.Users)+len(am.Roles) != 0 {
+		t.Fatalf("allowed_mentions %+v", am)
+	}
+}
+
+func TestTellFallsBackToDMWhenTheTokenLapsed(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.click(t, kevin, chApproval, button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionApprove))
+	h.told(t, kevin, "Sending your approval")
+	// The backend answers after the interaction's 15 minutes: the token
+	// no longer takes follow-ups, so the answer goes by DM.
+	h.skew.Store(int64(16 * time.Minute))
+	h.drain(t)
+	dm := h.discord.DMChannel(kevin)
+	msgs := h.discord.Messages(dm)
+	if dm == "" || len(msgs) != 1 || !strings.Contains(msgs[0].Content, "Recorded: your approval reached the job backend") {
+		t.Fatalf("DM %s: %+v", dm, msgs)
+	}
+	if n := len(h.discord.Followups(kevin)); n != 1 {
+		t.Fatalf("%d follow-ups, want only the first answer", n)
+	}
+}

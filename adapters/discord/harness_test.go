@@ -1,0 +1,413 @@
+package discord_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jonboulle/clockwork"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/backend/backendtest"
+	discordad "approvalsbot/adapters/discord"
+	"approvalsbot/adapters/discord/discordtest"
+	"approvalsbot/adapters/logsurface"
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/internal/fixtures"
+	"approvalsbot/store"
+	"approvalsbot/store/sqlite"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+const (
+	botToken    = "MTEwMDAwMDAwMDAwMDAwMDAwMQ.Gx1234.fake-bot-token-0123456789"
+	appID       = "1100000000000000001"
+	callsSecret = "calls-secret"
+
+	guildID    = "110000000000000099"
+	chApproval = "112233445566778899"
+	chAudit    = "112233445566778800"
+	chFinance  = "112233445566778811"
+	chQuiet    = "112233445566778822"
+	roleOncall = "998877665544332211"
+
+	kevin    = "223344556677889900"
+	ada      = "223344556677889901"
+	noc      = "223344556677889902"
+	vic      = "223344556677889903"
+	lee      = "334455667788990011"
+	stranger = "999999999999999999"
+)
+
+const testConfig = `
+backend:
+  url: "%s"
+  events_secrets: ["events-secret"]
+  calls_secrets: ["calls-secret"]
+discord:
+  bot_token: "%s"
+  application_id: "` + appID + `"
+%s  api_url: "%s"
+tenants:
+  acme:
+    post: [discord:channel:` + chApproval + `]
+    audit: discord:channel:` + chAudit + `
+    forbid_self_approval: true
+    ladders:
+      default:
+        - after: 15m
+          mention: [discord:user:` + kevin + `, discord:role:` + roleOncall + `]
+        - after: 1h
+          dm: [discord:user:` + lee + `]
+    tools:
+      "payments.*": {deadline: 2h, post: [discord:channel:` + chFinance + `]}
+    members:
+      - {user: "user:kevin", role: operator, content: true, discord: "` + kevin + `"}
+      - {user: "user:ada", role: owner, content: true, governance: true, discord: "` + ada + `"}
+      - {user: "user:lee", role: operator, content: true, discord: "` + lee + `"}
+      - {user: "user:nocontent", role: admin, content: false, discord: "` + noc + `"}
+      - {user: "user:vic", role: viewer, discord: "` + vic + `"}
+  quiet:
+    post: [discord:channel:` + chQuiet + `]
+`
+
+type tenants struct{ cfg *config.Config }
+
+func (t tenants) Tenant(id string) (*config.Tenant, bool) {
+	tn, ok := t.cfg.Tenants[id]
+	return tn, ok
+}
+
+// syncBuffer collects log lines from every goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// harness is the bot's Discord side for real: the adapter's HTTP
+// endpoint on a loopback listener (or its gateway session), threads on
+// SQLite in a temporary directory, the real backend client calling the
+// fake job backend, and discordgo calling the fake Discord.
+type harness struct {
+	discord *discordtest.Server
+	backend *backendtest.Fake
+	svc     *threads.Service
+	store   store.Store
+	cfg     *config.Config
+	adapter *discordad.Adapter
+	opts    discordad.Options
+	http    *httptest.Server // nil on the gateway
+	clock   *clockwork.FakeClock
+	logs    *syncBuffer
+	skew    *atomic.Int64 // added to the fake Discord's clock, in ns
+}
+
+type harnessOptions struct {
+	gateway bool // no public key: interactions over the gateway
+	manual  bool // with gateway: the test runs the adapter itself
+	discord discordtest.Options
+	adapter func(*discordad.Options)
+}
+
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
+
+func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
+	t.Helper()
+	skew := &atomic.Int64{}
+	ho.discord.Token, ho.discord.ApplicationID = botToken, appID
+	ho.discord.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	fake := discordtest.New(t, ho.discord)
+	fake.AddGuild(guildID, "acme", discordad.Permissions)
+	for _, c := range []string{chApproval, chAudit, chFinance, chQuiet} {
+		fake.AddChannel(guildID, c, "channel-"+c[len(c)-2:])
+	}
+	fake.AddRole(guildID, roleOncall, "oncall", true)
+	for _, u := range []string{kevin, ada, noc, vic, lee, stranger} {
+		fake.AddUser(u)
+	}
+	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(callsSecret)}})
+	keyLine := ""
+	if !ho.gateway {
+		keyLine = fmt.Sprintf("  public_key: %q\n", fake.PublicKeyHex())
+	}
+	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL(), botToken, keyLine, fake.URL()),
+		func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	renderer, err := templates.New(templates.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC))
+	o := discordad.Options{Config: cfg.Discord, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+		Store: st, Renderer: renderer, Logger: log, PerChannelRate: 1000, Burst: 50}
+	if ho.adapter != nil {
+		ho.adapter(&o)
+	}
+	ad, err := discordad.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: back.URL(), Secrets: [][]byte{[]byte(callsSecret)},
+		MaxElapsed: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := threads.New(threads.Options{Store: st, Tenants: tenants{cfg}, Clock: clock, Logger: log,
+		Surfaces: map[string]threads.Surface{"discord": ad}, Backend: client.ForThreads(),
+		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad.Bind(svc)
+	h := &harness{discord: fake, backend: back, svc: svc, store: st, cfg: cfg, adapter: ad, opts: o, clock: clock,
+		logs: logs, skew: skew}
+	switch {
+	case ho.gateway && ho.manual:
+	case ho.gateway:
+		h.runGateway(t, ad)
+	default:
+		mux := http.NewServeMux()
+		ad.Routes(mux)
+		h.http = httptest.NewServer(mux)
+		t.Cleanup(h.http.Close)
+		fake.SetInteractionsURL(h.http.URL + "/discord/interactions")
+	}
+	t.Cleanup(func() {
+		ad.Close()
+		// No token, secret or interaction token ever reaches a log line.
+		out := logs.String()
+		for _, secret := range []string{botToken, callsSecret, "aW50ZXJhY3Rpb24"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("the logs carry %q:\n%s", secret, out)
+			}
+		}
+	})
+	return h
+}
+
+// runGateway runs the adapter's gateway until the test ends, and waits
+// for its session.
+func (h *harness) runGateway(t *testing.T, ad *discordad.Adapter) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ad.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	eventually(t, "the gateway session", func() bool { return h.discord.GatewaySessions() == 1 })
+}
+
+// ingest feeds a fixture event to threads, with the arguments behind it
+// known to the fake job backend.
+func (h *harness) ingest(t *testing.T, name string) *approval.Event {
+	t.Helper()
+	p, err := fixtures.Path("events", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if a := ev.Approval; a != nil {
+		h.backend.AddApproval(a.ID, a.Revision, arguments(t, a.ID, a.Revision), a.Content.Restricted)
+		h.backend.SetFunction(a.ID, a.Call.Function)
+	}
+	sum := sha256.Sum256(body)
+	if _, err := h.svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
+		t.Fatalf("ingest %s: %v", name, err)
+	}
+	return ev
+}
+
+// arguments reads the backend's truth for an approval's revision.
+func arguments(t *testing.T, id string, revision int) json.RawMessage {
+	t.Helper()
+	name := id + ".json"
+	if revision > 1 {
+		name = fmt.Sprintf("%s.r%d.json", id, revision)
+	}
+	p, err := fixtures.Path("arguments", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	return fx.Arguments
+}
+
+func (h *harness) drain(t *testing.T) {
+	t.Helper()
+	if _, err := h.svc.DrainOutbox(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// post is the post threads recorded for an approval's card of a revision
+// at a target.
+func (h *harness) post(t *testing.T, approvalID, target string, revision int) *store.Post {
+	t.Helper()
+	posts, err := h.store.PostList(context.Background(), approvalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range posts {
+		if p.Target == target && p.Revision == revision {
+			return p
+		}
+	}
+	t.Fatalf("no card of %s revision %d at %s; posts %+v", approvalID, revision, target, posts)
+	return nil
+}
+
+// card is the message of an approval's card as it stands now, found
+// through the post threads recorded.
+func (h *harness) card(t *testing.T, approvalID, target string, revision int) discordtest.Message {
+	t.Helper()
+	p := h.post(t, approvalID, target, revision)
+	m, ok := h.discord.Message(p.Ref)
+	if !ok || m.ChannelID != p.Channel {
+		t.Fatalf("post %+v names no message in its channel", p)
+	}
+	return m
+}
+
+// button finds the card's button of a kind.
+func button(t *testing.T, m discordtest.Message, kind templates.ActionKind) string {
+	t.Helper()
+	for _, b := range m.Buttons {
+		if strings.HasPrefix(b.CustomID, "ab1|"+string(kind)+"|") {
+			return b.CustomID
+		}
+	}
+	t.Fatalf("no %s button on %+v", kind, m.Buttons)
+	return ""
+}
+
+// click presses a button and checks it was answered with a deferred
+// update (type 6): no visible answer, the work follows up.
+func (h *harness) click(t *testing.T, user, channel, customID string) discordtest.Result {
+	t.Helper()
+	res := h.discord.ClickButton(discordtest.Click{User: user, Channel: channel, CustomID: customID})
+	if !res.Answered() {
+		t.Fatalf("click not answered: %+v", res)
+	}
+	return res
+}
+
+// told waits for an ephemeral follow-up to one person containing want,
+// and returns it.
+func (h *harness) told(t *testing.T, user, want string) discordtest.Followup {
+	t.Helper()
+	var got []string
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		got = got[:0]
+		for _, f := range h.discord.Followups(user) {
+			if !f.Ephemeral() {
+				t.Fatalf("an answer to %s was not ephemeral: %+v", user, f)
+			}
+			if strings.Contains(plain(f.Text()), want) {
+				return f
+			}
+			got = append(got, plain(f.Text()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s was not told %q; was told %q", user, want, got)
+	return discordtest.Followup{}
+}
+
+// answeredAtOnce checks an interaction was answered with an ephemeral
+// message (type 4, flag 64) holding want.
+func answeredAtOnce(t *testing.T, res discordtest.Result, want string) {
+	t.Helper()
+	r := res.Response
+	if !res.Answered() || r.Type != discordgo.InteractionResponseChannelMessageWithSource || !r.Ephemeral() ||
+		!strings.Contains(plain(r.Content), want) {
+		t.Fatalf("answer %+v (%s), want an ephemeral message with %q", r, res.Problem, want)
+	}
+}
+
+// eventually waits for cond.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// plain is text as a person reads it: Discord's markdown escapes and the
+// zero width spaces gone.
+func plain(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\*_~`|<>[]#-+", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return strings.ReplaceAll(b.String(), "\u200b", "")
+}

@@ -1,0 +1,154 @@
+package discord
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+func TestArgumentMessagesSplitWithinLimitsAndSayWhatIsLeftOut(t *testing.T) {
+	var lines []string
+	for i := range 400 {
+		lines = append(lines, fmt.Sprintf(`  "key%03d": "value %d with a `+"```"+` fence and *stars*",`, i, i))
+	}
+	lines = append(lines, `  "long": "`+strings.Repeat("x", 5000)+`"`)
+	args := "{\n" + strings.Join(lines, "\n") + "\n}"
+	act := templates.Action{Kind: templates.ActionShowArgs, ApprovalID: "a-big1", Revision: 3}
+	res := threads.ShowResult{Function: "mail_send.broadcast", Arguments: []byte(args),
+		Digest: "sha256:" + strings.Repeat("ab", 32), Redacted: true}
+
+	msgs := argumentMessages(act, res, 100)
+	var all strings.Builder
+	for i, m := range msgs {
+		if n := charLen(m); n > contentMax {
+			t.Fatalf("message %d has %d characters", i, n)
+		}
+		if strings.Count(m, "```") != 2 {
+			t.Fatalf("message %d breaks its code block: %q", i, m)
+		}
+		_, code, _ := strings.Cut(m, codeOpen)
+		all.WriteString(strings.TrimSuffix(code, codeClose) + "\n")
+	}
+	if !strings.HasPrefix(msgs[0], "Arguments of **mail\\_send.broadcast** · approval a-big1, revision 3") ||
+		!strings.Contains(msgs[0], "secrets are redacted") || !strings.Contains(msgs[1], fmt.Sprintf("part 2 of %d", len(msgs))) {
+		t.Fatalf("headers %q / %q", msgs[0][:120], msgs[1][:60])
+	}
+	got := strings.ReplaceAll(all.String(), "\u200b", "")
+	for _, want := range []string{`"key000"`, `"key399"`, strings.Repeat("x", 1000)} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("%q lost", want)
+		}
+	}
+	if strings.Count(got, "x") < 5000 {
+		t.Fatal("the long value was not shown whole")
+	}
+
+	few := argumentMessages(act, res, 3)
+	if len(few) != 3 || !strings.Contains(few[2], "more characters are not shown") || charLen(few[2]) > contentMax {
+		t.Fatalf("limited to 3: %d messages, last %q", len(few), few[len(few)-1])
+	}
+	if none := argumentMessages(act, threads.ShowResult{Function: "f", Digest: "d"}, 5); len(none) != 1 ||
+		!strings.Contains(none[0], "(no arguments)") {
+		t.Fatalf("no arguments: %q", none)
+	}
+}
+
+func TestMarkdownEscapesEverythingButLinks(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"acme_github.merge", `acme\_github.merge`},
+		{"**bold** `code` ~~x~~ ||spoiler|| <@123> [x](y)", `\*\*bold\*\* \` + "`" + `code\` + "`" + ` \~\~x\~\~ \|\|spoiler\|\| \<@123> \[x\](y)`},
+		{"> quote\n# head\n- item", "\\> quote\n\\# head\n\\- item"},
+		{"ping @everyone and @here", "ping @\u200beveryone and @\u200bhere"},
+		{"approve it in the console (https://console.example/approvals/a_refund1).",
+			"approve it in the console (https://console.example/approvals/a_refund1)."},
+		{"see https://x.example/a_b and a_b", `see https://x.example/a_b and a\_b`},
+	}
+	for _, c := range cases {
+		if got := markdown(c.in); got != c.want {
+			t.Errorf("markdown(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestLineChunks(t *testing.T) {
+	text := strings.Repeat("line of text\n", 300) + strings.Repeat("y", 3000)
+	chunks := lineChunks(text, 2000)
+	total := 0
+	for _, c := range chunks {
+		if charLen(c) > 2000 {
+			t.Fatalf("chunk of %d", charLen(c))
+		}
+		total += strings.Count(c, "line of text")
+	}
+	if total != 300 || !strings.HasSuffix(chunks[len(chunks)-1], "…") {
+		t.Fatalf("%d lines kept; last chunk %q", total, chunks[len(chunks)-1][:20])
+	}
+}
+
+func TestReplayCache(t *testing.T) {
+	c := &replayCache{seen: map[string]time.Time{}}
+	now := time.Unix(1_800_000_000, 0)
+	if !c.first("sig", now) || c.first("sig", now.Add(time.Minute)) {
+		t.Fatal("a signature was taken twice within the window")
+	}
+	if !c.first("sig", now.Add(11*time.Minute)) {
+		t.Fatal("the cache did not forget after two windows")
+	}
+	if len(c.seen) != 1 {
+		t.Fatalf("%d entries kept", len(c.seen))
+	}
+}
+
+func TestFatalGatewayCloses(t *testing.T) {
+	for code, fatal := range map[int]bool{4004: true, 4013: true, 4014: true, 4000: false, 4009: false, 1006: false} {
+		err := fmt.Errorf("open: %w", &websocket.CloseError{Code: code})
+		if got := fatalGateway(err) != ""; got != fatal {
+			t.Errorf("close %d: fatal %v, want %v", code, got, fatal)
+		}
+	}
+	if fatalGateway(errConnectionLost) != "" || fatalGateway(nil) != "" {
+		t.Error("a dropped connection is not fatal")
+	}
+}
+
+func TestScrubKeepsTheInteractionTokenOut(t *testing.T) {
+	token := "aW50ZXJhY3Rpb24secret"
+	err := &url.Error{Op: "Post", URL: "https://discord.com/api/v9/webhooks/1100000000000000001/" + token + "?wait=true",
+		Err: errors.New("connection refused")}
+	for _, e := range []error{scrub(err), classify("answer", err)} {
+		if strings.Contains(e.Error(), token) || !strings.Contains(e.Error(), "connection refused") {
+			t.Fatalf("%q", e.Error())
+		}
+	}
+	var ue *url.Error
+	if errors.As(scrub(err), &ue) {
+		t.Fatal("the scrubbed error still unwraps to the URL")
+	}
+}
+
+func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
+	r := ephemeral(strings.Repeat("@everyone ", 400))
+	if charLen(r.Data.Content) > contentMax || r.Data.AllowedMentions == nil || len(r.Data.AllowedMentions.Parse) != 0 ||
+		strings.Contains(r.Data.Content, "@everyone") {
+		t.Fatalf("%d characters, mentions %+v", charLen(r.Data.Content), r.Data.AllowedMentions)
+	}
+	b, _ := json.Marshal(denyModal(strings.Repeat("very_long_function_name.", 10), templates.Action{Kind: templates.ActionDeny, ApprovalID: "a-1", Revision: 1}))
+	var m struct {
+		Data struct {
+			Title    string `json:"title"`
+			CustomID string `json:"custom_id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || charLen(m.Data.Title) > modalTitleMax || m.Data.CustomID != "ab1|deny|a-1|1" {
+		t.Fatalf("modal %s", b)
+	}
+}

@@ -1,0 +1,115 @@
+package discord
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"golang.org/x/time/rate"
+)
+
+// Discord's limits and deadlines the adapter keeps to. discordgo checks
+// none of them; the card's own limits live in package templates.
+const (
+	// maxRequestBody bounds an interaction body, read once before its
+	// signature is checked. Discord's are a few KB.
+	maxRequestBody = 1 << 20
+	// signatureWindow is how old a signed interaction may be; Discord
+	// signs the timestamp but discordgo does not check its age:
+	// https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers
+	signatureWindow = 5 * time.Minute
+	// answerWithin is how soon Discord wants the first answer:
+	// https://discord.com/developers/docs/interactions/receiving-and-responding#responding-to-an-interaction
+	answerWithin = discordgo.InteractionDeadline
+	// answerBudget bounds what the handler may do before answering (one
+	// store read, for the deny modal), leaving the rest of the 3 s for
+	// the network.
+	answerBudget = 1500 * time.Millisecond
+	// tokenLifetime is how long an interaction's token takes follow-ups.
+	tokenLifetime = 15 * time.Minute
+	// followupSettle is how long a follow-up is retried while Discord has
+	// not yet recorded the HTTP answer it follows (Unknown Webhook).
+	followupSettle = 5 * time.Second
+	// contentMax: https://discord.com/developers/docs/resources/message#create-message-jsonform-params
+	contentMax = 2000
+	// modalTitleMax and textInputLabelMax:
+	// https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-response-object-modal
+	// and https://discord.com/developers/docs/components/reference#text-input
+	modalTitleMax     = 45
+	textInputLabelMax = 45
+	// threadNameMax: https://discord.com/developers/docs/resources/message#start-thread-from-message
+	threadNameMax = 100
+	// threadArchiveMinutes is the longest auto-archive Discord offers (a
+	// week); a message into an archived thread reopens it anyway.
+	threadArchiveMinutes = 10080
+	// reasonMax bounds the deny reason; threads refuses longer.
+	reasonMax = 1000
+	// maxShowMessages bounds the follow-ups of one Show all arguments.
+	maxShowMessages = 10
+)
+
+// How long the work after an answer may take.
+const (
+	// decideTimeout bounds recording a click (threads.Decide records and
+	// enqueues) and answering it.
+	decideTimeout = 20 * time.Second
+	// showTimeout bounds an argument look-up and its answer; threads
+	// bounds the look-up itself at 70 s.
+	showTimeout = 90 * time.Second
+)
+
+// Pace defaults. Discord publishes no fixed numbers, but message creates
+// are limited per channel to about five every five seconds
+// (https://discord.com/developers/docs/topics/rate-limits): one every
+// 1.25 s with a burst of one never puts more than five in any five
+// seconds.
+const (
+	DefaultPerChannelRate rate.Limit = 0.8 // one every 1.25 s
+	DefaultBurst                     = 1
+	// defaultRetryAfter is the wait for a 429 that names none.
+	defaultRetryAfter = 5 * time.Second
+)
+
+// Permissions are the bot permissions of exactly the calls the adapter
+// makes, and no other:
+//   - View Channel: every call on a channel (GET /channels/{id} in Doctor).
+//   - Send Messages: cards, notices and digests (POST /channels/{id}/messages).
+//   - Embed Links: a card is an embed; without it Discord drops the embed.
+//   - Create Public Threads: the thread started from each card
+//     (POST /channels/{id}/messages/{id}/threads).
+//   - Send Messages in Threads: replies, escalations and reasked cards.
+//
+// Editing the bot's own messages, DMs, interaction answers and follow-ups
+// need none. Read Message History is not asked for: no call reads a
+// message the bot did not just send. Mentioning a role notifies only when
+// the role is mentionable ("Allow anyone to @mention this role"); the bot
+// does not ask for Mention Everyone to get around that.
+const Permissions = int64(discordgo.PermissionViewChannel | discordgo.PermissionSendMessages |
+	discordgo.PermissionEmbedLinks | discordgo.PermissionCreatePublicThreads |
+	discordgo.PermissionSendMessagesInThreads)
+
+// permissionNames names Permissions' bits, in the order the developer
+// portal lists them.
+var permissionNames = []struct {
+	bit  int64
+	name string
+}{
+	{discordgo.PermissionViewChannel, "View Channel"},
+	{discordgo.PermissionSendMessages, "Send Messages"},
+	{discordgo.PermissionSendMessagesInThreads, "Send Messages in Threads"},
+	{discordgo.PermissionCreatePublicThreads, "Create Public Threads"},
+	{discordgo.PermissionEmbedLinks, "Embed Links"},
+}
+
+// GatewayIntents are the intents the gateway session identifies with:
+// none. INTERACTION_CREATE belongs to no intent and always arrives; the
+// bot reads no guild, member or message events.
+const GatewayIntents = discordgo.IntentsNone
+
+// InviteURL is the link that adds the bot to a server with exactly
+// Permissions.
+func InviteURL(applicationID string) string {
+	return fmt.Sprintf("https://discord.com/oauth2/authorize?client_id=%s&scope=bot+applications.commands&permissions=%s",
+		applicationID, strconv.FormatInt(Permissions, 10))
+}

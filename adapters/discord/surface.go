@@ -1,0 +1,253 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bwmarrin/discordgo"
+
+	"approvalsbot/approval"
+	"approvalsbot/ladder"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+// Post puts a card at a target: a channel (discord:channel:ID), where a
+// thread is started from the card's message for everything that follows,
+// or a user (discord:user:ID), in a DM opened with UserChannelCreate, with
+// working buttons. Under Thread (a reasked card) it goes into that card's
+// thread (a DM's channel itself). It waits for the channel's pace first.
+//
+// A thread that cannot be started does not undo the card: the card is
+// recorded without a thread, and the first reply starts it.
+func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
+	if req.Card.Approval == nil {
+		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
+	}
+	what := fmt.Sprintf("post card of %s to %s", req.Card.Approval.ID, req.Target)
+	msg := a.render.Discord(templates.Build(req.Card.Input()))
+	if req.Thread != nil {
+		channel, inThread, err := a.threadOf(ctx, req.Thread, req.Card)
+		if err != nil {
+			return threads.PostResult{}, classify(what, err)
+		}
+		m, err := a.send(ctx, channel, msg)
+		if err != nil {
+			return threads.PostResult{}, classify(what, err)
+		}
+		res := threads.PostResult{Channel: channel, Ref: m.ID}
+		if inThread {
+			res.ThreadRef = channel
+		}
+		return res, nil
+	}
+	channel, dm, err := a.channelFor(ctx, req.Target)
+	if err != nil {
+		return threads.PostResult{}, err
+	}
+	m, err := a.send(ctx, channel, msg)
+	if err != nil {
+		return threads.PostResult{}, classify(what, err)
+	}
+	res := threads.PostResult{Channel: channel, Ref: m.ID}
+	if dm {
+		return res, nil // a DM has no threads: later cards go into the DM itself
+	}
+	thread, err := a.startThread(ctx, channel, m.ID, threadName(req.Card))
+	if err != nil {
+		a.log.Warn("discord: card posted, but its thread could not be started; the first reply starts it",
+			"tenant", req.Card.Tenant, "approval_id", req.Card.Approval.ID, "target", req.Target, "err", scrub(err).Error())
+		return res, nil
+	}
+	res.ThreadRef = thread
+	return res, nil
+}
+
+// Edit replaces a posted card (in a channel, a thread or a DM) with the
+// card as the approval now stands; a decided card loses its buttons.
+func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
+	if req.Post == nil || req.Post.Channel == "" || req.Post.Ref == "" {
+		return threads.Permanent(errors.New("edit card: the post has no Discord channel or message id"))
+	}
+	if req.Card.Approval == nil {
+		return threads.Permanent(errors.New("edit card: the card has no approval"))
+	}
+	key := "edit:" + req.Post.Channel
+	if err := a.pace.wait(ctx, key); err != nil {
+		return err
+	}
+	msg := a.render.Discord(templates.Build(req.Card.Input()))
+	_, err := a.rest.ChannelMessageEditComplex(templates.DiscordEdit(msg, req.Post.Channel, req.Post.Ref), discordgo.WithContext(ctx))
+	if d, ok := retryAfter(err); ok {
+		a.pace.hold(key, d)
+	}
+	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
+}
+
+// Reply posts in the thread of a card: the backend's message, an outcome,
+// a re-check refusal, or an escalation that mentions users (<@id>) and
+// roles (<@&id>), allowed to ping exactly those.
+func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
+	if req.Root == nil || req.Root.Channel == "" || req.Root.Ref == "" {
+		return threads.Permanent(errors.New("reply: the card has no Discord channel or message id"))
+	}
+	what := fmt.Sprintf("reply in the thread of %s in %s", req.Root.ApprovalID, req.Root.Channel)
+	channel, _, err := a.threadOf(ctx, req.Root, threads.Card{})
+	if err != nil {
+		return classify(what, err)
+	}
+	_, err = a.send(ctx, channel, a.render.DiscordThread(req.Message()))
+	return classify(what, err)
+}
+
+// Notice posts to a channel (the audit channel, a digest), pinging
+// nobody; text longer than one message is split at line ends.
+func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
+	channel, _, err := a.channelFor(ctx, req.Target)
+	if err != nil {
+		return err
+	}
+	for _, text := range lineChunks(markdown(approval.RedactText(req.Text)), contentMax) {
+		if _, err := a.send(ctx, channel, &discordgo.MessageSend{Content: text, AllowedMentions: noMentions()}); err != nil {
+			return classify("post notice to "+req.Target, err)
+		}
+	}
+	return nil
+}
+
+// Tell answers one person privately: an ephemeral follow-up through the
+// interaction's webhook while its token lives (15 minutes), else a DM.
+func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
+	text := approval.RedactText(req.Text)
+	if req.Reply != "" {
+		err := a.followup(ctx, req.Reply, ephemeralParams(text), false)
+		if err == nil {
+			return nil
+		}
+		if code := restCode(err); code != codeUnknownWebhook && code != codeInvalidWebhookToken {
+			return classify("answer "+req.User, err)
+		}
+		a.log.Info("discord: the interaction's token has lapsed; answering by DM", "tenant", req.Tenant, "discord_user", req.User)
+	}
+	if req.User == "" {
+		return threads.Permanent(errors.New("answer: no interaction token that works and no user to DM"))
+	}
+	channel, err := a.openDM(ctx, req.User)
+	if err != nil {
+		return err
+	}
+	_, err = a.send(ctx, channel, &discordgo.MessageSend{Content: cutLine(markdown(text), contentMax), AllowedMentions: noMentions()})
+	return classify("answer "+req.User+" by DM", err)
+}
+
+// send waits for the channel's pace and posts; a 429 holds the channel
+// back for as long as Discord asked.
+func (a *Adapter) send(ctx context.Context, channel string, msg *discordgo.MessageSend) (*discordgo.Message, error) {
+	key := "send:" + channel
+	if err := a.pace.wait(ctx, key); err != nil {
+		return nil, err
+	}
+	m, err := a.rest.ChannelMessageSendComplex(channel, msg, discordgo.WithContext(ctx))
+	if d, ok := retryAfter(err); ok {
+		a.pace.hold(key, d)
+	}
+	if err == nil && (m == nil || m.ID == "") {
+		err = errors.New("Discord returned no message id")
+	}
+	return m, err
+}
+
+// startThread starts a public thread from a message and returns its id.
+// Discord gives a thread the id of its message and starts one per
+// message, so "already created" means it exists: that id.
+func (a *Adapter) startThread(ctx context.Context, channel, messageID, name string) (string, error) {
+	key := "thread:" + channel
+	if err := a.pace.wait(ctx, key); err != nil {
+		return "", err
+	}
+	ch, err := a.rest.MessageThreadStartComplex(channel, messageID,
+		&discordgo.ThreadStart{Name: name, AutoArchiveDuration: threadArchiveMinutes}, discordgo.WithContext(ctx))
+	switch {
+	case restCode(err) == codeThreadAlreadyCreated:
+		return messageID, nil
+	case err != nil:
+		if d, ok := retryAfter(err); ok {
+			a.pace.hold(key, d)
+		}
+		return "", err
+	case ch == nil || ch.ID == "":
+		return "", errors.New("Discord returned no thread id")
+	}
+	return ch.ID, nil
+}
+
+// threadOf is the channel that takes what follows a posted card, and
+// whether it is a thread: the card's thread in a guild channel (started
+// now if Post could not), the DM itself for a DM.
+func (a *Adapter) threadOf(ctx context.Context, root *store.Post, card threads.Card) (string, bool, error) {
+	if root.Channel == "" || root.Ref == "" {
+		return "", false, threads.Permanent(errors.New("the card has no Discord channel or message id"))
+	}
+	if t, err := ladder.ParseTarget(root.Target); err == nil && t.Kind == ladder.KindDiscordUser {
+		return root.Channel, false, nil
+	}
+	if root.ThreadRef != "" {
+		return root.ThreadRef, true, nil
+	}
+	name := threadName(card)
+	if card.Approval == nil {
+		name = cutLine("approval "+root.ApprovalID, threadNameMax)
+	}
+	thread, err := a.startThread(ctx, root.Channel, root.Ref, name)
+	return thread, err == nil, err
+}
+
+// threadName names a card's thread: the function and the approval.
+func threadName(card threads.Card) string {
+	if card.Approval == nil {
+		return "approval"
+	}
+	return cutLine(card.Approval.Call.Function+" · "+card.Approval.ID, threadNameMax)
+}
+
+// channelFor turns a target into the channel to post in, and whether it
+// is a DM.
+func (a *Adapter) channelFor(ctx context.Context, target string) (string, bool, error) {
+	t, err := ladder.ParseTarget(target)
+	if err != nil {
+		return "", false, threads.Permanent(fmt.Errorf("target %q: %w", target, err))
+	}
+	switch t.Kind {
+	case ladder.KindDiscordChannel:
+		return t.ID, false, nil
+	case ladder.KindDiscordUser:
+		ch, err := a.openDM(ctx, t.ID)
+		return ch, true, err
+	case ladder.KindDiscordRole:
+		return "", false, threads.Permanent(fmt.Errorf("target %s is a role: it can be mentioned, not sent a card", target))
+	}
+	return "", false, threads.Permanent(fmt.Errorf("target %s is not a Discord target", target))
+}
+
+// openDM opens (or finds) the bot's DM with a user; the channel id is kept.
+func (a *Adapter) openDM(ctx context.Context, user string) (string, error) {
+	a.dmMu.Lock()
+	ch, ok := a.dms[user]
+	a.dmMu.Unlock()
+	if ok {
+		return ch, nil
+	}
+	c, err := a.rest.UserChannelCreate(user, discordgo.WithContext(ctx))
+	if err != nil {
+		return "", classify("open a DM with "+user, err)
+	}
+	if c == nil || c.ID == "" {
+		return "", fmt.Errorf("open a DM with %s: Discord returned no channel", user)
+	}
+	a.dmMu.Lock()
+	a.dms[user] = c.ID
+	a.dmMu.Unlock()
+	return c.ID, nil
+}

@@ -1,0 +1,154 @@
+package discord
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// serveInteraction is POST /discord/interactions: it verifies the
+// request, answers a PING with PONG, and otherwise answers at once (the
+// response body is the interaction's first answer) and starts the work
+// after the answer is written.
+func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
+	body, ok := a.verified(w, r)
+	if !ok {
+		return
+	}
+	var in discordgo.Interaction
+	if err := json.Unmarshal(body, &in); err != nil {
+		a.refuse(w, r, http.StatusBadRequest, "the body is not an interaction", "body not an interaction")
+		return
+	}
+	if in.AppID != a.appID {
+		a.refuse(w, r, http.StatusBadRequest, "the interaction is for another application", "another application")
+		return
+	}
+	if in.Type == discordgo.InteractionPing {
+		writeAnswer(w, &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong})
+		return
+	}
+	if a.isClosing() {
+		writeAnswer(w, ephemeral(sayShuttingDown))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), answerBudget)
+	answer, next := a.interaction(ctx, &in)
+	cancel()
+	if answer == nil {
+		a.refuse(w, r, http.StatusBadRequest, "the bot takes no interaction of this type", "interaction type "+in.Type.String())
+		return
+	}
+	writeAnswer(w, answer)
+	// The work follows up through the interaction's webhook, which
+	// Discord opens once it has this answer: send it first.
+	_ = http.NewResponseController(w).Flush()
+	if !a.startWork(next) {
+		a.log.Warn("discord: work after an answer dropped: shutting down", "discord_user", userOf(&in))
+	}
+}
+
+func writeAnswer(w http.ResponseWriter, answer *discordgo.InteractionResponse) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(answer)
+}
+
+// verified reads a request's body once, bounded, and checks Discord's
+// signature on exactly those bytes before anything is parsed: Ed25519
+// over the timestamp and the body with the application's public key,
+// the timestamp within five minutes of now (discordgo.VerifyInteraction
+// does not check its age), and that the same signed request was not seen
+// before. Discord sends a badly signed request when the endpoint URL is
+// saved and wants 401 for it. On failure it has answered (401, 413, 415)
+// and returns false.
+func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			a.refuse(w, r, http.StatusRequestEntityTooLarge, "the request body is over 1 MiB", "body over 1 MiB")
+			return nil, false
+		}
+		a.refuse(w, r, http.StatusBadRequest, "the request body could not be read", "body unreadable")
+		return nil, false
+	}
+	ts := r.Header.Get("X-Signature-Timestamp")
+	sig, err := hex.DecodeString(r.Header.Get("X-Signature-Ed25519"))
+	if ts == "" || err != nil || len(sig) != ed25519.SignatureSize {
+		a.refuse(w, r, http.StatusUnauthorized, "invalid request signature", "signature headers missing or malformed")
+		return nil, false
+	}
+	if !ed25519.Verify(a.publicKey, append([]byte(ts), body...), sig) {
+		a.refuse(w, r, http.StatusUnauthorized, "invalid request signature", "signature does not match")
+		return nil, false
+	}
+	secs, err := strconv.ParseInt(ts, 10, 64)
+	now := a.now()
+	if err != nil {
+		a.refuse(w, r, http.StatusUnauthorized, "invalid request signature", "timestamp not a number")
+		return nil, false
+	}
+	if age := now.Sub(time.Unix(secs, 0)); age > signatureWindow || age < -signatureWindow {
+		a.refuse(w, r, http.StatusUnauthorized, "the request is too old", "timestamp outside the 5-minute window")
+		return nil, false
+	}
+	if !a.replay.first(hex.EncodeToString(sig), now) {
+		a.refuse(w, r, http.StatusUnauthorized, "the request was sent before", "replayed")
+		return nil, false
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		a.refuse(w, r, http.StatusUnsupportedMediaType, "want application/json", "wrong content type")
+		return nil, false
+	}
+	return body, true
+}
+
+// refuse answers a request that is not processed, and logs why (never a
+// signature, a token or a body).
+func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, status int, text, reason string) {
+	a.log.Warn("discord: request refused", "path", r.URL.Path, "status", status, "reason", reason)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, text+"\n")
+}
+
+// replayCache remembers the signatures of the last two signature
+// windows, so a captured request cannot be sent again while its
+// timestamp is still accepted. It holds only what passed the signature,
+// so only Discord's own traffic can grow it, and it forgets what is
+// older. Each replica keeps its own (a replay to another replica is
+// stopped by threads: a second decision is refused, and an interaction
+// is answered once).
+type replayCache struct {
+	mu   sync.Mutex
+	seen map[string]time.Time // signature → forget after
+	next time.Time            // next sweep
+}
+
+func (c *replayCache) first(key string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now.After(c.next) {
+		for k, until := range c.seen {
+			if now.After(until) {
+				delete(c.seen, k)
+			}
+		}
+		c.next = now.Add(signatureWindow)
+	}
+	if until, ok := c.seen[key]; ok && !now.After(until) {
+		return false
+	}
+	c.seen[key] = now.Add(2 * signatureWindow)
+	return true
+}

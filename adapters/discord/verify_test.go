@@ -1,0 +1,164 @@
+package discord_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	discordad "approvalsbot/adapters/discord"
+	"approvalsbot/adapters/discord/discordtest"
+	"approvalsbot/templates"
+)
+
+// TestBadRequestsAreRefusedBeforeParsing posts to the real handler on a
+// real listener: nothing that is not signed by Discord, now, and once,
+// reaches the handler, and what is refused sends nothing anywhere.
+func TestBadRequestsAreRefusedBeforeParsing(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	approve := button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionApprove)
+	click := func() []byte {
+		return h.discord.Payload(discordtest.Click{User: kevin, Channel: chApproval, CustomID: approve})
+	}
+	cases := []struct {
+		name   string
+		body   []byte
+		at     time.Time
+		edit   func(*http.Request)
+		status int
+	}{
+		{"bad signature", click(), time.Now(), func(r *http.Request) {
+			r.Header.Set("X-Signature-Ed25519", strings.Repeat("ab", 64))
+		}, http.StatusUnauthorized},
+		{"signature of another body", click(), time.Now(), func(r *http.Request) {
+			other := click()
+			r.Header.Set("X-Signature-Ed25519", h.discord.Sign(r.Header.Get("X-Signature-Timestamp"), other))
+		}, http.StatusUnauthorized},
+		{"no signature", click(), time.Now(), func(r *http.Request) { r.Header.Del("X-Signature-Ed25519") }, http.StatusUnauthorized},
+		{"no timestamp", click(), time.Now(), func(r *http.Request) { r.Header.Del("X-Signature-Timestamp") }, http.StatusUnauthorized},
+		{"signature not hex", click(), time.Now(), func(r *http.Request) { r.Header.Set("X-Signature-Ed25519", "zz") }, http.StatusUnauthorized},
+		{"stale timestamp", click(), time.Now().Add(-6 * time.Minute), nil, http.StatusUnauthorized},
+		{"timestamp from the future", click(), time.Now().Add(6 * time.Minute), nil, http.StatusUnauthorized},
+		{"wrong content type", click(), time.Now(), func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }, http.StatusUnsupportedMediaType},
+		{"body over 1 MiB", bytes.Repeat([]byte(" "), 1<<20+1), time.Now(), nil, http.StatusRequestEntityTooLarge},
+		{"signed, but not JSON", []byte("not json"), time.Now(), nil, http.StatusBadRequest},
+		{"signed, but for another application", []byte(`{"id":"1","application_id":"1299999999999999999","type":1,"token":"t"}`), time.Now(), nil, http.StatusBadRequest},
+		{"signed, but a type the bot does not take", []byte(`{"id":"1","application_id":"` + appID + `","type":9,"token":"t","user":{"id":"` + kevin + `"}}`), time.Now(), nil, http.StatusBadRequest},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := h.discord.Post(c.body, c.at, c.edit)
+			if status != c.status {
+				t.Fatalf("answered %d %q, want %d", status, body, c.status)
+			}
+		})
+	}
+
+	h.drain(t)
+	if n := len(h.backend.Decisions()); n != 0 {
+		t.Fatalf("%d decisions reached the backend", n)
+	}
+	if n := len(h.discord.AllFollowups()); n != 0 {
+		t.Fatalf("%d follow-ups for refused requests", n)
+	}
+	if !strings.Contains(h.logs.String(), "timestamp outside the 5-minute window") ||
+		!strings.Contains(h.logs.String(), "signature does not match") {
+		t.Errorf("refusals not logged:\n%s", h.logs.String())
+	}
+}
+
+// TestExactReplayIsRefused sends the very same signed request twice.
+func TestExactReplayIsRefused(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	body := h.discord.Payload(discordtest.Click{User: kevin, Channel: chApproval, CustomID: "ab1|launch|a-merge1|1"})
+	ts := time.Now()
+	var sig, stamp string
+	status, _ := h.discord.Post(body, ts, func(r *http.Request) {
+		sig, stamp = r.Header.Get("X-Signature-Ed25519"), r.Header.Get("X-Signature-Timestamp")
+	})
+	if status != http.StatusOK {
+		t.Fatalf("first delivery answered %d", status)
+	}
+	status, _ = h.discord.Post(body, ts, func(r *http.Request) {
+		r.Header.Set("X-Signature-Ed25519", sig)
+		r.Header.Set("X-Signature-Timestamp", stamp)
+	})
+	if status != http.StatusUnauthorized {
+		t.Fatalf("replay answered %d, want 401", status)
+	}
+}
+
+func TestPingIsAnsweredWithPong(t *testing.T) {
+	h := newHarness(t)
+	res := h.discord.Ping()
+	if !res.Answered() || res.Response.Type != discordgo.InteractionResponsePong {
+		t.Fatalf("PING answered %+v (%s)", res.Response, res.Problem)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(res.Body), &raw); err != nil || raw["type"] != float64(1) {
+		t.Fatalf("PONG body %q", res.Body)
+	}
+}
+
+func TestCommandsAreAnsweredEphemerally(t *testing.T) {
+	h := newHarness(t)
+	answeredAtOnce(t, h.discord.Command(kevin, chApproval, "approvals"), "no commands")
+}
+
+func TestClickBeforeBindIsToldToWait(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.adapter.Bind(nil)
+	for _, kind := range []templates.ActionKind{templates.ActionApprove, templates.ActionDeny} {
+		res := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval,
+			CustomID: button(t, h.card(t, "a-merge1", approvalTarget, 1), kind)})
+		answeredAtOnce(t, res, "starting")
+	}
+}
+
+func TestNoRouteWithoutPublicKey(t *testing.T) {
+	h := newHarness(t)
+	o := h.opts
+	cfg := *o.Config
+	cfg.PublicKey = ""
+	o.Config = &cfg
+	ad, err := discordad.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	ad.Routes(mux)
+	req, _ := http.NewRequest(http.MethodPost, "/discord/interactions", nil)
+	if _, pattern := mux.Handler(req); pattern != "" {
+		t.Fatalf("a route %q without a public key: the gateway takes interactions then", pattern)
+	}
+}
+
+func TestRunWithPublicKeyWaitsForContext(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.adapter.Run(ctx) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned early: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(h.discord.Identifies()) != 0 {
+		t.Fatal("the gateway was used although interactions come over HTTP")
+	}
+}
