@@ -38,7 +38,8 @@ const (
 	// notYet is the wait for a row whose card is still being posted.
 	notYet = 2 * time.Second
 	// decisionTimeout bounds one decision row: the backend client retries
-	// for a minute within it (PROTOCOL.md), and the lease outlasts it.
+	// for a minute within it (PROTOCOL.md). A lease shorter than this
+	// shortens it (see RunOutbox).
 	decisionTimeout = 90 * time.Second
 )
 
@@ -87,7 +88,9 @@ func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 					defer func() { <-sem; wg.Done() }()
 					timeout := o.PerformTimeout
 					if row.Kind == KindDecision {
-						timeout = decisionTimeout
+						// Within the lease too, so no other replica sends the
+						// same decision while this one still waits on it.
+						timeout = min(decisionTimeout, o.Lease*3/4)
 					}
 					pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 					defer cancel()

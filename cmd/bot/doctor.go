@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"approvalsbot/adapters/discord"
 	"approvalsbot/adapters/slack"
 	"approvalsbot/config"
 	"approvalsbot/notify"
@@ -88,6 +89,16 @@ func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, w i
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("slack: %w", err))
+		}
+	}
+	if cfg.Discord != nil {
+		ad, err := discord.New(discord.Options{Config: cfg.Discord, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+			Renderer: r, Store: st})
+		if err == nil {
+			err = ad.Doctor(ctx, w)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("discord: %w", err))
 		}
 	}
 	return errors.Join(errs...)

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/discord"
 	"approvalsbot/adapters/logsurface"
 	"approvalsbot/adapters/slack"
 	"approvalsbot/config"
@@ -109,6 +110,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 		surfaces[ladder.SurfaceSlack] = slackAd
 	}
+	var discordAd *discord.Adapter
+	if cfg.Discord != nil {
+		discordAd, err = discord.New(discord.Options{Config: cfg.Discord, Tenants: live.tenants, Renderer: renderer,
+			Store: st, Logger: log, Locker: gatewayLocker(st)})
+		if err != nil {
+			return fmt.Errorf("discord: %w", err)
+		}
+		surfaces[ladder.SurfaceDiscord] = discordAd
+	}
 	svc, err := threads.New(threads.Options{
 		Store: st, Tenants: live, Clock: clock, Logger: log,
 		Surfaces: surfaces,
@@ -152,6 +162,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		slackAd.Bind(svc)
 		slackAd.Routes(mux)
 	}
+	if discordAd != nil {
+		discordAd.Bind(svc)
+		discordAd.Routes(mux)
+	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -174,6 +188,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		wg.Go(func() {
 			if err := slackAd.Run(workCtx); err != nil {
 				log.Error("slack stopped", "err", err)
+			}
+		})
+	}
+	if discordAd != nil {
+		// The gateway, unless an interactions endpoint is configured; on
+		// PostgreSQL only the replica holding the lock connects.
+		wg.Go(func() {
+			if err := discordAd.Run(workCtx); err != nil {
+				log.Error("discord stopped", "err", err)
 			}
 		})
 	}
@@ -237,6 +260,23 @@ func reloadOnHUP(ctx context.Context, path string, getenv env, live *liveConfig,
 			log.Info("configuration reloaded; approvals already waiting keep their ladders", "tenants", len(cfg.Tenants))
 		}
 	}
+}
+
+// gatewayLocker lets exactly one replica hold Discord's gateway: a
+// PostgreSQL advisory lock when replicas share a database; none for the
+// one process of a SQLite store.
+func gatewayLocker(st store.Store) discord.GatewayLocker {
+	pg, ok := st.(*postgres.Store)
+	if !ok {
+		return nil
+	}
+	return pgLocker{pg}
+}
+
+type pgLocker struct{ st *postgres.Store }
+
+func (l pgLocker) Acquire(ctx context.Context) (<-chan struct{}, func(), error) {
+	return l.st.Singleton(ctx, "discord-gateway")
 }
 
 // scheduled is the cron work: the ladder tick, and each tenant's digest in
