@@ -18,6 +18,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"golang.org/x/time/rate"
 
+	"approvalsbot/adapters/pacing"
+	"approvalsbot/adapters/replay"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
@@ -102,8 +104,8 @@ type Adapter struct {
 	log       *slog.Logger
 	now       func() time.Time
 	locker    GatewayLocker
-	pace      *pacer
-	replay    *replayCache
+	pace      *pacing.Pacer
+	replay    *replay.Cache
 	svc       atomic.Pointer[boundService]
 
 	dmMu sync.Mutex
@@ -198,8 +200,8 @@ func New(o Options) (*Adapter, error) {
 		log:       o.Logger,
 		now:       o.Now,
 		locker:    o.Locker,
-		pace:      newPacer(o.PerChannelRate, o.Burst),
-		replay:    &replayCache{seen: map[string]time.Time{}},
+		pace:      pacing.New(o.PerChannelRate, o.Burst, "Discord"),
+		replay:    replay.New(signatureWindow),
 		dms:       map[string]string{},
 	}, nil
 }

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -91,20 +90,6 @@ func TestLineChunks(t *testing.T) {
 	}
 	if total != 300 || !strings.HasSuffix(chunks[len(chunks)-1], "…") {
 		t.Fatalf("%d lines kept; last chunk %q", total, chunks[len(chunks)-1][:20])
-	}
-}
-
-func TestReplayCache(t *testing.T) {
-	c := &replayCache{seen: map[string]time.Time{}}
-	now := time.Unix(1_800_000_000, 0)
-	if !c.first("sig", now) || c.first("sig", now.Add(time.Minute)) {
-		t.Fatal("a signature was taken twice within the window")
-	}
-	if !c.first("sig", now.Add(11*time.Minute)) {
-		t.Fatal("the cache did not forget after two windows")
-	}
-	if len(c.seen) != 1 {
-		t.Fatalf("%d entries kept", len(c.seen))
 	}
 }
 

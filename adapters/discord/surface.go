@@ -75,13 +75,13 @@ func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
 		return threads.Permanent(errors.New("edit card: the card has no approval"))
 	}
 	key := "edit:" + req.Post.Channel
-	if err := a.pace.wait(ctx, key); err != nil {
+	if err := a.pace.Wait(ctx, key); err != nil {
 		return err
 	}
 	msg := a.render.Discord(templates.Build(req.Card.Input()))
 	_, err := a.rest.ChannelMessageEditComplex(templates.DiscordEdit(msg, req.Post.Channel, req.Post.Ref), discordgo.WithContext(ctx))
 	if d, ok := retryAfter(err); ok {
-		a.pace.hold(key, d)
+		a.pace.Hold(key, d)
 	}
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
@@ -146,12 +146,12 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 // back for as long as Discord asked.
 func (a *Adapter) send(ctx context.Context, channel string, msg *discordgo.MessageSend) (*discordgo.Message, error) {
 	key := "send:" + channel
-	if err := a.pace.wait(ctx, key); err != nil {
+	if err := a.pace.Wait(ctx, key); err != nil {
 		return nil, err
 	}
 	m, err := a.rest.ChannelMessageSendComplex(channel, msg, discordgo.WithContext(ctx))
 	if d, ok := retryAfter(err); ok {
-		a.pace.hold(key, d)
+		a.pace.Hold(key, d)
 	}
 	if err == nil && (m == nil || m.ID == "") {
 		err = errors.New("Discord returned no message id")
@@ -164,7 +164,7 @@ func (a *Adapter) send(ctx context.Context, channel string, msg *discordgo.Messa
 // message, so "already created" means it exists: that id.
 func (a *Adapter) startThread(ctx context.Context, channel, messageID, name string) (string, error) {
 	key := "thread:" + channel
-	if err := a.pace.wait(ctx, key); err != nil {
+	if err := a.pace.Wait(ctx, key); err != nil {
 		return "", err
 	}
 	ch, err := a.rest.MessageThreadStartComplex(channel, messageID,
@@ -174,7 +174,7 @@ func (a *Adapter) startThread(ctx context.Context, channel, messageID, name stri
 		return messageID, nil
 	case err != nil:
 		if d, ok := retryAfter(err); ok {
-			a.pace.hold(key, d)
+			a.pace.Hold(key, d)
 		}
 		return "", err
 	case ch == nil || ch.ID == "":

@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -102,7 +101,7 @@ func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		a.refuse(w, r, http.StatusUnauthorized, "the request is too old", "timestamp outside the 5-minute window")
 		return nil, false
 	}
-	if !a.replay.first(hex.EncodeToString(sig), now) {
+	if !a.replay.First(hex.EncodeToString(sig), now) {
 		a.refuse(w, r, http.StatusUnauthorized, "the request was sent before", "replayed")
 		return nil, false
 	}
@@ -120,35 +119,4 @@ func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, status int, tex
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, text+"\n")
-}
-
-// replayCache remembers the signatures of the last two signature
-// windows, so a captured request cannot be sent again while its
-// timestamp is still accepted. It holds only what passed the signature,
-// so only Discord's own traffic can grow it, and it forgets what is
-// older. Each replica keeps its own (a replay to another replica is
-// stopped by threads: a second decision is refused, and an interaction
-// is answered once).
-type replayCache struct {
-	mu   sync.Mutex
-	seen map[string]time.Time // signature → forget after
-	next time.Time            // next sweep
-}
-
-func (c *replayCache) first(key string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if now.After(c.next) {
-		for k, until := range c.seen {
-			if now.After(until) {
-				delete(c.seen, k)
-			}
-		}
-		c.next = now.Add(signatureWindow)
-	}
-	if until, ok := c.seen[key]; ok && !now.After(until) {
-		return false
-	}
-	c.seen[key] = now.Add(2 * signatureWindow)
-	return true
 }

@@ -137,24 +137,6 @@ func TestSplitTextAndLayout(t *testing.T) {
 	}
 }
 
-func TestReplayCache(t *testing.T) {
-	c := &replayCache{seen: map[string]time.Time{}}
-	now := time.Unix(1_700_000_000, 0)
-	if !c.first("a", now) || c.first("a", now.Add(time.Minute)) {
-		t.Fatal("a replay within the window was accepted")
-	}
-	if !c.first("b", now) {
-		t.Fatal("another request was refused")
-	}
-	// Long after: forgotten (the signature window refuses it anyway).
-	if !c.first("a", now.Add(11*time.Minute)) {
-		t.Fatal("not forgotten after two windows")
-	}
-	if _, ok := c.seen["b"]; ok {
-		t.Fatal("old entries are not swept")
-	}
-}
-
 func TestSince(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		-time.Second: "0s", 45 * time.Second: "45s", 15 * time.Minute: "15m", 2 * time.Hour: "2h",

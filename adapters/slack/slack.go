@@ -16,6 +16,8 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"golang.org/x/time/rate"
 
+	"approvalsbot/adapters/pacing"
+	"approvalsbot/adapters/replay"
 	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/templates"
@@ -87,9 +89,9 @@ type Adapter struct {
 	libLog    *log.Logger // slack-go's own lines, at debug level
 	now       func() time.Time
 
-	posts   *pacer
-	updates *pacer
-	replay  *replayCache
+	posts   *pacing.Pacer
+	updates *pacing.Pacer
+	replay  *replay.Cache
 	svc     atomic.Pointer[boundService]
 
 	dmMu sync.Mutex
@@ -171,9 +173,9 @@ func New(o Options) (*Adapter, error) {
 		log:      o.Logger,
 		libLog:   libLog,
 		now:      o.Now,
-		posts:    newPacer(o.PerChannelRate, o.Burst),
-		updates:  newPacer(o.UpdateRate, o.UpdateBurst),
-		replay:   &replayCache{seen: map[string]time.Time{}},
+		posts:    pacing.New(o.PerChannelRate, o.Burst, "Slack"),
+		updates:  pacing.New(o.UpdateRate, o.UpdateBurst, "Slack"),
+		replay:   replay.New(signatureWindow),
 		dms:      map[string]string{},
 		appToken: o.Config.AppToken.Reveal() != "",
 	}

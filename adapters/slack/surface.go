@@ -54,13 +54,13 @@ func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Card.Approval == nil {
 		return threads.Permanent(errors.New("edit card: the card has no approval"))
 	}
-	if err := a.updates.wait(ctx, "chat.update"); err != nil {
+	if err := a.updates.Wait(ctx, "chat.update"); err != nil {
 		return err
 	}
 	msg := a.render.Slack(templates.Build(req.Card.Input()))
 	_, _, _, err := a.api.UpdateMessageContext(ctx, req.Post.Channel, req.Post.Ref, msg.MsgOptions()...)
 	if d := retryAfter(err); d > 0 {
-		a.updates.hold("chat.update", d)
+		a.updates.Hold("chat.update", d)
 	}
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
@@ -107,12 +107,12 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 // postMessage waits for the channel's pace and posts; a 429 holds the
 // channel back for as long as Slack asked.
 func (a *Adapter) postMessage(ctx context.Context, channel string, opts []slackgo.MsgOption) (string, error) {
-	if err := a.posts.wait(ctx, channel); err != nil {
+	if err := a.posts.Wait(ctx, channel); err != nil {
 		return "", err
 	}
 	_, ts, err := a.api.PostMessageContext(ctx, channel, opts...)
 	if d := retryAfter(err); d > 0 {
-		a.posts.hold(channel, d)
+		a.posts.Hold(channel, d)
 	}
 	return ts, err
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"sync"
 	"time"
 
 	slackgo "github.com/slack-go/slack"
@@ -54,7 +53,7 @@ func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		return nil, false
 	}
 	key := r.Header.Get("X-Slack-Request-Timestamp") + ":" + r.Header.Get("X-Slack-Signature")
-	if !a.replay.first(key, time.Now()) {
+	if !a.replay.First(key, time.Now()) {
 		a.refuse(w, r, http.StatusUnauthorized, "the request was sent before", "replayed")
 		return nil, false
 	}
@@ -72,34 +71,4 @@ func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, status int, tex
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, text+"\n")
-}
-
-// replayCache remembers the signed requests of the last two signature
-// windows, so a captured request cannot be sent again while its
-// timestamp is still accepted. It holds only what passed the signature,
-// so only Slack's own traffic can grow it, and it forgets what is older.
-// Each replica keeps its own (a replay to another replica is stopped by
-// threads: a second decision is refused).
-type replayCache struct {
-	mu   sync.Mutex
-	seen map[string]time.Time // key → forget after
-	next time.Time            // next sweep
-}
-
-func (c *replayCache) first(key string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if now.After(c.next) {
-		for k, until := range c.seen {
-			if now.After(until) {
-				delete(c.seen, k)
-			}
-		}
-		c.next = now.Add(signatureWindow)
-	}
-	if until, ok := c.seen[key]; ok && !now.After(until) {
-		return false
-	}
-	c.seen[key] = now.Add(2 * signatureWindow)
-	return true
 }
