@@ -7,6 +7,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"approvalsbot/adapters/chunk"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -65,7 +66,7 @@ func deferUpdate() *discordgo.InteractionResponse {
 // ephemeral answers at once, to the clicker alone.
 func ephemeral(text string) *discordgo.InteractionResponse {
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
-		Data: &discordgo.InteractionResponseData{Content: cutLine(markdown(text), contentMax),
+		Data: &discordgo.InteractionResponseData{Content: chunk.Cut(markdown(text), contentMax),
 			Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}}
 }
 
@@ -165,11 +166,11 @@ func (a *Adapter) mayDecide(tenant, user string) bool {
 func denyModal(function string, act templates.Action) *discordgo.InteractionResponse {
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseModal, Data: &discordgo.InteractionResponseData{
 		CustomID: templates.EncodeAction(act),
-		Title:    cutLine("Deny "+function, modalTitleMax),
+		Title:    chunk.Cut("Deny "+function, modalTitleMax),
 		Components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
 			discordgo.TextInput{
 				CustomID:    reasonInputID,
-				Label:       cutLine("Why not? (optional)", textInputLabelMax),
+				Label:       chunk.Cut("Why not? (optional)", textInputLabelMax),
 				Style:       discordgo.TextInputParagraph,
 				Placeholder: "Goes to the job backend and into the card's thread",
 				Required:    false,
@@ -284,7 +285,7 @@ func (a *Adapter) answer(ctx context.Context, who person, text string) {
 }
 
 func ephemeralParams(text string) *discordgo.WebhookParams {
-	return &discordgo.WebhookParams{Content: cutLine(markdown(text), contentMax),
+	return &discordgo.WebhookParams{Content: chunk.Cut(markdown(text), contentMax),
 		Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"approvalsbot/adapters/chunk"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -28,7 +29,7 @@ func TestArgumentMessagesSplitWithinLimitsAndSayWhatIsLeftOut(t *testing.T) {
 	msgs := argumentMessages(act, res, 100)
 	var all strings.Builder
 	for i, m := range msgs {
-		if n := charLen(m); n > contentMax {
+		if n := chunk.Len(m); n > contentMax {
 			t.Fatalf("message %d has %d characters", i, n)
 		}
 		if strings.Count(m, "```") != 2 {
@@ -52,7 +53,7 @@ func TestArgumentMessagesSplitWithinLimitsAndSayWhatIsLeftOut(t *testing.T) {
 	}
 
 	few := argumentMessages(act, res, 3)
-	if len(few) != 3 || !strings.Contains(few[2], "more characters are not shown") || charLen(few[2]) > contentMax {
+	if len(few) != 3 || !strings.Contains(few[2], "more characters are not shown") || chunk.Len(few[2]) > contentMax {
 		t.Fatalf("limited to 3: %d messages, last %q", len(few), few[len(few)-1])
 	}
 	if none := argumentMessages(act, threads.ShowResult{Function: "f", Digest: "d"}, 5); len(none) != 1 ||
@@ -75,21 +76,6 @@ func TestMarkdownEscapesEverythingButLinks(t *testing.T) {
 		if got := markdown(c.in); got != c.want {
 			t.Errorf("markdown(%q) = %q, want %q", c.in, got, c.want)
 		}
-	}
-}
-
-func TestLineChunks(t *testing.T) {
-	text := strings.Repeat("line of text\n", 300) + strings.Repeat("y", 3000)
-	chunks := lineChunks(text, 2000)
-	total := 0
-	for _, c := range chunks {
-		if charLen(c) > 2000 {
-			t.Fatalf("chunk of %d", charLen(c))
-		}
-		total += strings.Count(c, "line of text")
-	}
-	if total != 300 || !strings.HasSuffix(chunks[len(chunks)-1], "…") {
-		t.Fatalf("%d lines kept; last chunk %q", total, chunks[len(chunks)-1][:20])
 	}
 }
 
@@ -122,9 +108,9 @@ func TestScrubKeepsTheInteractionTokenOut(t *testing.T) {
 
 func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
 	r := ephemeral(strings.Repeat("@everyone ", 400))
-	if charLen(r.Data.Content) > contentMax || r.Data.AllowedMentions == nil || len(r.Data.AllowedMentions.Parse) != 0 ||
+	if chunk.Len(r.Data.Content) > contentMax || r.Data.AllowedMentions == nil || len(r.Data.AllowedMentions.Parse) != 0 ||
 		strings.Contains(r.Data.Content, "@everyone") {
-		t.Fatalf("%d characters, mentions %+v", charLen(r.Data.Content), r.Data.AllowedMentions)
+		t.Fatalf("%d characters, mentions %+v", chunk.Len(r.Data.Content), r.Data.AllowedMentions)
 	}
 	b, _ := json.Marshal(denyModal(strings.Repeat("very_long_function_name.", 10), templates.Action{Kind: templates.ActionDeny, ApprovalID: "a-1", Revision: 1}))
 	var m struct {
@@ -133,7 +119,7 @@ func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
 			CustomID string `json:"custom_id"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(b, &m); err != nil || charLen(m.Data.Title) > modalTitleMax || m.Data.CustomID != "ab1|deny|a-1|1" {
+	if err := json.Unmarshal(b, &m); err != nil || chunk.Len(m.Data.Title) > modalTitleMax || m.Data.CustomID != "ab1|deny|a-1|1" {
 		t.Fatalf("modal %s", b)
 	}
 }

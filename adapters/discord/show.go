@@ -8,6 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"approvalsbot/adapters/chunk"
 	"approvalsbot/approval"
 	"approvalsbot/store"
 	"approvalsbot/templates"
@@ -94,7 +95,7 @@ func (a *Adapter) details(ctx context.Context, row *store.Approval, act template
 	}
 	msg := a.render.Discord(templates.Build(in))
 	return &discordgo.WebhookParams{
-		Content:         cutLine("Details, only you see this. "+msg.Content, contentMax),
+		Content:         chunk.Cut("Details, only you see this. "+msg.Content, contentMax),
 		Embeds:          msg.Embeds,
 		Flags:           discordgo.MessageFlagsEphemeral,
 		AllowedMentions: noMentions(),
@@ -106,7 +107,7 @@ func (a *Adapter) details(ctx context.Context, row *store.Approval, act template
 // not fit is counted in a closing line.
 func argumentMessages(act templates.Action, res threads.ShowResult, limit int) []string {
 	limit = max(limit, 1)
-	function := markdown(cutLine(res.Function, 100))
+	function := markdown(chunk.Cut(res.Function, 100))
 	first := fmt.Sprintf("Arguments of **%s** · approval %s, revision %d · only you see this\ndigest %s",
 		function, markdown(act.ApprovalID), act.Revision, markdown(res.Digest))
 	if res.Redacted {
@@ -115,16 +116,16 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 	later := func(part, of int) string {
 		return fmt.Sprintf("Arguments of **%s**, part %d of %d", function, part, of)
 	}
-	header := max(charLen(first), charLen(later(limit, limit)))
-	budget := contentMax - header - 1 - len(codeOpen) - len(codeClose) - 1 - charLen(fmt.Sprintf(leftOutNote, 1<<40))
-	chunks := codeChunks(string(res.Arguments), budget)
+	header := max(chunk.Len(first), chunk.Len(later(limit, limit)))
+	budget := contentMax - header - 1 - len(codeOpen) - len(codeClose) - 1 - chunk.Len(fmt.Sprintf(leftOutNote, 1<<40))
+	chunks := chunk.Code(string(res.Arguments), budget, nil)
 	if len(chunks) == 0 {
 		chunks = []string{"(no arguments)"}
 	}
 	left := 0
 	if len(chunks) > limit {
 		for _, c := range chunks[limit:] {
-			left += charLen(c)
+			left += chunk.Len(c)
 		}
 		chunks = chunks[:limit]
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"approvalsbot/adapters/chunk"
 	"approvalsbot/approval"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
@@ -109,7 +110,7 @@ func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
 	if err != nil {
 		return err
 	}
-	for _, text := range lineChunks(markdown(approval.RedactText(req.Text)), contentMax) {
+	for _, text := range chunk.Lines(markdown(approval.RedactText(req.Text)), contentMax) {
 		if _, err := a.send(ctx, channel, &discordgo.MessageSend{Content: text, AllowedMentions: noMentions()}); err != nil {
 			return classify("post notice to "+req.Target, err)
 		}
@@ -138,7 +139,7 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.send(ctx, channel, &discordgo.MessageSend{Content: cutLine(markdown(text), contentMax), AllowedMentions: noMentions()})
+	_, err = a.send(ctx, channel, &discordgo.MessageSend{Content: chunk.Cut(markdown(text), contentMax), AllowedMentions: noMentions()})
 	return classify("answer "+req.User+" by DM", err)
 }
 
@@ -198,7 +199,7 @@ func (a *Adapter) threadOf(ctx context.Context, root *store.Post, card threads.C
 	}
 	name := threadName(card)
 	if card.Approval == nil {
-		name = cutLine("approval "+root.ApprovalID, threadNameMax)
+		name = chunk.Cut("approval "+root.ApprovalID, threadNameMax)
 	}
 	thread, err := a.startThread(ctx, root.Channel, root.Ref, name)
 	return thread, err == nil, err
@@ -209,7 +210,7 @@ func threadName(card threads.Card) string {
 	if card.Approval == nil {
 		return "approval"
 	}
-	return cutLine(card.Approval.Call.Function+" · "+card.Approval.ID, threadNameMax)
+	return chunk.Cut(card.Approval.Call.Function+" · "+card.Approval.ID, threadNameMax)
 }
 
 // channelFor turns a target into the channel to post in, and whether it

@@ -3,35 +3,7 @@ package discord
 import (
 	"regexp"
 	"strings"
-	"unicode/utf16"
 )
-
-// charLen counts as Discord counts: UTF-16 code units.
-func charLen(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
-
-// cutLine shortens s to at most max characters, marking the cut.
-func cutLine(s string, max int) string {
-	if charLen(s) <= max {
-		return s
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		l := utf16.RuneLen(r)
-		if n+l > max-1 {
-			break
-		}
-		b.WriteRune(r)
-		n += l
-	}
-	return b.String() + "…"
-}
 
 // links are the http(s) URLs in a sentence: they stay as written, so
 // Discord still links them (an escape inside would become part of them).
@@ -83,76 +55,6 @@ func escapeRun(s string, lineStart bool) string {
 		}
 	}
 	return b.String()
-}
-
-// fence keeps text inside a ``` block from closing it early: a zero width
-// space breaks every run of backticks.
-func fence(s string) string {
-	if !strings.Contains(s, "``") {
-		return s
-	}
-	return strings.ReplaceAll(s, "``", "`\u200b`")
-}
-
-// codeChunks splits text into pieces for ``` blocks, each fenced and at
-// most max characters, cut at line ends where a line fits and inside a
-// line where it does not. Every character of text is in one piece.
-func codeChunks(text string, max int) []string {
-	var chunks []string
-	var cur strings.Builder
-	n := 0
-	flush := func() {
-		if n > 0 {
-			chunks = append(chunks, cur.String())
-			cur.Reset()
-			n = 0
-		}
-	}
-	add := func(piece string) {
-		l := charLen(piece)
-		if n+l > max {
-			flush()
-		}
-		cur.WriteString(piece)
-		n += l
-	}
-	for _, line := range strings.SplitAfter(text, "\n") {
-		if line == "" {
-			continue
-		}
-		line = fence(line)
-		if charLen(line) <= max {
-			add(line)
-			continue
-		}
-		for _, r := range line {
-			add(string(r))
-		}
-	}
-	flush()
-	return chunks
-}
-
-// lineChunks splits text into messages of at most max characters at line
-// ends, cutting a line longer than a message.
-func lineChunks(text string, max int) []string {
-	var out []string
-	var cur strings.Builder
-	for _, line := range strings.Split(text, "\n") {
-		line = cutLine(line, max)
-		if cur.Len() > 0 && charLen(cur.String())+1+charLen(line) > max {
-			out = append(out, cur.String())
-			cur.Reset()
-		}
-		if cur.Len() > 0 {
-			cur.WriteByte('\n')
-		}
-		cur.WriteString(line)
-	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
-	}
-	return out
 }
 
 func cmpOr(a, b string) string {

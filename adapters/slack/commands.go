@@ -11,6 +11,7 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
+	"approvalsbot/adapters/chunk"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
@@ -76,7 +77,7 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 		return []templates.SlackMessage{{Text: commandHelp}}
 	case sub != "" && (sub != "ladder" || len(args) > 1):
 		return []templates.SlackMessage{{Text: fmt.Sprintf("The bot knows no `%s %s`.\n%s",
-			mrkdwn(cutLine(cmd.Command, 40)), mrkdwn(cutLine(cmd.Text, 80)), commandHelp)}}
+			mrkdwn(chunk.Cut(cmd.Command, 40)), mrkdwn(chunk.Cut(cmd.Text, 80)), commandHelp)}}
 	}
 	ids, byChannel := tenantsFor(tenants, cmd.ChannelID, cmd.UserID)
 	if len(ids) == 0 {
@@ -166,7 +167,7 @@ func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool
 			more++
 			continue
 		}
-		name := mrkdwn(cutLine(cmpOr(row.Function, row.ID), 80))
+		name := mrkdwn(chunk.Cut(cmpOr(row.Function, row.ID), 80))
 		if post != nil {
 			if link := a.permalink(ctx, team, post); link != "" {
 				name = "<" + link + "|" + strings.ReplaceAll(name, "|", "¦") + ">"
@@ -275,7 +276,7 @@ func ladderText(id string, t *config.Tenant) []string {
 }
 
 func codeBlock(lines []string) string {
-	return "```\n" + fence(mrkdwn(strings.Join(lines, "\n"))) + "\n```"
+	return "```\n" + chunk.Fence(mrkdwn(strings.Join(lines, "\n"))) + "\n```"
 }
 
 func cmpDuration(d, fallback time.Duration) time.Duration {
@@ -297,7 +298,7 @@ func layout(sections []string) []templates.SlackMessage {
 		}
 	}
 	for _, s := range sections {
-		for _, piece := range splitText(s, sectionTextMax) {
+		for _, piece := range chunk.Lines(s, sectionTextMax) {
 			if len(blocks) == maxBlocks {
 				flush()
 			}
@@ -306,28 +307,6 @@ func layout(sections []string) []templates.SlackMessage {
 	}
 	flush()
 	return msgs
-}
-
-// splitText cuts mrkdwn text at line ends into pieces of at most max
-// characters (a longer line is cut visibly).
-func splitText(s string, max int) []string {
-	var out []string
-	var cur strings.Builder
-	for _, line := range strings.Split(s, "\n") {
-		line = cutLine(line, max)
-		if cur.Len() > 0 && charLen(cur.String())+1+charLen(line) > max {
-			out = append(out, cur.String())
-			cur.Reset()
-		}
-		if cur.Len() > 0 {
-			cur.WriteByte('\n')
-		}
-		cur.WriteString(line)
-	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
-	}
-	return out
 }
 
 // since words a wait as people say it: 45s, 15m, 2h5m, 3d4h.

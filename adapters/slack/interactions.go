@@ -11,6 +11,7 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
+	"approvalsbot/adapters/chunk"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -224,7 +225,7 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 // denyModal asks for an optional reason, at most 1,000 characters.
 func denyModal(function string, act templates.Action, meta string) slackgo.ModalViewRequest {
 	text := fmt.Sprintf("Deny *%s* (approval %s, revision %d)? Your reason goes to the job backend and into the card's thread.",
-		mrkdwn(cutLine(function, 200)), mrkdwn(act.ApprovalID), act.Revision)
+		mrkdwn(chunk.Cut(function, 200)), mrkdwn(act.ApprovalID), act.Revision)
 	input := slackgo.NewPlainTextInputBlockElement(
 		slackgo.NewTextBlockObject(slackgo.PlainTextType, "Why not? (optional)", false, false), reasonActionID).
 		WithMultiline(true).WithMaxLength(reasonMax)
@@ -234,7 +235,7 @@ func denyModal(function string, act templates.Action, meta string) slackgo.Modal
 	return slackgo.ModalViewRequest{
 		Type:            slackgo.VTModal,
 		CallbackID:      denyCallbackID,
-		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, cutLine("Deny this call", modalTitleMax), false, false),
+		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut("Deny this call", modalTitleMax), false, false),
 		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, "Deny", false, false),
 		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, "Cancel", false, false),
 		PrivateMetadata: meta,
@@ -250,7 +251,7 @@ func denyModal(function string, act templates.Action, meta string) slackgo.Modal
 // after.
 func (a *Adapter) submit(cb *slackgo.InteractionCallback) (ackBody, work) {
 	if cb.View.CallbackID != denyCallbackID {
-		a.log.Debug("slack: submission of a view the bot does not know", "callback_id", cutLine(cb.View.CallbackID, 64))
+		a.log.Debug("slack: submission of a view the bot does not know", "callback_id", chunk.Cut(cb.View.CallbackID, 64))
 		return nil, work{}
 	}
 	var meta denyMeta

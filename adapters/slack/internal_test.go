@@ -11,6 +11,7 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
+	"approvalsbot/adapters/chunk"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -25,10 +26,10 @@ func TestCodeChunksKeepEveryCharacterWithinLimits(t *testing.T) {
 	long := strings.Repeat("<&>", 2000) // one line of 6,000, escaping to 15,000
 	text := "{\n  \"a\": \"```\",\n  \"b\": \"" + long + "\",\n  \"c\": \"é😀\"\n}\n"
 	for _, max := range []int{10, 100, codeChunkMax} {
-		chunks := codeChunks(text, max)
+		chunks := chunk.Code(text, max, mrkdwn)
 		var joined strings.Builder
 		for _, c := range chunks {
-			if n := charLen(c); n > max || n == 0 {
+			if n := chunk.Len(c); n > max || n == 0 {
 				t.Fatalf("max %d: chunk of %d characters", max, n)
 			}
 			if strings.Contains(c, "```") {
@@ -68,8 +69,8 @@ func TestArgumentMessagesSplitAndSayWhatIsLeftOut(t *testing.T) {
 				if b.Type != "section" {
 					continue
 				}
-				if charLen(b.Text.Text) > sectionTextMax {
-					t.Fatalf("section of %d characters", charLen(b.Text.Text))
+				if chunk.Len(b.Text.Text) > sectionTextMax {
+					t.Fatalf("section of %d characters", chunk.Len(b.Text.Text))
 				}
 				body := strings.TrimSuffix(strings.TrimPrefix(b.Text.Text, "```\n"), "\n```")
 				all.WriteString(body + "\n")
@@ -130,8 +131,8 @@ func TestSplitTextAndLayout(t *testing.T) {
 		}
 		_ = json.Unmarshal(raw, &blocks)
 		for _, b := range blocks {
-			if charLen(b.Text.Text) > sectionTextMax {
-				t.Fatalf("section of %d", charLen(b.Text.Text))
+			if chunk.Len(b.Text.Text) > sectionTextMax {
+				t.Fatalf("section of %d", chunk.Len(b.Text.Text))
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
+	"approvalsbot/adapters/chunk"
 	"approvalsbot/approval"
 	"approvalsbot/store"
 	"approvalsbot/templates"
@@ -101,19 +102,19 @@ func (a *Adapter) details(ctx context.Context, row *store.Approval, act template
 // messages as Slack's limits need, at most limit; what does not fit is
 // counted in a closing line.
 func argumentMessages(act templates.Action, res threads.ShowResult, limit int) []templates.SlackMessage {
-	chunks := codeChunks(string(res.Arguments), codeChunkMax)
+	chunks := chunk.Code(string(res.Arguments), codeChunkMax, mrkdwn)
 	if len(chunks) == 0 {
 		chunks = []string{"(no arguments)"}
 	}
 	left := 0
 	if capacity := max(limit, 1) * sectionsPerMessage; len(chunks) > capacity {
 		for _, c := range chunks[capacity:] {
-			left += charLen(c)
+			left += chunk.Len(c)
 		}
 		chunks = chunks[:capacity]
 	}
 	n := (len(chunks) + sectionsPerMessage - 1) / sectionsPerMessage
-	function := mrkdwn(cutLine(res.Function, 200))
+	function := mrkdwn(chunk.Cut(res.Function, 200))
 	meta := "digest " + mrkdwn(res.Digest)
 	if res.Redacted {
 		meta += " · secrets are redacted"

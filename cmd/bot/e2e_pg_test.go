@@ -4,18 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"net"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"approvalsbot/internal/tcpproxytest"
 )
 
 // PostgreSQL for the end-to-end tests: a fresh database per test, which
@@ -140,22 +140,11 @@ func pgTerminate(t *testing.T, app string) int {
 	return n
 }
 
-// pgProxy stands between a bot and the server on a loopback port, so a
-// test can make the server unreachable (refuse connections, cut the ones
-// open) and bring it back at the same address.
-type pgProxy struct {
-	target string
-
-	mu    sync.Mutex
-	addr  string
-	ln    net.Listener
-	conns map[net.Conn]bool
-	wg    sync.WaitGroup
-}
-
-// startPGProxy proxies to the test server's TCP address, or skips the
-// test when the server is reached another way.
-func startPGProxy(t *testing.T) *pgProxy {
+// startPGProxy stands a loopback proxy between a bot and the test
+// server's TCP address, so a test can make the server unreachable (refuse
+// connections, cut the ones open) and bring it back at the same address.
+// It skips the test when the server is reached another way.
+func startPGProxy(t *testing.T) *tcpproxytest.Proxy {
 	t.Helper()
 	cfg, err := pgx.ParseConfig(pgBaseURL(t))
 	if err != nil {
@@ -164,85 +153,5 @@ func startPGProxy(t *testing.T) *pgProxy {
 	if cfg.Host == "" || cfg.Host[0] == '/' {
 		t.Skipf("the outage test needs %s to reach the server over TCP", pgEnvURL)
 	}
-	p := &pgProxy{target: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), addr: "127.0.0.1:0", conns: map[net.Conn]bool{}}
-	p.listen(t)
-	t.Cleanup(func() {
-		p.refuse()
-		p.cut()
-		p.wg.Wait()
-	})
-	return p
-}
-
-// hostPort is where the proxy listens.
-func (p *pgProxy) hostPort() (string, string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	host, port, _ := net.SplitHostPort(p.addr)
-	return host, port
-}
-
-// listen accepts connections (again) at the proxy's address.
-func (p *pgProxy) listen(t *testing.T) {
-	t.Helper()
-	p.mu.Lock()
-	addr := p.addr
-	p.mu.Unlock()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("proxy listen on %s: %v", addr, err)
-	}
-	p.mu.Lock()
-	p.ln, p.addr = ln, ln.Addr().String()
-	p.mu.Unlock()
-	p.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", p.target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.track(c)
-			p.track(s)
-			p.wg.Go(func() { pgPipe(c, s) })
-			p.wg.Go(func() { pgPipe(s, c) })
-		}
-	})
-}
-
-// pgPipe copies one way; when either side ends, both do.
-func pgPipe(dst, src net.Conn) {
-	io.Copy(dst, src)
-	dst.Close()
-	src.Close()
-}
-
-func (p *pgProxy) track(c net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.conns[c] = true
-}
-
-// refuse stops accepting: new connections are refused.
-func (p *pgProxy) refuse() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
-}
-
-// cut closes every connection through the proxy.
-func (p *pgProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.conns {
-		c.Close()
-	}
-	clear(p.conns)
+	return tcpproxytest.Start(t, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
 }

@@ -1116,7 +1116,7 @@ func TestReplicaDatabaseOutage(t *testing.T) {
 	db := newPGDatabase(t)
 	proxy := startPGProxy(t)
 	app := db.name + "-bot"
-	host, port := proxy.hostPort()
+	host, port := proxy.HostPort()
 	dsn := pgDSN(t, pgBaseURL(t), db.name, map[string]string{"host": host, "port": port,
 		"connect_timeout": "2", "application_name": app})
 	dir := t.TempDir()
@@ -1152,9 +1152,9 @@ tenants:
 
 	// The database goes: nothing new connects, and every session the bot
 	// had (its pool's and its listener's) is ended.
-	proxy.refuse()
+	proxy.Refuse()
 	ended := pgTerminate(t, app) + pgTerminate(t, app+" listen")
-	proxy.cut()
+	proxy.Cut()
 	if ended == 0 {
 		t.Fatal("no session of the bot to end")
 	}
@@ -1180,7 +1180,7 @@ tenants:
 
 	// Back, at the same address: the backend's retry of the same event is
 	// accepted at once, and its card printed, by the same process.
-	proxy.listen(t)
+	proxy.Listen(t)
 	back := time.Now()
 	a := bot.send(t, body, nil)
 	acceptedAfter := time.Since(back)

@@ -3,38 +3,24 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"approvalsbot/internal/tcpproxytest"
 	"approvalsbot/store"
 	"approvalsbot/store/postgres"
 )
 
-// proxy stands between a store and the server on a loopback port, so a
-// test can make the server unreachable (refuse connections) or
-// unresponsive (accept and never answer) and then bring it back at the
-// same address.
-type proxy struct {
-	target    string
-	addr      string
-	blackhole atomic.Bool // accept connections but pass nothing on
-
-	mu    sync.Mutex
-	ln    net.Listener
-	conns map[net.Conn]bool
-	wg    sync.WaitGroup
-}
-
-// startProxy proxies to the test server's TCP address, or skips the test
-// when the server is reached another way.
-func startProxy(t *testing.T) *proxy {
+// startProxy stands a loopback proxy between a store and the test
+// server's TCP address, so a test can make the server unreachable (refuse
+// connections) or unresponsive (accept and never answer) and then bring
+// it back at the same address. It skips the test when the server is
+// reached another way.
+func startProxy(t *testing.T) *tcpproxytest.Proxy {
 	t.Helper()
 	cfg, err := pgx.ParseConfig(baseURL(t))
 	if err != nil {
@@ -43,86 +29,13 @@ func startProxy(t *testing.T) *proxy {
 	if cfg.Host == "" || cfg.Host[0] == '/' {
 		t.Skipf("the proxy tests need %s to reach the server over TCP", envURL)
 	}
-	p := &proxy{target: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), addr: "127.0.0.1:0", conns: map[net.Conn]bool{}}
-	p.up(t)
-	t.Cleanup(func() {
-		p.refuse()
-		p.cut()
-		p.wg.Wait()
-	})
-	return p
+	return tcpproxytest.Start(t, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
 }
 
-// dsn is db's DSN through the proxy.
-func (p *proxy) dsn(t *testing.T, db testDB, connectTimeout int) string {
-	host, port, _ := net.SplitHostPort(p.addr)
+// proxyDSN is db's DSN through the proxy.
+func proxyDSN(t *testing.T, p *tcpproxytest.Proxy, db testDB, connectTimeout int) string {
+	host, port := p.HostPort()
 	return withParams(t, db.dsn, map[string]string{"host": host, "port": port, "connect_timeout": strconv.Itoa(connectTimeout)})
-}
-
-// up accepts connections (again) at the proxy's address.
-func (p *proxy) up(t *testing.T) {
-	t.Helper()
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		t.Fatalf("proxy listen: %v", err)
-	}
-	p.mu.Lock()
-	p.ln, p.addr = ln, ln.Addr().String()
-	p.mu.Unlock()
-	p.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if p.blackhole.Load() {
-				p.track(c)
-				continue
-			}
-			s, err := net.Dial("tcp", p.target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.track(c)
-			p.track(s)
-			p.wg.Go(func() { pipe(c, s) })
-			p.wg.Go(func() { pipe(s, c) })
-		}
-	})
-}
-
-// pipe copies one way; when either side ends, both do.
-func pipe(dst, src net.Conn) {
-	io.Copy(dst, src)
-	dst.Close()
-	src.Close()
-}
-
-func (p *proxy) track(c net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.conns[c] = true
-}
-
-// refuse stops accepting: new connections are refused.
-func (p *proxy) refuse() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
-}
-
-// cut closes every connection through the proxy.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.conns {
-		c.Close()
-	}
-	clear(p.conns)
 }
 
 // callBound is how long a call may take to report an outage.
@@ -173,7 +86,7 @@ func TestOutageAndRecovery(t *testing.T) {
 	t.Parallel()
 	db := newSchema(t)
 	p := startProxy(t)
-	s := openMigrated(t, p.dsn(t, db, 2))
+	s := openMigrated(t, proxyDSN(t, p, db, 2))
 	run := listening(t, s)
 	waitWake(t, run.wakes, "listening")
 	wantServes(t, s, "before")
@@ -181,7 +94,7 @@ func TestOutageAndRecovery(t *testing.T) {
 	// The server becomes unreachable: new connections are refused, and
 	// every session of the pool is ended from another connection; the
 	// listener's is ended too.
-	p.refuse()
+	p.Refuse()
 	if n := terminate(t, db.schema); n == 0 {
 		t.Fatal("no session of the store to terminate")
 	}
@@ -196,7 +109,7 @@ func TestOutageAndRecovery(t *testing.T) {
 
 	// Back: the very next call succeeds, with nothing done to the store,
 	// and the listener, retrying with backoff meanwhile, listens again.
-	p.up(t)
+	p.Listen(t)
 	wantServes(t, s, "after")
 	waitWake(t, run.wakes, "listening again")
 }
@@ -243,10 +156,10 @@ func TestUnresponsiveServerFailsWithinConnectTimeout(t *testing.T) {
 	// hang.
 	db := newSchema(t)
 	p := startProxy(t)
-	s := openMigrated(t, p.dsn(t, db, 1))
-	p.blackhole.Store(true)
+	s := openMigrated(t, proxyDSN(t, p, db, 1))
+	p.Blackhole(true)
 	terminate(t, db.schema)
-	p.cut()
+	p.Cut()
 	for _, name := range []string{"Ping", "ApprovalGet"} {
 		start := time.Now()
 		var err error
@@ -260,7 +173,7 @@ func TestUnresponsiveServerFailsWithinConnectTimeout(t *testing.T) {
 			t.Errorf("%s against an unresponsive server: %v after %v, want ErrUnavailable within %v", name, err, took, callBound)
 		}
 	}
-	p.blackhole.Store(false)
-	p.cut()
+	p.Blackhole(false)
+	p.Cut()
 	wantServes(t, s, "answering again")
 }

@@ -1,0 +1,149 @@
+package chunk
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLenCountsUTF16CodeUnits(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		in   string
+		want int
+	}{
+		{"empty", "", 0},
+		{"ascii", "abc", 3},
+		{"two-byte", "é", 1},
+		{"three-byte", "…", 1},
+		{"surrogate pair", "😀", 2},
+		{"mixed", "aé😀", 4},
+	}
+	for _, c := range cases {
+		if got := Len(c.in); got != c.want {
+			t.Errorf("%s: Len(%q) = %d, want %d", c.name, c.in, got, c.want)
+		}
+	}
+}
+
+func TestCutMarksTheCutAndStaysWithinMax(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		in   string
+		max  int
+		want string
+	}{
+		{"fits", "hello", 5, "hello"},
+		{"cut", "hello world", 6, "hello…"},
+		{"pair not split", "ab😀cd", 4, "ab…"},
+		{"pair kept", "ab😀cd", 5, "ab😀…"},
+	}
+	for _, c := range cases {
+		got := Cut(c.in, c.max)
+		if got != c.want {
+			t.Errorf("%s: Cut(%q, %d) = %q, want %q", c.name, c.in, c.max, got, c.want)
+		}
+		if Len(got) > c.max {
+			t.Errorf("%s: %d characters, max %d", c.name, Len(got), c.max)
+		}
+	}
+}
+
+func TestFenceLeavesNoClosingFence(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"```", "a ``` b ```` c", "``", "`x`", "``````"} {
+		got := Fence(in)
+		if strings.Contains(got, "```") {
+			t.Errorf("Fence(%q) = %q keeps a run", in, got)
+		}
+		if strings.ReplaceAll(got, "\u200b", "") != in {
+			t.Errorf("Fence(%q) = %q changes more than the runs", in, got)
+		}
+	}
+}
+
+func TestLines(t *testing.T) {
+	t.Parallel()
+	text := strings.Repeat("line of text\n", 300) + strings.Repeat("y", 3000)
+	chunks := Lines(text, 2000)
+	total := 0
+	for _, c := range chunks {
+		if Len(c) > 2000 {
+			t.Fatalf("chunk of %d", Len(c))
+		}
+		if strings.HasPrefix(c, "\n") {
+			t.Fatalf("a chunk starts with a line break: %q", c[:20])
+		}
+		total += strings.Count(c, "line of text")
+	}
+	if total != 300 || !strings.HasSuffix(chunks[len(chunks)-1], "…") {
+		t.Fatalf("%d lines kept; last chunk %q", total, chunks[len(chunks)-1][:20])
+	}
+	if got := Lines("a\nb", 10); len(got) != 1 || got[0] != "a\nb" {
+		t.Fatalf("short text: %q", got)
+	}
+}
+
+// entities is an escaper of the shape Slack's is: one character becomes
+// several, so a cut inside an escape would be visible.
+var entities = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+func unescape(s string) string {
+	s = strings.ReplaceAll(s, "\u200b", "")
+	return strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(s)
+}
+
+func TestCodeKeepsEveryCharacterWithinLimits(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("<&>", 2000) // one line of 6,000, escaping to 15,000
+	text := "{\n  \"a\": \"```\",\n  \"b\": \"" + long + "\",\n  \"c\": \"é😀\"\n}\n"
+	cases := []struct {
+		name   string
+		escape func(string) string
+		undo   func(string) string
+	}{
+		{"no escaping", nil, func(s string) string { return strings.ReplaceAll(s, "\u200b", "") }},
+		{"entities", entities.Replace, unescape},
+	}
+	for _, c := range cases {
+		for _, max := range []int{10, 100, 3000} {
+			chunks := Code(text, max, c.escape)
+			var joined strings.Builder
+			for _, piece := range chunks {
+				if n := Len(piece); n > max || n == 0 {
+					t.Fatalf("%s, max %d: chunk of %d characters", c.name, max, n)
+				}
+				if strings.Contains(piece, "```") {
+					t.Fatalf("%s, max %d: a chunk can close its code block: %q", c.name, max, piece)
+				}
+				for _, e := range []string{"&amp", "&lt", "&gt"} {
+					if c.escape != nil && strings.HasSuffix(piece, e) {
+						t.Fatalf("%s, max %d: a chunk cuts an escape: %q", c.name, max, piece)
+					}
+				}
+				joined.WriteString(piece)
+			}
+			if got := c.undo(joined.String()); got != text {
+				t.Fatalf("%s, max %d: chunks lose text", c.name, max)
+			}
+		}
+	}
+}
+
+func TestCodeCutsAtLineEndsWhereLinesFit(t *testing.T) {
+	t.Parallel()
+	chunks := Code("aaaa\nbbbb\ncccc\n", 10, nil)
+	want := []string{"aaaa\nbbbb\n", "cccc\n"}
+	if len(chunks) != len(want) {
+		t.Fatalf("chunks %q, want %q", chunks, want)
+	}
+	for i := range want {
+		if chunks[i] != want[i] {
+			t.Fatalf("chunks %q, want %q", chunks, want)
+		}
+	}
+	if got := Code("", 10, nil); len(got) != 0 {
+		t.Fatalf("empty text: %q", got)
+	}
+}
