@@ -291,3 +291,28 @@ func TestDigestListsWhatWaitsOldestFirst(t *testing.T) {
 		t.Fatalf("waiting %+v %v %v", w, more, err)
 	}
 }
+
+// A reask reaches everyone who had a card: the DM the ladder sent gets
+// the new card in the same conversation, not only the channels.
+func TestReaskReachesTheLaddersDMs(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.at(t, time.Hour)
+	h.tick(t)
+	h.drain(t)
+	h.ingest(t, "merge-reasked.json")
+	h.drain(t)
+	var dmRevs []int
+	for _, p := range h.surf.posts {
+		if p.Target == "slack:U0LEE" {
+			dmRevs = append(dmRevs, p.Card.Approval.Revision)
+			if p.Card.Approval.Revision == 2 && (p.Thread == nil || p.Thread.Revision != 1) {
+				t.Errorf("the new card did not go under the first DM card: %+v", p.Thread)
+			}
+		}
+	}
+	if len(dmRevs) != 2 || dmRevs[1] != 2 {
+		t.Fatalf("cards in the DM: revisions %v, want 1 then 2", dmRevs)
+	}
+}

@@ -37,6 +37,8 @@ const (
 	orphanAfter = time.Hour
 	// notYet is the wait for a row whose card is still being posted.
 	notYet = 2 * time.Second
+	// recordTimeout bounds recording a row's result.
+	recordTimeout = 10 * time.Second
 	// decisionTimeout bounds one decision row: the backend client retries
 	// for a minute within it (PROTOCOL.md). A lease shorter than this
 	// shortens it (see RunOutbox).
@@ -138,6 +140,10 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
 		"approval_id", row.ApprovalID, "target", row.Target)
 	post, shown, wait, err := s.do(ctx, surface, row)
 	now := s.clock.Now()
+	// The surface call may have used up ctx; the result is recorded all
+	// the same, or the effect would be performed again after the lease.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
 	result := "ok"
 	switch {
 	case wait:
@@ -145,8 +151,14 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
 			NextAttemptAt: now.Add(notYet), Error: "waiting for the card to be posted"})
 		result = "wait"
 	case err == nil:
-		err = s.store.OutboxComplete(ctx, store.OutboxCompleteParams{ID: row.ID, Worker: s.worker, Now: now, Post: post})
+		record := post // only a new card (or the first mail) is recorded
+		if row.Kind == KindEditCard {
+			record = nil
+		}
+		err = s.store.OutboxComplete(ctx, store.OutboxCompleteParams{ID: row.ID, Worker: s.worker, Now: now, Post: record})
 		if err == nil && post != nil && shown != nil {
+			// A card posted or edited from a state that has moved on
+			// since (two edits of one card can cross) is edited again.
 			s.followUp(ctx, row, post, shown)
 		}
 	default:
@@ -225,8 +237,33 @@ func (s *Service) do(ctx context.Context, surface Surface, row *store.OutboxRow)
 		post, err := s.sendMail(ctx, row, p)
 		return post, nil, false, err
 	}
+	if row.Kind == KindEditCard {
+		return s.editCard(ctx, surface, row, p)
+	}
 	wait, err := s.doOther(ctx, surface, row, p)
 	return nil, nil, wait, err
+}
+
+// editCard edits one copy and returns it with the card it showed, so a
+// state that moved on meanwhile is edited again.
+func (s *Service) editCard(ctx context.Context, surface Surface, row *store.OutboxRow, p rowPayload) (*store.Post, *Card, bool, error) {
+	posts, err := s.store.PostList(ctx, row.ApprovalID)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("list posts: %w", err)
+	}
+	for _, post := range posts {
+		if post.Target == row.Target && post.Revision == p.Revision {
+			card, err := s.card(ctx, row.ApprovalID, p.Revision)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			if err := surface.Edit(ctx, EditRequest{Post: post, Card: card}); err != nil {
+				return nil, nil, false, err
+			}
+			return post, &card, false, nil
+		}
+	}
+	return nil, nil, false, Permanent(errors.New("no card to edit"))
 }
 
 func (s *Service) doOther(ctx context.Context, surface Surface, row *store.OutboxRow, p rowPayload) (bool, error) {
@@ -265,21 +302,6 @@ func (s *Service) doOther(ctx context.Context, surface Surface, row *store.Outbo
 		}
 		return false, surface.Reply(ctx, ReplyRequest{Root: root, Tenant: row.Tenant, Kind: templates.ThreadKind(p.Thread),
 			Text: p.Text, Mentions: s.mentionsFor(row.Tenant, p.Mentions), Waited: p.Waited})
-	case KindEditCard:
-		posts, err := s.store.PostList(ctx, row.ApprovalID)
-		if err != nil {
-			return false, fmt.Errorf("list posts: %w", err)
-		}
-		for _, post := range posts {
-			if post.Target == row.Target && post.Revision == p.Revision {
-				card, err := s.card(ctx, row.ApprovalID, p.Revision)
-				if err != nil {
-					return false, err
-				}
-				return false, surface.Edit(ctx, EditRequest{Post: post, Card: card})
-			}
-		}
-		return false, Permanent(errors.New("no card to edit"))
 	}
 	return false, Permanent(fmt.Errorf("unknown outbox kind %q", row.Kind))
 }
@@ -384,8 +406,16 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 	if err != nil {
 		return Card{}, Permanent(err)
 	}
+	// A copy is superseded when a newer revision of the request exists; a
+	// resolve may name a higher revision than any request the bot saw.
+	superseded := false
+	if revision < a.Revision {
+		if _, err := s.store.RevisionGet(ctx, approvalID, a.Revision); err == nil {
+			superseded = true
+		}
+	}
 	return Card{Tenant: a.Tenant, Approval: &req, State: rec.State, Decision: rec.Decision,
-		Superseded: revision < a.Revision,
+		Superseded: superseded,
 		Frozen:     fz, StepsDone: a.StepsDone, HeldRevision: a.Revision, Now: s.clock.Now()}, nil
 }
 

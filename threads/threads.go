@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -329,13 +330,20 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 				add(KindPostCard, t, "", rowPayload{Revision: row.Revision})
 			}
 		case approval.EffectSupersede:
+			// Every copy is marked superseded, and the new card goes in
+			// the same threads: the channels and the DMs and step posts
+			// the ladder made.
+			targets := slices.Clone(fz.Post)
 			for _, p := range posts {
 				if p.Target == emailThread {
 					continue
 				}
 				add(KindEditCard, p.Target, editKey(p), rowPayload{Revision: p.Revision})
+				if !slices.Contains(targets, p.Target) {
+					targets = append(targets, p.Target)
+				}
 			}
-			for _, t := range fz.Post {
+			for _, t := range targets {
 				add(KindPostCard, t, "", rowPayload{Revision: row.Revision, InThread: true})
 			}
 		case approval.EffectEditCards:

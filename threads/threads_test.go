@@ -513,3 +513,22 @@ func TestRunOutboxLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A resolve that names a revision the bot never saw (its reask comes
+// later, out of order) shows who decided, not "superseded".
+func TestResolveOfAnUnseenRevisionShowsTheDecision(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.ingest(t, "merge-resolved.json") // revision 2, before its reask
+	h.ingest(t, "merge-reasked.json")
+	h.drain(t)
+	if len(h.surf.edits) == 0 {
+		t.Fatal("no card edited")
+	}
+	for _, e := range h.surf.edits {
+		if e.Card.Superseded || e.Card.State != approval.StateDenied || e.Card.Decision.Actor != "user:kevin" {
+			t.Fatalf("edit shows superseded=%v %s %+v", e.Card.Superseded, e.Card.State, e.Card.Decision)
+		}
+	}
+}
