@@ -205,6 +205,12 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 			res = DecideResult{Text: text}
 			return nil
 		}
+		if req.Approve && !row.DeadlineAt.IsZero() && !now.Before(row.DeadlineAt) {
+			// The card promised that no answer by the deadline counts as a
+			// no; the deadline's deny is on its way.
+			res = DecideResult{Text: "The deadline has passed: no answer by then counts as a no, so your approval was not sent."}
+			return nil
+		}
 		if len(row.Deciding) > 0 {
 			var other deciding
 			_ = json.Unmarshal(row.Deciding, &other) // our own JSON
@@ -308,6 +314,11 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 	if err := json.Unmarshal(a.Deciding, &d); err != nil {
 		return Permanent(fmt.Errorf("decode the decision in flight: %w", err))
 	}
+	if d.Revision < a.Revision || approval.State(a.State).Final() {
+		// The call changed (or closed) between the click and now: the
+		// bot refuses a decision for a card that is no longer current.
+		return s.settle(context.WithoutCancel(ctx), a.ID, d, nil, stale(a, d.Revision))
+	}
 	ans, err := s.backend.Decide(ctx, DecisionCall{ApprovalID: a.ID, Revision: d.Revision, Approve: d.Approve,
 		Actor: d.Actor, Surface: d.Surface, User: d.User, Comment: d.Comment, ArgsSHA256: d.Digest,
 		IdempotencyKey: row.ID})
@@ -316,9 +327,14 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 			return err // the deadline retries until the backend answers
 		}
 		s.log.Warn("decision not recorded", "approval_id", a.ID, "tenant", a.Tenant, "err", err)
-		return s.settle(ctx, a.ID, d, nil, "Your "+verb(d.Approve)+" was not recorded: the job backend did not answer. Try again in a moment.")
+		why := "the job backend did not answer"
+		if !errors.Is(err, ErrBackendUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
+			why = "the job backend refused the bot's request (an operator can see why in the bot's log)"
+		}
+		// Recorded with a fresh context: ctx may be spent by the retries.
+		return s.settle(context.WithoutCancel(ctx), a.ID, d, nil, "Your "+verb(d.Approve)+" was not recorded: "+why+". Try again in a moment.")
 	}
-	return s.settle(ctx, a.ID, d, &ans, "")
+	return s.settle(context.WithoutCancel(ctx), a.ID, d, &ans, "")
 }
 
 // settle clears the decision in flight and applies the backend's answer

@@ -294,3 +294,38 @@ func TestShowArgumentsOnlyWithContentAndMatchingDigest(t *testing.T) {
 		t.Fatalf("tampered: %+v", res)
 	}
 }
+
+func TestApproveAfterTheDeadlineIsRefused(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.at(t, 24*time.Hour+time.Second) // past the deadline, before the tick
+	if res := h.decide(t, "a-merge1", 1, true, "U0KEVIN"); res.Sent || !strings.Contains(res.Text, "deadline has passed") {
+		t.Fatalf("approve after the deadline: %+v", res)
+	}
+	if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
+		t.Fatalf("deny after the deadline: %+v", res)
+	}
+}
+
+// A reask that lands between the click and the send: the bot refuses the
+// decision for the old card itself and tells the person.
+func TestReaskBetweenClickAndSendSendsNothing(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	if res := h.decide(t, "a-merge1", 1, true, "U0KEVIN"); !res.Sent {
+		t.Fatalf("click: %+v", res)
+	}
+	h.ingest(t, "merge-reasked.json")
+	h.drain(t)
+	if n := len(h.fake.Decisions()); n != 0 {
+		t.Fatalf("%d decisions for a superseded card reached the backend", n)
+	}
+	if tell := h.lastTell(t); !strings.Contains(tell.Text, "superseded") {
+		t.Fatalf("told %q", tell.Text)
+	}
+	if a := h.state(t, "a-merge1"); len(a.Deciding) != 0 || a.State != "pending" {
+		t.Fatalf("after: %s deciding %s", a.State, a.Deciding)
+	}
+}

@@ -20,7 +20,6 @@ type Waiting struct {
 	Function   string
 	Requested  time.Time
 	Deadline   time.Time
-	Posts      []*store.Post // where its cards are, for links
 }
 
 // Waiting lists a tenant's pending approvals, oldest first, at most limit,
@@ -36,11 +35,7 @@ func (s *Service) Waiting(ctx context.Context, tenant string, limit int) ([]Wait
 	}
 	out := make([]Waiting, 0, len(rows))
 	for _, a := range rows {
-		posts, err := s.store.PostList(ctx, a.ID)
-		if err != nil {
-			return nil, false, fmt.Errorf("list posts of %s: %w", a.ID, err)
-		}
-		out = append(out, Waiting{ApprovalID: a.ID, Function: a.Function, Requested: a.RequestedAt, Deadline: a.DeadlineAt, Posts: posts})
+		out = append(out, Waiting{ApprovalID: a.ID, Function: a.Function, Requested: a.RequestedAt, Deadline: a.DeadlineAt})
 	}
 	return out, more, nil
 }
@@ -85,7 +80,15 @@ func (s *Service) Digest(ctx context.Context, tenantID string) error {
 	}
 	now := s.clock.Now()
 	body, _ := json.Marshal(rowPayload{Text: DigestText(tenantID, items, more, now)}) // plain data
+	// Every replica's scheduler fires; the first to record this minute's
+	// digest sends it, through the events table that deduplicates events.
+	slot := "digest:" + tenantID + ":" + now.UTC().Truncate(time.Minute).Format("2006-01-02T15:04")
 	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		ins, err := tx.EventInsert(ctx, store.EventInsertParams{ID: slot, Tenant: tenantID, Type: "digest",
+			BodySHA256: slot, ReceivedAt: now})
+		if err != nil || !ins.Inserted {
+			return err
+		}
 		return tx.OutboxInsert(ctx, []store.OutboxInsertParams{{ID: s.newID(now), Tenant: tenantID,
 			Kind: KindNotice, Target: tenant.Digest.To.String(), Payload: body, NotBefore: now, Now: now}})
 	})

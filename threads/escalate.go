@@ -64,10 +64,15 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 		if err != nil {
 			return total, fmt.Errorf("claim due approvals: %w", err)
 		}
+		var failed []error
 		for _, a := range due {
 			steps, deadline, err := s.escalate(ctx, a.ID, now)
 			if err != nil {
-				return total, fmt.Errorf("escalate %s: %w", a.ID, err)
+				// One approval that cannot be handled must not hold up the
+				// others: its claim lapses and a later tick tries again.
+				s.log.Error("escalate", "tenant", a.Tenant, "approval_id", a.ID, "err", err)
+				failed = append(failed, fmt.Errorf("escalate %s: %w", a.ID, err))
+				continue
 			}
 			total.Approvals++
 			total.Steps += steps
@@ -75,11 +80,11 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 				total.Deadlines++
 			}
 		}
-		if len(due) < tickBatch {
+		if len(due) < tickBatch || len(failed) > 0 {
 			if total.Steps+total.Deadlines > 0 {
 				s.Wake()
 			}
-			return total, nil
+			return total, errors.Join(failed...)
 		}
 	}
 }

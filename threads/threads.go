@@ -133,6 +133,9 @@ type Frozen struct {
 	Ladder string      `json:"ladder"`
 	Plan   ladder.Plan `json:"plan"`
 	Post   []string    `json:"post"`
+	// Restricted: the request's content is walled off from shared places,
+	// so thread replies there say only what the card may say.
+	Restricted bool `json:"restricted,omitempty"`
 }
 
 // Outbox row kinds.
@@ -189,6 +192,9 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, 
 	})
 	if err != nil {
 		return IngestResult{}, err
+	}
+	if ev.Type == approval.EventAutoGranted && !res.Duplicate {
+		s.metrics.AutoGranted.WithLabelValues(ev.Tenant).Inc() // counted once, after the commit
 	}
 	if enqueued > 0 {
 		s.Wake()
@@ -289,7 +295,7 @@ func freeze(tenant *config.Tenant, a *approval.Approval) Frozen {
 		override = t.Deadline
 	}
 	deadline := ladder.Deadline(a.Deadline, a.RequestedAt, override, tenant.Deadline)
-	fz := Frozen{Ladder: lad.Name, Plan: lad.Plan(a.RequestedAt, deadline)}
+	fz := Frozen{Ladder: lad.Name, Plan: lad.Plan(a.RequestedAt, deadline), Restricted: a.Content.Restricted}
 	for _, t := range tenant.PostFor(a.Call.Function) {
 		fz.Post = append(fz.Post, t.String())
 	}
@@ -354,12 +360,30 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 				add(KindEditCard, p.Target, editKey(p), rowPayload{Revision: p.Revision})
 			}
 		case approval.EffectThreadReply:
+			kind := threadKind(typ)
+			text := e.Text
+			if fz.Restricted {
+				text = restrictedReply(kind)
+			}
 			for _, t := range fz.Post {
-				add(KindReply, t, "", rowPayload{Text: e.Text, Thread: string(threadKind(typ))})
+				add(KindReply, t, "", rowPayload{Text: text, Thread: string(kind)})
 			}
 		}
 	}
 	return rows, nil
+}
+
+// restrictedReply is what a shared thread is told of a content-restricted
+// approval: the backend's message, a re-check's reason or a call's summary
+// can carry the content the card keeps out of shared places.
+func restrictedReply(kind templates.ThreadKind) string {
+	switch kind {
+	case templates.ThreadOutcome:
+		return "The call finished; what it did is shown only in the console (this call's content is restricted)."
+	case templates.ThreadRecheckRefused:
+		return "The platform's re-check refused the call; the console shows why (this call's content is restricted)."
+	}
+	return "The job backend recorded the decision; its message is shown only in the console (this call's content is restricted)."
 }
 
 // threadKind names the kind of reply an event's message is.
@@ -381,7 +405,6 @@ func editKey(p *store.Post) string {
 // tenant's audit channel; without one it is only counted.
 func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.Tenant, ev *approval.Event, now time.Time) (int, string, error) {
 	ag := ev.AutoGranted
-	s.metrics.AutoGranted.WithLabelValues(ev.Tenant).Inc()
 	if tenant.Audit == nil {
 		return 0, "no audit channel configured: counted only", nil
 	}

@@ -39,6 +39,7 @@ tenants:
   acme:
     post: [slack:C0APPROVALS, discord:channel:112233445566778899]
     audit: slack:C0AUDIT
+    digest: {cron: "0 9 * * 1-5", zone: Europe/Berlin, to: slack:C0APPROVALS}
     forbid_self_approval: true
     ladders:
       default:
@@ -530,5 +531,51 @@ func TestResolveOfAnUnseenRevisionShowsTheDecision(t *testing.T) {
 		if e.Card.Superseded || e.Card.State != approval.StateDenied || e.Card.Decision.Actor != "user:kevin" {
 			t.Fatalf("edit shows superseded=%v %s %+v", e.Card.Superseded, e.Card.State, e.Card.Decision)
 		}
+	}
+}
+
+// A shared thread of a content-restricted approval is never told the
+// backend's message, which can carry the content the card keeps out.
+func TestRestrictedApprovalsRepliesSayNoContent(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "private.json")
+	ev := &approval.Event{ID: "evt-priv-resolved", Type: approval.EventResolved, Tenant: "acme",
+		Resolved: &approval.Resolved{ApprovalID: "a-priv1", Revision: 1, Status: approval.StateDenied, Actor: "user:kevin",
+			Message: "The call to db.delete_rows was not made: user:kevin denied it: not bea.private@example.com"}}
+	if _, err := h.ingestBody([]byte("priv-resolved"), ev); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	if len(h.surf.replies) == 0 {
+		t.Fatal("no reply in the thread")
+	}
+	for _, r := range h.surf.replies {
+		if strings.Contains(r.Text, "bea.private") || !strings.Contains(r.Text, "only in the console") {
+			t.Fatalf("a restricted approval's thread was told %q", r.Text)
+		}
+	}
+}
+
+// Every replica's scheduler fires the digest; it is sent once.
+func TestDigestIsSentOncePerSlotAcrossReplicas(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	for range 3 {
+		h.restart(t) // another replica on the same store
+		if err := h.svc.Digest(context.Background(), "acme"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.drain(t)
+	if len(h.surf.notices) != 1 || !strings.Contains(h.surf.notices[0].Text, "acme_github.merge (a-merge1)") {
+		t.Fatalf("notices %+v", h.surf.notices)
+	}
+	h.clock.Advance(24 * time.Hour)
+	if err := h.svc.Digest(context.Background(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	if len(h.surf.notices) != 2 {
+		t.Fatalf("the next day's digest: %d notices", len(h.surf.notices))
 	}
 }
