@@ -295,9 +295,11 @@ func Build(in Input) Card {
 		}
 		c.Roles = roles(a)
 		c.AgentSays = agentSays(a.AgentSays)
+		// The turn's other calls name what the private turn did: not in
+		// a shared place (CARD.md lists what a restricted card shows).
+		c.Turn = turn(a.Turn.Waiting)
 	}
 	c.Changes = changes(a, c.Restricted)
-	c.Turn = turn(a.Turn.Waiting)
 	if a.Confirm != nil && waiting {
 		c.ConfirmLine = fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console",
 			cutLine(oneLine(a.Confirm.Argument), lineMax))

@@ -719,3 +719,19 @@ func indexFrom(s, sub string, from int) int {
 	}
 	return -1
 }
+
+// A restricted card does not name the private turn's other calls.
+func TestRestrictedCardHidesTheTurn(t *testing.T) {
+	a := loadApproval(t, "private.json")
+	a.Turn.Waiting = []string{"mail.send_private"}
+	c := cardIn(t, a, "pending")
+	if c.Turn != "" {
+		t.Fatalf("restricted card shows the turn: %q", c.Turn)
+	}
+	r := newRenderer(t)
+	for name, out := range map[string]string{"text": r.Text(c), "email": r.Email(c).Text} {
+		if strings.Contains(out, "mail.send_private") {
+			t.Errorf("%s names the turn's call", name)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"approvalsbot/adapters/discord"
@@ -14,6 +13,8 @@ import (
 	"approvalsbot/config"
 	"approvalsbot/notify"
 	"approvalsbot/store"
+	"approvalsbot/store/postgres"
+	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 )
 
@@ -41,10 +42,9 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env)
 		fmt.Fprintf(stdout, "ok   %s\n", what)
 	}
 	report("configuration "+*path, nil)
-	st, _, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
-	if err == nil {
+	st, err := pingStore(ctx, cfg)
+	if st != nil {
 		defer st.Close()
-		err = st.Ping(ctx)
 	}
 	report("store "+cfg.Store.Driver, err)
 	if cfg.SMTP != nil {
@@ -67,6 +67,27 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env)
 		return fmt.Errorf("%d check(s) failed", failed)
 	}
 	return nil
+}
+
+// pingStore opens the store to check it, as a reader beside a running bot:
+// no exclusive lock, no migration, no released claims.
+func pingStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
+	var (
+		st  store.Store
+		err error
+	)
+	switch cfg.Store.Driver {
+	case "", config.DriverSQLite:
+		st, err = sqlite.Open(ctx, sqlite.Options{Path: sqlitePath(cfg.Store.DSN.Reveal())})
+	case config.DriverPostgres:
+		st, err = postgres.Open(ctx, postgres.Options{DSN: cfg.Store.DSN.Reveal(), MaxConns: 2})
+	default:
+		err = fmt.Errorf("store driver %q: want sqlite or postgres", cfg.Store.Driver)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st, st.Ping(ctx)
 }
 
 // doctorSurfaces checks each configured chat surface: its token, its

@@ -345,6 +345,13 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 
+	// doctor checks the store beside the running bot, which holds it.
+	doctor := exec.Command(botBinary, "doctor", "--config", cfg)
+	doctor.Env = botEnv()
+	if out, err := doctor.CombinedOutput(); err != nil || !strings.Contains(string(out), "ok   store sqlite") {
+		t.Errorf("doctor beside the running bot: %v\n%s", err, out)
+	}
+
 	// SIGTERM: stop taking events, finish, close the store, exit 0.
 	if err := bot.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

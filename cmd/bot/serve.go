@@ -257,7 +257,8 @@ func reloadOnHUP(ctx context.Context, path string, getenv env, live *liveConfig,
 				continue
 			}
 			live.p.Store(cfg)
-			log.Info("configuration reloaded; approvals already waiting keep their ladders", "tenants", len(cfg.Tenants))
+			log.Info("configuration reloaded: tenants, members, ladders and targets for later approvals; "+
+				"secrets, tokens, listen, store, tick, lease and digest schedules take effect at restart", "tenants", len(cfg.Tenants))
 		}
 	}
 }
