@@ -66,28 +66,43 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 }
 
 // RunOutbox claims due rows and performs them until ctx ends; rows being
-// performed then are finished and recorded before it returns.
+// performed then are finished and recorded before it returns. It claims
+// only as many rows as it has free workers, so no claimed row waits for a
+// worker while its lease runs out (another replica would then perform it
+// too).
 func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 	o = o.withDefaults()
-	sem := make(chan struct{}, o.Concurrency)
+	finished := make(chan struct{}, o.Concurrency)
+	inflight := 0
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	reap := func() {
+		for {
+			select {
+			case <-finished:
+				inflight--
+			default:
+				return
+			}
+		}
+	}
 	for {
+		reap()
+		free := min(o.Concurrency-inflight, o.Batch)
 		claimed := 0
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && free > 0 {
 			rows, err := s.store.OutboxClaim(ctx, store.OutboxClaimParams{
-				Worker: s.worker, Now: s.clock.Now(), Lease: o.Lease, Limit: o.Batch})
+				Worker: s.worker, Now: s.clock.Now(), Lease: o.Lease, Limit: free})
 			if err != nil && ctx.Err() == nil {
 				s.log.Error("claim outbox rows", "err", err)
 			}
 			claimed = len(rows)
 			for _, row := range rows {
-				sem <- struct{}{}
-				wg.Add(1)
-				go func() {
-					defer func() { <-sem; wg.Done() }()
+				inflight++
+				wg.Go(func() {
+					defer func() { finished <- struct{}{} }()
 					timeout := o.PerformTimeout
 					if row.Kind == KindDecision {
 						// Within the lease too, so no other replica sends the
@@ -97,17 +112,19 @@ func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 					pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 					defer cancel()
 					s.perform(pctx, row)
-				}()
+				})
 			}
 		}
-		if claimed == o.Batch {
-			continue // more may be due: claim again at once
+		if free > 0 && claimed == free {
+			continue // more may be due: claim again as workers free up
 		}
 		timer.Reset(o.Poll)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-s.wake:
+		case <-finished:
+			inflight--
 		case <-timer.C:
 		}
 	}

@@ -579,3 +579,46 @@ func TestDigestIsSentOncePerSlotAcrossReplicas(t *testing.T) {
 		t.Fatalf("the next day's digest: %d notices", len(h.surf.notices))
 	}
 }
+
+// blocking is a surface whose posts wait until released.
+type blocking struct {
+	*recorder
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b blocking) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
+	b.started <- struct{}{}
+	<-b.release
+	return b.recorder.Post(ctx, req)
+}
+
+// A worker claims only as many rows as it can perform now: the rest stay
+// free for other replicas instead of waiting out their lease.
+func TestOutboxClaimsOnlyWhatItCanPerform(t *testing.T) {
+	surf := blocking{recorder: &recorder{}, started: make(chan struct{}, 8), release: make(chan struct{})}
+	h := newHarnessWith(t, func(o *threads.Options) { o.Fallback = surf })
+	h.ingest(t, "merge.json") // 2 cards
+	h.ingest(t, "mail.json")  // 2 more
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- h.svc.RunOutbox(ctx, threads.WorkerOptions{Concurrency: 2, Batch: 32, Poll: 10 * time.Millisecond})
+	}()
+	<-surf.started
+	<-surf.started
+	// Two rows are in flight; the other two must be claimable elsewhere.
+	rows, err := h.store.OutboxClaim(context.Background(), store.OutboxClaimParams{Worker: "other-replica",
+		Now: h.clock.Now(), Lease: time.Minute, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(surf.release)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("another replica could claim %d rows, want the 2 not in flight", len(rows))
+	}
+}
