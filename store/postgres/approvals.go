@@ -40,6 +40,9 @@ func (s *Store) ApprovalGet(ctx context.Context, id string) (*store.Approval, er
 // creates it is still the only one.
 func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approval, error) {
 	op := "get approval " + id + " for update"
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
 	b := &pgx.Batch{}
 	b.Queue(approvalLock, lockClassApproval, lockKey(id))
 	b.Queue(query.ApprovalGetForUpdate(forUpdate), id)
@@ -61,16 +64,14 @@ func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approv
 }
 
 // ApprovalUpsert writes the whole row, times at millisecond precision.
+// It is queued and sent with the transaction's next read or its commit.
 func (t *tx) ApprovalUpsert(ctx context.Context, a *store.Approval) error {
-	_, err := t.q.Exec(ctx, query.ApprovalUpsert,
+	t.queue(queuedWrite{op: "upsert approval " + a.ID, sql: query.ApprovalUpsert, args: []any{
 		a.ID, a.Tenant, a.Revision, a.State, query.Bool(a.Seen), a.Function,
 		query.NullText(a.Decision), query.NullText(a.Plan), a.StepsDone,
 		query.NullMillis(a.NextStepAt), query.NullMillis(a.DeadlineAt),
 		query.Millis(a.RequestedAt), query.Millis(a.CreatedAt), query.Millis(a.UpdatedAt),
-		a.ClaimedBy, query.Millis(a.ClaimedUntil), query.NullText(a.Deciding))
-	if err != nil {
-		return t.s.fail(ctx, "upsert approval "+a.ID, err)
-	}
+		a.ClaimedBy, query.Millis(a.ClaimedUntil), query.NullText(a.Deciding)}})
 	return nil
 }
 

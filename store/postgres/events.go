@@ -13,6 +13,9 @@ import (
 // the id taken.
 func (t *tx) EventInsert(ctx context.Context, p store.EventInsertParams) (store.EventInsertResult, error) {
 	op := "record event " + p.ID
+	if err := t.flush(ctx); err != nil {
+		return store.EventInsertResult{}, err
+	}
 	tag, err := t.q.Exec(ctx, query.EventInsert,
 		p.ID, p.Tenant, p.Type, p.BodySHA256, p.ApprovalID, query.Millis(p.ReceivedAt))
 	if err != nil {

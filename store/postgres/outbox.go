@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"approvalsbot/store"
 	"approvalsbot/store/internal/query"
@@ -26,36 +27,25 @@ func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) 
 	if len(rows) == 0 {
 		return nil
 	}
-	b := &pgx.Batch{}
 	for _, r := range rows {
 		notBefore := r.NotBefore
 		if notBefore.IsZero() {
 			notBefore = r.Now
 		}
-		b.Queue(query.OutboxInsertLocking(forShare),
-			r.ID, r.Tenant, r.ApprovalID, r.Kind, r.Target, r.CoalesceKey, query.Text(r.Payload),
-			query.Millis(notBefore), query.Millis(r.Now))
+		t.queue(queuedWrite{op: fmt.Sprintf("enqueue %s %s for %s", r.Kind, r.ID, r.ApprovalID),
+			sql: query.OutboxInsertLocking(forShare),
+			args: []any{r.ID, r.Tenant, r.ApprovalID, r.Kind, r.Target, r.CoalesceKey, query.Text(r.Payload),
+				query.Millis(notBefore), query.Millis(r.Now)},
+			after: func(tag pgconn.CommandTag) {
+				if tag.RowsAffected() == 0 {
+					t.s.log.LogAttrs(ctx, slog.LevelDebug, "outbox row coalesced into a waiting one",
+						slog.String("approval_id", r.ApprovalID), slog.String("tenant", r.Tenant),
+						slog.String("kind", r.Kind), slog.String("coalesce_key", r.CoalesceKey))
+				}
+			}})
 	}
-	b.Queue(outboxNotify, OutboxChannel)
-	br := t.q.SendBatch(ctx, b)
-	defer br.Close()
-	for _, r := range rows {
-		tag, err := br.Exec()
-		if err != nil {
-			return t.s.fail(ctx, fmt.Sprintf("enqueue %s %s for %s", r.Kind, r.ID, r.ApprovalID), err)
-		}
-		if tag.RowsAffected() == 0 {
-			t.s.log.LogAttrs(ctx, slog.LevelDebug, "outbox row coalesced into a waiting one",
-				slog.String("approval_id", r.ApprovalID), slog.String("tenant", r.Tenant),
-				slog.String("kind", r.Kind), slog.String("coalesce_key", r.CoalesceKey))
-		}
-	}
-	if _, err := br.Exec(); err != nil {
-		return t.s.fail(ctx, "notify "+OutboxChannel, err)
-	}
-	if err := br.Close(); err != nil {
-		return t.s.fail(ctx, "enqueue outbox rows", err)
-	}
+	// Delivered at commit: other replicas wake when the rows exist.
+	t.queue(queuedWrite{op: "notify " + OutboxChannel, sql: outboxNotify, args: []any{OutboxChannel}})
 	return nil
 }
 

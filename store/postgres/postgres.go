@@ -249,7 +249,12 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.
 			rollback(ctx, pgTx)
 		}
 	}()
-	if err := fn(ctx, &tx{s: s, q: pgTx}); err != nil {
+	t := &tx{s: s, q: pgTx}
+	if err := fn(ctx, t); err != nil {
+		return err
+	}
+	// The writes fn queued go in one round trip, then COMMIT.
+	if err := t.flush(ctx); err != nil {
 		return err
 	}
 	done = true
@@ -269,10 +274,52 @@ func rollback(ctx context.Context, t pgx.Tx) {
 	_ = t.Rollback(ctx)
 }
 
-// tx is store.Tx over one pgx transaction.
+// tx is store.Tx over one pgx transaction. Writes whose result the caller
+// does not read (approval upsert, revision insert, outbox rows) are queued
+// and sent together, in one round trip, before the next read or at
+// commit: an ingest then costs five round trips, not seven. A queued
+// write's error surfaces at that point and rolls the transaction back.
 type tx struct {
-	s *Store
-	q pgx.Tx
+	s      *Store
+	q      pgx.Tx
+	queued []queuedWrite
+}
+
+type queuedWrite struct {
+	op    string // what was being done, for the error
+	sql   string
+	args  []any
+	after func(pgconn.CommandTag) // optional
+}
+
+func (t *tx) queue(w queuedWrite) { t.queued = append(t.queued, w) }
+
+// flush sends the queued writes in one batch.
+func (t *tx) flush(ctx context.Context) error {
+	if len(t.queued) == 0 {
+		return nil
+	}
+	queued := t.queued
+	t.queued = nil
+	b := &pgx.Batch{}
+	for _, w := range queued {
+		b.Queue(w.sql, w.args...)
+	}
+	br := t.q.SendBatch(ctx, b)
+	defer br.Close()
+	for _, w := range queued {
+		tag, err := br.Exec()
+		if err != nil {
+			return t.s.fail(ctx, w.op, err)
+		}
+		if w.after != nil {
+			w.after(tag)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return t.s.fail(ctx, "send queued writes", err)
+	}
+	return nil
 }
 
 // querier is what *pgxpool.Pool and pgx.Tx share, so each query is written

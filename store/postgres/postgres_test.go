@@ -516,8 +516,12 @@ func TestCrashedReplicasClaimsReturnAfterLease(t *testing.T) {
 func TestCoalescedRowNotClaimedBeforeCommit(t *testing.T) {
 	t.Parallel()
 	// A row that coalesces into a waiting one relies on that one to
-	// render the state its transaction commits. Until it commits, no
-	// worker may claim the waiting row (and render the state before).
+	// render the state its transaction commits. The coalescing decision
+	// is made with the transaction's queued writes, right before COMMIT,
+	// and locks the waiting row until then: a worker that claims the
+	// waiting row while the transaction is open makes the transaction
+	// add its own row instead. Either way a row is claimable after the
+	// commit, to render the state committed.
 	s := openMigrated(t, newSchema(t).dsn)
 	now := at(0)
 	const key = "edit:a1:slack:C1"
@@ -528,6 +532,47 @@ func TestCoalescedRowNotClaimedBeforeCommit(t *testing.T) {
 	wg.Go(func() {
 		err := s.InTx(t.Context(), func(ctx context.Context, tx store.Tx) error {
 			if err := tx.OutboxInsert(ctx, []store.OutboxInsertParams{effect("r2", key, now)}); err != nil {
+				return err
+			}
+			close(inserted)
+			<-release
+			return nil
+		})
+		if err != nil {
+			t.Errorf("InTx: %v", err)
+		}
+	})
+	<-inserted
+	during := claimIDs(t, s, "w1", now)
+	close(release)
+	wg.Wait()
+	after := claimIDs(t, s, "w2", now)
+	switch {
+	case len(during) == 0:
+		wantIDs(t, "claim after the commit (coalesced into r1)", after, "r1")
+	default:
+		wantIDs(t, "claim while the transaction was open", during, "r1")
+		wantIDs(t, "claim after the commit (r1 was in flight: a row of its own)", after, "r2")
+	}
+}
+
+// The coalescing insert locks the waiting row from the moment it runs
+// until COMMIT: a claim in between passes it by.
+func TestCoalescedRowLockedUntilCommit(t *testing.T) {
+	t.Parallel()
+	s := openMigrated(t, newSchema(t).dsn)
+	now := at(0)
+	const key = "edit:a1:slack:C1"
+	enqueue(t, s, effect("r1", key, now))
+	inserted, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		err := s.InTx(t.Context(), func(ctx context.Context, tx store.Tx) error {
+			if err := tx.OutboxInsert(ctx, []store.OutboxInsertParams{effect("r2", key, now)}); err != nil {
+				return err
+			}
+			// A read sends the queued writes now, inside the transaction.
+			if _, err := tx.PostList(ctx, "a1"); err != nil {
 				return err
 			}
 			close(inserted)

@@ -19,6 +19,9 @@ func (s *Store) PostList(ctx context.Context, approvalID string) ([]*store.Post,
 
 // PostList lists an approval's posts as the transaction sees them.
 func (t *tx) PostList(ctx context.Context, approvalID string) ([]*store.Post, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
 	return t.s.postList(ctx, t.q, approvalID)
 }
 

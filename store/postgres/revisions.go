@@ -13,12 +13,10 @@ import (
 
 // RevisionInsert keeps a revision's body; an existing (approval, revision)
 // keeps the body it has.
+// It is queued and sent with the transaction's next read or its commit.
 func (t *tx) RevisionInsert(ctx context.Context, r *store.Revision) error {
-	_, err := t.q.Exec(ctx, query.RevisionInsert,
-		r.ApprovalID, r.Revision, query.Text(r.Body), query.Millis(r.CreatedAt))
-	if err != nil {
-		return t.s.fail(ctx, fmt.Sprintf("insert revision %d of %s", r.Revision, r.ApprovalID), err)
-	}
+	t.queue(queuedWrite{op: fmt.Sprintf("insert revision %d of %s", r.Revision, r.ApprovalID),
+		sql: query.RevisionInsert, args: []any{r.ApprovalID, r.Revision, query.Text(r.Body), query.Millis(r.CreatedAt)}})
 	return nil
 }
 
