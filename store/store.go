@@ -90,7 +90,11 @@ type Store interface {
 	Close() error
 }
 
-// Tx is the part of the store used inside a transaction.
+// Tx is the part of the store used inside a transaction. A write whose
+// result the caller does not read (ApprovalUpsert, RevisionInsert,
+// OutboxInsert) may be sent with the transaction's next read or at commit,
+// so its error may come from that call or from InTx itself; either way the
+// transaction rolls back.
 type Tx interface {
 	// EventInsert records an event id once. When the id exists it
 	// returns Inserted false and the stored body digest, so the caller can
