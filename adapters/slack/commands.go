@@ -91,6 +91,12 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 	}
 	for _, id := range ids {
 		if sub == "ladder" {
+			// A ladder names people and addresses: members only, however
+			// public the channel.
+			if _, ok := tenants[id].MemberBySlack(cmd.UserID); !ok {
+				sections = append(sections, fmt.Sprintf("*%s*: only the tenant's members see its ladders.", mrkdwn(id)))
+				continue
+			}
 			sections = append(sections, ladderText(id, tenants[id])...)
 		} else {
 			sections = append(sections, a.pendingText(ctx, id, byChannel, cmd.ChannelID, team))

@@ -84,4 +84,11 @@ func TestSlashCommandLadderAndHelp(t *testing.T) {
 	h.told(t, "U0KEVIN", "The bot knows no `/approvals launch everything`")
 	h.command(t, "U0ADA", "C0APPROVALS", "help")
 	h.told(t, "U0ADA", "*/approvals ladder* shows")
+	// Someone in the channel who is no member sees no ladder: it names
+	// people and addresses.
+	h.command(t, "U0STRANGER", "C0APPROVALS", "ladder")
+	text = h.told(t, "U0STRANGER", "only the tenant's members see its ladders").AllText()
+	if strings.Contains(text, "slack:U0LEE") {
+		t.Fatalf("a non-member saw the ladder:\n%s", text)
+	}
 }
