@@ -263,3 +263,16 @@ func mustTargets(t *testing.T, ss ...string) []ladder.Target {
 	}
 	return out
 }
+
+func TestStepTargetsWordsWhomAStepTells(t *testing.T) {
+	s := ladder.AfterStep(time.Hour)
+	if got := s.Targets(); got != "" {
+		t.Fatalf("a step with no targets: %q", got)
+	}
+	u, _ := ladder.ParseTarget("slack:U0LEAD")
+	m, _ := ladder.ParseTarget("leads@acme.example")
+	s.DM, s.Email = []ladder.Target{u}, []ladder.Target{m}
+	if got, want := s.Targets(), "dm slack:U0LEAD · email leads@acme.example"; got != want {
+		t.Fatalf("Targets() = %q, want %q", got, want)
+	}
+}

@@ -168,16 +168,7 @@ func (l Ladder) Timeline(post []Target, deadline time.Duration) []string {
 
 // describe is a step's part of a timeline line, after its time.
 func describe(s Step, skip string) string {
-	var parts []string
-	for _, a := range []struct {
-		verb    string
-		targets []Target
-	}{{"post", s.Post}, {"mention", s.Mention}, {"dm", s.DM}, {"email", s.Email}} {
-		if len(a.targets) > 0 {
-			parts = append(parts, action(a.verb, a.targets))
-		}
-	}
-	text := strings.Join(parts, " · ")
+	text := s.Targets()
 	if text == "" {
 		text = "(no targets)"
 	}
@@ -188,6 +179,22 @@ func describe(s Step, skip string) string {
 		text += " skipped: " + skip
 	}
 	return text
+}
+
+// Targets says whom a step tells, e.g. "mention slack:U0KEVIN · email
+// leads@acme.example"; "" for a step with none. The timeline and the
+// card's "next at …" both use it.
+func (s Step) Targets() string {
+	var parts []string
+	for _, a := range []struct {
+		verb    string
+		targets []Target
+	}{{"post", s.Post}, {"mention", s.Mention}, {"dm", s.DM}, {"email", s.Email}} {
+		if len(a.targets) > 0 {
+			parts = append(parts, action(a.verb, a.targets))
+		}
+	}
+	return strings.Join(parts, " · ")
 }
 
 func action(verb string, targets []Target) string {

@@ -1,8 +1,6 @@
 package threads
 
 import (
-	"strings"
-
 	"approvalsbot/ladder"
 	"approvalsbot/templates"
 )
@@ -36,27 +34,7 @@ func position(p ladder.Plan, done int) templates.LadderPosition {
 	}
 	if next, ok := p.Upcoming(done); ok {
 		pos.NextAt = next.At
-		pos.Next = who(next.Step)
+		pos.Next = next.Step.Targets()
 	}
 	return pos
-}
-
-// who says whom a step tells, e.g. "mention slack:U0KEVIN · email leads@acme.example".
-func who(s ladder.Step) string {
-	var parts []string
-	add := func(verb string, ts []ladder.Target) {
-		if len(ts) == 0 {
-			return
-		}
-		names := make([]string, len(ts))
-		for i, t := range ts {
-			names[i] = t.String()
-		}
-		parts = append(parts, verb+" "+strings.Join(names, " "))
-	}
-	add("post", s.Post)
-	add("mention", s.Mention)
-	add("dm", s.DM)
-	add("email", s.Email)
-	return strings.Join(parts, " · ")
 }

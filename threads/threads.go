@@ -130,9 +130,8 @@ type IngestResult struct {
 // Frozen is what an approval is given when it arrives and keeps: its
 // ladder, deadline and where its card goes. A config reload never changes it.
 type Frozen struct {
-	Ladder string      `json:"ladder"`
-	Plan   ladder.Plan `json:"plan"`
-	Post   []string    `json:"post"`
+	Plan ladder.Plan `json:"plan"` // the schedule, naming its ladder
+	Post []string    `json:"post"`
 	// Restricted: the request's content is walled off from shared places,
 	// so thread replies there say only what the card may say.
 	Restricted bool `json:"restricted,omitempty"`
@@ -295,7 +294,7 @@ func freeze(tenant *config.Tenant, a *approval.Approval) Frozen {
 		override = t.Deadline
 	}
 	deadline := ladder.Deadline(a.Deadline, a.RequestedAt, override, tenant.Deadline)
-	fz := Frozen{Ladder: lad.Name, Plan: lad.Plan(a.RequestedAt, deadline), Restricted: a.Content.Restricted}
+	fz := Frozen{Plan: lad.Plan(a.RequestedAt, deadline), Restricted: a.Content.Restricted}
 	for _, t := range tenant.PostFor(a.Call.Function) {
 		fz.Post = append(fz.Post, t.String())
 	}

@@ -102,7 +102,7 @@ func newTickBench(b *testing.B, pending int) *tickBench {
 	tenant := cfg.Tenants["acme"]
 	requested := now.Add(-20 * time.Minute)
 	lad := tenant.LadderFor("acme_github.merge", "")
-	fz := threads.Frozen{Ladder: lad.Name, Plan: lad.Plan(requested, now.AddDate(1, 0, 0))}
+	fz := threads.Frozen{Plan: lad.Plan(requested, now.AddDate(1, 0, 0))}
 	for _, t := range tenant.PostFor("acme_github.merge") {
 		fz.Post = append(fz.Post, t.String())
 	}
