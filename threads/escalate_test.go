@@ -207,7 +207,11 @@ func TestStepsAfterTheDeadlineAreSkipped(t *testing.T) {
 // No automatic path ever approves: random events, ticks, clicks and
 // restarts; every approve the backend received came from a person's click.
 func TestNothingAutomaticApproves(t *testing.T) {
-	for seed := uint64(1); seed <= 6; seed++ {
+	// Across the seeds both paths must really run, or the property would
+	// hold of nothing: people's approves reach the backend, and deadlines
+	// deny.
+	var clickedApproves, deadlineDenies int
+	for seed := uint64(1); seed <= 12; seed++ {
 		h := newDecideHarness(t, 20*time.Millisecond)
 		rng := rand.New(rand.NewPCG(seed, 7))
 		for _, id := range []string{"a-merge1", "a-mail1", "a-refund1", "a-search1", "a-unk1", "a-priv1"} {
@@ -217,19 +221,25 @@ func TestNothingAutomaticApproves(t *testing.T) {
 		events := []string{"merge.json", "mail.json", "refund.json", "search.json", "unknown.json", "private.json",
 			"merge-reasked.json", "merge-resolved.json", "mail-cancelled.json", "refund-recheck.json", "search-finished.json", "auto.json"}
 		approveClicks := 0 // approvals people sent
-		for step := 0; step < 80; step++ {
+		for step := 0; step < 120; step++ {
 			switch rng.IntN(7) {
 			case 0, 1:
 				name := events[rng.IntN(len(events))]
 				h.ingest(t, name)
 			case 2:
-				h.clock.Advance(time.Duration(rng.IntN(8)) * time.Hour)
+				h.clock.Advance(time.Duration(rng.IntN(180)) * time.Minute)
 				h.tick(t)
 			case 3:
 				ids := []string{"a-merge1", "a-mail1", "a-refund1", "a-search1", "a-unk1", "a-priv1"}
-				users := []string{"U0KEVIN", "U0LEE", "U0ADA", "U0VIC"}
-				approve := rng.IntN(2) == 0
-				res := h.decide(t, ids[rng.IntN(len(ids))], 1+rng.IntN(2), approve, users[rng.IntN(len(users))])
+				// Mostly people who may decide, some who may not (the
+				// starter, a viewer); mostly the first revision.
+				users := []string{"U0KEVIN", "U0LEE", "U0KEVIN", "U0LEE", "U0ADA", "U0VIC"}
+				rev := 1
+				if rng.IntN(4) == 0 {
+					rev = 2
+				}
+				approve := rng.IntN(3) > 0
+				res := h.decide(t, ids[rng.IntN(len(ids))], rev, approve, users[rng.IntN(len(users))])
 				if res.Sent && approve {
 					approveClicks++
 				}
@@ -256,15 +266,23 @@ func TestNothingAutomaticApproves(t *testing.T) {
 				t.Fatalf("seed %d: an approve not from a person's click: %+v", seed, d.Request)
 			}
 		}
+		clickedApproves += len(keys)
 		if len(keys) > approveClicks {
 			t.Fatalf("seed %d: the backend received %d approves from %d clicks", seed, len(keys), approveClicks)
 		}
 		for _, d := range h.fake.Decisions() {
-			if d.Request.Actor == "system:deadline" && d.Request.Decision != "deny" {
-				t.Fatalf("seed %d: the deadline sent %s", seed, d.Request.Decision)
+			if d.Request.Actor == "system:deadline" {
+				if d.Request.Decision != "deny" {
+					t.Fatalf("seed %d: the deadline sent %s", seed, d.Request.Decision)
+				}
+				deadlineDenies++
 			}
 		}
 	}
+	if clickedApproves == 0 || deadlineDenies == 0 {
+		t.Fatalf("the runs exercised %d clicked approves and %d deadline denies: both must happen", clickedApproves, deadlineDenies)
+	}
+	t.Logf("%d clicked approves and %d deadline denies across the seeds", clickedApproves, deadlineDenies)
 }
 
 func TestDigestListsWhatWaitsOldestFirst(t *testing.T) {
