@@ -364,16 +364,15 @@ func (s *Service) settle(ctx context.Context, id string, d deciding, ans *Decisi
 			}
 			res := approval.Transition(cur, ev, now)
 			if res.Changed {
-				next := res.Next
-				row.State, row.Revision, row.Seen = string(next.State), next.Revision, next.Seen
-				if next.Decision != nil {
-					row.Decision, _ = json.Marshal(next.Decision) // plain data
-				}
-				if next.State.Final() {
-					row.NextStepAt, row.DeadlineAt = time.Time{}, time.Time{}
-				}
+				// The same rule as ingest; no request here, so no tenant
+				// configuration is read (nothing is frozen).
+				row, _ = s.nextRow(row, res.Next, nil, ev, now)
 			}
-			if rows, err = s.rowsFor(ctx, tx, row, ev.Type, res.Effects, now); err != nil {
+			fz, err := frozenOf(row)
+			if err != nil {
+				return err
+			}
+			if rows, err = s.rowsFor(ctx, tx, row, fz, ev.Type, res.Effects, now); err != nil {
 				return err
 			}
 		}

@@ -204,7 +204,7 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 	for _, t := range email {
 		push(KindEmail, t, rowPayload{Revision: row.Revision, Step: lastStep})
 	}
-	edits, err := s.rowsFor(ctx, tx, row, "", []approval.Effect{{Kind: approval.EffectEditCards}}, now)
+	edits, err := s.rowsFor(ctx, tx, row, fz, "", []approval.Effect{{Kind: approval.EffectEditCards}}, now)
 	if err != nil {
 		return nil, err
 	}

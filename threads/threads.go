@@ -222,8 +222,10 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		return 0, "", err
 	}
 	result := approval.Transition(cur, ev, now)
+	var frozen *Frozen // set when this event froze the approval's plan
 	if result.Changed {
-		next := s.nextRow(row, result.Next, tenant, ev, now)
+		var next *store.Approval
+		next, frozen = s.nextRow(row, result.Next, tenant, ev, now)
 		if err := tx.ApprovalUpsert(ctx, next); err != nil {
 			return 0, "", fmt.Errorf("store approval %s: %w", id, err)
 		}
@@ -241,7 +243,17 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 			return 0, "", fmt.Errorf("store revision %d of %s: %w", a.Revision, id, err)
 		}
 	}
-	rows, err := s.rowsFor(ctx, tx, row, ev.Type, result.Effects, now)
+	if len(result.Effects) == 0 || row == nil {
+		return 0, result.Ignored, nil
+	}
+	if frozen == nil {
+		fz, err := frozenOf(row)
+		if err != nil {
+			return 0, "", err
+		}
+		frozen = &fz
+	}
+	rows, err := s.rowsFor(ctx, tx, row, *frozen, ev.Type, result.Effects, now)
 	if err != nil {
 		return 0, "", err
 	}
@@ -254,8 +266,9 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 }
 
 // nextRow builds the stored row for a record. The ladder, deadline and
-// targets are frozen the first time the request itself is seen.
-func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *config.Tenant, ev *approval.Event, now time.Time) *store.Approval {
+// targets are frozen the first time the request itself is seen; that
+// Frozen is returned too (nil when it was frozen before).
+func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *config.Tenant, ev *approval.Event, now time.Time) (*store.Approval, *Frozen) {
 	row := &store.Approval{ID: rec.ID, Tenant: rec.Tenant, CreatedAt: now}
 	if prev != nil {
 		cp := *prev
@@ -266,8 +279,10 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *con
 	if rec.Decision != nil {
 		row.Decision, _ = json.Marshal(rec.Decision) // a struct of strings and a time: cannot fail
 	}
+	var frozen *Frozen
 	if a := ev.Approval; a != nil && row.Plan == nil {
 		fz := freeze(tenant, a)
+		frozen = &fz
 		row.Plan, _ = json.Marshal(fz) // plain data: cannot fail
 		row.Function = a.Call.Function
 		row.RequestedAt = a.RequestedAt
@@ -282,7 +297,7 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *con
 		// Nothing more runs for a closed approval: no step, no deadline.
 		row.NextStepAt, row.DeadlineAt = time.Time{}, time.Time{}
 	}
-	return row
+	return row, frozen
 }
 
 // freeze gives a new approval its ladder, deadline and card targets from
@@ -301,15 +316,13 @@ func freeze(tenant *config.Tenant, a *approval.Approval) Frozen {
 	return fz
 }
 
-// rowsFor turns a transition's effects into outbox rows.
-func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval, typ approval.EventType, effects []approval.Effect, now time.Time) ([]store.OutboxInsertParams, error) {
+// rowsFor turns a transition's effects into outbox rows, for the row's
+// frozen plan and targets fz.
+func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval, fz Frozen, typ approval.EventType, effects []approval.Effect, now time.Time) ([]store.OutboxInsertParams, error) {
 	if len(effects) == 0 || row == nil {
 		return nil, nil
 	}
-	fz, err := frozenOf(row)
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	var posts []*store.Post
 	needPosts := false
 	for _, e := range effects {
