@@ -274,8 +274,9 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *con
 		cp := *prev
 		row = &cp
 	}
+	// A ladder claim (ClaimedBy/Until) is the tick's to release: it is
+	// kept, so a replica that died holding it is taken over after its lease.
 	row.Revision, row.State, row.Seen, row.UpdatedAt = rec.Revision, string(rec.State), rec.Seen, now
-	row.ClaimedBy, row.ClaimedUntil = "", time.Time{}
 	if rec.Decision != nil {
 		row.Decision, _ = json.Marshal(rec.Decision) // a struct of strings and a time: cannot fail
 	}
