@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/config"
+)
+
+// cmdEvent signs an event file with the first events secret and posts it
+// to a running bot: how a backend integrator tries the wiring. By default
+// the event is moved to now first (its instants shifted together, so a
+// deadline keeps its distance from the request) and given a fresh id, so
+// that an example file written on another day shows a live card and can
+// be sent again; --as-is sends the file's bytes unchanged.
+func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
+	fs := flag.NewFlagSet("event", flag.ContinueOnError)
+	path := configFlag(fs)
+	url := fs.String("url", "", "the bot's events URL (default: from the configuration's listen address)")
+	asIs := fs.Bool("as-is", false, "send the file exactly as it is: its own times and event id")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(fs.Output(), "usage: bot event [-config bot.yaml] [-url URL] [-as-is] EVENT.json")
+		return errUsage
+	}
+	cfg, err := config.Load(*path, getenv)
+	if err != nil {
+		return err
+	}
+	body, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if !*asIs {
+		moved, err := moveEventToNow(body, now)
+		if err != nil {
+			return fmt.Errorf("%s: %w (send it with -as-is to let the bot answer it)", fs.Arg(0), err)
+		}
+		body = moved.Body
+		fmt.Fprintf(stdout, "moved the event's times by %s to now (time %s); sending it as event %s\n",
+			signedDuration(moved.Delta), moved.Time.Format(time.RFC3339), moved.ID)
+	}
+	target := *url
+	if target == "" {
+		target = eventsURL(cfg.Listen)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(backend.SignatureHeader, backend.Sign([]byte(cfg.Backend.EventsSecrets[0].Reveal()), now, body))
+	resp, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("send to %s: %w", target, err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	fmt.Fprintf(stdout, "%s %s\n", resp.Status, strings.TrimSpace(string(answer)))
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("the bot answered %s", resp.Status)
+	}
+	return nil
+}
+
+// movedEvent is an event moved in time by moveEventTimes.
+type movedEvent struct {
+	Body  []byte
+	ID    string        // the event id it now carries
+	Time  time.Time     // its envelope time after the move
+	Delta time.Duration // how far its instants moved
+}
+
+// moveEventToNow moves an event so that its envelope time is now (to the
+// millisecond, which is what the store keeps) and gives it a fresh id
+// derived from its own, so the bot does not take it for the event of that
+// id it may have been sent before.
+func moveEventToNow(body []byte, now time.Time) (movedEvent, error) {
+	at, err := eventTime(body)
+	if err != nil {
+		return movedEvent{}, err
+	}
+	now = now.UTC().Truncate(time.Millisecond)
+	return moveEventTimes(body, now.Sub(at), func(ev map[string]any) {
+		if id, ok := ev["id"].(string); ok {
+			ev["id"] = id + "." + now.Format("20060102T150405.000Z")
+		}
+	})
+}
+
+// eventTimeFields are the instants of an event, as paths from the
+// envelope: its own time, and an approval's request time and deadline.
+var eventTimeFields = [][]string{{"time"}, {"data", "requested_at"}, {"data", "deadline"}}
+
+// eventTime reads an event's envelope time.
+func eventTime(body []byte) (time.Time, error) {
+	var head struct {
+		Time string `json:"time"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		return time.Time{}, fmt.Errorf("not an event: %w", err)
+	}
+	at, err := time.Parse(time.RFC3339Nano, head.Time)
+	if err != nil {
+		return time.Time{}, errors.New("not an event: its time is not an RFC 3339 instant")
+	}
+	return at, nil
+}
+
+// moveEventTimes shifts every instant of an event (eventTimeFields) by
+// delta, so their offsets from one another hold, then lets edit change
+// the decoded event when edit is not nil (a new id, say). Numbers keep
+// their digits; the rest of the body is the same JSON, re-encoded.
+func moveEventTimes(body []byte, delta time.Duration, edit func(ev map[string]any)) (movedEvent, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var ev map[string]any
+	if err := dec.Decode(&ev); err != nil {
+		return movedEvent{}, fmt.Errorf("not an event: %w", err)
+	}
+	var moved movedEvent
+	for _, field := range eventTimeFields {
+		obj := ev
+		for _, k := range field[:len(field)-1] {
+			obj, _ = obj[k].(map[string]any)
+		}
+		name := field[len(field)-1]
+		s, ok := obj[name].(string)
+		if !ok {
+			continue // absent (a deadline is optional) or not an instant: the bot will say so
+		}
+		at, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return movedEvent{}, fmt.Errorf("%s: %q is not an RFC 3339 instant", strings.Join(field, "."), s)
+		}
+		at = at.Add(delta).UTC()
+		obj[name] = at.Format(time.RFC3339Nano)
+		if name == "time" && len(field) == 1 {
+			moved.Time = at
+		}
+	}
+	if edit != nil {
+		edit(ev)
+	}
+	id, _ := ev["id"].(string)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil {
+		return movedEvent{}, err
+	}
+	moved.Body = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	moved.ID = id
+	moved.Delta = delta
+	return moved, nil
+}
+
+// signedDuration words a shift for a person: "+2d15h26m" or "-3h".
+func signedDuration(d time.Duration) string {
+	sign := "+"
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	d = d.Round(time.Second)
+	days := d / (24 * time.Hour)
+	rest := (d % (24 * time.Hour)).String()
+	if days == 0 {
+		return sign + rest
+	}
+	if rest == "0s" {
+		return fmt.Sprintf("%s%dd", sign, days)
+	}
+	return fmt.Sprintf("%s%dd%s", sign, days, rest)
+}
