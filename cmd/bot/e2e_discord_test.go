@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,7 +17,9 @@ import (
 
 // fixture event → card in the channel → thread → button → decision at the
 // backend with the card's actor, revision and digest → card edited.
-func TestEndToEndDiscord(t *testing.T) {
+func TestEndToEndDiscord(t *testing.T) { endToEndDiscord(t, eventsNow(t)) }
+
+func endToEndDiscord(t *testing.T, ev *fixtureEvents) {
 	const (
 		token   = "MTEwMDAwMDAwMDAwMDAwMDAwMQ.Gx1234.e2e-bot-token"
 		appID   = "1100000000000000001"
@@ -32,13 +33,7 @@ func TestEndToEndDiscord(t *testing.T) {
 	dc.AddChannel(guildID, channel, "approvals")
 	dc.AddUser(kevin)
 	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
-	var merge struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(readFixture(t, "arguments", "a-merge1.json"), &merge); err != nil {
-		t.Fatal(err)
-	}
-	fake.AddApproval("a-merge1", 1, merge.Arguments, false)
+	fake.AddApproval("a-merge1", 1, readArguments(t, "a-merge1.json"), false)
 	cfg := fmt.Sprintf(`listen: "127.0.0.1:0"
 store: {driver: sqlite, dsn: "file:%s"}
 backend:
@@ -65,7 +60,8 @@ tenants:
 	bot := startBot(t, path)
 	dc.SetInteractionsURL(bot.base + "/discord/interactions")
 
-	if a := bot.send(t, readFixture(t, "events", "merge.json"), nil); a.Status != http.StatusAccepted {
+	merge := ev.event(t, "merge.json")
+	if a := bot.send(t, merge, nil); a.Status != http.StatusAccepted {
 		t.Fatalf("event: %+v", a)
 	}
 	var card discordtest.Message
@@ -102,16 +98,8 @@ tenants:
 		t.Fatalf("the backend got %d decisions", len(got))
 	}
 	d := got[0]
-	var ev struct {
-		Data struct {
-			Call struct {
-				ArgsSHA256 string `json:"args_sha256"`
-			} `json:"call"`
-		} `json:"data"`
-	}
-	_ = json.Unmarshal(readFixture(t, "events", "merge.json"), &ev)
 	if !d.SignatureOK || d.Status != 200 || d.Request.Decision != "approve" || d.Request.Actor != "user:kevin" ||
-		d.Request.Revision != 1 || d.Request.ArgsSHA256 != ev.Data.Call.ArgsSHA256 || d.Request.Via.Surface != "discord" {
+		d.Request.Revision != 1 || d.Request.ArgsSHA256 != eventDigest(t, merge) || d.Request.Via.Surface != "discord" {
 		t.Fatalf("decision %+v", d)
 	}
 	for time.Now().Before(deadline) {

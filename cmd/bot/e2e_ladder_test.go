@@ -69,37 +69,19 @@ tenants:
 func ladderBackend(t *testing.T) *backendtest.Fake {
 	t.Helper()
 	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
-	var fx struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(readFixture(t, "arguments", ladderApproval+".json"), &fx); err != nil {
-		t.Fatal(err)
-	}
-	fake.AddApproval(ladderApproval, 1, fx.Arguments, false)
+	fake.AddApproval(ladderApproval, 1, readArguments(t, ladderApproval+".json"), false)
 	fake.SetFunction(ladderApproval, "acme_github.merge")
 	return fake
 }
 
-// requestedNow is merge.json as the backend would send it now (the
-// fixtures README): requested and sent now, no deadline of its own (the
-// tenant's applies), and an event id no other test uses.
+// requestedNow is merge.json moved to now, with no deadline of its own
+// (the tenant's applies), and the instant it was requested.
 func requestedNow(t *testing.T) ([]byte, time.Time) {
 	t.Helper()
-	var ev map[string]any
-	if err := json.Unmarshal(readFixture(t, "events", "merge.json"), &ev); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC().Truncate(time.Millisecond) // the store keeps milliseconds
-	data := ev["data"].(map[string]any)
-	ev["id"] = fmt.Sprintf("evt-ladder-%d", now.UnixNano())
-	ev["time"] = now.Format(time.RFC3339Nano)
-	data["requested_at"] = now.Format(time.RFC3339Nano)
-	delete(data, "deadline")
-	body, err := json.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return body, now
+	body := eventsNow(t).eventWith(t, "merge.json", func(ev map[string]any) {
+		delete(ev["data"].(map[string]any), "deadline")
+	})
+	return body, instant(t, body, "data", "requested_at")
 }
 
 // logEntry is one thing the log surface printed: a header line (card …,

@@ -25,19 +25,27 @@ const e2eSigningSecret = "e2e-slack-signing-secret"
 
 // fixture event → card in the channel → Approve → decision at the backend
 // with the actor, revision and digest of the card → card edited, thread reply.
-func TestEndToEndSlack(t *testing.T) {
+func TestEndToEndSlack(t *testing.T) { endToEndSlack(t, eventsNow(t)) }
+
+// The same flows with the fixtures written ten years back and ten years
+// ahead: nothing in them depends on the fixtures' own dates.
+func TestEndToEndOnAnyDate(t *testing.T) {
+	for _, years := range []int{-10, 10} {
+		t.Run(fmt.Sprintf("%+d years", years), func(t *testing.T) {
+			dir := fixturesDated(t, years)
+			t.Run("slack", func(t *testing.T) { endToEndSlack(t, eventsNowFrom(t, dir)) })
+			t.Run("discord", func(t *testing.T) { endToEndDiscord(t, eventsNowFrom(t, dir)) })
+		})
+	}
+}
+
+func endToEndSlack(t *testing.T, ev *fixtureEvents) {
 	dir := t.TempDir()
 	sl := slacktest.New(t, slacktest.Options{Token: "xoxb-e2e"})
 	sl.AddChannel("C0APPROVALS", "approvals", true)
 	sl.AddUser("U0KEVIN")
 	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
-	var merge struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(readFixture(t, "arguments", "a-merge1.json"), &merge); err != nil {
-		t.Fatal(err)
-	}
-	fake.AddApproval("a-merge1", 1, merge.Arguments, false)
+	fake.AddApproval("a-merge1", 1, readArguments(t, "a-merge1.json"), false)
 	cfg := fmt.Sprintf(`listen: "127.0.0.1:0"
 store: {driver: sqlite, dsn: "file:%s"}
 backend:
@@ -62,7 +70,8 @@ tenants:
 	t.Setenv("SLACK_SIGNING_SECRET", e2eSigningSecret)
 	bot := startBot(t, path)
 
-	if a := bot.send(t, readFixture(t, "events", "merge.json"), nil); a.Status != http.StatusAccepted {
+	merge := ev.event(t, "merge.json")
+	if a := bot.send(t, merge, nil); a.Status != http.StatusAccepted {
 		t.Fatalf("event: %+v", a)
 	}
 	card := waitMessage(t, sl, "chat.postMessage", func(m slacktest.Message) bool { return m.Channel == "C0APPROVALS" && m.ThreadTS == "" })
@@ -103,17 +112,9 @@ tenants:
 	if len(got) != 1 {
 		t.Fatalf("the backend got %d decisions", len(got))
 	}
-	var ev struct {
-		Data struct {
-			Call struct {
-				ArgsSHA256 string `json:"args_sha256"`
-			} `json:"call"`
-		} `json:"data"`
-	}
-	_ = json.Unmarshal(readFixture(t, "events", "merge.json"), &ev)
 	d := got[0]
 	if !d.SignatureOK || d.Status != 200 || d.Request.Decision != "approve" || d.Request.Actor != "user:kevin" ||
-		d.Request.Revision != 1 || d.Request.ArgsSHA256 != ev.Data.Call.ArgsSHA256 || d.Request.Via.Surface != "slack" {
+		d.Request.Revision != 1 || d.Request.ArgsSHA256 != eventDigest(t, merge) || d.Request.Via.Surface != "slack" {
 		t.Fatalf("decision %+v", d)
 	}
 	edit := waitMessage(t, sl, "chat.update", func(m slacktest.Message) bool { return m.TS == card.TS })
@@ -121,6 +122,22 @@ tenants:
 		t.Fatalf("the card was edited to %s", edit.Blocks)
 	}
 	waitMessage(t, sl, "chat.postMessage", func(m slacktest.Message) bool { return m.ThreadTS == card.TS })
+}
+
+// eventDigest is the args_sha256 an approval event carries.
+func eventDigest(t *testing.T, body []byte) string {
+	t.Helper()
+	var ev struct {
+		Data struct {
+			Call struct {
+				ArgsSHA256 string `json:"args_sha256"`
+			} `json:"call"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &ev); err != nil || ev.Data.Call.ArgsSHA256 == "" {
+		t.Fatalf("no args_sha256 in the event: %v", err)
+	}
+	return ev.Data.Call.ArgsSHA256
 }
 
 func waitMessage(t *testing.T, sl *slacktest.Server, method string, ok func(slacktest.Message) bool) slacktest.Message {

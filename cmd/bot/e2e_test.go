@@ -35,7 +35,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	botBinary = filepath.Join(dir, "bot")
-	build := exec.Command("go", "build", "-o", botBinary, ".")
+	args := []string{"build", "-o", botBinary}
+	if raceEnabled {
+		// Under -race the binary the tests drive is raced too: its
+		// goroutines are where the races would be.
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build the bot:", err)
@@ -197,48 +203,36 @@ func (p *botProc) get(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func readFixture(t *testing.T, elem ...string) []byte {
-	t.Helper()
-	p, err := fixtures.Path(elem...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // fixtureOrder sends the events as the backend would: requests first,
 // then what follows them, and the orphan resolve before its late request,
 // on purpose.
-func fixtureOrder(t *testing.T) []string {
-	files, err := fixtures.EventFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
+func fixtureOrder(t *testing.T, ev *fixtureEvents) []string {
 	rank := map[string]int{"approval.requested": 0, "approval.reasked": 1}
 	type file struct {
 		name string
 		rank int
 	}
 	var list []file
-	for _, f := range files {
+	for _, name := range ev.names() {
 		var head struct{ Type string }
-		if err := json.Unmarshal(readFixture(t, "events", filepath.Base(f)), &head); err != nil {
+		if err := json.Unmarshal(ev.raw[name], &head); err != nil {
 			t.Fatal(err)
 		}
 		r, ok := rank[head.Type]
 		if !ok {
 			r = 2
 		}
-		if filepath.Base(f) == "late-requested.json" {
+		if name == "late-requested.json" {
 			r = 3
 		}
-		list = append(list, file{filepath.Base(f), r})
+		list = append(list, file{name, r})
 	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].rank < list[j].rank })
+	sort.SliceStable(list, func(i, j int) bool {
+		if list[i].rank != list[j].rank {
+			return list[i].rank < list[j].rank
+		}
+		return list[i].name < list[j].name
+	})
 	names := make([]string, len(list))
 	for i, f := range list {
 		names[i] = f.name
@@ -250,24 +244,37 @@ func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	cfg := e2eConfig(t, dir)
 	bot := startBot(t, cfg)
+	ev := eventsNow(t)
 
-	// The integrator's way in: `bot event` signs and sends a file.
+	// The integrator's way in: `bot event` signs and sends a file, moved
+	// to now and under a fresh id, so the quick start can be run twice.
 	merge, _ := fixtures.Path("events", "merge.json")
-	eventCmd := exec.Command(botBinary, "event", "--config", cfg, "--url", bot.base+"/v1/events", merge)
-	eventCmd.Env = botEnv()
-	out, err := eventCmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "202") || !strings.Contains(string(out), "accepted") {
-		t.Fatalf("bot event: %v\n%s", err, out)
+	sentIDs := map[string]bool{}
+	for range 2 {
+		out := botEvent(t, cfg, bot, merge)
+		m := regexp.MustCompile(`moved the event's times by \S+ to now \(time \S+\); sending it as event (evt-0001\.\S+)\n202 .*accepted`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("bot event: want the move, the id sent and 202 accepted:\n%s", out)
+		}
+		sentIDs[m[1]] = true
 	}
-	for _, name := range fixtureOrder(t) {
-		a := bot.send(t, readFixture(t, "events", name), nil)
-		want := http.StatusAccepted
-		if name == "merge.json" {
-			want = http.StatusOK // sent above by `bot event`
+	if len(sentIDs) != 2 {
+		t.Errorf("bot event sent the same id twice: %v", sentIDs)
+	}
+	for _, name := range fixtureOrder(t, ev) {
+		if a := bot.send(t, ev.event(t, name), nil); a.Status != http.StatusAccepted {
+			t.Errorf("%s: %d %+v, want 202", name, a.Status, a)
 		}
-		if a.Status != want {
-			t.Errorf("%s: %d %+v, want %d", name, a.Status, a, want)
-		}
+	}
+	// --as-is sends the file's own bytes: the event the helper just sent,
+	// saved to a file, is the same event, a duplicate.
+	search := filepath.Join(dir, "search-now.json")
+	if err := os.WriteFile(search, ev.event(t, "search.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := botEvent(t, cfg, bot, search, "--as-is"); !strings.HasPrefix(out, "200 ") || !strings.Contains(out, "duplicate") ||
+		strings.Contains(out, "moved") {
+		t.Errorf("bot event --as-is of an event sent before: want 200 duplicate and no move:\n%s", out)
 	}
 	// Every live request shows as a card on the log surface.
 	for _, want := range []string{"(approval a-merge1, revision 1)", "(approval a-mail1, revision 1)",
@@ -275,6 +282,9 @@ func TestEndToEnd(t *testing.T) {
 		"DESTRUCTIVE · reaches outside the tenant", "reads only · reaches outside the tenant",
 		"user:kevin denied it: not before the release", "The call completed: 10 results"} {
 		bot.waitFor(t, want)
+	}
+	if n := len(regexp.MustCompile(`card log-\d+ for slack:C0APPROVALS \(approval a-merge1, revision 1\)`).FindAllString(bot.stdout.String(), -1)); n != 1 {
+		t.Errorf("a-merge1 was requested three times under three event ids: %d cards, want 1", n)
 	}
 	if strings.Contains(bot.stdout.String(), "(approval a-late1") {
 		t.Error("a late request of an approval decided before it posted a card")
@@ -290,13 +300,14 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// Bad input gets its answer and the bot stays up.
-	good := readFixture(t, "events", "search.json")
+	good := ev.event(t, "search.json")
 	deep := []byte(`{"id":"evt-deep","type":"approval.requested","time":"2026-11-29T18:00:00Z","tenant":"acme","data":` +
 		strings.Repeat(`{"a":`, 10000) + `1` + strings.Repeat(`}`, 10000) + `}`)
-	bigNumber := bytes.Replace(readFixture(t, "events", "refund.json"), []byte(`"revision": 1`),
-		[]byte(`"revision": 1`+strings.Repeat("0", 400)), 1)
-	bigNumber = bytes.Replace(bigNumber, []byte(`"evt-0002"`), []byte(`"evt-bignum"`), 1)
-	reused := bytes.Replace(readFixture(t, "events", "search.json"), []byte(`acme api rate limits`), []byte(`other query`), 1)
+	bigNumber := ev.eventWith(t, "refund.json", func(e map[string]any) {
+		e["id"] = "evt-bignum"
+		e["data"].(map[string]any)["revision"] = json.Number("1" + strings.Repeat("0", 400))
+	})
+	reused := bytes.Replace(good, []byte(`acme api rate limits`), []byte(`other query`), 1)
 	unknownTenant := bytes.ReplaceAll(bytes.Replace(good, []byte(`"evt-0004"`), []byte(`"evt-globex"`), 1), []byte(`"acme"`), []byte(`"globex"`))
 	oversize := append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), 1<<20)...)
 	oversize = append(oversize, []byte(`"}`)...)
@@ -376,11 +387,13 @@ func TestCrashAfterAccept(t *testing.T) {
 	cfg := e2eConfig(t, dir)
 	first := startBot(t, cfg)
 	const n = 20
+	ev := eventsNow(t)
 	bodies := make([][]byte, n)
 	for i := range bodies {
-		b := readFixture(t, "events", "merge.json")
-		b = bytes.Replace(b, []byte(`"evt-0001"`), []byte(fmt.Sprintf(`"evt-crash-%d"`, i)), 1)
-		bodies[i] = bytes.Replace(b, []byte(`"a-merge1"`), []byte(fmt.Sprintf(`"a-crash%d"`, i)), 1)
+		bodies[i] = ev.eventWith(t, "merge.json", func(e map[string]any) {
+			e["id"] = fmt.Sprintf("evt-crash-%d", i)
+			e["data"].(map[string]any)["id"] = fmt.Sprintf("a-crash%d", i)
+		})
 	}
 	for i, b := range bodies {
 		if a := first.send(t, b, nil); a.Status != http.StatusAccepted {
@@ -466,6 +479,20 @@ func TestCheckAndPreview(t *testing.T) {
 			t.Errorf("preview --state %s: %s", st, errOut.String())
 		}
 	}
+}
+
+// botEvent runs `bot event` against the running bot and returns what it
+// printed; it fails the test when the command fails.
+func botEvent(t *testing.T, cfg string, bot *botProc, file string, flags ...string) string {
+	t.Helper()
+	args := append([]string{"event", "--config", cfg, "--url", bot.base + "/v1/events"}, flags...)
+	cmd := exec.Command(botBinary, append(args, file)...)
+	cmd.Env = botEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bot event %v: %v\n%s", flags, err, out)
+	}
+	return string(out)
 }
 
 func lookup(m map[string]string) env {
