@@ -271,9 +271,8 @@ func TestDenyFirst(t *testing.T) {
 			a.Flags.NotTraced = []approval.NotTraced{{Argument: "to", Role: approval.RoleRecipient,
 				Origin: approval.OriginJobRead, Floor: approval.OriginTenantRecord}}
 		}), true},
-		// PRODUCTION BUG (see report): PROTOCOL.md defines "a value whose
-		// origin is below tenant_record is out of scope"; OutOfScope only
-		// trusts the backend's out_of_scope flag.
+		// PROTOCOL.md: "a value whose origin is below tenant_record is out
+		// of scope", whether or not the backend set out_of_scope.
 		{"origin below tenant_record, flag unset", with(func(a *approval.Approval) {
 			a.Roles[0].Values[0].Origin = approval.OriginJobRead
 		}), true},

@@ -591,17 +591,16 @@ func TestParseRejects(t *testing.T) {
 			problems: []*approval.FieldError{fe("data.revision", "want an integer ≥ 1")}},
 		{name: "revision -1", file: "merge.json", f: setData(nil, "revision", -1),
 			problems: []*approval.FieldError{fe("data.revision", "want an integer ≥ 1")}},
-		// PRODUCTION BUG (see report): encoding/json names a field of the
-		// embedded Approval as "Approval.revision", so Parse answers
-		// "data.Approval.revision: …" for every type error in an Approval.
+		// A type error names the field as the event spells it (data.revision),
+		// not as encoding/json names a field of the embedded Approval
+		// (data.Approval.revision).
 		{name: "revision a string", file: "merge.json", f: setData(nil, "revision", "1"),
 			problems: []*approval.FieldError{fe("data.revision", "want an integer")}},
 		{name: "revision 1.5", file: "merge.json", f: setData(nil, "revision", json.Number("1.5")),
 			problems: []*approval.FieldError{fe("data.revision", "want an integer")}},
 		{name: "revision of 400 digits", file: "merge.json", f: setData(nil, "revision", json.Number(strings.Repeat("9", 400))),
 			problems: []*approval.FieldError{fe("data.revision", "want an integer")}},
-		// PRODUCTION BUG (see report): besides the embedded name, the path
-		// of a type error inside a list loses its index (roles.role).
+		// A type error inside a list keeps the element's index in its path.
 		{name: "roles[0].role a number", file: "merge.json", f: func(t testing.TB, m map[string]any) {
 			obj(t, m, "data", "roles", 0)["role"] = 5
 		}, problems: []*approval.FieldError{fe("data.roles[0].role", "want a string")}},
@@ -679,8 +678,8 @@ func TestParseRejects(t *testing.T) {
 		{name: "deadline equal to requested_at", file: "refund.json", f: func(t testing.TB, m map[string]any) {
 			obj(t, m, "data")["deadline"] = str(t, m, "data", "requested_at")
 		}, problems: []*approval.FieldError{fe("data.deadline", "want a time after requested_at")}},
-		// PRODUCTION BUG (see report): a deadline at the zero time parses,
-		// is taken for "no deadline" and silently dropped.
+		// A deadline at the zero time is refused, not taken for "no
+		// deadline" and dropped.
 		{name: "deadline at year 1", file: "refund.json", f: setData(nil, "deadline", "0001-01-01T00:00:00Z"),
 			problems: []*approval.FieldError{fe("data.deadline", msgTime)}},
 		{name: "deadline not RFC 3339", file: "refund.json", f: setData(nil, "deadline", "tomorrow"),

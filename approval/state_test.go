@@ -312,8 +312,8 @@ func TestTransitionMatrix(t *testing.T) {
 						t.Errorf("Next (-want +got):\n%s", diff)
 					}
 				case st.rec != nil:
-					// PRODUCTION BUG (see report) for auto_granted: Next must be the
-					// record as it was when nothing changed; state.go returns a zero Record.
+					// When nothing changed (auto_granted among them), Next is the
+					// record as it was, not a zero Record.
 					if diff := cmp.Diff(*st.rec, res.Next); diff != "" {
 						t.Errorf("nothing changed, yet Next differs from the start (-start +Next):\n%s", diff)
 					}
