@@ -97,8 +97,11 @@ func TestGatewayLockLetsOneReplicaConnect(t *testing.T) {
 	b := start(other, otherLogs)
 
 	connected := func(r *replica) int { return strings.Count(r.logs.String(), "gateway connected") }
-	eventually(t, "one session", func() bool { return h.discord.GatewaySessions() == 1 })
-	time.Sleep(300 * time.Millisecond) // room for a second replica to connect, if the lock let it
+	// One replica connected and the other stopped at the lock: neither
+	// can change anything until the lock is let go.
+	eventually(t, "one session, and the other replica waiting for the lock", func() bool {
+		return h.discord.GatewaySessions() == 1 && lock.Waiting() == 1
+	})
 	if n := len(h.discord.Identifies()); n != 1 || lock.Acquisitions() != 1 || connected(a)+connected(b) != 1 {
 		t.Fatalf("%d identifies, %d acquisitions: only the lock holder may connect", n, lock.Acquisitions())
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -229,99 +230,131 @@ func TestThreadStartFailureKeepsTheCard(t *testing.T) {
 	}
 }
 
+// inProcessAdapter is a fresh adapter on the harness's options that
+// calls the fake in process (discordtest.Transport), pacing each channel
+// at limit with burst (zero: the defaults). Built inside a
+// testing/synctest bubble, its pacing and the fake's pace then read the
+// same clock, the bubble's.
+func inProcessAdapter(t *testing.T, h *harness, limit rate.Limit, burst int) *discordad.Adapter {
+	t.Helper()
+	o := h.opts
+	o.PerChannelRate, o.Burst = limit, burst
+	o.HTTPClient = &http.Client{Transport: h.discord.Transport()}
+	ad, err := discordad.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ad.Close)
+	return ad
+}
+
 // TestBurstIsPacedWithoutRateLimits: 200 cards into one channel at once,
-// from eight outbox workers, against a fake that enforces the same
-// per-channel pace with 429s. At Discord's real pace (4 in 5 s) that takes
-// minutes, so both sides run at 100 a second: the same mechanism, scaled.
-// The fake allows two more in a burst than the adapter uses, for loopback
-// jitter (Discord's own limit is not exact either).
+// from eight outbox workers, with the adapter's default pace (one every
+// 1.25 s, within Discord's "about five every five seconds"), against a
+// fake that answers 429 to any message create beyond that same pace. It
+// runs under testing/synctest, the fake answering in process: both
+// token buckets read the bubble's clock, so the four minutes of pacing
+// take no real time and the fake sees exactly the pace the adapter kept,
+// with no loopback jitter to allow for. What proves it is what the fake
+// counted: no 429, every card once and with its thread, and, by the
+// fake's own clock, the burst drained as fast as the pace allows and no
+// faster.
 func TestBurstIsPacedWithoutRateLimits(t *testing.T) {
 	const (
 		cards   = 200
-		perSec  = 100
-		burst   = 1
 		workers = 8
+		burst   = discordad.DefaultBurst
 	)
+	interval := time.Duration(float64(time.Second) / float64(discordad.DefaultPerChannelRate))
 	h := newHarnessWith(t, harnessOptions{
-		discord: discordtest.Options{PerChannelRate: perSec, Burst: burst + 2},
-		adapter: func(o *discordad.Options) { o.PerChannelRate, o.Burst = perSec, burst },
+		discord: discordtest.Options{PerChannelRate: discordad.DefaultPerChannelRate, Burst: burst},
 	})
-	card := fixtureCard(t, "search.json")
-	start := time.Now()
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	for range workers {
-		wg.Go(func() {
-			for range jobs {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // the outbox's PerformTimeout
-				_, err := h.adapter.Post(ctx, threads.PostRequest{Target: approvalTarget, Card: card})
-				cancel()
-				if err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
+	synctest.Test(t, func(t *testing.T) {
+		ad := inProcessAdapter(t, h, 0, 0)
+		card := fixtureCard(t, "search.json")
+		jobs := make(chan int)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var errs []error
+		for range workers {
+			wg.Go(func() {
+				for range jobs {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // the outbox's PerformTimeout
+					_, err := ad.Post(ctx, threads.PostRequest{Target: approvalTarget, Card: card})
+					cancel()
+					if err != nil {
+						mu.Lock()
+						errs = append(errs, err)
+						mu.Unlock()
+					}
 				}
-			}
-		})
-	}
-	for i := range cards {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	elapsed := time.Since(start)
-	if len(errs) > 0 {
-		t.Fatalf("%d posts failed, first: %v", len(errs), errs[0])
-	}
-	if n := h.discord.RateLimited(); n != 0 {
-		t.Fatalf("%d posts met a 429", n)
-	}
-	msgs := h.discord.Messages(approvalTarget[len("discord:channel:"):])
-	seen := map[string]bool{}
-	for _, m := range msgs {
-		seen[m.ID] = true
-		if m.Thread == "" {
-			t.Fatalf("card %s has no thread", m.ID)
+			})
 		}
-	}
-	if len(msgs) != cards || len(seen) != cards {
-		t.Fatalf("%d messages with %d distinct ids, want %d", len(msgs), len(seen), cards)
-	}
-	if least := time.Duration(cards-burst) * time.Second / perSec; elapsed < least*9/10 {
-		t.Fatalf("%d posts took %s: not paced (at least %s)", cards, elapsed, least)
-	}
-	t.Logf("%d cards in %s at %d/s, burst %d: no 429", cards, elapsed.Round(time.Millisecond), perSec, burst)
+		for i := range cards {
+			jobs <- i
+		}
+		close(jobs)
+		wg.Wait()
+		if len(errs) > 0 {
+			t.Fatalf("%d posts failed, first: %v", len(errs), errs[0])
+		}
+		if n := h.discord.RateLimited(); n != 0 {
+			t.Fatalf("%d message creates met a 429", n)
+		}
+		if n := h.discord.Calls(discordtest.RouteMessageCreate); n != cards {
+			t.Fatalf("%d message creates reached the fake, want one a card: %d", n, cards)
+		}
+		msgs := h.discord.Messages(chApproval)
+		seen := map[string]bool{}
+		for _, m := range msgs {
+			seen[m.ID] = true
+			if m.Thread == "" {
+				t.Fatalf("card %s has no thread", m.ID)
+			}
+		}
+		if len(msgs) != cards || len(seen) != cards {
+			t.Fatalf("%d messages with %d distinct ids, want %d", len(msgs), len(seen), cards)
+		}
+		// The fake's limiter allowed each card, so none came early; its
+		// clock shows the pacing wasted no time either.
+		span := msgs[len(msgs)-1].CreatedAt.Sub(msgs[0].CreatedAt)
+		if least := time.Duration(cards-burst) * interval; span < least || span >= least+interval {
+			t.Fatalf("the fake took %d cards over %s, want %s at one every %s", cards, span, least, interval)
+		}
+		t.Logf("%d cards over %s of the fake's clock at one every %s, burst %d: no 429", cards, span, interval, burst)
+	})
 }
 
 // TestUnpacedBurstMeetsRateLimits proves the fake's pace bites: without
-// pacing the same burst gets 429s, each classified RetryAfter.
+// pacing the same burst against the same fake gets 429s, each classified
+// RetryAfter.
 func TestUnpacedBurstMeetsRateLimits(t *testing.T) {
 	h := newHarnessWith(t, harnessOptions{
-		discord: discordtest.Options{PerChannelRate: 100, Burst: 3},
-		adapter: func(o *discordad.Options) { o.PerChannelRate = rate.Inf },
+		discord: discordtest.Options{PerChannelRate: discordad.DefaultPerChannelRate, Burst: discordad.DefaultBurst},
 	})
-	card := fixtureCard(t, "search.json")
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	limited := 0
-	for range 60 {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_, err := h.adapter.Post(ctx, threads.PostRequest{Target: approvalTarget, Card: card})
-			if _, after, _ := delivery(err); after > 0 {
-				mu.Lock()
-				limited++
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if h.discord.RateLimited() == 0 || limited == 0 {
-		t.Fatalf("unpaced burst: %d 429s, %d RetryAfter errors; the fake does not enforce its pace", h.discord.RateLimited(), limited)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ad := inProcessAdapter(t, h, rate.Inf, 0)
+		card := fixtureCard(t, "search.json")
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		limited := 0
+		for range 60 {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_, err := ad.Post(ctx, threads.PostRequest{Target: approvalTarget, Card: card})
+				if _, after, _ := delivery(err); after > 0 {
+					mu.Lock()
+					limited++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if h.discord.RateLimited() == 0 || limited == 0 {
+			t.Fatalf("unpaced burst: %d 429s, %d RetryAfter errors; the fake does not enforce its pace", h.discord.RateLimited(), limited)
+		}
+	})
 }
 
 func TestNoticeSplitsLongTextAtLineEnds(t *testing.T) {

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -61,6 +64,10 @@ func TestBadRequestsAreRefusedBeforeParsing(t *testing.T) {
 		})
 	}
 
+	// Close waits for all work started after an answer, and the handler
+	// starts its work before it answers: what any of these requests set
+	// off has ended by now.
+	h.adapter.Close()
 	h.drain(t)
 	if n := len(h.backend.Decisions()); n != 0 {
 		t.Fatalf("%d decisions reached the backend", n)
@@ -144,21 +151,50 @@ func TestNoRouteWithoutPublicKey(t *testing.T) {
 	}
 }
 
+// TestRunWithPublicKeyWaitsForContext: with a public key, Run only waits
+// for its context, calling nothing (a gateway session would start with
+// GET /gateway). Under testing/synctest, once Run is durably blocked it
+// has gone as far as it will before its context ends.
 func TestRunWithPublicKeyWaitsForContext(t *testing.T) {
 	h := newHarness(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.adapter.Run(ctx) }()
-	select {
-	case err := <-done:
-		t.Fatalf("Run returned early: %v", err)
-	case <-time.After(100 * time.Millisecond):
+	synctest.Test(t, func(t *testing.T) {
+		calls := &noCalls{}
+		o := h.opts
+		o.HTTPClient = &http.Client{Transport: calls}
+		ad, err := discordad.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- ad.Run(ctx) }()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned before its context ended: %v", err)
+		default:
+		}
+		if n := calls.n.Load(); n != 0 {
+			t.Fatalf("Run made %d calls, although interactions come over HTTP", n)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// noCalls is the transport of an adapter that must call nothing: it
+// counts each call and refuses it, so a call shows without reaching a
+// socket (a goroutine waiting on one would keep a synctest bubble from
+// ever settling).
+type noCalls struct{ n atomic.Int64 }
+
+func (c *noCalls) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		r.Body.Close()
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if len(h.discord.Identifies()) != 0 {
-		t.Fatal("the gateway was used although interactions come over HTTP")
-	}
+	c.n.Add(1)
+	return nil, errors.New("this test expects no call")
 }

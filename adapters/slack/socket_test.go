@@ -2,11 +2,16 @@ package slack_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/templates"
 )
@@ -94,11 +99,50 @@ func TestSocketModeRefusedAppTokenEndsRun(t *testing.T) {
 	}
 }
 
+// TestRunWithoutAppTokenWaitsForContext: without an app token, Run only
+// waits for its context, calling nothing (Socket Mode would start with
+// apps.connections.open). Under testing/synctest, once Run is durably
+// blocked it has gone as far as it will before its context ends.
 func TestRunWithoutAppTokenWaitsForContext(t *testing.T) {
 	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if err := h.adapter.Run(ctx); err != nil {
-		t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		calls := &noCalls{}
+		o := h.opts
+		o.HTTPClient = &http.Client{Transport: calls}
+		ad, err := slackad.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- ad.Run(ctx) }()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned before its context ended: %v", err)
+		default:
+		}
+		if n := calls.n.Load(); n != 0 {
+			t.Fatalf("Run made %d calls without an app token", n)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// noCalls is the transport of an adapter that must call nothing: it
+// counts each call and refuses it, so a call shows without reaching a
+// socket (a goroutine waiting on one would keep a synctest bubble from
+// ever settling).
+type noCalls struct{ n atomic.Int64 }
+
+func (c *noCalls) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		r.Body.Close()
 	}
+	c.n.Add(1)
+	return nil, errors.New("this test expects no call")
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -156,95 +158,126 @@ func TestFailuresAreClassified(t *testing.T) {
 	})
 }
 
+// inProcessAdapter is a fresh adapter on the harness's options that
+// calls the fake in process (slacktest.Transport), pacing each channel's
+// posts at limit with burst (zero: the defaults). Built inside a
+// testing/synctest bubble, its pacing and the fake's pace then read the
+// same clock, the bubble's.
+func inProcessAdapter(t *testing.T, h *harness, limit rate.Limit, burst int) *slackad.Adapter {
+	t.Helper()
+	o := h.opts
+	o.PerChannelRate, o.Burst = limit, burst
+	o.HTTPClient = &http.Client{Transport: h.slack.Transport()}
+	ad, err := slackad.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ad.Close)
+	return ad
+}
+
 // TestBurstIsPacedWithoutRateLimits: 500 cards into one channel at once,
-// from eight outbox workers, against a fake that enforces Slack's
-// per-channel pace with 429. At Slack's real pace (1 a second) that takes
-// 500 s, so both sides run at 200 a second: the same mechanism, scaled.
-// The fake allows a few more in a burst than the adapter uses, for
-// loopback jitter (Slack's own limit is not exact either).
+// from eight outbox workers, with the adapter's default pace (one a
+// second, bursts of three, as Slack allows per channel), against a fake
+// that answers 429 to any chat.postMessage beyond that same pace. It runs
+// under testing/synctest, the fake answering in process: both token
+// buckets read the bubble's clock, so the eight minutes of pacing take
+// no real time and the fake sees exactly the pace the adapter kept, with
+// no loopback jitter to allow for. What proves it is what the fake
+// counted: no 429, every card once, and, by the fake's own clock, the
+// burst drained as fast as the pace allows and no faster.
 func TestBurstIsPacedWithoutRateLimits(t *testing.T) {
 	const (
 		cards   = 500
-		perSec  = 200
-		burst   = 5
 		workers = 8
+		burst   = slackad.DefaultBurst
 	)
+	interval := time.Duration(float64(time.Second) / float64(slackad.DefaultPerChannelRate))
 	h := newHarnessWith(t, harnessOptions{
-		slack:   slacktest.Options{PostRate: perSec, PostBurst: burst + 10},
-		adapter: func(o *slackad.Options) { o.PerChannelRate, o.Burst = perSec, burst },
+		slack: slacktest.Options{PostRate: slackad.DefaultPerChannelRate, PostBurst: burst},
 	})
-	card := fixtureCard(t, "merge.json")
-	start := time.Now()
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	for range workers {
-		wg.Go(func() {
-			for range jobs {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // the outbox's PerformTimeout
-				_, err := h.adapter.Post(ctx, threads.PostRequest{Target: "slack:C0APPROVALS", Card: card})
-				cancel()
-				if err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
+	synctest.Test(t, func(t *testing.T) {
+		ad := inProcessAdapter(t, h, 0, 0)
+		card := fixtureCard(t, "merge.json")
+		jobs := make(chan int)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var errs []error
+		for range workers {
+			wg.Go(func() {
+				for range jobs {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // the outbox's PerformTimeout
+					_, err := ad.Post(ctx, threads.PostRequest{Target: "slack:C0APPROVALS", Card: card})
+					cancel()
+					if err != nil {
+						mu.Lock()
+						errs = append(errs, err)
+						mu.Unlock()
+					}
 				}
-			}
-		})
-	}
-	for i := range cards {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	elapsed := time.Since(start)
-	if len(errs) > 0 {
-		t.Fatalf("%d posts failed, first: %v", len(errs), errs[0])
-	}
-	if n := h.slack.RateLimited(); n != 0 {
-		t.Fatalf("%d posts met a 429", n)
-	}
-	msgs := h.slack.Channel("C0APPROVALS")
-	seen := map[string]bool{}
-	for _, m := range msgs {
-		seen[m.TS] = true
-	}
-	if len(msgs) != cards || len(seen) != cards {
-		t.Fatalf("%d messages with %d distinct ts, want %d", len(msgs), len(seen), cards)
-	}
-	if least := time.Duration(cards-burst) * time.Second / perSec; elapsed < least*9/10 {
-		t.Fatalf("500 posts took %s: not paced (at least %s)", elapsed, least)
-	}
-	t.Logf("%d cards in %s at %d/s, burst %d: no 429", cards, elapsed.Round(time.Millisecond), perSec, burst)
+			})
+		}
+		for i := range cards {
+			jobs <- i
+		}
+		close(jobs)
+		wg.Wait()
+		if len(errs) > 0 {
+			t.Fatalf("%d posts failed, first: %v", len(errs), errs[0])
+		}
+		if n := h.slack.RateLimited(); n != 0 {
+			t.Fatalf("%d posts met a 429", n)
+		}
+		if n := len(h.slack.Calls()); n != cards {
+			t.Fatalf("%d calls reached the fake, want one a card: %d", n, cards)
+		}
+		msgs := h.slack.Channel("C0APPROVALS")
+		seen := map[string]bool{}
+		for _, m := range msgs {
+			seen[m.TS] = true
+		}
+		if len(msgs) != cards || len(seen) != cards {
+			t.Fatalf("%d messages with %d distinct ts, want %d", len(msgs), len(seen), cards)
+		}
+		// The fake's limiter allowed each card, so none came early; its
+		// clock shows the pacing wasted no time either.
+		span := msgs[len(msgs)-1].Received.Sub(msgs[0].Received)
+		if least := time.Duration(cards-burst) * interval; span < least || span >= least+interval {
+			t.Fatalf("the fake took %d cards over %s, want %s at one every %s", cards, span, least, interval)
+		}
+		t.Logf("%d cards over %s of the fake's clock at one every %s, burst %d: no 429", cards, span, interval, burst)
+	})
 }
 
 // TestUnpacedBurstMeetsRateLimits proves the fake's pace bites: without
-// pacing the same burst gets 429s, each classified RetryAfter.
+// pacing the same burst against the same fake gets 429s, each classified
+// RetryAfter.
 func TestUnpacedBurstMeetsRateLimits(t *testing.T) {
 	h := newHarnessWith(t, harnessOptions{
-		slack:   slacktest.Options{PostRate: 200, PostBurst: 15},
-		adapter: func(o *slackad.Options) { o.PerChannelRate = rate.Inf },
+		slack: slacktest.Options{PostRate: slackad.DefaultPerChannelRate, PostBurst: slackad.DefaultBurst},
 	})
-	card := fixtureCard(t, "merge.json")
-	var wg sync.WaitGroup
-	var limited sync.Map
-	for i := range 100 {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_, err := h.adapter.Post(ctx, threads.PostRequest{Target: "slack:C0APPROVALS", Card: card})
-			if _, after, _ := delivery(err); after > 0 {
-				limited.Store(i, after)
-			}
-		})
-	}
-	wg.Wait()
-	n := 0
-	limited.Range(func(_, _ any) bool { n++; return true })
-	if h.slack.RateLimited() == 0 || n == 0 {
-		t.Fatalf("unpaced burst: %d 429s, %d RetryAfter errors; the fake does not enforce its pace", h.slack.RateLimited(), n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ad := inProcessAdapter(t, h, rate.Inf, 0)
+		card := fixtureCard(t, "merge.json")
+		var wg sync.WaitGroup
+		var limited sync.Map
+		for i := range 100 {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_, err := ad.Post(ctx, threads.PostRequest{Target: "slack:C0APPROVALS", Card: card})
+				if _, after, _ := delivery(err); after > 0 {
+					limited.Store(i, after)
+				}
+			})
+		}
+		wg.Wait()
+		n := 0
+		limited.Range(func(_, _ any) bool { n++; return true })
+		if h.slack.RateLimited() == 0 || n == 0 {
+			t.Fatalf("unpaced burst: %d 429s, %d RetryAfter errors; the fake does not enforce its pace", h.slack.RateLimited(), n)
+		}
+	})
 }
 
 func TestTellFallsBackToEphemeral(t *testing.T) {

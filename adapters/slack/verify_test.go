@@ -65,7 +65,10 @@ func TestBadRequestsAreRefusedBeforeParsing(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond) // work that should not have started has had time to
+	// Close waits for all work started after an ack, and a handler starts
+	// its work before it answers: what any of these requests set off has
+	// ended by now.
+	h.adapter.Close()
 	if after := len(h.slack.Messages()); after != before {
 		t.Fatalf("refused requests made Slack calls: %+v", h.slack.Messages()[before:])
 	}
@@ -96,7 +99,7 @@ func TestViewClosedAndUnknownTypesAreAckedQuietly(t *testing.T) {
 			t.Fatalf("%s answered %d %q", typ, status, body)
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
+	h.adapter.Close() // waits for any work the acks started
 	if n := len(h.slack.Messages()); n != 0 {
 		t.Fatalf("%d messages", n)
 	}
@@ -151,21 +154,32 @@ func TestCloseWaitsForWorkAfterAck(t *testing.T) {
 		h.adapter.Close()
 		close(closed)
 	}()
-	select {
-	case <-closed:
-		t.Fatal("Close returned while a look-up was in flight")
-	case <-time.After(100 * time.Millisecond):
-	}
+	// New clicks refused: Close has begun, and the look-up it must wait
+	// for is still held.
 	eventually(t, "new clicks refused", func() bool {
 		status, _ := h.send(t, signedRequest{path: "/slack/interactions",
 			body: interaction(h.clickPayload("U0LEE", "C0APPROVALS", "ab1|show_args|a-big1|1"))})
 		return status == http.StatusServiceUnavailable
 	})
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a look-up was in flight")
+	default:
+	}
 	close(svc.release)
 	select {
 	case <-closed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not return after the work ended")
+	}
+	// Close returned after the work, answer included: it is there
+	// already, without waiting for it.
+	answered := false
+	for _, m := range h.slack.Messages() {
+		answered = answered || (m.User == "U0KEVIN" && strings.Contains(m.AllText(), "the slow answer"))
+	}
+	if !answered {
+		t.Fatal("Close returned before the look-up's answer was sent")
 	}
 	h.told(t, "U0KEVIN", "the slow answer")
 }

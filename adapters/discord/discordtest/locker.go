@@ -13,23 +13,41 @@ type Locker struct {
 
 	mu       sync.Mutex
 	acquired int
+	waiting  int
 }
 
 // NewLocker makes a free lock.
 func NewLocker() *Locker { return &Locker{slot: make(chan struct{}, 1)} }
 
 // Acquire blocks until the lock is free or ctx ends; release frees it
-// (more calls do nothing).
+// (more calls do nothing). While it blocks it counts in Waiting.
 func (l *Locker) Acquire(ctx context.Context) (<-chan struct{}, func(), error) {
 	select {
 	case l.slot <- struct{}{}:
+		return l.took()
+	default:
+	}
+	l.mu.Lock()
+	l.waiting++
+	l.mu.Unlock()
+	defer func() {
 		l.mu.Lock()
-		l.acquired++
+		l.waiting--
 		l.mu.Unlock()
-		return nil, sync.OnceFunc(func() { <-l.slot }), nil
+	}()
+	select {
+	case l.slot <- struct{}{}:
+		return l.took()
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
+}
+
+func (l *Locker) took() (<-chan struct{}, func(), error) {
+	l.mu.Lock()
+	l.acquired++
+	l.mu.Unlock()
+	return nil, sync.OnceFunc(func() { <-l.slot }), nil
 }
 
 // Held reports whether someone holds the lock now.
@@ -40,4 +58,13 @@ func (l *Locker) Acquisitions() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.acquired
+}
+
+// Waiting counts the Acquire calls blocked now because another holds the
+// lock: a test sees a replica stopped at the lock, rather than sleeping
+// to give it time to get past it.
+func (l *Locker) Waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting
 }

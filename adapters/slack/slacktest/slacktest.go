@@ -89,6 +89,9 @@ type Message struct {
 	ResponseURL     string
 	// Unfurl is false when the sender switched link unfurling off.
 	Unfurl bool
+	// Received is when the fake took it, by time.Now: the bubble's clock
+	// under testing/synctest (see Transport).
+	Received time.Time
 }
 
 // View is one views.open call.
@@ -658,7 +661,8 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := Message{Method: "response_url", Channel: ru.channel, User: ru.user, Text: body.Text, ThreadTS: body.ThreadTS,
-		ResponseType: body.ResponseType, ReplaceOriginal: body.ReplaceOriginal, ResponseURL: s.srv.URL + r.URL.Path}
+		ResponseType: body.ResponseType, ReplaceOriginal: body.ReplaceOriginal, ResponseURL: s.srv.URL + r.URL.Path,
+		Received: time.Now()}
 	if len(body.Blocks) > 0 && string(body.Blocks) != "null" {
 		m.Blocks = body.Blocks
 	}
@@ -688,7 +692,8 @@ func find(c *channel, ts string) *Message {
 
 // message reads the text and blocks of a chat.* call.
 func message(req *request) (Message, string) {
-	m := Message{Text: req.get("text"), ThreadTS: req.get("thread_ts"), Unfurl: req.get("unfurl_links") != "false"}
+	m := Message{Text: req.get("text"), ThreadTS: req.get("thread_ts"), Unfurl: req.get("unfurl_links") != "false",
+		Received: time.Now()}
 	if b := req.get("blocks"); b != "" {
 		m.Blocks = json.RawMessage(b)
 	}
