@@ -59,11 +59,34 @@ type Store interface {
 	// then Target; none is an empty list, not ErrNotFound.
 	PostList(ctx context.Context, approvalID string) ([]*Post, error)
 
-	// OutboxClaim leases up to Limit due rows (next_attempt_at ≤ Now, not
-	// done, unclaimed or with an expired lease) to Worker until Now+Lease,
-	// oldest due first (ties by id). Each row is held by one worker at a
-	// time. Worker must name one claiming loop: the results below are
-	// accepted from the worker the row is claimed by.
+	// OutboxClaim leases up to Limit due rows of Lane (every lane when
+	// Lane is empty) to Worker until Now+Lease and returns them in claim
+	// order: highest Priority first, then oldest due, then id. A row is due
+	// when it is pending, NextAttemptAt ≤ Now, and it is unclaimed or its
+	// lease has lapsed. Each row is held by one worker at a time. Worker
+	// must name one claiming loop: the results below are accepted from the
+	// worker the row is claimed by. A row whose id is in Exclude is never
+	// returned, even when its lease has lapsed.
+	//
+	// Pacing happens here, not in the workers: no worker sleeps for a rate
+	// limit. A row with a PaceKey whose key is not ready at Now (its
+	// ready_at is later: held by OutboxRetry's Hold, or spent by an earlier
+	// claim) is passed over, whatever Pace says. When Pace gives the key a
+	// budget (every > 0), the row is claimed only if the key has room at
+	// Now under GCRA, and takes one slot: room iff tat ≤ Now+(burst−1)·every
+	// (tat is 0 for a key never paced), then tat = max(tat, Now)+every and
+	// ready_at = tat−(burst−1)·every. So a key gives burst rows at once,
+	// then one per every. Rows of a key without room are skipped (neither
+	// claimed nor changed) and rows of other keys behind them in claim
+	// order are claimed instead. Claims that run at once, in one process or
+	// in replicas sharing one database, share each key's budget: together
+	// they never take more than it allows.
+	//
+	// A claim may take its rows in a few short transactions (rounds): a
+	// round that skips rows for want of room leaves those keys not ready,
+	// and the next reads past them. When a later round fails, the rows the
+	// earlier ones claimed are returned without the error (they are leased
+	// to Worker already); the next claim meets the failure again.
 	OutboxClaim(ctx context.Context, p OutboxClaimParams) ([]*OutboxRow, error)
 	// OutboxComplete marks a claimed row done and, in the same
 	// transaction, records the post it made (when Post is set; a zero
@@ -77,13 +100,22 @@ type Store interface {
 	// A lapsed lease nobody has taken over is still held.
 	OutboxComplete(ctx context.Context, p OutboxCompleteParams) error
 	// OutboxRetry releases a claimed row to run again at NextAttemptAt,
-	// counting the attempt and keeping the error.
+	// counting the attempt and keeping the error. With a Hold (the
+	// platform refused the row's pace key for a while: a 429's
+	// Retry-After), the row's pace key is held in the same transaction:
+	// its ready_at becomes max(ready_at, Hold) and its tat moves by as
+	// much, so no claim of any worker or replica takes that key's rows
+	// before Hold. Afterwards a key that had been paced resumes at its
+	// steady pace (one row at Hold, then one per every), its burst
+	// refilling from there; a key never paced before starts afresh, with
+	// its burst. A row without a PaceKey holds nothing. On ErrLeaseLost
+	// the hold is not applied either.
 	OutboxRetry(ctx context.Context, p OutboxRetryParams) error
 	// OutboxDead ends a claimed row that can never succeed (a permanent
 	// rejection), keeping the error and counting the attempt; it is not
 	// retried.
 	OutboxDead(ctx context.Context, p OutboxDeadParams) error
-	// OutboxStats counts what waits, for /metrics.
+	// OutboxStats counts what waits, in total and by lane, for /metrics.
 	OutboxStats(ctx context.Context, now time.Time) (OutboxStats, error)
 
 	Ping(ctx context.Context) error
@@ -111,9 +143,11 @@ type Tx interface {
 	PostList(ctx context.Context, approvalID string) ([]*Post, error)
 	// OutboxInsert enqueues rows. A row with a CoalesceKey is not added
 	// when an unclaimed, unfinished row with the same key waits already:
-	// that one performs the latest state when it runs. A claimed one (in
-	// flight, or its lease lapsed but not taken over) may have read an
-	// older state, so the new row is added and runs after it.
+	// that one performs the latest state when it runs, and takes the new
+	// row's Priority when that is higher (a state change coalescing into a
+	// cosmetic edit keeps its place). A claimed one (in flight, or its
+	// lease lapsed but not taken over) may have read an older state, so
+	// the new row is added and runs after it.
 	OutboxInsert(ctx context.Context, rows []OutboxInsertParams) error
 }
 
@@ -196,6 +230,16 @@ type ApprovalClaimDueParams struct {
 	Limit  int
 }
 
+// Lanes of the outbox. Each lane is claimed by workers of its own
+// (OutboxClaimParams.Lane), so one kind of effect never waits behind
+// another's backlog. A lane is any name; these are the ones migration 0003
+// files the rows it finds under.
+const (
+	LaneChat    = "chat"    // posts, edits, replies and DMs; the default
+	LaneBackend = "backend" // decisions sent to the job backend
+	LaneMail    = "mail"    // email
+)
+
 // OutboxInsertParams is one effect to perform.
 type OutboxInsertParams struct {
 	ID          string
@@ -207,6 +251,14 @@ type OutboxInsertParams struct {
 	Payload     []byte
 	NotBefore   time.Time // first attempt; usually now; zero means Now
 	Now         time.Time
+	// Lane is the workers that perform the row; empty means LaneChat.
+	Lane string
+	// Priority orders the rows of a lane: higher runs first, before rows
+	// that have been due longer. 0 is the default.
+	Priority int
+	// PaceKey names the budget the row spends when performed (for
+	// instance one per Slack or Discord channel); empty: not paced.
+	PaceKey string
 }
 
 // OutboxRow is one effect as stored.
@@ -224,6 +276,9 @@ type OutboxRow struct {
 	ClaimedUntil  time.Time
 	LastError     string // the last retry's or the dead row's error
 	CreatedAt     time.Time
+	Lane          string // never empty
+	Priority      int
+	PaceKey       string // empty: not paced
 }
 
 // OutboxClaimParams leases due rows to one worker.
@@ -232,6 +287,20 @@ type OutboxClaimParams struct {
 	Now    time.Time
 	Lease  time.Duration
 	Limit  int
+	// Lane restricts the claim to one lane's rows; empty claims from
+	// every lane (draining, tests), ordered by priority, then due time,
+	// across lanes.
+	Lane string
+	// Pace is the budget of a pace key: one row per every, with bursts of
+	// up to burst (< 1 counts as 1); every is counted in whole
+	// milliseconds, rounded up. nil, or every ≤ 0 for a key, leaves that
+	// key unpaced (a held key is still passed over). It is called while
+	// the claim runs, so it must be quick and must not use the store.
+	Pace func(key string) (every time.Duration, burst int)
+	// Exclude lists ids of rows the caller has in flight; they are never
+	// returned, so a clock jumping past their lease cannot make the
+	// caller claim its own rows a second time.
+	Exclude []string
 }
 
 // OutboxCompleteParams finishes a claimed row.
@@ -252,6 +321,10 @@ type OutboxRetryParams struct {
 	// Attempt counts the try (false for a wait that is not a failure, such
 	// as a reply whose card is not posted yet).
 	Attempt bool
+	// Hold, when set, holds the row's pace key until then (see
+	// OutboxRetry): the platform answered 429 with a Retry-After for the
+	// whole key, not just this row. Zero holds nothing.
+	Hold time.Time
 }
 
 // OutboxDeadParams ends a claimed row for good.
@@ -267,4 +340,14 @@ type OutboxStats struct {
 	Pending   int           // not done, not dead (rows in flight included)
 	OldestAge time.Duration // age of the oldest pending row's due time; 0 when none
 	Dead      int
+	// Lanes holds the same figures for each lane with pending rows; nil
+	// when no row is pending. Pending and OldestAge above are their total
+	// and their largest.
+	Lanes map[string]LaneStats
+}
+
+// LaneStats is one lane's depth.
+type LaneStats struct {
+	Pending   int           // the lane's pending rows, in flight included
+	OldestAge time.Duration // how long its oldest due row has been due; 0 when none is due
 }

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"approvalsbot/store"
+	"approvalsbot/store/internal/claim"
 	"approvalsbot/store/internal/query"
 )
 
@@ -22,20 +26,26 @@ import (
 // claimed is added, to run after the one in flight. The waiting row a new
 // one coalesces into is locked FOR SHARE until the transaction ends, so no
 // worker claims it, and renders the state from before this transaction,
-// in between. A zero NotBefore means Now.
+// in between; it takes the new row's priority when that is higher. A
+// zero NotBefore means Now; an empty Lane, store.LaneChat.
 func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	for _, r := range rows {
+		op := fmt.Sprintf("enqueue %s %s for %s", r.Kind, r.ID, r.ApprovalID)
 		notBefore := r.NotBefore
 		if notBefore.IsZero() {
 			notBefore = r.Now
 		}
-		t.queue(queuedWrite{op: fmt.Sprintf("enqueue %s %s for %s", r.Kind, r.ID, r.ApprovalID),
+		lane := r.Lane
+		if lane == "" {
+			lane = store.LaneChat
+		}
+		t.queue(queuedWrite{op: op,
 			sql: query.OutboxInsertLocking(forShare),
 			args: []any{r.ID, r.Tenant, r.ApprovalID, r.Kind, r.Target, r.CoalesceKey, query.Text(r.Payload),
-				query.Millis(notBefore), query.Millis(r.Now)},
+				query.Millis(notBefore), query.Millis(r.Now), lane, r.Priority, r.PaceKey},
 			after: func(tag pgconn.CommandTag) {
 				if tag.RowsAffected() == 0 {
 					t.s.log.LogAttrs(ctx, slog.LevelDebug, "outbox row coalesced into a waiting one",
@@ -43,35 +53,193 @@ func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) 
 						slog.String("kind", r.Kind), slog.String("coalesce_key", r.CoalesceKey))
 				}
 			}})
+		if r.CoalesceKey != "" {
+			// Sent unread in the same batch: after an insert that added
+			// its row it matches nothing.
+			t.queue(queuedWrite{op: op + ": raise the waiting row's priority",
+				sql: query.OutboxCoalescePriority, args: []any{r.CoalesceKey, r.Priority}})
+		}
 	}
 	// Delivered at commit: other replicas wake when the rows exist.
 	t.queue(queuedWrite{op: "notify " + OutboxChannel, sql: outboxNotify, args: []any{OutboxChannel}})
 	return nil
 }
 
-// OutboxClaim leases up to p.Limit due rows to p.Worker until
-// p.Now+p.Lease, returned oldest due first (ties by id). One UPDATE picks
-// them FOR UPDATE SKIP LOCKED: workers on other replicas claiming at the
-// same moment pass over each other's rows instead of waiting or taking
-// them twice, and a row another transaction has locked (one coalescing
-// into it) waits for the next claim.
+// inList is query.List in PostgreSQL's dialect: the ids come as one
+// text[] (idList).
+func inList(column string, n int) string {
+	return column + ` = ANY(CAST($` + strconv.Itoa(n) + ` AS TEXT[]))`
+}
+
+// idList binds ids for inList: never nil, which pgx would send as NULL
+// (and NOT (id = ANY(NULL)) is never true).
+func idList(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
+}
+
+// OutboxClaim leases up to p.Limit due rows of p.Lane (every lane when
+// empty) to p.Worker until p.Now+p.Lease, returned in claim order
+// (highest priority, then oldest due, then id), passing over p.Exclude,
+// rows of pace keys not ready, and, under p.Pace, rows of keys without
+// room.
+//
+// Rows are picked FOR UPDATE SKIP LOCKED: workers on other replicas
+// claiming at the same moment pass over each other's rows instead of
+// waiting or taking them twice, and a row another transaction has locked
+// (one coalescing into it) waits for the next claim. A paced round then
+// creates the pace rows it lacks and locks them FOR UPDATE in key order,
+// both in one round trip, and decides on what they hold once locked:
+// claims spending one key take turns, each seeing the budget the one
+// before left, and since every claim waits for keys in the same order
+// (and never for an outbox row) no two wait for each other in a cycle.
 func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*store.OutboxRow, error) {
 	if p.Limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, query.OutboxClaim(skipLocked),
-		query.Millis(p.Now), p.Limit, p.Worker, query.Millis(p.Now.Add(p.Lease)))
-	if err != nil {
-		return nil, s.fail(ctx, "claim outbox rows", err)
+	const op = "claim outbox rows"
+	if p.Pace == nil {
+		// Nothing to decide in Go: one statement, as before lanes.
+		args := []any{query.Millis(p.Now), p.Limit, idList(p.Exclude), p.Worker, query.Millis(p.Now.Add(p.Lease))}
+		if p.Lane != "" {
+			args = append(args, p.Lane)
+		}
+		rows, err := s.pool.Query(ctx, query.OutboxClaimUnpaced(p.Lane != "", inList, skipLockedOutbox), args...)
+		if err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		out, err := collectOutboxRows(rows)
+		if err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		query.SortOutbox(out)
+		return out, nil
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.OutboxRow, error) {
-		return query.ScanOutboxRow(r)
+	budget := claim.Budgets(p.Pace)
+	out, err := claim.Run(p.Limit, p.Exclude, func(need int, exclude []string) ([]*store.OutboxRow, int, int, error) {
+		return s.claimRound(ctx, p, need, exclude, budget)
 	})
 	if err != nil {
-		return nil, s.fail(ctx, "claim outbox rows", err)
+		err = s.fail(ctx, op, err)
+		if len(out) == 0 {
+			return nil, err
+		}
+		s.log.LogAttrs(ctx, slog.LevelWarn, "outbox claim round failed; returning the rows claimed before it",
+			slog.String("lane", p.Lane), slog.Int("claimed", len(out)), slog.String("err", err.Error()))
 	}
 	query.SortOutbox(out)
 	return out, nil
+}
+
+// claimRound is one round of a paced claim, in one READ COMMITTED
+// transaction of four round trips: select and lock up to need candidates;
+// create and lock their keys' pace rows in key order; lease the rows
+// claim.Plan chose and store the pace rows it changed; commit. It returns
+// the rows claimed, how many candidates it read and how many it skipped
+// for want of room.
+func (s *Store) claimRound(ctx context.Context, p store.OutboxClaimParams, need int, exclude []string, budget func(string) (claim.Budget, bool)) ([]*store.OutboxRow, int, int, error) {
+	pgTx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			rollback(ctx, pgTx)
+		}
+	}()
+	now := query.Millis(p.Now)
+
+	args := []any{now, need, idList(exclude)}
+	if p.Lane != "" {
+		args = append(args, p.Lane)
+	}
+	rows, err := pgTx.Query(ctx, query.OutboxClaimable(p.Lane != "", inList, skipLockedOutbox), args...)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claim.Candidate, error) {
+		var c claim.Candidate
+		err := r.Scan(&c.ID, &c.Key)
+		return c, err
+	})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+
+	keys := claim.Keys(cands, budget) // sorted: the lock order
+	states := make(map[string]claim.State, len(keys))
+	if len(keys) > 0 {
+		b := &pgx.Batch{}
+		for _, k := range keys {
+			b.Queue(query.PaceCreate, k)
+			b.Queue(query.PaceGet(forUpdate), k)
+		}
+		br := pgTx.SendBatch(ctx, b)
+		for _, k := range keys {
+			var st claim.State
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return nil, 0, 0, err
+			}
+			if err := br.QueryRow().Scan(&st.TAT, &st.ReadyAt); err != nil {
+				br.Close()
+				return nil, 0, 0, err
+			}
+			states[k] = st
+		}
+		if err := br.Close(); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	plan := claim.Plan(now, need, cands, budget, states)
+
+	var out []*store.OutboxRow
+	if len(plan.Take) > 0 || len(plan.Write) > 0 {
+		b := &pgx.Batch{}
+		written := slices.Sorted(maps.Keys(plan.Write))
+		for _, k := range written {
+			st := plan.Write[k]
+			b.Queue(query.PaceSet, k, st.TAT, st.ReadyAt)
+		}
+		if len(plan.Take) > 0 {
+			b.Queue(query.OutboxClaimIDs(inList), p.Worker, query.Millis(p.Now.Add(p.Lease)), plan.Take)
+		}
+		br := pgTx.SendBatch(ctx, b)
+		for range written {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return nil, 0, 0, err
+			}
+		}
+		if len(plan.Take) > 0 {
+			rows, err := br.Query()
+			if err == nil {
+				out, err = collectOutboxRows(rows)
+			}
+			if err != nil {
+				br.Close()
+				return nil, 0, 0, err
+			}
+		}
+		if err := br.Close(); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	done = true
+	if err := pgTx.Commit(ctx); err != nil {
+		return nil, 0, 0, err
+	}
+	return out, len(cands), plan.Skipped, nil
+}
+
+// collectOutboxRows reads every row of a claim and closes rows.
+func collectOutboxRows(rows pgx.Rows) ([]*store.OutboxRow, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.OutboxRow, error) {
+		return query.ScanOutboxRow(r)
+	})
 }
 
 // OutboxComplete marks a row done and records p.Post (a zero CreatedAt
@@ -108,14 +276,41 @@ func (s *Store) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams
 
 // OutboxRetry releases a row held by p.Worker to run again at
 // p.NextAttemptAt, keeping p.Error and counting the try when p.Attempt;
-// store.ErrLeaseLost when the worker no longer holds it.
+// store.ErrLeaseLost when the worker no longer holds it. With p.Hold, the
+// row's pace key is held until then in the same transaction; it waits
+// for a claim spending that key to commit, and holds only the one key,
+// so it waits in no cycle.
 func (s *Store) OutboxRetry(ctx context.Context, p store.OutboxRetryParams) error {
 	var add int64
 	if p.Attempt {
 		add = 1
 	}
-	return s.outboxFinish(ctx, s.pool, "retry outbox row "+p.ID, p.ID, query.OutboxRetry,
-		p.ID, p.Worker, query.Millis(p.NextAttemptAt), p.Error, add)
+	op := "retry outbox row " + p.ID
+	args := []any{p.ID, p.Worker, query.Millis(p.NextAttemptAt), p.Error, add}
+	if p.Hold.IsZero() {
+		return s.outboxFinish(ctx, s.pool, op, p.ID, query.OutboxRetry, args...)
+	}
+	pgTx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return s.fail(ctx, op, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			rollback(ctx, pgTx)
+		}
+	}()
+	if err := s.outboxFinish(ctx, pgTx, op, p.ID, query.OutboxRetry, args...); err != nil {
+		return err
+	}
+	if _, err := pgTx.Exec(ctx, query.PaceHold, p.ID, query.Millis(p.Hold)); err != nil {
+		return s.fail(ctx, op+": hold its pace key", err)
+	}
+	done = true
+	if err := pgTx.Commit(ctx); err != nil {
+		return s.fail(ctx, op+": commit", err)
+	}
+	return nil
 }
 
 // OutboxDead ends a row held by p.Worker for good, keeping p.Error and
@@ -148,21 +343,29 @@ func (s *Store) outboxFinish(ctx context.Context, q querier, op, id, sqlText str
 	return fmt.Errorf("%s: %w", op, store.ErrLeaseLost)
 }
 
-// OutboxStats counts pending and dead rows; OldestAge is how long the
-// earliest due pending row has been due (0 when none is due yet).
+// OutboxStats counts pending rows, in total and by lane, and dead rows;
+// OldestAge is how long the earliest due pending row has been due (0 when
+// none is due yet).
 func (s *Store) OutboxStats(ctx context.Context, now time.Time) (store.OutboxStats, error) {
-	var (
-		st       store.OutboxStats
-		earliest int64
-	)
-	err := s.pool.QueryRow(ctx, query.OutboxStats).Scan(&st.Pending, &earliest, &st.Dead)
+	const op = "read outbox stats"
+	rows, err := s.pool.Query(ctx, query.OutboxStats)
 	if err != nil {
-		return store.OutboxStats{}, s.fail(ctx, "read outbox stats", err)
+		return store.OutboxStats{}, s.fail(ctx, op, err)
 	}
-	if st.Pending > 0 && earliest != 0 {
-		if age := now.Sub(query.Time(earliest)); age > 0 {
-			st.OldestAge = age
+	defer rows.Close()
+	var st store.OutboxStats
+	for rows.Next() {
+		var (
+			dead, n, earliest int64
+			lane              string
+		)
+		if err := rows.Scan(&dead, &lane, &n, &earliest); err != nil {
+			return store.OutboxStats{}, s.fail(ctx, op, err)
 		}
+		query.AddOutboxStats(&st, now, dead, lane, n, earliest)
+	}
+	if err := rows.Err(); err != nil {
+		return store.OutboxStats{}, s.fail(ctx, op, err)
 	}
 	return st, nil
 }

@@ -15,9 +15,12 @@
 // one commits: one writer per approval at a time. A stricter level would
 // add nothing to that and make the second writer fail with a
 // serialization error instead of waiting. Claims (outbox rows, due
-// approvals) lock with FOR UPDATE SKIP LOCKED inside one UPDATE and lease
-// what they take, so replicas never wait for each other and a crashed
-// replica's claims return when their lease lapses. An outbox row that
+// approvals) lock with FOR UPDATE SKIP LOCKED and lease what they take,
+// so replicas never wait for each other's rows and a crashed replica's
+// claims return when their lease lapses. A paced outbox claim also locks
+// the pace rows of the keys it spends, FOR UPDATE in key order, so
+// replicas share one budget per key and take turns on it without ever
+// waiting in a cycle (OutboxClaim). An outbox row that
 // coalesces into a waiting one locks that one FOR SHARE until its
 // transaction ends, so no claim takes it in between (OutboxInsert).
 //
@@ -88,6 +91,10 @@ const (
 	forUpdate  = " FOR UPDATE"
 	skipLocked = " FOR UPDATE SKIP LOCKED"
 	forShare   = " FOR SHARE"
+	// skipLockedOutbox locks only the outbox rows of a claim's selection,
+	// not the pace rows its filter reads: those are locked FOR UPDATE,
+	// waiting, in key order, once the keys are known.
+	skipLockedOutbox = " FOR UPDATE OF outbox SKIP LOCKED"
 )
 
 // Advisory lock classes: the first key of the two-key form

@@ -599,7 +599,7 @@ func TestClaimsUseIndexes(t *testing.T) {
 	db := newSchema(t)
 	openMigrated(t, db.dsn)
 	conn := rawConn(t, db.rawDSN)
-	for _, sql := range []string{
+	seed(t, conn,
 		`INSERT INTO approvals (id, tenant, revision, state, seen, function, steps_done, next_step_at, deadline_at,
 		    requested_at, created_at, updated_at)
 		 SELECT 'a' || i, 't' || (i % 50), 1, CASE WHEN i % 10 = 0 THEN 'approved' ELSE 'pending' END, 1, 'f', 0,
@@ -611,42 +611,98 @@ func TestClaimsUseIndexes(t *testing.T) {
 		 FROM generate_series(1, 50000) AS i`,
 		`ANALYZE approvals`,
 		`ANALYZE outbox`,
+	)
+	const skipLockedOutbox = " FOR UPDATE OF outbox SKIP LOCKED"
+	for _, c := range []explained{
+		{"outbox claim of every lane", query.OutboxClaimable(false, inList, skipLockedOutbox), []any{int64(2000), 32, []string{}}, []string{"outbox_pending_due"}},
+		{"outbox lease of chosen rows", query.OutboxClaimIDs(inList), []any{"w", int64(3000), []string{"o1", "o2"}}, []string{"outbox_pkey"}},
+		{"pace lock", query.PaceGet(" FOR UPDATE"), []any{"k"}, []string{"pace_pkey"}},
+		{"coalesced priority", query.OutboxCoalescePriority, []any{"key", 5}, []string{"outbox_pending_coalesce"}},
+		{"pace hold", query.PaceHold, []any{"o1", int64(5)}, []string{"outbox_pkey"}},
+		{"approval claim", query.ApprovalClaimDue(" FOR UPDATE SKIP LOCKED"), []any{int64(2000), 32, "w", int64(3000)}, []string{"approvals_next_step_due", "approvals_deadline_due"}},
+		{"pending list", query.ApprovalListPending, []any{"t1", 10}, []string{"approvals_pending_by_tenant"}},
+		{"coalesce insert", query.OutboxInsertLocking(" FOR SHARE"), []any{"i", "t", "a", "k", "g", "key", "{}", int64(1), int64(1), "chat", 0, ""}, []string{"outbox_pending_coalesce"}},
+		{"stats", query.OutboxStats, nil, []string{"outbox_dead"}},
 	} {
+		c.check(t, conn)
+	}
+
+	// Under load (a ladder step due for thousands of approvals over 50
+	// channels, half of them out of budget, beside the backend's and the
+	// mail's own backlogs) a lane's claim reads its lane in claim order
+	// and stops at the limit, rather than sorting every due row.
+	seed(t, conn,
+		`INSERT INTO outbox (id, tenant, approval_id, kind, target, payload, next_attempt_at, state, created_at,
+		    lane, priority, pace_key)
+		 SELECT 'c' || i, 't1', 'a' || i, 'edit_card', 'slack:C' || (i % 50), '{}', 1000 + i % 500, 'pending', i,
+		    'chat', CASE WHEN i % 7 = 0 THEN 10 ELSE 0 END, 'slack:C' || (i % 50)
+		 FROM generate_series(1, 20000) AS i`,
+		`INSERT INTO outbox (id, tenant, approval_id, kind, target, payload, next_attempt_at, state, created_at, lane)
+		 SELECT 'd' || i, 't1', 'a' || i, 'decision', 'backend', '{}', 1000 + i, 'pending', i, 'backend'
+		 FROM generate_series(1, 5000) AS i`,
+		`INSERT INTO outbox (id, tenant, approval_id, kind, target, payload, next_attempt_at, state, created_at, lane)
+		 SELECT 'm' || i, 't1', 'a' || i, 'email', 'email:x', '{}', 9000000000000, 'pending', i, 'mail'
+		 FROM generate_series(1, 5000) AS i`,
+		`INSERT INTO pace (key, tat, ready_at)
+		 SELECT 'slack:C' || i, 5000, CASE WHEN i % 2 = 0 THEN 4000 ELSE 1000 END FROM generate_series(0, 49) AS i`,
+		`ANALYZE outbox`,
+		`ANALYZE pace`,
+	)
+	for _, c := range []explained{
+		{"paced claim of the chat lane", query.OutboxClaimable(true, inList, skipLockedOutbox), []any{int64(3000), 32, []string{}, "chat"}, []string{"outbox_pending_lane"}},
+		{"unpaced claim of the chat lane", query.OutboxClaimUnpaced(true, inList, skipLockedOutbox), []any{int64(3000), 32, []string{"x"}, "w", int64(4000), "chat"}, []string{"outbox_pending_lane"}},
+		{"claim of the backend lane", query.OutboxClaimUnpaced(true, inList, skipLockedOutbox), []any{int64(3000), 32, []string{}, "w", int64(4000), "backend"}, []string{"outbox_pending_lane"}},
+		{"stats under load", query.OutboxStats, nil, []string{"outbox_dead"}},
+	} {
+		c.check(t, conn)
+	}
+}
+
+func seed(t *testing.T, conn *pgx.Conn, sqls ...string) {
+	t.Helper()
+	for _, sql := range sqls {
 		if _, err := conn.Exec(t.Context(), sql); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
 	}
-	for _, c := range []struct {
-		name  string
-		query string
-		args  []any
-		want  []string
-	}{
-		{"outbox claim", query.OutboxClaim(" FOR UPDATE SKIP LOCKED"), []any{int64(2000), 32, "w", int64(3000)}, []string{"outbox_pending_due"}},
-		{"approval claim", query.ApprovalClaimDue(" FOR UPDATE SKIP LOCKED"), []any{int64(2000), 32, "w", int64(3000)}, []string{"approvals_next_step_due", "approvals_deadline_due"}},
-		{"pending list", query.ApprovalListPending, []any{"t1", 10}, []string{"approvals_pending_by_tenant"}},
-		{"coalesce insert", query.OutboxInsertLocking(" FOR SHARE"), []any{"i", "t", "a", "k", "g", "key", "{}", int64(1), int64(1)}, []string{"outbox_pending_coalesce"}},
-		{"stats", query.OutboxStats, nil, []string{"outbox_dead"}},
-	} {
-		rows, err := conn.Query(t.Context(), "EXPLAIN "+c.query, c.args...)
-		if err != nil {
-			t.Fatalf("%s: EXPLAIN: %v", c.name, err)
-		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatalf("%s: EXPLAIN: %v", c.name, err)
-		}
-		text := strings.Join(plan, "\n")
-		t.Logf("%s plan:\n%s", c.name, text)
-		if strings.Contains(text, "Seq Scan") {
-			t.Errorf("%s scans a table:\n%s", c.name, text)
-		}
-		for _, idx := range c.want {
-			if !strings.Contains(text, idx) {
-				t.Errorf("%s does not use %s:\n%s", c.name, idx, text)
-			}
+}
+
+// explained is a query whose plan must use the indexes named and never
+// scan outbox or approvals, which grow with traffic. The pace table may
+// be scanned: it holds one row per channel, and PostgreSQL rightly reads
+// it once per claim into a hash of the keys not ready.
+type explained struct {
+	name  string
+	query string
+	args  []any
+	want  []string
+}
+
+func (c explained) check(t *testing.T, conn *pgx.Conn) {
+	t.Helper()
+	rows, err := conn.Query(t.Context(), "EXPLAIN "+c.query, c.args...)
+	if err != nil {
+		t.Fatalf("%s: EXPLAIN: %v", c.name, err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("%s: EXPLAIN: %v", c.name, err)
+	}
+	text := strings.Join(plan, "\n")
+	t.Logf("%s plan:\n%s", c.name, text)
+	if strings.Contains(text, "Seq Scan on outbox") || strings.Contains(text, "Seq Scan on approvals") {
+		t.Errorf("%s scans a table:\n%s", c.name, text)
+	}
+	for _, idx := range c.want {
+		if !strings.Contains(text, idx) {
+			t.Errorf("%s does not use %s:\n%s", c.name, idx, text)
 		}
 	}
+}
+
+// inList is the store's query.List for PostgreSQL (the ids as a text[]).
+func inList(column string, n int) string {
+	return fmt.Sprintf("%s = ANY(CAST($%d AS TEXT[]))", column, n)
 }
 
 func TestClosedStoreIsUnavailable(t *testing.T) {
@@ -775,4 +831,32 @@ func TestOpenBoundsThePool(t *testing.T) {
 	if m := slices.Max(sessions); m > 3 {
 		t.Errorf("%d sessions at once, want at most MaxConns 3", m)
 	}
+}
+
+func TestMigrationFilesRowsUnderLanes(t *testing.T) {
+	t.Parallel()
+	db := newSchema(t)
+	conn := rawConn(t, db.rawDSN)
+	storetest.LanesMigration(t,
+		func(t *testing.T, script string) {
+			if _, err := conn.Exec(t.Context(), script); err != nil { // no args: the simple protocol, several statements
+				t.Fatalf("%s: %v", script, err)
+			}
+		},
+		func(t *testing.T) store.Store { return openMigrated(t, db.dsn) })
+}
+
+func TestPacedClaimsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	// Four replicas on one schema, each with a pool of its own and two
+	// workers: they share each key's budget through the pace rows, and
+	// never wait for each other in a cycle (a deadlock would fail a claim
+	// with 40P01).
+	db := newSchema(t)
+	var stores []store.Store
+	stores = append(stores, openMigrated(t, db.dsn))
+	for range 3 {
+		stores = append(stores, open(t, postgres.Options{DSN: db.dsn, MaxConns: 2}))
+	}
+	storetest.ClaimPacedConcurrently(t, append(stores, stores...))
 }

@@ -145,3 +145,59 @@ func BenchmarkEventInsert(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOutboxClaimPaced claims ten rows queued behind a backlog of
+// one held channel (a Retry-After of a day): the backlog costs the claim
+// an index probe per row in SQL and nothing in Go. paced=false is the
+// claim without budgets (one statement), paced=true the one that decides
+// in Go (a transaction per round).
+func BenchmarkOutboxClaimPaced(b *testing.B) {
+	for _, held := range []int{0, 5_000} {
+		for _, paced := range []bool{false, true} {
+			b.Run(fmt.Sprintf("held=%d/paced=%v", held, paced), func(b *testing.B) {
+				benchOutboxClaimPaced(b, openTemp(b), held, paced)
+			})
+		}
+	}
+}
+
+func benchOutboxClaimPaced(b *testing.B, s store.Store, held int, paced bool) {
+	ctx := b.Context()
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	var rows []store.OutboxInsertParams
+	for i := range held + 1 {
+		rows = append(rows, store.OutboxInsertParams{ID: fmt.Sprintf("h%06d", i), Tenant: "t1", ApprovalID: "a1",
+			Kind: "edit_card", Target: "slack:C0", Payload: []byte(`{}`), NotBefore: now.Add(-time.Hour), Now: now,
+			Lane: store.LaneChat, PaceKey: "slack:C0"})
+	}
+	for i := range 10 {
+		rows = append(rows, store.OutboxInsertParams{ID: fmt.Sprintf("r%02d", i), Tenant: "t1", ApprovalID: "a1",
+			Kind: "edit_card", Target: fmt.Sprintf("slack:C%d", i+1), Payload: []byte(`{}`), NotBefore: now, Now: now,
+			Lane: store.LaneChat, PaceKey: fmt.Sprintf("slack:C%d", i+1)})
+	}
+	if err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return tx.OutboxInsert(ctx, rows) }); err != nil {
+		b.Fatalf("seed: %v", err)
+	}
+	// Hold slack:C0: claim its first row and retry it with a Retry-After.
+	first, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Worker: "seed", Now: now, Lease: time.Minute, Limit: 1, Lane: store.LaneChat})
+	if err != nil || len(first) != 1 || first[0].ID != "h000000" {
+		b.Fatalf("seed claim: %v, %v", first, err)
+	}
+	if err := s.OutboxRetry(ctx, store.OutboxRetryParams{ID: first[0].ID, Worker: "seed", Now: now, NextAttemptAt: now,
+		Hold: now.Add(24 * time.Hour)}); err != nil {
+		b.Fatalf("seed hold: %v", err)
+	}
+	var pace func(string) (time.Duration, int)
+	if paced {
+		pace = func(string) (time.Duration, int) { return time.Second, 100 }
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		now = now.Add(time.Minute) // leases lapse: the ten are due again
+		got, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Worker: "w", Now: now, Lease: time.Minute, Limit: 10,
+			Lane: store.LaneChat, Pace: pace})
+		if err != nil || len(got) != 10 {
+			b.Fatalf("OutboxClaim = %d, %v; want 10", len(got), err)
+		}
+	}
+}

@@ -2,67 +2,208 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"approvalsbot/store"
+	"approvalsbot/store/internal/claim"
 	"approvalsbot/store/internal/query"
 )
 
 // OutboxInsert enqueues rows in order, in the caller's transaction. A row
 // whose CoalesceKey matches a pending row that no worker has claimed is
-// skipped (that row performs the latest state when it runs), including a
-// row added earlier in the same call; a row whose match is claimed is
-// added, to run after the one in flight. A zero NotBefore means Now.
+// skipped (that row performs the latest state when it runs, and takes the
+// skipped row's priority when it is higher), including a row added
+// earlier in the same call; a row whose match is claimed is added, to run
+// after the one in flight. A zero NotBefore means Now; an empty Lane,
+// store.LaneChat.
 func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) error {
 	for _, r := range rows {
+		op := fmt.Sprintf("enqueue %s %s for %s", r.Kind, r.ID, r.ApprovalID)
 		notBefore := r.NotBefore
 		if notBefore.IsZero() {
 			notBefore = r.Now
 		}
+		lane := r.Lane
+		if lane == "" {
+			lane = store.LaneChat
+		}
 		res, err := t.q.ExecContext(ctx, query.OutboxInsert,
 			r.ID, r.Tenant, r.ApprovalID, r.Kind, r.Target, r.CoalesceKey, query.Text(r.Payload),
-			query.Millis(notBefore), query.Millis(r.Now))
+			query.Millis(notBefore), query.Millis(r.Now), lane, r.Priority, r.PaceKey)
 		if err != nil {
-			return t.s.fail(fmt.Sprintf("enqueue %s %s for %s", r.Kind, r.ID, r.ApprovalID), err)
+			return t.s.fail(op, err)
 		}
-		if n, err := res.RowsAffected(); err == nil && n == 0 {
-			t.s.log.LogAttrs(ctx, slog.LevelDebug, "outbox row coalesced into a waiting one",
-				slog.String("approval_id", r.ApprovalID), slog.String("tenant", r.Tenant),
-				slog.String("kind", r.Kind), slog.String("coalesce_key", r.CoalesceKey))
+		n, err := res.RowsAffected()
+		if err != nil {
+			return t.s.fail(op, err)
+		}
+		if n != 0 {
+			continue
+		}
+		t.s.log.LogAttrs(ctx, slog.LevelDebug, "outbox row coalesced into a waiting one",
+			slog.String("approval_id", r.ApprovalID), slog.String("tenant", r.Tenant),
+			slog.String("kind", r.Kind), slog.String("coalesce_key", r.CoalesceKey))
+		if _, err := t.q.ExecContext(ctx, query.OutboxCoalescePriority, r.CoalesceKey, r.Priority); err != nil {
+			return t.s.fail(op+": raise the waiting row's priority", err)
 		}
 	}
 	return nil
 }
 
-// OutboxClaim leases up to p.Limit due rows to p.Worker until
-// p.Now+p.Lease, returned oldest due first (ties by id). Under SQLite's
-// single writer the one UPDATE runs alone, so no two workers get the same
-// row while its lease lasts.
+// inList is query.List in SQLite's dialect: the ids come as one JSON
+// array (idList), read by json_each.
+func inList(column string, n int) string {
+	return column + ` IN (SELECT value FROM json_each($` + strconv.Itoa(n) + `))`
+}
+
+// idList encodes ids for inList: a JSON array, "[]" for none (never
+// null, which NOT IN would turn into "nothing matches").
+func idList(ids []string) string {
+	if len(ids) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(ids) // strings always encode
+	return string(b)
+}
+
+// OutboxClaim leases up to p.Limit due rows of p.Lane (every lane when
+// empty) to p.Worker until p.Now+p.Lease, returned in claim order
+// (highest priority, then oldest due, then id), passing over p.Exclude,
+// rows of pace keys not ready, and, under p.Pace, rows of keys without
+// room. Under SQLite's single writer each round's transaction runs alone,
+// so no two workers get the same row while its lease lasts, and a key's
+// budget is spent by one claim at a time.
 func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*store.OutboxRow, error) {
 	if p.Limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, query.OutboxClaim(""),
-		query.Millis(p.Now), p.Limit, p.Worker, query.Millis(p.Now.Add(p.Lease)))
-	if err != nil {
-		return nil, s.fail("claim outbox rows", err)
+	const op = "claim outbox rows"
+	if p.Pace == nil {
+		// Nothing to decide in Go: one statement, as before lanes.
+		args := []any{query.Millis(p.Now), p.Limit, idList(p.Exclude), p.Worker, query.Millis(p.Now.Add(p.Lease))}
+		if p.Lane != "" {
+			args = append(args, p.Lane)
+		}
+		rows, err := preparedDB{s.stmts}.QueryContext(ctx, query.OutboxClaimUnpaced(p.Lane != "", inList, ""), args...)
+		if err != nil {
+			return nil, s.fail(op, err)
+		}
+		out, err := scanOutboxRows(rows)
+		if err != nil {
+			return nil, s.fail(op, err)
+		}
+		query.SortOutbox(out)
+		return out, nil
 	}
+	budget := claim.Budgets(p.Pace)
+	out, err := claim.Run(p.Limit, p.Exclude, func(need int, exclude []string) ([]*store.OutboxRow, int, int, error) {
+		return s.claimRound(ctx, p, need, exclude, budget)
+	})
+	if err != nil {
+		err = s.fail(op, err)
+		if len(out) == 0 {
+			return nil, err
+		}
+		s.log.LogAttrs(ctx, slog.LevelWarn, "outbox claim round failed; returning the rows claimed before it",
+			slog.String("lane", p.Lane), slog.Int("claimed", len(out)), slog.String("err", err.Error()))
+	}
+	query.SortOutbox(out)
+	return out, nil
+}
+
+// claimRound is one round of a paced claim, in one IMMEDIATE transaction:
+// it reads up to need candidates in claim order, reads the pace rows of
+// their paced keys, lets claim.Plan choose, and writes the leases and the
+// pace rows back. It returns the rows claimed, how many candidates it
+// read and how many it skipped for want of room.
+func (s *Store) claimRound(ctx context.Context, p store.OutboxClaimParams, need int, exclude []string, budget func(string) (claim.Budget, bool)) ([]*store.OutboxRow, int, int, error) {
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer sqlTx.Rollback() // after Commit, a no-op
+	q := preparedTx{tx: sqlTx, c: s.stmts}
+	now := query.Millis(p.Now)
+
+	args := []any{now, need, idList(exclude)}
+	if p.Lane != "" {
+		args = append(args, p.Lane)
+	}
+	rows, err := q.QueryContext(ctx, query.OutboxClaimable(p.Lane != "", inList, ""), args...)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	var cands []claim.Candidate
+	for rows.Next() {
+		var c claim.Candidate
+		if err := rows.Scan(&c.ID, &c.Key); err != nil {
+			rows.Close()
+			return nil, 0, 0, err
+		}
+		cands = append(cands, c)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, 0, 0, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, 0, err
+	}
+
+	keys := claim.Keys(cands, budget)
+	states := make(map[string]claim.State, len(keys))
+	for _, k := range keys {
+		var st claim.State
+		err := q.QueryRowContext(ctx, query.PaceGet(""), k).Scan(&st.TAT, &st.ReadyAt)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, 0, err
+		}
+		states[k] = st
+	}
+	plan := claim.Plan(now, need, cands, budget, states)
+
+	for _, k := range slices.Sorted(maps.Keys(plan.Write)) {
+		st := plan.Write[k]
+		if _, err := q.ExecContext(ctx, query.PaceSet, k, st.TAT, st.ReadyAt); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	var out []*store.OutboxRow
+	if len(plan.Take) > 0 {
+		rows, err := q.QueryContext(ctx, query.OutboxClaimIDs(inList),
+			p.Worker, query.Millis(p.Now.Add(p.Lease)), idList(plan.Take))
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if out, err = scanOutboxRows(rows); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return nil, 0, 0, err
+	}
+	return out, len(cands), plan.Skipped, nil
+}
+
+// scanOutboxRows reads every row of a claim and closes rows.
+func scanOutboxRows(rows *sql.Rows) ([]*store.OutboxRow, error) {
 	defer rows.Close()
 	var out []*store.OutboxRow
 	for rows.Next() {
 		r, err := query.ScanOutboxRow(rows)
 		if err != nil {
-			return nil, s.fail("claim outbox rows", err)
+			return nil, err
 		}
 		out = append(out, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail("claim outbox rows", err)
-	}
-	query.SortOutbox(out)
-	return out, nil
+	return out, rows.Err()
 }
 
 // OutboxComplete marks a row done and records p.Post (a zero CreatedAt
@@ -93,14 +234,34 @@ func (s *Store) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams
 
 // OutboxRetry releases a row held by p.Worker to run again at
 // p.NextAttemptAt, keeping p.Error and counting the try when p.Attempt;
-// store.ErrLeaseLost when the worker no longer holds it.
+// store.ErrLeaseLost when the worker no longer holds it. With p.Hold, the
+// row's pace key is held until then in the same transaction.
 func (s *Store) OutboxRetry(ctx context.Context, p store.OutboxRetryParams) error {
 	var add int64
 	if p.Attempt {
 		add = 1
 	}
-	return s.outboxFinish(ctx, s.db, "retry outbox row "+p.ID, p.ID, query.OutboxRetry,
-		p.ID, p.Worker, query.Millis(p.NextAttemptAt), p.Error, add)
+	op := "retry outbox row " + p.ID
+	args := []any{p.ID, p.Worker, query.Millis(p.NextAttemptAt), p.Error, add}
+	if p.Hold.IsZero() {
+		return s.outboxFinish(ctx, preparedDB{s.stmts}, op, p.ID, query.OutboxRetry, args...)
+	}
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail(op, err)
+	}
+	defer sqlTx.Rollback() // after Commit, a no-op
+	q := preparedTx{tx: sqlTx, c: s.stmts}
+	if err := s.outboxFinish(ctx, q, op, p.ID, query.OutboxRetry, args...); err != nil {
+		return err
+	}
+	if _, err := q.ExecContext(ctx, query.PaceHold, p.ID, query.Millis(p.Hold)); err != nil {
+		return s.fail(op+": hold its pace key", err)
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return s.fail(op+": commit", err)
+	}
+	return nil
 }
 
 // OutboxDead ends a row held by p.Worker for good, keeping p.Error and
@@ -135,21 +296,29 @@ func (s *Store) outboxFinish(ctx context.Context, q querier, op, id, sqlText str
 	return fmt.Errorf("%s: %w", op, store.ErrLeaseLost)
 }
 
-// OutboxStats counts pending and dead rows; OldestAge is how long the
-// earliest due pending row has been due (0 when none is due yet).
+// OutboxStats counts pending rows, in total and by lane, and dead rows;
+// OldestAge is how long the earliest due pending row has been due (0 when
+// none is due yet).
 func (s *Store) OutboxStats(ctx context.Context, now time.Time) (store.OutboxStats, error) {
-	var (
-		st       store.OutboxStats
-		earliest int64
-	)
-	err := s.db.QueryRowContext(ctx, query.OutboxStats).Scan(&st.Pending, &earliest, &st.Dead)
+	const op = "read outbox stats"
+	rows, err := preparedDB{s.stmts}.QueryContext(ctx, query.OutboxStats)
 	if err != nil {
-		return store.OutboxStats{}, s.fail("read outbox stats", err)
+		return store.OutboxStats{}, s.fail(op, err)
 	}
-	if st.Pending > 0 && earliest != 0 {
-		if age := now.Sub(query.Time(earliest)); age > 0 {
-			st.OldestAge = age
+	defer rows.Close()
+	var st store.OutboxStats
+	for rows.Next() {
+		var (
+			dead, n, earliest int64
+			lane              string
+		)
+		if err := rows.Scan(&dead, &lane, &n, &earliest); err != nil {
+			return store.OutboxStats{}, s.fail(op, err)
 		}
+		query.AddOutboxStats(&st, now, dead, lane, n, earliest)
+	}
+	if err := rows.Err(); err != nil {
+		return store.OutboxStats{}, s.fail(op, err)
 	}
 	return st, nil
 }

@@ -8,7 +8,8 @@
 // statement and never fails with BUSY_SNAPSHOT; other writers wait for it
 // up to the busy timeout (10 s). Readers never wait (WAL). That single
 // writer is also why claims need no row locks: the UPDATE that leases rows
-// runs alone.
+// runs alone, and so does a paced claim's transaction, which reads the
+// pace keys' budgets, spends them and leases the rows it chose.
 package sqlite
 
 import (
@@ -53,8 +54,9 @@ type Options struct {
 // DSN is the modernc.org/sqlite data source name for the database file at
 // path, with the settings the store relies on: busy_timeout(10000) so
 // writers wait for each other instead of failing, WAL so readers never
-// wait, synchronous(NORMAL) (in WAL mode a power loss may undo the last
-// commits but never corrupts, and a process crash loses nothing),
+// wait, synchronous(FULL) (every commit is on disk before it returns: in
+// WAL mode NORMAL may undo the last commits on a power cut, after the
+// backend was told 202 or a person saw their click acknowledged),
 // foreign_keys(1), and
 // _txlock=immediate so every transaction takes the write lock when it
 // begins. Anything that opens the same file raw (a benchmark comparing
@@ -66,7 +68,7 @@ func DSN(path string) string {
 	return "file:" + uriPath.Replace(path) +
 		"?_pragma=busy_timeout(10000)" +
 		"&_pragma=journal_mode(WAL)" +
-		"&_pragma=synchronous(NORMAL)" +
+		"&_pragma=synchronous(FULL)" +
 		"&_pragma=foreign_keys(1)" +
 		"&_txlock=immediate"
 }

@@ -20,6 +20,11 @@ import (
 	"approvalsbot/store/storetest"
 )
 
+// inList is the store's query.List for SQLite (the ids as a JSON array).
+func inList(column string, n int) string {
+	return fmt.Sprintf("%s IN (SELECT value FROM json_each($%d))", column, n)
+}
+
 // openAt opens and migrates the database at path, closed when the test
 // ends.
 func openAt(t testing.TB, path string) *sqlite.Store {
@@ -300,7 +305,7 @@ func TestDSNSettings(t *testing.T) {
 	}{
 		{"busy_timeout", "10000"},
 		{"journal_mode", "wal"},
-		{"synchronous", "1"}, // NORMAL
+		{"synchronous", "2"}, // FULL: a commit survives a power cut
 		{"foreign_keys", "1"},
 	} {
 		var got string
@@ -326,11 +331,18 @@ func TestClaimsUseIndexes(t *testing.T) {
 		args  []any
 		want  []string // index names the plan must use
 	}{
-		{"outbox claim", query.OutboxClaim(""), []any{int64(1), 10, "w", int64(2)}, []string{"outbox_pending_due"}},
+		{"outbox claim of a lane", query.OutboxClaimable(true, inList, ""), []any{int64(1), 10, "[]", "chat"}, []string{"outbox_pending_lane", "sqlite_autoindex_pace_1"}},
+		{"outbox claim of a lane, unpaced", query.OutboxClaimUnpaced(true, inList, ""), []any{int64(1), 10, `["x"]`, "w", int64(2), "chat"}, []string{"outbox_pending_lane"}},
+		{"outbox claim of every lane", query.OutboxClaimable(false, inList, ""), []any{int64(1), 10, "[]"}, []string{"outbox_pending_due"}},
+		{"outbox claim of every lane, unpaced", query.OutboxClaimUnpaced(false, inList, ""), []any{int64(1), 10, "[]", "w", int64(2)}, []string{"outbox_pending_due"}},
+		{"outbox lease of chosen rows", query.OutboxClaimIDs(inList), []any{"w", int64(2), `["a","b"]`}, []string{"sqlite_autoindex_outbox_1"}},
+		{"pace read", query.PaceGet(""), []any{"k"}, []string{"sqlite_autoindex_pace_1"}},
+		{"coalesced priority", query.OutboxCoalescePriority, []any{"key", 5}, []string{"outbox_pending_coalesce"}},
+		{"pace hold", query.PaceHold, []any{"o1", int64(5)}, []string{"sqlite_autoindex_outbox_1"}},
 		{"approval claim", query.ApprovalClaimDue(""), []any{int64(1), 10, "w", int64(2)}, []string{"approvals_next_step_due", "approvals_deadline_due"}},
 		{"pending list", query.ApprovalListPending, []any{"t1", 10}, []string{"approvals_pending_by_tenant"}},
-		{"coalesce insert", query.OutboxInsert, []any{"i", "t", "a", "k", "g", "key", "{}", int64(1), int64(1)}, []string{"outbox_pending_coalesce"}},
-		{"stats", query.OutboxStats, nil, []string{"outbox_pending_due", "outbox_dead"}},
+		{"coalesce insert", query.OutboxInsert, []any{"i", "t", "a", "k", "g", "key", "{}", int64(1), int64(1), "chat", 0, ""}, []string{"outbox_pending_coalesce"}},
+		{"stats", query.OutboxStats, nil, []string{"outbox_pending_lane", "outbox_dead"}},
 	} {
 		rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.query, c.args...)
 		if err != nil {
@@ -414,4 +426,26 @@ func TestExclusiveLockAndReleaseClaims(t *testing.T) {
 	if _, err := shared.ReleaseClaims(ctx); err == nil {
 		t.Fatal("a shared store released claims")
 	}
+}
+
+func TestMigrationFilesRowsUnderLanes(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "bot.db")
+	db := openRaw(t, path)
+	storetest.LanesMigration(t,
+		func(t *testing.T, script string) {
+			if _, err := db.ExecContext(t.Context(), script); err != nil {
+				t.Fatalf("%s: %v", script, err)
+			}
+		},
+		func(t *testing.T) store.Store { return openAt(t, path) })
+}
+
+func TestPacedClaimsAcrossStores(t *testing.T) {
+	t.Parallel()
+	// Two stores on one file (as a bot and a `bot` subcommand would be),
+	// four workers each: the key budgets live in the file, not in a store.
+	path := filepath.Join(t.TempDir(), "bot.db")
+	a, b := openAt(t, path), openAt(t, path)
+	storetest.ClaimPacedConcurrently(t, []store.Store{a, b, a, b, a, b, a, b})
 }

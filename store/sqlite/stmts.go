@@ -100,3 +100,30 @@ func (p preparedTx) QueryRowContext(ctx context.Context, q string, args ...any) 
 	}
 	return p.tx.QueryRowContext(ctx, q, args...)
 }
+
+// preparedDB runs the store's prepared statements outside a transaction,
+// each on whichever pooled connection database/sql gives it.
+type preparedDB struct{ c *stmts }
+
+var _ querier = preparedDB{}
+
+func (p preparedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := p.c.get(q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return p.c.db.ExecContext(ctx, q, args...)
+}
+
+func (p preparedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := p.c.get(q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return p.c.db.QueryContext(ctx, q, args...)
+}
+
+func (p preparedDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := p.c.get(q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return p.c.db.QueryRowContext(ctx, q, args...)
+}

@@ -43,6 +43,9 @@ func testOutboxClaimAndComplete(t *testing.T, s store.Store) {
 		ClaimedUntil:  now.Add(time.Minute),
 		LastError:     "",
 		CreatedAt:     now.Add(-2 * time.Second),
+		Lane:          store.LaneChat, // an empty Lane is the chat lane
+		Priority:      0,
+		PaceKey:       "",
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("OutboxClaim (-want +got):\n%s", diff)
@@ -366,13 +369,35 @@ func testOutboxStats(t *testing.T, s store.Store) {
 	}
 	complete(t, s, "done", "w1", now)
 	// Rows in flight are still pending: they are not done.
-	stats("in flight", now, store.OutboxStats{Pending: 3, OldestAge: 5 * time.Minute, Dead: 1})
+	stats("in flight", now, store.OutboxStats{Pending: 3, OldestAge: 5 * time.Minute, Dead: 1,
+		Lanes: map[string]store.LaneStats{store.LaneChat: {Pending: 3, OldestAge: 5 * time.Minute}}})
 
 	complete(t, s, "a", "w1", now)
 	complete(t, s, "b", "w1", now)
 	// Only c waits, and it is not due: nothing is late.
-	stats("none due", now, store.OutboxStats{Pending: 1, OldestAge: 0, Dead: 1})
-	stats("c overdue", now.Add(12*time.Minute), store.OutboxStats{Pending: 1, OldestAge: 2 * time.Minute, Dead: 1})
+	stats("none due", now, store.OutboxStats{Pending: 1, OldestAge: 0, Dead: 1,
+		Lanes: map[string]store.LaneStats{store.LaneChat: {Pending: 1}}})
+	stats("c overdue", now.Add(12*time.Minute), store.OutboxStats{Pending: 1, OldestAge: 2 * time.Minute, Dead: 1,
+		Lanes: map[string]store.LaneStats{store.LaneChat: {Pending: 1, OldestAge: 2 * time.Minute}}})
+
+	// Each lane counts its own; the totals are their sum and the largest
+	// age.
+	laned := func(id, lane string, due time.Time) store.OutboxInsertParams {
+		p := effect(id, due)
+		p.Lane = lane
+		return p
+	}
+	enqueue(t, s,
+		laned("d1", store.LaneBackend, now.Add(5*time.Minute)),
+		laned("d2", store.LaneBackend, now.Add(11*time.Minute)),
+		laned("m1", store.LaneMail, now.Add(20*time.Minute)),
+	)
+	stats("three lanes", now.Add(12*time.Minute), store.OutboxStats{Pending: 4, OldestAge: 7 * time.Minute, Dead: 1,
+		Lanes: map[string]store.LaneStats{
+			store.LaneChat:    {Pending: 1, OldestAge: 2 * time.Minute},
+			store.LaneBackend: {Pending: 2, OldestAge: 7 * time.Minute},
+			store.LaneMail:    {Pending: 1, OldestAge: 0},
+		}})
 }
 
 func testInTxRollsBackOnError(t *testing.T, s store.Store) {

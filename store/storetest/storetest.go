@@ -1,8 +1,8 @@
 // Package storetest is the conformance suite every store.Store
 // implementation runs (SQLite, PostgreSQL), so the bot behaves the same on
-// either: deduplication, round trips of every field, the outbox's leases
-// and coalescing, the ladder's due claims, and transactions that leave
-// nothing behind when they fail.
+// either: deduplication, round trips of every field, the outbox's leases,
+// coalescing, lanes, priorities and paced claims, the ladder's due claims,
+// and transactions that leave nothing behind when they fail.
 //
 // The suite passes times explicitly (a fixed base time plus offsets),
 // never reads a clock, and asserts outcomes through the Store interface
@@ -50,6 +50,14 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OutboxClaimOrderAndLimit", testOutboxClaimOrderAndLimit},
 		{"OutboxClaimConcurrentWorkers", testOutboxClaimConcurrentWorkers},
 		{"OutboxStats", testOutboxStats},
+		{"OutboxLanesClaimedSeparately", testOutboxLanesClaimedSeparately},
+		{"OutboxPriorityBeatsAge", testOutboxPriorityBeatsAge},
+		{"OutboxCoalescingTakesHigherPriority", testOutboxCoalescingTakesHigherPriority},
+		{"OutboxPacedBurstThenEvery", testOutboxPacedBurstThenEvery},
+		{"OutboxHeldKey", testOutboxHeldKey},
+		{"OutboxBacklogOnOneKey", testOutboxBacklogOnOneKey},
+		{"OutboxExclude", testOutboxExclude},
+		{"OutboxPacedClaimConcurrent", testOutboxPacedClaimConcurrent},
 		{"InTxRollsBackOnError", testInTxRollsBackOnError},
 		{"InTxRollsBackOnPanic", testInTxRollsBackOnPanic},
 		{"Ping", testPing},

@@ -42,7 +42,8 @@ func ScanOutboxRow(r Scanner) (*store.OutboxRow, error) {
 		next, until, createdAt int64
 	)
 	err := r.Scan(&o.ID, &o.Tenant, &o.ApprovalID, &o.Kind, &o.Target, &o.CoalesceKey,
-		&o.Payload, &o.Attempts, &next, &o.ClaimedBy, &until, &o.LastError, &createdAt)
+		&o.Payload, &o.Attempts, &next, &o.ClaimedBy, &until, &o.LastError, &createdAt,
+		&o.Lane, &o.Priority, &o.PaceKey)
 	if err != nil {
 		return nil, err
 	}
@@ -73,12 +74,36 @@ func SortByDue(as []*store.Approval) {
 	})
 }
 
-// SortOutbox puts claimed outbox rows in the claim query's order: oldest
-// due first, ties by id.
+// SortOutbox puts claimed outbox rows in the claim query's order: highest
+// priority first, then oldest due, ties by id.
 func SortOutbox(rows []*store.OutboxRow) {
 	slices.SortFunc(rows, func(a, b *store.OutboxRow) int {
-		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(cmp.Compare(b.Priority, a.Priority), a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
 	})
+}
+
+// AddOutboxStats adds one row of OutboxStats to st: a lane's pending
+// count and earliest due time (Unix ms), or the dead count (dead ≠ 0).
+// A lane's OldestAge is how long its earliest due row has been due at
+// now (0 while none is due); the totals are the lanes' sum and largest.
+func AddOutboxStats(st *store.OutboxStats, now time.Time, dead int64, lane string, n, earliest int64) {
+	if dead != 0 {
+		st.Dead += int(n)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	ls := store.LaneStats{Pending: int(n)}
+	if earliest != 0 {
+		ls.OldestAge = max(now.Sub(Time(earliest)), 0)
+	}
+	if st.Lanes == nil {
+		st.Lanes = map[string]store.LaneStats{}
+	}
+	st.Lanes[lane] = ls
+	st.Pending += ls.Pending
+	st.OldestAge = max(st.OldestAge, ls.OldestAge)
 }
 
 // dueAt is the earlier of a's next step and deadline, whichever are set,
