@@ -28,7 +28,10 @@ type Card struct {
 	Kind       approval.Kind
 	State      approval.State
 	Superseded bool
-	Tone       Tone
+	// Deciding marks a pending card whose decision is being sent to the
+	// backend: no Approve or Deny, and the status says who decided what.
+	Deciding bool
+	Tone     Tone
 
 	// Status is the line on top of every card, pending or decided:
 	// "Waiting for a decision", "Approved by user:kevin at 14:03 UTC",
@@ -77,12 +80,14 @@ type Card struct {
 	AgentSays string
 	// 10. The turn's other calls that wait with this one.
 	Turn string
-	// 11. Ladder and deadline, while the card waits.
+	// 11. The plan line: the ladder as frozen at request and the
+	// deadline, the same from request to decision; none on a closed card.
 	Ladder string
 	// ConfirmLine says the call needs a typed confirmation, which only the
 	// console takes; the console link is ConsoleURL.
 	ConfirmLine string
-	// 12. Buttons, in order; none unless the card waits for a decision.
+	// 12. Buttons, in order; none on a closed card, and no Approve or Deny
+	// while a decision is being sent.
 	Buttons []Button
 }
 
@@ -183,14 +188,40 @@ type Confirmation struct {
 	Title, Text, Confirm, Cancel string
 }
 
-// LadderPosition is where the approval stands on its escalation ladder, as
-// the ladder package computed it; the card only puts it in words.
-type LadderPosition struct {
-	Step, Steps int       // the step reached (1-based) of how many; Steps 0: no ladder line
-	NextAt      time.Time // when the next step comes; zero when none is left
-	Next        string    // who is told next, e.g. "email leads@acme.example"
-	Deadline    time.Time // when no answer counts as a no; zero: the approval's own deadline
-	Skipped     int       // steps skipped because they would fall after the deadline
+// LadderPlan is the escalation ladder frozen at request: what it will do and
+// when. It does not change as steps fire, and neither does the card's plan
+// line, so firing a step edits no card: the step's thread reply says what
+// happened (docs/cards.md).
+type LadderPlan struct {
+	// Steps in time order, skipped ones included.
+	Steps []PlanStep
+	// Deadline is when no answer counts as a no; zero: the approval's own.
+	Deadline time.Time
+}
+
+// PlanStep is one step of a LadderPlan.
+type PlanStep struct {
+	At time.Time
+	// Who is whom the step tells, as ladder.Step.Targets words it:
+	// "mention slack:U0KEVIN · email leads@acme.example".
+	Who string
+	// Skipped: the step falls after the deadline (or before the request),
+	// so it will not run.
+	Skipped bool
+}
+
+// Deciding is a person's decision that the bot recorded and is sending to
+// the job backend: the approval is still pending, but nobody can decide it
+// from a card any more.
+type Deciding struct {
+	Actor   string
+	Approve bool
+	// Comment is the person's reason; a content-restricted card never
+	// shows it.
+	Comment string
+	At      time.Time
+	// Deadline: the deadline's own deny (nobody answered), not a person's.
+	Deadline bool
 }
 
 // Input is what Build needs to decide a card.
@@ -202,7 +233,12 @@ type Input struct {
 	Decision *approval.Decision
 	// Superseded marks a card a newer revision replaced.
 	Superseded bool
-	Ladder     LadderPosition
+	// Deciding is a decision on its way to the backend. It applies only to
+	// a pending card that was not superseded: a final state wins over it.
+	Deciding *Deciding
+	// Ladder is the plan frozen at request. Nothing in Input says which
+	// steps have fired: a pending card is the same before and after each.
+	Ladder LadderPlan
 	// Restricted renders without details even when the approval is not
 	// content-restricted (a walled job in a shared place). A
 	// content-restricted approval is always rendered without details
@@ -224,6 +260,8 @@ const (
 	statusPending     = "Waiting for a decision"
 	statusSuperseded  = "Superseded: the call changed; see the new card"
 	statusExpired     = "Denied: nobody answered by the deadline"
+	statusDecidingFmt = "Recorded: %s is being sent to the job backend…"
+	statusDeadlineDue = "Nobody answered by the deadline: the denial is being sent to the job backend…"
 	restrictedNote    = "details are shown only to operators with the content permission"
 	argsCutNote       = "[cut; Show all arguments shows all]"
 	argsUnreadable    = "the arguments could not be shown; Show all arguments shows them"
@@ -231,6 +269,10 @@ const (
 	protectedNote     = "this change touches the plugin's tests or its rules"
 	effectsMismatch   = "The tool says it stays inside the tenant, but its sandbox was refused a connection earlier in this job."
 	deadlineMeansNo   = "(no answer counts as a no)"
+	planPrefix        = "ladder: "
+	skippedLate       = " (skipped: after the deadline)"
+	skippedEarly      = " (skipped: before the request)"
+	noTargets         = "no targets"
 	timeOfDay         = "15:04 UTC"
 	dateAndTime       = "2006-01-02 15:04 UTC"
 	labelApprove      = "Approve"
@@ -272,8 +314,15 @@ func Build(in Input) Card {
 		Flags:      limitFlags(a.FlagLines()),
 		Restricted: in.Restricted || (a.Content.Restricted && !in.RevealContent),
 	}
-	waiting := c.State == approval.StatePending && !c.Superseded
+	// pending: nothing is final, so the plan still applies; waiting: a
+	// person can still decide it from the card.
+	pending := c.State == approval.StatePending && !c.Superseded
+	c.Deciding = pending && in.Deciding != nil
+	waiting := pending && !c.Deciding
 	c.Status, c.StatusDetail, c.Message, c.Tone = status(c.State, in.Superseded, in.Decision, deadline(in, a))
+	if c.Deciding {
+		c.Status, c.StatusDetail = decidingStatus(in.Deciding, c.Restricted)
+	}
 	c.Headline = headline(&c)
 
 	if lines := a.AskedByLines(); len(lines) > 0 {
@@ -304,9 +353,9 @@ func Build(in Input) Card {
 		c.ConfirmLine = fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console",
 			cutLine(oneLine(a.Confirm.Argument), lineMax))
 	}
-	if waiting {
-		c.Ladder = ladderLine(in.Ladder, deadline(in, a), a.RequestedAt)
-		c.Buttons = buttons(a, &c)
+	if pending {
+		c.Ladder = planLine(in.Ladder, deadline(in, a), a.RequestedAt)
+		c.Buttons = buttons(a, &c, waiting)
 	}
 	return c
 }
@@ -405,6 +454,35 @@ func status(s approval.State, superseded bool, d *approval.Decision, dl time.Tim
 	return cutLine("State: "+oneLine(string(s)), statusMax), "", "", ToneClosed
 }
 
+// decidingStatus words a decision on its way to the backend: "Recorded:
+// user:kevin's approval is being sent to the job backend…", and below it
+// when, and the person's comment unless the card is content-restricted
+// (a reason may quote what the card hides).
+func decidingStatus(d *Deciding, restricted bool) (line, detail string) {
+	noun, what := "denial", "a denial"
+	if d.Approve {
+		noun, what = "approval", "an approval"
+	}
+	if actor := cutLine(oneLine(d.Actor), lineMax); actor != "" {
+		what = actor + "'s " + noun
+	}
+	line = cutLine(fmt.Sprintf(statusDecidingFmt, what), statusMax)
+	if !d.At.IsZero() {
+		detail = "at " + d.At.UTC().Format(timeOfDay)
+	}
+	if d.Deadline {
+		return statusDeadlineDue, detail
+	}
+	if comment := oneLine(approval.RedactText(d.Comment)); comment != "" && !restricted {
+		label := "reason: "
+		if d.Approve {
+			label = "comment: "
+		}
+		detail = joinNonEmpty(" · ", detail, label+comment)
+	}
+	return line, cutLine(detail, statusMax)
+}
+
 func joinNonEmpty(sep string, parts ...string) string {
 	var kept []string
 	for _, p := range parts {
@@ -423,6 +501,8 @@ func headline(c *Card) string {
 	switch {
 	case c.Superseded:
 		h = f + " changed: see the new card"
+	case c.Deciding:
+		h = f + ": a decision is being sent"
 	case c.State == approval.StatePending:
 		h = f + " waits for a decision"
 		if first, _, _ := strings.Cut(c.Effect, " · "); first != "" {
@@ -605,43 +685,63 @@ func turn(waiting []string) string {
 		n, plural(n, "call", "calls"), plural(n, "waits", "wait"), strings.Join(names, ", "))
 }
 
-// ladderLine words the ladder: "step 2 of 4 · next at 15:30 UTC: email
-// leads@… · deadline 2026-11-30 18:00 UTC (no answer counts as a no)". A
-// next step on another day than the request shows its date.
-func ladderLine(l LadderPosition, dl, requested time.Time) string {
+// planLine words the frozen plan on one line: "ladder: 18:15 UTC mention
+// slack:U0KEVIN · 19:00 UTC email leads@acme.example · 2026-11-30 09:00
+// UTC dm slack:U0LEAD · deadline 2026-11-30 18:00 UTC (no answer counts as
+// a no)". A step on another day than the request shows its date; a
+// skipped step says why it will not run; a long ladder shows its first
+// planStepsMax steps and how many more. Nothing in it depends on which
+// steps have fired, so it is the same from request to decision. Without
+// steps only the deadline is said.
+func planLine(l LadderPlan, dl, requested time.Time) string {
+	requested = requested.UTC()
 	var parts []string
-	if l.Steps > 0 {
-		parts = append(parts, fmt.Sprintf("step %d of %d", l.Step, l.Steps))
-	}
-	if !l.NextAt.IsZero() {
-		next := l.NextAt.UTC()
-		layout := timeOfDay
-		if y, m, d := next.Date(); !requested.IsZero() {
-			if ry, rm, rd := requested.UTC().Date(); ry != y || rm != m || rd != d {
-				layout = dateAndTime
-			}
+	for i, s := range l.Steps {
+		if i == planStepsMax {
+			n := len(l.Steps) - planStepsMax
+			parts = append(parts, fmt.Sprintf("and %d more %s", n, plural(n, "step", "steps")))
+			break
 		}
-		p := "next at " + next.Format(layout)
-		if who := cutLine(oneLine(l.Next), lineMax); who != "" {
-			p += ": " + who
+		at := s.At.UTC()
+		layout := timeOfDay
+		if requested.IsZero() || !sameDay(at, requested) {
+			layout = dateAndTime
+		}
+		p := at.Format(layout) + " " + cmpOr(cutLine(oneLine(s.Who), planWhoMax), noTargets)
+		if s.Skipped {
+			if !requested.IsZero() && at.Before(requested) {
+				p += skippedEarly
+			} else {
+				p += skippedLate
+			}
 		}
 		parts = append(parts, p)
 	}
-	if l.Skipped > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s skipped: %s fall after the deadline",
-			l.Skipped, plural(l.Skipped, "step", "steps"), plural(l.Skipped, "it would", "they would")))
+	line := strings.Join(parts, " · ")
+	if line != "" {
+		line = planPrefix + line
 	}
 	if !dl.IsZero() {
-		parts = append(parts, "deadline "+dl.Format(dateAndTime)+" "+deadlineMeansNo)
+		line = joinNonEmpty(" · ", line, "deadline "+dl.Format(dateAndTime)+" "+deadlineMeansNo)
 	}
-	return strings.Join(parts, " · ")
+	return line
 }
 
-// buttons decides the controls of a waiting card: Deny as prominent as
+// sameDay reports whether a and b fall on the same date (in UTC: both
+// are UTC here).
+func sameDay(a, b time.Time) bool {
+	ay, am, ad := a.Date()
+	by, bm, bd := b.Date()
+	return ay == by && am == bm && ad == bd
+}
+
+// buttons decides the controls of a pending card: Deny as prominent as
 // Approve, Deny first (and the focus) where approval.DenyFirst, only Deny
 // where a typed confirmation is needed, Show all arguments where the
-// projection was cut or redacted, Show details on a restricted card.
-func buttons(a *approval.Approval, c *Card) []Button {
+// projection was cut or redacted, Show details on a restricted card. A
+// card that no longer waits for a decision (one is being sent) keeps only
+// the last two: they answer the person who asks, and decide nothing.
+func buttons(a *approval.Approval, c *Card, waiting bool) []Button {
 	mk := func(k ActionKind) (Action, string, bool) {
 		act := Action{Kind: k, ApprovalID: a.ID, Revision: a.Revision}
 		p := EncodeAction(act)
@@ -669,6 +769,7 @@ func buttons(a *approval.Approval, c *Card) []Button {
 		}
 	}
 	switch {
+	case !waiting:
 	case !a.ChatMayApprove():
 		add(deny, ActionDeny)
 	case denyFirst:

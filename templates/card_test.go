@@ -15,9 +15,10 @@ import (
 	"approvalsbot/internal/fixtures"
 )
 
-// TestStatusLine: every state has its line on top of every surface, and
-// only a waiting card has buttons and a ladder line. Decisions come from
-// the fixture events that close these approvals.
+// TestStatusLine: every state has its line on top of every surface; only
+// a waiting card has Approve and Deny, and only a pending one (waiting, or
+// its decision being sent) the plan line. Decisions come from the fixture
+// events that close these approvals.
 func TestStatusLine(t *testing.T) {
 	r := newRenderer(t)
 	merge := loadApproval(t, "merge.json")
@@ -26,27 +27,36 @@ func TestStatusLine(t *testing.T) {
 	recheck := loadEvent(t, "refund-recheck.json").RecheckFailed
 	at := merge.RequestedAt.Add(3 * time.Minute)
 	_, ladder := pinned(merge)
+	sending := &Deciding{Actor: resolved.Actor, Approve: true, At: at}
+	approved := &approval.Decision{Actor: resolved.Actor, Via: resolved.Via, At: at}
 
 	tests := []struct {
 		name        string
 		in          Input
 		wantStatus  string
 		wantMessage string
-		waiting     bool
+		waiting     bool // Approve and Deny
+		plan        bool // the plan line
 	}{
-		{"pending", Input{State: approval.StatePending}, "Waiting for a decision", "", true},
-		{"approved", Input{State: approval.StateApproved, Decision: &approval.Decision{Actor: resolved.Actor, Via: resolved.Via, At: at}},
-			"Approved by " + resolved.Actor + " at " + at.Format("15:04") + " UTC", "", false},
+		{"pending", Input{State: approval.StatePending}, "Waiting for a decision", "", true, true},
+		{"deciding", Input{State: approval.StatePending, Deciding: sending},
+			"Recorded: " + resolved.Actor + "'s approval is being sent to the job backend…", "", false, true},
+		{"approved", Input{State: approval.StateApproved, Decision: approved},
+			"Approved by " + resolved.Actor + " at " + at.Format("15:04") + " UTC", "", false, false},
+		{"approved wins over deciding", Input{State: approval.StateApproved, Decision: approved, Deciding: sending},
+			"Approved by " + resolved.Actor + " at " + at.Format("15:04") + " UTC", "", false, false},
 		{"denied", Input{State: approval.StateDenied, Decision: &approval.Decision{Actor: resolved.Actor, Comment: resolved.Comment, Via: resolved.Via, At: at}},
-			"Denied by " + resolved.Actor + ": " + resolved.Comment, "", false},
+			"Denied by " + resolved.Actor + ": " + resolved.Comment, "", false, false},
 		{"expired", Input{State: approval.StateExpired, Decision: &approval.Decision{Actor: "system:deadline", Comment: "nobody answered", Via: "deadline", At: at}},
-			"Denied: nobody answered by the deadline", "", false},
+			"Denied: nobody answered by the deadline", "", false, false},
 		{"cancelled", Input{State: approval.StateCancelled, Decision: &approval.Decision{Comment: cancelled.Reason, At: at}},
-			"Cancelled: " + cancelled.Reason, "", false},
+			"Cancelled: " + cancelled.Reason, "", false, false},
 		{"refused", Input{State: approval.StateRefused, Decision: &approval.Decision{Message: recheck.Message, At: at}},
-			"Denied: the platform's re-check refused the call", recheck.Message, false},
+			"Denied: the platform's re-check refused the call", recheck.Message, false, false},
 		{"superseded", Input{State: approval.StatePending, Superseded: true},
-			"Superseded: the call changed; see the new card", "", false},
+			"Superseded: the call changed; see the new card", "", false, false},
+		{"superseded wins over deciding", Input{State: approval.StatePending, Superseded: true, Deciding: sending},
+			"Superseded: the call changed; see the new card", "", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,8 +72,11 @@ func TestStatusLine(t *testing.T) {
 			if got := len(c.Buttons) > 0; got != tt.waiting {
 				t.Errorf("buttons %v, want buttons only on a waiting card", c.Buttons)
 			}
-			if got := c.Ladder != ""; got != tt.waiting {
-				t.Errorf("ladder %q, want a ladder only on a waiting card", c.Ladder)
+			if got := c.Ladder != ""; got != tt.plan {
+				t.Errorf("plan line %q, want one only on a pending card", c.Ladder)
+			}
+			if c.Deciding != (tt.plan && !tt.waiting) {
+				t.Errorf("deciding %v", c.Deciding)
 			}
 
 			// On top of every surface.
@@ -90,6 +103,9 @@ func TestStatusLine(t *testing.T) {
 			}
 			if tt.wantMessage != "" && !strings.Contains(e.Text, tt.wantMessage) {
 				t.Errorf("email text lacks the backend's message")
+			}
+			if tt.plan && !strings.Contains(r.Text(c), c.Ladder) {
+				t.Errorf("text lacks the plan line %q", c.Ladder)
 			}
 		})
 	}
@@ -571,7 +587,7 @@ func TestChanges(t *testing.T) {
 	}
 }
 
-func TestTurnAndLadder(t *testing.T) {
+func TestTurn(t *testing.T) {
 	merge := loadApproval(t, "merge.json")
 	c := cardIn(t, merge, "pending")
 	want := fmt.Sprintf("%d other calls of this turn wait with it: %s", len(merge.Turn.Waiting), strings.Join(merge.Turn.Waiting, ", "))
@@ -581,27 +597,63 @@ func TestTurnAndLadder(t *testing.T) {
 	if got := turn([]string{"x.y"}); got != "1 other call of this turn waits with it: x.y" {
 		t.Errorf("turn of one %q", got)
 	}
+}
 
+// TestPlanLine: the ladder as frozen at request, on one line with
+// absolute times, bounded, whatever the ladder holds.
+func TestPlanLine(t *testing.T) {
 	day := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	req := day.Add(9 * time.Hour)
+	dl := day.Add(18 * time.Hour)
+	step := func(h, m int, who string) PlanStep {
+		return PlanStep{At: day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute), Who: who}
+	}
+	skipped := func(s PlanStep) PlanStep { s.Skipped = true; return s }
+	var thirty []PlanStep
+	for i := range 30 {
+		thirty = append(thirty, step(9, 10+i, fmt.Sprintf("mention @p%d", i)))
+	}
+	const no = " · deadline 2026-11-30 18:00 UTC (no answer counts as a no)"
 	tests := []struct {
-		name string
-		l    LadderPosition
-		want string
+		name     string
+		steps    []PlanStep
+		deadline time.Time
+		want     string
 	}{
-		{"example", LadderPosition{Step: 2, Steps: 4, NextAt: day.Add(15*time.Hour + 30*time.Minute), Next: "email leads@acme.example", Deadline: day.Add(18 * time.Hour)},
-			"step 2 of 4 · next at 15:30 UTC: email leads@acme.example · deadline 2026-11-30 18:00 UTC (no answer counts as a no)"},
-		{"last step", LadderPosition{Step: 4, Steps: 4, Deadline: day.Add(18 * time.Hour)},
-			"step 4 of 4 · deadline 2026-11-30 18:00 UTC (no answer counts as a no)"},
-		{"skipped", LadderPosition{Step: 1, Steps: 3, NextAt: day.Add(10 * time.Hour), Next: "mention @oncall", Deadline: day.Add(11 * time.Hour), Skipped: 1},
-			"step 1 of 3 · next at 10:00 UTC: mention @oncall · 1 step skipped: it would fall after the deadline · deadline 2026-11-30 11:00 UTC (no answer counts as a no)"},
-		{"next day", LadderPosition{Step: 1, Steps: 2, NextAt: day.Add(33 * time.Hour), Next: "dm kevin", Deadline: day.Add(48 * time.Hour)},
-			"step 1 of 2 · next at 2026-12-01 09:00 UTC: dm kevin · deadline 2026-12-02 00:00 UTC (no answer counts as a no)"},
+		{"example", []PlanStep{step(15, 15, "mention @kevin"), step(16, 0, "email leads@acme.example"), skipped(step(19, 0, "dm lead"))}, dl,
+			"ladder: 15:15 UTC mention @kevin · 16:00 UTC email leads@acme.example · 19:00 UTC dm lead (skipped: after the deadline)" + no},
+		{"no steps: only the deadline", nil, dl, strings.TrimPrefix(no, " · ")},
+		{"no steps, no deadline", nil, time.Time{}, ""},
+		{"no deadline", []PlanStep{step(10, 0, "mention @kevin")}, time.Time{}, "ladder: 10:00 UTC mention @kevin"},
+		{"another day shows its date", []PlanStep{step(9, 15, "mention @kevin"), step(33, 0, "dm kevin")}, day.Add(48 * time.Hour),
+			"ladder: 09:15 UTC mention @kevin · 2026-12-01 09:00 UTC dm kevin · deadline 2026-12-02 00:00 UTC (no answer counts as a no)"},
+		{"before the request", []PlanStep{skipped(step(8, 0, "mention @oncall")), step(10, 0, "dm lead")}, dl,
+			"ladder: 08:00 UTC mention @oncall (skipped: before the request) · 10:00 UTC dm lead" + no},
+		{"shown in UTC", []PlanStep{{At: day.Add(15 * time.Hour).In(time.FixedZone("CET", 3600)), Who: "mention @kevin"}}, dl,
+			"ladder: 15:00 UTC mention @kevin" + no},
+		{"no targets", []PlanStep{step(10, 0, "")}, dl, "ladder: 10:00 UTC no targets" + no},
+		{"one line", []PlanStep{step(10, 0, "mention @a\n@b\u202e")}, dl, "ladder: 10:00 UTC mention @a @b[U+202E]" + no},
+		{"one more step", append(thirty[:5:5], thirty[5]), dl,
+			"ladder: 09:10 UTC mention @p0 · 09:11 UTC mention @p1 · 09:12 UTC mention @p2 · 09:13 UTC mention @p3 · 09:14 UTC mention @p4 · and 1 more step" + no},
+		{"thirty steps", thirty, dl,
+			"ladder: 09:10 UTC mention @p0 · 09:11 UTC mention @p1 · 09:12 UTC mention @p2 · 09:13 UTC mention @p3 · 09:14 UTC mention @p4 · and 25 more steps" + no},
+		{"whom a step tells is cut", []PlanStep{step(10, 0, strings.Repeat("x", 500))}, dl,
+			"ladder: 10:00 UTC " + strings.Repeat("x", planWhoMax-1) + "…" + no},
 	}
 	for _, tt := range tests {
-		if got := ladderLine(tt.l, tt.l.Deadline, req); got != tt.want {
-			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if got := planLine(LadderPlan{Steps: tt.steps, Deadline: tt.deadline}, tt.deadline, req); got != tt.want {
+				t.Errorf("\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+
+	// Through Build: the approval's own deadline when the plan has none.
+	a := synthetic()
+	own := a.RequestedAt.Add(2 * time.Hour)
+	a.Deadline = &own
+	if got, want := Build(Input{Approval: a}).Ladder, "deadline 2030-01-02 11:00 UTC (no answer counts as a no)"; got != want {
+		t.Errorf("Build: plan line %q, want %q", got, want)
 	}
 }
 

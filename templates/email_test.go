@@ -98,6 +98,7 @@ func TestEmailSubject(t *testing.T) {
 	first, _, _ := strings.Cut(approval.EffectLine(merge.Call.Annotations), " · ")
 	want := map[string]string{
 		"pending":    prefix + " waits for a decision (" + first + ")",
+		"deciding":   prefix + ": a decision is being sent",
 		"approved":   prefix + " was approved",
 		"denied":     prefix + " was denied",
 		"expired":    prefix + " was denied: nobody answered by the deadline",

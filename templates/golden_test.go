@@ -18,11 +18,13 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 const goldenDir = "testdata/golden"
 
 // goldenStates are the states rendered beyond pending, per fixture: every
-// state for merge, and the ones a fixture's later event leads to.
+// state for merge, the ones a fixture's later event leads to, and a
+// decision being sent on a content-restricted card.
 var goldenStates = map[string][]string{
-	"merge":  PreviewStates(),
-	"refund": {"pending", "refused"},
-	"mail":   {"pending", "cancelled"},
+	"merge":   PreviewStates(),
+	"refund":  {"pending", "refused"},
+	"mail":    {"pending", "cancelled"},
+	"private": {"pending", PreviewDeciding},
 }
 
 // TestGolden renders every fixture on every surface and compares with the

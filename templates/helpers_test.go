@@ -9,6 +9,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/ladder"
 )
 
 // newRenderer builds the renderer from the embedded templates.
@@ -54,23 +55,51 @@ func loadApproval(t testing.TB, name string) *approval.Approval {
 	return ev.Approval
 }
 
+// pinnedLadder is the golden files' ladder: a mention a quarter of an hour
+// after the request, an email after an hour, a DM an hour before the
+// deadline (the next day under the default deadline) and a mention after
+// the default deadline (skipped).
+var pinnedLadder = ladder.Ladder{Name: "golden", Steps: []ladder.Step{
+	{Anchor: ladder.AnchorRequest, After: 15 * time.Minute, Mention: []ladder.Target{{Kind: ladder.KindSlackUser, ID: "U0KEVIN"}}},
+	{Anchor: ladder.AnchorRequest, After: time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "leads@acme.example"}}},
+	{Anchor: ladder.AnchorDeadline, BeforeDeadline: time.Hour, DM: []ladder.Target{{Kind: ladder.KindSlackUser, ID: "U0LEAD"}}},
+	{Anchor: ladder.AnchorRequest, After: 25 * time.Hour, Mention: []ladder.Target{{Kind: ladder.KindSlackUserGroup, ID: "S0ONCALL"}}},
+}}
+
 // pinned is the golden files' clock and ladder: a decision three minutes
-// after the request, step 1 of 4 with the next step fifteen minutes after
-// the request, and the approval's own deadline or the default 24 hours.
-func pinned(a *approval.Approval) (time.Time, LadderPosition) {
-	at := a.RequestedAt.Add(3 * time.Minute)
-	dl := a.RequestedAt.Add(24 * time.Hour)
-	if a.Deadline != nil {
-		dl = *a.Deadline
+// after the request, and pinnedLadder frozen under the approval's own
+// deadline or the default 24 hours.
+func pinned(a *approval.Approval) (time.Time, LadderPlan) {
+	return a.RequestedAt.Add(3 * time.Minute), frozen(pinnedPlan(a))
+}
+
+func pinnedPlan(a *approval.Approval) ladder.Plan {
+	return pinnedLadder.Plan(a.RequestedAt, ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0))
+}
+
+// frozen is what threads.Card.Input gives the card of a frozen plan (the
+// mapping lives in threads, which this package cannot import): each step
+// at its time, whom it tells and whether it is skipped, and the deadline.
+func frozen(p ladder.Plan) LadderPlan {
+	out := LadderPlan{Deadline: p.Deadline}
+	for _, s := range p.Steps {
+		out.Steps = append(out.Steps, PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped})
 	}
-	return at, LadderPosition{Step: 1, Steps: 4, NextAt: a.RequestedAt.Add(15 * time.Minute), Next: "email leads@acme.example", Deadline: dl}
+	return out
 }
 
 // cardIn builds the card of a in the named preview state, on the pinned clock.
 func cardIn(t testing.TB, a *approval.Approval, state string) Card {
 	t.Helper()
-	at, ladder := pinned(a)
-	in, err := PreviewInput(a, state, at, ladder)
+	_, plan := pinned(a)
+	return cardWith(t, a, state, plan)
+}
+
+// cardWith builds the card of a in the named preview state under plan.
+func cardWith(t testing.TB, a *approval.Approval, state string, plan LadderPlan) Card {
+	t.Helper()
+	at, _ := pinned(a)
+	in, err := PreviewInput(a, state, at, plan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,16 +10,23 @@ import (
 	"approvalsbot/approval"
 )
 
-// PreviewSuperseded is the preview state of a card a newer revision
-// replaced; it is not an approval.State.
-const PreviewSuperseded = "superseded"
+// Preview states that are not an approval.State: a card a newer revision
+// replaced, and a pending card whose decision is being sent to the
+// backend.
+const (
+	PreviewSuperseded = "superseded"
+	PreviewDeciding   = "deciding"
+)
 
 // PreviewStates are the states bot preview --state accepts: every
-// approval.State and superseded.
+// approval.State (deciding after pending) and superseded.
 func PreviewStates() []string {
 	var out []string
 	for _, s := range approval.States() {
 		out = append(out, string(s))
+		if s == approval.StatePending {
+			out = append(out, PreviewDeciding)
+		}
 	}
 	return append(out, PreviewSuperseded)
 }
@@ -29,8 +36,9 @@ func PreviewStates() []string {
 const previewActor = "user:reviewer"
 
 // PreviewInput is the Input that bot preview (and this package's golden
-// files) render: a in the named state (see PreviewStates), decided by a
-// sample reviewer at the time at, with the ladder position given. So
+// files) render: a in the named state (see PreviewStates), decided (or,
+// deciding, approved and being sent) by a sample reviewer at the time at,
+// with the frozen ladder plan given. So
 // `bot preview --as slack FILE --state denied` is:
 //
 //	ev, _ := approval.Parse(body)
@@ -40,7 +48,7 @@ const previewActor = "user:reviewer"
 //
 // An event without an approval renders its thread reply instead
 // (ThreadFromEvent).
-func PreviewInput(a *approval.Approval, state string, at time.Time, ladder LadderPosition) (Input, error) {
+func PreviewInput(a *approval.Approval, state string, at time.Time, ladder LadderPlan) (Input, error) {
 	if a == nil {
 		return Input{}, fmt.Errorf("preview: the event carries no approval")
 	}
@@ -49,6 +57,9 @@ func PreviewInput(a *approval.Approval, state string, at time.Time, ladder Ladde
 	switch state {
 	case "", string(approval.StatePending):
 		in.State = approval.StatePending
+	case PreviewDeciding:
+		in.State = approval.StatePending
+		in.Deciding = &Deciding{Actor: previewActor, Approve: true, At: at}
 	case PreviewSuperseded:
 		in.State, in.Superseded = approval.StatePending, true
 	case string(approval.StateApproved):

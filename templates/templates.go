@@ -1,9 +1,11 @@
 // Package templates owns what a person reads of an approval: the card
-// model, decided once from an approval, its ladder position and its
-// decision (Build), and its renderings for each surface: Slack Block Kit,
-// a Discord embed with buttons, an email (subject, text and HTML) and
-// plain text (logs, bot preview), plus the replies the bot posts in a
-// card's threads. CARD.md is the specification.
+// model, decided once from an approval, its ladder plan as frozen at
+// request and its decision (Build), and its renderings for each surface:
+// Slack Block Kit, a Discord embed with buttons, an email (subject, text
+// and HTML) and plain text (logs, bot preview), plus the replies the bot
+// posts in a card's threads. CARD.md is the specification; docs/cards.md
+// says which lines are state (edited at once) and which are plan (shown
+// once).
 //
 // Wording and markup live in embedded templates, one file per message
 // kind, namespaced by surface (slack/card.tmpl, email/card.html.tmpl, …),
@@ -203,7 +205,7 @@ func selfTestInput() Input {
 			Changes:     &approval.Changes{Files: []approval.ChangedFile{{Path: "p", Protected: true}}, Patch: "x", PatchCut: true, PatchSHA256: digest},
 			RequestedAt: at, Deadline: &dl,
 		},
-		Ladder: LadderPosition{Step: 1, Steps: 2, NextAt: at.Add(time.Minute), Next: "n", Skipped: 1},
+		Ladder: LadderPlan{Steps: []PlanStep{{At: at.Add(time.Minute), Who: "n"}, {At: dl, Who: "m", Skipped: true}}},
 	}
 }
 

@@ -6,35 +6,33 @@ import (
 )
 
 // Input is what the card renderings take for this copy: the request, the
-// state, and where the approval stands on its frozen ladder.
+// state (a decision in flight included), and the ladder as it was frozen
+// at request. It leaves StepsDone
+// out on purpose: a pending card is the same before and after each step
+// fires, so a step edits no card (docs/cards.md); its thread reply says
+// what happened.
 func (c Card) Input() templates.Input {
 	return templates.Input{
 		Approval:   c.Approval,
 		State:      c.State,
 		Decision:   c.Decision,
 		Superseded: c.Superseded,
-		Ladder:     position(c.Frozen.Plan, c.StepsDone),
+		Deciding:   c.Deciding,
+		Ladder:     plan(c.Frozen.Plan),
 		Tenant:     c.Tenant,
 		ThreadURL:  c.ThreadURL,
 	}
 }
 
-// position puts a frozen plan and the steps done into the card's words.
-func position(p ladder.Plan, done int) templates.LadderPosition {
-	pos := templates.LadderPosition{Deadline: p.Deadline}
+// plan puts a frozen plan into the card's words: every step, skipped ones
+// included, at its time, and the deadline.
+func plan(p ladder.Plan) templates.LadderPlan {
+	out := templates.LadderPlan{Deadline: p.Deadline}
+	if len(p.Steps) > 0 {
+		out.Steps = make([]templates.PlanStep, len(p.Steps))
+	}
 	for i, s := range p.Steps {
-		if s.Skipped {
-			pos.Skipped++
-			continue
-		}
-		pos.Steps++
-		if i < done {
-			pos.Step++
-		}
+		out.Steps[i] = templates.PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped}
 	}
-	if next, ok := p.Upcoming(done); ok {
-		pos.NextAt = next.At
-		pos.Next = next.Step.Targets()
-	}
-	return pos
+	return out
 }

@@ -34,8 +34,11 @@ type Card struct {
 	State      approval.State
 	Decision   *approval.Decision
 	Superseded bool // a newer revision replaced this copy
-	Frozen     Frozen
-	StepsDone  int
+	// Deciding is a decision recorded and on its way to the backend; nil
+	// when none is in flight.
+	Deciding  *templates.Deciding
+	Frozen    Frozen
+	StepsDone int
 	// HeldRevision is the approval's newest revision when the card was made.
 	HeldRevision int
 	// ThreadURL is the web address of the card's chat thread, where known

@@ -58,9 +58,10 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	}
 	a := ev.Approval
 	// Decided at the event's own time and with the default deadline unless
-	// the request has one, so a preview is the same every run.
+	// the request has one, so a preview is the same every run. No tenant
+	// config is read, so the plan has no steps: only the deadline shows.
 	dl := ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0)
-	in, err := templates.PreviewInput(a, *state, a.RequestedAt.Add(3*time.Minute), templates.LadderPosition{Deadline: dl})
+	in, err := templates.PreviewInput(a, *state, a.RequestedAt.Add(3*time.Minute), templates.LadderPlan{Deadline: dl})
 	if err != nil {
 		return err
 	}
