@@ -76,6 +76,11 @@ func (s *Store) ApprovalClaimDue(ctx context.Context, p store.ApprovalClaimDuePa
 	if p.Limit <= 0 {
 		return nil, nil
 	}
+	done, err := s.write(ctx)
+	if err != nil {
+		return nil, s.fail("claim due approvals", err)
+	}
+	defer done()
 	now := query.Millis(p.Now)
 	rows, err := s.db.QueryContext(ctx, query.ApprovalClaimDue(""),
 		now, p.Limit, p.Worker, query.Millis(p.Now.Add(p.Lease)))

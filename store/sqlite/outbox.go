@@ -87,6 +87,11 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*
 	}
 	const op = "claim outbox rows"
 	if p.Pace == nil {
+		done, err := s.write(ctx)
+		if err != nil {
+			return nil, s.fail(op, err)
+		}
+		defer done()
 		// Nothing to decide in Go: one statement, as before lanes.
 		args := []any{query.Millis(p.Now), p.Limit, idList(p.Exclude), p.Worker, query.Millis(p.Now.Add(p.Lease))}
 		if p.Lane != "" {
@@ -125,6 +130,11 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*
 // pace rows back. It returns the rows claimed, how many candidates it
 // read and how many it skipped for want of room.
 func (s *Store) claimRound(ctx context.Context, p store.OutboxClaimParams, need int, exclude []string, budget func(string) (claim.Budget, bool)) ([]*store.OutboxRow, int, int, error) {
+	done, err := s.write(ctx)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer done()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, 0, 0, err
@@ -212,6 +222,11 @@ func scanOutboxRows(rows *sql.Rows) ([]*store.OutboxRow, error) {
 // lease nobody has taken over: that result is still the only one.
 func (s *Store) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams) error {
 	op := "complete outbox row " + p.ID
+	done, err := s.write(ctx)
+	if err != nil {
+		return s.fail(op, err)
+	}
+	defer done()
 	if p.Post == nil {
 		return s.outboxFinish(ctx, s.db, op, p.ID, query.OutboxComplete, p.ID, p.Worker, query.Millis(p.Now))
 	}
@@ -242,6 +257,11 @@ func (s *Store) OutboxRetry(ctx context.Context, p store.OutboxRetryParams) erro
 		add = 1
 	}
 	op := "retry outbox row " + p.ID
+	done, err := s.write(ctx)
+	if err != nil {
+		return s.fail(op, err)
+	}
+	defer done()
 	args := []any{p.ID, p.Worker, query.Millis(p.NextAttemptAt), p.Error, add}
 	if p.Hold.IsZero() {
 		return s.outboxFinish(ctx, preparedDB{s.stmts}, op, p.ID, query.OutboxRetry, args...)
@@ -267,6 +287,11 @@ func (s *Store) OutboxRetry(ctx context.Context, p store.OutboxRetryParams) erro
 // OutboxDead ends a row held by p.Worker for good, keeping p.Error and
 // counting the try; store.ErrLeaseLost when the worker no longer holds it.
 func (s *Store) OutboxDead(ctx context.Context, p store.OutboxDeadParams) error {
+	done, err := s.write(ctx)
+	if err != nil {
+		return s.fail("end outbox row "+p.ID, err)
+	}
+	defer done()
 	return s.outboxFinish(ctx, s.db, "end outbox row "+p.ID, p.ID, query.OutboxDead,
 		p.ID, p.Worker, p.Error, query.Millis(p.Now))
 }

@@ -84,6 +84,23 @@ type Store struct {
 	closed atomic.Bool
 	lock   *os.File // held for the store's life when opened Exclusive
 	stmts  *stmts
+	// writer admits one writer at a time. SQLite serialises writers
+	// anyway, but one waiting on its lock sleeps in the busy handler (up
+	// to 100 ms a try), so under load a write (a person's click) could
+	// wait for sleeps rather than for work; writers queued here are woken
+	// the moment the writer before them is done.
+	writer chan struct{}
+}
+
+// write waits for the store's one writer slot, or ctx; the returned
+// func gives the slot back.
+func (s *Store) write(ctx context.Context) (func(), error) {
+	select {
+	case s.writer <- struct{}{}:
+		return func() { <-s.writer }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait to write: %w", ctx.Err())
+	}
 }
 
 // Open opens (creating if needed) the database at o.Path and checks that it
@@ -112,7 +129,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	db.SetMaxOpenConns(maxOpenConns)
 	// Keep every connection: a new one re-runs the DSN's pragmas.
 	db.SetMaxIdleConns(maxOpenConns)
-	s := &Store{db: db, log: log, lock: lock, stmts: &stmts{db: db}}
+	s := &Store{db: db, log: log, lock: lock, stmts: &stmts{db: db}, writer: make(chan struct{}, 1)}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		unlock(lock)
@@ -152,6 +169,11 @@ func (s *Store) ReleaseClaims(ctx context.Context) (int64, error) {
 	if s.lock == nil {
 		return 0, errors.New("release claims: the store was not opened Exclusive")
 	}
+	done, err := s.write(ctx)
+	if err != nil {
+		return 0, s.fail("release claims", err)
+	}
+	defer done()
 	var n int64
 	for _, q := range []string{
 		`UPDATE outbox SET claimed_by = '', claimed_until = 0 WHERE state = 'pending' AND claimed_by <> ''`,
@@ -199,6 +221,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // fails it, and even a read can wait for a free connection when every one
 // is held by a transaction.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	release, err := s.write(ctx)
+	if err != nil {
+		return s.fail("begin transaction", err)
+	}
+	defer release()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail("begin transaction", err)
