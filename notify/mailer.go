@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
@@ -251,7 +252,7 @@ func (m *Mailer) mail(ctx context.Context, req threads.MailRequest) (string, err
 	if req.Step > 0 {
 		subject += " · step " + strconv.Itoa(req.Step)
 	}
-	id, err := m.messageID(a.ID, a.Revision, req.Step)
+	id, err := m.messageID(a.ID, a.Revision, req.Step, req.Key)
 	if err != nil {
 		return "", fmt.Errorf("mail to %s: %w", to.Address, err)
 	}
@@ -283,10 +284,16 @@ func approvalID(req threads.MailRequest) string {
 }
 
 // messageID makes a Message-ID unique to one mail:
-// approval.revision.step.random@hostname.
-func (m *Mailer) messageID(approvalID string, revision, step int) (string, error) {
+// approval.revision.step.tag@hostname, where tag is derived from the
+// mail's key (its outbox row), so that sending the same mail again after
+// a crash gives it the same Message-ID and receivers can deduplicate it;
+// random when there is no key.
+func (m *Mailer) messageID(approvalID string, revision, step int, key string) (string, error) {
 	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	if key != "" {
+		sum := sha256.Sum256([]byte(key))
+		copy(b[:], sum[:])
+	} else if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("message id: %w", err)
 	}
 	return fmt.Sprintf("%s.%d.%d.%s@%s", idLeft(approvalID), revision, step, hex.EncodeToString(b[:]), m.hostname), nil

@@ -704,7 +704,7 @@ func TestMessageIDs(t *testing.T) {
 	m := mailerFor(t, "127.0.0.1:25", config.TLSNone, nil)
 	seen := map[string]bool{}
 	for range 100 {
-		id, err := m.messageID("a-merge1", 1, 2)
+		id, err := m.messageID("a-merge1", 1, 2, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -714,7 +714,15 @@ func TestMessageIDs(t *testing.T) {
 		seen[id] = true
 	}
 	named := mailerFor(t, "127.0.0.1:25", config.TLSNone, func(o *Options) { o.Hostname = "bot.acme.example" })
-	if id, _ := named.messageID("a:b.c", 3, 0); !regexp.MustCompile(`^a_b_c\.3\.0\.[0-9a-f]{16}@bot\.acme\.example$`).MatchString(id) {
+	// The same mail sent again (its outbox row after a crash) keeps its
+	// Message-ID; another mail's differs.
+	first, _ := m.messageID("a-merge1", 1, 2, "row-1")
+	again, _ := m.messageID("a-merge1", 1, 2, "row-1")
+	other, _ := m.messageID("a-merge1", 1, 2, "row-2")
+	if first != again || first == other || !messageIDPattern.MatchString(first) {
+		t.Errorf("Message-IDs by key: %q, again %q, another row %q", first, again, other)
+	}
+	if id, _ := named.messageID("a:b.c", 3, 0, ""); !regexp.MustCompile(`^a_b_c\.3\.0\.[0-9a-f]{16}@bot\.acme\.example$`).MatchString(id) {
 		t.Errorf("Message-ID %q", id)
 	}
 	if _, err := NewMailer(Options{Renderer: m.render, Hostname: "bad host",

@@ -94,7 +94,17 @@ type DecideRequest struct {
 	Approve    bool
 	Comment    string
 	Person     Person
+	// ReceivedAt is when the bot received the click (zero: now). The
+	// deadline judges a click by it, not by when it was recorded.
+	ReceivedAt time.Time
 }
+
+// RecordBound is how long a click may take to be recorded before the
+// surface answers it: well inside the 3 s Slack and Discord give an
+// interaction's first answer. The deadline's deny waits as long past the
+// deadline, so a click received before the deadline is never beaten by
+// it.
+const RecordBound = time.Second
 
 // DecideResult says what to tell the person at once (ephemerally).
 type DecideResult struct {
@@ -205,7 +215,11 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 			res = DecideResult{Text: text}
 			return nil
 		}
-		if req.Approve && !row.DeadlineAt.IsZero() && !now.Before(row.DeadlineAt) {
+		received := req.ReceivedAt
+		if received.IsZero() || received.After(now) {
+			received = now
+		}
+		if req.Approve && !row.DeadlineAt.IsZero() && !received.Before(row.DeadlineAt) {
 			// The card promised that no answer by the deadline counts as a
 			// no; the deadline's deny is on its way.
 			res = DecideResult{Text: "The deadline has passed: no answer by then counts as a no, so your approval was not sent."}
@@ -223,7 +237,7 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 			return err
 		}
 		res = DecideResult{Sent: true, Text: fmt.Sprintf("Sending your %s of %s to the job backend…", verb(req.Approve), a.Call.Function)}
-		return tx.OutboxInsert(ctx, []store.OutboxInsertParams{s.decisionRow(row, now)})
+		return s.insert(ctx, tx, []store.OutboxInsertParams{s.decisionRow(row, now)})
 	})
 	if err != nil {
 		return DecideResult{}, fmt.Errorf("record the decision on %s: %w", req.ApprovalID, err)
@@ -375,6 +389,18 @@ func (s *Service) settle(ctx context.Context, id string, d deciding, ans *Decisi
 			if rows, err = s.rowsFor(ctx, tx, row, fz, ev.Type, res.Effects, now); err != nil {
 				return err
 			}
+		} else {
+			// The decision did not land (refused, stale, not answered):
+			// the card that showed it on its way, the clicked copy above
+			// all, gets its buttons back on every copy, whether or not the
+			// click's own handle (a response_url, a token) still works.
+			fz, err := frozenOf(row)
+			if err != nil {
+				return err
+			}
+			if rows, err = s.rowsFor(ctx, tx, row, fz, "", []approval.Effect{{Kind: approval.EffectEditCards}}, now); err != nil {
+				return err
+			}
 		}
 		if d.Surface == DeadlineSurface && row.State == string(approval.StatePending) {
 			// The deadline's deny did not land (the call changed at the
@@ -391,7 +417,7 @@ func (s *Service) settle(ctx context.Context, id string, d deciding, ans *Decisi
 		if len(rows) == 0 {
 			return nil
 		}
-		return tx.OutboxInsert(ctx, rows)
+		return s.insert(ctx, tx, rows)
 	})
 	if err != nil {
 		return fmt.Errorf("apply the backend's answer: %w", err)
@@ -451,8 +477,12 @@ func outcome(row *store.Approval, d deciding, ans DecisionAnswer) (*approval.Eve
 }
 
 func (s *Service) tellRow(row *store.Approval, d deciding, text string, now time.Time) store.OutboxInsertParams {
-	body, _ := json.Marshal(tellPayload{User: d.User, Channel: d.Channel, Reply: d.Reply, Text: text}) // plain data
-	target := d.Surface + ":" + d.User                                                                 // slack:U…
+	// The answer also shows the clicked copy of the card as it now
+	// stands, through the click's own handle (a response_url, an
+	// interaction token), which spends no edit budget.
+	body, _ := json.Marshal(tellPayload{User: d.User, Channel: d.Channel, Reply: d.Reply, Text: text, // plain data
+		Card: d.Reply != "", Revision: d.Revision})
+	target := d.Surface + ":" + d.User // slack:U…
 	if d.Surface == "discord" {
 		target = "discord:user:" + d.User
 	}
@@ -465,6 +495,9 @@ type tellPayload struct {
 	Channel string `json:"channel,omitempty"`
 	Reply   string `json:"reply,omitempty"`
 	Text    string `json:"text"`
+	// Card: show the clicked copy (of Revision) as it now stands too.
+	Card     bool `json:"card,omitempty"`
+	Revision int  `json:"revision,omitempty"`
 }
 
 // Teller is a surface that can answer one person privately (Slack
@@ -480,4 +513,13 @@ type TellRequest struct {
 	Channel string
 	Reply   string
 	Text    string
+	// Card is the card as it now stands, for the copy the person clicked,
+	// to be shown through Reply (the click's own handle); nil for none.
+	Card *Card
+}
+
+// Card is one copy of a card as it stands now: what a surface shows on the
+// copy a person just clicked, at once, through the click's own answer.
+func (s *Service) Card(ctx context.Context, approvalID string, revision int) (Card, error) {
+	return s.card(ctx, approvalID, revision)
 }

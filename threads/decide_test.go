@@ -3,6 +3,7 @@ package threads_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
@@ -217,6 +219,7 @@ func TestBackendAnswersReachThePerson(t *testing.T) {
 		h := newDecideHarness(t, time.Minute)
 		h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.r2.json"), false) // other arguments
 		h.ingest(t, "merge.json")
+		h.drain(t) // the cards are up
 		h.decide(t, "a-merge1", 1, true, "U0KEVIN")
 		h.drain(t)
 		tell := h.lastTell(t)
@@ -225,6 +228,19 @@ func TestBackendAnswersReachThePerson(t *testing.T) {
 		}
 		if a := h.state(t, "a-merge1"); a.State != "pending" || len(a.Deciding) != 0 {
 			t.Fatalf("after a mismatch: %s, deciding %s", a.State, a.Deciding)
+		}
+		// Every copy is shown waiting again, with its buttons, whether or
+		// not the click's own handle could still reach the clicked one.
+		if n := len(h.surf.posts); len(h.surf.edits) < n {
+			t.Fatalf("%d copies edited after the refusal, want all %d", len(h.surf.edits), n)
+		}
+		for _, e := range h.surf.edits[len(h.surf.edits)-len(h.surf.posts):] {
+			if e.Card.State != approval.StatePending || e.Card.Deciding != nil {
+				t.Errorf("copy %s shows %s, deciding %+v: want it waiting again", e.Post.Target, e.Card.State, e.Card.Deciding)
+			}
+		}
+		if tell := h.lastTell(t); tell.Card == nil || tell.Card.Deciding != nil || tell.Card.State != approval.StatePending {
+			t.Errorf("the answer does not show the clicked card waiting again: %+v", tell.Card)
 		}
 		// The card can be decided again.
 		if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
@@ -305,6 +321,82 @@ func TestApproveAfterTheDeadlineIsRefused(t *testing.T) {
 	}
 	if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
 		t.Fatalf("deny after the deadline: %+v", res)
+	}
+}
+
+// A click the bot received before the deadline and recorded after it
+// (within threads.RecordBound) is judged by when it arrived: the
+// deadline does not beat it, and the person's approval reaches the
+// backend.
+func TestClickReceivedBeforeTheDeadlineBeatsIt(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	deadline := requested.Add(24 * time.Hour)
+	h.at(t, 24*time.Hour+threads.RecordBound/2) // the tick comes; the click is still being recorded
+	if r := h.tick(t); r.Deadlines != 0 {
+		t.Fatalf("the deadline fired while a click received before it could still be recorded: %+v", r)
+	}
+	res, err := h.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
+		Revision: 1, Approve: true, Person: slackPerson("U0KEVIN"), ReceivedAt: deadline.Add(-time.Millisecond)})
+	if err != nil || !res.Sent {
+		t.Fatalf("a click received before the deadline: %+v %v", res, err)
+	}
+	h.at(t, 24*time.Hour+threads.RecordBound)
+	if r := h.tick(t); r.Deadlines != 0 {
+		t.Fatalf("the deadline fired over a recorded click: %+v", r)
+	}
+	h.drain(t)
+	got := h.fake.Decisions()
+	if len(got) != 1 || got[0].Request.Decision != "approve" || got[0].Request.Actor != "user:kevin" {
+		t.Fatalf("the backend got %+v, want kevin's approve alone", got)
+	}
+	// A click received after the deadline is refused, however fast it is
+	// recorded.
+	h2 := newDecideHarness(t, time.Minute)
+	h2.ingest(t, "merge.json")
+	h2.at(t, 24*time.Hour+threads.RecordBound/2)
+	res, err = h2.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
+		Revision: 1, Approve: true, Person: slackPerson("U0KEVIN"), ReceivedAt: deadline})
+	if err != nil || res.Sent || !strings.Contains(res.Text, "deadline has passed") {
+		t.Fatalf("a click received at the deadline: %+v %v", res, err)
+	}
+}
+
+// When the deadline fires, the buttons leave every copy of the card at
+// once, before the backend has answered: even with the backend down, the
+// copies say the denial is on its way and offer no decision.
+func TestDeadlineTakesTheButtonsOffFirst(t *testing.T) {
+	h := newDecideHarness(t, time.Nanosecond) // the client gives up at once
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	copies := len(h.surf.posts)
+	h.fake.FailNext(50, http.StatusServiceUnavailable)
+	h.at(t, 24*time.Hour+threads.RecordBound)
+	if r := h.tick(t); r.Deadlines != 1 {
+		t.Fatalf("at the deadline: %+v", r)
+	}
+	edits := len(h.surf.edits)
+	h.drain(t)
+	shown := h.surf.edits[edits:]
+	if len(shown) != copies {
+		t.Fatalf("%d copies edited at the deadline, want all %d", len(shown), copies)
+	}
+	for _, e := range shown {
+		if e.Card.State != approval.StatePending || e.Card.Deciding == nil || !e.Card.Deciding.Deadline {
+			t.Errorf("copy %s shows %s, deciding %+v: want the deadline's deny on its way", e.Post.Target, e.Card.State, e.Card.Deciding)
+		}
+		if c := templates.Build(e.Card.Input()); len(c.Buttons) != 0 && c.Buttons[0].Action.Kind != templates.ActionShowArgs {
+			t.Errorf("copy %s keeps decision buttons: %+v", e.Post.Target, c.Buttons)
+		}
+	}
+	if n := len(h.fake.Decisions()); n == 0 {
+		t.Fatal("the deadline's deny was not tried")
+	}
+	if a := h.state(t, "a-merge1"); a.State != "pending" || len(a.Deciding) == 0 {
+		t.Fatalf("with the backend down the deny stays in flight: %s", a.State)
 	}
 }
 

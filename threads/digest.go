@@ -89,7 +89,7 @@ func (s *Service) Digest(ctx context.Context, tenantID string) error {
 		if err != nil || !ins.Inserted {
 			return err
 		}
-		return tx.OutboxInsert(ctx, []store.OutboxInsertParams{{ID: s.newID(now), Tenant: tenantID,
+		return s.insert(ctx, tx, []store.OutboxInsertParams{{ID: s.newID(now), Tenant: tenantID,
 			Kind: KindNotice, Target: tenant.Digest.To.String(), Payload: body, NotBefore: now, Now: now}})
 	})
 	if err != nil {

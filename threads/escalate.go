@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,10 @@ type MailRequest struct {
 	Card     Card
 	Step     int    // the ladder step that sends it (1-based)
 	ThreadID string // the Message-ID of the approval's first mail, "" for the first
+	// Key names this one mail (its outbox row): a repeat of the same mail
+	// after a crash carries the same Message-ID, so receivers can tell it
+	// is the same message.
+	Key string
 }
 
 // TickResult counts what one tick did.
@@ -65,37 +70,77 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 			return total, fmt.Errorf("claim due approvals: %w", err)
 		}
 		var failed []error
-		for _, a := range due {
-			steps, deadline, err := s.escalate(ctx, a.ID, now)
-			if err != nil {
-				// One approval that cannot be handled must not hold up the
-				// others: its claim lapses and a later tick tries again.
-				s.log.Error("escalate", "tenant", a.Tenant, "approval_id", a.ID, "err", err)
-				failed = append(failed, fmt.Errorf("escalate %s: %w", a.ID, err))
-				continue
-			}
-			total.Approvals++
-			total.Steps += steps
-			if deadline {
-				total.Deadlines++
+		for group := range slices.Chunk(due, tickGroup) {
+			res, err := s.escalateGroup(ctx, group, now)
+			total.Approvals += res.Approvals
+			total.Steps += res.Steps
+			total.Deadlines += res.Deadlines
+			failed = append(failed, err...)
+			if res.Steps+res.Deadlines > 0 {
+				s.Wake() // the first denies go out while the rest are handled
 			}
 		}
 		if len(due) < tickBatch || len(failed) > 0 {
-			if total.Steps+total.Deadlines > 0 {
-				s.Wake()
-			}
 			return total, errors.Join(failed...)
 		}
 	}
 }
 
-// escalate handles one due approval in one transaction: its deadline, or
-// its due steps. A decision that committed since the claim wins: a closed
-// approval fires nothing.
-func (s *Service) escalate(ctx context.Context, id string, now time.Time) (int, bool, error) {
-	steps, deadline := 0, false
+// tickGroup is how many due approvals one transaction handles: a
+// thousand deadlines falling due together commit in a few dozen
+// transactions, not a thousand, so their denies go out promptly.
+const tickGroup = 50
+
+// escalateGroup handles due approvals in one transaction. When that
+// fails, each is handled in a transaction of its own, so one approval
+// that cannot be handled does not hold up the others: its claim lapses
+// and a later tick tries it again.
+func (s *Service) escalateGroup(ctx context.Context, due []*store.Approval, now time.Time) (TickResult, []error) {
+	var res TickResult
 	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		steps, deadline = 0, false
+		res = TickResult{}
+		for _, a := range due {
+			steps, deadline, err := s.escalateTx(ctx, tx, a.ID, now)
+			if err != nil {
+				return err
+			}
+			res.add(steps, deadline)
+		}
+		return nil
+	})
+	if err == nil {
+		return res, nil
+	}
+	if len(due) == 1 {
+		s.log.Error("escalate", "tenant", due[0].Tenant, "approval_id", due[0].ID, "err", err)
+		return TickResult{}, []error{fmt.Errorf("escalate %s: %w", due[0].ID, err)}
+	}
+	res = TickResult{}
+	var failed []error
+	for _, a := range due {
+		one, errs := s.escalateGroup(ctx, []*store.Approval{a}, now)
+		res.Approvals += one.Approvals
+		res.Steps += one.Steps
+		res.Deadlines += one.Deadlines
+		failed = append(failed, errs...)
+	}
+	return res, failed
+}
+
+func (r *TickResult) add(steps int, deadline bool) {
+	r.Approvals++
+	r.Steps += steps
+	if deadline {
+		r.Deadlines++
+	}
+}
+
+// escalateTx handles one due approval in the caller's transaction: its
+// deadline, or its due steps. A decision that committed since the claim
+// wins: a closed approval fires nothing.
+func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now time.Time) (int, bool, error) {
+	steps, deadline := 0, false
+	err := func() error {
 		row, err := tx.ApprovalGetForUpdate(ctx, id)
 		if err != nil {
 			return err
@@ -113,11 +158,28 @@ func (s *Service) escalate(ctx context.Context, id string, now time.Time) (int, 
 				// tick finds the deadline still due.
 				return tx.ApprovalUpsert(ctx, row)
 			}
+			if now.Before(row.DeadlineAt.Add(RecordBound)) {
+				// A click the bot received before the deadline may still
+				// be being recorded (within RecordBound): it is judged by
+				// when it arrived, so the deadline waits for it.
+				return tx.ApprovalUpsert(ctx, row)
+			}
 			d := deciding{Actor: DeadlineActor, Approve: false, Surface: DeadlineSurface,
 				Comment: DeadlineComment, Revision: row.Revision, At: now}
 			row.Deciding, _ = json.Marshal(d) // plain data
 			row.NextStepAt, row.DeadlineAt = time.Time{}, time.Time{}
 			rows = append(rows, s.decisionRow(row, now))
+			// The buttons leave every copy of the card at once, first
+			// among chat work, while the deny is on its way.
+			fz, err := frozenOf(row)
+			if err != nil {
+				return err
+			}
+			edits, err := s.rowsFor(ctx, tx, row, fz, "", []approval.Effect{{Kind: approval.EffectEditCards}}, now)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, edits...)
 			deadline = true
 		case !row.NextStepAt.IsZero() && !now.Before(row.NextStepAt):
 			fz, err := frozenOf(row)
@@ -150,15 +212,14 @@ func (s *Service) escalate(ctx context.Context, id string, now time.Time) (int, 
 		if len(rows) == 0 {
 			return nil
 		}
-		return tx.OutboxInsert(ctx, rows)
-	})
+		return s.insert(ctx, tx, rows)
+	}()
 	return steps, deadline, err
 }
 
 // stepRows turns the due steps into outbox rows, merged: one reply per
 // thread mentioning everyone the steps tell, one card per new DM or
-// channel, one mail per address; and the card edits that show the new
-// ladder position.
+// channel, one mail per address.
 func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval, fz Frozen, due []ladder.PlannedStep, now time.Time) ([]store.OutboxInsertParams, error) {
 	var mention, dm, post, email []string
 	seen := map[string]bool{}
@@ -204,11 +265,10 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 	for _, t := range email {
 		push(KindEmail, t, rowPayload{Revision: row.Revision, Step: lastStep})
 	}
-	edits, err := s.rowsFor(ctx, tx, row, fz, "", []approval.Effect{{Kind: approval.EffectEditCards}}, now)
-	if err != nil {
-		return nil, err
-	}
-	return append(rows, edits...), nil
+	// No card is edited: a card shows the ladder as frozen at request
+	// (docs/cards.md), so a step changes nothing on it; the thread reply
+	// says what happened.
+	return rows, nil
 }
 
 // stillWaiting reports whether an escalation row should still go out: a
@@ -281,7 +341,7 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 		return nil, err
 	}
 	card.ThreadURL = s.threadLink(ctx, row.ApprovalID)
-	req := MailRequest{To: row.Target, Card: card, Step: p.Step}
+	req := MailRequest{To: row.Target, Card: card, Step: p.Step, Key: row.ID}
 	if root != nil {
 		req.ThreadID = root.Ref
 	}

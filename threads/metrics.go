@@ -44,6 +44,10 @@ var (
 	descOldest  = prometheus.NewDesc("bot_outbox_oldest_seconds", "Age of the oldest due outbox row.", nil, nil)
 	descDead    = prometheus.NewDesc("bot_outbox_dead", "Outbox rows given up for good (permanent failures).", nil, nil)
 	descUp      = prometheus.NewDesc("bot_store_up", "1 when the store answered the last scrape.", nil, nil)
+	// Per lane (backend, chat, mail): a decision waiting behind nothing
+	// shows here, apart from a chat backlog.
+	descLanePending = prometheus.NewDesc("bot_outbox_lane_pending", "Outbox rows waiting to be performed, by lane.", []string{"lane"}, nil)
+	descLaneOldest  = prometheus.NewDesc("bot_outbox_lane_oldest_seconds", "Age of the oldest due outbox row, by lane.", []string{"lane"}, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -52,6 +56,8 @@ func (c OutboxCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descOldest
 	ch <- descDead
 	ch <- descUp
+	ch <- descLanePending
+	ch <- descLaneOldest
 }
 
 // Collect implements prometheus.Collector.
@@ -67,4 +73,9 @@ func (c OutboxCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(st.Pending))
 	ch <- prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, st.OldestAge.Seconds())
 	ch <- prometheus.MustNewConstMetric(descDead, prometheus.GaugeValue, float64(st.Dead))
+	for _, lane := range Lanes { // every lane, 0 when idle, so alerts see a series
+		ls := st.Lanes[lane]
+		ch <- prometheus.MustNewConstMetric(descLanePending, prometheus.GaugeValue, float64(ls.Pending), lane)
+		ch <- prometheus.MustNewConstMetric(descLaneOldest, prometheus.GaugeValue, ls.OldestAge.Seconds(), lane)
+	}
 }

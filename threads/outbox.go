@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,10 +20,16 @@ import (
 
 // WorkerOptions tune the outbox worker; zero values take the defaults.
 type WorkerOptions struct {
-	Concurrency int           // rows performed at once (default 8)
+	Concurrency int           // chat rows performed at once (default 8)
+	Backend     int           // decisions performed at once (default 4)
+	Mail        int           // emails sent at once (default 2)
 	Batch       int           // rows claimed per round (default 32)
 	Lease       time.Duration // how long a claim holds (default 2m)
 	Poll        time.Duration // idle poll, the safety net behind Wake (default 1s)
+	// PacedPoll is how often the chat lane looks again for rows whose
+	// budget has room (default 100ms): a paced row is left in the outbox
+	// until its channel has room, and this bounds how late it goes then.
+	PacedPoll time.Duration
 	// PerformTimeout bounds one surface call (default 30s). In-flight calls
 	// finish after shutdown starts, within this bound.
 	PerformTimeout time.Duration
@@ -49,6 +57,12 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 8
 	}
+	if o.Backend <= 0 {
+		o.Backend = 4
+	}
+	if o.Mail <= 0 {
+		o.Mail = 2
+	}
 	if o.Batch <= 0 {
 		o.Batch = 32
 	}
@@ -58,6 +72,9 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
+	if o.PacedPoll <= 0 {
+		o.PacedPoll = 100 * time.Millisecond
+	}
 	if o.PerformTimeout <= 0 {
 		// Within the lease, so a slow surface call is not performed twice.
 		o.PerformTimeout = min(30*time.Second, o.Lease/2)
@@ -65,15 +82,34 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	return o
 }
 
-// RunOutbox claims due rows and performs them until ctx ends; rows being
-// performed then are finished and recorded before it returns. It claims
-// only as many rows as it has free workers, so no claimed row waits for a
-// worker while its lease runs out (another replica would then perform it
-// too).
+// RunOutbox performs due rows until ctx ends, each lane with workers of
+// its own (Lanes); rows being performed then are finished and recorded
+// before it returns.
 func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 	o = o.withDefaults()
-	finished := make(chan struct{}, o.Concurrency)
-	inflight := 0
+	var wg sync.WaitGroup
+	for _, lane := range Lanes {
+		workers, poll := o.Concurrency, o.PacedPoll
+		switch lane {
+		case LaneBackend:
+			workers, poll = o.Backend, o.Poll
+		case LaneMail:
+			workers, poll = o.Mail, o.Poll
+		}
+		wg.Go(func() { s.runLane(ctx, lane, workers, poll, o) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// runLane claims one lane's due rows and performs them. It claims only as
+// many rows as it has free workers, so no claimed row waits for a worker
+// while its lease runs out (another replica would then perform it too),
+// and never a row it has in flight, so a clock that jumps past the lease
+// does not make it claim its own rows again.
+func (s *Service) runLane(ctx context.Context, lane string, workers int, poll time.Duration, o WorkerOptions) {
+	finished := make(chan string, workers)
+	inflight := map[string]bool{}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	timer := time.NewTimer(0)
@@ -81,8 +117,8 @@ func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 	reap := func() {
 		for {
 			select {
-			case <-finished:
-				inflight--
+			case id := <-finished:
+				delete(inflight, id)
 			default:
 				return
 			}
@@ -90,19 +126,20 @@ func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 	}
 	for {
 		reap()
-		free := min(o.Concurrency-inflight, o.Batch)
+		free := min(workers-len(inflight), o.Batch)
 		claimed := 0
 		if ctx.Err() == nil && free > 0 {
 			rows, err := s.store.OutboxClaim(ctx, store.OutboxClaimParams{
-				Worker: s.worker, Now: s.clock.Now(), Lease: o.Lease, Limit: free})
+				Worker: s.worker, Now: s.clock.Now(), Lease: o.Lease, Limit: free,
+				Lane: lane, Pace: s.pace, Exclude: slices.Collect(maps.Keys(inflight))})
 			if err != nil && ctx.Err() == nil {
-				s.log.Error("claim outbox rows", "err", err)
+				s.log.Error("claim outbox rows", "lane", lane, "err", err)
 			}
 			claimed = len(rows)
 			for _, row := range rows {
-				inflight++
+				inflight[row.ID] = true
 				wg.Go(func() {
-					defer func() { finished <- struct{}{} }()
+					defer func() { finished <- row.ID }()
 					timeout := o.PerformTimeout
 					if row.Kind == KindDecision {
 						// Within the lease too, so no other replica sends the
@@ -115,16 +152,19 @@ func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 				})
 			}
 		}
-		if free > 0 && claimed == free {
-			continue // more may be due: claim again as workers free up
+		if free > 0 && claimed > 0 {
+			// More may be due: claim again while claims find rows. A
+			// paced claim may stop short of free workers for rows of
+			// budgets it passed over this time, though others have room.
+			continue
 		}
-		timer.Reset(o.Poll)
+		timer.Reset(poll)
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-s.wake:
-		case <-finished:
-			inflight--
+			return
+		case <-s.wake[lane]:
+		case id := <-finished:
+			delete(inflight, id)
 		case <-timer.C:
 		}
 	}
@@ -172,7 +212,12 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
 		if row.Kind == KindEditCard {
 			record = nil
 		}
-		err = s.store.OutboxComplete(ctx, store.OutboxCompleteParams{ID: row.ID, Worker: s.worker, Now: now, Post: record})
+		// The effect happened: its record is retried here rather than
+		// left to the lease, or the effect would be performed again (a
+		// card posted twice, the first copy's buttons live for ever).
+		err = s.retryRecord(ctx, row, log, func(ctx context.Context) error {
+			return s.store.OutboxComplete(ctx, store.OutboxCompleteParams{ID: row.ID, Worker: s.worker, Now: now, Post: record})
+		})
 		if err == nil && post != nil && shown != nil {
 			// A card posted or edited from a state that has moved on
 			// since (two edits of one card can cross) is edited again.
@@ -192,6 +237,45 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
 	s.metrics.Deliveries.WithLabelValues(surfaceName, row.Kind, result).Inc()
 }
 
+// Recording a performed effect is retried with these waits, up to the
+// row's lease.
+const (
+	recordRetryFirst = 50 * time.Millisecond
+	recordRetryMax   = 2 * time.Second
+	recordAttempts   = 20 // about half a minute of waits
+)
+
+// retryRecord runs record until it succeeds, the lease is lost, or the
+// row's lease is about to lapse (another worker may take the row then,
+// and a record by this one would be refused anyway). The waits are for a
+// store that failed (a full disk, a lost connection), never for a rate
+// limit.
+func (s *Service) retryRecord(ctx context.Context, row *store.OutboxRow, log *slog.Logger, record func(context.Context) error) error {
+	wait := recordRetryFirst
+	for attempt := 1; ; attempt++ {
+		err := record(ctx)
+		if err == nil || errors.Is(err, store.ErrLeaseLost) {
+			return err
+		}
+		left := row.ClaimedUntil.Sub(s.clock.Now())
+		if attempt >= recordAttempts || row.ClaimedUntil.IsZero() || left <= wait {
+			return err
+		}
+		log.Warn("record a performed effect; trying again", "err", err, "attempt", attempt, "retry_in", wait.String())
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		wait = min(wait*2, recordRetryMax)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+	}
+}
+
 // fail records a failed attempt: dead when permanent or out of attempts,
 // else retried after the surface's wait or a growing backoff.
 func (s *Service) fail(ctx context.Context, log *slog.Logger, row *store.OutboxRow, cause error, now time.Time) string {
@@ -207,14 +291,19 @@ func (s *Service) fail(ctx context.Context, log *slog.Logger, row *store.OutboxR
 		return "dead"
 	}
 	// A surface's own wait (a 429's Retry-After) is the row's turn coming
-	// later, not a failure: it does not count towards maxAttempts.
+	// later, not a failure: it does not count towards maxAttempts, and it
+	// holds the row's whole budget (its channel, for every replica), not
+	// only this row.
 	counted := after <= 0
+	var hold time.Time
 	if counted {
 		after = backoff(row.Attempts)
+	} else if row.PaceKey != "" {
+		hold = now.Add(after)
 	}
 	log.Warn("outbox row failed; will retry", "err", msg, "attempts", row.Attempts+1, "retry_in", after.String())
 	if err := s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
-		NextAttemptAt: now.Add(after), Error: msg, Attempt: counted}); err != nil {
+		NextAttemptAt: now.Add(after), Error: msg, Attempt: counted, Hold: hold}); err != nil {
 		log.Error("record outbox retry", "err", err)
 	}
 	return "retry"
@@ -298,7 +387,15 @@ func (s *Service) doOther(ctx context.Context, surface Surface, row *store.Outbo
 				"approval_id", row.ApprovalID, "target", row.Target)
 			return false, nil
 		}
-		return false, teller.Tell(ctx, TellRequest{Tenant: row.Tenant, User: tp.User, Channel: tp.Channel, Reply: tp.Reply, Text: tp.Text})
+		req := TellRequest{Tenant: row.Tenant, User: tp.User, Channel: tp.Channel, Reply: tp.Reply, Text: tp.Text}
+		if tp.Card {
+			card, err := s.card(ctx, row.ApprovalID, tp.Revision)
+			if err != nil {
+				return false, err
+			}
+			req.Card = &card
+		}
+		return false, teller.Tell(ctx, req)
 	case KindNotice:
 		return false, surface.Notice(ctx, NoticeRequest{Target: row.Target, Tenant: row.Tenant, Text: p.Text})
 	case KindReply:
@@ -370,13 +467,13 @@ func (s *Service) followUp(ctx context.Context, row *store.OutboxRow, post *stor
 	if err != nil {
 		return
 	}
-	if a.State == string(shown.State) && a.Revision == shown.HeldRevision && a.StepsDone == shown.StepsDone {
+	if a.State == string(shown.State) && a.Revision == shown.HeldRevision && sameDeciding(decidingCard(a), shown.Deciding) {
 		return
 	}
 	now := s.clock.Now()
 	body, _ := json.Marshal(rowPayload{Revision: post.Revision}) // plain data: cannot fail
 	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		return tx.OutboxInsert(ctx, []store.OutboxInsertParams{{ID: s.newID(now), Tenant: row.Tenant,
+		return s.insert(ctx, tx, []store.OutboxInsertParams{{ID: s.newID(now), Tenant: row.Tenant,
 			ApprovalID: row.ApprovalID, Kind: KindEditCard, Target: post.Target, CoalesceKey: editKey(post),
 			Payload: body, NotBefore: now, Now: now}})
 	})
@@ -432,8 +529,29 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 		}
 	}
 	return Card{Tenant: a.Tenant, Approval: &req, State: rec.State, Decision: rec.Decision,
-		Superseded: superseded,
-		Frozen:     fz, StepsDone: a.StepsDone, HeldRevision: a.Revision, Now: s.clock.Now()}, nil
+		Superseded: superseded, Deciding: decidingCard(a),
+		Frozen: fz, StepsDone: a.StepsDone, HeldRevision: a.Revision, Now: s.clock.Now()}, nil
+}
+
+// decidingCard is the decision in flight as a card shows it: recorded and
+// on its way to the backend; nil when none is.
+func decidingCard(a *store.Approval) *templates.Deciding {
+	if len(a.Deciding) == 0 {
+		return nil
+	}
+	var d deciding
+	if json.Unmarshal(a.Deciding, &d) != nil {
+		return nil
+	}
+	return &templates.Deciding{Actor: d.Actor, Approve: d.Approve, Comment: d.Comment, At: d.At,
+		Deadline: d.Surface == DeadlineSurface}
+}
+
+func sameDeciding(a, b *templates.Deciding) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // surfaceFor picks the surface a target names, or the fallback.

@@ -86,7 +86,7 @@ type Service struct {
 	mailer   Mailer
 	worker   string
 	lease    time.Duration
-	wake     chan struct{}
+	wake     map[string]chan struct{} // one per lane
 	seq      atomic.Uint64
 }
 
@@ -112,7 +112,7 @@ func New(o Options) (*Service, error) {
 	}
 	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, log: o.Logger,
 		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, lease: o.Lease,
-		wake: make(chan struct{}, 1)}, nil
+		wake: wakes()}, nil
 }
 
 // IngestRequest is one verified, parsed event.
@@ -258,7 +258,7 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		return 0, "", err
 	}
 	if len(rows) > 0 {
-		if err := tx.OutboxInsert(ctx, rows); err != nil {
+		if err := s.insert(ctx, tx, rows); err != nil {
 			return 0, "", fmt.Errorf("enqueue effects of %s: %w", id, err)
 		}
 	}
@@ -424,7 +424,7 @@ func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.
 	text := fmt.Sprintf("Ran unattended: %s · job %s · agent %s · policy %s",
 		ag.Call.Function, ag.Job.ID, orDash(ag.Job.Agent), ag.PolicyID)
 	body, _ := json.Marshal(rowPayload{Text: text}) // plain data: cannot fail
-	err := tx.OutboxInsert(ctx, []store.OutboxInsertParams{{
+	err := s.insert(ctx, tx, []store.OutboxInsertParams{{
 		ID: s.newID(now), Tenant: ev.Tenant, Kind: KindNotice, Target: tenant.Audit.String(),
 		Payload: body, NotBefore: now, Now: now,
 	}})
@@ -480,10 +480,20 @@ func orDash(s string) string {
 	return s
 }
 
-// Wake tells the outbox worker that rows were committed.
+func wakes() map[string]chan struct{} {
+	w := map[string]chan struct{}{}
+	for _, lane := range Lanes {
+		w[lane] = make(chan struct{}, 1)
+	}
+	return w
+}
+
+// Wake tells the outbox worker's lanes that rows were committed.
 func (s *Service) Wake() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	for _, ch := range s.wake {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
 	}
 }

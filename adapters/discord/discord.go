@@ -18,7 +18,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"golang.org/x/time/rate"
 
-	"approvalsbot/adapters/pacing"
 	"approvalsbot/adapters/replay"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
@@ -38,6 +37,7 @@ type Store interface {
 // Service is what a click calls; *threads.Service satisfies it.
 type Service interface {
 	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
+	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
 	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
 }
 
@@ -81,9 +81,10 @@ type Options struct {
 	// Now is the clock signed timestamps are checked against; nil means
 	// time.Now.
 	Now func() time.Time
-	// PerChannelRate and Burst pace calls per channel and route (message
-	// creates, edits, thread starts); zero means DefaultPerChannelRate and
-	// DefaultBurst, rate.Inf switches pacing off.
+	// PerChannelRate and Burst are the budget per channel and route
+	// (message creates with their thread starts, edits) the outbox paces
+	// rows with; zero means DefaultPerChannelRate and DefaultBurst,
+	// rate.Inf switches pacing off.
 	PerChannelRate rate.Limit
 	Burst          int
 	// Locker guards the gateway connection across replicas; nil means
@@ -104,7 +105,8 @@ type Adapter struct {
 	log       *slog.Logger
 	now       func() time.Time
 	locker    GatewayLocker
-	pace      *pacing.Pacer
+	rate      rate.Limit // the budget the outbox paces this surface's rows with (pace.go)
+	burst     int
 	replay    *replay.Cache
 	svc       atomic.Pointer[boundService]
 
@@ -200,7 +202,8 @@ func New(o Options) (*Adapter, error) {
 		log:       o.Logger,
 		now:       o.Now,
 		locker:    o.Locker,
-		pace:      pacing.New(o.PerChannelRate, o.Burst, "Discord"),
+		rate:      o.PerChannelRate,
+		burst:     o.Burst,
 		replay:    replay.New(signatureWindow),
 		dms:       map[string]string{},
 	}, nil

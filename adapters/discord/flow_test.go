@@ -61,11 +61,18 @@ func TestApproveClickDecidesAtBackendAndEditsCard(t *testing.T) {
 	h.drain(t)
 	card := h.card(t, "a-merge1", approvalTarget, 1)
 
+	// The click is recorded, then answered: the clicked card itself
+	// changes at once, its buttons gone, the decision on its way.
 	res := h.click(t, kevin, chApproval, button(t, card, templates.ActionApprove))
-	if res.Response.Type != discordgo.InteractionResponseDeferredMessageUpdate || res.Elapsed > time.Second {
-		t.Fatalf("answer %+v after %s, want a deferred update at once", res.Response, res.Elapsed)
+	if res.Elapsed > time.Second {
+		t.Fatalf("answered after %s, want at once", res.Elapsed)
 	}
-	h.told(t, kevin, "Sending your approval of acme_github.merge")
+	if m := h.deciding(t, res, card.ID, "Recorded: user:kevin's approval is being sent to the job backend…"); len(m.Buttons) != 0 {
+		t.Fatalf("buttons %+v left on the deciding card", m.Buttons)
+	}
+	if n := len(h.backend.Decisions()); n != 0 {
+		t.Fatalf("%d decisions at the backend before the outbox ran: the click records, the outbox sends", n)
+	}
 	h.drain(t)
 
 	got := h.backend.Decisions()
@@ -78,9 +85,20 @@ func TestApproveClickDecidesAtBackendAndEditsCard(t *testing.T) {
 		t.Fatalf("decision %+v", got[0])
 	}
 	edited := h.card(t, "a-merge1", approvalTarget, 1)
-	if !strings.Contains(edited.Text(), "Approved by user:kevin") || len(edited.Buttons) != 0 || edited.Edits != 1 {
+	if !strings.Contains(edited.Text(), "Approved by user:kevin") || len(edited.Buttons) != 0 {
 		t.Fatalf("card not edited to approved without buttons: %q %+v", edited.Text(), edited.Buttons)
 	}
+	// Edited exactly three times: by the click's answer (deciding),
+	// through the click's webhook to the outcome, and by the outbox's
+	// edit of every copy; nothing twice.
+	vias := map[string]int{}
+	for _, e := range h.discord.EditsOf(card.ID) {
+		vias[e.Via]++
+	}
+	if edited.Edits != 3 || vias[discordtest.EditUpdate] != 1 || vias[discordtest.EditOriginal] != 1 || vias[discordtest.EditREST] != 1 {
+		t.Fatalf("%d edits of the card, by way %v", edited.Edits, vias)
+	}
+	h.outcome(t, res, card.ID, "Approved by user:kevin", "Recorded: your approval reached the job backend")
 	replies := h.discord.Messages(card.Thread)
 	if len(replies) != 1 || replies[0].Content == "" {
 		t.Fatalf("thread replies %+v", replies)
@@ -88,12 +106,16 @@ func TestApproveClickDecidesAtBackendAndEditsCard(t *testing.T) {
 	if am := replies[0].AllowedMentions; am == nil || len(am.Parse)+len(am.Users)+len(am.Roles) != 0 {
 		t.Fatalf("the backend's message may ping nobody: %+v", am)
 	}
-	h.told(t, kevin, "Recorded: your approval reached the job backend")
 
 	// A click from a copy that still shows the buttons (a client that
-	// has not redrawn) is refused: the call is decided.
-	h.click(t, lee, chApproval, button(t, card, templates.ActionApprove))
-	h.told(t, lee, "This call was already approved by user:kevin")
+	// has not redrawn) is refused at once, to that person alone: the
+	// call is decided, and the card is left as it is.
+	late := h.discord.ClickButton(discordtest.Click{User: lee, Channel: chApproval,
+		CustomID: button(t, card, templates.ActionApprove), MessageID: card.ID})
+	answeredAtOnce(t, late, "This call was already approved by user:kevin")
+	if after := h.card(t, "a-merge1", approvalTarget, 1); after.Edits != edited.Edits || after.Content != edited.Content {
+		t.Fatalf("a refused click changed the card: %+v", after)
+	}
 	h.drain(t)
 	if n := len(h.backend.Decisions()); n != 1 {
 		t.Fatalf("%d decisions", n)
@@ -104,7 +126,8 @@ func TestDenyModalSubmitDeniesWithComment(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "merge.json")
 	h.drain(t)
-	deny := button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionDeny)
+	card := h.card(t, "a-merge1", approvalTarget, 1)
+	cardID, deny := card.ID, button(t, card, templates.ActionDeny)
 
 	res := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval, CustomID: deny})
 	m := res.Response
@@ -121,12 +144,17 @@ func TestDenyModalSubmitDeniesWithComment(t *testing.T) {
 		t.Fatal("a click on Deny sent a decision before the reason")
 	}
 
+	// The submission (on the card whose Deny opened the modal) is
+	// recorded, then answered with the card as it now stands.
 	sub := h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval, CustomID: m.CustomID,
 		Values: map[string]string{m.Inputs[0].CustomID: "not before the release"}})
-	if !sub.Answered() || sub.Response.Type != discordgo.InteractionResponseDeferredMessageUpdate {
-		t.Fatalf("submission answered %+v (%s)", sub.Response, sub.Problem)
+	deciding := h.deciding(t, sub, cardID, "Recorded: user:kevin's denial is being sent to the job backend…")
+	if len(deciding.Buttons) != 0 || !strings.Contains(plain(deciding.Content), "reason: not before the release") {
+		t.Fatalf("deciding card %q with buttons %+v: want the reason shown and no buttons", deciding.Content, deciding.Buttons)
 	}
-	h.told(t, kevin, "Sending your denial of acme_github.merge")
+	if n := len(h.backend.Decisions()); n != 0 {
+		t.Fatalf("%d decisions at the backend before the outbox ran", n)
+	}
 	h.drain(t)
 	got := h.backend.Decisions()
 	if len(got) != 1 || got[0].Request.Decision != "deny" || got[0].Request.Comment != "not before the release" ||
@@ -136,6 +164,7 @@ func TestDenyModalSubmitDeniesWithComment(t *testing.T) {
 	if text := h.card(t, "a-merge1", approvalTarget, 1).Text(); !strings.Contains(plain(text), "Denied by user:kevin: not before the release") {
 		t.Fatalf("card %q", text)
 	}
+	h.outcome(t, sub, cardID, "Denied by user:kevin: not before the release", "Recorded: your denial reached the job backend")
 
 	// A forged submission (an approve as the modal's custom_id) is
 	// refused at once, and nothing is sent.
@@ -152,11 +181,19 @@ func TestDenyByNonMemberIsRefusedWithoutModal(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "merge.json")
 	h.drain(t)
-	res := h.click(t, stranger, chApproval, button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionDeny))
+	card := h.card(t, "a-merge1", approvalTarget, 1)
+	res := h.click(t, stranger, chApproval, button(t, card, templates.ActionDeny))
 	if res.Response.Type == discordgo.InteractionResponseModal {
 		t.Fatal("a modal opened for someone who may not decide")
 	}
-	h.told(t, stranger, "not a member of tenant acme")
+	answeredAtOnce(t, res, "not a member of tenant acme")
+	if m, _ := h.discord.Message(card.ID); m.Edits != 0 || decisionButtons(m.Buttons) != 2 {
+		t.Fatalf("a refused Deny changed the card: %+v", m)
+	}
+	h.drain(t)
+	if n := len(h.backend.Decisions()); n != 0 {
+		t.Fatalf("%d decisions reached the backend", n)
+	}
 }
 
 func TestRefusalsAreEphemeralAndNothingIsSent(t *testing.T) {
@@ -164,38 +201,46 @@ func TestRefusalsAreEphemeralAndNothingIsSent(t *testing.T) {
 	h.ingest(t, "merge.json")
 	h.ingest(t, "refund.json")
 	h.drain(t)
-	approve := button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionApprove)
-	if refund := h.card(t, "a-refund1", "discord:channel:"+chFinance, 1); len(refund.Buttons) != 1 ||
-		!strings.HasPrefix(refund.Buttons[0].CustomID, "ab1|deny|") {
+	merge := h.card(t, "a-merge1", approvalTarget, 1)
+	approve := button(t, merge, templates.ActionApprove)
+	refund := h.card(t, "a-refund1", "discord:channel:"+chFinance, 1)
+	if len(refund.Buttons) != 1 || !strings.HasPrefix(refund.Buttons[0].CustomID, "ab1|deny|") {
 		t.Fatalf("a call that needs a typed confirmation offers only Deny: %+v", refund.Buttons)
 	}
+	// Every refusal is the first answer itself, to the person alone, and
+	// no card changes: the one clicked keeps its buttons.
 	cases := []struct {
 		name, user, channel, customID, want string
-		atOnce                              bool // answered in the first answer, not a follow-up
 	}{
-		{"unmapped user", stranger, chApproval, approve, "not a member of tenant acme", false},
-		{"viewer", vic, chApproval, approve, "viewer, which cannot decide", false},
-		{"self-approval", ada, chApproval, approve, "forbids deciding your own job's calls", false},
+		{"unmapped user", stranger, chApproval, approve, "not a member of tenant acme"},
+		{"viewer", vic, chApproval, approve, "viewer, which cannot decide"},
+		{"self-approval", ada, chApproval, approve, "forbids deciding your own job's calls"},
 		// refund needs a typed confirmation: its card has no Approve; a
 		// forged one is refused by threads.
-		{"forged approve of a typed confirmation", kevin, chFinance, "ab1|approve|a-refund1|1", "needs a typed confirmation of amount", false},
-		{"unknown approval", kevin, chApproval, "ab1|approve|a-nope|1", "knows no such card", false},
-		{"unknown approval on Deny", kevin, chApproval, "ab1|deny|a-nope|1", "knows no such card", true},
-		{"unknown action", kevin, chApproval, "ab1|launch|a-merge1|1", "not one the bot knows", true},
-		{"another app's custom_id", kevin, chApproval, "approve_button", "not one the bot knows", true},
+		{"forged approve of a typed confirmation", kevin, chFinance, "ab1|approve|a-refund1|1", "needs a typed confirmation of amount"},
+		{"unknown approval", kevin, chApproval, "ab1|approve|a-nope|1", "knows no such card"},
+		{"unknown approval on Deny", kevin, chApproval, "ab1|deny|a-nope|1", "knows no such card"},
+		{"unknown action", kevin, chApproval, "ab1|launch|a-merge1|1", "not one the bot knows"},
+		{"another app's custom_id", kevin, chApproval, "approve_button", "not one the bot knows"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := h.discord.ClickButton(discordtest.Click{User: c.user, Channel: c.channel, CustomID: c.customID})
-			if c.atOnce {
-				answeredAtOnce(t, res, c.want)
-				return
+			answeredAtOnce(t, res, c.want)
+			if n := len(h.discord.Followups(c.user)); n != 0 {
+				t.Fatalf("%d follow-ups beside the refusal", n)
 			}
-			if !res.Answered() || res.Response.Type != discordgo.InteractionResponseDeferredMessageUpdate {
-				t.Fatalf("answer %+v (%s)", res.Response, res.Problem)
-			}
-			h.told(t, c.user, c.want)
 		})
+	}
+	// A forged Approve on the refund card's own message: refused, the card
+	// as it was.
+	forged := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chFinance, CustomID: "ab1|approve|a-refund1|1",
+		MessageID: refund.ID})
+	answeredAtOnce(t, forged, "needs a typed confirmation of amount")
+	for _, m := range []discordtest.Message{merge, refund} {
+		if now, _ := h.discord.Message(m.ID); now.Edits != 0 || len(now.Buttons) != len(m.Buttons) || now.Content != m.Content {
+			t.Fatalf("a refused click changed a card: %+v, was %+v", now, m)
+		}
 	}
 	h.drain(t)
 	if n := len(h.backend.Decisions()); n != 0 {
@@ -210,31 +255,47 @@ func TestSimultaneousClicksMakeOneDecision(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "merge.json")
 	h.drain(t)
-	approve := button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionApprove)
+	card := h.card(t, "a-merge1", approvalTarget, 1)
+	approve := button(t, card, templates.ActionApprove)
+	users := []string{kevin, lee}
+	results := make([]discordtest.Result, len(users))
 	var wg sync.WaitGroup
-	for _, u := range []string{kevin, lee} {
-		wg.Go(func() { h.click(t, u, chApproval, approve) })
+	for i, u := range users {
+		wg.Go(func() {
+			results[i] = h.discord.ClickButton(discordtest.Click{User: u, Channel: chApproval, CustomID: approve, MessageID: card.ID})
+		})
 	}
 	wg.Wait()
-	eventually(t, "both answers", func() bool {
-		return len(h.discord.Followups(kevin)) == 1 && len(h.discord.Followups(lee)) == 1
-	})
-	sending, deciding := 0, 0
-	for _, u := range []string{kevin, lee} {
-		text := plain(h.discord.Followups(u)[0].Text())
-		switch {
-		case strings.Contains(text, "Sending your approval"):
-			sending++
-		case strings.Contains(text, "is deciding this call already"):
-			deciding++
+	// One click recorded the decision and updated the card; the other
+	// was told, at once and alone, that someone is deciding.
+	var sent, told []int
+	for i, res := range results {
+		if !res.Answered() {
+			t.Fatalf("%s's click not answered: %+v", users[i], res)
+		}
+		switch r := res.Response; {
+		case r.Type == discordgo.InteractionResponseUpdateMessage:
+			sent = append(sent, i)
+		case r.Type == discordgo.InteractionResponseChannelMessageWithSource && r.Ephemeral() &&
+			strings.Contains(plain(r.Content), "is deciding this call already"):
+			told = append(told, i)
 		}
 	}
-	if sending != 1 || deciding != 1 {
-		t.Fatalf("answers %+v %+v: want one sent, one told someone is deciding", h.discord.Followups(kevin), h.discord.Followups(lee))
+	if len(sent) != 1 || len(told) != 1 {
+		t.Fatalf("answers %+v / %+v: want one card update, one told someone is deciding", results[0].Response, results[1].Response)
+	}
+	winner := map[string]string{kevin: "user:kevin", lee: "user:lee"}[users[sent[0]]]
+	h.deciding(t, results[sent[0]], card.ID, "Recorded: "+winner+"'s approval is being sent to the job backend…")
+	if n := len(h.discord.EditsOf(card.ID)); n != 1 {
+		t.Fatalf("%d edits of the card, want the one update", n)
 	}
 	h.drain(t)
-	if n := len(h.backend.Decisions()); n != 1 {
-		t.Fatalf("%d decisions reached the backend, want one", n)
+	got := h.backend.Decisions()
+	if len(got) != 1 || got[0].Request.Actor != winner {
+		t.Fatalf("decisions %+v, want one, by %s", got, winner)
+	}
+	if n := len(h.discord.AllFollowups()); n != 1 {
+		t.Fatalf("%d follow-ups, want the winner's outcome only", n)
 	}
 }
 
@@ -255,16 +316,28 @@ func TestSupersededCardIsRefused(t *testing.T) {
 	if p.Channel != old.Thread || p.ThreadRef != old.Thread || fresh.ChannelID != old.Thread || len(fresh.Buttons) == 0 {
 		t.Fatalf("reasked card %+v at %+v, want it in the thread %s with buttons", fresh, p, old.Thread)
 	}
-	h.click(t, kevin, chApproval, button(t, old, templates.ActionApprove))
-	h.told(t, kevin, "superseded")
+	// The old card's Approve (from a client that has not redrawn) is
+	// refused at once; the old card stays as it is.
+	superseded, _ := h.discord.Message(old.ID)
+	stale := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval,
+		CustomID: button(t, old, templates.ActionApprove), MessageID: old.ID})
+	answeredAtOnce(t, stale, "superseded")
+	if now, _ := h.discord.Message(old.ID); now.Edits != superseded.Edits || now.Content != superseded.Content {
+		t.Fatalf("the refused click changed the old card: %+v", now)
+	}
+	h.drain(t)
+	if n := len(h.backend.Decisions()); n != 0 {
+		t.Fatalf("%d decisions from a superseded card", n)
+	}
 	// The new card decides, from inside the thread.
-	h.click(t, kevin, old.Thread, button(t, fresh, templates.ActionApprove))
-	h.told(t, kevin, "Sending your approval")
+	res := h.click(t, kevin, old.Thread, button(t, fresh, templates.ActionApprove))
+	h.deciding(t, res, fresh.ID, "Recorded: user:kevin's approval is being sent to the job backend…")
 	h.drain(t)
 	got := h.backend.Decisions()
 	if len(got) != 1 || got[0].Request.Revision != 2 {
 		t.Fatalf("decisions %+v, want one for revision 2", got)
 	}
+	h.outcome(t, res, fresh.ID, "Approved by user:kevin", "Recorded: your approval reached the job backend")
 }
 
 func TestShowAllArgumentsEphemeral(t *testing.T) {
@@ -392,9 +465,10 @@ func TestEscalationMentionsAndDMWithButtons(t *testing.T) {
 		t.Fatalf("DM post %+v, want lee's DM channel %s and no thread", p, h.discord.DMChannel(lee))
 	}
 	dm := h.card(t, "a-merge1", dmTarget, 1)
-	h.click(t, lee, p.Channel, button(t, dm, templates.ActionApprove))
-	h.told(t, lee, "Sending your approval")
+	res := h.click(t, lee, p.Channel, button(t, dm, templates.ActionApprove))
+	h.deciding(t, res, dm.ID, "Recorded: user:lee's approval is being sent to the job backend…")
 	h.drain(t)
+	h.outcome(t, res, dm.ID, "Approved by user:lee", "Recorded: your approval reached the job backend")
 	for _, target := range []string{approvalTarget, dmTarget} {
 		if text := h.card(t, "a-merge1", target, 1).Text(); !strings.Contains(text, "Approved by user:lee") {
 			t.Errorf("card at %s not edited: %q", target, text)
@@ -422,10 +496,13 @@ func TestTellFallsBackToDMWhenTheTokenLapsed(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "merge.json")
 	h.drain(t)
-	h.click(t, kevin, chApproval, button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionApprove))
-	h.told(t, kevin, "Sending your approval")
+	card := h.card(t, "a-merge1", approvalTarget, 1)
+	res := h.click(t, kevin, chApproval, button(t, card, templates.ActionApprove))
+	h.deciding(t, res, card.ID, "Recorded: user:kevin's approval is being sent to the job backend…")
 	// The backend answers after the interaction's 15 minutes: the token
-	// no longer takes follow-ups, so the answer goes by DM.
+	// no longer edits the clicked card nor takes follow-ups, so the
+	// answer goes by DM and the card shows the outcome by the outbox's
+	// edit.
 	h.skew.Store(int64(16 * time.Minute))
 	h.drain(t)
 	dm := h.discord.DMChannel(kevin)
@@ -433,7 +510,25 @@ func TestTellFallsBackToDMWhenTheTokenLapsed(t *testing.T) {
 	if dm == "" || len(msgs) != 1 || !strings.Contains(msgs[0].Content, "Recorded: your approval reached the job backend") {
 		t.Fatalf("DM %s: %+v", dm, msgs)
 	}
-	if n := len(h.discord.Followups(kevin)); n != 1 {
-		t.Fatalf("%d follow-ups, want only the first answer", n)
+	if n := len(h.discord.Followups(kevin)); n != 0 {
+		t.Fatalf("%d follow-ups on a lapsed token", n)
+	}
+	refused := 0
+	for _, r := range h.discord.Requests() {
+		if r.Route == discordtest.RouteOriginalEdit && r.Status == 401 {
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Fatalf("%d @original edits refused with 401, want the one tried", refused)
+	}
+	edited := h.card(t, "a-merge1", approvalTarget, 1)
+	var vias []string
+	for _, e := range h.discord.EditsOf(card.ID) {
+		vias = append(vias, e.Via)
+	}
+	if !strings.Contains(edited.Text(), "Approved by user:kevin") || len(edited.Buttons) != 0 ||
+		strings.Join(vias, " ") != discordtest.EditUpdate+" "+discordtest.EditREST {
+		t.Fatalf("card %q with buttons %+v, edited by way of %v: want the outcome by the outbox's edit", edited.Text(), edited.Buttons, vias)
 	}
 }

@@ -184,9 +184,15 @@ func (a *Adapter) holdGateway(ctx context.Context) (up bool, err error) {
 func (a *Adapter) onGatewayInteraction(in *discordgo.Interaction) {
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
-	bctx, bcancel := context.WithTimeout(ctx, answerBudget)
-	answer, next := a.interaction(bctx, in)
-	bcancel()
+	var answer *discordgo.InteractionResponse
+	var next work
+	if a.isClosing() {
+		answer = ephemeral(sayShuttingDown) // refused before anything is recorded
+	} else {
+		bctx, bcancel := context.WithTimeout(ctx, answerBudget)
+		answer, next = a.interaction(bctx, in)
+		bcancel()
+	}
 	if answer == nil {
 		a.log.Info("discord: interaction of a type the bot does not take", "type", in.Type.String())
 		return

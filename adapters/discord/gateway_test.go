@@ -29,10 +29,10 @@ func TestGatewayFeedsTheSameHandler(t *testing.T) {
 	card := h.card(t, "a-merge1", approvalTarget, 1)
 
 	res := h.click(t, kevin, chApproval, button(t, card, templates.ActionApprove))
-	if res.Transport != "gateway" || res.Response.Type != discordgo.InteractionResponseDeferredMessageUpdate {
+	if res.Transport != "gateway" {
 		t.Fatalf("answer %+v over %s", res.Response, res.Transport)
 	}
-	h.told(t, kevin, "Sending your approval of acme_github.merge")
+	h.deciding(t, res, card.ID, "Recorded: user:kevin's approval is being sent to the job backend…")
 	h.drain(t)
 	got := h.backend.Decisions()
 	if len(got) != 1 || got[0].Request.Actor != "user:kevin" || got[0].Request.ArgsSHA256 != ev.Approval.Call.ArgsSHA256 {
@@ -41,7 +41,7 @@ func TestGatewayFeedsTheSameHandler(t *testing.T) {
 	if text := h.card(t, "a-merge1", approvalTarget, 1).Text(); !strings.Contains(text, "Approved by user:kevin") {
 		t.Fatalf("card %q", text)
 	}
-	h.told(t, kevin, "Recorded: your approval reached the job backend")
+	h.outcome(t, res, card.ID, "Approved by user:kevin", "Recorded: your approval reached the job backend")
 
 	// The deny modal is a callback answer too.
 	h.ingest(t, "search.json")
@@ -53,6 +53,9 @@ func TestGatewayFeedsTheSameHandler(t *testing.T) {
 	}
 	answeredAtOnce(t, h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval, CustomID: "nope"}),
 		"not one the bot knows")
+	// A refusal over the gateway is the first answer too.
+	answeredAtOnce(t, h.discord.ClickButton(discordtest.Click{User: vic, Channel: chApproval,
+		CustomID: button(t, h.card(t, "a-search1", approvalTarget, 1), templates.ActionApprove)}), "viewer, which cannot decide")
 }
 
 // TestGatewayLockLetsOneReplicaConnect: two replicas share one lock; only
@@ -115,11 +118,12 @@ func TestGatewayLockLetsOneReplicaConnect(t *testing.T) {
 	eventually(t, "the waiter connecting", func() bool { return connected(waiter) == 1 && h.discord.GatewaySessions() == 1 })
 	h.ingest(t, "merge.json")
 	h.drain(t)
-	res := h.click(t, kevin, chApproval, button(t, h.card(t, "a-merge1", approvalTarget, 1), templates.ActionApprove))
+	card := h.card(t, "a-merge1", approvalTarget, 1)
+	res := h.click(t, kevin, chApproval, button(t, card, templates.ActionApprove))
 	if res.Transport != "gateway" {
 		t.Fatalf("transport %s", res.Transport)
 	}
-	h.told(t, kevin, "Sending your approval")
+	h.deciding(t, res, card.ID, "Recorded: user:kevin's approval is being sent to the job backend…")
 
 	// The new holder stops (a replica going away): the first takes over.
 	stop(waiter)

@@ -342,8 +342,9 @@ func button(t *testing.T, m discordtest.Message, kind templates.ActionKind) stri
 	return ""
 }
 
-// click presses a button and checks it was answered with a deferred
-// update (type 6): no visible answer, the work follows up.
+// click presses a button (on the newest message in channel that carries
+// it) and checks Discord accepted the answer: its type fits, within its
+// limits, within 3 s.
 func (h *harness) click(t *testing.T, user, channel, customID string) discordtest.Result {
 	t.Helper()
 	res := h.discord.ClickButton(discordtest.Click{User: user, Channel: channel, CustomID: customID})
@@ -351,6 +352,75 @@ func (h *harness) click(t *testing.T, user, channel, customID string) discordtes
 		t.Fatalf("click not answered: %+v", res)
 	}
 	return res
+}
+
+// deciding checks the first answer to a click that recorded a decision:
+// an UPDATE_MESSAGE (type 7), seen by everyone, carrying the card as it
+// now stands, its status want (the decision on its way to the backend)
+// and its Approve and Deny gone; and that the answer itself changed the
+// clicked message to exactly that, with no follow-up and no REST edit.
+func (h *harness) deciding(t *testing.T, res discordtest.Result, messageID, want string) discordtest.Message {
+	t.Helper()
+	r := res.Response
+	if !res.Answered() || r.Type != discordgo.InteractionResponseUpdateMessage || r.Ephemeral() {
+		t.Fatalf("answer %+v (%s), want UPDATE_MESSAGE with the card", r, res.Problem)
+	}
+	if !strings.HasPrefix(r.Content, "**"+want+"**") || !r.Components || decisionButtons(r.Buttons) != 0 || len(r.Embeds) != 1 {
+		t.Fatalf("UPDATE_MESSAGE %q, components set %v %+v, %d embeds: want the card saying %q without Approve and Deny",
+			r.Content, r.Components, r.Buttons, len(r.Embeds), want)
+	}
+	m, ok := h.discord.Message(messageID)
+	edits := h.discord.EditsOf(messageID)
+	if !ok || m.Content != r.Content || decisionButtons(m.Buttons) != 0 || len(m.Buttons) != len(r.Buttons) || len(m.Embeds) != 1 ||
+		len(edits) == 0 || edits[len(edits)-1].Via != discordtest.EditUpdate || edits[len(edits)-1].Token != res.Token {
+		t.Fatalf("clicked message %+v after edits %+v: want it changed by the answer to the card it carried", m, edits)
+	}
+	for _, f := range h.discord.AllFollowups() {
+		if f.Token == res.Token {
+			t.Fatalf("a follow-up %q beside the answer: the card itself is the answer", f.Content)
+		}
+	}
+	return m
+}
+
+// decisionButtons counts the Approve and Deny buttons among bs.
+func decisionButtons(bs []discordtest.Button) int {
+	n := 0
+	for _, b := range bs {
+		if strings.HasPrefix(b.CustomID, "ab1|approve|") || strings.HasPrefix(b.CustomID, "ab1|deny|") {
+			n++
+		}
+	}
+	return n
+}
+
+// outcome checks what the person who clicked was shown once the backend
+// answered (after the outbox ran): the clicked message edited once
+// through the interaction's webhook (@original, the click's own token) to
+// the final card, saying card and without buttons, and after that edit
+// the ephemeral follow-up on the same token saying told.
+func (h *harness) outcome(t *testing.T, res discordtest.Result, messageID, card, told string) {
+	t.Helper()
+	var original []discordtest.Edit
+	for _, e := range h.discord.EditsOf(messageID) {
+		if e.Via == discordtest.EditOriginal {
+			original = append(original, e)
+		}
+	}
+	if len(original) != 1 || original[0].Token != res.Token || !strings.Contains(plain(original[0].Message.Text()), card) ||
+		len(original[0].Message.Buttons) != 0 {
+		t.Fatalf("edits of the clicked message through @original %+v: want one, with the token, to the card saying %q without buttons",
+			original, card)
+	}
+	var answers []discordtest.Followup
+	for _, f := range h.discord.AllFollowups() {
+		if f.Token == res.Token {
+			answers = append(answers, f)
+		}
+	}
+	if len(answers) != 1 || !answers[0].Ephemeral() || !strings.Contains(plain(answers[0].Text()), told) || answers[0].Seq < original[0].Seq {
+		t.Fatalf("follow-ups of the click %+v: want one ephemeral %q, after the @original edit", answers, told)
+	}
 }
 
 // told waits for an ephemeral follow-up to one person containing want,

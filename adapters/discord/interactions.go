@@ -8,6 +8,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"approvalsbot/adapters/chunk"
+	"approvalsbot/adapters/click"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -15,15 +16,14 @@ import (
 
 // Sentences a person reads when the bot cannot do what they asked.
 const (
-	sayUnknownButton = "This button is not one the bot knows; nothing was sent."
-	sayUnknownDialog = "This dialog is not one the bot knows; nothing was sent."
-	sayUnknownCard   = "The bot knows no such card; nothing was sent."
-	sayStarting      = "The bot is starting and cannot take clicks yet; try again in a moment. Nothing was sent."
-	sayStoreDown     = "The bot cannot read this card right now; try again in a moment. Nothing was sent."
-	sayNotRecorded   = "The bot could not record your decision; try again in a moment. Nothing was sent."
-	sayLookupFailed  = "The arguments could not be looked up right now; try again in a moment."
-	sayShuttingDown  = "The bot is shutting down; try again in a moment. Nothing was sent."
-	sayReasonTooLong = "The reason is longer than 1,000 characters; nothing was sent."
+	sayUnknownButton = click.SayUnknownButton
+	sayUnknownDialog = click.SayUnknownDialog
+	sayUnknownCard   = click.SayUnknownCard
+	sayStarting      = click.SayStarting
+	sayStoreDown     = click.SayStoreDown
+	sayLookupFailed  = click.SayLookupFailed
+	sayShuttingDown  = click.SayShuttingDown
+	sayReasonTooLong = click.SayReasonTooLong
 	sayNoCommands    = "This bot has no commands: it answers the buttons on its cards."
 	// reasonInputID names the deny modal's text input.
 	reasonInputID = "reason"
@@ -87,7 +87,7 @@ func (a *Adapter) interaction(ctx context.Context, in *discordgo.Interaction) (*
 	case discordgo.InteractionMessageComponent:
 		return a.click(ctx, in, who)
 	case discordgo.InteractionModalSubmit:
-		return a.submit(in, who)
+		return a.submit(ctx, in, who)
 	case discordgo.InteractionApplicationCommand:
 		return ephemeral(sayNoCommands), work{}
 	case discordgo.InteractionApplicationCommandAutocomplete:
@@ -119,7 +119,7 @@ func (a *Adapter) click(ctx context.Context, in *discordgo.Interaction, who pers
 	}
 	switch act.Kind {
 	case templates.ActionApprove:
-		return deferUpdate(), work{decideTimeout, func(ctx context.Context) { a.decide(ctx, act, who, true, "") }}
+		return a.record(ctx, act, who, true, "")
 	case templates.ActionDeny:
 		return a.askReason(ctx, act, who)
 	default: // ActionShowArgs, ActionShowDetails
@@ -132,17 +132,12 @@ func (a *Adapter) click(ctx context.Context, in *discordgo.Interaction, who pers
 // nothing recorded), without a modal. The modal must be the first answer,
 // so this is the one store read before answering.
 func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person) (*discordgo.InteractionResponse, work) {
-	row, err := a.store.ApprovalGet(ctx, act.ApprovalID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		a.log.Info("discord: click for an approval the bot does not hold", "approval_id", act.ApprovalID, "discord_user", who.user)
-		return ephemeral(sayUnknownCard), work{}
-	case err != nil:
-		a.log.Error("discord: read the approval of a click", "approval_id", act.ApprovalID, "err", err.Error())
-		return ephemeral(sayStoreDown), work{}
+	row, say := click.Find(ctx, a.store, a.log, act, who.threads())
+	if row == nil {
+		return ephemeral(say), work{}
 	}
 	if !a.mayDecide(row.Tenant, who.user) {
-		return deferUpdate(), work{decideTimeout, func(ctx context.Context) { a.decide(ctx, act, who, false, "") }}
+		return a.record(ctx, act, who, false, "") // threads words the refusal; nothing is recorded
 	}
 	return denyModal(row.Function, act), work{}
 }
@@ -180,9 +175,9 @@ func denyModal(function string, act templates.Action) *discordgo.InteractionResp
 	}}
 }
 
-// submit handles the deny modal's submission: it is acknowledged at
-// once, and the denial recorded after.
-func (a *Adapter) submit(in *discordgo.Interaction, who person) (*discordgo.InteractionResponse, work) {
+// submit handles the deny modal's submission: the denial is recorded,
+// then answered (record).
+func (a *Adapter) submit(ctx context.Context, in *discordgo.Interaction, who person) (*discordgo.InteractionResponse, work) {
 	data, ok := in.Data.(discordgo.ModalSubmitInteractionData)
 	act, err := templates.ParseAction(data.CustomID)
 	switch {
@@ -202,7 +197,7 @@ func (a *Adapter) submit(in *discordgo.Interaction, who person) (*discordgo.Inte
 	if a.service() == nil {
 		return ephemeral(sayStarting), work{}
 	}
-	return deferUpdate(), work{decideTimeout, func(ctx context.Context) { a.decide(ctx, act, who, false, reason) }}
+	return a.record(ctx, act, who, false, reason)
 }
 
 // textValue finds a text input's value in a modal's rows.
@@ -230,49 +225,53 @@ func textValue(rows []discordgo.MessageComponent, id string) string {
 	return ""
 }
 
-// approvalOf finds the approval a click names, and so its tenant. The
-// tenant is never taken from the click or its channel: the store holds it
-// from the backend's signed event, and threads checks it against the
-// revision.
+// approvalOf finds the approval a click names (package click), telling
+// the person when it cannot.
 func (a *Adapter) approvalOf(ctx context.Context, act templates.Action, who person) (*store.Approval, bool) {
-	row, err := a.store.ApprovalGet(ctx, act.ApprovalID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		a.log.Info("discord: click for an approval the bot does not hold", "approval_id", act.ApprovalID, "discord_user", who.user)
-		a.answer(ctx, who, sayUnknownCard)
-		return nil, false
-	case err != nil:
-		a.log.Error("discord: read the approval of a click", "approval_id", act.ApprovalID, "err", err.Error())
-		a.answer(ctx, who, sayStoreDown)
+	row, say := click.Find(ctx, a.store, a.log, act, who.threads())
+	if row == nil {
+		a.answer(ctx, who, say)
 		return nil, false
 	}
 	return row, true
 }
 
-// decide records an approval or denial through threads and tells the
-// person what threads said: that it is on its way, or why not.
-func (a *Adapter) decide(ctx context.Context, act templates.Action, who person, approve bool, comment string) {
-	svc := a.service()
-	if svc == nil {
-		a.answer(ctx, who, sayStarting)
-		return
+// record records an approval or denial before the click is answered
+// (package click), and answers it: a recorded decision updates the
+// clicked message itself (UPDATE_MESSAGE) to its card as the approval now
+// stands, its buttons gone and the decision on its way, which spends
+// none of the channel's edit budget; anything else is told to the person
+// alone, and the card keeps its buttons.
+func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) (*discordgo.InteractionResponse, work) {
+	out := click.Record(ctx, a.store, a.service(), a.log, act, who.threads(), approve, comment, a.now())
+	if !out.Sent {
+		return ephemeral(out.Text), work{}
 	}
-	row, ok := a.approvalOf(ctx, act, who)
-	if !ok {
-		return
+	if svc := a.service(); svc != nil {
+		card, err := svc.Card(ctx, act.ApprovalID, act.Revision)
+		if err == nil {
+			msg := a.render.Discord(templates.Build(card.Input()))
+			return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
+				Data: updateData(msg)}, work{}
+		}
+		a.log.Warn("discord: read the clicked card", "approval_id", act.ApprovalID, "err", err.Error())
 	}
-	res, err := svc.Decide(ctx, threads.DecideRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
-		Revision: act.Revision, Approve: approve, Comment: comment, Person: who.threads()})
-	if err != nil {
-		a.log.Error("discord: record a decision", "tenant", row.Tenant, "approval_id", act.ApprovalID,
-			"discord_user", who.user, "err", err.Error())
-		a.answer(ctx, who, sayNotRecorded)
-		return
+	return ephemeral(out.Text), work{}
+}
+
+// updateData is a card as the data of an UPDATE_MESSAGE answer: every
+// field set, so buttons that are gone are removed.
+func updateData(msg *discordgo.MessageSend) *discordgo.InteractionResponseData {
+	components := msg.Components
+	if components == nil {
+		components = []discordgo.MessageComponent{}
 	}
-	if !res.Sent {
-		a.log.Info("discord: decision refused", "tenant", row.Tenant, "approval_id", act.ApprovalID, "discord_user", who.user)
+	embeds := msg.Embeds
+	if embeds == nil {
+		embeds = []*discordgo.MessageEmbed{}
 	}
-	a.answer(ctx, who, res.Text)
+	return &discordgo.InteractionResponseData{Content: msg.Content, Embeds: embeds, Components: components,
+		AllowedMentions: msg.AllowedMentions}
 }
 
 // answer tells the person who clicked one sentence, ephemerally, logging

@@ -51,9 +51,6 @@ const (
 
 // How long the work after an answer may take.
 const (
-	// decideTimeout bounds recording a click (threads.Decide records and
-	// enqueues) and answering it.
-	decideTimeout = 20 * time.Second
 	// showTimeout bounds an argument look-up and its answer; threads
 	// bounds the look-up itself at 70 s.
 	showTimeout = 90 * time.Second

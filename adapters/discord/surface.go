@@ -19,7 +19,7 @@ import (
 // thread is started from the card's message for everything that follows,
 // or a user (discord:user:ID), in a DM opened with UserChannelCreate, with
 // working buttons. Under Thread (a reasked card) it goes into that card's
-// thread (a DM's channel itself). It waits for the channel's pace first.
+// thread (a DM's channel itself).
 //
 // A thread that cannot be started does not undo the card: the card is
 // recorded without a thread, and the first reply starts it.
@@ -75,15 +75,8 @@ func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Card.Approval == nil {
 		return threads.Permanent(errors.New("edit card: the card has no approval"))
 	}
-	key := "edit:" + req.Post.Channel
-	if err := a.pace.Wait(ctx, key); err != nil {
-		return err
-	}
 	msg := a.render.Discord(templates.Build(req.Card.Input()))
 	_, err := a.rest.ChannelMessageEditComplex(templates.DiscordEdit(msg, req.Post.Channel, req.Post.Ref), discordgo.WithContext(ctx))
-	if d, ok := retryAfter(err); ok {
-		a.pace.Hold(key, d)
-	}
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
 
@@ -120,8 +113,31 @@ func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
 
 // Tell answers one person privately: an ephemeral follow-up through the
 // interaction's webhook while its token lives (15 minutes), else a DM.
+//
+// With a card, the clicked message is first edited to it through the
+// interaction's webhook (@original), so the person sees the outcome on
+// the card they clicked at once; the other copies follow at their pace.
 func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 	text := approval.RedactText(req.Text)
+	if req.Card != nil && req.Reply != "" {
+		msg := a.render.Discord(templates.Build(req.Card.Input()))
+		edit := templates.DiscordEdit(msg, "", "")
+		in := &discordgo.Interaction{AppID: a.appID, Token: req.Reply}
+		_, err := a.rest.InteractionResponseEdit(in, &discordgo.WebhookEdit{Content: edit.Content, Embeds: edit.Embeds,
+			Components: edit.Components, AllowedMentions: edit.AllowedMentions}, discordgo.WithContext(ctx))
+		switch code := restCode(err); {
+		case err == nil:
+		case code == codeUnknownWebhook || code == codeInvalidWebhookToken:
+			// The token lapsed (15 minutes): the REST edit of every copy
+			// shows the card.
+			a.log.Info("discord: the interaction's token has lapsed; the edit of every copy shows the card",
+				"tenant", req.Tenant, "discord_user", req.User)
+		default:
+			// Anything else (a 429, Discord down) is tried again, with its
+			// wait: this edit is how the person sees the outcome.
+			return classify("show the clicked card to "+req.User, err)
+		}
+	}
 	if req.Reply != "" {
 		err := a.followup(ctx, req.Reply, ephemeralParams(text), false)
 		if err == nil {
@@ -143,17 +159,11 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 	return classify("answer "+req.User+" by DM", err)
 }
 
-// send waits for the channel's pace and posts; a 429 holds the channel
-// back for as long as Discord asked.
+// send posts. It does not wait for the channel's pace: the outbox claimed
+// the row within the channel's budget (PaceKey), and a 429 returns the
+// row with Discord's wait, which holds the budget.
 func (a *Adapter) send(ctx context.Context, channel string, msg *discordgo.MessageSend) (*discordgo.Message, error) {
-	key := "send:" + channel
-	if err := a.pace.Wait(ctx, key); err != nil {
-		return nil, err
-	}
 	m, err := a.rest.ChannelMessageSendComplex(channel, msg, discordgo.WithContext(ctx))
-	if d, ok := retryAfter(err); ok {
-		a.pace.Hold(key, d)
-	}
 	if err == nil && (m == nil || m.ID == "") {
 		err = errors.New("Discord returned no message id")
 	}
@@ -164,19 +174,12 @@ func (a *Adapter) send(ctx context.Context, channel string, msg *discordgo.Messa
 // Discord gives a thread the id of its message and starts one per
 // message, so "already created" means it exists: that id.
 func (a *Adapter) startThread(ctx context.Context, channel, messageID, name string) (string, error) {
-	key := "thread:" + channel
-	if err := a.pace.Wait(ctx, key); err != nil {
-		return "", err
-	}
 	ch, err := a.rest.MessageThreadStartComplex(channel, messageID,
 		&discordgo.ThreadStart{Name: name, AutoArchiveDuration: threadArchiveMinutes}, discordgo.WithContext(ctx))
 	switch {
 	case restCode(err) == codeThreadAlreadyCreated:
 		return messageID, nil
 	case err != nil:
-		if d, ok := retryAfter(err); ok {
-			a.pace.Hold(key, d)
-		}
 		return "", err
 	case ch == nil || ch.ID == "":
 		return "", errors.New("Discord returned no thread id")

@@ -45,6 +45,13 @@ func TestCardPostedToChannelWithButtons(t *testing.T) {
 	}
 }
 
+// TestApproveClickDecidesEditsAndReplies: a click on Approve is recorded
+// before it is answered, the clicked card shows at once (through the
+// click's response_url) that the approval is on its way, without its
+// buttons; once the backend has answered, the clicked card is replaced
+// again with the outcome, the person is told privately, the channel's
+// copy is edited with chat.update and the backend's message is a thread
+// reply.
 func TestApproveClickDecidesEditsAndReplies(t *testing.T) {
 	h := newHarness(t)
 	ev := h.ingest(t, "merge.json")
@@ -52,7 +59,13 @@ func TestApproveClickDecidesEditsAndReplies(t *testing.T) {
 	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
 
 	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionApprove))
-	h.told(t, "U0KEVIN", "Sending your approval of acme_github.merge")
+	if !h.committed(t, "a-merge1") {
+		t.Fatal("the click was answered before its approval was recorded")
+	}
+	deciding := h.replaced(t, "C0APPROVALS", card.TS, "Recorded: user:kevin's approval is being sent to the job backend…")
+	if deciding.ThreadTS != "" || strings.Contains(deciding.AllText(), "Waiting for a decision") {
+		t.Fatalf("the clicked card reads %q", deciding.AllText())
+	}
 	h.drain(t)
 
 	got := h.backend.Decisions()
@@ -64,12 +77,15 @@ func TestApproveClickDecidesEditsAndReplies(t *testing.T) {
 		d.ArgsSHA256 != ev.Approval.Call.ArgsSHA256 || d.Via.Surface != "slack" || d.Via.User != "U0KEVIN" {
 		t.Fatalf("decision %+v", got[0])
 	}
-	edited := h.card(t, "a-merge1", "C0APPROVALS", 1)
-	if !strings.Contains(edited.AllText(), "Approved by user:kevin") || len(edited.Buttons()) != 0 {
-		t.Fatalf("card not edited to approved without buttons: %q %+v", edited.AllText(), edited.Buttons())
+	final := h.replaced(t, "C0APPROVALS", card.TS, "Approved by user:kevin")
+	if len(final.Buttons()) != 0 {
+		t.Fatalf("the approved card keeps buttons: %+v", final.Buttons())
+	}
+	if edited := h.card(t, "a-merge1", "C0APPROVALS", 1); edited.AllText() != final.AllText() {
+		t.Fatalf("the card threads recorded reads %q, the channel %q", edited.AllText(), final.AllText())
 	}
 	if n := len(h.slack.MessagesBy("chat.update")); n != 1 {
-		t.Fatalf("%d chat.update calls", n)
+		t.Fatalf("%d chat.update calls, want one for the channel's copy", n)
 	}
 	var replies []slacktest.Message
 	for _, m := range h.slack.Channel("C0APPROVALS") {
@@ -80,14 +96,74 @@ func TestApproveClickDecidesEditsAndReplies(t *testing.T) {
 	if len(replies) != 1 || replies[0].Text == "" {
 		t.Fatalf("thread replies %+v", replies)
 	}
-	h.told(t, "U0KEVIN", "Recorded: your approval reached the job backend")
+	told := h.told(t, "U0KEVIN", "Recorded: your approval reached the job backend.")
+	// The clicked card shows the outcome before the sentence says it.
+	shown, said := -1, -1
+	for i, m := range h.slack.Messages() {
+		switch {
+		case m.ReplaceOriginal && m.TS == card.TS && strings.Contains(m.AllText(), "Approved by user:kevin"):
+			shown = i
+		case m.Method == told.Method && m.TS == told.TS:
+			said = i
+		}
+	}
+	if shown < 0 || said < 0 || shown > said {
+		t.Fatalf("the card showed the outcome at message %d, the sentence at %d: want the card first", shown, said)
+	}
+	// The card said it at once: no sentence said it again.
+	h.notTold(t, "Sending your approval")
+	if n := len(h.replacements("C0APPROVALS", card.TS)); n != 2 {
+		t.Fatalf("the clicked card was replaced %d times, want twice (deciding, approved)", n)
+	}
+}
+
+// TestApproveWithoutResponseURLIsToldPrivately: a click whose
+// response_url cannot replace its card (it points elsewhere, or has
+// expired) is still recorded; the person is told privately that it is on
+// its way, and the card changes when the backend has answered, with
+// chat.update.
+func TestApproveWithoutResponseURLIsToldPrivately(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		url  func(h *harness) string
+	}{
+		{"foreign", func(*harness) string { return "https://hooks.attacker.example/actions/1" }},
+		{"expired", func(h *harness) string { return h.slack.URL() + "/response/999999" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.ingest(t, "merge.json")
+			h.drain(t)
+			card := h.card(t, "a-merge1", "C0APPROVALS", 1)
+			p := h.clickPayload("U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionApprove))
+			p["response_url"] = c.url(h)
+			if status, body := h.send(t, signedRequest{path: "/slack/interactions", body: interaction(p)}); status != 200 || body != "" {
+				t.Fatalf("click answered %d %q", status, body)
+			}
+			if m := h.told(t, "U0KEVIN", "Sending your approval of acme_github.merge"); m.Method != "chat.postEphemeral" {
+				t.Fatalf("told through %s, want chat.postEphemeral", m.Method)
+			}
+			h.drain(t)
+			if n := len(h.backend.Decisions()); n != 1 {
+				t.Fatalf("%d decisions reached the backend", n)
+			}
+			if text := h.card(t, "a-merge1", "C0APPROVALS", 1).AllText(); !strings.Contains(text, "Approved by user:kevin") {
+				t.Fatalf("card %q", text)
+			}
+			h.told(t, "U0KEVIN", "Recorded: your approval reached the job backend.")
+			if r := h.replacements("C0APPROVALS", card.TS); len(r) != 0 {
+				t.Fatalf("replaced through a response_url that does not work: %+v", r)
+			}
+		})
+	}
 }
 
 func TestDenyOpensModalAndSubmissionDeniesWithReason(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "merge.json")
 	h.drain(t)
-	deny := button(t, h.card(t, "a-merge1", "C0APPROVALS", 1), templates.ActionDeny)
+	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	deny := button(t, card, templates.ActionDeny)
 
 	h.click(t, "U0KEVIN", "C0APPROVALS", deny)
 	eventually(t, "the deny modal", func() bool { return len(h.slack.Views()) == 1 })
@@ -114,9 +190,10 @@ func TestDenyOpensModalAndSubmissionDeniesWithReason(t *testing.T) {
 	if in.Type != "input" || !in.Optional || in.Element.Type != "plain_text_input" || in.Element.MaxLength != 1000 {
 		t.Fatalf("reason input %+v", in)
 	}
-	if len(h.backend.Decisions()) != 0 {
-		t.Fatal("a click on Deny sent a decision before the reason")
+	if len(h.backend.Decisions()) != 0 || h.committed(t, "a-merge1") {
+		t.Fatal("a click on Deny recorded a decision before the reason")
 	}
+	h.untouched(t, "C0APPROVALS", card.TS)
 
 	submission := map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0KEVIN"},
 		"view": map[string]any{"id": "V1", "type": "modal", "callback_id": v.CallbackID, "private_metadata": v.PrivateMetadata,
@@ -126,16 +203,27 @@ func TestDenyOpensModalAndSubmissionDeniesWithReason(t *testing.T) {
 	if status != 200 || body != "" {
 		t.Fatalf("submission answered %d %q (an empty 200 closes the modal)", status, body)
 	}
-	h.told(t, "U0KEVIN", "Sending your denial of acme_github.merge")
+	if !h.committed(t, "a-merge1") {
+		t.Fatal("the modal closed before the denial was recorded")
+	}
+	// The card clicked (its response_url rode in the modal's metadata)
+	// shows the denial and its reason on their way.
+	deciding := h.replaced(t, "C0APPROVALS", card.TS, "Recorded: user:kevin's denial is being sent to the job backend…")
+	if !strings.Contains(deciding.AllText(), "not before the release") {
+		t.Fatalf("the clicked card lacks the reason: %q", deciding.AllText())
+	}
 	h.drain(t)
 	got := h.backend.Decisions()
 	if len(got) != 1 || got[0].Request.Decision != "deny" || got[0].Request.Comment != "not before the release" ||
 		got[0].Request.Actor != "user:kevin" {
 		t.Fatalf("decisions %+v", got)
 	}
+	h.replaced(t, "C0APPROVALS", card.TS, "Denied by user:kevin: not before the release")
 	if text := h.card(t, "a-merge1", "C0APPROVALS", 1).AllText(); !strings.Contains(text, "Denied by user:kevin: not before the release") {
 		t.Fatalf("card %q", text)
 	}
+	h.told(t, "U0KEVIN", "Recorded: your denial reached the job backend.")
+	h.notTold(t, "Sending your denial")
 
 	// A forged submission (an approve in the metadata) is refused in the
 	// modal, and nothing is sent.
@@ -152,11 +240,17 @@ func TestDenyByNonMemberIsRefusedWithoutModal(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "merge.json")
 	h.drain(t)
-	h.click(t, "U0STRANGER", "C0APPROVALS", button(t, h.card(t, "a-merge1", "C0APPROVALS", 1), templates.ActionDeny))
+	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	h.click(t, "U0STRANGER", "C0APPROVALS", button(t, card, templates.ActionDeny))
 	h.told(t, "U0STRANGER", "not a member of tenant acme")
 	if len(h.slack.Views()) != 0 {
 		t.Fatal("a modal opened for someone who may not decide")
 	}
+	h.drain(t)
+	if n := len(h.backend.Decisions()); n != 0 || h.committed(t, "a-merge1") {
+		t.Fatalf("%d decisions reached the backend", n)
+	}
+	h.untouched(t, "C0APPROVALS", card.TS)
 }
 
 func TestRefusalsAreShownAndNothingIsSent(t *testing.T) {
@@ -164,7 +258,8 @@ func TestRefusalsAreShownAndNothingIsSent(t *testing.T) {
 	h.ingest(t, "merge.json")
 	h.ingest(t, "refund.json")
 	h.drain(t)
-	approve := button(t, h.card(t, "a-merge1", "C0APPROVALS", 1), templates.ActionApprove)
+	merge := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	approve := button(t, merge, templates.ActionApprove)
 	cases := []struct {
 		name, user, channel, action, want string
 	}{
@@ -187,6 +282,15 @@ func TestRefusalsAreShownAndNothingIsSent(t *testing.T) {
 	h.drain(t)
 	if n := len(h.backend.Decisions()); n != 0 {
 		t.Fatalf("%d decisions reached the backend", n)
+	}
+	// No card changed: each keeps its buttons for someone who may decide,
+	// and no click's response_url replaced anything.
+	h.untouched(t, "C0APPROVALS", merge.TS)
+	h.untouched(t, "C0FINANCE", h.card(t, "a-refund1", "C0FINANCE", 1).TS)
+	for _, m := range h.slack.MessagesBy("response_url") {
+		if m.ReplaceOriginal {
+			t.Fatalf("a refused click replaced a message: %+v", m.AllText())
+		}
 	}
 	if !strings.Contains(h.logs.String(), "click on a button the bot does not know") {
 		t.Error("the unknown button was not logged")
@@ -217,6 +321,12 @@ func TestSupersededCardIsRefused(t *testing.T) {
 	h.drain(t)
 	if n := len(h.backend.Decisions()); n != 0 {
 		t.Fatalf("%d decisions reached the backend", n)
+	}
+	if r := h.replacements("C0APPROVALS", old.TS); len(r) != 0 {
+		t.Fatalf("the superseded card was replaced: %q", r[0].AllText())
+	}
+	if text := h.card(t, "a-merge1", "C0APPROVALS", 1).AllText(); !strings.Contains(text, "Superseded") {
+		t.Fatalf("old card after the refused click %q", text)
 	}
 }
 
@@ -326,13 +436,29 @@ func TestStateChangesEditEveryCopyIncludingDMs(t *testing.T) {
 	approve := button(t, dm, templates.ActionApprove)
 
 	h.click(t, "U0LEE", "DU0LEE", approve)
-	h.told(t, "U0LEE", "Sending your approval")
+	// The DM's copy, the one clicked, changes at once through the click.
+	h.replaced(t, "DU0LEE", dm.TS, "Recorded: user:lee's approval is being sent to the job backend…")
 	h.drain(t)
 	for _, ch := range []string{"C0APPROVALS", "DU0LEE"} {
 		if text := h.card(t, "a-merge1", ch, 1).AllText(); !strings.Contains(text, "Approved by user:lee") {
 			t.Errorf("card in %s not edited: %q", ch, text)
 		}
 	}
+	// The channel's copy, not clicked, is edited with chat.update; the
+	// DM's is replaced through the click as well.
+	if r := h.replacements("C0APPROVALS", card.TS); len(r) != 0 {
+		t.Errorf("the channel's copy was replaced through lee's click: %+v", r)
+	}
+	updated := map[string]bool{}
+	for _, m := range h.slack.MessagesBy("chat.update") {
+		updated[m.Channel+" "+m.TS] = strings.Contains(m.AllText(), "Approved by user:lee")
+	}
+	if !updated["C0APPROVALS "+card.TS] {
+		t.Errorf("the channel's copy was not edited with chat.update: %v", updated)
+	}
+	h.replaced(t, "DU0LEE", dm.TS, "Approved by user:lee")
+	h.told(t, "U0LEE", "Recorded: your approval reached the job backend.")
+	h.notTold(t, "Sending your approval")
 }
 
 func TestAuditNotice(t *testing.T) {

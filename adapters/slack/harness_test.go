@@ -122,6 +122,8 @@ type harnessOptions struct {
 	socket  bool // configure an app token: Socket Mode
 	slack   slacktest.Options
 	adapter func(*slackad.Options)
+	// handler wraps the adapter's HTTP endpoints, to watch them answer.
+	handler func(http.Handler) http.Handler
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
@@ -188,7 +190,11 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	ad.Bind(svc)
 	mux := http.NewServeMux()
 	ad.Routes(mux)
-	srv := httptest.NewServer(mux)
+	var handler http.Handler = mux
+	if ho.handler != nil {
+		handler = ho.handler(mux)
+	}
+	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 	h := &harness{slack: fake, backend: back, svc: svc, store: st, cfg: cfg, adapter: ad, opts: o, http: srv, clock: clock, logs: logs}
 	t.Cleanup(func() {
@@ -215,6 +221,18 @@ func (h *harness) ingest(t *testing.T, name string) *approval.Event {
 // map) to threads.
 func (h *harness) ingestWith(t *testing.T, name string, edit func(ev map[string]any)) *approval.Event {
 	t.Helper()
+	ev := ingestInto(t, h.svc, name, edit)
+	if a := ev.Approval; a != nil {
+		h.backend.AddApproval(a.ID, a.Revision, arguments(t, a.ID, a.Revision), a.Content.Restricted)
+		h.backend.SetFunction(a.ID, a.Call.Function)
+	}
+	return ev
+}
+
+// ingestInto feeds a fixture event changed by edit to svc, as the
+// backend's event handler does once it has verified the event.
+func ingestInto(t testing.TB, svc *threads.Service, name string, edit func(ev map[string]any)) *approval.Event {
+	t.Helper()
 	p, err := fixtures.Path("events", name)
 	if err != nil {
 		t.Fatal(err)
@@ -237,12 +255,8 @@ func (h *harness) ingestWith(t *testing.T, name string, edit func(ev map[string]
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	if a := ev.Approval; a != nil {
-		h.backend.AddApproval(a.ID, a.Revision, arguments(t, a.ID, a.Revision), a.Content.Restricted)
-		h.backend.SetFunction(a.ID, a.Call.Function)
-	}
 	sum := sha256.Sum256(body)
-	if _, err := h.svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
+	if _, err := svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
 		t.Fatalf("ingest %s: %v", name, err)
 	}
 	return ev
@@ -333,12 +347,25 @@ type signedRequest struct {
 
 func (h *harness) send(t *testing.T, r signedRequest) (int, string) {
 	t.Helper()
+	status, body, took, err := h.do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took > time.Second {
+		t.Errorf("%s answered after %s: Slack wants an ack within 3 s", r.path, took)
+	}
+	return status, body
+}
+
+// do sends a signed request to the adapter's endpoints and returns the
+// answer and how long it took; it is safe on any goroutine.
+func (h *harness) do(r signedRequest) (status int, body string, took time.Duration, err error) {
 	if r.ts == 0 {
 		r.ts = time.Now().Unix()
 	}
 	req, err := http.NewRequest(http.MethodPost, h.http.URL+r.path, bytes.NewReader(r.body))
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", 0, err
 	}
 	req.Header.Set("Content-Type", cmpOr(r.ctype, "application/x-www-form-urlencoded"))
 	if !r.noSign {
@@ -348,14 +375,11 @@ func (h *harness) send(t *testing.T, r signedRequest) (int, string) {
 	start := time.Now()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", 0, err
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("%s answered after %s: Slack wants an ack within 3 s", r.path, d)
-	}
-	return res.StatusCode, string(b)
+	return res.StatusCode, string(b), time.Since(start), nil
 }
 
 func cmpOr(a, b string) string {
@@ -371,17 +395,43 @@ func interaction(payload any) []byte {
 	return []byte(url.Values{"payload": {string(b)}}.Encode())
 }
 
-// clickPayload is a block_actions payload as Slack sends it for a button.
+// clickPayload is a block_actions payload as Slack sends it for a button
+// of a card: its response_url and message_ts belong to the card's message
+// (the post threads recorded in channel for the action's approval and
+// revision), so replace_original through it replaces that message. A
+// payload that names no card the bot posted (a forgery) carries a
+// response_url of no message.
 func (h *harness) clickPayload(user, channel, actionID string) map[string]any {
+	ts := h.cardTS(channel, actionID)
+	ru := h.slack.ResponseURLFor(channel, user, ts)
+	if ts == "" {
+		ts, ru = "1700000000.000001", h.slack.ResponseURL(channel, user)
+	}
 	return map[string]any{
 		"type": "block_actions", "trigger_id": "trig-" + user, "api_app_id": "A0APP",
 		"user":         map[string]any{"id": user},
 		"channel":      map[string]any{"id": channel},
-		"container":    map[string]any{"type": "message", "channel_id": channel, "message_ts": "1700000000.000001"},
-		"response_url": h.slack.ResponseURL(channel, user),
+		"container":    map[string]any{"type": "message", "channel_id": channel, "message_ts": ts},
+		"response_url": ru,
 		"actions": []any{map[string]any{"type": "button", "block_id": "b1", "action_id": actionID, "value": actionID,
 			"action_ts": "1700000001.000001"}},
 	}
+}
+
+// cardTS is the ts of the card in channel that a button's action names,
+// or "" when the bot posted none there.
+func (h *harness) cardTS(channel, actionID string) string {
+	act, err := templates.ParseAction(actionID)
+	if err != nil {
+		return ""
+	}
+	posts, _ := h.store.PostList(context.Background(), act.ApprovalID)
+	for _, p := range posts {
+		if p.Channel == channel && p.Revision == act.Revision {
+			return p.Ref
+		}
+	}
+	return ""
 }
 
 func (h *harness) click(t *testing.T, user, channel, actionID string) {
@@ -392,7 +442,10 @@ func (h *harness) click(t *testing.T, user, channel, actionID string) {
 	}
 }
 
-// told waits for the answer to one person containing want, and returns it.
+// told waits for the answer to one person containing want, and returns
+// it. Every answer must be for them alone: an ephemeral response_url post
+// or chat.postEphemeral. A card replaced through a response_url is not an
+// answer (replaced checks those).
 func (h *harness) told(t *testing.T, user, want string) slacktest.Message {
 	t.Helper()
 	var got []string
@@ -401,7 +454,10 @@ func (h *harness) told(t *testing.T, user, want string) slacktest.Message {
 		got = got[:0]
 		for _, m := range h.slack.Messages() {
 			if (m.Method == "response_url" || m.Method == "chat.postEphemeral") && m.User == user {
-				if m.Method == "response_url" && (m.ResponseType != "ephemeral" || m.ReplaceOriginal) {
+				if m.Method == "response_url" && m.ReplaceOriginal {
+					continue
+				}
+				if m.Method == "response_url" && m.ResponseType != "ephemeral" {
 					t.Fatalf("an answer to %s was not ephemeral: %+v", user, m)
 				}
 				if strings.Contains(m.AllText(), want) {
@@ -414,6 +470,104 @@ func (h *harness) told(t *testing.T, user, want string) slacktest.Message {
 	}
 	t.Fatalf("%s was not told %q; was told %q", user, want, got)
 	return slacktest.Message{}
+}
+
+// notTold checks that nobody was answered with a text containing what.
+func (h *harness) notTold(t *testing.T, what string) {
+	t.Helper()
+	for _, m := range h.slack.Messages() {
+		if (m.Method == "chat.postEphemeral" || m.Method == "response_url" && !m.ReplaceOriginal) && strings.Contains(m.AllText(), what) {
+			t.Fatalf("%s was told %q: %+v", m.User, what, m.AllText())
+		}
+	}
+}
+
+// replaced waits until the card at ts in channel was replaced through the
+// click's response_url with a card that reads want and offers neither
+// Approve nor Deny, and returns the message as the channel shows it now:
+// what everyone in the channel sees.
+func (h *harness) replaced(t *testing.T, channel, ts, want string) slacktest.Message {
+	t.Helper()
+	eventually(t, fmt.Sprintf("the card %s in %s replaced with %q", ts, channel, want), func() bool {
+		for _, m := range h.replacements(channel, ts) {
+			if strings.Contains(m.AllText(), want) {
+				return true
+			}
+		}
+		return false
+	})
+	for _, m := range h.slack.Channel(channel) {
+		if m.TS != ts {
+			continue
+		}
+		if !strings.Contains(m.AllText(), want) {
+			t.Fatalf("the channel shows the card %s as %q, want %q", ts, m.AllText(), want)
+		}
+		if kinds := decisionButtons(m); len(kinds) != 0 {
+			t.Fatalf("the replaced card %s still offers %v", ts, kinds)
+		}
+		return m
+	}
+	t.Fatalf("no message %s in %s", ts, channel)
+	return slacktest.Message{}
+}
+
+// replacements lists the response_url posts that replaced the message ts
+// in channel, in order.
+func (h *harness) replacements(channel, ts string) []slacktest.Message {
+	var out []slacktest.Message
+	for _, m := range h.slack.MessagesBy("response_url") {
+		if m.ReplaceOriginal && m.Channel == channel && m.TS == ts {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// untouched checks that a card nobody could decide stayed as it was: never
+// replaced through a response_url, and still offering Approve or Deny.
+func (h *harness) untouched(t *testing.T, channel, ts string) {
+	t.Helper()
+	if r := h.replacements(channel, ts); len(r) != 0 {
+		t.Fatalf("the card %s in %s was replaced: %q", ts, channel, r[0].AllText())
+	}
+	for _, m := range h.slack.Channel(channel) {
+		if m.TS == ts {
+			if len(decisionButtons(m)) == 0 {
+				t.Fatalf("the card %s in %s lost its buttons: %q", ts, channel, m.AllText())
+			}
+			return
+		}
+	}
+	t.Fatalf("no message %s in %s", ts, channel)
+}
+
+// decisionButtons lists the kinds of a message's Approve and Deny buttons.
+func decisionButtons(m slacktest.Message) []templates.ActionKind {
+	var out []templates.ActionKind
+	for _, b := range m.Buttons() {
+		if a, err := templates.ParseAction(b.ActionID); err == nil && (a.Kind == templates.ActionApprove || a.Kind == templates.ActionDeny) {
+			out = append(out, a.Kind)
+		}
+	}
+	return out
+}
+
+// committed reports whether a decision on the approval is recorded and in
+// flight (threads keeps it on the approval until the backend answers).
+func (h *harness) committed(t *testing.T, approvalID string) bool {
+	t.Helper()
+	return len(h.approval(t, approvalID).Deciding) > 0
+}
+
+// approval reads an approval as the store holds it.
+func (h *harness) approval(t *testing.T, id string) *store.Approval {
+	t.Helper()
+	a, err := h.store.ApprovalGet(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // eventually waits for cond.

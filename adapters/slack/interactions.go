@@ -12,22 +12,23 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/chunk"
+	"approvalsbot/adapters/click"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
-// Sentences a person reads when the bot cannot do what they asked.
+// Sentences a person reads: those of a click are package click's, so
+// Slack and Discord say the same.
 const (
-	sayUnknownButton = "This button is not one the bot knows; nothing was sent."
-	sayUnknownDialog = "This dialog is not one the bot knows; nothing was sent."
-	sayUnknownCard   = "The bot knows no such card; nothing was sent."
-	sayStarting      = "The bot is starting and cannot take clicks yet; try again in a moment. Nothing was sent."
-	sayStoreDown     = "The bot cannot read this card right now; try again in a moment. Nothing was sent."
-	sayNotRecorded   = "The bot could not record your decision; try again in a moment. Nothing was sent."
+	sayUnknownButton = click.SayUnknownButton
+	sayUnknownDialog = click.SayUnknownDialog
+	sayUnknownCard   = click.SayUnknownCard
+	sayStarting      = click.SayStarting
+	sayStoreDown     = click.SayStoreDown
 	sayModalFailed   = "The dialog for the reason did not open; click Deny again. Nothing was sent."
-	sayLookupFailed  = "The arguments could not be looked up right now; try again in a moment."
-	sayShuttingDown  = "the bot is shutting down; try again in a moment"
+	sayLookupFailed  = click.SayLookupFailed
+	sayShuttingDown  = click.SayShuttingDown
 	sayReasonTooLong = "At most 1,000 characters."
 	denyCallbackID   = "ab1-deny"
 	reasonBlockID    = "reason"
@@ -47,6 +48,7 @@ type work struct {
 
 // serveInteraction is POST /slack/interactions.
 func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
+	received := a.now()
 	body, ok := a.verified(w, r)
 	if !ok {
 		return
@@ -61,10 +63,16 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, http.StatusBadRequest, "the payload is not an interaction in JSON", "payload not JSON")
 		return
 	}
-	reply, next := a.interaction(&cb)
-	if !a.startWork(next.timeout, next.run) {
+	if a.isClosing() {
+		// Refused before anything is recorded: "nothing was sent" is true.
 		a.refuse(w, r, http.StatusServiceUnavailable, sayShuttingDown, "shutting down")
 		return
+	}
+	reply, next := a.interaction(r.Context(), &cb, received)
+	if !a.startWork(next.timeout, next.run) {
+		// Closing began while the click was recorded: it is on its way,
+		// and the outbox's answer will reach the person.
+		a.log.Warn("slack: the answer to a recorded click dropped: shutting down", "slack_user", cb.User.ID)
 	}
 	writeAck(w, reply)
 }
@@ -78,15 +86,17 @@ func writeAck(w http.ResponseWriter, reply ackBody) {
 	_ = json.NewEncoder(w).Encode(reply)
 }
 
-// interaction is the one handler both transports feed: it decides the
-// ack at once, with no I/O, and returns the work to do after it.
-func (a *Adapter) interaction(cb *slackgo.InteractionCallback) (ackBody, work) {
+// interaction is the one handler both transports feed: it records a
+// decision first (within threads.RecordBound), decides the ack, and
+// returns the work to do after it. received is when the bot got the
+// click: the deadline judges the click by it.
+func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, work) {
 	who := person{user: cb.User.ID, channel: cmpOr(cb.Channel.ID, cb.Container.ChannelID), reply: a.allowedReply(cb.ResponseURL)}
 	switch cb.Type {
 	case slackgo.InteractionTypeBlockActions:
-		return nil, a.click(cb, who)
+		return nil, a.click(ctx, cb, who, received)
 	case slackgo.InteractionTypeViewSubmission:
-		return a.submit(cb)
+		return a.submit(ctx, cb, received)
 	default:
 		// view_closed, shortcuts and the like: nothing to do.
 		a.log.Debug("slack: interaction ignored", "type", string(cb.Type))
@@ -97,7 +107,7 @@ func (a *Adapter) interaction(cb *slackgo.InteractionCallback) (ackBody, work) {
 // click handles a button. Its payload is untrusted: ParseAction reads it
 // strictly, and a payload that is not one of the card's is answered and
 // logged, with nothing sent.
-func (a *Adapter) click(cb *slackgo.InteractionCallback, who person) work {
+func (a *Adapter) click(ctx context.Context, cb *slackgo.InteractionCallback, who person, received time.Time) work {
 	actions := cb.ActionCallback.BlockActions
 	var act templates.Action
 	err := errors.New("no action in the click")
@@ -114,7 +124,8 @@ func (a *Adapter) click(cb *slackgo.InteractionCallback, who person) work {
 	}
 	switch act.Kind {
 	case templates.ActionApprove:
-		return work{decideTimeout, func(ctx context.Context) { a.decide(ctx, act, who, true, "") }}
+		out := a.record(ctx, act, who, true, "", received)
+		return work{decideTimeout, func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 	case templates.ActionDeny:
 		trigger := cb.TriggerID
 		return work{decideTimeout, func(ctx context.Context) { a.askReason(ctx, act, who, trigger) }}
@@ -123,19 +134,12 @@ func (a *Adapter) click(cb *slackgo.InteractionCallback, who person) work {
 	}
 }
 
-// approvalOf finds the approval a click names, and so its tenant. The
-// tenant is never taken from the click: the store holds it from the
-// backend's signed event, and threads checks it against the revision.
+// approvalOf finds the approval a click names (package click), telling
+// the person when it cannot.
 func (a *Adapter) approvalOf(ctx context.Context, act templates.Action, who person) (*store.Approval, bool) {
-	row, err := a.store.ApprovalGet(ctx, act.ApprovalID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		a.log.Info("slack: click for an approval the bot does not hold", "approval_id", act.ApprovalID, "slack_user", who.user)
-		a.answer(ctx, who, sayUnknownCard)
-		return nil, false
-	case err != nil:
-		a.log.Error("slack: read the approval of a click", "approval_id", act.ApprovalID, "err", err.Error())
-		a.answer(ctx, who, sayStoreDown)
+	row, say := click.Find(ctx, a.store, a.log, act, who.threads())
+	if row == nil {
+		a.answer(ctx, who, say)
 		return nil, false
 	}
 	return row, true
@@ -145,30 +149,67 @@ func (who person) threads() threads.Person {
 	return threads.Person{Surface: "slack", User: who.user, Channel: who.channel, Reply: who.reply}
 }
 
-// decide records an approval or denial through threads and tells the
-// person what threads said: that it is on its way, or why not.
-func (a *Adapter) decide(ctx context.Context, act templates.Action, who person, approve bool, comment string) {
+// record records an approval or denial before the click is answered
+// (package click).
+func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string, received time.Time) click.Outcome {
+	return click.Record(ctx, a.store, a.service(), a.log, act, who.threads(), approve, comment, received)
+}
+
+// afterRecord shows the person what became of their click: the clicked
+// card as it now stands (its buttons gone, the decision on its way),
+// through the click's own response_url, which spends none of
+// chat.update's budget; or, when nothing was recorded, why, to them
+// alone, the card keeping its buttons.
+func (a *Adapter) afterRecord(ctx context.Context, act templates.Action, who person, out click.Outcome) {
+	if out.Sent && who.reply != "" && a.replaceClicked(ctx, act, who) {
+		return
+	}
+	a.answer(ctx, who, out.Text)
+}
+
+// replaceClicked replaces the clicked message with its card as the
+// approval now stands, through the response_url; false when it could not.
+func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who person) bool {
 	svc := a.service()
 	if svc == nil {
-		a.answer(ctx, who, sayStarting)
-		return
+		return false
 	}
-	row, ok := a.approvalOf(ctx, act, who)
-	if !ok {
-		return
-	}
-	res, err := svc.Decide(ctx, threads.DecideRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
-		Revision: act.Revision, Approve: approve, Comment: comment, Person: who.threads()})
+	card, err := svc.Card(ctx, act.ApprovalID, act.Revision)
 	if err != nil {
-		a.log.Error("slack: record a decision", "tenant", row.Tenant, "approval_id", act.ApprovalID,
-			"slack_user", who.user, "err", err.Error())
-		a.answer(ctx, who, sayNotRecorded)
-		return
+		a.log.Warn("slack: read the clicked card", "approval_id", act.ApprovalID, "err", err.Error())
+		return false
 	}
-	if !res.Sent {
-		a.log.Info("slack: decision refused", "tenant", row.Tenant, "approval_id", act.ApprovalID, "slack_user", who.user)
+	if err := a.replace(ctx, who.reply, card); err != nil {
+		a.log.Info("slack: the response_url did not take the clicked card", "approval_id", act.ApprovalID,
+			"slack_user", who.user, "err", scrub(err).Error())
+		return false
 	}
-	a.answer(ctx, who, res.Text)
+	// The backend may have answered, and the outbox shown the outcome on
+	// this message, while the card above was on its way: a replacement
+	// that crossed a newer state is replaced again with the card as it
+	// stands now.
+	if now, err := svc.Card(ctx, act.ApprovalID, act.Revision); err == nil && cardMoved(card, now) {
+		if err := a.replace(ctx, who.reply, now); err != nil {
+			a.log.Info("slack: the response_url did not take the clicked card again", "approval_id", act.ApprovalID,
+				"slack_user", who.user, "err", scrub(err).Error())
+		}
+	}
+	return true
+}
+
+// cardMoved reports whether the approval moved on between two reads of
+// its card.
+func cardMoved(before, after threads.Card) bool {
+	return before.State != after.State || before.HeldRevision != after.HeldRevision ||
+		(before.Deciding == nil) != (after.Deciding == nil)
+}
+
+// replace posts a card to a response_url in place of the message clicked.
+func (a *Adapter) replace(ctx context.Context, responseURL string, card threads.Card) error {
+	msg := a.render.Slack(templates.Build(card.Input()))
+	opts := append(msg.MsgOptions(), slackgo.MsgOptionReplaceOriginal(responseURL))
+	_, _, err := a.api.PostMessageContext(ctx, "", opts...)
+	return err
 }
 
 // mayDecide reports whether the user maps to a member who may decide in
@@ -203,7 +244,8 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 		return
 	}
 	if !a.mayDecide(row.Tenant, who.user) {
-		a.decide(ctx, act, who, false, "")
+		// Threads words the refusal; nothing is recorded.
+		a.answer(ctx, who, a.record(ctx, act, who, false, "", a.now()).Text)
 		return
 	}
 	meta := denyMeta{Action: templates.EncodeAction(act), Channel: who.channel, Reply: who.reply}
@@ -246,10 +288,12 @@ func denyModal(function string, act templates.Action, meta string) slackgo.Modal
 	}
 }
 
-// submit handles the deny modal's submission: the modal closes at once
-// (or shows what is wrong with the reason), and the denial is recorded
-// after.
-func (a *Adapter) submit(cb *slackgo.InteractionCallback) (ackBody, work) {
+// submit handles the deny modal's submission: the denial is recorded
+// first, then the modal closes (or shows what is wrong with the reason,
+// or that the denial could not be recorded, so the person can submit it
+// again), and the clicked card is replaced through the response_url the
+// click carried in the modal's private_metadata.
+func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, work) {
 	if cb.View.CallbackID != denyCallbackID {
 		a.log.Debug("slack: submission of a view the bot does not know", "callback_id", chunk.Cut(cb.View.CallbackID, 64))
 		return nil, work{}
@@ -275,5 +319,10 @@ func (a *Adapter) submit(cb *slackgo.InteractionCallback) (ackBody, work) {
 		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: sayReasonTooLong}), work{}
 	}
 	who := person{user: cb.User.ID, channel: meta.Channel, reply: a.allowedReply(meta.Reply)}
-	return nil, work{decideTimeout, func(ctx context.Context) { a.decide(ctx, act, who, false, reason) }}
+	out := a.record(ctx, act, who, false, reason, received)
+	switch out.Text {
+	case click.SayStarting, click.SayStoreDown, click.SayNotRecorded, click.SayNotInTime:
+		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: out.Text}), work{}
+	}
+	return nil, work{decideTimeout, func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 }

@@ -16,7 +16,6 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"golang.org/x/time/rate"
 
-	"approvalsbot/adapters/pacing"
 	"approvalsbot/adapters/replay"
 	"approvalsbot/config"
 	"approvalsbot/store"
@@ -38,6 +37,7 @@ type Store interface {
 // Service is what a click calls; *threads.Service satisfies it.
 type Service interface {
 	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
+	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
 	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
 }
 
@@ -64,13 +64,14 @@ type Options struct {
 	// waited); nil means time.Now. Signatures are checked against the
 	// wall clock, as Slack signs them.
 	Now func() time.Time
-	// PerChannelRate and Burst pace chat.postMessage per channel
-	// (cards, thread replies, notices); zero means DefaultPerChannelRate
-	// and DefaultBurst, rate.Inf switches pacing off.
+	// PerChannelRate and Burst are the budget of chat.postMessage per
+	// channel (cards, thread replies, notices) the outbox paces rows with;
+	// zero means DefaultPerChannelRate and DefaultBurst, rate.Inf switches
+	// pacing off.
 	PerChannelRate rate.Limit
 	Burst          int
-	// UpdateRate and UpdateBurst pace chat.update across the workspace;
-	// zero means DefaultUpdateRate and DefaultUpdateBurst.
+	// UpdateRate and UpdateBurst are chat.update's budget across the
+	// workspace; zero means DefaultUpdateRate and DefaultUpdateBurst.
 	UpdateRate  rate.Limit
 	UpdateBurst int
 }
@@ -89,10 +90,12 @@ type Adapter struct {
 	libLog    *log.Logger // slack-go's own lines, at debug level
 	now       func() time.Time
 
-	posts   *pacing.Pacer
-	updates *pacing.Pacer
-	replay  *replay.Cache
-	svc     atomic.Pointer[boundService]
+	// The budgets the outbox paces this surface's rows with (pace.go).
+	postRate, updateRate   rate.Limit
+	postBurst, updateBurst int
+
+	replay *replay.Cache
+	svc    atomic.Pointer[boundService]
 
 	dmMu sync.Mutex
 	dms  map[string]string // user id → DM channel id
@@ -173,8 +176,8 @@ func New(o Options) (*Adapter, error) {
 		log:      o.Logger,
 		libLog:   libLog,
 		now:      o.Now,
-		posts:    pacing.New(o.PerChannelRate, o.Burst, "Slack"),
-		updates:  pacing.New(o.UpdateRate, o.UpdateBurst, "Slack"),
+		postRate: o.PerChannelRate, postBurst: o.Burst,
+		updateRate: o.UpdateRate, updateBurst: o.UpdateBurst,
 		replay:   replay.New(signatureWindow),
 		dms:      map[string]string{},
 		appToken: o.Config.AppToken.Reveal() != "",
@@ -231,6 +234,13 @@ func (a *Adapter) Close() {
 	a.closing = true
 	a.workMu.Unlock()
 	a.work.Wait()
+}
+
+// isClosing reports whether Close has begun.
+func (a *Adapter) isClosing() bool {
+	a.workMu.Lock()
+	defer a.workMu.Unlock()
+	return a.closing
 }
 
 // startWork runs fn after an ack, tracked so Close waits for it, with its

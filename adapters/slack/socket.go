@@ -44,9 +44,17 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, evt so
 		if !ok || evt.Request == nil {
 			return
 		}
-		reply, next := a.interaction(&cb)
-		a.ack(ctx, sm, evt.Request, reply)
-		if !a.startWork(next.timeout, next.run) {
+		// Each interaction is recorded and acked on its own, so one
+		// click's record does not hold up the clicks behind it.
+		received, req := a.now(), evt.Request
+		started := a.startWork(ackWithin, func(wctx context.Context) {
+			reply, next := a.interaction(wctx, &cb, received)
+			a.ack(ctx, sm, req, reply)
+			if !a.startWork(next.timeout, next.run) {
+				a.log.Warn("slack: the answer to an interaction dropped: shutting down", "slack_user", cb.User.ID)
+			}
+		})
+		if !started {
 			a.log.Warn("slack: interaction dropped: shutting down", "slack_user", cb.User.ID)
 		}
 	case socketmode.EventTypeSlashCommand:

@@ -19,8 +19,8 @@ import (
 // TestSocketModeFeedsTheSameHandler runs slack-go's Socket Mode client
 // against the fake's WebSocket (apps.connections.open answers its ws://
 // URL): a click, the deny dialog's submission and a slash command arrive
-// as envelopes, each is acked within 3 s, and the work follows as over
-// HTTP.
+// as envelopes, each is acked within 3 s (a click only once it is
+// recorded), and the work follows as over HTTP.
 func TestSocketModeFeedsTheSameHandler(t *testing.T) {
 	h := newHarnessWith(t, harnessOptions{socket: true})
 	h.ingest(t, "merge.json")
@@ -48,11 +48,17 @@ func TestSocketModeFeedsTheSameHandler(t *testing.T) {
 	if ack.After > 3*time.Second || (len(ack.Payload) > 0 && string(ack.Payload) != "null") {
 		t.Fatalf("ack %+v: want a bare ack within 3 s", ack)
 	}
-	h.told(t, "U0KEVIN", "Sending your approval")
+	if !h.committed(t, "a-merge1") {
+		t.Fatal("the click was acked before its approval was recorded")
+	}
+	h.replaced(t, "C0APPROVALS", card.TS, "Recorded: user:kevin's approval is being sent to the job backend…")
 	h.drain(t)
 	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Actor != "user:kevin" || got[0].Request.Decision != "approve" {
 		t.Fatalf("decisions %+v", got)
 	}
+	h.replaced(t, "C0APPROVALS", card.TS, "Approved by user:kevin")
+	h.told(t, "U0KEVIN", "Recorded: your approval reached the job backend.")
+	h.notTold(t, "Sending your approval")
 
 	// A view_submission's ack carries the response: a forged dialog is
 	// answered in the dialog.

@@ -18,7 +18,6 @@ import (
 // Post puts a card at a target: a channel (slack:C…/G…), or a user
 // (slack:U…/W…) in a DM opened with conversations.open, with working
 // buttons. Under Thread it goes into that card's thread (a reasked card).
-// It waits for the channel's pace first.
 func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
 	if req.Card.Approval == nil {
 		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
@@ -54,14 +53,8 @@ func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Card.Approval == nil {
 		return threads.Permanent(errors.New("edit card: the card has no approval"))
 	}
-	if err := a.updates.Wait(ctx, "chat.update"); err != nil {
-		return err
-	}
 	msg := a.render.Slack(templates.Build(req.Card.Input()))
 	_, _, _, err := a.api.UpdateMessageContext(ctx, req.Post.Channel, req.Post.Ref, msg.MsgOptions()...)
-	if d := retryAfter(err); d > 0 {
-		a.updates.Hold("chat.update", d)
-	}
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
 
@@ -94,26 +87,36 @@ func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
 // Tell answers one person privately: through the interaction's
 // response_url (ephemeral) when the request holds one that still works,
 // else with chat.postEphemeral in the channel where they clicked.
+//
+// With a card, the clicked copy is first replaced with it through the
+// response_url, so the person sees the outcome on the card they clicked
+// at once; the other copies follow with chat.update at its pace. A
+// response_url that no longer takes it (30 minutes, five uses) leaves
+// that to chat.update too.
 func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
+	who := person{user: req.User, channel: req.Channel, reply: a.allowedReply(req.Reply)}
+	if req.Card != nil && who.reply != "" {
+		if err := a.replace(ctx, who.reply, *req.Card); err != nil {
+			if ctx.Err() != nil {
+				return classify("show the clicked card to "+req.User, err)
+			}
+			a.log.Info("slack: the response_url did not take the clicked card; chat.update shows it",
+				"tenant", req.Tenant, "slack_user", req.User, "err", scrub(err).Error())
+		}
+	}
 	text := mrkdwn(approval.RedactText(req.Text))
-	err := a.tell(ctx, person{user: req.User, channel: req.Channel, reply: a.allowedReply(req.Reply)},
-		[]templates.SlackMessage{{Text: text}})
+	err := a.tell(ctx, who, []templates.SlackMessage{{Text: text}})
 	if err != nil {
 		return classify("answer "+req.User, err)
 	}
 	return nil
 }
 
-// postMessage waits for the channel's pace and posts; a 429 holds the
-// channel back for as long as Slack asked.
+// postMessage posts. It does not wait for the channel's pace: the outbox
+// claimed the row within the channel's budget (PaceKey), and a 429
+// returns the row with Slack's wait, which holds the budget.
 func (a *Adapter) postMessage(ctx context.Context, channel string, opts []slackgo.MsgOption) (string, error) {
-	if err := a.posts.Wait(ctx, channel); err != nil {
-		return "", err
-	}
 	_, ts, err := a.api.PostMessageContext(ctx, channel, opts...)
-	if d := retryAfter(err); d > 0 {
-		a.posts.Hold(channel, d)
-	}
 	return ts, err
 }
 

@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,7 +30,7 @@ func TestBadRequestsAreRefusedBeforeParsing(t *testing.T) {
 	if status, _ := h.send(t, signedRequest{path: "/slack/interactions", body: click, ts: now}); status != 200 {
 		t.Fatalf("valid click: %d", status)
 	}
-	h.told(t, "U0KEVIN", "Sending your approval")
+	h.replaced(t, "C0APPROVALS", h.cardTS("C0APPROVALS", approve), "Recorded: user:kevin's approval is being sent")
 	before = len(h.slack.Messages())
 
 	tampered := []byte(strings.Replace(string(click), "U0KEVIN", "U0ADA", 1))
@@ -112,6 +113,10 @@ func TestClickBeforeBindIsToldToWait(t *testing.T) {
 	h.adapter.Bind(nil)
 	h.click(t, "U0KEVIN", "C0APPROVALS", "ab1|approve|a-merge1|1")
 	h.told(t, "U0KEVIN", "starting")
+	if h.committed(t, "a-merge1") {
+		t.Fatal("a click before Bind was recorded")
+	}
+	h.untouched(t, "C0APPROVALS", h.cardTS("C0APPROVALS", "ab1|approve|a-merge1|1"))
 }
 
 // slowService holds an argument look-up until released, to watch the
@@ -123,6 +128,10 @@ type slowService struct {
 
 func (s slowService) Decide(context.Context, threads.DecideRequest) (threads.DecideResult, error) {
 	return threads.DecideResult{Text: "decided"}, nil
+}
+
+func (s slowService) Card(context.Context, string, int) (threads.Card, error) {
+	return threads.Card{}, errors.New("no cards in this test")
 }
 
 func (s slowService) ShowArguments(ctx context.Context, _ threads.ShowRequest) (threads.ShowResult, error) {

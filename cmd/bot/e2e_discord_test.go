@@ -104,14 +104,13 @@ tenants:
 	}
 	for time.Now().Before(deadline) {
 		m, _ := dc.Message(card.ID)
-		if m.Edits > 0 && len(m.Buttons) == 0 {
-			text := m.Content
-			for _, e := range m.Embeds {
-				text += e.Title + e.Description
-			}
-			if !strings.Contains(text, "Approved by user:kevin") {
-				t.Fatalf("the card was edited to %q", text)
-			}
+		text := m.Content
+		for _, e := range m.Embeds {
+			text += e.Title + e.Description
+		}
+		// The click's own answer shows the card being sent at once; the
+		// outcome follows once the backend answered.
+		if m.Edits > 0 && len(m.Buttons) == 0 && strings.Contains(text, "Approved by user:kevin") {
 			if len(dc.Messages(card.Thread)) == 0 {
 				t.Fatal("nothing was said in the card's thread")
 			}

@@ -396,11 +396,15 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 		}
 		out.answer, out.at = text, time.Now()
 		switch {
-		case strings.HasPrefix(text, "Sending your "),
-			// The decision went out and the backend answered before the
+		// The clicked card, replaced through the click's response_url:
+		// the decision recorded and on its way…
+		case strings.HasSuffix(text, ": a decision is being sent"),
+			// …or already decided: the backend answered before the
 			// click's own answer was posted (another replica's worker
 			// took the decision row at once).
-			strings.HasPrefix(text, "Recorded: your "),
+			strings.HasSuffix(text, " was approved"), strings.HasSuffix(text, " was denied"),
+			// Without the card (the response_url refused it), in words.
+			strings.HasPrefix(text, "Sending your "), strings.HasPrefix(text, "Recorded: your "),
 			// An earlier click was recorded, though its answer was lost
 			// with its replica: this one is refused, nothing is sent.
 			strings.Contains(text, " is deciding this call already"),
@@ -1049,7 +1053,7 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 		if clicks[i].tries > 1 {
 			reclicks++
 		}
-		if strings.HasPrefix(clicks[i].answer, "Recorded: ") {
+		if a := clicks[i].answer; strings.HasPrefix(a, "Recorded: ") || strings.HasSuffix(a, " was approved") || strings.HasSuffix(a, " was denied") {
 			recordedFirst = append(recordedFirst, fmt.Sprintf("%s %+.1fs", id, clicks[i].at.Sub(killedAt).Seconds()))
 		}
 	}
@@ -1075,7 +1079,7 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 	t.Logf("decisions: %d approved and %d denied by a click (%d clicked again after their replica died; all answered %v after the start), %d denied by the deadline; %d repeated sends with the same key",
 		approvals, denials, reclicks, clickedAll.Sub(start).Round(time.Millisecond), deadlines, replays)
 	if len(recordedFirst) > 0 {
-		t.Logf("%d click(s) saw \"Recorded: …\" before \"Sending your …\" (answered at, from the kill): %v", len(recordedFirst), recordedFirst)
+		t.Logf("%d click(s) saw the decided card before the card being sent (answered at, from the kill): %v", len(recordedFirst), recordedFirst)
 	}
 	t.Logf("dead replica's claims after its death: %v; %d finished by it before it died, %d closed by a decision while held; taken over %v–%v after their lease lapsed, the last %v after the kill",
 		kinds, finishedByVictim, decidedWhileHeld, minLag.Round(time.Millisecond), maxLag.Round(time.Millisecond), lastTaken.Sub(killedAt).Round(time.Millisecond))

@@ -350,7 +350,8 @@ func TestEndToEnd(t *testing.T) {
 	}
 	_, metrics := bot.get(t, "/metrics")
 	for _, want := range []string{`bot_events_total{answer="accepted",type="approval.requested"}`,
-		`bot_events_total{answer="bad_signature",type="unparsed"}`, "bot_outbox_pending", "bot_deliveries_total"} {
+		`bot_events_total{answer="bad_signature",type="unparsed"}`, "bot_outbox_pending", "bot_deliveries_total",
+		`bot_outbox_lane_pending{lane="backend"}`, `bot_outbox_lane_oldest_seconds{lane="chat"}`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

@@ -15,9 +15,14 @@
 // message limits (content 2,000, embeds, 5×5 buttons, custom_id 100,
 // label 80); one thread per message, whose id is the message's; an
 // interaction answered once within 3 s, a modal's limits, follow-ups only
-// after the answer and within the token's 15 minutes; a per-channel pace
-// of message creates answered with 429 and retry_after. Ids are unique
-// snowflakes. Everything received is recorded.
+// after the answer and within the token's 15 minutes; an UPDATE_MESSAGE
+// answer (type 7) only to an interaction on a message, which it edits,
+// and PATCH …/messages/@original editing the interaction's original
+// message (for a component, the message the button is on) only while the
+// token lives, both within a message's limits; a per-channel pace of
+// message creates answered with 429 and retry_after. Ids are unique
+// snowflakes. Everything received is recorded, every edit of a message
+// with the way it came (EditsOf).
 //
 // It sends no X-RateLimit-* headers, so discordgo's own bucket pacing
 // stays idle and a test sees the adapter's pacing alone.
@@ -59,6 +64,7 @@ const (
 	RouteGuildMember    = "GET /guilds/{guild}/members/{user}"
 	RouteCallback       = "POST /interactions/{interaction}/{token}/callback"
 	RouteFollowup       = "POST /webhooks/{application}/{token}"
+	RouteOriginalEdit   = "PATCH /webhooks/{application}/{token}/messages/@original"
 	RouteGateway        = "GET /gateway"
 	RouteGatewayBot     = "GET /gateway/bot"
 	interactionLifetime = 15 * time.Minute
@@ -121,6 +127,9 @@ type Server struct {
 	interactions    map[string]*interaction // by token
 	requests        []Request
 	followups       []Followup
+	edits           []Edit
+	modals          map[string]string // the message a modal was opened from, by user and custom_id
+	editSeq         int               // orders edits and follow-ups
 	limiters        map[string]*rate.Limiter
 	rateLimited     int
 	injected        []injection
@@ -158,6 +167,12 @@ type interaction struct {
 	created                  time.Time
 	answered                 bool
 	answer                   *Answer
+	// message is the message a component interaction is on (for a modal's
+	// submission, the one whose button opened the modal); "" for none.
+	message string
+	// original is the answer's own message, for a CHANNEL_MESSAGE_WITH_SOURCE
+	// (or its deferred form) answer: what @original edits then.
+	original *Message
 }
 
 type injection struct {
@@ -177,6 +192,10 @@ type Request struct {
 	Auth   string // the Authorization header
 	Body   []byte
 	Status int // answered
+	// At is when it arrived, by the process's clock (a synctest bubble's
+	// inside one); RetryAfter is the wait a 429 answer named.
+	At         time.Time
+	RetryAfter time.Duration
 }
 
 // Message is a message as it stands now.
@@ -222,6 +241,7 @@ func (m Message) Text() string {
 
 // Followup is one message posted through an interaction's webhook.
 type Followup struct {
+	Seq             int // order among follow-ups and edits (Edit.Seq)
 	InteractionID   string
 	Token           string
 	User            string
@@ -254,7 +274,8 @@ func New(t testing.TB, o Options) *Server {
 	}
 	s := &Server{t: t, o: o, priv: o.PrivateKey,
 		guilds: map[string]*guild{}, channels: map[string]*channel{}, users: map[string]*user{},
-		messages: map[string]*Message{}, interactions: map[string]*interaction{}, limiters: map[string]*rate.Limiter{}}
+		messages: map[string]*Message{}, interactions: map[string]*interaction{}, limiters: map[string]*rate.Limiter{},
+		modals: map[string]string{}}
 	s.answered = sync.NewCond(&s.mu)
 	if s.priv == nil {
 		_, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -269,7 +290,8 @@ func New(t testing.TB, o Options) *Server {
 		RouteMe: s.me, RouteApplication: s.application, RouteDMCreate: s.dmCreate, RouteChannel: s.channel,
 		RouteMessageCreate: s.messageCreate, RouteMessageEdit: s.messageEdit, RouteThreadStart: s.threadStart,
 		RouteGuild: s.guild, RouteGuildMember: s.guildMember, RouteCallback: s.callback, RouteFollowup: s.followup,
-		RouteGateway: s.gatewayURL, RouteGatewayBot: s.gatewayURL,
+		RouteOriginalEdit: s.originalEdit,
+		RouteGateway:      s.gatewayURL, RouteGatewayBot: s.gatewayURL,
 	}
 	for route, h := range routes {
 		method, path, _ := strings.Cut(route, " ")
@@ -496,16 +518,19 @@ func (s *Server) close() {
 // gives injected failures first.
 func (s *Server) recorded(route string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
 		body, _ := io.ReadAll(http.MaxBytesReader(w, r.Body, 8<<20))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			s.mu.Lock()
 			s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Route: route,
-				Auth: r.Header.Get("Authorization"), Body: body, Status: rec.status})
+				Auth: r.Header.Get("Authorization"), Body: body, Status: rec.status, At: at, RetryAfter: rec.retryAfter})
 			s.mu.Unlock()
 		}()
-		if route != RouteCallback && route != RouteFollowup && r.Header.Get("Authorization") != "Bot "+s.o.Token {
+		// The interaction's own routes are authorised by its token.
+		webhook := route == RouteCallback || route == RouteFollowup || route == RouteOriginalEdit
+		if !webhook && r.Header.Get("Authorization") != "Bot "+s.o.Token {
 			writeError(rec, http.StatusUnauthorized, 0, "401: Unauthorized")
 			return
 		}
@@ -535,7 +560,8 @@ func (s *Server) takeInjection(route string) (injection, bool) {
 
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status     int
+	retryAfter time.Duration
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
@@ -554,6 +580,9 @@ func writeError(w http.ResponseWriter, status, code int, message string) {
 }
 
 func writeRateLimit(w http.ResponseWriter, after time.Duration, global bool) {
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.retryAfter = after
+	}
 	secs := float64(after.Milliseconds()) / 1000
 	w.Header().Set("Retry-After", strconv.Itoa(int((after+time.Second-1)/time.Second)))
 	scope := "user"
@@ -870,9 +899,16 @@ func apply(m *Message, b *messageBody, perms int64) {
 }
 
 func (s *Server) messageJSON(m *Message) map[string]any {
+	embeds := m.Embeds
+	if embeds == nil {
+		embeds = []*discordgo.MessageEmbed{}
+	}
 	return map[string]any{"id": m.ID, "channel_id": m.ChannelID, "content": m.Content, "type": 0,
-		"author": s.botUser(), "embeds": m.Embeds, "flags": m.Flags, "timestamp": m.CreatedAt.Format(time.RFC3339)}
+		"author": s.botUser(), "embeds": embeds, "components": componentsJSON(m), "flags": m.Flags,
+		"timestamp": m.CreatedAt.Format(time.RFC3339)}
 }
+
+func parseJSON(raw []byte, v any) bool { return json.Unmarshal(raw, v) == nil }
 
 func (s *Server) messageCreate(w http.ResponseWriter, r *http.Request) {
 	b, ok := s.readMessage(w, r)
@@ -946,6 +982,7 @@ func (s *Server) messageEdit(w http.ResponseWriter, r *http.Request) {
 	}
 	apply(m, b, perms)
 	m.Edits++
+	s.recordEdit(m, EditREST, "")
 	writeJSON(w, http.StatusOK, s.messageJSON(m))
 }
 
@@ -1019,12 +1056,11 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeAlreadyAcknowledged, "Interaction has already been acknowledged.")
 		return
 	}
-	if problem := checkResponse(in.typ, raw); problem != "" {
+	if problem := s.checkAnswerLocked(in, raw); problem != "" {
 		writeInvalid(w, problem)
 		return
 	}
-	in.answered, in.answer = true, answer
-	s.answered.Broadcast()
+	s.acceptLocked(in, answer, raw)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -1046,6 +1082,8 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := Followup{InteractionID: in.id, Token: in.token, User: in.user, Flags: b.Flags, AllowedMentions: b.AllowedMentions}
+	s.editSeq++
+	f.Seq = s.editSeq
 	if b.Content != nil {
 		f.Content = *b.Content
 	}
@@ -1077,7 +1115,11 @@ type Answer struct {
 	CustomID string      // a modal's
 	Title    string      // a modal's
 	Inputs   []TextInput // a modal's text inputs, row by row
-	Raw      json.RawMessage
+	// Components says the answer set the message's components (an empty
+	// list removes them all); Buttons are the buttons it set, row by row.
+	Components bool
+	Buttons    []Button
+	Raw        json.RawMessage
 }
 
 // Ephemeral reports whether only the person who clicked sees the answer.
@@ -1101,7 +1143,7 @@ func parseAnswer(raw []byte) (*Answer, error) {
 			Embeds     []*discordgo.MessageEmbed `json:"embeds"`
 			CustomID   string                    `json:"custom_id"`
 			Title      string                    `json:"title"`
-			Components []rawComponent            `json:"components"`
+			Components *[]rawComponent           `json:"components"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &resp); err != nil {
@@ -1110,8 +1152,15 @@ func parseAnswer(raw []byte) (*Answer, error) {
 	a := &Answer{Type: resp.Type, Raw: append(json.RawMessage(nil), raw...)}
 	if d := resp.Data; d != nil {
 		a.Content, a.Flags, a.Embeds, a.CustomID, a.Title = d.Content, d.Flags, d.Embeds, d.CustomID, d.Title
-		for _, row := range d.Components {
+		var rows []rawComponent
+		if d.Components != nil {
+			a.Components, rows = true, *d.Components
+		}
+		for i, row := range rows {
 			for _, c := range row.Components {
+				if c.Type == discordgo.ButtonComponent {
+					a.Buttons = append(a.Buttons, Button{Row: i, CustomID: c.CustomID, Label: c.Label, Style: discordgo.ButtonStyle(c.Style)})
+				}
 				if c.Type == discordgo.TextInputComponent {
 					a.Inputs = append(a.Inputs, TextInput{CustomID: c.CustomID, Label: c.Label,
 						Style: discordgo.TextInputStyle(c.Style), MaxLength: c.MaxLength, Required: c.Required != nil && *c.Required})
@@ -1123,9 +1172,12 @@ func parseAnswer(raw []byte) (*Answer, error) {
 }
 
 // checkResponse applies Discord's rules for the first answer to an
-// interaction: which types fit which interaction, and a modal's limits.
+// interaction: which types fit which interaction, a message's limits on
+// what a message answer or an update carries, and a modal's limits.
+// onMessage says the interaction is on a message (a component's, or a
+// modal opened from one), which an UPDATE_MESSAGE edits.
 // https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-response-object
-func checkResponse(typ discordgo.InteractionType, raw []byte) string {
+func checkResponse(typ discordgo.InteractionType, onMessage bool, raw []byte) string {
 	var resp struct {
 		Type discordgo.InteractionResponseType `json:"type"`
 		Data *struct {
@@ -1140,6 +1192,12 @@ func checkResponse(typ discordgo.InteractionType, raw []byte) string {
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return "the answer is not JSON"
 	}
+	var msg struct {
+		Data *messageBody `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &msg); err != nil {
+		return "the answer's data is not a message"
+	}
 	switch resp.Type {
 	case discordgo.InteractionResponsePong:
 		if typ != discordgo.InteractionPing {
@@ -1152,9 +1210,27 @@ func checkResponse(typ discordgo.InteractionType, raw []byte) string {
 		if resp.Data != nil && charLen(resp.Data.Content) > 2000 {
 			return "data.content: over 2000"
 		}
+		if msg.Data != nil {
+			if p := checkMessage(msg.Data); p != "" {
+				return "data." + p
+			}
+		}
 	case discordgo.InteractionResponseDeferredMessageUpdate, discordgo.InteractionResponseUpdateMessage:
 		if typ != discordgo.InteractionMessageComponent && typ != discordgo.InteractionModalSubmit {
 			return "DEFERRED_UPDATE_MESSAGE and UPDATE_MESSAGE answer only components and modal submits"
+		}
+		if resp.Type == discordgo.InteractionResponseUpdateMessage {
+			if !onMessage {
+				return "UPDATE_MESSAGE: the interaction is on no message to update"
+			}
+			if msg.Data != nil {
+				if p := checkMessage(msg.Data); p != "" {
+					return "data." + p
+				}
+				if p := checkEditFlags(msg.Data.Flags); p != "" {
+					return "data." + p
+				}
+			}
 		}
 	case discordgo.InteractionResponseModal:
 		if typ != discordgo.InteractionMessageComponent && typ != discordgo.InteractionApplicationCommand {

@@ -16,19 +16,25 @@ import (
 
 // Click is a press on a button of a message.
 type Click struct {
-	User      string // who clicked
-	Channel   string // where: a guild channel, a thread or a DM channel
-	CustomID  string
-	MessageID string // the message the button is on; optional
+	User     string // who clicked
+	Channel  string // where: a guild channel, a thread or a DM channel
+	CustomID string
+	// MessageID is the message the button is on; empty means the newest
+	// message in Channel with a button of CustomID (none for a forged
+	// click: a click on no message).
+	MessageID string
 }
 
 // Submit is the submission of a modal.
 type Submit struct {
-	User      string
-	Channel   string
-	CustomID  string            // the modal's
-	Values    map[string]string // text inputs by custom_id
-	MessageID string            // the message whose button opened the modal; optional
+	User     string
+	Channel  string
+	CustomID string            // the modal's
+	Values   map[string]string // text inputs by custom_id
+	// MessageID is the message whose button opened the modal; empty means
+	// the one the modal CustomID was last opened from for User (none when
+	// the bot opened no such modal: a forged submission).
+	MessageID string
 }
 
 // Result is the bot's first answer to an interaction.
@@ -54,10 +60,13 @@ func (r Result) Answered() bool { return r.Response != nil && r.Problem == "" }
 // ClickButton delivers a button press: signed to the interactions URL
 // when one is set, else over the gateway.
 func (s *Server) ClickButton(c Click) Result {
+	if c.MessageID == "" {
+		c.MessageID = s.messageOfClick(c.Channel, c.CustomID)
+	}
 	in, p := s.newInteraction(discordgo.InteractionMessageComponent, c.User, c.Channel)
 	p["data"] = map[string]any{"custom_id": c.CustomID, "component_type": discordgo.ButtonComponent}
 	if c.MessageID != "" {
-		p["message"] = s.messageRef(c.MessageID, c.Channel)
+		p["message"] = s.messageRef(in, c.MessageID, c.Channel)
 	}
 	return s.deliver(in, p)
 }
@@ -71,8 +80,11 @@ func (s *Server) SubmitModal(m Submit) Result {
 			map[string]any{"type": discordgo.TextInputComponent, "custom_id": id, "value": v}}})
 	}
 	p["data"] = map[string]any{"custom_id": m.CustomID, "components": rows}
+	if m.MessageID == "" {
+		m.MessageID = s.messageOfModal(m.User, m.CustomID)
+	}
 	if m.MessageID != "" {
-		p["message"] = s.messageRef(m.MessageID, m.Channel)
+		p["message"] = s.messageRef(in, m.MessageID, m.Channel)
 	}
 	return s.deliver(in, p)
 }
@@ -166,7 +178,15 @@ func (s *Server) newInteraction(typ discordgo.InteractionType, userID, channelID
 	return in, p
 }
 
-func (s *Server) messageRef(id, channelID string) map[string]any {
+// messageRef is the message an interaction is on, as Discord sends it
+// (the whole message as it stands), and ties the interaction to it.
+func (s *Server) messageRef(in *interaction, id, channelID string) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in.message = id
+	if m := s.messages[id]; m != nil {
+		return s.messageJSON(m)
+	}
 	return map[string]any{"id": id, "channel_id": channelID, "type": 0, "content": "", "author": s.botUser(),
 		"timestamp": "2026-11-29T18:00:01.000000+00:00", "flags": 0}
 }
@@ -193,16 +213,15 @@ func (s *Server) deliver(in *interaction, payload map[string]any) Result {
 			res.Problem = "the answer is not JSON"
 			return res
 		}
-		res.Problem = checkResponse(in.typ, []byte(res.Body))
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		res.Problem = s.checkAnswerLocked(in, []byte(res.Body))
 		if res.Problem == "" && res.Elapsed > answerWithin {
 			res.Problem = "answered after 3 s"
 		}
 		res.Response = answer
 		if res.Problem == "" {
-			s.mu.Lock()
-			in.answered, in.answer = true, answer
-			s.answered.Broadcast()
-			s.mu.Unlock()
+			s.acceptLocked(in, answer, []byte(res.Body))
 		}
 		return res
 	}

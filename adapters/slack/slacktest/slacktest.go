@@ -3,9 +3,12 @@
 // (form bodies with the token in them for chat.* and conversations.*, JSON
 // with a Bearer header for views.*, GET for chat.getPermalink), checks the
 // token, mints a unique ts per message, enforces Slack's per-channel pace
-// of chat.postMessage with 429 and Retry-After, answers response_url posts,
-// serves a Socket Mode WebSocket, and records everything so tests assert
-// on what Slack would have shown.
+// of chat.postMessage and the workspace's of chat.update with 429 and
+// Retry-After, answers response_url posts
+// (an answer to one person, or with replace_original the message the
+// response_url belongs to, replaced for everyone, five uses a URL), serves
+// a Socket Mode WebSocket, and records everything so tests assert on what
+// Slack would have shown.
 //
 // Point slack-go at it with slack.OptionAPIURL(s.APIURL()). The fake is
 // stricter than Slack where strictness finds bugs: a message whose blocks
@@ -62,6 +65,11 @@ type Options struct {
 	// gets 429 with Retry-After. Zero PostRate means no limit.
 	PostRate  rate.Limit
 	PostBurst int
+	// UpdateRate and UpdateBurst pace chat.update across the workspace
+	// as Slack does (Tier 3, about 50 a minute): an update beyond them
+	// gets 429 with Retry-After. Zero UpdateRate means no limit.
+	UpdateRate  rate.Limit
+	UpdateBurst int
 	// RetryAfter is the Retry-After of a 429, rounded up to whole seconds;
 	// zero means one second.
 	RetryAfter time.Duration
@@ -83,7 +91,8 @@ type Message struct {
 	// Blocks as sent; nil for none.
 	Blocks json.RawMessage
 	// ResponseType, ReplaceOriginal and ResponseURL are set for
-	// response_url posts.
+	// response_url posts; one with ReplaceOriginal carries the TS of the
+	// message it replaced.
 	ResponseType    string
 	ReplaceOriginal bool
 	ResponseURL     string
@@ -130,7 +139,9 @@ type channel struct {
 
 type responseURL struct {
 	channel, user string
+	ts            string // the message it belongs to; "" for none (a slash command)
 	uses          int
+	expired       bool
 }
 
 // Server is the fake Slack. Its methods are safe to call while a client
@@ -144,7 +155,8 @@ type Server struct {
 	seq       int
 	channels  map[string]*channel
 	users     map[string]bool
-	limiters  map[string]*rate.Limiter
+	limiters  map[string]*rate.Limiter // chat.postMessage, per channel
+	updates   *rate.Limiter            // chat.update, the workspace's
 	failures  map[string][]failure
 	responses map[string]*responseURL
 	messages  []Message
@@ -222,15 +234,37 @@ func (s *Server) AddUser(id string) {
 }
 
 // ResponseURL mints a response_url served by the fake, as Slack puts in
-// an interaction for the user in channel. Posts to it are recorded as
-// messages with Method response_url; it takes five.
-func (s *Server) ResponseURL(channel, user string) string {
+// a slash command (or an interaction) for the user in channel, tied to no
+// message. Posts to it are recorded as messages with Method response_url;
+// it takes five. A replace_original through it is recorded too, but it
+// names no message, so none is replaced: ResponseURLFor mints one that
+// replaces its message.
+func (s *Server) ResponseURL(channel, user string) string { return s.ResponseURLFor(channel, user, "") }
+
+// ResponseURLFor mints the response_url Slack puts in a click on a button
+// of the message ts in channel, by user. Like ResponseURL it answers the
+// user alone and takes five posts in all; a post with replace_original
+// replaces that message, for everyone who sees the channel, as chat.update
+// would (Channel shows it replaced), and is recorded with the message's
+// ts.
+func (s *Server) ResponseURLFor(channel, user, ts string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
 	id := strconv.Itoa(s.seq)
-	s.responses[id] = &responseURL{channel: channel, user: user}
+	s.responses[id] = &responseURL{channel: channel, user: user, ts: ts}
 	return s.srv.URL + "/response/" + id
+}
+
+// ExpireResponseURLs ends every response_url minted so far, as Slack
+// does 30 minutes after the interaction that carried it: posts to them
+// then get 404 expired_url.
+func (s *Server) ExpireResponseURLs() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ru := range s.responses {
+		ru.expired = true
+	}
 }
 
 // Fail makes the next n calls of method answer {"ok":false,"error":code}
@@ -304,7 +338,8 @@ func (s *Server) Calls() []Call {
 	return append([]Call(nil), s.calls...)
 }
 
-// RateLimited counts the 429 answers the pace gave (not the injected).
+// RateLimited counts the 429 answers the paces gave, of chat.postMessage
+// and chat.update (not the injected ones).
 func (s *Server) RateLimited() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -488,9 +523,7 @@ func (s *Server) postMessage(req *request) answer {
 			s.limiters[id] = lim
 		}
 		if !lim.Allow() {
-			s.limited++
-			return answer{status: http.StatusTooManyRequests, body: map[string]any{"ok": false, "error": "ratelimited"},
-				retryAfter: s.o.RetryAfter}
+			return s.rateLimited()
 		}
 	}
 	m, code := message(req)
@@ -506,6 +539,13 @@ func (s *Server) postMessage(req *request) answer {
 	return ok(map[string]any{"channel": id, "ts": m.TS, "message": map[string]any{"text": m.Text, "ts": m.TS}})
 }
 
+// rateLimited is a pace's 429; s.mu must be held.
+func (s *Server) rateLimited() answer {
+	s.limited++
+	return answer{status: http.StatusTooManyRequests, body: map[string]any{"ok": false, "error": "ratelimited"},
+		retryAfter: s.o.RetryAfter}
+}
+
 func (s *Server) update(req *request) answer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -513,6 +553,14 @@ func (s *Server) update(req *request) answer {
 	c := s.channels[id]
 	if c == nil {
 		return slackErr("channel_not_found")
+	}
+	if s.o.UpdateRate > 0 {
+		if s.updates == nil {
+			s.updates = rate.NewLimiter(s.o.UpdateRate, max(s.o.UpdateBurst, 1))
+		}
+		if !s.updates.Allow() {
+			return s.rateLimited()
+		}
 	}
 	old := find(c, req.get("ts"))
 	if old == nil {
@@ -635,6 +683,7 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ru := s.responses[id]
 	if ru != nil {
+		// Every post spends a use, taken or not, as Slack counts them.
 		ru.uses++
 	}
 	s.mu.Unlock()
@@ -642,7 +691,7 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 	case r.Method != http.MethodPost:
 		http.Error(w, "method_not_allowed", http.StatusMethodNotAllowed)
 		return
-	case ru == nil:
+	case ru == nil || ru.expired:
 		http.Error(w, "expired_url", http.StatusNotFound)
 		return
 	case ru.uses > responseURLUses:
@@ -667,7 +716,23 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 		m.Blocks = body.Blocks
 	}
 	s.mu.Lock()
-	m.TS = s.mintTS()
+	if m.ReplaceOriginal && ru.ts != "" {
+		// The message the URL belongs to is replaced in place: same ts,
+		// same thread, new text and blocks.
+		var old *Message
+		if c := s.channels[ru.channel]; c != nil {
+			old = find(c, ru.ts)
+		}
+		if old == nil {
+			s.mu.Unlock()
+			http.Error(w, "message_not_found", http.StatusNotFound)
+			return
+		}
+		old.Text, old.Blocks = m.Text, m.Blocks
+		m.TS, m.ThreadTS = old.TS, old.ThreadTS
+	} else {
+		m.TS = s.mintTS()
+	}
 	s.messages = append(s.messages, m)
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")

@@ -3,6 +3,7 @@ package slacktest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +14,12 @@ import (
 )
 
 // TestFakeSpeaksSlackGo drives the fake with slack-go itself: form and
-// JSON bodies, the token, unique ts, the pace, permalinks by GET and the
-// five uses of a response_url.
+// JSON bodies, the token, unique ts, the paces, permalinks by GET, the
+// five uses of a response_url, and replace_original through a click's.
 func TestFakeSpeaksSlackGo(t *testing.T) {
 	ctx := context.Background()
-	s := slacktest.New(t, slacktest.Options{Token: "xoxb-1", PostRate: 1, PostBurst: 2, RetryAfter: 3 * time.Second,
-		Scopes: []string{"chat:write"}})
+	s := slacktest.New(t, slacktest.Options{Token: "xoxb-1", PostRate: 1, PostBurst: 2, UpdateRate: 0.5, UpdateBurst: 1,
+		RetryAfter: 3 * time.Second, Scopes: []string{"chat:write"}})
 	s.AddChannel("C1", "one", true)
 	s.AddUser("U1")
 	api := slack.New("xoxb-1", slack.OptionAPIURL(s.APIURL()))
@@ -49,6 +50,11 @@ func TestFakeSpeaksSlackGo(t *testing.T) {
 	if _, _, _, err := api.UpdateMessageContext(ctx, "C1", ts1, slack.MsgOptionText("a2", false)); err != nil {
 		t.Fatal(err)
 	}
+	limited := s.RateLimited()
+	if _, _, _, err := api.UpdateMessageContext(ctx, "C1", ts1, slack.MsgOptionText("a2", false)); !errors.As(err, &rl) ||
+		rl.RetryAfter != 3*time.Second || s.RateLimited() != limited+1 {
+		t.Fatalf("a second chat.update within the workspace's pace: %v", err)
+	}
 	if got := s.Channel("C1"); len(got) != 2 || got[0].Text != "a2" || got[1].ThreadTS != ts1 {
 		t.Fatalf("channel %+v", got)
 	}
@@ -73,6 +79,51 @@ func TestFakeSpeaksSlackGo(t *testing.T) {
 		if (i < 5) != (err == nil) {
 			t.Fatalf("response_url use %d: %v", i+1, err)
 		}
+	}
+	// A click's response_url replaces the message it belongs to, for
+	// everyone, keeping its ts and thread; its uses count with the
+	// answers sent through it.
+	click := s.ResponseURLFor("C1", "U1", ts1)
+	if _, _, err := api.PostMessageContext(ctx, "", slack.MsgOptionText("a3", false), slack.MsgOptionReplaceOriginal(click)); err != nil {
+		t.Fatalf("replace_original: %v", err)
+	}
+	if got := s.Channel("C1"); len(got) != 2 || got[0].Text != "a3" || got[0].TS != ts1 || got[1].Text != "b" {
+		t.Fatalf("channel after replace_original %+v", got)
+	}
+	if m := s.MessagesBy("response_url"); m[len(m)-1].TS != ts1 || !m[len(m)-1].ReplaceOriginal || m[len(m)-1].User != "U1" {
+		t.Fatalf("replace_original recorded as %+v", m[len(m)-1])
+	}
+	for i := range 5 {
+		opt := slack.MsgOptionResponseURL(click, slack.ResponseTypeEphemeral)
+		if i%2 == 1 {
+			opt = slack.MsgOptionReplaceOriginal(click)
+		}
+		_, _, err := api.PostMessageContext(ctx, "", slack.MsgOptionText(fmt.Sprintf("g%d", i), false), opt)
+		if (i < 4) != (err == nil) {
+			t.Fatalf("use %d of a click's response_url: %v", i+2, err)
+		}
+	}
+	if got := s.Channel("C1")[0].Text; got != "g3" {
+		t.Fatalf("message after its response_url's uses: %q, want the last replacement taken", got)
+	}
+	// A response_url minted for no message records a replace_original
+	// and replaces nothing; one whose message is gone refuses it.
+	if _, _, err := api.PostMessageContext(ctx, "", slack.MsgOptionText("h", false),
+		slack.MsgOptionReplaceOriginal(s.ResponseURL("C1", "U1"))); err != nil {
+		t.Fatalf("replace_original through a response_url of no message: %v", err)
+	}
+	if m := s.MessagesBy("response_url"); m[len(m)-1].Text != "h" || !m[len(m)-1].ReplaceOriginal || m[len(m)-1].TS == ts1 ||
+		s.Channel("C1")[0].Text != "g3" {
+		t.Fatalf("replace_original of no message recorded as %+v", m[len(m)-1])
+	}
+	if _, _, err := api.PostMessageContext(ctx, "", slack.MsgOptionText("h", false),
+		slack.MsgOptionReplaceOriginal(s.ResponseURLFor("C1", "U1", "1700000000.999999"))); err == nil {
+		t.Fatal("replace_original of a message that is not there was taken")
+	}
+	late := s.ResponseURLFor("C1", "U1", ts1)
+	s.ExpireResponseURLs()
+	if _, _, err := api.PostMessageContext(ctx, "", slack.MsgOptionText("i", false), slack.MsgOptionReplaceOriginal(late)); err == nil {
+		t.Fatal("an expired response_url was taken")
 	}
 	s.Fail("chat.postEphemeral", 1, "user_not_in_channel")
 	if _, err := api.PostEphemeralContext(ctx, "C1", "U1", slack.MsgOptionText("f", false)); err == nil || err.Error() != "user_not_in_channel" {

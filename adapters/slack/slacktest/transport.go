@@ -12,10 +12,11 @@ import (
 // It is for tests under testing/synctest, which cannot advance time while
 // a goroutine waits on a real socket: with it the fake's per-channel pace
 // of chat.postMessage and its message times run on the bubble's clock,
-// the same clock the adapter's pacing waits on, so a test sees the
-// adapter's pacing exactly, without loopback jitter. Hand it to slack-go
-// as its HTTP client's Transport, with APIURL as the API URL. Socket Mode
-// is a websocket and needs the listener.
+// the same clock the bot's outbox paces its rows by, so a test sees that
+// pacing exactly, without loopback jitter. Response_url posts go through
+// it too, whatever host the URL names. Hand it to slack-go as its HTTP
+// client's Transport, with APIURL as the API URL. Socket Mode is a
+// websocket and needs the listener.
 func (s *Server) Transport() http.RoundTripper { return inProcess{s.srv.Config.Handler} }
 
 type inProcess struct{ h http.Handler }

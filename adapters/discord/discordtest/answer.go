@@ -1,0 +1,204 @@
+package discordtest
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// How a message was edited (Edit.Via).
+const (
+	// EditREST: PATCH /channels/{channel}/messages/{message}, with the bot
+	// token.
+	EditREST = "rest"
+	// EditUpdate: an UPDATE_MESSAGE (type 7) answer to an interaction on
+	// the message.
+	EditUpdate = "update"
+	// EditOriginal: PATCH /webhooks/{application}/{token}/messages/@original,
+	// through the interaction's webhook.
+	EditOriginal = "original"
+)
+
+// Edit is one change to a message, in the order the fake took it.
+type Edit struct {
+	Seq     int    // order among edits and follow-ups (Followup.Seq)
+	Via     string // EditREST, EditUpdate or EditOriginal
+	Token   string // the interaction's, for EditUpdate and EditOriginal
+	At      time.Time
+	Message Message // as it stood after the edit
+}
+
+// EditsOf lists the edits of a message, oldest first: every REST edit,
+// UPDATE_MESSAGE answer and @original edit that changed it.
+func (s *Server) EditsOf(messageID string) []Edit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Edit
+	for _, e := range s.edits {
+		if e.Message.ID == messageID {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Answered reports whether the interaction of token has had its first
+// answer accepted.
+func (s *Server) Answered(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.interactions[token]
+	return in != nil && in.answered
+}
+
+func (s *Server) recordEdit(m *Message, via, token string) {
+	s.editSeq++
+	s.edits = append(s.edits, Edit{Seq: s.editSeq, Via: via, Token: token, At: time.Now(), Message: m.copy()})
+}
+
+// checkAnswerLocked applies Discord's rules for the first answer to in.
+func (s *Server) checkAnswerLocked(in *interaction, raw []byte) string {
+	return checkResponse(in.typ, in.message != "" && s.messages[in.message] != nil, raw)
+}
+
+// acceptLocked takes a's first answer to in, checked, as Discord does: an
+// UPDATE_MESSAGE edits the message the interaction is on, a MODAL is
+// remembered for its submission (which is on the same message), and a
+// message answer becomes the interaction's original message.
+func (s *Server) acceptLocked(in *interaction, a *Answer, raw []byte) {
+	in.answered, in.answer = true, a
+	switch a.Type {
+	case discordgo.InteractionResponseUpdateMessage:
+		var resp struct {
+			Data *messageBody `json:"data"`
+		}
+		m := s.messages[in.message]
+		if m != nil && parseJSON(raw, &resp) && resp.Data != nil {
+			// An interaction's answer is the application's webhook
+			// speaking: the bot's channel permissions do not apply.
+			apply(m, resp.Data, discordgo.PermissionAll)
+			m.Edits++
+			s.recordEdit(m, EditUpdate, in.token)
+		}
+	case discordgo.InteractionResponseModal:
+		if in.message != "" {
+			s.modals[modalKey(in.user, a.CustomID)] = in.message
+		}
+	case discordgo.InteractionResponseChannelMessageWithSource, discordgo.InteractionResponseDeferredChannelMessageWithSource:
+		in.original = &Message{ID: s.Snowflake(), ChannelID: in.channel, Content: a.Content, Embeds: a.Embeds,
+			Flags: a.Flags, CreatedAt: time.Now()}
+	}
+	s.answered.Broadcast()
+}
+
+func modalKey(user, customID string) string { return user + "\x00" + customID }
+
+// checkEditFlags: an edit may set or clear only SUPPRESS_EMBEDS (and the
+// components v2 flag, which cannot be cleared); it cannot make a message
+// ephemeral or anything else.
+// https://discord.com/developers/docs/resources/message#edit-message-jsonform-params
+func checkEditFlags(f discordgo.MessageFlags) string {
+	if f&^(discordgo.MessageFlagsSuppressEmbeds|discordgo.MessageFlagsIsComponentsV2) != 0 {
+		return "flags: an edit sets only SUPPRESS_EMBEDS"
+	}
+	return ""
+}
+
+// originalEdit is PATCH /webhooks/{application}/{token}/messages/@original:
+// Edit Original Interaction Response. It edits the interaction's original
+// message while the token lives (15 minutes): for a component interaction
+// answered with an update (deferred or not), the message the component is
+// on; for a message answer, that answer. A modal is no message.
+// https://discord.com/developers/docs/interactions/receiving-and-responding#edit-original-interaction-response
+func (s *Server) originalEdit(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.readMessage(w, r)
+	if !ok {
+		return
+	}
+	if p := checkEditFlags(b.Flags); p != "" {
+		writeInvalid(w, p)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.interactions[r.PathValue("token")]
+	switch {
+	case in == nil || r.PathValue("application") != s.o.ApplicationID || !in.answered:
+		// Before the interaction is answered its webhook does not exist yet.
+		writeError(w, http.StatusNotFound, CodeUnknownWebhook, "Unknown Webhook")
+		return
+	case s.o.Now().Sub(in.created) > interactionLifetime:
+		writeError(w, http.StatusUnauthorized, CodeInvalidWebhookToken, "Invalid Webhook Token")
+		return
+	}
+	var m *Message
+	switch in.answer.Type {
+	case discordgo.InteractionResponseDeferredMessageUpdate, discordgo.InteractionResponseUpdateMessage:
+		m = s.messages[in.message]
+	case discordgo.InteractionResponseChannelMessageWithSource, discordgo.InteractionResponseDeferredChannelMessageWithSource:
+		m = in.original
+	}
+	if m == nil {
+		writeError(w, http.StatusNotFound, CodeUnknownMessage, "Unknown Message")
+		return
+	}
+	apply(m, b, discordgo.PermissionAll)
+	m.Edits++
+	s.recordEdit(m, EditOriginal, in.token)
+	writeJSON(w, http.StatusOK, s.messageJSON(m))
+}
+
+// componentsJSON is a message's buttons as Discord sends them: action
+// rows of buttons.
+func componentsJSON(m *Message) []any {
+	rows := make([]any, 0, m.Rows)
+	for i := range m.Rows {
+		var buttons []any
+		for _, b := range m.Buttons {
+			if b.Row != i {
+				continue
+			}
+			button := map[string]any{"type": discordgo.ButtonComponent, "style": b.Style, "label": b.Label}
+			if b.CustomID != "" {
+				button["custom_id"] = b.CustomID
+			}
+			buttons = append(buttons, button)
+		}
+		if len(buttons) > 0 {
+			rows = append(rows, map[string]any{"type": discordgo.ActionsRowComponent, "components": buttons})
+		}
+	}
+	return rows
+}
+
+// messageOfClick is the message a click in channel on customID is on: the
+// newest message there carrying a button with that custom_id; "" for
+// none (a forged click).
+func (s *Server) messageOfClick(channel, customID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.channels[channel]
+	if c == nil {
+		return ""
+	}
+	for i := len(c.order) - 1; i >= 0; i-- {
+		for _, b := range s.messages[c.order[i]].Buttons {
+			if b.CustomID == customID {
+				return c.order[i]
+			}
+		}
+	}
+	return ""
+}
+
+// messageOfModal is the message the modal customID was opened from for
+// user, taken once: a modal is submitted once.
+func (s *Server) messageOfModal(user, customID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := modalKey(user, customID)
+	id := s.modals[k]
+	delete(s.modals, k)
+	return id
+}
