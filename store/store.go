@@ -149,6 +149,18 @@ type Tx interface {
 	// lease lapsed but not taken over) may have read an older state, so
 	// the new row is added and runs after it.
 	OutboxInsert(ctx context.Context, rows []OutboxInsertParams) error
+	// OutboxDrop ends ApprovalID's pending rows of Kind that no worker
+	// holds, as done: effects that closing the approval made moot (an
+	// escalation nobody need read), dropped before they spend a
+	// channel's budget. A row a worker holds is left to it.
+	OutboxDrop(ctx context.Context, p OutboxDropParams) error
+}
+
+// OutboxDropParams names the moot rows of one approval.
+type OutboxDropParams struct {
+	ApprovalID string
+	Kind       string
+	Now        time.Time
 }
 
 // Approval is the stored state of one approval. The request itself lives

@@ -252,7 +252,7 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 	if len(mention) > 0 {
 		waited := now.Sub(row.RequestedAt).Round(time.Second)
 		for _, t := range fz.Post {
-			push(KindReply, t, rowPayload{Thread: string(templates.ThreadEscalation), Mentions: mention,
+			push(KindEscalation, t, rowPayload{Thread: string(templates.ThreadEscalation), Mentions: mention,
 				Waited: waited, Step: lastStep})
 		}
 	}

@@ -3,11 +3,19 @@ package threads_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"time"
 
+	"approvalsbot/config"
 	"approvalsbot/store"
+	"approvalsbot/store/sqlite"
 	"approvalsbot/threads"
 )
 
@@ -126,5 +134,105 @@ func TestAFailedRecordIsRetriedInProcess(t *testing.T) {
 	}
 	if n := len(h.surf.posts); n != 2 {
 		t.Fatalf("%d cards posted after the lease, want still 2", n)
+	}
+}
+
+// jumpClock is the bubble's clock, moved on at will: a clock that jumps.
+type jumpClock struct{ offset atomic.Int64 }
+
+func (c *jumpClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// gatedRecorder holds every post until the gate opens.
+type gatedRecorder struct {
+	*recorder
+	gate  chan struct{}
+	calls atomic.Int64
+}
+
+func (g *gatedRecorder) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
+	g.calls.Add(1)
+	<-g.gate
+	return g.recorder.Post(ctx, req)
+}
+
+// A clock that jumps past the lease while rows are in flight does not
+// make their lane claim them again: the rows it performs are excluded
+// from its claims, so each card is posted once.
+func TestAClockJumpDoesNotRepeatRowsInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg, err := config.Parse("bot.yaml", []byte(testConfig), func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clock := &jumpClock{}
+		surf := &gatedRecorder{recorder: &recorder{}, gate: make(chan struct{})}
+		svc, err := threads.New(threads.Options{Store: st, Tenants: tenants{cfg}, Clock: clock, Fallback: surf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &harness{svc: svc, store: st, surf: surf.recorder}
+		h.ingest(t, "merge.json") // a card for each of two targets
+		run, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = svc.RunOutbox(run, threads.WorkerOptions{Lease: 10 * time.Second})
+		}()
+		synctest.Wait() // both cards in flight, held at the surface
+		if n := surf.calls.Load(); n != 2 {
+			t.Fatalf("%d posts in flight, want 2", n)
+		}
+		clock.offset.Store(int64(time.Hour)) // far past the lease
+		svc.Wake()
+		time.Sleep(3 * time.Second) // virtual: the lanes poll again and again
+		synctest.Wait()
+		if n := surf.calls.Load(); n != 2 {
+			t.Fatalf("after the clock jumped past the lease, %d posts were started, want still 2", n)
+		}
+		close(surf.gate)
+		synctest.Wait()
+		stop()
+		<-done
+		if n := len(surf.posts); n != 2 {
+			t.Fatalf("%d cards posted, want 2", n)
+		}
+	})
+}
+
+// Closing an approval drops its escalations still waiting: nobody need
+// be told to look at it, and a row that would post nothing must not
+// spend its channel's budget.
+func TestClosingDropsWaitingEscalations(t *testing.T) {
+	metrics := threads.NewMetrics(prometheus.NewRegistry())
+	h := newHarnessWith(t, func(o *threads.Options) { o.Metrics = metrics })
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.at(t, 15*time.Minute) // the first step: a mention in each thread
+	if r := h.tick(t); r.Steps != 1 {
+		t.Fatalf("the step did not fire: %+v", r)
+	}
+	h.ingest(t, "merge-resolved.json") // decided in the console before the mentions went out
+	h.drain(t)
+	if n := len(h.escalations()); n != 0 {
+		t.Fatalf("%d escalations posted for a closed approval", n)
+	}
+	if n := testutil.ToFloat64(metrics.Deliveries.WithLabelValues("log", threads.KindEscalation, "ok")); n != 0 {
+		t.Errorf("%v escalation rows were performed after the approval closed, want them dropped", n)
+	}
+	st, err := h.store.OutboxStats(context.Background(), h.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Pending != 0 || st.Dead != 0 {
+		t.Errorf("outbox after the drop: %+v", st)
 	}
 }

@@ -570,3 +570,87 @@ func (s *storm) runClicksOnly(tb testing.TB) []time.Duration {
 	}
 	return out
 }
+
+// TestReplicasShareAChannelsPace: three replicas on one PostgreSQL
+// database post a burst of cards into one Slack channel, against a fake
+// that enforces the channel's pace with 429s. The budget lives in the
+// database, so together they keep one channel's pace: no 429, every card
+// once, and the burst takes as long as one channel's pace needs, not a
+// third of it.
+func TestReplicasShareAChannelsPace(t *testing.T) {
+	if os.Getenv("BOT_TEST_POSTGRES_URL") == "" {
+		t.Skip("BOT_TEST_POSTGRES_URL is not set: the replicas' shared pace needs PostgreSQL")
+	}
+	const (
+		cards     = 60
+		postRate  = 10 // a second: Slack's pace scaled up, so the run takes seconds
+		postBurst = 3
+	)
+	o := stormOptions{scale: postRate, approvals: cards, channels: 1, step: time.Hour, deadline: 2 * time.Hour}
+	// The first replica, with the fakes and the database; it ingests.
+	first := newStorm(t, o, true)
+	cfg, err := config.Parse("bot.yaml", []byte(stormConfig(o, first.back.URL(), first.slack.APIURL())), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	renderer, err := templates.New(templates.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two more replicas on the same database and fakes, each with its own
+	// adapter, outbox lanes and worker name.
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	for range 2 {
+		ad, err := slackad.New(slackad.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+			Renderer: renderer, Store: first.st, Logger: slog.New(slog.DiscardHandler), PerChannelRate: postRate, Burst: postBurst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, err := threads.New(threads.Options{Store: first.st, Tenants: tenants{cfg}, Clock: clockwork.NewRealClock(),
+			Surfaces: map[string]threads.Surface{"slack": ad},
+			Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { _ = svc.RunOutbox(ctx, threads.WorkerOptions{}) })
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var msgs []slacktest.Message
+	for {
+		msgs = nil
+		for _, m := range first.slack.Channel(stormChannel(0)) {
+			if m.Method == "chat.postMessage" && m.ThreadTS == "" {
+				msgs = append(msgs, m)
+			}
+		}
+		if len(msgs) >= cards || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(msgs) != cards {
+		t.Fatalf("%d of %d cards posted", len(msgs), cards)
+	}
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		for i := range cards {
+			if act := templates.EncodeAction(templates.Action{Kind: templates.ActionApprove, ApprovalID: stormApproval(i), Revision: 1}); strings.Contains(string(m.Blocks), act) {
+				if seen[stormApproval(i)] {
+					t.Errorf("%s posted twice", stormApproval(i))
+				}
+				seen[stormApproval(i)] = true
+			}
+		}
+	}
+	if n := first.slack.RateLimited(); n != 0 {
+		t.Errorf("the fake answered 429 %d times: the replicas overspent the channel's pace", n)
+	}
+	span := msgs[len(msgs)-1].Received.Sub(msgs[0].Received)
+	// One channel's pace at the bot's burst (one in hand): (cards−2)/rate.
+	if least := time.Duration(cards-(postBurst-1)) * time.Second / postRate; span < least*9/10 {
+		t.Errorf("three replicas posted %d cards in %v; one channel's pace needs %v", cards, span, least)
+	}
+	t.Logf("%d cards from three replicas over %v, no 429", cards, span.Round(time.Millisecond))
+}

@@ -143,6 +143,12 @@ const (
 	KindEditCard = "edit_card"
 	KindReply    = "reply"
 	KindNotice   = "notice"
+	// KindEscalation is a ladder step's thread reply mentioning people: a
+	// reply of its own kind, so that closing the approval drops the ones
+	// still waiting (store.Tx.OutboxDrop) before they spend a channel's
+	// budget. Rows of an older release are KindReply with Thread
+	// "escalation", and still work.
+	KindEscalation = "escalation"
 )
 
 // rowPayload is the outbox payload of every kind.
@@ -320,6 +326,14 @@ func freeze(tenant *config.Tenant, a *approval.Approval) Frozen {
 // rowsFor turns a transition's effects into outbox rows, for the row's
 // frozen plan and targets fz.
 func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval, fz Frozen, typ approval.EventType, effects []approval.Effect, now time.Time) ([]store.OutboxInsertParams, error) {
+	if row != nil && approval.State(row.State).Final() {
+		// Nobody need be told to look at a closed approval: the
+		// escalations still waiting go, rather than spend each channel's
+		// budget on rows that would post nothing.
+		if err := tx.OutboxDrop(ctx, store.OutboxDropParams{ApprovalID: row.ID, Kind: KindEscalation, Now: now}); err != nil {
+			return nil, err
+		}
+	}
 	if len(effects) == 0 || row == nil {
 		return nil, nil
 	}

@@ -28,6 +28,11 @@ UPDATE outbox SET lane = 'mail' WHERE kind = 'email';
 -- other lanes and finished rows are never visited.
 CREATE INDEX outbox_pending_lane ON outbox (lane, priority DESC, next_attempt_at, id) WHERE state = 'pending';
 
+-- Closing an approval drops its pending rows that became moot (an
+-- escalation nobody need read any more: OutboxDrop), found through this
+-- index, before they spend a channel's budget for nothing.
+CREATE INDEX outbox_pending_approval ON outbox (approval_id, kind) WHERE state = 'pending';
+
 -- pace: the shared rate-limit state of one pace key (GCRA). tat is the
 -- theoretical arrival time of the key's next call; ready_at the earliest
 -- instant the key allows a call (tat less the burst's allowance, or later

@@ -65,6 +65,15 @@ func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) 
 	return nil
 }
 
+// OutboxDrop ends the approval's pending, unclaimed rows of p.Kind, in
+// the caller's transaction; its result is not read, so it is queued
+// with the transaction's other writes.
+func (t *tx) OutboxDrop(ctx context.Context, p store.OutboxDropParams) error {
+	t.queue(queuedWrite{op: fmt.Sprintf("drop %s rows of %s", p.Kind, p.ApprovalID),
+		sql: query.OutboxDrop, args: []any{p.ApprovalID, p.Kind, query.Millis(p.Now)}})
+	return nil
+}
+
 // inList is query.List in PostgreSQL's dialect: the ids come as one
 // text[] (idList).
 func inList(column string, n int) string {

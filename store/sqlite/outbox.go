@@ -74,6 +74,15 @@ func idList(ids []string) string {
 	return string(b)
 }
 
+// OutboxDrop ends the approval's pending, unclaimed rows of p.Kind, in
+// the caller's transaction.
+func (t *tx) OutboxDrop(ctx context.Context, p store.OutboxDropParams) error {
+	if _, err := t.q.ExecContext(ctx, query.OutboxDrop, p.ApprovalID, p.Kind, query.Millis(p.Now)); err != nil {
+		return t.s.fail(fmt.Sprintf("drop %s rows of %s", p.Kind, p.ApprovalID), err)
+	}
+	return nil
+}
+
 // OutboxClaim leases up to p.Limit due rows of p.Lane (every lane when
 // empty) to p.Worker until p.Now+p.Lease, returned in claim order
 // (highest priority, then oldest due, then id), passing over p.Exclude,

@@ -521,3 +521,38 @@ func LanesMigration(t *testing.T, exec func(t *testing.T, script string), migrat
 		t.Errorf("backend lane holds %d pending rows, want 1 (the done decision is not pending)", got)
 	}
 }
+
+// OutboxDrop ends the approval's unclaimed pending rows of the kind, and
+// nothing else: a row a worker holds, another kind, another approval.
+func testOutboxDrop(t *testing.T, s store.Store) {
+	t0 := at(0)
+	row := func(id, approvalID, kind string) store.OutboxInsertParams {
+		p := effect(id, t0)
+		p.ApprovalID, p.Kind = approvalID, kind
+		return p
+	}
+	enqueue(t, s, row("held", "a1", "escalation"))
+	held := claimP(t, s, store.OutboxClaimParams{Worker: "w1", Now: t0, Limit: 10})
+	wantIDs(t, "held", outboxIDs(held), []string{"held"})
+	enqueue(t, s,
+		row("moot", "a1", "escalation"),
+		row("reply", "a1", "reply"),
+		row("other", "a2", "escalation"),
+	)
+	inTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.OutboxDrop(ctx, store.OutboxDropParams{ApprovalID: "a1", Kind: "escalation", Now: t0})
+	})
+	got := claimP(t, s, store.OutboxClaimParams{Worker: "w2", Now: t0, Limit: 10})
+	wantIDs(t, "claimable after the drop", outboxIDs(got), []string{"other", "reply"})
+	// The held row is still its worker's to complete.
+	if err := s.OutboxComplete(t.Context(), store.OutboxCompleteParams{ID: "held", Worker: "w1", Now: t0}); err != nil {
+		t.Errorf("complete the held row after the drop: %v", err)
+	}
+	st, err := s.OutboxStats(t.Context(), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Pending != 2 || st.Dead != 0 {
+		t.Errorf("stats after the drop: %+v, want the two claimed rows pending and none dead", st)
+	}
+}

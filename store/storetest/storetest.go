@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OutboxBacklogOnOneKey", testOutboxBacklogOnOneKey},
 		{"OutboxExclude", testOutboxExclude},
 		{"OutboxPacedClaimConcurrent", testOutboxPacedClaimConcurrent},
+		{"OutboxDrop", testOutboxDrop},
 		{"InTxRollsBackOnError", testInTxRollsBackOnError},
 		{"InTxRollsBackOnPanic", testInTxRollsBackOnPanic},
 		{"Ping", testPing},

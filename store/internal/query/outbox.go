@@ -209,3 +209,10 @@ WHERE state = 'pending'
 GROUP BY lane
 UNION ALL
 SELECT 1, '', COUNT(*), 0 FROM outbox WHERE state = 'dead'`
+
+// OutboxDrop ends an approval's pending rows of one kind that no worker
+// holds, as done, through outbox_pending_approval. A row a worker holds
+// (in flight, or its lease lapsed but not taken over) is left to it.
+// $1 approval_id, $2 kind, $3 done_at.
+const OutboxDrop = `UPDATE outbox SET state = 'done', done_at = $3, last_error = 'dropped: the approval closed'
+WHERE approval_id = $1 AND kind = $2 AND state = 'pending' AND claimed_by = ''`
