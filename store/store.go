@@ -149,6 +149,12 @@ type Tx interface {
 	// lease lapsed but not taken over) may have read an older state, so
 	// the new row is added and runs after it.
 	OutboxInsert(ctx context.Context, rows []OutboxInsertParams) error
+	// OutboxComplete marks a claimed row done in this transaction, with
+	// the same rules as Store.OutboxComplete (ErrLeaseLost unless Worker
+	// still holds it), so the effect's result and the row's end commit
+	// together: one commit where there were two. It records no post (Post
+	// must be nil).
+	OutboxComplete(ctx context.Context, p OutboxCompleteParams) error
 	// OutboxDrop ends ApprovalID's pending rows of Kind that no worker
 	// holds, as done: effects that closing the approval made moot (an
 	// escalation nobody need read), dropped before they spend a

@@ -331,7 +331,7 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 	if d.Revision < a.Revision || approval.State(a.State).Final() {
 		// The call changed (or closed) between the click and now: the
 		// bot refuses a decision for a card that is no longer current.
-		return s.settle(context.WithoutCancel(ctx), a.ID, d, nil, stale(a, d.Revision))
+		return s.settle(context.WithoutCancel(ctx), row, d, nil, stale(a, d.Revision))
 	}
 	ans, err := s.backend.Decide(ctx, DecisionCall{ApprovalID: a.ID, Revision: d.Revision, Approve: d.Approve,
 		Actor: d.Actor, Surface: d.Surface, User: d.User, Comment: d.Comment, ArgsSHA256: d.Digest,
@@ -346,19 +346,31 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 			why = "the job backend refused the bot's request (an operator can see why in the bot's log)"
 		}
 		// Recorded with a fresh context: ctx may be spent by the retries.
-		return s.settle(context.WithoutCancel(ctx), a.ID, d, nil, "Your "+verb(d.Approve)+" was not recorded: "+why+". Try again in a moment.")
+		return s.settle(context.WithoutCancel(ctx), row, d, nil, "Your "+verb(d.Approve)+" was not recorded: "+why+". Try again in a moment.")
 	}
-	return s.settle(context.WithoutCancel(ctx), a.ID, d, &ans, "")
+	return s.settle(context.WithoutCancel(ctx), row, d, &ans, "")
 }
+
+// errSettled: performDecision ended its outbox row itself, in the
+// transaction that applied the backend's answer.
+var errSettled = errors.New("the decision row was completed with its answer")
 
 // settle clears the decision in flight and applies the backend's answer
 // in one transaction: the state it implies, the card edits and thread
-// replies, and the answer to the person.
-func (s *Service) settle(ctx context.Context, id string, d deciding, ans *DecisionAnswer, tell string) error {
+// replies, the answer to the person, and the end of the decision's
+// outbox row (one commit where there were two, which a thousand deadline
+// denies at once feel). It returns errSettled when it committed.
+func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, ans *DecisionAnswer, tell string) error {
 	now := s.clock.Now()
+	id := dec.ApprovalID
 	var enqueued int
 	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		enqueued = 0
+		if err := tx.OutboxComplete(ctx, store.OutboxCompleteParams{ID: dec.ID, Worker: s.worker, Now: now}); err != nil {
+			// Another worker holds the row now: it sends the same
+			// decision again (same key) and applies the answer.
+			return err
+		}
 		row, err := tx.ApprovalGetForUpdate(ctx, id)
 		if err != nil {
 			return err
@@ -425,7 +437,7 @@ func (s *Service) settle(ctx context.Context, id string, d deciding, ans *Decisi
 	if enqueued > 0 {
 		s.Wake()
 	}
-	return nil
+	return errSettled
 }
 
 // outcome turns the backend's answer into the event it implies (nil for

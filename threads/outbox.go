@@ -196,6 +196,12 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
 	log := s.log.With("outbox_id", row.ID, "kind", row.Kind, "tenant", row.Tenant,
 		"approval_id", row.ApprovalID, "target", row.Target)
 	post, shown, wait, err := s.do(ctx, surface, row)
+	if errors.Is(err, errSettled) {
+		// A decision row ended in the transaction that applied its
+		// answer: nothing is left to record.
+		s.metrics.Deliveries.WithLabelValues(surfaceName, row.Kind, "ok").Inc()
+		return
+	}
 	now := s.clock.Now()
 	// The surface call may have used up ctx; the result is recorded all
 	// the same, or the effect would be performed again after the lease.

@@ -65,6 +65,19 @@ func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) 
 	return nil
 }
 
+// OutboxComplete marks a claimed row done in the caller's transaction;
+// the queued writes go first, since its result is read.
+func (t *tx) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams) error {
+	op := "complete outbox row " + p.ID
+	if p.Post != nil {
+		return fmt.Errorf("%s: a transaction's completion records no post", op)
+	}
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	return t.s.outboxFinish(ctx, t.q, op, p.ID, query.OutboxComplete, p.ID, p.Worker, query.Millis(p.Now))
+}
+
 // OutboxDrop ends the approval's pending, unclaimed rows of p.Kind, in
 // the caller's transaction; its result is not read, so it is queued
 // with the transaction's other writes.

@@ -74,6 +74,15 @@ func idList(ids []string) string {
 	return string(b)
 }
 
+// OutboxComplete marks a claimed row done in the caller's transaction.
+func (t *tx) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams) error {
+	op := "complete outbox row " + p.ID
+	if p.Post != nil {
+		return fmt.Errorf("%s: a transaction's completion records no post", op)
+	}
+	return t.s.outboxFinish(ctx, t.q, op, p.ID, query.OutboxComplete, p.ID, p.Worker, query.Millis(p.Now))
+}
+
 // OutboxDrop ends the approval's pending, unclaimed rows of p.Kind, in
 // the caller's transaction.
 func (t *tx) OutboxDrop(ctx context.Context, p store.OutboxDropParams) error {

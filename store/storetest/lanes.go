@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -555,4 +556,33 @@ func testOutboxDrop(t *testing.T, s store.Store) {
 	if st.Pending != 2 || st.Dead != 0 {
 		t.Errorf("stats after the drop: %+v, want the two claimed rows pending and none dead", st)
 	}
+}
+
+// A transaction completes a claimed row with what it writes, under the
+// same lease rule as Store.OutboxComplete; a rolled-back transaction
+// leaves the row claimed.
+func testOutboxCompleteInTx(t *testing.T, s store.Store) {
+	t0 := at(0)
+	enqueue(t, s, effect("o1", t0), effect("o2", t0))
+	got := claimP(t, s, store.OutboxClaimParams{Worker: "w1", Now: t0, Limit: 10})
+	wantIDs(t, "claimed", outboxIDs(got), []string{"o1", "o2"})
+	inTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.OutboxComplete(ctx, store.OutboxCompleteParams{ID: "o1", Worker: "w1", Now: t0})
+	})
+	rollback := errors.New("roll back")
+	err := s.InTx(t.Context(), func(ctx context.Context, tx store.Tx) error {
+		if err := tx.OutboxComplete(ctx, store.OutboxCompleteParams{ID: "o2", Worker: "w1", Now: t0}); err != nil {
+			return err
+		}
+		return rollback
+	})
+	wantErr(t, "rolled back", err, rollback)
+	err = s.InTx(t.Context(), func(ctx context.Context, tx store.Tx) error {
+		return tx.OutboxComplete(ctx, store.OutboxCompleteParams{ID: "o2", Worker: "w2", Now: t0})
+	})
+	wantErr(t, "another worker's row", err, store.ErrLeaseLost)
+	// After the lease, o2 (still pending) is claimable again; o1 is done.
+	late := claimP(t, s, store.OutboxClaimParams{Worker: "w3", Now: t0.Add(2 * time.Minute), Limit: 10})
+	wantIDs(t, "after the lease", outboxIDs(late), []string{"o2"})
+	wantErr(t, "the first worker's late result", s.OutboxComplete(t.Context(), store.OutboxCompleteParams{ID: "o1", Worker: "w1", Now: t0}), store.ErrLeaseLost)
 }

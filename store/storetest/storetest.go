@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OutboxExclude", testOutboxExclude},
 		{"OutboxPacedClaimConcurrent", testOutboxPacedClaimConcurrent},
 		{"OutboxDrop", testOutboxDrop},
+		{"OutboxCompleteInTx", testOutboxCompleteInTx},
 		{"InTxRollsBackOnError", testInTxRollsBackOnError},
 		{"InTxRollsBackOnPanic", testInTxRollsBackOnPanic},
 		{"Ping", testPing},
