@@ -43,7 +43,7 @@ func newDecideHarness(t *testing.T, maxElapsed time.Duration) *decideHarness {
 }
 
 // arguments reads a fixture approval's full arguments, the backend's truth.
-func arguments(t *testing.T, name string) json.RawMessage {
+func arguments(t testing.TB, name string) json.RawMessage {
 	t.Helper()
 	p, err := fixtures.Path("arguments", name)
 	if err != nil {

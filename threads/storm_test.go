@@ -255,7 +255,7 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 	} else if merge, err = os.ReadFile(p); err != nil {
 		tb.Fatal(err)
 	}
-	args := stormArguments(tb)
+	args := arguments(tb, "a-merge1.json")
 	s.t0 = time.Now().UTC().Truncate(time.Millisecond)
 	for i := range o.approvals {
 		var ev map[string]any
@@ -283,25 +283,6 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 	}
 	svc.Wake()
 	return s
-}
-
-func stormArguments(tb testing.TB) json.RawMessage {
-	tb.Helper()
-	p, err := fixtures.Path("arguments", "a-merge1.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var fx struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(b, &fx); err != nil {
-		tb.Fatal(err)
-	}
-	return fx.Arguments
 }
 
 // cardTS is the ts of approval i's card in its channel ("" before it is

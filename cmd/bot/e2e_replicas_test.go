@@ -3,14 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -238,22 +234,7 @@ func (f *replicaFleet) postEvent(body []byte, first int) (int, int, int, error) 
 // postSlack posts an interaction payload to replica r, signed as Slack
 // signs, and returns the HTTP status.
 func (f *replicaFleet) postSlack(r int, payload map[string]any) (int, error) {
-	raw, _ := json.Marshal(payload) // plain data
-	body := []byte(url.Values{"payload": {string(raw)}}.Encode())
-	ts := time.Now().Unix()
-	mac := hmac.New(sha256.New, []byte(e2eSigningSecret))
-	fmt.Fprintf(mac, "v0:%d:", ts)
-	mac.Write(body)
-	req, _ := http.NewRequest(http.MethodPost, f.bots[r].base+"/slack/interactions", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := f.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	return postSlackInteraction(f.client, f.bots[r].base, payload)
 }
 
 // slackWatch follows what the fake Slack received that clickers wait
