@@ -155,17 +155,18 @@ type Tx interface {
 	// together: one commit where there were two. It records no post (Post
 	// must be nil).
 	OutboxComplete(ctx context.Context, p OutboxCompleteParams) error
-	// OutboxDrop ends ApprovalID's pending rows of Kind that no worker
-	// holds, as done: effects that closing the approval made moot (an
-	// escalation nobody need read), dropped before they spend a
-	// channel's budget. A row a worker holds is left to it.
+	// OutboxDrop ends ApprovalID's pending rows whose CoalesceKey starts
+	// with KeyPrefix and that no worker holds, as done: effects that
+	// closing the approval made moot (an escalation nobody need read),
+	// dropped before they spend a channel's budget. A row a worker holds
+	// is left to it.
 	OutboxDrop(ctx context.Context, p OutboxDropParams) error
 }
 
 // OutboxDropParams names the moot rows of one approval.
 type OutboxDropParams struct {
 	ApprovalID string
-	Kind       string
+	KeyPrefix  string // required: the caller's mark of its moot rows
 	Now        time.Time
 }
 

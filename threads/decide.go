@@ -125,6 +125,10 @@ type deciding struct {
 	Revision int       `json:"revision"`
 	Digest   string    `json:"digest,omitempty"`
 	At       time.Time `json:"at"`
+	// Due is the deadline the deadline's deny is for (zero for a
+	// person's), so a deny that did not land re-arms that deadline, not
+	// a later one.
+	Due time.Time `json:"due,omitzero"`
 }
 
 // The deadline's decision (PROTOCOL.md): only ever deny.
@@ -239,6 +243,12 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 		res = DecideResult{Sent: true, Text: fmt.Sprintf("Sending your %s of %s to the job backend…", verb(req.Approve), a.Call.Function)}
 		return s.insert(ctx, tx, []store.OutboxInsertParams{s.decisionRow(row, now)})
 	})
+	if err != nil && ctx.Err() != nil && s.recorded(ctx, req.ApprovalID, d) {
+		// The commit went through although the click's time ran out
+		// while it was confirmed (a slow flush, a synchronous standby):
+		// the decision is on its way, and the person must hear so.
+		err, res = nil, DecideResult{Sent: true, Text: fmt.Sprintf("Sending your %s of %s to the job backend…", verb(req.Approve), a.Call.Function)}
+	}
 	if err != nil {
 		return DecideResult{}, fmt.Errorf("record the decision on %s: %w", req.ApprovalID, err)
 	}
@@ -246,6 +256,24 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 		s.Wake()
 	}
 	return res, nil
+}
+
+// recorded reports whether the decision in flight on the approval is d,
+// read afresh: whether a transaction whose outcome its caller could not
+// wait for committed after all.
+func (s *Service) recorded(ctx context.Context, approvalID string, d deciding) bool {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	row, err := s.store.ApprovalGet(rctx, approvalID)
+	if err != nil || len(row.Deciding) == 0 {
+		return false
+	}
+	var got deciding
+	if json.Unmarshal(row.Deciding, &got) != nil {
+		return false
+	}
+	return got.Actor == d.Actor && got.Surface == d.Surface && got.User == d.User &&
+		got.Revision == d.Revision && got.Approve == d.Approve && got.At.Equal(d.At)
 }
 
 func (s *Service) decisionRow(row *store.Approval, now time.Time) store.OutboxInsertParams {
@@ -401,11 +429,13 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			if rows, err = s.rowsFor(ctx, tx, row, fz, ev.Type, res.Effects, now); err != nil {
 				return err
 			}
-		} else {
-			// The decision did not land (refused, stale, not answered):
-			// the card that showed it on its way, the clicked copy above
-			// all, gets its buttons back on every copy, whether or not the
-			// click's own handle (a response_url, a token) still works.
+		} else if d.Surface != DeadlineSurface {
+			// A person's decision did not land (refused, stale, not
+			// answered): the card that showed it on its way, the clicked
+			// copy above all, gets its buttons back on every copy, whether
+			// or not the click's own handle (a response_url, a token)
+			// still works. (The deadline's deny is due again at once: its
+			// copies keep saying so.)
 			fz, err := frozenOf(row)
 			if err != nil {
 				return err
@@ -416,8 +446,13 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 		}
 		if d.Surface == DeadlineSurface && row.State == string(approval.StatePending) {
 			// The deadline's deny did not land (the call changed at the
-			// last moment): the deadline is due again at the next tick.
-			row.DeadlineAt = now
+			// last moment): the deadline is due again at the next tick,
+			// the same deadline, so a click received after it is still
+			// refused.
+			row.DeadlineAt = d.Due
+			if row.DeadlineAt.IsZero() {
+				row.DeadlineAt = now // a deny recorded before Due was kept
+			}
 		}
 		if err := tx.ApprovalUpsert(ctx, row); err != nil {
 			return err

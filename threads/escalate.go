@@ -63,6 +63,7 @@ const tickLease = time.Minute
 func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 	var total TickResult
 	for {
+		before := total.Steps + total.Deadlines
 		now := s.clock.Now()
 		due, err := s.store.ApprovalClaimDue(ctx, store.ApprovalClaimDueParams{
 			Worker: s.worker + "-ladder", Now: now, Lease: s.lease, Limit: tickBatch})
@@ -82,6 +83,11 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 		}
 		if len(due) < tickBatch || len(failed) > 0 {
 			return total, errors.Join(failed...)
+		}
+		if fired := total.Steps + total.Deadlines; fired == before {
+			// A full batch that fired nothing (every one waiting on a
+			// click or its deadline's grace): the next tick looks again.
+			return total, nil
 		}
 	}
 }
@@ -153,19 +159,24 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 		var rows []store.OutboxInsertParams
 		switch {
 		case !row.DeadlineAt.IsZero() && !now.Before(row.DeadlineAt):
+			// While the deadline waits, the approval stays claimed until
+			// it is worth looking at again, so this tick (and the others)
+			// claim the approvals behind it instead of this one again.
 			if len(row.Deciding) > 0 {
-				// A person's decision is in flight; if it fails, the next
-				// tick finds the deadline still due.
+				// A person's decision is in flight; if it fails, the
+				// deadline is still due.
+				row.ClaimedBy, row.ClaimedUntil = s.worker+"-ladder", now.Add(RecordBound)
 				return tx.ApprovalUpsert(ctx, row)
 			}
 			if now.Before(row.DeadlineAt.Add(RecordBound)) {
 				// A click the bot received before the deadline may still
 				// be being recorded (within RecordBound): it is judged by
 				// when it arrived, so the deadline waits for it.
+				row.ClaimedBy, row.ClaimedUntil = s.worker+"-ladder", row.DeadlineAt.Add(RecordBound)
 				return tx.ApprovalUpsert(ctx, row)
 			}
 			d := deciding{Actor: DeadlineActor, Approve: false, Surface: DeadlineSurface,
-				Comment: DeadlineComment, Revision: row.Revision, At: now}
+				Comment: DeadlineComment, Revision: row.Revision, At: now, Due: row.DeadlineAt}
 			row.Deciding, _ = json.Marshal(d) // plain data
 			row.NextStepAt, row.DeadlineAt = time.Time{}, time.Time{}
 			rows = append(rows, s.decisionRow(row, now))
@@ -246,13 +257,14 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 	var rows []store.OutboxInsertParams
 	push := func(kind, target string, p rowPayload) {
 		body, _ := json.Marshal(p) // plain data
-		rows = append(rows, store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID,
-			Kind: kind, Target: target, Payload: body, NotBefore: now, Now: now})
+		id := s.newID(now)
+		rows = append(rows, store.OutboxInsertParams{ID: id, Tenant: row.Tenant, ApprovalID: row.ID,
+			Kind: kind, Target: target, CoalesceKey: mootRow(row.ID, id), Payload: body, NotBefore: now, Now: now})
 	}
 	if len(mention) > 0 {
 		waited := now.Sub(row.RequestedAt).Round(time.Second)
 		for _, t := range fz.Post {
-			push(KindEscalation, t, rowPayload{Thread: string(templates.ThreadEscalation), Mentions: mention,
+			push(KindReply, t, rowPayload{Thread: string(templates.ThreadEscalation), Mentions: mention,
 				Waited: waited, Step: lastStep})
 		}
 	}

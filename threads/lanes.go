@@ -56,7 +56,7 @@ func priorityOf(kind string) int {
 		return PriorityState
 	case KindPostCard:
 		return PriorityCard
-	case KindReply, KindEscalation:
+	case KindReply:
 		return PriorityReply
 	}
 	return PriorityNotice

@@ -2,17 +2,18 @@ package threads_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"time"
 
+	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/store/sqlite"
@@ -212,8 +213,7 @@ func TestAClockJumpDoesNotRepeatRowsInFlight(t *testing.T) {
 // be told to look at it, and a row that would post nothing must not
 // spend its channel's budget.
 func TestClosingDropsWaitingEscalations(t *testing.T) {
-	metrics := threads.NewMetrics(prometheus.NewRegistry())
-	h := newHarnessWith(t, func(o *threads.Options) { o.Metrics = metrics })
+	h := newHarness(t)
 	h.ingest(t, "merge.json")
 	h.drain(t)
 	h.at(t, 15*time.Minute) // the first step: a mention in each thread
@@ -221,18 +221,115 @@ func TestClosingDropsWaitingEscalations(t *testing.T) {
 		t.Fatalf("the step did not fire: %+v", r)
 	}
 	h.ingest(t, "merge-resolved.json") // decided in the console before the mentions went out
-	h.drain(t)
-	if n := len(h.escalations()); n != 0 {
-		t.Fatalf("%d escalations posted for a closed approval", n)
-	}
-	if n := testutil.ToFloat64(metrics.Deliveries.WithLabelValues("log", threads.KindEscalation, "ok")); n != 0 {
-		t.Errorf("%v escalation rows were performed after the approval closed, want them dropped", n)
-	}
-	st, err := h.store.OutboxStats(context.Background(), h.clock.Now())
+	rows, err := h.store.OutboxClaim(context.Background(), store.OutboxClaimParams{Worker: "test", Now: h.clock.Now(),
+		Lease: time.Minute, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Pending != 0 || st.Dead != 0 {
-		t.Errorf("outbox after the drop: %+v", st)
+	for _, r := range rows {
+		if strings.Contains(string(r.Payload), `"thread":"escalation"`) {
+			t.Errorf("the escalation %s of a closed approval is still to be performed", r.ID)
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatal("the resolve queued nothing (its edits and reply): the test sees nothing")
+	}
+}
+
+// More approvals than one claim takes reach their deadline together: a
+// tick inside the deadline's grace (clicks received before it may still
+// be being recorded) fires nothing and returns, instead of claiming the
+// same approvals again and again; once the grace is over, every deadline
+// denies.
+func TestATickInTheGraceReturns(t *testing.T) {
+	h := newHarness(t)
+	body, _ := readEvent(t, "merge.json")
+	const n = 250 // more than one claim's batch (200)
+	for i := range n {
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["id"] = fmt.Sprintf("evt-grace-%03d", i)
+		m["data"].(map[string]any)["id"] = fmt.Sprintf("a-grace%03d", i)
+		b, _ := json.Marshal(m)
+		ev, err := approval.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.ingestBody(b, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.at(t, 24*time.Hour+threads.RecordBound/2)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := h.svc.Tick(ctx)
+	if err != nil || res.Deadlines != 0 {
+		t.Fatalf("a tick in the grace: %+v, %v (it must fire nothing, and return)", res, err)
+	}
+	h.at(t, 24*time.Hour+threads.RecordBound)
+	if r := h.tick(t); r.Deadlines != n {
+		t.Fatalf("after the grace: %+v, want %d deadlines", r, n)
+	}
+}
+
+// A deadline deny that does not land (the call changed at the last
+// moment) re-arms the same deadline, not a later one: an approval
+// received after the real deadline is still refused.
+func TestADeadlineReArmsItself(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	deadline := requested.Add(24 * time.Hour)
+	h.at(t, 24*time.Hour+threads.RecordBound)
+	if r := h.tick(t); r.Deadlines != 1 {
+		t.Fatalf("at the deadline: %+v", r)
+	}
+	h.ingest(t, "merge-reasked.json") // revision 2, before the deny went out
+	h.drain(t)                        // the deny of revision 1 is refused by the bot itself
+	if a := h.state(t, "a-merge1"); a.State != "pending" || !a.DeadlineAt.Equal(deadline) {
+		t.Fatalf("after the deny missed: %s, deadline %v, want pending with the deadline %v", a.State, a.DeadlineAt, deadline)
+	}
+	res, err := h.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
+		Revision: 2, Approve: true, Person: slackPerson("U0KEVIN"), ReceivedAt: deadline.Add(threads.RecordBound / 2)})
+	if err != nil || res.Sent {
+		t.Fatalf("an approval received after the real deadline: %+v %v, want it refused", res, err)
+	}
+}
+
+// lateCommit is a store whose commits are confirmed only after the
+// caller's context has run out, as a slow flush or a synchronous standby
+// makes them: the transaction commits, the caller hears its context's
+// error.
+type lateCommit struct{ store.Store }
+
+func (l lateCommit) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	if err := l.Store.InTx(context.WithoutCancel(ctx), fn); err != nil {
+		return err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		return nil
+	}
+	<-ctx.Done()
+	return fmt.Errorf("commit transaction: %w", ctx.Err())
+}
+
+// A click whose commit went through after its time ran out is reported
+// as sent: the decision is on its way, so "nothing was sent" would be
+// false.
+func TestACommitConfirmedLateIsSent(t *testing.T) {
+	h := newHarnessWith(t, func(o *threads.Options) { o.Store = lateCommit{o.Store} })
+	h.ingest(t, "merge.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	res, err := h.svc.Decide(ctx, threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
+		Revision: 1, Approve: true, Person: slackPerson("U0KEVIN")})
+	if err != nil || !res.Sent {
+		t.Fatalf("a click committed late: %+v %v, want it sent", res, err)
+	}
+	if a := h.state(t, "a-merge1"); len(a.Deciding) == 0 {
+		t.Fatal("the decision is not in flight")
 	}
 }

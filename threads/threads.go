@@ -143,13 +143,18 @@ const (
 	KindEditCard = "edit_card"
 	KindReply    = "reply"
 	KindNotice   = "notice"
-	// KindEscalation is a ladder step's thread reply mentioning people: a
-	// reply of its own kind, so that closing the approval drops the ones
-	// still waiting (store.Tx.OutboxDrop) before they spend a channel's
-	// budget. Rows of an older release are KindReply with Thread
-	// "escalation", and still work.
-	KindEscalation = "escalation"
 )
+
+// mootKey marks an outbox row that closing its approval makes moot: a
+// ladder step's escalation reply, DM or post, or mail, which tell people
+// to look at a call nobody need decide any more. Closing the approval
+// drops the ones still waiting (store.Tx.OutboxDrop) before they spend a
+// channel's budget. The key is the row's own, so it coalesces with
+// nothing, and the rows keep their kinds, so a replica of the previous
+// release performs them as it always did.
+const mootKey = "moot:"
+
+func mootRow(approvalID, rowID string) string { return mootKey + approvalID + ":" + rowID }
 
 // rowPayload is the outbox payload of every kind.
 type rowPayload struct {
@@ -330,7 +335,7 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 		// Nobody need be told to look at a closed approval: the
 		// escalations still waiting go, rather than spend each channel's
 		// budget on rows that would post nothing.
-		if err := tx.OutboxDrop(ctx, store.OutboxDropParams{ApprovalID: row.ID, Kind: KindEscalation, Now: now}); err != nil {
+		if err := tx.OutboxDrop(ctx, store.OutboxDropParams{ApprovalID: row.ID, KeyPrefix: mootKey, Now: now}); err != nil {
 			return nil, err
 		}
 	}

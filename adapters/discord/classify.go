@@ -115,6 +115,17 @@ func retryAfter(err error) (time.Duration, bool) {
 	return 0, false
 }
 
+// refused reports whether Discord answered err with a 4xx other than 429:
+// the request itself was refused, and sending it again changes nothing.
+func refused(err error) bool {
+	var re *discordgo.RESTError
+	if !errors.As(err, &re) || re.Response == nil {
+		return false
+	}
+	c := re.Response.StatusCode
+	return c >= 400 && c < 500 && c != http.StatusTooManyRequests
+}
+
 // restCode is Discord's JSON error code in err, or 0.
 func restCode(err error) int {
 	var re *discordgo.RESTError

@@ -222,7 +222,7 @@ func TestPaceKeys(t *testing.T) {
 	h := newHarness(t)
 	const ch, user = "112233445566778899", "223344556677889900"
 	kinds := []string{threads.KindPostCard, threads.KindNotice, threads.KindEditCard, threads.KindReply,
-		threads.KindEscalation, threads.KindTell, threads.KindDecision, threads.KindEmail}
+		threads.KindTell, threads.KindDecision, threads.KindEmail}
 	want := map[string]map[string]string{
 		"discord:channel:" + ch: {
 			threads.KindPostCard: "discord:send:" + ch,

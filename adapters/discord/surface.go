@@ -125,17 +125,18 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 		in := &discordgo.Interaction{AppID: a.appID, Token: req.Reply}
 		_, err := a.rest.InteractionResponseEdit(in, &discordgo.WebhookEdit{Content: edit.Content, Embeds: edit.Embeds,
 			Components: edit.Components, AllowedMentions: edit.AllowedMentions}, discordgo.WithContext(ctx))
-		switch code := restCode(err); {
-		case err == nil:
-		case code == codeUnknownWebhook || code == codeInvalidWebhookToken:
-			// The token lapsed (15 minutes): the REST edit of every copy
-			// shows the card.
-			a.log.Info("discord: the interaction's token has lapsed; the edit of every copy shows the card",
-				"tenant", req.Tenant, "discord_user", req.User)
-		default:
-			// Anything else (a 429, Discord down) is tried again, with its
-			// wait: this edit is how the person sees the outcome.
-			return classify("show the clicked card to "+req.User, err)
+		if err != nil {
+			if !refused(err) {
+				// A 429, Discord down, the network: tried again (with
+				// Discord's wait), since this edit is how the person sees
+				// the outcome.
+				return classify("show the clicked card to "+req.User, err)
+			}
+			// The token lapsed (15 minutes), the card is gone, or Discord
+			// refused the edit: the REST edit of every copy shows the
+			// card, and the person is still told below.
+			a.log.Info("discord: the interaction's webhook did not take the clicked card; the edit of every copy shows it",
+				"tenant", req.Tenant, "discord_user", req.User, "err", scrub(err).Error())
 		}
 	}
 	if req.Reply != "" {

@@ -27,7 +27,6 @@ func TestPaceKeyNamesTheBudgetSlackCounts(t *testing.T) {
 		{threads.KindPostCard, "slack:U0LEE", "slack:post:U0LEE"}, // the DM opened with lee
 		{threads.KindPostCard, "slack:W0ENTERPRISE", "slack:post:W0ENTERPRISE"},
 		{threads.KindReply, "slack:C0APPROVALS", "slack:post:C0APPROVALS"},
-		{threads.KindEscalation, "slack:C0APPROVALS", "slack:post:C0APPROVALS"}, // a step's mention, a reply too
 		{threads.KindNotice, "slack:C0AUDIT", "slack:post:C0AUDIT"},
 		{threads.KindEditCard, "slack:C0APPROVALS", "slack:update"},
 		{threads.KindEditCard, "slack:U0LEE", "slack:update"},

@@ -17,11 +17,13 @@ ALTER TABLE outbox ADD COLUMN lane TEXT NOT NULL DEFAULT 'chat';
 ALTER TABLE outbox ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE outbox ADD COLUMN pace_key TEXT NOT NULL DEFAULT '';
 
--- Rows already queued go to the lanes their kinds belong to (threads'
--- KindDecision and KindEmail); every other kind is chat. Done and dead
--- rows move too, so a lane's history reads the same as its future.
-UPDATE outbox SET lane = 'backend' WHERE kind = 'decision';
-UPDATE outbox SET lane = 'mail' WHERE kind = 'email';
+-- Rows still queued go to the lanes their kinds belong to (threads'
+-- KindDecision and KindEmail); every other kind is chat. Only pending
+-- rows are rewritten (through outbox_pending_due): a large history of
+-- done rows would hold the table's lock for seconds while the previous
+-- release still serves.
+UPDATE outbox SET lane = 'backend' WHERE kind = 'decision' AND state = 'pending';
+UPDATE outbox SET lane = 'mail' WHERE kind = 'email' AND state = 'pending';
 
 -- A lane's claim reads its pending rows in claim order (priority first,
 -- then due time, then id) from this index and stops at its limit; rows of
@@ -31,7 +33,7 @@ CREATE INDEX outbox_pending_lane ON outbox (lane, priority DESC, next_attempt_at
 -- Closing an approval drops its pending rows that became moot (an
 -- escalation nobody need read any more: OutboxDrop), found through this
 -- index, before they spend a channel's budget for nothing.
-CREATE INDEX outbox_pending_approval ON outbox (approval_id, kind) WHERE state = 'pending';
+CREATE INDEX outbox_pending_approval ON outbox (approval_id) WHERE state = 'pending';
 
 -- pace: the shared rate-limit state of one pace key (GCRA). tat is the
 -- theoretical arrival time of the key's next call; ready_at the earliest

@@ -78,12 +78,12 @@ func (t *tx) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams) e
 	return t.s.outboxFinish(ctx, t.q, op, p.ID, query.OutboxComplete, p.ID, p.Worker, query.Millis(p.Now))
 }
 
-// OutboxDrop ends the approval's pending, unclaimed rows of p.Kind, in
+// OutboxDrop ends the approval's pending, unclaimed rows under p.KeyPrefix, in
 // the caller's transaction; its result is not read, so it is queued
 // with the transaction's other writes.
 func (t *tx) OutboxDrop(ctx context.Context, p store.OutboxDropParams) error {
-	t.queue(queuedWrite{op: fmt.Sprintf("drop %s rows of %s", p.Kind, p.ApprovalID),
-		sql: query.OutboxDrop, args: []any{p.ApprovalID, p.Kind, query.Millis(p.Now)}})
+	t.queue(queuedWrite{op: fmt.Sprintf("drop the %s rows of %s", p.KeyPrefix, p.ApprovalID),
+		sql: query.OutboxDrop, args: []any{p.ApprovalID, query.LikePrefix(p.KeyPrefix), query.Millis(p.Now)}})
 	return nil
 }
 

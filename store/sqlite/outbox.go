@@ -83,11 +83,11 @@ func (t *tx) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams) e
 	return t.s.outboxFinish(ctx, t.q, op, p.ID, query.OutboxComplete, p.ID, p.Worker, query.Millis(p.Now))
 }
 
-// OutboxDrop ends the approval's pending, unclaimed rows of p.Kind, in
+// OutboxDrop ends the approval's pending, unclaimed rows under p.KeyPrefix, in
 // the caller's transaction.
 func (t *tx) OutboxDrop(ctx context.Context, p store.OutboxDropParams) error {
-	if _, err := t.q.ExecContext(ctx, query.OutboxDrop, p.ApprovalID, p.Kind, query.Millis(p.Now)); err != nil {
-		return t.s.fail(fmt.Sprintf("drop %s rows of %s", p.Kind, p.ApprovalID), err)
+	if _, err := t.q.ExecContext(ctx, query.OutboxDrop, p.ApprovalID, query.LikePrefix(p.KeyPrefix), query.Millis(p.Now)); err != nil {
+		return t.s.fail(fmt.Sprintf("drop the %s rows of %s", p.KeyPrefix, p.ApprovalID), err)
 	}
 	return nil
 }

@@ -523,28 +523,30 @@ func LanesMigration(t *testing.T, exec func(t *testing.T, script string), migrat
 	}
 }
 
-// OutboxDrop ends the approval's unclaimed pending rows of the kind, and
-// nothing else: a row a worker holds, another kind, another approval.
+// OutboxDrop ends the approval's unclaimed pending rows under the key
+// prefix, and nothing else: a row a worker holds, a row without the
+// mark (or with another), another approval's.
 func testOutboxDrop(t *testing.T, s store.Store) {
 	t0 := at(0)
-	row := func(id, approvalID, kind string) store.OutboxInsertParams {
+	row := func(id, approvalID, key string) store.OutboxInsertParams {
 		p := effect(id, t0)
-		p.ApprovalID, p.Kind = approvalID, kind
+		p.ApprovalID, p.CoalesceKey = approvalID, key
 		return p
 	}
-	enqueue(t, s, row("held", "a1", "escalation"))
+	enqueue(t, s, row("held", "a1", "moot:a1:held"))
 	held := claimP(t, s, store.OutboxClaimParams{Worker: "w1", Now: t0, Limit: 10})
 	wantIDs(t, "held", outboxIDs(held), []string{"held"})
 	enqueue(t, s,
-		row("moot", "a1", "escalation"),
-		row("reply", "a1", "reply"),
-		row("other", "a2", "escalation"),
+		row("moot", "a1", "moot:a1:moot"),
+		row("reply", "a1", ""),
+		row("edit", "a1", "edit:a1:slack:C1:1"),
+		row("other", "a2", "moot:a2:other"),
 	)
 	inTx(t, s, func(ctx context.Context, tx store.Tx) error {
-		return tx.OutboxDrop(ctx, store.OutboxDropParams{ApprovalID: "a1", Kind: "escalation", Now: t0})
+		return tx.OutboxDrop(ctx, store.OutboxDropParams{ApprovalID: "a1", KeyPrefix: "moot:", Now: t0})
 	})
 	got := claimP(t, s, store.OutboxClaimParams{Worker: "w2", Now: t0, Limit: 10})
-	wantIDs(t, "claimable after the drop", outboxIDs(got), []string{"other", "reply"})
+	wantIDs(t, "claimable after the drop", outboxIDs(got), []string{"edit", "other", "reply"})
 	// The held row is still its worker's to complete.
 	if err := s.OutboxComplete(t.Context(), store.OutboxCompleteParams{ID: "held", Worker: "w1", Now: t0}); err != nil {
 		t.Errorf("complete the held row after the drop: %v", err)
@@ -553,8 +555,8 @@ func testOutboxDrop(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Pending != 2 || st.Dead != 0 {
-		t.Errorf("stats after the drop: %+v, want the two claimed rows pending and none dead", st)
+	if st.Pending != 3 || st.Dead != 0 {
+		t.Errorf("stats after the drop: %+v, want the three claimed rows pending and none dead", st)
 	}
 }
 

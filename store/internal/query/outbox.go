@@ -210,9 +210,16 @@ GROUP BY lane
 UNION ALL
 SELECT 1, '', COUNT(*), 0 FROM outbox WHERE state = 'dead'`
 
-// OutboxDrop ends an approval's pending rows of one kind that no worker
-// holds, as done, through outbox_pending_approval. A row a worker holds
-// (in flight, or its lease lapsed but not taken over) is left to it.
-// $1 approval_id, $2 kind, $3 done_at.
+// OutboxDrop ends an approval's pending rows whose coalesce key matches
+// a LIKE pattern and that no worker holds, as done, through
+// outbox_pending_approval. A row a worker holds (in flight, or its lease
+// lapsed but not taken over) is left to it.
+// $1 approval_id, $2 the coalesce key's pattern, $3 done_at.
 const OutboxDrop = `UPDATE outbox SET state = 'done', done_at = $3, last_error = 'dropped: the approval closed'
-WHERE approval_id = $1 AND kind = $2 AND state = 'pending' AND claimed_by = ''`
+WHERE approval_id = $1 AND coalesce_key LIKE $2 AND state = 'pending' AND claimed_by = ''`
+
+// LikePrefix is the LIKE pattern of the strings that start with prefix.
+// The prefix must hold none of LIKE's wildcards (% and _), which the two
+// dialects escape differently: the callers' marks are constants that do
+// not.
+func LikePrefix(prefix string) string { return prefix + "%" }
