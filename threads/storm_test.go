@@ -397,14 +397,18 @@ func (s *storm) run(tb testing.TB) stormResult {
 			res.deadlineLate = append(res.deadlineLate, at.Sub(due))
 		}
 	}
+	// The first replacement of each clicked card: the decision being
+	// sent, or already its outcome when the backend answered first.
+	replaced := map[string]bool{}
 	for _, m := range s.slack.MessagesBy("response_url") {
-		if !m.ReplaceOriginal || !strings.Contains(m.AllText(), "is being sent") {
+		if !m.ReplaceOriginal || replaced[m.ResponseURL] {
 			continue
 		}
 		mu.Lock()
 		c, ok := clickedAt[urlOf[m.ResponseURL]]
 		mu.Unlock()
 		if ok {
+			replaced[m.ResponseURL] = true
 			res.clickToCard = append(res.clickToCard, m.Received.Sub(c))
 		}
 	}
