@@ -1,43 +1,15 @@
 package discordtest
 
 import (
-	"bytes"
-	"io"
 	"net/http"
-	"net/http/httptest"
+
+	"approvalsbot/internal/inprocess"
 )
 
-// Transport answers REST calls in this process, by calling the fake's
-// handlers on the caller's goroutine: no socket, no goroutine of its own.
-// It is for tests under testing/synctest, which cannot advance time while
-// a goroutine waits on a real socket: with it the fake's per-channel pace
-// and its message times run on the bubble's clock, the same clock the
-// adapter's pacing waits on, so a test sees the adapter's pacing exactly,
-// without loopback jitter. Hand it to the adapter as its HTTPClient's
-// Transport; the adapter still sends discordgo's calls to URL's host,
-// which is the one this answers. The gateway is a websocket and needs URL.
-func (s *Server) Transport() http.RoundTripper { return inProcess{s.srv.Config.Handler} }
-
-type inProcess struct{ h http.Handler }
-
-func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
-	var body []byte
-	if r.Body != nil {
-		b, err := io.ReadAll(r.Body)
-		r.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		body = b
-	}
-	if err := r.Context().Err(); err != nil {
-		return nil, err
-	}
-	in := httptest.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), bytes.NewReader(body))
-	in.Header = r.Header.Clone()
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, in)
-	res := rec.Result()
-	res.Request = r
-	return res, nil
-}
+// Transport answers REST calls in this process (package inprocess), for
+// tests under testing/synctest: the fake's pace and its message times then
+// run on the bubble's clock, the same clock the bot's outbox paces its
+// rows by. Hand it to the adapter as its HTTPClient's Transport; the
+// adapter still sends discordgo's calls to URL's host, which is the one
+// this answers. The gateway is a websocket and needs URL.
+func (s *Server) Transport() http.RoundTripper { return inprocess.Transport(s.srv.Config.Handler) }
