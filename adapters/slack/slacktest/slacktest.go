@@ -682,19 +682,23 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 4<<20))
 	s.mu.Lock()
 	ru := s.responses[id]
+	var uses int
+	var expired bool
+	var channel, user, ts string
 	if ru != nil {
 		// Every post spends a use, taken or not, as Slack counts them.
 		ru.uses++
+		uses, expired, channel, user, ts = ru.uses, ru.expired, ru.channel, ru.user, ru.ts
 	}
 	s.mu.Unlock()
 	switch {
 	case r.Method != http.MethodPost:
 		http.Error(w, "method_not_allowed", http.StatusMethodNotAllowed)
 		return
-	case ru == nil || ru.expired:
+	case ru == nil || expired:
 		http.Error(w, "expired_url", http.StatusNotFound)
 		return
-	case ru.uses > responseURLUses:
+	case uses > responseURLUses:
 		http.Error(w, "used_url", http.StatusNotFound)
 		return
 	case json.Unmarshal(raw, &body) != nil:
@@ -709,19 +713,19 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, code, http.StatusBadRequest)
 		return
 	}
-	m := Message{Method: "response_url", Channel: ru.channel, User: ru.user, Text: body.Text, ThreadTS: body.ThreadTS,
+	m := Message{Method: "response_url", Channel: channel, User: user, Text: body.Text, ThreadTS: body.ThreadTS,
 		ResponseType: body.ResponseType, ReplaceOriginal: body.ReplaceOriginal, ResponseURL: s.srv.URL + r.URL.Path,
 		Received: time.Now()}
 	if len(body.Blocks) > 0 && string(body.Blocks) != "null" {
 		m.Blocks = body.Blocks
 	}
 	s.mu.Lock()
-	if m.ReplaceOriginal && ru.ts != "" {
+	if m.ReplaceOriginal && ts != "" {
 		// The message the URL belongs to is replaced in place: same ts,
 		// same thread, new text and blocks.
 		var old *Message
-		if c := s.channels[ru.channel]; c != nil {
-			old = find(c, ru.ts)
+		if c := s.channels[channel]; c != nil {
+			old = find(c, ts)
 		}
 		if old == nil {
 			s.mu.Unlock()
