@@ -111,8 +111,13 @@ tenants:
 		// The click's own answer shows the card being sent at once; the
 		// outcome follows once the backend answered.
 		if m.Edits > 0 && len(m.Buttons) == 0 && strings.Contains(text, "Approved by user:kevin") {
-			if len(dc.Messages(card.Thread)) == 0 {
-				t.Fatal("nothing was said in the card's thread")
+			// The backend's message follows in the card's thread (a thread
+			// reply comes after the edits that change a card's state).
+			for len(dc.Messages(card.Thread)) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("nothing was said in the card's thread")
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
 			return
 		}
