@@ -7,10 +7,9 @@ import (
 
 // Input is what the card renderings take for this copy: the request, the
 // state (a decision in flight included), and the ladder as it was frozen
-// at request. It leaves StepsDone
-// out on purpose: a pending card is the same before and after each step
-// fires, so a step edits no card (docs/cards.md); its thread reply says
-// what happened.
+// at request. Which steps have fired is not in it, on purpose: a pending
+// card is the same before and after each step fires, so a step edits no
+// card (docs/cards.md); its thread reply says what happened.
 func (c Card) Input() templates.Input {
 	return templates.Input{
 		Approval:   c.Approval,

@@ -536,7 +536,7 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 	}
 	return Card{Tenant: a.Tenant, Approval: &req, State: rec.State, Decision: rec.Decision,
 		Superseded: superseded, Deciding: decidingCard(a),
-		Frozen: fz, StepsDone: a.StepsDone, HeldRevision: a.Revision, Now: s.clock.Now()}, nil
+		Frozen: fz, HeldRevision: a.Revision, Now: s.clock.Now()}, nil
 }
 
 // decidingCard is the decision in flight as a card shows it: recorded and

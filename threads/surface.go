@@ -36,9 +36,10 @@ type Card struct {
 	Superseded bool // a newer revision replaced this copy
 	// Deciding is a decision recorded and on its way to the backend; nil
 	// when none is in flight.
-	Deciding  *templates.Deciding
-	Frozen    Frozen
-	StepsDone int
+	Deciding *templates.Deciding
+	// Frozen is the ladder as frozen at request; which of its steps have
+	// fired is not part of a card (docs/cards.md).
+	Frozen Frozen
 	// HeldRevision is the approval's newest revision when the card was made.
 	HeldRevision int
 	// ThreadURL is the web address of the card's chat thread, where known

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
 	slackgo "github.com/slack-go/slack"
 
@@ -92,19 +91,6 @@ func slackCode(err error) string {
 		return se.Err
 	}
 	return ""
-}
-
-// retryAfter is the wait Slack asked for in err (a 429), or 0.
-func retryAfter(err error) (d time.Duration) {
-	var rl *slackgo.RateLimitedError
-	if errors.As(err, &rl) {
-		return max(rl.RetryAfter, time.Second)
-	}
-	var sc slackgo.StatusCodeError
-	if errors.As(err, &sc) && sc.Code == http.StatusTooManyRequests {
-		return defaultRetryAfter
-	}
-	return 0
 }
 
 // scrub takes the address out of a transport error: a response_url is a
