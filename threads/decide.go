@@ -240,14 +240,14 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 		if err := tx.ApprovalUpsert(ctx, row); err != nil {
 			return err
 		}
-		res = DecideResult{Sent: true, Text: fmt.Sprintf("Sending your %s of %s to the job backend…", verb(req.Approve), a.Call.Function)}
+		res = DecideResult{Sent: true, Text: sending(req.Approve, a.Call.Function)}
 		return s.insert(ctx, tx, []store.OutboxInsertParams{s.decisionRow(row, now)})
 	})
 	if err != nil && ctx.Err() != nil && s.recorded(ctx, req.ApprovalID, d) {
 		// The commit went through although the click's time ran out
 		// while it was confirmed (a slow flush, a synchronous standby):
 		// the decision is on its way, and the person must hear so.
-		err, res = nil, DecideResult{Sent: true, Text: fmt.Sprintf("Sending your %s of %s to the job backend…", verb(req.Approve), a.Call.Function)}
+		err, res = nil, DecideResult{Sent: true, Text: sending(req.Approve, a.Call.Function)}
 	}
 	if err != nil {
 		return DecideResult{}, fmt.Errorf("record the decision on %s: %w", req.ApprovalID, err)
@@ -279,6 +279,11 @@ func (s *Service) recorded(ctx context.Context, approvalID string, d deciding) b
 func (s *Service) decisionRow(row *store.Approval, now time.Time) store.OutboxInsertParams {
 	return store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID,
 		Kind: KindDecision, Target: "backend", Payload: []byte(`{}`), NotBefore: now, Now: now}
+}
+
+// sending is what a person whose decision was recorded is told.
+func sending(approve bool, function string) string {
+	return fmt.Sprintf("Sending your %s of %s to the job backend…", verb(approve), function)
 }
 
 func verb(approve bool) string {
@@ -436,11 +441,7 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			// or not the click's own handle (a response_url, a token)
 			// still works. (The deadline's deny is due again at once: its
 			// copies keep saying so.)
-			fz, err := frozenOf(row)
-			if err != nil {
-				return err
-			}
-			if rows, err = s.rowsFor(ctx, tx, row, fz, "", []approval.Effect{{Kind: approval.EffectEditCards}}, now); err != nil {
+			if rows, err = s.editEveryCopy(ctx, tx, row, now); err != nil {
 				return err
 			}
 		}

@@ -73,9 +73,7 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 		var failed []error
 		for group := range slices.Chunk(due, tickGroup) {
 			res, err := s.escalateGroup(ctx, group, now)
-			total.Approvals += res.Approvals
-			total.Steps += res.Steps
-			total.Deadlines += res.Deadlines
+			total.merge(res)
 			failed = append(failed, err...)
 			if res.Steps+res.Deadlines > 0 {
 				s.Wake() // the first denies go out while the rest are handled
@@ -125,12 +123,16 @@ func (s *Service) escalateGroup(ctx context.Context, due []*store.Approval, now 
 	var failed []error
 	for _, a := range due {
 		one, errs := s.escalateGroup(ctx, []*store.Approval{a}, now)
-		res.Approvals += one.Approvals
-		res.Steps += one.Steps
-		res.Deadlines += one.Deadlines
+		res.merge(one)
 		failed = append(failed, errs...)
 	}
 	return res, failed
+}
+
+func (r *TickResult) merge(o TickResult) {
+	r.Approvals += o.Approvals
+	r.Steps += o.Steps
+	r.Deadlines += o.Deadlines
 }
 
 func (r *TickResult) add(steps int, deadline bool) {
@@ -182,11 +184,7 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 			rows = append(rows, s.decisionRow(row, now))
 			// The buttons leave every copy of the card at once, first
 			// among chat work, while the deny is on its way.
-			fz, err := frozenOf(row)
-			if err != nil {
-				return err
-			}
-			edits, err := s.rowsFor(ctx, tx, row, fz, "", []approval.Effect{{Kind: approval.EffectEditCards}}, now)
+			edits, err := s.editEveryCopy(ctx, tx, row, now)
 			if err != nil {
 				return err
 			}

@@ -258,28 +258,20 @@ const (
 // limit.
 func (s *Service) retryRecord(ctx context.Context, row *store.OutboxRow, log *slog.Logger, record func(context.Context) error) error {
 	wait := recordRetryFirst
-	for attempt := 1; ; attempt++ {
-		err := record(ctx)
-		if err == nil || errors.Is(err, store.ErrLeaseLost) {
-			return err
-		}
-		left := row.ClaimedUntil.Sub(s.clock.Now())
-		if attempt >= recordAttempts || row.ClaimedUntil.IsZero() || left <= wait {
+	err := record(ctx)
+	for attempt := 1; err != nil && !errors.Is(err, store.ErrLeaseLost); attempt++ {
+		if attempt >= recordAttempts || row.ClaimedUntil.IsZero() || row.ClaimedUntil.Sub(s.clock.Now()) <= wait {
 			return err
 		}
 		log.Warn("record a performed effect; trying again", "err", err, "attempt", attempt, "retry_in", wait.String())
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		}
+		time.Sleep(wait) // a store that failed, never a rate limit
 		wait = min(wait*2, recordRetryMax)
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-		defer cancel()
+		// Each try has its own time: the first try's may be spent.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		err = record(rctx)
+		cancel()
 	}
+	return err
 }
 
 // fail records a failed attempt: dead when permanent or out of attempts,

@@ -48,6 +48,14 @@ type Card struct {
 	Now       time.Time
 }
 
+// SameState reports whether two reads of a copy show the approval in the
+// same place: its state, its newest revision and the decision in flight.
+// When they differ the approval moved on in between, and a copy shown
+// from the first read is shown again.
+func (c Card) SameState(o Card) bool {
+	return c.State == o.State && c.HeldRevision == o.HeldRevision && sameDeciding(c.Deciding, o.Deciding)
+}
+
 // PostRequest posts a card.
 type PostRequest struct {
 	Target string

@@ -405,6 +405,16 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 	return rows, nil
 }
 
+// editEveryCopy is the edits that show every copy of the approval's card
+// as it now stands (the posts an approval's state change edits).
+func (s *Service) editEveryCopy(ctx context.Context, tx store.Tx, row *store.Approval, now time.Time) ([]store.OutboxInsertParams, error) {
+	fz, err := frozenOf(row)
+	if err != nil {
+		return nil, err
+	}
+	return s.rowsFor(ctx, tx, row, fz, "", []approval.Effect{{Kind: approval.EffectEditCards}}, now)
+}
+
 // restrictedReply is what a shared thread is told of a content-restricted
 // approval: the backend's message, a re-check's reason or a call's summary
 // can carry the content the card keeps out of shared places.

@@ -188,20 +188,13 @@ func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who 
 	// this message, while the card above was on its way: a replacement
 	// that crossed a newer state is replaced again with the card as it
 	// stands now.
-	if now, err := svc.Card(ctx, act.ApprovalID, act.Revision); err == nil && cardMoved(card, now) {
+	if now, err := svc.Card(ctx, act.ApprovalID, act.Revision); err == nil && !card.SameState(now) {
 		if err := a.replace(ctx, who.reply, now); err != nil {
 			a.log.Info("slack: the response_url did not take the clicked card again", "approval_id", act.ApprovalID,
 				"slack_user", who.user, "err", scrub(err).Error())
 		}
 	}
 	return true
-}
-
-// cardMoved reports whether the approval moved on between two reads of
-// its card.
-func cardMoved(before, after threads.Card) bool {
-	return before.State != after.State || before.HeldRevision != after.HeldRevision ||
-		(before.Deciding == nil) != (after.Deciding == nil)
 }
 
 // replace posts a card to a response_url in place of the message clicked.
