@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,6 +15,8 @@ import (
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
+
+	"approvalsbot/internal/inprocess"
 )
 
 // TestBadRequestsAreRefusedBeforeParsing posts to the real handler on a
@@ -158,7 +158,7 @@ func TestNoRouteWithoutPublicKey(t *testing.T) {
 func TestRunWithPublicKeyWaitsForContext(t *testing.T) {
 	h := newHarness(t)
 	synctest.Test(t, func(t *testing.T) {
-		calls := &noCalls{}
+		calls := &inprocess.NoCalls{}
 		o := h.opts
 		o.HTTPClient = &http.Client{Transport: calls}
 		ad, err := discordad.New(o)
@@ -175,7 +175,7 @@ func TestRunWithPublicKeyWaitsForContext(t *testing.T) {
 			t.Fatalf("Run returned before its context ended: %v", err)
 		default:
 		}
-		if n := calls.n.Load(); n != 0 {
+		if n := calls.Calls(); n != 0 {
 			t.Fatalf("Run made %d calls, although interactions come over HTTP", n)
 		}
 		cancel()
@@ -183,18 +183,4 @@ func TestRunWithPublicKeyWaitsForContext(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-}
-
-// noCalls is the transport of an adapter that must call nothing: it
-// counts each call and refuses it, so a call shows without reaching a
-// socket (a goroutine waiting on one would keep a synctest bubble from
-// ever settling).
-type noCalls struct{ n atomic.Int64 }
-
-func (c *noCalls) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		r.Body.Close()
-	}
-	c.n.Add(1)
-	return nil, errors.New("this test expects no call")
 }

@@ -2,11 +2,9 @@ package slack_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,6 +12,8 @@ import (
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/templates"
+
+	"approvalsbot/internal/inprocess"
 )
 
 // TestSocketModeFeedsTheSameHandler runs slack-go's Socket Mode client
@@ -112,7 +112,7 @@ func TestSocketModeRefusedAppTokenEndsRun(t *testing.T) {
 func TestRunWithoutAppTokenWaitsForContext(t *testing.T) {
 	h := newHarness(t)
 	synctest.Test(t, func(t *testing.T) {
-		calls := &noCalls{}
+		calls := &inprocess.NoCalls{}
 		o := h.opts
 		o.HTTPClient = &http.Client{Transport: calls}
 		ad, err := slackad.New(o)
@@ -129,7 +129,7 @@ func TestRunWithoutAppTokenWaitsForContext(t *testing.T) {
 			t.Fatalf("Run returned before its context ended: %v", err)
 		default:
 		}
-		if n := calls.n.Load(); n != 0 {
+		if n := calls.Calls(); n != 0 {
 			t.Fatalf("Run made %d calls without an app token", n)
 		}
 		cancel()
@@ -137,18 +137,4 @@ func TestRunWithoutAppTokenWaitsForContext(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-}
-
-// noCalls is the transport of an adapter that must call nothing: it
-// counts each call and refuses it, so a call shows without reaching a
-// socket (a goroutine waiting on one would keep a synctest bubble from
-// ever settling).
-type noCalls struct{ n atomic.Int64 }
-
-func (c *noCalls) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		r.Body.Close()
-	}
-	c.n.Add(1)
-	return nil, errors.New("this test expects no call")
 }

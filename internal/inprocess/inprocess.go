@@ -9,9 +9,11 @@ package inprocess
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 )
 
 // Transport answers every request, whatever host it names, with h.
@@ -40,3 +42,21 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	res.Request = r
 	return res, nil
 }
+
+// NoCalls is the transport of a client that must call nothing: it counts
+// each call and refuses it, so a call shows without reaching a socket (a
+// goroutine waiting on one would keep a synctest bubble from ever
+// settling).
+type NoCalls struct{ n atomic.Int64 }
+
+// RoundTrip counts the call and refuses it.
+func (c *NoCalls) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	c.n.Add(1)
+	return nil, errors.New("this test expects no call")
+}
+
+// Calls is how many calls were refused.
+func (c *NoCalls) Calls() int64 { return c.n.Load() }
