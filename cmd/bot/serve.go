@@ -27,6 +27,7 @@ import (
 	"approvalsbot/adapters/logsurface"
 	"approvalsbot/adapters/slack"
 	"approvalsbot/config"
+	"approvalsbot/internal/connlimit"
 	"approvalsbot/ladder"
 	"approvalsbot/notify"
 	"approvalsbot/store"
@@ -37,6 +38,30 @@ import (
 )
 
 var errUsage = errors.New("usage")
+
+// What an open connection may cost the HTTP server. Every caller (Slack,
+// Discord, the job backend) sends a header block of a few hundred bytes
+// and is answered in milliseconds, while a connection that sends a header
+// slowly holds its buffers until ReadHeaderTimeout.
+const (
+	// maxHeaderBlock bounds a request's line and headers; a larger block is
+	// answered 431. net/http reads netHTTPHeaderSlop bytes past its
+	// MaxHeaderBytes, so the server is given the difference.
+	maxHeaderBlock    = 16 << 10
+	netHTTPHeaderSlop = 4096
+	// connsPerSource bounds the connections one address (an IPv6 /64)
+	// holds open, so one attacker cannot shut out Slack, Discord or the
+	// backend, which connect from their own addresses. Behind a reverse
+	// proxy every connection comes from the proxy: it must then limit per
+	// client itself and keep its pool to the bot under this.
+	connsPerSource = 64
+	// connsTotal bounds all of them, well above one source's cap: with
+	// the header bound, about 40 MiB of buffers and goroutines, and file
+	// descriptors to spare. Only an attack from many addresses reaches it,
+	// which this process cannot tell from traffic; without it, such an
+	// attack would end the process (memory or descriptors) instead.
+	connsTotal = 1024
+)
 
 // liveConfig holds the configuration in force; SIGHUP swaps it. Approvals
 // keep what they were given at request, so a swap changes only later ones.
@@ -171,8 +196,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	limited, err := connlimit.Wrap(ln, connlimit.Options{PerSource: connsPerSource, Total: connsTotal, Logger: log, Registry: reg})
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		WriteTimeout: 30 * time.Second, MaxHeaderBytes: maxHeaderBlock - netHTTPHeaderSlop,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -216,7 +247,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	})
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- srv.Serve(limited) }()
 	log.Info("bot serving", "listen", ln.Addr().String(), "store", cfg.Store.Driver, "tenants", len(cfg.Tenants))
 
 	select {
