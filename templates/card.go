@@ -42,6 +42,10 @@ type Card struct {
 	// Message is the backend's sentence on a refused card (what the model
 	// reads about the refusal).
 	Message string
+	// StatusNote says, on a restricted card, what the status leaves out (a
+	// person's comment or reason, the backend's message) and where to read
+	// it: any of them can quote what the card hides.
+	StatusNote string
 	// Headline is one line for notifications, Slack's fallback text and the
 	// email subject: "acme_github.merge waits for a decision (DESTRUCTIVE)".
 	Headline string
@@ -263,6 +267,11 @@ const (
 	statusDecidingFmt = "Recorded: %s is being sent to the job backend…"
 	statusDeadlineDue = "Nobody answered by the deadline: the denial is being sent to the job backend…"
 	restrictedNote    = "details are shown only to operators with the content permission"
+	// What a restricted card says in place of a comment, a reason or the
+	// backend's message, worded as the thread's replies word it.
+	withheldComment   = "the comment is shown only in the console (this call's content is restricted)"
+	withheldReason    = "the reason is shown only in the console (this call's content is restricted)"
+	withheldRecheck   = "the console shows why (this call's content is restricted)"
 	argsCutNote       = "[cut; Show all arguments shows all]"
 	argsUnreadable    = "the arguments could not be shown; Show all arguments shows them"
 	patchCutNote      = "[cut; the console shows the whole patch]"
@@ -319,9 +328,9 @@ func Build(in Input) Card {
 	pending := c.State == approval.StatePending && !c.Superseded
 	c.Deciding = pending && in.Deciding != nil
 	waiting := pending && !c.Deciding
-	c.Status, c.StatusDetail, c.Message, c.Tone = status(c.State, in.Superseded, in.Decision, deadline(in, a))
+	c.Status, c.StatusDetail, c.Message, c.StatusNote, c.Tone = status(c.State, in.Superseded, in.Decision, deadline(in, a), c.Restricted)
 	if c.Deciding {
-		c.Status, c.StatusDetail = decidingStatus(in.Deciding, c.Restricted)
+		c.Status, c.StatusDetail, c.StatusNote = decidingStatus(in.Deciding, c.Restricted)
 	}
 	c.Headline = headline(&c)
 
@@ -390,8 +399,10 @@ func deadline(in Input, a *approval.Approval) time.Time {
 	return time.Time{}
 }
 
-// status words the line on top, what follows it, and the tone.
-func status(s approval.State, superseded bool, d *approval.Decision, dl time.Time) (line, detail, message string, tone Tone) {
+// status words the line on top, what follows it, and the tone. On a
+// restricted card the comment, the reason and the backend's message are
+// left out (each may quote what the card hides), and note says so.
+func status(s approval.State, superseded bool, d *approval.Decision, dl time.Time, restricted bool) (line, detail, message, note string, tone Tone) {
 	if d == nil {
 		d = &approval.Decision{}
 	}
@@ -406,12 +417,20 @@ func status(s approval.State, superseded bool, d *approval.Decision, dl time.Tim
 		atTime = d.At.UTC().Format(timeOfDay)
 		at = "at " + atTime
 	}
+	// withhold keeps the comment off a restricted card and words the
+	// note that replaces it.
+	withhold := func(what string) {
+		if restricted && comment != "" {
+			comment, note = "", what
+		}
+	}
 	switch {
 	case superseded:
-		return statusSuperseded, "", "", ToneClosed
+		return statusSuperseded, "", "", "", ToneClosed
 	case s == approval.StatePending:
-		return statusPending, "", "", TonePending
+		return statusPending, "", "", "", TonePending
 	case s == approval.StateApproved:
+		withhold(withheldComment)
 		line = "Approved"
 		if actor != "" {
 			line += " by " + actor
@@ -422,8 +441,9 @@ func status(s approval.State, superseded bool, d *approval.Decision, dl time.Tim
 		if comment != "" {
 			line += ": " + comment
 		}
-		return cutLine(line, statusMax), via, "", ToneApproved
+		return cutLine(line, statusMax), via, "", note, ToneApproved
 	case s == approval.StateDenied:
+		withhold(withheldReason)
 		line = "Denied"
 		if actor != "" {
 			line += " by " + actor
@@ -431,34 +451,39 @@ func status(s approval.State, superseded bool, d *approval.Decision, dl time.Tim
 		if comment != "" {
 			line += ": " + comment
 		}
-		return cutLine(line, statusMax), joinNonEmpty(" · ", at, via), "", ToneDenied
+		return cutLine(line, statusMax), joinNonEmpty(" · ", at, via), "", note, ToneDenied
 	case s == approval.StateExpired:
+		// The deadline's comment is its own fixed word: never shown.
 		if !dl.IsZero() {
 			detail = "deadline " + dl.Format(dateAndTime)
 		}
-		return statusExpired, detail, "", ToneDenied
+		return statusExpired, detail, "", "", ToneDenied
 	case s == approval.StateCancelled:
+		withhold(withheldReason)
 		line = "Cancelled"
 		if comment != "" {
 			line += ": " + comment
 		}
-		return cutLine(line, statusMax), at, "", ToneClosed
+		return cutLine(line, statusMax), at, "", note, ToneClosed
 	case s == approval.StateRefused:
 		line = "Denied: the platform's re-check refused the call"
 		if actor != "" {
 			line = "Denied: " + actor + " approved, but the platform's re-check refused the call"
 		}
 		message = cutLine(cleanText(approval.RedactText(d.Message)), messageMax)
-		return cutLine(line, statusMax), at, message, ToneDenied
+		if restricted && strings.TrimSpace(message) != "" {
+			message, note = "", withheldRecheck
+		}
+		return cutLine(line, statusMax), at, message, note, ToneDenied
 	}
-	return cutLine("State: "+oneLine(string(s)), statusMax), "", "", ToneClosed
+	return cutLine("State: "+oneLine(string(s)), statusMax), "", "", "", ToneClosed
 }
 
 // decidingStatus words a decision on its way to the backend: "Recorded:
 // user:kevin's approval is being sent to the job backend…", and below it
-// when, and the person's comment unless the card is content-restricted
-// (a reason may quote what the card hides).
-func decidingStatus(d *Deciding, restricted bool) (line, detail string) {
+// when, and the person's comment, which a content-restricted card leaves
+// out (a reason may quote what the card hides) and notes instead.
+func decidingStatus(d *Deciding, restricted bool) (line, detail, note string) {
 	noun, what := "denial", "a denial"
 	if d.Approve {
 		noun, what = "approval", "an approval"
@@ -471,16 +496,23 @@ func decidingStatus(d *Deciding, restricted bool) (line, detail string) {
 		detail = "at " + d.At.UTC().Format(timeOfDay)
 	}
 	if d.Deadline {
-		return statusDeadlineDue, detail
+		return statusDeadlineDue, detail, ""
 	}
-	if comment := oneLine(approval.RedactText(d.Comment)); comment != "" && !restricted {
+	comment := oneLine(approval.RedactText(d.Comment))
+	switch {
+	case comment == "":
+	case restricted && d.Approve:
+		note = withheldComment
+	case restricted:
+		note = withheldReason
+	default:
 		label := "reason: "
 		if d.Approve {
 			label = "comment: "
 		}
 		detail = joinNonEmpty(" · ", detail, label+comment)
 	}
-	return line, cutLine(detail, statusMax)
+	return line, cutLine(detail, statusMax), note
 }
 
 func joinNonEmpty(sep string, parts ...string) string {

@@ -1,0 +1,111 @@
+package templates
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"approvalsbot/approval"
+)
+
+// TestRestrictedStatusWithholdsText: on a content-restricted card (and a
+// walled one) the status keeps the comment, the cancel reason and the
+// re-check's message off every rendering, each of them marshalled whole,
+// and says where to read them; the same card revealed to a content holder
+// shows them, so the search could find them.
+func TestRestrictedStatusWithholdsText(t *testing.T) {
+	r := newRenderer(t)
+	const secret = "ledger 4471 for the quartz account"
+	private := loadApproval(t, "private.json")
+	if !private.Content.Restricted {
+		t.Fatal("private.json is not content-restricted")
+	}
+	at := private.RequestedAt.Add(3 * time.Minute)
+	decided := func(comment, message string) *approval.Decision {
+		return &approval.Decision{Actor: "user:kevin", Comment: comment, Message: message, Via: "console", At: at}
+	}
+	cases := []struct {
+		name     string
+		in       Input
+		walled   bool   // the approval is not restricted; the place is
+		note     string // what the card says instead; "" for none
+		revealed bool   // a content holder's card shows the text
+	}{
+		{"refused message", Input{State: approval.StateRefused, Decision: decided("", "The call was not made: "+secret)}, false, withheldRecheck, true},
+		{"approved comment", Input{State: approval.StateApproved, Decision: decided("fine, "+secret, "")}, false, withheldComment, true},
+		{"denied comment", Input{State: approval.StateDenied, Decision: decided("no: "+secret, "")}, false, withheldReason, true},
+		{"cancel reason", Input{State: approval.StateCancelled, Decision: &approval.Decision{Comment: "the job ended over " + secret, At: at}}, false, withheldReason, true},
+		{"deciding approve comment", Input{Deciding: &Deciding{Actor: "user:kevin", Approve: true, Comment: secret, At: at}}, false, withheldComment, true},
+		{"deciding deny reason", Input{Deciding: &Deciding{Actor: "user:kevin", Comment: secret, At: at}}, false, withheldReason, true},
+		{"expired", Input{State: approval.StateExpired, Decision: decided(secret, secret)}, false, "", false},
+		{"superseded", Input{Superseded: true, Decision: decided(secret, secret)}, false, "", false},
+		{"walled denied comment", Input{State: approval.StateDenied, Decision: decided("no: "+secret, ""), Restricted: true}, true, withheldReason, true},
+		{"walled refused message", Input{State: approval.StateRefused, Decision: decided("", secret), Restricted: true}, true, withheldRecheck, true},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			in.Approval = private
+			if tt.walled {
+				in.Approval = loadApproval(t, "mail.json")
+			}
+			c := Build(in)
+			if c.StatusNote != tt.note {
+				t.Errorf("note %q, want %q", c.StatusNote, tt.note)
+			}
+			for surface, s := range wholeRenderings(t, r, c) {
+				if strings.Contains(s, secret) {
+					t.Errorf("%s shows the withheld text:\n%s", surface, s)
+				}
+				if tt.note != "" && !strings.Contains(s, tt.note) && surface != "email subject" {
+					t.Errorf("%s lacks the note %q", surface, tt.note)
+				}
+			}
+
+			// Revealed (the ephemeral answer to Show details), the text
+			// is there, and no note stands in for it.
+			if tt.walled {
+				in.Restricted = false
+			} else {
+				in.RevealContent = true
+			}
+			open := Build(in)
+			if open.StatusNote != "" {
+				t.Errorf("revealed card notes %q", open.StatusNote)
+			}
+			for surface, s := range wholeRenderings(t, r, open) {
+				if surface == "email subject" {
+					continue
+				}
+				if got := strings.Contains(s, secret); got != tt.revealed {
+					t.Errorf("revealed %s shows the text = %v, want %v", surface, got, tt.revealed)
+				}
+			}
+		})
+	}
+}
+
+// wholeRenderings is every rendering of c as sent: the Slack message and
+// the Discord message and its edit marshalled to JSON, the email
+// marshalled to JSON (subject, text and HTML) and the plain text.
+func wholeRenderings(t *testing.T, r *Renderer, c Card) map[string]string {
+	t.Helper()
+	marshal := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	d := r.Discord(c)
+	e := r.Email(c)
+	return map[string]string{
+		"slack":         marshal(r.Slack(c)),
+		"discord":       marshal(d),
+		"discord edit":  marshal(DiscordEdit(d, "1", "2")),
+		"email":         marshal(e),
+		"email subject": e.Subject,
+		"text":          r.Text(c),
+	}
+}
