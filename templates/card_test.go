@@ -81,8 +81,8 @@ func TestStatusLine(t *testing.T) {
 
 			// On top of every surface.
 			sm := r.Slack(c)
-			if sec, ok := sm.Blocks[0].(*slack.SectionBlock); !ok || !strings.HasPrefix(sec.Text.Text, "*"+mrkdwn(tt.wantStatus)+"*") {
-				t.Errorf("slack: first block %#v does not carry the status", sm.Blocks[0])
+			if got := slackStatus(sm); got != tt.wantStatus {
+				t.Errorf("slack: the first block's bold line is %q, want the status", got)
 			}
 			if hasSlackActions(sm) != tt.waiting {
 				t.Errorf("slack: actions block present = %v, want %v", !tt.waiting, tt.waiting)
@@ -109,6 +109,27 @@ func TestStatusLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// slackStatus is the first line of the first block when it is bold
+// literal text, as the status is.
+func slackStatus(m SlackMessage) string {
+	if len(m.Blocks) == 0 {
+		return ""
+	}
+	rt, ok := m.Blocks[0].(*slack.RichTextBlock)
+	if !ok || len(rt.Elements) == 0 {
+		return ""
+	}
+	sec, ok := rt.Elements[0].(*slack.RichTextSection)
+	if !ok || len(sec.Elements) == 0 {
+		return ""
+	}
+	e, ok := sec.Elements[0].(*slack.RichTextSectionTextElement)
+	if !ok || e.Style == nil || !e.Style.Bold {
+		return ""
+	}
+	return e.Text
 }
 
 func hasSlackActions(m SlackMessage) bool {
@@ -269,7 +290,7 @@ func TestDomainLines(t *testing.T) {
 					var want string
 					switch name {
 					case "slack":
-						want = jsonString(mrkdwn(l))
+						want = jsonString(l)
 					case "discord":
 						want = jsonString(discordMarkdown(l))
 					case "html":
@@ -668,27 +689,37 @@ func TestAgentSaysBox(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("agent text lines %q", lines)
 	}
-	sm := r.Slack(c)
-	var box string
-	for _, b := range sm.Blocks {
-		if s, ok := b.(*slack.SectionBlock); ok && strings.HasPrefix(s.Text.Text, "*The agent says*\n") {
-			box = s.Text.Text
+	// Slack: a bold label, then one quote box holding all of the text.
+	var quoted []string
+	for _, b := range r.Slack(c).Blocks {
+		rt, ok := b.(*slack.RichTextBlock)
+		if !ok || len(rt.Elements) != 2 {
+			continue
+		}
+		label, ok := rt.Elements[0].(*slack.RichTextSection)
+		if !ok || len(label.Elements) != 1 {
+			continue
+		}
+		if l, ok := label.Elements[0].(*slack.RichTextSectionTextElement); !ok || l.Text != "The agent says" || l.Style == nil || !l.Style.Bold {
+			continue
+		}
+		q, ok := rt.Elements[1].(*slack.RichTextQuote)
+		if !ok {
+			t.Fatalf("slack: the agent's text is in a %T", rt.Elements[1])
+		}
+		for _, e := range q.Elements {
+			quoted = append(quoted, e.(*slack.RichTextSectionTextElement).Text)
 		}
 	}
-	if box == "" {
-		t.Fatal("slack: no agent box")
-	}
-	for _, l := range strings.Split(strings.TrimPrefix(box, "*The agent says*\n"), "\n") {
-		if !strings.HasPrefix(l, "> ") {
-			t.Errorf("slack: line %q escapes the quote", l)
-		}
+	if diff := cmp.Diff([]string{c.AgentSays}, quoted); diff != "" {
+		t.Errorf("slack: the quote box (-want +got):\n%s", diff)
 	}
 	desc := r.Discord(c).Embeds[0].Description
 	i := strings.Index(desc, "**The agent says**\n")
 	if i < 0 {
 		t.Fatal("discord: no agent box")
 	}
-	box, _, _ = strings.Cut(desc[i+len("**The agent says**\n"):], "\n\n")
+	box, _, _ := strings.Cut(desc[i+len("**The agent says**\n"):], "\n\n")
 	for _, l := range strings.Split(box, "\n") {
 		if !strings.HasPrefix(l, "> ") {
 			t.Errorf("discord: line %q escapes the quote", l)
@@ -737,13 +768,13 @@ func TestEscaping(t *testing.T) {
 	a.AgentSays = "<!channel> <@U0BOSS> @everyone @here [click](https://evil.invalid) **bold**"
 	a.Job.Agent = "<https://evil.invalid|bot>"
 	c := Build(Input{Approval: a})
-	sm, err := MarshalPreview(r.Slack(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"<!channel>", "<@U0BOSS>", "<https://evil.invalid|bot>"} {
-		if strings.Contains(string(sm), bad) {
-			t.Errorf("slack renders %q live", bad)
+	// Slack shows them as literal text only (TestSlackUntrustedTextIsLiteral
+	// has the full table).
+	for _, s := range slackShownTexts(t, r.Slack(c)) {
+		for _, bad := range []string{"<!channel>", "<@U0BOSS>", "<https://evil.invalid|bot>"} {
+			if strings.Contains(s.text, bad) && s.holder != "text" && s.holder != "plain_text" {
+				t.Errorf("slack shows %q in a %s object", bad, s.holder)
+			}
 		}
 	}
 	dm := r.Discord(c)

@@ -18,17 +18,15 @@ func mrkdwn(s string) string {
 	return slackEscaper.Replace(s)
 }
 
-// fence keeps text inside a ``` code block from closing it early: a zero
-// width space between backticks breaks the run on both platforms.
+// fence keeps text inside a Discord ``` code block from closing it early:
+// a zero width space between backticks breaks the run. (Slack needs no
+// such trick: its boxes are rich_text_preformatted, literal text.)
 func fence(s string) string {
 	if !strings.Contains(s, "``") {
 		return s
 	}
 	return strings.ReplaceAll(s, "``", "`\u200b`")
 }
-
-// slackCode is text for inside a Slack code block: escaped and fenced.
-func slackCode(s string) string { return fence(mrkdwn(s)) }
 
 // discordMarkdown escapes s for Discord markdown, which honours a
 // backslash before any punctuation. Inline markers are escaped everywhere;
@@ -73,7 +71,7 @@ func discordMarkdown(s string) string {
 func discordCode(s string) string { return fence(s) }
 
 // urlEscaper percent-encodes what would end a link early in Slack's
-// <url|text> or Discord's [text](url). Links come from validated http(s)
+// <url|text> (a context block's link) or Discord's [text](url). Links come from validated http(s)
 // URLs; this keeps a stray character from bending the markup.
 var urlEscaper = strings.NewReplacer(
 	"|", "%7C", ">", "%3E", "<", "%3C", "(", "%28", ")", "%29",

@@ -7,18 +7,22 @@ import (
 )
 
 // The functions each surface's templates may call. Escaping is by
-// surface: esc for text from the backend or the agent, code for text in a
-// code block, url for a link target; plain text and html/template need
-// none of their own.
+// surface: on Discord, esc for text from the backend or the agent, code
+// for text in a code block, url for a link target; on Slack, whose
+// mrkdwn cannot escape markup, a card's text is written as elements
+// (slackElemFuncs) and esc serves only a message's notification text;
+// plain text and html/template need none of their own.
 
-var slackFuncs = texttemplate.FuncMap{
-	"esc":    mrkdwn,
-	"join":   strings.Join,
-	"inline": func(s string) string { return inlineCode(s, mrkdwn, mrkdwn) },
-	"code":   slackCode,
-	"url":    linkURL,
-	"quote":  func(s string) string { return quoteLines("> ", s) },
-}
+var slackFuncs = func() texttemplate.FuncMap {
+	m := texttemplate.FuncMap{
+		"esc":  mrkdwn,
+		"join": strings.Join,
+	}
+	for k, f := range slackElemFuncs {
+		m[k] = f
+	}
+	return m
+}()
 
 var discordFuncs = texttemplate.FuncMap{
 	"esc":    discordMarkdown,

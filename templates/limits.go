@@ -15,6 +15,17 @@ const (
 	slackHeaderTextMax = 150
 	// slackContextElementsMax: https://api.slack.com/reference/block-kit/blocks#context
 	slackContextElementsMax = 10
+	// slackRichTextMax bounds the text of one rich_text block. Slack
+	// documents no limit of its own for rich_text
+	// (https://api.slack.com/reference/block-kit/blocks#rich_text); a
+	// section's 3,000 keeps one part from crowding the message.
+	slackRichTextMax = 3000
+	// slackBlocksTextMax bounds the text of all of a message's blocks
+	// together. Slack refuses more with msg_blocks_too_long; the limit is
+	// not documented, and Slack's SDK maintainers name 12,000 characters
+	// with room left for the blocks' own fields:
+	// https://github.com/slackapi/bolt-js/issues/2509
+	slackBlocksTextMax = 12000
 	// slackTextObjectMax bounds any text object, context elements included:
 	// https://api.slack.com/reference/block-kit/composition-objects#text
 	slackTextObjectMax = 3000

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
-	"github.com/slack-go/slack"
 
 	"approvalsbot/approval"
 )
@@ -142,68 +141,27 @@ func checkSlack(t *testing.T, c Card, m SlackMessage) {
 	if charLen(m.Text) > slackMessageTextMax {
 		t.Errorf("slack: text %d chars", charLen(m.Text))
 	}
+	checkSlackShape(t, m)
 	var all []string
-	text := func(o *slack.TextBlockObject, max int, what string) {
-		if o == nil {
-			return
-		}
-		if n := charLen(o.Text); n > max || n == 0 {
-			t.Errorf("slack: %s text has %d chars (1–%d)", what, n, max)
-		}
-		if err := o.Validate(); err != nil {
-			t.Errorf("slack: %s: %v", what, err)
-		}
-		all = append(all, o.Text)
+	total := 0
+	for _, s := range slackShownTexts(t, m) {
+		all = append(all, s.text)
+		total += charLen(s.text)
 	}
-	var buttons []*slack.ButtonBlockElement
-	for _, b := range m.Blocks {
-		switch b := b.(type) {
-		case *slack.SectionBlock:
-			text(b.Text, slackSectionTextMax, "section")
-		case *slack.HeaderBlock:
-			text(b.Text, slackHeaderTextMax, "header")
-		case *slack.ContextBlock:
-			if n := len(b.ContextElements.Elements); n > slackContextElementsMax {
-				t.Errorf("slack: context has %d elements", n)
-			}
-			for _, e := range b.ContextElements.Elements {
-				if o, ok := e.(*slack.TextBlockObject); ok {
-					text(o, slackTextObjectMax, "context")
-				}
-			}
-		case *slack.ActionBlock:
-			if n := len(b.Elements.ElementSet); n > slackActionsElementsMax {
-				t.Errorf("slack: %d elements in actions", n)
-			}
-			for _, e := range b.Elements.ElementSet {
-				btn := e.(*slack.ButtonBlockElement)
-				buttons = append(buttons, btn)
-				text(btn.Text, slackButtonTextMax, "button")
-				if len(btn.ActionID) > slackActionIDMax || len(btn.Value) > slackButtonValueMax {
-					t.Errorf("slack: button payload %d/%d bytes", len(btn.ActionID), len(btn.Value))
-				}
-				if cf := btn.Confirm; cf != nil {
-					text(cf.Title, slackConfirmTitleMax, "confirm title")
-					text(cf.Text, slackConfirmTextMax, "confirm text")
-					text(cf.Confirm, slackConfirmButtonMax, "confirm button")
-					text(cf.Deny, slackConfirmButtonMax, "confirm deny")
-				}
-			}
-		default:
-			t.Errorf("slack: unexpected block %T", b)
-		}
+	if total > slackBlocksTextMax {
+		t.Errorf("slack: the blocks hold %d chars in all", total)
 	}
 	joined := strings.Join(all, "\n")
 	for _, want := range essentials(c) {
-		if !strings.Contains(joined, mrkdwn(want)) {
+		if !strings.Contains(joined, want) {
 			t.Errorf("slack lacks %q", want)
 		}
 	}
-	if sec, ok := m.Blocks[0].(*slack.SectionBlock); !ok || !strings.Contains(sec.Text.Text, mrkdwn(c.Status)) {
+	if slackStatus(m) != c.Status {
 		t.Error("slack: the status is not on top")
 	}
-	if len(buttons) != len(c.Buttons) {
-		t.Errorf("slack: %d buttons, the card has %d", len(buttons), len(c.Buttons))
+	if n := len(slackButtonsOf(m)); n != len(c.Buttons) {
+		t.Errorf("slack: %d buttons, the card has %d", n, len(c.Buttons))
 	}
 }
 
@@ -289,6 +247,13 @@ func TestHugeCutsVisibly(t *testing.T) {
 	desc := r.Discord(c).Embeds[0].Description
 	if !strings.Contains(desc, "to fit Discord") {
 		t.Error("discord: the description was cut without saying so")
+	}
+	sj, err := MarshalPreview(r.Slack(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(sj), "left out to fit Slack") || !strings.Contains(string(sj), slackCutNote) {
+		t.Error("slack: the card was cut without saying so")
 	}
 	for _, want := range []string{"[cut; Show all arguments shows all]", " …[cut]", "[cut; the console shows the whole patch]", "and 290 more: Not traced to the request", "New to this job: arg0 (host), arg1 (host)", "A class above the job's so far: destructive (so far: read)", "and 290 more reasons", "and 290 more"} {
 		if !strings.Contains(r.Text(c), want) {

@@ -1,12 +1,15 @@
 package templates
 
 import (
+	"strings"
+
 	"github.com/slack-go/slack"
 )
 
 // SlackMessage is what the bot sends to chat.postMessage or chat.update:
 // Blocks for the card, Text for notifications, screen readers and
-// clients that show no blocks. Text is mrkdwn, already escaped.
+// clients that show no blocks (a message with blocks does not show it).
+// Text is mrkdwn, already escaped: it cannot form a link or a mention.
 type SlackMessage struct {
 	Text   string        `json:"text"`
 	Blocks []slack.Block `json:"blocks,omitempty"`
@@ -29,7 +32,8 @@ func (m SlackMessage) MsgOptions() []slack.MsgOption {
 	return opts
 }
 
-// slackContextParts are shown small (context blocks); the rest are sections.
+// slackContextParts are shown small (context blocks); the rest are
+// rich_text blocks.
 var slackContextParts = map[string]bool{"card.meta": true, "card.digest": true, "card.ladder": true}
 
 // slackBlock is a block and the part it shows, so the block cap can drop
@@ -41,34 +45,39 @@ type slackBlock struct {
 
 // Slack renders c as Block Kit: the status line on top, the title as a
 // header, one block per part of the card in CARD.md's order, and the
-// buttons last. Each text stays within Slack's limits, cut visibly; the
-// status, the effect line, the flags and the buttons are always there.
+// buttons last. Text from the backend, the agent or a person is only ever
+// literal text (rich_text text elements, plain_text), never mrkdwn, which
+// has no escape for * _ ~ and backticks; the only mrkdwn is a link of the
+// bot's own words, with verbatim set so Slack parses nothing else in it.
+// Each text stays within Slack's limits, cut visibly; the status, the
+// effect line, the flags and the buttons are always there.
 func (r *Renderer) Slack(c Card) SlackMessage {
-	var blocks []slackBlock
-	section := func(name, text string) {
-		if text == "" {
-			return
-		}
-		text = cutText(text, slackSectionTextMax, slackCutMarker, trimSlack)
-		blocks = append(blocks, slackBlock{name, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)})
-	}
-	section("card.status", part(r.slack, "card.status", &c))
-	if title := part(r.slack, "card.title", &c); title != "" {
-		blocks = append(blocks, slackBlock{"card.title", slack.NewHeaderBlock(plainText(title, slackHeaderTextMax))})
-	}
+	title := cutLine(part(r.slack, "card.title", &c), slackHeaderTextMax)
+	actions := slackButtons(c.Buttons)
+	parts := []slackElems{{"card.status", cutSlackElems(slackPart(r.slack, "card.status", &c), slackRichTextMax)}}
 	for _, name := range cardParts {
-		text := part(r.slack, name, &c)
-		if text == "" {
-			continue
+		elems := slackPart(r.slack, name, &c)
+		if !slackContextParts[name] {
+			elems = cutSlackElems(elems, slackRichTextMax)
 		}
-		if slackContextParts[name] {
-			text = cutText(text, slackTextObjectMax, slackCutMarker, trimSlack)
-			blocks = append(blocks, slackBlock{name, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, text, false, false))})
-			continue
-		}
-		section(name, text)
+		parts = append(parts, slackElems{name, elems})
 	}
-	if actions := slackButtons(c.Buttons); len(actions) > 0 {
+	fitSlackParts(parts, slackBlocksTextMax-charLen(title)-buttonsTextLen(c.Buttons))
+
+	var blocks []slackBlock
+	for i, p := range parts {
+		if i == 1 && title != "" {
+			blocks = append(blocks, slackBlock{"card.title", slack.NewHeaderBlock(plainText(title, slackHeaderTextMax))})
+		}
+		switch {
+		case len(p.elems) == 0:
+		case slackContextParts[p.name]:
+			blocks = append(blocks, slackBlock{p.name, slackContext(p.elems)})
+		default:
+			blocks = append(blocks, slackBlock{p.name, slackRichText(p.elems)})
+		}
+	}
+	if len(actions) > 0 {
 		blocks = append(blocks, slackBlock{"card.buttons", slack.NewActionBlock("", actions...)})
 	}
 	blocks = capSlackBlocks(blocks)
@@ -77,6 +86,74 @@ func (r *Renderer) Slack(c Card) SlackMessage {
 		out[i] = b.block
 	}
 	return SlackMessage{Text: cutLine(mrkdwn(c.Headline), slackMessageTextMax), Blocks: out}
+}
+
+// slackElems is one part of a card as its template wrote it.
+type slackElems struct {
+	name  string
+	elems []slackElem
+}
+
+// slackLeftOut stands in for a part that no longer fits at all.
+const slackLeftOut = "[%s left out to fit Slack; the console shows all]"
+
+// fitSlackParts keeps the text of all parts within max characters,
+// cutting parts in cutOrder and each only as much as needed; a part that
+// would keep less than minKept is left out, saying so, unless it must
+// be kept (then it keeps minKept). The status is not among cutOrder: it
+// is never cut here.
+func fitSlackParts(parts []slackElems, max int) {
+	total := 0
+	for _, p := range parts {
+		total += elemsLen(p.elems)
+	}
+	for _, name := range cutOrder {
+		for i := range parts {
+			over := total - max
+			if over <= 0 {
+				return
+			}
+			p := &parts[i]
+			old := elemsLen(p.elems)
+			if p.name != name || old == 0 {
+				continue
+			}
+			var kept []slackElem
+			switch target := old - over; {
+			case target >= minKept:
+				kept = cutSlackElems(p.elems, target)
+			case mustKeep[name]:
+				kept = cutSlackElems(p.elems, minKept)
+			default:
+				kept = []slackElem{{Kind: elemText, Style: &slack.RichTextSectionTextStyle{Italic: true},
+					Text: strings.ReplaceAll(slackLeftOut, "%s", cmpOr(partNames[name], "this part"))}}
+			}
+			if n := elemsLen(kept); n < old {
+				p.elems = kept
+				total += n - old
+			}
+		}
+	}
+}
+
+func elemsLen(elems []slackElem) int {
+	n := 0
+	for _, e := range elems {
+		n += elemLen(e)
+	}
+	return n
+}
+
+// buttonsTextLen is the text the buttons add: labels and confirm dialogs.
+func buttonsTextLen(buttons []Button) int {
+	n := 0
+	for _, b := range buttons {
+		n += charLen(b.Label)
+		if cf := b.Confirm; cf != nil {
+			n += charLen(cf.Title) + charLen(cf.Text) + charLen(cf.Confirm) + charLen(cf.Cancel)
+		}
+	}
+	return n
 }
 
 // capSlackBlocks keeps a message within slackMaxBlocks by dropping parts

@@ -52,7 +52,7 @@ type Renderer struct {
 // The named templates each surface must define; New checks every one, so
 // a missing or broken template is an error at start-up, not a blank card.
 var (
-	slackNames     = slices.Concat([]string{"card.status", "card.title", "thread"}, cardParts)
+	slackNames     = slices.Concat([]string{"card.status", "card.title", "thread", "thread.blocks"}, cardParts)
 	discordNames   = slices.Concat([]string{"card.content", "card.footer", "thread"}, cardParts)
 	textNames      = []string{"card", "thread"}
 	emailTextNames = []string{"card.subject", "card.text"}
@@ -144,8 +144,14 @@ func (r *Renderer) selfTest() error {
 	for _, c := range []*Card{{}, &full} {
 		for _, x := range runs {
 			for _, n := range x.names {
-				if _, err := execText(x.t, n, c); err != nil {
+				out, err := execText(x.t, n, c)
+				if err != nil {
 					return fmt.Errorf("render %s: %w", n, err)
+				}
+				if x.t == r.slack && n != "card.title" {
+					if _, err := readElems(out); err != nil {
+						return fmt.Errorf("render slack %s: %w", n, err)
+					}
 				}
 			}
 		}
@@ -159,6 +165,16 @@ func (r *Renderer) selfTest() error {
 			d, _, _ := prepareThread(m, s)
 			if _, err := execText(t, "thread", d); err != nil {
 				return fmt.Errorf("render thread %s: %w", m.Kind, err)
+			}
+			if s != surfaceSlack {
+				continue
+			}
+			out, err := execText(t, "thread.blocks", d)
+			if err == nil {
+				_, err = readElems(out)
+			}
+			if err != nil {
+				return fmt.Errorf("render slack thread.blocks %s: %w", m.Kind, err)
 			}
 		}
 	}

@@ -36,6 +36,14 @@ func TestNewReportsTemplateErrors(t *testing.T) {
 		"unknown field": func(m fstest.MapFS) {
 			m["text/card.tmpl"] = &fstest.MapFile{Data: []byte(`{{define "card"}}{{.Nope}}{{end}}`)}
 		},
+		"slack part writes mrkdwn": func(m fstest.MapFS) {
+			m["slack/card.tmpl"] = &fstest.MapFile{Data: []byte(strings.ReplaceAll(string(m["slack/card.tmpl"].Data),
+				`{{define "card.effect"}}{{with .Effect}}{{bold .}}{{end}}{{end}}`, `{{define "card.effect"}}*{{.Effect}}*{{end}}`))}
+		},
+		"slack reply writes text": func(m fstest.MapFS) {
+			m["slack/thread.tmpl"] = &fstest.MapFile{Data: []byte(strings.ReplaceAll(string(m["slack/thread.tmpl"].Data),
+				`{{- else}}{{with .Text}}{{text .}}{{end}}{{end}}`, `{{- else}}{{.Text}}{{end}}`))}
+		},
 		"html broken": func(m fstest.MapFS) {
 			m["email/card.html.tmpl"] = &fstest.MapFile{Data: []byte(`{{define "card.html"}}<a href="{{.ConsoleURL}}{{end}}`)}
 		},

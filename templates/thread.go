@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/slack-go/slack"
 
 	"approvalsbot/approval"
 )
@@ -201,11 +202,17 @@ func shortDuration(d time.Duration) string {
 	}
 }
 
-// SlackThread renders a thread reply as Slack mrkdwn text (post it with
-// thread_ts; mentions in it notify).
+// SlackThread renders a thread reply (post it with thread_ts). An
+// escalation is mrkdwn text whose mentions notify; every other reply
+// carries text from the backend or a person, which it shows as literal
+// text in a rich_text block, its escaped text serving notifications.
 func (r *Renderer) SlackThread(m ThreadMessage) SlackMessage {
 	d, _, _ := prepareThread(m, surfaceSlack)
-	return SlackMessage{Text: cutText(part(r.slack, "thread", d), slackSectionTextMax, slackCutMarker, trimSlack)}
+	msg := SlackMessage{Text: cutText(part(r.slack, "thread", d), slackSectionTextMax, slackCutMarker, trimSlack)}
+	if elems := slackPart(r.slack, "thread.blocks", d); len(elems) > 0 {
+		msg.Blocks = []slack.Block{slackRichText(cutSlackElems(elems, slackRichTextMax))}
+	}
+	return msg
 }
 
 // DiscordThread renders a thread reply as Discord content. It pings

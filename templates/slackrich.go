@@ -1,0 +1,275 @@
+package templates
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	texttemplate "text/template"
+
+	"github.com/slack-go/slack"
+)
+
+// Slack parts as literal text. A Slack template writes a part as a
+// sequence of elements, each a small JSON object written by one of
+// slackElemFuncs, so every value it carries is encoded, never markup; the
+// renderer reads them back and lays them out as a rich_text block (text
+// runs, line breaks, icons, links, preformatted and quote boxes) or, for
+// the small parts, a context block of plain_text. Slack shows the text of
+// either exactly as given: no *bold*, no links, no mentions, no &-entities.
+
+// slackElem is one element a Slack template writes.
+type slackElem struct {
+	Kind  string                          `json:"k"`
+	Text  string                          `json:"t,omitempty"`
+	URL   string                          `json:"u,omitempty"`
+	Style *slack.RichTextSectionTextStyle `json:"s,omitempty"`
+}
+
+// Element kinds. elemText is a run of text (styled or not); elemBreak a
+// line break; elemEmoji an icon by its name; elemLink a link with the
+// template's own label; elemPre and elemQuote a box of their own.
+const (
+	elemText  = "text"
+	elemBreak = "br"
+	elemEmoji = "emoji"
+	elemLink  = "link"
+	elemPre   = "pre"
+	elemQuote = "quote"
+)
+
+// slackCutNote says a rich_text or plain_text part was cut.
+const slackCutNote = "[cut to fit Slack; the console shows all]"
+
+func writeElem(e slackElem) string {
+	b, _ := json.Marshal(e) // strings and a struct of bools: cannot fail
+	return string(b)
+}
+
+func styledText(style *slack.RichTextSectionTextStyle) func(string) string {
+	return func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return writeElem(slackElem{Kind: elemText, Text: s, Style: style})
+	}
+}
+
+// slackElemFuncs are the functions a Slack template writes its elements
+// with. A link takes only an absolute http(s) URL (Build checked it);
+// without one it is its label as text.
+var slackElemFuncs = texttemplate.FuncMap{
+	"text":   styledText(nil),
+	"bold":   styledText(&slack.RichTextSectionTextStyle{Bold: true}),
+	"italic": styledText(&slack.RichTextSectionTextStyle{Italic: true}),
+	"code":   styledText(&slack.RichTextSectionTextStyle{Code: true}),
+	"br":     func() string { return writeElem(slackElem{Kind: elemBreak}) },
+	"emoji":  func(name string) string { return writeElem(slackElem{Kind: elemEmoji, Text: name}) },
+	"link": func(url, label string) string {
+		if linkable(url) == "" {
+			return styledText(nil)(label)
+		}
+		return writeElem(slackElem{Kind: elemLink, URL: url, Text: label})
+	},
+	"pre":   func(s string) string { return box(elemPre, s) },
+	"quote": func(s string) string { return box(elemQuote, s) },
+}
+
+func box(kind, s string) string {
+	if s == "" {
+		return ""
+	}
+	return writeElem(slackElem{Kind: kind, Text: s})
+}
+
+var errSlackMarkup = errors.New("a Slack template wrote something that is not an element")
+
+// readElems reads what a Slack template wrote: elements, and nothing but
+// white space between them.
+func readElems(s string) ([]slackElem, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	var out []slackElem
+	for {
+		var e slackElem
+		err := dec.Decode(&e)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, errSlackMarkup
+		}
+		switch e.Kind {
+		case elemText, elemBreak, elemEmoji, elemLink, elemPre, elemQuote:
+		default:
+			return nil, errSlackMarkup
+		}
+		out = append(out, e)
+	}
+}
+
+// slackPart runs a named Slack template and reads its elements; a part
+// that could not be rendered says so as text.
+func slackPart(t *texttemplate.Template, name string, data any) []slackElem {
+	s, err := execText(t, name, data)
+	if err != nil {
+		return []slackElem{{Kind: elemText, Text: brokenPart}}
+	}
+	elems, err := readElems(s)
+	if err != nil {
+		return []slackElem{{Kind: elemText, Text: brokenPart}}
+	}
+	return elems
+}
+
+// elemLen is what an element adds to a block's text, as Slack counts (a
+// link's URL included, for the message's cumulative limit).
+func elemLen(e slackElem) int {
+	switch e.Kind {
+	case elemBreak:
+		return 1
+	case elemEmoji:
+		return charLen(e.Text) + 2 // as :name:
+	case elemLink:
+		return charLen(e.Text) + charLen(e.URL)
+	}
+	return charLen(e.Text)
+}
+
+// cutSlackElems keeps elements within max characters of text: as many as
+// fit, the one that does not cut (at a line break where one is near), and
+// the cut note after them.
+func cutSlackElems(elems []slackElem, max int) []slackElem {
+	total := 0
+	for _, e := range elems {
+		total += elemLen(e)
+	}
+	if total <= max {
+		return elems
+	}
+	budget := max - charLen(slackCutNote) - 1
+	var out []slackElem
+	for _, e := range elems {
+		n := elemLen(e)
+		if n <= budget {
+			out = append(out, e)
+			budget -= n
+			continue
+		}
+		if e.Kind == elemText || e.Kind == elemPre || e.Kind == elemQuote {
+			kept := prefixChars(e.Text, budget)
+			if i := strings.LastIndexByte(kept, '\n'); i > 0 && charLen(kept[:i]) > budget/2 {
+				kept = kept[:i]
+			}
+			if kept = strings.TrimRight(kept, " \t\n"); kept != "" {
+				e.Text = kept
+				out = append(out, e)
+			}
+		}
+		break
+	}
+	return append(out, slackElem{Kind: elemBreak}, slackElem{Kind: elemText, Text: slackCutNote, Style: &slack.RichTextSectionTextStyle{Italic: true}})
+}
+
+// slackRichText lays elements out as a rich_text block: runs of text,
+// icons and links as rich_text_section lines, and each box its own
+// rich_text_preformatted or rich_text_quote. A line break that would
+// start or end a section is dropped, and adjacent runs of one style are
+// joined, so a line reads as one text.
+func slackRichText(elems []slackElem) *slack.RichTextBlock {
+	var out []slack.RichTextElement
+	var run []slackElem
+	flush := func() {
+		for len(run) > 0 && run[0].Kind == elemBreak {
+			run = run[1:]
+		}
+		for len(run) > 0 && run[len(run)-1].Kind == elemBreak {
+			run = run[:len(run)-1]
+		}
+		if len(run) > 0 {
+			out = append(out, slack.NewRichTextSection(sectionElems(run)...))
+		}
+		run = nil
+	}
+	for _, e := range elems {
+		switch e.Kind {
+		case elemPre:
+			flush()
+			out = append(out, &slack.RichTextPreformatted{Type: slack.RTEPreformatted, Elements: []slack.RichTextSectionElement{slack.NewRichTextSectionTextElement(e.Text, nil)}})
+		case elemQuote:
+			flush()
+			out = append(out, &slack.RichTextQuote{Type: slack.RTEQuote, Elements: []slack.RichTextSectionElement{slack.NewRichTextSectionTextElement(e.Text, nil)}})
+		default:
+			run = append(run, e)
+		}
+	}
+	flush()
+	return slack.NewRichTextBlock("", out...)
+}
+
+// sectionElems turns a run into rich_text_section elements, a line break
+// joining the unstyled text around it.
+func sectionElems(run []slackElem) []slack.RichTextSectionElement {
+	var out []slack.RichTextSectionElement
+	for _, e := range run {
+		switch e.Kind {
+		case elemEmoji:
+			out = append(out, slack.NewRichTextSectionEmojiElement(e.Text, 0, nil))
+			continue
+		case elemLink:
+			out = append(out, slack.NewRichTextSectionLinkElement(e.URL, e.Text, nil))
+			continue
+		case elemBreak:
+			e = slackElem{Kind: elemText, Text: "\n"}
+		}
+		if n := len(out); n > 0 {
+			if prev, ok := out[n-1].(*slack.RichTextSectionTextElement); ok && sameStyle(prev.Style, e.Style) {
+				prev.Text += e.Text
+				continue
+			}
+		}
+		out = append(out, slack.NewRichTextSectionTextElement(e.Text, e.Style))
+	}
+	return out
+}
+
+func sameStyle(a, b *slack.RichTextSectionTextStyle) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// slackContext lays elements out as a context block: text as plain_text
+// (styles and icons dropped), and a link as mrkdwn holding only the link,
+// verbatim, so Slack links nothing else in it. Each text object stays
+// within Slack's limit, and the block within its element count.
+func slackContext(elems []slackElem) *slack.ContextBlock {
+	var objs []slack.MixedElement
+	var b strings.Builder
+	flush := func() {
+		if t := strings.TrimSpace(b.String()); t != "" {
+			objs = append(objs, slack.NewTextBlockObject(slack.PlainTextType, cutText(t, slackTextObjectMax, slackCutNote, noTrim), false, false))
+		}
+		b.Reset()
+	}
+	for _, e := range elems {
+		switch e.Kind {
+		case elemLink:
+			flush()
+			objs = append(objs, slack.NewTextBlockObject(slack.MarkdownType, "<"+linkURL(e.URL)+"|"+mrkdwn(e.Text)+">", false, true))
+		case elemBreak:
+			b.WriteByte('\n')
+		case elemEmoji:
+		default:
+			b.WriteString(e.Text)
+		}
+	}
+	flush()
+	if len(objs) > slackContextElementsMax {
+		objs = objs[:slackContextElementsMax]
+	}
+	return slack.NewContextBlock("", objs...)
+}
+
+func noTrim(s string) string { return s }
