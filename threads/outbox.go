@@ -20,12 +20,16 @@ import (
 
 // WorkerOptions tune the outbox worker; zero values take the defaults.
 type WorkerOptions struct {
-	Concurrency int           // chat rows performed at once (default 8)
-	Backend     int           // decisions performed at once (default 4)
-	Mail        int           // emails sent at once (default 2)
-	Batch       int           // rows claimed per round (default 32)
-	Lease       time.Duration // how long a claim holds (default 2m)
-	Poll        time.Duration // idle poll, the safety net behind Wake (default 1s)
+	Concurrency int // chat rows performed at once (default 8)
+	// Backend: decisions performed at once (default 32). Each waits on
+	// the job backend, not the CPU, and their answers commit together
+	// (commit.go), so a thousand deadline denies at once cost a few dozen
+	// commits instead of a thousand.
+	Backend int
+	Mail    int           // emails sent at once (default 2)
+	Batch   int           // rows claimed per round (default 32)
+	Lease   time.Duration // how long a claim holds (default 2m)
+	Poll    time.Duration // idle poll, the safety net behind Wake (default 1s)
 	// PacedPoll is how often the chat lane looks again for rows whose
 	// budget has room (default 100ms): a paced row is left in the outbox
 	// until its channel has room, and this bounds how late it goes then.
@@ -58,7 +62,7 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 		o.Concurrency = 8
 	}
 	if o.Backend <= 0 {
-		o.Backend = 4
+		o.Backend = 32
 	}
 	if o.Mail <= 0 {
 		o.Mail = 2

@@ -88,6 +88,7 @@ type Service struct {
 	lease    time.Duration
 	wake     map[string]chan struct{} // one per lane
 	seq      atomic.Uint64
+	group    groupCommit // decisions' answers, committed together
 }
 
 // New checks the options and builds a Service.

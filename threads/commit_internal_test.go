@@ -1,0 +1,198 @@
+package threads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"approvalsbot/store"
+	"approvalsbot/store/sqlite"
+)
+
+// gatedStore counts the transactions it runs, and holds the first one
+// open until the test lets it go.
+type gatedStore struct {
+	store.Store
+	txs     atomic.Int32
+	entered chan struct{} // closed when the first transaction runs
+	release chan struct{} // the first transaction commits once closed
+	once    sync.Once
+}
+
+func (g *gatedStore) InTx(ctx context.Context, fn func(context.Context, store.Tx) error) error {
+	g.txs.Add(1)
+	return g.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		first := false
+		g.once.Do(func() { first = true })
+		if first {
+			close(g.entered)
+			<-g.release
+		}
+		return fn(ctx, tx)
+	})
+}
+
+func openGated(t *testing.T) (*Service, *gatedStore) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedStore{Store: st, entered: make(chan struct{}), release: make(chan struct{})}
+	return &Service{store: g}, g
+}
+
+func groupApproval(id string) *store.Approval {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	return &store.Approval{ID: id, Tenant: "acme", Revision: 1, State: "pending", Seen: true,
+		Function: "github.merge_pr", Plan: []byte(`{}`), RequestedAt: at, CreatedAt: at, UpdatedAt: at}
+}
+
+// queued waits until n callers wait in the group's queue. It polls the
+// queue's length, the thing the test is waiting for, not a time.
+func queued(t *testing.T, s *Service, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.group.mu.Lock()
+		got := len(s.group.queue)
+		s.group.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers queued, want %d", got, n)
+		}
+	}
+}
+
+// Callers that arrive while a transaction commits share the next one:
+// eleven decisions' answers cost two transactions, not eleven, and each
+// caller's writes are all there.
+func TestCommitGroupsConcurrentCallers(t *testing.T) {
+	s, g := openGated(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 11)
+	write := func(i int) {
+		errs[i] = s.commit(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.ApprovalUpsert(ctx, groupApproval(fmt.Sprintf("a-group%02d", i)))
+		})
+	}
+	wg.Go(func() { write(0) })
+	<-g.entered // the first leads alone and holds the writer
+	for i := 1; i < len(errs); i++ {
+		wg.Go(func() { write(i) })
+	}
+	queued(t, s, len(errs)-1)
+	close(g.release)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("caller %d: %v", i, err)
+		}
+		if _, err := s.store.ApprovalGet(ctx, fmt.Sprintf("a-group%02d", i)); err != nil {
+			t.Errorf("caller %d's write: %v", i, err)
+		}
+	}
+	if n := g.txs.Load(); n != 2 {
+		t.Errorf("%d transactions for %d callers, want 2 (one alone, then one for the ten queued behind it)", n, len(errs))
+	}
+	if s.group.leading || len(s.group.queue) != 0 {
+		t.Errorf("after every caller returned: leading %v, %d queued", s.group.leading, len(s.group.queue))
+	}
+}
+
+// One caller's failure is its own: the shared transaction is rolled back
+// and each of its callers runs alone, so the others commit and only the
+// failing one sees its error, and nothing of its writes is kept.
+func TestCommitFailureIsOnlyTheFailingCallers(t *testing.T) {
+	s, g := openGated(t)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	runs := make([]atomic.Int32, len(errs))
+	write := func(i int) {
+		errs[i] = s.commit(ctx, func(ctx context.Context, tx store.Tx) error {
+			runs[i].Add(1)
+			if err := tx.ApprovalUpsert(ctx, groupApproval(fmt.Sprintf("a-fail%02d", i))); err != nil {
+				return err
+			}
+			if i == 3 {
+				return boom
+			}
+			return nil
+		})
+	}
+	wg.Go(func() { write(0) })
+	<-g.entered
+	for i := 1; i < len(errs); i++ {
+		wg.Go(func() { write(i) })
+	}
+	queued(t, s, len(errs)-1)
+	close(g.release)
+	wg.Wait()
+	for i, err := range errs {
+		_, got := s.store.ApprovalGet(ctx, fmt.Sprintf("a-fail%02d", i))
+		if i == 3 {
+			if !errors.Is(err, boom) {
+				t.Errorf("the failing caller got %v, want its own error", err)
+			}
+			if !errors.Is(got, store.ErrNotFound) {
+				t.Errorf("the failing caller's write: %v, want none kept", got)
+			}
+			continue
+		}
+		if err != nil || got != nil {
+			t.Errorf("caller %d: %v, its write: %v", i, err, got)
+		}
+	}
+	// The first ran alone; the five behind it ran together until the
+	// failing one, then each alone: seven transactions.
+	if n := g.txs.Load(); n != 7 {
+		t.Errorf("%d transactions, want 7 (one alone, the group of five, then each of them alone)", n)
+	}
+	if n := runs[3].Load(); n != 2 {
+		t.Errorf("the failing caller's function ran %d times, want 2 (in the group, then alone)", n)
+	}
+}
+
+// Under many callers at once every one returns, with its write kept, and
+// the lead passes on until the queue is empty.
+func TestCommitManyCallers(t *testing.T) {
+	s, g := openGated(t)
+	close(g.release) // no gate here
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	const callers = 300
+	errs := make([]error, callers)
+	for i := range callers {
+		wg.Go(func() {
+			errs[i] = s.commit(ctx, func(ctx context.Context, tx store.Tx) error {
+				return tx.ApprovalUpsert(ctx, groupApproval(fmt.Sprintf("a-many%03d", i)))
+			})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+	}
+	pending, err := s.store.ApprovalListPending(ctx, store.ApprovalListPendingParams{Tenant: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != callers {
+		t.Fatalf("%d approvals written, want %d", len(pending), callers)
+	}
+}
