@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"approvalsbot/internal/strictjson"
 )
 
 // ErrBadJSON is a body that is not a JSON object (400 bad_json).
@@ -81,6 +83,30 @@ type approvalWire struct {
 	} `json:"content"`
 }
 
+// wireEvent is an event body as it is decoded, the envelope with the data
+// object of one type, so that strictjson knows the field names at every path.
+type wireEvent[D any] struct {
+	envelope
+	Data D `json:"data"`
+}
+
+// eventKeys are the field names of each event type's body. An event of an
+// unknown type is checked against the envelope's alone (its data's keys
+// for duplicates only); it is refused for its type anyway.
+var (
+	envelopeKeys = strictjson.For[envelope]()
+	approvalKeys = strictjson.For[wireEvent[approvalWire]]()
+	eventKeys    = map[EventType]*strictjson.Schema{
+		EventRequested:     approvalKeys,
+		EventReasked:       approvalKeys,
+		EventResolved:      strictjson.For[wireEvent[Resolved]](),
+		EventRecheckFailed: strictjson.For[wireEvent[RecheckFailed]](),
+		EventCancelled:     strictjson.For[wireEvent[Cancelled]](),
+		EventCallFinished:  strictjson.For[wireEvent[Finished]](),
+		EventAutoGranted:   strictjson.For[wireEvent[AutoGranted]](),
+	}
+)
+
 // Parse decodes and validates one event body. It returns ErrBadJSON
 // (wrapped) for a body that is not a JSON object, and *ValidationError for
 // one that breaks the schema; the tenant's existence is the caller's check.
@@ -98,6 +124,20 @@ func Parse(body []byte) (*Event, error) {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return nil, decodeError(err, "")
+	}
+	// encoding/json lets the last of two equal keys win and matches keys
+	// to fields whatever their case, so `"content":{"restricted":true},
+	// "Content":{"restricted":false}` would decode as unrestricted. Such a
+	// body has two readings: refuse it before any value is used. env.Type
+	// picks the schema even when the body is ambiguous about it, which is
+	// safe: every schema checks the envelope's keys alike, so a second
+	// "type" or a "Type" is refused whichever was read.
+	keys, ok := eventKeys[env.Type]
+	if !ok {
+		keys = envelopeKeys
+	}
+	if err := strictjson.Check(body, keys); err != nil {
+		return nil, keyError(err)
 	}
 	v := &validator{}
 	ev := &Event{ID: env.ID, Type: env.Type, Tenant: env.Tenant, Data: env.Data}
@@ -157,6 +197,21 @@ func Parse(body []byte) (*Event, error) {
 		return nil, e
 	}
 	return ev, nil
+}
+
+// keyError turns strictjson's refusal into ours: a key with two readings
+// is a schema violation at its path (422); anything else was already
+// refused as not JSON by json.Unmarshal, and is bad JSON here too.
+func keyError(err error) error {
+	var ke *strictjson.KeyError
+	if !errors.As(err, &ke) {
+		return fmt.Errorf("%w: %v", ErrBadJSON, err)
+	}
+	path := ke.Path
+	if path == "" {
+		path = "(top level)" // unreachable: every schema names its top-level keys
+	}
+	return &ValidationError{Problems: []*FieldError{{Path: path, Msg: ke.Reason()}}}
 }
 
 func decodeData(data []byte, into any) error {

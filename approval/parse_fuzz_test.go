@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,8 +22,11 @@ import (
 const maxErrorLen = 2048
 
 // FuzzParse: Parse never panics; it refuses with exactly one of its two
-// error classes; what it accepts satisfies the schema; and an accepted
-// event, encoded again, parses to the same event.
+// error classes; what it accepts satisfies the schema and has one reading
+// (no key twice in an object, no key that encoding/json matches to a field
+// without being spelt like it); and an accepted event, encoded again,
+// parses to the same event. testdata/fuzz/FuzzParse holds fixtures with
+// such keys added.
 func FuzzParse(f *testing.F) {
 	for _, path := range eventFiles(f) {
 		b := mustRead(f, path)
@@ -40,6 +46,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		checkAccepted(t, ev)
+		checkOneReading(t, body, ev)
 
 		again, err := approval.Parse(encodeEvent(t, ev))
 		if err != nil {
@@ -191,3 +198,91 @@ var rawJSONEqual = cmp.Comparer(func(a, b json.RawMessage) bool {
 	}
 	return cmp.Equal(x, y)
 })
+
+// envelopeNames are the keys of an event's top level (PROTOCOL.md).
+var envelopeNames = []string{"id", "type", "time", "tenant", "data"}
+
+// approvalNames are the keys of an Approval's top level, read from its
+// json tags here rather than through the parser's own schema.
+var approvalNames = func() []string {
+	var names []string
+	t := reflect.TypeFor[approval.Approval]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
+}()
+
+// checkOneReading fails when an accepted body has an object with a key
+// twice anywhere (the call's arguments included), or a key at the top
+// level or an approval's data level that equals a field's name only
+// under strings.EqualFold. It reads the body its own way: a recursive
+// walk with one map per object.
+func checkOneReading(t *testing.T, body []byte, ev *approval.Event) {
+	t.Helper()
+	data := []string(nil)
+	if ev.Approval != nil {
+		data = approvalNames
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // a number past float64 is accepted by Parse in the arguments
+	if problem, err := oneReading(dec, "", envelopeNames, data); err != nil {
+		t.Fatalf("an accepted body could not be read again: %v", err)
+	} else if problem != "" {
+		t.Fatalf("accepted a body with two readings: %s", problem)
+	}
+}
+
+// oneReading reads one value from dec and returns what makes it ambiguous
+// ("" when nothing does). names are the fields of this object, inner those
+// of its "data" object.
+func oneReading(dec *json.Decoder, path string, names, inner []string) (string, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return "", nil
+	}
+	problem := ""
+	note := func(p string) {
+		if problem == "" {
+			problem = p
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; dec.More(); i++ {
+		child, childNames := fmt.Sprintf("%s[%d]", path, i), []string(nil)
+		if d == '{' {
+			kt, err := dec.Token()
+			if err != nil {
+				return "", err
+			}
+			k := kt.(string)
+			child = path + "." + k
+			if seen[k] {
+				note(child + " twice")
+			}
+			seen[k] = true
+			for _, n := range names {
+				if k != n && strings.EqualFold(k, n) {
+					note(child + " in place of " + n)
+				}
+			}
+			if k == "data" && names != nil {
+				childNames = inner
+			}
+		}
+		p, err := oneReading(dec, child, childNames, nil)
+		if err != nil {
+			return "", err
+		}
+		note(p)
+	}
+	if _, err := dec.Token(); err != nil {
+		return "", err
+	}
+	return problem, nil
+}

@@ -16,6 +16,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/internal/strictjson"
 )
 
 // --- fixture helpers (shared by every test file of this package) ---
@@ -859,4 +860,220 @@ func TestValidID(t *testing.T) {
 			t.Errorf("ValidID(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
+}
+
+// --- keys with two readings: duplicates and case variants ---
+
+// withMember is a fixture mutated by f with member, raw JSON text such as
+// `"Content":{"restricted":false}`, added to the object at path (nil: the
+// top level): how a test gets a key into a body that json.Marshal would
+// write once and in one case only.
+func withMember(t testing.TB, file string, f func(m map[string]any), path []any, member string) []byte {
+	t.Helper()
+	const marker = "\u2603MEMBER\u2603"
+	b := mutate(t, file, func(m map[string]any) {
+		if f != nil {
+			f(m)
+		}
+		obj(t, m, path...)[marker] = 0
+	})
+	q := []byte(`"` + marker + `":0`)
+	if bytes.Count(b, q) != 1 {
+		t.Fatal("member placeholder not found")
+	}
+	return bytes.Replace(b, q, []byte(member), 1)
+}
+
+const (
+	msgDuplicate = "duplicate key: an object may hold a key once"
+	msgDupInside = "an object in it holds a key twice"
+)
+
+func msgCase(field string) string {
+	return fmt.Sprintf("want %q: keys must match the field's letter case exactly", field)
+}
+
+// TestParseRefusesKeysWithTwoReadings: encoding/json keeps the last of
+// two equal keys and matches a key to a field whatever its case; an event
+// that relies on either is refused with the key's path (422).
+func TestParseRefusesKeysWithTwoReadings(t *testing.T) {
+	t.Parallel()
+	restrict := func(m map[string]any) { obj(t, m, "data", "content")["restricted"] = true }
+	data := []any{"data"}
+	tests := []struct {
+		name   string
+		file   string
+		f      func(m map[string]any)
+		path   []any
+		member string
+		want   *approval.FieldError
+	}{
+		{"the field in another case, after it", "merge.json", restrict, data, `"Content":{"Restricted":false}`,
+			fe("data.Content", msgCase("content"))},
+		{"the field twice", "merge.json", restrict, data, `"content":{"restricted":false}`,
+			fe("data.content", msgDuplicate)},
+		{"the field twice, once spelt with an escape", "merge.json", restrict, data, `"con\u0074ent":{"restricted":false}`,
+			fe("data.content", msgDuplicate)},
+		{"restricted twice", "merge.json", restrict, []any{"data", "content"}, `"restricted":false`,
+			fe("data.content.restricted", msgDuplicate)},
+		{"restricted in another case", "merge.json", restrict, []any{"data", "content"}, `"RESTRICTED":false`,
+			fe("data.content.RESTRICTED", msgCase("restricted"))},
+		{"a Kelvin sign for the k of kind", "merge.json", nil, data, `"\u212aind":"changes"`,
+			fe(`data["\u212aind"]`, msgCase("kind"))},
+		{"an envelope key in another case", "merge.json", nil, nil, `"Tenant":"globex"`,
+			fe("Tenant", msgCase("tenant"))},
+		{"the type twice", "merge.json", nil, nil, `"type":"approval.cancelled"`,
+			fe("type", msgDuplicate)},
+		{"the type in another case", "merge-resolved.json", nil, nil, `"TYPE":"approval.requested"`,
+			fe("TYPE", msgCase("type"))},
+		{"deep in a list", "merge.json", nil, []any{"data", "roles", 0, "values", 0}, `"Origin":"nowhere"`,
+			fe("data.roles[0].values[0].Origin", msgCase("origin"))},
+		{"an argument twice", "merge.json", nil, []any{"data", "call", "arguments"}, `"repo":"evil/api"`,
+			fe("data.call.arguments", msgDupInside)},
+		{"an argument twice, nested", "merge.json", func(m map[string]any) {
+			obj(t, m, "data", "call", "arguments")["opts"] = map[string]any{"force": false}
+		}, []any{"data", "call", "arguments", "opts"}, `"force":true`, fe("data.call.arguments", msgDupInside)},
+		{"resolved: status in another case", "merge-resolved.json", nil, data, `"Status":"approved"`,
+			fe("data.Status", msgCase("status"))},
+		{"call.finished: outcome twice", "search-finished.json", nil, data, `"outcome":"failed"`,
+			fe("data.outcome", msgDuplicate)},
+		{"cancelled: approval_id in another case", "mail-cancelled.json", nil, data, `"Approval_ID":"a-other"`,
+			fe("data.Approval_ID", msgCase("approval_id"))},
+		{"recheck_failed: message twice", "refund-recheck.json", nil, data, `"message":"fine"`,
+			fe("data.message", msgDuplicate)},
+		{"auto_granted: the digest in another case", "auto.json", nil, []any{"data", "call"},
+			`"Args_SHA256":"sha256:0000000000000000000000000000000000000000000000000000000000000000"`,
+			fe("data.call.Args_SHA256", msgCase("args_sha256"))},
+		{"an unknown type: its data's keys checked for duplicates", "merge.json",
+			func(m map[string]any) { m["type"] = "approval.exploded" }, data, `"id":"a-other"`,
+			fe("data", msgDupInside)},
+		{"an unknown key twice", "merge.json", nil, data, `"zz_future":1,"zz_future":2`,
+			fe("data.zz_future", msgDuplicate)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			body := withMember(t, tt.file, tt.f, tt.path, tt.member)
+			ev, err := approval.Parse(body)
+			if err == nil {
+				t.Fatalf("Parse accepted it: %+v", ev)
+			}
+			var ve *approval.ValidationError
+			if !errors.As(err, &ve) || errors.Is(err, approval.ErrBadJSON) {
+				t.Fatalf("error %q (%T): want a *ValidationError (422)", err, err)
+			}
+			if diff := cmp.Diff([]*approval.FieldError{tt.want}, ve.Problems); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The refused attack is real: encoding/json alone reads the restricted
+// event as unrestricted, which would post a full card in shared channels.
+func TestParseCaseAttackFoolsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	body := withMember(t, "private.json", nil, []any{"data"}, `"Content":{"Restricted":false}`)
+	var plain struct {
+		Data approval.Approval `json:"data"`
+	}
+	if err := json.Unmarshal(body, &plain); err != nil {
+		t.Fatal(err)
+	}
+	if plain.Data.Content.Restricted {
+		t.Fatal("encoding/json read the fixture as restricted; the attack needs a fixture whose content is restricted")
+	}
+	if !fixtureApproval(t, "private.json").Content.Restricted {
+		t.Fatal("private.json is not restricted")
+	}
+	if _, err := approval.Parse(body); err == nil {
+		t.Fatal("Parse accepted an event that encoding/json reads as unrestricted")
+	}
+}
+
+func TestParseKeepsDistinctKeys(t *testing.T) {
+	t.Parallel()
+	body := withMember(t, "merge.json", func(m map[string]any) {
+		args := obj(t, m, "data", "call", "arguments")
+		args["Repo"] = "other/api" // beside "repo": another key of the tool's
+		args["REPO"] = "third/api"
+		obj(t, m, "data")["zz_future"] = map[string]any{"a": 1, "A": 2} // unknown keys stay ignored
+		m["extension"] = true
+	}, []any{"data"}, `"ZZ_FUTURE":0`)
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	var args map[string]any
+	if err := json.Unmarshal(ev.Approval.Call.Arguments, &args); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"repo": "acme/api", "Repo": "other/api", "REPO": "third/api", "pr": 1234.0, "method": "squash"}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Errorf("arguments (-want +got):\n%s", diff)
+	}
+}
+
+// benchEvent is an event body decoded into the domain's types in one call:
+// what json.Unmarshal alone costs, for the key check to be measured by.
+type benchEvent struct {
+	ID     string            `json:"id"`
+	Type   string            `json:"type"`
+	Time   string            `json:"time"`
+	Tenant string            `json:"tenant"`
+	Data   approval.Approval `json:"data"`
+}
+
+// BenchmarkKeyCheck sets what strictjson.Check costs on a real event
+// beside json.Unmarshal of the same bytes into the same types. "ratio"
+// times both in one loop, so they share the machine's state, and reports
+// check/unmarshal; "parse" is the whole of Parse, the check included.
+func BenchmarkKeyCheck(b *testing.B) {
+	body := fixtureBytes(b, "merge.json")
+	keys := strictjson.For[benchEvent]()
+	if err := strictjson.Check(body, keys); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("unmarshal", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var ev benchEvent
+			if err := json.Unmarshal(body, &ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("check", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if err := strictjson.Check(body, keys); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parse", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, err := approval.Parse(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ratio", func(b *testing.B) {
+		var check, unmarshal time.Duration
+		for b.Loop() {
+			start := time.Now()
+			if err := strictjson.Check(body, keys); err != nil {
+				b.Fatal(err)
+			}
+			mid := time.Now()
+			var ev benchEvent
+			if err := json.Unmarshal(body, &ev); err != nil {
+				b.Fatal(err)
+			}
+			check += mid.Sub(start)
+			unmarshal += time.Since(mid)
+		}
+		b.ReportMetric(float64(check)/float64(unmarshal), "check/unmarshal")
+	})
 }

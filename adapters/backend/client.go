@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"approvalsbot/internal/strictjson"
 )
 
 // Defaults for ClientOptions, from PROTOCOL.md ("Calls out": 10 s a try) and
@@ -322,11 +324,8 @@ func (c *Client) Decide(ctx context.Context, d Decision, idempotencyKey string) 
 		return DecisionResult{}, err
 	}
 	if ans.status/100 == 2 {
-		var ok struct {
-			Status  string `json:"status"`
-			Message string `json:"message"`
-		}
-		if err := json.Unmarshal(ans.body, &ok); err != nil {
+		var ok decisionAnswer
+		if err := decodeAnswer(ans.body, decisionAnswerKeys, &ok); err != nil {
 			return DecisionResult{}, fmt.Errorf("%s: read answer %d: %w", op, ans.status, err)
 		}
 		if ok.Status != "approved" && ok.Status != "denied" {
@@ -363,11 +362,8 @@ func (c *Client) Arguments(ctx context.Context, req ArgumentsRequest, idempotenc
 		return ArgumentsResult{}, err
 	}
 	if ans.status/100 == 2 {
-		var ok struct {
-			Arguments  json.RawMessage `json:"arguments"`
-			ArgsSHA256 string          `json:"args_sha256"`
-		}
-		if err := json.Unmarshal(ans.body, &ok); err != nil {
+		var ok argumentsAnswer
+		if err := decodeAnswer(ans.body, argumentsAnswerKeys, &ok); err != nil {
 			return ArgumentsResult{}, fmt.Errorf("%s: read answer %d: %w", op, ans.status, err)
 		}
 		if len(ok.Arguments) == 0 || ok.Arguments[0] != '{' {
@@ -499,10 +495,42 @@ type errorBody struct {
 // every field empty, which no listed answer matches.
 func (a answer) errorBody() errorBody {
 	var e errorBody
-	if json.Unmarshal(a.body, &e) != nil {
+	if decodeAnswer(a.body, errorBodyKeys, &e) != nil {
 		return errorBody{}
 	}
 	return e
+}
+
+// decisionAnswer is the body of a 200 to a decision.
+type decisionAnswer struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+// argumentsAnswer is the body of a 200 to an argument look-up.
+type argumentsAnswer struct {
+	Arguments  json.RawMessage `json:"arguments"`
+	ArgsSHA256 string          `json:"args_sha256"`
+}
+
+// The field names of each answer, for decodeAnswer.
+var (
+	decisionAnswerKeys  = strictjson.For[decisionAnswer]()
+	argumentsAnswerKeys = strictjson.For[argumentsAnswer]()
+	errorBodyKeys       = strictjson.For[errorBody]()
+)
+
+// decodeAnswer decodes a backend answer into v, refusing first one with
+// two readings: a key twice in an object (the arguments included, whose
+// digest would otherwise depend on which copy was read) or a field's name
+// in another letter case, both of which encoding/json would resolve
+// silently. The error names no key inside the arguments: those are
+// restricted content, and this error is logged.
+func decodeAnswer(body []byte, keys *strictjson.Schema, v any) error {
+	if err := strictjson.Check(body, keys); err != nil {
+		return err
+	}
+	return json.Unmarshal(body, v)
 }
 
 func (e errorBody) protocolError(status int) *ProtocolError {

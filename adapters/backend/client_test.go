@@ -205,6 +205,9 @@ func TestArgumentsOutcomes(t *testing.T) {
 			backend.ArgumentsResult{Outcome: backend.OutcomeCancelled, Message: "The job ended."}},
 		{"stale revision", 409, `{"error":"stale_revision","message":"The call changed."}`,
 			backend.ArgumentsResult{Outcome: backend.OutcomeStaleRevision, Message: "The call changed."}},
+		// Keys of the tool's own are distinct whatever their case.
+		{"keys differing in case inside the arguments", 200, `{"arguments":{"to":"a@example.com","To":"b@example.com"},"args_sha256":"` + digest + `"}`,
+			backend.ArgumentsResult{Outcome: backend.OutcomeOK, Arguments: json.RawMessage(`{"to":"a@example.com","To":"b@example.com"}`), ArgsSHA256: digest}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -328,6 +331,84 @@ func TestArgumentsErrors(t *testing.T) {
 			req := backend.ArgumentsRequest{ApprovalID: "a-7Q2K9", Revision: 1, Actor: "user:kevin"}
 			if _, err := newClient(t, srv.URL, ft).Arguments(context.Background(), req, "k"); err == nil {
 				t.Error("Arguments succeeded, want an error")
+			}
+		})
+	}
+}
+
+// TestAnswersWithTwoReadings: an answer that holds a key twice, or spells
+// a field in another letter case, is refused and not retried:
+// encoding/json would pick one of its readings silently. The error names
+// no key of the arguments, which are restricted content.
+func TestAnswersWithTwoReadings(t *testing.T) {
+	t.Parallel()
+	const secretKey, evil = "recipient_token", "evil.example"
+	other := "sha256:" + strings.Repeat("0", 64)
+	type call func(c *backend.Client) error
+	lookUp := func(c *backend.Client) error {
+		_, err := c.Arguments(context.Background(), backend.ArgumentsRequest{ApprovalID: "a-7Q2K9", Revision: 1, Actor: "user:kevin"}, "k")
+		return err
+	}
+	decide := func(c *backend.Client) error {
+		_, err := c.Decide(context.Background(), kevinDenies(), "k")
+		return err
+	}
+	tests := []struct {
+		name     string
+		call     call
+		status   int
+		body     string
+		protocol *backend.ProtocolError // nil: an error that is not a ProtocolError
+	}{
+		{"arguments twice", lookUp, 200,
+			`{"arguments":{"to":"a@example.com"},"args_sha256":"` + digest + `","arguments":{"to":"x@` + evil + `"}}`, nil},
+		{"arguments in another case", lookUp, 200,
+			`{"arguments":{"to":"a@example.com"},"args_sha256":"` + digest + `","Arguments":{"to":"x@` + evil + `"}}`, nil},
+		{"the digest twice", lookUp, 200,
+			`{"arguments":{},"args_sha256":"` + digest + `","args_sha256":"` + other + `"}`, nil},
+		{"the digest in another case", lookUp, 200,
+			`{"arguments":{},"args_sha256":"` + digest + `","ARGS_SHA256":"` + other + `"}`, nil},
+		{"a key twice inside the arguments", lookUp, 200,
+			`{"arguments":{"` + secretKey + `":"a","` + secretKey + `":"x@` + evil + `"},"args_sha256":"` + digest + `"}`, nil},
+		{"a key twice deep inside the arguments", lookUp, 200,
+			`{"arguments":{"mail":[{"` + secretKey + `":"a","` + secretKey + `":"b"}]},"args_sha256":"` + digest + `"}`, nil},
+		{"the recorded status twice", decide, 200, `{"status":"denied","message":"m","status":"approved"}`, nil},
+		{"the recorded status in another case", decide, 200, `{"status":"denied","Status":"approved","message":"m"}`, nil},
+		// An error body with two readings is not the listed shape.
+		{"already decided, the actor twice", decide, 409,
+			`{"error":"already_decided","message":"m","status":"approved","actor":"user:ada","actor":"user:mallory"}`,
+			&backend.ProtocolError{Status: 409}},
+		{"forbidden, the code in another case", lookUp, 403,
+			`{"error":"forbidden","Error":"cancelled","message":"m"}`, &backend.ProtocolError{Status: 403}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ft := newFakeTime()
+			srv := newServer(t, ft.Now, answerJSON(tt.status, tt.body))
+			err := tt.call(newClient(t, srv.URL, ft))
+			if err == nil {
+				t.Fatal("the call succeeded, want an error")
+			}
+			if errors.Is(err, backend.ErrUnavailable) {
+				t.Errorf("error %v: an answer is not ErrUnavailable", err)
+			}
+			var pe *backend.ProtocolError
+			if tt.protocol != nil {
+				if !errors.As(err, &pe) {
+					t.Fatalf("error %v, want a *ProtocolError", err)
+				}
+				if diff := cmp.Diff(tt.protocol, pe); diff != "" {
+					t.Errorf("ProtocolError (-want +got):\n%s", diff)
+				}
+			} else if errors.As(err, &pe) {
+				t.Errorf("error %v, want an error that is not a *ProtocolError", err)
+			}
+			if msg := err.Error(); strings.Contains(msg, secretKey) || strings.Contains(msg, evil) {
+				t.Errorf("error %q repeats the arguments", msg)
+			}
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("server saw %d requests, want 1 (not retried)", n)
 			}
 		})
 	}
