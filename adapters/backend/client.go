@@ -26,6 +26,10 @@ const (
 	DefaultMaxElapsed = time.Minute
 )
 
+// idleConnsPerHost: connections to the backend kept open between calls,
+// one for each decision the outbox may send at once.
+const idleConnsPerHost = 32
+
 // Backoff between tries when the backend gives no Retry-After: 500 ms,
 // doubling, capped at 8 s, each wait drawn from [d/2, d] so that bots that
 // failed together do not retry together.
@@ -187,7 +191,10 @@ func NewClient(o ClientOptions) (*Client, error) {
 	if o.HTTPClient != nil {
 		hc = *o.HTTPClient
 	} else {
-		hc.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// The default keeps two, and opens and closes the rest each time.
+		t.MaxIdleConnsPerHost = idleConnsPerHost
+		hc.Transport = t
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.http = &hc
