@@ -84,6 +84,65 @@ type storm struct {
 	stop    func()
 	seenMu  sync.Mutex
 	decided map[string]time.Time // approval → when its decision reached the backend
+	writes  *writeCounter
+}
+
+// writeCounter is the storm's store, noting when each write transaction
+// began: how many commits the deadline's denies cost does not depend on
+// how busy the machine is, unlike how long they take.
+type writeCounter struct {
+	store.Store
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (w *writeCounter) note() {
+	w.mu.Lock()
+	w.at = append(w.at, time.Now())
+	w.mu.Unlock()
+}
+
+// between counts the writes that began in [from, to].
+func (w *writeCounter) between(from, to time.Time) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, at := range w.at {
+		if !at.Before(from) && !at.After(to) {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *writeCounter) InTx(ctx context.Context, fn func(context.Context, store.Tx) error) error {
+	w.note()
+	return w.Store.InTx(ctx, fn)
+}
+
+func (w *writeCounter) ApprovalClaimDue(ctx context.Context, p store.ApprovalClaimDueParams) ([]*store.Approval, error) {
+	w.note()
+	return w.Store.ApprovalClaimDue(ctx, p)
+}
+
+func (w *writeCounter) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*store.OutboxRow, error) {
+	w.note()
+	return w.Store.OutboxClaim(ctx, p)
+}
+
+func (w *writeCounter) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams) error {
+	w.note()
+	return w.Store.OutboxComplete(ctx, p)
+}
+
+func (w *writeCounter) OutboxRetry(ctx context.Context, p store.OutboxRetryParams) error {
+	w.note()
+	return w.Store.OutboxRetry(ctx, p)
+}
+
+func (w *writeCounter) OutboxDead(ctx context.Context, p store.OutboxDeadParams) error {
+	w.note()
+	return w.Store.OutboxDead(ctx, p)
 }
 
 func stormChannel(i int) string  { return fmt.Sprintf("C0STORM%02d", i) }
@@ -179,7 +238,7 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	st := openStormStore(tb, pg)
+	st := &writeCounter{Store: openStormStore(tb, pg)}
 	renderer, err := templates.New(templates.Options{})
 	if err != nil {
 		tb.Fatal(err)
@@ -207,7 +266,7 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 	mux := http.NewServeMux()
 	ad.Routes(mux)
 	srv := httptest.NewServer(mux)
-	s := &storm{o: o, slack: sl, back: back, svc: svc, st: st, http: srv, decided: map[string]time.Time{}}
+	s := &storm{o: o, slack: sl, back: back, svc: svc, st: st, http: srv, decided: map[string]time.Time{}, writes: st}
 
 	// The bot's loops: the outbox's lanes, the ladder's tick (cron's
 	// @every, on the real clock), and a watch on the backend that notes
@@ -335,6 +394,9 @@ type stormResult struct {
 	clickToBackend []time.Duration // a click → its decision at the backend
 	clickToCard    []time.Duration // a click → the clicked card replaced
 	deadlineLate   []time.Duration // the deadline → its deny at the backend
+	// denyWrites: write transactions (of every kind, chat's too) begun
+	// from the deadline until its last deny reached the backend.
+	denyWrites int
 	replyRate      float64         // the slowest channel's step replies, as a share of its pace
 	rateLimited    int             // 429s the fake answered
 	clicked        map[string]bool
@@ -390,13 +452,16 @@ func (s *storm) run(tb testing.TB) stormResult {
 	time.Sleep(200 * time.Millisecond)
 
 	due := s.t0.Add(s.o.deadline)
+	lastDeny := due
 	for id, at := range s.decided {
 		if c, ok := clickedAt[id]; ok {
 			res.clickToBackend = append(res.clickToBackend, at.Sub(c))
 		} else {
 			res.deadlineLate = append(res.deadlineLate, at.Sub(due))
+			lastDeny = later(lastDeny, at)
 		}
 	}
+	res.denyWrites = s.writes.between(due, lastDeny)
 	// The first replacement of each clicked card: the decision being
 	// sent, or already its outcome when the backend answered first.
 	replaced := map[string]bool{}
@@ -524,6 +589,7 @@ func BenchmarkStepStorm(b *testing.B) {
 				b.ReportMetric(float64(quantile(res.deadlineLate, 0).Milliseconds()), "deadline-late-first-ms")
 				b.ReportMetric(float64(quantile(res.deadlineLate, .5).Milliseconds()), "deadline-late-p50-ms")
 				b.ReportMetric(float64(quantile(res.deadlineLate, 1).Milliseconds()), "deadline-late-max-ms")
+				b.ReportMetric(float64(res.denyWrites)/float64(len(res.deadlineLate)), "writes-per-deny")
 				b.ReportMetric(100*res.replyRate, "reply-pace-%")
 				b.ReportMetric(float64(res.rateLimited), "429s")
 			}
@@ -638,4 +704,11 @@ func TestReplicasShareAChannelsPace(t *testing.T) {
 		t.Errorf("three replicas posted %d cards in %v; one channel's pace needs %v", cards, span, least)
 	}
 	t.Logf("%d cards from three replicas over %v, no 429", cards, span.Round(time.Millisecond))
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
