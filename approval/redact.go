@@ -87,16 +87,48 @@ func Project(raw []byte) (Projection, error) {
 	return Projection{JSON: w.buf, Redacted: w.red, Truncated: w.cut}, nil
 }
 
-// SensitiveKey reports whether an object key names a secret: it contains
-// token, password, passwd, secret, authorization, credential, api key or
-// private key in any case, with '-', '_', ' ', '.' or nothing between the
-// words (X-Api-Key, client_secret, Private_Key, access-token, APIKEY).
-//
-// It matches substrings on purpose: max_tokens or secretary are redacted
-// too, because showing a real secret costs more than hiding a harmless
-// value. Only the key decides; a value such as "token rotation" is shown.
+// SensitiveKey reports whether an object key names a secret. The same
+// rule decides the NAME of a NAME=value or name: value in text (RedactText).
 // Folding is ASCII only: keys are written by tool authors, not adversaries.
+//
+// A part word makes a key secret wherever it appears in the key, in any
+// case, with '-', '_', ' ', '.' or nothing between its parts (X-Api-Key,
+// client_secret, Private_Key, access-token, APIKEY). It matches substrings
+// on purpose: max_tokens or secretary are redacted too, because showing a
+// real secret costs more than hiding a harmless value.
+//
+// A whole word makes a key secret only as a whole segment of it, because
+// as a part it would hide ordinary keys: auth is in author and oauth_scope.
+// A key's segments are split at every byte that is not an ASCII letter or
+// digit, between a letter and a digit, before an upper-case letter that
+// follows a lower-case one (sessionCookie), and before the last capital of
+// a run of three or more that a lower-case letter other than a plural s
+// follows (HTTPAuth is HTTP and Auth, PWDs is one segment, and OAuth stays
+// one segment). A plural s is allowed.
+//
+//	word           match    secret                                   not secret
+//	token          part     access_token, refreshToken, max_tokens   tok
+//	password       part     db password, PASSWORD                    pass, passenger
+//	passwd         part     passwd
+//	secret         part     client_secret, Client-Secret, secretary
+//	authorization  part     Authorization, Proxy-Authorization
+//	credential     part     Credentials
+//	api key        part     X-Api-Key, api_key, apiKey, APIKEY        api, api_url
+//	private key    part     Private_Key, privateKey                  private, public_key
+//	passphrase     part     key_passphrase
+//	auth           whole    auth, x-auth, basicAuth, HTTP_AUTH        author, oauth_scope, OAuth
+//	pwd            whole    pwd, DB_PWD, dbPwd                       pwdx, OLDPWD
+//	cookie         whole    Cookie, session_cookie, Set-Cookie,       cookiecutter
+//	                        cookies
+//
+// Only the key decides; a value such as "token rotation" is shown.
 func SensitiveKey(k string) bool {
+	return hasPartWord(k) || hasWholeWord(k)
+}
+
+// hasPartWord reports whether k holds one of partWords, ignoring case and
+// the separators '-', '_', ' ' and '.'.
+func hasPartWord(k string) bool {
 	var buf [64]byte
 	b := buf[:0]
 	for i := 0; i < len(k); i++ {
@@ -109,7 +141,7 @@ func SensitiveKey(k string) bool {
 		}
 		b = append(b, c)
 	}
-	for _, w := range sensitiveWords {
+	for _, w := range partWords {
 		if bytes.Contains(b, w) {
 			return true
 		}
@@ -117,17 +149,87 @@ func SensitiveKey(k string) bool {
 	return false
 }
 
-// sensitiveWords are the normalised (lowercase, separators removed) words
-// of CARD.md that make a key secret.
-var sensitiveWords = [][]byte{
+// partWords are the normalised (lowercase, separators removed) words of
+// CARD.md that make a key secret wherever they appear in it.
+var partWords = [][]byte{
 	[]byte("token"), []byte("password"), []byte("passwd"), []byte("secret"),
 	[]byte("authorization"), []byte("credential"), []byte("apikey"), []byte("privatekey"),
+	[]byte("passphrase"),
 }
 
-// RedactText redacts credentials inside free text (agent text, messages):
-// the credential after "Bearer" (any case), a base64-looking credential
-// after "Basic", and the user-info of URLs, each replaced by [redacted]
-// ("https://[redacted]@host/path"). Text without them is returned as is.
+// wholeWords make a key secret only as a whole segment (see SensitiveKey).
+var wholeWords = []string{"auth", "pwd", "cookie"}
+
+// hasWholeWord reports whether a segment of k, as SensitiveKey splits it,
+// is one of wholeWords or its plural.
+func hasWholeWord(k string) bool {
+	start := 0 // the current segment is k[start:i]
+	for i := 0; i <= len(k); i++ {
+		end, next := -1, i // the segment ends before end; the next starts at next
+		switch {
+		case i == len(k) || !isWordByte(k[i]):
+			end, next = i, i+1
+		case i > start:
+			c, p := k[i], k[i-1]
+			switch {
+			case isDigit(c) != isDigit(p), isUpper(c) && isLower(p):
+				end = i
+			case isLower(c) && isUpper(p) && i-start >= 3 && isUpper(k[i-2]) && isUpper(k[i-3]) && !pluralAt(k, i):
+				end, next = i-1, i-1
+			}
+		}
+		if end < 0 {
+			continue
+		}
+		if isWholeWord(k[start:end]) {
+			return true
+		}
+		start = next
+	}
+	return false
+}
+
+// pluralAt reports whether k[i] is an 's' that ends a segment: the plural
+// of an acronym ("APIs", "PWDs") is one segment.
+func pluralAt(k string, i int) bool {
+	return k[i] == 's' && (i+1 == len(k) || !isLower(k[i+1]))
+}
+
+func isWholeWord(seg string) bool {
+	for _, w := range wholeWords {
+		if len(seg) == len(w) || len(seg) == len(w)+1 && (seg[len(w)] == 's' || seg[len(w)] == 'S') {
+			if hasPrefixFold(seg, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// RedactText redacts credentials inside free text (agent text, messages,
+// patches), each replaced by [redacted]. Text without them is returned as
+// is. Words alone never redact in text ("rotate the token" is shown); only
+// these shapes do:
+//
+//   - the credential after "Bearer" (any case), and a base64-looking one
+//     after "Basic", when a space, tab, colon or line break separates
+//     them ("Bearer abc", "Bearer:abc"); across a line break the
+//     credential must look like one, so a sentence ending in "Bearer"
+//     keeps the next line's first word;
+//   - the user-info of URLs ("https://[redacted]@host/path"), also when
+//     an unencoded '/', '?' or '#' in the password ends the authority
+//     early ("https://u:pa/ss@host");
+//   - the value of NAME=value and name: value whose name is secret by
+//     SensitiveKey: environment variables and flags ("GITHUB_TOKEN=…",
+//     "--password=…"), query and form parameters ("?access_token=…",
+//     "&client_secret=…"), headers ("X-Api-Key: …", "Authorization: token
+//     …", which keeps the scheme), YAML lines, and JSON or Python objects
+//     inside text ("{\"password\":\"…\"}"); see namedValue for where a
+//     value ends;
+//   - bare tokens by their issuer's prefix (GitHub, Slack, Stripe, AWS,
+//     Google: tokenShapes), JSON Web Tokens ("eyJ…" in three or five
+//     dot-separated parts), Slack and Discord webhook paths, and the body
+//     of a PEM private key block.
 func RedactText(s string) string {
 	r, _ := redactText(s, false)
 	return r
@@ -136,63 +238,143 @@ func RedactText(s string) string {
 // redactText does RedactText and reports whether it changed s. As a whole
 // value (a JSON string in arguments), a string that starts with "Bearer "
 // or "Basic " is a credential whatever follows, so all of the rest is
-// redacted. In text, "Bearer" redacts the next word (up to white space),
-// and "Basic" only a word that looks like base64, because "basic" is a
-// common English word.
+// redacted; after a line break the text rule decides instead. In text, "Bearer" redacts the next word (up to white space or
+// a quote), and "Basic" only a word that looks like base64, because
+// "basic" is a common English word.
 func redactText(s string, value bool) (string, bool) {
 	if value {
-		if n, _ := schemeAt(s, 0); n > 0 && strings.TrimSpace(s[n:]) != "" {
+		if n, _, broke := schemeAt(s, 0); n > 0 && !broke && strings.TrimSpace(s[n:]) != "" {
 			if s[n:] == redactedMarker {
 				return s, false
 			}
 			return s[:n] + redactedMarker, true
 		}
 	}
-	var b []byte // nil until the first change: most strings hold nothing
-	last := 0    // s[last:] is not yet copied to b
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case (c == 'b' || c == 'B') && (i == 0 || !isWordByte(s[i-1])):
-			n, basic := schemeAt(s, i)
-			if n == 0 {
-				continue
-			}
-			end := n
-			for end < len(s) && !isSpace(s[end]) {
-				end++
-			}
-			if tok := s[n:end]; tok != "" && tok != redactedMarker && (!basic || looksLikeBase64(tok)) {
-				b = append(b, s[last:n]...)
-				b = append(b, redactedMarker...)
-				last = end
-			}
-			i = end - 1
-		case c == ':' && strings.HasPrefix(s[i:], "://"):
-			// The authority ends where RFC 3986 ends it, or at white space
-			// or a quote in text; its user-info is what precedes the last
-			// '@' in it.
-			start := i + len("://")
-			end := start
-			for end < len(s) && !isAuthorityEnd(s[end]) {
-				end++
-			}
-			if at := strings.LastIndexByte(s[start:end], '@'); at > 0 && s[start:start+at] != redactedMarker {
-				b = append(b, s[last:start]...)
-				b = append(b, redactedMarker...)
-				last = start + at
-			}
-			i = end - 1
+	t := textRedactor{s: s}
+	for i := 0; i < len(s); {
+		if c := s[i]; !mayStart[c] || i > 0 && isWordByte(c) && isWordByte(s[i-1]) {
+			i++ // no rule starts here, or inside a word
+			continue
 		}
+		i = t.step(i)
 	}
-	if b == nil {
-		return s, false
+	return t.result()
+}
+
+// mayStart marks the bytes at which a rule of step may start: most bytes
+// of ordinary prose start none, and skipping them keeps RedactText cheap
+// on the text of every card.
+var mayStart = func() (m [256]bool) {
+	for _, c := range []byte(":=/-bB") {
+		m[c] = true
 	}
-	return string(append(b, s[last:]...)), true
+	for _, shape := range tokenShapes {
+		m[shape.prefix[0]] = true
+	}
+	m['e'] = true // eyJ, a JSON Web Token
+	return m
+}()
+
+// textRedactor builds the redacted copy of a text in one pass. Every rule
+// starts at the byte step looks at and returns where the scan goes on, past
+// whatever it redacted, so no rule sees the inside of another's redaction.
+type textRedactor struct {
+	s    string
+	b    []byte // nil until the first change: most strings hold nothing
+	last int    // s[last:] is not yet copied to b
+	line lineCache
+}
+
+// step applies the rule that may start at s[i] and returns where the scan
+// goes on (past i).
+func (t *textRedactor) step(i int) int {
+	s := t.s
+	switch c := s[i]; c {
+	case ':':
+		if strings.HasPrefix(s[i:], "://") {
+			return t.urlCredentials(i)
+		}
+		return t.namedValue(i)
+	case '=':
+		return t.namedValue(i)
+	case '/':
+		return t.webhook(i)
+	case '-':
+		if strings.HasPrefix(s[i:], pemBegin) {
+			return t.pemBlock(i)
+		}
+		return i + 1
+	default:
+		// A word starts at i: the loop skips the inside of words.
+		if c == 'b' || c == 'B' {
+			return t.scheme(i)
+		}
+		return t.knownToken(i)
+	}
+}
+
+// redact replaces s[from:to] with redactedMarker, unless it is empty or
+// already the marker (so that redacting is idempotent). from >= last.
+func (t *textRedactor) redact(from, to int) {
+	if from >= to || t.s[from:to] == redactedMarker {
+		return
+	}
+	t.b = append(t.b, t.s[t.last:from]...)
+	t.b = append(t.b, redactedMarker...)
+	t.last = to
+}
+
+func (t *textRedactor) result() (string, bool) {
+	if t.b == nil {
+		return t.s, false
+	}
+	return string(append(t.b, t.s[t.last:]...)), true
+}
+
+// scheme redacts the credential after "Bearer" or "Basic" at i, a word
+// start. A word that cannot be a credential is not skipped: it is scanned
+// like any other ("basic password: x").
+func (t *textRedactor) scheme(i int) int {
+	s := t.s
+	n, basic, broke := schemeAt(s, i)
+	if n == 0 {
+		return i + 1
+	}
+	end := wordEnd(s, n)
+	tok := s[n:end]
+	switch {
+	case tok == redactedMarker:
+		return end
+	case tok == "" || !isCredentialStart(tok[0]) || tok[len(tok)-1] == ':':
+		// Not a credential (RFC 6750's b64token): a flag, a variable,
+		// "-----BEGIN", or a header name ("Bearer Authorization: x").
+		return n
+	case (basic || broke) && !looksLikeBase64(tok):
+		return n
+	}
+	t.redact(n, end)
+	return end
+}
+
+// looksLikeCredential reports whether a word found after a line break can
+// be the credential of the scheme before the break.
+func looksLikeCredential(tok string) bool {
+	if tok == redactedMarker {
+		return true
+	}
+	return tok != "" && isCredentialStart(tok[0]) && tok[len(tok)-1] != ':' && looksLikeBase64(tok)
+}
+
+func isCredentialStart(c byte) bool {
+	return isWordByte(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
 }
 
 // schemeAt reports where the credential starts when s[i:] begins with
-// "bearer" or "basic" (any case) and at least one space or tab; 0 if not.
-func schemeAt(s string, i int) (n int, basic bool) {
+// "bearer" or "basic" (any case) and a separator: spaces or tabs, a colon,
+// more spaces or tabs, and one line break with spaces or tabs after it,
+// each optional but not all ("Bearer x", "Bearer: x", "Bearer:x",
+// "Bearer\n  x"); 0 if not. broke says the separator holds a line break.
+func schemeAt(s string, i int) (n int, basic, broke bool) {
 	var j int
 	switch {
 	case hasPrefixFold(s[i:], "bearer"):
@@ -200,16 +382,19 @@ func schemeAt(s string, i int) (n int, basic bool) {
 	case hasPrefixFold(s[i:], "basic"):
 		j, basic = i+len("basic"), true
 	default:
-		return 0, false
+		return 0, false, false
 	}
-	k := j
-	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
-		k++
+	k := skipBlanks(s, j)
+	if k < len(s) && s[k] == ':' {
+		k = skipBlanks(s, k+1)
+	}
+	if l := lineBreakAt(s, k); l > 0 {
+		k, broke = skipBlanks(s, k+l), true
 	}
 	if k == j {
-		return 0, false // "bearers", "basically"
+		return 0, false, false // "bearers", "basically"
 	}
-	return k, basic
+	return k, basic, broke
 }
 
 // hasPrefixFold is strings.HasPrefix with ASCII case folding; prefix is

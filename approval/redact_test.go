@@ -52,6 +52,43 @@ func TestSensitiveKey(t *testing.T) {
 		{"privateKey", true},
 		{"PRIVATE-KEY", true},
 		{"max_tokens", true}, // broad on purpose: see SensitiveKey
+		{"key_passphrase", true},
+		// Whole words: a whole segment, split at separators, digits and
+		// camelCase, with a plural s.
+		{"auth", true},
+		{"AUTH", true},
+		{"x-auth", true},
+		{"basicAuth", true},
+		{"HTTPAuth", true},
+		{"HTTP_AUTH", true},
+		{"auth2", true},
+		{"auths", true},
+		{"pwd", true},
+		{"PWD", true},
+		{"DB_PWD", true},
+		{"dbPwd", true},
+		{"DBPwd", true},
+		{"PWDs", true},
+		{"Cookie", true},
+		{"cookies", true},
+		{"Set-Cookie", true},
+		{"session_cookie", true},
+		{"sessionCookie", true},
+		{"cookie_consent", true}, // a segment is enough
+		{"author", false},
+		{"Author", false},
+		{"authors", false},
+		{"oauth", false},
+		{"oauth_scope", false},
+		{"OAuth", false},
+		{"OAuthScope", false},
+		{"authenticated", false},
+		{"authority", false},
+		{"XAuth", false}, // one capital before is not an acronym
+		{"pwdx", false},
+		{"OLDPWD", false},
+		{"cookiecutter", false},
+		{"sessioncookie", false},
 		{"", false},
 		{"note", false},
 		{"key", false},
@@ -59,8 +96,6 @@ func TestSensitiveKey(t *testing.T) {
 		{"api_url", false},
 		{"private", false},
 		{"public_key", false},
-		{"auth", false},
-		{"author", false},
 		{"pass", false},
 		{"passenger", false},
 		{"cred", false},
@@ -90,7 +125,7 @@ func TestRedactText(t *testing.T) {
 		{"bearer any case", "BEARER abc and bearer def", "BEARER [redacted] and bearer [redacted]"},
 		{"bearer after a tab", "bearer\tabc", "bearer\t[redacted]"},
 		{"bearer keeps the text after the token", "Bearer abc then more", "Bearer [redacted] then more"},
-		{"bearer token ends only at white space", "-H 'Bearer abc' -d x", "-H 'Bearer [redacted] -d x"},
+		{"bearer token ends at white space or a quote", "-H 'Bearer abc' -d x", "-H 'Bearer [redacted]' -d x"},
 		{"bearer needs a separator", "Bearers are here", "Bearers are here"},
 		{"bearer needs a word start", "forbearer abc", "forbearer abc"},
 		{"bearer without a token", "Bearer   ", "Bearer   "},
@@ -172,7 +207,7 @@ func TestProject(t *testing.T) {
 		{
 			name:     "bearer inside text",
 			in:       `{"cmd":"curl -H 'Authorization: Bearer abc' https://x.example"}`,
-			want:     `{"cmd":"curl -H 'Authorization: Bearer [redacted] https://x.example"}`,
+			want:     `{"cmd":"curl -H 'Authorization: Bearer [redacted]' https://x.example"}`,
 			redacted: true,
 		},
 		{
@@ -341,7 +376,7 @@ func TestProjectRejects(t *testing.T) {
 
 // secretKeyPattern recognises secret-named keys in the test, written apart
 // from SensitiveKey so that a mistake there is not repeated here.
-var secretKeyPattern = regexp.MustCompile(`(?i)token|passw(or)?d|secret|authorization|credential|api[-_ ]?key|private[-_ ]?key`)
+var secretKeyPattern = regexp.MustCompile(`(?i)token|passw(or)?d|passphrase|secret|authorization|credential|api[-_ ]?key|private[-_ ]?key|(^|[^a-z0-9])(auth|pwd|cookie)s?($|[^a-z0-9])`)
 
 // fixtureStrings sorts the strings of decoded arguments into secrets (under
 // a secret-named key, a Bearer credential, a URL's user-info and password)
@@ -673,14 +708,17 @@ func checkFlagsVisible(p Projection) error {
 // The property test plants secrets in random arguments and checks what
 // Project promises. Its alphabets are chosen so that the oracle is exact:
 //
-//   - filler text never contains 'a', ':', '[', ']', '@', upper case or
-//     U+2028, so it cannot spell a secret-named key, "bearer", "basic", a
-//     URL, a marker or a secret;
+//   - filler text never contains 'a', 'x', ':', '=', '[', ']', '@', '_',
+//     upper case or U+2028, so it cannot spell a secret-named key, a
+//     NAME=value or name: value, "bearer", "basic", a URL, a token prefix
+//     (ghp_, xoxb-, sk_live_, AKIA, eyJ…), a PEM block, a marker or a
+//     secret; words (keys, users, hosts) have no 'w' either, so no key is
+//     "pwd";
 //   - secrets are upper case from secretAlphabet, which shares no five
 //     letters in a row with anything else the projection may show, so any
 //     five-letter piece of a secret in the output is a leak.
 const (
-	fillerAlphabet = "bcdfghijklmnopqrstuvwxyz0123456789 -.,/\"\\\n\t\x01"
+	fillerAlphabet = "bcdfghijklmnopqrstuvwyz0123456789 -.,/\"\\\n\t\x01"
 	secretAlphabet = "DFGHJKLMNOPQTUVWXYZ"
 	leakWindow     = 5
 )
@@ -710,7 +748,7 @@ func (g *gen) filler(maxBytes int) string {
 
 // word is a short filler with no space or control: a user name, a host.
 func (g *gen) word() string {
-	const letters = "bcdfghijklmnopqrstuvwxyz"
+	const letters = "bcdfghijklmnopqrstuvxyz"
 	b := make([]byte, 1+g.r.IntN(8))
 	for i := range b {
 		b[i] = letters[g.r.IntN(len(letters))]
@@ -718,8 +756,11 @@ func (g *gen) word() string {
 	return string(b)
 }
 
-func (g *gen) secret() string {
-	b := make([]byte, 8+g.r.IntN(33))
+func (g *gen) secret() string { return g.secretOf(8 + g.r.IntN(33)) }
+
+// secretOf is a secret of n bytes.
+func (g *gen) secretOf(n int) string {
+	b := make([]byte, n)
 	for i := range b {
 		b[i] = secretAlphabet[g.r.IntN(len(secretAlphabet))]
 	}
@@ -730,7 +771,7 @@ func (g *gen) pick(options ...string) string { return options[g.r.IntN(len(optio
 
 // secretKey spells a secret-named key the many ways tools do.
 func (g *gen) secretKey() string {
-	words := [][]string{{"token"}, {"password"}, {"passwd"}, {"secret"}, {"authorization"}, {"credential"}, {"api", "key"}, {"private", "key"}}[g.r.IntN(8)]
+	words := [][]string{{"token"}, {"password"}, {"passwd"}, {"secret"}, {"authorization"}, {"credential"}, {"api", "key"}, {"private", "key"}, {"passphrase"}, {"auth"}, {"pwd"}, {"cookie"}}[g.r.IntN(12)]
 	sep := g.pick("", "-", "_", " ")
 	var parts []string
 	for _, w := range words {
@@ -763,27 +804,65 @@ func (g *gen) secretValue() any {
 func (g *gen) plantedString() (raw, want string) {
 	g.planted++
 	scheme := g.pick("Bearer", "bearer", "BEARER", "Basic", "basic", "BASIC")
-	switch g.r.IntN(5) {
+	// in places a shape inside filler text, which the shape's own spaces
+	// keep apart from it.
+	in := func(raw, want string) (string, string) {
+		pre, post := g.filler(g.maxS/2), g.filler(g.maxS/2)
+		return pre + " " + raw + " " + post, pre + " " + want + " " + post
+	}
+	switch g.r.IntN(16) {
 	case 0: // the whole value is a credential
 		return scheme + " " + g.secret(), scheme + " " + redactedMarker
 	case 1: // a Bearer credential inside text
-		s := g.pick("Bearer", "bearer", "BEARER")
-		pre, post := g.filler(g.maxS/2), g.filler(g.maxS/2)
-		return pre + " " + s + " " + g.secret() + " " + post, pre + " " + s + " " + redactedMarker + " " + post
+		s := g.pick("Bearer", "bearer", "BEARER", "Bearer:", "bearer\n")
+		sec := g.secret() + "9" // looks like a credential even after a line break
+		return in(s+" "+sec, s+" "+redactedMarker)
 	case 2: // a Basic credential inside text: base64-looking
 		s := g.pick("Basic", "basic")
-		pre, post := g.filler(g.maxS/2), g.filler(g.maxS/2)
-		return pre + " " + s + " " + g.secret() + "9=" + " " + post, pre + " " + s + " " + redactedMarker + " " + post
+		return in(s+" "+g.secret()+"9=", s+" "+redactedMarker)
 	case 3: // a URL with user-info as the whole value
 		u := g.pick("https", "http", "postgres")
 		tail := g.word() + ".example/" + g.word()
 		return u + "://" + g.word() + ":" + g.secret() + "@" + tail, u + "://" + redactedMarker + "@" + tail
+	case 4: // a URL with user-info inside text, its password holding '/', '?' or '#'
+		tail := g.word() + ".example/" + g.word()
+		pass := g.secret() + g.pick("", "/", "?", "#") + g.secret()
+		return in("https://"+g.word()+":"+pass+"@"+tail, "https://"+redactedMarker+"@"+tail)
+	case 5: // NAME=value in a command line
+		n := g.pick("GITHUB_TOKEN", "DB_PASSWORD", "api_key", "auth", "pwd", "session_cookie", "--password")
+		return in(n+"="+g.secret(), n+"="+redactedMarker)
+	case 6: // a query parameter
+		u := "https://" + g.word() + ".example/" + g.word() + "?" + g.word() + "=" + g.word() + "&"
+		n := g.pick("token", "access_token", "api_key", "client_secret")
+		rest := "&" + g.word() + "=" + g.word()
+		return in(u+n+"="+g.secret()+rest, u+n+"="+redactedMarker+rest)
+	case 7: // a header inside a command line
+		h := [][2]string{{"X-Api-Key: ", "X-Api-Key: "}, {"Cookie: sid=", "Cookie: "}, {"Authorization: token ", "Authorization: token "}, {"Authorization: Bot ", "Authorization: Bot "}}[g.r.IntN(4)]
+		return in("curl -H '"+h[0]+g.secret()+"'", "curl -H '"+h[1]+redactedMarker+"'")
+	case 8: // name: value starting the value runs to the end of the line
+		n := g.pick("password", "client_secret", "auth", "Cookie", "  api_key", "+ token")
+		post := g.filler(g.maxS / 2)
+		return n + ": " + g.secret() + " " + g.secret() + "\n" + post, n + ": " + redactedMarker + "\n" + post
+	case 9: // a bare token known by its prefix
+		p := g.pick("ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "xapp-", "sk_live_", "rk_test_", "AIza")
+		return in(p+g.secretOf(30+g.r.IntN(11)), p+redactedMarker)
+	case 10: // an AWS access key id
+		p := g.pick("AKIA", "ASIA")
+		return in(p+g.secretOf(16), p+redactedMarker)
+	case 11: // a JWT
+		return in("eyJ"+g.secret()+"."+g.secret()+"."+g.secret(), redactedMarker)
+	case 12: // a Slack webhook
+		return in("https://hooks.slack.com/services/T"+g.secret()+"/B"+g.secret()+"/"+g.secret(), "https://hooks.slack.com/services/"+redactedMarker)
+	case 13: // a PEM private key
+		const begin, end = "-----BEGIN PRIVATE KEY-----\n", "\n-----END PRIVATE KEY-----"
+		return in(begin+g.secret()+"\n"+g.secret()+end, begin+redactedMarker+end)
+	case 14: // JSON inside a string
+		n := g.pick("password", "token", "auth")
+		return in(`{"`+n+`":"`+g.secret()+`"}`, `{"`+n+`":"`+redactedMarker+`"}`)
 	}
 	// a URL with user-info inside text
 	tail := g.word() + ".example/" + g.word()
-	pre, post := g.filler(g.maxS/2), g.filler(g.maxS/2)
-	return pre + " https://" + g.word() + ":" + g.secret() + "@" + tail + " " + post,
-		pre + " https://" + redactedMarker + "@" + tail + " " + post
+	return in("https://"+g.word()+":"+g.secret()+"@"+tail, "https://"+redactedMarker+"@"+tail)
 }
 
 func (g *gen) number() json.Number {

@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,61 @@ func TestSecretsInFreeText(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSecretShapesNeverShown: secrets in the shapes approval.RedactText
+// knows, under harmless and whole-word keys of the arguments,
+// in the agent's text and in the patch, appear on no surface in any
+// state, while their harmless neighbours (author, oauth_scope) still do.
+func TestSecretShapesNeverShown(t *testing.T) {
+	r := newRenderer(t)
+	args := map[string]string{
+		"cmd":            "GITHUB_TOKEN=envT0ken111 make deploy",
+		"url":            "https://api.example/x?page=2&access_token=qryT0ken222",
+		"body":           `{"user":"ada","password":"jsonPw333"}`,
+		"form":           "grant_type=password&client_secret=formS3c444",
+		"header":         "Authorization: token hdrT0ken555",
+		"jwt":            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.jwtSig666",
+		"hook":           "https://hooks.slack.com/services/T0/B0/hookS3c777",
+		"aws":            "AKIAAWSKEY8888ABCDEF",
+		"gh":             "ghp_ghpT0ken9999999999999999",
+		"pem":            "-----BEGIN PRIVATE KEY-----\npemB0dy000\n-----END PRIVATE KEY-----",
+		"clone":          "https://deploy:urlPa/ss111@ci.example.invalid/r.git",
+		"session_cookie": "cookieS3c222",
+		"pwd":            "pwdS3c333",
+		"auth":           "authS3c444",
+		"author":         "ada-the-author",
+		"oauth_scope":    "repo-scope-kept",
+	}
+	secrets := []string{"envT0ken111", "qryT0ken222", "jsonPw333", "formS3c444", "hdrT0ken555", "jwtSig666", "hookS3c777", "AWSKEY8888ABCDEF",
+		"ghpT0ken9999999999999999", "pemB0dy000", "urlPa/ss111", "cookieS3c222", "pwdS3c333", "authS3c444",
+		"agentT0k3n", "agentB34rer", "patchPw555", "patchK3y666"}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := synthetic()
+	a.Call.Arguments = raw
+	a.AgentSays = "Running GITHUB_TOKEN=agentT0k3n ./deploy with Bearer:agentB34rer"
+	a.Kind = approval.KindChanges
+	a.Changes = &approval.Changes{Files: []approval.ChangedFile{{Path: "config.yaml"}}, Patch: "+DB_PASSWORD=patchPw555\n+  api_key: patchK3y666\n"}
+	for _, state := range PreviewStates() {
+		x := renderAll(t, r, cardIn(t, a, state))
+		x.each(func(surface, s string) {
+			for _, sec := range secrets {
+				if strings.Contains(s, sec) || strings.Contains(s, htmlEscape(sec)) || strings.Contains(s, jsonString(sec)) {
+					t.Errorf("%s/%s shows the secret %q", state, surface, sec)
+				}
+			}
+			if surface == "email subject" {
+				return
+			}
+			for _, keep := range []string{"ada-the-author", "repo-scope-kept"} {
+				if !strings.Contains(s, keep) {
+					t.Errorf("%s/%s lacks %q", state, surface, keep)
+				}
+			}
+		})
 	}
 }
