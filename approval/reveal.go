@@ -60,7 +60,13 @@ func (r *revealer) value(secret bool) error {
 				if i > 0 {
 					r.out.WriteByte(',')
 				}
-				r.writeString(k)
+				// A key is text too (as in Project): a key that is
+				// itself a secret ("GITHUB_TOKEN=ghp_…") shows redacted.
+				shownKey, changed := redactText(k, false)
+				if changed {
+					r.redacted = true
+				}
+				r.writeString(shownKey)
 				r.out.WriteByte(':')
 				if err := r.value(SensitiveKey(k)); err != nil {
 					return err

@@ -62,3 +62,39 @@ func TestRevealDoesNotCut(t *testing.T) {
 		t.Fatal("broken JSON accepted")
 	}
 }
+
+// A key is text too: one that is itself a secret shows redacted, as the
+// card's projection shows it, and the value under it stays.
+func TestRevealRedactsSecretsInKeys(t *testing.T) {
+	raw := []byte(`{"env":{"GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345":"set","plain":"ok"}}`)
+	out, redacted, err := Reveal(raw)
+	if err != nil || !redacted {
+		t.Fatalf("reveal: %v redacted=%v", err, redacted)
+	}
+	if strings.Contains(string(out), "ghp_0123456789") {
+		t.Errorf("the secret in a key was revealed:\n%s", out)
+	}
+	p, err := Project(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown, projected any
+	if err := json.Unmarshal(out, &shown); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(p.JSON, &projected); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustJSON(t, shown), mustJSON(t, projected); a != b {
+		t.Errorf("Reveal and Project disagree on the keys:\n%s\n%s", a, b)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
