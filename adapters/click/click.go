@@ -1,9 +1,15 @@
-// Package click is the one way a chat surface takes a person's Approve or
-// Deny: it finds the approval the click names, records the decision
-// through threads within threads.RecordBound, and words what the person
-// is told, so Slack and Discord say the same sentences. A surface answers
-// the click only after Record returns: a 2xx to the platform then means
-// the decision is committed and will reach the job backend.
+// Package click is the one way a chat surface takes a person's click on a
+// card: it finds the approval the click names, decides whether a Deny
+// asks for a reason, records the decision through threads within
+// threads.RecordBound, decides what Show all arguments and Show details
+// show, runs the work that follows the platform's answer, and words what
+// the person is told, so Slack and Discord say the same sentences. A
+// surface keeps only its wire format: how the first answer is shaped,
+// how the clicked card is replaced, how a person is told in private.
+//
+// A surface answers a decision's click only after Record returns: a 2xx
+// to the platform then means the decision is committed and will reach the
+// job backend.
 package click
 
 import (
@@ -11,87 +17,163 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
+	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
-// Sentences a person reads when the bot cannot take what they clicked.
-const (
-	SayUnknownButton = "This button is not one the bot knows; nothing was sent."
-	SayUnknownDialog = "This dialog is not one the bot knows; nothing was sent."
-	SayUnknownCard   = "The bot knows no such card; nothing was sent."
-	SayStarting      = "The bot is starting and cannot take clicks yet; try again in a moment. Nothing was sent."
-	SayStoreDown     = "The bot cannot read this card right now; try again in a moment. Nothing was sent."
-	SayNotRecorded   = "The bot could not record your decision; try again in a moment. Nothing was sent."
-	SayNotInTime     = "The bot could not record your decision in time (it is very busy); try again in a moment. Nothing was sent."
-	SayLookupFailed  = "The arguments could not be looked up right now; try again in a moment."
-	SayShuttingDown  = "The bot is shutting down; try again in a moment. Nothing was sent."
-	SayReasonTooLong = "The reason is longer than 1,000 characters; nothing was sent."
-)
-
-// Approvals reads the approval a click names (the store).
-type Approvals interface {
+// Store is what a click reads of the bot's state: the approval it names
+// (for its tenant) and its revisions (Show details). store.Store
+// satisfies it.
+type Store interface {
 	ApprovalGet(ctx context.Context, id string) (*store.Approval, error)
+	RevisionGet(ctx context.Context, approvalID string, revision int) (*store.Revision, error)
 }
 
-// Decider records decisions (threads.Service).
-type Decider interface {
+// Service is what a click calls; *threads.Service satisfies it.
+type Service interface {
 	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
+	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
+	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
 }
 
-// Outcome is what became of a click.
+// Options configure New.
+type Options struct {
+	// Surface names the surface in threads.Person ("slack", "discord")
+	// and in log lines. Required.
+	Surface string
+	// Store is read only. Required.
+	Store Store
+	// Service gives the service clicks go to, nil until it is bound (the
+	// surface exists before the service): clicks then are told to try
+	// again. Required.
+	Service func() Service
+	// Tenants gives the configuration in force, and Member finds the
+	// surface's user in a tenant: together they say whether a Deny asks
+	// for a reason. Required.
+	Tenants func() map[string]*config.Tenant
+	Member  func(t *config.Tenant, user string) (config.Member, bool)
+	// Logger gets one line per click that fails; nil discards.
+	Logger *slog.Logger
+}
+
+// Flow is the click flow of one surface.
+type Flow struct {
+	surface string
+	store   Store
+	service func() Service
+	tenants func() map[string]*config.Tenant
+	member  func(t *config.Tenant, user string) (config.Member, bool)
+	log     *slog.Logger
+}
+
+// New checks o and builds the flow.
+func New(o Options) (*Flow, error) {
+	var errs []error
+	if o.Surface == "" {
+		errs = append(errs, errors.New("click: Surface is required"))
+	}
+	if o.Store == nil {
+		errs = append(errs, errors.New("click: Store is required"))
+	}
+	if o.Service == nil {
+		errs = append(errs, errors.New("click: Service is required"))
+	}
+	if o.Tenants == nil || o.Member == nil {
+		errs = append(errs, errors.New("click: Tenants and Member are required"))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Flow{surface: o.Surface, store: o.Store, service: o.Service, tenants: o.Tenants, member: o.Member, log: o.Logger}, nil
+}
+
+// ReasonMax bounds a denial's reason, in characters: the dialog takes no
+// more, and threads refuses longer.
+const ReasonMax = 1000
+
+// Outcome is what became of a click on Approve or Deny.
 type Outcome struct {
 	Tenant string // the approval's tenant, from the store; "" when unknown
 	// Sent: the decision is committed and on its way to the backend.
 	Sent bool
+	// Retry: nothing was recorded, and the same dialog submitted again
+	// may be: the bot could not do its part (starting, the store, the
+	// record, the time), or the reason is too long. A dialog that asked
+	// the reason stays open for it, the reason still in it.
+	Retry bool
 	// Text is the sentence for the person (threads' own, or why not).
 	Text string
 }
 
-// Record finds the approval act names and records the decision. The
+// person is who clicked, on this flow's surface.
+func (f *Flow) person(who threads.Person) threads.Person {
+	who.Surface = f.surface
+	return who
+}
+
+func (f *Flow) logArgs(act templates.Action, who threads.Person) []any {
+	return []any{"surface", f.surface, "approval_id", act.ApprovalID, "user", who.User}
+}
+
+// Record finds the approval act names and records the decision, a
+// reason longer than ReasonMax refused before anything is read. The
 // tenant is never taken from the click: the store holds it from the
 // backend's signed event, and threads checks it against the revision.
-// It returns within threads.RecordBound.
-func Record(ctx context.Context, st Approvals, svc Decider, log *slog.Logger, act templates.Action,
-	who threads.Person, approve bool, comment string, received time.Time) Outcome {
+// received is when the surface got the click: the deadline judges the
+// click by it. It returns within threads.RecordBound.
+func (f *Flow) Record(ctx context.Context, act templates.Action, who threads.Person, approve bool, comment string,
+	received time.Time) Outcome {
+	if utf8.RuneCountInString(comment) > ReasonMax {
+		return Outcome{Text: SayReasonTooLong, Retry: true}
+	}
+	who = f.person(who)
+	svc := f.service()
 	if svc == nil {
-		return Outcome{Text: SayStarting}
+		return Outcome{Text: SayStarting, Retry: true}
 	}
 	ctx, cancel := context.WithTimeout(ctx, threads.RecordBound)
 	defer cancel()
-	row, say := Find(ctx, st, log, act, who)
+	row, out := f.find(ctx, act, who)
 	if row == nil {
-		return Outcome{Text: say}
+		return out
 	}
-	logArgs := []any{"surface", who.Surface, "approval_id", act.ApprovalID, "user", who.User}
+	return f.record(ctx, svc, row, act, who, approve, comment, received)
+}
+
+func (f *Flow) record(ctx context.Context, svc Service, row *store.Approval, act templates.Action, who threads.Person,
+	approve bool, comment string, received time.Time) Outcome {
 	res, err := svc.Decide(ctx, threads.DecideRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
 		Revision: act.Revision, Approve: approve, Comment: comment, Person: who, ReceivedAt: received})
 	if err != nil {
-		log.Error("record a decision", append(logArgs, "tenant", row.Tenant, "err", err.Error())...)
-		return Outcome{Tenant: row.Tenant, Text: sayFailed(err, SayNotRecorded)}
+		f.log.Error("record a decision", append(f.logArgs(act, who), "tenant", row.Tenant, "err", err.Error())...)
+		return Outcome{Tenant: row.Tenant, Retry: true, Text: sayFailed(err, SayNotRecorded)}
 	}
 	if !res.Sent {
-		log.Info("decision refused", append(logArgs, "tenant", row.Tenant)...)
+		f.log.Info("decision refused", append(f.logArgs(act, who), "tenant", row.Tenant)...)
 	}
 	return Outcome{Tenant: row.Tenant, Sent: res.Sent, Text: res.Text}
 }
 
-// Find reads the approval a click names, and so its tenant; when it
-// cannot, it returns nil and the sentence for the person.
-func Find(ctx context.Context, st Approvals, log *slog.Logger, act templates.Action, who threads.Person) (*store.Approval, string) {
-	logArgs := []any{"surface", who.Surface, "approval_id", act.ApprovalID, "user", who.User}
-	row, err := st.ApprovalGet(ctx, act.ApprovalID)
+// find reads the approval a click names, and so its tenant; when it
+// cannot, it returns nil and the outcome to tell.
+func (f *Flow) find(ctx context.Context, act templates.Action, who threads.Person) (*store.Approval, Outcome) {
+	row, err := f.store.ApprovalGet(ctx, act.ApprovalID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		log.Info("click for an approval the bot does not hold", logArgs...)
-		return nil, SayUnknownCard
+		f.log.Info("click for an approval the bot does not hold", f.logArgs(act, who)...)
+		return nil, Outcome{Text: SayUnknownCard}
 	case err != nil:
-		log.Error("read the approval of a click", append(logArgs, "err", err.Error())...)
-		return nil, sayFailed(err, SayStoreDown)
+		f.log.Error("read the approval of a click", append(f.logArgs(act, who), "err", err.Error())...)
+		return nil, Outcome{Retry: true, Text: sayFailed(err, SayStoreDown)}
 	}
-	return row, ""
+	return row, Outcome{}
 }
 
 func sayFailed(err error, otherwise string) string {
@@ -99,4 +181,61 @@ func sayFailed(err error, otherwise string) string {
 		return SayNotInTime
 	}
 	return otherwise
+}
+
+// Deny decides what a click on Deny gets. For a person who may decide in
+// the approval's tenant as configured now it returns the approval, to
+// name the call in the reason dialog, and records nothing. Anyone else is
+// not asked a reason that would be refused: the denial goes to threads at
+// once, which words the refusal (and records nothing), and Deny returns
+// that outcome, as it does when the card cannot be read. The read is
+// bounded by ctx alone (the caller's answer decides how long it may
+// take); the refusal, like Record, by threads.RecordBound.
+func (f *Flow) Deny(ctx context.Context, act templates.Action, who threads.Person, received time.Time) (*store.Approval, Outcome) {
+	who = f.person(who)
+	svc := f.service()
+	if svc == nil {
+		return nil, Outcome{Text: SayStarting, Retry: true}
+	}
+	row, out := f.find(ctx, act, who)
+	if row == nil {
+		return nil, out
+	}
+	if !f.mayDecide(row.Tenant, who.User) {
+		ctx, cancel := context.WithTimeout(ctx, threads.RecordBound)
+		defer cancel()
+		return nil, f.record(ctx, svc, row, act, who, false, "", received)
+	}
+	return row, Outcome{}
+}
+
+// mayDecide reports whether the user maps to a member who may decide in
+// the tenant as configured now. It only chooses between asking for a
+// reason and letting threads word the refusal at once; threads decides.
+func (f *Flow) mayDecide(tenant, user string) bool {
+	t, ok := f.tenants()[tenant]
+	if !ok || t == nil {
+		return false
+	}
+	m, ok := f.member(t, user)
+	return ok && m.Role.CanDecide()
+}
+
+// Card is the clicked card as the approval now stands, once out says the
+// decision was sent: what the surface puts in place of the message
+// clicked, its Approve and Deny gone and the decision on its way. It
+// returns false when nothing was sent (the card keeps its buttons) or the
+// card cannot be read (logged); the person is then told out.Text.
+func (f *Flow) Card(ctx context.Context, act templates.Action, out Outcome) (threads.Card, bool) {
+	svc := f.service()
+	if !out.Sent || svc == nil {
+		return threads.Card{}, false
+	}
+	card, err := svc.Card(ctx, act.ApprovalID, act.Revision)
+	if err != nil {
+		f.log.Warn("read the clicked card", "surface", f.surface, "tenant", out.Tenant, "approval_id", act.ApprovalID,
+			"err", err.Error())
+		return threads.Card{}, false
+	}
+	return card, true
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"golang.org/x/time/rate"
 
+	"approvalsbot/adapters/click"
 	"approvalsbot/adapters/replay"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
@@ -34,12 +35,9 @@ type Store interface {
 	RevisionGet(ctx context.Context, approvalID string, revision int) (*store.Revision, error)
 }
 
-// Service is what a click calls; *threads.Service satisfies it.
-type Service interface {
-	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
-	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
-	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
-}
+// Service is what a click calls (package click's); *threads.Service
+// satisfies it.
+type Service = click.Service
 
 // GatewayLocker lets exactly one replica hold the gateway connection
 // (Discord delivers each interaction to one session; two replicas would
@@ -109,13 +107,11 @@ type Adapter struct {
 	burst     int
 	replay    *replay.Cache
 	svc       atomic.Pointer[boundService]
+	clicks    *click.Flow
+	work      *click.Runner // what follows answers, and answers over the gateway; Close waits for it
 
 	dmMu sync.Mutex
 	dms  map[string]string // user id → DM channel id
-
-	workMu  sync.Mutex
-	closing bool
-	work    sync.WaitGroup
 }
 
 type boundService struct{ Service }
@@ -190,7 +186,7 @@ func New(o Options) (*Adapter, error) {
 	rest.ShouldRetryOnRateLimit = false // a 429 is the outbox's to wait out, not a sleep without a context
 	rest.MaxRestRetries = 0             // a 502 too: the outbox retries with backoff
 	rest.StateEnabled = false
-	return &Adapter{
+	a := &Adapter{
 		rest:      rest,
 		token:     token,
 		appID:     o.Config.ApplicationID,
@@ -206,7 +202,14 @@ func New(o Options) (*Adapter, error) {
 		burst:     o.Burst,
 		replay:    replay.New(signatureWindow),
 		dms:       map[string]string{},
-	}, nil
+		work:      click.NewRunner(o.Logger.With("surface", "discord")),
+	}
+	a.clicks, err = click.New(click.Options{Surface: "discord", Store: a.store, Service: a.service, Tenants: o.Tenants,
+		Member: (*config.Tenant).MemberByDiscord, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("discord: %w", err)
+	}
+	return a, nil
 }
 
 // discordHost is where discordgo sends every REST call.
@@ -289,53 +292,4 @@ func (a *Adapter) Run(ctx context.Context) error {
 
 // Close stops taking new work and waits for the work in flight, each
 // piece within its own timeout. Run calls it on return.
-func (a *Adapter) Close() {
-	a.workMu.Lock()
-	a.closing = true
-	a.workMu.Unlock()
-	a.work.Wait()
-}
-
-// startWork runs w after an answer, tracked so Close waits for it, with
-// its own timeout. It returns false once the adapter is closing.
-func (a *Adapter) startWork(w work) bool {
-	if w.run == nil {
-		return true
-	}
-	a.workMu.Lock()
-	defer a.workMu.Unlock()
-	if a.closing {
-		return false
-	}
-	a.work.Add(1)
-	go func() {
-		defer a.work.Done()
-		defer func() {
-			if p := recover(); p != nil {
-				a.log.Error("discord: work after an answer panicked", "panic", fmt.Sprint(p))
-			}
-		}()
-		ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
-		defer cancel()
-		w.run(ctx)
-	}()
-	return true
-}
-
-func (a *Adapter) isClosing() bool {
-	a.workMu.Lock()
-	defer a.workMu.Unlock()
-	return a.closing
-}
-
-// enter counts one more piece of work Close waits for, unless the adapter
-// is closing; the caller calls a.work.Done when it ends.
-func (a *Adapter) enter() bool {
-	a.workMu.Lock()
-	defer a.workMu.Unlock()
-	if a.closing {
-		return false
-	}
-	a.work.Add(1)
-	return true
-}
+func (a *Adapter) Close() { a.work.Close() }

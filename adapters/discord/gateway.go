@@ -10,6 +10,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
+
+	"approvalsbot/adapters/click"
 )
 
 // Gateway timings.
@@ -136,10 +138,14 @@ func (a *Adapter) holdGateway(ctx context.Context) (up bool, err error) {
 	s.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) {
 		// discordgo calls handlers in goroutines of its own: track them,
 		// so Close waits for an answer in flight.
-		if ic.Interaction == nil || !a.enter() {
+		if ic.Interaction == nil {
 			return
 		}
-		defer a.work.Done()
+		done, ok := a.work.Enter()
+		if !ok {
+			return
+		}
+		defer done()
 		defer func() {
 			// A panic here would end the process: discordgo recovers none.
 			if p := recover(); p != nil {
@@ -185,9 +191,9 @@ func (a *Adapter) onGatewayInteraction(in *discordgo.Interaction) {
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
 	var answer *discordgo.InteractionResponse
-	var next work
-	if a.isClosing() {
-		answer = ephemeral(sayShuttingDown) // refused before anything is recorded
+	var next click.Work
+	if a.work.Closing() {
+		answer = ephemeral(click.SayShuttingDown) // refused before anything is recorded
 	} else {
 		bctx, bcancel := context.WithTimeout(ctx, answerBudget)
 		answer, next = a.interaction(bctx, in)
@@ -201,7 +207,7 @@ func (a *Adapter) onGatewayInteraction(in *discordgo.Interaction) {
 		a.log.Warn("discord: could not answer an interaction", "discord_user", userOf(in), "err", scrub(err).Error())
 		return
 	}
-	if !a.startWork(next) {
+	if !a.work.Start(next) {
 		a.log.Warn("discord: work after an answer dropped: shutting down", "discord_user", userOf(in))
 	}
 }

@@ -9,31 +9,17 @@ import (
 
 	"approvalsbot/adapters/chunk"
 	"approvalsbot/adapters/click"
-	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
-// Sentences a person reads when the bot cannot do what they asked.
 const (
-	sayUnknownButton = click.SayUnknownButton
-	sayUnknownDialog = click.SayUnknownDialog
-	sayUnknownCard   = click.SayUnknownCard
-	sayStarting      = click.SayStarting
-	sayStoreDown     = click.SayStoreDown
-	sayLookupFailed  = click.SayLookupFailed
-	sayShuttingDown  = click.SayShuttingDown
-	sayReasonTooLong = click.SayReasonTooLong
-	sayNoCommands    = "This bot has no commands: it answers the buttons on its cards."
+	// sayNoCommands answers a slash command: the one sentence of a
+	// Discord interaction that is not a click (package click words those).
+	sayNoCommands = "This bot has no commands: it answers the buttons on its cards."
 	// reasonInputID names the deny modal's text input.
 	reasonInputID = "reason"
 )
-
-// work is what runs after the answer, with its timeout.
-type work struct {
-	timeout time.Duration
-	run     func(ctx context.Context)
-}
 
 // person is who clicked, where, and the interaction token that answers
 // them alone for 15 minutes.
@@ -44,7 +30,7 @@ type person struct {
 }
 
 func (p person) threads() threads.Person {
-	return threads.Person{Surface: "discord", User: p.user, Channel: p.channel, Reply: p.token}
+	return threads.Person{User: p.user, Channel: p.channel, Reply: p.token}
 }
 
 func userOf(in *discordgo.Interaction) string {
@@ -67,7 +53,7 @@ func deferUpdate() *discordgo.InteractionResponse {
 func ephemeral(text string) *discordgo.InteractionResponse {
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
 		Data: &discordgo.InteractionResponseData{Content: chunk.Cut(markdown(text), contentMax),
-			Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}}
+			Flags: ephemeralText, AllowedMentions: noMentions()}}
 }
 
 func noMentions() *discordgo.MessageAllowedMentions {
@@ -78,29 +64,29 @@ func noMentions() *discordgo.MessageAllowedMentions {
 // first answer, with no I/O but one local store read (the deny modal),
 // and returns the work to do after it. A nil answer means the type is not
 // one the bot takes. PING never reaches it (only HTTP sends one).
-func (a *Adapter) interaction(ctx context.Context, in *discordgo.Interaction) (*discordgo.InteractionResponse, work) {
+func (a *Adapter) interaction(ctx context.Context, in *discordgo.Interaction) (*discordgo.InteractionResponse, click.Work) {
 	who := person{user: userOf(in), channel: in.ChannelID, token: in.Token}
 	if who.user == "" {
-		return ephemeral(sayUnknownButton), work{}
+		return ephemeral(click.SayUnknownButton), click.Work{}
 	}
 	switch in.Type {
 	case discordgo.InteractionMessageComponent:
-		return a.click(ctx, in, who)
+		return a.button(ctx, in, who)
 	case discordgo.InteractionModalSubmit:
 		return a.submit(ctx, in, who)
 	case discordgo.InteractionApplicationCommand:
-		return ephemeral(sayNoCommands), work{}
+		return ephemeral(sayNoCommands), click.Work{}
 	case discordgo.InteractionApplicationCommandAutocomplete:
 		return &discordgo.InteractionResponse{Type: discordgo.InteractionApplicationCommandAutocompleteResult,
-			Data: &discordgo.InteractionResponseData{Choices: []*discordgo.ApplicationCommandOptionChoice{}}}, work{}
+			Data: &discordgo.InteractionResponseData{Choices: []*discordgo.ApplicationCommandOptionChoice{}}}, click.Work{}
 	}
-	return nil, work{}
+	return nil, click.Work{}
 }
 
-// click handles a button. Its custom_id is untrusted: ParseAction reads it
-// strictly, and one that is not the card's is answered and logged, with
-// nothing sent.
-func (a *Adapter) click(ctx context.Context, in *discordgo.Interaction, who person) (*discordgo.InteractionResponse, work) {
+// button handles a click on a button. Its custom_id is untrusted:
+// ParseAction reads it strictly, and one that is not the card's is
+// answered and logged, with nothing sent.
+func (a *Adapter) button(ctx context.Context, in *discordgo.Interaction, who person) (*discordgo.InteractionResponse, click.Work) {
 	data, ok := in.Data.(discordgo.MessageComponentInteractionData)
 	act, err := templates.ParseAction(data.CustomID)
 	switch {
@@ -112,64 +98,50 @@ func (a *Adapter) click(ctx context.Context, in *discordgo.Interaction, who pers
 	if err != nil {
 		a.log.Warn("discord: click on a button the bot does not know", "discord_user", who.user, "channel", who.channel,
 			"err", err.Error())
-		return ephemeral(sayUnknownButton), work{}
-	}
-	if a.service() == nil {
-		return ephemeral(sayStarting), work{}
+		return ephemeral(click.SayUnknownButton), click.Work{}
 	}
 	switch act.Kind {
 	case templates.ActionApprove:
-		return a.record(ctx, act, who, true, "")
+		return a.record(ctx, act, who, true, ""), click.Work{}
 	case templates.ActionDeny:
-		return a.askReason(ctx, act, who)
+		return a.askReason(ctx, act, who), click.Work{}
 	default: // ActionShowArgs, ActionShowDetails
-		return deferUpdate(), work{showTimeout, func(ctx context.Context) { a.show(ctx, act, who) }}
+		if a.service() == nil {
+			// Said at once rather than after a deferred answer.
+			return ephemeral(click.SayStarting), click.Work{}
+		}
+		return deferUpdate(), click.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
 	}
 }
 
 // askReason answers Deny with the reason modal for a person who may
-// decide. Anyone else is refused through threads at once (its sentence,
-// nothing recorded), without a modal. The modal must be the first answer,
-// so this is the one store read before answering.
-func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person) (*discordgo.InteractionResponse, work) {
-	row, say := click.Find(ctx, a.store, a.log, act, who.threads())
+// decide. Anyone else is refused through threads at once (package click:
+// its sentence, nothing recorded), without a modal. The modal must be the
+// first answer, so this is the one store read before answering.
+func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person) *discordgo.InteractionResponse {
+	row, out := a.clicks.Deny(ctx, act, who.threads(), a.now())
 	if row == nil {
-		return ephemeral(say), work{}
+		return a.recorded(ctx, act, out)
 	}
-	if !a.mayDecide(row.Tenant, who.user) {
-		return a.record(ctx, act, who, false, "") // threads words the refusal; nothing is recorded
-	}
-	return denyModal(row.Function, act), work{}
+	return denyModal(row.Function, act)
 }
 
-// mayDecide reports whether the user maps to a member who may decide in
-// the tenant as configured now. It only chooses between asking for a
-// reason and letting threads word the refusal at once; threads decides.
-func (a *Adapter) mayDecide(tenant, user string) bool {
-	t, ok := a.tenants()[tenant]
-	if !ok {
-		return false
-	}
-	m, ok := t.MemberByDiscord(user)
-	return ok && m.Role.CanDecide()
-}
-
-// denyModal asks for an optional reason, at most 1,000 characters. Its
-// custom_id is the Deny action itself, so the submission says which card
-// and revision it denies. Rows hold one text input each (discordgo
+// denyModal asks for an optional reason, at most click.ReasonMax
+// characters. Its custom_id is the Deny action itself, so the submission
+// says which card and revision it denies. Rows hold one text input each (discordgo
 // v0.29.0 knows no Label component).
 func denyModal(function string, act templates.Action) *discordgo.InteractionResponse {
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseModal, Data: &discordgo.InteractionResponseData{
 		CustomID: templates.EncodeAction(act),
-		Title:    chunk.Cut("Deny "+function, modalTitleMax),
+		Title:    chunk.Cut(click.DenyTitle(function), modalTitleMax),
 		Components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
 			discordgo.TextInput{
 				CustomID:    reasonInputID,
-				Label:       chunk.Cut("Why not? (optional)", textInputLabelMax),
+				Label:       chunk.Cut(click.SayReasonLabel, textInputLabelMax),
 				Style:       discordgo.TextInputParagraph,
-				Placeholder: "Goes to the job backend and into the card's thread",
+				Placeholder: chunk.Cut(click.SayReasonGoes, textInputPlaceholderMax),
 				Required:    false,
-				MaxLength:   reasonMax,
+				MaxLength:   click.ReasonMax,
 			},
 		}}},
 	}}
@@ -177,7 +149,7 @@ func denyModal(function string, act templates.Action) *discordgo.InteractionResp
 
 // submit handles the deny modal's submission: the denial is recorded,
 // then answered (record).
-func (a *Adapter) submit(ctx context.Context, in *discordgo.Interaction, who person) (*discordgo.InteractionResponse, work) {
+func (a *Adapter) submit(ctx context.Context, in *discordgo.Interaction, who person) (*discordgo.InteractionResponse, click.Work) {
 	data, ok := in.Data.(discordgo.ModalSubmitInteractionData)
 	act, err := templates.ParseAction(data.CustomID)
 	switch {
@@ -188,16 +160,9 @@ func (a *Adapter) submit(ctx context.Context, in *discordgo.Interaction, who per
 	}
 	if err != nil {
 		a.log.Warn("discord: dialog the bot does not know", "discord_user", who.user, "err", err.Error())
-		return ephemeral(sayUnknownDialog), work{}
+		return ephemeral(click.SayUnknownDialog), click.Work{}
 	}
-	reason := textValue(data.Components, reasonInputID)
-	if len([]rune(reason)) > reasonMax {
-		return ephemeral(sayReasonTooLong), work{}
-	}
-	if a.service() == nil {
-		return ephemeral(sayStarting), work{}
-	}
-	return a.record(ctx, act, who, false, reason)
+	return a.record(ctx, act, who, false, textValue(data.Components, reasonInputID)), click.Work{}
 }
 
 // textValue finds a text input's value in a modal's rows.
@@ -225,38 +190,23 @@ func textValue(rows []discordgo.MessageComponent, id string) string {
 	return ""
 }
 
-// approvalOf finds the approval a click names (package click), telling
-// the person when it cannot.
-func (a *Adapter) approvalOf(ctx context.Context, act templates.Action, who person) (*store.Approval, bool) {
-	row, say := click.Find(ctx, a.store, a.log, act, who.threads())
-	if row == nil {
-		a.answer(ctx, who, say)
-		return nil, false
-	}
-	return row, true
+// record records an approval or denial before the click is answered
+// (package click), and answers it (recorded).
+func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) *discordgo.InteractionResponse {
+	return a.recorded(ctx, act, a.clicks.Record(ctx, act, who.threads(), approve, comment, a.now()))
 }
 
-// record records an approval or denial before the click is answered
-// (package click), and answers it: a recorded decision updates the
-// clicked message itself (UPDATE_MESSAGE) to its card as the approval now
-// stands, its buttons gone and the decision on its way, which spends
-// none of the channel's edit budget; anything else is told to the person
-// alone, and the card keeps its buttons.
-func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) (*discordgo.InteractionResponse, work) {
-	out := click.Record(ctx, a.store, a.service(), a.log, act, who.threads(), approve, comment, a.now())
-	if !out.Sent {
-		return ephemeral(out.Text), work{}
+// recorded is the first answer to a click on Approve or Deny: a recorded
+// decision updates the clicked message itself (UPDATE_MESSAGE) to its
+// card as the approval now stands, its buttons gone and the decision on
+// its way, which spends none of the channel's edit budget; anything else
+// is told to the person alone, and the card keeps its buttons.
+func (a *Adapter) recorded(ctx context.Context, act templates.Action, out click.Outcome) *discordgo.InteractionResponse {
+	if card, ok := a.clicks.Card(ctx, act, out); ok {
+		msg := a.render.Discord(templates.Build(card.Input()))
+		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage, Data: updateData(msg)}
 	}
-	if svc := a.service(); svc != nil {
-		card, err := svc.Card(ctx, act.ApprovalID, act.Revision)
-		if err == nil {
-			msg := a.render.Discord(templates.Build(card.Input()))
-			return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
-				Data: updateData(msg)}, work{}
-		}
-		a.log.Warn("discord: read the clicked card", "approval_id", act.ApprovalID, "err", err.Error())
-	}
-	return ephemeral(out.Text), work{}
+	return ephemeral(out.Text)
 }
 
 // updateData is a card as the data of an UPDATE_MESSAGE answer: every
@@ -285,7 +235,7 @@ func (a *Adapter) answer(ctx context.Context, who person, text string) {
 
 func ephemeralParams(text string) *discordgo.WebhookParams {
 	return &discordgo.WebhookParams{Content: chunk.Cut(markdown(text), contentMax),
-		Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}
+		Flags: ephemeralText, AllowedMentions: noMentions()}
 }
 
 // followup posts through an interaction's webhook. Right after an HTTP

@@ -33,18 +33,17 @@ const (
 	followupSettle = 5 * time.Second
 	// contentMax: https://discord.com/developers/docs/resources/message#create-message-jsonform-params
 	contentMax = 2000
-	// modalTitleMax and textInputLabelMax:
+	// modalTitleMax, textInputLabelMax and textInputPlaceholderMax:
 	// https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-response-object-modal
 	// and https://discord.com/developers/docs/components/reference#text-input
-	modalTitleMax     = 45
-	textInputLabelMax = 45
+	modalTitleMax           = 45
+	textInputLabelMax       = 45
+	textInputPlaceholderMax = 100
 	// threadNameMax: https://discord.com/developers/docs/resources/message#start-thread-from-message
 	threadNameMax = 100
 	// threadArchiveMinutes is the longest auto-archive Discord offers (a
 	// week); a message into an archived thread reopens it anyway.
 	threadArchiveMinutes = 10080
-	// reasonMax bounds the deny reason; threads refuses longer.
-	reasonMax = 1000
 	// maxShowMessages bounds the follow-ups of one Show all arguments.
 	maxShowMessages = 10
 )

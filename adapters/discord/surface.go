@@ -15,6 +15,18 @@ import (
 	"approvalsbot/threads"
 )
 
+// noPreviews is the flag of every message the bot sends that is text
+// alone: a thread reply, a notice, an answer to one person. Their text
+// comes from the backend, the agent or a person, and a link in it must
+// not make Discord fetch the page and show its preview (an attacker's
+// title and image under the bot's name). SUPPRESS_EMBEDS hides every
+// embed of a message, so a card, which is an embed, cannot carry it.
+// https://discord.com/developers/docs/resources/message#message-object-message-flags
+const noPreviews = discordgo.MessageFlagsSuppressEmbeds
+
+// ephemeralText is an answer to one person that is text alone.
+const ephemeralText = discordgo.MessageFlagsEphemeral | noPreviews
+
 // Post puts a card at a target: a channel (discord:channel:ID), where a
 // thread is started from the card's message for everything that follows,
 // or a user (discord:user:ID), in a DM opened with UserChannelCreate, with
@@ -82,7 +94,8 @@ func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
 
 // Reply posts in the thread of a card: the backend's message, an outcome,
 // a re-check refusal, or an escalation that mentions users (<@id>) and
-// roles (<@&id>), allowed to ping exactly those.
+// roles (<@&id>), allowed to ping exactly those. Links in it show no
+// preview (noPreviews).
 func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
 	if req.Root == nil || req.Root.Channel == "" || req.Root.Ref == "" {
 		return threads.Permanent(errors.New("reply: the card has no Discord channel or message id"))
@@ -92,7 +105,9 @@ func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
 	if err != nil {
 		return classify(what, err)
 	}
-	_, err = a.send(ctx, channel, a.render.DiscordThread(req.Message()))
+	msg := a.render.DiscordThread(req.Message())
+	msg.Flags |= noPreviews
+	_, err = a.send(ctx, channel, msg)
 	return classify(what, err)
 }
 
@@ -104,7 +119,7 @@ func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
 		return err
 	}
 	for _, text := range chunk.Lines(markdown(approval.RedactText(req.Text)), contentMax) {
-		if _, err := a.send(ctx, channel, &discordgo.MessageSend{Content: text, AllowedMentions: noMentions()}); err != nil {
+		if _, err := a.send(ctx, channel, &discordgo.MessageSend{Content: text, AllowedMentions: noMentions(), Flags: noPreviews}); err != nil {
 			return classify("post notice to "+req.Target, err)
 		}
 	}
@@ -156,7 +171,8 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.send(ctx, channel, &discordgo.MessageSend{Content: chunk.Cut(markdown(text), contentMax), AllowedMentions: noMentions()})
+	_, err = a.send(ctx, channel, &discordgo.MessageSend{Content: chunk.Cut(markdown(text), contentMax), AllowedMentions: noMentions(),
+		Flags: noPreviews})
 	return classify("answer "+req.User+" by DM", err)
 }
 

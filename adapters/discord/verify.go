@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"approvalsbot/adapters/click"
 )
 
 // serveInteraction is POST /discord/interactions: it verifies the
@@ -37,8 +39,8 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong})
 		return
 	}
-	if a.isClosing() {
-		writeAnswer(w, ephemeral(sayShuttingDown))
+	if a.work.Closing() {
+		writeAnswer(w, ephemeral(click.SayShuttingDown))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), answerBudget)
@@ -52,7 +54,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	// The work follows up through the interaction's webhook, which
 	// Discord opens once it has this answer: send it first.
 	_ = http.NewResponseController(w).Flush()
-	if !a.startWork(next) {
+	if !a.work.Start(next) {
 		a.log.Warn("discord: work after an answer dropped: shutting down", "discord_user", userOf(&in))
 	}
 }

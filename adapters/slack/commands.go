@@ -12,6 +12,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/chunk"
+	"approvalsbot/adapters/click"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
@@ -43,9 +44,8 @@ func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	cmd := slackgo.SlashCommand{Command: form.Get("command"), Text: form.Get("text"), UserID: form.Get("user_id"),
 		ChannelID: form.Get("channel_id"), ResponseURL: form.Get("response_url"), TeamID: form.Get("team_id")}
-	next := a.command(cmd)
-	if !a.startWork(next.timeout, next.run) {
-		a.refuse(w, r, http.StatusServiceUnavailable, sayShuttingDown, "shutting down")
+	if !a.work.Start(a.command(cmd)) {
+		a.refuse(w, r, http.StatusServiceUnavailable, click.SayShuttingDown, "shutting down")
 		return
 	}
 	// An empty 200 shows nothing; the answer follows through response_url.
@@ -54,9 +54,9 @@ func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
 
 // command handles a slash command from either transport: acknowledged
 // empty at once, answered privately after.
-func (a *Adapter) command(cmd slackgo.SlashCommand) work {
+func (a *Adapter) command(cmd slackgo.SlashCommand) click.Work {
 	who := person{user: cmd.UserID, channel: cmd.ChannelID, reply: a.allowedReply(cmd.ResponseURL)}
-	return work{commandTimeout, func(ctx context.Context) {
+	return click.Work{Timeout: commandTimeout, Run: func(ctx context.Context) {
 		msgs := a.commandAnswer(ctx, cmd)
 		if err := a.tell(ctx, who, msgs); err != nil {
 			a.log.Warn("slack: could not answer a command", "slack_user", who.user, "channel", who.channel,

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"approvalsbot/adapters/click"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/templates"
 )
@@ -386,7 +387,7 @@ func TestShowDetailsOnRestrictedCard(t *testing.T) {
 		t.Fatalf("a restricted card shows the arguments' digest in the channel: %q", card.AllText())
 	}
 	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionShowDetails))
-	details := h.told(t, "U0KEVIN", "Details of")
+	details := h.told(t, "U0KEVIN", click.SayDetails)
 	if len(details.Buttons()) != 0 {
 		t.Fatal("the details carry buttons")
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -13,38 +12,21 @@ import (
 
 	"approvalsbot/adapters/chunk"
 	"approvalsbot/adapters/click"
-	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
-// Sentences a person reads: those of a click are package click's, so
-// Slack and Discord say the same.
+// The deny dialog's wire names, and how many actions a click carries.
 const (
-	sayUnknownButton = click.SayUnknownButton
-	sayUnknownDialog = click.SayUnknownDialog
-	sayUnknownCard   = click.SayUnknownCard
-	sayStarting      = click.SayStarting
-	sayStoreDown     = click.SayStoreDown
-	sayModalFailed   = "The dialog for the reason did not open; click Deny again. Nothing was sent."
-	sayLookupFailed  = click.SayLookupFailed
-	sayShuttingDown  = click.SayShuttingDown
-	sayReasonTooLong = "At most 1,000 characters."
-	denyCallbackID   = "ab1-deny"
-	reasonBlockID    = "reason"
-	reasonActionID   = "reason"
-	actionsPerClick  = 1
+	denyCallbackID  = "ab1-deny"
+	reasonBlockID   = "reason"
+	reasonActionID  = "reason"
+	actionsPerClick = 1
 )
 
 // ackBody is what an interaction is acknowledged with: nothing (an empty 200,
 // which also closes a modal), or a view_submission response.
 type ackBody = *slackgo.ViewSubmissionResponse
-
-// work is what runs after the ack, with its timeout.
-type work struct {
-	timeout time.Duration
-	run     func(ctx context.Context)
-}
 
 // serveInteraction is POST /slack/interactions.
 func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
@@ -63,13 +45,13 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, http.StatusBadRequest, "the payload is not an interaction in JSON", "payload not JSON")
 		return
 	}
-	if a.isClosing() {
+	if a.work.Closing() {
 		// Refused before anything is recorded: "nothing was sent" is true.
-		a.refuse(w, r, http.StatusServiceUnavailable, sayShuttingDown, "shutting down")
+		a.refuse(w, r, http.StatusServiceUnavailable, click.SayShuttingDown, "shutting down")
 		return
 	}
 	reply, next := a.interaction(r.Context(), &cb, received)
-	if !a.startWork(next.timeout, next.run) {
+	if !a.work.Start(next) {
 		// Closing began while the click was recorded: it is on its way,
 		// and the outbox's answer will reach the person.
 		a.log.Warn("slack: the answer to a recorded click dropped: shutting down", "slack_user", cb.User.ID)
@@ -90,24 +72,26 @@ func writeAck(w http.ResponseWriter, reply ackBody) {
 // decision first (within threads.RecordBound), decides the ack, and
 // returns the work to do after it. received is when the bot got the
 // click: the deadline judges the click by it.
-func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, work) {
+func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, click.Work) {
 	who := person{user: cb.User.ID, channel: cmpOr(cb.Channel.ID, cb.Container.ChannelID), reply: a.allowedReply(cb.ResponseURL)}
 	switch cb.Type {
 	case slackgo.InteractionTypeBlockActions:
-		return nil, a.click(ctx, cb, who, received)
+		return nil, a.button(ctx, cb, who, received)
 	case slackgo.InteractionTypeViewSubmission:
 		return a.submit(ctx, cb, received)
 	default:
 		// view_closed, shortcuts and the like: nothing to do.
 		a.log.Debug("slack: interaction ignored", "type", string(cb.Type))
-		return nil, work{}
+		return nil, click.Work{}
 	}
 }
 
-// click handles a button. Its payload is untrusted: ParseAction reads it
-// strictly, and a payload that is not one of the card's is answered and
-// logged, with nothing sent.
-func (a *Adapter) click(ctx context.Context, cb *slackgo.InteractionCallback, who person, received time.Time) work {
+// button handles a click on a button. Its payload is untrusted:
+// ParseAction reads it strictly, and a payload that is not one of the
+// card's is answered and logged, with nothing sent. Approve is recorded
+// before the ack; Deny opens the dialog after it (views.open needs the
+// trigger_id, not an ack).
+func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, who person, received time.Time) click.Work {
 	actions := cb.ActionCallback.BlockActions
 	var act templates.Action
 	err := errors.New("no action in the click")
@@ -120,39 +104,22 @@ func (a *Adapter) click(ctx context.Context, cb *slackgo.InteractionCallback, wh
 	if err != nil {
 		a.log.Warn("slack: click on a button the bot does not know", "slack_user", who.user, "channel", who.channel,
 			"err", err.Error())
-		return work{decideTimeout, func(ctx context.Context) { a.answer(ctx, who, sayUnknownButton) }}
+		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.answer(ctx, who, click.SayUnknownButton) }}
 	}
 	switch act.Kind {
 	case templates.ActionApprove:
-		out := a.record(ctx, act, who, true, "", received)
-		return work{decideTimeout, func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
+		out := a.clicks.Record(ctx, act, who.threads(), true, "", received)
+		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 	case templates.ActionDeny:
 		trigger := cb.TriggerID
-		return work{decideTimeout, func(ctx context.Context) { a.askReason(ctx, act, who, trigger) }}
+		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askReason(ctx, act, who, trigger, received) }}
 	default: // ActionShowArgs, ActionShowDetails
-		return work{showTimeout, func(ctx context.Context) { a.show(ctx, act, who) }}
+		return click.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
 	}
-}
-
-// approvalOf finds the approval a click names (package click), telling
-// the person when it cannot.
-func (a *Adapter) approvalOf(ctx context.Context, act templates.Action, who person) (*store.Approval, bool) {
-	row, say := click.Find(ctx, a.store, a.log, act, who.threads())
-	if row == nil {
-		a.answer(ctx, who, say)
-		return nil, false
-	}
-	return row, true
 }
 
 func (who person) threads() threads.Person {
-	return threads.Person{Surface: "slack", User: who.user, Channel: who.channel, Reply: who.reply}
-}
-
-// record records an approval or denial before the click is answered
-// (package click).
-func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string, received time.Time) click.Outcome {
-	return click.Record(ctx, a.store, a.service(), a.log, act, who.threads(), approve, comment, received)
+	return threads.Person{User: who.user, Channel: who.channel, Reply: who.reply}
 }
 
 // afterRecord shows the person what became of their click: the clicked
@@ -161,24 +128,17 @@ func (a *Adapter) record(ctx context.Context, act templates.Action, who person, 
 // chat.update's budget; or, when nothing was recorded, why, to them
 // alone, the card keeping its buttons.
 func (a *Adapter) afterRecord(ctx context.Context, act templates.Action, who person, out click.Outcome) {
-	if out.Sent && who.reply != "" && a.replaceClicked(ctx, act, who) {
-		return
+	if who.reply != "" {
+		if card, ok := a.clicks.Card(ctx, act, out); ok && a.replaceClicked(ctx, act, who, out, card) {
+			return
+		}
 	}
 	a.answer(ctx, who, out.Text)
 }
 
-// replaceClicked replaces the clicked message with its card as the
-// approval now stands, through the response_url; false when it could not.
-func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who person) bool {
-	svc := a.service()
-	if svc == nil {
-		return false
-	}
-	card, err := svc.Card(ctx, act.ApprovalID, act.Revision)
-	if err != nil {
-		a.log.Warn("slack: read the clicked card", "approval_id", act.ApprovalID, "err", err.Error())
-		return false
-	}
+// replaceClicked replaces the clicked message with card through the
+// response_url; false when it could not.
+func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who person, out click.Outcome, card threads.Card) bool {
 	if err := a.replace(ctx, who.reply, card); err != nil {
 		a.log.Info("slack: the response_url did not take the clicked card", "approval_id", act.ApprovalID,
 			"slack_user", who.user, "err", scrub(err).Error())
@@ -188,7 +148,7 @@ func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who 
 	// this message, while the card above was on its way: a replacement
 	// that crossed a newer state is replaced again with the card as it
 	// stands now.
-	if now, err := svc.Card(ctx, act.ApprovalID, act.Revision); err == nil && !card.SameState(now) {
+	if now, ok := a.clicks.Card(ctx, act, out); ok && !card.SameState(now) {
 		if err := a.replace(ctx, who.reply, now); err != nil {
 			a.log.Info("slack: the response_url did not take the clicked card again", "approval_id", act.ApprovalID,
 				"slack_user", who.user, "err", scrub(err).Error())
@@ -205,18 +165,6 @@ func (a *Adapter) replace(ctx context.Context, responseURL string, card threads.
 	return err
 }
 
-// mayDecide reports whether the user maps to a member who may decide in
-// the tenant as configured now. It only chooses between asking for a
-// reason and letting threads word the refusal at once; threads decides.
-func (a *Adapter) mayDecide(tenant, user string) bool {
-	t, ok := a.tenants()[tenant]
-	if !ok {
-		return false
-	}
-	m, ok := t.MemberBySlack(user)
-	return ok && m.Role.CanDecide()
-}
-
 // denyMeta is the deny modal's private_metadata: the click it answers.
 type denyMeta struct {
 	Action  string `json:"a"`
@@ -225,20 +173,12 @@ type denyMeta struct {
 }
 
 // askReason opens the deny modal for a person who may decide; anyone
-// else is told at once why not (threads' sentence, nothing recorded).
-func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person, trigger string) {
-	svc := a.service()
-	if svc == nil {
-		a.answer(ctx, who, sayStarting)
-		return
-	}
-	row, ok := a.approvalOf(ctx, act, who)
-	if !ok {
-		return
-	}
-	if !a.mayDecide(row.Tenant, who.user) {
-		// Threads words the refusal; nothing is recorded.
-		a.answer(ctx, who, a.record(ctx, act, who, false, "", a.now()).Text)
+// else is told at once why not (package click: threads' sentence,
+// nothing recorded).
+func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person, trigger string, received time.Time) {
+	row, out := a.clicks.Deny(ctx, act, who.threads(), received)
+	if row == nil {
+		a.afterRecord(ctx, act, who, out)
 		return
 	}
 	meta := denyMeta{Action: templates.EncodeAction(act), Channel: who.channel, Reply: who.reply}
@@ -253,26 +193,23 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 	if err != nil {
 		a.log.Warn("slack: open the deny dialog", "tenant", row.Tenant, "approval_id", act.ApprovalID,
 			"slack_user", who.user, "err", scrub(err).Error())
-		a.answer(ctx, who, sayModalFailed)
+		a.answer(ctx, who, click.SayDialogFailed)
 	}
 }
 
-// denyModal asks for an optional reason, at most 1,000 characters.
+// denyModal asks for an optional reason, at most click.ReasonMax characters.
 func denyModal(function string, act templates.Action, meta string) slackgo.ModalViewRequest {
-	text := fmt.Sprintf("Deny *%s* (approval %s, revision %d)? Your reason goes to the job backend and into the card's thread.",
-		mrkdwn(chunk.Cut(function, 200)), mrkdwn(act.ApprovalID), act.Revision)
-	input := slackgo.NewPlainTextInputBlockElement(
-		slackgo.NewTextBlockObject(slackgo.PlainTextType, "Why not? (optional)", false, false), reasonActionID).
-		WithMultiline(true).WithMaxLength(reasonMax)
+	text := click.DenyQuestion("*"+mrkdwn(chunk.Cut(function, 200))+"*", mrkdwn(act.ApprovalID), act.Revision)
+	input := slackgo.NewPlainTextInputBlockElement(nil, reasonActionID).WithMultiline(true).WithMaxLength(click.ReasonMax)
 	reason := slackgo.NewInputBlock(reasonBlockID,
-		slackgo.NewTextBlockObject(slackgo.PlainTextType, "Reason", false, false), nil, input)
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayReasonLabel, false, false), nil, input)
 	reason.Optional = true
 	return slackgo.ModalViewRequest{
 		Type:            slackgo.VTModal,
 		CallbackID:      denyCallbackID,
-		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut("Deny this call", modalTitleMax), false, false),
-		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, "Deny", false, false),
-		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, "Cancel", false, false),
+		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut(click.DenyTitle(function), modalTitleMax), false, false),
+		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayDenySubmit, false, false),
+		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayDenyClose, false, false),
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
 			slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, text, false, false), nil, nil),
@@ -286,10 +223,10 @@ func denyModal(function string, act templates.Action, meta string) slackgo.Modal
 // or that the denial could not be recorded, so the person can submit it
 // again), and the clicked card is replaced through the response_url the
 // click carried in the modal's private_metadata.
-func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, work) {
+func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, click.Work) {
 	if cb.View.CallbackID != denyCallbackID {
 		a.log.Debug("slack: submission of a view the bot does not know", "callback_id", chunk.Cut(cb.View.CallbackID, 64))
-		return nil, work{}
+		return nil, click.Work{}
 	}
 	var meta denyMeta
 	err := json.Unmarshal([]byte(cb.View.PrivateMetadata), &meta)
@@ -302,20 +239,18 @@ func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, r
 	}
 	if err != nil {
 		a.log.Warn("slack: deny dialog with a payload the bot does not know", "slack_user", cb.User.ID, "err", err.Error())
-		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: sayUnknownDialog}), work{}
+		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: click.SayUnknownDialog}), click.Work{}
 	}
 	reason := ""
 	if cb.View.State != nil {
 		reason = cb.View.State.Values[reasonBlockID][reasonActionID].Value
 	}
-	if len([]rune(reason)) > reasonMax {
-		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: sayReasonTooLong}), work{}
-	}
 	who := person{user: cb.User.ID, channel: meta.Channel, reply: a.allowedReply(meta.Reply)}
-	out := a.record(ctx, act, who, false, reason, received)
-	switch out.Text {
-	case click.SayStarting, click.SayStoreDown, click.SayNotRecorded, click.SayNotInTime:
-		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: out.Text}), work{}
+	out := a.clicks.Record(ctx, act, who.threads(), false, reason, received)
+	if out.Retry {
+		// Nothing was recorded, and submitting again may be: the modal
+		// stays open with the reason in it.
+		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: out.Text}), click.Work{}
 	}
-	return nil, work{decideTimeout, func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
+	return nil, click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 }

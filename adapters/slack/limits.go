@@ -33,8 +33,6 @@ const (
 	// responseURLUses: a response_url takes five posts within 30 minutes:
 	// https://api.slack.com/interactivity/handling#message_responses
 	responseURLUses = 5
-	// reasonMax bounds the deny reason; threads refuses longer.
-	reasonMax = 1000
 )
 
 // Pace defaults. Slack allows about one chat.postMessage a second per

@@ -2,15 +2,12 @@ package slack
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strings"
 
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/chunk"
-	"approvalsbot/approval"
-	"approvalsbot/store"
+	"approvalsbot/adapters/click"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -25,67 +22,27 @@ const (
 	maxShowMessages    = 8
 )
 
-// show answers Show all arguments and Show details: threads looks the
-// arguments up at the backend as the person who clicked and returns them
-// only when they may see them and they match the card's digest; the
-// answer goes to that person alone.
+// show answers Show all arguments and Show details with what package
+// click decides to show, to the person who clicked alone.
 func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
-	svc := a.service()
-	if svc == nil {
-		a.answer(ctx, who, sayStarting)
-		return
-	}
-	row, ok := a.approvalOf(ctx, act, who)
-	if !ok {
-		return
-	}
-	res, err := svc.ShowArguments(ctx, threads.ShowRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
-		Revision: act.Revision, Person: who.threads()})
-	if err != nil {
-		a.log.Error("slack: look up arguments", "tenant", row.Tenant, "approval_id", act.ApprovalID,
-			"slack_user", who.user, "err", err.Error())
-		a.answer(ctx, who, sayLookupFailed)
-		return
-	}
-	if res.Refusal != "" {
-		a.answer(ctx, who, res.Refusal)
+	shown := a.clicks.Show(ctx, act, who.threads())
+	if shown.Say != "" {
+		a.answer(ctx, who, shown.Say)
 		return
 	}
 	var msgs []templates.SlackMessage
-	if act.Kind == templates.ActionShowDetails {
-		// The person holds the content permission (threads checked): the
-		// card's hidden parts come first, then the whole arguments.
-		if m, ok := a.details(ctx, row, act); ok {
-			msgs = append(msgs, m)
-		}
+	if shown.Details != nil {
+		msgs = append(msgs, a.details(*shown.Details))
 	}
-	msgs = append(msgs, argumentMessages(act, res, maxShowMessages-len(msgs))...)
+	msgs = append(msgs, argumentMessages(act, shown.Arguments, maxShowMessages-len(msgs))...)
 	if err := a.tell(ctx, who, msgs); err != nil {
-		a.log.Warn("slack: could not show the arguments", "tenant", row.Tenant, "approval_id", act.ApprovalID,
+		a.log.Warn("slack: could not show the arguments", "tenant", shown.Tenant, "approval_id", act.ApprovalID,
 			"slack_user", who.user, "err", scrub(err).Error())
 	}
 }
 
-// details renders the clicked revision's card with its restricted parts
-// shown and no buttons, for the one person allowed to see them.
-func (a *Adapter) details(ctx context.Context, row *store.Approval, act templates.Action) (templates.SlackMessage, bool) {
-	rev, err := a.store.RevisionGet(ctx, act.ApprovalID, act.Revision)
-	if err != nil {
-		a.log.Warn("slack: read the revision for Show details", "approval_id", act.ApprovalID, "err", err.Error())
-		return templates.SlackMessage{}, false
-	}
-	var req approval.Approval
-	if err := json.Unmarshal(rev.Body, &req); err != nil {
-		return templates.SlackMessage{}, false
-	}
-	in := templates.Input{Approval: &req, State: approval.State(row.State), Superseded: act.Revision < row.Revision,
-		RevealContent: true, Tenant: row.Tenant}
-	if len(row.Decision) > 0 {
-		var d approval.Decision
-		if json.Unmarshal(row.Decision, &d) == nil {
-			in.Decision = &d
-		}
-	}
+// details renders the card of Show details without its buttons.
+func (a *Adapter) details(in templates.Input) templates.SlackMessage {
 	msg := a.render.Slack(templates.Build(in))
 	kept := msg.Blocks[:0:0]
 	for _, b := range msg.Blocks {
@@ -94,8 +51,8 @@ func (a *Adapter) details(ctx context.Context, row *store.Approval, act template
 		}
 	}
 	msg.Blocks = kept
-	msg.Text = "Details of " + msg.Text + " (only you see this)"
-	return msg, true
+	msg.Text = click.SayDetails + " " + msg.Text
+	return msg
 }
 
 // argumentMessages lays the arguments out in ``` blocks over as many
@@ -104,7 +61,7 @@ func (a *Adapter) details(ctx context.Context, row *store.Approval, act template
 func argumentMessages(act templates.Action, res threads.ShowResult, limit int) []templates.SlackMessage {
 	chunks := chunk.Code(string(res.Arguments), codeChunkMax, mrkdwn)
 	if len(chunks) == 0 {
-		chunks = []string{"(no arguments)"}
+		chunks = []string{click.SayNoArguments}
 	}
 	left := 0
 	if capacity := max(limit, 1) * sectionsPerMessage; len(chunks) > capacity {
@@ -114,11 +71,8 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 		chunks = chunks[:capacity]
 	}
 	n := (len(chunks) + sectionsPerMessage - 1) / sectionsPerMessage
-	function := mrkdwn(chunk.Cut(res.Function, 200))
-	meta := "digest " + mrkdwn(res.Digest)
-	if res.Redacted {
-		meta += " · secrets are redacted"
-	}
+	function := "*" + mrkdwn(chunk.Cut(res.Function, 200)) + "*"
+	meta := click.ArgumentsDigest(mrkdwn(res.Digest), res.Redacted)
 	note := func(text string) slackgo.Block {
 		return slackgo.NewContextBlock("", slackgo.NewTextBlockObject(slackgo.MarkdownType, text, false, false))
 	}
@@ -127,21 +81,19 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 		var blocks []slackgo.Block
 		if part == 1 {
 			blocks = append(blocks,
-				note(fmt.Sprintf("Arguments of *%s* · approval %s, revision %d · only you see this",
-					function, mrkdwn(act.ApprovalID), act.Revision)),
+				note(click.ArgumentsHeading(function, mrkdwn(act.ApprovalID), act.Revision)),
 				note(meta))
 		} else {
-			blocks = append(blocks, note(fmt.Sprintf("Arguments of *%s*, part %d of %d", function, part, n)))
+			blocks = append(blocks, note(click.ArgumentsPart(function, part, n)))
 		}
 		for _, c := range chunks[(part-1)*sectionsPerMessage : min(part*sectionsPerMessage, len(chunks))] {
 			text := "```\n" + strings.TrimSuffix(c, "\n") + "\n```"
 			blocks = append(blocks, slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, text, false, false), nil, nil))
 		}
 		if part == n && left > 0 {
-			blocks = append(blocks, note(fmt.Sprintf("%d more characters are not shown: Slack takes no more in one answer. "+
-				"Look at the call in the console for the rest.", left)))
+			blocks = append(blocks, note(click.ArgumentsLeftOut(left)))
 		}
-		msgs = append(msgs, templates.SlackMessage{Text: fmt.Sprintf("Arguments of %s (part %d of %d)", function, part, n), Blocks: blocks})
+		msgs = append(msgs, templates.SlackMessage{Text: click.ArgumentsPart(mrkdwn(chunk.Cut(res.Function, 200)), part, n), Blocks: blocks})
 	}
 	return msgs
 }

@@ -16,6 +16,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"golang.org/x/time/rate"
 
+	"approvalsbot/adapters/click"
 	"approvalsbot/adapters/replay"
 	"approvalsbot/config"
 	"approvalsbot/store"
@@ -34,12 +35,9 @@ type Store interface {
 	PostList(ctx context.Context, approvalID string) ([]*store.Post, error)
 }
 
-// Service is what a click calls; *threads.Service satisfies it.
-type Service interface {
-	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
-	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
-	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
-}
+// Service is what a click calls (package click's); *threads.Service
+// satisfies it.
+type Service = click.Service
 
 // Options configure New.
 type Options struct {
@@ -96,16 +94,14 @@ type Adapter struct {
 
 	replay *replay.Cache
 	svc    atomic.Pointer[boundService]
+	clicks *click.Flow
+	work   *click.Runner // what follows acks; Close waits for it
 
 	dmMu sync.Mutex
 	dms  map[string]string // user id → DM channel id
 
 	teamMu  sync.Mutex
 	teamURL string // the workspace URL, from auth.test, for links
-
-	workMu  sync.Mutex
-	closing bool
-	work    sync.WaitGroup
 }
 
 type boundService struct{ Service }
@@ -181,6 +177,12 @@ func New(o Options) (*Adapter, error) {
 		replay:   replay.New(signatureWindow),
 		dms:      map[string]string{},
 		appToken: o.Config.AppToken.Reveal() != "",
+		work:     click.NewRunner(o.Logger.With("surface", "slack")),
+	}
+	a.clicks, err = click.New(click.Options{Surface: "slack", Store: a.store, Service: a.service, Tenants: o.Tenants,
+		Member: (*config.Tenant).MemberBySlack, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("slack: %w", err)
 	}
 	if a.appToken {
 		a.socketAPI = slackgo.New(o.Config.BotToken.Reveal(), append(opts, slackgo.OptionAppLevelToken(o.Config.AppToken.Reveal()))...)
@@ -229,42 +231,4 @@ func (a *Adapter) Run(ctx context.Context) error {
 
 // Close stops taking new work after acks and waits for the work in
 // flight, each piece within its own timeout. Run calls it on return.
-func (a *Adapter) Close() {
-	a.workMu.Lock()
-	a.closing = true
-	a.workMu.Unlock()
-	a.work.Wait()
-}
-
-// isClosing reports whether Close has begun.
-func (a *Adapter) isClosing() bool {
-	a.workMu.Lock()
-	defer a.workMu.Unlock()
-	return a.closing
-}
-
-// startWork runs fn after an ack, tracked so Close waits for it, with its
-// own timeout. It returns false once the adapter is closing.
-func (a *Adapter) startWork(timeout time.Duration, fn func(ctx context.Context)) bool {
-	if fn == nil {
-		return true
-	}
-	a.workMu.Lock()
-	defer a.workMu.Unlock()
-	if a.closing {
-		return false
-	}
-	a.work.Add(1)
-	go func() {
-		defer a.work.Done()
-		defer func() {
-			if p := recover(); p != nil {
-				a.log.Error("slack: work after an ack panicked", "panic", fmt.Sprint(p))
-			}
-		}()
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		fn(ctx)
-	}()
-	return true
-}
+func (a *Adapter) Close() { a.work.Close() }

@@ -8,6 +8,8 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
+
+	"approvalsbot/adapters/click"
 )
 
 // runSocket takes interactions and commands over Socket Mode until ctx
@@ -47,13 +49,13 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, evt so
 		// Each interaction is recorded and acked on its own, so one
 		// click's record does not hold up the clicks behind it.
 		received, req := a.now(), evt.Request
-		started := a.startWork(ackWithin, func(wctx context.Context) {
+		started := a.work.Start(click.Work{Timeout: ackWithin, Run: func(wctx context.Context) {
 			reply, next := a.interaction(wctx, &cb, received)
 			a.ack(ctx, sm, req, reply)
-			if !a.startWork(next.timeout, next.run) {
+			if !a.work.Start(next) {
 				a.log.Warn("slack: the answer to an interaction dropped: shutting down", "slack_user", cb.User.ID)
 			}
-		})
+		}})
 		if !started {
 			a.log.Warn("slack: interaction dropped: shutting down", "slack_user", cb.User.ID)
 		}
@@ -63,8 +65,7 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, evt so
 			return
 		}
 		a.ack(ctx, sm, evt.Request, nil)
-		next := a.command(cmd)
-		if !a.startWork(next.timeout, next.run) {
+		if !a.work.Start(a.command(cmd)) {
 			a.log.Warn("slack: command dropped: shutting down", "slack_user", cmd.UserID)
 		}
 	case socketmode.EventTypeEventsAPI:

@@ -105,6 +105,30 @@ func checkEditFlags(f discordgo.MessageFlags) string {
 	return ""
 }
 
+// checkSendFlags: a new message may carry only SUPPRESS_EMBEDS,
+// SUPPRESS_NOTIFICATIONS and the components v2 flag, and an interaction's
+// answer or follow-up EPHEMERAL too.
+// https://discord.com/developers/docs/resources/message#create-message-jsonform-params
+// and https://discord.com/developers/docs/resources/webhook#execute-webhook-jsonform-params
+func checkSendFlags(f discordgo.MessageFlags, ephemeral bool) string {
+	allowed := discordgo.MessageFlagsSuppressEmbeds | discordgo.MessageFlagsSuppressNotifications | discordgo.MessageFlagsIsComponentsV2
+	if ephemeral {
+		allowed |= discordgo.MessageFlagsEphemeral
+	}
+	if f&^allowed != 0 {
+		if ephemeral {
+			return "flags: only SUPPRESS_EMBEDS, SUPPRESS_NOTIFICATIONS, EPHEMERAL and IS_COMPONENTS_V2"
+		}
+		return "flags: only SUPPRESS_EMBEDS, SUPPRESS_NOTIFICATIONS and IS_COMPONENTS_V2"
+	}
+	return ""
+}
+
+// suppressed says whether a message with flags f shows its embeds:
+// SUPPRESS_EMBEDS hides every one, the sender's own too, not only link
+// previews.
+func suppressed(f discordgo.MessageFlags) bool { return f&discordgo.MessageFlagsSuppressEmbeds != 0 }
+
 // originalEdit is PATCH /webhooks/{application}/{token}/messages/@original:
 // Edit Original Interaction Response. It edits the interaction's original
 // message while the token lives (15 minutes): for a component interaction

@@ -252,3 +252,47 @@ func TestEditOriginalOfOtherAnswers(t *testing.T) {
 		t.Fatalf("@original of an ephemeral answer changed the channel: %+v", after)
 	}
 }
+
+// TestSendFlags: a channel message takes SUPPRESS_EMBEDS, which hides
+// every embed it carries, its sender's own too, but not EPHEMERAL; an
+// interaction's answer and follow-ups take both.
+func TestSendFlags(t *testing.T) {
+	f := newFixture(t)
+	messages := "/channels/" + channel + "/messages"
+	auth := "Bot " + token
+	if status, body := f.call(t, "POST", messages, auth, `{"content":"see https://example.com/x","flags":4}`); status != http.StatusOK {
+		t.Fatalf("a message with SUPPRESS_EMBEDS: %d %s", status, body)
+	}
+	if status, body := f.call(t, "POST", messages, auth, `{"content":"a card","embeds":[{"title":"acme_github.merge"}],"flags":4}`); status != http.StatusOK {
+		t.Fatalf("an embed with SUPPRESS_EMBEDS: %d %s", status, body)
+	}
+	if status, _ := f.call(t, "POST", messages, auth, `{"content":"only you","flags":64}`); status != http.StatusBadRequest {
+		t.Fatalf("an ephemeral channel message answered %d, want 400", status)
+	}
+	got := f.fake.Messages(channel)
+	if len(got) != 3 || got[1].Flags != discordgo.MessageFlagsSuppressEmbeds || got[1].EmbedsDropped ||
+		len(got[2].Embeds) != 0 || !got[2].EmbedsDropped {
+		t.Fatalf("messages %+v: want the flag kept, and the embed of the second hidden", got)
+	}
+
+	f.bot.answer.Store(`{"type":4,"data":{"content":"only you","flags":68}}`)
+	res := f.click("ab1|approve|a-1|1")
+	if !res.Answered() || res.Response.Flags != discordgo.MessageFlagsEphemeral|discordgo.MessageFlagsSuppressEmbeds {
+		t.Fatalf("an ephemeral answer with SUPPRESS_EMBEDS: %+v (%s)", res.Response, res.Problem)
+	}
+	f.bot.answer.Store(`{"type":4,"data":{"content":"loud","flags":2}}`)
+	if bad := f.click("ab1|approve|a-1|1"); bad.Answered() || !strings.Contains(bad.Problem, "flags") {
+		t.Fatalf("an answer flagged IS_CROSSPOST: %+v (%s), want it refused", bad.Response, bad.Problem)
+	}
+	followups := "/webhooks/" + appID + "/" + res.Token
+	if status, body := f.call(t, "POST", followups, "", `{"content":"details","embeds":[{"title":"card"}],"flags":68}`); status != http.StatusNoContent {
+		t.Fatalf("a follow-up with SUPPRESS_EMBEDS: %d %s", status, body)
+	}
+	if status, _ := f.call(t, "POST", followups, "", `{"content":"x","flags":2}`); status != http.StatusBadRequest {
+		t.Fatalf("a follow-up flagged IS_CROSSPOST answered %d, want 400", status)
+	}
+	fu := f.fake.AllFollowups()
+	if len(fu) != 1 || !fu[0].EmbedsDropped || len(fu[0].Embeds) != 0 || !fu[0].Ephemeral() {
+		t.Fatalf("follow-ups %+v: want one, ephemeral, its embed hidden", fu)
+	}
+}

@@ -204,7 +204,7 @@ type Message struct {
 	ChannelID       string
 	Content         string
 	Embeds          []*discordgo.MessageEmbed
-	EmbedsDropped   bool // sent without Embed Links: Discord shows none
+	EmbedsDropped   bool // sent without Embed Links, or with SUPPRESS_EMBEDS: Discord shows none
 	Buttons         []Button
 	Rows            int
 	AllowedMentions *discordgo.MessageAllowedMentions
@@ -250,6 +250,9 @@ type Followup struct {
 	Components      int
 	Flags           discordgo.MessageFlags
 	AllowedMentions *discordgo.MessageAllowedMentions
+	// EmbedsDropped: sent with SUPPRESS_EMBEDS, Discord shows none of its
+	// embeds (Embeds is then empty).
+	EmbedsDropped bool
 }
 
 // Ephemeral reports whether only the person who clicked sees it.
@@ -915,6 +918,10 @@ func (s *Server) messageCreate(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if p := checkSendFlags(b.Flags, false); p != "" {
+		writeInvalid(w, p)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, perms, ok := s.access(w, r.PathValue("channel"))
@@ -959,6 +966,9 @@ func (s *Server) messageCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	m := &Message{ID: s.Snowflake(), ChannelID: c.id, Flags: b.Flags, CreatedAt: time.Now()}
 	apply(m, b, perms)
+	if suppressed(m.Flags) && len(m.Embeds) > 0 {
+		m.Embeds, m.EmbedsDropped = nil, true
+	}
 	s.messages[m.ID] = m
 	c.order = append(c.order, m.ID)
 	writeJSON(w, http.StatusOK, s.messageJSON(m))
@@ -1069,6 +1079,10 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if p := checkSendFlags(b.Flags, true); p != "" {
+		writeInvalid(w, p)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in := s.interactions[r.PathValue("token")]
@@ -1096,6 +1110,9 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
 	if f.Content == "" && len(f.Embeds) == 0 {
 		writeError(w, http.StatusBadRequest, CodeEmptyMessage, "Cannot send an empty message")
 		return
+	}
+	if suppressed(f.Flags) && len(f.Embeds) > 0 {
+		f.Embeds, f.EmbedsDropped = nil, true
 	}
 	s.followups = append(s.followups, f)
 	msg := &Message{ID: s.Snowflake(), ChannelID: in.channel, Content: f.Content, Embeds: f.Embeds, Flags: f.Flags}
@@ -1209,6 +1226,11 @@ func checkResponse(typ discordgo.InteractionType, onMessage bool, raw []byte) st
 		}
 		if resp.Data != nil && charLen(resp.Data.Content) > 2000 {
 			return "data.content: over 2000"
+		}
+		if resp.Data != nil {
+			if p := checkSendFlags(resp.Data.Flags, true); p != "" {
+				return "data." + p
+			}
 		}
 		if msg.Data != nil {
 			if p := checkMessage(msg.Data); p != "" {

@@ -1,0 +1,193 @@
+package click_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/click"
+	"approvalsbot/adapters/logsurface"
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/internal/fixtures"
+	"approvalsbot/store"
+	"approvalsbot/store/sqlite"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+const callsSecret = "calls-secret"
+
+const testConfig = `
+backend:
+  url: "%s"
+  events_secrets: ["events-secret"]
+  calls_secrets: ["calls-secret"]
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+    forbid_self_approval: true
+    members:
+      - {user: "user:kevin", role: operator, content: true, slack: U0KEVIN}
+      - {user: "user:ada", role: owner, content: true, governance: true, slack: U0ADA}
+      - {user: "user:nocontent", role: admin, content: false, slack: U0NOC}
+      - {user: "user:vic", role: viewer, slack: U0VIC}
+`
+
+type tenants struct{ cfg *config.Config }
+
+func (t tenants) Tenant(id string) (*config.Tenant, bool) {
+	tn, ok := t.cfg.Tenants[id]
+	return tn, ok
+}
+
+// bot is the click flow for real: threads on SQLite in a temporary
+// directory, the real backend client calling the fake job backend, and
+// the flow reading that store and calling that service.
+type bot struct {
+	backend *backendtest.Fake
+	svc     *threads.Service
+	store   store.Store
+	cfg     *config.Config
+	opts    click.Options
+	flow    *click.Flow
+}
+
+func newBot(t *testing.T) *bot {
+	t.Helper()
+	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(callsSecret)}})
+	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL()), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	renderer, err := templates.New(templates.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: back.URL(), Secrets: [][]byte{[]byte(callsSecret)},
+		MaxElapsed: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC))
+	svc, err := threads.New(threads.Options{Store: st, Tenants: tenants{cfg}, Clock: clock, Backend: client.ForThreads(),
+		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bot{backend: back, svc: svc, store: st, cfg: cfg}
+	b.opts = click.Options{Surface: "slack", Store: st, Service: func() click.Service { return svc },
+		Tenants: func() map[string]*config.Tenant { return cfg.Tenants }, Member: (*config.Tenant).MemberBySlack,
+		Logger: slog.New(slog.DiscardHandler)}
+	b.flow = b.with(t, nil)
+	return b
+}
+
+// with is a flow on the bot's options changed by edit.
+func (b *bot) with(t *testing.T, edit func(*click.Options)) *click.Flow {
+	t.Helper()
+	o := b.opts
+	if edit != nil {
+		edit(&o)
+	}
+	f, err := click.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// ingest feeds a fixture event to threads, as the backend's event handler
+// does once it has verified it, with the arguments behind it known to the
+// fake job backend.
+func (b *bot) ingest(t *testing.T, name string) *approval.Approval {
+	t.Helper()
+	p, err := fixtures.Path("events", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	a := ev.Approval
+	b.backend.AddApproval(a.ID, a.Revision, arguments(t, a.ID), a.Content.Restricted)
+	b.backend.SetFunction(a.ID, a.Call.Function)
+	sum := sha256.Sum256(body)
+	if _, err := b.svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
+		t.Fatalf("ingest %s: %v", name, err)
+	}
+	return a
+}
+
+// arguments reads the backend's truth for an approval's first revision.
+func arguments(t *testing.T, id string) json.RawMessage {
+	t.Helper()
+	p, err := fixtures.Path("arguments", id+".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(raw, &fx); err != nil {
+		t.Fatal(err)
+	}
+	return fx.Arguments
+}
+
+// approval reads an approval as the store holds it.
+func (b *bot) approval(t *testing.T, id string) *store.Approval {
+	t.Helper()
+	a, err := b.store.ApprovalGet(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// committed reports whether a decision on the approval is recorded and in
+// flight (threads keeps it on the approval until the backend answers).
+func (b *bot) committed(t *testing.T, id string) bool {
+	t.Helper()
+	return len(b.approval(t, id).Deciding) > 0
+}
+
+// action is the action of a button on an approval's first revision.
+func action(kind templates.ActionKind, approvalID string) templates.Action {
+	return templates.Action{Kind: kind, ApprovalID: approvalID, Revision: 1}
+}
+
+// person is a Slack user who clicked in the approvals channel.
+func person(user string) threads.Person {
+	return threads.Person{User: user, Channel: "C0APPROVALS", Reply: "https://hooks.slack.com/actions/T0/1/" + user}
+}

@@ -1,0 +1,81 @@
+package click
+
+import "fmt"
+
+// Sentences a person reads when the bot cannot take what they clicked.
+// Threads words what it decides (a refusal, "Recorded: …"); these are
+// what a surface says when threads never got the click.
+const (
+	SayUnknownButton = "This button is not one the bot knows; nothing was sent."
+	SayUnknownDialog = "This dialog is not one the bot knows; nothing was sent."
+	SayUnknownCard   = "The bot knows no such card; nothing was sent."
+	SayStarting      = "The bot is starting and cannot take clicks yet; try again in a moment. Nothing was sent."
+	SayStoreDown     = "The bot cannot read this card right now; try again in a moment. Nothing was sent."
+	SayNotRecorded   = "The bot could not record your decision; try again in a moment. Nothing was sent."
+	SayNotInTime     = "The bot could not record your decision in time (it is very busy); try again in a moment. Nothing was sent."
+	SayLookupFailed  = "The arguments could not be looked up right now; try again in a moment."
+	SayShuttingDown  = "The bot is shutting down; try again in a moment. Nothing was sent."
+	SayReasonTooLong = "The reason is longer than 1,000 characters; nothing was sent."
+	SayDialogFailed  = "The dialog for the reason did not open; click Deny again. Nothing was sent."
+)
+
+// The reason dialog a click on Deny opens. A surface cuts what it shows
+// to its own limits.
+const (
+	// SayReasonLabel names the reason's text field, which may stay
+	// empty: Slack marks an optional field, Discord a required one, so the
+	// label need not say it.
+	SayReasonLabel = "Why not?"
+	// SayReasonGoes says where the reason goes (beside the field, or as
+	// its placeholder).
+	SayReasonGoes = "Your reason goes to the job backend and into the card's thread."
+	// SayDenySubmit and SayDenyClose label the dialog's own buttons, on a
+	// surface whose dialogs have them.
+	SayDenySubmit = "Deny"
+	SayDenyClose  = "Cancel"
+)
+
+// DenyTitle is the reason dialog's title: which call is denied.
+func DenyTitle(function string) string { return "Deny " + function }
+
+// DenyQuestion asks, above the reason's field, whether to deny the call;
+// function and approvalID arrive as the surface shows them (escaped, the
+// function in bold).
+func DenyQuestion(function, approvalID string, revision int) string {
+	return fmt.Sprintf("Deny %s (approval %s, revision %d)? %s", function, approvalID, revision, SayReasonGoes)
+}
+
+// What Show all arguments and Show details show, to the person who
+// clicked alone. Their arguments arrive as the surface shows them
+// (escaped, the function in bold).
+const (
+	// SayDetails heads the card shown with its restricted parts.
+	SayDetails = "Details, only you see this."
+	// SayNoArguments stands in for a call without arguments.
+	SayNoArguments = "(no arguments)"
+)
+
+// ArgumentsHeading is the first line above a call's whole arguments.
+func ArgumentsHeading(function, approvalID string, revision int) string {
+	return fmt.Sprintf("Arguments of %s · approval %s, revision %d · only you see this", function, approvalID, revision)
+}
+
+// ArgumentsDigest names the digest the arguments shown match, and
+// whether secrets were redacted from them.
+func ArgumentsDigest(digest string, redacted bool) string {
+	if redacted {
+		return "digest " + digest + " · secrets are redacted"
+	}
+	return "digest " + digest
+}
+
+// ArgumentsPart heads each later part of arguments split over messages.
+func ArgumentsPart(function string, part, of int) string {
+	return fmt.Sprintf("Arguments of %s, part %d of %d", function, part, of)
+}
+
+// ArgumentsLeftOut closes the last part when the arguments do not all fit.
+func ArgumentsLeftOut(characters int) string {
+	return fmt.Sprintf("%d more characters are not shown: no more fit in one answer. Look at the call in the console for the rest.",
+		characters)
+}
