@@ -244,12 +244,17 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		row = next
 	}
 	if a := ev.Approval; a != nil && result.Changed {
-		body := []byte(ev.Data) // the request as the backend sent it, validated
-		if len(body) == 0 {
-			var err error
-			if body, err = json.Marshal(a); err != nil {
-				return 0, "", fmt.Errorf("encode approval %s: %w", id, err)
-			}
+		// The revision keeps what the bot shows, not the request as sent:
+		// the backend's arguments before the bot's redaction, and a
+		// restricted call's content, never reach the store. Deduplication
+		// still compares the digest of the body received (EventInsert).
+		kept, err := approval.StoredForm(a)
+		if err != nil {
+			return 0, "", fmt.Errorf("stored form of revision %d of %s: %w", a.Revision, id, err)
+		}
+		body, err := json.Marshal(kept)
+		if err != nil {
+			return 0, "", fmt.Errorf("encode revision %d of %s: %w", a.Revision, id, err)
 		}
 		if err := tx.RevisionInsert(ctx, &store.Revision{ApprovalID: id, Revision: a.Revision, Body: body, CreatedAt: now}); err != nil {
 			return 0, "", fmt.Errorf("store revision %d of %s: %w", a.Revision, id, err)

@@ -1,0 +1,162 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// StoredVersion is the version of the stored form that StoredForm makes. A
+// revision body without it is a request as the backend sent it, from a
+// release that kept raw bodies.
+const StoredVersion = 1
+
+// Stored is the form in which the bot keeps one revision of an approval:
+// what its cards, thread replies and email show, as the bot shows it, and
+// nothing the bot would not show in the place the card goes. It decodes as
+// an Approval, so every reader of a revision reads it as one; Form marks
+// it apart from a request kept as received.
+//
+// For an approval whose content is not restricted:
+//   - the arguments are the bot's own display projection (Project), or,
+//     where a card could not show that projection exactly as it shows the
+//     arguments received (a string the projection cut), the arguments with
+//     their secrets redacted (as Reveal redacts them) and nothing cut;
+//     Call.Redaction then also says what the bot redacted or cut, so the
+//     card's marks and its Show all arguments button stay as they were;
+//   - the agent's text, the patch and each argument role's values are
+//     passed through RedactText.
+//
+// For a content-restricted approval none of the content is kept: no
+// arguments, agent text, patch, file paths, role values or turn. What a
+// restricted card shows or decides from stays: the title, the effect line
+// (annotations), the flags, who asks, the warning, the files' count and
+// which are protected, each role's argument, role, origins and scope (the
+// button order reads them), the confirmation's argument, and the digests
+// (the snapshot is on the card; args_sha256 is what Show details checks
+// the backend's look-up against, and is never shown in a shared place).
+//
+// Identifiers (function, job, agent, rule, hook, argument names, file
+// paths) are kept as received: the card shows them as they are. The full
+// arguments are never kept; Show all arguments and Show details look them
+// up at the backend and check them against args_sha256.
+type Stored struct {
+	Approval
+	Form StoredFormInfo `json:"stored"`
+}
+
+// StoredFormInfo says what a Stored keeps.
+type StoredFormInfo struct {
+	Version int `json:"version"`
+	// ContentWithheld: the approval's content is restricted, so none of
+	// it was kept. A card revealed from this revision has no arguments,
+	// agent text, patch or role values to show: only the backend's
+	// look-up has them.
+	ContentWithheld bool `json:"content_withheld,omitempty"`
+}
+
+// StoredForm builds the stored form of a parsed approval. a is not
+// changed. It fails only when the arguments are not one JSON value, which
+// Parse never lets through; the error carries no part of them.
+func StoredForm(a *Approval) (*Stored, error) {
+	s := &Stored{Approval: *a, Form: StoredFormInfo{Version: StoredVersion}}
+	k := &s.Approval
+	// Slices and pointers are shared with a until replaced below.
+	k.Roles = storedRoles(a.Roles, a.Content.Restricted)
+	if a.Content.Restricted {
+		s.Form.ContentWithheld = true
+		k.Call.Arguments, k.Call.ArgumentsCut, k.Call.Redaction = nil, false, Redaction{}
+		k.AgentSays = ""
+		k.Turn = Turn{}
+		k.Changes = storedChanges(a.Changes, true)
+		return s, nil
+	}
+	if raw := bytes.TrimSpace(a.Call.Arguments); len(raw) > 0 {
+		args, red, err := storedArguments(raw)
+		if err != nil {
+			return nil, fmt.Errorf("stored form of approval %s: %w", a.ID, err)
+		}
+		k.Call.Arguments = args
+		k.Call.Redaction.Redacted = a.Call.Redaction.Redacted || red.Redacted
+		k.Call.Redaction.Truncated = a.Call.Redaction.Truncated || red.Truncated
+	}
+	k.AgentSays = RedactText(a.AgentSays)
+	k.Changes = storedChanges(a.Changes, false)
+	if a.Turn.Waiting != nil {
+		k.Turn.Waiting = append([]string(nil), a.Turn.Waiting...)
+	}
+	return s, nil
+}
+
+// storedArguments returns the arguments to keep and what the bot's
+// projection of them redacted and cut.
+//
+// The projection is kept when projecting it again gives it back, so the
+// card shows it byte for byte as it shows the arguments received. A string
+// the projection cut would be cut again, with another count, by the card's
+// own projection; such arguments are kept with their secrets redacted as
+// Reveal redacts them (Project's rules, keys included) and nothing cut,
+// which the card projects to the same text.
+func storedArguments(raw []byte) (json.RawMessage, Redaction, error) {
+	p, err := Project(raw)
+	if err != nil {
+		return nil, Redaction{}, ErrInvalidJSON // Project's error may quote the input
+	}
+	red := Redaction{Redacted: p.Redacted, Truncated: p.Truncated}
+	if again, err := Project(p.JSON); err == nil && bytes.Equal(again.JSON, p.JSON) {
+		return p.JSON, red, nil
+	}
+	full, _, err := Reveal(raw)
+	if err != nil {
+		return p.JSON, red, nil
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, full); err != nil {
+		return p.JSON, red, nil
+	}
+	return compact.Bytes(), red, nil
+}
+
+// storedRoles keeps each role's values redacted, or, restricted, without
+// them: their origins and scope decide the card's buttons.
+func storedRoles(roles []Role, restricted bool) []Role {
+	if roles == nil {
+		return nil
+	}
+	out := make([]Role, len(roles))
+	for i, r := range roles {
+		out[i] = r
+		if r.Values == nil {
+			continue
+		}
+		out[i].Values = make([]RoleValue, len(r.Values))
+		for j, v := range r.Values {
+			if restricted {
+				v.Value = ""
+			} else {
+				v.Value = RedactText(v.Value)
+			}
+			out[i].Values[j] = v
+		}
+	}
+	return out
+}
+
+// storedChanges keeps a changeset's files and its redacted patch, or,
+// restricted, only how many files there are and which are protected.
+func storedChanges(ch *Changes, restricted bool) *Changes {
+	if ch == nil {
+		return nil
+	}
+	out := &Changes{Patch: RedactText(ch.Patch), PatchCut: ch.PatchCut, PatchSHA256: ch.PatchSHA256}
+	if ch.Files != nil {
+		out.Files = append([]ChangedFile(nil), ch.Files...)
+	}
+	if restricted {
+		out.Patch, out.PatchCut, out.PatchSHA256 = "", false, ""
+		for i := range out.Files {
+			out.Files[i].Path = ""
+		}
+	}
+	return out
+}

@@ -1,0 +1,457 @@
+package approval_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"approvalsbot/approval"
+	"approvalsbot/internal/fixtures"
+	"approvalsbot/ladder"
+	"approvalsbot/templates"
+)
+
+// fixtureApprovals parses every requested or reasked fixture of both
+// fixture folders: the shared one and the repository's own copy.
+func fixtureApprovals(t *testing.T) map[string]*approval.Approval {
+	t.Helper()
+	root, err := fixtures.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{filepath.Join(root, "testdata", "fixtures")}
+	if d, err := fixtures.Dir(); err == nil && d != dirs[0] {
+		dirs = append(dirs, d)
+	}
+	out := map[string]*approval.Approval{}
+	for _, d := range dirs {
+		files, err := filepath.Glob(filepath.Join(d, "events", "*.json"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no fixture events in %s: %v", d, err)
+		}
+		for _, f := range files {
+			body, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := approval.Parse(body)
+			if err != nil {
+				t.Fatalf("parse %s: %v", f, err)
+			}
+			if ev.Approval != nil {
+				out[filepath.Base(filepath.Dir(filepath.Dir(f)))+"/"+filepath.Base(f)] = ev.Approval
+			}
+		}
+	}
+	return out
+}
+
+// kept is a's stored form as a reader of the store gets it back: encoded
+// as the revision body and decoded as an Approval.
+func kept(t testing.TB, a *approval.Approval) *approval.Approval {
+	t.Helper()
+	s, err := approval.StoredForm(a)
+	if err != nil {
+		t.Fatalf("StoredForm(%s): %v", a.ID, err)
+	}
+	body, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back approval.Approval
+	if err := json.Unmarshal(body, &back); err != nil {
+		t.Fatal(err)
+	}
+	return &back
+}
+
+// restrictedCopy is a with its content restricted (a deep copy).
+func restrictedCopy(t *testing.T, a *approval.Approval) *approval.Approval {
+	t.Helper()
+	body, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c approval.Approval
+	if err := json.Unmarshal(body, &c); err != nil {
+		t.Fatal(err)
+	}
+	c.Content.Restricted = true
+	return &c
+}
+
+var testLadder = ladder.Ladder{Name: "stored", Steps: []ladder.Step{
+	{Anchor: ladder.AnchorRequest, After: 15 * time.Minute, Mention: []ladder.Target{{Kind: ladder.KindSlackUser, ID: "U0KEVIN"}}},
+	{Anchor: ladder.AnchorDeadline, BeforeDeadline: time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "leads@acme.example"}}},
+}}
+
+// renderings renders a's card in state on every surface, one entry each.
+func renderings(t *testing.T, r *templates.Renderer, a *approval.Approval, state string, reveal bool) map[string]string {
+	t.Helper()
+	p := testLadder.Plan(a.RequestedAt, ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0))
+	plan := templates.LadderPlan{Deadline: p.Deadline}
+	for _, s := range p.Steps {
+		plan.Steps = append(plan.Steps, templates.PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped})
+	}
+	in, err := templates.PreviewInput(a, state, a.RequestedAt.Add(3*time.Minute), plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.RevealContent = reveal
+	c := templates.Build(in)
+	sj, err := templates.MarshalPreview(r.Slack(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dj, err := templates.MarshalPreview(r.Discord(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := r.Email(c)
+	return map[string]string{"slack": string(sj), "discord": string(dj), "email subject": e.Subject,
+		"email text": e.Text, "email html": e.HTML, "text": r.Text(c)}
+}
+
+// TestStoredFormRendersAsReceived renders every fixture in every preview
+// state from the approval as received and from its stored form, on every
+// surface, and wants the same bytes; also each fixture made content
+// restricted, as the shared channel shows it. Show details of a
+// restricted approval (RevealContent) is left out: its content is what
+// the stored form does not keep.
+func TestStoredFormRendersAsReceived(t *testing.T) {
+	r, err := templates.New(templates.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := fixtureApprovals(t)
+	if len(all) < 10 {
+		t.Fatalf("only %d fixture approvals", len(all))
+	}
+	for name, a := range all {
+		for _, variant := range []string{"as sent", "restricted"} {
+			raw := a
+			if variant == "restricted" {
+				raw = restrictedCopy(t, a)
+			}
+			stored := kept(t, raw)
+			for _, state := range templates.PreviewStates() {
+				for _, reveal := range []bool{false, true} {
+					if reveal && raw.Content.Restricted {
+						continue
+					}
+					want := renderings(t, r, raw, state, reveal)
+					got := renderings(t, r, stored, state, reveal)
+					for surface := range want {
+						if diff := cmp.Diff(want[surface], got[surface]); diff != "" {
+							t.Errorf("%s (%s), %s, reveal %v, %s: stored form renders otherwise (-received +stored):\n%s",
+								name, variant, state, reveal, surface, diff)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestStoredFormDecidesAsReceived: everything a card or a decision derives
+// from an approval is the same from its stored form, restricted or not.
+func TestStoredFormDecidesAsReceived(t *testing.T) {
+	type derived struct {
+		Effect                                         string
+		Flags, AskedBy                                 []string
+		Destructive, OutOfScope, DenyFirst, MayApprove bool
+		ID, Tenant, Function, Digest, Snapshot, Level  string
+		Revision                                       int
+		Kind                                           approval.Kind
+		Confirm                                        *approval.Confirm
+		Restricted, Mismatch                           bool
+		Requested                                      time.Time
+		Deadline                                       *time.Time
+		Ladder                                         string
+		Job                                            approval.Job
+	}
+	of := func(a *approval.Approval) derived {
+		return derived{approval.EffectLine(a.Call.Annotations), a.FlagLines(), a.AskedByLines(),
+			a.Destructive(), a.OutOfScope(), a.DenyFirst(), a.ChatMayApprove(),
+			a.ID, a.Tenant, a.Call.Function, a.Call.ArgsSHA256, a.Call.Snapshot, a.Level, a.Revision, a.Kind,
+			a.Confirm, a.Content.Restricted, a.EffectsMismatch, a.RequestedAt, a.Deadline, a.Ladder, a.Job}
+	}
+	denyFirst := 0
+	for name, a := range fixtureApprovals(t) {
+		for _, raw := range []*approval.Approval{a, restrictedCopy(t, a)} {
+			want := of(raw)
+			if want.DenyFirst {
+				denyFirst++
+			}
+			if diff := cmp.Diff(want, of(kept(t, raw))); diff != "" {
+				t.Errorf("%s (restricted %v): (-received +stored)\n%s", name, raw.Content.Restricted, diff)
+			}
+		}
+	}
+	if denyFirst == 0 {
+		t.Fatal("no fixture puts Deny first: the button order is not tested")
+	}
+}
+
+// TestStoredFormKeepsNoSecret: none of the secrets the backend failed to
+// redact is in the stored form, and its marks say what was redacted.
+func TestStoredFormKeepsNoSecret(t *testing.T) {
+	secrets, err := fixtures.Secrets()
+	if err != nil || len(secrets) < 5 {
+		t.Fatalf("secrets of the fixture: %v %v", secrets, err)
+	}
+	a := fixtureApprovals(t)["fixtures/secrets.json"]
+	if a == nil {
+		t.Fatal("no secrets.json fixture")
+	}
+	s, err := approval.StoredForm(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range secrets {
+		if bytes.Contains(body, []byte(secret)) {
+			t.Errorf("the stored form keeps %q:\n%s", secret, body)
+		}
+	}
+	if !s.Call.Redaction.Redacted || !strings.Contains(string(s.Call.Arguments), "[redacted]") {
+		t.Errorf("stored arguments %s, redaction %+v: want the bot's redaction, marked", s.Call.Arguments, s.Call.Redaction)
+	}
+	if s.Form.Version != approval.StoredVersion || s.Form.ContentWithheld {
+		t.Errorf("form %+v", s.Form)
+	}
+	if s.Call.ArgsSHA256 != a.Call.ArgsSHA256 {
+		t.Errorf("digest %q, want the backend's %q", s.Call.ArgsSHA256, a.Call.ArgsSHA256)
+	}
+	// Secrets in free text: the agent's text, the patch, a role's value.
+	b := *a
+	b.AgentSays = "Using Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0.sig as told"
+	b.Changes = &approval.Changes{Files: []approval.ChangedFile{{Path: "ci.env"}}, Patch: "+GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123"}
+	b.Roles = []approval.Role{{Argument: "url", Role: approval.RoleHost, Values: []approval.RoleValue{
+		{Value: "https://deploy:hunter2@ci.acme.example", Origin: approval.OriginRequest}}}}
+	body, err = json.Marshal(kept(t, &b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"eyJhbGciOiJIUzI1NiJ9", "ghp_abcdefghijklmnop", "hunter2"} {
+		if bytes.Contains(body, []byte(secret)) {
+			t.Errorf("the stored form keeps %q:\n%s", secret, body)
+		}
+	}
+	if !bytes.Contains(body, []byte("ci.env")) || !bytes.Contains(body, []byte("ci.acme.example")) {
+		t.Errorf("the stored form lost what is not secret:\n%s", body)
+	}
+}
+
+// TestStoredFormOfRestrictedKeepsNoContent: of a content-restricted
+// approval only what a restricted card shows or decides from is kept.
+func TestStoredFormOfRestrictedKeepsNoContent(t *testing.T) {
+	a := fixtureApprovals(t)["fixtures/private.json"]
+	if a == nil || !a.Content.Restricted {
+		t.Fatal("no restricted private.json fixture")
+	}
+	c := restrictedCopy(t, a)
+	c.Roles = []approval.Role{{Argument: "where.email", Role: approval.RoleRecipient, LeftOut: 3,
+		Values: []approval.RoleValue{{Value: "bea.private@example.com", Origin: approval.OriginJobRead, OutOfScope: true}}}}
+	c.Changes = &approval.Changes{Files: []approval.ChangedFile{{Path: "private/notes.md", Protected: true}, {Path: "b.txt"}},
+		Patch: "+bea's diary", PatchCut: true, PatchSHA256: "sha256:" + strings.Repeat("a", 64)}
+	c.Turn.Waiting = []string{"mail.send_to_bea"}
+	c.Call.ArgumentsCut, c.Call.Redaction = true, approval.Redaction{Redacted: true}
+
+	s, err := approval.StoredForm(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Form.ContentWithheld {
+		t.Error("ContentWithheld is false")
+	}
+	body, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, content := range []string{"bea.private@example.com", "customers", "Deleting my old customer record", "private/notes.md",
+		"b.txt", "bea's diary", "mail.send_to_bea", strings.Repeat("a", 64)} {
+		if bytes.Contains(body, []byte(content)) {
+			t.Errorf("the stored form of a restricted approval keeps %q:\n%s", content, body)
+		}
+	}
+	k := s.Approval
+	if k.Call.Arguments != nil || k.Call.ArgumentsCut || k.Call.Redaction != (approval.Redaction{}) || k.AgentSays != "" || k.Turn.Waiting != nil {
+		t.Errorf("content kept: %+v", k)
+	}
+	wantRoles := []approval.Role{{Argument: "where.email", Role: approval.RoleRecipient, LeftOut: 3,
+		Values: []approval.RoleValue{{Origin: approval.OriginJobRead, OutOfScope: true}}}}
+	if diff := cmp.Diff(wantRoles, k.Roles); diff != "" {
+		t.Errorf("roles (-want +got):\n%s", diff)
+	}
+	wantChanges := &approval.Changes{Files: []approval.ChangedFile{{Protected: true}, {}}}
+	if diff := cmp.Diff(wantChanges, k.Changes); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if k.Call.ArgsSHA256 != a.Call.ArgsSHA256 || k.Call.Snapshot != a.Call.Snapshot || k.Call.Function != a.Call.Function {
+		t.Errorf("call %+v: want the digests and the function kept", k.Call)
+	}
+	// The input is not changed.
+	if c.Roles[0].Values[0].Value == "" || c.Changes.Files[0].Path == "" || c.Changes.Patch == "" || c.AgentSays == "" {
+		t.Errorf("StoredForm changed its input: %+v", c)
+	}
+}
+
+// TestStoredFormLeavesItsInputAlone: StoredForm changes nothing of the
+// approval it is given, restricted or not.
+func TestStoredFormLeavesItsInputAlone(t *testing.T) {
+	for name, a := range fixtureApprovals(t) {
+		for _, restricted := range []bool{false, true} {
+			b, before := restrictedCopy(t, a), restrictedCopy(t, a)
+			b.Content.Restricted, before.Content.Restricted = restricted, restricted
+			if _, err := approval.StoredForm(b); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(before, b) {
+				t.Errorf("%s (restricted %v): StoredForm changed its input", name, restricted)
+			}
+		}
+	}
+}
+
+// TestStoredArgumentsStayBounded: arguments whose projection projects to
+// itself are kept as that projection (at most ProjectionMaxBytes, members
+// left out); arguments whose projection the card would cut again (a cut
+// string) are kept uncut but redacted, so the card says how much it cut.
+func TestStoredArgumentsStayBounded(t *testing.T) {
+	note := strings.Repeat("word ", 200)
+	for _, c := range []struct{ name, raw string }{
+		{"many members", `{"items":[` + strings.Repeat(`{"name":"x","n":1},`, 500) + `{"name":"y"}],"password":"p4ss"}`},
+		{"a long string", `{"note":"` + note + `","api_key":"k3y","GITHUB_TOKEN=ghp_k3yk3yk3yk3yk3yk3yk3yk3y":1}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := &approval.Approval{ID: "a-1", Call: approval.Call{Function: "f", Arguments: json.RawMessage(c.raw)}}
+			s, err := approval.StoredForm(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := s.Call.Arguments
+			if bytes.Contains(args, []byte("p4ss")) || bytes.Contains(args, []byte("k3y")) || !bytes.Contains(args, []byte("[redacted]")) {
+				t.Errorf("a secret is kept: %s", args)
+			}
+			p, err := approval.Project([]byte(c.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := approval.Project(p.JSON)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case bytes.Equal(again.JSON, p.JSON):
+				if !bytes.Equal(args, p.JSON) || len(args) > approval.ProjectionMaxBytes {
+					t.Errorf("kept %s, want the projection %s", args, p.JSON)
+				}
+			case !bytes.Contains(args, []byte(note)):
+				t.Errorf("kept %s: want the long string uncut", args)
+			}
+			if !s.Call.Redaction.Redacted || !s.Call.Redaction.Truncated {
+				t.Errorf("redaction %+v: want redacted and truncated", s.Call.Redaction)
+			}
+		})
+	}
+}
+
+// TestStoredFormRefusesUnreadableArguments: arguments that are not JSON
+// are never kept, and the error quotes none of them.
+func TestStoredFormRefusesUnreadableArguments(t *testing.T) {
+	a := &approval.Approval{ID: "a-1", Call: approval.Call{Arguments: json.RawMessage(`{"password":"hunter2"`)}}
+	s, err := approval.StoredForm(a)
+	if err == nil || s != nil {
+		t.Fatalf("StoredForm = %v, %v: want an error", s, err)
+	}
+	if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "password") {
+		t.Errorf("error %q quotes the arguments", err)
+	}
+}
+
+// cardOf is the card of a pending approval carrying args and text.
+func cardOf(a *approval.Approval) templates.Card {
+	return templates.Build(templates.Input{Approval: a})
+}
+
+// FuzzStoredArguments: the card shows any arguments from the stored form
+// exactly as from the arguments received, and the stored form holds no
+// string the card redacts.
+func FuzzStoredArguments(f *testing.F) {
+	for _, s := range []string{`{"repo":"acme/api","pr":1234}`, `{"password":"x","h":{"Authorization":"Bearer abc"}}`,
+		`{"u":"https://deploy:hunter2@ci.example/x"}`, `{"s":"` + strings.Repeat("ab", 200) + `"}`,
+		`[1,2,3]`, `"Bearer abc def"`, `{"a":{"b":{"c":{"d":{"e":{"f":{"g":1}}}}}}}`, `{"x":1e400}`, `{"k":"\u00e9\ud83d\ude00"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !json.Valid([]byte(raw)) || len(bytes.TrimSpace([]byte(raw))) == 0 {
+			return
+		}
+		a := &approval.Approval{ID: "a-1", Revision: 1, Call: approval.Call{Function: "f", Arguments: json.RawMessage(raw)}}
+		s, err := approval.StoredForm(a)
+		if err != nil {
+			return // nesting encoding/json refuses; Parse lets none through
+		}
+		want, got := cardOf(a), cardOf(&s.Approval)
+		if diff := cmp.Diff(want.Arguments, got.Arguments); diff != "" {
+			t.Fatalf("arguments %s: card (-received +stored):\n%s", raw, diff)
+		}
+		if diff := cmp.Diff(want.Buttons, got.Buttons); diff != "" {
+			t.Fatalf("arguments %s: buttons (-received +stored):\n%s", raw, diff)
+		}
+	})
+}
+
+// needsCleaning reports whether the card's own cleaning changes s (control
+// characters, line separators, bidi marks and invalid UTF-8 are shown as
+// [U+XXXX] or line breaks): there the card may cut a redacted span where
+// the stored form, redacted on the text as received, did not.
+func needsCleaning(s string) bool {
+	for _, r := range s {
+		if r == '\uFFFD' || (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029 ||
+			r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzStoredText: the agent's text, a role's value and the patch show the
+// same from the stored form as from the text received.
+func FuzzStoredText(f *testing.F) {
+	for _, s := range []string{"Sending the summary to the address in the ticket.", "Authorization: Bearer abc.def",
+		"GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123 and https://u:p@h/x", "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
+		"password: \"a b\" then `token` = 'x'", strings.Repeat("Basic dXNlcjpwYXNz ", 80)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if needsCleaning(text) {
+			return
+		}
+		a := &approval.Approval{ID: "a-1", Revision: 1, Kind: approval.KindChanges, AgentSays: text,
+			Call:    approval.Call{Function: "f"},
+			Roles:   []approval.Role{{Argument: "to", Role: approval.RoleRecipient, Values: []approval.RoleValue{{Value: text, Origin: approval.OriginRequest}}}},
+			Changes: &approval.Changes{Files: []approval.ChangedFile{{Path: "a"}}, Patch: text}}
+		want, got := cardOf(a), cardOf(kept(t, a))
+		if want.AgentSays != got.AgentSays {
+			t.Fatalf("agent says %q: %q from the stored form, %q as received", text, got.AgentSays, want.AgentSays)
+		}
+		if diff := cmp.Diff(want.Roles, got.Roles); diff != "" {
+			t.Fatalf("role value %q (-received +stored):\n%s", text, diff)
+		}
+		if diff := cmp.Diff(want.Changes, got.Changes); diff != "" {
+			t.Fatalf("patch %q (-received +stored):\n%s", text, diff)
+		}
+	})
+}
