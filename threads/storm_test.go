@@ -396,10 +396,10 @@ type stormResult struct {
 	deadlineLate   []time.Duration // the deadline → its deny at the backend
 	// denyWrites: write transactions (of every kind, chat's too) begun
 	// from the deadline until its last deny reached the backend.
-	denyWrites int
-	replyRate      float64         // the slowest channel's step replies, as a share of its pace
-	rateLimited    int             // 429s the fake answered
-	clicked        map[string]bool
+	denyWrites  int
+	replyRate   float64 // the slowest channel's step replies, as a share of its pace
+	rateLimited int     // 429s the fake answered
+	clicked     map[string]bool
 }
 
 // run makes the clicks on their schedule, waits for every approval to
