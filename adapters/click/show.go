@@ -65,13 +65,18 @@ func (f *Flow) details(ctx context.Context, row *store.Approval, act templates.A
 		f.log.Warn("read the revision for Show details", append(logArgs, "err", err.Error())...)
 		return nil
 	}
-	var req approval.Approval
+	var req approval.Stored
 	if err := json.Unmarshal(rev.Body, &req); err != nil {
 		// The error may quote a value of the call: not logged.
 		f.log.Warn("decode the revision for Show details", logArgs...)
 		return nil
 	}
-	in := templates.Input{Approval: &req, State: approval.State(row.State), Superseded: act.Revision < row.Revision,
+	if req.Form.ContentWithheld {
+		// A restricted call's content is never stored: the arguments
+		// looked up at the backend are all its details show.
+		return nil
+	}
+	in := templates.Input{Approval: &req.Approval, State: approval.State(row.State), Superseded: act.Revision < row.Revision,
 		RevealContent: true, Tenant: row.Tenant}
 	if len(row.Decision) > 0 {
 		var d approval.Decision

@@ -406,11 +406,12 @@ func TestShowDetailsOnRestrictedCard(t *testing.T) {
 		t.Fatalf("a restricted card shows its content in the channel: %q", card.Text())
 	}
 	h.click(t, kevin, chApproval, button(t, card, templates.ActionShowDetails))
-	details := h.told(t, kevin, "Details, only you see this")
-	if details.Components != 0 || len(details.Embeds) != 1 {
-		t.Fatalf("details %+v: want the card's embed without buttons", details)
-	}
+	// The content is never stored: the details are the arguments looked
+	// up at the backend, checked against the digest.
 	args := h.told(t, kevin, "Arguments of **db.delete")
+	if args.Components != 0 {
+		t.Fatalf("details %+v: want no buttons", args)
+	}
 	if !strings.Contains(args.Text(), h.backend.Digest("a-priv1")) || !strings.Contains(args.Text(), "bea.private@example.com") {
 		t.Fatalf("arguments %q", args.Text())
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"approvalsbot/adapters/click"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/templates"
 )
@@ -387,14 +386,12 @@ func TestShowDetailsOnRestrictedCard(t *testing.T) {
 		t.Fatalf("a restricted card shows the arguments' digest in the channel: %q", card.AllText())
 	}
 	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionShowDetails))
-	details := h.told(t, "U0KEVIN", click.SayDetails)
-	if len(details.Buttons()) != 0 {
+	// The content is never stored: the details are the arguments looked
+	// up at the backend, checked against the digest.
+	args := h.told(t, "U0KEVIN", "Arguments of *db.delete_rows*")
+	if len(args.Buttons()) != 0 {
 		t.Fatal("the details carry buttons")
 	}
-	if !strings.Contains(details.AllText(), "The agent says") && !strings.Contains(details.AllText(), h.backend.Digest("a-priv1")) {
-		t.Fatalf("the details show nothing the channel did not: %q", details.AllText())
-	}
-	args := h.told(t, "U0KEVIN", "Arguments of *db.delete_rows*")
 	if !strings.Contains(args.AllText(), h.backend.Digest("a-priv1")) || !strings.Contains(args.AllText(), "bea.private@example.com") {
 		t.Fatalf("arguments %q", args.AllText())
 	}
