@@ -37,8 +37,8 @@ type Event struct {
 	Type   EventType
 	Time   time.Time
 	Tenant string
-	// Data is the event's data object as received, validated: the bot
-	// keeps a request as the backend sent it.
+	// Data is the event's data object as received, validated. The bot
+	// stores none of it as sent: a revision keeps its StoredForm.
 	Data json.RawMessage
 
 	Approval      *Approval      // requested, reasked
