@@ -121,6 +121,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			return nil, err
 		}
 	}
+	if err := private(o.Path); err != nil {
+		unlock(lock)
+		return nil, err
+	}
 	db, err := sql.Open("sqlite", DSN(o.Path))
 	if err != nil {
 		unlock(lock)
@@ -138,10 +142,82 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
+// privateMode is the mode of every file of the store: its owner's only.
+// The database holds request bodies (arguments, agent text), decisions
+// and chat handles; its -wal holds the latest of them, its -shm the
+// index of the -wal.
+const privateMode os.FileMode = 0o600
+
+// sidecars are the files SQLite keeps beside the database in WAL mode (and
+// the rollback journal, which a database last used in another mode may
+// still have). SQLite creates each with the database file's mode, so a
+// database created private keeps them private whatever the umask.
+var sidecars = []string{"-wal", "-shm", "-journal"}
+
+// private creates the database file with privateMode when it is missing
+// (before SQLite would create it with 0644 less the umask), and refuses a
+// database, or a file beside it, that its group or others may read or
+// write: it may hold what a person saw on a card, and whoever can write it
+// can forge an approval's state.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, privateMode)
+	if err != nil {
+		return fmt.Errorf("open sqlite store: create %s: %w", path, err)
+	}
+	f.Close()
+	var open, modes []string
+	for _, p := range append([]string{path}, sidecarPaths(path)...) {
+		fi, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("open sqlite store: %w", err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			open = append(open, p)
+			modes = append(modes, fmt.Sprintf("%s is %s", p, fi.Mode().Perm()))
+		}
+	}
+	if len(open) > 0 {
+		return fmt.Errorf("open sqlite store: %w: %s; only its owner may read or write it "+
+			"(it holds approvals' arguments, decisions and chat handles): run chmod 600 %s",
+			ErrFileMode, strings.Join(modes, ", "), strings.Join(shellQuote(open), " "))
+	}
+	return nil
+}
+
+func sidecarPaths(path string) []string {
+	ps := make([]string, len(sidecars))
+	for i, s := range sidecars {
+		ps[i] = path + s
+	}
+	return ps
+}
+
+// shellQuote quotes each path that a shell would split or expand, for a
+// command a person pastes.
+func shellQuote(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		if strings.ContainsFunc(p, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@", r))
+		}) {
+			p = "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// ErrFileMode: a file of the store is open to its group or others.
+var ErrFileMode = errors.New("the store's files are open to other users")
+
 // lockFile takes an exclusive advisory lock beside the database, so a
 // second bot on the same file fails at start instead of racing this one.
+// It is created privateMode too, though it holds nothing.
 func lockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, privateMode)
 	if err != nil {
 		return nil, fmt.Errorf("open store lock %s: %w", path, err)
 	}

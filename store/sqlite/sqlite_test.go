@@ -47,9 +47,15 @@ func openTemp(t testing.TB) *sqlite.Store {
 }
 
 // openRaw opens the file with database/sql and the store's DSN, for
-// looking under the store.
+// looking under the store. It creates the file 0600 first, as the store
+// does (which refuses one that others may read).
 func openRaw(t testing.TB, path string) *sql.DB {
 	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 	db, err := sql.Open("sqlite", sqlite.DSN(path))
 	if err != nil {
 		t.Fatalf("open raw: %v", err)
@@ -343,6 +349,16 @@ func TestClaimsUseIndexes(t *testing.T) {
 		{"pending list", query.ApprovalListPending, []any{"t1", 10}, []string{"approvals_pending_by_tenant"}},
 		{"coalesce insert", query.OutboxInsert, []any{"i", "t", "a", "k", "g", "key", "{}", int64(1), int64(1), "chat", 0, ""}, []string{"outbox_pending_coalesce"}},
 		{"stats", query.OutboxStats, nil, []string{"outbox_pending_lane", "outbox_dead"}},
+		// Retention: each batch reads its partial index in age order.
+		{"outbox prune", query.OutboxPrune(""), []any{int64(1), 500}, []string{"outbox_finished"}},
+		{"outbox scrub", query.OutboxScrubbable(""), []any{"tell", int64(0), int64(1), "slack:%", `%"reply":%`, 500}, []string{"outbox_kind_created"}},
+		{"deciding scrub", query.ApprovalScrubbable(""), []any{int64(1), `%"reply":%`, 500}, []string{"approvals_deciding"}},
+		{"approval prune", query.ApprovalPrunable(""), []any{int64(1), 500}, []string{"approvals_closed", "outbox_pending_approval"}},
+		{"revisions of pruned", query.RevisionDeleteOf(inList), []any{`["a"]`}, []string{"sqlite_autoindex_revisions_1"}},
+		{"posts of pruned", query.PostDeleteOf(inList), []any{`["a"]`}, []string{"sqlite_autoindex_posts_1"}},
+		{"tombstone", query.ApprovalToTombstone(inList), []any{`["a"]`}, []string{"sqlite_autoindex_approvals_1"}},
+		{"forget", query.ApprovalForget(""), []any{int64(1), 500}, []string{"approvals_pruned", "events_by_approval"}},
+		{"event prune", query.EventPrune(""), []any{int64(1), 500}, []string{"events_received", "sqlite_autoindex_approvals_1"}},
 	} {
 		rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.query, c.args...)
 		if err != nil {
@@ -361,7 +377,8 @@ func TestClaimsUseIndexes(t *testing.T) {
 		text := strings.Join(plan, "\n")
 		t.Logf("%s plan:\n%s", c.name, text)
 		for _, line := range plan {
-			if strings.HasPrefix(line, "SCAN outbox") || strings.HasPrefix(line, "SCAN approvals") {
+			if strings.HasPrefix(line, "SCAN outbox") || strings.HasPrefix(line, "SCAN approvals") ||
+				strings.HasPrefix(line, "SCAN events") || strings.HasPrefix(line, "SCAN revisions") || strings.HasPrefix(line, "SCAN posts") {
 				if !strings.Contains(line, "USING INDEX") && !strings.Contains(line, "USING COVERING INDEX") {
 					t.Errorf("%s scans a table:\n%s", c.name, text)
 				}
