@@ -43,6 +43,23 @@ const (
 	DefaultLadder = "default"
 )
 
+// What the store keeps, and for how long: the retention setting.
+const (
+	// DefaultRetention is how long a closed approval keeps its content
+	// (request bodies, decision, where its cards went) and a finished
+	// outbox row is kept. MinRetention leaves time for what still follows
+	// a close: an approved call's outcome, a re-check, clicks on old cards.
+	DefaultRetention = 30 * 24 * time.Hour
+	MinRetention     = 24 * time.Hour
+	// TombstoneAge is how long a pruned approval's tombstone (its id,
+	// tenant, final state and event ids with their body digests) is kept
+	// after its last change and the last event about it, so that a
+	// redelivered or re-sent request for it still posts nothing: PROTOCOL.md bounds no redelivery, and a
+	// backend retrying for a year is past any retry schedule. A retention
+	// longer than this keeps the tombstone as long (Config.Tombstones).
+	TombstoneAge = 365 * 24 * time.Hour
+)
+
 // Store drivers.
 const (
 	DriverSQLite   = "sqlite"
@@ -66,8 +83,12 @@ type Config struct {
 	// Tick is how often ladders and deadlines are checked.
 	Tick time.Duration
 	// Lease is how long a claim on work holds (outbox rows, due approvals).
-	Lease   time.Duration
-	Backend Backend
+	Lease time.Duration
+	// Retention is how long a closed approval keeps its content and a
+	// finished outbox row is kept; then the approval is pruned to its
+	// tombstone (Tombstones) and the row deleted.
+	Retention time.Duration
+	Backend   Backend
 	// Slack, Discord and SMTP are nil when their section is omitted: the bot
 	// then runs without that surface, and tenants' targets on it are
 	// skipped (Summary lists them).
@@ -77,6 +98,11 @@ type Config struct {
 	// Tenants by id; never empty.
 	Tenants map[string]*Tenant
 }
+
+// Tombstones is how long a pruned approval's tombstone is kept after its
+// last change and the last event about it: TombstoneAge, or Retention
+// when that is longer.
+func (c *Config) Tombstones() time.Duration { return max(TombstoneAge, c.Retention) }
 
 // Store says where approvals and the outbox live.
 type Store struct {

@@ -82,10 +82,11 @@ func TestLoadFull(t *testing.T) {
 	}
 	step := func(s ladder.Step, f func(*ladder.Step)) ladder.Step { f(&s); return s }
 	want := &config.Config{
-		Listen: ":8080",
-		Store:  config.Store{Driver: "sqlite", DSN: "file:bot.db"},
-		Tick:   10 * time.Second,
-		Lease:  2 * time.Minute,
+		Listen:    ":8080",
+		Store:     config.Store{Driver: "sqlite", DSN: "file:bot.db"},
+		Tick:      10 * time.Second,
+		Lease:     2 * time.Minute,
+		Retention: 30 * 24 * time.Hour,
 		Backend: config.Backend{
 			URL:           "https://jobs.acme.example",
 			EventsSecrets: []config.Secret{"ev-secret-5f2a77"},
@@ -614,5 +615,38 @@ func TestLeaseBounds(t *testing.T) {
 	_, err = config.Parse("bot.yaml", []byte("lease: 1s\n"+base), func(string) (string, bool) { return "", false })
 	if err == nil || !strings.Contains(err.Error(), "bot.yaml:1: lease: 1s is too short: at least 5s") {
 		t.Fatalf("lease 1s: %v", err)
+	}
+}
+
+func TestRetention(t *testing.T) {
+	base := "backend:\n  url: https://jobs.example\n  events_secrets: [a]\n  calls_secrets: [b]\ntenants:\n  acme:\n    post: [slack:C0A]\n"
+	env := func(string) (string, bool) { return "", false }
+	for _, c := range []struct {
+		file             string
+		retention, tombs time.Duration
+	}{
+		{"", 30 * 24 * time.Hour, 365 * 24 * time.Hour}, // the defaults
+		{"retention: 168h\n", 7 * 24 * time.Hour, 365 * 24 * time.Hour},
+		{"retention: 24h\n", 24 * time.Hour, 365 * 24 * time.Hour},
+		// Kept longer than a year: the tombstone is kept as long.
+		{"retention: 17520h\n", 730 * 24 * time.Hour, 730 * 24 * time.Hour},
+	} {
+		cfg, err := config.Parse("bot.yaml", []byte(c.file+base), env)
+		if err != nil {
+			t.Fatalf("%q: %v", c.file, err)
+		}
+		if cfg.Retention != c.retention || cfg.Tombstones() != c.tombs {
+			t.Errorf("%q: retention %v, tombstones %v; want %v, %v", c.file, cfg.Retention, cfg.Tombstones(), c.retention, c.tombs)
+		}
+	}
+	for file, want := range map[string]string{
+		"retention: 12h\n":  "bot.yaml:1: retention: 12h is too short: at least 24h",
+		"retention: 30d\n":  `bot.yaml:1: retention: "30d" is not a duration`,
+		"retention: -24h\n": "bot.yaml:1: retention: -24h is negative",
+	} {
+		_, err := config.Parse("bot.yaml", []byte(file+base), env)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", file, err, want)
+		}
 	}
 }

@@ -6,20 +6,24 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"approvalsbot/ladder"
 )
 
 // Summary is what `bot check` prints for a valid file: the listen address,
-// the store (its DSN without password), which surfaces are on and how
-// interactions arrive, and per tenant where cards go, how many members it
-// has, the timeline each ladder gives under the tenant's deadline, and the
-// timeline each tool override gives. No secret appears in it.
+// the store (its DSN without password), how long what it stores is kept,
+// which surfaces are on and how interactions arrive, and per tenant where
+// cards go, how many members it has, the timeline each ladder gives under
+// the tenant's deadline, and the timeline each tool override gives. No
+// secret appears in it.
 func (c *Config) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "listen %s\n", c.Listen)
 	fmt.Fprintf(&b, "store %s %s\n", c.Store.Driver, redactDSN(c.Store.DSN.Reveal()))
 	fmt.Fprintf(&b, "tick %s\n", ladder.FormatDuration(c.Tick))
+	fmt.Fprintf(&b, "retention %s: closed approvals and finished outbox rows, then tombstones for %s\n",
+		days(c.Retention), days(c.Tombstones()))
 	fmt.Fprintf(&b, "backend %s (%s, %s)\n", c.Backend.URL,
 		count(len(c.Backend.EventsSecrets), "events secret"), count(len(c.Backend.CallsSecrets), "calls secret"))
 
@@ -144,6 +148,16 @@ func (t *Tenant) summary(b *strings.Builder) {
 			fmt.Fprintf(b, "    %s\n", line)
 		}
 	}
+}
+
+// days writes a duration of whole days as days, with the hours a duration
+// setting is written in: 720h (30 days).
+func days(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d%day != 0 {
+		return ladder.FormatDuration(d)
+	}
+	return fmt.Sprintf("%s (%s)", ladder.FormatDuration(d), count(int(d/day), "day"))
 }
 
 func joinTargets(ts []ladder.Target) string {

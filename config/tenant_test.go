@@ -159,6 +159,7 @@ func TestSummary(t *testing.T) {
 	want := `listen :8080
 store sqlite file:bot.db
 tick 10s
+retention 720h (30 days): closed approvals and finished outbox rows, then tombstones for 8760h (365 days)
 backend https://jobs.acme.example (1 events secret, 1 calls secret)
 slack on, interactions over Socket Mode
 discord on (application 1100000000000000000), interactions at POST /discord/interactions

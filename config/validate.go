@@ -37,11 +37,12 @@ func (d *decoder) decodeFile(data []byte) *Config {
 		return nil
 	}
 	c := &Config{
-		Listen:  DefaultListen,
-		Store:   Store{Driver: DefaultStoreDriver, DSN: DefaultSQLiteDSN},
-		Tick:    DefaultTick,
-		Lease:   DefaultLease,
-		Tenants: map[string]*Tenant{},
+		Listen:    DefaultListen,
+		Store:     Store{Driver: DefaultStoreDriver, DSN: DefaultSQLiteDSN},
+		Tick:      DefaultTick,
+		Lease:     DefaultLease,
+		Retention: DefaultRetention,
+		Tenants:   map[string]*Tenant{},
 	}
 	at := deref(root)
 	if at == nil {
@@ -70,6 +71,16 @@ func (d *decoder) decodeFile(data []byte) *Config {
 					return
 				}
 				c.Lease = t
+			}
+		},
+		"retention": func(_, v *yaml.Node, p string) {
+			if t, ok := d.duration(v, p); ok {
+				if t < MinRetention {
+					d.problemf(v, p, "%s is too short: at least %s (what follows a close, such as the call's outcome, needs the approval)",
+						ladder.FormatDuration(t), ladder.FormatDuration(MinRetention))
+					return
+				}
+				c.Retention = t
 			}
 		},
 		"backend": func(k, v *yaml.Node, p string) { c.Backend = d.backend(k, v, p) },

@@ -118,6 +118,62 @@ type Store interface {
 	// OutboxStats counts what waits, in total and by lane, for /metrics.
 	OutboxStats(ctx context.Context, now time.Time) (OutboxStats, error)
 
+	// Retention. Each call below is one short transaction over at most
+	// Limit rows, found through an index in age order, and returns how
+	// many rows it changed: a caller prunes a backlog by calling again
+	// until fewer than Limit come back, and writers (ingest, clicks) wait
+	// for one batch at most. They are idempotent, and replicas may run
+	// them at once: on PostgreSQL each passes over the rows another
+	// transaction holds.
+
+	// OutboxPrune deletes up to Limit finished rows (done or dead) whose
+	// DoneAt is at or before Before. Pending rows are never deleted.
+	OutboxPrune(ctx context.Context, p OutboxPruneParams) (int, error)
+	// OutboxScrub rewrites the payloads of up to Limit rows of Kind,
+	// whatever their state, whose Target starts with TargetPrefix, whose
+	// CreatedAt is after CreatedAfter (zero: any) and at or before
+	// CreatedBefore, and whose payload contains Contains, oldest first:
+	// each is given to Scrub, and what it returns is stored (nil leaves
+	// the row as it is and does not count). It is how a chat handle that
+	// has expired leaves the rows that carried it.
+	OutboxScrub(ctx context.Context, p OutboxScrubParams) (int, error)
+	// ApprovalScrub rewrites up to Limit decisions in flight (Deciding)
+	// whose approval last changed at or before UpdatedBefore and that
+	// contain Contains, oldest change first, with Scrub as for
+	// OutboxScrub. It changes nothing else of the row (not UpdatedAt).
+	ApprovalScrub(ctx context.Context, p ApprovalScrubParams) (int, error)
+	// ApprovalPrune reduces up to Limit closed approvals that last
+	// changed at or before Before, with no decision in flight and no
+	// pending outbox row, to their tombstones, oldest change first: their
+	// revisions and posts are deleted and Decision, Plan and Function are
+	// cleared; ID, Tenant, Revision, State, Seen, RequestedAt, CreatedAt
+	// and UpdatedAt stay. A tombstone still answers ApprovalGet and
+	// ApprovalGetForUpdate, as a closed approval (Pruned reports it), so
+	// a redelivered or re-sent request for it posts nothing. Its events
+	// stay too (EventPrune). A later write that gives it a decision again
+	// (a re-check) makes it a closed approval to prune once more.
+	ApprovalPrune(ctx context.Context, p ApprovalPruneParams) (int, error)
+	// ApprovalForget deletes up to Limit tombstones that last changed at
+	// or before Before and that no event received after Before is about
+	// (a request sent again keeps its tombstone), oldest first. After
+	// that the approval's id is unknown: a request for it would be a new
+	// approval.
+	ApprovalForget(ctx context.Context, p ApprovalForgetParams) (int, error)
+	// EventPrune deletes up to Limit event ids received at or before
+	// Before whose approval the store no longer holds (forgotten, or
+	// never stored: an auto_granted notice, an event for an approval it
+	// did not know), oldest first. The events of an approval it holds,
+	// tombstones included, stay as long as the approval.
+	EventPrune(ctx context.Context, p EventPruneParams) (int, error)
+
+	// ReplaySeen records a signed request a chat platform sent (Key) as
+	// seen until Until, and reports whether it was held already at Now: a
+	// replay. A key held until Now or earlier counts as unseen (and is
+	// taken over); each call also forgets a few such keys. Of calls with
+	// one key at once, in one process or in replicas sharing the
+	// database, exactly one reports it unseen.
+	ReplaySeen(ctx context.Context, p ReplaySeenParams) (seenBefore bool, err error)
+
 	Ping(ctx context.Context) error
 	Close() error
 }
@@ -198,6 +254,16 @@ type Approval struct {
 	ClaimedBy    string
 	ClaimedUntil time.Time
 }
+
+// Pruned reports whether a is a tombstone left by ApprovalPrune: closed,
+// with its decision, plan, revisions and posts gone.
+func (a *Approval) Pruned() bool {
+	return a.State != "" && a.State != statePending && a.Decision == nil
+}
+
+// statePending is approval.StatePending (pending_test.go pins it); the
+// store knows no other state by name.
+const statePending = "pending"
 
 // Revision is one revision's request, as parsed (approval.Approval JSON).
 type Revision struct {
@@ -369,4 +435,58 @@ type OutboxStats struct {
 type LaneStats struct {
 	Pending   int           // the lane's pending rows, in flight included
 	OldestAge time.Duration // how long its oldest due row has been due; 0 when none is due
+}
+
+// The retention calls' parameters. A Limit ≤ 0, or a zero Before
+// (CreatedBefore, UpdatedBefore), changes nothing.
+
+// OutboxPruneParams selects finished outbox rows to delete.
+type OutboxPruneParams struct {
+	Before time.Time // finished (DoneAt) at or before
+	Limit  int
+}
+
+// OutboxScrubParams selects outbox payloads to rewrite.
+type OutboxScrubParams struct {
+	Kind          string
+	TargetPrefix  string // empty: every target
+	CreatedAfter  time.Time
+	CreatedBefore time.Time
+	// Contains must occur in the payload (a plain substring, no LIKE
+	// wildcards % or _): the mark of what Scrub removes, so rows already
+	// scrubbed are not read again.
+	Contains string
+	Limit    int
+	// Scrub returns the new payload, or nil to leave the row. It runs
+	// inside the store's transaction: it must be quick and must not use
+	// the store.
+	Scrub func(payload []byte) []byte
+}
+
+// ApprovalScrubParams selects decisions in flight to rewrite.
+type ApprovalScrubParams struct {
+	UpdatedBefore time.Time
+	Contains      string // as for OutboxScrubParams
+	Limit         int
+	// Scrub returns the new Deciding, or nil to leave the row (so it can
+	// rewrite a decision in flight, never end one), as for OutboxScrub.
+	Scrub func(deciding []byte) []byte
+}
+
+// ApprovalPruneParams selects closed approvals to reduce to tombstones.
+type ApprovalPruneParams struct {
+	Before time.Time // last changed (UpdatedAt) at or before
+	Limit  int
+}
+
+// ApprovalForgetParams selects tombstones to delete.
+type ApprovalForgetParams struct {
+	Before time.Time // last changed (UpdatedAt) at or before
+	Limit  int
+}
+
+// EventPruneParams selects event ids to delete.
+type EventPruneParams struct {
+	Before time.Time // received at or before
+	Limit  int
 }

@@ -13,6 +13,7 @@ import (
 type Metrics struct {
 	Deliveries  *prometheus.CounterVec // surface, kind, result
 	AutoGranted *prometheus.CounterVec // tenant
+	Pruned      *prometheus.CounterVec // what: PrunedApprovals, PrunedOutbox, …
 }
 
 // NewMetrics registers the counters with reg (nil: unregistered, for tests).
@@ -26,9 +27,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "bot_auto_granted_total",
 			Help: "approval.auto_granted events: calls that ran unattended, by tenant.",
 		}, []string{"tenant"}),
+		Pruned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bot_pruned_total",
+			Help: "What retention removed: approvals cut to tombstones, tombstones and event ids forgotten, finished outbox rows deleted, expired chat handles dropped.",
+		}, []string{"what"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Deliveries, m.AutoGranted)
+		reg.MustRegister(m.Deliveries, m.AutoGranted, m.Pruned)
 	}
 	return m
 }

@@ -289,7 +289,7 @@ func reloadOnHUP(ctx context.Context, path string, getenv env, live *liveConfig,
 			}
 			live.p.Store(cfg)
 			log.Info("configuration reloaded: tenants, members, ladders and targets for later approvals; "+
-				"secrets, tokens, listen, store, tick, lease and digest schedules take effect at restart", "tenants", len(cfg.Tenants))
+				"secrets, tokens, listen, store, tick, lease, retention and digest schedules take effect at restart", "tenants", len(cfg.Tenants))
 		}
 	}
 }
@@ -311,13 +311,19 @@ func (l pgLocker) Acquire(ctx context.Context) (<-chan struct{}, func(), error) 
 	return l.st.Singleton(ctx, "discord-gateway")
 }
 
-// scheduled is the cron work: the ladder tick, and each tenant's digest in
-// its zone. Digests are scheduled from the configuration at start.
+// scheduled is the cron work: the ladder tick, the retention pass, and
+// each tenant's digest in its zone. Digests and retention are scheduled
+// from the configuration at start.
 func scheduled(cfg *config.Config, svc *threads.Service) []ladder.Job {
 	jobs := []ladder.Job{{Name: "ladder", Spec: ladder.Every(cfg.Tick), Run: func(ctx context.Context) error {
 		_, err := svc.Tick(ctx)
 		return err
 	}}}
+	pruner := svc.Pruner(threads.RetentionOf(cfg))
+	jobs = append(jobs, ladder.Job{Name: "retention", Spec: ladder.Every(threads.PruneEvery), Run: func(ctx context.Context) error {
+		_, err := pruner.Prune(ctx)
+		return err
+	}})
 	for id, t := range cfg.Tenants {
 		if t.Digest == nil {
 			continue

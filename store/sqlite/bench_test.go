@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,4 +201,103 @@ func benchOutboxClaimPaced(b *testing.B, s store.Store, held int, paced bool) {
 			b.Fatalf("OutboxClaim = %d, %v; want 10", len(got), err)
 		}
 	}
+}
+
+// BenchmarkApprovalPrune prunes 10,000 closed approvals (two revisions
+// with a 1 KiB body, two posts and two events each) to tombstones with
+// the store, in its batches of 500, beside a raw baseline: the same rows
+// deleted and cleared with three plain statements in one transaction,
+// which holds the write lock for the whole of it. Each iteration seeds a
+// set for each (untimed) and times both, so both meet the same file;
+// prune-ms, raw-ms, their ratio and the longest batch (the most an ingest
+// waits for the write lock behind pruning) are reported.
+func BenchmarkApprovalPrune(b *testing.B) {
+	const n = 10_000
+	path := filepath.Join(b.TempDir(), "bot.db")
+	s := openAt(b, path)
+	db := openRaw(b, path)
+	ctx := b.Context()
+	closed := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	body := `{"call":{"arguments":{"body":"` + strings.Repeat("x", 1024) + `"}}}`
+	seed := func(prefix string) {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ms := closed.UnixMilli()
+		for i := range n {
+			id := fmt.Sprintf("%s%05d", prefix, i)
+			stmts := []struct {
+				q    string
+				args []any
+			}{
+				{`INSERT INTO approvals (id, tenant, revision, state, seen, function, decision, plan, steps_done,
+    requested_at, created_at, updated_at) VALUES ($1, 't1', 2, 'approved', 1, 'github.merge', $2, $3, 0, $4, $4, $4)`,
+					[]any{id, `{"actor":"user:kevin","comment":"fine"}`, `{"plan":{"ladder":"default"}}`, ms}},
+				{`INSERT INTO revisions (approval_id, revision, body, created_at) VALUES ($1, 1, $2, $3), ($1, 2, $2, $3)`, []any{id, body, ms}},
+				{`INSERT INTO posts (approval_id, target, revision, channel, ref, created_at) VALUES ($1, 'slack:C1', 1, 'C1', $1, $2), ($1, 'slack:C1', 2, 'C1', $1, $2)`, []any{id, ms}},
+				{`INSERT INTO events (id, tenant, type, body_sha256, approval_id, received_at) VALUES ($1 || '/r', 't1', 'approval.requested', 'x', $1, $2), ($1 || '/d', 't1', 'approval.resolved', 'x', $1, $2)`, []any{id, ms}},
+			}
+			for _, st := range stmts {
+				if _, err := tx.ExecContext(ctx, st.q, st.args...); err != nil {
+					b.Fatalf("seed: %v", err)
+				}
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	raw := []string{
+		`DELETE FROM revisions WHERE approval_id IN (SELECT id FROM approvals WHERE state <> 'pending' AND decision IS NOT NULL)`,
+		`DELETE FROM posts WHERE approval_id IN (SELECT id FROM approvals WHERE state <> 'pending' AND decision IS NOT NULL)`,
+		`UPDATE approvals SET decision = NULL, plan = NULL, function = '' WHERE state <> 'pending' AND decision IS NOT NULL`,
+	}
+	var pruneTime, rawTime, longest time.Duration
+	iter := 0
+	for b.Loop() {
+		iter++
+		b.StopTimer()
+		seed(fmt.Sprintf("p%d-", iter))
+		b.StartTimer()
+		start := time.Now()
+		total := 0
+		for {
+			t0 := time.Now()
+			got, err := s.ApprovalPrune(ctx, store.ApprovalPruneParams{Before: closed.Add(time.Hour), Limit: 500})
+			if err != nil {
+				b.Fatal(err)
+			}
+			longest = max(longest, time.Since(t0))
+			total += got
+			if got < 500 {
+				break
+			}
+		}
+		pruneTime += time.Since(start)
+		if total != n {
+			b.Fatalf("pruned %d, want %d", total, n)
+		}
+		b.StopTimer()
+		seed(fmt.Sprintf("r%d-", iter))
+		b.StartTimer()
+		start = time.Now()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, q := range raw {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		rawTime += time.Since(start)
+	}
+	b.ReportMetric(float64(pruneTime.Milliseconds())/float64(iter), "prune-ms")
+	b.ReportMetric(float64(rawTime.Milliseconds())/float64(iter), "raw-ms")
+	b.ReportMetric(float64(pruneTime)/float64(rawTime), "prune/raw")
+	b.ReportMetric(float64(longest.Microseconds())/1000, "batch-max-ms")
 }

@@ -2,7 +2,9 @@
 // implementation runs (SQLite, PostgreSQL), so the bot behaves the same on
 // either: deduplication, round trips of every field, the outbox's leases,
 // coalescing, lanes, priorities and paced claims, the ladder's due claims,
-// and transactions that leave nothing behind when they fail.
+// retention (pruning to tombstones that still deduplicate, scrubbing
+// expired chat handles), and transactions that leave nothing behind when
+// they fail.
 //
 // The suite passes times explicitly (a fixed base time plus offsets),
 // never reads a clock, and asserts outcomes through the Store interface
@@ -60,6 +62,15 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OutboxPacedClaimConcurrent", testOutboxPacedClaimConcurrent},
 		{"OutboxDrop", testOutboxDrop},
 		{"OutboxCompleteInTx", testOutboxCompleteInTx},
+		{"ApprovalPruneLeavesTombstone", testApprovalPruneLeavesTombstone},
+		{"ApprovalPruneBatches", testApprovalPruneBatches},
+		{"ApprovalPruneBesideWriter", testApprovalPruneBesideWriter},
+		{"ApprovalForget", testApprovalForget},
+		{"EventPrune", testEventPrune},
+		{"OutboxPrune", testOutboxPrune},
+		{"OutboxScrub", testOutboxScrub},
+		{"ApprovalScrub", testApprovalScrub},
+		{"ReplaySeen", testReplay},
 		{"InTxRollsBackOnError", testInTxRollsBackOnError},
 		{"InTxRollsBackOnPanic", testInTxRollsBackOnPanic},
 		{"Ping", testPing},

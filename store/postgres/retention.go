@@ -1,0 +1,190 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"approvalsbot/store"
+	"approvalsbot/store/internal/query"
+)
+
+// Each retention call is one short READ COMMITTED transaction over at
+// most Limit rows, selected FOR UPDATE SKIP LOCKED: replicas pruning at
+// once take disjoint rows, and a row a writer holds (an ingest or a click
+// on that approval, which lock it through ApprovalGetForUpdate) is passed
+// over, so pruning never makes a writer wait for more than one batch, nor
+// waits for one. A writer that comes after the batch reads what it left:
+// a tombstone, still closed.
+
+// OutboxPrune deletes up to p.Limit finished rows finished at or before
+// p.Before.
+func (s *Store) OutboxPrune(ctx context.Context, p store.OutboxPruneParams) (int, error) {
+	return s.deleteBatch(ctx, "prune finished outbox rows", query.OutboxPrune(skipLocked), p.Before, p.Limit)
+}
+
+// ApprovalForget deletes up to p.Limit tombstones last changed at or
+// before p.Before.
+func (s *Store) ApprovalForget(ctx context.Context, p store.ApprovalForgetParams) (int, error) {
+	return s.deleteBatch(ctx, "forget tombstones", query.ApprovalForget(skipLocked), p.Before, p.Limit)
+}
+
+// EventPrune deletes up to p.Limit event ids received at or before
+// p.Before whose approval is not held.
+func (s *Store) EventPrune(ctx context.Context, p store.EventPruneParams) (int, error) {
+	return s.deleteBatch(ctx, "prune event ids", query.EventPrune(skipLocked), p.Before, p.Limit)
+}
+
+// deleteBatch runs one DELETE of the retention queries ($1 before,
+// $2 limit), a transaction of its own, and returns the rows it deleted.
+func (s *Store) deleteBatch(ctx context.Context, op, q string, before time.Time, limit int) (int, error) {
+	if limit <= 0 || before.IsZero() {
+		return 0, nil
+	}
+	tag, err := s.pool.Exec(ctx, q, query.Millis(before), limit)
+	if err != nil {
+		return 0, s.fail(ctx, op, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// OutboxScrub rewrites with p.Scrub up to p.Limit payloads of p.Kind
+// created in (p.CreatedAfter, p.CreatedBefore] whose target starts with
+// p.TargetPrefix and that contain p.Contains.
+func (s *Store) OutboxScrub(ctx context.Context, p store.OutboxScrubParams) (int, error) {
+	const op = "scrub outbox payloads"
+	if p.Limit <= 0 || p.CreatedBefore.IsZero() {
+		return 0, nil
+	}
+	if err := query.PlainLike(p.TargetPrefix, p.Contains); err != nil {
+		return 0, fmt.Errorf("%s: %w", op, err)
+	}
+	var n int
+	err := s.batch(ctx, op, func(ctx context.Context, q pgx.Tx) error {
+		var err error
+		n, err = rewrite(ctx, q, query.OutboxSetPayload, p.Scrub, query.OutboxScrubbable(skipLocked),
+			p.Kind, query.Millis(p.CreatedAfter), query.Millis(p.CreatedBefore),
+			query.LikePrefix(p.TargetPrefix), query.LikeContains(p.Contains), p.Limit)
+		return err
+	})
+	return n, err
+}
+
+// ApprovalScrub rewrites with p.Scrub up to p.Limit decisions in flight
+// of approvals last changed at or before p.UpdatedBefore that contain
+// p.Contains.
+func (s *Store) ApprovalScrub(ctx context.Context, p store.ApprovalScrubParams) (int, error) {
+	const op = "scrub decisions in flight"
+	if p.Limit <= 0 || p.UpdatedBefore.IsZero() {
+		return 0, nil
+	}
+	if err := query.PlainLike(p.Contains); err != nil {
+		return 0, fmt.Errorf("%s: %w", op, err)
+	}
+	var n int
+	err := s.batch(ctx, op, func(ctx context.Context, q pgx.Tx) error {
+		var err error
+		n, err = rewrite(ctx, q, query.ApprovalSetDeciding, p.Scrub, query.ApprovalScrubbable(skipLocked),
+			query.Millis(p.UpdatedBefore), query.LikeContains(p.Contains), p.Limit)
+		return err
+	})
+	return n, err
+}
+
+// ApprovalPrune reduces up to p.Limit closed approvals last changed at or
+// before p.Before to tombstones, with their revisions and posts deleted:
+// one transaction that selects and locks them, then deletes and clears in
+// one round trip.
+func (s *Store) ApprovalPrune(ctx context.Context, p store.ApprovalPruneParams) (int, error) {
+	if p.Limit <= 0 || p.Before.IsZero() {
+		return 0, nil
+	}
+	var n int
+	err := s.batch(ctx, "prune closed approvals", func(ctx context.Context, q pgx.Tx) error {
+		rows, err := q.Query(ctx, query.ApprovalPrunable(skipLocked), query.Millis(p.Before), p.Limit)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		b := &pgx.Batch{}
+		b.Queue(query.RevisionDeleteOf(inList), ids)
+		b.Queue(query.PostDeleteOf(inList), ids)
+		b.Queue(query.ApprovalToTombstone(inList), ids)
+		br := q.SendBatch(ctx, b)
+		defer br.Close()
+		for range 2 {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		tag, err := br.Exec()
+		if err != nil {
+			return err
+		}
+		n = int(tag.RowsAffected())
+		return br.Close()
+	})
+	return n, err
+}
+
+// batch runs fn in one READ COMMITTED transaction.
+func (s *Store) batch(ctx context.Context, op string, fn func(ctx context.Context, q pgx.Tx) error) error {
+	pgTx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return s.fail(ctx, op, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			rollback(ctx, pgTx)
+		}
+	}()
+	if err := fn(ctx, pgTx); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	done = true
+	if err := pgTx.Commit(ctx); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	return nil
+}
+
+// rewrite selects (id, text) rows with sel and args, locked, gives each
+// text to scrub and stores what it returns with set ($1 id, $2 text), in
+// one round trip, returning how many it changed.
+func rewrite(ctx context.Context, q pgx.Tx, set string, scrub func([]byte) []byte, sel string, args ...any) (int, error) {
+	type found struct {
+		id   string
+		text string
+	}
+	rows, err := q.Query(ctx, sel, args...)
+	if err != nil {
+		return 0, err
+	}
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
+		var f found
+		err := r.Scan(&f.id, &f.text)
+		return f, err
+	})
+	if err != nil {
+		return 0, err
+	}
+	b := &pgx.Batch{}
+	for _, f := range all {
+		if next := scrub([]byte(f.text)); next != nil {
+			b.Queue(set, f.id, query.Text(next))
+		}
+	}
+	if b.Len() == 0 {
+		return 0, nil
+	}
+	if err := q.SendBatch(ctx, b).Close(); err != nil {
+		return 0, err
+	}
+	return b.Len(), nil
+}

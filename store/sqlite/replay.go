@@ -1,0 +1,47 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"approvalsbot/store"
+	"approvalsbot/store/internal/query"
+)
+
+// ReplaySeen records p.Key until p.Until and reports whether it was held
+// already at p.Now, forgetting a few keys past their time first, in one
+// IMMEDIATE transaction through the writer slot: SQLite's single writer
+// orders calls with one key, so exactly one of them finds it unseen.
+func (s *Store) ReplaySeen(ctx context.Context, p store.ReplaySeenParams) (bool, error) {
+	const op = "record a signed request"
+	if err := p.Check(); err != nil {
+		return false, fmt.Errorf("%s: %w", op, err)
+	}
+	done, err := s.write(ctx)
+	if err != nil {
+		return false, s.fail(op, err)
+	}
+	defer done()
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, s.fail(op, err)
+	}
+	defer sqlTx.Rollback() // after Commit, a no-op
+	q := preparedTx{tx: sqlTx, c: s.stmts}
+	now := query.Millis(p.Now)
+	if _, err := q.ExecContext(ctx, query.ReplayPrune(""), now, query.ReplayPruneBatch); err != nil {
+		return false, s.fail(op, err)
+	}
+	res, err := q.ExecContext(ctx, query.ReplayRecord, query.ReplayKey(p.Key), query.Millis(p.Until), now)
+	if err != nil {
+		return false, s.fail(op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.fail(op, err)
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return false, s.fail(op, err)
+	}
+	return n == 0, nil
+}

@@ -1,0 +1,260 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"approvalsbot/config"
+	"approvalsbot/store"
+)
+
+// Retention is how long the bot keeps what it stores.
+//
+// A closed approval keeps its content (the request bodies with their
+// arguments and agent text, the decision and its comment, where each card
+// went) for Closed after its last change; then it is pruned to a
+// tombstone: its id, tenant, revision and final state, and the ids of the
+// events that made it with their body digests. Ingest still finds the
+// approval, closed, so a redelivered request (the same event id: a
+// duplicate) or a re-sent one (a new event id for the same approval and
+// revision) posts no card. The tombstone and the event ids are kept for
+// Tombstones after the approval's last change and the last event about
+// it, then forgotten; other event ids (auto_granted notices, events for
+// approvals the bot never held) are kept as long after they arrived.
+//
+// Outbox rows are deleted Closed after they finished, dead ones as done
+// ones: a dead row says what was never delivered, which the metrics and
+// logs said when it died, and it holds the same content (a thread reply's
+// text) that the retention promises not to keep longer.
+//
+// A chat handle (a Slack response_url, a Discord interaction token) is a
+// capability to answer in the person's name-space for as long as the
+// platform honours it (SlackHandleLifetime, DiscordHandleLifetime); once it lapses it is dropped from
+// the rows that carry it, pending or not. A row that still needs to answer
+// the person then does so without it (an ephemeral message in the channel,
+// a DM), as it does when a handle has lapsed in flight.
+type Retention struct {
+	Closed     time.Duration
+	Tombstones time.Duration
+}
+
+// RetentionOf is the retention a configuration sets.
+func RetentionOf(c *config.Config) Retention {
+	return Retention{Closed: c.Retention, Tombstones: c.Tombstones()}
+}
+
+// PruneEvery is how often a pruning pass runs: often enough that a chat
+// handle outlives its lifetime by minutes, and a pass with nothing to do
+// costs a few index probes.
+const PruneEvery = 5 * time.Minute
+
+// pruneBatch bounds each transaction of a pass, so an ingest or a click
+// waits for one batch at most.
+const pruneBatch = 500
+
+// How long each surface's handle for answering one person works
+// (Person.Reply).
+const (
+	// A response_url takes posts for 30 minutes:
+	// https://api.slack.com/interactivity/handling#message_responses
+	SlackHandleLifetime = 30 * time.Minute
+	// An interaction token takes follow-ups for 15 minutes:
+	// https://discord.com/developers/docs/interactions/receiving-and-responding#followup-messages
+	DiscordHandleLifetime = 15 * time.Minute
+)
+
+// handleSurfaces are the surfaces whose clicks leave a handle.
+func handleSurfaces() []string { return []string{"slack", "discord"} }
+
+// handleLifetime is how long a surface's handle works; a surface not known
+// to have one is given the shortest.
+func handleLifetime(surface string) time.Duration {
+	if surface == "slack" {
+		return SlackHandleLifetime
+	}
+	return DiscordHandleLifetime
+}
+
+// handleKey is the JSON member that carries a handle, in a decision in
+// flight (deciding) and in a KindTell row's payload (tellPayload).
+const handleKey = "reply"
+
+// handleMark finds the values that still carry one: json.Marshal writes
+// the member as "reply": with no space, and a quote inside a string is
+// escaped, so the mark occurs only where the member does.
+const handleMark = `"` + handleKey + `":`
+
+// What bot_pruned_total counts.
+const (
+	PrunedHandles    = "handles"     // chat handles dropped once they lapsed
+	PrunedApprovals  = "approvals"   // closed approvals cut to tombstones
+	PrunedOutbox     = "outbox_rows" // finished outbox rows deleted
+	PrunedTombstones = "tombstones"  // tombstones forgotten
+	PrunedEvents     = "events"      // event ids forgotten
+)
+
+// PruneResult counts what one pass removed, by PrunedWhat.
+type PruneResult map[string]int
+
+// Pruner runs the retention passes of one process. Replicas may run their
+// own at once: every step is idempotent and takes rows no other holds.
+type Pruner struct {
+	s *Service
+	r Retention
+	// mu serialises passes; scrubbed remembers, per surface, the creation
+	// time up to which its handles have been dropped from outbox rows, so
+	// a pass reads only rows created since (the first reads them all).
+	mu       sync.Mutex
+	scrubbed map[string]time.Time
+}
+
+// Pruner returns the pruner of this Service's store under r.
+func (s *Service) Pruner(r Retention) *Pruner {
+	return &Pruner{s: s, r: r, scrubbed: map[string]time.Time{}}
+}
+
+// Prune runs one pass, in batches of pruneBatch rows: it drops the chat
+// handles that lapsed, cuts closed approvals to tombstones, deletes
+// finished outbox rows, and forgets old tombstones and event ids. It
+// stops at the first error (the next pass resumes: nothing is half done)
+// or when ctx ends, and returns what it removed.
+func (p *Pruner) Prune(ctx context.Context) (PruneResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.r.Closed <= 0 || p.r.Tombstones < p.r.Closed {
+		return nil, fmt.Errorf("prune: retention %v with tombstones %v: want tombstones kept at least as long", p.r.Closed, p.r.Tombstones)
+	}
+	now := p.s.clock.Now()
+	res := PruneResult{}
+	steps := []struct {
+		what string
+		run  func(ctx context.Context) (int, error)
+	}{
+		{PrunedHandles, func(ctx context.Context) (int, error) { return p.dropHandles(ctx, now) }},
+		{PrunedApprovals, batches(func(ctx context.Context) (int, error) {
+			return p.s.store.ApprovalPrune(ctx, store.ApprovalPruneParams{Before: now.Add(-p.r.Closed), Limit: pruneBatch})
+		})},
+		{PrunedOutbox, batches(func(ctx context.Context) (int, error) {
+			return p.s.store.OutboxPrune(ctx, store.OutboxPruneParams{Before: now.Add(-p.r.Closed), Limit: pruneBatch})
+		})},
+		{PrunedTombstones, batches(func(ctx context.Context) (int, error) {
+			return p.s.store.ApprovalForget(ctx, store.ApprovalForgetParams{Before: now.Add(-p.r.Tombstones), Limit: pruneBatch})
+		})},
+		{PrunedEvents, batches(func(ctx context.Context) (int, error) {
+			return p.s.store.EventPrune(ctx, store.EventPruneParams{Before: now.Add(-p.r.Tombstones), Limit: pruneBatch})
+		})},
+	}
+	var err error
+	for _, st := range steps {
+		var n int
+		n, err = st.run(ctx)
+		if n > 0 {
+			res[st.what] += n
+			p.s.metrics.Pruned.WithLabelValues(st.what).Add(float64(n))
+		}
+		if err != nil {
+			err = fmt.Errorf("prune %s: %w", st.what, err)
+			break
+		}
+	}
+	if len(res) > 0 {
+		attrs := []slog.Attr{}
+		for _, st := range steps {
+			if res[st.what] > 0 {
+				attrs = append(attrs, slog.Int(st.what, res[st.what]))
+			}
+		}
+		p.s.log.LogAttrs(ctx, slog.LevelInfo, "retention pruned the store", attrs...)
+	}
+	return res, err
+}
+
+// batches runs one step's batch until a batch comes back short, or ctx
+// ends between batches.
+func batches(batch func(ctx context.Context) (int, error)) func(ctx context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		total := 0
+		for {
+			n, err := batch(ctx)
+			total += n
+			if err != nil || n < pruneBatch {
+				return total, err
+			}
+			if err := ctx.Err(); err != nil {
+				return total, err
+			}
+		}
+	}
+}
+
+// dropHandles removes the handles that lapsed from the answers waiting
+// for a person (KindTell rows, any state) and from decisions in flight.
+func (p *Pruner) dropHandles(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	for _, surface := range handleSurfaces() {
+		before := now.Add(-handleLifetime(surface))
+		prev := p.scrubbed[surface]
+		after := time.Time{}
+		if !prev.IsZero() {
+			// One pass of overlap: a row stamped by a replica whose clock
+			// runs a little behind is not passed over.
+			after = prev.Add(-PruneEvery)
+		}
+		n, err := batches(func(ctx context.Context) (int, error) {
+			return p.s.store.OutboxScrub(ctx, store.OutboxScrubParams{Kind: KindTell, TargetPrefix: surface + ":",
+				CreatedAfter: after, CreatedBefore: before, Contains: handleMark, Limit: pruneBatch,
+				Scrub: func(payload []byte) []byte { return dropMember(payload, handleKey) }})
+		})(ctx)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		p.scrubbed[surface] = before
+	}
+	// Decisions in flight are few (one per approval, until the backend
+	// answers): one batch, oldest first. Each is judged by its own click
+	// time and surface; UpdatedBefore only narrows the read to rows
+	// older than the shortest lifetime (a row changes at or after its
+	// click).
+	n, err := p.s.store.ApprovalScrub(ctx, store.ApprovalScrubParams{UpdatedBefore: now.Add(-DiscordHandleLifetime),
+		Contains: handleMark, Limit: pruneBatch, Scrub: func(b []byte) []byte { return lapsedDeciding(b, now) }})
+	return total + n, err
+}
+
+// lapsedDeciding is a decision in flight without its handle when that has
+// lapsed at now, or nil to leave it.
+func lapsedDeciding(b []byte, now time.Time) []byte {
+	var d struct {
+		Surface string    `json:"surface"`
+		At      time.Time `json:"at"`
+	}
+	if json.Unmarshal(b, &d) != nil {
+		return nil // not ours to judge
+	}
+	if now.Sub(d.At) < handleLifetime(d.Surface) {
+		return nil
+	}
+	return dropMember(b, handleKey)
+}
+
+// dropMember is the JSON object b without its member key, keeping every
+// other member as it is; nil when b is no object or has no such member.
+func dropMember(b []byte, key string) []byte {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil
+	}
+	if _, ok := m[key]; !ok {
+		return nil
+	}
+	delete(m, key)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return out
+}
