@@ -1,6 +1,9 @@
 package templates
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // Escaping for each surface. Every value that came from the backend or the
 // agent goes through the surface's escaper in the templates; only the
@@ -28,15 +31,48 @@ func fence(s string) string {
 	return strings.ReplaceAll(s, "``", "`\u200b`")
 }
 
+// discordBareURL is an http(s) URL in text: what Discord would link and
+// show a preview of.
+var discordBareURL = regexp.MustCompile(`https?://[^\s<>()\[\]` + "`" + `]+`)
+
 // discordMarkdown escapes s for Discord markdown, which honours a
 // backslash before any punctuation. Inline markers are escaped everywhere;
 // line markers (quote, heading, list, subtext) only where they start a
 // line. "@everyone" and "@here" get a zero width space, so they never ping
 // even where allowed mentions would let them.
+//
+// A URL is kept as written inside <…>, which Discord links without a
+// preview (https://support.discord.com/hc/en-us/articles/206342858): a
+// card carries its own embed, so it cannot suppress embeds as a whole,
+// and a link in the backend's message or the agent's text must not make
+// Discord fetch the page and show it as if the card said it. Inside the
+// brackets Discord reads no markdown, so the URL needs no escape (one
+// would become part of it); it holds no < > or white space to end them.
+// Punctuation that ends a sentence is not taken into the URL.
 func discordMarkdown(s string) string {
 	var b strings.Builder
+	last := 0
+	for _, loc := range discordBareURL.FindAllStringIndex(s, -1) {
+		end := loc[0] + len(strings.TrimRight(s[loc[0]:loc[1]], ".,;:!?'\""))
+		if end-loc[0] <= len("https://") {
+			continue
+		}
+		b.WriteString(discordEscapeRun(s[last:loc[0]], last == 0))
+		b.WriteString("<" + s[loc[0]:end] + ">")
+		last = end
+	}
+	if last == 0 {
+		return discordEscapeRun(s, true)
+	}
+	b.WriteString(discordEscapeRun(s[last:], false))
+	return b.String()
+}
+
+// discordEscapeRun escapes text that holds no URL to keep; lineStart says
+// whether it starts a line.
+func discordEscapeRun(s string, lineStart bool) string {
+	var b strings.Builder
 	b.Grow(len(s) + 8)
-	lineStart := true
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch c {

@@ -49,7 +49,7 @@ func trimSlack(s string) string {
 }
 
 // trimDiscord drops a lone escaping backslash at the end, which would
-// escape the marker's newline, and a link cut open.
+// escape the marker's newline, and a link or a <URL> cut open.
 func trimDiscord(s string) string {
 	n := 0
 	for n < len(s) && s[len(s)-1-n] == '\\' {
@@ -57,6 +57,11 @@ func trimDiscord(s string) string {
 	}
 	if n%2 == 1 {
 		s = s[:len(s)-1]
+	}
+	// A URL kept in <…> cut before its > would be a bare URL, with a
+	// preview: it goes whole.
+	if i := strings.LastIndex(s, "<http"); i >= 0 && (i == 0 || s[i-1] != '\\') && !strings.Contains(s[i:], ">") {
+		s = s[:i]
 	}
 	if i := strings.LastIndex(s, "]("); i >= 0 && !strings.Contains(s[i:], ")") {
 		if j := strings.LastIndexByte(s[:i], '['); j >= 0 {

@@ -273,3 +273,70 @@ func slackContext(elems []slackElem) *slack.ContextBlock {
 }
 
 func noTrim(s string) string { return s }
+
+// SlackElem is one element of literal text an adapter lays out with
+// SlackRichText: its answers to one person, notices and dialogs show
+// text from the backend, the agent or a person exactly as cards do.
+type SlackElem struct{ e slackElem }
+
+// SlackText is a run of text, SlackBold the same in bold, SlackBreak a
+// line break, SlackPre a preformatted box of its own (arguments, a
+// patch) and SlackLink a link with a label (url must be absolute
+// http(s); otherwise the label is text).
+func SlackText(s string) SlackElem { return SlackElem{slackElem{Kind: elemText, Text: s}} }
+
+// SlackBold is a run of bold text.
+func SlackBold(s string) SlackElem {
+	return SlackElem{slackElem{Kind: elemText, Text: s, Style: &slack.RichTextSectionTextStyle{Bold: true}}}
+}
+
+// SlackBreak is a line break.
+func SlackBreak() SlackElem { return SlackElem{slackElem{Kind: elemBreak}} }
+
+// SlackPre is a preformatted box.
+func SlackPre(s string) SlackElem { return SlackElem{slackElem{Kind: elemPre, Text: s}} }
+
+// SlackLink is a link with a label.
+func SlackLink(url, label string) SlackElem {
+	if linkable(url) == "" {
+		return SlackText(label)
+	}
+	return SlackElem{slackElem{Kind: elemLink, URL: url, Text: label}}
+}
+
+// SlackElemsLen is what elems add to a message's text, as Slack counts
+// (a link's URL included).
+func SlackElemsLen(elems []SlackElem) int {
+	n := 0
+	for _, e := range elems {
+		n += elemLen(e.e)
+	}
+	return n
+}
+
+// SlackRichText lays elements out as one rich_text block, cut visibly to
+// Slack's 3,000 characters, whose text Slack shows exactly as given.
+func SlackRichText(elems ...SlackElem) slack.Block {
+	raw := make([]slackElem, len(elems))
+	for i, e := range elems {
+		raw[i] = e.e
+	}
+	return slackRichText(cutSlackElems(raw, slackRichTextMax))
+}
+
+// SlackContext is a context block of one plain_text (small print), cut
+// visibly to Slack's limit.
+func SlackContext(text string) slack.Block {
+	return slackContext([]slackElem{{Kind: elemText, Text: text}})
+}
+
+// SlackRichTextMax is how much text SlackRichText keeps in one block.
+const SlackRichTextMax = slackRichTextMax
+
+// SlackBlocksTextMax is how much text one message's blocks may hold in
+// all.
+const SlackBlocksTextMax = slackBlocksTextMax
+
+// SlackFallback escapes text for a message's top-level text (what
+// notifications show): it can form no link and no mention.
+func SlackFallback(s string) string { return mrkdwn(s) }

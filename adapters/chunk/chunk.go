@@ -113,3 +113,38 @@ func Code(text string, max int, escape func(string) string) []string {
 	flush()
 	return chunks
 }
+
+// Split splits text into pieces of at most max characters, cut at line
+// ends where a line fits and inside a line where it does not; every
+// character of text is in one piece, and nothing is added or escaped.
+// It serves boxes that show text literally (Slack's
+// rich_text_preformatted), which need neither escaping nor a fence.
+func Split(text string, max int) []string {
+	var chunks []string
+	var cur strings.Builder
+	n := 0
+	add := func(piece string) {
+		if l := Len(piece); n+l > max && n > 0 {
+			chunks = append(chunks, cur.String())
+			cur.Reset()
+			n = 0
+		}
+		cur.WriteString(piece)
+		n += Len(piece)
+	}
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if Len(line) <= max {
+			if line != "" {
+				add(line)
+			}
+			continue
+		}
+		for _, r := range line {
+			add(string(r))
+		}
+	}
+	if n > 0 {
+		chunks = append(chunks, cur.String())
+	}
+	return chunks
+}

@@ -147,3 +147,27 @@ func TestCodeCutsAtLineEndsWhereLinesFit(t *testing.T) {
 		t.Fatalf("empty text: %q", got)
 	}
 }
+
+// TestSplitKeepsEveryCharacterAndAddsNone: the pieces join to the text
+// exactly (backticks and zero width spaces untouched), each within max,
+// cut at a line end when the line fits.
+func TestSplitKeepsEveryCharacterAndAddsNone(t *testing.T) {
+	text := "{\n  \"a\": \"```x```\",\n  \"b\": \"" + strings.Repeat("é😀", 40) + "\"\n}\n"
+	for _, max := range []int{5, 16, 64, 1000} {
+		pieces := Split(text, max)
+		if got := strings.Join(pieces, ""); got != text {
+			t.Fatalf("max %d: pieces join to %q, want %q", max, got, text)
+		}
+		for _, p := range pieces {
+			if Len(p) > max || p == "" {
+				t.Fatalf("max %d: piece %q of %d characters", max, p, Len(p))
+			}
+		}
+	}
+	if got := Split("ab\ncd\n", 4); len(got) != 2 || got[0] != "ab\n" || got[1] != "cd\n" {
+		t.Fatalf("lines that fit were cut: %q", got)
+	}
+	if Split("", 10) != nil {
+		t.Fatal("pieces of no text")
+	}
+}

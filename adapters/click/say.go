@@ -17,6 +17,7 @@ const (
 	SayShuttingDown  = "The bot is shutting down; try again in a moment. Nothing was sent."
 	SayReasonTooLong = "The reason is longer than 1,000 characters; nothing was sent."
 	SayDialogFailed  = "The dialog for the reason did not open; click Deny again. Nothing was sent."
+	SayCannotCheck   = "The bot cannot check this request right now; try again in a moment. Nothing was sent."
 )
 
 // The reason dialog a click on Deny opens. A surface cuts what it shows

@@ -29,8 +29,11 @@ import (
 
 // Store is what the adapter reads of the bot's state: the approval a
 // click names (for its tenant and function) and its revisions (Show
-// details). It never writes; store.Store satisfies it.
+// details). The one thing it writes is the signed requests Discord sent,
+// so no replica takes one twice (package replay). store.Store satisfies
+// it.
 type Store interface {
+	replay.Store
 	ApprovalGet(ctx context.Context, id string) (*store.Approval, error)
 	RevisionGet(ctx context.Context, approvalID string, revision int) (*store.Revision, error)
 }
@@ -65,7 +68,8 @@ type Options struct {
 	// SIGHUP): whether a clicker may decide (deny modal or not), and the
 	// channels Doctor checks. Required.
 	Tenants func() map[string]*config.Tenant
-	// Store is read only. Required.
+	// Store is read, and keeps the signed requests seen (shared by every
+	// replica). Required.
 	Store Store
 	// Renderer renders cards and thread replies. Required.
 	Renderer *templates.Renderer
@@ -105,7 +109,7 @@ type Adapter struct {
 	locker    GatewayLocker
 	rate      rate.Limit // the budget the outbox paces this surface's rows with (pace.go)
 	burst     int
-	replay    *replay.Cache
+	replay    *replay.Guard
 	svc       atomic.Pointer[boundService]
 	clicks    *click.Flow
 	work      *click.Runner // what follows answers, and answers over the gateway; Close waits for it
@@ -200,7 +204,7 @@ func New(o Options) (*Adapter, error) {
 		locker:    o.Locker,
 		rate:      o.PerChannelRate,
 		burst:     o.Burst,
-		replay:    replay.New(signatureWindow),
+		replay:    replay.New(o.Store, "discord", signatureWindow),
 		dms:       map[string]string{},
 		work:      click.NewRunner(o.Logger.With("surface", "discord")),
 	}

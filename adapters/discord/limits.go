@@ -26,6 +26,10 @@ const (
 	// store read, for the deny modal), leaving the rest of the 3 s for
 	// the network.
 	answerBudget = 1500 * time.Millisecond
+	// replayCheckBound is the part of answerBudget the replay check
+	// (one store write) may take; a store slower than that is answered
+	// "try again", nothing done.
+	replayCheckBound = 400 * time.Millisecond
 	// tokenLifetime is how long an interaction's token takes follow-ups.
 	tokenLifetime = 15 * time.Minute
 	// followupSettle is how long a follow-up is retried while Discord has

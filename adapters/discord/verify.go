@@ -15,15 +15,28 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"approvalsbot/adapters/click"
+	"approvalsbot/internal/strictjson"
 )
 
 // serveInteraction is POST /discord/interactions: it verifies the
-// request, answers a PING with PONG, and otherwise answers at once (the
-// response body is the interaction's first answer) and starts the work
-// after the answer is written.
+// request, answers a PING with PONG, refuses a replay, and otherwise
+// answers at once (the response body is the interaction's first answer)
+// and starts the work after the answer is written.
 func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
-	body, ok := a.verified(w, r)
+	body, sig, now, ok := a.verified(w, r)
 	if !ok {
+		return
+	}
+	// Discord never sends a key twice in one object; encoding/json would
+	// read the last copy, which a signature-checking proxy or a log may
+	// not, so such a body has two readings and is refused before either.
+	if err := strictjson.Check(body, nil); err != nil {
+		var ke *strictjson.KeyError
+		if errors.As(err, &ke) {
+			a.refuse(w, r, http.StatusBadRequest, "the body is not one interaction: "+ke.Error(), "duplicate key")
+			return
+		}
+		a.refuse(w, r, http.StatusBadRequest, "the body is not an interaction", "body not an interaction")
 		return
 	}
 	var in discordgo.Interaction
@@ -36,14 +49,33 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.Type == discordgo.InteractionPing {
+		// A PING changes nothing: answered without the replay check, so
+		// saving the endpoint URL works while the store is slow.
 		writeAnswer(w, &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong})
+		return
+	}
+	// The replay check spends part of the answer's budget, bounded so a
+	// slow store still leaves the record its own.
+	ctx, cancel := context.WithTimeout(r.Context(), answerBudget)
+	defer cancel()
+	rctx, rcancel := context.WithTimeout(ctx, replayCheckBound)
+	first, err := a.replay.First(rctx, sig, now)
+	rcancel()
+	if err != nil {
+		// Nothing is done, and the person is told so: the same answer to
+		// a replay would tell its sender nothing either.
+		a.log.Error("discord: could not check a request for a replay", "discord_user", userOf(&in), "err", err.Error())
+		writeAnswer(w, ephemeral(click.SayCannotCheck))
+		return
+	}
+	if !first {
+		a.refuse(w, r, http.StatusUnauthorized, "the request was sent before", "replayed")
 		return
 	}
 	if a.work.Closing() {
 		writeAnswer(w, ephemeral(click.SayShuttingDown))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), answerBudget)
 	answer, next := a.interaction(ctx, &in)
 	cancel()
 	if answer == nil {
@@ -67,51 +99,48 @@ func writeAnswer(w http.ResponseWriter, answer *discordgo.InteractionResponse) {
 // verified reads a request's body once, bounded, and checks Discord's
 // signature on exactly those bytes before anything is parsed: Ed25519
 // over the timestamp and the body with the application's public key,
-// the timestamp within five minutes of now (discordgo.VerifyInteraction
-// does not check its age), and that the same signed request was not seen
-// before. Discord sends a badly signed request when the endpoint URL is
-// saved and wants 401 for it. On failure it has answered (401, 413, 415)
-// and returns false.
-func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+// and the timestamp within five minutes of now (discordgo.VerifyInteraction
+// does not check its age). It returns the body, the signature's bytes
+// (the request's key for the replay check: no other spelling of its hex
+// is another key) and when the request was checked. Discord sends a
+// badly signed request when the endpoint URL is saved and wants 401 for
+// it. On failure it has answered (401, 413, 415) and returns false.
+func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) (body, sig []byte, now time.Time, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			a.refuse(w, r, http.StatusRequestEntityTooLarge, "the request body is over 1 MiB", "body over 1 MiB")
-			return nil, false
+			return nil, nil, time.Time{}, false
 		}
 		a.refuse(w, r, http.StatusBadRequest, "the request body could not be read", "body unreadable")
-		return nil, false
+		return nil, nil, time.Time{}, false
 	}
 	ts := r.Header.Get("X-Signature-Timestamp")
-	sig, err := hex.DecodeString(r.Header.Get("X-Signature-Ed25519"))
+	sig, err = hex.DecodeString(r.Header.Get("X-Signature-Ed25519"))
 	if ts == "" || err != nil || len(sig) != ed25519.SignatureSize {
 		a.refuse(w, r, http.StatusUnauthorized, "invalid request signature", "signature headers missing or malformed")
-		return nil, false
+		return nil, nil, time.Time{}, false
 	}
 	if !ed25519.Verify(a.publicKey, append([]byte(ts), body...), sig) {
 		a.refuse(w, r, http.StatusUnauthorized, "invalid request signature", "signature does not match")
-		return nil, false
+		return nil, nil, time.Time{}, false
 	}
 	secs, err := strconv.ParseInt(ts, 10, 64)
-	now := a.now()
+	now = a.now()
 	if err != nil {
 		a.refuse(w, r, http.StatusUnauthorized, "invalid request signature", "timestamp not a number")
-		return nil, false
+		return nil, nil, time.Time{}, false
 	}
 	if age := now.Sub(time.Unix(secs, 0)); age > signatureWindow || age < -signatureWindow {
 		a.refuse(w, r, http.StatusUnauthorized, "the request is too old", "timestamp outside the 5-minute window")
-		return nil, false
-	}
-	if !a.replay.First(hex.EncodeToString(sig), now) {
-		a.refuse(w, r, http.StatusUnauthorized, "the request was sent before", "replayed")
-		return nil, false
+		return nil, nil, time.Time{}, false
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 		a.refuse(w, r, http.StatusUnsupportedMediaType, "want application/json", "wrong content type")
-		return nil, false
+		return nil, nil, time.Time{}, false
 	}
-	return body, true
+	return body, sig, now, true
 }
 
 // refuse answers a request that is not processed, and logs why (never a

@@ -1,52 +1,66 @@
-// Package replay remembers the signed requests a chat platform sent
-// within the last two signature windows, so a captured request cannot be
-// sent again while its timestamp is still accepted. It holds only what
-// passed the signature check, so only the platform's own traffic can grow
-// it, and it forgets what is older. Each replica keeps its own (a replay
-// to another replica is stopped by threads: a second decision is refused).
+// Package replay refuses a signed request a chat platform sent before: a
+// click captured on the wire carries a signature that stays valid for the
+// platform's signature window, and could be sent again within it, to this
+// replica or to any other behind the same load balancer. Each request is
+// remembered by its decoded signature bytes (so no other spelling of the
+// same signature, upper-case hex, passes as new) in the store every
+// replica shares, for two windows (a timestamp may be a window ahead of
+// this replica's clock and still be accepted for a window after that).
+//
+// There is no memory in front of the store: every request that passes
+// the signature check is new in the common case and must be written
+// anyway, so a memory could only save the write of a replay to the same
+// replica, and a memory that says "new" proves nothing about the others.
+// Only what passed the signature check is recorded, so only the
+// platform's own traffic can grow the table, and the store forgets what
+// is past its time.
 package replay
 
 import (
-	"sync"
+	"context"
+	"errors"
+	"fmt"
 	"time"
+
+	"approvalsbot/store"
 )
 
-// Cache remembers request keys (signatures) for two windows.
-type Cache struct {
-	window time.Duration
-
-	mu   sync.Mutex
-	seen map[string]time.Time // key → forget after
-	next time.Time            // next sweep
+// Store keeps the requests seen, for every replica; store.Store
+// satisfies it.
+type Store interface {
+	ReplaySeen(ctx context.Context, p store.ReplaySeenParams) (seenBefore bool, err error)
 }
 
-// New remembers keys for two of window.
-func New(window time.Duration) *Cache {
-	return &Cache{window: window, seen: map[string]time.Time{}}
+// Guard tells a platform's new signed requests from replays.
+type Guard struct {
+	store    Store
+	platform string
+	keep     time.Duration
 }
 
-// First reports whether key is new; it records key either way.
-func (c *Cache) First(key string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if now.After(c.next) {
-		for k, until := range c.seen {
-			if now.After(until) {
-				delete(c.seen, k)
-			}
-		}
-		c.next = now.Add(c.window)
+// New remembers the requests of platform ("slack", "discord": the keys
+// of two platforms never meet) in st for two of window.
+func New(st Store, platform string, window time.Duration) *Guard {
+	return &Guard{store: st, platform: platform, keep: 2 * window}
+}
+
+// ErrNoSignature is a request without signature bytes: nothing to tell
+// it apart by.
+var ErrNoSignature = errors.New("replay: no signature")
+
+// First reports whether the request signed with sig (the signature's
+// decoded bytes) is new to every replica, recording it either way. An
+// error means the store could not say: the caller must refuse the
+// request, as it cannot tell it from a replay.
+func (g *Guard) First(ctx context.Context, sig []byte, now time.Time) (bool, error) {
+	if len(sig) == 0 {
+		return false, ErrNoSignature
 	}
-	if until, ok := c.seen[key]; ok && !now.After(until) {
-		return false
+	key := make([]byte, 0, len(g.platform)+1+len(sig))
+	key = append(append(append(key, g.platform...), 0), sig...)
+	seen, err := g.store.ReplaySeen(ctx, store.ReplaySeenParams{Key: key, Now: now, Until: now.Add(g.keep)})
+	if err != nil {
+		return false, fmt.Errorf("check %s request for a replay: %w", g.platform, err)
 	}
-	c.seen[key] = now.Add(2 * c.window)
-	return true
-}
-
-// Len is how many keys are remembered.
-func (c *Cache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.seen)
+	return !seen, nil
 }

@@ -84,7 +84,7 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 		return []templates.SlackMessage{{Text: "No tenant posts to this channel, and you are not a member of any tenant " +
 			"in this bot's configuration, so there is nothing to show. An admin can add your Slack id " + mrkdwn(cmd.UserID) + "."}}
 	}
-	var sections []string
+	var sections []section
 	team := ""
 	if sub == "" {
 		team = a.workspaceURL(ctx)
@@ -94,10 +94,12 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 			// A ladder names people and addresses: members only, however
 			// public the channel.
 			if _, ok := tenants[id].MemberBySlack(cmd.UserID); !ok {
-				sections = append(sections, fmt.Sprintf("*%s*: only the tenant's members see its ladders.", mrkdwn(id)))
+				sections = append(sections, section{mrkdwn: fmt.Sprintf("*%s*: only the tenant's members see its ladders.", mrkdwn(id))})
 				continue
 			}
-			sections = append(sections, ladderText(id, tenants[id])...)
+			for _, text := range ladderText(id, tenants[id]) {
+				sections = append(sections, section{mrkdwn: text})
+			}
 		} else {
 			sections = append(sections, a.pendingText(ctx, id, byChannel, cmd.ChannelID, team))
 		}
@@ -151,15 +153,17 @@ func postsTo(t *config.Tenant, channel string) bool {
 }
 
 // pendingText lists a tenant's waiting approvals, oldest first, each
-// linked to its card: in a channel, only those with a card in it.
-func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool, channel, team string) string {
+// linked to its card: in a channel, only those with a card in it. The
+// functions and ids come from the backend: the list is literal text,
+// each line a link to its card labelled with the function.
+func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool, channel, team string) section {
 	rows, err := a.store.ApprovalListPending(ctx, store.ApprovalListPendingParams{Tenant: tenant, Limit: listScanMax})
 	if err != nil {
 		a.log.Error("slack: list pending approvals", "tenant", tenant, "err", err.Error())
-		return fmt.Sprintf("*%s*: the bot cannot read what waits right now; try again in a moment.", mrkdwn(tenant))
+		return section{mrkdwn: fmt.Sprintf("*%s*: the bot cannot read what waits right now; try again in a moment.", mrkdwn(tenant))}
 	}
 	now := a.now()
-	var lines []string
+	var lines [][]templates.SlackElem
 	more := 0
 	for _, row := range rows {
 		post, err := a.cardOf(ctx, row.ID, byChannel, channel)
@@ -173,31 +177,33 @@ func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool
 			more++
 			continue
 		}
-		name := mrkdwn(chunk.Cut(cmpOr(row.Function, row.ID), 80))
+		name := chunk.Cut(cmpOr(row.Function, row.ID), 80)
+		line := []templates.SlackElem{templates.SlackText("• "), templates.SlackText(name)}
 		if post != nil {
 			if link := a.permalink(ctx, team, post); link != "" {
-				name = "<" + link + "|" + strings.ReplaceAll(name, "|", "¦") + ">"
+				line[1] = templates.SlackLink(link, name)
 			}
 		}
-		line := fmt.Sprintf("• %s · %s · waiting %s", name, mrkdwn(row.ID), since(now.Sub(row.RequestedAt)))
+		rest := fmt.Sprintf(" · %s · waiting %s", chunk.Cut(row.ID, 120), since(now.Sub(row.RequestedAt)))
 		if !row.DeadlineAt.IsZero() {
-			line += " · deadline " + row.DeadlineAt.UTC().Format("2006-01-02 15:04 UTC")
+			rest += " · deadline " + row.DeadlineAt.UTC().Format("2006-01-02 15:04 UTC")
 		}
-		lines = append(lines, line)
+		lines = append(lines, append(line, templates.SlackText(rest)))
 	}
 	where := ""
 	if byChannel {
 		where = " in this channel"
 	}
 	if len(lines) == 0 {
-		return fmt.Sprintf("*%s*: nothing waits for a decision%s.", mrkdwn(tenant), where)
+		return section{mrkdwn: fmt.Sprintf("*%s*: nothing waits for a decision%s.", mrkdwn(tenant), where)}
 	}
-	head := fmt.Sprintf("*%s*: %d wait for a decision%s, oldest first:", mrkdwn(tenant), len(lines)+more, where)
-	text := head + "\n" + strings.Join(lines, "\n")
+	head := []templates.SlackElem{templates.SlackBold(tenant),
+		templates.SlackText(fmt.Sprintf(": %d wait for a decision%s, oldest first:", len(lines)+more, where))}
+	out := section{lines: append([][]templates.SlackElem{head}, lines...)}
 	if more > 0 {
-		text += fmt.Sprintf("\n…and %d more.", more)
+		out.lines = append(out.lines, []templates.SlackElem{templates.SlackText(fmt.Sprintf("…and %d more.", more))})
 	}
-	return text
+	return out
 }
 
 // cardOf is the card to link for an approval: its first card in the
@@ -292,26 +298,56 @@ func cmpDuration(d, fallback time.Duration) time.Duration {
 	return fallback
 }
 
-// layout puts sections into messages within Slack's limits: each within
-// a section block, as many blocks as a message takes.
-func layout(sections []string) []templates.SlackMessage {
+// section is one part of a command's answer: the bot's own words and
+// the names in its configuration as mrkdwn (sent verbatim, so Slack
+// links nothing in it), or lines of literal text where it carries what
+// the store holds (the backend's function names and ids).
+type section struct {
+	mrkdwn string
+	lines  [][]templates.SlackElem
+}
+
+// layout puts sections into messages within Slack's limits: mrkdwn in
+// section blocks, literal lines in rich_text blocks, each block within
+// 3,000 characters, a message within 50 blocks and 12,000 characters.
+func layout(sections []section) []templates.SlackMessage {
 	var msgs []templates.SlackMessage
 	var blocks []slackgo.Block
-	flush := func() {
-		if len(blocks) > 0 {
+	text := 0
+	add := func(b slackgo.Block, n int) {
+		if len(blocks) == maxBlocks || (len(blocks) > 0 && text+n > templates.SlackBlocksTextMax) {
 			msgs = append(msgs, templates.SlackMessage{Text: "Approvals", Blocks: blocks})
-			blocks = nil
+			blocks, text = nil, 0
 		}
+		blocks = append(blocks, b)
+		text += n
 	}
 	for _, s := range sections {
-		for _, piece := range chunk.Lines(s, sectionTextMax) {
-			if len(blocks) == maxBlocks {
-				flush()
+		if s.lines == nil {
+			for _, piece := range chunk.Lines(s.mrkdwn, sectionTextMax) {
+				add(slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, piece, false, true), nil, nil), chunk.Len(piece))
 			}
-			blocks = append(blocks, slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, piece, false, false), nil, nil))
+			continue
+		}
+		var cur []templates.SlackElem
+		for _, line := range s.lines {
+			n := templates.SlackElemsLen(line)
+			if len(cur) > 0 && templates.SlackElemsLen(cur)+1+n > templates.SlackRichTextMax {
+				add(templates.SlackRichText(cur...), templates.SlackElemsLen(cur))
+				cur = nil
+			}
+			if len(cur) > 0 {
+				cur = append(cur, templates.SlackBreak())
+			}
+			cur = append(cur, line...)
+		}
+		if len(cur) > 0 {
+			add(templates.SlackRichText(cur...), templates.SlackElemsLen(cur))
 		}
 	}
-	flush()
+	if len(blocks) > 0 {
+		msgs = append(msgs, templates.SlackMessage{Text: "Approvals", Blocks: blocks})
+	}
 	return msgs
 }
 

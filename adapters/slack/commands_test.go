@@ -32,11 +32,13 @@ func TestSlashCommandListsWhatWaitsOldestFirst(t *testing.T) {
 	refund := h.card(t, "a-refund1", "C0FINANCE", 1)
 
 	h.command(t, "U0KEVIN", "C0APPROVALS", "")
-	text := h.told(t, "U0KEVIN", "wait for a decision in this channel").AllText()
+	listing := h.told(t, "U0KEVIN", "wait for a decision in this channel")
+	text := listing.AllText()
 	link := "https://acme.slack.test/archives/C0APPROVALS/p" + strings.ReplaceAll(merge.TS, ".", "")
-	if !strings.Contains(text, "*acme*: 2 wait") || !strings.Contains(text, "<"+link+"|acme_github.merge>") ||
+	// The function links to its card: a rich_text link, literal text.
+	if !strings.Contains(text, "acme\n: 2 wait") || !strings.Contains(string(listing.Blocks), `{"type":"link","url":"`+link+`","text":"acme_github.merge"}`) ||
 		!strings.Contains(text, "waiting 1h") || strings.Contains(text, "a-refund1") {
-		t.Fatalf("listing %q", text)
+		t.Fatalf("listing %q %s", text, listing.Blocks)
 	}
 	if strings.Index(text, "a-merge1") > strings.Index(text, "a-big1") {
 		t.Fatalf("not oldest first: %q", text)
@@ -44,14 +46,15 @@ func TestSlashCommandListsWhatWaitsOldestFirst(t *testing.T) {
 
 	// The finance channel sees the calls whose cards are there.
 	h.command(t, "U0KEVIN", "C0FINANCE", "")
-	text = h.told(t, "U0KEVIN", "*acme*: 1 wait").AllText()
-	if !strings.Contains(text, "a-refund1") || !strings.Contains(text, "/archives/C0FINANCE/p"+strings.ReplaceAll(refund.TS, ".", "")) {
+	listing = h.told(t, "U0KEVIN", ": 1 wait")
+	text = listing.AllText()
+	if !strings.Contains(text, "a-refund1") || !strings.Contains(string(listing.Blocks), "/archives/C0FINANCE/p"+strings.ReplaceAll(refund.TS, ".", "")) {
 		t.Fatalf("finance listing %q", text)
 	}
 
 	// In a channel no tenant posts to, a member sees their tenants.
 	h.command(t, "U0LEE", "C0RANDOM", "")
-	text = h.told(t, "U0LEE", "*acme*: 3 wait for a decision, oldest first").AllText()
+	text = h.told(t, "U0LEE", ": 3 wait for a decision, oldest first").AllText()
 	for _, id := range []string{"a-merge1", "a-big1", "a-refund1"} {
 		if !strings.Contains(text, id) {
 			t.Fatalf("member listing lacks %s: %q", id, text)

@@ -12,6 +12,7 @@ import (
 
 	"approvalsbot/adapters/chunk"
 	"approvalsbot/adapters/click"
+	"approvalsbot/internal/strictjson"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -40,8 +41,13 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, http.StatusBadRequest, "the body holds no payload field", "no payload")
 		return
 	}
+	payload := []byte(form.Get("payload"))
+	if reason, ok := oneReading(payload); !ok {
+		a.refuse(w, r, http.StatusBadRequest, "the payload is not one interaction: "+reason, "payload with a key twice")
+		return
+	}
 	var cb slackgo.InteractionCallback
-	if err := json.Unmarshal([]byte(form.Get("payload")), &cb); err != nil {
+	if err := json.Unmarshal(payload, &cb); err != nil {
 		a.refuse(w, r, http.StatusBadRequest, "the payload is not an interaction in JSON", "payload not JSON")
 		return
 	}
@@ -57,6 +63,21 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.log.Warn("slack: the answer to a recorded click dropped: shutting down", "slack_user", cb.User.ID)
 	}
 	writeAck(w, reply)
+}
+
+// oneReading reports whether an interaction payload has one reading: no
+// object in it holds a key twice. Slack never sends one that does, and
+// encoding/json would read the last copy where another reader (a proxy,
+// a log) may read the first, so such a payload is forged or broken, and
+// refused before it is read. The check is of duplicates only (no
+// schema): slack.InteractionCallback decodes parts of itself with its
+// own methods. What is not JSON at all is left to json.Unmarshal.
+func oneReading(payload []byte) (reason string, ok bool) {
+	var ke *strictjson.KeyError
+	if err := strictjson.Check(payload, nil); errors.As(err, &ke) {
+		return ke.Error(), false
+	}
+	return "", true
 }
 
 func writeAck(w http.ResponseWriter, reply ackBody) {
@@ -172,6 +193,10 @@ type denyMeta struct {
 	Reply   string `json:"r,omitempty"`
 }
 
+// denyMetaKeys are denyMeta's field names: the metadata the bot wrote
+// has each once, in its own letter case.
+var denyMetaKeys = strictjson.For[denyMeta]()
+
 // askReason opens the deny modal for a person who may decide; anyone
 // else is told at once why not (package click: threads' sentence,
 // nothing recorded).
@@ -199,7 +224,6 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 
 // denyModal asks for an optional reason, at most click.ReasonMax characters.
 func denyModal(function string, act templates.Action, meta string) slackgo.ModalViewRequest {
-	text := click.DenyQuestion("*"+mrkdwn(chunk.Cut(function, 200))+"*", mrkdwn(act.ApprovalID), act.Revision)
 	input := slackgo.NewPlainTextInputBlockElement(nil, reasonActionID).WithMultiline(true).WithMaxLength(click.ReasonMax)
 	reason := slackgo.NewInputBlock(reasonBlockID,
 		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayReasonLabel, false, false), nil, input)
@@ -212,7 +236,8 @@ func denyModal(function string, act templates.Action, meta string) slackgo.Modal
 		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayDenyClose, false, false),
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
-			slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, text, false, false), nil, nil),
+			// The function and the id are the backend's: literal text.
+			templates.SlackRichText(withBold(click.DenyQuestion(placeholder, act.ApprovalID, act.Revision), chunk.Cut(function, 200))...),
 			reason,
 		}},
 	}
@@ -229,7 +254,10 @@ func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, r
 		return nil, click.Work{}
 	}
 	var meta denyMeta
-	err := json.Unmarshal([]byte(cb.View.PrivateMetadata), &meta)
+	err := strictjson.Check([]byte(cb.View.PrivateMetadata), denyMetaKeys)
+	if err == nil {
+		err = json.Unmarshal([]byte(cb.View.PrivateMetadata), &meta)
+	}
 	var act templates.Action
 	if err == nil {
 		act, err = templates.ParseAction(meta.Action)

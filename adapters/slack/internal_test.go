@@ -16,36 +16,31 @@ import (
 	"approvalsbot/threads"
 )
 
-// unescape undoes mrkdwn escaping and fencing, to compare with the input.
-func unescape(s string) string {
-	s = strings.ReplaceAll(s, "\u200b", "")
-	return strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(s)
-}
-
-func TestCodeChunksKeepEveryCharacterWithinLimits(t *testing.T) {
-	long := strings.Repeat("<&>", 2000) // one line of 6,000, escaping to 15,000
-	text := "{\n  \"a\": \"```\",\n  \"b\": \"" + long + "\",\n  \"c\": \"é😀\"\n}\n"
-	for _, max := range []int{10, 100, codeChunkMax} {
-		chunks := chunk.Code(text, max, mrkdwn)
-		var joined strings.Builder
-		for _, c := range chunks {
-			if n := chunk.Len(c); n > max || n == 0 {
-				t.Fatalf("max %d: chunk of %d characters", max, n)
-			}
-			if strings.Contains(c, "```") {
-				t.Fatalf("max %d: a chunk can close its code block: %q", max, c)
-			}
-			for _, e := range []string{"&amp", "&lt", "&gt"} {
-				if strings.HasSuffix(c, e) {
-					t.Fatalf("max %d: a chunk cuts an escape: %q", max, c[len(c)-10:])
+// textLen counts the text in blocks marshalled to JSON, as Slack counts
+// a message's text against its limit.
+func textLen(raw []byte) int {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	n := 0
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, y := range x {
+				if s, ok := y.(string); ok && (k == "text" || k == "url") {
+					n += chunk.Len(s)
+				} else {
+					walk(y)
 				}
 			}
-			joined.WriteString(c)
-		}
-		if got := unescape(joined.String()); got != text {
-			t.Fatalf("max %d: chunks lose text", max)
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
 		}
 	}
+	walk(v)
+	return n
 }
 
 func TestArgumentMessagesSplitAndSayWhatIsLeftOut(t *testing.T) {
@@ -59,29 +54,44 @@ func TestArgumentMessagesSplitAndSayWhatIsLeftOut(t *testing.T) {
 			}
 			raw, _ := json.Marshal(m.Blocks)
 			var blocks []struct {
-				Type string `json:"type"`
-				Text struct {
-					Text string `json:"text"`
-				} `json:"text"`
+				Type     string `json:"type"`
+				Elements []struct {
+					Type     string `json:"type"`
+					Elements []struct {
+						Type string `json:"type"`
+						Text string `json:"text"`
+					} `json:"elements"`
+				} `json:"elements"`
 			}
 			_ = json.Unmarshal(raw, &blocks)
 			for _, b := range blocks {
-				if b.Type != "section" {
-					continue
+				if b.Type == "section" {
+					t.Fatal("a section block: its text would be mrkdwn")
 				}
-				if chunk.Len(b.Text.Text) > sectionTextMax {
-					t.Fatalf("section of %d characters", chunk.Len(b.Text.Text))
+				for _, e := range b.Elements {
+					if e.Type != "rich_text_preformatted" {
+						continue
+					}
+					if len(e.Elements) != 1 || e.Elements[0].Type != "text" {
+						t.Fatalf("a box of %+v, want one text", e.Elements)
+					}
+					body := e.Elements[0].Text
+					if chunk.Len(body) > codeChunkMax {
+						t.Fatalf("a box of %d characters", chunk.Len(body))
+					}
+					all.WriteString(body + "\n")
 				}
-				body := strings.TrimSuffix(strings.TrimPrefix(b.Text.Text, "```\n"), "\n```")
-				all.WriteString(body + "\n")
+			}
+			if n := textLen(raw); n > templates.SlackBlocksTextMax {
+				t.Fatalf("a message of %d characters", n)
 			}
 		}
-		return unescape(all.String())
+		return all.String()
 	}
 
 	t.Run("fits", func(t *testing.T) {
 		var lines []string
-		for i := range 3000 {
+		for i := range 2000 {
 			lines = append(lines, fmt.Sprintf("  \"k%04d\": \"<value %d>\",", i, i))
 		}
 		args := "{\n" + strings.Join(lines, "\n") + "\n}"
@@ -91,7 +101,7 @@ func TestArgumentMessagesSplitAndSayWhatIsLeftOut(t *testing.T) {
 			t.Fatalf("%d messages for %d characters", len(msgs), len(args))
 		}
 		got := check(t, msgs)
-		for _, want := range []string{"\"k0000\": \"<value 0>\"", "\"k2999\": \"<value 2999>\""} {
+		for _, want := range []string{"\"k0000\": \"<value 0>\"", "\"k1999\": \"<value 1999>\""} {
 			if !strings.Contains(got, want) {
 				t.Fatalf("lost %q", want)
 			}
@@ -118,22 +128,34 @@ func TestArgumentMessagesSplitAndSayWhatIsLeftOut(t *testing.T) {
 
 func TestSplitTextAndLayout(t *testing.T) {
 	var lines []string
+	var literal [][]templates.SlackElem
 	for i := range 500 {
 		lines = append(lines, fmt.Sprintf("• line %d %s", i, strings.Repeat("y", 40)))
+		literal = append(literal, []templates.SlackElem{templates.SlackText(fmt.Sprintf("• row %d %s", i, strings.Repeat("w", 40)))})
 	}
-	msgs := layout([]string{strings.Join(lines, "\n"), strings.Repeat("z", 5000)})
+	msgs := layout([]section{{mrkdwn: strings.Join(lines, "\n")}, {mrkdwn: strings.Repeat("z", 5000)}, {lines: literal}})
+	var all strings.Builder
 	for _, m := range msgs {
 		raw, _ := json.Marshal(m.Blocks)
-		var blocks []struct {
-			Text struct {
-				Text string `json:"text"`
-			} `json:"text"`
+		if len(m.Blocks) > maxBlocks || textLen(raw) > templates.SlackBlocksTextMax {
+			t.Fatalf("a message of %d blocks, %d characters", len(m.Blocks), textLen(raw))
 		}
+		var blocks []map[string]any
 		_ = json.Unmarshal(raw, &blocks)
 		for _, b := range blocks {
-			if chunk.Len(b.Text.Text) > sectionTextMax {
-				t.Fatalf("section of %d", chunk.Len(b.Text.Text))
+			one, _ := json.Marshal(b)
+			if n := textLen(one); n > sectionTextMax {
+				t.Fatalf("a %s block of %d", b["type"], n)
 			}
+			if b["type"] == "section" && b["text"].(map[string]any)["verbatim"] != true {
+				t.Fatal("a mrkdwn section is not verbatim")
+			}
+			all.Write(one)
+		}
+	}
+	for _, want := range []string{"line 499", "row 0 ", "row 499"} {
+		if !strings.Contains(all.String(), want) {
+			t.Fatalf("%q lost", want)
 		}
 	}
 }

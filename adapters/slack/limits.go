@@ -19,6 +19,10 @@ const (
 	// ackWithin is how soon Slack wants an interaction acknowledged:
 	// https://api.slack.com/interactivity/handling#acknowledgment_response
 	ackWithin = 3 * time.Second
+	// replayCheckBound is what the replay check (one store write) may
+	// take of the 3 s; a store slower than that is refused with 503,
+	// nothing done, leaving the record its own bound.
+	replayCheckBound = 400 * time.Millisecond
 	// socketAckMax bounds a Socket Mode ack's JSON; slack-go refuses
 	// larger: https://api.slack.com/apis/socket-mode#acknowledge
 	socketAckMax = 20 * 1024

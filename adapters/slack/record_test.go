@@ -78,6 +78,28 @@ func (stuckService) Decide(ctx context.Context, _ threads.DecideRequest) (thread
 type snapshotStore struct {
 	slackad.Store
 	approval *store.Approval
+	seen     *seenKeys
+}
+
+// ReplaySeen keeps the signed requests seen in the bubble, for the same
+// reason: the harness's store cannot be reached from it.
+func (s snapshotStore) ReplaySeen(_ context.Context, p store.ReplaySeenParams) (bool, error) {
+	s.seen.mu.Lock()
+	defer s.seen.mu.Unlock()
+	if s.seen.keys == nil {
+		s.seen.keys = map[string]time.Time{}
+	}
+	until, ok := s.seen.keys[string(p.Key)]
+	if ok && until.After(p.Now) {
+		return true, nil
+	}
+	s.seen.keys[string(p.Key)] = p.Until
+	return false, nil
+}
+
+type seenKeys struct {
+	mu   sync.Mutex
+	keys map[string]time.Time
 }
 
 func (s snapshotStore) ApprovalGet(_ context.Context, id string) (*store.Approval, error) {
@@ -92,7 +114,7 @@ func (s snapshotStore) ApprovalGet(_ context.Context, id string) (*store.Approva
 // clicks go to stuckService and read the approval from snap.
 func stuckAdapter(t *testing.T, h *harness, snap *store.Approval) *slackad.Adapter {
 	t.Helper()
-	ad := inProcessAdapterWith(t, h, func(o *slackad.Options) { o.Store = snapshotStore{o.Store, snap} })
+	ad := inProcessAdapterWith(t, h, func(o *slackad.Options) { o.Store = snapshotStore{o.Store, snap, &seenKeys{}} })
 	ad.Bind(stuckService{h.svc})
 	return ad
 }

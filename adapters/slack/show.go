@@ -12,13 +12,17 @@ import (
 	"approvalsbot/threads"
 )
 
-// How the whole arguments are split for one person: each ``` block
-// within a section's 3,000 characters, ten blocks a message, at most
-// eight messages (the first five through the response_url, the rest with
-// chat.postEphemeral). What does not fit is said, not dropped silently.
+// How the whole arguments are split for one person: each piece a
+// rich_text block of one preformatted box (literal text: nothing in the
+// arguments can format, link or mention) within Slack's 3,000
+// characters, the pieces of a message within its 12,000 in all (with
+// room for the headings), at most eight messages (the first five through
+// the response_url, the rest with chat.postEphemeral). What does not fit
+// is said, not dropped silently.
 const (
-	codeChunkMax       = sectionTextMax - len("```\n\n```")
-	sectionsPerMessage = 10
+	codeChunkMax       = templates.SlackRichTextMax
+	headingsReserve    = 1000
+	sectionsPerMessage = (templates.SlackBlocksTextMax - headingsReserve) / codeChunkMax
 	maxShowMessages    = 8
 )
 
@@ -55,11 +59,13 @@ func (a *Adapter) details(in templates.Input) templates.SlackMessage {
 	return msg
 }
 
-// argumentMessages lays the arguments out in ``` blocks over as many
-// messages as Slack's limits need, at most limit; what does not fit is
-// counted in a closing line.
+// argumentMessages lays the arguments out in preformatted boxes over as
+// many messages as Slack's limits need, at most limit; what does not fit
+// is counted in a closing line. The function, the approval id and the
+// digest are shown as literal text too; only the top-level text of each
+// message (notifications) is mrkdwn, escaped.
 func argumentMessages(act templates.Action, res threads.ShowResult, limit int) []templates.SlackMessage {
-	chunks := chunk.Code(string(res.Arguments), codeChunkMax, mrkdwn)
+	chunks := chunk.Split(string(res.Arguments), codeChunkMax)
 	if len(chunks) == 0 {
 		chunks = []string{click.SayNoArguments}
 	}
@@ -71,29 +77,46 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 		chunks = chunks[:capacity]
 	}
 	n := (len(chunks) + sectionsPerMessage - 1) / sectionsPerMessage
-	function := "*" + mrkdwn(chunk.Cut(res.Function, 200)) + "*"
-	meta := click.ArgumentsDigest(mrkdwn(res.Digest), res.Redacted)
-	note := func(text string) slackgo.Block {
-		return slackgo.NewContextBlock("", slackgo.NewTextBlockObject(slackgo.MarkdownType, text, false, false))
-	}
+	function := chunk.Cut(res.Function, 200)
 	msgs := make([]templates.SlackMessage, 0, n)
 	for part := 1; part <= n; part++ {
 		var blocks []slackgo.Block
 		if part == 1 {
 			blocks = append(blocks,
-				note(click.ArgumentsHeading(function, mrkdwn(act.ApprovalID), act.Revision)),
-				note(meta))
+				templates.SlackRichText(withBold(click.ArgumentsHeading(placeholder, act.ApprovalID, act.Revision), function)...),
+				templates.SlackContext(click.ArgumentsDigest(res.Digest, res.Redacted)))
 		} else {
-			blocks = append(blocks, note(click.ArgumentsPart(function, part, n)))
+			blocks = append(blocks, templates.SlackRichText(withBold(click.ArgumentsPart(placeholder, part, n), function)...))
 		}
 		for _, c := range chunks[(part-1)*sectionsPerMessage : min(part*sectionsPerMessage, len(chunks))] {
-			text := "```\n" + strings.TrimSuffix(c, "\n") + "\n```"
-			blocks = append(blocks, slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, text, false, false), nil, nil))
+			blocks = append(blocks, templates.SlackRichText(templates.SlackPre(strings.TrimSuffix(c, "\n"))))
 		}
 		if part == n && left > 0 {
-			blocks = append(blocks, note(click.ArgumentsLeftOut(left)))
+			blocks = append(blocks, templates.SlackContext(click.ArgumentsLeftOut(left)))
 		}
-		msgs = append(msgs, templates.SlackMessage{Text: click.ArgumentsPart(mrkdwn(chunk.Cut(res.Function, 200)), part, n), Blocks: blocks})
+		msgs = append(msgs, templates.SlackMessage{Text: click.ArgumentsPart(mrkdwn(function), part, n), Blocks: blocks})
 	}
 	return msgs
+}
+
+// placeholder stands for a value in one of package click's sentences,
+// so withBold can show the sentence with that value in bold.
+const placeholder = "\x00"
+
+// withBold is sentence as literal text, the placeholder in it shown as
+// value in bold.
+func withBold(sentence, value string) []templates.SlackElem {
+	before, after, ok := strings.Cut(sentence, placeholder)
+	if !ok {
+		return []templates.SlackElem{templates.SlackText(sentence)}
+	}
+	var out []templates.SlackElem
+	if before != "" {
+		out = append(out, templates.SlackText(before))
+	}
+	out = append(out, templates.SlackBold(value))
+	if after != "" {
+		out = append(out, templates.SlackText(after))
+	}
+	return out
 }

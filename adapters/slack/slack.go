@@ -26,9 +26,11 @@ import (
 
 // Store is what the adapter reads of the bot's state: the approval a
 // click names (for its tenant), its revisions (Show details), and what
-// waits with its posts (/approvals). It never writes; store.Store
-// satisfies it.
+// waits with its posts (/approvals). The one thing it writes is the
+// signed requests Slack sent, so no replica takes one twice (package
+// replay). store.Store satisfies it.
 type Store interface {
+	replay.Store
 	ApprovalGet(ctx context.Context, id string) (*store.Approval, error)
 	ApprovalListPending(ctx context.Context, p store.ApprovalListPendingParams) ([]*store.Approval, error)
 	RevisionGet(ctx context.Context, approvalID string, revision int) (*store.Revision, error)
@@ -51,7 +53,8 @@ type Options struct {
 	Tenants func() map[string]*config.Tenant
 	// Renderer renders cards and thread replies. Required.
 	Renderer *templates.Renderer
-	// Store is read only. Required.
+	// Store is read, and keeps the signed requests seen (shared by every
+	// replica). Required.
 	Store Store
 	// Logger gets one line per refused request and failed answer; nil
 	// discards.
@@ -92,7 +95,7 @@ type Adapter struct {
 	postRate, updateRate   rate.Limit
 	postBurst, updateBurst int
 
-	replay *replay.Cache
+	replay *replay.Guard
 	svc    atomic.Pointer[boundService]
 	clicks *click.Flow
 	work   *click.Runner // what follows acks; Close waits for it
@@ -174,7 +177,7 @@ func New(o Options) (*Adapter, error) {
 		now:      o.Now,
 		postRate: o.PerChannelRate, postBurst: o.Burst,
 		updateRate: o.UpdateRate, updateBurst: o.UpdateBurst,
-		replay:   replay.New(signatureWindow),
+		replay:   replay.New(o.Store, "slack", signatureWindow),
 		dms:      map[string]string{},
 		appToken: o.Config.AppToken.Reveal() != "",
 		work:     click.NewRunner(o.Logger.With("surface", "slack")),

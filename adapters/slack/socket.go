@@ -46,6 +46,13 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, evt so
 		if !ok || evt.Request == nil {
 			return
 		}
+		if reason, ok := oneReading(evt.Request.Payload); !ok {
+			// Acked, so Slack does not send it again, and dropped: a
+			// person's click never holds a key twice.
+			a.ack(ctx, sm, evt.Request, nil)
+			a.log.Warn("slack: interaction dropped: its payload holds a key twice", "reason", reason)
+			return
+		}
 		// Each interaction is recorded and acked on its own, so one
 		// click's record does not hold up the clicks behind it.
 		received, req := a.now(), evt.Request

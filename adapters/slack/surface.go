@@ -9,6 +9,7 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
+	"approvalsbot/adapters/chunk"
 	"approvalsbot/approval"
 	"approvalsbot/ladder"
 	"approvalsbot/templates"
@@ -72,15 +73,14 @@ func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
 	return classify(fmt.Sprintf("reply in the thread of %s in %s", req.Root.ApprovalID, req.Root.Channel), err)
 }
 
-// Notice posts one line to a channel (the audit channel).
+// Notice posts one line to a channel (the audit channel), as literal
+// text: it may carry the backend's or a person's words.
 func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
 	channel, err := a.channelFor(ctx, req.Target)
 	if err != nil {
 		return err
 	}
-	text := mrkdwn(oneLine(approval.RedactText(req.Text)))
-	_, err = a.postMessage(ctx, channel, []slackgo.MsgOption{slackgo.MsgOptionText(text, false),
-		slackgo.MsgOptionDisableLinkUnfurl(), slackgo.MsgOptionDisableMediaUnfurl()})
+	_, err = a.postMessage(ctx, channel, literal(oneLine(approval.RedactText(req.Text))).MsgOptions())
 	return classify("post notice to "+req.Target, err)
 }
 
@@ -104,8 +104,7 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 				"tenant", req.Tenant, "slack_user", req.User, "err", scrub(err).Error())
 		}
 	}
-	text := mrkdwn(approval.RedactText(req.Text))
-	err := a.tell(ctx, who, []templates.SlackMessage{{Text: text}})
+	err := a.tell(ctx, who, []templates.SlackMessage{literal(approval.RedactText(req.Text))})
 	if err != nil {
 		return classify("answer "+req.User, err)
 	}
@@ -200,7 +199,7 @@ func (a *Adapter) answer(ctx context.Context, p person, text string) {
 	if text == "" {
 		return
 	}
-	if err := a.tell(ctx, p, []templates.SlackMessage{{Text: mrkdwn(text)}}); err != nil {
+	if err := a.tell(ctx, p, []templates.SlackMessage{literal(text)}); err != nil {
 		a.log.Warn("slack: could not answer a person", "slack_user", p.user, "channel", p.channel, "err", err.Error())
 	}
 }
@@ -233,4 +232,16 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// literal is a message that shows text exactly as it is: a rich_text
+// block (Slack's mrkdwn has no escape for * _ ~ and backticks, so text
+// from the backend or a person is never mrkdwn), with the text escaped
+// as the fallback notifications show.
+func literal(text string) templates.SlackMessage {
+	if text == "" {
+		return templates.SlackMessage{}
+	}
+	return templates.SlackMessage{Text: chunk.Cut(templates.SlackFallback(text), 3000),
+		Blocks: []slackgo.Block{templates.SlackRichText(templates.SlackText(text))}}
 }

@@ -1,21 +1,27 @@
 package slack
 
 import (
+	"context"
+	"encoding/hex"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	slackgo "github.com/slack-go/slack"
+
+	"approvalsbot/adapters/click"
 )
 
 // verified reads a request's body once, bounded, and checks Slack's
 // signature on exactly those bytes before anything is parsed: the
 // signing secret, the 5-minute window and a constant-time compare
 // (slack-go's SecretsVerifier), and that the same signed request was not
-// seen before. On failure it has answered (401, 413, 415) and returns
-// false.
+// seen before by any replica (package replay). On failure it has
+// answered (401, 413, 415, or 503 when the store cannot say whether the
+// request is a replay) and returns false.
 func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	secret := a.secret.Reveal()
 	if secret == "" {
@@ -52,8 +58,19 @@ func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		a.refuse(w, r, http.StatusUnauthorized, "the request is not signed by Slack", "signature does not match")
 		return nil, false
 	}
-	key := r.Header.Get("X-Slack-Request-Timestamp") + ":" + r.Header.Get("X-Slack-Signature")
-	if !a.replay.First(key, time.Now()) {
+	// The signature's bytes are the key, not its text: Slack's hex is
+	// read in either letter case, so an upper-cased copy is the same
+	// request. Ensure has read it, so it decodes.
+	sig, _ := hex.DecodeString(strings.TrimPrefix(r.Header.Get("X-Slack-Signature"), "v0="))
+	rctx, cancel := context.WithTimeout(r.Context(), replayCheckBound)
+	first, err := a.replay.First(rctx, sig, time.Now())
+	cancel()
+	if err != nil {
+		a.log.Error("slack: could not check a request for a replay", "path", r.URL.Path, "err", err.Error())
+		a.refuse(w, r, http.StatusServiceUnavailable, click.SayCannotCheck, "replay check failed")
+		return nil, false
+	}
+	if !first {
 		a.refuse(w, r, http.StatusUnauthorized, "the request was sent before", "replayed")
 		return nil, false
 	}
