@@ -21,8 +21,9 @@ const (
 	ackWithin = 3 * time.Second
 	// replayCheckBound is what the replay check (one store write) may
 	// take of the 3 s; a store slower than that is refused with 503,
-	// nothing done, leaving the record its own bound.
-	replayCheckBound = 400 * time.Millisecond
+	// nothing done. With the record's own bound (threads.RecordBound,
+	// 1 s) it leaves a second for the network.
+	replayCheckBound = time.Second
 	// socketAckMax bounds a Socket Mode ack's JSON; slack-go refuses
 	// larger: https://api.slack.com/apis/socket-mode#acknowledge
 	socketAckMax = 20 * 1024

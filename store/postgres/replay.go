@@ -12,7 +12,7 @@ import (
 
 // ReplaySeen records p.Key until p.Until and reports whether it was held
 // already at p.Now, forgetting a few keys past their time first, in one
-// round trip (one batch, which runs as one implicit transaction). The
+// round trip (one batch, one transaction). The
 // keys it forgets are taken FOR UPDATE SKIP LOCKED, so replicas pruning
 // at once never wait for each other. Replicas recording one key at once
 // meet at its primary key: the second waits for the first and, when it
@@ -24,14 +24,26 @@ func (s *Store) ReplaySeen(ctx context.Context, p store.ReplaySeenParams) (bool,
 	}
 	now := query.Millis(p.Now)
 	b := &pgx.Batch{}
+	// A key is worth a commit that does not wait for its WAL flush: it
+	// sits on a click's path before the decision's own durable commit,
+	// and what a crash could lose of it is the last fraction of a
+	// second's keys, whose decisions, if any, Decide still holds to one.
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit TO OFF")
 	b.Queue(query.ReplayPrune(skipLocked), now, query.ReplayPruneBatch)
 	b.Queue(query.ReplayRecord, query.ReplayKey(p.Key), query.Millis(p.Until), now)
+	b.Queue("COMMIT")
 	res := s.pool.SendBatch(ctx, b)
-	if _, err := res.Exec(); err != nil {
-		_ = res.Close()
-		return false, s.fail(ctx, op, err)
+	for range 3 { // BEGIN, SET, the prune
+		if _, err := res.Exec(); err != nil {
+			_ = res.Close()
+			return false, s.fail(ctx, op, err)
+		}
 	}
 	tag, err := res.Exec()
+	if err == nil {
+		_, err = res.Exec() // COMMIT
+	}
 	if err != nil {
 		_ = res.Close()
 		return false, s.fail(ctx, op, err)
