@@ -50,9 +50,9 @@ tenants:
 // botEnv is the environment botConfig reads. No secret is a substring of
 // another, so a leak of one is found by searching for it.
 var botEnv = map[string]string{
-	"BOT_EVENTS_SECRET":      "events-secret-current-5f2a9c",
-	"BOT_EVENTS_SECRET_NEXT": "events-secret-rotated-81d0e4",
-	"BOT_CALLS_SECRET":       "calls-secret-7b3e11",
+	"BOT_EVENTS_SECRET":      "events-secret-current-5f2a9c0123456789",
+	"BOT_EVENTS_SECRET_NEXT": "events-secret-rotated-81d0e40123456789",
+	"BOT_CALLS_SECRET":       "calls-secret-7b3e110123456789abcdef01",
 	"SLACK_BOT_TOKEN":        "xoxb-dummy-token",
 	"SLACK_SIGNING_SECRET":   "slack-signing-dummy",
 }

@@ -28,13 +28,23 @@ import (
 	"approvalsbot/threads"
 )
 
-const callsSecret = "calls-secret"
+const callsSecret = "calls-secret-0123456789abcdef0123"
+
+// testEnv is the bot's environment in these tests: the configuration
+// names each secret, as a real one must.
+func testEnv(name string) (string, bool) {
+	v, ok := map[string]string{
+		"BOT_EVENTS_SECRET": "events-secret-0123456789abcdef012",
+		"BOT_CALLS_SECRET":  callsSecret,
+	}[name]
+	return v, ok
+}
 
 const testConfig = `
 backend:
   url: "%s"
-  events_secrets: ["events-secret"]
-  calls_secrets: ["calls-secret"]
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
 tenants:
   acme:
     post: [slack:C0APPROVALS]
@@ -68,7 +78,7 @@ type bot struct {
 func newBot(t *testing.T) *bot {
 	t.Helper()
 	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(callsSecret)}})
-	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL()), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL()), testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,9 +37,10 @@ import (
 )
 
 const (
-	botToken    = "MTEwMDAwMDAwMDAwMDAwMDAwMQ.Gx1234.fake-bot-token-0123456789"
-	appID       = "1100000000000000001"
-	callsSecret = "calls-secret"
+	botToken     = "MTEwMDAwMDAwMDAwMDAwMDAwMQ.Gx1234.fake-bot-token-0123456789"
+	appID        = "1100000000000000001"
+	callsSecret  = "calls-secret-0123456789abcdef0123"
+	eventsSecret = "events-secret-0123456789abcdef012"
 
 	guildID    = "110000000000000099"
 	chApproval = "112233445566778899"
@@ -56,13 +57,24 @@ const (
 	stranger = "999999999999999999"
 )
 
+// testEnv is the bot's environment in these tests: the configuration
+// names each secret, as a real one must.
+func testEnv(name string) (string, bool) {
+	v, ok := map[string]string{
+		"BOT_EVENTS_SECRET": eventsSecret,
+		"BOT_CALLS_SECRET":  callsSecret,
+		"DISCORD_BOT_TOKEN": botToken,
+	}[name]
+	return v, ok
+}
+
 const testConfig = `
 backend:
   url: "%s"
-  events_secrets: ["events-secret"]
-  calls_secrets: ["calls-secret"]
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
 discord:
-  bot_token: "%s"
+  bot_token: "${DISCORD_BOT_TOKEN}"
   application_id: "` + appID + `"
 %s  api_url: "%s"
 tenants:
@@ -159,8 +171,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if !ho.gateway {
 		keyLine = fmt.Sprintf("  public_key: %q\n", fake.PublicKeyHex())
 	}
-	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL(), botToken, keyLine, fake.URL()),
-		func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL(), keyLine, fake.URL()), testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +229,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		ad.Close()
 		// No token, secret or interaction token ever reaches a log line.
 		out := logs.String()
-		for _, secret := range []string{botToken, callsSecret, "aW50ZXJhY3Rpb24"} {
+		for _, secret := range []string{botToken, callsSecret, eventsSecret, "aW50ZXJhY3Rpb24"} {
 			if strings.Contains(out, secret) {
 				t.Errorf("the logs carry %q:\n%s", secret, out)
 			}

@@ -41,17 +41,31 @@ const (
 	botToken      = "xoxb-test-0123456789"
 	signingSecret = "signing-secret-0123456789"
 	appToken      = "xapp-test-0123456789"
-	callsSecret   = "calls-secret"
+	callsSecret   = "calls-secret-0123456789abcdef0123"
+	eventsSecret  = "events-secret-0123456789abcdef012"
 )
+
+// testEnv is the bot's environment in these tests: the configuration
+// names each secret, as a real one must.
+func testEnv(name string) (string, bool) {
+	v, ok := map[string]string{
+		"BOT_EVENTS_SECRET":    eventsSecret,
+		"BOT_CALLS_SECRET":     callsSecret,
+		"SLACK_BOT_TOKEN":      botToken,
+		"SLACK_SIGNING_SECRET": signingSecret,
+		"SLACK_APP_TOKEN":      appToken,
+	}[name]
+	return v, ok
+}
 
 const testConfig = `
 backend:
   url: "%s"
-  events_secrets: ["events-secret"]
-  calls_secrets: ["calls-secret"]
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
 slack:
-  bot_token: "%s"
-  signing_secret: "%s"
+  bot_token: "${SLACK_BOT_TOKEN}"
+  signing_secret: "${SLACK_SIGNING_SECRET}"
 %s  api_url: "%s"
 tenants:
   acme:
@@ -144,10 +158,9 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(callsSecret)}})
 	appLine := ""
 	if ho.socket {
-		appLine = fmt.Sprintf("  app_token: %q\n", appToken)
+		appLine = "  app_token: \"${SLACK_APP_TOKEN}\"\n"
 	}
-	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL(), botToken, signingSecret, appLine, fake.APIURL()),
-		func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL(), appLine, fake.APIURL()), testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +214,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		ad.Close()
 		// No secret, token or response_url ever reaches a log line.
 		out := logs.String()
-		for _, secret := range []string{botToken, signingSecret, appToken, callsSecret, "/response/"} {
+		for _, secret := range []string{botToken, signingSecret, appToken, callsSecret, eventsSecret, "/response/"} {
 			if strings.Contains(out, secret) {
 				t.Errorf("the logs carry %q:\n%s", secret, out)
 			}
