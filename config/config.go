@@ -97,6 +97,19 @@ type Config struct {
 	SMTP    *SMTP
 	// Tenants by id; never empty.
 	Tenants map[string]*Tenant
+	// SecretVars names, in file order, the environment variable each
+	// secret was read from, so that `bot check` can show where a secret
+	// comes from without showing it.
+	SecretVars []SecretVar
+}
+
+// SecretVar says which environment variable a secret was read from.
+type SecretVar struct {
+	// Path is the field, like backend.events_secrets[0]; store.dsn for a
+	// DSN from the environment or a DSN's password.
+	Path string
+	// Var is the variable's name, without ${}.
+	Var string
 }
 
 // Tombstones is how long a pruned approval's tombstone is kept after its
@@ -109,7 +122,8 @@ type Store struct {
 	// Driver is DriverSQLite or DriverPostgres.
 	Driver string
 	// DSN is a Secret because a Postgres DSN usually carries a password;
-	// Summary prints it with the password removed.
+	// Summary prints it with the password removed. The file may hold the
+	// DSN, but a password in it only as ${NAME}.
 	DSN Secret
 }
 
@@ -141,8 +155,9 @@ type Discord struct {
 	ApplicationID string
 	// PublicKey, when set, selects HTTP interactions (POST
 	// /discord/interactions); otherwise interactions come over the gateway.
-	// It is hex Ed25519 and not confidential, but it comes from the
-	// environment with the token and is kept out of logs all the same.
+	// It is hex Ed25519 and not confidential, so the file may hold it
+	// as written or as ${NAME}; it prints as <secret> all the same, since
+	// a value from the environment is not known to be only a key.
 	PublicKey Secret
 	// APIURL is the REST base, always ending in "/".
 	APIURL string

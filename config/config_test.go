@@ -18,8 +18,8 @@ import (
 // fullEnv supplies the variables testdata/full.yaml names. Values are
 // distinctive so the leak test can search for them.
 var fullEnv = map[string]string{
-	"BOT_EVENTS_SECRET":    "ev-secret-5f2a77",
-	"BOT_CALLS_SECRET":     "calls-secret-9c1d88",
+	"BOT_EVENTS_SECRET":    "ev-secret-5f2a77-41c9e3b0d8a6f2e7c5b19d04",
+	"BOT_CALLS_SECRET":     "calls-secret-9c1d88-e2f4a6b8c0d1e3f5a7b9",
 	"SLACK_BOT_TOKEN":      "xoxb-slack-bot-token-4242",
 	"SLACK_SIGNING_SECRET": "slack-signing-secret-3131",
 	"SLACK_APP_TOKEN":      "xapp-slack-app-token-5353",
@@ -89,8 +89,8 @@ func TestLoadFull(t *testing.T) {
 		Retention: 30 * 24 * time.Hour,
 		Backend: config.Backend{
 			URL:           "https://jobs.acme.example",
-			EventsSecrets: []config.Secret{"ev-secret-5f2a77"},
-			CallsSecrets:  []config.Secret{"calls-secret-9c1d88"},
+			EventsSecrets: []config.Secret{config.Secret(fullEnv["BOT_EVENTS_SECRET"])},
+			CallsSecrets:  []config.Secret{config.Secret(fullEnv["BOT_CALLS_SECRET"])},
 		},
 		Slack: &config.Slack{
 			BotToken:      "xoxb-slack-bot-token-4242",
@@ -158,6 +158,16 @@ func TestLoadFull(t *testing.T) {
 				},
 			},
 		},
+		// The public key is no secret: read like any text, not listed.
+		SecretVars: []config.SecretVar{
+			{Path: "backend.events_secrets[0]", Var: "BOT_EVENTS_SECRET"},
+			{Path: "backend.calls_secrets[0]", Var: "BOT_CALLS_SECRET"},
+			{Path: "slack.bot_token", Var: "SLACK_BOT_TOKEN"},
+			{Path: "slack.signing_secret", Var: "SLACK_SIGNING_SECRET"},
+			{Path: "slack.app_token", Var: "SLACK_APP_TOKEN"},
+			{Path: "discord.bot_token", Var: "DISCORD_BOT_TOKEN"},
+			{Path: "smtp.password", Var: "SMTP_PASSWORD"},
+		},
 	}
 	got := loadFull(t)
 	if diff := cmp.Diff(want, got, cmpOpts); diff != "" {
@@ -167,22 +177,38 @@ func TestLoadFull(t *testing.T) {
 
 // base is a small valid file; cases append lines to it. Lines appended at
 // column 0 are top-level keys, lines indented by four are keys of tenant
-// acme. The first appended line is line 11.
+// acme. The first appended line is line 11. Its secrets are in baseEnv.
 const base = `backend:
   url: https://jobs.acme.example
-  events_secrets: [e]
-  calls_secrets: [c]
+  events_secrets: ["${EVENTS_SECRET}"]
+  calls_secrets: ["${CALLS_SECRET}"]
 slack:
-  bot_token: xoxb-1
-  signing_secret: s
+  bot_token: ${SLACK_BOT_TOKEN}
+  signing_secret: ${SLACK_SIGNING_SECRET}
 tenants:
   acme:
     post: [slack:C0APPROVALS]
 `
 
+// baseEnv resolves base's secrets, with more variables for a case. The
+// HMAC keys are 32 bytes, the shortest accepted; the Slack signing secret
+// is shorter, which Slack's secrets may be.
+func baseEnv(more map[string]string) func(string) (string, bool) {
+	env := map[string]string{
+		"EVENTS_SECRET":        "events-secret-of-32-bytes-4a1c9e",
+		"CALLS_SECRET":         "calls-secret-of-32-bytes-77b02d5f",
+		"SLACK_BOT_TOKEN":      "xoxb-1",
+		"SLACK_SIGNING_SECRET": "s",
+	}
+	for k, v := range more {
+		env[k] = v
+	}
+	return envOf(env)
+}
+
 func parse(t *testing.T, text string) (*config.Config, []string) {
 	t.Helper()
-	c, err := config.Parse("bot.yaml", []byte(text), envOf(map[string]string{"SET": "value", "EMPTY": ""}))
+	c, err := config.Parse("bot.yaml", []byte(text), baseEnv(map[string]string{"SET": "value", "EMPTY": ""}))
 	if err == nil {
 		return c, nil
 	}
@@ -279,7 +305,7 @@ func TestProblems(t *testing.T) {
 		{name: "postgres without dsn", add: "store:\n  driver: postgres\n", want: []string{
 			"bot.yaml:11: store.dsn: missing: postgres needs a DSN (postgres://user:${PASSWORD}@host/db)",
 		}},
-		{name: "postgres with a foreign URL", add: "store:\n  driver: postgres\n  dsn: mysql://u:pw@db/x\n", want: []string{
+		{name: "postgres with a foreign URL", add: "store:\n  driver: postgres\n  dsn: mysql://bot@db/x\n", want: []string{
 			"bot.yaml:13: store.dsn: is not a PostgreSQL DSN (postgres://… or key=value pairs)",
 		}},
 		{name: "backend url relative", text: strings.Replace(base, "https://jobs.acme.example", "/v1", 1), want: []string{
@@ -291,11 +317,11 @@ func TestProblems(t *testing.T) {
 		{name: "backend url with credentials", text: strings.Replace(base, "https://jobs.acme.example", "https://u:hunter2@jobs.acme.example", 1), want: []string{
 			"bot.yaml:2: backend.url: must not carry credentials (user:password@)",
 		}},
-		{name: "empty secrets lists", text: strings.NewReplacer("[e]", "[]", "[c]", "").Replace(base), want: []string{
+		{name: "empty secrets lists", text: strings.NewReplacer(`["${EVENTS_SECRET}"]`, "[]", `["${CALLS_SECRET}"]`, "").Replace(base), want: []string{
 			"bot.yaml:3: backend.events_secrets: needs at least one secret",
 			"bot.yaml:4: backend.calls_secrets: needs at least one secret",
 		}},
-		{name: "secret set to nothing", text: strings.Replace(base, "[e]", "[\"${EMPTY}\"]", 1), want: []string{
+		{name: "secret set to nothing", text: strings.Replace(base, "${EVENTS_SECRET}", "${EMPTY}", 1), want: []string{
 			"bot.yaml:3: backend.events_secrets[0]: is empty (is its environment variable set to nothing?)",
 		}},
 		{name: "backend missing", text: base[strings.Index(base, "slack:"):], want: []string{
@@ -303,10 +329,10 @@ func TestProblems(t *testing.T) {
 		}},
 
 		// Surfaces.
-		{name: "slack without a way to click", text: strings.Replace(base, "  signing_secret: s\n", "", 1), want: []string{
+		{name: "slack without a way to click", text: strings.Replace(base, "  signing_secret: ${SLACK_SIGNING_SECRET}\n", "", 1), want: []string{
 			"bot.yaml:5: slack: needs signing_secret (HTTP interactions) or app_token (Socket Mode), or people cannot click",
 		}},
-		{name: "slack api_url gets its slash", add: "", text: strings.Replace(base, "  signing_secret: s\n", "  signing_secret: s\n  api_url: ftp://x\n", 1), want: []string{
+		{name: "slack api_url gets its slash", add: "", text: strings.Replace(base, "  signing_secret: ${SLACK_SIGNING_SECRET}\n", "  signing_secret: ${SLACK_SIGNING_SECRET}\n  api_url: ftp://x\n", 1), want: []string{
 			`bot.yaml:8: slack.api_url: "ftp://x" is not an absolute http(s) URL`,
 		}},
 		{name: "discord section checks", add: "discord:\n  application_id: \"123\"\n  public_key: nothex\n", want: []string{
@@ -477,8 +503,8 @@ func TestProblems(t *testing.T) {
 		}},
 
 		// Variables.
-		{name: "unset variable", text: strings.Replace(base, "xoxb-1", "${SLACK_BOT_TOKEN}", 1), want: []string{
-			"bot.yaml:6: slack.bot_token: environment variable SLACK_BOT_TOKEN is not set",
+		{name: "unset variable", text: strings.Replace(base, "${SLACK_BOT_TOKEN}", "${SLACK_BOT_TOKN}", 1), want: []string{
+			"bot.yaml:6: slack.bot_token: environment variable SLACK_BOT_TOKN is not set",
 		}},
 		{name: "two unset variables in one value", add: "listen: \"${HOST}:${PORT}\"\n", want: []string{
 			"bot.yaml:11: listen: environment variable HOST is not set",
@@ -494,7 +520,7 @@ func TestProblems(t *testing.T) {
 		{name: "dsn set to nothing", add: "store:\n  driver: postgres\n  dsn: ${EMPTY}\n", want: []string{
 			"bot.yaml:13: store.dsn: is empty (is its environment variable set to nothing?)",
 		}},
-		{name: "an unset signing secret is reported once", text: strings.Replace(base, "signing_secret: s", "signing_secret: ${NOPE}", 1), want: []string{
+		{name: "an unset signing secret is reported once", text: strings.Replace(base, "signing_secret: ${SLACK_SIGNING_SECRET}", "signing_secret: ${NOPE}", 1), want: []string{
 			"bot.yaml:7: slack.signing_secret: environment variable NOPE is not set",
 		}},
 		{name: "variable where a boolean goes", add: "    forbid_self_approval: ${SET}\n", want: []string{
@@ -536,12 +562,12 @@ func TestValidVariants(t *testing.T) {
 		{"null sections are omitted", "discord:\nsmtp: ~\n"},
 		{"variable booleans and aliases", "    forbid_self_approval: ${TRUE}\n    ladders:\n      default:\n        - after: 1h\n          mention: &who [slack:U0KEVIN]\n        - after: 2h\n          dm: *who\n"},
 		{"postgres keyword DSN", "store:\n  driver: postgres\n  dsn: \"host=db user=bot password=${SET}\"\n"},
-		{"discord snowflake as a number", "discord:\n  bot_token: t\n  application_id: 1100000000000000000\n"},
+		{"discord snowflake as a number", "discord:\n  bot_token: ${SET}\n  application_id: 1100000000000000000\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := config.Parse("bot.yaml", []byte(base+tt.add), envOf(map[string]string{"SET": "x", "TRUE": "true"}))
+			_, err := config.Parse("bot.yaml", []byte(base+tt.add), baseEnv(map[string]string{"SET": "x", "TRUE": "true"}))
 			if err != nil {
 				t.Errorf("want no problems, got:\n%v\nfile:\n%s", err, numbered(base+tt.add))
 			}
@@ -553,7 +579,7 @@ func TestValidVariants(t *testing.T) {
 // line order, not just the first.
 func TestManyProblems(t *testing.T) {
 	t.Parallel()
-	_, err := config.Load(filepath.Join("testdata", "broken.yaml"), envOf(map[string]string{"BOT_EVENTS_SECRET": "e"}))
+	_, err := config.Load(filepath.Join("testdata", "broken.yaml"), baseEnv(map[string]string{"BOT_EVENTS_SECRET": fullEnv["BOT_EVENTS_SECRET"]}))
 	want := []string{
 		`broken.yaml:3: tick: "soon" is not a duration (write it like 10s, 15m or 1h30m)`,
 		`broken.yaml:5: store.driver: "mysql" is not one of sqlite, postgres`,
@@ -606,21 +632,24 @@ func TestEmptyFile(t *testing.T) {
 	}
 }
 
+// backendOnly is a valid file with no surface; its secrets are in
+// baseEnv.
+const backendOnly = "backend:\n  url: https://jobs.example\n  events_secrets: [\"${EVENTS_SECRET}\"]\n  calls_secrets: [\"${CALLS_SECRET}\"]\ntenants:\n  acme:\n    post: [slack:C0A]\n"
+
 func TestLeaseBounds(t *testing.T) {
-	base := "backend:\n  url: https://jobs.example\n  events_secrets: [a]\n  calls_secrets: [b]\ntenants:\n  acme:\n    post: [slack:C0A]\n"
-	cfg, err := config.Parse("bot.yaml", []byte("lease: 30s\n"+base), func(string) (string, bool) { return "", false })
+	base, env := backendOnly, baseEnv(nil)
+	cfg, err := config.Parse("bot.yaml", []byte("lease: 30s\n"+base), env)
 	if err != nil || cfg.Lease != 30*time.Second {
 		t.Fatalf("lease 30s: %v %v", cfg, err)
 	}
-	_, err = config.Parse("bot.yaml", []byte("lease: 1s\n"+base), func(string) (string, bool) { return "", false })
+	_, err = config.Parse("bot.yaml", []byte("lease: 1s\n"+base), env)
 	if err == nil || !strings.Contains(err.Error(), "bot.yaml:1: lease: 1s is too short: at least 5s") {
 		t.Fatalf("lease 1s: %v", err)
 	}
 }
 
 func TestRetention(t *testing.T) {
-	base := "backend:\n  url: https://jobs.example\n  events_secrets: [a]\n  calls_secrets: [b]\ntenants:\n  acme:\n    post: [slack:C0A]\n"
-	env := func(string) (string, bool) { return "", false }
+	base, env := backendOnly, baseEnv(nil)
 	for _, c := range []struct {
 		file             string
 		retention, tombs time.Duration

@@ -33,6 +33,9 @@ type decoder struct {
 	// a secret variable written into the wrong field must not end up in
 	// `bot check` output or logs.
 	fromEnv map[string]string
+	// secretVars lists, in file order, the variable each secret was read
+	// from.
+	secretVars []SecretVar
 }
 
 // problemf records a problem at node n (nil: no line).
@@ -43,6 +46,14 @@ func (d *decoder) problemf(n *yaml.Node, path, format string, args ...any) {
 	}
 	msg := d.scrub(fmt.Sprintf(format, args...))
 	d.problems = append(d.problems, Problem{File: d.file, Line: line, Path: path, Msg: msg})
+}
+
+// fixedProblem records a problem whose message is fixed text and the
+// file's own ${NAME} references, holding no value. It is not scrubbed:
+// scrubbing would only mangle its words where a short secret happens to
+// spell one ("short" in "shorter").
+func (d *decoder) fixedProblem(n *yaml.Node, path, msg string) {
+	d.problems = append(d.problems, Problem{File: d.file, Line: n.Line, Path: path, Msg: msg})
 }
 
 // minScrub is the shortest environment value scrubbed from problems;
@@ -348,17 +359,24 @@ func (d *decoder) expand(n *yaml.Node, path, s string) (string, bool) {
 			d.problemf(n, path, "environment variable %s is not set", name)
 			ok = false
 		default:
-			if len(v) >= minScrub {
-				if d.fromEnv == nil {
-					d.fromEnv = map[string]string{}
-				}
-				d.fromEnv[v] = name
-			}
+			d.remember(v, name)
 			b.WriteString(v)
 		}
 		s = rest[j+1:]
 	}
 	return b.String(), ok
+}
+
+// remember records that v came from the variable name, so problems show
+// ${name} instead of v.
+func (d *decoder) remember(v, name string) {
+	if len(v) < minScrub {
+		return
+	}
+	if d.fromEnv == nil {
+		d.fromEnv = map[string]string{}
+	}
+	d.fromEnv[v] = name
 }
 
 // str decodes a scalar as text, with ${VAR} replaced. Numbers are taken as
@@ -381,10 +399,72 @@ func (d *decoder) text(n *yaml.Node, path, want string) (s string, set bool) {
 	return d.expand(n, path, n.Value)
 }
 
-// secret decodes a credential. Its value never appears in a problem.
+// secret decodes a credential, which must be written as one ${NAME}: the
+// file is copied, committed and printed far more often than an
+// environment is. Its value never appears in a problem, and a literal is
+// reported without echoing what was written.
 func (d *decoder) secret(n *yaml.Node, path string) (Secret, bool) {
+	name, ok := d.secretRef(n, path)
+	if !ok {
+		return "", false
+	}
 	s, ok := d.str(n, path)
+	if ok && name != "" {
+		d.secretVars = append(d.secretVars, SecretVar{Path: path, Var: name})
+	}
 	return Secret(s), ok
+}
+
+// envRef is one ${NAME} and nothing else.
+var envRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
+
+// refName returns the NAME of s when s is exactly one ${NAME}.
+func refName(s string) (string, bool) {
+	m := envRef.FindStringSubmatch(s)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// secretRef checks that a secret's node is one ${NAME} and returns NAME.
+// Null (the key left empty) and "" hold no secret and pass with no name,
+// as does a node that is not text, which str then reports. ok is false
+// after a problem.
+func (d *decoder) secretRef(n *yaml.Node, path string) (name string, ok bool) {
+	m := deref(n)
+	if isNull(n) || m.Kind != yaml.ScalarNode || m.ShortTag() == "!!bool" || m.Value == "" {
+		return "", true
+	}
+	if name, ok := refName(m.Value); ok {
+		return name, true
+	}
+	d.fixedProblem(m, path, "is a secret written in the file: write it as one ${NAME}, nothing around it, and set NAME in the bot's environment")
+	return "", false
+}
+
+// MinHMACKey is the shortest HMAC key the bot accepts for the secrets it
+// shares with the backend: a key shorter than the hash's output (SHA-256,
+// 32 bytes) is guessed sooner than the hash can be broken. The bot and
+// the backend choose these keys, so nothing stops them being long.
+//
+// Slack's signing secret also keys an HMAC-SHA256, but Slack issues it
+// (32 hex digits today) and its operator cannot choose another, so no
+// length is required of it: a rule the bot cannot help anyone meet would
+// only refuse a secret Slack changed the form of.
+const MinHMACKey = 32
+
+// hmacKey reads a secret that keys an HMAC shared with the backend. The
+// problem names the variable, never the value or its length.
+func (d *decoder) hmacKey(n *yaml.Node, path string) (Secret, bool) {
+	s, ok := d.secret(n, path)
+	if ok && s != "" && len(s) < MinHMACKey {
+		// The node is one ${NAME} (secret checked it).
+		d.fixedProblem(deref(n), path, fmt.Sprintf("%s is shorter than %d bytes, the size of an HMAC-SHA256 key: make a new one (openssl rand -hex 32) and give it to both sides",
+			deref(n).Value, MinHMACKey))
+		return "", false
+	}
+	return s, ok
 }
 
 // boolean decodes true or false. A value from ${VAR} is read as YAML would

@@ -2,8 +2,6 @@ package config
 
 import (
 	"fmt"
-	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +11,8 @@ import (
 
 // Summary is what `bot check` prints for a valid file: the listen address,
 // the store (its DSN without password), how long what it stores is kept,
-// which surfaces are on and how interactions arrive, and per tenant where
+// which surfaces are on and how interactions arrive, the variable each
+// secret is read from (the secret itself as <secret>), and per tenant where
 // cards go, how many members it has, the timeline each ladder gives under
 // the tenant's deadline, and the timeline each tool override gives. No
 // secret appears in it.
@@ -47,6 +46,10 @@ func (c *Config) Summary() string {
 		b.WriteString("email off\n")
 	} else {
 		fmt.Fprintf(&b, "email on, %s with %s, from %s\n", c.SMTP.Addr, c.SMTP.TLS, c.SMTP.From)
+	}
+	// Where each secret comes from, never what it is.
+	for _, v := range c.SecretVars {
+		fmt.Fprintf(&b, "secret %s: %s from ${%s}\n", v.Path, redacted, v.Var)
 	}
 
 	ids := make([]string, 0, len(c.Tenants))
@@ -173,24 +176,4 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// kvPassword finds password=… in a keyword/value DSN (quoted or not).
-var kvPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
-
-// redactDSN removes passwords from a DSN, from the user-info, the query,
-// or keyword/value pairs. A URL it cannot read is hidden entirely.
-func redactDSN(dsn string) string {
-	if !strings.Contains(dsn, "://") {
-		return kvPassword.ReplaceAllString(dsn, "${1}xxxxx")
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(dsn hidden: not a readable URL)"
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
 }

@@ -164,6 +164,13 @@ backend https://jobs.acme.example (1 events secret, 1 calls secret)
 slack on, interactions over Socket Mode
 discord on (application 1100000000000000000), interactions at POST /discord/interactions
 email on, smtp.acme.example:587 with starttls, from Approvals <approvals@acme.example>
+secret backend.events_secrets[0]: <secret> from ${BOT_EVENTS_SECRET}
+secret backend.calls_secrets[0]: <secret> from ${BOT_CALLS_SECRET}
+secret slack.bot_token: <secret> from ${SLACK_BOT_TOKEN}
+secret slack.signing_secret: <secret> from ${SLACK_SIGNING_SECRET}
+secret slack.app_token: <secret> from ${SLACK_APP_TOKEN}
+secret discord.bot_token: <secret> from ${DISCORD_BOT_TOKEN}
+secret smtp.password: <secret> from ${SMTP_PASSWORD}
 
 tenant acme: deadline 24h, 2 members (2 can decide), self-approval forbidden
   post slack:C0APPROVALS discord:channel:112233445566778899
@@ -199,19 +206,27 @@ func TestSummaryRedactsDSN(t *testing.T) {
 		{"postgres://db.acme.example/bot?password=hunter2&sslmode=require", "store postgres postgres://db.acme.example/bot?password=xxxxx&sslmode=require\n"},
 		{"host=db user=bot password='hun ter2' dbname=bot", "store postgres host=db user=bot password=xxxxx dbname=bot\n"},
 		{"host=db user=bot password=hunter2", "store postgres host=db user=bot password=xxxxx\n"},
+		{"host=db user=bot password=hun\\ ter2", "store postgres host=db user=bot password=xxxxx\n"},
+		{"host=db sslpassword=hunter2 user=bot", "store postgres host=db sslpassword=xxxxx user=bot\n"},
+		{"postgres://bot@db.acme.example/bot?sslpassword=hunter2", "store postgres postgres://bot@db.acme.example/bot?sslpassword=xxxxx\n"},
+		{"postgres://db.acme.example?application_name=bot:hunter2@x", "store postgres postgres://db.acme.example?application_name=bot:xxxxx@x\n"},
 	}
 	for _, tt := range tests {
 		text := base + "store:\n  driver: postgres\n  dsn: ${DSN}\n"
-		c, err := config.Parse("bot.yaml", []byte(text), envOf(map[string]string{"DSN": tt.dsn}))
+		c, err := config.Parse("bot.yaml", []byte(text), baseEnv(map[string]string{"DSN": tt.dsn}))
 		if err != nil {
 			t.Fatalf("Parse with DSN %q: %v", tt.dsn, err)
 		}
 		s := c.Summary()
-		if strings.Contains(s, "hunter2") || strings.Contains(s, "hun ter2") {
+		if strings.Contains(s, "hunter2") || strings.Contains(s, "hun ter2") || strings.Contains(s, "ter2") {
 			t.Errorf("Summary leaks the DSN password:\n%s", s)
 		}
 		if !strings.Contains(s, tt.want) {
 			t.Errorf("Summary lacks %q:\n%s", tt.want, s)
+		}
+		// A DSN from the environment is named like any secret.
+		if want := "secret store.dsn: <secret> from ${DSN}\n"; !strings.Contains(s, want) {
+			t.Errorf("Summary lacks %q:\n%s", want, s)
 		}
 	}
 }

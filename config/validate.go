@@ -89,6 +89,7 @@ func (d *decoder) decodeFile(data []byte) *Config {
 		"smtp":    func(k, v *yaml.Node, p string) { c.SMTP = d.smtp(k, v, p) },
 		"tenants": func(k, v *yaml.Node, p string) { d.tenants(k, v, p, c) },
 	})
+	c.SecretVars = d.secretVars
 	if !ok {
 		return c
 	}
@@ -149,7 +150,7 @@ func (d *decoder) store(k, v *yaml.Node, p string) Store {
 		},
 		"dsn": func(_, v *yaml.Node, p string) {
 			dsnNode = v
-			s.DSN, dsnOK = d.secret(v, p)
+			s.DSN, dsnOK = d.dsn(v, p)
 		},
 	})
 	dsnPath := joinKey(p, "dsn")
@@ -182,7 +183,7 @@ func (d *decoder) backend(k, v *yaml.Node, p string) Backend {
 	secrets := func(dst *[]Secret) field {
 		return func(k, v *yaml.Node, p string) {
 			n, ok := d.list(v, p, func(_ int, item *yaml.Node, p string) {
-				s, ok := d.secret(item, p)
+				s, ok := d.hmacKey(item, p)
 				switch {
 				case ok && s == "":
 					d.problemf(deref(item), p, "is empty (is its environment variable set to nothing?)")
@@ -302,7 +303,9 @@ func (d *decoder) discord(k, v *yaml.Node, p string) *Discord {
 			}
 		},
 		"public_key": func(_, v *yaml.Node, p string) {
-			key, ok := d.secret(v, p)
+			// A public key is no secret: it may be written in the file.
+			raw, ok := d.str(v, p)
+			key := Secret(raw)
 			if !ok || key == "" {
 				return
 			}
