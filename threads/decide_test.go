@@ -27,7 +27,7 @@ type decideHarness struct {
 
 func newDecideHarness(t *testing.T, maxElapsed time.Duration) *decideHarness {
 	t.Helper()
-	secret := [][]byte{[]byte("calls-secret")}
+	secret := [][]byte{[]byte(testCallsSecret)}
 	fake := backendtest.New(t, backendtest.Options{Secrets: secret})
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret,
 		MaxElapsed: maxElapsed, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})

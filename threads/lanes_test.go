@@ -161,7 +161,7 @@ func (g *gatedRecorder) Post(ctx context.Context, req threads.PostRequest) (thre
 // from its claims, so each card is posted once.
 func TestAClockJumpDoesNotRepeatRowsInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg, err := config.Parse("bot.yaml", []byte(testConfig), func(string) (string, bool) { return "", false })
+		cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
 		if err != nil {
 			t.Fatal(err)
 		}

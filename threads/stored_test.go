@@ -72,7 +72,7 @@ func renderAll(t *testing.T, r *templates.Renderer, in templates.Input) map[stri
 // redelivery is still told apart by the raw body's digest, and each card
 // renders from the stored revision exactly as from the request received.
 func TestRevisionsKeepNoRawContent(t *testing.T) {
-	cfg, err := config.Parse("bot.yaml", []byte(testConfig), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

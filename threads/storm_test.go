@@ -56,7 +56,8 @@ import (
 const (
 	stormSigning      = "storm-signing-secret-0123456789"
 	stormBotToken     = "xoxb-storm-0123456789"
-	stormCallsSecret  = "storm-calls-secret"
+	stormEventsSecret = "storm-events-secret-0123456789abcdef"
+	stormCallsSecret  = "storm-calls-secret-0123456789abcdef"
 	stormPostBurst    = 3
 	stormUpdateBurst  = 10
 	stormTickInterval = 250 * time.Millisecond
@@ -148,15 +149,26 @@ func (w *writeCounter) OutboxDead(ctx context.Context, p store.OutboxDeadParams)
 func stormChannel(i int) string  { return fmt.Sprintf("C0STORM%02d", i) }
 func stormApproval(i int) string { return fmt.Sprintf("a-storm%04d", i) }
 
+// stormEnv is the environment stormConfig reads its secrets from.
+func stormEnv(name string) (string, bool) {
+	v, ok := map[string]string{
+		"BOT_EVENTS_SECRET":    stormEventsSecret,
+		"BOT_CALLS_SECRET":     stormCallsSecret,
+		"SLACK_BOT_TOKEN":      stormBotToken,
+		"SLACK_SIGNING_SECRET": stormSigning,
+	}[name]
+	return v, ok
+}
+
 func stormConfig(o stormOptions, backendURL, slackURL string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `backend:
   url: %q
-  events_secrets: ["storm-events-secret-0123456789"]
-  calls_secrets: [%q]
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
 slack:
-  bot_token: %q
-  signing_secret: %q
+  bot_token: "${SLACK_BOT_TOKEN}"
+  signing_secret: "${SLACK_SIGNING_SECRET}"
   api_url: %q
 tenants:
   acme:
@@ -169,7 +181,7 @@ tenants:
     members:
       - {user: "user:kevin", role: operator, content: true, slack: U0KEVIN}
     tools:
-`, backendURL, stormCallsSecret, stormBotToken, stormSigning, slackURL, o.deadline, stormChannel(0), o.step)
+`, backendURL, slackURL, o.deadline, stormChannel(0), o.step)
 	for c := range o.channels {
 		fmt.Fprintf(&b, "      \"storm.c%02d\": {post: [slack:%s]}\n", c, stormChannel(c))
 	}
@@ -234,7 +246,7 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 	}
 	sl.AddUser("U0KEVIN")
 	back := backendtest.New(tb, backendtest.Options{Secrets: [][]byte{[]byte(stormCallsSecret)}})
-	cfg, err := config.Parse("bot.yaml", []byte(stormConfig(o, back.URL(), sl.APIURL())), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse("bot.yaml", []byte(stormConfig(o, back.URL(), sl.APIURL())), stormEnv)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -640,7 +652,7 @@ func TestReplicasShareAChannelsPace(t *testing.T) {
 	o := stormOptions{scale: postRate, approvals: cards, channels: 1, step: time.Hour, deadline: 2 * time.Hour}
 	// The first replica, with the fakes and the database; it ingests.
 	first := newStorm(t, o, true)
-	cfg, err := config.Parse("bot.yaml", []byte(stormConfig(o, first.back.URL(), first.slack.APIURL())), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse("bot.yaml", []byte(stormConfig(o, first.back.URL(), first.slack.APIURL())), stormEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

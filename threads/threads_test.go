@@ -24,16 +24,35 @@ import (
 	"approvalsbot/threads"
 )
 
+// testCallsSecret is the calls secret testConfig names, and the one the
+// fake backend of the tests that decide checks.
+const testCallsSecret = "calls-secret-of-the-tests-0123456789"
+
+// testSecrets is the environment testConfig reads its secrets from.
+var testSecrets = map[string]string{
+	"BOT_EVENTS_SECRET":    "events-secret-of-the-tests-0123456789",
+	"BOT_CALLS_SECRET":     testCallsSecret,
+	"SLACK_BOT_TOKEN":      "xoxb-test",
+	"SLACK_SIGNING_SECRET": "signing-secret-of-the-tests",
+	"DISCORD_BOT_TOKEN":    "discord-token",
+}
+
+// testEnv is the getenv testConfig is parsed with.
+func testEnv(name string) (string, bool) {
+	v, ok := testSecrets[name]
+	return v, ok
+}
+
 const testConfig = `
 backend:
   url: "http://127.0.0.1:9"
-  events_secrets: ["events-secret"]
-  calls_secrets: ["calls-secret"]
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
 slack:
-  bot_token: "xoxb-test"
-  signing_secret: "signing"
+  bot_token: "${SLACK_BOT_TOKEN}"
+  signing_secret: "${SLACK_SIGNING_SECRET}"
 discord:
-  bot_token: "discord-token"
+  bot_token: "${DISCORD_BOT_TOKEN}"
   application_id: "1100000000000000000"
 tenants:
   acme:
@@ -166,7 +185,7 @@ func newHarness(t *testing.T) *harness {
 
 func newHarnessWith(t *testing.T, opt func(*threads.Options)) *harness {
 	t.Helper()
-	cfg, err := config.Parse("bot.yaml", []byte(testConfig), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func newTickBench(b *testing.B, pending int) *tickBench {
 		b.Fatalf("pending %d is not a multiple of %d", pending, tickDue)
 	}
 	ctx := context.Background()
-	cfg, err := config.Parse("bot.yaml", []byte(testConfig), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
 	if err != nil {
 		b.Fatal(err)
 	}

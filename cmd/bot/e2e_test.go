@@ -53,8 +53,8 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	e2eEventsSecret = "e2e-events-secret"
-	e2eCallsSecret  = "e2e-calls-secret"
+	e2eEventsSecret = "e2e-events-secret-0123456789abcdef"
+	e2eCallsSecret  = "e2e-calls-secret-0123456789abcdef"
 )
 
 func e2eConfig(t *testing.T, dir string) string {
@@ -454,7 +454,7 @@ func TestCheckAndPreview(t *testing.T) {
 	cfg := e2eConfig(t, t.TempDir())
 	var out, errOut bytes.Buffer
 	if code := run(ctx, []string{"check", "--config", cfg}, &out, &errOut, lookup(map[string]string{
-		"BOT_EVENTS_SECRET": "x", "BOT_CALLS_SECRET": "y"})); code != 0 {
+		"BOT_EVENTS_SECRET": e2eEventsSecret, "BOT_CALLS_SECRET": e2eCallsSecret})); code != 0 {
 		t.Fatalf("check: %d %s", code, errOut.String())
 	}
 	out.Reset()
