@@ -301,6 +301,15 @@ type EventInsertResult struct {
 	BodySHA256 string // the stored digest when not inserted
 }
 
+// OneWriter is a store whose transactions that write run one at a time
+// (SQLite): there, concurrent callers gain by sharing one transaction and
+// one commit. A store without it (PostgreSQL) runs writers side by side,
+// each holding its rows' locks only for its own work, and flushes the
+// commits of concurrent transactions together itself.
+type OneWriter interface {
+	OneWriter() bool
+}
+
 // ApprovalListPendingParams selects pending approvals of a tenant.
 type ApprovalListPendingParams struct {
 	Tenant string

@@ -8,7 +8,8 @@ import (
 )
 
 // groupCommit runs the transactions of concurrent callers together, one
-// commit for many (the classic group commit): every durable commit waits
+// commit for many (the classic group commit), on a store whose writers
+// run one at a time (store.OneWriter: SQLite): every durable commit waits
 // for an fsync, so a thousand deadline denies answered at once would
 // otherwise queue a thousand fsyncs behind each other. The first caller
 // leads: it runs everything queued by then (up to maxGroup) in one
@@ -43,6 +44,12 @@ type commitResult struct {
 // queued at the same time, and returns once that transaction (or fn's own,
 // if the shared one failed) has committed or failed.
 func (s *Service) commit(ctx context.Context, fn func(context.Context, store.Tx) error) error {
+	if w, ok := s.store.(store.OneWriter); !ok || !w.OneWriter() {
+		// Writers run side by side: a shared transaction would only hold
+		// every caller's row locks (a click waits on them) for the whole
+		// group's work.
+		return s.store.InTx(ctx, fn)
+	}
 	g := &s.group
 	c := &commitCall{fn: fn, done: make(chan commitResult, 1)}
 	g.mu.Lock()

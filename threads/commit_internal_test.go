@@ -37,6 +37,9 @@ func (g *gatedStore) InTx(ctx context.Context, fn func(context.Context, store.Tx
 	})
 }
 
+// OneWriter: the SQLite store underneath runs one writer at a time.
+func (g *gatedStore) OneWriter() bool { return true }
+
 func openGated(t *testing.T) (*Service, *gatedStore) {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
@@ -194,5 +197,40 @@ func TestCommitManyCallers(t *testing.T) {
 	}
 	if len(pending) != callers {
 		t.Fatalf("%d approvals written, want %d", len(pending), callers)
+	}
+}
+
+// sideBySide is a store whose writers run side by side (no OneWriter),
+// as PostgreSQL's do, counting its transactions.
+type sideBySide struct {
+	store.Store
+	txs atomic.Int32
+}
+
+func (s *sideBySide) InTx(ctx context.Context, fn func(context.Context, store.Tx) error) error {
+	s.txs.Add(1)
+	return s.Store.InTx(ctx, fn)
+}
+
+// Where writers run side by side, each caller has its own transaction:
+// a shared one would hold every caller's row locks for the group's work.
+func TestCommitAloneWhereWritersRunSideBySide(t *testing.T) {
+	s, g := openGated(t)
+	close(g.release)
+	st := &sideBySide{Store: g.Store}
+	s.store = st
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			if err := s.commit(context.Background(), func(ctx context.Context, tx store.Tx) error {
+				return tx.ApprovalUpsert(ctx, groupApproval(fmt.Sprintf("a-side%02d", i)))
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := st.txs.Load(); n != 20 {
+		t.Fatalf("%d transactions for 20 callers, want one each", n)
 	}
 }

@@ -97,6 +97,13 @@ type writeCounter struct {
 	at []time.Time
 }
 
+// OneWriter is the store's own: the counter must not change how the
+// service commits.
+func (w *writeCounter) OneWriter() bool {
+	o, ok := w.Store.(store.OneWriter)
+	return ok && o.OneWriter()
+}
+
 func (w *writeCounter) note() {
 	w.mu.Lock()
 	w.at = append(w.at, time.Now())

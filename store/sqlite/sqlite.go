@@ -325,6 +325,11 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.
 	return nil
 }
 
+// OneWriter: SQLite runs one writing transaction at a time.
+func (s *Store) OneWriter() bool { return true }
+
+var _ store.OneWriter = (*Store)(nil)
+
 // tx is store.Tx over one database/sql transaction.
 type tx struct {
 	s *Store
