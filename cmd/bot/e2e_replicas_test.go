@@ -348,7 +348,7 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 			if !ok {
 				return out, errors.New("no replica is alive")
 			}
-			status, err := f.postSlack(r2, map[string]any{
+			status, answer, err := postSlackInteractionAnswer(f.client, f.bots[r2].base, map[string]any{
 				"type": "view_submission", "api_app_id": "A0APP",
 				"user": map[string]any{"id": user},
 				"view": map[string]any{"id": "V1", "type": "modal", "callback_id": "ab1-deny", "private_metadata": meta,
@@ -360,6 +360,12 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 					continue
 				}
 				return out, fmt.Errorf("dialog submission on replica %d answered %d", r2, status)
+			}
+			if bytes.Contains(answer, []byte(`"response_action":"errors"`)) {
+				// Not recorded (a replica stopped while it held the
+				// approval, say): the dialog stays open and says why,
+				// and the person tries again.
+				continue
 			}
 			answeredBy = r2
 		}
@@ -392,6 +398,11 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 			strings.Contains(text, "This call was already approved by user:kevin"),
 			strings.Contains(text, "This call was already denied by user:ada"):
 			return out, nil
+		}
+		if strings.Contains(text, "try again in a moment") && strings.HasSuffix(text, "Nothing was sent.") {
+			// Not recorded (a replica stopped while it held the
+			// approval, say), and the person is told so: they try again.
+			continue
 		}
 		return out, fmt.Errorf("the click was answered %q", text)
 	}

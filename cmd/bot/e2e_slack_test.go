@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -119,6 +120,13 @@ tenants:
 // secret, now) and posts it to a bot's interactions endpoint, returning
 // the status (0 with the error when the bot could not be reached).
 func postSlackInteraction(client *http.Client, base string, payload map[string]any) (int, error) {
+	status, _, err := postSlackInteractionAnswer(client, base, payload)
+	return status, err
+}
+
+// postSlackInteractionAnswer is postSlackInteraction with the body of the
+// bot's answer (a view_submission's response_action, say).
+func postSlackInteractionAnswer(client *http.Client, base string, payload map[string]any) (int, []byte, error) {
 	raw, _ := json.Marshal(payload) // plain data
 	body := []byte(url.Values{"payload": {string(raw)}}.Encode())
 	ts := time.Now().Unix()
@@ -127,17 +135,18 @@ func postSlackInteraction(client *http.Client, base string, payload map[string]a
 	mac.Write(body)
 	req, err := http.NewRequest(http.MethodPost, base+"/slack/interactions", bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, answer, err
 }
 
 // eventDigest is the args_sha256 an approval event carries.
