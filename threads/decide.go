@@ -397,8 +397,8 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 	now := s.clock.Now()
 	id := dec.ApprovalID
 	var enqueued int
-	// Answers that arrive together commit together: the deadline's
-	// denies for a thousand approvals at once cost a few dozen fsyncs.
+	// Answers that arrive together commit together where the store has
+	// one writer (commit.go).
 	err := s.commit(ctx, func(ctx context.Context, tx store.Tx) error {
 		enqueued = 0
 		if err := tx.OutboxComplete(ctx, store.OutboxCompleteParams{ID: dec.ID, Worker: s.worker, Now: now}); err != nil {

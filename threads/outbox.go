@@ -22,9 +22,8 @@ import (
 type WorkerOptions struct {
 	Concurrency int // chat rows performed at once (default 8)
 	// Backend: decisions performed at once (default 32). Each waits on
-	// the job backend, not the CPU, and their answers commit together
-	// (commit.go), so a thousand deadline denies at once cost a few dozen
-	// commits instead of a thousand.
+	// the job backend, not the CPU; on a store with one writer their
+	// answers commit together (commit.go).
 	Backend int
 	Mail    int           // emails sent at once (default 2)
 	Batch   int           // rows claimed per round (default 32)
