@@ -42,6 +42,10 @@ func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, http.StatusBadRequest, "the body is not a form", "command not a form")
 		return
 	}
+	if field, ok := oneValueEach(form); !ok {
+		a.refuse(w, r, http.StatusBadRequest, "the body holds the field "+field+" twice", "form field twice")
+		return
+	}
 	cmd := slackgo.SlashCommand{Command: form.Get("command"), Text: form.Get("text"), UserID: form.Get("user_id"),
 		ChannelID: form.Get("channel_id"), ResponseURL: form.Get("response_url"), TeamID: form.Get("team_id")}
 	if !a.work.Start(a.command(cmd)) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	slackgo "github.com/slack-go/slack"
@@ -41,6 +42,10 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, http.StatusBadRequest, "the body holds no payload field", "no payload")
 		return
 	}
+	if field, ok := oneValueEach(form); !ok {
+		a.refuse(w, r, http.StatusBadRequest, "the body holds the field "+field+" twice", "form field twice")
+		return
+	}
 	payload := []byte(form.Get("payload"))
 	if reason, ok := oneReading(payload); !ok {
 		a.refuse(w, r, http.StatusBadRequest, "the payload is not one interaction: "+reason, "payload with a key twice")
@@ -65,13 +70,27 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	writeAck(w, reply)
 }
 
+// oneValueEach reports whether every field of a form Slack signed comes
+// once: url.Values.Get reads the first copy of a field where another
+// reader may read the last. It names (quoted, cut) a field that repeats.
+func oneValueEach(form url.Values) (field string, ok bool) {
+	for k, vs := range form {
+		if len(vs) > 1 {
+			return strconv.Quote(chunk.Cut(k, 64)), false
+		}
+	}
+	return "", true
+}
+
 // oneReading reports whether an interaction payload has one reading: no
 // object in it holds a key twice. Slack never sends one that does, and
 // encoding/json would read the last copy where another reader (a proxy,
 // a log) may read the first, so such a payload is forged or broken, and
-// refused before it is read. The check is of duplicates only (no
-// schema): slack.InteractionCallback decodes parts of itself with its
-// own methods. What is not JSON at all is left to json.Unmarshal.
+// refused before it is read. There is no schema to check against
+// (slack.InteractionCallback decodes parts of itself with its own
+// methods), so keys are refused that repeat, or that differ only in
+// letter case, in any object. What is not JSON at all is left to
+// json.Unmarshal.
 func oneReading(payload []byte) (reason string, ok bool) {
 	var ke *strictjson.KeyError
 	if err := strictjson.Check(payload, nil); errors.As(err, &ke) {

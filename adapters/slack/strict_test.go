@@ -192,3 +192,53 @@ func TestReplayInAnotherCaseOrToAnotherReplicaIsRefused(t *testing.T) {
 		t.Fatalf("decisions %+v, want the first click's alone", got)
 	}
 }
+
+// TestInteractionWithAKeyInTwoCasesIsRefused: a correctly signed click
+// whose payload holds "Actions" (the forged Approve) beside "actions"
+// (the real Deny) is refused before it is read: encoding/json would read
+// either for the one field, whichever came last.
+func TestInteractionWithAKeyInTwoCasesIsRefused(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	approve := button(t, card, templates.ActionApprove)
+	p := h.clickPayload("U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionDeny))
+	forged := []any{map[string]any{"type": "button", "block_id": "b1", "action_id": approve, "value": approve}}
+	body := []byte(url.Values{"payload": {withKeyFirst(t, p, "Actions", forged)}}.Encode())
+	status, answer := h.send(t, signedRequest{path: "/slack/interactions", body: body})
+	if status != http.StatusBadRequest || !strings.Contains(answer, "differ only in letter case") {
+		t.Fatalf("answered %d %q, want 400 naming keys that differ only in case", status, answer)
+	}
+	nothingRecorded(t, h, card.TS)
+}
+
+// TestFormFieldTwiceIsRefused: a correctly signed request whose form
+// holds a field twice (a forged payload first, which url.Values.Get
+// reads, the real one after) is refused, an interaction or a command.
+func TestFormFieldTwiceIsRefused(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	own, err := json.Marshal(h.clickPayload("U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionDeny)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := json.Marshal(h.clickPayload("U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionApprove)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("payload=" + url.QueryEscape(string(forged)) + "&payload=" + url.QueryEscape(string(own)))
+	status, answer := h.send(t, signedRequest{path: "/slack/interactions", body: body})
+	if status != http.StatusBadRequest || !strings.Contains(answer, `"payload" twice`) {
+		t.Fatalf("interaction answered %d %q, want 400 naming the field held twice", status, answer)
+	}
+	cmd := []byte(url.Values{"command": {"/approvals"}, "text": {"list", "ladder"}, "user_id": {"U0KEVIN"},
+		"channel_id": {"C0APPROVALS"}, "team_id": {"T0ACME"}}.Encode())
+	status, answer = h.send(t, signedRequest{path: "/slack/commands", body: cmd})
+	if status != http.StatusBadRequest || !strings.Contains(answer, `"text" twice`) {
+		t.Fatalf("command answered %d %q, want 400 naming the field held twice", status, answer)
+	}
+	nothingRecorded(t, h, card.TS)
+}

@@ -41,6 +41,11 @@ const (
 	// match it to one (letter case, or a rune such as the Kelvin sign that
 	// folds to a letter of the name).
 	CaseVariant
+	// FoldedTwice: with no schema (a type that decodes itself, as
+	// encoding/json does, matching keys whatever their case), two keys of
+	// one object differ only in letter case, so either may be the one
+	// read.
+	FoldedTwice
 )
 
 // KeyError is the first key of a document that has two readings.
@@ -61,6 +66,8 @@ func (e *KeyError) Reason() string {
 	switch {
 	case e.Problem == CaseVariant:
 		return fmt.Sprintf("want %q: keys must match the field's letter case exactly", e.Field)
+	case e.Problem == FoldedTwice:
+		return "an object holds two keys that differ only in letter case"
 	case e.Opaque && e.Path == "":
 		return "an object holds a key twice"
 	case e.Opaque:
@@ -82,7 +89,9 @@ func (e *KeyError) Error() string {
 // case folding allows. Keys are compared as encoding/json decodes them
 // (escapes resolved, invalid UTF-8 as U+FFFD), so `"a"` and `"\u0061"`
 // are the same key. Keys inside data of free shape may differ in case:
-// they are distinct there. A nil s checks duplicates only.
+// they are distinct there. A nil s (for a type that decodes itself)
+// refuses duplicates and, in every object, two keys that differ only in
+// letter case, since encoding/json would read either for a field.
 //
 // The error is a *KeyError, or wraps ErrSyntax when encoding/json would
 // refuse data as JSON (that takes precedence over any key problem).
@@ -100,7 +109,7 @@ func Check(data []byte, s *Schema) error {
 	if s != nil {
 		root = s.root
 	}
-	w := walker{root: root}
+	w := walker{root: root, foldAll: s == nil}
 	for i := 0; i < len(data); {
 		switch c := data[i]; c {
 		case ' ', '\t', '\n', '\r', ',', ':':
@@ -169,6 +178,9 @@ func endsLiteral(c byte) bool {
 type walker struct {
 	root  *node
 	stack []frame
+	// foldAll: no schema, so every object may be decoded matching keys
+	// whatever their case: two keys that fold alike are two readings.
+	foldAll bool
 }
 
 type frame struct {
@@ -180,6 +192,7 @@ type frame struct {
 	index     int    // the element being read
 	keys      [][]byte
 	set       map[string]struct{} // the keys, once there are too many to scan
+	folds     map[string]struct{} // the keys folded (foldAll only)
 }
 
 // scanKeys is how many keys an object holds before they go into a set.
@@ -205,6 +218,9 @@ func (w *walker) open(object bool) {
 	f.keys = f.keys[:0]
 	if f.set != nil {
 		clear(f.set)
+	}
+	if f.folds != nil {
+		clear(f.folds)
 	}
 }
 
@@ -267,6 +283,16 @@ func (w *walker) key(raw []byte, plain bool) error {
 func (w *walker) checkKey(f *frame, key []byte) *KeyError {
 	if f.seen(key) {
 		return w.keyError(Duplicate, "")
+	}
+	if w.foldAll {
+		if f.folds == nil {
+			f.folds = map[string]struct{}{}
+		}
+		k := fold(string(key))
+		if _, ok := f.folds[k]; ok {
+			return w.keyError(FoldedTwice, "")
+		}
+		f.folds[k] = struct{}{}
 	}
 	if f.n != nil && f.n.kind == kindStruct {
 		if _, ok := f.n.fields[string(key)]; !ok {

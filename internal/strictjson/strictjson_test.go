@@ -124,9 +124,16 @@ func TestCheck(t *testing.T) {
 		{name: "an object where a list is wanted", in: `{"roles":{"x":1,"x":2}}`, want: dupIn("roles")},
 		{name: "a list where an object is wanted", in: `{"content":[{"Restricted":1}]}`},
 
-		// No schema: duplicates only, and no key is named.
+		// No schema (a type that decodes itself, matching keys whatever
+		// their case): duplicates and keys that fold alike, and no key is
+		// named.
 		{name: "no schema: a duplicate", nil: true, in: `{"a":{"b":1,"b":2}}`, want: dupIn("")},
-		{name: "no schema: case differs", nil: true, in: `{"a":1,"A":2}`},
+		{name: "no schema: case differs", nil: true, in: `{"a":1,"A":2}`,
+			want: &strictjson.KeyError{Problem: strictjson.FoldedTwice, Opaque: true}},
+		{name: "no schema: case differs deep down", nil: true, in: `{"type":"block_actions","view":{"id":"V1","Id":"V2"}}`,
+			want: &strictjson.KeyError{Problem: strictjson.FoldedTwice, Opaque: true}},
+		{name: "no schema: a Kelvin sign folds to k", nil: true, in: `{"kind":"a","\u212aind":"b"}`,
+			want: &strictjson.KeyError{Problem: strictjson.FoldedTwice, Opaque: true}},
 		{name: "no schema: the same key in two objects", nil: true, in: `[{"a":1},{"a":1}]`},
 		// encoding/json reads invalid UTF-8 as U+FFFD: both keys are one.
 		{name: "no schema: two invalid UTF-8 keys", nil: true, in: "{\"\xff\":1,\"\xfe\":2}", want: dupIn("")},
