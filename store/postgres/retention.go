@@ -94,9 +94,9 @@ func (s *Store) ApprovalScrub(ctx context.Context, p store.ApprovalScrubParams) 
 }
 
 // ApprovalPrune reduces up to p.Limit closed approvals last changed at or
-// before p.Before to tombstones, with their revisions and posts deleted:
-// one transaction that selects and locks them, then deletes and clears in
-// one round trip.
+// before p.Before to tombstones, with their revisions and posts deleted,
+// in one transaction: it selects and locks them, cuts those that still
+// qualify, then deletes those ones' revisions and posts.
 func (s *Store) ApprovalPrune(ctx context.Context, p store.ApprovalPruneParams) (int, error) {
 	if p.Limit <= 0 || p.Before.IsZero() {
 		return 0, nil
@@ -111,23 +111,24 @@ func (s *Store) ApprovalPrune(ctx context.Context, p store.ApprovalPruneParams) 
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		b := &pgx.Batch{}
-		b.Queue(query.RevisionDeleteOf(inList), ids)
-		b.Queue(query.PostDeleteOf(inList), ids)
-		b.Queue(query.ApprovalToTombstone(inList), ids)
-		br := q.SendBatch(ctx, b)
-		defer br.Close()
-		for range 2 {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-		}
-		tag, err := br.Exec()
+		// The tombstones first, the conditions checked again by a
+		// statement that sees what committed since the selection; the
+		// revisions and posts go only with the approvals it cut.
+		rows, err = q.Query(ctx, query.ApprovalToTombstoneChecked(inList), ids)
 		if err != nil {
 			return err
 		}
-		n = int(tag.RowsAffected())
-		return br.Close()
+		if ids, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || len(ids) == 0 {
+			return err
+		}
+		b := &pgx.Batch{}
+		b.Queue(query.RevisionDeleteOf(inList), ids)
+		b.Queue(query.PostDeleteOf(inList), ids)
+		if err := q.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		n = len(ids)
+		return nil
 	})
 	return n, err
 }

@@ -89,6 +89,19 @@ func ApprovalToTombstone(in List) string {
 WHERE ` + in("id", 1) + ` AND state <> 'pending' AND deciding IS NULL`
 }
 
+// ApprovalToTombstoneChecked is ApprovalToTombstone that checks the
+// selection's conditions again and returns the ids it cut. Under READ
+// COMMITTED (PostgreSQL) each statement reads what committed before it
+// began, so this one sees an outbox row a writer enqueued while it held
+// the approval, after the selection's snapshot and before the prune's
+// lock: such an approval is left whole, for a later pass.
+func ApprovalToTombstoneChecked(in List) string {
+	return ApprovalToTombstone(in) + ` AND decision IS NOT NULL
+    AND NOT EXISTS (
+        SELECT 1 FROM outbox WHERE outbox.approval_id = approvals.id AND outbox.state = 'pending')
+RETURNING id`
+}
+
 // ApprovalForget deletes tombstones that last changed at or before a
 // time and that no event received since is about (a backend sending the
 // request again keeps the tombstone), through approvals_pruned and
