@@ -163,6 +163,21 @@ func TestPrunedApprovalNeverPostsAgain(t *testing.T) {
 	if got := h.ingest(t, "merge-reasked.json"); got.Duplicate || got.Ignored == "" {
 		t.Errorf("re-ask: %+v, want ignored", got)
 	}
+	// A late re-check changes the tombstone no more: it would bring back
+	// a refused record with no plan or revision.
+	recheck, _ := readEvent(t, "refund-recheck.json")
+	recheck = bytes.Replace(recheck, []byte(`"a-refund1"`), []byte(`"a-merge1"`), 1)
+	recheck = bytes.Replace(recheck, []byte(`"evt-0013"`), []byte(`"evt-recheck-late"`), 1)
+	late, err := approval.Parse(recheck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.ingestBody(recheck, late); err != nil || got.Ignored == "" {
+		t.Errorf("late re-check: %+v, %v; want ignored", got, err)
+	}
+	if a := h.state(t, "a-merge1"); !a.Pruned() || a.State != string(approval.StateApproved) {
+		t.Errorf("after a late re-check the tombstone is %+v", a)
+	}
 	if n := h.drain(t); n != 0 {
 		t.Errorf("performed %d rows for a pruned approval", n)
 	}
@@ -190,9 +205,10 @@ func TestPrunedApprovalNeverPostsAgain(t *testing.T) {
 	}
 	h.clock.Advance(31 * day)
 	res = h.prune(t)
-	// merge.json, its copy under a new id, and the re-ask.
-	if res[threads.PrunedTombstones] != 1 || res[threads.PrunedEvents] != 3 {
-		t.Fatalf("a year after the last re-send: %v, want 1 tombstone and 3 event ids forgotten", res)
+	// merge.json, its copy under a new id, the re-ask and the late
+	// re-check.
+	if res[threads.PrunedTombstones] != 1 || res[threads.PrunedEvents] != 4 {
+		t.Fatalf("a year after the last re-send: %v, want 1 tombstone and 4 event ids forgotten", res)
 	}
 	if _, err := h.store.ApprovalGet(ctx, "a-merge1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("tombstone after a year: %v", err)

@@ -228,6 +228,11 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		return 0, "", fmt.Errorf("read approval %s: %w", id, err)
 	case row.Tenant != ev.Tenant:
 		return 0, "", fmt.Errorf("%w: approval %s", ErrForeignApproval, id)
+	case row.Pruned():
+		// A tombstone keeps only that the approval closed: no event
+		// changes it again (a late re-check would bring back a record
+		// with no plan or revision), and none posts a card.
+		return 0, "already " + row.State + ", and pruned: its content is gone", nil
 	}
 	cur, err := recordOf(row)
 	if err != nil {
