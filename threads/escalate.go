@@ -71,7 +71,7 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 			return total, fmt.Errorf("claim due approvals: %w", err)
 		}
 		var failed []error
-		for group := range slices.Chunk(due, tickGroup) {
+		for group := range slices.Chunk(due, s.tickGroup()) {
 			res, err := s.escalateGroup(ctx, group, now)
 			total.merge(res)
 			failed = append(failed, err...)
@@ -90,10 +90,22 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 	}
 }
 
-// tickGroup is how many due approvals one transaction handles: a
-// thousand deadlines falling due together commit in a few dozen
-// transactions, not a thousand, so their denies go out promptly.
+// tickGroup is how many due approvals one transaction handles on a store
+// with one writer: a thousand deadlines falling due together commit in a
+// few dozen transactions, not a thousand, so their denies go out
+// promptly.
 const tickGroup = 50
+
+// tickGroup is the group for this store: where writers run side by side
+// (PostgreSQL) each approval has its own transaction, so no click waits
+// on the row locks of fifty (a replica frozen mid-group would hold them
+// all until it died), and the database flushes the commits together.
+func (s *Service) tickGroup() int {
+	if w, ok := s.store.(store.OneWriter); ok && w.OneWriter() {
+		return tickGroup
+	}
+	return 1
+}
 
 // escalateGroup handles due approvals in one transaction. When that
 // fails, each is handled in a transaction of its own, so one approval
