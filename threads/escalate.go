@@ -96,15 +96,19 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 // promptly.
 const tickGroup = 50
 
-// tickGroup is the group for this store: where writers run side by side
-// (PostgreSQL) each approval has its own transaction, so no click waits
-// on the row locks of fifty (a replica frozen mid-group would hold them
-// all until it died), and the database flushes the commits together.
+// tickGroupSideBySide is the group where writers run side by side
+// (PostgreSQL): small, so a click waits on the row locks of a few
+// approvals at most (a replica frozen mid-group holds them until it
+// dies), yet a step over a thousand approvals is a hundred commits, not
+// a thousand.
+const tickGroupSideBySide = 10
+
+// tickGroup is the group for this store.
 func (s *Service) tickGroup() int {
 	if w, ok := s.store.(store.OneWriter); ok && w.OneWriter() {
 		return tickGroup
 	}
-	return 1
+	return tickGroupSideBySide
 }
 
 // escalateGroup handles due approvals in one transaction. When that
