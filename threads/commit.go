@@ -30,6 +30,13 @@ type groupCommit struct {
 // a few milliseconds, not a long time.
 const maxGroup = 64
 
+// oneWriter reports whether the store runs one writing transaction at a
+// time (store.OneWriter), where grouping pays.
+func (s *Service) oneWriter() bool {
+	w, ok := s.store.(store.OneWriter)
+	return ok && w.OneWriter()
+}
+
 type commitCall struct {
 	fn   func(context.Context, store.Tx) error
 	done chan commitResult // buffered: the leader never blocks on it
@@ -44,7 +51,7 @@ type commitResult struct {
 // queued at the same time, and returns once that transaction (or fn's own,
 // if the shared one failed) has committed or failed.
 func (s *Service) commit(ctx context.Context, fn func(context.Context, store.Tx) error) error {
-	if w, ok := s.store.(store.OneWriter); !ok || !w.OneWriter() {
+	if !s.oneWriter() {
 		// Writers run side by side: a shared transaction would only hold
 		// every caller's row locks (a click waits on them) for the whole
 		// group's work.

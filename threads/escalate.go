@@ -105,7 +105,7 @@ const tickGroupSideBySide = 10
 
 // tickGroup is the group for this store.
 func (s *Service) tickGroup() int {
-	if w, ok := s.store.(store.OneWriter); ok && w.OneWriter() {
+	if s.oneWriter() {
 		return tickGroup
 	}
 	return tickGroupSideBySide

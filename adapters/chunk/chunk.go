@@ -68,17 +68,11 @@ func Lines(text string, max int) []string {
 	return out
 }
 
-// Code splits text into pieces for ``` blocks: each piece escaped with
-// escape, fenced, and at most max characters, cut at line ends where a
-// line fits and inside a line where it does not. Every character of text
-// is in one piece, and a piece never ends inside an escape: a line too
-// long for a block is escaped one character at a time. escape must
-// leave backticks alone and may be nil where a code block needs no
-// escaping (Discord).
-func Code(text string, max int, escape func(string) string) []string {
-	if escape == nil {
-		escape = func(s string) string { return s }
-	}
+// Code splits text into pieces for ``` blocks (Discord's, which need no
+// escaping inside): each piece fenced, and at most max characters, cut
+// at line ends where a line fits and inside a line where it does not.
+// Every character of text is in one piece.
+func Code(text string, max int) []string {
 	var chunks []string
 	var cur strings.Builder
 	n := 0
@@ -101,13 +95,13 @@ func Code(text string, max int, escape func(string) string) []string {
 		if line == "" {
 			continue
 		}
-		esc := Fence(escape(line))
-		if Len(esc) <= max {
-			add(esc)
+		fenced := Fence(line)
+		if Len(fenced) <= max {
+			add(fenced)
 			continue
 		}
-		for _, r := range Fence(line) {
-			add(escape(string(r)))
+		for _, r := range fenced {
+			add(string(r))
 		}
 	}
 	flush()

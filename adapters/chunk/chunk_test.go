@@ -85,55 +85,31 @@ func TestLines(t *testing.T) {
 	}
 }
 
-// entities is an escaper of the shape Slack's is: one character becomes
-// several, so a cut inside an escape would be visible.
-var entities = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-
-func unescape(s string) string {
-	s = strings.ReplaceAll(s, "\u200b", "")
-	return strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(s)
-}
-
 func TestCodeKeepsEveryCharacterWithinLimits(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("<&>", 2000) // one line of 6,000, escaping to 15,000
+	long := strings.Repeat("<&>", 2000) // one line of 6,000
 	text := "{\n  \"a\": \"```\",\n  \"b\": \"" + long + "\",\n  \"c\": \"é😀\"\n}\n"
-	cases := []struct {
-		name   string
-		escape func(string) string
-		undo   func(string) string
-	}{
-		{"no escaping", nil, func(s string) string { return strings.ReplaceAll(s, "\u200b", "") }},
-		{"entities", entities.Replace, unescape},
-	}
-	for _, c := range cases {
-		for _, max := range []int{10, 100, 3000} {
-			chunks := Code(text, max, c.escape)
-			var joined strings.Builder
-			for _, piece := range chunks {
-				if n := Len(piece); n > max || n == 0 {
-					t.Fatalf("%s, max %d: chunk of %d characters", c.name, max, n)
-				}
-				if strings.Contains(piece, "```") {
-					t.Fatalf("%s, max %d: a chunk can close its code block: %q", c.name, max, piece)
-				}
-				for _, e := range []string{"&amp", "&lt", "&gt"} {
-					if c.escape != nil && strings.HasSuffix(piece, e) {
-						t.Fatalf("%s, max %d: a chunk cuts an escape: %q", c.name, max, piece)
-					}
-				}
-				joined.WriteString(piece)
+	for _, max := range []int{10, 100, 3000} {
+		chunks := Code(text, max)
+		var joined strings.Builder
+		for _, piece := range chunks {
+			if n := Len(piece); n > max || n == 0 {
+				t.Fatalf("max %d: chunk of %d characters", max, n)
 			}
-			if got := c.undo(joined.String()); got != text {
-				t.Fatalf("%s, max %d: chunks lose text", c.name, max)
+			if strings.Contains(piece, "```") {
+				t.Fatalf("max %d: a chunk can close its code block: %q", max, piece)
 			}
+			joined.WriteString(piece)
+		}
+		if got := strings.ReplaceAll(joined.String(), "\u200b", ""); got != text {
+			t.Fatalf("max %d: chunks lose text", max)
 		}
 	}
 }
 
 func TestCodeCutsAtLineEndsWhereLinesFit(t *testing.T) {
 	t.Parallel()
-	chunks := Code("aaaa\nbbbb\ncccc\n", 10, nil)
+	chunks := Code("aaaa\nbbbb\ncccc\n", 10)
 	want := []string{"aaaa\nbbbb\n", "cccc\n"}
 	if len(chunks) != len(want) {
 		t.Fatalf("chunks %q, want %q", chunks, want)
@@ -143,7 +119,7 @@ func TestCodeCutsAtLineEndsWhereLinesFit(t *testing.T) {
 			t.Fatalf("chunks %q, want %q", chunks, want)
 		}
 	}
-	if got := Code("", 10, nil); len(got) != 0 {
+	if got := Code("", 10); len(got) != 0 {
 		t.Fatalf("empty text: %q", got)
 	}
 }

@@ -71,7 +71,7 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 	// Every part keeps room for the closing line of the last one, when
 	// the arguments do not fit.
 	budget := contentMax - header - 1 - len(codeOpen) - len(codeClose) - 1 - chunk.Len(click.ArgumentsLeftOut(1<<40))
-	chunks := chunk.Code(string(res.Arguments), budget, nil)
+	chunks := chunk.Code(string(res.Arguments), budget)
 	if len(chunks) == 0 {
 		chunks = []string{click.SayNoArguments}
 	}
