@@ -146,14 +146,8 @@ func (s *Server) originalEdit(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := s.interactions[r.PathValue("token")]
-	switch {
-	case in == nil || r.PathValue("application") != s.o.ApplicationID || !in.answered:
-		// Before the interaction is answered its webhook does not exist yet.
-		writeError(w, http.StatusNotFound, CodeUnknownWebhook, "Unknown Webhook")
-		return
-	case s.o.Now().Sub(in.created) > interactionLifetime:
-		writeError(w, http.StatusUnauthorized, CodeInvalidWebhookToken, "Invalid Webhook Token")
+	in, ok := s.webhookOf(w, r)
+	if !ok {
 		return
 	}
 	var m *Message

@@ -161,6 +161,24 @@ type user struct {
 	blocksDMs bool
 }
 
+// webhookOf is the interaction whose webhook the request names (the
+// application and the token in its path), answering as Discord does when
+// there is none yet (the interaction not answered) or no longer (its
+// token lapsed). Call with s.mu held.
+func (s *Server) webhookOf(w http.ResponseWriter, r *http.Request) (*interaction, bool) {
+	in := s.interactions[r.PathValue("token")]
+	switch {
+	case in == nil || r.PathValue("application") != s.o.ApplicationID || !in.answered:
+		// Before the interaction is answered its webhook does not exist yet.
+		writeError(w, http.StatusNotFound, CodeUnknownWebhook, "Unknown Webhook")
+		return nil, false
+	case s.o.Now().Sub(in.created) > interactionLifetime:
+		writeError(w, http.StatusUnauthorized, CodeInvalidWebhookToken, "Invalid Webhook Token")
+		return nil, false
+	}
+	return in, true
+}
+
 type interaction struct {
 	id, token, user, channel string
 	typ                      discordgo.InteractionType
@@ -1085,14 +1103,8 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := s.interactions[r.PathValue("token")]
-	switch {
-	case in == nil || r.PathValue("application") != s.o.ApplicationID || !in.answered:
-		// Before the interaction is answered its webhook does not exist yet.
-		writeError(w, http.StatusNotFound, CodeUnknownWebhook, "Unknown Webhook")
-		return
-	case s.o.Now().Sub(in.created) > interactionLifetime:
-		writeError(w, http.StatusUnauthorized, CodeInvalidWebhookToken, "Invalid Webhook Token")
+	in, ok := s.webhookOf(w, r)
+	if !ok {
 		return
 	}
 	f := Followup{InteractionID: in.id, Token: in.token, User: in.user, Flags: b.Flags, AllowedMentions: b.AllowedMentions}
