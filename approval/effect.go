@@ -36,6 +36,34 @@ func EffectLine(a Annotations) string {
 	return strings.Join(words, " · ")
 }
 
+// The warning's words (CARD.md, item 5), one per thing the function
+// declared about where it reaches: the backend's effects_mismatch says
+// its sandbox was refused a connection earlier in the job, and only a
+// function that declared openWorldHint: false said it stays inside.
+const (
+	WarningSaidInside  = "The tool says it stays inside the tenant, but its sandbox was refused a connection earlier in this job."
+	WarningSaidSilent  = "The tool does not say whether it stays inside the tenant, and its sandbox was refused a connection earlier in this job."
+	WarningSaidOutside = "The tool says it reaches outside the tenant, and its sandbox was refused a connection earlier in this job."
+)
+
+// EffectsWarning words the backend's effects_mismatch signal for what the
+// function declared, so it agrees with the effect line: "says it stays
+// inside" only for openWorldHint exactly false; a function silent on it,
+// or one that says it reaches out, is told apart. The signal itself (a
+// refused connection) is kept in every case. "" without the signal.
+func (a *Approval) EffectsWarning() string {
+	if !a.EffectsMismatch {
+		return ""
+	}
+	switch ow := a.Call.Annotations.OpenWorldHint; {
+	case isFalse(ow):
+		return WarningSaidInside
+	case isTrue(ow):
+		return WarningSaidOutside
+	}
+	return WarningSaidSilent
+}
+
 // Destructive reports whether the card must say DESTRUCTIVE.
 func (a *Approval) Destructive() bool {
 	return !isTrue(a.Call.Annotations.ReadOnlyHint) && isTrue(a.Call.Annotations.DestructiveHint)

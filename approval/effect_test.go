@@ -325,3 +325,79 @@ func TestChatMayApprove(t *testing.T) {
 		})
 	}
 }
+
+// TestEffectsWarning covers every combination of the three hints with and
+// without the backend's effects_mismatch signal: the warning always
+// carries the refused connection, says "stays inside" only where the
+// function declared openWorldHint false, and never contradicts the effect
+// line (which says "reaches outside the tenant" exactly where the
+// function did not declare openWorldHint false).
+func TestEffectsWarning(t *testing.T) {
+	t.Parallel()
+	values := []*bool{nil, hint(true), hint(false)}
+	n := 0
+	for _, readOnly := range values {
+		for _, destructive := range values {
+			for _, openWorld := range values {
+				for _, mismatch := range []bool{false, true} {
+					n++
+					name := fmt.Sprintf("readOnly=%s,destructive=%s,openWorld=%s,mismatch=%v",
+						hintName(readOnly), hintName(destructive), hintName(openWorld), mismatch)
+					ann := approval.Annotations{ReadOnlyHint: readOnly, DestructiveHint: destructive, OpenWorldHint: openWorld}
+					t.Run(name, func(t *testing.T) {
+						t.Parallel()
+						a := &approval.Approval{EffectsMismatch: mismatch, Call: approval.Call{Annotations: ann}}
+						got := a.EffectsWarning()
+						var want string
+						switch {
+						case !mismatch:
+						case openWorld == nil:
+							want = approval.WarningSaidSilent
+						case *openWorld:
+							want = approval.WarningSaidOutside
+						default:
+							want = approval.WarningSaidInside
+						}
+						if got != want {
+							t.Fatalf("EffectsWarning = %q, want %q", got, want)
+						}
+						if !mismatch {
+							return
+						}
+						if !strings.Contains(got, "sandbox was refused a connection earlier in this job") {
+							t.Errorf("the warning %q lost the backend's signal", got)
+						}
+						outside := strings.Contains(approval.EffectLine(ann), approval.EffectOutside)
+						if saysInside := strings.Contains(got, "says it stays inside"); saysInside == outside {
+							t.Errorf("effect line %q and warning %q disagree", approval.EffectLine(ann), got)
+						}
+					})
+				}
+			}
+		}
+	}
+	if n != 54 {
+		t.Fatalf("%d cases, want all 54", n)
+	}
+}
+
+// TestEffectsWarningFixtures: unknown.json declares nothing (annotations
+// {}) and carries effects_mismatch, so its card says it reaches outside
+// the tenant and that the function did not say whether it stays inside;
+// no other fixture carries the signal.
+func TestEffectsWarningFixtures(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ file, want string }{
+		{"unknown.json", approval.WarningSaidSilent},
+		{"merge.json", ""},
+		{"search.json", ""},
+		{"private.json", ""},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			if got := fixtureApproval(t, tt.file).EffectsWarning(); got != tt.want {
+				t.Errorf("EffectsWarning = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
