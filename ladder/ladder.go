@@ -1,10 +1,13 @@
 // Package ladder owns a tenant's escalation ladders and deadlines as plain
 // values: where people are reached (Target), what one rung of a ladder does
-// (Step), and the concrete schedule one approval gets when it arrives (Plan),
-// which is frozen into the stored approval so that a config reload only
-// changes later approvals. It also renders the timeline `bot check` prints.
+// (Step: when, whom, how often it repeats, in which hours it may fire), who
+// is on duty in a rotation (Rotation), and the concrete schedule one
+// approval gets when it arrives (Plan), which is frozen into the stored
+// approval, rotations included, so that a config reload only changes later
+// approvals. It also renders the timeline `bot check` prints.
 //
 // The package does no I/O and reads no clock: every time is an argument.
+// The one lookup it makes is a time zone's rules by name (Zone).
 // Validation with file, line and field paths lives in package config, which
 // builds these values; the parsing of one target lives here because a
 // stored Plan must read its targets back without the config.
@@ -41,6 +44,9 @@ const (
 	KindDiscordRole TargetKind = "discord_role"
 	// KindEmail is a bare email address.
 	KindEmail TargetKind = "email"
+	// KindRotation is a tenant's rotation, by name: whoever it puts on
+	// duty when a step fires (Plan.Resolve). It is never sent to.
+	KindRotation TargetKind = "rotation"
 )
 
 // TargetKinds lists every kind, so tests and switches can cover them all.
@@ -48,7 +54,7 @@ func TargetKinds() []TargetKind {
 	return []TargetKind{
 		KindSlackChannel, KindSlackUser, KindSlackUserGroup,
 		KindDiscordChannel, KindDiscordUser, KindDiscordRole,
-		KindEmail,
+		KindEmail, KindRotation,
 	}
 }
 
@@ -72,19 +78,25 @@ type Target struct {
 const (
 	slackForms   = "slack:C… or slack:G… (channel), slack:U… or slack:W… (user), slack:S… (user group)"
 	discordForms = "discord:channel:ID, discord:user:ID or discord:role:ID (ID a 17 to 20 digit snowflake)"
-	targetForms  = slackForms + "; " + discordForms + "; or an email address"
+	targetForms  = slackForms + "; " + discordForms + "; an email address; or rotation:NAME (whoever is on duty)"
 )
 
 // ParseTarget reads a target in the form CONFIG.md documents:
 // slack:C…/slack:G… (channel), slack:U…/slack:W… (user), slack:S… (user
-// group), discord:channel:ID, discord:user:ID, discord:role:ID, or a bare
-// email address. Its errors say which form was wanted.
+// group), discord:channel:ID, discord:user:ID, discord:role:ID, a bare
+// email address, or rotation:NAME. Its errors say which form was wanted.
 func ParseTarget(s string) (Target, error) {
 	switch {
 	case strings.HasPrefix(s, "slack:"):
 		return parseSlack(s, strings.TrimPrefix(s, "slack:"))
 	case strings.HasPrefix(s, "discord:"):
 		return parseDiscord(s, strings.TrimPrefix(s, "discord:"))
+	case strings.HasPrefix(s, "rotation:"):
+		name := strings.TrimPrefix(s, "rotation:")
+		if !IsRotationName(name) {
+			return Target{}, fmt.Errorf("%q: %q is not a rotation name (%s)", s, name, RotationNameRule)
+		}
+		return Target{Kind: KindRotation, ID: name}, nil
 	case strings.Contains(s, "@"):
 		return parseEmail(s)
 	case s == "":
@@ -206,6 +218,8 @@ func (t Target) String() string {
 		return "discord:role:" + t.ID
 	case KindEmail:
 		return t.ID
+	case KindRotation:
+		return "rotation:" + t.ID
 	case "":
 		return ""
 	}
@@ -216,7 +230,8 @@ func (t Target) String() string {
 func (t Target) IsZero() bool { return t == Target{} }
 
 // Surface is where the target lives: SurfaceSlack, SurfaceDiscord or
-// SurfaceEmail ("" for the zero Target).
+// SurfaceEmail ("" for the zero Target and a rotation, which lives
+// wherever its member on duty is reached).
 func (t Target) Surface() string {
 	switch t.Kind {
 	case KindSlackChannel, KindSlackUser, KindSlackUserGroup:
@@ -245,6 +260,10 @@ func (t Target) IsUser() bool {
 func (t Target) IsGroup() bool {
 	return t.Kind == KindSlackUserGroup || t.Kind == KindDiscordRole
 }
+
+// IsRotation reports whether t names a rotation, to be resolved to its
+// member on duty before anything is sent.
+func (t Target) IsRotation() bool { return t.Kind == KindRotation }
 
 // MarshalText writes the text form, so JSON holds "slack:C0APPROVALS".
 func (t Target) MarshalText() ([]byte, error) {
@@ -299,6 +318,21 @@ type Step struct {
 	Email []Target `json:"email,omitempty"`
 	// Post posts the card to more channels.
 	Post []Target `json:"post,omitempty"`
+	// Repeat, when set, fires the step again: merged like any step, one
+	// message per thread each time.
+	Repeat *Repeat `json:"repeat,omitempty"`
+	// During, when set, holds the step (and each repetition) to a window:
+	// due outside it, it waits for the next opening, unless the deadline
+	// comes first, and then it is skipped.
+	During *Window `json:"during,omitempty"`
+}
+
+// repeats is how many more times the step fires after its first.
+func (s Step) repeats() int {
+	if s.Repeat == nil {
+		return 0
+	}
+	return s.Repeat.Times
 }
 
 // AfterStep returns a step counted from the request.
@@ -359,6 +393,21 @@ func (s Step) Validate() error {
 	if !s.HasTargets() {
 		errs = append(errs, errors.New("the step has no targets"))
 	}
+	for _, t := range s.Post {
+		if t.IsRotation() {
+			errs = append(errs, fmt.Errorf("post %s: a rotation is people, not a channel", t))
+		}
+	}
+	if s.Repeat != nil {
+		if err := s.Repeat.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.During != nil {
+		if err := s.During.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -367,6 +416,9 @@ func (s Step) Validate() error {
 type Ladder struct {
 	Name  string `json:"name"`
 	Steps []Step `json:"steps"`
+	// Rotations are the definitions of the rotations the steps name, by
+	// name, so that a Plan freezes them with the steps.
+	Rotations map[string]Rotation `json:"rotations,omitempty"`
 }
 
 // Deadline resolves an approval's deadline with CONFIG.md's precedence: the

@@ -27,6 +27,8 @@ func TestParseTargetGood(t *testing.T) {
 		{"discord:role:99887766554433221100", ladder.Target{Kind: ladder.KindDiscordRole, ID: "99887766554433221100"}},
 		{"leads@acme.example", ladder.Target{Kind: ladder.KindEmail, ID: "leads@acme.example"}},
 		{"first.last+tag@sub.acme.example", ladder.Target{Kind: ladder.KindEmail, ID: "first.last+tag@sub.acme.example"}},
+		{"rotation:primary", ladder.Target{Kind: ladder.KindRotation, ID: "primary"}},
+		{"rotation:ops.eu-2", ladder.Target{Kind: ladder.KindRotation, ID: "ops.eu-2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -69,6 +71,9 @@ func TestParseTargetBad(t *testing.T) {
 		{"email brackets", "<leads@acme.example>", []string{"write the bare address leads@acme.example"}},
 		{"email broken", "leads@", []string{`"leads@" is not an email address`}},
 		{"email two", "a@x.example, b@x.example", []string{"is not an email address"}},
+		{"rotation without a name", "rotation:", []string{`"" is not a rotation name`}},
+		{"rotation name with a colon", "rotation:a:b", []string{`"a:b" is not a rotation name`, "A-Z a-z 0-9"}},
+		{"no prefix names the rotation form", "primary", []string{"rotation:NAME"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,6 +106,7 @@ func TestTargetKinds(t *testing.T) {
 		ladder.KindDiscordUser:    {"discord", false, true, false},
 		ladder.KindDiscordRole:    {"discord", false, false, true},
 		ladder.KindEmail:          {"email", false, false, false},
+		ladder.KindRotation:       {"", false, false, false},
 	}
 	if len(ladder.TargetKinds()) != len(want) {
 		t.Fatalf("TargetKinds() has %d kinds, the test knows %d", len(ladder.TargetKinds()), len(want))
@@ -217,6 +223,13 @@ func TestStepValidate(t *testing.T) {
 		{"negative", ladder.Step{Anchor: ladder.AnchorRequest, After: -time.Minute, DM: who}, "after -1m is negative"},
 		{"zero before deadline", ladder.Step{Anchor: ladder.AnchorDeadline, DM: who}, "before_deadline 0s is not positive"},
 		{"no targets", ladder.AfterStep(time.Hour), "no targets"},
+		{"a rotation is no channel", ladder.Step{Anchor: ladder.AnchorRequest, Post: []ladder.Target{{Kind: ladder.KindRotation, ID: "primary"}}}, "a rotation is people, not a channel"},
+		{"repeat every zero", ladder.Step{Anchor: ladder.AnchorRequest, DM: who, Repeat: &ladder.Repeat{Times: 2}}, "repeat every 0s is not positive"},
+		{"repeat no times", ladder.Step{Anchor: ladder.AnchorRequest, DM: who, Repeat: &ladder.Repeat{Every: time.Minute}}, "repeat times 0 is not 1 to 50"},
+		{"repeat fine", ladder.Step{Anchor: ladder.AnchorRequest, DM: who, Repeat: &ladder.Repeat{Every: time.Minute, Times: 50}}, ""},
+		{"window without days", ladder.Step{Anchor: ladder.AnchorRequest, DM: who, During: &ladder.Window{Hours: ladder.AllDay}}, "the window has no days"},
+		{"window never open", ladder.Step{Anchor: ladder.AnchorRequest, DM: who, During: &ladder.Window{Days: ladder.EveryDay, Hours: ladder.Hours{Open: 540, Close: 540}}}, "never open"},
+		{"window fine", ladder.Step{Anchor: ladder.AnchorRequest, DM: who, During: &ladder.Window{Days: ladder.EveryDay, Hours: ladder.AllDay}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package ladder
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -18,19 +19,32 @@ type Plan struct {
 	Requested time.Time `json:"requested"`
 	Deadline  time.Time `json:"deadline"`
 	// Steps are ordered by At; steps falling at the same time keep their
-	// ladder order. Skipped steps stay in the list (the card says they were
-	// skipped) and count towards the done counter Due takes.
+	// ladder order. A repeating step is here once per firing. Skipped
+	// steps stay in the list (the card says they were skipped) and count
+	// towards the done counter Due takes.
 	Steps []PlannedStep `json:"steps"`
+	// Rotations are the definitions the steps' rotation targets name, as
+	// they were when the approval arrived; Resolve reads who they put on
+	// duty at the moment a step fires.
+	Rotations map[string]Rotation `json:"rotations,omitempty"`
 }
 
 // PlannedStep is one step of a Plan.
 type PlannedStep struct {
 	// Index is the step's position in Ladder.Steps, so messages can say
 	// "step 2" the way the config numbers it.
-	Index int       `json:"index"`
-	At    time.Time `json:"at"`
-	// Skipped is set when the step falls at or after the deadline, or before
-	// the request; such a step never fires.
+	Index int `json:"index"`
+	// Repeat is 0 for the step's first firing and k for its k-th
+	// repetition (Step.Repeat).
+	Repeat int       `json:"repeat,omitempty"`
+	At     time.Time `json:"at"`
+	// HeldFrom is when the step was due before its window (Step.During)
+	// held it to the window's next opening, At; zero when the window did
+	// not move it.
+	HeldFrom time.Time `json:"held_from,omitzero"`
+	// Skipped is set when the step falls at or after the deadline (its
+	// window's next opening included), or before the request; such a step
+	// never fires.
 	Skipped bool `json:"skipped,omitempty"`
 	Step    Step `json:"step"`
 }
@@ -39,14 +53,25 @@ type PlannedStep struct {
 const (
 	SkipAfterDeadline = "falls after the deadline"
 	SkipBeforeRequest = "falls before the request"
+	SkipWindowShut    = "its window does not open before the deadline"
 )
 
 // Plan schedules the ladder for an approval requested at requested that
 // expires at deadline. A step is skipped when it would fall at or after the
 // deadline (the deadline denies first) or before the request (a
 // before_deadline step longer than the whole deadline); a step falling
-// exactly at the request fires at once.
+// exactly at the request fires at once. A step with a window that is due
+// while the window is shut waits for its next opening, and is skipped
+// when that comes at or after the deadline. A repeating step is planned
+// once per firing, each repetition Every after the firing before it.
+// The rotations the steps name are frozen into the plan with them.
 func (l Ladder) Plan(requested, deadline time.Time) Plan {
+	return l.plan(requested, deadline, true)
+}
+
+// plan is Plan; without windows, each step is planned when it is due,
+// as the timeline shows it for a request at any time.
+func (l Ladder) plan(requested, deadline time.Time, windows bool) Plan {
 	p := Plan{
 		Ladder:    l.Name,
 		Requested: requested,
@@ -54,33 +79,118 @@ func (l Ladder) Plan(requested, deadline time.Time) Plan {
 		Steps:     make([]PlannedStep, 0, len(l.Steps)),
 	}
 	for i, s := range l.Steps {
-		at := s.At(requested, deadline)
-		p.Steps = append(p.Steps, PlannedStep{
-			Index:   i,
-			At:      at,
-			Skipped: !at.Before(deadline) || at.Before(requested),
-			Step:    s,
-		})
+		due := s.At(requested, deadline)
+		for k := 0; k <= s.repeats(); k++ {
+			if k > 0 {
+				due = p.Steps[len(p.Steps)-1].At.Add(s.Repeat.Every)
+			}
+			ps := PlannedStep{Index: i, Repeat: k, At: due, Step: s}
+			// A step that falls before the request is skipped as it
+			// stands: its window cannot bring it back.
+			if windows && s.During != nil && !due.Before(requested) {
+				if at := s.During.Next(due); !at.Equal(due) {
+					ps.At, ps.HeldFrom = at, due
+				}
+			}
+			ps.Skipped = !ps.At.Before(deadline) || ps.At.Before(requested)
+			p.Steps = append(p.Steps, ps)
+		}
 	}
 	// Stable, so equal times keep ladder order and the plan is deterministic.
 	slices.SortStableFunc(p.Steps, func(a, b PlannedStep) int { return a.At.Compare(b.At) })
+	for _, s := range l.Steps {
+		for _, t := range s.targets() {
+			r, ok := l.Rotations[t.ID]
+			if !t.IsRotation() || !ok {
+				continue
+			}
+			if p.Rotations == nil {
+				p.Rotations = map[string]Rotation{}
+			}
+			p.Rotations[t.ID] = r.between(requested, deadline)
+		}
+	}
 	return p
+}
+
+// targets is every target the step names.
+func (s Step) targets() []Target {
+	return slices.Concat(s.Mention, s.DM, s.Email, s.Post)
 }
 
 // Len is the number of steps in the plan, skipped ones included.
 func (p Plan) Len() int { return len(p.Steps) }
 
-// SkipReason says why s is skipped under this plan (SkipAfterDeadline or
-// SkipBeforeRequest), or "" when it is not.
+// SkipReason says why s is skipped under this plan (SkipAfterDeadline,
+// SkipBeforeRequest or SkipWindowShut), or "" when it is not.
 func (p Plan) SkipReason(s PlannedStep) string {
 	switch {
 	case !s.Skipped:
 		return ""
 	case s.At.Before(p.Requested):
 		return SkipBeforeRequest
+	case !s.HeldFrom.IsZero() && s.HeldFrom.Before(p.Deadline):
+		return SkipWindowShut
 	default:
 		return SkipAfterDeadline
 	}
+}
+
+// Ways a step reaches people, for Resolve.
+const (
+	VerbMention = "mention"
+	VerbDM      = "dm"
+	VerbEmail   = "email"
+)
+
+// OnDuty is the shift the plan's frozen rotation name runs at t.
+func (p Plan) OnDuty(name string, t time.Time) (Shift, bool) {
+	r, ok := p.Rotations[name]
+	if !ok || len(r.Members) == 0 {
+		return Shift{}, false
+	}
+	return r.OnDuty(t), true
+}
+
+// Resolve gives whom targets reach when a step fires at t: each rotation
+// is replaced by the member its frozen definition puts on duty at t, in
+// the form verb needs. For VerbMention and VerbDM that is the member's
+// user on each of surfaces they have one on (a mention in a Slack thread
+// pings their Slack user), or, when they have none there, their chat
+// users elsewhere, which a thread shows by name; for VerbEmail it is
+// their address. Other targets pass as they are. A rotation the plan
+// does not hold, or a member with no way to be reached so, reaches nobody
+// (config refuses both).
+func (p Plan) Resolve(targets []Target, verb string, surfaces []string, t time.Time) []Target {
+	out := make([]Target, 0, len(targets))
+	for _, tg := range targets {
+		if !tg.IsRotation() {
+			out = append(out, tg)
+			continue
+		}
+		shift, ok := p.OnDuty(tg.ID, t)
+		if !ok {
+			continue
+		}
+		m := shift.Member
+		if verb == VerbEmail {
+			if e, ok := m.EmailTarget(); ok {
+				out = append(out, e)
+			}
+			continue
+		}
+		var here []Target
+		for _, s := range surfaces {
+			if u, ok := m.UserOn(s); ok {
+				here = append(here, u)
+			}
+		}
+		if len(here) == 0 {
+			here = m.ChatUsers()
+		}
+		out = append(out, here...)
+	}
+	return out
 }
 
 // Next returns the first step that will fire strictly after the given time.
@@ -140,14 +250,19 @@ const deadlineLine = "deadline: denied, nobody answered"
 // post is step 0, where the card goes, and always comes first. Steps that
 // can never fire say so ("… skipped: falls after the deadline") and are
 // placed by their time, so those at or after the deadline follow the
-// deadline line. A deadline of zero or less means DefaultDeadline.
+// deadline line. A repeating step has a line per firing ("45m mention
+// slack:S0ONCALL (repeat 1 of 3)"). A step with a window is placed when it
+// is due, and its line names the window and how long it may wait for it
+// ("· during mon-fri 09:00-18:00 Europe/Berlin: may wait up to 63h, so
+// skipped when the deadline comes first"): when it fires depends on when
+// the request comes. A deadline of zero or less means DefaultDeadline.
 func (l Ladder) Timeline(post []Target, deadline time.Duration) []string {
 	if deadline <= 0 {
 		deadline = DefaultDeadline
 	}
 	// Any fixed instant works: the timeline only shows offsets from it.
 	requested := time.Unix(0, 0).UTC()
-	plan := l.Plan(requested, requested.Add(deadline))
+	plan := l.plan(requested, requested.Add(deadline), false)
 
 	lines := make([]string, 0, len(plan.Steps)+2)
 	lines = append(lines, "0s "+action("post", post))
@@ -158,7 +273,7 @@ func (l Ladder) Timeline(post []Target, deadline time.Duration) []string {
 			lines = append(lines, FormatDuration(deadline)+" "+deadlineLine)
 			deadlineDone = true
 		}
-		lines = append(lines, FormatDuration(off)+" "+describe(s.Step, plan.SkipReason(s)))
+		lines = append(lines, FormatDuration(off)+" "+describe(s, plan.SkipReason(s), deadline-off))
 	}
 	if !deadlineDone {
 		lines = append(lines, FormatDuration(deadline)+" "+deadlineLine)
@@ -166,14 +281,31 @@ func (l Ladder) Timeline(post []Target, deadline time.Duration) []string {
 	return lines
 }
 
-// describe is a step's part of a timeline line, after its time.
-func describe(s Step, skip string) string {
+// describe is a planned step's part of a timeline line, after its time;
+// left is how long it has before the deadline.
+func describe(ps PlannedStep, skip string, left time.Duration) string {
+	s := ps.Step
 	text := s.Targets()
 	if text == "" {
 		text = "(no targets)"
 	}
 	if s.Anchor == AnchorDeadline {
 		text += " (" + FormatDuration(s.BeforeDeadline) + " before the deadline)"
+	}
+	switch n := s.repeats(); {
+	case n > 0 && ps.Repeat == 0:
+		text += fmt.Sprintf(" (then every %s, %d more %s)", FormatDuration(s.Repeat.Every), n, plural(n, "time", "times"))
+	case n > 0:
+		text += fmt.Sprintf(" (repeat %d of %d)", ps.Repeat, n)
+	}
+	if w := s.During; w != nil && skip == "" {
+		text += " · during " + w.String()
+		if wait := w.LongestClosed(); wait > 0 {
+			text += ": may wait up to " + FormatDuration(wait)
+			if wait >= left {
+				text += ", so skipped when the deadline comes first"
+			}
+		}
 	}
 	if skip != "" {
 		text += " skipped: " + skip
@@ -195,6 +327,13 @@ func (s Step) Targets() string {
 		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func action(verb string, targets []Target) string {

@@ -1,0 +1,302 @@
+package ladder
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Date is a calendar date with no time and no zone.
+type Date struct {
+	Year  int
+	Month time.Month
+	Day   int
+}
+
+// ParseDate reads 2006-01-02.
+func ParseDate(s string) (Date, error) {
+	t, err := time.Parse(time.DateOnly, strings.TrimSpace(s))
+	if err != nil {
+		return Date{}, fmt.Errorf("%q is not a date (YYYY-MM-DD)", strings.TrimSpace(s))
+	}
+	return DateOf(t), nil
+}
+
+// DateOf is the date of t in t's own location.
+func DateOf(t time.Time) Date {
+	y, m, d := t.Date()
+	return Date{y, m, d}
+}
+
+// AddDays is the date n days later (earlier for negative n).
+func (d Date) AddDays(n int) Date { return DateOf(d.noon().AddDate(0, 0, n)) }
+
+// Weekday is the date's day of the week.
+func (d Date) Weekday() time.Weekday { return d.noon().Weekday() }
+
+// noon is the date at 12:00 UTC: whole days apart from any other noon.
+func (d Date) noon() time.Time { return time.Date(d.Year, d.Month, d.Day, 12, 0, 0, 0, time.UTC) }
+
+// daysUntil counts the days from d to e (negative when e is earlier).
+func (d Date) daysUntil(e Date) int { return int(e.noon().Sub(d.noon()) / (24 * time.Hour)) }
+
+// IsZero reports whether the date was never set.
+func (d Date) IsZero() bool { return d == Date{} }
+
+// String writes 2006-01-02.
+func (d Date) String() string { return d.noon().Format(time.DateOnly) }
+
+// MarshalText writes 2006-01-02.
+func (d Date) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText reads 2006-01-02.
+func (d *Date) UnmarshalText(b []byte) error {
+	p, err := ParseDate(string(b))
+	if err != nil {
+		return err
+	}
+	*d = p
+	return nil
+}
+
+// RotationMember is one person a rotation can put on duty: a tenant
+// member with the ways they are reached, copied from the config when the
+// rotation is frozen, so the stored plan reaches them without the config.
+type RotationMember struct {
+	// User is the tenant user id ("user:kevin").
+	User string `json:"user"`
+	// Slack is a bare Slack user id, Discord a snowflake, Email a bare
+	// address; each may be empty.
+	Slack   string `json:"slack,omitempty"`
+	Discord string `json:"discord,omitempty"`
+	Email   string `json:"email,omitempty"`
+}
+
+// ChatUsers are the member's Slack and Discord users, those they have,
+// Slack first.
+func (m RotationMember) ChatUsers() []Target {
+	var out []Target
+	if m.Slack != "" {
+		out = append(out, Target{Kind: KindSlackUser, ID: m.Slack})
+	}
+	if m.Discord != "" {
+		out = append(out, Target{Kind: KindDiscordUser, ID: m.Discord})
+	}
+	return out
+}
+
+// UserOn is the member's user on a surface (SurfaceSlack or
+// SurfaceDiscord), if they have one there.
+func (m RotationMember) UserOn(surface string) (Target, bool) {
+	for _, t := range m.ChatUsers() {
+		if t.Surface() == surface {
+			return t, true
+		}
+	}
+	return Target{}, false
+}
+
+// EmailTarget is the member's address, if they have one.
+func (m RotationMember) EmailTarget() (Target, bool) {
+	if m.Email == "" {
+		return Target{}, false
+	}
+	return Target{Kind: KindEmail, ID: m.Email}, true
+}
+
+// Override puts Member on duty from From until To, whoever the turns
+// would put there.
+type Override struct {
+	Member RotationMember `json:"member"`
+	From   time.Time      `json:"from"`
+	To     time.Time      `json:"to"`
+}
+
+// Rotation is an on-call rotation: its members take turns in order,
+// each for a shift of EveryDays days. Members[0] takes over at Handoff
+// (a wall-clock time in Zone) on First, Members[1] EveryDays days later,
+// and so on round the list; the turns run before First too, backwards, so
+// someone is on duty at any time. Hand-offs keep their wall-clock time
+// across daylight saving changes. Overrides put someone else on duty for
+// a while; they never overlap.
+type Rotation struct {
+	Name      string           `json:"name"`
+	Members   []RotationMember `json:"members"`
+	EveryDays int              `json:"every_days"`
+	First     Date             `json:"first"`
+	Handoff   TimeOfDay        `json:"handoff"`
+	Zone      Zone             `json:"zone"`
+	Overrides []Override       `json:"overrides,omitempty"`
+}
+
+// rotationName is what a rotation's name may hold: it is written in a
+// target (rotation:NAME), stored plans and field paths.
+var rotationName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// RotationNameRule says what rotationName allows, for errors.
+const RotationNameRule = "1 to 64 of A-Z a-z 0-9 . _ -"
+
+// IsRotationName reports whether s may name a rotation.
+func IsRotationName(s string) bool { return rotationName.MatchString(s) }
+
+// Validate checks the rotation can put someone on duty at any time.
+func (r Rotation) Validate() error {
+	var errs []error
+	if !IsRotationName(r.Name) {
+		errs = append(errs, fmt.Errorf("%q is not a rotation name (%s)", r.Name, RotationNameRule))
+	}
+	if len(r.Members) == 0 {
+		errs = append(errs, fmt.Errorf("rotation %s has no members", r.Name))
+	}
+	if r.EveryDays < 1 {
+		errs = append(errs, fmt.Errorf("rotation %s: a shift of %d days", r.Name, r.EveryDays))
+	}
+	if r.First.IsZero() {
+		errs = append(errs, fmt.Errorf("rotation %s has no first hand-off date", r.Name))
+	}
+	if r.Handoff < 0 || r.Handoff >= dayMinutes {
+		errs = append(errs, fmt.Errorf("rotation %s: hand-off at %s is not a time of day", r.Name, r.Handoff))
+	}
+	for i, o := range r.Overrides {
+		if !o.From.Before(o.To) {
+			errs = append(errs, fmt.Errorf("rotation %s: override %d ends before it starts", r.Name, i))
+		}
+		for j := range i {
+			if p := r.Overrides[j]; o.From.Before(p.To) && p.From.Before(o.To) {
+				errs = append(errs, fmt.Errorf("rotation %s: override %d overlaps override %d", r.Name, i, j))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Shift is a stretch of time one member is on duty.
+type Shift struct {
+	Member RotationMember
+	From   time.Time
+	To     time.Time
+	// Override: an override put Member there, not the turns.
+	Override bool
+}
+
+// HandoffAt is when turn k starts: turn 0 is Members[0]'s on First.
+func (r Rotation) HandoffAt(k int) time.Time {
+	return r.Handoff.on(r.First.Year, r.First.Month, r.First.Day+k*r.every(), r.Zone.Location())
+}
+
+func (r Rotation) every() int { return max(r.EveryDays, 1) }
+
+// turn is the turn running at t.
+func (r Rotation) turn(t time.Time) int {
+	n := r.First.daysUntil(DateOf(t.In(r.Zone.Location())))
+	k := floorDiv(n, r.every())
+	// t's date is turn k's hand-off date or later within the turn; before
+	// the hand-off time on that date it is still the turn before.
+	for t.Before(r.HandoffAt(k)) {
+		k--
+	}
+	for !t.Before(r.HandoffAt(k + 1)) {
+		k++
+	}
+	return k
+}
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// OnDuty is the shift running at t: who is on duty, since when and until
+// when. A hand-off at exactly t has happened: the shift starting at t is
+// the one returned.
+func (r Rotation) OnDuty(t time.Time) Shift {
+	for _, o := range r.Overrides {
+		if !t.Before(o.From) && t.Before(o.To) {
+			return Shift{Member: o.Member, From: o.From, To: o.To, Override: true}
+		}
+	}
+	if len(r.Members) == 0 {
+		return Shift{}
+	}
+	k := r.turn(t)
+	s := Shift{Member: r.Members[mod(k, len(r.Members))], From: r.HandoffAt(k), To: r.HandoffAt(k + 1)}
+	// An override that ended inside this turn started this part of it; one
+	// that starts inside it ends it.
+	for _, o := range r.Overrides {
+		if !o.To.After(t) && o.To.After(s.From) {
+			s.From = o.To
+		}
+		if o.From.After(t) && o.From.Before(s.To) {
+			s.To = o.From
+		}
+	}
+	return s
+}
+
+func mod(a, n int) int { return (a%n + n) % n }
+
+// Shifts lists n shifts from the one running at t: who is on duty now,
+// and after each of the next hand-offs.
+func (r Rotation) Shifts(t time.Time, n int) []Shift {
+	if len(r.Members) == 0 {
+		return nil
+	}
+	out := make([]Shift, 0, n)
+	for len(out) < n {
+		s := r.OnDuty(t)
+		out = append(out, s)
+		t = s.To
+	}
+	return out
+}
+
+// Period writes the shift length: 1d, 3d, 1w, 2w.
+func (r Rotation) Period() string {
+	if r.EveryDays%7 == 0 {
+		return fmt.Sprintf("%dw", r.EveryDays/7)
+	}
+	return fmt.Sprintf("%dd", r.EveryDays)
+}
+
+// String describes the rotation for `bot check`: "user:kevin, user:ada
+// take turns of 1w, handing off mon 09:00 Europe/Berlin, the first on
+// 2026-11-30; 1 override".
+func (r Rotation) String() string {
+	users := make([]string, len(r.Members))
+	for i, m := range r.Members {
+		users[i] = m.User
+	}
+	handoff := r.Handoff.String()
+	if r.EveryDays%7 == 0 {
+		handoff = strings.ToLower(r.First.Weekday().String()[:3]) + " " + handoff
+	}
+	s := fmt.Sprintf("%s take turns of %s, handing off %s %s, the first on %s",
+		strings.Join(users, ", "), r.Period(), handoff, r.Zone, r.First)
+	switch n := len(r.Overrides); n {
+	case 0:
+	case 1:
+		s += "; 1 override"
+	default:
+		s += fmt.Sprintf("; %d overrides", n)
+	}
+	return s
+}
+
+// between is the rotation with only the overrides that touch [from, to):
+// what an approval alive in that span can need.
+func (r Rotation) between(from, to time.Time) Rotation {
+	r.Overrides = slices.DeleteFunc(slices.Clone(r.Overrides), func(o Override) bool {
+		return !o.To.After(from) || !o.From.Before(to)
+	})
+	if len(r.Overrides) == 0 {
+		r.Overrides = nil
+	}
+	r.Members = slices.Clone(r.Members)
+	return r
+}
