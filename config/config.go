@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -88,13 +87,21 @@ type Config struct {
 	// finished outbox row is kept; then the approval is pruned to its
 	// tombstone (Tombstones) and the row deleted.
 	Retention time.Duration
-	Backend   Backend
+	// Log is how much the bot logs.
+	Log Log
+	// StopTimeout bounds a stop (SIGTERM): what is still in flight then
+	// stays in the outbox for the next start. Always shorter than Lease.
+	StopTimeout time.Duration
+	Backend     Backend
 	// Slack, Discord and SMTP are nil when their section is omitted: the bot
 	// then runs without that surface, and tenants' targets on it are
 	// skipped (Summary lists them).
 	Slack   *Slack
 	Discord *Discord
 	SMTP    *SMTP
+	// DecisionPage, when public_url is set, lets escalation mail carry
+	// links to the bot's decision page; nil otherwise.
+	DecisionPage *DecisionPage
 	// Tenants by id; never empty.
 	Tenants map[string]*Tenant
 	// SecretVars names, in file order, the environment variable each
@@ -188,12 +195,23 @@ type Tenant struct {
 	// Digest, when set, posts what still waits on a schedule.
 	Digest             *Digest
 	ForbidSelfApproval bool
+	// Zone is the tenant's time zone: working hours (a step's during),
+	// rotations and the digest that name no zone of their own are read in
+	// it. nil means UTC (Location).
+	Zone *time.Location
+	// Rotations by name, for steps that name rotation:NAME; each ladder
+	// carries the ones its steps name (ladder.Ladder.Rotations).
+	Rotations map[string]ladder.Rotation
 	// Ladders by name; always holds DefaultLadder.
 	Ladders map[string]ladder.Ladder
 	// Tools are per-function overrides in file order: the first whose glob
 	// matches wins.
 	Tools   []ToolOverride
 	Members []Member
+	// EmailDecisions is what a member may decide from escalation mail on
+	// the decision page: EmailDecisionsOff, EmailDecisionsDeny (the
+	// default) or EmailDecisionsApprove.
+	EmailDecisions string
 }
 
 // Digest posts a summary of what still waits.
@@ -258,15 +276,16 @@ func (r Role) CanDecide() bool {
 	return r == RoleOperator || r == RoleAdmin || r == RoleOwner
 }
 
-// Load reads and validates the file at path. Problems name the file by its
-// base name, as `bot check` prints them. getenv resolves ${VAR}; nil means
+// Load reads and validates the file at path. Problems name the file by the
+// path given, as `bot check` prints them, so a person running it from
+// anywhere can open the line. getenv resolves ${VAR}; nil means
 // os.LookupEnv.
 func Load(path string, getenv func(string) (string, bool)) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(filepath.Base(path), data, getenv)
+	return Parse(path, data, getenv)
 }
 
 // Parse validates data as a config file called name. It returns a *Error

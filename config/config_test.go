@@ -82,11 +82,12 @@ func TestLoadFull(t *testing.T) {
 	}
 	step := func(s ladder.Step, f func(*ladder.Step)) ladder.Step { f(&s); return s }
 	want := &config.Config{
-		Listen:    ":8080",
-		Store:     config.Store{Driver: "sqlite", DSN: "file:bot.db"},
-		Tick:      10 * time.Second,
-		Lease:     2 * time.Minute,
-		Retention: 30 * 24 * time.Hour,
+		Listen:      ":8080",
+		Store:       config.Store{Driver: "sqlite", DSN: "file:bot.db"},
+		Tick:        10 * time.Second,
+		Lease:       2 * time.Minute,
+		Retention:   30 * 24 * time.Hour,
+		StopTimeout: 10 * time.Second,
 		Backend: config.Backend{
 			URL:           "https://jobs.acme.example",
 			EventsSecrets: []config.Secret{config.Secret(fullEnv["BOT_EVENTS_SECRET"])},
@@ -156,6 +157,7 @@ func TestLoadFull(t *testing.T) {
 					{User: "user:kevin", Role: config.RoleOperator, Content: true, Slack: "U0KEVIN", Discord: "223344556677889900", Email: "kevin@acme.example"},
 					{User: "user:ada", Role: config.RoleOwner, Content: true, Governance: true, Slack: "U0ADA", Email: "ada@acme.example"},
 				},
+				EmailDecisions: config.EmailDecisionsDeny,
 			},
 		},
 		// The public key is no secret: read like any text, not listed.
@@ -325,7 +327,7 @@ func TestProblems(t *testing.T) {
 			"bot.yaml:3: backend.events_secrets[0]: is empty (is its environment variable set to nothing?)",
 		}},
 		{name: "backend missing", text: base[strings.Index(base, "slack:"):], want: []string{
-			"bot.yaml:1: backend: missing: the job backend's url and secrets (PROTOCOL.md)",
+			"bot.yaml:1: backend: missing: the job backend's url and secrets (docs/protocol.md)",
 		}},
 
 		// Surfaces.
@@ -596,6 +598,11 @@ func TestManyProblems(t *testing.T) {
 		`broken.yaml:35: tenants.acme.members[1].slack: "kevin" is not a Slack user id (U… or W…)`,
 		`broken.yaml:36: tenants["bad/id"]: "bad/id" is not a tenant id (1 to 64 of A-Z a-z 0-9 . _ : -)`,
 	}
+	// Problems name the file by the path Load was given.
+	file := filepath.Join("testdata", "broken.yaml")
+	for i := range want {
+		want[i] = filepath.Join("testdata", want[i])
+	}
 	var ce *config.Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("Load broken.yaml: %v, want *config.Error", err)
@@ -603,7 +610,7 @@ func TestManyProblems(t *testing.T) {
 	got := make([]string, len(ce.Problems))
 	for i, p := range ce.Problems {
 		got[i] = p.Error()
-		if p.File != "broken.yaml" || p.Line == 0 || p.Path == "" {
+		if p.File != file || p.Line == 0 || p.Path == "" {
 			t.Errorf("problem %d lacks file, line or path: %+v", i, p)
 		}
 	}
@@ -624,7 +631,7 @@ func TestEmptyFile(t *testing.T) {
 	t.Parallel()
 	_, got := parse(t, "# nothing yet\n")
 	want := []string{
-		"bot.yaml:1: backend: missing: the job backend's url and secrets (PROTOCOL.md)",
+		"bot.yaml:1: backend: missing: the job backend's url and secrets (docs/protocol.md)",
 		"bot.yaml:1: tenants: missing: at least one tenant",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

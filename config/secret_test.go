@@ -101,8 +101,9 @@ func TestUnsetVariableNamed(t *testing.T) {
 		}
 	}
 	_, err := config.Load(filepath.Join("testdata", "full.yaml"), envOf(env))
-	want := "full.yaml:14: slack.signing_secret: environment variable SLACK_SIGNING_SECRET is not set\n" +
-		"full.yaml:28: smtp.password: environment variable SMTP_PASSWORD is not set"
+	file := filepath.Join("testdata", "full.yaml") // problems name the path Load was given
+	want := file + ":14: slack.signing_secret: environment variable SLACK_SIGNING_SECRET is not set\n" +
+		file + ":28: smtp.password: environment variable SMTP_PASSWORD is not set"
 	if err == nil || err.Error() != want {
 		t.Errorf("Load with unset variables:\n%v\nwant:\n%s", err, want)
 	}

@@ -15,8 +15,13 @@ import (
 // secret is read from (the secret itself as <secret>), and per tenant where
 // cards go, how many members it has, the timeline each ladder gives under
 // the tenant's deadline, and the timeline each tool override gives. No
-// secret appears in it.
-func (c *Config) Summary() string {
+// secret appears in it. Summary leaves out who is on duty in each
+// rotation, which depends on the time: SummaryAt says it.
+func (c *Config) Summary() string { return c.SummaryAt(time.Time{}) }
+
+// SummaryAt is Summary with, for each rotation, who is on duty at now
+// and after each of the next hand-offs; a zero now leaves them out.
+func (c *Config) SummaryAt(now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "listen %s\n", c.Listen)
 	fmt.Fprintf(&b, "store %s %s\n", c.Store.Driver, redactDSN(c.Store.DSN.Reveal()))
@@ -60,7 +65,7 @@ func (c *Config) Summary() string {
 	for _, id := range ids {
 		b.WriteString("\n")
 		t := c.Tenants[id]
-		t.summary(&b)
+		t.summary(&b, now)
 		if off := c.offSurface(t); len(off) > 0 {
 			fmt.Fprintf(&b, "  surface off, shown on the log surface (stdout) instead: %s\n", strings.Join(off, " "))
 		}
@@ -100,6 +105,9 @@ func (c *Config) offSurface(t *Tenant) []string {
 	var off []string
 	seen := map[ladder.Target]bool{}
 	for _, tg := range all {
+		if tg.IsRotation() {
+			continue // its members are reached on the surfaces that are on
+		}
 		if !on[tg.Surface()] && !seen[tg] {
 			seen[tg] = true
 			off = append(off, tg.String())
@@ -108,7 +116,7 @@ func (c *Config) offSurface(t *Tenant) []string {
 	return off
 }
 
-func (t *Tenant) summary(b *strings.Builder) {
+func (t *Tenant) summary(b *strings.Builder, now time.Time) {
 	deciders := 0
 	for _, m := range t.Members {
 		if m.Role.CanDecide() {
@@ -120,6 +128,9 @@ func (t *Tenant) summary(b *strings.Builder) {
 		b.WriteString(", self-approval forbidden")
 	}
 	b.WriteString("\n")
+	if t.Zone != nil {
+		fmt.Fprintf(b, "  zone %s\n", t.Zone)
+	}
 	fmt.Fprintf(b, "  post %s\n", joinTargets(t.Post))
 	if t.Audit != nil {
 		fmt.Fprintf(b, "  audit %s\n", t.Audit)
@@ -127,6 +138,7 @@ func (t *Tenant) summary(b *strings.Builder) {
 	if t.Digest != nil {
 		fmt.Fprintf(b, "  digest %q in %s to %s\n", t.Digest.Cron, t.Digest.Zone, t.Digest.To)
 	}
+	t.rotationSummary(b, now)
 	for _, name := range ladderNames(t.Ladders) {
 		fmt.Fprintf(b, "  ladder %s, deadline %s:\n", name, ladder.FormatDuration(t.Deadline))
 		for _, line := range t.Ladders[name].Timeline(t.Post, t.Deadline) {

@@ -48,6 +48,8 @@ func (d *decoder) decodeFile(data []byte) *Config {
 	if at == nil {
 		at = &yaml.Node{Line: 1}
 	}
+	var publicURL string
+	var linkSecrets []Secret
 	seen, ok := d.mapping(root, "", map[string]field{
 		"listen": func(_, v *yaml.Node, p string) {
 			if s, ok := d.str(v, p); ok && d.hostPort(v, p, s, "like :8080 or 127.0.0.1:8080") {
@@ -83,18 +85,29 @@ func (d *decoder) decodeFile(data []byte) *Config {
 				c.Retention = t
 			}
 		},
+		"log":          func(_, v *yaml.Node, p string) { c.Log = d.logSection(v, p) },
+		"stop_timeout": func(_, v *yaml.Node, p string) { c.StopTimeout = d.stopTimeout(v, p) },
+
 		"backend": func(k, v *yaml.Node, p string) { c.Backend = d.backend(k, v, p) },
 		"slack":   func(k, v *yaml.Node, p string) { c.Slack = d.slack(k, v, p) },
 		"discord": func(k, v *yaml.Node, p string) { c.Discord = d.discord(k, v, p) },
 		"smtp":    func(k, v *yaml.Node, p string) { c.SMTP = d.smtp(k, v, p) },
 		"tenants": func(k, v *yaml.Node, p string) { d.tenants(k, v, p, c) },
+		"public_url": func(_, v *yaml.Node, p string) {
+			publicURL, _ = d.publicURL(v, p)
+		},
+		"link_secrets": func(k, v *yaml.Node, p string) { linkSecrets = d.linkSecrets(k, v, p) },
 	})
 	c.SecretVars = d.secretVars
+	if ok {
+		c.DecisionPage = d.decisionPage(seen, publicURL, linkSecrets)
+	}
 	if !ok {
 		return c
 	}
+	d.settleStopTimeout(c, seen["stop_timeout"])
 	if seen["backend"] == nil {
-		d.problemf(at, "backend", "missing: the job backend's url and secrets (PROTOCOL.md)")
+		d.problemf(at, "backend", "missing: the job backend's url and secrets (docs/protocol.md)")
 	}
 	if seen["tenants"] == nil {
 		d.problemf(at, "tenants", "missing: at least one tenant")
@@ -438,6 +451,8 @@ type stepPos struct {
 	path              string
 	afterN, beforeN   *yaml.Node
 	afterOK, beforeOK bool
+	repeat            repeatPos
+	rotations         []rotationRef // where the step names rotation:NAME
 }
 
 type ladderPos struct {
@@ -452,9 +467,10 @@ type toolPos struct {
 }
 
 func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
-	t := &Tenant{ID: id, Deadline: ladder.DefaultDeadline, Ladders: map[string]ladder.Ladder{}}
+	t := &Tenant{ID: id, Deadline: ladder.DefaultDeadline, Ladders: map[string]ladder.Ladder{}, EmailDecisions: DefaultEmailDecisions}
 	var ladders []ladderPos
 	var tools []toolPos
+	var rotations []rotationPos
 	postGiven := 0
 	_, ok := d.mapping(v, p, map[string]field{
 		"deadline": func(_, v *yaml.Node, p string) {
@@ -480,6 +496,17 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 		"ladders":              func(_, v *yaml.Node, p string) { ladders = d.ladders(v, p) },
 		"tools":                func(_, v *yaml.Node, p string) { tools = d.tools(v, p) },
 		"members":              func(_, v *yaml.Node, p string) { t.Members = d.members(v, p) },
+		"zone": func(_, v *yaml.Node, p string) {
+			if z, ok := d.zone(v, p); ok {
+				t.Zone = z.Location()
+			}
+		},
+		"rotations": func(_, v *yaml.Node, p string) { rotations = d.rotations(v, p) },
+		"email_decisions": func(_, v *yaml.Node, p string) {
+			if s, ok := d.oneOf(v, p, EmailDecisionsOff, EmailDecisionsDeny, EmailDecisionsApprove); ok {
+				t.EmailDecisions = s
+			}
+		},
 	})
 	if !ok {
 		return t
@@ -498,6 +525,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 	if _, ok := t.Ladders[DefaultLadder]; !ok {
 		t.Ladders[DefaultLadder] = ladder.Ladder{Name: DefaultLadder}
 	}
+	d.tenantTimes(t, ladders, rotations)
 
 	for _, tp := range tools {
 		if name := tp.override.Ladder; name != "" {
@@ -541,6 +569,8 @@ func (d *decoder) stepsUnderDeadlines(t *Tenant, ladders []ladderPos) {
 			case s.beforeOK && s.step.Anchor == ladder.AnchorDeadline && s.step.BeforeDeadline > longest:
 				d.problemf(s.beforeN, joinKey(s.path, "before_deadline"), "%s is longer than the deadline it runs under (%s), so it would always be skipped",
 					ladder.FormatDuration(s.step.BeforeDeadline), ladder.FormatDuration(longest))
+			default:
+				d.repeatsUnderDeadline(s, longest)
 			}
 		}
 	}
@@ -614,10 +644,10 @@ func (d *decoder) step(item *yaml.Node, p string) stepPos {
 	sp := stepPos{path: p}
 	s := &sp.step
 	given := 0
-	addTargets := func(dst *[]ladder.Target, rule targetRule) field {
+	addTargets := func(dst *[]ladder.Target, rule targetRule, verb string) field {
 		return func(_, v *yaml.Node, p string) {
 			var n int
-			*dst, n = d.targets(v, p, rule)
+			*dst, n = d.stepTargets(v, p, rule, verb, &sp.rotations)
 			if n < 0 {
 				n = 1 // not a list: reported already, not also as reaching nobody
 			}
@@ -637,10 +667,12 @@ func (d *decoder) step(item *yaml.Node, p string) stepPos {
 				sp.beforeOK = false
 			}
 		},
-		"mention": addTargets(&s.Mention, mentionable),
-		"dm":      addTargets(&s.DM, people),
-		"email":   addTargets(&s.Email, addresses),
-		"post":    addTargets(&s.Post, channels),
+		"mention": addTargets(&s.Mention, mentionableOrRotation, ladder.VerbMention),
+		"dm":      addTargets(&s.DM, peopleOrRotation, ladder.VerbDM),
+		"email":   addTargets(&s.Email, addressesOrRotation, ladder.VerbEmail),
+		"post":    addTargets(&s.Post, channels, ""),
+		"repeat":  func(k, v *yaml.Node, p string) { s.Repeat, sp.repeat = d.repeat(k, v, p) },
+		"during":  func(_, v *yaml.Node, p string) { s.During = d.window(v, p) },
 	})
 	if !ok {
 		return sp
@@ -711,7 +743,7 @@ func (d *decoder) digest(v *yaml.Node, p string) *Digest {
 	if isNull(v) {
 		return nil
 	}
-	dg := &Digest{Zone: time.UTC}
+	dg := &Digest{} // no zone: the tenant's (tenantTimes)
 	seen, ok := d.mapping(v, p, map[string]field{
 		"cron": func(_, v *yaml.Node, p string) {
 			if spec, ok := d.str(v, p); ok {
@@ -854,6 +886,9 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 		unique(seen["user"], joinKey(mp, "user"), "user", m.User)
 		unique(seen["slack"], joinKey(mp, "slack"), "slack", m.Slack)
 		unique(seen["discord"], joinKey(mp, "discord"), "discord", m.Discord)
+		// An address is one member's: a decision link, and a decision
+		// from the decision page, act as the member it belongs to.
+		unique(seen["email"], joinKey(mp, "email"), "email", strings.ToLower(m.Email))
 		out = append(out, m)
 	})
 	return out
