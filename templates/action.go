@@ -14,8 +14,10 @@ type ActionKind string
 
 // The actions a card's buttons carry.
 const (
-	ActionApprove     ActionKind = "approve"
-	ActionDeny        ActionKind = "deny"
+	ActionApprove ActionKind = "approve"
+	ActionDeny    ActionKind = "deny"
+	// ActionApproveNote opens a dialog that approves with a comment.
+	ActionApproveNote ActionKind = "approve_note"
 	ActionShowArgs    ActionKind = "show_args"    // answer the clicker alone with the whole arguments
 	ActionShowDetails ActionKind = "show_details" // answer the clicker alone with the restricted details
 )
@@ -37,7 +39,8 @@ const actionPrefix = "ab1"
 const actionSep = "|"
 
 // maxRevisionDigits keeps every encoding within Discord's custom_id limit:
-// "ab1|show_details|" + a 64-byte id + "|" leaves 18 digits of 100.
+// "ab1|show_details|" (or "ab1|approve_note|", as long) + a 64-byte id +
+// "|" leaves 18 digits of 100.
 const maxRevisionDigits = 18
 
 // ErrBadAction is wrapped by every ParseAction error.
@@ -66,7 +69,7 @@ func ParseAction(s string) (Action, error) {
 	}
 	kind := ActionKind(parts[1])
 	switch kind {
-	case ActionApprove, ActionDeny, ActionShowArgs, ActionShowDetails:
+	case ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails:
 	default:
 		return Action{}, fmt.Errorf("%w: unknown kind %q", ErrBadAction, cutLine(parts[1], 20))
 	}

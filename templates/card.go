@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,8 +66,13 @@ type Card struct {
 	// 4. Who asks (AskedBy) and each reason (Reasons), from AskedByLines.
 	AskedBy string
 	Reasons []string
-	// 5. Warning when the tool did not keep to what it declares.
+	// 5. Warning when the tool did not keep to what it declares, worded
+	// for what it declared (approval.Approval.EffectsWarning).
 	Warning string
+
+	// Reask says, on the card of a call asked again, why and what changed
+	// since the revision before; nil on a first revision.
+	Reask *Reask
 
 	// Restricted cards hide arguments, digest, role values, file paths,
 	// patch and agent text, and say RestrictedNote instead.
@@ -87,6 +94,9 @@ type Card struct {
 	// 11. The plan line: the ladder as frozen at request and the
 	// deadline, the same from request to decision; none on a closed card.
 	Ladder string
+	// LadderNote says the request named a ladder the tenant does not
+	// have, and which ran instead; shown with the plan line.
+	LadderNote string
 	// ConfirmLine says the call needs a typed confirmation, which only the
 	// console takes; the console link is ConsoleURL.
 	ConfirmLine string
@@ -105,6 +115,22 @@ const (
 	ToneDenied   Tone = "denied"
 	ToneClosed   Tone = "closed" // cancelled, superseded: nothing happened
 )
+
+// Reask is what a card of a call asked again says of the change: a line
+// saying why, then what changed in the arguments, path by path, on the
+// display projections (a redacted or cut value shows as such). A
+// content-restricted card says only why.
+type Reask struct {
+	// Line: "Asked again: the arguments changed since revision 1".
+	Line string
+	// Changes, one line each: `method: "squash" → "rebase"`,
+	// `labels[2] added: "urgent"`, `draft removed (was true)`,
+	// `snapshot sha256:79374e6187e3… → sha256:0a1b2c3d4e5f…`.
+	Changes []string
+	// Note says what Changes leave out: "and 3 more changes", or that
+	// the change is in values the card does not show.
+	Note string
+}
 
 // Job is the title's second line: which job, who started it, which agent
 // at which level.
@@ -201,6 +227,11 @@ type LadderPlan struct {
 	Steps []PlanStep
 	// Deadline is when no answer counts as a no; zero: the approval's own.
 	Deadline time.Time
+	// Name is the ladder the plan was made from.
+	Name string
+	// Unknown is the ladder the request named when the tenant has none
+	// of that name, so Name ran instead; "" otherwise.
+	Unknown string
 }
 
 // PlanStep is one step of a LadderPlan.
@@ -243,6 +274,18 @@ type Input struct {
 	// Ladder is the plan frozen at request. Nothing in Input says which
 	// steps have fired: a pending card is the same before and after each.
 	Ladder LadderPlan
+	// Reask is what changed from the revision before to this one; nil
+	// for a first revision.
+	Reask *approval.Reask
+	// SupersededBy is the reask that replaced this revision, for the
+	// superseded card's status to say why; nil when unknown.
+	SupersededBy *approval.Reask
+	// Now is when the card is shown: a time on another day than Now (in
+	// Zone) carries its date. Zero means the request's time.
+	Now time.Time
+	// Zone is the tenant's time zone for the times a card prints; nil
+	// means UTC.
+	Zone *time.Location
 	// Restricted renders without details even when the approval is not
 	// content-restricted (a walled job in a shared place). A
 	// content-restricted approval is always rendered without details
@@ -262,7 +305,7 @@ type Input struct {
 // The card's fixed sentences.
 const (
 	statusPending     = "Waiting for a decision"
-	statusSuperseded  = "Superseded: the call changed; see the new card"
+	statusSuperseded  = "Superseded: %s; see the new card"
 	statusExpired     = "Denied: nobody answered by the deadline"
 	statusDecidingFmt = "Recorded: %s is being sent to the job backend…"
 	statusDeadlineDue = "Nobody answered by the deadline: the denial is being sent to the job backend…"
@@ -276,15 +319,15 @@ const (
 	argsUnreadable    = "the arguments could not be shown; Show all arguments shows them"
 	patchCutNote      = "[cut; the console shows the whole patch]"
 	protectedNote     = "this change touches the plugin's tests or its rules"
-	effectsMismatch   = "The tool says it stays inside the tenant, but its sandbox was refused a connection earlier in this job."
 	deadlineMeansNo   = "(no answer counts as a no)"
 	planPrefix        = "ladder: "
 	skippedLate       = " (skipped: after the deadline)"
 	skippedEarly      = " (skipped: before the request)"
 	noTargets         = "no targets"
-	timeOfDay         = "15:04 UTC"
-	dateAndTime       = "2006-01-02 15:04 UTC"
+	timeOfDay         = "15:04 MST"
+	dateAndTime       = "2006-01-02 15:04 MST"
 	labelApprove      = "Approve"
+	labelApproveNote  = "Approve with comment…"
 	labelDeny         = "Deny"
 	labelShowArgs     = "Show all arguments"
 	labelShowDetails  = "Show details"
@@ -328,9 +371,10 @@ func Build(in Input) Card {
 	pending := c.State == approval.StatePending && !c.Superseded
 	c.Deciding = pending && in.Deciding != nil
 	waiting := pending && !c.Deciding
-	c.Status, c.StatusDetail, c.Message, c.StatusNote, c.Tone = status(c.State, in.Superseded, in.Decision, deadline(in, a), c.Restricted)
+	k := newClock(in, a)
+	c.Status, c.StatusDetail, c.Message, c.StatusNote, c.Tone = status(c.State, in.Superseded, in.SupersededBy, in.Decision, deadline(in, a), c.Restricted, k)
 	if c.Deciding {
-		c.Status, c.StatusDetail, c.StatusNote = decidingStatus(in.Deciding, c.Restricted)
+		c.Status, c.StatusDetail, c.StatusNote = decidingStatus(in.Deciding, c.Restricted, k)
 	}
 	c.Headline = headline(&c)
 
@@ -338,8 +382,9 @@ func Build(in Input) Card {
 		c.AskedBy = cutLine(oneLine(lines[0]), lineMax)
 		c.Reasons = limitList(lines[1:], listMax, func(n int) string { return fmt.Sprintf("and %d more %s", n, plural(n, "reason", "reasons")) })
 	}
-	if a.EffectsMismatch {
-		c.Warning = effectsMismatch
+	c.Warning = a.EffectsWarning()
+	if in.Reask != nil {
+		c.Reask = reask(*in.Reask, c.Restricted)
 	}
 	if approval.ValidDigest(a.Call.Snapshot) {
 		c.Snapshot = a.Call.Snapshot
@@ -363,7 +408,8 @@ func Build(in Input) Card {
 			cutLine(oneLine(a.Confirm.Argument), lineMax))
 	}
 	if pending {
-		c.Ladder = planLine(in.Ladder, deadline(in, a), a.RequestedAt)
+		c.Ladder = planLine(in.Ladder, deadline(in, a), a.RequestedAt, k)
+		c.LadderNote = ladderNote(in.Ladder, c.Tenant)
 		c.Buttons = buttons(a, &c, waiting)
 	}
 	return c
@@ -402,7 +448,7 @@ func deadline(in Input, a *approval.Approval) time.Time {
 // status words the line on top, what follows it, and the tone. On a
 // restricted card the comment, the reason and the backend's message are
 // left out (each may quote what the card hides), and note says so.
-func status(s approval.State, superseded bool, d *approval.Decision, dl time.Time, restricted bool) (line, detail, message, note string, tone Tone) {
+func status(s approval.State, superseded bool, by *approval.Reask, d *approval.Decision, dl time.Time, restricted bool, k clock) (line, detail, message, note string, tone Tone) {
 	if d == nil {
 		d = &approval.Decision{}
 	}
@@ -414,7 +460,7 @@ func status(s approval.State, superseded bool, d *approval.Decision, dl time.Tim
 	}
 	at, atTime := "", ""
 	if !d.At.IsZero() {
-		atTime = d.At.UTC().Format(timeOfDay)
+		atTime = k.at(d.At)
 		at = "at " + atTime
 	}
 	// withhold keeps the comment off a restricted card and words the
@@ -426,7 +472,11 @@ func status(s approval.State, superseded bool, d *approval.Decision, dl time.Tim
 	}
 	switch {
 	case superseded:
-		return statusSuperseded, "", "", "", ToneClosed
+		why := "the call changed"
+		if by != nil {
+			why = whyPhrase(by.Why)
+		}
+		return fmt.Sprintf(statusSuperseded, why), "", "", "", ToneClosed
 	case s == approval.StatePending:
 		return statusPending, "", "", "", TonePending
 	case s == approval.StateApproved:
@@ -455,7 +505,7 @@ func status(s approval.State, superseded bool, d *approval.Decision, dl time.Tim
 	case s == approval.StateExpired:
 		// The deadline's comment is its own fixed word: never shown.
 		if !dl.IsZero() {
-			detail = "deadline " + dl.Format(dateAndTime)
+			detail = "deadline " + k.dated(dl)
 		}
 		return statusExpired, detail, "", "", ToneDenied
 	case s == approval.StateCancelled:
@@ -466,11 +516,17 @@ func status(s approval.State, superseded bool, d *approval.Decision, dl time.Tim
 		}
 		return cutLine(line, statusMax), at, "", note, ToneClosed
 	case s == approval.StateRefused:
-		line = "Denied: the platform's re-check refused the call"
+		// Said once: the status says the platform refused the call after
+		// it was approved (a re-check only ever turns a yes into a no),
+		// and the line below says why, without the backend's own
+		// "was not made: the platform refused it: the re-check … refused
+		// it" around it.
+		line = "The platform refused the call after approval"
 		if actor != "" {
-			line = "Denied: " + actor + " approved, but the platform's re-check refused the call"
+			line = "The platform refused the call after " + actor + " approved it"
 		}
-		message = cutLine(cleanText(approval.RedactText(d.Message)), messageMax)
+		reason, longWait := RecheckReason(d.Message)
+		message = cutLine(cleanText(approval.RedactText(recheckLine(reason, longWait))), messageMax)
 		if restricted && strings.TrimSpace(message) != "" {
 			message, note = "", withheldRecheck
 		}
@@ -479,11 +535,151 @@ func status(s approval.State, superseded bool, d *approval.Decision, dl time.Tim
 	return cutLine("State: "+oneLine(string(s)), statusMax), "", "", "", ToneClosed
 }
 
+// whyPhrase says why a call was asked again, as a clause: "the arguments
+// changed". It carries no words of anyone's.
+func whyPhrase(w approval.Why) string {
+	switch w {
+	case approval.WhyArgumentsChanged:
+		return "the arguments changed"
+	case approval.WhySnapshotChanged:
+		return "the function's snapshot changed"
+	case approval.WhyPolicyChanged:
+		return "the tenant's tool policy changed"
+	case approval.WhyHookChanged:
+		return "a pre_tool_call hook changed the call"
+	}
+	return "the call changed"
+}
+
+// reask words what a reask changed. A restricted card says only why (and
+// that the arguments changed, where they did): a path or a value could
+// be the content it hides.
+func reask(r approval.Reask, restricted bool) *Reask {
+	out := &Reask{Line: "Asked again: " + whyPhrase(r.Why)}
+	if r.From > 0 {
+		out.Line += " since revision " + strconv.Itoa(r.From)
+	}
+	if r.Why != approval.WhyArgumentsChanged && r.ArgumentsChanged() {
+		out.Line += "; the arguments changed too"
+	}
+	if r.SnapshotFrom != "" && r.SnapshotTo != "" {
+		out.Changes = append(out.Changes, "snapshot "+shortDigest(r.SnapshotFrom)+" → "+shortDigest(r.SnapshotTo))
+	}
+	if restricted || r.Withheld {
+		return out
+	}
+	shown := 0
+	for _, ch := range r.Arguments {
+		if shown == listMax {
+			break
+		}
+		path := cutLine(oneLine(approval.RedactText(ch.Path)), lineMax/2)
+		old := cutLine(oneLine(approval.RedactText(ch.Old)), approval.ChangeValueMax)
+		now := cutLine(oneLine(approval.RedactText(ch.New)), approval.ChangeValueMax)
+		switch ch.Kind {
+		case approval.ChangeAdded:
+			out.Changes = append(out.Changes, path+" added: "+now)
+		case approval.ChangeRemoved:
+			out.Changes = append(out.Changes, path+" removed (was "+old+")")
+		default:
+			out.Changes = append(out.Changes, path+": "+old+" → "+now)
+		}
+		shown++
+	}
+	if n := len(r.Arguments) - shown + r.More; n > 0 {
+		out.Note = fmt.Sprintf("and %d more %s", n, plural(n, "change", "changes"))
+	} else if r.Unshown {
+		out.Note = "the change is in values this card does not show (redacted or cut): Show all arguments shows them"
+	}
+	return out
+}
+
+// shortDigest is "sha256:" and the first 12 hex digits, enough to tell
+// two snapshots apart on a line.
+func shortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12] + "…"
+	}
+	return d
+}
+
+// The backend's re-check message (PROTOCOL.md): "The call to F was not
+// made: the platform refused it: the re-check after a long wait refused
+// it: <why>". These clauses say what the card's status already says.
+var (
+	recheckNotMade  = regexp.MustCompile(`(?i)^the call to \S+ was not made:\s*`)
+	recheckPlatform = regexp.MustCompile(`(?i)^the platform refused it(?::\s*|\.?\s*$)`)
+	recheckLongWait = regexp.MustCompile(`(?i)^the re-check after a long wait refused it(?::\s*|\.?\s*$)`)
+	recheckAny      = regexp.MustCompile(`(?i)^the re-check refused it(?::\s*|\.?\s*$)`)
+)
+
+// RecheckReason is why the platform's re-check refused a call, from the
+// backend's message: the clauses that repeat that the call was refused
+// peeled off, and whether it was the re-check after a long wait. A
+// message of another shape is returned as it is.
+func RecheckReason(message string) (reason string, longWait bool) {
+	r := strings.TrimSpace(message)
+	r = recheckNotMade.ReplaceAllString(r, "")
+	r = recheckPlatform.ReplaceAllString(r, "")
+	if loc := recheckLongWait.FindStringIndex(r); loc != nil {
+		r, longWait = r[loc[1]:], true
+	} else {
+		r = recheckAny.ReplaceAllString(r, "")
+	}
+	return strings.TrimSpace(r), longWait
+}
+
+// recheckLine is the card's line below a refusal's status.
+func recheckLine(reason string, longWait bool) string {
+	switch {
+	case longWait && reason != "":
+		return "Re-checked after a long wait: " + reason
+	case longWait:
+		return "Re-checked after a long wait."
+	}
+	// The backend's words as written: they are not the bot's to reword.
+	return reason
+}
+
+// clock words the times a card prints: in the tenant's zone, with the
+// date when a time is not on the day the card is shown.
+type clock struct {
+	zone  *time.Location
+	today time.Time
+}
+
+func newClock(in Input, a *approval.Approval) clock {
+	k := clock{zone: in.Zone, today: in.Now}
+	if k.zone == nil {
+		k.zone = time.UTC
+	}
+	if k.today.IsZero() {
+		k.today = a.RequestedAt
+	}
+	return k
+}
+
+// at is "14:03 UTC" today, else "2026-11-30 14:03 UTC".
+func (k clock) at(t time.Time) string { return k.onDay(t, k.today) }
+
+// onDay is t's time of day when it falls on day's date, else its date
+// and time.
+func (k clock) onDay(t, day time.Time) string {
+	t = t.In(k.zone)
+	if day.IsZero() || !sameDay(t, day.In(k.zone)) {
+		return t.Format(dateAndTime)
+	}
+	return t.Format(timeOfDay)
+}
+
+// dated is always the date and the time: "2026-11-30 18:00 UTC".
+func (k clock) dated(t time.Time) string { return t.In(k.zone).Format(dateAndTime) }
+
 // decidingStatus words a decision on its way to the backend: "Recorded:
 // user:kevin's approval is being sent to the job backend…", and below it
 // when, and the person's comment, which a content-restricted card leaves
 // out (a reason may quote what the card hides) and notes instead.
-func decidingStatus(d *Deciding, restricted bool) (line, detail, note string) {
+func decidingStatus(d *Deciding, restricted bool, k clock) (line, detail, note string) {
 	noun, what := "denial", "a denial"
 	if d.Approve {
 		noun, what = "approval", "an approval"
@@ -493,7 +689,7 @@ func decidingStatus(d *Deciding, restricted bool) (line, detail, note string) {
 	}
 	line = cutLine(fmt.Sprintf(statusDecidingFmt, what), statusMax)
 	if !d.At.IsZero() {
-		detail = "at " + d.At.UTC().Format(timeOfDay)
+		detail = "at " + k.at(d.At)
 	}
 	if d.Deadline {
 		return statusDeadlineDue, detail, ""
@@ -549,7 +745,7 @@ func headline(c *Card) string {
 	case c.State == approval.StateCancelled:
 		h = f + " was cancelled"
 	case c.State == approval.StateRefused:
-		h = f + " was refused by the platform's re-check"
+		h = f + " was refused by the platform after approval"
 	default:
 		h = f + ": " + string(c.State)
 	}
@@ -720,13 +916,13 @@ func turn(waiting []string) string {
 // planLine words the frozen plan on one line: "ladder: 18:15 UTC mention
 // slack:U0KEVIN · 19:00 UTC email leads@acme.example · 2026-11-30 09:00
 // UTC dm slack:U0LEAD · deadline 2026-11-30 18:00 UTC (no answer counts as
-// a no)". A step on another day than the request shows its date; a
-// skipped step says why it will not run; a long ladder shows its first
-// planStepsMax steps and how many more. Nothing in it depends on which
-// steps have fired, so it is the same from request to decision. Without
-// steps only the deadline is said.
-func planLine(l LadderPlan, dl, requested time.Time) string {
-	requested = requested.UTC()
+// a no)". A step on another day than the request (in the tenant's zone)
+// shows its date; a skipped step says why it will not run; a long ladder
+// shows its first planStepsMax steps and how many more. Nothing in it
+// depends on which steps have fired, nor on when the card is shown, so it
+// is the same from request to decision. Without steps only the deadline
+// is said.
+func planLine(l LadderPlan, dl, requested time.Time, k clock) string {
 	var parts []string
 	for i, s := range l.Steps {
 		if i == planStepsMax {
@@ -734,14 +930,9 @@ func planLine(l LadderPlan, dl, requested time.Time) string {
 			parts = append(parts, fmt.Sprintf("and %d more %s", n, plural(n, "step", "steps")))
 			break
 		}
-		at := s.At.UTC()
-		layout := timeOfDay
-		if requested.IsZero() || !sameDay(at, requested) {
-			layout = dateAndTime
-		}
-		p := at.Format(layout) + " " + cmpOr(cutLine(oneLine(s.Who), planWhoMax), noTargets)
+		p := k.onDay(s.At, requested) + " " + cmpOr(cutLine(oneLine(s.Who), planWhoMax), noTargets)
 		if s.Skipped {
-			if !requested.IsZero() && at.Before(requested) {
+			if !requested.IsZero() && s.At.Before(requested) {
 				p += skippedEarly
 			} else {
 				p += skippedLate
@@ -754,13 +945,28 @@ func planLine(l LadderPlan, dl, requested time.Time) string {
 		line = planPrefix + line
 	}
 	if !dl.IsZero() {
-		line = joinNonEmpty(" · ", line, "deadline "+dl.Format(dateAndTime)+" "+deadlineMeansNo)
+		line = joinNonEmpty(" · ", line, "deadline "+k.dated(dl)+" "+deadlineMeansNo)
 	}
 	return line
 }
 
-// sameDay reports whether a and b fall on the same date (in UTC: both
-// are UTC here).
+// ladderNote says that the request named a ladder the tenant lacks, and
+// which ran instead, as the log says it.
+func ladderNote(l LadderPlan, tenant string) string {
+	if l.Unknown == "" {
+		return ""
+	}
+	name := cmpOr(cutLine(oneLine(l.Name), 64), "default")
+	of := "this tenant"
+	if tenant != "" {
+		of = "tenant " + tenant
+	}
+	return fmt.Sprintf("The request named ladder %q, which %s does not have, so the %s ladder runs as if it named none.",
+		cutLine(oneLine(l.Unknown), 64), of, name)
+}
+
+// sameDay reports whether a and b fall on the same date, each in its own
+// location (the callers put both in the tenant's zone).
 func sameDay(a, b time.Time) bool {
 	ay, am, ad := a.Date()
 	by, bm, bd := b.Date()
@@ -800,6 +1006,11 @@ func buttons(a *approval.Approval, c *Card, waiting bool) []Button {
 			Cancel:  confirmCancel,
 		}
 	}
+	// Approve with comment… opens a dialog that takes the comment (and,
+	// for a destructive call, says what it is): a comment goes with the
+	// approval to the backend and onto the card, but a restricted card's
+	// shared copies never show it.
+	note := Button{Label: labelApproveNote}
 	switch {
 	case !waiting:
 	case !a.ChatMayApprove():
@@ -807,9 +1018,11 @@ func buttons(a *approval.Approval, c *Card, waiting bool) []Button {
 	case denyFirst:
 		add(deny, ActionDeny)
 		add(approve, ActionApprove)
+		add(note, ActionApproveNote)
 	default:
 		add(approve, ActionApprove)
 		add(deny, ActionDeny)
+		add(note, ActionApproveNote)
 	}
 	if c.Restricted {
 		add(Button{Label: labelShowDetails}, ActionShowDetails)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bwmarrin/discordgo"
 	"github.com/google/go-cmp/cmp"
 	"github.com/slack-go/slack"
 
@@ -51,10 +50,22 @@ func TestStatusLine(t *testing.T) {
 			"Denied: nobody answered by the deadline", "", false, false},
 		{"cancelled", Input{State: approval.StateCancelled, Decision: &approval.Decision{Comment: cancelled.Reason, At: at}},
 			"Cancelled: " + cancelled.Reason, "", false, false},
+		// The re-check's refusal reads once: the status says the platform
+		// refused the call after approval, the line below why.
 		{"refused", Input{State: approval.StateRefused, Decision: &approval.Decision{Message: recheck.Message, At: at}},
-			"Denied: the platform's re-check refused the call", recheck.Message, false, false},
+			"The platform refused the call after approval",
+			"Re-checked after a long wait: the job's starter user:ada no longer holds the operator role in tenant acme", false, false},
+		{"refused after a known approval", Input{State: approval.StateRefused, Decision: &approval.Decision{Actor: resolved.Actor, Message: recheck.Message, At: at}},
+			"The platform refused the call after " + resolved.Actor + " approved it",
+			"Re-checked after a long wait: the job's starter user:ada no longer holds the operator role in tenant acme", false, false},
 		{"superseded", Input{State: approval.StatePending, Superseded: true},
 			"Superseded: the call changed; see the new card", "", false, false},
+		{"superseded, saying why", Input{State: approval.StatePending, Superseded: true,
+			SupersededBy: &approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged}},
+			"Superseded: the arguments changed; see the new card", "", false, false},
+		{"superseded by a hook", Input{State: approval.StatePending, Superseded: true,
+			SupersededBy: &approval.Reask{From: 1, Revision: 2, Why: approval.WhyHookChanged}},
+			"Superseded: a pre_tool_call hook changed the call; see the new card", "", false, false},
 		{"superseded wins over deciding", Input{State: approval.StatePending, Superseded: true, Deciding: sending},
 			"Superseded: the call changed; see the new card", "", false, false},
 	}
@@ -155,12 +166,12 @@ func slackButtonsOf(m SlackMessage) []*slack.ButtonBlockElement {
 	return out
 }
 
-func discordButtonsOf(m *discordgo.MessageSend) []discordgo.Button {
-	var out []discordgo.Button
+func discordButtonsOf(m *DiscordMessage) []DiscordButton {
+	var out []DiscordButton
 	for _, row := range m.Components {
-		if ar, ok := row.(discordgo.ActionsRow); ok {
+		if ar, ok := row.(DiscordActionRow); ok {
 			for _, c := range ar.Components {
-				if b, ok := c.(discordgo.Button); ok {
+				if b, ok := c.(DiscordButton); ok {
 					out = append(out, b)
 				}
 			}
@@ -173,24 +184,26 @@ func discordButtonsOf(m *discordgo.MessageSend) []discordgo.Button {
 // destructive call, a value out of scope, one new to the job or a class
 // above; only Deny where a typed confirmation is needed; Show all
 // arguments where the projection was cut or redacted; Show details on a
-// restricted card; a confirm dialog on Slack's Approve of a destructive call.
+// restricted card; a confirm dialog on Slack's Approve of a destructive
+// call; and Approve with comment… after the pair wherever Approve is.
 func TestButtons(t *testing.T) {
 	r := newRenderer(t)
+	const note = "Approve with comment…"
 	tests := []struct {
 		fixture     string
 		want        []string
 		denyDefault bool
 		confirm     bool // Approve asks again in Slack
 	}{
-		{"merge.json", []string{"Deny", "Approve"}, true, true},                           // destructive
-		{"mail.json", []string{"Deny", "Approve"}, true, false},                           // out of scope, new to the job, class above
-		{"refund.json", []string{"Deny"}, true, false},                                    // confirm: approve it in the console
-		{"search.json", []string{"Approve", "Deny"}, false, false},                        // reads only
-		{"unknown.json", []string{"Approve", "Deny"}, false, false},                       // says nothing
-		{"secrets.json", []string{"Approve", "Deny", "Show all arguments"}, false, false}, // redacted
-		{"big.json", []string{"Approve", "Deny", "Show all arguments"}, false, false},     // truncated
-		{"private.json", []string{"Deny", "Approve", "Show details"}, true, true},         // restricted, destructive
-		{"protected.json", []string{"Deny"}, false, false},                                // protected paths: never approved from a chat
+		{"merge.json", []string{"Deny", "Approve", note}, true, true},                           // destructive
+		{"mail.json", []string{"Deny", "Approve", note}, true, false},                           // out of scope, new to the job, class above
+		{"refund.json", []string{"Deny"}, true, false},                                          // confirm: approve it in the console
+		{"search.json", []string{"Approve", "Deny", note}, false, false},                        // reads only
+		{"unknown.json", []string{"Approve", "Deny", note}, false, false},                       // says nothing
+		{"secrets.json", []string{"Approve", "Deny", note, "Show all arguments"}, false, false}, // redacted
+		{"big.json", []string{"Approve", "Deny", note, "Show all arguments"}, false, false},     // truncated
+		{"private.json", []string{"Deny", "Approve", note, "Show details"}, true, true},         // restricted, destructive
+		{"protected.json", []string{"Deny"}, false, false},                                      // protected paths: never approved from a chat
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
@@ -227,12 +240,12 @@ func TestButtons(t *testing.T) {
 					t.Errorf("button %d: payloads differ from the card's", i)
 				}
 				var wantSlack slack.Style
-				wantDiscord := discordgo.SecondaryButton
+				wantDiscord := DiscordButtonSecondary
 				switch label {
 				case "Deny":
-					wantSlack, wantDiscord = slack.StyleDanger, discordgo.DangerButton
+					wantSlack, wantDiscord = slack.StyleDanger, DiscordButtonDanger
 				case "Approve":
-					wantSlack, wantDiscord = slack.StylePrimary, discordgo.SuccessButton
+					wantSlack, wantDiscord = slack.StylePrimary, DiscordButtonSuccess
 					if (sb[i].Confirm != nil) != tt.confirm {
 						t.Errorf("slack approve confirm dialog = %v, want %v", sb[i].Confirm != nil, tt.confirm)
 					}
@@ -509,8 +522,11 @@ func TestArguments(t *testing.T) {
 				note := "[cut; Show all arguments shows all]"
 				for name, s := range map[string]string{"slack": x.slack, "discord": x.discord, "text": x.text, "email": x.emailText} {
 					want := note
-					if name == "discord" {
+					switch name {
+					case "discord":
 						want = jsonString(discordMarkdown(note))
+					case "email": // no Show all arguments button in a mail
+						want = mailArgsCutNote
 					}
 					if !strings.Contains(s, want) {
 						t.Errorf("%s lacks the cut note", name)
@@ -663,7 +679,7 @@ func TestPlanLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := planLine(LadderPlan{Steps: tt.steps, Deadline: tt.deadline}, tt.deadline, req); got != tt.want {
+			if got := planLine(LadderPlan{Steps: tt.steps, Deadline: tt.deadline}, tt.deadline, req, clock{zone: time.UTC}); got != tt.want {
 				t.Errorf("\n got %q\nwant %q", got, tt.want)
 			}
 		})

@@ -1,9 +1,5 @@
 package templates
 
-import (
-	"github.com/bwmarrin/discordgo"
-)
-
 // Colours of a Discord embed's edge, by tone.
 var discordColors = map[Tone]int{
 	TonePending:  0xE8A33D,
@@ -22,9 +18,9 @@ const (
 // description holds the card's parts in CARD.md's order, and the buttons
 // in action rows. The description is fitted to Discord's limits by
 // cutting the bulkiest parts first; the status, the effect line, the flags
-// and the buttons always survive. The result serves ChannelMessageSendComplex
-// as is, and an edit through DiscordEdit.
-func (r *Renderer) Discord(c Card) *discordgo.MessageSend {
+// and the buttons always survive. Post it as it is; edit a posted card
+// with its Edit, which removes buttons that are gone.
+func (r *Renderer) Discord(c Card) *DiscordMessage {
 	content := cutText(part(r.discord, "card.content", &c), discordContentMax, discordCutMarker, trimDiscord)
 	parts := make([]textPart, 0, len(cardParts))
 	for _, name := range cardParts {
@@ -38,64 +34,47 @@ func (r *Renderer) Discord(c Card) *discordgo.MessageSend {
 	// budget); this cut keeps the limit whatever the parts become.
 	desc := cutText(joinParts(parts, discordPartSep), budget, discordCutMarker, trimDiscord)
 
-	embed := &discordgo.MessageEmbed{
+	embed := DiscordEmbed{
 		Title:       title,
 		URL:         c.ConsoleURL,
 		Description: desc,
 		Color:       discordColors[c.Tone],
 	}
 	if footer != "" {
-		embed.Footer = &discordgo.MessageEmbedFooter{Text: footer}
+		embed.Footer = &DiscordEmbedFooter{Text: footer}
 	}
-	return &discordgo.MessageSend{
+	return &DiscordMessage{
 		Content:    content,
-		Embeds:     []*discordgo.MessageEmbed{embed},
+		Embeds:     []DiscordEmbed{embed},
 		Components: discordButtons(c.Buttons),
 		// A card pings nobody: its text comes from the backend and the agent.
-		AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}},
+		AllowedMentions: DiscordNoMentions(),
 	}
-}
-
-// DiscordEdit turns a rendered message into the edit of a posted one.
-// Components are always set, so a decided card's buttons are removed.
-func DiscordEdit(m *discordgo.MessageSend, channelID, messageID string) *discordgo.MessageEdit {
-	e := discordgo.NewMessageEdit(channelID, messageID)
-	content := m.Content
-	embeds := m.Embeds
-	components := m.Components
-	if components == nil {
-		components = []discordgo.MessageComponent{}
-	}
-	e.Content = &content
-	e.Embeds = &embeds
-	e.Components = &components
-	e.AllowedMentions = m.AllowedMentions
-	return e
 }
 
 // discordButtons lays the buttons out in rows of at most five.
-func discordButtons(buttons []Button) []discordgo.MessageComponent {
-	var rows []discordgo.MessageComponent
-	var row discordgo.ActionsRow
+func discordButtons(buttons []Button) []DiscordComponent {
+	var rows []DiscordComponent
+	var row DiscordActionRow
 	for _, b := range buttons {
 		if len(b.Payload) > discordCustomIDMax {
 			continue // unreachable for a valid action: EncodeAction stays within 100
 		}
-		style := discordgo.SecondaryButton
+		style := DiscordButtonSecondary
 		switch b.Style {
 		case StylePrimary:
-			style = discordgo.SuccessButton
+			style = DiscordButtonSuccess
 		case StyleDanger:
-			style = discordgo.DangerButton
+			style = DiscordButtonDanger
 		}
-		row.Components = append(row.Components, discordgo.Button{
+		row.Components = append(row.Components, DiscordButton{
 			Label:    cutLine(b.Label, discordButtonLabelMax),
 			Style:    style,
 			CustomID: b.Payload,
 		})
 		if len(row.Components) == discordButtonsPerRow {
 			rows = append(rows, row)
-			row = discordgo.ActionsRow{}
+			row = DiscordActionRow{}
 		}
 	}
 	if len(row.Components) > 0 {

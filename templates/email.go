@@ -1,11 +1,15 @@
 package templates
 
 import (
+	"fmt"
+
+	"approvalsbot/approval"
 	htmltemplate "html/template"
 	"strings"
+	"time"
 )
 
-// Email is a card as an email: a subject, a text part and an HTML part
+// Email is one rendered mail: a subject, a text part and an HTML part
 // carrying the same facts. The notify package builds the MIME message
 // (multipart/alternative, threading headers) from it.
 type Email struct {
@@ -14,30 +18,233 @@ type Email struct {
 	HTML    string
 }
 
-// Email renders c as an email. The subject names the tenant, the function
-// and the effect or outcome; the HTML uses inline styles only and loads
-// nothing (no images, no style sheets), so it reads the same with images
-// off, in a narrow window and in a client that strips <style>. Email
-// carries no decision buttons: a link cannot be a safe approve (mail
-// scanners follow links), so it links to the console and the thread.
+// Mail kinds, as Mail.Kind takes them: each recipient's mails about one
+// approval read as one conversation.
+const (
+	MailEscalation = ""        // a ladder step: the card, and why this person gets it
+	MailReask      = "reask"   // the new revision of a call that changed
+	MailOutcome    = "outcome" // how it ended
+	MailNote       = "note"    // an answer to a decision made on the decision page
+)
+
+// Mail is one mail of a recipient's conversation about an approval.
+type Mail struct {
+	Card Card
+	Kind string
+	// Reply marks a follow-up in the recipient's thread: the subject
+	// answers their first mail ("Re: …").
+	Reply bool
+	// Why says in one line why this person gets an escalation.
+	Why string
+	// Note is a MailNote's sentence.
+	Note string
+	// Changed says why a reask's call changed (the event's why).
+	Changed approval.Why
+	// Links are the decision links for this recipient, none when they may
+	// not decide by mail.
+	Links []MailLink
+	// ActAs names the member the links act as ("user:kevin").
+	ActAs string
+	// Expires is when the links stop working (the deadline).
+	Expires time.Time
+}
+
+// MailLink is one decision link: it opens the decision page, which
+// shows the call and decides only when its button is pressed.
+type MailLink struct {
+	Approve bool
+	URL     string
+}
+
+// Label is the link's text.
+func (l MailLink) Label() string {
+	if l.Approve {
+		return "Approve on the decision page"
+	}
+	return "Deny on the decision page"
+}
+
+// MailSubject is the subject of every mail about one approval, for its
+// whole life, so that each recipient's mails read as one conversation.
+func MailSubject(function, approvalID string) string {
+	return cutLine(oneLine("Approval needed: "+function+" · "+approvalID), emailSubjectMax)
+}
+
+// MailWhy says why a person gets a ladder step's mail.
+func MailWhy(waited time.Duration, step int, ladder string) string {
+	if ladder == "" {
+		ladder = "default"
+	}
+	wait := "Nobody has decided yet"
+	if waited >= time.Minute {
+		wait = "Nobody has decided for " + spokenDuration(waited)
+	}
+	if step <= 0 {
+		return wait + "."
+	}
+	return fmt.Sprintf("%s; you are on step %d of the %s ladder.", wait, step, ladder)
+}
+
+// spokenDuration words a wait in a sentence: "15 minutes", "2 hours",
+// "1 hour 30 minutes", "3 days".
+func spokenDuration(d time.Duration) string {
+	unit := func(n int, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", n, one)
+	}
+	switch {
+	case d < time.Hour:
+		return unit(int(d.Minutes()), "minute")
+	case d < 24*time.Hour:
+		h, m := int(d.Hours()), int(d.Minutes())%60
+		if m == 0 {
+			return unit(h, "hour")
+		}
+		return unit(h, "hour") + " " + unit(m, "minute")
+	default:
+		days, h := int(d.Hours())/24, int(d.Hours())%24
+		if h == 0 {
+			return unit(days, "day")
+		}
+		return unit(days, "day") + " " + unit(h, "hour")
+	}
+}
+
+// Email renders c as a ladder step's mail with no decision links: what
+// `bot preview --as email` shows.
 func (r *Renderer) Email(c Card) Email {
-	subject := part(r.emailText, "card.subject", &c)
-	text, err := execText(r.emailText, "card.text", &c)
+	return r.Mail(Mail{Card: c})
+}
+
+// Mail renders one mail of a conversation. The HTML uses inline styles
+// only and loads nothing (no images, no style sheets), so it reads the
+// same with images off, in a narrow window and in a client that strips
+// <style>. It carries no form and no button that decides: its decision
+// links open the decision page, which shows the call and decides only
+// on a POST from its own form, so a mail scanner that opens every link
+// decides nothing.
+func (r *Renderer) Mail(m Mail) Email {
+	m.Card = forMail(m.Card)
+	subject := MailSubject(m.Card.Function, m.Card.ApprovalID)
+	if m.Reply {
+		subject = "Re: " + subject
+	}
+	text, err := execText(r.emailText, "mail.text", &m)
 	if err != nil {
 		text = brokenPart
 	}
 	var h strings.Builder
-	if err := r.emailHTML.ExecuteTemplate(&h, "card.html", &c); err != nil {
+	if err := r.emailHTML.ExecuteTemplate(&h, "mail.html", &m); err != nil {
 		h.Reset()
 		h.WriteString(htmltemplate.HTMLEscapeString(brokenPart))
 	}
-	return Email{
-		Subject: cutLine(oneLine(subject), emailSubjectMax),
-		Text:    squeezeBlankLines(text),
-		HTML:    h.String(),
+	return Email{Subject: subject, Text: squeezeBlankLines(text), HTML: h.String()}
+}
+
+// CardHTML is the card's facts as the mail's HTML shows them, without
+// the page around them: what the decision page shows of the call.
+func (r *Renderer) CardHTML(c Card) htmltemplate.HTML {
+	c = forMail(c)
+	var h strings.Builder
+	if err := r.emailHTML.ExecuteTemplate(&h, "card.html", &c); err != nil {
+		return htmltemplate.HTML(htmltemplate.HTMLEscapeString(brokenPart))
 	}
+	return htmltemplate.HTML(h.String()) // html/template escaped every value
+}
+
+// mailArgsCutNote is the cut note where no Show all arguments button
+// exists.
+const mailArgsCutNote = "[cut; the console shows all arguments]"
+
+// forMail words c for a mail or the decision page, which have no chat
+// buttons: a cut note that points at Show all arguments points at the
+// console instead.
+func forMail(c Card) Card {
+	if c.Arguments != nil && c.Arguments.CutNote == argsCutNote {
+		args := *c.Arguments
+		args.CutNote = mailArgsCutNote
+		c.Arguments = &args
+	}
+	return c
+}
+
+// Outcome is true for a mail that says how the approval ended.
+func (m *Mail) Outcome() bool { return m.Kind == MailOutcome }
+
+// Reask is true for a mail that carries a call's new revision.
+func (m *Mail) Reask() bool { return m.Kind == MailReask }
+
+// IsNote is true for a mail that answers a decision page's decision.
+func (m *Mail) IsNote() bool { return m.Kind == MailNote }
+
+// Asks is true for a mail that asks for a decision: a step's or a
+// reask's, of a call still waiting. A decision on its way when the mail
+// goes still asks: a mail cannot be edited, and if that decision does
+// not land the mail is the person's way to decide.
+func (m *Mail) Asks() bool {
+	return (m.Kind == MailEscalation || m.Kind == MailReask) && !m.Card.Superseded &&
+		(m.Card.State == "" || m.Card.State == approval.StatePending)
+}
+
+// ExpiresLine says until when the links work.
+func (m *Mail) ExpiresLine() string {
+	if m.Expires.IsZero() {
+		return ""
+	}
+	return "The links work until the deadline, " + m.Expires.UTC().Format(dateAndTime) + "."
+}
+
+// LinksNote says what a link does, so nobody fears opening one.
+func (m *Mail) LinksNote() string {
+	return "A link opens a page that shows this call; nothing is decided until you press the button on that page."
+}
+
+// ReaskLine says what a reask mail is. When the card says why and what
+// changed (its Reask part), the line only says what that means for the
+// mail's links.
+func (m *Mail) ReaskLine() string {
+	if m.Card.Reask != nil {
+		return fmt.Sprintf("The call changed, as the card below says: this mail is for revision %d, and the links in earlier mails no longer work.", m.Card.Revision)
+	}
+	why := ""
+	switch m.Changed {
+	case approval.WhyArgumentsChanged:
+		why = " (its arguments changed)"
+	case approval.WhySnapshotChanged:
+		why = " (the function's snapshot changed)"
+	case approval.WhyPolicyChanged:
+		why = " (the policy that asks for approval changed)"
+	case approval.WhyHookChanged:
+		why = " (a hook changed it)"
+	}
+	return fmt.Sprintf("The call changed%s: this is revision %d, and the links in earlier mails no longer work.", why, m.Card.Revision)
 }
 
 // emailSubjectMax keeps a subject readable in a mail list; RFC 5322 folds
 // longer ones but clients cut them anyway.
 const emailSubjectMax = 200
+
+// selfTestMail renders every kind of mail of an empty and a full card,
+// with and without links, so that mail rendering cannot fail later.
+func (r *Renderer) selfTestMail() error {
+	full := Build(selfTestInput())
+	links := []MailLink{{Approve: true, URL: "https://bot.example/decide/a"}, {URL: "https://bot.example/decide/d"}}
+	for _, c := range []Card{{}, full} {
+		for _, kind := range []string{MailEscalation, MailReask, MailOutcome, MailNote} {
+			for _, l := range [][]MailLink{nil, links} {
+				m := Mail{Card: c, Kind: kind, Reply: true, Why: "why", Note: "note", Links: l, ActAs: "user:a",
+					Expires: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}
+				if _, err := execText(r.emailText, "mail.text", &m); err != nil {
+					return fmt.Errorf("render email mail.text: %w", err)
+				}
+				var b strings.Builder
+				if err := r.emailHTML.ExecuteTemplate(&b, "mail.html", &m); err != nil {
+					return fmt.Errorf("render email mail.html: %w", err)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,11 +1,17 @@
 package templates
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"approvalsbot/approval"
+	"approvalsbot/internal/fixtures"
 )
 
 // TestEmailHTMLIsSelfContained: inline styles only, nothing loaded, one
@@ -89,35 +95,149 @@ func TestEmailSameFacts(t *testing.T) {
 	}
 }
 
-// TestEmailSubject names the tenant, the function and the effect, or
-// what happened.
+// TestEmailSubject: one subject for an approval's whole life, whatever
+// its state, so each recipient's mails read as one conversation; a
+// follow-up answers it.
 func TestEmailSubject(t *testing.T) {
 	r := newRenderer(t)
 	merge := loadApproval(t, "merge.json")
-	prefix := "[" + merge.Tenant + "] " + merge.Call.Function
-	first, _, _ := strings.Cut(approval.EffectLine(merge.Call.Annotations), " · ")
-	want := map[string]string{
-		"pending":    prefix + " waits for a decision (" + first + ")",
-		"deciding":   prefix + ": a decision is being sent",
-		"approved":   prefix + " was approved",
-		"denied":     prefix + " was denied",
-		"expired":    prefix + " was denied: nobody answered by the deadline",
-		"cancelled":  prefix + " was cancelled",
-		"refused":    prefix + " was refused by the platform's re-check",
-		"superseded": prefix + " changed: see the new card",
-	}
+	want := "Approval needed: " + merge.Call.Function + " · " + merge.ID
 	for _, state := range PreviewStates() {
-		if got := r.Email(cardIn(t, merge, state)).Subject; got != want[state] {
-			t.Errorf("%s: subject %q, want %q", state, got, want[state])
+		c := cardIn(t, merge, state)
+		if got := r.Email(c).Subject; got != want {
+			t.Errorf("%s: subject %q, want %q", state, got, want)
+		}
+		for _, kind := range []string{MailReask, MailOutcome, MailNote} {
+			if got := r.Mail(Mail{Card: c, Kind: kind, Reply: true}).Subject; got != "Re: "+want {
+				t.Errorf("%s %s: subject %q, want %q", state, kind, got, "Re: "+want)
+			}
 		}
 	}
 	// A card built by hand (not by Build) gets the same guard.
-	if s := r.Email(Card{Tenant: "t", Headline: "x\r\nBcc: all@example.invalid " + strings.Repeat("a", 1000)}).Subject; strings.ContainsAny(s, "\r\n") || charLen(s) > emailSubjectMax {
+	if s := r.Email(Card{Tenant: "t", Function: "x\r\nBcc: all@example.invalid " + strings.Repeat("a", 1000)}).Subject; strings.ContainsAny(s, "\r\n") || charLen(s) > emailSubjectMax {
 		t.Errorf("subject %q", s)
 	}
 	a := synthetic()
 	a.Call.Function = "evil\r\nBcc: all@example.invalid"
 	if s := r.Email(Build(Input{Approval: a})).Subject; strings.ContainsAny(s, "\r\n") {
 		t.Errorf("subject carries a line break: %q", s)
+	}
+}
+
+// TestMailGolden compares each kind of mail of a recipient's
+// conversation with the files under testdata/mail (go test ./templates
+// -update rewrites them): a step's mail to a member with links, the
+// same to a list address, a reask, the outcomes, and a note.
+func TestMailGolden(t *testing.T) {
+	r := newRenderer(t)
+	merge := loadApproval(t, "merge.json")
+	reasked := loadApproval(t, "merge-reasked.json")
+	deadline := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	links := []MailLink{{Approve: true, URL: "https://approvals.example/decide/1approve"}, {URL: "https://approvals.example/decide/1deny"}}
+	why := MailWhy(15*time.Minute, 1, "default")
+	mails := map[string]Mail{
+		"step-member": {Card: cardIn(t, merge, "pending"), Why: why, Links: links, ActAs: "user:kevin", Expires: deadline},
+		"step-list":   {Card: cardIn(t, merge, "pending"), Why: why},
+		"reask": {Card: cardIn(t, reasked, "pending"), Kind: MailReask, Reply: true, Changed: reasked.Why, Links: links[1:], ActAs: "user:kevin",
+			Expires: deadline},
+		"approved": {Card: cardIn(t, merge, "approved"), Kind: MailOutcome, Reply: true},
+		"expired":  {Card: cardIn(t, merge, "expired"), Kind: MailOutcome, Reply: true},
+		"note": {Card: cardIn(t, merge, "pending"), Kind: MailNote, Reply: true,
+			Note: "Your denial was not recorded: the job backend did not answer. Try again in a moment."},
+	}
+	for name, m := range mails {
+		e := r.Mail(m)
+		for ext, got := range map[string]string{"txt": "Subject: " + e.Subject + "\n\n" + e.Text, "html": e.HTML} {
+			path := filepath.Join("testdata", "mail", name+"."+ext)
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./templates -update)", err)
+			}
+			if d := cmp.Diff(string(want), got); d != "" {
+				t.Errorf("%s differs (-golden +got):\n%s", path, d)
+			}
+		}
+	}
+}
+
+// TestMailOffersNoDecisionWhereNoneIsAsked: an outcome, a note and a
+// superseded card carry no links and no invitation to decide, and no
+// mail holds a form; a step's mail sent while a decision is on its way
+// keeps its links (a mail cannot be edited, and that decision may not
+// land).
+func TestMailOffersNoDecisionWhereNoneIsAsked(t *testing.T) {
+	r := newRenderer(t)
+	merge := loadApproval(t, "merge.json")
+	links := []MailLink{{URL: "https://approvals.example/decide/1deny"}}
+	for name, m := range map[string]Mail{
+		"outcome":    {Card: cardIn(t, merge, "denied"), Kind: MailOutcome, Links: links},
+		"note":       {Card: cardIn(t, merge, "pending"), Kind: MailNote, Note: "n", Links: links},
+		"superseded": {Card: cardIn(t, merge, "superseded"), Kind: MailReask, Links: links},
+	} {
+		e := r.Mail(m)
+		for part, s := range map[string]string{"text": e.Text, "html": e.HTML} {
+			if strings.Contains(s, "/decide/") || strings.Contains(s, "Decide") || strings.Contains(s, "<form") {
+				t.Errorf("%s %s part invites a decision:\n%s", name, part, s)
+			}
+		}
+	}
+	e := r.Mail(Mail{Card: cardIn(t, merge, "deciding"), Links: links, ActAs: "user:kevin"})
+	if !strings.Contains(e.Text, "Deny on the decision page: https://approvals.example/decide/1deny") ||
+		!strings.Contains(e.HTML, `href="https://approvals.example/decide/1deny"`) {
+		t.Errorf("a step's mail while a decision is on its way lost its link:\n%s", e.Text)
+	}
+}
+
+func TestMailWhy(t *testing.T) {
+	for _, c := range []struct {
+		waited time.Duration
+		step   int
+		ladder string
+		want   string
+	}{
+		{15 * time.Minute, 1, "default", "Nobody has decided for 15 minutes; you are on step 1 of the default ladder."},
+		{90 * time.Minute, 2, "payments", "Nobody has decided for 1 hour 30 minutes; you are on step 2 of the payments ladder."},
+		{26 * time.Hour, 3, "", "Nobody has decided for 1 day 2 hours; you are on step 3 of the default ladder."},
+		{time.Minute, 1, "x", "Nobody has decided for 1 minute; you are on step 1 of the x ladder."},
+		{10 * time.Second, 1, "x", "Nobody has decided yet; you are on step 1 of the x ladder."},
+	} {
+		if got := MailWhy(c.waited, c.step, c.ladder); got != c.want {
+			t.Errorf("MailWhy(%v, %d, %q) = %q, want %q", c.waited, c.step, c.ladder, got, c.want)
+		}
+	}
+}
+
+// TestMailHasNoChatWords: a mail names no chat button and no chat thread
+// it does not link to.
+func TestMailHasNoChatWords(t *testing.T) {
+	r := newRenderer(t)
+	files, err := fixtures.EventFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		ev := loadEvent(t, filepath.Base(f))
+		if ev.Approval == nil {
+			continue
+		}
+		for _, state := range PreviewStates() {
+			e := r.Email(cardIn(t, ev.Approval, state))
+			for part, s := range map[string]string{"text": e.Text, "html": e.HTML} {
+				for _, chat := range []string{"Show all", "Show details", "chat thread", "in the thread"} {
+					if strings.Contains(s, chat) {
+						t.Errorf("%s %s: the %s part says %q, which a mail has not", filepath.Base(f), state, part, chat)
+					}
+				}
+			}
+		}
 	}
 }

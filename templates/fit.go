@@ -82,7 +82,7 @@ type textPart struct {
 // never give way.
 var cutOrder = []string{
 	"card.agent", "card.patch", "card.roles", "card.changes", "card.args",
-	"card.asked", "card.turn", "card.digest", "card.meta", "card.ladder",
+	"card.asked", "card.turn", "card.digest", "card.meta", "card.reask", "card.ladder",
 	"card.warning", "card.confirm", "card.restricted", "card.flags", "card.effect",
 }
 
@@ -95,6 +95,7 @@ var partNames = map[string]string{
 	"card.agent": "the agent's text", "card.patch": "the patch", "card.roles": "the argument roles",
 	"card.args": "the arguments", "card.changes": "the files", "card.asked": "who asks",
 	"card.turn": "the turn", "card.digest": "the digest", "card.meta": "the job",
+	"card.reask": "what changed",
 }
 
 // fitParts makes parts, joined by sep, fit in max characters, cutting

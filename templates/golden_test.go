@@ -5,13 +5,37 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
 )
+
+// goldenInput is the Input of a in the named preview state on the pinned
+// clock and ladder.
+func goldenInput(t *testing.T, a *approval.Approval, state string) Input {
+	t.Helper()
+	at, ladder := pinned(a)
+	in, err := PreviewInput(a, state, at, ladder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// stored is a as the bot keeps its revision (approval.StoredForm).
+func stored(t *testing.T, a *approval.Approval) *approval.Approval {
+	t.Helper()
+	s, err := approval.StoredForm(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &s.Approval
+}
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
@@ -121,6 +145,54 @@ func TestGolden(t *testing.T) {
 		}
 		in.RevealContent = true
 		card(t, "private", "revealed", Build(in))
+	})
+	// A reask: the new card says why and what changed since revision 1,
+	// the old one why it was superseded; a restricted call asked again
+	// says only that its arguments changed.
+	t.Run("reask", func(t *testing.T) {
+		prev, next := loadApproval(t, "merge.json"), loadApproval(t, "merge-reasked.json")
+		change := approval.CompareRevisions(stored(t, prev), stored(t, next))
+		in := goldenInput(t, next, "pending")
+		in.Reask = &change
+		card(t, "merge-reasked", "asked-again", Build(in))
+		old := goldenInput(t, prev, PreviewSuperseded)
+		old.SupersededBy = &change
+		card(t, "merge", "superseded-why", Build(old))
+
+		priv := loadApproval(t, "private.json")
+		again := *priv
+		again.Revision, again.Why = 2, approval.WhyArgumentsChanged
+		again.Call.Arguments = []byte(`{"entry":"changed"}`)
+		again.Call.ArgsSHA256 = "sha256:" + strings.Repeat("ab", 32)
+		restricted := approval.CompareRevisions(stored(t, priv), stored(t, &again))
+		pin := goldenInput(t, &again, "pending")
+		pin.Reask = &restricted
+		card(t, "private", "asked-again", Build(pin))
+	})
+	// A request that named a ladder the tenant does not have.
+	t.Run("unknown-ladder", func(t *testing.T) {
+		a := loadApproval(t, "merge.json")
+		in := goldenInput(t, a, "pending")
+		in.Ladder.Name, in.Ladder.Unknown = "default", "payments2"
+		in.Tenant = "acme"
+		card(t, "merge", "unknown-ladder", Build(in))
+	})
+	// An approval with a comment, given through Approve with comment…:
+	// on the card, except on a content-restricted one.
+	t.Run("approved-comment", func(t *testing.T) {
+		for _, f := range []string{"merge", "private"} {
+			a := loadApproval(t, f+".json")
+			in := goldenInput(t, a, "approved")
+			in.Decision.Comment = "fine once CI is green"
+			card(t, f, "approved-comment", Build(in))
+		}
+	})
+	// A card shown the day after its decision carries the decision's date.
+	t.Run("next-day", func(t *testing.T) {
+		a := loadApproval(t, "merge.json")
+		in := goldenInput(t, a, "approved")
+		in.Now = a.RequestedAt.Add(30 * time.Hour)
+		card(t, "merge", "approved-next-day", Build(in))
 	})
 	// An escalation reply, which no fixture event carries.
 	t.Run("escalation", func(t *testing.T) {

@@ -53,12 +53,10 @@ const (
 	// Embed limits: https://discord.com/developers/docs/resources/message#embed-object-embed-limits
 	discordEmbedTitleMax       = 256
 	discordEmbedDescriptionMax = 4096
-	discordEmbedFieldsMax      = 25
-	discordEmbedFieldNameMax   = 256
-	discordEmbedFieldValueMax  = 1024
 	discordEmbedFooterMax      = 2048
 	// discordEmbedTotalMax bounds title, description, field names and
-	// values, footer and author of all embeds of one message together.
+	// values, footer and author of all embeds of one message together (a
+	// card's embed has a title, a description and a footer).
 	discordEmbedTotalMax = 6000
 	// Component limits: https://discord.com/developers/docs/components/reference#button
 	// and https://discord.com/developers/docs/components/reference#action-row

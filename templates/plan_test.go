@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bwmarrin/discordgo"
 	"github.com/google/go-cmp/cmp"
 
 	"approvalsbot/approval"
@@ -215,7 +214,7 @@ func TestDeciding(t *testing.T) {
 			if db := discordButtonsOf(dm); len(db) != len(tt.buttons) {
 				t.Errorf("discord: %d buttons", len(db))
 			}
-			if len(tt.buttons) == 0 && (dm.Components != nil || !strings.Contains(mustJSON(t, DiscordEdit(dm, "1", "2")), `"components":[]`)) {
+			if len(tt.buttons) == 0 && (dm.Components != nil || !strings.Contains(mustJSON(t, dm.Edit()), `"components":[]`)) {
 				t.Error("discord: an edit to a deciding card keeps the buttons")
 			}
 			for _, s := range []string{x.text, x.emailText} {
@@ -232,7 +231,7 @@ func TestDeciding(t *testing.T) {
 			if !strings.Contains(x.emailHTML, htmlEscape(tt.wantStatus)) || !strings.Contains(x.emailHTML, htmlEscape(tt.wantDetail)) {
 				t.Error("email html lacks the status")
 			}
-			if x.emailSubject != "["+a.Tenant+"] "+a.Call.Function+": a decision is being sent" {
+			if x.emailSubject != "Approval needed: "+a.Call.Function+" · "+a.ID {
 				t.Errorf("subject %q", x.emailSubject)
 			}
 			x.each(func(surface, s string) {
@@ -249,7 +248,7 @@ func TestDeciding(t *testing.T) {
 	}
 }
 
-func mustJSON(t testing.TB, e *discordgo.MessageEdit) string {
+func mustJSON(t testing.TB, e *DiscordEdit) string {
 	t.Helper()
 	b, err := json.Marshal(e)
 	if err != nil {

@@ -103,7 +103,7 @@ func wholeRenderings(t *testing.T, r *Renderer, c Card) map[string]string {
 	return map[string]string{
 		"slack":         marshal(r.Slack(c)),
 		"discord":       marshal(d),
-		"discord edit":  marshal(DiscordEdit(d, "1", "2")),
+		"discord edit":  marshal(d.Edit()),
 		"email":         marshal(e),
 		"email subject": e.Subject,
 		"text":          r.Text(c),

@@ -63,7 +63,7 @@ var (
 // CARD.md's order; each is a template of that name.
 var cardParts = []string{
 	"card.meta", "card.effect", "card.flags", "card.asked", "card.warning",
-	"card.args", "card.digest", "card.roles", "card.changes", "card.patch",
+	"card.reask", "card.args", "card.digest", "card.roles", "card.changes", "card.patch",
 	"card.agent", "card.turn", "card.ladder", "card.confirm", "card.restricted",
 }
 
@@ -92,6 +92,9 @@ func New(opts Options) (*Renderer, error) {
 		return nil, err
 	}
 	if err := r.selfTest(); err != nil {
+		return nil, err
+	}
+	if err := r.selfTestMail(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -221,7 +224,10 @@ func selfTestInput() Input {
 			Changes:     &approval.Changes{Files: []approval.ChangedFile{{Path: "p", Protected: true}}, Patch: "x", PatchCut: true, PatchSHA256: digest},
 			RequestedAt: at, Deadline: &dl,
 		},
-		Ladder: LadderPlan{Steps: []PlanStep{{At: at.Add(time.Minute), Who: "n"}, {At: dl, Who: "m", Skipped: true}}},
+		Ladder: LadderPlan{Steps: []PlanStep{{At: at.Add(time.Minute), Who: "n"}, {At: dl, Who: "m", Skipped: true}},
+			Name: "default", Unknown: "u"},
+		Reask: &approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged, More: 1, SnapshotFrom: digest, SnapshotTo: digest,
+			Arguments: []approval.ArgumentChange{{Path: "a", Kind: approval.ChangeChanged, Old: "1", New: "2"}}},
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bwmarrin/discordgo"
 	"github.com/slack-go/slack"
 
 	"approvalsbot/approval"
@@ -118,10 +117,22 @@ func ThreadFromEvent(ev *approval.Event) (ThreadMessage, bool) {
 // Text cleaned and redacted (escaped by the template), mentions already in
 // the surface's syntax (safe: built only from validated ids).
 type threadData struct {
-	Kind     ThreadKind
+	Kind ThreadKind
+	// Lead is the bot's own words before Text, where the kind has some.
+	Lead     string
 	Text     string
 	Mentions []string
 	Waited   string
+}
+
+// recheckLead is what a re-check refusal's reply says before the
+// reason: once, that the platform refused the call after it was
+// approved.
+func recheckLead(longWait bool) string {
+	if longWait {
+		return "The platform refused the call after approval (re-checked after a long wait)"
+	}
+	return "The platform refused the call after approval"
 }
 
 type surface int
@@ -142,6 +153,10 @@ var (
 // ping: exactly those it mentions.
 func prepareThread(m ThreadMessage, s surface) (d threadData, users, roles []string) {
 	d = threadData{Kind: m.Kind, Text: cutLine(cleanText(approval.RedactText(m.Text)), messageMax)}
+	if m.Kind == ThreadRecheckRefused {
+		reason, longWait := RecheckReason(m.Text)
+		d.Lead, d.Text = recheckLead(longWait), cutLine(cleanText(approval.RedactText(reason)), messageMax)
+	}
 	if m.Kind != ThreadEscalation {
 		return d, nil, nil
 	}
@@ -217,11 +232,11 @@ func (r *Renderer) SlackThread(m ThreadMessage) SlackMessage {
 
 // DiscordThread renders a thread reply as Discord content. It pings
 // exactly the users and roles an escalation mentions, and nobody else.
-func (r *Renderer) DiscordThread(m ThreadMessage) *discordgo.MessageSend {
+func (r *Renderer) DiscordThread(m ThreadMessage) *DiscordMessage {
 	d, users, roles := prepareThread(m, surfaceDiscord)
-	return &discordgo.MessageSend{
+	return &DiscordMessage{
 		Content:         cutText(part(r.discord, "thread", d), discordContentMax, discordCutMarker, trimDiscord),
-		AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, Users: users, Roles: roles},
+		AllowedMentions: &DiscordAllowedMentions{Parse: []string{}, Users: users, Roles: roles},
 	}
 }
 
