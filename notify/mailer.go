@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -12,7 +13,7 @@ import (
 	"net"
 	"net/mail"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -231,10 +232,10 @@ func (m *Mailer) Mail(ctx context.Context, req threads.MailRequest) (string, err
 	}
 	log := m.log.With("approval", approvalID(req), "tenant", req.Card.Tenant, "step", req.Step, "to", req.To)
 	if err != nil {
-		log.Warn("escalation mail failed", "result", result, "err", err)
+		log.Warn("mail failed", "kind", cmp.Or(req.Kind, "escalation"), "result", result, "err", err)
 		return "", err
 	}
-	log.Info("escalation mail sent", "message_id", id)
+	log.Info("mail sent", "kind", cmp.Or(req.Kind, "escalation"), "message_id", id)
 	return id, nil
 }
 
@@ -247,24 +248,20 @@ func (m *Mailer) mail(ctx context.Context, req threads.MailRequest) (string, err
 	if a == nil {
 		return "", threads.Permanent(fmt.Errorf("mail to %s: the card has no approval", to.Address))
 	}
-	email := m.render.Email(templates.Build(req.Card.Input()))
-	subject := email.Subject
-	if req.Step > 0 {
-		subject += " · step " + strconv.Itoa(req.Step)
-	}
+	email := m.render.Mail(req.Render())
 	id, err := m.messageID(a.ID, a.Revision, req.Step, req.Key)
 	if err != nil {
 		return "", fmt.Errorf("mail to %s: %w", to.Address, err)
 	}
-	thread, ok := threadRef(req.ThreadID)
-	if !ok {
+	thread := threadOf(req.Thread)
+	if req.Thread != (threads.MailThread{}) && len(thread) == 0 {
 		// A mail out of its thread still tells the person; losing it would not.
-		m.log.Warn("escalation mail: thread id unusable, sending unthreaded", "approval", a.ID, "tenant", req.Card.Tenant)
+		m.log.Warn("mail: thread ids unusable, sending unthreaded", "approval", a.ID, "tenant", req.Card.Tenant)
 	}
 	raw, err := Build(Message{
-		From: m.from, To: []string{req.To}, Subject: subject,
+		From: m.from, To: []string{req.To}, Subject: email.Subject,
 		Text: email.Text, HTML: email.HTML, Date: m.now(),
-		MessageID: id, ThreadID: thread,
+		MessageID: id, References: thread,
 	})
 	if err != nil {
 		return "", threads.Permanent(fmt.Errorf("mail to %s: build message: %w", to.Address, err))
@@ -273,6 +270,19 @@ func (m *Mailer) mail(ctx context.Context, req threads.MailRequest) (string, err
 		return "", classify(fmt.Errorf("mail to %s via %s: %w", to.Address, m.addr, ctxCause(ctx, err)))
 	}
 	return id, nil
+}
+
+// threadOf is the References of a follow-up: the recipient's first mail
+// and their latest (RFC 5322 lets a long chain keep its ends), the ones
+// that cannot be a Message-ID left out.
+func threadOf(t threads.MailThread) []string {
+	var refs []string
+	for _, id := range []string{t.Root, t.Last} {
+		if ref, ok := threadRef(id); ok && ref != "" && !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	return refs
 }
 
 // approvalID names the approval of req in logs.

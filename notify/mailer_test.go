@@ -7,21 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"io"
 	"log/slog"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	gomail "github.com/emersion/go-message/mail"
 	"github.com/emersion/go-smtp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/notify/smtptest"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -87,39 +87,13 @@ func fixtureCard(t *testing.T, name string) (threads.Card, []byte) {
 }
 
 // parsedMail is a received message read back with go-message.
-type parsedMail struct {
-	Header gomail.Header
-	Parts  map[string]string // content type → decoded body
-}
+type parsedMail = smtptest.Message
 
 func parseMail(t *testing.T, raw []byte) parsedMail {
 	t.Helper()
-	r, err := gomail.CreateReader(bytes.NewReader(raw))
+	pm, err := smtptest.Parse(raw)
 	if err != nil {
-		t.Fatalf("read message: %v", err)
-	}
-	pm := parsedMail{Header: r.Header, Parts: map[string]string{}}
-	for {
-		p, err := r.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("read part: %v", err)
-		}
-		h, ok := p.Header.(*gomail.InlineHeader)
-		if !ok {
-			t.Fatalf("part is an attachment: %v", p.Header)
-		}
-		ct, _, err := h.ContentType()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(p.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pm.Parts[ct] = string(b)
+		t.Fatal(err)
 	}
 	return pm
 }
@@ -164,7 +138,7 @@ func TestMailDeliversCardAsMultipart(t *testing.T) {
 	if to, err := pm.Header.AddressList("To"); err != nil || len(to) != 1 || to[0].Address != "leads@acme.example" {
 		t.Errorf("To %v, %v", to, err)
 	}
-	const subject = "[acme] acme_github.merge waits for a decision (DESTRUCTIVE) · step 2"
+	const subject = "Approval needed: acme_github.merge · a-merge1"
 	if subj, err := pm.Header.Subject(); err != nil || subj != subject {
 		t.Errorf("Subject %q, %v; want %q", subj, err, subject)
 	}
@@ -207,46 +181,57 @@ func TestMailDeliversCardAsMultipart(t *testing.T) {
 	}
 }
 
-func TestMailThreadsLaterMailsUnderTheFirst(t *testing.T) {
+// TestMailThreadsEachRecipientsOwnMails: a follow-up answers the mails
+// its recipient received (In-Reply-To the latest, References the first
+// and the latest), under the same subject with "Re: ".
+func TestMailThreadsEachRecipientsOwnMails(t *testing.T) {
 	t.Parallel()
 	s := startSink(t, sinkOptions{})
 	m := mailerFor(t, s.Addr, config.TLSNone, nil)
 	card, _ := fixtureCard(t, "merge.json")
 	ctx := context.Background()
 
-	first, err := m.Mail(ctx, threads.MailRequest{To: "leads@acme.example", Card: card, Step: 2})
+	first, err := m.Mail(ctx, threads.MailRequest{To: "owner@acme.example", Card: card, Step: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := m.Mail(ctx, threads.MailRequest{To: "owner@acme.example", Card: card, Step: 3, ThreadID: first})
+	second, err := m.Mail(ctx, threads.MailRequest{To: "owner@acme.example", Card: card, Step: 3,
+		Thread: threads.MailThread{Root: first, Last: first}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first == second {
-		t.Fatalf("both mails have Message-ID %q", first)
+	third, err := m.Mail(ctx, threads.MailRequest{To: "owner@acme.example", Card: card, Kind: threads.MailOutcome,
+		Thread: threads.MailThread{Root: first, Last: "<" + second + ">"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first == second || second == third {
+		t.Fatalf("Message-IDs repeat: %q %q %q", first, second, third)
 	}
 	mails := s.Mails()
-	if len(mails) != 2 {
+	if len(mails) != 3 {
 		t.Fatalf("sink received %d mails", len(mails))
 	}
-	pm := parseMail(t, mails[1].Data)
-	for _, k := range []string{"In-Reply-To", "References"} {
-		ids, err := pm.Header.MsgIDList(k)
-		if err != nil || len(ids) != 1 || ids[0] != first {
-			t.Errorf("%s = %q, %v; want [%s]", k, ids, err, first)
+	want := []struct {
+		inReplyTo  []string
+		references []string
+		subject    string
+	}{
+		{nil, nil, "Approval needed: acme_github.merge · a-merge1"},
+		{[]string{first}, []string{first}, "Re: Approval needed: acme_github.merge · a-merge1"},
+		{[]string{second}, []string{first, second}, "Re: Approval needed: acme_github.merge · a-merge1"},
+	}
+	for i, w := range want {
+		pm := parseMail(t, mails[i].Data)
+		if ids, _ := pm.Header.MsgIDList("In-Reply-To"); !slices.Equal(ids, w.inReplyTo) {
+			t.Errorf("mail %d: In-Reply-To %q, want %q", i, ids, w.inReplyTo)
 		}
-	}
-	if subj, _ := pm.Header.Subject(); !strings.HasSuffix(subj, " · step 3") {
-		t.Errorf("Subject %q does not name step 3", subj)
-	}
-
-	// A thread id given with angle brackets threads the same.
-	if _, err := m.Mail(ctx, threads.MailRequest{To: "owner@acme.example", Card: card, Step: 4, ThreadID: "<" + first + ">"}); err != nil {
-		t.Fatal(err)
-	}
-	third := parseMail(t, s.Mails()[2].Data)
-	if ids, _ := third.Header.MsgIDList("In-Reply-To"); len(ids) != 1 || ids[0] != first {
-		t.Errorf("In-Reply-To %q from a bracketed thread id", ids)
+		if ids, _ := pm.Header.MsgIDList("References"); !slices.Equal(ids, w.references) {
+			t.Errorf("mail %d: References %q, want %q", i, ids, w.references)
+		}
+		if subj, _ := pm.Header.Subject(); subj != w.subject {
+			t.Errorf("mail %d: Subject %q, want %q", i, subj, w.subject)
+		}
 	}
 }
 
@@ -403,7 +388,7 @@ func TestMailTransports(t *testing.T) {
 			wantAuths := []credentials(nil)
 			wantLogin := ""
 			if tc.auth {
-				wantAuths = []credentials{{testUser, testPassword}}
+				wantAuths = []credentials{{Username: testUser, Password: testPassword}}
 				wantLogin = testUser
 			}
 			if a := s.Auths(); fmt.Sprint(a) != fmt.Sprint(wantAuths) {
@@ -664,7 +649,7 @@ func TestPasswordNeverShown(t *testing.T) {
 			return fmt.Sprint(err)
 		}(),
 	}
-	if !strings.Contains(logs.String(), "escalation mail failed") {
+	if !strings.Contains(logs.String(), "mail failed") {
 		t.Errorf("no failure logged: %q", logs.String())
 	}
 	for where, text := range shown {
@@ -681,7 +666,7 @@ func TestCheck(t *testing.T) {
 	if err := m.Check(context.Background()); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
-	if a := s.Auths(); len(a) != 1 || a[0] != (credentials{testUser, testPassword}) {
+	if a := s.Auths(); len(a) != 1 || a[0] != (credentials{Username: testUser, Password: testPassword}) {
 		t.Errorf("Check authenticated %v", a)
 	}
 	if n := len(s.Mails()); n != 0 {

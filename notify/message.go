@@ -27,10 +27,12 @@ type Message struct {
 	Date    time.Time
 	// MessageID is this mail's id (without angle brackets), unique per mail.
 	MessageID string
-	// ThreadID is the Message-ID of the first mail of the approval; later
-	// mails point at it with In-Reply-To and References so mail clients
-	// show one thread per approval. Empty for the first mail.
-	ThreadID string
+	// References are the Message-IDs of the mails this one follows in
+	// the recipient's thread, the first of the thread first and the one it
+	// answers last: In-Reply-To names the last, References all, so mail
+	// clients show one thread per recipient and approval. Empty for the
+	// first mail.
+	References []string
 }
 
 // Build writes m as an RFC 5322 message with a multipart/alternative body.
@@ -55,9 +57,9 @@ func Build(m Message) ([]byte, error) {
 	if m.MessageID != "" {
 		h.SetMessageID(m.MessageID)
 	}
-	if m.ThreadID != "" {
-		h.SetMsgIDList("In-Reply-To", []string{m.ThreadID})
-		h.SetMsgIDList("References", []string{m.ThreadID})
+	if n := len(m.References); n > 0 {
+		h.SetMsgIDList("In-Reply-To", m.References[n-1:])
+		h.SetMsgIDList("References", m.References)
 	}
 	h.Set("Auto-Submitted", "auto-generated") // RFC 3834: no auto-replies to a bot
 	var buf bytes.Buffer

@@ -15,7 +15,7 @@ func TestBuildIsReadableMultipartWithThreadHeaders(t *testing.T) {
 		Subject: "[acme] acme_github.merge waits for a decision (DESTRUCTIVE)",
 		Text:    "plain Zürich", HTML: "<p>html &lt;script&gt;</p>",
 		Date:      time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC),
-		MessageID: "a-merge1.2@bot.acme.example", ThreadID: "a-merge1.1@bot.acme.example",
+		MessageID: "a-merge1.2@bot.acme.example", References: []string{"a-merge1.1@bot.acme.example"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,17 +1,27 @@
 package threads
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/config"
 	"approvalsbot/ladder"
+	"approvalsbot/store"
 	"approvalsbot/templates"
 )
 
 // Input is what the card renderings take for this copy: the request, the
-// state (a decision in flight included), and the ladder as it was frozen
-// at request. Which steps have fired is not in it, on purpose: a pending
-// card is the same before and after each step fires, so a step edits no
-// card (docs/cards.md); its thread reply says what happened.
+// state (a decision in flight included), the ladder as it was frozen at
+// request, and what the reasks changed. Which steps have fired is not in
+// it, on purpose: a pending card is the same before and after each step
+// fires, so a step edits no card (docs/cards.md); its thread reply says
+// what happened.
 func (c Card) Input() templates.Input {
-	return templates.Input{
+	in := templates.Input{
 		Approval:   c.Approval,
 		State:      c.State,
 		Decision:   c.Decision,
@@ -20,13 +30,22 @@ func (c Card) Input() templates.Input {
 		Ladder:     plan(c.Frozen.Plan),
 		Tenant:     c.Tenant,
 		ThreadURL:  c.ThreadURL,
+		Now:        c.Now,
+		Zone:       c.Frozen.zone(),
 	}
+	if c.Approval != nil {
+		in.Reask, in.SupersededBy = c.Frozen.reasksAround(c.Approval.Revision)
+		if named := c.Approval.Ladder; named != "" && c.Frozen.Plan.Ladder != "" && named != c.Frozen.Plan.Ladder {
+			in.Ladder.Unknown = named
+		}
+	}
+	return in
 }
 
 // plan puts a frozen plan into the card's words: every step, skipped ones
 // included, at its time, and the deadline.
 func plan(p ladder.Plan) templates.LadderPlan {
-	out := templates.LadderPlan{Deadline: p.Deadline}
+	out := templates.LadderPlan{Deadline: p.Deadline, Name: p.Ladder}
 	if len(p.Steps) > 0 {
 		out.Steps = make([]templates.PlanStep, len(p.Steps))
 	}
@@ -34,4 +53,108 @@ func plan(p ladder.Plan) templates.LadderPlan {
 		out.Steps[i] = templates.PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped}
 	}
 	return out
+}
+
+// reasksAround finds, for a card of revision rev, the reask that made
+// that revision (what changed since the one before) and the reask that
+// replaced it (why it is superseded); nil for either that is not kept.
+func (fz Frozen) reasksAround(rev int) (made, replaced *approval.Reask) {
+	for i := range fz.Reasks {
+		r := &fz.Reasks[i]
+		if r.Revision == rev {
+			made = r
+		}
+		if r.From <= rev && r.Revision > rev && (replaced == nil || r.Revision < replaced.Revision) {
+			replaced = r
+		}
+	}
+	return made, replaced
+}
+
+// maxReasks bounds the reasks kept with one approval: a call asked again
+// more often than that keeps its latest.
+const maxReasks = 20
+
+// noteReask keeps with the approval what a reask from revision from to
+// next (as stored) changed, worked out once now, so every card of either
+// revision, and every mail, can say it without reading both revisions
+// again. It writes row's frozen plan back in tx and returns it. The
+// revision it replaces is read outside tx: a revision is never written
+// again once stored.
+func (s *Service) noteReask(ctx context.Context, tx store.Tx, row *store.Approval, from int, next *approval.Approval) (*Frozen, error) {
+	fz, err := frozenOf(row)
+	if err != nil {
+		return nil, err
+	}
+	change := approval.Reask{From: from, Revision: next.Revision, Why: next.Why, Withheld: true}
+	rev, err := s.store.RevisionGet(ctx, row.ID, from)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		// Pruned or never kept: the card says why, not what changed.
+	case err != nil:
+		return nil, fmt.Errorf("read revision %d of %s: %w", from, row.ID, err)
+	default:
+		var prev approval.Approval
+		if json.Unmarshal(rev.Body, &prev) == nil {
+			change = approval.CompareRevisions(&prev, next)
+		}
+	}
+	fz.Reasks = append(fz.Reasks, change)
+	if n := len(fz.Reasks); n > maxReasks {
+		fz.Reasks = fz.Reasks[n-maxReasks:]
+	}
+	row.Plan, err = json.Marshal(fz)
+	if err != nil {
+		return nil, fmt.Errorf("encode plan of %s: %w", row.ID, err)
+	}
+	if err := tx.ApprovalUpsert(ctx, row); err != nil {
+		return nil, fmt.Errorf("store approval %s: %w", row.ID, err)
+	}
+	s.log.Info("call asked again", "tenant", row.Tenant, "approval_id", row.ID, "from", from, "revision", next.Revision,
+		"why", string(next.Why), "paths_changed", len(change.Arguments)+change.More)
+	return &fz, nil
+}
+
+// shownSuperseded reports whether p is a card a newer revision's card
+// was posted after: its copy says "Superseded" whatever the approval does
+// next (a decision, a cancel), so editing it again would send the same
+// text. The supersede itself edits it once (the newest revision's posts
+// are not yet among posts then).
+func shownSuperseded(posts []*store.Post, p *store.Post) bool {
+	for _, q := range posts {
+		if q.Revision > p.Revision {
+			return true
+		}
+	}
+	return false
+}
+
+// frozeFor completes what an approval is given at request for its cards:
+// the tenant's zone, which its times are printed in (frozen like its
+// ladder, so a card reads the same until it closes). And it says in the
+// log that a request named a ladder its tenant does not have, so the
+// tool override's or the default ran as if it named none; its card says
+// the same (Card.Input).
+func (s *Service) frozeFor(rec approval.Record, tenant *config.Tenant, a *approval.Approval, fz *Frozen) {
+	if tenant != nil && tenant.Zone != nil && tenant.Zone != time.UTC {
+		fz.Zone = tenant.Zone.String()
+	}
+	if a.Ladder == "" || a.Ladder == fz.Plan.Ladder {
+		return
+	}
+	s.log.Warn("the request names a ladder the tenant does not have; running the one it would get naming none",
+		"tenant", rec.Tenant, "approval_id", rec.ID, "ladder", a.Ladder, "instead", fz.Plan.Ladder)
+}
+
+// zone is the frozen zone's location; UTC for none, or for a name this
+// machine cannot load (the config loaded it when it was read).
+func (fz Frozen) zone() *time.Location {
+	if fz.Zone == "" {
+		return nil
+	}
+	loc, err := time.LoadLocation(fz.Zone)
+	if err != nil {
+		return nil
+	}
+	return loc
 }

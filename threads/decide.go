@@ -76,11 +76,16 @@ type ArgumentsAnswer struct {
 	Message    string
 }
 
+// SurfaceEmail names decisions made on the decision page, reached from
+// an escalation mail (PROTOCOL.md's via.surface); the Person's User is
+// the member's address.
+const SurfaceEmail = "email"
+
 // Person is who clicked, on which surface, and how to answer them alone
 // later (the surface's own reference: a Slack response_url, a Discord
 // interaction token).
 type Person struct {
-	Surface string // slack, discord
+	Surface string // slack, discord, email
 	User    string // the surface's user id
 	Channel string // where they clicked, for an ephemeral answer
 	Reply   string // the surface's handle for a later private answer
@@ -144,7 +149,8 @@ const (
 	KindTell     = "tell"
 )
 
-// maxComment bounds a deny reason (the modal allows as much).
+// maxComment bounds a deny reason or an approval's comment (the dialogs
+// allow as much).
 const maxComment = 1000
 
 // Member maps a chat user to the tenant member the backend knows.
@@ -154,6 +160,8 @@ func member(t *config.Tenant, surface, user string) (config.Member, bool) {
 		return t.MemberBySlack(user)
 	case "discord":
 		return t.MemberByDiscord(user)
+	case SurfaceEmail:
+		return t.MemberByEmail(user)
 	}
 	return config.Member{}, false
 }
@@ -177,7 +185,11 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 	}
 	comment := strings.TrimSpace(req.Comment)
 	if len([]rune(comment)) > maxComment {
-		return DecideResult{Text: fmt.Sprintf("The reason is longer than %d characters; nothing was sent.", maxComment)}, nil
+		what := "reason"
+		if req.Approve {
+			what = "comment" // an approval's comment, from Approve with comment…
+		}
+		return DecideResult{Text: fmt.Sprintf("The %s is longer than %d characters; nothing was sent.", what, maxComment)}, nil
 	}
 	rev, err := s.store.RevisionGet(ctx, req.ApprovalID, req.Revision)
 	if errors.Is(err, store.ErrNotFound) {
@@ -370,8 +382,10 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 		Actor: d.Actor, Surface: d.Surface, User: d.User, Comment: d.Comment, ArgsSHA256: d.Digest,
 		IdempotencyKey: row.ID})
 	if err != nil {
-		if d.Surface == DeadlineSurface {
-			return err // the deadline retries until the backend answers
+		if d.Surface == DeadlineSurface || stopping(ctx) {
+			// The deadline retries until the backend answers; a stop
+			// leaves a person's decision in flight for the next start.
+			return err
 		}
 		s.log.Warn("decision not recorded", "approval_id", a.ID, "tenant", a.Tenant, "err", err)
 		why := "the job backend did not answer"
@@ -436,6 +450,11 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			if rows, err = s.rowsFor(ctx, tx, row, fz, ev.Type, res.Effects, now); err != nil {
 				return err
 			}
+			ended, err := s.closingMail(ctx, tx, cur.State, row, now)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, ended...)
 		} else if d.Surface != DeadlineSurface {
 			// A person's decision did not land (refused, stale, not
 			// answered): the card that showed it on its way, the clicked
@@ -460,7 +479,16 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 		if err := tx.ApprovalUpsert(ctx, row); err != nil {
 			return err
 		}
-		if text != "" && d.Surface != DeadlineSurface {
+		switch {
+		case text == "" || d.Surface == DeadlineSurface:
+		case d.Surface == SurfaceEmail:
+			// The decision page shows the state; a decision that did not
+			// land is told by mail in the member's thread (one that did,
+			// by the outcome mail everyone mailed gets).
+			if ev == nil || !approval.State(row.State).Final() {
+				rows = append(rows, s.noteRow(row, d, text, now))
+			}
+		default:
 			rows = append(rows, s.tellRow(row, d, text, now))
 		}
 		enqueued = len(rows)

@@ -27,6 +27,13 @@ type decideHarness struct {
 
 func newDecideHarness(t *testing.T, maxElapsed time.Duration) *decideHarness {
 	t.Helper()
+	return newDecideHarnessFrom(t, testConfig, maxElapsed, nil)
+}
+
+// newDecideHarnessFrom builds a harness that decides on a configuration
+// of the test's own, opt changing the options last.
+func newDecideHarnessFrom(t *testing.T, configText string, maxElapsed time.Duration, opt func(*threads.Options)) *decideHarness {
+	t.Helper()
 	secret := [][]byte{[]byte(testCallsSecret)}
 	fake := backendtest.New(t, backendtest.Options{Secrets: secret})
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret,
@@ -35,9 +42,12 @@ func newDecideHarness(t *testing.T, maxElapsed time.Duration) *decideHarness {
 		t.Fatal(err)
 	}
 	var h *harness
-	h = newHarnessWith(t, func(o *threads.Options) {
+	h = newHarnessFrom(t, configText, func(o *threads.Options) {
 		o.Backend = client.ForThreads()
 		o.Mailer = o.Fallback.(*recorder)
+		if opt != nil {
+			opt(o)
+		}
 	})
 	return &decideHarness{harness: h, fake: fake}
 }

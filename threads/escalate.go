@@ -19,28 +19,19 @@ import (
 // KindEmail sends one escalation email.
 const KindEmail = "email"
 
-// Mailer sends escalation email; the notify package implements it.
+// Mailer sends email; the notify package implements it.
 type Mailer interface {
 	// Mail sends one message and returns its Message-ID.
 	Mail(ctx context.Context, req MailRequest) (string, error)
 }
 
+// errNoSMTP: a mail is due but nothing can send it.
+var errNoSMTP = errors.New("no SMTP server is configured")
+
 // Linker is a surface that can give a posted card's web address, so an
 // escalation mail can link to the card's thread.
 type Linker interface {
 	Link(ctx context.Context, p *store.Post) string
-}
-
-// MailRequest is one escalation email.
-type MailRequest struct {
-	To       string
-	Card     Card
-	Step     int    // the ladder step that sends it (1-based)
-	ThreadID string // the Message-ID of the approval's first mail, "" for the first
-	// Key names this one mail (its outbox row): a repeat of the same mail
-	// after a crash carries the same Message-ID, so receivers can tell it
-	// is the same message.
-	Key string
 }
 
 // TickResult counts what one tick did.
@@ -251,8 +242,12 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 	add := func(list *[]string, ts []ladder.Target) {
 		for _, t := range ts {
 			k := t.String()
-			if !seen[k] {
-				seen[k] = true
+			id := k
+			if t.Kind == ladder.KindEmail {
+				id = strings.ToLower(k) // one mailbox, however it is written
+			}
+			if !seen[id] {
+				seen[id] = true
 				*list = append(*list, k)
 			}
 		}
@@ -263,9 +258,9 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 			continue
 		}
 		add(&mention, st.Step.Mention)
-		add(&dm, st.Step.DM)
+		add(&dm, fz.Plan.Resolve(st.Step.DM, ladder.VerbDM, postSurfaces(fz), now))
 		add(&post, st.Step.Post)
-		add(&email, st.Step.Email)
+		add(&email, fz.Plan.Resolve(st.Step.Email, ladder.VerbEmail, nil, now))
 		lastStep = st.Index + 1
 	}
 	var rows []store.OutboxInsertParams
@@ -278,7 +273,7 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 	if len(mention) > 0 {
 		waited := now.Sub(row.RequestedAt).Round(time.Second)
 		for _, t := range fz.Post {
-			push(KindReply, t, rowPayload{Thread: string(templates.ThreadEscalation), Mentions: mention,
+			push(KindReply, t, rowPayload{Thread: string(templates.ThreadEscalation), Mentions: threadMentions(fz.Plan, mention, t, now),
 				Waited: waited, Step: lastStep})
 		}
 	}
@@ -289,7 +284,8 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 		push(KindPostCard, t, rowPayload{Revision: row.Revision, Step: lastStep})
 	}
 	for _, t := range email {
-		push(KindEmail, t, rowPayload{Revision: row.Revision, Step: lastStep})
+		push(KindEmail, t, rowPayload{Revision: row.Revision, Step: lastStep,
+			Waited: now.Sub(row.RequestedAt).Round(time.Second)})
 	}
 	// No card is edited: a card shows the ladder as frozen at request
 	// (docs/cards.md), so a step changes nothing on it; the thread reply
@@ -344,42 +340,6 @@ func displayName(tenant *config.Tenant, target string) string {
 // whose Message-ID later mails refer to. It is not a card: edits and
 // replies pass it by.
 const emailThread = "mail-thread"
-
-// sendMail performs an email row: the card as mail, threaded under the
-// approval's first mail. It returns the post that records the first mail.
-func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPayload) (*store.Post, error) {
-	mailer := s.mailer
-	if mailer == nil {
-		// Without SMTP, the fallback surface shows the mail if it can
-		// (the log surface prints it), as bot check says.
-		m, ok := s.fallback.(Mailer)
-		if !ok {
-			return nil, Permanent(errors.New("no SMTP server is configured"))
-		}
-		mailer = m
-	}
-	card, err := s.card(ctx, row.ApprovalID, p.Revision)
-	if err != nil {
-		return nil, err
-	}
-	root, err := s.threadRoot(ctx, row.ApprovalID, emailThread)
-	if err != nil {
-		return nil, err
-	}
-	card.ThreadURL = s.threadLink(ctx, row.ApprovalID)
-	req := MailRequest{To: row.Target, Card: card, Step: p.Step, Key: row.ID}
-	if root != nil {
-		req.ThreadID = root.Ref
-	}
-	id, err := mailer.Mail(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if root != nil {
-		return nil, nil
-	}
-	return &store.Post{ApprovalID: row.ApprovalID, Target: emailThread, Channel: "email", Ref: id, CreatedAt: s.clock.Now()}, nil
-}
 
 // threadLink is the web address of the approval's first card on a surface
 // that can give one, or "".

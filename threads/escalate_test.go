@@ -94,7 +94,7 @@ func TestLadderStepsFireAtTheirTimesAndTheDeadlineDenies(t *testing.T) {
 	if dm == nil || dm.Card.State != approval.StatePending {
 		t.Fatalf("no DM card for slack:U0LEE: %+v", h.surf.posts)
 	}
-	if len(h.surf.mails) != 1 || h.surf.mails[0].To != "leads@acme.example" || h.surf.mails[0].Step != 2 || h.surf.mails[0].ThreadID != "" {
+	if len(h.surf.mails) != 1 || h.surf.mails[0].To != "leads@acme.example" || h.surf.mails[0].Step != 2 || h.surf.mails[0].Thread != (threads.MailThread{}) {
 		t.Fatalf("mails %+v", h.surf.mails)
 	}
 	if u := h.surf.mails[0].Card.ThreadURL; !strings.HasPrefix(u, "https://chat.example/") {

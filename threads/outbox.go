@@ -34,8 +34,18 @@ type WorkerOptions struct {
 	// until its channel has room, and this bounds how late it goes then.
 	PacedPoll time.Duration
 	// PerformTimeout bounds one surface call (default 30s). In-flight calls
-	// finish after shutdown starts, within this bound.
+	// finish after shutdown starts, within this bound and StopGrace.
 	PerformTimeout time.Duration
+	// StopGrace bounds how long the rows being performed when ctx ends
+	// may still take (default PerformTimeout). Then their calls are
+	// cancelled, and each row goes back to the outbox as it was, due at
+	// once and with no attempt counted, for whoever claims it next: this
+	// process after a restart, or another replica. So a decision that
+	// retries against a backend that is down does not hold a stop; it is
+	// sent at the next start. An effect cut short may have happened
+	// (the platform got the call, its answer did not come back), and is
+	// then performed again: the same repeat a crash allows, at most once.
+	StopGrace time.Duration
 }
 
 // Retry policy of outbox rows.
@@ -82,14 +92,32 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 		// Within the lease, so a slow surface call is not performed twice.
 		o.PerformTimeout = min(30*time.Second, o.Lease/2)
 	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = o.PerformTimeout
+	}
 	return o
 }
 
+// errStopping is the cause a stop cancels rows in flight with, once
+// their StopGrace is over: what is cut short by it is put back in the
+// outbox, not counted as a failure.
+var errStopping = errors.New("the outbox is stopping")
+
+// stopping reports whether ctx ended because the outbox is stopping.
+func stopping(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errStopping)
+}
+
 // RunOutbox performs due rows until ctx ends, each lane with workers of
-// its own (Lanes); rows being performed then are finished and recorded
-// before it returns.
+// its own (Lanes). Then it claims no more, and returns once the rows
+// being performed are finished and recorded, or, when that takes longer
+// than StopGrace, once those still running are cancelled and put back in
+// the outbox.
 func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 	o = o.withDefaults()
+	// Rows are performed under work, which outlives ctx by StopGrace.
+	work, abort := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer abort(nil)
 	var wg sync.WaitGroup
 	for _, lane := range Lanes {
 		workers, poll := o.Concurrency, o.PacedPoll
@@ -99,9 +127,21 @@ func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 		case LaneMail:
 			workers, poll = o.Mail, o.Poll
 		}
-		wg.Go(func() { s.runLane(ctx, lane, workers, poll, o) })
+		wg.Go(func() { s.runLane(ctx, work, lane, workers, poll, o) })
 	}
-	wg.Wait()
+	lanesDone := make(chan struct{})
+	go func() { wg.Wait(); close(lanesDone) }()
+	<-ctx.Done()
+	grace := time.NewTimer(o.StopGrace)
+	defer grace.Stop()
+	select {
+	case <-lanesDone:
+	case <-grace.C:
+		s.log.Info("stopping: cancelling the outbox rows still in flight; they stay in the outbox for the next start",
+			"grace", o.StopGrace.String())
+		abort(errStopping)
+		<-lanesDone
+	}
 	return nil
 }
 
@@ -110,7 +150,10 @@ func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 // while its lease runs out (another replica would then perform it too),
 // and never a row it has in flight, so a clock that jumps past the lease
 // does not make it claim its own rows again.
-func (s *Service) runLane(ctx context.Context, lane string, workers int, poll time.Duration, o WorkerOptions) {
+//
+// Rows are performed under work, not ctx: ctx ending stops the claims,
+// work ending (RunOutbox's grace is over) cuts the rows in flight short.
+func (s *Service) runLane(ctx, work context.Context, lane string, workers int, poll time.Duration, o WorkerOptions) {
 	finished := make(chan string, workers)
 	inflight := map[string]bool{}
 	var wg sync.WaitGroup
@@ -149,9 +192,9 @@ func (s *Service) runLane(ctx context.Context, lane string, workers int, poll ti
 						// same decision while this one still waits on it.
 						timeout = min(decisionTimeout, o.Lease*3/4)
 					}
-					pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+					pctx, cancel := context.WithTimeout(work, timeout)
 					defer cancel()
-					s.perform(pctx, row)
+					s.perform(pctx, row, work.Done())
 				})
 			}
 		}
@@ -187,14 +230,15 @@ func (s *Service) DrainOutbox(ctx context.Context) (int, error) {
 			return done, nil
 		}
 		for _, row := range rows {
-			s.perform(ctx, row)
+			s.perform(ctx, row, nil)
 			done++
 		}
 	}
 }
 
-// perform runs one row and records its result.
-func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
+// perform runs one row and records its result. stop closes when the
+// outbox stops and cuts rows in flight short (nil: never).
+func (s *Service) perform(ctx context.Context, row *store.OutboxRow, stop <-chan struct{}) {
 	surfaceName, surface := s.surfaceFor(row.Target)
 	log := s.log.With("outbox_id", row.ID, "kind", row.Kind, "tenant", row.Tenant,
 		"approval_id", row.ApprovalID, "target", row.Target)
@@ -206,6 +250,7 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
 		return
 	}
 	now := s.clock.Now()
+	pctx := ctx
 	// The surface call may have used up ctx; the result is recorded all
 	// the same, or the effect would be performed again after the lease.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
@@ -217,14 +262,14 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
 			NextAttemptAt: now.Add(notYet), Error: "waiting for the card to be posted"})
 		result = "wait"
 	case err == nil:
-		record := post // only a new card (or the first mail) is recorded
+		record := post // only a new card (or a mail) is recorded
 		if row.Kind == KindEditCard {
 			record = nil
 		}
 		// The effect happened: its record is retried here rather than
 		// left to the lease, or the effect would be performed again (a
 		// card posted twice, the first copy's buttons live for ever).
-		err = s.retryRecord(ctx, row, log, func(ctx context.Context) error {
+		err = s.retryRecord(ctx, row, log, stop, func(ctx context.Context) error {
 			return s.store.OutboxComplete(ctx, store.OutboxCompleteParams{ID: row.ID, Worker: s.worker, Now: now, Post: record})
 		})
 		if err == nil && post != nil && shown != nil {
@@ -232,6 +277,18 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow) {
 			// since (two edits of one card can cross) is edited again.
 			s.followUp(ctx, row, post, shown)
 		}
+		if err == nil && post != nil && row.Kind == KindEmail {
+			// A mail recorded after its approval closed missed the
+			// outcome mails the close enqueued: its recipient gets one.
+			s.mailedAfterClose(ctx, row, log)
+		}
+	case stopping(pctx):
+		// The stop cut the effect short: the row goes back as it was,
+		// due now, and whoever claims it next performs it.
+		log.Info("outbox row stopped in flight; it stays in the outbox for the next start", "err", err.Error())
+		err = s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
+			NextAttemptAt: now, Error: "stopped in flight: " + err.Error()})
+		result = "stopped"
 	default:
 		result = s.fail(ctx, log, row, err, now)
 		err = nil
@@ -254,12 +311,13 @@ const (
 	recordAttempts   = 20 // about half a minute of waits
 )
 
-// retryRecord runs record until it succeeds, the lease is lost, or the
+// retryRecord runs record until it succeeds, the lease is lost, the
 // row's lease is about to lapse (another worker may take the row then,
-// and a record by this one would be refused anyway). The waits are for a
-// store that failed (a full disk, a lost connection), never for a rate
-// limit.
-func (s *Service) retryRecord(ctx context.Context, row *store.OutboxRow, log *slog.Logger, record func(context.Context) error) error {
+// and a record by this one would be refused anyway), or stop closes (the
+// outbox stops: the effect may be performed again after a restart, as
+// after a crash). The waits are for a store that failed (a full disk, a
+// lost connection), never for a rate limit.
+func (s *Service) retryRecord(ctx context.Context, row *store.OutboxRow, log *slog.Logger, stop <-chan struct{}, record func(context.Context) error) error {
 	wait := recordRetryFirst
 	err := record(ctx)
 	for attempt := 1; err != nil && !errors.Is(err, store.ErrLeaseLost); attempt++ {
@@ -267,7 +325,11 @@ func (s *Service) retryRecord(ctx context.Context, row *store.OutboxRow, log *sl
 			return err
 		}
 		log.Warn("record a performed effect; trying again", "err", err, "attempt", attempt, "retry_in", wait.String())
-		time.Sleep(wait) // a store that failed, never a rate limit
+		select { // a store that failed, never a rate limit
+		case <-time.After(wait):
+		case <-stop:
+			return err
+		}
 		wait = min(wait*2, recordRetryMax)
 		// Each try has its own time: the first try's may be spent.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
@@ -338,8 +400,10 @@ func (s *Service) do(ctx context.Context, surface Surface, row *store.OutboxRow)
 		return s.postCard(ctx, surface, row, p)
 	}
 	if row.Kind == KindEmail {
-		if ok, err := s.stillWaiting(ctx, row.ApprovalID); err != nil || !ok {
-			return nil, nil, false, err
+		if p.Mail == MailEscalation || p.Mail == MailReask {
+			if ok, err := s.stillWaiting(ctx, row.ApprovalID); err != nil || !ok {
+				return nil, nil, false, err // decided since: the outcome mail says so
+			}
 		}
 		post, err := s.sendMail(ctx, row, p)
 		return post, nil, false, err

@@ -66,6 +66,9 @@ type Options struct {
 	Backend Backend
 	// Mailer sends escalation email; nil without SMTP.
 	Mailer Mailer
+	// Links makes decision links for escalation mail to members; nil
+	// without a decision page (mail then carries none).
+	Links DecisionLinks
 	// Worker names this process in outbox claims; default a random id.
 	Worker string
 	// Lease is how long this replica's claim on a due approval holds
@@ -84,6 +87,7 @@ type Service struct {
 	metrics  *Metrics
 	backend  Backend
 	mailer   Mailer
+	links    DecisionLinks
 	worker   string
 	lease    time.Duration
 	wake     map[string]chan struct{} // one per lane
@@ -112,7 +116,7 @@ func New(o Options) (*Service, error) {
 		o.Lease = tickLease
 	}
 	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, log: o.Logger,
-		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, lease: o.Lease,
+		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, links: o.Links, lease: o.Lease,
 		wake: wakes()}, nil
 }
 
@@ -136,6 +140,11 @@ type Frozen struct {
 	// Restricted: the request's content is walled off from shared places,
 	// so thread replies there say only what the card may say.
 	Restricted bool `json:"restricted,omitempty"`
+	// Reasks are what each reask changed, oldest first (noteReask).
+	Reasks []approval.Reask `json:"reasks,omitempty"`
+	// Zone is the tenant's time zone at request, which the card's times
+	// are printed in; "" for UTC.
+	Zone string `json:"zone,omitempty"`
 }
 
 // Outbox row kinds.
@@ -167,6 +176,9 @@ type rowPayload struct {
 	Mentions []string      `json:"mentions,omitempty"` // an escalation's people (targets)
 	Waited   time.Duration `json:"waited,omitempty"`   // how long the card has waited
 	Step     int           `json:"step,omitempty"`     // the ladder step that made the row (1-based)
+	// Mail is an email row's kind of mail (MailReask, …); "" for a
+	// ladder step's escalation.
+	Mail string `json:"mail,omitempty"`
 }
 
 // Ingest applies one event: it records the event id, moves the approval
@@ -264,6 +276,11 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		if err := tx.RevisionInsert(ctx, &store.Revision{ApprovalID: id, Revision: a.Revision, Body: body, CreatedAt: now}); err != nil {
 			return 0, "", fmt.Errorf("store revision %d of %s: %w", a.Revision, id, err)
 		}
+		if cur != nil && cur.Seen && a.Revision > cur.Revision {
+			if frozen, err = s.noteReask(ctx, tx, row, cur.Revision, &kept.Approval); err != nil {
+				return 0, "", err
+			}
+		}
 	}
 	if len(result.Effects) == 0 || row == nil {
 		return 0, result.Ignored, nil
@@ -279,6 +296,15 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 	if err != nil {
 		return 0, "", err
 	}
+	var before approval.State // no record before: nothing was mailed
+	if cur != nil {
+		before = cur.State
+	}
+	ended, err := s.closingMail(ctx, tx, before, row, now)
+	if err != nil {
+		return 0, "", err
+	}
+	rows = append(rows, ended...)
 	if len(rows) > 0 {
 		if err := s.insert(ctx, tx, rows); err != nil {
 			return 0, "", fmt.Errorf("enqueue effects of %s: %w", id, err)
@@ -306,6 +332,7 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *con
 	if a := ev.Approval; a != nil && row.Plan == nil {
 		fz := freeze(tenant, a)
 		frozen = &fz
+		s.frozeFor(rec, tenant, a, &fz)
 		row.Plan, _ = json.Marshal(fz) // plain data: cannot fail
 		row.Function = a.Call.Function
 		row.RequestedAt = a.RequestedAt
@@ -384,8 +411,8 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 			// the ladder made.
 			targets := slices.Clone(fz.Post)
 			for _, p := range posts {
-				if p.Target == emailThread {
-					continue
+				if isMailPost(p) || shownSuperseded(posts, p) {
+					continue // a card an earlier reask superseded says so already
 				}
 				add(KindEditCard, p.Target, editKey(p), rowPayload{Revision: p.Revision})
 				if !slices.Contains(targets, p.Target) {
@@ -395,10 +422,14 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 			for _, t := range targets {
 				add(KindPostCard, t, "", rowPayload{Revision: row.Revision, InThread: true})
 			}
+			// Whoever was mailed the old revision is mailed the new one,
+			// in their thread; the old mail's links are dead (bound to
+			// its revision).
+			rows = append(rows, s.mailRows(posts, row, MailReask, now)...)
 		case approval.EffectEditCards:
 			for _, p := range posts {
-				if p.Target == emailThread {
-					continue // mail is sent, never edited
+				if isMailPost(p) || shownSuperseded(posts, p) {
+					continue // mail is sent, never edited; a superseded card shows no state
 				}
 				add(KindEditCard, p.Target, editKey(p), rowPayload{Revision: p.Revision})
 			}
@@ -434,7 +465,7 @@ func restrictedReply(kind templates.ThreadKind) string {
 	case templates.ThreadOutcome:
 		return "The call finished; what it did is shown only in the console (this call's content is restricted)."
 	case templates.ThreadRecheckRefused:
-		return "The platform's re-check refused the call; the console shows why (this call's content is restricted)."
+		return "the console shows why (this call's content is restricted)."
 	}
 	return "The job backend recorded the decision; its message is shown only in the console (this call's content is restricted)."
 }

@@ -185,7 +185,13 @@ func newHarness(t *testing.T) *harness {
 
 func newHarnessWith(t *testing.T, opt func(*threads.Options)) *harness {
 	t.Helper()
-	cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
+	return newHarnessFrom(t, testConfig, opt)
+}
+
+// newHarnessFrom builds a harness on a configuration of the test's own.
+func newHarnessFrom(t *testing.T, configText string, opt func(*threads.Options)) *harness {
+	t.Helper()
+	cfg, err := config.Parse("bot.yaml", []byte(configText), testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,16 +382,17 @@ func TestResolvedEditsEveryCopyAndReplies(t *testing.T) {
 	if a.State != "denied" || !a.NextStepAt.IsZero() || !a.DeadlineAt.IsZero() {
 		t.Fatalf("after resolved: %+v", a)
 	}
-	// Every copy (two of revision 1, two of revision 2) edited again.
-	if len(h.surf.edits) != 6 {
+	// Both copies of revision 2 edited again; the superseded copies of
+	// revision 1 already say so, and would only be sent the same text.
+	if len(h.surf.edits) != 4 {
 		t.Fatalf("edits: %d", len(h.surf.edits))
 	}
 	for _, e := range h.surf.edits[2:] {
 		if e.Card.State != approval.StateDenied || e.Card.Decision == nil || e.Card.Decision.Actor != "user:kevin" {
 			t.Errorf("edit %+v", e.Card)
 		}
-		if e.Card.Superseded != (e.Post.Revision == 1) {
-			t.Errorf("revision %d copy superseded=%v", e.Post.Revision, e.Card.Superseded)
+		if e.Post.Revision != 2 || e.Card.Superseded {
+			t.Errorf("revision %d copy edited (superseded=%v), want only revision 2's", e.Post.Revision, e.Card.Superseded)
 		}
 	}
 	if len(h.surf.replies) != 2 || !strings.Contains(h.surf.replies[0].Text, "user:kevin denied it") {

@@ -1,0 +1,391 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+)
+
+// Mail kinds: what one mail of a recipient's conversation says. Every
+// recipient's mails about one approval form one thread of their own.
+const (
+	// MailEscalation is a ladder step's mail: the card, and why this
+	// person gets it.
+	MailEscalation = ""
+	// MailReask is the new revision of a call that changed, to everyone
+	// who was mailed the old one.
+	MailReask = "reask"
+	// MailOutcome is how the approval ended, to everyone who was mailed.
+	MailOutcome = "outcome"
+	// MailNote answers one member who decided on the decision page, when
+	// the decision did not land (the page shows the rest).
+	MailNote = "note"
+)
+
+// MailRequest is one email of a recipient's conversation about one
+// approval.
+type MailRequest struct {
+	To   string
+	Kind string // MailEscalation, MailReask, MailOutcome or MailNote
+	Card Card
+	// Step is the ladder step that sends an escalation (1-based), of
+	// Card.Frozen.Plan's ladder; Waited is how long the call had waited
+	// when it fired.
+	Step   int
+	Waited time.Duration
+	// Note is a MailNote's sentence.
+	Note string
+	// Thread is what this recipient received before: a follow-up answers
+	// it. Zero for their first mail.
+	Thread MailThread
+	// Member is the tenant user the address belongs to, "" for an address
+	// that is no member's (a list): such a recipient gets no links.
+	Member string
+	// Links are the decision links for Member on the decision page, none
+	// when the tenant, the call or the member allows no decision by mail.
+	Links []MailLink
+	// Key names this one mail (its outbox row): a repeat of the same mail
+	// after a crash carries the same Message-ID, so receivers can tell it
+	// is the same message.
+	Key string
+}
+
+// MailThread is a recipient's own mail thread about one approval.
+type MailThread struct {
+	Root string // the Message-ID of their first mail
+	Last string // the Message-ID of their latest mail
+}
+
+// MailLink is one decision link.
+type MailLink struct {
+	Action string // "approve" or "deny"
+	URL    string
+}
+
+// DecisionLinks makes decision links for the decision page; the
+// decidepage package implements it. Threads decides who gets which.
+type DecisionLinks interface {
+	Links(req LinkRequest) []MailLink
+}
+
+// LinkRequest asks for one member's links to one revision.
+type LinkRequest struct {
+	Tenant     string
+	ApprovalID string
+	Revision   int
+	Member     string
+	Actions    []string // "approve", "deny"
+	Expires    time.Time
+}
+
+// mailTargetPrefix marks the posts that record a recipient's mails: one
+// post per recipient and revision, Ref its latest Message-ID there and
+// ThreadRef the recipient's first (empty on the first itself).
+const mailTargetPrefix = "mail:"
+
+func mailTarget(addr string) string { return mailTargetPrefix + strings.ToLower(addr) }
+
+// isMailPost reports whether p records mail rather than a card: edits
+// and chat replies pass it by. The emailThread post is what earlier
+// releases recorded (one per approval, no recipient).
+func isMailPost(p *store.Post) bool {
+	return p.Target == emailThread || strings.HasPrefix(p.Target, mailTargetPrefix) ||
+		strings.HasPrefix(p.Target, mailEndPrefix)
+}
+
+// mailThreadOf finds what addr received of the approval.
+func mailThreadOf(posts []*store.Post, addr string) MailThread {
+	target := mailTarget(addr)
+	var t MailThread
+	for _, p := range posts {
+		if p.Target != target {
+			continue
+		}
+		if t.Root == "" {
+			t.Root = p.ThreadRef
+			if t.Root == "" {
+				t.Root = p.Ref
+			}
+		}
+		t.Last = p.Ref // posts come by revision: the last is the latest
+	}
+	return t
+}
+
+// mailRecipients lists the addresses mailed about the approval, in the
+// order they were first mailed.
+func mailRecipients(posts []*store.Post) []string {
+	var out []string
+	for _, p := range posts {
+		if addr, ok := strings.CutPrefix(p.Target, mailTargetPrefix); ok && !slices.Contains(out, addr) {
+			out = append(out, addr)
+		}
+	}
+	return out
+}
+
+// mailRows is one mail of kind to each address mailed about the approval
+// (a reask is moot once the approval closes: the outcome follows).
+func (s *Service) mailRows(posts []*store.Post, row *store.Approval, kind string, now time.Time) []store.OutboxInsertParams {
+	var rows []store.OutboxInsertParams
+	for _, addr := range mailRecipients(posts) {
+		body, _ := json.Marshal(rowPayload{Revision: row.Revision, Mail: kind}) // plain data
+		id := s.newID(now)
+		key := ""
+		if kind == MailReask {
+			key = mootRow(row.ID, id)
+		}
+		rows = append(rows, store.OutboxInsertParams{ID: id, Tenant: row.Tenant, ApprovalID: row.ID,
+			Kind: KindEmail, Target: addr, CoalesceKey: key, Payload: body, NotBefore: now, Now: now})
+	}
+	return rows
+}
+
+// closingMail is the outcome mail to everyone mailed about an approval
+// that has just closed (was open before this transaction): one each.
+func (s *Service) closingMail(ctx context.Context, tx store.Tx, before approval.State, row *store.Approval, now time.Time) ([]store.OutboxInsertParams, error) {
+	if before.Final() || !approval.State(row.State).Final() {
+		return nil, nil
+	}
+	posts, err := tx.PostList(ctx, row.ID)
+	if err != nil {
+		return nil, fmt.Errorf("list posts of %s: %w", row.ID, err)
+	}
+	return s.mailRows(posts, row, MailOutcome, now), nil
+}
+
+// mailEndPrefix marks the post that records a recipient's outcome mail,
+// so that they are told how it ended once, however many rows ask.
+const mailEndPrefix = "mail-end:"
+
+func mailEndTarget(addr string) string { return mailEndPrefix + strings.ToLower(addr) }
+
+// mailedAfterClose enqueues the outcome mail for the recipient of a
+// step's or reask's mail that was recorded when its approval had already
+// closed: the close listed only the mails recorded before it. The
+// outcome row finds out by itself whether that recipient was told
+// already.
+func (s *Service) mailedAfterClose(ctx context.Context, row *store.OutboxRow, log *slog.Logger) {
+	var p rowPayload
+	if json.Unmarshal(row.Payload, &p) != nil || (p.Mail != MailEscalation && p.Mail != MailReask) {
+		return
+	}
+	a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
+	if err != nil {
+		log.Warn("read the approval after its mail", "err", err)
+		return
+	}
+	if !approval.State(a.State).Final() {
+		return
+	}
+	now := s.clock.Now()
+	body, _ := json.Marshal(rowPayload{Revision: a.Revision, Mail: MailOutcome}) // plain data
+	end := store.OutboxInsertParams{ID: s.newID(now), Tenant: a.Tenant, ApprovalID: a.ID, Kind: KindEmail,
+		Target: row.Target, Payload: body, NotBefore: now, Now: now}
+	if err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		return s.insert(ctx, tx, []store.OutboxInsertParams{end})
+	}); err != nil {
+		log.Error("enqueue the outcome mail of a mail sent as its approval closed", "err", err)
+		return
+	}
+	s.Wake()
+}
+
+// noteRow answers a member who decided on the decision page, by mail in
+// their thread, when the decision did not land.
+func (s *Service) noteRow(row *store.Approval, d deciding, text string, now time.Time) store.OutboxInsertParams {
+	body, _ := json.Marshal(rowPayload{Revision: d.Revision, Mail: MailNote, Text: text}) // plain data
+	return store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID, Kind: KindEmail,
+		Target: d.User, Payload: body, NotBefore: now, Now: now}
+}
+
+// mailLinks is the member an address belongs to and the decision links
+// the mail gives them: none for an address that is no member's, or a
+// mail that asks nothing (an outcome, a note).
+func (s *Service) mailLinks(tenant *config.Tenant, card Card, kind, addr string) (string, []MailLink) {
+	if tenant == nil {
+		return "", nil
+	}
+	m, ok := tenant.MemberByEmail(addr)
+	if !ok {
+		return "", nil
+	}
+	if kind != MailEscalation && kind != MailReask {
+		return m.User, nil
+	}
+	return m.User, MemberLinks(s.links, tenant, m, card)
+}
+
+// MemberLinks is the decision links member m gets for the card: none
+// without a decision page, for a closed or superseded card, a tenant
+// that allows none by mail, or a member who may not decide this call; a
+// Deny link where the tenant allows decisions by mail; an Approve link
+// too where it allows approvals and a chat click could approve the call
+// (never one that needs a typed confirmation). The links expire at the
+// deadline. A decision in flight does not take them away: a mail cannot
+// be edited, and if that decision does not land the links are the
+// member's way to decide (the page shows it on its way meanwhile).
+func MemberLinks(links DecisionLinks, tenant *config.Tenant, m config.Member, card Card) []MailLink {
+	a := card.Approval
+	if links == nil || a == nil || tenant == nil || card.State != approval.StatePending || card.Superseded ||
+		tenant.EmailDecisions == config.EmailDecisionsOff || !m.Role.CanDecide() ||
+		m.Email == "" || refuse(tenant, m, a, false) != "" {
+		return nil
+	}
+	actions := []string{"deny"}
+	if tenant.EmailDecisions == config.EmailDecisionsApprove && refuse(tenant, m, a, true) == "" {
+		actions = []string{"approve", "deny"}
+	}
+	expires := card.Frozen.Plan.Deadline
+	if expires.IsZero() && a.Deadline != nil {
+		expires = *a.Deadline
+	}
+	if expires.IsZero() {
+		return nil // no deadline known: a link would never expire
+	}
+	return links.Links(LinkRequest{Tenant: card.Tenant, ApprovalID: a.ID, Revision: a.Revision,
+		Member: m.User, Actions: actions, Expires: expires})
+}
+
+// Render is the mail r asks for, in the templates' terms: the card as a
+// mail shows it (the ladder's mail recipients counted, not named), why
+// this person gets it, and their decision links.
+func (r MailRequest) Render() templates.Mail {
+	in := r.Card.Input()
+	in.Ladder = MailPlan(in.Ladder, r.Card.Frozen.Plan)
+	m := templates.Mail{Card: templates.Build(in), Kind: r.Kind, Reply: r.Thread.Root != "",
+		Note: r.Note, ActAs: r.Member}
+	if r.Kind == MailReask && r.Card.Approval != nil {
+		m.Changed = r.Card.Approval.Why
+	}
+	if r.Kind == MailEscalation && r.Step > 0 {
+		m.Why = templates.MailWhy(r.Waited, r.Step, r.Card.Frozen.Plan.Ladder)
+	}
+	for _, l := range r.Links {
+		m.Links = append(m.Links, templates.MailLink{Approve: l.Action == "approve", URL: l.URL})
+	}
+	if len(m.Links) > 0 {
+		m.Expires = r.Card.Frozen.Plan.Deadline
+	}
+	return m
+}
+
+// sendMail performs an email row: one mail of the recipient's
+// conversation, answering what they received before. It returns the post
+// that records it.
+func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPayload) (*store.Post, error) {
+	mailer := s.mailer
+	if mailer == nil {
+		// Without SMTP, the fallback surface shows the mail if it can
+		// (the log surface prints it), as bot check says.
+		m, ok := s.fallback.(Mailer)
+		if !ok {
+			return nil, Permanent(errNoSMTP)
+		}
+		mailer = m
+	}
+	posts, err := s.store.PostList(ctx, row.ApprovalID)
+	if err != nil {
+		return nil, fmt.Errorf("list posts: %w", err)
+	}
+	revision := p.Revision
+	if p.Mail == MailOutcome {
+		if slices.ContainsFunc(posts, func(x *store.Post) bool { return x.Target == mailEndTarget(row.Target) }) {
+			return nil, nil // told already
+		}
+		// The outcome shows the approval as it ended, on its last card:
+		// a resolve may name a higher revision than any request the bot
+		// saw, and then the last one it holds shows it.
+		a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
+		if err != nil {
+			return nil, fmt.Errorf("read approval: %w", err)
+		}
+		if revision, err = s.heldRevision(ctx, row.ApprovalID, max(revision, a.Revision), posts, row.Target); err != nil {
+			return nil, err
+		}
+	}
+	card, err := s.card(ctx, row.ApprovalID, revision)
+	if err != nil {
+		return nil, err
+	}
+	card.ThreadURL = s.threadLink(ctx, row.ApprovalID)
+	tenant, _ := s.tenants.Tenant(row.Tenant)
+	req := MailRequest{To: row.Target, Kind: p.Mail, Card: card, Step: p.Step, Waited: p.Waited, Note: p.Text,
+		Thread: mailThreadOf(posts, row.Target), Key: row.ID}
+	req.Member, req.Links = s.mailLinks(tenant, card, p.Mail, row.Target)
+	id, err := mailer.Mail(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	target := mailTarget(row.Target)
+	if p.Mail == MailOutcome {
+		target = mailEndTarget(row.Target)
+	}
+	post := &store.Post{ApprovalID: row.ApprovalID, Target: target, Revision: revision,
+		Channel: "email", Ref: id, CreatedAt: s.clock.Now()}
+	if req.Thread.Root != "" {
+		post.ThreadRef = req.Thread.Root
+	}
+	return post, nil
+}
+
+// heldRevision is want when the store holds that revision, else the
+// highest one the recipient was mailed (which it holds: a mail is of a
+// revision received).
+func (s *Service) heldRevision(ctx context.Context, approvalID string, want int, posts []*store.Post, addr string) (int, error) {
+	_, err := s.store.RevisionGet(ctx, approvalID, want)
+	if err == nil {
+		return want, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return 0, fmt.Errorf("read revision %d: %w", want, err)
+	}
+	mailed := 0
+	for _, p := range posts {
+		if p.Target == mailTarget(addr) {
+			mailed = max(mailed, p.Revision)
+		}
+	}
+	if mailed == 0 {
+		return 0, Permanent(fmt.Errorf("revision %d of %s is not held, and %s was mailed none", want, approvalID, addr))
+	}
+	return mailed, nil
+}
+
+// MailPlan is the ladder as a mail shows it: each step's email
+// recipients counted, not listed, so no recipient reads the others'
+// addresses.
+func MailPlan(p templates.LadderPlan, plan ladder.Plan) templates.LadderPlan {
+	out := p
+	out.Steps = slices.Clone(p.Steps)
+	for i := range out.Steps {
+		if i >= len(plan.Steps) {
+			break
+		}
+		st := plan.Steps[i].Step
+		n := len(st.Email)
+		if n == 0 {
+			continue
+		}
+		st.Email = nil
+		who := st.Targets()
+		more := fmt.Sprintf("email %d %s", n, map[bool]string{true: "person", false: "people"}[n == 1])
+		if who == "" {
+			out.Steps[i].Who = more
+		} else {
+			out.Steps[i].Who = who + " · " + more
+		}
+	}
+	return out
+}
