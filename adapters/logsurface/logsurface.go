@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"approvalsbot/config"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -20,14 +21,24 @@ import (
 type Options struct {
 	Out      io.Writer
 	Renderer *templates.Renderer
+	// Links, with a decision page, makes each pending card name the
+	// decision links of the tenant's members who may decide by mail
+	// (Tenants gives them), and mail printed here keep theirs, so the
+	// whole loop runs on one machine with neither chat nor mail. A link
+	// decides as its member: give Links only where nobody else reads the
+	// output (a decision page on this machine). Nil names none.
+	Links   threads.DecisionLinks
+	Tenants func() map[string]*config.Tenant
 }
 
 // Surface writes cards as text.
 type Surface struct {
-	mu  sync.Mutex
-	out io.Writer
-	r   *templates.Renderer
-	seq atomic.Uint64
+	mu      sync.Mutex
+	out     io.Writer
+	r       *templates.Renderer
+	links   threads.DecisionLinks
+	tenants func() map[string]*config.Tenant
+	seq     atomic.Uint64
 }
 
 var (
@@ -36,7 +47,39 @@ var (
 )
 
 // New builds the log surface.
-func New(o Options) *Surface { return &Surface{out: o.Out, r: o.Renderer} }
+func New(o Options) *Surface {
+	return &Surface{out: o.Out, r: o.Renderer, links: o.Links, tenants: o.Tenants}
+}
+
+// maxLinkMembers bounds the members whose links a card names.
+const maxLinkMembers = 3
+
+// decideLines names the decision links of the members who may decide
+// the card by mail: "decide as user:kevin (deny): https://…/decide/…".
+func (s *Surface) decideLines(c threads.Card) string {
+	if s.links == nil || s.tenants == nil {
+		return ""
+	}
+	t := s.tenants()[c.Tenant]
+	if t == nil {
+		return ""
+	}
+	var b strings.Builder
+	n := 0
+	for _, m := range t.Members {
+		links := threads.MemberLinks(s.links, t, m, c)
+		if len(links) == 0 {
+			continue
+		}
+		if n++; n > maxLinkMembers {
+			break
+		}
+		for _, l := range links {
+			fmt.Fprintf(&b, "\ndecide as %s (%s): %s", m.User, l.Action, l.URL)
+		}
+	}
+	return b.String()
+}
 
 // rule separates entries so a terminal reader sees where a card starts.
 const rule = "────────────────────────────────────────────────────────────"
@@ -55,7 +98,7 @@ func (s *Surface) Post(_ context.Context, req threads.PostRequest) (threads.Post
 	if req.Thread != nil {
 		header += " in the thread of " + req.Thread.Ref
 	}
-	if err := s.write(header, s.r.Text(templates.Build(req.Card.Input()))); err != nil {
+	if err := s.write(header, s.r.Text(templates.Build(req.Card.Input()))+s.decideLines(req.Card)); err != nil {
 		return threads.PostResult{}, err
 	}
 	return threads.PostResult{Channel: req.Target, Ref: ref}, nil
@@ -64,7 +107,7 @@ func (s *Surface) Post(_ context.Context, req threads.PostRequest) (threads.Post
 // Edit writes the card again as it now stands.
 func (s *Surface) Edit(_ context.Context, req threads.EditRequest) error {
 	header := fmt.Sprintf("card %s for %s edited (approval %s)", req.Post.Ref, req.Post.Target, req.Post.ApprovalID)
-	return s.write(header, s.r.Text(templates.Build(req.Card.Input())))
+	return s.write(header, s.r.Text(templates.Build(req.Card.Input()))+s.decideLines(req.Card))
 }
 
 // Reply writes a thread reply.
@@ -78,10 +121,19 @@ func (s *Surface) Notice(_ context.Context, req threads.NoticeRequest) error {
 	return s.write(fmt.Sprintf("notice for %s (tenant %s)", req.Target, req.Tenant), req.Text)
 }
 
-// Mail writes an escalation email that a bot without SMTP would send.
+// Mail writes an email that a bot without SMTP would send, as its text
+// part shows it (decision links included).
 func (s *Surface) Mail(_ context.Context, req threads.MailRequest) (string, error) {
 	id := fmt.Sprintf("log-mail-%d@bot.invalid", s.seq.Add(1))
-	e := s.r.Email(templates.Build(req.Card.Input()))
-	header := fmt.Sprintf("email to %s (step %d, approval %s): %s", req.To, req.Step, req.Card.Approval.ID, e.Subject)
+	m := req.Render()
+	if s.links == nil {
+		m.Links = nil // working links belong in the mail, not in a log others read
+	}
+	e := s.r.Mail(m)
+	kind := req.Kind
+	if kind == threads.MailEscalation {
+		kind = fmt.Sprintf("step %d", req.Step)
+	}
+	header := fmt.Sprintf("email to %s (%s, approval %s): %s", req.To, kind, req.Card.Approval.ID, e.Subject)
 	return id, s.write(header, e.Text)
 }

@@ -6,9 +6,13 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"approvalsbot/adapters/decidepage"
 	"approvalsbot/approval"
+	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -89,9 +93,59 @@ func TestLogSurfaceShowsMailWithoutSMTP(t *testing.T) {
 	if err != nil || id == "" {
 		t.Fatalf("mail: %q %v", id, err)
 	}
-	for _, want := range []string{"email to leads@acme.example (step 2, approval a-merge1)", "[acme] acme_github.merge", "DESTRUCTIVE"} {
+	for _, want := range []string{"email to leads@acme.example (step 2, approval a-merge1)", "Approval needed: acme_github.merge · a-merge1", "DESTRUCTIVE"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// With a decision page, a pending card names the decision links of the
+// members who may decide it by mail; a closed card names none.
+func TestLogSurfaceNamesDecisionLinks(t *testing.T) {
+	r, err := templates.New(templates.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("bot.yaml", []byte(`backend:
+  url: "http://127.0.0.1:9"
+  events_secrets: ["${S}"]
+  calls_secrets: ["${S}"]
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+    forbid_self_approval: true
+    members:
+      - {user: "user:kevin", role: operator, content: true, email: kevin@acme.example}
+      - {user: "user:ada", role: owner, email: ada@acme.example}
+      - {user: "user:vic", role: viewer, email: vic@acme.example}
+`), func(string) (string, bool) { return "secret-of-the-log-surface-tests-0123", true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, err := decidepage.NewLinks("http://127.0.0.1:8080", []string{"link-secret-of-the-log-surface-tests"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	s := New(Options{Out: &out, Renderer: r, Links: links, Tenants: func() map[string]*config.Tenant { return cfg.Tenants }})
+	a := load(t, "merge.json") // started by user:ada: she may not decide it
+	deadline := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	card := threads.Card{Tenant: "acme", Approval: a, State: approval.StatePending,
+		Frozen: threads.Frozen{Plan: ladder.Plan{Deadline: deadline}}}
+	if _, err := s.Post(context.Background(), threads.PostRequest{Target: "slack:C0APPROVALS", Card: card}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if n := strings.Count(got, "decide as "); n != 1 || !strings.Contains(got, "decide as user:kevin (deny): http://127.0.0.1:8080/decide/") {
+		t.Errorf("the card names %d decision links, want kevin's Deny only:\n%s", n, got)
+	}
+	out.Reset()
+	card.State = approval.StateDenied
+	if err := s.Edit(context.Background(), threads.EditRequest{Post: &store.Post{Ref: "log-1", Target: "slack:C0APPROVALS", ApprovalID: a.ID}, Card: card}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "decide as") {
+		t.Errorf("a closed card names decision links:\n%s", out.String())
 	}
 }

@@ -1,0 +1,472 @@
+// Package decidepage serves the decision page that escalation mail links
+// to: a member who was mailed can decide a call there without any chat.
+//
+// A link is a signed token (token.go) bound to the approval, its
+// revision, the member and the action, expiring at the deadline. Opening
+// it (GET) only shows: the card as the mail shows it, the approval's
+// state and whom the person acts as, so a mail scanner that opens every
+// link decides nothing. The decision is a POST from the page's own form,
+// checked by the same rules as a chat click (threads.Decide: member,
+// role, self-approval, superseded revision, typed confirmation), recorded
+// before the page answers, and sent to the backend with via.surface
+// "email"; the page then shows the outcome as the backend answers it.
+//
+// Every answer is a whole HTML page that needs no JavaScript, escapes
+// every value, and carries the headers a decision page needs: no
+// caching, no referrer, a content security policy that allows no script,
+// no framing and forms only to the bot itself.
+package decidepage
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+// Path is where the page is mounted: links are PublicURL + Path + token.
+const Path = "/decide/"
+
+// Store is what the page reads of the bot's state; store.Store satisfies
+// it.
+type Store interface {
+	ApprovalGet(ctx context.Context, id string) (*store.Approval, error)
+}
+
+// Service is what the page decides through; *threads.Service satisfies
+// it.
+type Service interface {
+	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
+	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
+	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
+}
+
+// Links makes the decision links threads puts in mail, and checks them
+// for the page. It needs neither the store nor the service, so threads
+// can be built with it before the page exists.
+type Links struct {
+	base   string
+	signer *Signer
+}
+
+var _ threads.DecisionLinks = (*Links)(nil)
+
+// NewLinks takes the bot's address as a browser reaches it and the link
+// secrets, the signing one first.
+func NewLinks(publicURL string, secrets []string) (*Links, error) {
+	u, err := url.Parse(publicURL)
+	if publicURL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("decidepage: public URL %q is not an absolute http(s) URL", publicURL)
+	}
+	signer, err := NewSigner(secrets)
+	if err != nil {
+		return nil, err
+	}
+	return &Links{base: strings.TrimRight(publicURL, "/"), signer: signer}, nil
+}
+
+// Links makes one link per action asked, in the order asked.
+func (l *Links) Links(req threads.LinkRequest) []threads.MailLink {
+	out := make([]threads.MailLink, 0, len(req.Actions))
+	for _, action := range req.Actions {
+		tok := l.signer.Sign(Claims{Tenant: req.Tenant, ApprovalID: req.ApprovalID, Revision: req.Revision,
+			Member: req.Member, Action: action, Expires: req.Expires})
+		out = append(out, threads.MailLink{Action: action, URL: l.base + Path + tok})
+	}
+	return out
+}
+
+// Options configure New.
+type Options struct {
+	Links   *Links  // required
+	Store   Store   // required
+	Service Service // required
+	// Tenants gives the configuration in force: a link's member must
+	// still be a member who may decide, and the tenant must still allow
+	// the link's action by mail. Required.
+	Tenants  func() map[string]*config.Tenant
+	Renderer *templates.Renderer // required
+	// Now is the clock; nil uses time.Now.
+	Now func() time.Time
+	// Logger gets a line per decision and per refused link; nil discards.
+	Logger *slog.Logger
+}
+
+// Handler serves the decision page and makes its links.
+type Handler struct {
+	signer  *Signer
+	store   Store
+	service Service
+	tenants func() map[string]*config.Tenant
+	render  *templates.Renderer
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// New checks o and builds the handler.
+func New(o Options) (*Handler, error) {
+	if o.Links == nil || o.Store == nil || o.Service == nil || o.Tenants == nil || o.Renderer == nil {
+		return nil, errors.New("decidepage: Links, Store, Service, Tenants and Renderer are required")
+	}
+	h := &Handler{signer: o.Links.signer, store: o.Store, service: o.Service,
+		tenants: o.Tenants, render: o.Renderer, now: o.Now, log: o.Logger}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	return h, nil
+}
+
+// The security headers of every answer. The policy allows no script at
+// all, no framing, forms only to the bot itself, and nothing loaded; the
+// card's inline styles are the only styles.
+const contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; " +
+	"frame-ancestors 'none'; base-uri 'none'"
+
+func secure(w http.ResponseWriter) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", contentSecurityPolicy)
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Pragma", "no-cache")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hd.Set("X-Robots-Tag", "noindex, nofollow")
+}
+
+// maxForm bounds a POST's body: a reason of ReasonMax characters, at up
+// to 4 bytes each and percent-encoded, and the form's two short fields.
+const maxForm = 16 << 10
+
+// ServeHTTP serves GET (and HEAD) and POST on Path + token.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	secure(w)
+	token, ok := strings.CutPrefix(r.URL.Path, Path)
+	if !ok || token == "" || strings.Contains(token, "/") {
+		h.page(w, http.StatusNotFound, view{Title: sayNoPage, Lead: sayNoPageLead})
+		return
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		h.show(w, r, token)
+	case http.MethodPost:
+		h.decide(w, r, token)
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		h.page(w, http.StatusMethodNotAllowed, view{Title: sayNoPage, Lead: "This page is read with GET and decided with its own form."})
+	}
+}
+
+// link is a checked link: its claims, the tenant and member as
+// configured now, and the approval as it stands.
+type link struct {
+	token  string
+	claims Claims
+	tenant *config.Tenant
+	member config.Member
+	row    *store.Approval
+}
+
+// open checks the token and reads what it names. When it cannot be
+// acted on it writes the page that says why and returns nil. An expired
+// link is not refused here: the caller shows the state without a form.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string) (*link, error) {
+	c, err := h.signer.Verify(token, h.now())
+	if errors.Is(err, ErrMalformed) {
+		h.log.Info("decision link refused", "reason", "malformed or altered", "remote", r.RemoteAddr)
+		h.page(w, http.StatusForbidden, view{Title: sayBadLink, Lead: sayBadLinkLead})
+		return nil, err
+	}
+	expired := errors.Is(err, ErrExpired)
+	t, ok := h.tenants()[c.Tenant]
+	if !ok || t == nil {
+		h.page(w, http.StatusForbidden, view{Title: sayBadLink, Lead: "This bot no longer serves the tenant this link is for."})
+		return nil, errors.New("unknown tenant")
+	}
+	m, ok := t.MemberByUser(c.Member)
+	if !ok || !m.Role.CanDecide() || m.Email == "" {
+		h.page(w, http.StatusForbidden, view{Title: sayBadLink,
+			Lead: fmt.Sprintf("%s may no longer decide approvals in tenant %s, so this link decides nothing.", c.Member, c.Tenant)})
+		return nil, errors.New("not a member who may decide")
+	}
+	row, err := h.store.ApprovalGet(r.Context(), c.ApprovalID)
+	switch {
+	case errors.Is(err, store.ErrNotFound), err == nil && (row.Tenant != c.Tenant || row.Pruned()):
+		h.page(w, http.StatusNotFound, view{Title: "Approval not found", Lead: "The bot no longer holds this approval; nothing can be decided here."})
+		return nil, store.ErrNotFound
+	case err != nil:
+		h.log.Error("decision page: read the approval", "approval_id", c.ApprovalID, "err", err.Error())
+		h.page(w, http.StatusServiceUnavailable, view{Title: sayUnavailable, Lead: sayUnavailableLead})
+		return nil, err
+	}
+	l := &link{token: token, claims: c, tenant: t, member: m, row: row}
+	if expired {
+		return l, ErrExpired
+	}
+	return l, nil
+}
+
+// show answers a GET: it never decides. With ?arguments, a member with
+// the content permission also sees the call's full arguments, looked up
+// at the backend as them and checked against the card's digest, as Show
+// all arguments and Show details answer in chat.
+func (h *Handler) show(w http.ResponseWriter, r *http.Request, token string) {
+	l, err := h.open(w, r, token)
+	if l == nil {
+		return
+	}
+	v, status := h.view(r.Context(), l, err)
+	if v.Card != "" && l.member.Content {
+		v.ArgumentsLink = Path + token + "?arguments"
+		if r.URL.Query().Has("arguments") {
+			v.Arguments = h.arguments(r.Context(), l)
+		}
+	}
+	h.page(w, status, v)
+}
+
+// arguments is what the backend shows the link's member of the call.
+func (h *Handler) arguments(ctx context.Context, l *link) *shown {
+	res, err := h.service.ShowArguments(ctx, threads.ShowRequest{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID,
+		Revision: l.claims.Revision, Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}})
+	switch {
+	case err != nil:
+		h.log.Error("decision page: look the arguments up", "approval_id", l.claims.ApprovalID, "err", err.Error())
+		return &shown{Refusal: "The arguments cannot be shown just now; try again in a moment."}
+	case res.Refusal != "":
+		return &shown{Refusal: res.Refusal}
+	}
+	note := "The call's full arguments, as the job backend holds them; they match the card's digest " + res.Digest + "."
+	if res.Redacted {
+		note += " Values that look like secrets are hidden."
+	}
+	return &shown{JSON: string(res.Arguments), Note: note}
+}
+
+// shown is the arguments part of a page.
+type shown struct {
+	JSON, Note, Refusal string
+}
+
+// view is the page for a link as things stand: the card, the state, and
+// the form when the link may still decide.
+func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) {
+	c := l.claims
+	v := view{ActAs: actAs(l.member), Action: c.Action}
+	state := approval.State(l.row.State)
+	shownRevision := c.Revision
+	if state.Final() {
+		// How it ended is on the last revision's card, whichever revision
+		// the link was for.
+		shownRevision = l.row.Revision
+	}
+	card, err := h.service.Card(ctx, c.ApprovalID, shownRevision)
+	if err != nil && shownRevision != c.Revision {
+		card, err = h.service.Card(ctx, c.ApprovalID, c.Revision)
+	}
+	if err != nil {
+		h.log.Error("decision page: read the card", "approval_id", c.ApprovalID, "err", err.Error())
+		return view{Title: sayUnavailable, Lead: sayUnavailableLead}, http.StatusServiceUnavailable
+	}
+	// The card as the mail shows it: its ladder's mail recipients
+	// counted, not named.
+	in := card.Input()
+	in.Ladder = threads.MailPlan(in.Ladder, card.Frozen.Plan)
+	built := templates.Build(in)
+	v.Card = h.render.CardHTML(built)
+	v.Title = card.Approval.Call.Function
+	switch {
+	case state.Final():
+		v.Lead = "This call is closed: " + built.Status + "."
+		return v, http.StatusOK
+	case c.Revision < l.row.Revision:
+		v.Lead = fmt.Sprintf("The call changed since this link was sent: it is now revision %d, which was mailed to you with links of its own. This link no longer decides.", l.row.Revision)
+		return v, http.StatusGone
+	case errors.Is(linkErr, ErrExpired):
+		v.Lead = "This link expired at the deadline (" + c.Expires.UTC().Format(time.DateTime) + " UTC); nothing can be decided with it."
+		return v, http.StatusGone
+	case len(l.row.Deciding) > 0:
+		v.Lead = built.Status + "."
+		v.Refresh = true
+		return v, http.StatusOK
+	}
+	if why := allowed(l.tenant, c.Action); why != "" {
+		v.Lead = why
+		return v, http.StatusForbidden
+	}
+	v.Lead = fmt.Sprintf("Waiting for a decision. Opening this page decided nothing: press %s below to decide.",
+		buttonWord(c.Action))
+	v.Form = &form{Check: h.signer.FormCheck(l.token), Approve: c.Action == ActionApprove, ReasonMax: threadsReasonMax}
+	return v, http.StatusOK
+}
+
+// decide answers a POST from the page's form: it records the decision
+// through threads before it answers, then sends the person to the page,
+// which shows the decision on its way and then the outcome.
+func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
+	received := h.now()
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if mt := r.Header.Get("Content-Type"); !strings.HasPrefix(mt, "application/x-www-form-urlencoded") {
+		h.page(w, http.StatusUnsupportedMediaType, view{Title: sayBadForm, Lead: "The decision comes from the page's own form."})
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			h.page(w, http.StatusRequestEntityTooLarge, view{Title: sayBadForm, Lead: "The form was too large; a reason is at most 1000 characters."})
+			return
+		}
+		h.page(w, http.StatusBadRequest, view{Title: sayBadForm, Lead: "The form could not be read; open the link again."})
+		return
+	}
+	l, err := h.open(w, r, token)
+	if l == nil {
+		return
+	}
+	if !h.signer.CheckForm(token, r.PostForm.Get("check")) || r.PostForm.Get("action") != l.claims.Action {
+		h.log.Info("decision page: a POST not from the page's form", "approval_id", l.claims.ApprovalID, "member", l.claims.Member)
+		h.page(w, http.StatusForbidden, view{Title: sayBadForm, Lead: "This decision did not come from the page's own form; nothing was sent. Open the link from the mail again."})
+		return
+	}
+	if v, status := h.view(r.Context(), l, err); v.Form == nil {
+		// Closed, changed, expired, in flight or not allowed: the page
+		// says which, and nothing is sent.
+		h.page(w, status, v)
+		return
+	}
+	reason := strings.TrimSpace(r.PostForm.Get("reason"))
+	if l.claims.Action == ActionApprove {
+		reason = ""
+	}
+	if utf8.RuneCountInString(reason) > threadsReasonMax {
+		v, _ := h.view(r.Context(), l, nil)
+		v.Lead = fmt.Sprintf("The reason is longer than %d characters; nothing was sent.", threadsReasonMax)
+		v.Form.Reason = reason
+		h.page(w, http.StatusUnprocessableEntity, v)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), threads.RecordBound)
+	defer cancel()
+	res, err := h.service.Decide(ctx, threads.DecideRequest{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID,
+		Revision: l.claims.Revision, Approve: l.claims.Action == ActionApprove, Comment: reason,
+		Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}, ReceivedAt: received})
+	log := h.log.With("tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID, "member", l.claims.Member,
+		"action", l.claims.Action)
+	switch {
+	case err != nil:
+		log.Error("decision page: record a decision", "err", err.Error())
+		v, _ := h.view(context.WithoutCancel(r.Context()), l, nil)
+		v.Lead = "The bot could not record your decision just now; nothing was sent. Try again in a moment."
+		if v.Form != nil {
+			v.Form.Reason = reason
+		}
+		h.page(w, http.StatusServiceUnavailable, v)
+	case !res.Sent:
+		log.Info("decision page: decision refused", "why", res.Text)
+		v, _ := h.view(r.Context(), l, nil)
+		v.Lead, v.Form = res.Text, nil
+		h.page(w, http.StatusConflict, v)
+	default:
+		log.Info("decision page: decision recorded")
+		// POST, then GET: the page shows the decision on its way, then
+		// its outcome, and reloading it sends nothing again.
+		// Relative: the page's own address, wherever public_url's path
+		// puts it.
+		w.Header().Set("Location", token)
+		w.WriteHeader(http.StatusSeeOther)
+	}
+}
+
+// allowed says why the tenant as configured now does not let this link
+// decide, or "".
+func allowed(t *config.Tenant, action string) string {
+	switch {
+	case t.EmailDecisions == config.EmailDecisionsOff:
+		return "Tenant " + t.ID + " no longer takes decisions by mail; decide in the console or in the chat thread."
+	case action == ActionApprove && t.EmailDecisions != config.EmailDecisionsApprove:
+		return "Tenant " + t.ID + " takes only denials by mail; approve in the console or in the chat thread."
+	}
+	return ""
+}
+
+// threadsReasonMax is the longest reason threads takes.
+const threadsReasonMax = 1000
+
+func actAs(m config.Member) string {
+	return m.User + " (" + m.Email + ")"
+}
+
+func buttonWord(action string) string {
+	if action == ActionApprove {
+		return "Approve"
+	}
+	return "Deny"
+}
+
+// Sentences of the pages that show no card.
+const (
+	sayNoPage          = "No such page"
+	sayNoPageLead      = "Decision links look like /decide/… and come from the bot's escalation mail."
+	sayBadLink         = "This link does not work"
+	sayBadLinkLead     = "The link is not one this bot made, or it was altered on its way (a mail client or scanner may have cut it). Open it from the mail again; nothing was decided."
+	sayBadForm         = "Nothing was sent"
+	sayUnavailable     = "Try again in a moment"
+	sayUnavailableLead = "The bot cannot read its store just now; nothing was decided."
+)
+
+// view is what one page shows.
+type view struct {
+	Title   string
+	Lead    string
+	ActAs   string
+	Action  string
+	Card    template.HTML
+	Form    *form
+	Refresh bool // a decision is on its way: look again shortly
+	// ArgumentsLink offers the full arguments to a member with the
+	// content permission; Arguments is them, when asked.
+	ArgumentsLink string
+	Arguments     *shown
+}
+
+// form is the decision form: the button, and for Deny a reason.
+type form struct {
+	Check     string
+	Approve   bool
+	Reason    string
+	ReasonMax int
+}
+
+//go:embed page.html.tmpl
+var pageFS embed.FS
+
+var pageTemplate = template.Must(template.New("").Option("missingkey=error").ParseFS(pageFS, "page.html.tmpl"))
+
+func (h *Handler) page(w http.ResponseWriter, status int, v view) {
+	var b strings.Builder
+	if err := pageTemplate.ExecuteTemplate(&b, "page", v); err != nil {
+		h.log.Error("decision page: render", "err", err.Error())
+		status = http.StatusInternalServerError
+		b.Reset()
+		b.WriteString("<!DOCTYPE html><title>Error</title><p>The page could not be shown; nothing was decided.</p>")
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(b.String()))
+}

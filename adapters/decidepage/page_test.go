@@ -1,0 +1,641 @@
+package decidepage_test
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/jonboulle/clockwork"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/decidepage"
+	"approvalsbot/adapters/logsurface"
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/internal/fixtures"
+	"approvalsbot/store/sqlite"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden pages under testdata")
+
+const (
+	testCallsSecret = "calls-secret-of-the-page-tests-0123456789"
+	testLinkSecret  = "link-secret-of-the-page-tests-0123456789ab"
+	otherSecret     = "another-bot-s-link-secret-0123456789abcdef"
+)
+
+var testSecrets = map[string]string{
+	"BOT_EVENTS_SECRET": "events-secret-of-the-page-tests-0123456789",
+	"BOT_CALLS_SECRET":  testCallsSecret,
+}
+
+const pageConfig = `
+backend:
+  url: "http://127.0.0.1:9"
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+    forbid_self_approval: true
+    email_decisions: EMAIL_DECISIONS
+    members:
+      - {user: "user:kevin", role: operator, content: true, email: kevin@acme.example}
+      - {user: "user:ada", role: owner, content: true, email: ada@acme.example}
+      - {user: "user:vic", role: viewer, email: vic@acme.example}
+      - {user: "user:lee", role: operator, content: true}
+      - {user: "user:noc", role: operator, content: false, email: noc@acme.example}
+  denyonly:
+    post: [slack:C0OTHER]
+    members:
+      - {user: "user:kevin", role: operator, content: true, email: kevin@acme.example}
+`
+
+// page is a decision page served by a real threads service on SQLite,
+// deciding at a fake job backend that checks signatures and digests.
+type page struct {
+	t     *testing.T
+	srv   *httptest.Server
+	svc   *threads.Service
+	fake  *backendtest.Fake
+	clock *clockwork.FakeClock
+	links *decidepage.Links
+}
+
+// The fixtures' instant: the service runs on a fake clock set to it, so
+// their requests, deadlines and links are live on any date.
+var fixtureNow = time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC)
+
+func newPage(t *testing.T) *page {
+	t.Helper()
+	return newPageWith(t, config.EmailDecisionsApprove)
+}
+
+// newPageWith serves a page for tenant acme allowing emailDecisions.
+func newPageWith(t *testing.T, emailDecisions string) *page {
+	t.Helper()
+	text := strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", emailDecisions)
+	cfg, err := config.Parse("bot.yaml", []byte(text), func(n string) (string, bool) {
+		v, ok := testSecrets[n]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := clockwork.NewFakeClockAt(fixtureNow)
+	secret := [][]byte{[]byte(testCallsSecret)}
+	fake := backendtest.New(t, backendtest.Options{Secrets: secret, Now: clock.Now})
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret, Now: clock.Now,
+		MaxElapsed: time.Second, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := templates.New(templates.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, err := decidepage.NewLinks("https://approvals.example", []string{testLinkSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := threads.New(threads.Options{Store: st, Tenants: tenantsOf{cfg}, Clock: clock,
+		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: r}), Backend: client.ForThreads(), Links: links})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := decidepage.New(decidepage.Options{Links: links, Store: st, Service: svc,
+		Tenants: func() map[string]*config.Tenant { return cfg.Tenants }, Renderer: r, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(decidepage.Path, h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &page{t: t, srv: srv, svc: svc, fake: fake, clock: clock, links: links}
+}
+
+type tenantsOf struct{ cfg *config.Config }
+
+func (t tenantsOf) Tenant(id string) (*config.Tenant, bool) {
+	tn, ok := t.cfg.Tenants[id]
+	return tn, ok
+}
+
+// ingest applies a fixture event (and tells the fake backend of a
+// request's approval, with its full arguments).
+func (p *page) ingest(name string) {
+	p.t.Helper()
+	path, err := fixtures.Path("events", name)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	body, err := os.ReadFile(path)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	ev, err := approval.Parse(body)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if a := ev.Approval; a != nil {
+		p.fake.AddApproval(a.ID, a.Revision, arguments(p.t, a.ID, a.Revision), a.Content.Restricted)
+		p.fake.SetFunction(a.ID, a.Call.Function)
+	}
+	sum := sha256.Sum256(body)
+	if _, err := p.svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func arguments(t *testing.T, id string, revision int) json.RawMessage {
+	t.Helper()
+	name := id + ".json"
+	if revision > 1 {
+		name = id + ".r" + string(rune('0'+revision)) + ".json"
+	}
+	path, err := fixtures.Path("arguments", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	return fx.Arguments
+}
+
+func (p *page) drain() {
+	p.t.Helper()
+	if _, err := p.svc.DrainOutbox(context.Background()); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// link is the URL of a link as threads would mail it.
+func (p *page) link(tenant, id string, revision int, member, action string) string {
+	p.t.Helper()
+	ls := p.links.Links(threads.LinkRequest{Tenant: tenant, ApprovalID: id, Revision: revision, Member: member,
+		Actions: []string{action}, Expires: fixtureNow.Add(24 * time.Hour)})
+	return p.local(ls[0].URL)
+}
+
+// local points a link's path at the test server.
+func (p *page) local(link string) string {
+	u, err := url.Parse(link)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return p.srv.URL + u.Path
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func (p *page) do(method, link, contentType, form string) answer {
+	p.t.Helper()
+	req, err := http.NewRequest(method, link, strings.NewReader(form))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+func (p *page) get(link string) answer { return p.do(http.MethodGet, link, "", "") }
+
+var checkField = regexp.MustCompile(`name="check" value="([^"]+)"`)
+
+// submit opens the page and posts its form, as a browser does.
+func (p *page) submit(link string, extra url.Values) answer {
+	p.t.Helper()
+	a := p.get(link)
+	m := checkField.FindStringSubmatch(a.body)
+	if m == nil {
+		p.t.Fatalf("the page has no form (%d):\n%s", a.status, a.body)
+	}
+	form := url.Values{"check": {htmlUnescape(m[1])}}
+	action := "deny"
+	if strings.Contains(a.body, `name="action" value="approve"`) {
+		action = "approve"
+	}
+	form.Set("action", action)
+	for k, v := range extra {
+		form[k] = v
+	}
+	return p.do(http.MethodPost, link, "application/x-www-form-urlencoded", form.Encode())
+}
+
+func htmlUnescape(s string) string {
+	return strings.NewReplacer("&#43;", "+", "&#61;", "=", "&amp;", "&").Replace(s)
+}
+
+// checkSecure: every answer carries the decision page's headers.
+func checkSecure(t *testing.T, a answer) {
+	t.Helper()
+	want := map[string]string{
+		"Cache-Control":           "no-store",
+		"Referrer-Policy":         "no-referrer",
+		"X-Frame-Options":         "DENY",
+		"X-Content-Type-Options":  "nosniff",
+		"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+	}
+	for k, v := range want {
+		if got := a.header.Get(k); got != v {
+			t.Errorf("%s: %q, want %q", k, got, v)
+		}
+	}
+	if a.status != http.StatusSeeOther && !strings.HasPrefix(a.header.Get("Content-Type"), "text/html") {
+		t.Errorf("Content-Type %q", a.header.Get("Content-Type"))
+	}
+	if strings.Contains(strings.ToLower(a.body), "<script") {
+		t.Error("the page carries a script")
+	}
+}
+
+// TestOpeningDecidesNothing: GET and HEAD, however often, show the card,
+// the state and whom the person acts as, and send nothing.
+func TestOpeningDecidesNothing(t *testing.T) {
+	p := newPage(t)
+	p.ingest("merge.json")
+	p.drain()
+	link := p.link("acme", "a-merge1", 1, "user:kevin", "approve")
+	for range 3 {
+		a := p.get(link)
+		checkSecure(t, a)
+		if a.status != http.StatusOK {
+			t.Fatalf("GET %d:\n%s", a.status, a.body)
+		}
+		for _, want := range []string{"acme_github.merge", "You act as user:kevin (kevin@acme.example).", `<form method="post"`,
+			"Opening this page decided nothing", "DESTRUCTIVE", "acme/api"} {
+			if !strings.Contains(a.body, want) {
+				t.Errorf("the page lacks %q", want)
+			}
+		}
+		if a := p.do(http.MethodHead, link, "", ""); a.status != http.StatusOK || a.body != "" {
+			t.Errorf("HEAD %d %q", a.status, a.body)
+		}
+	}
+	p.drain()
+	if got := p.fake.Decisions(); len(got) != 0 {
+		t.Fatalf("opening the page sent %d decisions", len(got))
+	}
+}
+
+// TestApproveFromThePage: the POST records the decision before it
+// answers, the backend receives it bound to the revision and digest via
+// email, and the page shows it on its way and then the outcome.
+func TestApproveFromThePage(t *testing.T) {
+	p := newPage(t)
+	p.ingest("merge.json")
+	p.drain()
+	link := p.link("acme", "a-merge1", 1, "user:kevin", "approve")
+	a := p.submit(link, nil)
+	checkSecure(t, a)
+	if a.status != http.StatusSeeOther || a.header.Get("Location") != strings.TrimPrefix(link, p.srv.URL+decidepage.Path) {
+		t.Fatalf("POST %d to %q:\n%s", a.status, a.header.Get("Location"), a.body)
+	}
+	// Recorded before the answer: the decision is in flight, the page
+	// says so and looks again shortly.
+	inFlight := p.get(link)
+	if !strings.Contains(inFlight.body, `http-equiv="refresh"`) || strings.Contains(inFlight.body, "<form") ||
+		!strings.Contains(inFlight.body, "user:kevin") {
+		t.Errorf("the page after the POST:\n%s", inFlight.body)
+	}
+	p.drain()
+	got := p.fake.Decisions()
+	if len(got) != 1 {
+		t.Fatalf("the backend received %d decisions", len(got))
+	}
+	r := got[0].Request
+	if !got[0].SignatureOK || r.Decision != "approve" || r.Actor != "user:kevin" || r.Via.Surface != "email" ||
+		r.Via.User != "kevin@acme.example" || r.Revision != 1 || r.ArgsSHA256 != p.fake.Digest("a-merge1") {
+		t.Errorf("the backend received %+v (signature ok %v), want kevin's approve of revision 1 via email with the digest %s",
+			r, got[0].SignatureOK, p.fake.Digest("a-merge1"))
+	}
+	closed := p.get(link)
+	if closed.status != http.StatusOK || !strings.Contains(closed.body, "This call is closed: Approved by user:kevin") ||
+		strings.Contains(closed.body, "<form") {
+		t.Errorf("the page after the outcome (%d):\n%s", closed.status, closed.body)
+	}
+}
+
+// TestSecondPostSendsNothing: the same form posted again, while the
+// first is on its way and after it landed, sends nothing more.
+func TestSecondPostSendsNothing(t *testing.T) {
+	p := newPage(t)
+	p.ingest("merge.json")
+	link := p.link("acme", "a-merge1", 1, "user:kevin", "approve")
+	form := url.Values{"check": {htmlUnescape(checkField.FindStringSubmatch(p.get(link).body)[1])}, "action": {"approve"}}
+	post := func() answer { return p.do(http.MethodPost, link, "application/x-www-form-urlencoded", form.Encode()) }
+	if a := post(); a.status != http.StatusSeeOther {
+		t.Fatalf("first POST %d:\n%s", a.status, a.body)
+	}
+	if a := post(); a.status != http.StatusOK || !strings.Contains(a.body, "user:kevin") || strings.Contains(a.body, "<form") {
+		t.Errorf("a POST while the first is on its way: %d\n%s", a.status, a.body)
+	}
+	p.drain()
+	if a := post(); a.status != http.StatusOK || !strings.Contains(a.body, "This call is closed") {
+		t.Errorf("a POST after the outcome: %d\n%s", a.status, a.body)
+	}
+	p.drain()
+	if n := len(p.fake.Decisions()); n != 1 {
+		t.Errorf("the backend received %d decisions, want 1", n)
+	}
+}
+
+// TestDenyWithReason: Deny asks an optional reason, which the backend
+// receives as the comment.
+func TestDenyWithReason(t *testing.T) {
+	p := newPage(t)
+	p.ingest("merge.json")
+	link := p.link("acme", "a-merge1", 1, "user:kevin", "deny")
+	if body := p.get(link).body; !strings.Contains(body, `<textarea id="reason" name="reason"`) {
+		t.Fatalf("the deny page asks no reason:\n%s", body)
+	}
+	if a := p.submit(link, url.Values{"reason": {"  not before the release  "}}); a.status != http.StatusSeeOther {
+		t.Fatalf("POST %d:\n%s", a.status, a.body)
+	}
+	p.drain()
+	got := p.fake.Decisions()
+	if len(got) != 1 || got[0].Request.Decision != "deny" || got[0].Request.Comment != "not before the release" {
+		t.Fatalf("the backend received %+v", got)
+	}
+}
+
+// TestRefusalsSendNothing: each way a link or a form can be wrong gets
+// a clear page, and the backend receives nothing.
+func TestRefusalsSendNothing(t *testing.T) {
+	type tc struct {
+		name   string
+		setup  func(p *page) // before the request
+		do     func(p *page) answer
+		status int
+		says   string
+		// emailDecisions is acme's setting; empty allows approvals.
+		emailDecisions string
+		// keepsForm: the page offers the form again, the person's text
+		// in it, to send once corrected.
+		keepsForm bool
+	}
+	post := func(p *page, link string, form url.Values) answer {
+		return p.do(http.MethodPost, link, "application/x-www-form-urlencoded", form.Encode())
+	}
+	kevinApprove := func(p *page) string { return p.link("acme", "a-merge1", 1, "user:kevin", "approve") }
+	cases := []tc{
+		{name: "tampered token", do: func(p *page) answer {
+			l := kevinApprove(p)
+			return p.get(l[:len(l)-3] + flip(l[len(l)-3:]))
+		}, status: http.StatusForbidden, says: "not one this bot made"},
+		{name: "a foreign bot's token", do: func(p *page) answer {
+			other, _ := decidepage.NewLinks("https://approvals.example", []string{otherSecret})
+			l := other.Links(threads.LinkRequest{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1, Member: "user:kevin",
+				Actions: []string{"approve"}, Expires: fixtureNow.Add(time.Hour)})
+			return p.get(p.local(l[0].URL))
+		}, status: http.StatusForbidden, says: "not one this bot made"},
+		{name: "expired", do: func(p *page) answer {
+			l := kevinApprove(p)
+			p.clock.Advance(25 * time.Hour)
+			return p.get(l)
+		}, status: http.StatusGone, says: "expired at the deadline"},
+		{name: "expired, posted", do: func(p *page) answer {
+			l := kevinApprove(p)
+			form := p.get(l).body
+			p.clock.Advance(25 * time.Hour)
+			return post(p, l, url.Values{"check": {htmlUnescape(checkField.FindStringSubmatch(form)[1])}, "action": {"approve"}})
+		}, status: http.StatusGone, says: "expired at the deadline"},
+		{name: "superseded", setup: func(p *page) { p.ingest("merge-reasked.json") }, do: func(p *page) answer {
+			return p.get(kevinApprove(p))
+		}, status: http.StatusGone, says: "it is now revision 2"},
+		{name: "superseded between open and post", do: func(p *page) answer {
+			l := kevinApprove(p)
+			form := p.get(l).body
+			p.ingest("merge-reasked.json")
+			return post(p, l, url.Values{"check": {htmlUnescape(checkField.FindStringSubmatch(form)[1])}, "action": {"approve"}})
+		}, status: http.StatusGone, says: "it is now revision 2"},
+		{name: "no form check", do: func(p *page) answer {
+			return post(p, kevinApprove(p), url.Values{"action": {"approve"}})
+		}, status: http.StatusForbidden, says: "did not come from the page"},
+		{name: "the other action", do: func(p *page) answer {
+			l := kevinApprove(p)
+			m := checkField.FindStringSubmatch(p.get(l).body)
+			return post(p, l, url.Values{"check": {htmlUnescape(m[1])}, "action": {"deny"}})
+		}, status: http.StatusForbidden, says: "did not come from the page"},
+		{name: "a viewer", do: func(p *page) answer {
+			return p.get(p.link("acme", "a-merge1", 1, "user:vic", "deny"))
+		}, status: http.StatusForbidden, says: "may no longer decide"},
+		{name: "no longer a member", do: func(p *page) answer {
+			return p.get(p.link("acme", "a-merge1", 1, "user:gone", "deny"))
+		}, status: http.StatusForbidden, says: "may no longer decide"},
+		{name: "self-approval", do: func(p *page) answer {
+			return p.submit(p.link("acme", "a-merge1", 1, "user:ada", "approve"), nil)
+		}, status: http.StatusConflict, says: "forbids deciding your own job"},
+		{name: "typed confirmation: only Deny", setup: func(p *page) { p.ingest("refund.json") }, do: func(p *page) answer {
+			return p.submit(p.link("acme", "a-refund1", 1, "user:kevin", "approve"), nil)
+		}, status: http.StatusConflict, says: "typed confirmation"},
+		{name: "another tenant's approval", do: func(p *page) answer {
+			return p.get(p.link("denyonly", "a-merge1", 1, "user:kevin", "deny"))
+		}, status: http.StatusNotFound, says: "no longer holds"},
+		{name: "not a form", do: func(p *page) answer {
+			return p.do(http.MethodPost, kevinApprove(p), "application/json", `{"action":"approve"}`)
+		}, status: http.StatusUnsupportedMediaType, says: "own form"},
+		{name: "an oversize form", do: func(p *page) answer {
+			return post(p, kevinApprove(p), url.Values{"reason": {strings.Repeat("x", 20<<10)}})
+		}, status: http.StatusRequestEntityTooLarge, says: "too large"},
+		{name: "a reason too long", do: func(p *page) answer {
+			return p.submit(p.link("acme", "a-merge1", 1, "user:kevin", "deny"), url.Values{"reason": {strings.Repeat("é", 1001)}})
+		}, status: http.StatusUnprocessableEntity, says: "longer than 1000 characters", keepsForm: true},
+		{name: "another method", do: func(p *page) answer {
+			return p.do(http.MethodDelete, kevinApprove(p), "", "")
+		}, status: http.StatusMethodNotAllowed, says: "decided with its own form"},
+		{name: "no token", do: func(p *page) answer {
+			return p.get(p.srv.URL + decidepage.Path)
+		}, status: http.StatusNotFound, says: "No such page"},
+	}
+	// The tenant's setting as configured now rules, not the one the
+	// mail was sent under.
+	for _, setting := range []string{config.EmailDecisionsDeny, config.EmailDecisionsOff} {
+		cases = append(cases, tc{name: "an approve link where the tenant now allows " + setting, emailDecisions: setting,
+			do: func(p *page) answer { return p.get(kevinApprove(p)) }, status: http.StatusForbidden, says: "by mail"})
+	}
+	cases = append(cases, tc{name: "a deny link where the tenant now allows none", emailDecisions: config.EmailDecisionsOff,
+		do:     func(p *page) answer { return p.get(p.link("acme", "a-merge1", 1, "user:kevin", "deny")) },
+		status: http.StatusForbidden, says: "no longer takes decisions by mail"})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := newPageWith(t, cmp.Or(c.emailDecisions, config.EmailDecisionsApprove))
+			p.ingest("merge.json")
+			if c.setup != nil {
+				c.setup(p)
+			}
+			a := c.do(p)
+			checkSecure(t, a)
+			if a.status != c.status || !strings.Contains(a.body, c.says) {
+				t.Errorf("%d, want %d saying %q:\n%s", a.status, c.status, c.says, a.body)
+			}
+			if strings.Contains(a.body, "<form") != c.keepsForm {
+				t.Errorf("the refusal offers the form: %v, want %v", !c.keepsForm, c.keepsForm)
+			}
+			p.drain()
+			if got := p.fake.Decisions(); len(got) != 0 {
+				t.Errorf("the backend received %+v", got)
+			}
+		})
+	}
+}
+
+// flip changes a token's characters to other valid base64url ones.
+func flip(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == 'A' {
+			b[i] = 'B'
+		} else {
+			b[i] = 'A'
+		}
+	}
+	return string(b)
+}
+
+// TestRestrictedPageShowsNoContent: a content-restricted call's page
+// shows what its mail shows, none of its arguments.
+func TestRestrictedPageShowsNoContent(t *testing.T) {
+	p := newPage(t)
+	p.ingest("private.json")
+	body := p.get(p.link("acme", "a-priv1", 1, "user:kevin", "deny")).body
+	if !strings.Contains(body, "db.delete_rows") || !strings.Contains(body, "<form") {
+		t.Fatalf("the page:\n%s", body)
+	}
+	var args map[string]any
+	if err := json.Unmarshal(arguments(t, "a-priv1", 1), &args); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range args {
+		if s, ok := v.(string); ok && len(s) > 3 && strings.Contains(body, s) {
+			t.Errorf("the page shows argument %s = %q of a restricted call", k, s)
+		}
+	}
+}
+
+// TestGoldenPages compares the pages a person reads with the files under
+// testdata (go test ./adapters/decidepage -update rewrites them).
+func TestGoldenPages(t *testing.T) {
+	p := newPage(t)
+	p.ingest("merge.json")
+	approve := p.link("acme", "a-merge1", 1, "user:kevin", "approve")
+	pages := map[string]string{
+		"approve.html":  p.get(approve).body,
+		"deny.html":     p.get(p.link("acme", "a-merge1", 1, "user:kevin", "deny")).body,
+		"bad-link.html": p.get(p.srv.URL + decidepage.Path + "1e30." + strings.Repeat("A", 43)).body,
+	}
+	p.submit(approve, nil)
+	p.drain()
+	pages["closed.html"] = p.get(approve).body
+	for name, got := range pages {
+		got = checkField.ReplaceAllString(got, `name="check" value="…"`)
+		path := filepath.Join("testdata", name)
+		if *update {
+			if err := os.MkdirAll("testdata", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./adapters/decidepage -update)", err)
+		}
+		if d := gocmp.Diff(string(want), got); d != "" {
+			t.Errorf("%s differs (-golden +got):\n%s", name, d)
+		}
+	}
+}
+
+// TestArgumentsOnlyWithTheContentPermission: a member with the content
+// permission may see a restricted call's arguments on the page (looked up
+// at the backend as them); one without never does, whatever they ask.
+func TestArgumentsOnlyWithTheContentPermission(t *testing.T) {
+	p := newPage(t)
+	p.ingest("private.json")
+	var args map[string]any
+	if err := json.Unmarshal(arguments(t, "a-priv1", 1), &args); err != nil {
+		t.Fatal(err)
+	}
+	var value string
+	for _, v := range args {
+		if s, ok := v.(string); ok && len(s) > 3 {
+			value = s
+			break
+		}
+	}
+	if value == "" {
+		t.Fatal("the fixture has no string argument to look for")
+	}
+	kevin := p.link("acme", "a-priv1", 1, "user:kevin", "deny")
+	if body := p.get(kevin).body; !strings.Contains(body, `id="show-arguments"`) || strings.Contains(body, value) {
+		t.Fatalf("kevin's page before he asks:\n%s", body)
+	}
+	if body := p.get(kevin + "?arguments").body; !strings.Contains(body, value) || !strings.Contains(body, "match the card") {
+		t.Errorf("kevin asked for the arguments:\n%s", body)
+	}
+	noc := p.link("acme", "a-priv1", 1, "user:noc", "deny")
+	for _, l := range []string{noc, noc + "?arguments"} {
+		if body := p.get(l).body; strings.Contains(body, value) || strings.Contains(body, "show-arguments") {
+			t.Errorf("a member without the content permission sees the arguments at %s:\n%s", l, body)
+		}
+	}
+	if got := p.fake.Lookups(); len(got) != 1 || got[0].Request.Actor != "user:kevin" {
+		t.Errorf("the backend was asked %+v, want one look-up as user:kevin", got)
+	}
+	p.drain()
+	if len(p.fake.Decisions()) != 0 {
+		t.Error("showing the arguments sent a decision")
+	}
+}
