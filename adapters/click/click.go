@@ -1,6 +1,7 @@
 // Package click is the one way a chat surface takes a person's click on a
 // card: it finds the approval the click names, decides whether a Deny
-// asks for a reason, records the decision through threads within
+// asks for a reason (and what Approve with comment… and a destructive
+// call's confirmation say), records the decision through threads within
 // threads.RecordBound, decides what Show all arguments and Show details
 // show, runs the work that follows the platform's answer, and words what
 // the person is told, so Slack and Discord say the same sentences. A
@@ -9,7 +10,12 @@
 //
 // A surface answers a decision's click only after Record returns: a 2xx
 // to the platform then means the decision is committed and will reach the
-// job backend.
+// job backend. A click that opens a dialog first (Deny's reason, Approve
+// with comment…, a destructive call's confirmation) asks Ask what to open.
+//
+// It also decides what /approvals reads and shows on every surface
+// (commands.go): whose approvals a command is about, what waits, and the
+// ladders as timelines.
 package click
 
 import (
@@ -94,8 +100,8 @@ func New(o Options) (*Flow, error) {
 	return &Flow{surface: o.Surface, store: o.Store, service: o.Service, tenants: o.Tenants, member: o.Member, log: o.Logger}, nil
 }
 
-// ReasonMax bounds a denial's reason, in characters: the dialog takes no
-// more, and threads refuses longer.
+// ReasonMax bounds a denial's reason and an approval's comment, in
+// characters: the dialogs take no more, and threads refuses longer.
 const ReasonMax = 1000
 
 // Outcome is what became of a click on Approve or Deny.
@@ -131,6 +137,9 @@ func (f *Flow) logArgs(act templates.Action, who threads.Person) []any {
 func (f *Flow) Record(ctx context.Context, act templates.Action, who threads.Person, approve bool, comment string,
 	received time.Time) Outcome {
 	if utf8.RuneCountInString(comment) > ReasonMax {
+		if approve {
+			return Outcome{Text: SayCommentTooLong, Retry: true}
+		}
 		return Outcome{Text: SayReasonTooLong, Retry: true}
 	}
 	who = f.person(who)
@@ -184,29 +193,16 @@ func sayFailed(err error, otherwise string) string {
 }
 
 // Deny decides what a click on Deny gets. For a person who may decide in
-// the approval's tenant as configured now it returns the approval, to
-// name the call in the reason dialog, and records nothing. Anyone else is
-// not asked a reason that would be refused: the denial goes to threads at
-// once, which words the refusal (and records nothing), and Deny returns
-// that outcome, as it does when the card cannot be read. The read is
+// the approval's tenant as configured now, on a card that can still be
+// decided, it returns the approval, to name the call in the reason
+// dialog, and records nothing. Anyone else (or a click on a superseded or
+// closed card) is not asked a reason that would be refused: the denial
+// goes to threads at once, which words the refusal (and records nothing),
+// and Deny returns that outcome, as it does when the card cannot be read. The read is
 // bounded by ctx alone (the caller's answer decides how long it may
 // take); the refusal, like Record, by threads.RecordBound.
 func (f *Flow) Deny(ctx context.Context, act templates.Action, who threads.Person, received time.Time) (*store.Approval, Outcome) {
-	who = f.person(who)
-	svc := f.service()
-	if svc == nil {
-		return nil, Outcome{Text: SayStarting, Retry: true}
-	}
-	row, out := f.find(ctx, act, who)
-	if row == nil {
-		return nil, out
-	}
-	if !f.mayDecide(row.Tenant, who.User) {
-		ctx, cancel := context.WithTimeout(ctx, threads.RecordBound)
-		defer cancel()
-		return nil, f.record(ctx, svc, row, act, who, false, "", received)
-	}
-	return row, Outcome{}
+	return f.ask(ctx, act, who, false, received)
 }
 
 // mayDecide reports whether the user maps to a member who may decide in

@@ -16,8 +16,10 @@ const (
 	SayLookupFailed  = "The arguments could not be looked up right now; try again in a moment."
 	SayShuttingDown  = "The bot is shutting down; try again in a moment. Nothing was sent."
 	SayReasonTooLong = "The reason is longer than 1,000 characters; nothing was sent."
-	SayDialogFailed  = "The dialog for the reason did not open; click Deny again. Nothing was sent."
-	SayCannotCheck   = "The bot cannot check this request right now; try again in a moment. Nothing was sent."
+	// SayCommentTooLong is the same for an approval's comment.
+	SayCommentTooLong = "The comment is longer than 1,000 characters; nothing was sent."
+	SayDialogFailed   = "The dialog for the reason did not open; click Deny again. Nothing was sent."
+	SayCannotCheck    = "The bot cannot check this request right now; try again in a moment. Nothing was sent."
 )
 
 // The reason dialog a click on Deny opens. A surface cuts what it shows
@@ -35,6 +37,38 @@ const (
 	SayDenySubmit = "Deny"
 	SayDenyClose  = "Cancel"
 )
+
+// The dialog Approve with comment… opens, and on a surface whose buttons
+// cannot ask again (Discord), the one a destructive call's Approve opens
+// to confirm it. The comment may stay empty.
+const (
+	// SayCommentLabel names the comment's field.
+	SayCommentLabel = "Comment"
+	// SayCommentGoes says where the comment goes; SayCommentWithheld
+	// says it on a call whose content is restricted, which keeps every
+	// comment off shared places.
+	SayCommentGoes     = "Optional. It goes to the job backend with your approval, and onto the card."
+	SayCommentWithheld = "Optional. Sent with your approval; the card will not show it (this call's content is restricted)."
+	// SayApproveSubmit labels the dialog's own button, on a surface
+	// whose dialogs have them.
+	SayApproveSubmit = "Approve"
+	// SayConfirmTitle heads the confirmation of a destructive call.
+	SayConfirmTitle = "Approve a destructive call?"
+)
+
+// ApproveTitle is the comment dialog's title: which call is approved.
+func ApproveTitle(function string) string { return "Approve " + function }
+
+// ApproveQuestion asks, above the comment's field, whether to approve the
+// call, saying what it does when the effect line says anything; function
+// and approvalID arrive as the surface shows them.
+func ApproveQuestion(function, approvalID string, revision int, effect string) string {
+	q := fmt.Sprintf("Approve %s (approval %s, revision %d)?", function, approvalID, revision)
+	if effect != "" {
+		q = fmt.Sprintf("%s is %s. Approve it (approval %s, revision %d)?", function, effect, approvalID, revision)
+	}
+	return q
+}
 
 // DenyTitle is the reason dialog's title: which call is denied.
 func DenyTitle(function string) string { return "Deny " + function }

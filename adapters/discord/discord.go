@@ -29,11 +29,12 @@ import (
 
 // Store is what the adapter reads of the bot's state: the approval a
 // click names (for its tenant and function) and its revisions (Show
-// details). The one thing it writes is the signed requests Discord sent,
-// so no replica takes one twice (package replay). store.Store satisfies
-// it.
+// details, a dialog's words), and what waits with its cards (/approvals
+// list). The one thing it writes is the signed requests Discord sent, so
+// no replica takes one twice (package replay). store.Store satisfies it.
 type Store interface {
 	replay.Store
+	click.CommandStore
 	ApprovalGet(ctx context.Context, id string) (*store.Approval, error)
 	RevisionGet(ctx context.Context, approvalID string, revision int) (*store.Revision, error)
 }
@@ -287,11 +288,27 @@ func (a *Adapter) Routes(mux *http.ServeMux) {
 // the gateway cannot go on: Discord refused the token or the intents.
 func (a *Adapter) Run(ctx context.Context) error {
 	defer a.Close()
+	a.registerAtStart(ctx)
 	if a.publicKey != nil {
 		<-ctx.Done()
 		return nil
 	}
 	return a.runGateway(ctx)
+}
+
+// registerAtStart registers /approvals (RegisterCommands) as Run starts,
+// without holding Run up for long: a Discord that does not answer is
+// logged, and the commands registered at the last start (or by bot
+// doctor) still work.
+func (a *Adapter) registerAtStart(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, registerTimeout)
+	defer cancel()
+	if err := a.RegisterCommands(rctx); err != nil {
+		a.log.Warn("discord: could not register the /approvals command at start; bot doctor registers it too",
+			"err", err.Error())
+		return
+	}
+	a.log.Info("discord: /approvals list and /approvals ladder registered")
 }
 
 // Close stops taking new work and waits for the work in flight, each

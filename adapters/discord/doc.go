@@ -15,9 +15,21 @@
 // timestamp no older than five minutes, PING answered with PONG), or the
 // gateway otherwise, where exactly one replica holds the connection
 // (GatewayLocker). Both feed one handler, which answers within Discord's
-// 3 s without I/O (a deferred update, an ephemeral sentence, or the deny
-// reason modal after one local store read) and does the work afterwards,
+// 3 s with no I/O but local store reads and the record of a decision (a
+// deferred update, an ephemeral sentence, the card updated in place, or
+// a modal: Deny's reason, Approve with comment…, and the confirmation a
+// destructive call's Approve asks first, since a Discord button cannot
+// ask again as Slack's confirm dialog does) and does the work afterwards,
 // following up through the interaction's webhook within its 15 minutes.
+// /approvals list and /approvals ladder (a command with subcommands,
+// registered at start by Run and by RegisterCommands) answer the
+// tenant's members alone, as Slack's /approvals does.
+//
+// Every body the adapter sends is one of its own wire types (package
+// templates' Discord* types, wire.go), with exactly the fields Discord's
+// API documents: discordgo v0.29's own bodies carry nulls and fields the
+// API does not take, and it knows no label component, so its request
+// functions carry the bot's bodies and its types read Discord's answers.
 //
 // The adapter decides nothing about approvals: threads.Service does (who
 // may decide, self-approval, typed confirmations, superseded cards,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -31,8 +32,9 @@ type application struct {
 // gets no interactions while a URL is set); for each configured channel
 // that the bot sees it and holds the permissions its use needs
 // (cards: all of Permissions; notices: View Channel and Send Messages);
-// that mentioned roles are mentionable where Doctor can see them; and the
-// invite URL with exactly Permissions. It writes no secret. It returns an
+// that mentioned roles are mentionable where Doctor can see them; whether
+// /approvals is registered (RegisterCommands registers it; Run does at
+// start); and the invite URL with exactly Permissions. It writes no secret. It returns an
 // error counting the problems found.
 func (a *Adapter) Doctor(ctx context.Context, w io.Writer) error {
 	say := func(format string, args ...any) { fmt.Fprintf(w, "discord: "+format+"\n", args...) }
@@ -44,8 +46,13 @@ func (a *Adapter) Doctor(ctx context.Context, w io.Writer) error {
 	opt := discordgo.WithContext(ctx)
 
 	me, err := a.rest.User("@me", opt)
+	if cause := unreachable(err); cause != nil {
+		problem("cannot reach Discord's API at %s: %v (a network failure, not a token problem: check DNS, a firewall or proxy, and discord.api_url)", a.apiBase(), cause)
+		say("invite URL (exactly the permissions used: %s): %s", permissionList(Permissions), InviteURL(a.appID))
+		return errors.New("discord: cannot reach the API")
+	}
 	if err != nil {
-		problem("the bot token does not work: %s (check DISCORD_BOT_TOKEN: the token from the Bot page of the developer portal)", scrub(err))
+		problem("the bot token does not work: %s (check DISCORD_BOT_TOKEN: the token from the Bot page of the developer portal)", a.describe(err))
 		say("invite URL (exactly the permissions used: %s): %s", permissionList(Permissions), InviteURL(a.appID))
 		return errors.New("discord: the bot token does not work")
 	}
@@ -58,7 +65,7 @@ func (a *Adapter) Doctor(ctx context.Context, w io.Writer) error {
 	}
 	switch {
 	case err != nil:
-		problem("cannot read the application (GET /applications/@me): %s", scrub(err))
+		problem("cannot read the application (GET /applications/@me): %s", a.describe(err))
 	case app.ID != a.appID:
 		problem("the token belongs to application %s, but application_id is %s", app.ID, a.appID)
 	default:
@@ -76,6 +83,15 @@ func (a *Adapter) Doctor(ctx context.Context, w io.Writer) error {
 		problem("interactions: public_key is not set, so the bot takes interactions over the gateway, but the application sends them to %s instead (Discord never sends both): clear the Interactions Endpoint URL, or set public_key", app.InteractionsEndpointURL)
 	default:
 		say("interactions: over the gateway (no intents needed); one replica holds the connection")
+	}
+	switch ok, err := a.commandsRegistered(ctx); {
+	case err != nil:
+		problem("cannot read the application's commands (GET /applications/%s/commands): %s", a.appID, a.describe(err))
+	case ok:
+		say("commands: /approvals list and /approvals ladder are registered")
+	default:
+		// Not a problem before the first start: bot serve registers it.
+		say("commands: /approvals is not registered yet; the bot registers it when it starts")
 	}
 
 	guilds := map[string]*discordgo.Guild{}
@@ -121,7 +137,7 @@ func (a *Adapter) checkChannel(ctx context.Context, c configuredChannel, botID s
 		problem("discord:channel:%s (%s): the bot cannot see this channel: invite it to the server with the invite URL below, and let it view the channel", c.id, c.uses)
 		return
 	case err != nil:
-		problem("discord:channel:%s (%s): cannot check: %s", c.id, c.uses, scrub(err))
+		problem("discord:channel:%s (%s): cannot check: %s", c.id, c.uses, a.describe(err))
 		return
 	}
 	if c.cards && ch.Type != discordgo.ChannelTypeGuildText && ch.Type != discordgo.ChannelTypeGuildNews {
@@ -131,14 +147,14 @@ func (a *Adapter) checkChannel(ctx context.Context, c configuredChannel, botID s
 	g := guilds[ch.GuildID]
 	if g == nil && ch.GuildID != "" {
 		if g, err = a.rest.Guild(ch.GuildID, opt); err != nil {
-			problem("discord:channel:%s #%s (%s): cannot read its server: %s", c.id, ch.Name, c.uses, scrub(err))
+			problem("discord:channel:%s #%s (%s): cannot read its server: %s", c.id, ch.Name, c.uses, a.describe(err))
 			return
 		}
 		guilds[ch.GuildID] = g
 	}
 	m, err := a.rest.GuildMember(ch.GuildID, botID, opt)
 	if err != nil {
-		problem("discord:channel:%s #%s (%s): cannot read the bot's membership: %s", c.id, ch.Name, c.uses, scrub(err))
+		problem("discord:channel:%s #%s (%s): cannot read the bot's membership: %s", c.id, ch.Name, c.uses, a.describe(err))
 		return
 	}
 	st := discordgo.NewState()
@@ -172,6 +188,40 @@ func (a *Adapter) checkChannel(ctx context.Context, c configuredChannel, botID s
 		return
 	}
 	say("discord:channel:%s #%s (%s): the bot %s", c.id, ch.Name, c.uses, does)
+}
+
+// apiBase is where the adapter's REST calls go: api_url's scheme and
+// host (discordgo names discord.com in every request, which the
+// transport rewrites), for lines a person checks the address in.
+func (a *Adapter) apiBase() string {
+	if rw, ok := a.client.Transport.(rewriter); ok {
+		return rw.scheme + "://" + rw.host
+	}
+	return "https://" + discordHost
+}
+
+// unreachable is, for a call that got no answer at all (refused, no
+// such host, timed out), the network's own words without the request's
+// address, which names discord.com whatever api_url says; nil for an
+// answer, or no error.
+func unreachable(err error) error {
+	var (
+		ue *url.Error
+		re *discordgo.RESTError
+	)
+	if err == nil || errors.As(err, &re) || !errors.As(err, &ue) {
+		return nil
+	}
+	return ue.Err
+}
+
+// describe is an error as a person checking the configuration reads it:
+// Discord's answer, or a failure to reach the configured host.
+func (a *Adapter) describe(err error) string {
+	if cause := unreachable(err); cause != nil {
+		return fmt.Sprintf("cannot reach %s: %v", a.apiBase(), cause)
+	}
+	return scrub(err).Error()
 }
 
 func permissionList(bits int64) string {

@@ -40,8 +40,8 @@ func TestCardPostedToChannelWithThread(t *testing.T) {
 		}
 		kinds = append(kinds, string(a.Kind))
 	}
-	if strings.Join(kinds, " ") != "deny approve" {
-		t.Fatalf("buttons %v, want Deny first on a destructive call", kinds)
+	if strings.Join(kinds, " ") != "deny approve approve_note" {
+		t.Fatalf("buttons %v, want Deny first on a destructive call, then Approve and Approve with comment…", kinds)
 	}
 	// Every call carried the bot token, and only the routes the adapter
 	// documents were called.
@@ -61,9 +61,11 @@ func TestApproveClickDecidesAtBackendAndEditsCard(t *testing.T) {
 	h.drain(t)
 	card := h.card(t, "a-merge1", approvalTarget, 1)
 
-	// The click is recorded, then answered: the clicked card itself
-	// changes at once, its buttons gone, the decision on its way.
-	res := h.click(t, kevin, chApproval, button(t, card, templates.ActionApprove))
+	// A destructive call's Approve asks for confirmation first (a modal,
+	// nothing recorded); the confirmation is recorded, then answered:
+	// the clicked card itself changes at once, its buttons gone, the
+	// decision on its way.
+	res := h.approve(t, kevin, chApproval, button(t, card, templates.ActionApprove), card.ID, "")
 	if res.Elapsed > time.Second {
 		t.Fatalf("answered after %s, want at once", res.Elapsed)
 	}
@@ -166,9 +168,9 @@ func TestDenyModalSubmitDeniesWithComment(t *testing.T) {
 	}
 	h.outcome(t, sub, cardID, "Denied by user:kevin: not before the release", "Recorded: your denial reached the job backend")
 
-	// A forged submission (an approve as the modal's custom_id) is
-	// refused at once, and nothing is sent.
-	forged := h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval, CustomID: "ab1|approve|a-merge1|1",
+	// A forged submission (an action that decides nothing as the modal's
+	// custom_id) is refused at once, and nothing is sent.
+	forged := h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval, CustomID: "ab1|show_args|a-merge1|1",
 		Values: map[string]string{"reason": "x"}})
 	answeredAtOnce(t, forged, "not one the bot knows")
 	h.drain(t)
@@ -207,8 +209,10 @@ func TestRefusalsAreEphemeralAndNothingIsSent(t *testing.T) {
 	if len(refund.Buttons) != 1 || !strings.HasPrefix(refund.Buttons[0].CustomID, "ab1|deny|") {
 		t.Fatalf("a call that needs a typed confirmation offers only Deny: %+v", refund.Buttons)
 	}
-	// Every refusal is the first answer itself, to the person alone, and
-	// no card changes: the one clicked keeps its buttons.
+	// Every refusal is the answer itself (to the click, or to the
+	// destructive call's confirmation for someone who may decide), to the
+	// person alone, and no card changes: the one clicked keeps its
+	// buttons.
 	cases := []struct {
 		name, user, channel, customID, want string
 	}{
@@ -225,7 +229,7 @@ func TestRefusalsAreEphemeralAndNothingIsSent(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := h.discord.ClickButton(discordtest.Click{User: c.user, Channel: c.channel, CustomID: c.customID})
+			res := h.approve(t, c.user, c.channel, c.customID, "", "")
 			answeredAtOnce(t, res, c.want)
 			if n := len(h.discord.Followups(c.user)); n != 0 {
 				t.Fatalf("%d follow-ups beside the refusal", n)
@@ -258,11 +262,19 @@ func TestSimultaneousClicksMakeOneDecision(t *testing.T) {
 	card := h.card(t, "a-merge1", approvalTarget, 1)
 	approve := button(t, card, templates.ActionApprove)
 	users := []string{kevin, lee}
+	// Both confirm a destructive call at once (each confirmation opened
+	// from the same card).
+	for _, u := range users {
+		if res := h.click(t, u, chApproval, approve); res.Response.Type != discordgo.InteractionResponseModal {
+			t.Fatalf("%s's Approve: %+v, want the confirmation", u, res.Response)
+		}
+	}
 	results := make([]discordtest.Result, len(users))
 	var wg sync.WaitGroup
 	for i, u := range users {
 		wg.Go(func() {
-			results[i] = h.discord.ClickButton(discordtest.Click{User: u, Channel: chApproval, CustomID: approve, MessageID: card.ID})
+			results[i] = h.discord.SubmitModal(discordtest.Submit{User: u, Channel: chApproval, CustomID: approve,
+				Values: map[string]string{"comment": ""}})
 		})
 	}
 	wg.Wait()
@@ -330,7 +342,7 @@ func TestSupersededCardIsRefused(t *testing.T) {
 		t.Fatalf("%d decisions from a superseded card", n)
 	}
 	// The new card decides, from inside the thread.
-	res := h.click(t, kevin, old.Thread, button(t, fresh, templates.ActionApprove))
+	res := h.approve(t, kevin, old.Thread, button(t, fresh, templates.ActionApprove), fresh.ID, "")
 	h.deciding(t, res, fresh.ID, "Recorded: user:kevin's approval is being sent to the job backend…")
 	h.drain(t)
 	got := h.backend.Decisions()
@@ -466,7 +478,7 @@ func TestEscalationMentionsAndDMWithButtons(t *testing.T) {
 		t.Fatalf("DM post %+v, want lee's DM channel %s and no thread", p, h.discord.DMChannel(lee))
 	}
 	dm := h.card(t, "a-merge1", dmTarget, 1)
-	res := h.click(t, lee, p.Channel, button(t, dm, templates.ActionApprove))
+	res := h.approve(t, lee, p.Channel, button(t, dm, templates.ActionApprove), dm.ID, "")
 	h.deciding(t, res, dm.ID, "Recorded: user:lee's approval is being sent to the job backend…")
 	h.drain(t)
 	h.outcome(t, res, dm.ID, "Approved by user:lee", "Recorded: your approval reached the job backend")
@@ -498,7 +510,7 @@ func TestTellFallsBackToDMWhenTheTokenLapsed(t *testing.T) {
 	h.ingest(t, "merge.json")
 	h.drain(t)
 	card := h.card(t, "a-merge1", approvalTarget, 1)
-	res := h.click(t, kevin, chApproval, button(t, card, templates.ActionApprove))
+	res := h.approve(t, kevin, chApproval, button(t, card, templates.ActionApprove), card.ID, "")
 	h.deciding(t, res, card.ID, "Recorded: user:kevin's approval is being sent to the job backend…")
 	// The backend answers after the interaction's 15 minutes: the token
 	// no longer edits the clicked card nor takes follow-ups, so the

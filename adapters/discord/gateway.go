@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -135,10 +136,21 @@ func (a *Adapter) holdGateway(ctx context.Context) (up bool, err error) {
 		default:
 		}
 	})
-	s.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) {
+	// Interactions are read from the raw event, as the HTTP endpoint
+	// reads them: discordgo's Interaction cannot decode a modal's
+	// submission with a label component, and would log its failure to
+	// the process's stdout, so its own logging is off (the adapter logs
+	// what the gateway does).
+	s.LogLevel = discordgo.LogError - 1
+	s.AddHandler(func(_ *discordgo.Session, e *discordgo.Event) {
 		// discordgo calls handlers in goroutines of its own: track them,
 		// so Close waits for an answer in flight.
-		if ic.Interaction == nil {
+		if e == nil || e.Type != "INTERACTION_CREATE" {
+			return
+		}
+		var in inbound
+		if err := json.Unmarshal(e.RawData, &in); err != nil || in.ID == "" || in.Token == "" {
+			a.log.Warn("discord: an interaction over the gateway could not be read")
 			return
 		}
 		done, ok := a.work.Enter()
@@ -152,7 +164,7 @@ func (a *Adapter) holdGateway(ctx context.Context) (up bool, err error) {
 				a.log.Error("discord: answering an interaction panicked", "panic", fmt.Sprint(p))
 			}
 		}()
-		a.onGatewayInteraction(ic.Interaction)
+		a.onGatewayInteraction(&in)
 	})
 
 	opened := make(chan error, 1)
@@ -187,28 +199,33 @@ func (a *Adapter) holdGateway(ctx context.Context) (up bool, err error) {
 // onGatewayInteraction answers an interaction through the REST callback
 // within Discord's 3 s, then starts the work. An interaction that cannot
 // be answered is not worked on: Discord shows the person it failed.
-func (a *Adapter) onGatewayInteraction(in *discordgo.Interaction) {
+func (a *Adapter) onGatewayInteraction(in *inbound) {
 	ctx, cancel := context.WithTimeout(context.Background(), answerWithin)
 	defer cancel()
-	var answer *discordgo.InteractionResponse
-	var next click.Work
-	if a.work.Closing() {
-		answer = ephemeral(click.SayShuttingDown) // refused before anything is recorded
-	} else {
-		bctx, bcancel := context.WithTimeout(ctx, answerBudget)
-		answer, next = a.interaction(bctx, in)
-		bcancel()
-	}
-	if answer == nil {
-		a.log.Info("discord: interaction of a type the bot does not take", "type", in.Type.String())
+	if in.ApplicationID != a.appID {
+		a.log.Warn("discord: interaction for another application over the gateway")
 		return
 	}
-	if err := a.rest.InteractionRespond(in, answer, discordgo.WithContext(ctx)); err != nil {
-		a.log.Warn("discord: could not answer an interaction", "discord_user", userOf(in), "err", scrub(err).Error())
+	var ans *answer
+	var next click.Work
+	if a.work.Closing() {
+		ans = ephemeral(click.SayShuttingDown) // refused before anything is recorded
+	} else {
+		bctx, bcancel := context.WithTimeout(ctx, answerBudget)
+		ans, next = a.interaction(bctx, in)
+		bcancel()
+	}
+	if ans == nil {
+		a.log.Info("discord: interaction of a type the bot does not take", "type", in.Type)
+		return
+	}
+	url := endpointCallback(in.ID, in.Token)
+	if _, err := a.call(ctx, "POST", url, ans, endpointCallback(in.ID, "")); err != nil {
+		a.log.Warn("discord: could not answer an interaction", "discord_user", in.user(), "err", scrub(err).Error())
 		return
 	}
 	if !a.work.Start(next) {
-		a.log.Warn("discord: work after an answer dropped: shutting down", "discord_user", userOf(in))
+		a.log.Warn("discord: work after an answer dropped: shutting down", "discord_user", in.user())
 	}
 }
 

@@ -365,6 +365,50 @@ func (h *harness) click(t *testing.T, user, channel, customID string) discordtes
 	return res
 }
 
+// confirmTitle is the title of the modal a destructive call's Approve
+// opens: Discord's buttons cannot ask again as Slack's confirm dialog
+// does.
+const confirmTitle = "Approve a destructive call?"
+
+// approve presses Approve on the message messageID ("" for the newest in
+// channel with the button) and, where it asks for confirmation first (a
+// destructive call), checks that nothing was recorded yet and confirms
+// with comment: the result is the answer that recorded the decision, or
+// refused it.
+func (h *harness) approve(t *testing.T, user, channel, customID, messageID, comment string) discordtest.Result {
+	t.Helper()
+	res := h.discord.ClickButton(discordtest.Click{User: user, Channel: channel, CustomID: customID, MessageID: messageID})
+	if !res.Answered() {
+		t.Fatalf("click not answered: %+v", res)
+	}
+	if res.Response.Type != discordgo.InteractionResponseModal {
+		return res
+	}
+	r := res.Response
+	if r.Title != confirmTitle || r.CustomID != customID || len(r.Inputs) != 1 || r.Inputs[0].CustomID != "comment" ||
+		r.Inputs[0].Required || len(r.Texts) != 1 || !strings.Contains(plain(r.Texts[0]), "DESTRUCTIVE") {
+		t.Fatalf("confirmation %+v, want the destructive call's confirmation with an optional comment", r)
+	}
+	if a, err := h.store.ApprovalGet(context.Background(), mustAction(t, customID).ApprovalID); err != nil || len(a.Deciding) != 0 {
+		t.Fatalf("the confirmation opened with a decision in flight (%v)", err)
+	}
+	sub := h.discord.SubmitModal(discordtest.Submit{User: user, Channel: channel, CustomID: r.CustomID,
+		Values: map[string]string{"comment": comment}})
+	if !sub.Answered() {
+		t.Fatalf("confirmation not answered: %+v", sub)
+	}
+	return sub
+}
+
+func mustAction(t *testing.T, customID string) templates.Action {
+	t.Helper()
+	a, err := templates.ParseAction(customID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // deciding checks the first answer to a click that recorded a decision:
 // an UPDATE_MESSAGE (type 7), seen by everyone, carrying the card as it
 // now stands, its status want (the decision on its way to the backend)

@@ -3,9 +3,8 @@ package discord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
-
-	"github.com/bwmarrin/discordgo"
 
 	"approvalsbot/adapters/chunk"
 	"approvalsbot/adapters/click"
@@ -13,12 +12,15 @@ import (
 	"approvalsbot/threads"
 )
 
+// The modals' text inputs.
 const (
-	// sayNoCommands answers a slash command: the one sentence of a
-	// Discord interaction that is not a click (package click words those).
-	sayNoCommands = "This bot has no commands: it answers the buttons on its cards."
-	// reasonInputID names the deny modal's text input.
-	reasonInputID = "reason"
+	reasonInputID  = "reason"
+	commentInputID = "comment"
+	// labelDescriptionMax: https://discord.com/developers/docs/components/reference#label
+	labelDescriptionMax = 100
+	// textDisplayMax bounds a modal's text display, kept far below
+	// Discord's 4,000 characters.
+	textDisplayMax = 1000
 )
 
 // person is who clicked, where, and the interaction token that answers
@@ -26,6 +28,7 @@ const (
 type person struct {
 	user    string
 	channel string
+	guild   string
 	token   string
 }
 
@@ -33,52 +36,41 @@ func (p person) threads() threads.Person {
 	return threads.Person{User: p.user, Channel: p.channel, Reply: p.token}
 }
 
-func userOf(in *discordgo.Interaction) string {
-	switch {
-	case in.Member != nil && in.Member.User != nil:
-		return in.Member.User.ID
-	case in.User != nil:
-		return in.User.ID
-	}
-	return ""
-}
-
 // deferUpdate acknowledges a click without a visible answer; the work
 // answers with ephemeral follow-ups.
-func deferUpdate() *discordgo.InteractionResponse {
-	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
-}
+func deferUpdate() *answer { return &answer{Type: answerDeferredUpdate} }
 
 // ephemeral answers at once, to the clicker alone.
-func ephemeral(text string) *discordgo.InteractionResponse {
-	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
-		Data: &discordgo.InteractionResponseData{Content: chunk.Cut(markdown(text), contentMax),
-			Flags: ephemeralText, AllowedMentions: noMentions()}}
+func ephemeral(text string) *answer {
+	return messageAnswer(ephemeralMessage(text))
 }
 
-func noMentions() *discordgo.MessageAllowedMentions {
-	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+// ephemeralMessage is one sentence to one person, text alone: pinging
+// nobody, showing no link preview.
+func ephemeralMessage(text string) *templates.DiscordMessage {
+	return &templates.DiscordMessage{Content: chunk.Cut(markdown(text), contentMax), Flags: ephemeralText,
+		AllowedMentions: templates.DiscordNoMentions()}
 }
 
 // interaction is the one handler both transports feed: it decides the
-// first answer, with no I/O but one local store read (the deny modal),
-// and returns the work to do after it. A nil answer means the type is not
-// one the bot takes. PING never reaches it (only HTTP sends one).
-func (a *Adapter) interaction(ctx context.Context, in *discordgo.Interaction) (*discordgo.InteractionResponse, click.Work) {
-	who := person{user: userOf(in), channel: in.ChannelID, token: in.Token}
+// first answer, with no I/O but the local store reads a dialog needs and
+// the record of a decision, and returns the work to do after it. A nil
+// answer means the type is not one the bot takes. PING never reaches it
+// (only HTTP sends one).
+func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, click.Work) {
+	who := person{user: in.user(), channel: in.ChannelID, guild: in.GuildID, token: in.Token}
 	if who.user == "" {
 		return ephemeral(click.SayUnknownButton), click.Work{}
 	}
 	switch in.Type {
-	case discordgo.InteractionMessageComponent:
+	case interactionComponent:
 		return a.button(ctx, in, who)
-	case discordgo.InteractionModalSubmit:
+	case interactionModalSubmit:
 		return a.submit(ctx, in, who)
-	case discordgo.InteractionApplicationCommand:
-		return ephemeral(sayNoCommands), click.Work{}
-	case discordgo.InteractionApplicationCommandAutocomplete:
-		return &discordgo.InteractionResponse{Type: discordgo.InteractionApplicationCommandAutocompleteResult,
-			Data: &discordgo.InteractionResponseData{Choices: []*discordgo.ApplicationCommandOptionChoice{}}}, click.Work{}
+	case interactionCommand:
+		return a.command(in, who)
+	case interactionAutocomplete:
+		return &answer{Type: answerChoices, Data: choices{Choices: []struct{}{}}}, click.Work{}
 	}
 	return nil, click.Work{}
 }
@@ -86,13 +78,14 @@ func (a *Adapter) interaction(ctx context.Context, in *discordgo.Interaction) (*
 // button handles a click on a button. Its custom_id is untrusted:
 // ParseAction reads it strictly, and one that is not the card's is
 // answered and logged, with nothing sent.
-func (a *Adapter) button(ctx context.Context, in *discordgo.Interaction, who person) (*discordgo.InteractionResponse, click.Work) {
-	data, ok := in.Data.(discordgo.MessageComponentInteractionData)
-	act, err := templates.ParseAction(data.CustomID)
-	switch {
-	case !ok:
-		err = errors.New("the click carries no component data")
-	case err == nil && data.ComponentType != discordgo.ButtonComponent:
+func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer, click.Work) {
+	var data componentData
+	err := in.data(&data)
+	var act templates.Action
+	if err == nil {
+		act, err = templates.ParseAction(data.CustomID)
+	}
+	if err == nil && data.ComponentType != templates.DiscordButtonType {
 		err = errors.New("the component is not a button")
 	}
 	if err != nil {
@@ -102,7 +95,9 @@ func (a *Adapter) button(ctx context.Context, in *discordgo.Interaction, who per
 	}
 	switch act.Kind {
 	case templates.ActionApprove:
-		return a.record(ctx, act, who, true, ""), click.Work{}
+		return a.approve(ctx, act, who), click.Work{}
+	case templates.ActionApproveNote:
+		return a.askComment(ctx, act, who), click.Work{}
 	case templates.ActionDeny:
 		return a.askReason(ctx, act, who), click.Work{}
 	default: // ActionShowArgs, ActionShowDetails
@@ -114,11 +109,38 @@ func (a *Adapter) button(ctx context.Context, in *discordgo.Interaction, who per
 	}
 }
 
+// approve answers Approve. A button on Discord cannot ask again as
+// Slack's confirm dialog does, so a destructive call's Approve first
+// opens a modal that says what the call does (and takes an optional
+// comment): its submission approves. Any other call's Approve is
+// recorded at once. Someone who may not decide is refused through
+// threads, as with Deny.
+func (a *Adapter) approve(ctx context.Context, act templates.Action, who person) *answer {
+	d, out := a.clicks.Ask(ctx, act, who.threads(), true, a.now())
+	switch {
+	case d == nil:
+		return a.recorded(ctx, act, out)
+	case d.Destructive:
+		return confirmModal(*d, act)
+	}
+	return a.record(ctx, act, who, true, "")
+}
+
+// askComment answers Approve with comment… with its modal for a person
+// who may decide; anyone else is refused at once.
+func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person) *answer {
+	d, out := a.clicks.Ask(ctx, act, who.threads(), true, a.now())
+	if d == nil {
+		return a.recorded(ctx, act, out)
+	}
+	return commentModal(*d, act)
+}
+
 // askReason answers Deny with the reason modal for a person who may
 // decide. Anyone else is refused through threads at once (package click:
 // its sentence, nothing recorded), without a modal. The modal must be the
 // first answer, so this is the one store read before answering.
-func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person) *discordgo.InteractionResponse {
+func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person) *answer {
 	row, out := a.clicks.Deny(ctx, act, who.threads(), a.now())
 	if row == nil {
 		return a.recorded(ctx, act, out)
@@ -127,72 +149,105 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 }
 
 // denyModal asks for an optional reason, at most click.ReasonMax
-// characters. Its custom_id is the Deny action itself, so the submission
-// says which card and revision it denies. Rows hold one text input each (discordgo
-// v0.29.0 knows no Label component).
-func denyModal(function string, act templates.Action) *discordgo.InteractionResponse {
-	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseModal, Data: &discordgo.InteractionResponseData{
+// characters, in a label (Discord deprecated action rows in modals). Its
+// custom_id is the Deny action itself, so the submission says which card
+// and revision it denies.
+func denyModal(function string, act templates.Action) *answer {
+	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
 		Title:    chunk.Cut(click.DenyTitle(function), modalTitleMax),
-		Components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-			discordgo.TextInput{
-				CustomID:    reasonInputID,
-				Label:       chunk.Cut(click.SayReasonLabel, textInputLabelMax),
-				Style:       discordgo.TextInputParagraph,
-				Placeholder: chunk.Cut(click.SayReasonGoes, textInputPlaceholderMax),
-				Required:    false,
-				MaxLength:   click.ReasonMax,
-			},
-		}}},
+		Components: []templates.DiscordComponent{
+			textField(click.SayReasonLabel, click.SayReasonGoes, reasonInputID),
+		},
 	}}
 }
 
-// submit handles the deny modal's submission: the denial is recorded,
-// then answered (record).
-func (a *Adapter) submit(ctx context.Context, in *discordgo.Interaction, who person) (*discordgo.InteractionResponse, click.Work) {
-	data, ok := in.Data.(discordgo.ModalSubmitInteractionData)
-	act, err := templates.ParseAction(data.CustomID)
-	switch {
-	case !ok:
-		err = errors.New("the submission carries no modal data")
-	case err == nil && act.Kind != templates.ActionDeny:
-		err = errors.New("the dialog's action is not a denial")
+// commentModal asks for an optional comment to approve with. Its
+// custom_id is the Approve with comment… action, so the submission says
+// which card and revision it approves.
+func commentModal(d click.Dialog, act templates.Action) *answer {
+	return &answer{Type: answerModal, Data: modal{
+		CustomID: templates.EncodeAction(act),
+		Title:    chunk.Cut(click.ApproveTitle(d.Function), modalTitleMax),
+		Components: []templates.DiscordComponent{
+			templates.DiscordTextDisplay{Content: question(d, act)},
+			textField(click.SayCommentLabel, commentHint(d), commentInputID),
+		},
+	}}
+}
+
+// confirmModal asks again before a destructive call is approved, and
+// takes an optional comment. Its custom_id is the Approve action.
+func confirmModal(d click.Dialog, act templates.Action) *answer {
+	return &answer{Type: answerModal, Data: modal{
+		CustomID: templates.EncodeAction(act),
+		Title:    chunk.Cut(click.SayConfirmTitle, modalTitleMax),
+		Components: []templates.DiscordComponent{
+			templates.DiscordTextDisplay{Content: question(d, act)},
+			textField(click.SayCommentLabel, commentHint(d), commentInputID),
+		},
+	}}
+}
+
+// question is a dialog's question in markdown: the function (the
+// backend's, escaped) in bold, and what it does.
+func question(d click.Dialog, act templates.Action) string {
+	return chunk.Cut(click.ApproveQuestion("**"+markdown(chunk.Cut(d.Function, 200))+"**", markdown(act.ApprovalID),
+		act.Revision, markdown(d.Effect)), textDisplayMax)
+}
+
+func commentHint(d click.Dialog) string {
+	if d.Restricted {
+		return click.SayCommentWithheld
+	}
+	return click.SayCommentGoes
+}
+
+// textField is an optional paragraph of at most click.ReasonMax
+// characters, labelled.
+func textField(label, description, id string) templates.DiscordLabel {
+	return templates.DiscordLabel{
+		Label:       chunk.Cut(label, textInputLabelMax),
+		Description: chunk.Cut(description, labelDescriptionMax),
+		Component: templates.DiscordTextInput{
+			CustomID:  id,
+			Style:     templates.DiscordTextInputParagraph,
+			MaxLength: click.ReasonMax,
+			Required:  false,
+		},
+	}
+}
+
+// submit handles a modal's submission: the deny modal's reason, the
+// comment of Approve with comment…, or a destructive call's confirmed
+// Approve with its comment. The decision is recorded, then answered
+// (record).
+func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer, click.Work) {
+	var data modalData
+	err := in.data(&data)
+	var act templates.Action
+	if err == nil {
+		act, err = templates.ParseAction(data.CustomID)
+	}
+	if err == nil && act.Kind != templates.ActionDeny && act.Kind != templates.ActionApprove && act.Kind != templates.ActionApproveNote {
+		err = fmt.Errorf("the dialog's action %s decides nothing", act.Kind)
 	}
 	if err != nil {
 		a.log.Warn("discord: dialog the bot does not know", "discord_user", who.user, "err", err.Error())
 		return ephemeral(click.SayUnknownDialog), click.Work{}
 	}
-	return a.record(ctx, act, who, false, textValue(data.Components, reasonInputID)), click.Work{}
-}
-
-// textValue finds a text input's value in a modal's rows.
-func textValue(rows []discordgo.MessageComponent, id string) string {
-	for _, c := range rows {
-		switch c := c.(type) {
-		case *discordgo.ActionsRow:
-			if v := textValue(c.Components, id); v != "" {
-				return v
-			}
-		case discordgo.ActionsRow:
-			if v := textValue(c.Components, id); v != "" {
-				return v
-			}
-		case *discordgo.TextInput:
-			if c.CustomID == id {
-				return c.Value
-			}
-		case discordgo.TextInput:
-			if c.CustomID == id {
-				return c.Value
-			}
-		}
+	if act.Kind == templates.ActionDeny {
+		return a.record(ctx, act, who, false, value(data.Components, reasonInputID)), click.Work{}
 	}
-	return ""
+	// The decision is the card's Approve of the clicked revision,
+	// whichever dialog asked for it.
+	act.Kind = templates.ActionApprove
+	return a.record(ctx, act, who, true, value(data.Components, commentInputID)), click.Work{}
 }
 
 // record records an approval or denial before the click is answered
 // (package click), and answers it (recorded).
-func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) *discordgo.InteractionResponse {
+func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) *answer {
 	return a.recorded(ctx, act, a.clicks.Record(ctx, act, who.threads(), approve, comment, a.now()))
 }
 
@@ -201,56 +256,56 @@ func (a *Adapter) record(ctx context.Context, act templates.Action, who person, 
 // card as the approval now stands, its buttons gone and the decision on
 // its way, which spends none of the channel's edit budget; anything else
 // is told to the person alone, and the card keeps its buttons.
-func (a *Adapter) recorded(ctx context.Context, act templates.Action, out click.Outcome) *discordgo.InteractionResponse {
+func (a *Adapter) recorded(ctx context.Context, act templates.Action, out click.Outcome) *answer {
 	if card, ok := a.clicks.Card(ctx, act, out); ok {
 		msg := a.render.Discord(templates.Build(card.Input()))
-		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage, Data: updateData(msg)}
+		// Every field set, so buttons that are gone are removed.
+		return &answer{Type: answerUpdate, Data: msg.Edit()}
 	}
 	return ephemeral(out.Text)
-}
-
-// updateData is a card as the data of an UPDATE_MESSAGE answer: every
-// field set, so buttons that are gone are removed.
-func updateData(msg *discordgo.MessageSend) *discordgo.InteractionResponseData {
-	components := msg.Components
-	if components == nil {
-		components = []discordgo.MessageComponent{}
-	}
-	embeds := msg.Embeds
-	if embeds == nil {
-		embeds = []*discordgo.MessageEmbed{}
-	}
-	return &discordgo.InteractionResponseData{Content: msg.Content, Embeds: embeds, Components: components,
-		AllowedMentions: msg.AllowedMentions}
 }
 
 // answer tells the person who clicked one sentence, ephemerally, logging
 // what could not be sent.
 func (a *Adapter) answer(ctx context.Context, who person, text string) {
-	if err := a.followup(ctx, who.token, ephemeralParams(text), true); err != nil {
+	if err := a.followup(ctx, who.token, ephemeralMessage(text), true); err != nil {
 		a.log.Warn("discord: could not answer a person", "discord_user", who.user, "channel", who.channel,
 			"err", scrub(err).Error())
 	}
-}
-
-func ephemeralParams(text string) *discordgo.WebhookParams {
-	return &discordgo.WebhookParams{Content: chunk.Cut(markdown(text), contentMax),
-		Flags: ephemeralText, AllowedMentions: noMentions()}
 }
 
 // followup posts through an interaction's webhook. Right after an HTTP
 // answer Discord may not have recorded it yet and says Unknown Webhook:
 // fresh retries that for a few seconds. A 429 waits as Discord asks, a
 // few times, within ctx.
-func (a *Adapter) followup(ctx context.Context, token string, params *discordgo.WebhookParams, fresh bool) error {
+func (a *Adapter) followup(ctx context.Context, token string, msg *templates.DiscordMessage, fresh bool) error {
 	if token == "" {
 		return threads.Permanent(errors.New("no interaction token to answer with"))
 	}
-	in := &discordgo.Interaction{AppID: a.appID, Token: token}
+	return a.retryWebhook(ctx, fresh, func() error {
+		_, err := a.call(ctx, "POST", endpointFollowup(a.appID, token)+"?wait=true", msg, endpointFollowup(a.appID, ""))
+		return err
+	})
+}
+
+// editOriginal edits the interaction's original message (for a click,
+// the message clicked; for a deferred answer, its placeholder) through
+// the webhook, under the same retries as followup.
+func (a *Adapter) editOriginal(ctx context.Context, token string, edit *templates.DiscordEdit, fresh bool) error {
+	if token == "" {
+		return threads.Permanent(errors.New("no interaction token to answer with"))
+	}
+	return a.retryWebhook(ctx, fresh, func() error {
+		_, err := a.call(ctx, "PATCH", endpointOriginal(a.appID, token), edit, endpointOriginal(a.appID, ""))
+		return err
+	})
+}
+
+func (a *Adapter) retryWebhook(ctx context.Context, fresh bool, try func() error) error {
 	settle := time.Now().Add(followupSettle)
 	limited := 0
-	for try := 1; ; try++ {
-		_, err := a.rest.FollowupMessageCreate(in, true, params, discordgo.WithContext(ctx))
+	for n := 1; ; n++ {
+		err := try()
 		if err == nil {
 			return nil
 		}
@@ -259,7 +314,7 @@ func (a *Adapter) followup(ctx context.Context, token string, params *discordgo.
 			limited++
 			wait, again = d, true
 		} else if code := restCode(err); fresh && (code == codeUnknownWebhook || code == codeUnknownInteraction) && time.Now().Before(settle) {
-			wait, again = time.Duration(min(try, 5))*100*time.Millisecond, true
+			wait, again = time.Duration(min(n, 5))*100*time.Millisecond, true
 		}
 		if !again || !pause(ctx, wait) {
 			return err

@@ -107,10 +107,10 @@ func TestScrubKeepsTheInteractionTokenOut(t *testing.T) {
 }
 
 func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
-	r := ephemeral(strings.Repeat("@everyone ", 400))
-	if chunk.Len(r.Data.Content) > contentMax || r.Data.AllowedMentions == nil || len(r.Data.AllowedMentions.Parse) != 0 ||
-		strings.Contains(r.Data.Content, "@everyone") {
-		t.Fatalf("%d characters, mentions %+v", chunk.Len(r.Data.Content), r.Data.AllowedMentions)
+	r := ephemeral(strings.Repeat("@everyone ", 400)).Data.(*templates.DiscordMessage)
+	if chunk.Len(r.Content) > contentMax || r.AllowedMentions == nil || len(r.AllowedMentions.Parse) != 0 ||
+		strings.Contains(r.Content, "@everyone") {
+		t.Fatalf("%d characters, mentions %+v", chunk.Len(r.Content), r.AllowedMentions)
 	}
 	b, _ := json.Marshal(denyModal(strings.Repeat("very_long_function_name.", 10), templates.Action{Kind: templates.ActionDeny, ApprovalID: "a-1", Revision: 1}))
 	var m struct {

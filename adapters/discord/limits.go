@@ -50,6 +50,8 @@ const (
 	threadArchiveMinutes = 10080
 	// maxShowMessages bounds the follow-ups of one Show all arguments.
 	maxShowMessages = 10
+	// registerTimeout bounds the registration of /approvals at start.
+	registerTimeout = 10 * time.Second
 )
 
 // How long the work after an answer may take.

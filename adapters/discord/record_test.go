@@ -65,7 +65,8 @@ func (g *gatedService) waitEntered(t *testing.T) string {
 }
 
 // TestApproveIsAnsweredOnlyAfterItIsRecorded: the first answer to an
-// Approve click is written only once the decision is committed. While
+// Approve click (on a call that is not destructive, whose Approve asks
+// nothing first) is written only once the decision is committed. While
 // Decide is held, Discord has no answer and the card is as it was; once
 // it is let go the answer is the deciding card, and by then the decision
 // is in the store, on its way to the backend. Over the HTTP endpoint and
@@ -74,9 +75,9 @@ func TestApproveIsAnsweredOnlyAfterItIsRecorded(t *testing.T) {
 	for _, gateway := range []bool{false, true} {
 		t.Run(map[bool]string{false: "http", true: "gateway"}[gateway], func(t *testing.T) {
 			h := newHarnessWith(t, harnessOptions{gateway: gateway})
-			h.ingest(t, "merge.json")
+			h.ingest(t, "search.json")
 			h.drain(t)
-			card := h.card(t, "a-merge1", approvalTarget, 1)
+			card := h.card(t, "a-search1", approvalTarget, 1)
 			g := newGatedService(h)
 			h.adapter.Bind(g)
 
@@ -99,7 +100,7 @@ func TestApproveIsAnsweredOnlyAfterItIsRecorded(t *testing.T) {
 			if m, _ := h.discord.Message(card.ID); m.Edits != 0 || decisionButtons(m.Buttons) != 2 {
 				t.Fatalf("the card changed before the decision was recorded: %+v", m)
 			}
-			if a, err := h.store.ApprovalGet(context.Background(), "a-merge1"); err != nil || len(a.Deciding) != 0 {
+			if a, err := h.store.ApprovalGet(context.Background(), "a-search1"); err != nil || len(a.Deciding) != 0 {
 				t.Fatalf("approval %+v (%v): recorded before Decide ran", a, err)
 			}
 
@@ -115,7 +116,7 @@ func TestApproveIsAnsweredOnlyAfterItIsRecorded(t *testing.T) {
 			if early {
 				t.Fatal("Discord had the answer before the decision was committed")
 			}
-			a, err := h.store.ApprovalGet(context.Background(), "a-merge1")
+			a, err := h.store.ApprovalGet(context.Background(), "a-search1")
 			if err != nil || len(a.Deciding) == 0 {
 				t.Fatalf("approval %+v (%v): answered, but no decision in flight", a, err)
 			}
@@ -143,9 +144,9 @@ func TestUnrecordedClickIsToldInTime(t *testing.T) {
 			name := map[bool]string{false: "http", true: "gateway"}[gateway] + "/" + hold
 			t.Run(name, func(t *testing.T) {
 				h := newHarnessWith(t, harnessOptions{gateway: gateway})
-				h.ingest(t, "merge.json")
+				h.ingest(t, "search.json")
 				h.drain(t)
-				card := h.card(t, "a-merge1", approvalTarget, 1)
+				card := h.card(t, "a-search1", approvalTarget, 1)
 				approve := button(t, card, templates.ActionApprove)
 				release := func() { h.adapter.Bind(h.svc) }
 				switch hold {
@@ -174,7 +175,7 @@ func TestUnrecordedClickIsToldInTime(t *testing.T) {
 				// Let the store go (or the real threads take clicks again):
 				// nothing was recorded, and the next click decides.
 				release()
-				if a, err := h.store.ApprovalGet(context.Background(), "a-merge1"); err != nil || len(a.Deciding) != 0 {
+				if a, err := h.store.ApprovalGet(context.Background(), "a-search1"); err != nil || len(a.Deciding) != 0 {
 					t.Fatalf("approval %+v (%v): a decision in flight though the click was told it was not recorded", a, err)
 				}
 				h.drain(t)
@@ -199,7 +200,7 @@ func lockStore(t *testing.T, st store.Store) (release func()) {
 	locked, free, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
 		done <- st.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-			if _, err := tx.ApprovalGetForUpdate(ctx, "a-merge1"); err != nil {
+			if _, err := tx.ApprovalGetForUpdate(ctx, "a-search1"); err != nil {
 				return err
 			}
 			close(locked)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/bwmarrin/discordgo"
-
 	"approvalsbot/adapters/chunk"
 	"approvalsbot/adapters/click"
 	"approvalsbot/templates"
@@ -29,13 +27,13 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 		a.answer(ctx, who, shown.Say)
 		return
 	}
-	var msgs []*discordgo.WebhookParams
+	var msgs []*templates.DiscordMessage
 	if shown.Details != nil {
 		msgs = append(msgs, a.details(*shown.Details))
 	}
 	for _, text := range argumentMessages(act, shown.Arguments, maxShowMessages-len(msgs)) {
-		msgs = append(msgs, &discordgo.WebhookParams{Content: text, Flags: ephemeralText,
-			AllowedMentions: noMentions()})
+		msgs = append(msgs, &templates.DiscordMessage{Content: text, Flags: ephemeralText,
+			AllowedMentions: templates.DiscordNoMentions()})
 	}
 	for _, m := range msgs {
 		if err := a.followup(ctx, who.token, m, true); err != nil {
@@ -48,13 +46,13 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 
 // details renders the card of Show details as a follow-up, without its
 // buttons. It carries the card's embed, so it cannot suppress embeds.
-func (a *Adapter) details(in templates.Input) *discordgo.WebhookParams {
+func (a *Adapter) details(in templates.Input) *templates.DiscordMessage {
 	msg := a.render.Discord(templates.Build(in))
-	return &discordgo.WebhookParams{
+	return &templates.DiscordMessage{
 		Content:         chunk.Cut(click.SayDetails+" "+msg.Content, contentMax),
 		Embeds:          msg.Embeds,
-		Flags:           discordgo.MessageFlagsEphemeral,
-		AllowedMentions: noMentions(),
+		Flags:           templates.DiscordFlagEphemeral,
+		AllowedMentions: templates.DiscordNoMentions(),
 	}
 }
 

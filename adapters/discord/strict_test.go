@@ -53,9 +53,10 @@ func TestInteractionWithAKeyTwiceIsRefused(t *testing.T) {
 // recorded is the first click's.
 func TestReplayInAnotherCaseOrToAnotherReplicaIsRefused(t *testing.T) {
 	h := newHarness(t)
-	h.ingest(t, "merge.json")
+	// A call whose Approve records at once (no confirmation first).
+	h.ingest(t, "search.json")
 	h.drain(t)
-	card := h.card(t, "a-merge1", approvalTarget, 1)
+	card := h.card(t, "a-search1", approvalTarget, 1)
 	body := h.discord.Payload(discordtest.Click{User: kevin, Channel: chApproval, CustomID: button(t, card, templates.ActionApprove)})
 	now := time.Now()
 	var sig, stamp string

@@ -22,10 +22,10 @@ import (
 // title and image under the bot's name). SUPPRESS_EMBEDS hides every
 // embed of a message, so a card, which is an embed, cannot carry it.
 // https://discord.com/developers/docs/resources/message#message-object-message-flags
-const noPreviews = discordgo.MessageFlagsSuppressEmbeds
+const noPreviews = templates.DiscordFlagSuppressEmbeds
 
 // ephemeralText is an answer to one person that is text alone.
-const ephemeralText = discordgo.MessageFlagsEphemeral | noPreviews
+const ephemeralText = templates.DiscordFlagEphemeral | noPreviews
 
 // Post puts a card at a target: a channel (discord:channel:ID), where a
 // thread is started from the card's message for everything that follows,
@@ -88,7 +88,7 @@ func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
 		return threads.Permanent(errors.New("edit card: the card has no approval"))
 	}
 	msg := a.render.Discord(templates.Build(req.Card.Input()))
-	_, err := a.rest.ChannelMessageEditComplex(templates.DiscordEdit(msg, req.Post.Channel, req.Post.Ref), discordgo.WithContext(ctx))
+	err := a.editMessage(ctx, req.Post.Channel, req.Post.Ref, msg.Edit())
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
 
@@ -119,7 +119,7 @@ func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
 		return err
 	}
 	for _, text := range chunk.Lines(markdown(approval.RedactText(req.Text)), contentMax) {
-		if _, err := a.send(ctx, channel, &discordgo.MessageSend{Content: text, AllowedMentions: noMentions(), Flags: noPreviews}); err != nil {
+		if _, err := a.send(ctx, channel, &templates.DiscordMessage{Content: text, AllowedMentions: templates.DiscordNoMentions(), Flags: noPreviews}); err != nil {
 			return classify("post notice to "+req.Target, err)
 		}
 	}
@@ -136,10 +136,7 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 	text := approval.RedactText(req.Text)
 	if req.Card != nil && req.Reply != "" {
 		msg := a.render.Discord(templates.Build(req.Card.Input()))
-		edit := templates.DiscordEdit(msg, "", "")
-		in := &discordgo.Interaction{AppID: a.appID, Token: req.Reply}
-		_, err := a.rest.InteractionResponseEdit(in, &discordgo.WebhookEdit{Content: edit.Content, Embeds: edit.Embeds,
-			Components: edit.Components, AllowedMentions: edit.AllowedMentions}, discordgo.WithContext(ctx))
+		_, err := a.call(ctx, "PATCH", endpointOriginal(a.appID, req.Reply), msg.Edit(), endpointOriginal(a.appID, ""))
 		if err != nil {
 			if !refused(err) {
 				// A 429, Discord down, the network: tried again (with
@@ -155,7 +152,7 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 		}
 	}
 	if req.Reply != "" {
-		err := a.followup(ctx, req.Reply, ephemeralParams(text), false)
+		err := a.followup(ctx, req.Reply, ephemeralMessage(text), false)
 		if err == nil {
 			return nil
 		}
@@ -171,37 +168,9 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.send(ctx, channel, &discordgo.MessageSend{Content: chunk.Cut(markdown(text), contentMax), AllowedMentions: noMentions(),
-		Flags: noPreviews})
+	_, err = a.send(ctx, channel, &templates.DiscordMessage{Content: chunk.Cut(markdown(text), contentMax),
+		AllowedMentions: templates.DiscordNoMentions(), Flags: noPreviews})
 	return classify("answer "+req.User+" by DM", err)
-}
-
-// send posts. It does not wait for the channel's pace: the outbox claimed
-// the row within the channel's budget (PaceKey), and a 429 returns the
-// row with Discord's wait, which holds the budget.
-func (a *Adapter) send(ctx context.Context, channel string, msg *discordgo.MessageSend) (*discordgo.Message, error) {
-	m, err := a.rest.ChannelMessageSendComplex(channel, msg, discordgo.WithContext(ctx))
-	if err == nil && (m == nil || m.ID == "") {
-		err = errors.New("Discord returned no message id")
-	}
-	return m, err
-}
-
-// startThread starts a public thread from a message and returns its id.
-// Discord gives a thread the id of its message and starts one per
-// message, so "already created" means it exists: that id.
-func (a *Adapter) startThread(ctx context.Context, channel, messageID, name string) (string, error) {
-	ch, err := a.rest.MessageThreadStartComplex(channel, messageID,
-		&discordgo.ThreadStart{Name: name, AutoArchiveDuration: threadArchiveMinutes}, discordgo.WithContext(ctx))
-	switch {
-	case restCode(err) == codeThreadAlreadyCreated:
-		return messageID, nil
-	case err != nil:
-		return "", err
-	case ch == nil || ch.ID == "":
-		return "", errors.New("Discord returned no thread id")
-	}
-	return ch.ID, nil
 }
 
 // threadOf is the channel that takes what follows a posted card, and

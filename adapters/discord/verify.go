@@ -6,13 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/bwmarrin/discordgo"
 
 	"approvalsbot/adapters/click"
 	"approvalsbot/internal/strictjson"
@@ -39,19 +38,19 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, http.StatusBadRequest, "the body is not an interaction", "body not an interaction")
 		return
 	}
-	var in discordgo.Interaction
-	if err := json.Unmarshal(body, &in); err != nil {
+	var in inbound
+	if err := json.Unmarshal(body, &in); err != nil || in.Type == 0 {
 		a.refuse(w, r, http.StatusBadRequest, "the body is not an interaction", "body not an interaction")
 		return
 	}
-	if in.AppID != a.appID {
+	if in.ApplicationID != a.appID {
 		a.refuse(w, r, http.StatusBadRequest, "the interaction is for another application", "another application")
 		return
 	}
-	if in.Type == discordgo.InteractionPing {
+	if in.Type == interactionPing {
 		// A PING changes nothing: answered without the replay check, so
 		// saving the endpoint URL works while the store is slow.
-		writeAnswer(w, &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong})
+		writeAnswer(w, &answer{Type: answerPong})
 		return
 	}
 	// The replay check spends part of the answer's budget, bounded so a
@@ -64,7 +63,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// Nothing is done, and the person is told so: the same answer to
 		// a replay would tell its sender nothing either.
-		a.log.Error("discord: could not check a request for a replay", "discord_user", userOf(&in), "err", err.Error())
+		a.log.Error("discord: could not check a request for a replay", "discord_user", in.user(), "err", err.Error())
 		writeAnswer(w, ephemeral(click.SayCannotCheck))
 		return
 	}
@@ -76,24 +75,24 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, ephemeral(click.SayShuttingDown))
 		return
 	}
-	answer, next := a.interaction(ctx, &in)
+	ans, next := a.interaction(ctx, &in)
 	cancel()
-	if answer == nil {
-		a.refuse(w, r, http.StatusBadRequest, "the bot takes no interaction of this type", "interaction type "+in.Type.String())
+	if ans == nil {
+		a.refuse(w, r, http.StatusBadRequest, "the bot takes no interaction of this type", fmt.Sprintf("interaction type %d", in.Type))
 		return
 	}
-	writeAnswer(w, answer)
+	writeAnswer(w, ans)
 	// The work follows up through the interaction's webhook, which
 	// Discord opens once it has this answer: send it first.
 	_ = http.NewResponseController(w).Flush()
 	if !a.work.Start(next) {
-		a.log.Warn("discord: work after an answer dropped: shutting down", "discord_user", userOf(&in))
+		a.log.Warn("discord: work after an answer dropped: shutting down", "discord_user", in.user())
 	}
 }
 
-func writeAnswer(w http.ResponseWriter, answer *discordgo.InteractionResponse) {
+func writeAnswer(w http.ResponseWriter, ans *answer) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(answer)
+	_ = json.NewEncoder(w).Encode(ans)
 }
 
 // verified reads a request's body once, bounded, and checks Discord's

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -15,8 +17,6 @@ import (
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
-
-	"approvalsbot/internal/inprocess"
 )
 
 // TestBadRequestsAreRefusedBeforeParsing posts to the real handler on a
@@ -118,7 +118,11 @@ func TestPingIsAnsweredWithPong(t *testing.T) {
 
 func TestCommandsAreAnsweredEphemerally(t *testing.T) {
 	h := newHarness(t)
-	answeredAtOnce(t, h.discord.Command(kevin, chApproval, "approvals"), "no commands")
+	// Discord's clients do not run a command with subcommands bare, nor
+	// one the bot did not register: either gets the help, at once.
+	answeredAtOnce(t, h.discord.Command(kevin, chApproval, "approvals"), "/approvals list")
+	answeredAtOnce(t, h.discord.Command(kevin, chApproval, "deploy"), "The bot knows no such command.")
+	answeredAtOnce(t, h.discord.Subcommand(kevin, chApproval, "approvals", "launch"), "/approvals ladder")
 }
 
 func TestClickBeforeBindIsToldToWait(t *testing.T) {
@@ -151,14 +155,38 @@ func TestNoRouteWithoutPublicKey(t *testing.T) {
 	}
 }
 
-// TestRunWithPublicKeyWaitsForContext: with a public key, Run only waits
-// for its context, calling nothing (a gateway session would start with
-// GET /gateway). Under testing/synctest, once Run is durably blocked it
-// has gone as far as it will before its context ends.
+// callLog refuses every call and keeps what was called.
+type callLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *callLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	c.mu.Lock()
+	c.calls = append(c.calls, r.Method+" "+r.URL.Path)
+	c.mu.Unlock()
+	return nil, errors.New("this test expects no answer")
+}
+
+func (c *callLog) Calls() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.calls...)
+}
+
+// TestRunWithPublicKeyWaitsForContext: with a public key, Run registers
+// /approvals (one call, which it does not wait on for long: here it is
+// refused, and Run goes on) and then only waits for its context, calling
+// nothing else (a gateway session would start with GET /gateway). Under
+// testing/synctest, once Run is durably blocked it has gone as far as it
+// will before its context ends.
 func TestRunWithPublicKeyWaitsForContext(t *testing.T) {
 	h := newHarness(t)
 	synctest.Test(t, func(t *testing.T) {
-		calls := &inprocess.NoCalls{}
+		calls := &callLog{}
 		o := h.opts
 		o.HTTPClient = &http.Client{Transport: calls}
 		ad, err := discordad.New(o)
@@ -175,8 +203,8 @@ func TestRunWithPublicKeyWaitsForContext(t *testing.T) {
 			t.Fatalf("Run returned before its context ended: %v", err)
 		default:
 		}
-		if n := calls.Calls(); n != 0 {
-			t.Fatalf("Run made %d calls, although interactions come over HTTP", n)
+		if got := calls.Calls(); len(got) != 1 || got[0] != "PUT /api/v9/applications/"+appID+"/commands" {
+			t.Fatalf("Run called %q, want only the registration of /approvals: interactions come over HTTP", got)
 		}
 		cancel()
 		if err := <-done; err != nil {

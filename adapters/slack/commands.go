@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
-	"time"
 
 	slackgo "github.com/slack-go/slack"
 
@@ -17,13 +15,6 @@ import (
 	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
-)
-
-// What /approvals lists at most, so its answer stays one short message
-// per tenant.
-const (
-	listMax     = 30  // approvals shown per tenant
-	listScanMax = 500 // pending approvals read per tenant to find them
 )
 
 const commandHelp = "*/approvals* lists what waits for a decision in this channel's tenant, oldest first, with links to the cards.\n" +
@@ -115,45 +106,16 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 // channel (cards, tool overrides, ladder posts, digests), else the
 // tenants the user is a member of.
 func tenantsFor(tenants map[string]*config.Tenant, channel, user string) ([]string, bool) {
-	var ids []string
-	for id, t := range tenants {
-		if postsTo(t, channel) {
-			ids = append(ids, id)
-		}
-	}
-	byChannel := len(ids) > 0
-	if !byChannel {
-		for id, t := range tenants {
-			if _, ok := t.MemberBySlack(user); ok {
-				ids = append(ids, id)
-			}
-		}
-	}
-	slices.Sort(ids)
-	return ids, byChannel
+	return click.TenantsFor(tenants,
+		func(t *config.Tenant) bool { return postsTo(t, channel) },
+		func(t *config.Tenant) bool { _, ok := t.MemberBySlack(user); return ok })
 }
 
 func postsTo(t *config.Tenant, channel string) bool {
 	if channel == "" {
 		return false
 	}
-	is := func(tg ladder.Target) bool { return tg.Kind == ladder.KindSlackChannel && tg.ID == channel }
-	if slices.ContainsFunc(t.Post, is) {
-		return true
-	}
-	for _, o := range t.Tools {
-		if slices.ContainsFunc(o.Post, is) {
-			return true
-		}
-	}
-	for _, l := range t.Ladders {
-		for _, s := range l.Steps {
-			if slices.ContainsFunc(s.Post, is) {
-				return true
-			}
-		}
-	}
-	return t.Digest != nil && is(t.Digest.To)
+	return click.PostsTo(t, func(tg ladder.Target) bool { return tg.Kind == ladder.KindSlackChannel && tg.ID == channel })
 }
 
 // pendingText lists a tenant's waiting approvals, oldest first, each
@@ -161,36 +123,23 @@ func postsTo(t *config.Tenant, channel string) bool {
 // functions and ids come from the backend: the list is literal text,
 // each line a link to its card labelled with the function.
 func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool, channel, team string) section {
-	rows, err := a.store.ApprovalListPending(ctx, store.ApprovalListPendingParams{Tenant: tenant, Limit: listScanMax})
-	if err != nil {
-		a.log.Error("slack: list pending approvals", "tenant", tenant, "err", err.Error())
+	p := click.ListPending(ctx, a.store, a.log.With("surface", "slack"), tenant, a.now(), byChannel,
+		func(posts []*store.Post) *store.Post { return cardOf(posts, byChannel, channel) })
+	if p.Failed {
 		return section{mrkdwn: fmt.Sprintf("*%s*: the bot cannot read what waits right now; try again in a moment.", mrkdwn(tenant))}
 	}
-	now := a.now()
 	var lines [][]templates.SlackElem
-	more := 0
-	for _, row := range rows {
-		post, err := a.cardOf(ctx, row.ID, byChannel, channel)
-		if err != nil {
-			a.log.Warn("slack: list the posts of an approval", "tenant", tenant, "approval_id", row.ID, "err", err.Error())
-		}
-		if byChannel && post == nil {
-			continue
-		}
-		if len(lines) == listMax {
-			more++
-			continue
-		}
-		name := chunk.Cut(cmpOr(row.Function, row.ID), 80)
+	for _, w := range p.Items {
+		name := chunk.Cut(w.Function, 80)
 		line := []templates.SlackElem{templates.SlackText("• "), templates.SlackText(name)}
-		if post != nil {
-			if link := a.permalink(ctx, team, post); link != "" {
+		if w.Card != nil {
+			if link := a.permalink(ctx, team, w.Card); link != "" {
 				line[1] = templates.SlackLink(link, name)
 			}
 		}
-		rest := fmt.Sprintf(" · %s · waiting %s", chunk.Cut(row.ID, 120), since(now.Sub(row.RequestedAt)))
-		if !row.DeadlineAt.IsZero() {
-			rest += " · deadline " + row.DeadlineAt.UTC().Format("2006-01-02 15:04 UTC")
+		rest := fmt.Sprintf(" · %s · waiting %s", chunk.Cut(w.ID, 120), click.Waited(w.Waited))
+		if !w.Deadline.IsZero() {
+			rest += " · deadline " + w.Deadline.UTC().Format("2006-01-02 15:04 UTC")
 		}
 		lines = append(lines, append(line, templates.SlackText(rest)))
 	}
@@ -202,21 +151,17 @@ func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool
 		return section{mrkdwn: fmt.Sprintf("*%s*: nothing waits for a decision%s.", mrkdwn(tenant), where)}
 	}
 	head := []templates.SlackElem{templates.SlackBold(tenant),
-		templates.SlackText(fmt.Sprintf(": %d wait for a decision%s, oldest first:", len(lines)+more, where))}
+		templates.SlackText(fmt.Sprintf(": %d wait for a decision%s, oldest first:", len(lines)+p.More, where))}
 	out := section{lines: append([][]templates.SlackElem{head}, lines...)}
-	if more > 0 {
-		out.lines = append(out.lines, []templates.SlackElem{templates.SlackText(fmt.Sprintf("…and %d more.", more))})
+	if p.More > 0 {
+		out.lines = append(out.lines, []templates.SlackElem{templates.SlackText(fmt.Sprintf("…and %d more.", p.More))})
 	}
 	return out
 }
 
 // cardOf is the card to link for an approval: its first card in the
 // channel, or (outside one) its first card in any Slack channel.
-func (a *Adapter) cardOf(ctx context.Context, id string, byChannel bool, channel string) (*store.Post, error) {
-	posts, err := a.store.PostList(ctx, id)
-	if err != nil {
-		return nil, err
-	}
+func cardOf(posts []*store.Post, byChannel bool, channel string) *store.Post {
 	for _, p := range posts {
 		if p.Channel == "" || p.Ref == "" || !strings.HasPrefix(p.Target, "slack:") {
 			continue
@@ -227,9 +172,9 @@ func (a *Adapter) cardOf(ctx context.Context, id string, byChannel bool, channel
 		if !byChannel && !strings.HasPrefix(p.Channel, "C") && !strings.HasPrefix(p.Channel, "G") {
 			continue // someone's DM: not a link for everyone
 		}
-		return p, nil
+		return p
 	}
-	return nil, nil
+	return nil
 }
 
 // workspaceURL is the workspace's address from auth.test, asked once
@@ -262,44 +207,19 @@ func (a *Adapter) permalink(ctx context.Context, team string, p *store.Post) str
 // each tool override with the ladder, deadline and channels it takes.
 func ladderText(id string, t *config.Tenant) []string {
 	var out []string
-	names := make([]string, 0, len(t.Ladders))
-	for name := range t.Ladders {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		head := fmt.Sprintf("*%s* · ladder `%s` (deadline %s):", mrkdwn(id), mrkdwn(name), ladder.FormatDuration(cmpDuration(t.Deadline, ladder.DefaultDeadline)))
-		out = append(out, head+"\n"+codeBlock(t.Ladders[name].Timeline(t.Post, t.Deadline)))
-	}
-	for _, o := range t.Tools {
-		post, deadline := t.Post, t.Deadline
-		if len(o.Post) > 0 {
-			post = o.Post
+	for _, v := range click.Ladders(t) {
+		head := fmt.Sprintf("*%s* · ladder `%s` (deadline %s):", mrkdwn(id), mrkdwn(v.Ladder), ladder.FormatDuration(v.Deadline))
+		if v.Glob != "" {
+			head = fmt.Sprintf("*%s* · calls of `%s` take ladder `%s` (deadline %s):", mrkdwn(id), mrkdwn(v.Glob),
+				mrkdwn(v.Ladder), ladder.FormatDuration(v.Deadline))
 		}
-		if o.Deadline > 0 {
-			deadline = o.Deadline
-		}
-		lad, ok := t.Ladders[o.Ladder]
-		if !ok {
-			lad = t.Ladders[config.DefaultLadder]
-			lad.Name = config.DefaultLadder
-		}
-		head := fmt.Sprintf("*%s* · calls of `%s` take ladder `%s` (deadline %s):", mrkdwn(id), mrkdwn(o.Glob),
-			mrkdwn(lad.Name), ladder.FormatDuration(cmpDuration(deadline, ladder.DefaultDeadline)))
-		out = append(out, head+"\n"+codeBlock(lad.Timeline(post, deadline)))
+		out = append(out, head+"\n"+codeBlock(v.Lines))
 	}
 	return out
 }
 
 func codeBlock(lines []string) string {
 	return "```\n" + chunk.Fence(mrkdwn(strings.Join(lines, "\n"))) + "\n```"
-}
-
-func cmpDuration(d, fallback time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return fallback
 }
 
 // section is one part of a command's answer: the bot's own words and
@@ -353,22 +273,4 @@ func layout(sections []section) []templates.SlackMessage {
 		msgs = append(msgs, templates.SlackMessage{Text: "Approvals", Blocks: blocks})
 	}
 	return msgs
-}
-
-// since words a wait as people say it: 45s, 15m, 2h5m, 3d4h.
-func since(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 24*time.Hour:
-		if m := int(d.Minutes()) % 60; m > 0 {
-			return fmt.Sprintf("%dh%dm", int(d.Hours()), m)
-		}
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }

@@ -5,7 +5,9 @@
 // person privately (ephemeral messages, or the interaction's
 // response_url).
 //
-// It takes clicks, the deny reason modal and the /approvals command over
+// It takes clicks, the deny reason modal, the comment modal of Approve
+// with comment… (Slack's confirm dialog takes no text) and the
+// /approvals command over
 // either transport, into one handler: the signed HTTP endpoints
 // (POST /slack/interactions, POST /slack/commands; verified with the
 // signing secret on the raw body before anything is parsed) or Socket

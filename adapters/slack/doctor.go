@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -38,6 +39,10 @@ func (a *Adapter) Doctor(ctx context.Context, w io.Writer) error {
 	}
 
 	auth, err := a.api.AuthTestContext(ctx)
+	if cause := unreachable(err); cause != nil {
+		problem("cannot reach Slack's Web API at %s: %v (a network failure, not a token problem: check DNS, a firewall or proxy, and slack.api_url)", a.apiURL, cause)
+		return fmt.Errorf("slack: cannot reach the Web API")
+	}
 	if err != nil {
 		problem("the bot token does not work: %s (check SLACK_BOT_TOKEN: the Bot User OAuth Token, xoxb-…)", describe(err))
 		return fmt.Errorf("slack: the bot token does not work")
@@ -59,6 +64,10 @@ func (a *Adapter) Doctor(ctx context.Context, w io.Writer) error {
 	switch {
 	case a.socketAPI != nil:
 		if _, _, err := a.socketAPI.StartSocketModeContext(ctx); err != nil {
+			if cause := unreachable(err); cause != nil {
+				problem("Socket Mode: cannot reach Slack at %s: %v (a network failure, not a token problem)", a.apiURL, cause)
+				break
+			}
 			problem("Socket Mode: the app token does not work: %s (check SLACK_APP_TOKEN: an app-level token, xapp-…, with connections:write)", describe(err))
 		} else {
 			say("interactions: Socket Mode; the app token works")
@@ -143,6 +152,18 @@ func configuredChannels(tenants map[string]*config.Tenant) []configuredChannel {
 	}
 	slices.SortFunc(out, func(x, y configuredChannel) int { return strings.Compare(x.id, y.id) })
 	return out
+}
+
+// unreachable is, for a call that got no answer from Slack at all
+// (refused, no such host, timed out), the network's own words without
+// the request's address; nil for an answer, or no error. Doctor must not
+// blame such a failure on a token.
+func unreachable(err error) error {
+	var ue *url.Error
+	if err == nil || slackCode(err) != "" || !errors.As(err, &ue) {
+		return nil
+	}
+	return ue.Err
 }
 
 // describe is an error as a person fixing it reads it: Slack's code, or

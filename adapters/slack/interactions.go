@@ -18,12 +18,16 @@ import (
 	"approvalsbot/threads"
 )
 
-// The deny dialog's wire names, and how many actions a click carries.
+// The dialogs' wire names (the deny dialog's reason, Approve with
+// comment…'s comment), and how many actions a click carries.
 const (
-	denyCallbackID  = "ab1-deny"
-	reasonBlockID   = "reason"
-	reasonActionID  = "reason"
-	actionsPerClick = 1
+	denyCallbackID    = "ab1-deny"
+	approveCallbackID = "ab1-approve"
+	reasonBlockID     = "reason"
+	reasonActionID    = "reason"
+	commentBlockID    = "comment"
+	commentActionID   = "comment"
+	actionsPerClick   = 1
 )
 
 // ackBody is what an interaction is acknowledged with: nothing (an empty 200,
@@ -153,6 +157,11 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 	case templates.ActionDeny:
 		trigger := cb.TriggerID
 		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askReason(ctx, act, who, trigger, received) }}
+	case templates.ActionApproveNote:
+		// Slack's confirm dialog takes no text: the comment comes through
+		// a modal, opened after the ack like Deny's.
+		trigger := cb.TriggerID
+		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askComment(ctx, act, who, trigger, received) }}
 	default: // ActionShowArgs, ActionShowDetails
 		return click.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
 	}
@@ -205,7 +214,8 @@ func (a *Adapter) replace(ctx context.Context, responseURL string, card threads.
 	return err
 }
 
-// denyMeta is the deny modal's private_metadata: the click it answers.
+// denyMeta is a dialog's private_metadata (the deny modal's, the comment
+// modal's): the click it answers.
 type denyMeta struct {
 	Action  string `json:"a"`
 	Channel string `json:"c,omitempty"`
@@ -225,6 +235,29 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 		a.afterRecord(ctx, act, who, out)
 		return
 	}
+	a.openDialog(ctx, act, who, trigger, row.Tenant, func(meta string) slackgo.ModalViewRequest {
+		return denyModal(row.Function, act, meta)
+	})
+}
+
+// askComment opens the comment modal of Approve with comment… for a
+// person who may decide; anyone else is told at once why not.
+func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person, trigger string, received time.Time) {
+	d, out := a.clicks.Ask(ctx, act, who.threads(), true, received)
+	if d == nil {
+		a.afterRecord(ctx, act, who, out)
+		return
+	}
+	a.openDialog(ctx, act, who, trigger, d.Tenant, func(meta string) slackgo.ModalViewRequest {
+		return approveModal(*d, act, meta)
+	})
+}
+
+// openDialog opens a dialog that answers act, its private_metadata
+// carrying the click (the response_url left out when it does not fit);
+// when it does not open the person is told so.
+func (a *Adapter) openDialog(ctx context.Context, act templates.Action, who person, trigger, tenant string,
+	modal func(meta string) slackgo.ModalViewRequest) {
 	meta := denyMeta{Action: templates.EncodeAction(act), Channel: who.channel, Reply: who.reply}
 	raw, _ := json.Marshal(meta) // strings only: cannot fail
 	if len(raw) > privateMetadataMax {
@@ -233,11 +266,39 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 	}
 	mctx, cancel := context.WithTimeout(ctx, modalTimeout)
 	defer cancel()
-	_, err := a.api.OpenViewContext(mctx, trigger, denyModal(row.Function, act, string(raw)))
-	if err != nil {
-		a.log.Warn("slack: open the deny dialog", "tenant", row.Tenant, "approval_id", act.ApprovalID,
+	if _, err := a.api.OpenViewContext(mctx, trigger, modal(string(raw))); err != nil {
+		a.log.Warn("slack: open a dialog", "tenant", tenant, "approval_id", act.ApprovalID, "kind", string(act.Kind),
 			"slack_user", who.user, "err", scrub(err).Error())
 		a.answer(ctx, who, click.SayDialogFailed)
+	}
+}
+
+// approveModal asks for an optional comment, at most click.ReasonMax
+// characters, saying what the call does when its effect line says
+// anything (a destructive call's Approve asks again through Slack's own
+// confirm dialog; this modal is that confirmation too).
+func approveModal(d click.Dialog, act templates.Action, meta string) slackgo.ModalViewRequest {
+	input := slackgo.NewPlainTextInputBlockElement(nil, commentActionID).WithMultiline(true).WithMaxLength(click.ReasonMax)
+	hint := click.SayCommentGoes
+	if d.Restricted {
+		hint = click.SayCommentWithheld
+	}
+	comment := slackgo.NewInputBlock(commentBlockID,
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayCommentLabel, false, false),
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, hint, false, false), input)
+	comment.Optional = true
+	return slackgo.ModalViewRequest{
+		Type:            slackgo.VTModal,
+		CallbackID:      approveCallbackID,
+		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut(click.ApproveTitle(d.Function), modalTitleMax), false, false),
+		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayApproveSubmit, false, false),
+		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayDenyClose, false, false),
+		PrivateMetadata: meta,
+		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
+			// The function and the id are the backend's: literal text.
+			templates.SlackRichText(withBold(click.ApproveQuestion(placeholder, act.ApprovalID, act.Revision, d.Effect), chunk.Cut(d.Function, 200))...),
+			comment,
+		}},
 	}
 }
 
@@ -262,13 +323,22 @@ func denyModal(function string, act templates.Action, meta string) slackgo.Modal
 	}
 }
 
-// submit handles the deny modal's submission: the denial is recorded
-// first, then the modal closes (or shows what is wrong with the reason,
-// or that the denial could not be recorded, so the person can submit it
-// again), and the clicked card is replaced through the response_url the
-// click carried in the modal's private_metadata.
+// submit handles a dialog's submission (the deny modal's reason, the
+// comment modal's approval): the decision is recorded first, then the
+// modal closes (or shows what is wrong with the text, or that the
+// decision could not be recorded, so the person can submit it again), and
+// the clicked card is replaced through the response_url the click carried
+// in the modal's private_metadata.
 func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, click.Work) {
-	if cb.View.CallbackID != denyCallbackID {
+	// Each dialog's action, and the field that holds its text.
+	var kind templates.ActionKind
+	var blockID, actionID string
+	switch cb.View.CallbackID {
+	case denyCallbackID:
+		kind, blockID, actionID = templates.ActionDeny, reasonBlockID, reasonActionID
+	case approveCallbackID:
+		kind, blockID, actionID = templates.ActionApproveNote, commentBlockID, commentActionID
+	default:
 		a.log.Debug("slack: submission of a view the bot does not know", "callback_id", chunk.Cut(cb.View.CallbackID, 64))
 		return nil, click.Work{}
 	}
@@ -281,23 +351,32 @@ func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, r
 	if err == nil {
 		act, err = templates.ParseAction(meta.Action)
 	}
-	if err == nil && act.Kind != templates.ActionDeny {
-		err = errors.New("the dialog's action is not a denial")
+	if err == nil && act.Kind != kind {
+		err = errors.New("the dialog's action is not its own")
 	}
 	if err != nil {
-		a.log.Warn("slack: deny dialog with a payload the bot does not know", "slack_user", cb.User.ID, "err", err.Error())
-		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: click.SayUnknownDialog}), click.Work{}
+		a.log.Warn("slack: dialog with a payload the bot does not know", "slack_user", cb.User.ID,
+			"callback_id", cb.View.CallbackID, "err", err.Error())
+		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{blockID: click.SayUnknownDialog}), click.Work{}
 	}
-	reason := ""
+	text := ""
 	if cb.View.State != nil {
-		reason = cb.View.State.Values[reasonBlockID][reasonActionID].Value
+		text = cb.View.State.Values[blockID][actionID].Value
 	}
 	who := person{user: cb.User.ID, channel: meta.Channel, reply: a.allowedReply(meta.Reply)}
-	out := a.clicks.Record(ctx, act, who.threads(), false, reason, received)
+	approve := kind == templates.ActionApproveNote
+	// The decision recorded is the card's own (approve or deny) of the
+	// clicked revision, whatever button opened the dialog.
+	decided := templates.Action{Kind: templates.ActionDeny, ApprovalID: act.ApprovalID, Revision: act.Revision}
+	if approve {
+		decided.Kind = templates.ActionApprove
+	}
+	out := a.clicks.Record(ctx, decided, who.threads(), approve, text, received)
 	if out.Retry {
 		// Nothing was recorded, and submitting again may be: the modal
-		// stays open with the reason in it.
-		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: out.Text}), click.Work{}
+		// stays open with the text in it.
+		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{blockID: out.Text}), click.Work{}
 	}
+	act = decided
 	return nil, click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 }

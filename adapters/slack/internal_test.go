@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	slackgo "github.com/slack-go/slack"
 
@@ -156,17 +155,6 @@ func TestSplitTextAndLayout(t *testing.T) {
 	for _, want := range []string{"line 499", "row 0 ", "row 499"} {
 		if !strings.Contains(all.String(), want) {
 			t.Fatalf("%q lost", want)
-		}
-	}
-}
-
-func TestSince(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		-time.Second: "0s", 45 * time.Second: "45s", 15 * time.Minute: "15m", 2 * time.Hour: "2h",
-		2*time.Hour + 5*time.Minute: "2h5m", 76 * time.Hour: "3d4h",
-	} {
-		if got := since(d); got != want {
-			t.Errorf("since(%s) = %q, want %q", d, got, want)
 		}
 	}
 }

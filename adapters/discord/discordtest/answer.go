@@ -59,6 +59,9 @@ func (s *Server) recordEdit(m *Message, via, token string) {
 
 // checkAnswerLocked applies Discord's rules for the first answer to in.
 func (s *Server) checkAnswerLocked(in *interaction, raw []byte) string {
+	if p := checkResponseBody(raw); p != "" {
+		return p
+	}
 	return checkResponse(in.typ, in.message != "" && s.messages[in.message] != nil, raw)
 }
 

@@ -211,7 +211,7 @@ func TestEditOriginal(t *testing.T) {
 // original is that answer, not a channel message.
 func TestEditOriginalOfOtherAnswers(t *testing.T) {
 	f := newFixture(t)
-	f.bot.answer.Store(`{"type":9,"data":{"custom_id":"ab1|deny|a-1|1","title":"Deny","components":[{"type":1,"components":[{"type":4,"custom_id":"reason","label":"Reason","style":2}]}]}}`)
+	f.bot.answer.Store(`{"type":9,"data":{"custom_id":"ab1|deny|a-1|1","title":"Deny","components":[{"type":18,"label":"Reason","component":{"type":4,"custom_id":"reason","style":2}}]}}`)
 	modal := f.click("ab1|deny|a-1|1")
 	if !modal.Answered() {
 		t.Fatal(modal.Problem)

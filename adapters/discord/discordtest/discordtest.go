@@ -9,18 +9,23 @@
 // /api/v9/... with "Authorization: Bot <token>", exactly as discordgo
 // builds them (its endpoints are package globals and stay untouched).
 //
-// What it enforces, as Discord does: the bot token; the bot's permissions
+// What it enforces, as Discord does (and, for bodies, more strictly than
+// Discord: schema.go): every body the bot sends has exactly the fields
+// Discord's API types document, with no null where a field is to be left
+// out; the bot token; the bot's permissions
 // in each channel (View Channel, Send Messages, Send Messages in Threads,
 // Create Public Threads, Embed Links: embeds are dropped without it);
 // message limits (content 2,000, embeds, 5×5 buttons, custom_id 100,
 // label 80); one thread per message, whose id is the message's; an
-// interaction answered once within 3 s, a modal's limits, follow-ups only
+// interaction answered once within 3 s, a modal's limits (labels and text
+// displays; action rows in modals are deprecated), follow-ups only
 // after the answer and within the token's 15 minutes; an UPDATE_MESSAGE
 // answer (type 7) only to an interaction on a message, which it edits,
 // and PATCH …/messages/@original editing the interaction's original
 // message (for a component, the message the button is on) only while the
 // token lives, both within a message's limits; a per-channel pace of
-// message creates answered with 429 and retry_after. Ids are unique
+// message creates answered with 429 and retry_after; the application's
+// global commands (PUT and GET /applications/{id}/commands). Ids are unique
 // snowflakes. Everything received is recorded, every edit of a message
 // with the way it came (EditsOf).
 //
@@ -65,10 +70,18 @@ const (
 	RouteCallback       = "POST /interactions/{interaction}/{token}/callback"
 	RouteFollowup       = "POST /webhooks/{application}/{token}"
 	RouteOriginalEdit   = "PATCH /webhooks/{application}/{token}/messages/@original"
+	RouteCommandsPut    = "PUT /applications/{application}/commands"
+	RouteCommandsGet    = "GET /applications/{application}/commands"
 	RouteGateway        = "GET /gateway"
 	RouteGatewayBot     = "GET /gateway/bot"
 	interactionLifetime = 15 * time.Minute
 	answerWithin        = 3 * time.Second
+)
+
+// Component types of modals, which discordgo v0.29 does not name.
+const (
+	componentTextDisplay = 10
+	componentLabel       = 18
 )
 
 // Discord's JSON error codes the fake answers with:
@@ -134,6 +147,7 @@ type Server struct {
 	rateLimited     int
 	injected        []injection
 	interactionsURL string
+	commands        []json.RawMessage // the application's global commands, as registered
 	answered        *sync.Cond
 
 	gw gateway
@@ -312,7 +326,8 @@ func New(t testing.TB, o Options) *Server {
 		RouteMessageCreate: s.messageCreate, RouteMessageEdit: s.messageEdit, RouteThreadStart: s.threadStart,
 		RouteGuild: s.guild, RouteGuildMember: s.guildMember, RouteCallback: s.callback, RouteFollowup: s.followup,
 		RouteOriginalEdit: s.originalEdit,
-		RouteGateway:      s.gatewayURL, RouteGatewayBot: s.gatewayURL,
+		RouteCommandsPut:  s.commandsPut, RouteCommandsGet: s.commandsGet,
+		RouteGateway: s.gatewayURL, RouteGatewayBot: s.gatewayURL,
 	}
 	for route, h := range routes {
 		method, path, _ := strings.Cut(route, " ")
@@ -325,6 +340,13 @@ func New(t testing.TB, o Options) *Server {
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.close)
 	return s
+}
+
+// routeBodies are the bodies each route takes (schema.go); the callback's
+// is checked with the interaction's first answer.
+var routeBodies = map[string]*shape{
+	RouteMessageCreate: bodyMessageCreate, RouteMessageEdit: bodyMessageEdit, RouteThreadStart: bodyThreadStart,
+	RouteDMCreate: bodyDMCreate, RouteFollowup: bodyFollowup, RouteOriginalEdit: bodyOriginalEdit, RouteCommandsPut: bodyCommands,
 }
 
 // apiPrefix is where discordgo sends REST calls: its API version, read
@@ -563,6 +585,12 @@ func (s *Server) recorded(route string, h http.HandlerFunc) http.HandlerFunc {
 			writeError(rec, inj.status, inj.code, http.StatusText(inj.status))
 			return
 		}
+		if shape := routeBodies[route]; shape != nil {
+			if problem := checkBody(body, shape); problem != "" {
+				writeInvalid(rec, problem)
+				return
+			}
+		}
 		h(rec, r)
 	}
 }
@@ -753,15 +781,19 @@ type messageBody struct {
 }
 
 type rawComponent struct {
-	Type       discordgo.ComponentType `json:"type"`
-	Components []rawComponent          `json:"components"`
-	CustomID   string                  `json:"custom_id"`
-	Label      string                  `json:"label"`
-	Style      int                     `json:"style"`
-	URL        string                  `json:"url"`
-	MaxLength  int                     `json:"max_length"`
-	Required   *bool                   `json:"required"`
-	Value      string                  `json:"value"`
+	Type        discordgo.ComponentType `json:"type"`
+	Components  []rawComponent          `json:"components"`
+	Component   *rawComponent           `json:"component"` // a label's
+	CustomID    string                  `json:"custom_id"`
+	Label       string                  `json:"label"`
+	Description string                  `json:"description"`
+	Content     string                  `json:"content"` // a text display's
+	Style       int                     `json:"style"`
+	URL         string                  `json:"url"`
+	Placeholder string                  `json:"placeholder"`
+	MaxLength   int                     `json:"max_length"`
+	Required    *bool                   `json:"required"`
+	Value       string                  `json:"value"`
 }
 
 func (s *Server) readMessage(w http.ResponseWriter, r *http.Request) (*messageBody, bool) {
@@ -1143,7 +1175,8 @@ type Answer struct {
 	Embeds   []*discordgo.MessageEmbed
 	CustomID string      // a modal's
 	Title    string      // a modal's
-	Inputs   []TextInput // a modal's text inputs, row by row
+	Inputs   []TextInput // a modal's text inputs, label by label
+	Texts    []string    // a modal's text displays
 	// Components says the answer set the message's components (an empty
 	// list removes them all); Buttons are the buttons it set, row by row.
 	Components bool
@@ -1154,13 +1187,15 @@ type Answer struct {
 // Ephemeral reports whether only the person who clicked sees the answer.
 func (a Answer) Ephemeral() bool { return a.Flags&discordgo.MessageFlagsEphemeral != 0 }
 
-// TextInput is one text input of a modal.
+// TextInput is one text input of a modal, with the label and the
+// description of the label component that holds it.
 type TextInput struct {
-	CustomID  string
-	Label     string
-	Style     discordgo.TextInputStyle
-	MaxLength int
-	Required  bool
+	CustomID    string
+	Label       string
+	Description string
+	Style       discordgo.TextInputStyle
+	MaxLength   int
+	Required    bool
 }
 
 func parseAnswer(raw []byte) (*Answer, error) {
@@ -1186,13 +1221,19 @@ func parseAnswer(raw []byte) (*Answer, error) {
 			a.Components, rows = true, *d.Components
 		}
 		for i, row := range rows {
+			switch row.Type {
+			case componentLabel:
+				if c := row.Component; c != nil && c.Type == discordgo.TextInputComponent {
+					// Discord's default for required is true.
+					a.Inputs = append(a.Inputs, TextInput{CustomID: c.CustomID, Label: row.Label, Description: row.Description,
+						Style: discordgo.TextInputStyle(c.Style), MaxLength: c.MaxLength, Required: c.Required == nil || *c.Required})
+				}
+			case componentTextDisplay:
+				a.Texts = append(a.Texts, row.Content)
+			}
 			for _, c := range row.Components {
 				if c.Type == discordgo.ButtonComponent {
 					a.Buttons = append(a.Buttons, Button{Row: i, CustomID: c.CustomID, Label: c.Label, Style: discordgo.ButtonStyle(c.Style)})
-				}
-				if c.Type == discordgo.TextInputComponent {
-					a.Inputs = append(a.Inputs, TextInput{CustomID: c.CustomID, Label: c.Label,
-						Style: discordgo.TextInputStyle(c.Style), MaxLength: c.MaxLength, Required: c.Required != nil && *c.Required})
 				}
 			}
 		}
@@ -1278,16 +1319,32 @@ func checkResponse(typ discordgo.InteractionType, onMessage bool, raw []byte) st
 			return "modal: title of 1 to 45 characters"
 		}
 		if len(d.Components) < 1 || len(d.Components) > 5 {
-			return "modal: 1 to 5 rows"
+			return "modal: 1 to 5 components"
 		}
-		for _, row := range d.Components {
-			if row.Type != discordgo.ActionsRowComponent || len(row.Components) != 1 || row.Components[0].Type != discordgo.TextInputComponent {
-				return "modal: each row holds exactly one text input"
+		inputs := 0
+		for _, c := range d.Components {
+			switch c.Type {
+			case componentTextDisplay:
+				if charLen(c.Content) < 1 || charLen(c.Content) > 4000 {
+					return "modal: a text display of 1 to 4000 characters"
+				}
+			case componentLabel:
+				in := c.Component
+				if charLen(c.Label) < 1 || charLen(c.Label) > 45 || charLen(c.Description) > 100 {
+					return "modal: a label of 1 to 45 characters, a description of at most 100"
+				}
+				if in == nil || in.CustomID == "" || len(in.CustomID) > 100 || (in.Style != 1 && in.Style != 2) ||
+					in.MaxLength > 4000 || charLen(in.Placeholder) > 100 {
+					return "modal: a text input needs a custom_id of 1 to 100, style 1 or 2, max_length ≤ 4000, a placeholder of at most 100"
+				}
+				inputs++
+			default:
+				// Action rows in modals are deprecated for labels.
+				return "modal: a component of type " + strconv.Itoa(int(c.Type)) + ": only labels and text displays"
 			}
-			in := row.Components[0]
-			if in.CustomID == "" || charLen(in.Label) < 1 || charLen(in.Label) > 45 || (in.Style != 1 && in.Style != 2) || in.MaxLength > 4000 {
-				return "modal: a text input needs a custom_id, a label of 1 to 45, style 1 or 2, max_length ≤ 4000"
-			}
+		}
+		if inputs == 0 {
+			return "modal: no input to submit"
 		}
 	case discordgo.InteractionApplicationCommandAutocompleteResult:
 		if typ != discordgo.InteractionApplicationCommandAutocomplete {
@@ -1318,4 +1375,47 @@ func (s *Server) SetMentionable(guildID, roleID string, mentionable bool) {
 			r.Mentionable = mentionable
 		}
 	}
+}
+
+// commandsPut is PUT /applications/{application}/commands: Bulk
+// Overwrite Global Application Commands. The body was checked against
+// the API's types (routeBodies); each command gets an id.
+func (s *Server) commandsPut(w http.ResponseWriter, r *http.Request) {
+	if r.PathValue("application") != s.o.ApplicationID {
+		writeError(w, http.StatusForbidden, CodeMissingAccess, "Missing Access")
+		return
+	}
+	var cmds []map[string]any
+	if json.NewDecoder(r.Body).Decode(&cmds) != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidJSON, "The request body contains invalid JSON.")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commands = s.commands[:0]
+	for _, c := range cmds {
+		c["id"], c["application_id"], c["version"] = s.Snowflake(), s.o.ApplicationID, s.Snowflake()
+		b, _ := json.Marshal(c) // decoded JSON: cannot fail
+		s.commands = append(s.commands, b)
+	}
+	writeJSON(w, http.StatusOK, s.commands)
+}
+
+// commandsGet is GET /applications/{application}/commands.
+func (s *Server) commandsGet(w http.ResponseWriter, r *http.Request) {
+	if r.PathValue("application") != s.o.ApplicationID {
+		writeError(w, http.StatusForbidden, CodeMissingAccess, "Missing Access")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]json.RawMessage{}, s.commands...)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// Commands lists the application's global commands as registered.
+func (s *Server) Commands() []json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]json.RawMessage(nil), s.commands...)
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 
@@ -35,6 +36,10 @@ type Submit struct {
 	// the one the modal CustomID was last opened from for User (none when
 	// the bot opened no such modal: a forged submission).
 	MessageID string
+	// Rows submits the values in action rows, as Discord does for a modal
+	// built of action rows (an older release's); by default each is in a
+	// label, as Discord submits a modal of labels.
+	Rows bool
 }
 
 // Result is the bot's first answer to an interaction.
@@ -74,12 +79,21 @@ func (s *Server) ClickButton(c Click) Result {
 // SubmitModal delivers a modal's submission.
 func (s *Server) SubmitModal(m Submit) Result {
 	in, p := s.newInteraction(discordgo.InteractionModalSubmit, m.User, m.Channel)
-	rows := make([]any, 0, len(m.Values))
-	for id, v := range m.Values {
-		rows = append(rows, map[string]any{"type": discordgo.ActionsRowComponent, "components": []any{
-			map[string]any{"type": discordgo.TextInputComponent, "custom_id": id, "value": v}}})
+	ids := make([]string, 0, len(m.Values))
+	for id := range m.Values {
+		ids = append(ids, id)
 	}
-	p["data"] = map[string]any{"custom_id": m.CustomID, "components": rows}
+	sort.Strings(ids)
+	comps := make([]any, 0, len(ids))
+	for i, id := range ids {
+		input := map[string]any{"type": discordgo.TextInputComponent, "id": 2*i + 2, "custom_id": id, "value": m.Values[id]}
+		if m.Rows {
+			comps = append(comps, map[string]any{"type": discordgo.ActionsRowComponent, "id": 2*i + 1, "components": []any{input}})
+		} else {
+			comps = append(comps, map[string]any{"type": componentLabel, "id": 2*i + 1, "component": input})
+		}
+	}
+	p["data"] = map[string]any{"custom_id": m.CustomID, "components": comps}
 	if m.MessageID == "" {
 		m.MessageID = s.messageOfModal(m.User, m.CustomID)
 	}
@@ -89,10 +103,21 @@ func (s *Server) SubmitModal(m Submit) Result {
 	return s.deliver(in, p)
 }
 
-// Command delivers a slash command the bot never registered.
+// Command delivers a slash command by name, with no options: one the bot
+// never registered, or a command with subcommands run bare (which
+// Discord's client does not let a person do).
 func (s *Server) Command(user, channel, name string) Result {
 	in, p := s.newInteraction(discordgo.InteractionApplicationCommand, user, channel)
 	p["data"] = map[string]any{"id": s.Snowflake(), "name": name, "type": 1}
+	return s.deliver(in, p)
+}
+
+// Subcommand delivers a slash command's subcommand, as Discord sends
+// /name sub.
+func (s *Server) Subcommand(user, channel, name, sub string) Result {
+	in, p := s.newInteraction(discordgo.InteractionApplicationCommand, user, channel)
+	p["data"] = map[string]any{"id": s.Snowflake(), "name": name, "type": 1,
+		"options": []any{map[string]any{"name": sub, "type": 1}}}
 	return s.deliver(in, p)
 }
 

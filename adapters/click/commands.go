@@ -1,0 +1,196 @@
+package click
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+	"approvalsbot/store"
+)
+
+// What /approvals reads and shows on every chat surface: whose approvals
+// a command in a channel is about, what waits in a tenant, and its
+// ladders as timelines. A surface lays them out in its own markup; these
+// decide what they hold, so Slack's and Discord's answers say the same.
+
+// CommandStore is what a command reads; store.Store satisfies it.
+type CommandStore interface {
+	ApprovalListPending(ctx context.Context, p store.ApprovalListPendingParams) ([]*store.Approval, error)
+	PostList(ctx context.Context, approvalID string) ([]*store.Post, error)
+}
+
+// What a listing shows at most, so it stays one short answer per tenant.
+const (
+	// ListMax is the approvals listed per tenant.
+	ListMax = 30
+	// listScanMax is the pending approvals read per tenant to find them.
+	listScanMax = 500
+)
+
+// TenantsFor finds whose approvals a command is about: the tenants that
+// post to the channel it was given in (postsHere: cards, tool overrides,
+// ladder posts, digests), else those the person is a member of
+// (isMember). byChannel says which. The ids are sorted.
+func TenantsFor(tenants map[string]*config.Tenant, postsHere, isMember func(*config.Tenant) bool) (ids []string, byChannel bool) {
+	for id, t := range tenants {
+		if postsHere(t) {
+			ids = append(ids, id)
+		}
+	}
+	byChannel = len(ids) > 0
+	if !byChannel {
+		for id, t := range tenants {
+			if isMember(t) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids, byChannel
+}
+
+// PostsTo reports whether a tenant posts anything to a target is
+// matches: its cards, a tool override's cards, a ladder step's posts, its
+// digest.
+func PostsTo(t *config.Tenant, is func(ladder.Target) bool) bool {
+	if slices.ContainsFunc(t.Post, is) {
+		return true
+	}
+	for _, o := range t.Tools {
+		if slices.ContainsFunc(o.Post, is) {
+			return true
+		}
+	}
+	for _, l := range t.Ladders {
+		for _, s := range l.Steps {
+			if slices.ContainsFunc(s.Post, is) {
+				return true
+			}
+		}
+	}
+	return t.Digest != nil && is(t.Digest.To)
+}
+
+// Pending is what waits for a decision in one tenant, oldest first.
+type Pending struct {
+	Tenant string
+	// Failed: the store could not be read (logged); nothing is listed.
+	Failed bool
+	Items  []Waiting
+	// More counts the approvals past ListMax.
+	More int
+}
+
+// Waiting is one approval that waits.
+type Waiting struct {
+	ID, Function string
+	Waited       time.Duration
+	Deadline     time.Time // zero: none
+	// Card is the card to link, nil for none.
+	Card *store.Post
+}
+
+// ListPending lists a tenant's pending approvals, oldest first, each
+// with the card card picks from its posts (the surface's: a card in the
+// channel, a card anyone may open); with inChannel only those that have
+// one. The functions and ids are the backend's: a surface shows them as
+// literal text.
+func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, tenant string, now time.Time, inChannel bool,
+	card func([]*store.Post) *store.Post) Pending {
+	out := Pending{Tenant: tenant}
+	rows, err := st.ApprovalListPending(ctx, store.ApprovalListPendingParams{Tenant: tenant, Limit: listScanMax})
+	if err != nil {
+		log.Error("list pending approvals", "tenant", tenant, "err", err.Error())
+		out.Failed = true
+		return out
+	}
+	for _, row := range rows {
+		posts, err := st.PostList(ctx, row.ID)
+		if err != nil {
+			log.Warn("list the posts of an approval", "tenant", tenant, "approval_id", row.ID, "err", err.Error())
+		}
+		post := card(posts)
+		if inChannel && post == nil {
+			continue
+		}
+		if len(out.Items) == ListMax {
+			out.More++
+			continue
+		}
+		out.Items = append(out.Items, Waiting{ID: row.ID, Function: cmpOr(row.Function, row.ID),
+			Waited: now.Sub(row.RequestedAt), Deadline: row.DeadlineAt, Card: post})
+	}
+	return out
+}
+
+// LadderView is one timeline a tenant's ladders command shows: a ladder
+// as configured (Glob empty), or the ladder a tool override gives the
+// calls its Glob matches.
+type LadderView struct {
+	Ladder   string
+	Glob     string
+	Deadline time.Duration
+	Lines    []string // as bot check prints them
+}
+
+// Ladders are a tenant's ladders as timelines, by name, then each tool
+// override with the ladder, deadline and channels it takes. A ladder
+// names people and addresses: show them to the tenant's members only.
+func Ladders(t *config.Tenant) []LadderView {
+	var out []LadderView
+	names := make([]string, 0, len(t.Ladders))
+	for name := range t.Ladders {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		out = append(out, LadderView{Ladder: name, Deadline: orDefault(t.Deadline),
+			Lines: t.Ladders[name].Timeline(t.Post, t.Deadline)})
+	}
+	for _, o := range t.Tools {
+		post, deadline := t.Post, t.Deadline
+		if len(o.Post) > 0 {
+			post = o.Post
+		}
+		if o.Deadline > 0 {
+			deadline = o.Deadline
+		}
+		lad, ok := t.Ladders[o.Ladder]
+		if !ok {
+			lad = t.Ladders[config.DefaultLadder]
+			lad.Name = config.DefaultLadder
+		}
+		out = append(out, LadderView{Ladder: lad.Name, Glob: o.Glob, Deadline: orDefault(deadline),
+			Lines: lad.Timeline(post, deadline)})
+	}
+	return out
+}
+
+func orDefault(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return ladder.DefaultDeadline
+}
+
+// Waited words a wait as people say it: 45s, 15m, 2h5m, 3d4h.
+func Waited(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		if m := int(d.Minutes()) % 60; m > 0 {
+			return fmt.Sprintf("%dh%dm", int(d.Hours()), m)
+		}
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}

@@ -1,0 +1,293 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"approvalsbot/adapters/chunk"
+	"approvalsbot/adapters/click"
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+)
+
+// The bot's one application command, /approvals, with two subcommands
+// (a command with subcommands cannot be run bare):
+// https://discord.com/developers/docs/interactions/application-commands#subcommands-and-subcommand-groups
+const (
+	commandName   = "approvals"
+	subList       = "list"
+	subLadder     = "ladder"
+	chatInput     = 1 // APPLICATION_COMMAND type CHAT_INPUT
+	optSubcommand = 1 // option type SUB_COMMAND
+	// commandTimeout bounds the work of one command's answer.
+	commandTimeout = 30 * time.Second
+)
+
+const commandHelp = "`/approvals list` lists what waits for a decision in this channel's tenant, oldest first, with links to the cards.\n" +
+	"`/approvals ladder` shows the tenant's escalation ladders as timelines.\n" +
+	"In a channel no tenant posts to, the tenants you are a member of are shown. Only a tenant's members see its approvals and ladders."
+
+// commandOptionDef is a subcommand as registered.
+type commandOptionDef struct {
+	Type        int    `json:"type"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// commands are the commands the bot registers (the element of
+// RESTPutAPIApplicationCommandsJSONBody: a chat input command with
+// subcommand options), usable in servers and in the bot's DMs: exactly
+// /approvals list and /approvals ladder.
+func commands() []json.RawMessage {
+	cmd := struct {
+		Name        string             `json:"name"`
+		Type        int                `json:"type"`
+		Description string             `json:"description"`
+		Options     []commandOptionDef `json:"options"`
+		Contexts    []int              `json:"contexts"`
+	}{
+		Name: commandName, Type: chatInput, Description: "What waits for a decision, and the escalation ladders",
+		Options: []commandOptionDef{
+			{Type: optSubcommand, Name: subList, Description: "What waits for a decision in this channel's tenant, oldest first"},
+			{Type: optSubcommand, Name: subLadder, Description: "The tenant's escalation ladders as timelines"},
+		},
+		// A server's channels and the bot's DMs.
+		Contexts: []int{int(discordgo.InteractionContextGuild), int(discordgo.InteractionContextBotDM)},
+	}
+	b, _ := json.Marshal(cmd) // plain data: cannot fail
+	return []json.RawMessage{b}
+}
+
+// RegisterCommands registers /approvals (list, ladder) as the
+// application's global commands, replacing any the application had
+// (PUT /applications/{id}/commands: the same commands again change
+// nothing). Run calls it at start; bot doctor may call it too. Discord
+// may take a while to show new global commands in its clients.
+func (a *Adapter) RegisterCommands(ctx context.Context) error {
+	url := discordgo.EndpointApplicationGlobalCommands(a.appID)
+	if _, err := a.call(ctx, "PUT", url, commands(), url); err != nil {
+		return fmt.Errorf("discord: register the /approvals command: %w", scrub(err))
+	}
+	return nil
+}
+
+// registeredCommand is what Doctor reads of a registered command.
+type registeredCommand struct {
+	Name    string `json:"name"`
+	Options []struct {
+		Name string `json:"name"`
+	} `json:"options"`
+}
+
+// commandsRegistered reports whether /approvals list and ladder are
+// registered as the application's global commands.
+func (a *Adapter) commandsRegistered(ctx context.Context) (bool, error) {
+	url := discordgo.EndpointApplicationGlobalCommands(a.appID)
+	body, err := a.call(ctx, "GET", url, nil, url)
+	if err != nil {
+		return false, err
+	}
+	var got []registeredCommand
+	if err := json.Unmarshal(body, &got); err != nil {
+		return false, err
+	}
+	for _, c := range got {
+		if c.Name != commandName {
+			continue
+		}
+		subs := map[string]bool{}
+		for _, o := range c.Options {
+			subs[o.Name] = true
+		}
+		return subs[subList] && subs[subLadder], nil
+	}
+	return false, nil
+}
+
+// command answers /approvals: its subcommand's answer goes to the person
+// alone, after a deferred ephemeral answer (reading what waits takes
+// longer than a first answer may), through the interaction's webhook.
+func (a *Adapter) command(in *inbound, who person) (*answer, click.Work) {
+	var data commandData
+	if err := in.data(&data); err != nil || data.Name != commandName {
+		a.log.Info("discord: a command the bot does not have", "discord_user", who.user)
+		return ephemeral("The bot knows no such command.\n" + commandHelp), click.Work{}
+	}
+	sub := ""
+	if len(data.Options) == 1 && data.Options[0].Type == optSubcommand {
+		sub = data.Options[0].Name
+	}
+	if sub != subList && sub != subLadder {
+		return ephemeral(commandHelp), click.Work{}
+	}
+	return &answer{Type: answerDeferredMessage, Data: flagsOnly{Flags: ephemeralText}}, click.Work{Timeout: commandTimeout,
+		Run: func(ctx context.Context) {
+			msgs := a.commandAnswer(ctx, sub, who)
+			if err := a.editOriginal(ctx, who.token, msgs[0].Edit(), true); err != nil {
+				a.log.Warn("discord: could not answer a command", "discord_user", who.user, "err", scrub(err).Error())
+				return
+			}
+			for _, m := range msgs[1:] {
+				if err := a.followup(ctx, who.token, m, false); err != nil {
+					a.log.Warn("discord: could not answer a command", "discord_user", who.user, "err", scrub(err).Error())
+					return
+				}
+			}
+		}}
+}
+
+// commandAnswer is the answer to /approvals list or ladder, in messages
+// of at most contentMax characters (at least one): per tenant whose
+// approvals the command is about (click.TenantsFor), to its members only,
+// what waits or its ladders.
+func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*templates.DiscordMessage {
+	tenants := a.tenants()
+	member := func(t *config.Tenant) bool { _, ok := t.MemberByDiscord(who.user); return ok }
+	ids, byChannel := click.TenantsFor(tenants, func(t *config.Tenant) bool { return postsTo(t, who.channel) }, member)
+	if len(ids) == 0 {
+		return textMessages([]string{"No tenant posts to this channel, and you are not a member of any tenant in this bot's " +
+			"configuration, so there is nothing to show. An admin can add your Discord id `" + markdown(who.user) + "`."})
+	}
+	var sections []string
+	for _, id := range ids {
+		t := tenants[id]
+		if !member(t) {
+			// What waits and whom a ladder tells: members only, however
+			// public the channel.
+			sections = append(sections, fmt.Sprintf("**%s**: only the tenant's members see its approvals and ladders.", markdown(id)))
+			continue
+		}
+		if sub == subLadder {
+			sections = append(sections, ladderSections(id, t)...)
+			continue
+		}
+		sections = append(sections, a.pendingSection(ctx, id, byChannel, who))
+	}
+	return textMessages(sections)
+}
+
+// postsTo reports whether a tenant posts to a Discord channel.
+func postsTo(t *config.Tenant, channel string) bool {
+	if channel == "" {
+		return false
+	}
+	return click.PostsTo(t, func(tg ladder.Target) bool { return tg.Kind == ladder.KindDiscordChannel && tg.ID == channel })
+}
+
+// pendingSection lists a tenant's waiting approvals, oldest first: in a
+// channel, those with a card in it, each linked to its card; elsewhere
+// each with the channel its card is in. The functions and ids are the
+// backend's, escaped.
+func (a *Adapter) pendingSection(ctx context.Context, tenant string, byChannel bool, who person) string {
+	p := click.ListPending(ctx, a.store, a.log.With("surface", "discord"), tenant, a.now(), byChannel,
+		func(posts []*store.Post) *store.Post { return cardIn(posts, byChannel, who.channel) })
+	if p.Failed {
+		return fmt.Sprintf("**%s**: the bot cannot read what waits right now; try again in a moment.", markdown(tenant))
+	}
+	where := ""
+	if byChannel {
+		where = " in this channel"
+	}
+	if len(p.Items) == 0 {
+		return fmt.Sprintf("**%s**: nothing waits for a decision%s.", markdown(tenant), where)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**: %d wait for a decision%s, oldest first:", markdown(tenant), len(p.Items)+p.More, where)
+	for _, w := range p.Items {
+		name := markdown(chunk.Cut(w.Function, 80))
+		switch {
+		case w.Card != nil && byChannel && who.guild != "":
+			name = "[" + name + "](https://discord.com/channels/" + who.guild + "/" + w.Card.Channel + "/" + w.Card.Ref + ")"
+		case w.Card != nil && !byChannel:
+			// A channel mention links it in any server and pings nobody.
+			name += " in <#" + w.Card.Channel + ">"
+		}
+		fmt.Fprintf(&b, "\n• %s · %s · waiting %s", name, markdown(chunk.Cut(w.ID, 120)), click.Waited(w.Waited))
+		if !w.Deadline.IsZero() {
+			b.WriteString(" · deadline " + w.Deadline.UTC().Format("2006-01-02 15:04 UTC"))
+		}
+	}
+	if p.More > 0 {
+		fmt.Fprintf(&b, "\n…and %d more.", p.More)
+	}
+	return b.String()
+}
+
+// cardIn is the card to name for an approval: its first card in the
+// channel, or (outside one) its first card in any server channel (a DM
+// is someone's own).
+func cardIn(posts []*store.Post, byChannel bool, channel string) *store.Post {
+	for _, p := range posts {
+		t, err := ladder.ParseTarget(p.Target)
+		if err != nil || t.Kind != ladder.KindDiscordChannel || p.Channel == "" || p.Ref == "" {
+			continue
+		}
+		if byChannel && p.Channel != channel {
+			continue
+		}
+		return p
+	}
+	return nil
+}
+
+// ladderSections shows a tenant's ladders as `bot check` prints them,
+// each in a code block, and each tool override with the ladder, deadline
+// and channels it takes.
+func ladderSections(id string, t *config.Tenant) []string {
+	var out []string
+	for _, v := range click.Ladders(t) {
+		head := fmt.Sprintf("**%s** · ladder %s (deadline %s):", markdown(id), markdown(v.Ladder), ladder.FormatDuration(v.Deadline))
+		if v.Glob != "" {
+			head = fmt.Sprintf("**%s** · calls of %s take ladder %s (deadline %s):", markdown(id), markdown(v.Glob),
+				markdown(v.Ladder), ladder.FormatDuration(v.Deadline))
+		}
+		budget := contentMax - chunk.Len(head) - len("\n```\n\n```")
+		for i, code := range chunk.Code(strings.Join(v.Lines, "\n"), budget) {
+			h := head
+			if i > 0 {
+				h = fmt.Sprintf("**%s** · ladder %s, continued:", markdown(id), markdown(v.Ladder))
+			}
+			out = append(out, h+"\n```\n"+strings.TrimSuffix(code, "\n")+"\n```")
+		}
+	}
+	return out
+}
+
+// textMessages packs sections into ephemeral messages of at most
+// contentMax characters, a section cut into lines where it alone is
+// longer; at least one message.
+func textMessages(sections []string) []*templates.DiscordMessage {
+	var texts []string
+	cur := ""
+	for _, s := range sections {
+		pieces := []string{s}
+		if chunk.Len(s) > contentMax {
+			pieces = chunk.Lines(s, contentMax)
+		}
+		for _, p := range pieces {
+			if cur != "" && chunk.Len(cur)+2+chunk.Len(p) > contentMax {
+				texts = append(texts, cur)
+				cur = ""
+			}
+			if cur != "" {
+				cur += "\n\n"
+			}
+			cur += p
+		}
+	}
+	if cur != "" || len(texts) == 0 {
+		texts = append(texts, cur)
+	}
+	msgs := make([]*templates.DiscordMessage, len(texts))
+	for i, t := range texts {
+		msgs[i] = &templates.DiscordMessage{Content: t, Flags: ephemeralText, AllowedMentions: templates.DiscordNoMentions()}
+	}
+	return msgs
+}

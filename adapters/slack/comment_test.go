@@ -1,0 +1,124 @@
+package slack_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"approvalsbot/templates"
+)
+
+// TestApproveWithCommentOpensModalAndApprovesWithIt: Slack's confirm
+// dialog takes no text, so Approve with comment… opens a modal (saying
+// what the destructive call does), and its submission approves with the
+// comment: recorded before the modal closes, sent as the decision's
+// comment, and shown on the clicked card, then on every copy.
+func TestApproveWithCommentOpensModalAndApprovesWithIt(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionApproveNote))
+	eventually(t, "the comment modal", func() bool { return len(h.slack.Views()) == 1 })
+	v := h.slack.Views()[0]
+	if v.CallbackID != "ab1-approve" || len([]rune(v.Title)) > 24 || len(v.PrivateMetadata) > 3000 {
+		t.Fatalf("view %+v", v)
+	}
+	raw := string(v.Raw)
+	for _, want := range []string{"DESTRUCTIVE · reaches outside the tenant", "acme_github.merge", `"text":"Approve"`,
+		"onto the card"} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("the modal lacks %q: %s", want, raw)
+		}
+	}
+	var view struct {
+		Blocks []struct {
+			Type     string `json:"type"`
+			BlockID  string `json:"block_id"`
+			Optional bool   `json:"optional"`
+			Element  struct {
+				ActionID  string `json:"action_id"`
+				MaxLength int    `json:"max_length"`
+			} `json:"element"`
+		} `json:"blocks"`
+	}
+	if err := json.Unmarshal(v.Raw, &view); err != nil {
+		t.Fatal(err)
+	}
+	in := view.Blocks[len(view.Blocks)-1]
+	if in.Type != "input" || !in.Optional || in.Element.MaxLength != 1000 {
+		t.Fatalf("comment input %+v", in)
+	}
+	if h.committed(t, "a-merge1") {
+		t.Fatal("a click on Approve with comment… recorded a decision before the comment")
+	}
+	h.untouched(t, "C0APPROVALS", card.TS)
+
+	submission := map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0KEVIN"},
+		"view": map[string]any{"id": "V1", "type": "modal", "callback_id": v.CallbackID, "private_metadata": v.PrivateMetadata,
+			"state": map[string]any{"values": map[string]any{in.BlockID: map[string]any{in.Element.ActionID: map[string]any{
+				"type": "plain_text_input", "value": "fine once CI is green"}}}}}}
+	status, body := h.send(t, signedRequest{path: "/slack/interactions", body: interaction(submission)})
+	if status != 200 || body != "" {
+		t.Fatalf("submission answered %d %q (an empty 200 closes the modal)", status, body)
+	}
+	if !h.committed(t, "a-merge1") {
+		t.Fatal("the modal closed before the approval was recorded")
+	}
+	deciding := h.replaced(t, "C0APPROVALS", card.TS, "Recorded: user:kevin's approval is being sent to the job backend…")
+	if !strings.Contains(deciding.AllText(), "comment: fine once CI is green") {
+		t.Fatalf("the clicked card lacks the comment: %q", deciding.AllText())
+	}
+	h.drain(t)
+	got := h.backend.Decisions()
+	if len(got) != 1 || got[0].Request.Decision != "approve" || got[0].Request.Comment != "fine once CI is green" {
+		t.Fatalf("decisions %+v", got)
+	}
+	if text := h.card(t, "a-merge1", "C0APPROVALS", 1).AllText(); !strings.Contains(text, ": fine once CI is green") ||
+		!strings.Contains(text, "Approved by user:kevin") {
+		t.Fatalf("card %q", text)
+	}
+
+	// A forged submission (a denial in the comment modal's metadata) is
+	// refused in the modal, and nothing more is sent.
+	forged := map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0KEVIN"},
+		"view": map[string]any{"id": "V2", "type": "modal", "callback_id": "ab1-approve",
+			"private_metadata": `{"a":"ab1|deny|a-merge1|1"}`}}
+	status, body = h.send(t, signedRequest{path: "/slack/interactions", body: interaction(forged)})
+	if status != 200 || !strings.Contains(body, `"response_action":"errors"`) || !strings.Contains(body, "not one the bot knows") {
+		t.Fatalf("forged submission answered %d %q", status, body)
+	}
+}
+
+// TestApproveWithCommentOnARestrictedCall: the modal says the comment
+// stays off the card, and the shared card never shows it.
+func TestApproveWithCommentOnARestrictedCall(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "private.json")
+	h.drain(t)
+	const ch = "C0APPROVALS"
+	card := h.card(t, "a-priv1", ch, 1)
+	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionApproveNote))
+	eventually(t, "the comment modal", func() bool { return len(h.slack.Views()) == 1 })
+	v := h.slack.Views()[0]
+	if !strings.Contains(string(v.Raw), "the card will not show it") {
+		t.Fatalf("the modal does not say the comment stays off the card: %s", v.Raw)
+	}
+	const secret = "ledger 4471 is the one"
+	submission := map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0KEVIN"},
+		"view": map[string]any{"id": "V1", "type": "modal", "callback_id": v.CallbackID, "private_metadata": v.PrivateMetadata,
+			"state": map[string]any{"values": map[string]any{"comment": map[string]any{"comment": map[string]any{
+				"type": "plain_text_input", "value": secret}}}}}}
+	if status, body := h.send(t, signedRequest{path: "/slack/interactions", body: interaction(submission)}); status != 200 || body != "" {
+		t.Fatalf("submission answered %d %q", status, body)
+	}
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Comment != secret {
+		t.Fatalf("decisions %+v: want the comment sent to the backend", got)
+	}
+	for _, m := range h.slack.Messages() {
+		if strings.Contains(m.AllText(), secret) {
+			t.Fatalf("a shared message shows the restricted comment: %q", m.AllText())
+		}
+	}
+}
