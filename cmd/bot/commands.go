@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"time"
 
 	"approvalsbot/config"
 )
@@ -21,7 +22,8 @@ func cmdCheck(args []string, stdout io.Writer, getenv env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(stdout, cfg.Summary())
+	// Who is on duty in each rotation is said as of now.
+	fmt.Fprint(stdout, cfg.SummaryAt(time.Now()))
 	fmt.Fprintf(stdout, "%s: ok\n", *path)
 	return nil
 }
@@ -32,16 +34,18 @@ func cmdMigrate(ctx context.Context, args []string, stdout io.Writer, getenv env
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
-	cfg, err := config.Load(*path, getenv)
+	// Only the store is read: migrating needs none of the backend's or
+	// the chat surfaces' secrets.
+	sc, err := config.LoadStore(*path, getenv)
 	if err != nil {
 		return err
 	}
-	st, _, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
+	st, _, err := openStore(ctx, &config.Config{Store: sc}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	fmt.Fprintf(stdout, "store %s: migrations applied\n", cfg.Store.Driver)
+	fmt.Fprintf(stdout, "store %s: migrations applied\n", sc.Driver)
 	return nil
 }
 

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
+	"os"
+	"strings"
 	"time"
 
+	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/discord"
 	"approvalsbot/adapters/slack"
 	"approvalsbot/config"
@@ -18,8 +24,25 @@ import (
 	"approvalsbot/templates"
 )
 
-// cmdDoctor checks what the configuration points at: the store, the mail
-// server, and each chat surface, printing one line per check.
+// doctorTimeout bounds a whole doctor run: every check is one or a few
+// calls, and a run that hangs helps nobody.
+const doctorTimeout = 60 * time.Second
+
+// The signed probe of the job backend: an argument look-up (it changes
+// nothing at the backend, unlike a decision) of an approval no backend
+// holds, by an actor no tenant has. The protocol answers it 404
+// not_found (or 403 forbidden): either proves the address, the protocol
+// and the calls secret at once.
+const (
+	probeApproval = "bot-doctor-probe"
+	probeActor    = "system:doctor"
+)
+
+// cmdDoctor checks what the configuration points at: the store, the job
+// backend, the mail server and each chat surface. It writes one line per
+// finding, `AREA: what it found` or `AREA: PROBLEM: what is wrong and what
+// to do`, the same style as the chat surfaces' own checks, and fails with
+// the number of PROBLEM lines it wrote.
 func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	path := configFlag(fs)
@@ -30,59 +53,124 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
-	failed := 0
-	report := func(what string, err error) {
-		if err != nil {
-			failed++
-			fmt.Fprintf(stdout, "FAIL %s: %v\n", what, err)
-			return
-		}
-		fmt.Fprintf(stdout, "ok   %s\n", what)
-	}
-	report("configuration "+*path, nil)
-	st, err := pingStore(ctx, cfg)
+	r := &doctorReport{w: stdout}
+	r.say("config", "%s is valid", *path)
+	st := doctorStore(ctx, cfg.Store, r)
 	if st != nil {
 		defer st.Close()
 	}
-	report("store "+cfg.Store.Driver, err)
+	doctorBackend(ctx, cfg.Backend, r)
 	if cfg.SMTP != nil {
-		r, err := templates.New(templates.Options{})
-		if err == nil {
-			var m *notify.Mailer
-			if m, err = notify.NewMailer(notify.Options{Config: cfg.SMTP, Renderer: r}); err == nil {
-				err = m.Check(ctx)
-			}
-		}
-		report("mail server "+cfg.SMTP.Addr, err)
+		doctorMail(ctx, cfg.SMTP, r)
 	}
-	if st == nil {
-		fmt.Fprintln(stdout, "skip chat surfaces: the store is needed to check them")
-	} else if err := doctorSurfaces(ctx, cfg, st, stdout); err != nil {
-		failed++
-		fmt.Fprintf(stdout, "FAIL %v\n", err)
+	doctorSurfaces(ctx, cfg, st, r)
+	r.flush()
+	if r.problems > 0 {
+		return fmt.Errorf("%s found", count(r.problems, "problem"))
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d check(s) failed", failed)
-	}
+	fmt.Fprintln(stdout, "doctor: no problems found")
 	return nil
 }
 
-// pingStore opens the store to check it, as a reader beside a running bot:
-// no exclusive lock, no migration, no released claims.
-func pingStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
+// doctorReport writes the findings and counts the PROBLEM lines, its
+// own and those the chat surfaces' checks write through it, so the count
+// is what a person reads.
+type doctorReport struct {
+	w        io.Writer
+	problems int
+	partial  []byte // a line written in pieces, until its newline
+}
+
+const problemMark = ": PROBLEM: "
+
+func (r *doctorReport) say(area, format string, args ...any) {
+	fmt.Fprintf(r, "%s: %s\n", area, fmt.Sprintf(format, args...))
+}
+
+func (r *doctorReport) problem(area, format string, args ...any) {
+	fmt.Fprintf(r, "%s%s%s\n", area, problemMark, fmt.Sprintf(format, args...))
+}
+
+// Write passes lines through and counts those that report a problem.
+func (r *doctorReport) Write(p []byte) (int, error) {
+	r.partial = append(r.partial, p...)
+	for {
+		i := bytes.IndexByte(r.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		r.line(r.partial[:i+1])
+		r.partial = r.partial[i+1:]
+	}
+}
+
+func (r *doctorReport) line(l []byte) {
+	if bytes.Contains(l, []byte(problemMark)) {
+		r.problems++
+	}
+	r.w.Write(l)
+}
+
+// flush writes a last line that had no newline.
+func (r *doctorReport) flush() {
+	if len(r.partial) > 0 {
+		r.line(append(r.partial, '\n'))
+		r.partial = nil
+	}
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// doctorStore opens the store to check it, as a reader beside a running
+// bot: no exclusive lock, no migration, no released claims. A SQLite file
+// that does not exist is reported, not created.
+func doctorStore(ctx context.Context, sc config.Store, r *doctorReport) store.Store {
+	what := sc.Driver
+	if sc.Driver == config.DriverSQLite || sc.Driver == "" {
+		p := sqlitePath(sc.DSN.Reveal())
+		what = "sqlite " + p
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			r.problem("store", "%s does not exist yet: bot migrate creates it (bot serve does at start)", what)
+			return nil
+		}
+	}
+	st, err := pingStore(ctx, sc)
+	if err != nil {
+		if st != nil {
+			st.Close()
+		}
+		if isNetwork(err) {
+			r.problem("store", "cannot reach the %s database: %v (a network failure: check its address, DNS and firewall)", what, err)
+		} else {
+			r.problem("store", "%s: %v", what, err)
+		}
+		return nil
+	}
+	r.say("store", "%s answers", what)
+	return st
+}
+
+// pingStore opens the store as a reader and pings it; the store returned
+// (when not nil) must be closed.
+func pingStore(ctx context.Context, sc config.Store) (store.Store, error) {
 	var (
 		st  store.Store
 		err error
 	)
-	switch cfg.Store.Driver {
+	switch sc.Driver {
 	case "", config.DriverSQLite:
-		st, err = sqlite.Open(ctx, sqlite.Options{Path: sqlitePath(cfg.Store.DSN.Reveal())})
+		st, err = sqlite.Open(ctx, sqlite.Options{Path: sqlitePath(sc.DSN.Reveal())})
 	case config.DriverPostgres:
-		st, err = postgres.Open(ctx, postgres.Options{DSN: cfg.Store.DSN.Reveal(), MaxConns: 2})
+		st, err = postgres.Open(ctx, postgres.Options{DSN: sc.DSN.Reveal(), MaxConns: 2})
 	default:
-		err = fmt.Errorf("store driver %q: want sqlite or postgres", cfg.Store.Driver)
+		err = fmt.Errorf("store driver %q: want sqlite or postgres", sc.Driver)
 	}
 	if err != nil {
 		return nil, err
@@ -90,37 +178,153 @@ func pingStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
 	return st, st.Ping(ctx)
 }
 
-// doctorSurfaces checks each configured chat surface: its token, its
-// scopes or permissions, and that it can post in each configured channel.
-func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, w io.Writer) error {
-	if cfg.Slack == nil && cfg.Discord == nil {
-		fmt.Fprintln(w, "ok   no chat configured: cards go to the log surface (stdout)")
-		return nil
-	}
-	r, err := templates.New(templates.Options{})
+// doctorBackend sends the job backend the signed probe, once (no retries:
+// a doctor reports, it does not wait out an outage).
+func doctorBackend(ctx context.Context, b config.Backend, r *doctorReport) {
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: b.URL, Secrets: secrets(b.CallsSecrets),
+		MaxElapsed: time.Nanosecond})
 	if err != nil {
-		return err
+		r.problem("backend", "%v", err)
+		return
 	}
-	var errs []error
-	if cfg.Slack != nil {
-		ad, err := slack.New(slack.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
-			Renderer: r, Store: st})
+	key := fmt.Sprintf("doctor-%d", time.Now().UnixNano())
+	res, err := client.Arguments(ctx, backend.ArgumentsRequest{ApprovalID: probeApproval, Revision: 1, Actor: probeActor}, key)
+	var pe *backend.ProtocolError
+	switch {
+	case err == nil:
+		r.say("backend", "%s answers signed calls as the protocol says (a look-up of an approval it does not hold: %s)", b.URL, res.Outcome)
+	case errors.As(err, &pe) && pe.Status == 401:
+		r.problem("backend", "%s refused the bot's signature (401 %s): backend.calls_secrets must hold the secret the backend checks calls with", b.URL, pe.Code)
+	case errors.As(err, &pe):
+		r.problem("backend", "%s answered %s, which the protocol does not list: is backend.url the job backend's base URL? (calls go to %s/v1/approvals/…)",
+			b.URL, answerOf(pe), strings.TrimRight(b.URL, "/"))
+	case isNetwork(err):
+		r.problem("backend", "cannot reach %s: %v (a network failure: nothing answers there unless the job backend runs; check the address, DNS and firewall)",
+			b.URL, networkCause(err))
+	case errors.Is(err, backend.ErrUnavailable):
+		r.problem("backend", "%s is reachable but failing: %v", b.URL, lastCause(err))
+	default:
+		r.problem("backend", "%s: %v", b.URL, err)
+	}
+}
+
+func answerOf(pe *backend.ProtocolError) string {
+	if pe.Code == "" {
+		return fmt.Sprintf("%d without the protocol's error body", pe.Status)
+	}
+	return fmt.Sprintf("%d %s", pe.Status, pe.Code)
+}
+
+// doctorMail connects, secures and authenticates to the mail server, and
+// quits.
+func doctorMail(ctx context.Context, sc *config.SMTP, r *doctorReport) {
+	renderer, err := templates.New(templates.Options{})
+	if err != nil {
+		r.problem("mail", "load the mail templates: %v", err)
+		return
+	}
+	m, err := notify.NewMailer(notify.Options{Config: sc, Renderer: renderer})
+	if err == nil {
+		err = m.Check(ctx)
+	}
+	switch {
+	case err == nil:
+		r.say("mail", "%s answers (%s), from %s", sc.Addr, sc.TLS, sc.From)
+	case isNetwork(err):
+		r.problem("mail", "cannot reach %s: %v (a network failure: check smtp.addr, DNS and firewall)", sc.Addr, networkCause(err))
+	default:
+		r.problem("mail", "%s: %v", sc.Addr, err)
+	}
+}
+
+// doctorSurfaces runs each configured chat surface's own checks (its
+// token, scopes or permissions, and each configured channel), which
+// write their findings in the same style.
+func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *doctorReport) {
+	if cfg.Slack == nil && cfg.Discord == nil {
+		r.say("chat", "none configured: cards go to the log surface (stdout)")
+		return
+	}
+	type surface interface {
+		Doctor(ctx context.Context, w io.Writer) error
+	}
+	check := func(area string, build func(*templates.Renderer) (surface, error)) {
+		if st == nil {
+			r.say(area, "not checked: the adapter needs the store, which did not answer")
+			return
+		}
+		renderer, err := templates.New(templates.Options{})
+		var ad surface
 		if err == nil {
-			err = ad.Doctor(ctx, w)
+			ad, err = build(renderer)
+		}
+		if err == nil {
+			before := r.problems
+			err = ad.Doctor(ctx, r)
+			r.flush()
+			if r.problems > before {
+				return // the check wrote its problems; its error only counts them
+			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("slack: %w", err))
+			r.problem(area, "%s", strings.TrimPrefix(err.Error(), area+": "))
 		}
+	}
+	tenants := func() map[string]*config.Tenant { return cfg.Tenants }
+	if cfg.Slack != nil {
+		check("slack", func(rd *templates.Renderer) (surface, error) {
+			return slack.New(slack.Options{Config: cfg.Slack, Tenants: tenants, Renderer: rd, Store: st})
+		})
 	}
 	if cfg.Discord != nil {
-		ad, err := discord.New(discord.Options{Config: cfg.Discord, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
-			Renderer: r, Store: st})
-		if err == nil {
-			err = ad.Doctor(ctx, w)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("discord: %w", err))
-		}
+		check("discord", func(rd *templates.Renderer) (surface, error) {
+			return discord.New(discord.Options{Config: cfg.Discord, Tenants: tenants, Renderer: rd, Store: st})
+		})
 	}
-	return errors.Join(errs...)
+}
+
+// isNetwork reports whether err is a failure to reach a server at all
+// (refused, unreachable, no such host, timed out connecting), as opposed
+// to an answer: a doctor must not call an outage a bad token.
+func isNetwork(err error) bool {
+	var (
+		ue *url.Error
+		oe *net.OpError
+		de *net.DNSError
+	)
+	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &de)
+}
+
+// networkCause is the network's own words, without the request's
+// address (a URL may carry what a log should not).
+func networkCause(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe
+	}
+	return err
+}
+
+// lastCause is the innermost cause of the last try of a call that gave
+// up.
+func lastCause(err error) error {
+	for {
+		var next error
+		switch e := err.(type) {
+		case interface{ Unwrap() []error }:
+			if es := e.Unwrap(); len(es) > 0 {
+				next = es[len(es)-1]
+			}
+		case interface{ Unwrap() error }:
+			next = e.Unwrap()
+		}
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }

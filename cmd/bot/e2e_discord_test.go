@@ -90,6 +90,16 @@ tenants:
 	if res.Status != http.StatusOK || time.Since(start) > 3*time.Second {
 		t.Fatalf("the click was answered %d %q after %s", res.Status, res.Body, time.Since(start))
 	}
+	// Approve on a destructive call asks for confirmation first (a
+	// modal): confirming it is the approval.
+	if !res.Answered() || res.Response.CustomID != approve || len(res.Response.Inputs) != 1 {
+		t.Fatalf("the click was answered %+v (%s), want the destructive call's confirmation", res.Response, res.Problem)
+	}
+	start = time.Now()
+	res = dc.SubmitModal(discordtest.Submit{User: kevin, Channel: channel, CustomID: approve, Values: map[string]string{"comment": ""}})
+	if res.Status != http.StatusOK || !res.Answered() || time.Since(start) > 3*time.Second {
+		t.Fatalf("the confirmation was answered %d %q (%s) after %s", res.Status, res.Body, res.Problem, time.Since(start))
+	}
 	for len(fake.Decisions()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -168,18 +168,29 @@ func checkDeadlineDeny(t *testing.T, fake *backendtest.Fake) {
 
 // checkEmailOnLogSurface checks what the email step did with no smtp
 // section: the log surface printed the mail (as `bot check` says), once
-// per address, counted as delivered; nothing was logged as an error; and
+// per address, and the outcome mail that followed the deadline's deny,
+// once, both counted as delivered; nothing was logged as an error; and
 // the bot is still healthy.
 func checkEmailOnLogSurface(t *testing.T, bot *botProc) {
 	t.Helper()
-	n := 0
-	for _, e := range logEntries(bot.stdout.String()) {
-		if strings.HasPrefix(e.header, "email to leads@acme.example (step 2, approval "+ladderApproval+")") {
-			n++
+	printed := func(kind string) int {
+		n := 0
+		for _, e := range logEntries(bot.stdout.String()) {
+			if strings.HasPrefix(e.header, "email to leads@acme.example ("+kind+", approval "+ladderApproval+")") {
+				n++
+			}
 		}
+		return n
 	}
-	if n != 1 {
-		t.Errorf("the log surface printed the escalation email %d times, want once:\n%s", n, bot.stdout.String())
+	delivered := `bot_deliveries_total{kind="email",result="ok",surface="email"} 2` + "\n"
+	pollUntil(t, 10*time.Second, "the outcome mail, counted", func() bool {
+		_, metrics := bot.get(t, "/metrics")
+		return printed("outcome") > 0 && strings.Contains(metrics, delivered)
+	}, bot.stdout.String)
+	for _, kind := range []string{"step 2", "outcome"} {
+		if n := printed(kind); n != 1 {
+			t.Errorf("the log surface printed the %s email %d times, want once:\n%s", kind, n, bot.stdout.String())
+		}
 	}
 	for _, line := range strings.Split(bot.stderr.String(), "\n") {
 		var l struct{ Level string }
@@ -196,8 +207,8 @@ func checkEmailOnLogSurface(t *testing.T, bot *botProc) {
 		t.Fatalf("healthz: %d %s", code, body)
 	}
 	_, metrics := bot.get(t, "/metrics")
-	if !strings.Contains(metrics, `bot_deliveries_total{kind="email",result="ok",surface="email"} 1`+"\n") {
-		t.Errorf("/metrics does not count one email delivered:\n%s", linesWith(metrics, "bot_deliveries_total{"))
+	if !strings.Contains(metrics, delivered) {
+		t.Errorf("/metrics does not count two emails delivered (the step's and the outcome):\n%s", linesWith(metrics, "bot_deliveries_total{"))
 	}
 }
 

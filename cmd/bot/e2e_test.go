@@ -55,6 +55,7 @@ func TestMain(m *testing.M) {
 const (
 	e2eEventsSecret = "e2e-events-secret-0123456789abcdef"
 	e2eCallsSecret  = "e2e-calls-secret-0123456789abcdef"
+	e2eLinkSecret   = "e2e-link-secret-0123456789abcdef0"
 )
 
 func e2eConfig(t *testing.T, dir string) string {
@@ -105,7 +106,8 @@ type botProc struct {
 }
 
 func botEnv() []string {
-	return append(os.Environ(), "BOT_EVENTS_SECRET="+e2eEventsSecret, "BOT_CALLS_SECRET="+e2eCallsSecret)
+	return append(os.Environ(), "BOT_EVENTS_SECRET="+e2eEventsSecret, "BOT_CALLS_SECRET="+e2eCallsSecret,
+		"BOT_LINK_SECRET="+e2eLinkSecret)
 }
 
 // startBot runs `bot serve` and waits for it to say where it listens.
@@ -357,10 +359,14 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 
-	// doctor checks the store beside the running bot, which holds it.
+	// doctor checks the store beside the running bot, which holds it; the
+	// configuration's backend address has nothing behind it, and doctor
+	// says so (and fails for it).
 	doctor := exec.Command(botBinary, "doctor", "--config", cfg)
 	doctor.Env = botEnv()
-	if out, err := doctor.CombinedOutput(); err != nil || !strings.Contains(string(out), "ok   store sqlite") {
+	out, err := doctor.CombinedOutput()
+	if !strings.Contains(string(out), "store: sqlite "+filepath.Join(dir, "bot.db")+" answers\n") ||
+		!strings.Contains(string(out), "backend: PROBLEM: cannot reach http://127.0.0.1:9: ") || err == nil {
 		t.Errorf("doctor beside the running bot: %v\n%s", err, out)
 	}
 

@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -19,16 +21,23 @@ commands:
   check    validate the configuration and print each tenant's ladders
   event    sign an event file with the events secret and send it to a running bot
   preview  print a card for an event file as a surface would show it
+  backend  run a stand-in job backend at backend.url that prints each decision it receives
   migrate  apply the store's migrations and exit
-  doctor   check the store, the mail server and the chat surfaces the configuration names
+  backup   copy the SQLite store, consistently, while the bot runs
+  doctor   check the store, the job backend, the mail server and the chat surfaces the configuration names
+  version  print the bot's version, the commit it was built from and the Go that built it
 
 Run "bot <command> -h" for a command's flags.
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv))
+	// The first signal starts a bounded stop; once it has, a second one
+	// ends the process at once, as it would have without the handler.
+	context.AfterFunc(ctx, stop)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	stop()
+	os.Exit(code)
 }
 
 // env looks up an environment variable (os.LookupEnv in production).
@@ -50,10 +59,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		err = cmdEvent(ctx, args[1:], stdout, getenv)
 	case "preview":
 		err = cmdPreview(args[1:], stdout)
+	case "backend":
+		err = cmdBackend(ctx, args[1:], stdout, getenv)
 	case "migrate":
 		err = cmdMigrate(ctx, args[1:], stdout, getenv)
+	case "backup":
+		err = cmdBackup(ctx, args[1:], stdout, getenv)
 	case "doctor":
 		err = cmdDoctor(ctx, args[1:], stdout, getenv)
+	case "version", "-version", "--version":
+		fmt.Fprint(stdout, versionText(readBuildInfo()))
+		return 0
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -65,8 +81,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		if err == errUsage {
 			return 2
 		}
-		fmt.Fprintf(stderr, "bot %s: %v\n", args[0], err)
+		// Every line of a report of several (bot check's problems) is
+		// prefixed alike, so each can be told apart and grepped for.
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "bot %s: %s\n", args[0], line)
+		}
 		return 1
 	}
 	return 0
+}
+
+// newLogger is the JSON logger of `bot serve` on w: records below level
+// are dropped, and a duration is written as one (1.5s), not as the
+// nanoseconds slog's JSON handler would print.
+func newLogger(w io.Writer, level slog.Leveler) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				return slog.String(a.Key, a.Value.Duration().String())
+			}
+			return a
+		}}))
 }

@@ -21,11 +21,13 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
 	as := fs.String("as", "text", "the surface: slack, discord, email or text")
 	state := fs.String("state", "pending", "the card's state: "+strings.Join(templates.PreviewStates(), ", "))
+	previous := fs.String("previous", "", "the event of the revision before a reask, so the card says what changed")
+	comment := fs.String("comment", "", "the decision's comment or reason (approved, denied, deciding)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(fs.Output(), "usage: bot preview [--as slack|discord|email|text] [--state STATE] EVENT.json")
+		fmt.Fprintln(fs.Output(), "usage: bot preview [--as slack|discord|email|text] [--state STATE] [--comment TEXT] [--previous EVENT.json] EVENT.json")
 		return errUsage
 	}
 	switch *as {
@@ -65,6 +67,18 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *previous != "" {
+		if in.Reask, err = previewReask(*previous, a); err != nil {
+			return err
+		}
+	}
+	switch {
+	case *comment == "":
+	case in.Deciding != nil:
+		in.Deciding.Comment = *comment
+	case in.Decision != nil:
+		in.Decision.Comment = *comment
+	}
 	card := templates.Build(in)
 	switch *as {
 	case "slack":
@@ -86,6 +100,32 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(raw)
 	return err
+}
+
+// previewReask is what changed from the request in file to a, as the
+// bot works it out from the two revisions it keeps.
+func previewReask(file string, a *approval.Approval) (*approval.Reask, error) {
+	body, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := approval.Parse(body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if ev.Approval == nil || ev.Approval.ID != a.ID || ev.Approval.Revision >= a.Revision {
+		return nil, fmt.Errorf("--previous %s: want an earlier revision of approval %s", file, a.ID)
+	}
+	prev, err := approval.StoredForm(ev.Approval)
+	if err != nil {
+		return nil, err
+	}
+	next, err := approval.StoredForm(a)
+	if err != nil {
+		return nil, err
+	}
+	r := approval.CompareRevisions(&prev.Approval, &next.Approval)
+	return &r, nil
 }
 
 func printJSON(w io.Writer, v any) error {

@@ -83,6 +83,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.SetOutput(stderr)
 	path := configFlag(fs)
 	listen := fs.String("listen", "", "override the configuration's listen address (host:port)")
+	logLevel := fs.String("log-level", "", "override log.level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -93,7 +94,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	level := cfg.Log.Level
+	if *logLevel != "" {
+		if level, err = config.ParseLogLevel(*logLevel); err != nil {
+			return fmt.Errorf("--log-level: %w", err)
+		}
+	}
+	log := newLogger(stderr, level)
 	clock := clockwork.NewRealClock()
 
 	st, notifications, err := openStore(ctx, cfg, log)
@@ -144,10 +151,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 		surfaces[ladder.SurfaceDiscord] = discordAd
 	}
+	links, err := pageLinks(cfg)
+	if err != nil {
+		return err
+	}
 	svc, err := threads.New(threads.Options{
 		Store: st, Tenants: live, Clock: clock, Logger: log,
+		Links:    decisionLinks(links),
 		Surfaces: surfaces,
-		Fallback: logsurface.New(logsurface.Options{Out: stdout, Renderer: renderer}),
+		Fallback: logsurface.New(logsurface.Options{Out: stdout, Renderer: renderer, Links: logLinks(cfg, links), Tenants: live.tenants}),
 		Metrics:  threads.NewMetrics(reg),
 		Backend:  client.ForThreads(),
 		Mailer:   mailer,
@@ -183,6 +195,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintln(w, "ready")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if err := mountPage(mux, links, st, svc, live, renderer, log); err != nil {
+		return err
+	}
 	if slackAd != nil {
 		slackAd.Bind(svc)
 		slackAd.Routes(mux)
@@ -208,7 +223,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if err := svc.RunOutbox(workCtx, threads.WorkerOptions{Lease: cfg.Lease}); err != nil {
+		if err := svc.RunOutbox(workCtx, threads.WorkerOptions{Lease: cfg.Lease, StopGrace: outboxGrace(cfg.StopTimeout)}); err != nil {
 			log.Error("outbox worker stopped", "err", err)
 		}
 	})
@@ -257,18 +272,43 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		wg.Wait()
 		return fmt.Errorf("http server: %w", err)
 	}
-	// Stop taking events, let requests in flight finish, then let the
-	// outbox finish what it holds, then close the store (deferred).
-	log.Info("shutting down")
-	shutCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	return stopServing(log, cfg.StopTimeout, srv, stopWork, &wg)
+}
+
+// stopServing stops within timeout: no more requests (those in flight
+// finish), then no more claims, ticks or interactions, while the outbox
+// finishes the rows it performs within outboxGrace and puts back those
+// still running (a decision retrying against a backend that is down),
+// for the next start. The store closes after it returns (deferred). Work
+// still running at the timeout, which the outbox's grace makes rare, is
+// left to the lease: this process's claims are released at the next
+// start (SQLite), or taken over by another replica (PostgreSQL).
+func stopServing(log *slog.Logger, timeout time.Duration, srv *http.Server, stopWork func(), wg *sync.WaitGroup) error {
+	log.Info("stopping: no new work; finishing what is in flight", "stop_timeout", timeout)
+	began := time.Now()
+	shutCtx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil {
-		log.Warn("http shutdown", "err", err)
+		log.Warn("requests still in flight at the stop timeout: closing their connections", "err", err)
+		srv.Close()
 	}
 	stopWork()
-	wg.Wait()
-	log.Info("stopped")
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+		log.Info("stopped", "took", time.Since(began))
+	case <-shutCtx.Done():
+		log.Warn("stopped at the stop timeout with work still running: it resumes at the next start, or on another replica after the lease",
+			"stop_timeout", timeout)
+	}
 	return nil
+}
+
+// outboxGrace is the part of the stop timeout rows in flight may take;
+// the rest is kept to record those it cut short and close the store.
+func outboxGrace(stop time.Duration) time.Duration {
+	return stop - min(stop/4, 2*time.Second)
 }
 
 // reloadOnHUP swaps in the configuration file on SIGHUP; a bad file keeps

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"approvalsbot/config"
+	"approvalsbot/store/sqlite"
+)
+
+// cmdBackup copies the SQLite store to a new file while the bot runs:
+// SQLite's consistent copy (VACUUM INTO), private like the store, never
+// over an existing file. It reads only the configuration's store, so it
+// needs none of the bot's other secrets. A PostgreSQL store is the
+// database's to back up (pg_dump), and is refused with that advice.
+func cmdBackup(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	path := configFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(fs.Output(), "usage: bot backup [-config bot.yaml] OUT.db")
+		return errUsage
+	}
+	out := fs.Arg(0)
+	sc, err := config.LoadStore(*path, getenv)
+	if err != nil {
+		return err
+	}
+	if sc.Driver == config.DriverPostgres {
+		return errors.New("the store is PostgreSQL: back it up with the database's own tools, e.g. " +
+			"pg_dump --format=custom --file=OUT \"$BOT_DATABASE_URL\" (restore with pg_restore); bot backup copies a SQLite store")
+	}
+	db := sqlitePath(sc.DSN.Reveal())
+	// Opening would create an empty store: there is nothing to copy.
+	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no SQLite store at %s: nothing to back up (bot serve or bot migrate creates it)", db)
+	} else if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(out); err == nil {
+		return fmt.Errorf("%s exists already: a backup never overwrites a file; name a new one", out)
+	}
+	// Not Exclusive: the bot serving from the file holds its lock, and
+	// the copy is one read transaction beside it.
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: db})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	res, err := st.Backup(ctx, out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "backed up %s to %s (%d bytes, -rw-------): the store as of one commit\n", db, res.Path, res.Bytes)
+	fmt.Fprintf(stdout, "to restore: stop the bot, remove %s-wal and %s-shm if they are there, copy %s to %s (mode 600), start the bot\n",
+		db, db, res.Path, db)
+	return nil
+}

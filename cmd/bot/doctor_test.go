@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/store/sqlite"
+)
+
+// closedAddr is a loopback address nothing listens on: connecting to it
+// is refused, as to a server that is down.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// migratedStore makes the SQLite store a bot would have left.
+func migratedStore(t *testing.T, path string) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// doctorEnv is the environment of the doctor tests' configurations.
+var doctorEnv = map[string]string{
+	"BOT_EVENTS_SECRET": e2eEventsSecret, "BOT_CALLS_SECRET": e2eCallsSecret,
+	"SLACK_BOT_TOKEN": "xoxb-doctor", "SLACK_SIGNING_SECRET": "doctor-signing-secret",
+	"DISCORD_BOT_TOKEN": "doctor-discord-token",
+}
+
+// runDoctor writes the configuration and runs `bot doctor` on it.
+func runDoctor(t *testing.T, dir, cfg string) (code int, stdout, stderr string) {
+	t.Helper()
+	path := filepath.Join(dir, "bot.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), []string{"doctor", "--config", path}, &out, &errOut, lookup(doctorEnv))
+	return code, out.String(), errOut.String()
+}
+
+// Everything unreachable is reported as unreachable, each where it is
+// configured (the Discord line names api_url's host, not discord.com), in
+// one style, and counted once a line.
+func TestDoctorReportsNetworkFailuresAsSuch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	migratedStore(t, filepath.Join(dir, "bot.db"))
+	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	down := closedAddr(t)
+	cfg := `store: {dsn: "file:` + filepath.Join(dir, "bot.db") + `"}
+backend:
+  url: "` + fake.URL() + `"
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+slack:
+  bot_token: "${SLACK_BOT_TOKEN}"
+  signing_secret: "${SLACK_SIGNING_SECRET}"
+  api_url: "http://` + down + `/api/"
+discord:
+  bot_token: "${DISCORD_BOT_TOKEN}"
+  application_id: "1100000000000000000"
+  api_url: "http://` + down + `/api/v10/"
+smtp:
+  addr: "` + down + `"
+  tls: none
+  from: "Approvals <approvals@acme.example>"
+tenants:
+  acme:
+    post: [slack:C0APPROVALS, discord:channel:112233445566778899]
+`
+	code, out, errOut := runDoctor(t, dir, cfg)
+	refused := "dial tcp " + down + ": connect: connection refused"
+	want := []string{
+		"config: " + filepath.Join(dir, "bot.yaml") + " is valid",
+		"store: sqlite " + filepath.Join(dir, "bot.db") + " answers",
+		"backend: " + fake.URL() + " answers signed calls as the protocol says (a look-up of an approval it does not hold: not_found)",
+		"mail: PROBLEM: cannot reach " + down + ": " + refused + " (a network failure: check smtp.addr, DNS and firewall)",
+		"slack: PROBLEM: cannot reach Slack's Web API at http://" + down + "/api/: " + refused +
+			" (a network failure, not a token problem: check DNS, a firewall or proxy, and slack.api_url)",
+		"discord: PROBLEM: cannot reach Discord's API at http://" + down + ": " + refused +
+			" (a network failure, not a token problem: check DNS, a firewall or proxy, and discord.api_url)",
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(want)+1 || !strings.HasPrefix(lines[len(want)], "discord: invite URL ") {
+		t.Fatalf("doctor wrote:\n%s", out)
+	}
+	if diff := cmp.Diff(want, lines[:len(want)]); diff != "" {
+		t.Errorf("doctor (-want +got):\n%s", diff)
+	}
+	if code != 1 || errOut != "bot doctor: 3 problems found\n" {
+		t.Errorf("exit %d, stderr %q; want 1 and the count of PROBLEM lines", code, errOut)
+	}
+	if strings.Contains(out, "discord.com/…") || strings.Contains(out, "token does not work") {
+		t.Errorf("an outage was blamed on a token, or on discord.com:\n%s", out)
+	}
+	if len(fake.Lookups()) != 1 || !fake.Lookups()[0].SignatureOK {
+		t.Errorf("the backend got %+v, want one signed probe", fake.Lookups())
+	}
+}
+
+// The backend's line says what is wrong with it: nothing there, the
+// wrong secret, or something that does not speak the protocol.
+func TestDoctorChecksTheBackend(t *testing.T) {
+	t.Parallel()
+	otherSecret := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte("not-the-bot-calls-secret-0123456789")}})
+	notABackend := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(notABackend.Close)
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	t.Cleanup(failing.Close)
+	down := "http://" + closedAddr(t)
+	for _, c := range []struct{ name, url, want string }{
+		{"nothing listens", down, "backend: PROBLEM: cannot reach " + down + ": dial tcp " + strings.TrimPrefix(down, "http://") +
+			": connect: connection refused (a network failure: nothing answers there unless the job backend runs; check the address, DNS and firewall)"},
+		{"another calls secret", otherSecret.URL(), "backend: PROBLEM: " + otherSecret.URL() +
+			" refused the bot's signature (401 bad_signature): backend.calls_secrets must hold the secret the backend checks calls with"},
+		{"not the job backend", notABackend.URL, "backend: PROBLEM: " + notABackend.URL +
+			" answered 404 without the protocol's error body, which the protocol does not list: is backend.url the job backend's base URL? (calls go to " +
+			notABackend.URL + "/v1/approvals/…)"},
+		{"a failing backend", failing.URL, "backend: PROBLEM: " + failing.URL + " is reachable but failing: answer 502"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			migratedStore(t, filepath.Join(dir, "bot.db"))
+			code, out, errOut := runDoctor(t, dir, `store: {dsn: "file:`+filepath.Join(dir, "bot.db")+`"}
+backend:
+  url: "`+c.url+`"
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+`)
+			if !strings.Contains(out, c.want+"\n") {
+				t.Errorf("doctor wrote:\n%s\nwant the line:\n%s", out, c.want)
+			}
+			if code != 1 || errOut != "bot doctor: 1 problem found\n" {
+				t.Errorf("exit %d, stderr %q", code, errOut)
+			}
+		})
+	}
+}
+
+// A store that is not there yet is reported, not created; the chat
+// checks, which need it, say they did not run.
+func TestDoctorDoesNotCreateTheStore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "bot.db")
+	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	code, out, errOut := runDoctor(t, dir, `store: {dsn: "file:`+db+`"}
+backend:
+  url: "`+fake.URL()+`"
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+slack:
+  bot_token: "${SLACK_BOT_TOKEN}"
+  signing_secret: "${SLACK_SIGNING_SECRET}"
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+`)
+	for _, want := range []string{
+		"store: PROBLEM: sqlite " + db + " does not exist yet: bot migrate creates it (bot serve does at start)\n",
+		"slack: not checked: the adapter needs the store, which did not answer\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor wrote:\n%s\nwant:\n%s", out, want)
+		}
+	}
+	if code != 1 || errOut != "bot doctor: 1 problem found\n" {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("doctor created the store: %v", err)
+	}
+}
+
+// With everything in order, doctor says so and succeeds.
+func TestDoctorAllWell(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	migratedStore(t, filepath.Join(dir, "bot.db"))
+	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	code, out, errOut := runDoctor(t, dir, `store: {dsn: "file:`+filepath.Join(dir, "bot.db")+`"}
+backend:
+  url: "`+fake.URL()+`"
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+`)
+	if code != 0 || errOut != "" || !strings.HasSuffix(out, "chat: none configured: cards go to the log surface (stdout)\ndoctor: no problems found\n") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+}

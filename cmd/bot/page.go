@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+
+	"approvalsbot/adapters/decidepage"
+	"approvalsbot/config"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+// pageLinks makes the decision links escalation mail carries, when the
+// configuration has a public_url; nil (no links) otherwise.
+func pageLinks(cfg *config.Config) (*decidepage.Links, error) {
+	dp := cfg.DecisionPage
+	if dp == nil {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(dp.LinkSecrets))
+	for _, s := range dp.LinkSecrets {
+		keys = append(keys, s.Reveal())
+	}
+	links, err := decidepage.NewLinks(dp.PublicURL, keys)
+	if err != nil {
+		return nil, fmt.Errorf("the decision page: %w", err)
+	}
+	return links, nil
+}
+
+// logLinks is the links the log surface may print: only for a decision
+// page on this machine (the loop a newcomer runs), since a link decides
+// as its member and a log is read by others.
+func logLinks(cfg *config.Config, links *decidepage.Links) threads.DecisionLinks {
+	if links == nil || cfg.DecisionPage == nil {
+		return nil
+	}
+	u, err := url.Parse(cfg.DecisionPage.PublicURL)
+	if err != nil {
+		return nil
+	}
+	if h := u.Hostname(); h != "localhost" && !isLoopbackIP(h) {
+		return nil
+	}
+	return links
+}
+
+func isLoopbackIP(h string) bool {
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// decisionLinks is links as threads takes them: a nil interface, not a
+// nil pointer in one, when there is no decision page.
+func decisionLinks(links *decidepage.Links) threads.DecisionLinks {
+	if links == nil {
+		return nil
+	}
+	return links
+}
+
+// mountPage serves the decision page at decidepage.Path when links are
+// made.
+func mountPage(mux *http.ServeMux, links *decidepage.Links, st store.Store, svc *threads.Service,
+	live *liveConfig, renderer *templates.Renderer, log *slog.Logger) error {
+	if links == nil {
+		return nil
+	}
+	h, err := decidepage.New(decidepage.Options{Links: links, Store: st, Service: svc, Tenants: live.tenants,
+		Renderer: renderer, Logger: log})
+	if err != nil {
+		return fmt.Errorf("the decision page: %w", err)
+	}
+	mux.Handle(decidepage.Path, h)
+	return nil
+}
