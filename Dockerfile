@@ -1,0 +1,37 @@
+# The approvals bot as a container image: a static binary on a distroless
+# base, run as a non-root user, with the SQLite store on a volume.
+#
+#   docker build -t approvalsbot .
+#   docker run --read-only --tmpfs /tmp -v approvalsbot-data:/var/lib/approvalsbot \
+#     -v "$PWD/bot.yaml:/etc/approvalsbot/bot.yaml:ro" --env-file bot.env \
+#     -p 8080:8080 --stop-timeout 20 approvalsbot
+#
+# bot.yaml then says listen: ":8080" and store.dsn: "file:/var/lib/approvalsbot/bot.db".
+# The bot stops within its stop_timeout (10s by default) after SIGTERM;
+# give the container longer than that before it is killed (--stop-timeout,
+# Compose's stop_grace_period, Kubernetes' terminationGracePeriodSeconds).
+
+ARG GO_VERSION=1.26.8
+
+FROM golang:${GO_VERSION}-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+# The .git directory comes along (see .dockerignore) so that the go
+# command stamps the commit into the binary for `bot version`.
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/bot ./cmd/bot \
+ && mkdir -p /out/data && /out/bot version
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/bot /usr/local/bin/bot
+# The store's directory, owned by the image's non-root user (65532) and
+# private to it: the bot refuses a database others may read.
+COPY --from=build --chown=65532:65532 --chmod=0700 /out/data /var/lib/approvalsbot
+USER 65532:65532
+WORKDIR /var/lib/approvalsbot
+VOLUME ["/var/lib/approvalsbot"]
+EXPOSE 8080
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/local/bin/bot"]
+CMD ["serve", "--config", "/etc/approvalsbot/bot.yaml"]
