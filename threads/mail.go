@@ -389,3 +389,8 @@ func MailPlan(p templates.LadderPlan, plan ladder.Plan) templates.LadderPlan {
 	}
 	return out
 }
+
+// CardPlan is a frozen plan in the card's words, as every copy of a card
+// shows it: for `bot preview`, which freezes a tenant's ladder the way
+// ingest does without a store.
+func CardPlan(p ladder.Plan) templates.LadderPlan { return plan(p) }

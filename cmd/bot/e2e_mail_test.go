@@ -194,9 +194,19 @@ func TestMailDecisionPageEndToEnd(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#decide"))); err != nil {
 		t.Fatalf("press Approve: %v", err)
 	}
+	// The page goes through the POST's 303, then reloads itself while the
+	// decision is on its way: a read may meet a page being replaced, and
+	// is then tried again.
 	var lead string
 	pollUntil(t, 30*time.Second, "the page showing the outcome", func() bool {
-		lead = text("#lead")
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#lead")))
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("read the page: %v", err)
+			}
+			return false
+		}
+		lead = s
 		return strings.HasPrefix(lead, "This call is closed: Approved by user:kevin")
 	}, func() string { return lead + "\n" + dump() })
 

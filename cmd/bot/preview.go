@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"approvalsbot/approval"
+	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/notify"
 	"approvalsbot/templates"
+	"approvalsbot/threads"
 )
 
 // cmdPreview prints how a surface would show an event file, before
@@ -23,11 +25,13 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	state := fs.String("state", "pending", "the card's state: "+strings.Join(templates.PreviewStates(), ", "))
 	previous := fs.String("previous", "", "the event of the revision before a reask, so the card says what changed")
 	comment := fs.String("comment", "", "the decision's comment or reason (approved, denied, deciding)")
+	cfgPath := fs.String("config", "", "a configuration whose tenant gives the card its ladder, deadline and zone, as the bot would (no secret is read)")
+	at := fs.String("at", "", "when the card is shown (RFC 3339), so a time on another day carries its date; default when the sample decision is made, three minutes after the request")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(fs.Output(), "usage: bot preview [--as slack|discord|email|text] [--state STATE] [--comment TEXT] [--previous EVENT.json] EVENT.json")
+		fmt.Fprintln(fs.Output(), "usage: bot preview [--as slack|discord|email|text] [--state STATE] [--comment TEXT] [--previous EVENT.json] [--config bot.yaml] [--at TIME] EVENT.json")
 		return errUsage
 	}
 	switch *as {
@@ -60,13 +64,37 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	}
 	a := ev.Approval
 	// Decided at the event's own time and with the default deadline unless
-	// the request has one, so a preview is the same every run. No tenant
-	// config is read, so the plan has no steps: only the deadline shows.
-	dl := ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0)
-	in, err := templates.PreviewInput(a, *state, a.RequestedAt.Add(3*time.Minute), templates.LadderPlan{Deadline: dl})
+	// the request has one, so a preview is the same every run. Without a
+	// configuration the plan has no steps: only the deadline shows.
+	decided := a.RequestedAt.Add(3 * time.Minute)
+	shown := decided
+	if *at != "" {
+		if shown, err = time.Parse(time.RFC3339, *at); err != nil {
+			return fmt.Errorf("--at %q: want an RFC 3339 time like 2026-11-30T09:00:00Z", *at)
+		}
+	}
+	plan := templates.LadderPlan{Deadline: ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0)}
+	var zone *time.Location
+	if *cfgPath != "" {
+		tenant, err := previewTenant(*cfgPath, a.Tenant)
+		if err != nil {
+			return err
+		}
+		// Frozen as ingest freezes it: the request's ladder if the tenant
+		// has it, else the tool's, else default, and the deadline likewise.
+		l := tenant.LadderFor(a.Call.Function, a.Ladder)
+		dl := ladder.Deadline(a.Deadline, a.RequestedAt, tenant.DeadlineFor(a.Call.Function), 0)
+		plan = threads.CardPlan(l.Plan(a.RequestedAt, dl))
+		if a.Ladder != "" && a.Ladder != l.Name {
+			plan.Unknown = a.Ladder
+		}
+		zone = tenant.Zone
+	}
+	in, err := templates.PreviewInput(a, *state, decided, plan)
 	if err != nil {
 		return err
 	}
+	in.Now, in.Zone = shown, zone
 	if *previous != "" {
 		if in.Reask, err = previewReask(*previous, a); err != nil {
 			return err
@@ -100,6 +128,22 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(raw)
 	return err
+}
+
+// previewTenant reads a configuration for its tenant id only: a preview
+// sends nothing, so every ${NAME} reads as a placeholder of a secret's
+// length instead of the environment.
+func previewTenant(path, id string) (*config.Tenant, error) {
+	placeholder := func(string) (string, bool) { return strings.Repeat("p", config.MinHMACKey), true }
+	cfg, err := config.Load(path, placeholder)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := cfg.Tenants[id]
+	if !ok {
+		return nil, fmt.Errorf("%s has no tenant %q, the event's", path, id)
+	}
+	return t, nil
 }
 
 // previewReask is what changed from the request in file to a, as the
