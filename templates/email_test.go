@@ -1,17 +1,15 @@
 package templates
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/internal/golden"
 )
 
 // TestEmailHTMLIsSelfContained: inline styles only, nothing loaded, one
@@ -148,23 +146,7 @@ func TestMailGolden(t *testing.T) {
 	for name, m := range mails {
 		e := r.Mail(m)
 		for ext, got := range map[string]string{"txt": "Subject: " + e.Subject + "\n\n" + e.Text, "html": e.HTML} {
-			path := filepath.Join("testdata", "mail", name+"."+ext)
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./templates -update)", err)
-			}
-			if d := cmp.Diff(string(want), got); d != "" {
-				t.Errorf("%s differs (-golden +got):\n%s", path, d)
-			}
+			golden.Check(t, filepath.Join("testdata", "mail", name+"."+ext), got, *update)
 		}
 	}
 }

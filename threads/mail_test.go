@@ -33,6 +33,19 @@ func newMailHarness(t *testing.T) *decideHarness {
 	return newDecideHarnessFrom(t, mailConfig, time.Minute, func(o *threads.Options) { o.Links = links })
 }
 
+// mailedAtStep2 is merge.json's approval an hour in: step 2 has mailed
+// the list address and kevin.
+func mailedAtStep2(t *testing.T) *decideHarness {
+	t.Helper()
+	h := newMailHarness(t)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.at(t, time.Hour)
+	h.tick(t)
+	h.drain(t)
+	return h
+}
+
 // mailsTo is what addr was sent, in order.
 func (h *harness) mailsTo(addr string) []threads.MailRequest {
 	h.surf.mu.Lock()
@@ -138,12 +151,7 @@ func TestMailIsOneConversationPerRecipient(t *testing.T) {
 // TestReaskMailsTheNewRevision: whoever was mailed revision 1 is mailed
 // revision 2 in their thread, with links bound to revision 2.
 func TestReaskMailsTheNewRevision(t *testing.T) {
-	h := newMailHarness(t)
-	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
-	h.ingest(t, "merge.json")
-	h.at(t, time.Hour)
-	h.tick(t)
-	h.drain(t)
+	h := mailedAtStep2(t)
 	h.ingest(t, "merge-reasked.json")
 	h.drain(t)
 	for _, addr := range []string{"leads@acme.example", "kevin@acme.example"} {
@@ -192,12 +200,7 @@ func checkLink(t *testing.T, link string, want decidepage.Claims, now time.Time)
 // TestDeadlineOutcomeReachesEveryoneMailed: the deadline's deny is an
 // outcome too: "nobody answered" reaches each recipient once.
 func TestDeadlineOutcomeReachesEveryoneMailed(t *testing.T) {
-	h := newMailHarness(t)
-	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
-	h.ingest(t, "merge.json")
-	h.at(t, time.Hour)
-	h.tick(t)
-	h.drain(t)
+	h := mailedAtStep2(t)
 	h.at(t, 24*time.Hour+threads.RecordBound)
 	h.tick(t)
 	h.drain(t)
@@ -220,12 +223,7 @@ func TestDeadlineOutcomeReachesEveryoneMailed(t *testing.T) {
 // page that the backend did not take is told to the member by mail, in
 // their thread; one that landed is told by the outcome mail alone.
 func TestEmailDecisionThatDidNotLandIsMailed(t *testing.T) {
-	h := newMailHarness(t)
-	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
-	h.ingest(t, "merge.json")
-	h.at(t, time.Hour)
-	h.tick(t)
-	h.drain(t)
+	h := mailedAtStep2(t)
 	h.fake.SetForbidden("user:kevin")
 	email := threads.Person{Surface: threads.SurfaceEmail, User: "kevin@acme.example"}
 	res, err := h.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",

@@ -16,88 +16,28 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"net/mail"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
-	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/decidepage"
-	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/notify"
-	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
-// attackPage is newPageWith on a configuration and public URL of the
-// test's own; logOut, when set, is where the fallback (log) surface
-// writes, with decision links as cmd/bot wires it.
+// attackPage is newPageFrom.
 func attackPage(t *testing.T, configText, publicURL string, logOut io.Writer) *page {
 	t.Helper()
-	cfg, err := config.Parse("bot.yaml", []byte(configText), func(n string) (string, bool) {
-		v, ok := testSecrets[n]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clock := clockwork.NewFakeClockAt(fixtureNow)
-	secret := [][]byte{[]byte(testCallsSecret)}
-	fake := backendtest.New(t, backendtest.Options{Secrets: secret, Now: clock.Now})
-	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret, Now: clock.Now,
-		MaxElapsed: time.Second, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := templates.New(templates.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	links, err := decidepage.NewLinks(publicURL, []string{testLinkSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lo := logsurface.Options{Out: io.Discard, Renderer: r}
-	if logOut != nil {
-		lo = logsurface.Options{Out: logOut, Renderer: r, Links: links,
-			Tenants: func() map[string]*config.Tenant { return cfg.Tenants }}
-	}
-	svc, err := threads.New(threads.Options{Store: st, Tenants: tenantsOf{cfg}, Clock: clock,
-		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := decidepage.New(decidepage.Options{Links: links, Store: st, Service: svc,
-		Tenants: func() map[string]*config.Tenant { return cfg.Tenants }, Renderer: r, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle(decidepage.Path, h)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return &page{t: t, srv: srv, svc: svc, fake: fake, clock: clock, links: links}
+	return newPageFrom(t, configText, publicURL, logOut)
 }
 
 // ingestBody applies an event of the test's own making.

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/jonboulle/clockwork"
 
 	"approvalsbot/adapters/backend"
@@ -28,6 +28,7 @@ import (
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/internal/golden"
 	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -91,8 +92,16 @@ func newPage(t *testing.T) *page {
 // newPageWith serves a page for tenant acme allowing emailDecisions.
 func newPageWith(t *testing.T, emailDecisions string) *page {
 	t.Helper()
-	text := strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", emailDecisions)
-	cfg, err := config.Parse("bot.yaml", []byte(text), func(n string) (string, bool) {
+	return newPageFrom(t, strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", emailDecisions), "https://approvals.example", nil)
+}
+
+// newPageFrom serves a page on a configuration and public URL of the
+// test's own; logOut, when set, is where the fallback (log) surface
+// writes, with decision links as cmd/bot wires it for a page on this
+// machine.
+func newPageFrom(t *testing.T, configText, publicURL string, logOut io.Writer) *page {
+	t.Helper()
+	cfg, err := config.Parse("bot.yaml", []byte(configText), func(n string) (string, bool) {
 		v, ok := testSecrets[n]
 		return v, ok
 	})
@@ -120,12 +129,17 @@ func newPageWith(t *testing.T, emailDecisions string) *page {
 	if err != nil {
 		t.Fatal(err)
 	}
-	links, err := decidepage.NewLinks("https://approvals.example", []string{testLinkSecret})
+	links, err := decidepage.NewLinks(publicURL, []string{testLinkSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
+	lo := logsurface.Options{Out: io.Discard, Renderer: r}
+	if logOut != nil {
+		lo = logsurface.Options{Out: logOut, Renderer: r, Links: links,
+			Tenants: func() map[string]*config.Tenant { return cfg.Tenants }}
+	}
 	svc, err := threads.New(threads.Options{Store: st, Tenants: tenantsOf{cfg}, Clock: clock,
-		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: r}), Backend: client.ForThreads(), Links: links})
+		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,23 +192,13 @@ func arguments(t *testing.T, id string, revision int) json.RawMessage {
 	t.Helper()
 	name := id + ".json"
 	if revision > 1 {
-		name = id + ".r" + string(rune('0'+revision)) + ".json"
+		name = fmt.Sprintf("%s.r%d.json", id, revision)
 	}
-	path, err := fixtures.Path("arguments", name)
+	args, err := fixtures.Arguments(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(b, &fx); err != nil {
-		t.Fatal(err)
-	}
-	return fx.Arguments
+	return args
 }
 
 func (p *page) drain() {
@@ -577,24 +581,7 @@ func TestGoldenPages(t *testing.T) {
 	p.drain()
 	pages["closed.html"] = p.get(approve).body
 	for name, got := range pages {
-		got = checkField.ReplaceAllString(got, `name="check" value="…"`)
-		path := filepath.Join("testdata", name)
-		if *update {
-			if err := os.MkdirAll("testdata", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./adapters/decidepage -update)", err)
-		}
-		if d := gocmp.Diff(string(want), got); d != "" {
-			t.Errorf("%s differs (-golden +got):\n%s", name, d)
-		}
+		golden.Check(t, filepath.Join("testdata", name), checkField.ReplaceAllString(got, `name="check" value="…"`), *update)
 	}
 }
 

@@ -3,10 +3,8 @@ package standin_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -44,21 +42,11 @@ func serve(t *testing.T) (threads.Backend, *bytes.Buffer, string) {
 
 func digestOf(t *testing.T, id string) string {
 	t.Helper()
-	p, err := fixtures.Path("arguments", id+".json")
+	args, err := fixtures.Arguments(id + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(raw, &fx); err != nil {
-		t.Fatal(err)
-	}
-	d, err := approval.Digest(fx.Arguments)
+	d, err := approval.Digest(args)
 	if err != nil {
 		t.Fatal(err)
 	}
