@@ -174,7 +174,19 @@ type Store interface {
 	// database, exactly one reports it unseen.
 	ReplaySeen(ctx context.Context, p ReplaySeenParams) (seenBefore bool, err error)
 
+	// Ping checks that the database answers a query.
 	Ping(ctx context.Context) error
+	// WriteCheck checks that the store takes writes now: it commits one
+	// write, on the path every writer takes (SQLite's one writer,
+	// PostgreSQL's durable commit), to a table of one row that it updates
+	// in place, so the database does not grow however often it runs, and
+	// the row's lock is held for that one statement. It fails when a
+	// writer would: a file another process holds locked (once ctx ends,
+	// rather than after the busy timeout), a disk with no room, a
+	// read-only database (a PostgreSQL standby), an unreachable or closed
+	// store (those are ErrUnavailable). /readyz calls it with a short
+	// deadline.
+	WriteCheck(ctx context.Context, now time.Time) error
 	Close() error
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"approvalsbot/app"
 	"approvalsbot/config"
 	"approvalsbot/store/sqlite"
 )
@@ -36,7 +37,7 @@ func cmdBackup(ctx context.Context, args []string, stdout io.Writer, getenv env)
 		return errors.New("the store is PostgreSQL: back it up with the database's own tools, e.g. " +
 			"pg_dump --format=custom --file=OUT \"$BOT_DATABASE_URL\" (restore with pg_restore); bot backup copies a SQLite store")
 	}
-	db := sqlitePath(sc.DSN.Reveal())
+	db := app.SQLiteFile(sc.DSN.Reveal())
 	// Opening would create an empty store: there is nothing to copy.
 	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("no SQLite store at %s: nothing to back up (bot serve or bot migrate creates it)", db)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	"approvalsbot/app"
 	"approvalsbot/config"
 )
 
@@ -40,7 +41,7 @@ func cmdMigrate(ctx context.Context, args []string, stdout io.Writer, getenv env
 	if err != nil {
 		return err
 	}
-	st, _, err := openStore(ctx, &config.Config{Store: sc}, slog.New(slog.DiscardHandler))
+	st, err := app.OpenStore(ctx, sc, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

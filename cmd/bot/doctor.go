@@ -16,6 +16,7 @@ import (
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/discord"
 	"approvalsbot/adapters/slack"
+	"approvalsbot/app"
 	"approvalsbot/config"
 	"approvalsbot/notify"
 	"approvalsbot/store"
@@ -134,7 +135,7 @@ func count(n int, noun string) string {
 func doctorStore(ctx context.Context, sc config.Store, r *doctorReport) store.Store {
 	what := sc.Driver
 	if sc.Driver == config.DriverSQLite || sc.Driver == "" {
-		p := sqlitePath(sc.DSN.Reveal())
+		p := app.SQLiteFile(sc.DSN.Reveal())
 		what = "sqlite " + p
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			r.problem("store", "%s does not exist yet: bot migrate creates it (bot serve does at start)", what)
@@ -166,7 +167,7 @@ func pingStore(ctx context.Context, sc config.Store) (store.Store, error) {
 	)
 	switch sc.Driver {
 	case "", config.DriverSQLite:
-		st, err = sqlite.Open(ctx, sqlite.Options{Path: sqlitePath(sc.DSN.Reveal())})
+		st, err = sqlite.Open(ctx, sqlite.Options{Path: app.SQLiteFile(sc.DSN.Reveal())})
 	case config.DriverPostgres:
 		st, err = postgres.Open(ctx, postgres.Options{DSN: sc.DSN.Reveal(), MaxConns: 2})
 	default:

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"approvalsbot/app"
 )
 
 // The memory an open connection may cost, against the built binary:
@@ -40,8 +42,8 @@ func TestHeaderBlockOver16KiBIs431(t *testing.T) {
 		size int
 		want int
 	}{
-		{maxHeaderBlock, http.StatusOK},
-		{maxHeaderBlock + 1, http.StatusRequestHeaderFieldsTooLarge},
+		{app.MaxHeaderBlock, http.StatusOK},
+		{app.MaxHeaderBlock + 1, http.StatusRequestHeaderFieldsTooLarge},
 		{64 << 10, http.StatusRequestHeaderFieldsTooLarge},
 	} {
 		conn, err := net.Dial("tcp", strings.TrimPrefix(bot.base, "http://"))
@@ -116,7 +118,7 @@ func TestOpenConnectionsKeepMemoryBounded(t *testing.T) {
 	hold := newAttack(t, addr)
 	started := time.Now()
 	for i := range 4 * 100 {
-		hold.open(t, fmt.Sprintf("127.0.0.%d", 2+i%4), headerBlock(maxHeaderBlock-512, false), 0)
+		hold.open(t, fmt.Sprintf("127.0.0.%d", 2+i%4), headerBlock(app.MaxHeaderBlock-512, false), 0)
 	}
 	hold.waitEnded(t, 4*36)
 	m := scraper.get(t)
@@ -146,9 +148,9 @@ func TestOpenConnectionsKeepMemoryBounded(t *testing.T) {
 	ceiling := newAttack(t, addr)
 	started = time.Now()
 	for i := range 17 * 64 {
-		ceiling.open(t, fmt.Sprintf("127.0.0.%d", 2+i%17), headerBlock(maxHeaderBlock-512, false), 0)
+		ceiling.open(t, fmt.Sprintf("127.0.0.%d", 2+i%17), headerBlock(app.MaxHeaderBlock-512, false), 0)
 	}
-	over := 17*64 - (connsTotal - 1) // the scraper holds one slot
+	over := 17*64 - (app.ConnsTotal - 1) // the scraper holds one slot
 	ceiling.waitEnded(t, over)
 	full := procMemory(t, bot)
 	m = scraper.get(t)
@@ -158,10 +160,10 @@ func TestOpenConnectionsKeepMemoryBounded(t *testing.T) {
 	if got := m[`bot_connections_refused_total{reason="total"}`] - totalBefore; got != float64(over) {
 		t.Errorf("at the ceiling: %v refused for the total, want %d", got, over)
 	}
-	if got := m["bot_connections_open"]; got != connsTotal {
-		t.Errorf("at the ceiling: %v open, want %d", got, connsTotal)
+	if got := m["bot_connections_open"]; got != app.ConnsTotal {
+		t.Errorf("at the ceiling: %v open, want %d", got, app.ConnsTotal)
 	}
-	t.Logf("%d connections held at the ceiling: RSS %s (+%s)", connsTotal, mib(full.rss), mib(full.rss-base.rss))
+	t.Logf("%d connections held at the ceiling: RSS %s (+%s)", app.ConnsTotal, mib(full.rss), mib(full.rss-base.rss))
 	ceiling.close()
 	scraper.waitOpen(t, 1)
 	signedEvent("after the attack")

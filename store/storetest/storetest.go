@@ -3,8 +3,8 @@
 // either: deduplication, round trips of every field, the outbox's leases,
 // coalescing, lanes, priorities and paced claims, the ladder's due claims,
 // retention (pruning to tombstones that still deduplicate, scrubbing
-// expired chat handles), and transactions that leave nothing behind when
-// they fail.
+// expired chat handles), transactions that leave nothing behind when
+// they fail, and the readiness write (WriteCheck).
 //
 // The suite passes times explicitly (a fixed base time plus offsets),
 // never reads a clock, and asserts outcomes through the Store interface
@@ -74,6 +74,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"InTxRollsBackOnError", testInTxRollsBackOnError},
 		{"InTxRollsBackOnPanic", testInTxRollsBackOnPanic},
 		{"Ping", testPing},
+		{"WriteCheck", testWriteCheck},
+		{"WriteCheckFailsWhenItCannotFinish", testWriteCheckFailsWhenItCannotFinish},
+		{"WriteCheckAfterClose", testWriteCheckAfterClose},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

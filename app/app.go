@@ -1,0 +1,370 @@
+// Package app is the bot as one running process. New builds every part
+// from the configuration and the dependencies its caller injects (the
+// clock, the logger, the stream the log surface writes cards to); Run
+// runs the parts as one group until its context ends, Stop is called, or
+// an essential part stops; Stop ends it. `bot serve` is New, Run and
+// Stop, and tests run the whole bot in-process the same way.
+//
+// Every long-running part is essential: the HTTP server, the outbox
+// worker, the scheduler (ladder ticks, retention, digests), the Slack
+// Socket Mode and Discord gateway connections, PostgreSQL's outbox
+// listener and configuration reloads. The parts that reconnect by design
+// (Socket Mode, the gateway, the listener) do so inside, and return only
+// when no reconnection can help: a refused token, a closed store. So when
+// one returns while the bot runs, Run stops the others, within the stop
+// timeout as at any stop, and returns why, and `bot serve` exits non-zero
+// for a supervisor to restart it, instead of answering 202 to events it
+// would never deliver.
+//
+// /readyz answers 200 only while the store takes a write
+// (store.Store's WriteCheck), not merely a query: a SQLite file another
+// process holds locked, a full disk or a read-only PostgreSQL makes it
+// answer 503 at once, where every event would wait for the store and then
+// be answered 503.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/discord"
+	"approvalsbot/adapters/logsurface"
+	"approvalsbot/adapters/slack"
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+	"approvalsbot/notify"
+	"approvalsbot/store"
+	"approvalsbot/store/postgres"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+)
+
+// Options configure New.
+type Options struct {
+	// Config is the configuration to start with. Required.
+	Config *config.Config
+	// LoadConfig reads the configuration again (the file, with the
+	// environment's secrets) for a reload; nil: the bot does not reload.
+	LoadConfig func() (*config.Config, error)
+	// Reloads asks for a reload with each value received (`bot serve`
+	// sends SIGHUP here). A reload changes tenants, members, ladders and
+	// targets for later approvals; a configuration that does not load
+	// keeps the one in force, and the log says why. Nil: none.
+	Reloads <-chan os.Signal
+	// Clock decides everything that depends on time; nil: the real one.
+	Clock clockwork.Clock
+	// Logger gets the bot's log; nil discards it.
+	Logger *slog.Logger
+	// Stdout is where the log surface writes cards when no chat surface
+	// takes them; nil discards them.
+	Stdout io.Writer
+}
+
+// App is the bot, built and ready to run. Run it once; Stop it always.
+type App struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	clock   clockwork.Clock
+	live    *liveConfig
+	load    func() (*config.Config, error)
+	reloads <-chan os.Signal
+
+	st            store.Store
+	notifications func(ctx context.Context, wake func()) error // nil without PostgreSQL
+	svc           *threads.Service
+	runner        *ladder.Runner
+	slack         *slack.Adapter
+	discord       *discord.Adapter
+	srv           *http.Server
+	ln            net.Listener
+
+	mu       sync.Mutex
+	ran      bool
+	stopped  bool
+	stop     chan struct{} // closed by Stop
+	done     chan struct{} // closed when Run returns
+	released sync.Once
+}
+
+// New builds the bot: it opens and migrates the store, builds the
+// surfaces, the service, the scheduler and the HTTP routes, and binds the
+// listen address, so Addr is known before Run. It starts nothing. On an
+// error it releases what it had opened.
+func New(ctx context.Context, o Options) (*App, error) {
+	if o.Config == nil {
+		return nil, errors.New("app: a configuration is required")
+	}
+	a := &App{cfg: o.Config, log: o.Logger, clock: o.Clock, live: &liveConfig{}, load: o.LoadConfig,
+		reloads: o.Reloads, stop: make(chan struct{}), done: make(chan struct{})}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.clock == nil {
+		a.clock = clockwork.NewRealClock()
+	}
+	stdout := o.Stdout
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	a.live.p.Store(a.cfg)
+	if err := a.build(ctx, stdout); err != nil {
+		a.release()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) build(ctx context.Context, stdout io.Writer) error {
+	cfg, log := a.cfg, a.log
+	st, err := OpenStore(ctx, cfg.Store, log)
+	if err != nil {
+		return err
+	}
+	a.st = st
+	if pg, ok := st.(*postgres.Store); ok {
+		// PostgreSQL wakes the outbox at another replica's commit; the
+		// worker's poll stays as the safety net.
+		a.notifications = pg.Listen
+	}
+	renderer, err := templates.New(templates.Options{})
+	if err != nil {
+		return fmt.Errorf("load card templates: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(threads.OutboxCollector{Store: st, Clock: a.clock})
+
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: cfg.Backend.URL,
+		Secrets: reveal(cfg.Backend.CallsSecrets), Logger: log})
+	if err != nil {
+		return fmt.Errorf("the job backend client: %w", err)
+	}
+	var mailer threads.Mailer
+	if cfg.SMTP != nil {
+		m, err := notify.NewMailer(notify.Options{Config: cfg.SMTP, Renderer: renderer, Logger: log, Metrics: reg})
+		if err != nil {
+			return fmt.Errorf("the mail server: %w", err)
+		}
+		mailer = m
+	}
+	surfaces, err := a.chatSurfaces(renderer)
+	if err != nil {
+		return err
+	}
+	links, err := pageLinks(cfg)
+	if err != nil {
+		return err
+	}
+	a.svc, err = threads.New(threads.Options{
+		Store: st, Tenants: a.live, Clock: a.clock, Logger: log,
+		Links:    decisionLinks(links),
+		Surfaces: surfaces,
+		Fallback: logsurface.New(logsurface.Options{Out: stdout, Renderer: renderer, Links: logLinks(cfg, links), Tenants: a.live.tenants}),
+		Metrics:  threads.NewMetrics(reg),
+		Backend:  client.ForThreads(),
+		Mailer:   mailer,
+		Lease:    cfg.Lease,
+	})
+	if err != nil {
+		return err
+	}
+	a.runner, err = ladder.NewRunner(ladder.RunnerOptions{Jobs: scheduled(cfg, a.svc), Logger: log})
+	if err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/v1/events", backend.NewHandler(backend.HandlerOptions{ // it answers other methods with a JSON 405
+		Verifier: backend.Verifier{Secrets: reveal(cfg.Backend.EventsSecrets), Now: a.clock.Now},
+		Ingester: a.svc, Logger: log, Registry: reg,
+	}))
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", a.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if err := mountPage(mux, links, st, a.svc, a.live, renderer, log); err != nil {
+		return err
+	}
+	// The adapters exist before the service (it takes them as surfaces);
+	// clicks reach it once bound.
+	if a.slack != nil {
+		a.slack.Bind(a.svc)
+		a.slack.Routes(mux)
+	}
+	if a.discord != nil {
+		a.discord.Bind(a.svc)
+		a.discord.Routes(mux)
+	}
+	a.ln, a.srv, err = listen(cfg.Listen, mux, log, reg)
+	return err
+}
+
+// chatSurfaces builds the configured chat adapters.
+func (a *App) chatSurfaces(renderer *templates.Renderer) (map[string]threads.Surface, error) {
+	cfg, surfaces := a.cfg, map[string]threads.Surface{}
+	if cfg.Slack != nil {
+		ad, err := slack.New(slack.Options{Config: cfg.Slack, Tenants: a.live.tenants, Renderer: renderer, Store: a.st, Logger: a.log})
+		if err != nil {
+			return nil, fmt.Errorf("slack: %w", err)
+		}
+		a.slack, surfaces[ladder.SurfaceSlack] = ad, ad
+	}
+	if cfg.Discord != nil {
+		ad, err := discord.New(discord.Options{Config: cfg.Discord, Tenants: a.live.tenants, Renderer: renderer,
+			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st)})
+		if err != nil {
+			return nil, fmt.Errorf("discord: %w", err)
+		}
+		a.discord, surfaces[ladder.SurfaceDiscord] = ad, ad
+	}
+	return surfaces, nil
+}
+
+// Addr is the address the bot listens on (the port chosen, for ":0").
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// Run serves until ctx ends or Stop is called (then it returns nil), or
+// until an essential part stops (then it returns which and why). Either
+// way it stops every part within the configuration's stop timeout first:
+// no more requests (those in flight finish), then no more claims, ticks
+// or interactions, while the outbox finishes the rows it performs within
+// its grace and puts back those still running (a decision retrying
+// against a backend that is down) for the next start. Then it closes the
+// store. Work still running at the timeout, which the outbox's grace
+// makes rare, is left to the lease: its claims are released at the next
+// start (SQLite), or taken over by another replica (PostgreSQL).
+func (a *App) Run(ctx context.Context) error {
+	a.mu.Lock()
+	if a.ran || a.stopped {
+		a.mu.Unlock()
+		return errors.New("app: Run called twice, or after Stop")
+	}
+	a.ran = true
+	a.mu.Unlock()
+	defer close(a.done)
+	defer a.release()
+
+	g := newGroup(context.WithoutCancel(ctx), a.log)
+	a.start(g)
+	a.log.Info("bot serving", "listen", a.Addr(), "store", a.cfg.Store.Driver, "tenants", len(a.cfg.Tenants))
+	select {
+	case <-ctx.Done():
+	case <-a.stop:
+	case <-g.Failed():
+		a.log.Error("an essential part of the bot stopped: stopping the rest, to exit and be restarted", "err", g.Err().Error())
+	}
+	a.shutdown(g)
+	return g.Err()
+}
+
+// start runs every part under g.
+func (a *App) start(g *group) {
+	g.Go("the HTTP server", func(context.Context) error {
+		if err := a.srv.Serve(a.ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go("the outbox worker", func(ctx context.Context) error {
+		return a.svc.RunOutbox(ctx, threads.WorkerOptions{Lease: a.cfg.Lease, StopGrace: outboxGrace(a.cfg.StopTimeout)})
+	})
+	g.Go("the scheduler", a.runner.Run)
+	if a.slack != nil {
+		// Socket Mode when an app token is set; it finishes the work it
+		// acknowledged before returning.
+		g.Go("Slack", a.slack.Run)
+	}
+	if a.discord != nil {
+		// The gateway, unless an interactions endpoint is configured; on
+		// PostgreSQL only the replica holding the lock connects.
+		g.Go("Discord", a.discord.Run)
+	}
+	if a.notifications != nil {
+		g.Go("the outbox listener", func(ctx context.Context) error { return a.notifications(ctx, a.svc.Wake) })
+	}
+	if a.reloads != nil && a.load != nil {
+		g.Go("configuration reloads", a.reload)
+	}
+}
+
+// shutdown stops g's parts within the stop timeout (see Run).
+func (a *App) shutdown(g *group) {
+	timeout := a.cfg.StopTimeout
+	a.log.Info("stopping: no new work; finishing what is in flight", "stop_timeout", timeout)
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	g.Stop()
+	if err := a.srv.Shutdown(ctx); err != nil {
+		a.log.Warn("requests still in flight at the stop timeout: closing their connections", "err", err)
+		a.srv.Close()
+	}
+	g.Cancel()
+	if g.Wait(ctx) {
+		a.log.Info("stopped", "took", time.Since(began))
+		return
+	}
+	a.log.Warn("stopped at the stop timeout with work still running: it resumes at the next start, or on another replica after the lease",
+		"stop_timeout", timeout)
+}
+
+// Stop stops the bot. A Run in progress ends as if its context had, and
+// Stop waits for it; a bot that never ran releases what New opened (the
+// listener, the store). It may be called more than once, from any
+// goroutine.
+func (a *App) Stop() {
+	a.mu.Lock()
+	ran := a.ran
+	if !a.stopped {
+		a.stopped = true
+		close(a.stop)
+	}
+	a.mu.Unlock()
+	if !ran {
+		a.release()
+		return
+	}
+	<-a.done
+}
+
+// release closes the listener and the store, once.
+func (a *App) release() {
+	a.released.Do(func() {
+		if a.ln != nil {
+			_ = a.ln.Close() // closed already after a Shutdown
+		}
+		if a.st != nil {
+			if err := a.st.Close(); err != nil {
+				a.log.Warn("close the store", "err", err.Error())
+			}
+		}
+	})
+}
+
+// outboxGrace is the part of the stop timeout rows in flight may take;
+// the rest is kept to record those it cut short and close the store.
+func outboxGrace(stop time.Duration) time.Duration {
+	return stop - min(stop/4, 2*time.Second)
+}
+
+// reveal is secrets as the backend's signer and verifier take them.
+func reveal(list []config.Secret) [][]byte {
+	out := make([][]byte, len(list))
+	for i, s := range list {
+		out[i] = []byte(s.Reveal())
+	}
+	return out
+}

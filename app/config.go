@@ -1,0 +1,46 @@
+package app
+
+import (
+	"context"
+	"sync/atomic"
+
+	"approvalsbot/config"
+)
+
+// liveConfig holds the configuration in force; a reload swaps it.
+// Approvals keep what they were given at request, so a swap changes only
+// later ones.
+type liveConfig struct{ p atomic.Pointer[config.Config] }
+
+func (l *liveConfig) Tenant(id string) (*config.Tenant, bool) {
+	t, ok := l.p.Load().Tenants[id]
+	return t, ok
+}
+
+func (l *liveConfig) tenants() map[string]*config.Tenant { return l.p.Load().Tenants }
+
+// reload swaps in the configuration LoadConfig reads at each value from
+// Reloads, until ctx ends; a configuration that does not load keeps the
+// one in force and says why.
+func (a *App) reload(ctx context.Context) error {
+	reloads := a.reloads
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-reloads:
+			if !ok {
+				reloads = nil // closed: no more reloads, but no failure either
+				continue
+			}
+			cfg, err := a.load()
+			if err != nil {
+				a.log.Error("configuration not reloaded; keeping the one in force", "err", err.Error())
+				continue
+			}
+			a.live.p.Store(cfg)
+			a.log.Info("configuration reloaded: tenants, members, ladders and targets for later approvals; "+
+				"secrets, tokens, listen, store, tick, lease, retention and digest schedules take effect at restart", "tenants", len(cfg.Tenants))
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"approvalsbot/internal/connlimit"
+)
+
+// What an open connection may cost the HTTP server. Every caller (Slack,
+// Discord, the job backend) sends a header block of a few hundred bytes
+// and is answered in milliseconds, while a connection that sends a header
+// slowly holds its buffers until ReadHeaderTimeout.
+const (
+	// MaxHeaderBlock bounds a request's line and headers; a larger block
+	// is answered 431. net/http reads netHTTPHeaderSlop bytes past its
+	// MaxHeaderBytes, so the server is given the difference.
+	MaxHeaderBlock    = 16 << 10
+	netHTTPHeaderSlop = 4096
+	// ConnsPerSource bounds the connections one address (an IPv6 /64)
+	// holds open, so one attacker cannot shut out Slack, Discord or the
+	// backend, which connect from their own addresses. Behind a reverse
+	// proxy every connection comes from the proxy: it must then limit per
+	// client itself and keep its pool to the bot under this.
+	ConnsPerSource = 64
+	// ConnsTotal bounds all of them, well above one source's cap: with
+	// the header bound, about 40 MiB of buffers and goroutines, and file
+	// descriptors to spare. Only an attack from many addresses reaches it,
+	// which this process cannot tell from traffic; without it, such an
+	// attack would end the process (memory or descriptors) instead.
+	ConnsTotal = 1024
+)
+
+// listen binds addr behind the connection limits and makes the server
+// for h; it serves nothing yet.
+func listen(addr string, h http.Handler, log *slog.Logger, reg prometheus.Registerer) (net.Listener, *http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	limited, err := connlimit.Wrap(ln, connlimit.Options{PerSource: ConnsPerSource, Total: ConnsTotal, Logger: log, Registry: reg})
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, MaxHeaderBytes: MaxHeaderBlock - netHTTPHeaderSlop,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	return limited, srv, nil
+}
