@@ -35,21 +35,35 @@ func fence(s string) string {
 // show a preview of.
 var discordBareURL = regexp.MustCompile(`https?://[^\s<>()\[\]` + "`" + `]+`)
 
-// discordMarkdown escapes s for Discord markdown, which honours a
-// backslash before any punctuation. Inline markers are escaped everywhere;
-// line markers (quote, heading, list, subtext) only where they start a
-// line. "@everyone" and "@here" get a zero width space, so they never ping
-// even where allowed mentions would let them.
-//
-// A URL is kept as written inside <…>, which Discord links without a
-// preview (https://support.discord.com/hc/en-us/articles/206342858): a
-// card carries its own embed, so it cannot suppress embeds as a whole,
-// and a link in the backend's message or the agent's text must not make
-// Discord fetch the page and show it as if the card said it. Inside the
-// brackets Discord reads no markdown, so the URL needs no escape (one
-// would become part of it); it holds no < > or white space to end them.
+// discordMarkdown escapes s for a card (discordEscape), each URL kept as
+// written inside <…>, which Discord links without a preview
+// (https://support.discord.com/hc/en-us/articles/206342858): a card
+// carries its own embed, so it cannot suppress embeds as a whole, and a
+// link in the backend's message or the agent's text must not make Discord
+// fetch the page and show it as if the card said it. Inside the brackets
+// Discord reads no markdown; the URL holds no < > or white space to end
+// them.
+func discordMarkdown(s string) string { return discordEscape(s, angleLink) }
+
+// DiscordText escapes s (discordEscape) for a Discord message sent with
+// DiscordFlagSuppressEmbeds, as the adapter's answers, notices and
+// questions are: each URL is kept bare, so Discord links it, and the flag
+// keeps its preview away. It is the cards' escaper, with that one
+// difference.
+func DiscordText(s string) string { return discordEscape(s, bareLink) }
+
+func angleLink(u string) string { return "<" + u + ">" }
+func bareLink(u string) string  { return u }
+
+// discordEscape escapes s for Discord markdown, which honours a backslash
+// before any punctuation. Inline markers are escaped everywhere; line
+// markers (quote, heading, list, subtext) only where they start a line.
+// "@everyone" and "@here" get a zero width space, so they never ping even
+// where allowed mentions would let them. Each http(s) URL is kept as
+// written and given to link, which writes it: Discord reads no markdown
+// inside a URL, so it needs no escape (one would become part of it).
 // Punctuation that ends a sentence is not taken into the URL.
-func discordMarkdown(s string) string {
+func discordEscape(s string, link func(url string) string) string {
 	var b strings.Builder
 	last := 0
 	for _, loc := range discordBareURL.FindAllStringIndex(s, -1) {
@@ -58,7 +72,7 @@ func discordMarkdown(s string) string {
 			continue
 		}
 		b.WriteString(discordEscapeRun(s[last:loc[0]], last == 0))
-		b.WriteString("<" + s[loc[0]:end] + ">")
+		b.WriteString(link(s[loc[0]:end]))
 		last = end
 	}
 	if last == 0 {
