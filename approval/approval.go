@@ -1,5 +1,5 @@
 // Package approval is the domain of the bot: the events the job backend
-// sends (PROTOCOL.md), the Approval they carry, strict parsing with field
+// sends (docs/protocol.md), the Approval they carry, strict parsing with field
 // paths, the states an approval moves through and the pure transition
 // function, the effect line and flags a card shows (CARD.md), the RFC 8785
 // digest, and redaction of what is displayed. It does no I/O.
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// EventType names an event of PROTOCOL.md.
+// EventType names an event of docs/protocol.md.
 type EventType string
 
 // The event types the backend sends.
@@ -127,7 +127,7 @@ const (
 	WhyHookChanged      Why = "hook_changed"
 )
 
-// Approval is one pending tool call as PROTOCOL.md describes it.
+// Approval is one pending tool call as docs/protocol.md describes it.
 type Approval struct {
 	ID              string     `json:"id"`
 	Revision        int        `json:"revision"`

@@ -13,7 +13,7 @@ import (
 )
 
 // Canonical JSON is RFC 8785 (JCS), the form the backend hashes into
-// args_sha256 (PROTOCOL.md, "Canonical JSON and the digest").
+// args_sha256 (docs/protocol.md, "Canonical JSON and the digest").
 //
 // We use github.com/gowebpki/jcs v1.0.2 rather than our own serialiser: it
 // passes every vector of fixtures/digests.json (including "number spellings"
@@ -32,7 +32,7 @@ import (
 // document from costing deep recursion.
 const CanonicalMaxDepth = 1000
 
-// digestPrefix starts every args_sha256 (PROTOCOL.md).
+// digestPrefix starts every args_sha256 (docs/protocol.md).
 const digestPrefix = "sha256:"
 
 // Errors Canonicalize wraps, so callers can tell a bad document from a

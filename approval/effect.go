@@ -71,7 +71,7 @@ func (a *Approval) Destructive() bool {
 
 // OutOfScope reports whether any compared value lies below a tenant record:
 // flagged so by the backend, or with an origin below tenant_record
-// (PROTOCOL.md's own definition; fail closed when the flag is missing), or
+// (docs/protocol.md's own definition; fail closed when the flag is missing), or
 // not compared at all.
 func (a *Approval) OutOfScope() bool {
 	for _, r := range a.Roles {

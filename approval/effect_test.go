@@ -271,7 +271,7 @@ func TestDenyFirst(t *testing.T) {
 			a.Flags.NotTraced = []approval.NotTraced{{Argument: "to", Role: approval.RoleRecipient,
 				Origin: approval.OriginJobRead, Floor: approval.OriginTenantRecord}}
 		}), true},
-		// PROTOCOL.md: "a value whose origin is below tenant_record is out
+		// docs/protocol.md: "a value whose origin is below tenant_record is out
 		// of scope", whether or not the backend set out_of_scope.
 		{"origin below tenant_record, flag unset", with(func(a *approval.Approval) {
 			a.Roles[0].Values[0].Origin = approval.OriginJobRead

@@ -155,7 +155,7 @@ func checkAccepted(t *testing.T, ev *approval.Event) {
 	}
 }
 
-// encodeEvent writes an event back in PROTOCOL.md's wire form.
+// encodeEvent writes an event back in docs/protocol.md's wire form.
 func encodeEvent(t *testing.T, ev *approval.Event) []byte {
 	t.Helper()
 	var data any
@@ -199,7 +199,7 @@ var rawJSONEqual = cmp.Comparer(func(a, b json.RawMessage) bool {
 	return cmp.Equal(x, y)
 })
 
-// envelopeNames are the keys of an event's top level (PROTOCOL.md).
+// envelopeNames are the keys of an event's top level (docs/protocol.md).
 var envelopeNames = []string{"id", "type", "time", "tenant", "data"}
 
 // approvalNames are the keys of an Approval's top level, read from its

@@ -483,7 +483,7 @@ func TestParseAccepts(t *testing.T) {
 
 // --- refused input: the exact class (400 vs 422) and message ---
 
-// The messages the schema answers with, as PROTOCOL.md's clients read them.
+// The messages the schema answers with, as docs/protocol.md's clients read them.
 const (
 	msgEventID = "want 1–128 of [A-Za-z0-9._:-]"
 	msgID      = "want 1–64 of [A-Za-z0-9._:-]"

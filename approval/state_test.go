@@ -156,7 +156,7 @@ func reply(text string) approval.Effect {
 	return approval.Effect{Kind: approval.EffectThreadReply, Text: text}
 }
 
-// expectations encodes PROTOCOL.md's state rules for every start × event:
+// expectations encodes docs/protocol.md's state rules for every start × event:
 //   - state only moves forward: pending → approved | denied | expired |
 //     cancelled; a re-check turns approved (or a pending whose approve is
 //     still on its way) into refused; nothing else leaves a final state;

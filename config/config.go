@@ -53,7 +53,7 @@ const (
 	// TombstoneAge is how long a pruned approval's tombstone (its id,
 	// tenant, final state and event ids with their body digests) is kept
 	// after its last change and the last event about it, so that a
-	// redelivered or re-sent request for it still posts nothing: PROTOCOL.md bounds no redelivery, and a
+	// redelivered or re-sent request for it still posts nothing: docs/protocol.md bounds no redelivery, and a
 	// backend retrying for a year is past any retry schedule. A retention
 	// longer than this keeps the tombstone as long (Config.Tombstones).
 	TombstoneAge = 365 * 24 * time.Hour
@@ -134,7 +134,7 @@ type Store struct {
 	DSN Secret
 }
 
-// Backend is the job backend (PROTOCOL.md).
+// Backend is the job backend (docs/protocol.md).
 type Backend struct {
 	// URL is an absolute http(s) URL.
 	URL string

@@ -69,7 +69,7 @@ func PreviewInput(a *approval.Approval, state string, at time.Time, ladder Ladde
 		in.State = approval.StateDenied
 		in.Decision = &approval.Decision{Actor: previewActor, Comment: "not before the release", Via: "slack", At: at}
 	case string(approval.StateExpired):
-		// What the deadline sends (PROTOCOL.md), when it passes.
+		// What the deadline sends (docs/protocol.md), when it passes.
 		in.State = approval.StateExpired
 		if dl := deadline(in, a); !dl.IsZero() {
 			at = dl

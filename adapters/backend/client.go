@@ -19,7 +19,7 @@ import (
 	"approvalsbot/internal/strictjson"
 )
 
-// Defaults for ClientOptions, from PROTOCOL.md ("Calls out": 10 s a try) and
+// Defaults for ClientOptions, from docs/protocol.md ("Calls out": 10 s a try) and
 // what a person waiting on a click will bear.
 const (
 	DefaultTryTimeout = 10 * time.Second
@@ -406,7 +406,7 @@ var decisionOutcomes = map[statusCode]Outcome{
 	{http.StatusGone, "cancelled"}:                      OutcomeCancelled,
 }
 
-// argumentsOutcomes: PROTOCOL.md lists 403 only; a look-up of an approval
+// argumentsOutcomes: docs/protocol.md lists 403 only; a look-up of an approval
 // that is gone or changed is answered the way a decision would be.
 var argumentsOutcomes = map[statusCode]Outcome{
 	{http.StatusConflict, "stale_revision"}: OutcomeStaleRevision,
@@ -415,7 +415,7 @@ var argumentsOutcomes = map[statusCode]Outcome{
 	{http.StatusGone, "cancelled"}:          OutcomeCancelled,
 }
 
-// PROTOCOL.md: approval ids are 1–64 of [A-Za-z0-9._:-]; digests are
+// docs/protocol.md: approval ids are 1–64 of [A-Za-z0-9._:-]; digests are
 // sha256:<64 lowercase hex>.
 var (
 	idPattern     = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
@@ -450,7 +450,7 @@ func (d Decision) validate() error {
 	if d.ArgsSHA256 != "" && !digestPattern.MatchString(d.ArgsSHA256) {
 		errs = append(errs, errors.New("args_sha256: want sha256:<64 lowercase hex>"))
 	}
-	// PROTOCOL.md: nothing the bot does automatically ever sends approve.
+	// docs/protocol.md: nothing the bot does automatically ever sends approve.
 	if d.Decision == Approve && (strings.HasPrefix(d.Actor, "system:") || d.Via.Surface == "deadline") {
 		errs = append(errs, errors.New("decision: an automatic decision may only deny"))
 	}
@@ -490,7 +490,7 @@ type answer struct {
 	body   []byte
 }
 
-// errorBody is PROTOCOL.md's error shape, plus already_decided's fields.
+// errorBody is docs/protocol.md's error shape, plus already_decided's fields.
 type errorBody struct {
 	Code    string `json:"error"`
 	Message string `json:"message"`

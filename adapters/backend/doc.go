@@ -1,4 +1,4 @@
-// Package backend is the bot's side of PROTOCOL.md, the contract with the job
+// Package backend is the bot's side of docs/protocol.md, the contract with the job
 // backend, in both directions:
 //
 //   - events in: the backend POSTs signed events to POST /v1/events (the
@@ -15,7 +15,7 @@
 // The package only moves bytes and classifies answers. It does not decide
 // who may decide, and it does not check argument digests: the caller holds
 // the card's digest and must compare the JCS digest of looked-up arguments
-// with it before showing a byte (PROTOCOL.md, "Canonical JSON and the
+// with it before showing a byte (docs/protocol.md, "Canonical JSON and the
 // digest").
 //
 // Package backendtest holds a fake job backend for other packages' tests.

@@ -31,7 +31,7 @@ type HandlerOptions struct {
 	Registry prometheus.Registerer // nil: no metrics registered
 }
 
-// Handler serves POST /v1/events with every answer of PROTOCOL.md's table.
+// Handler serves POST /v1/events with every answer of docs/protocol.md's table.
 type Handler struct {
 	verifier Verifier
 	ingester Ingester
@@ -55,7 +55,7 @@ func NewHandler(o HandlerOptions) *Handler {
 	return h
 }
 
-// Answers of the events endpoint (PROTOCOL.md).
+// Answers of the events endpoint (docs/protocol.md).
 const (
 	codeBadJSON     = "bad_json"
 	codeBadSig      = "bad_signature"

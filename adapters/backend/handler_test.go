@@ -326,7 +326,7 @@ func invalid(msg string) want {
 
 // check compares an answer with w. Every answer is JSON; every error
 // answer is exactly {"error","message"} with a message a person can act
-// on (PROTOCOL.md, "Errors").
+// on (docs/protocol.md, "Errors").
 func (w want) check(t *testing.T, a answer) {
 	t.Helper()
 	if a.status != w.status {

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Limits and names fixed by PROTOCOL.md ("Signatures").
+// Limits and names fixed by docs/protocol.md ("Signatures").
 const (
 	// SignatureHeader carries "t=<unix seconds>,v1=<hex>[,v1=<hex>…]".
 	SignatureHeader = "Approvals-Signature"
@@ -80,7 +80,7 @@ type Verifier struct {
 //
 // The header must be exactly comma-separated "key=value" elements: one t,
 // decimal Unix seconds with no sign or leading zeros, and 1 to
-// MaxSignatures v1, each 64 lowercase hex digits (PROTOCOL.md says
+// MaxSignatures v1, each 64 lowercase hex digits (docs/protocol.md says
 // lowercase, and one spelling per value keeps the check simple). No spaces,
 // no other keys.
 func (v Verifier) Verify(header string, body []byte) error {
@@ -134,7 +134,7 @@ func (v Verifier) Verify(header string, body []byte) error {
 		now = v.Now
 	}
 	// Whole seconds on both sides, so |now − t| ≤ 300 s holds exactly as
-	// PROTOCOL.md states it; now.Unix() ± skew cannot overflow.
+	// docs/protocol.md states it; now.Unix() ± skew cannot overflow.
 	nowS, skew := now().Unix(), int64(MaxSkew/time.Second)
 	if sent < nowS-skew {
 		return badSignature(fmt.Sprintf("t is more than %ds in the past", skew))

@@ -1,5 +1,5 @@
 // Package backendtest is a fake job backend for tests: an httptest server
-// that speaks PROTOCOL.md's calls out (POST /v1/approvals/{id}/decision and
+// that speaks docs/protocol.md's calls out (POST /v1/approvals/{id}/decision and
 // /arguments) the way the real backend does, with real signature checks,
 // Idempotency-Key replays and JCS digest checks, so the bot's tests meet the
 // protocol's refusals and not a mock's idea of them.
@@ -560,7 +560,7 @@ func (f *Fake) lookUp(c call, req *LookupRequest) *answer {
 	return &answer{status: http.StatusOK, body: body}
 }
 
-// writeAnswer writes a 200's recorded body, or PROTOCOL.md's error shape
+// writeAnswer writes a 200's recorded body, or docs/protocol.md's error shape
 // with any extra fields.
 func writeAnswer(w http.ResponseWriter, a *answer) {
 	if a.retryAfter != "" {

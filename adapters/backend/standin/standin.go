@@ -1,5 +1,5 @@
 // Package standin is a stand-in job backend for trying the bot on one
-// machine (`bot backend`): it answers the bot's calls out as PROTOCOL.md
+// machine (`bot backend`): it answers the bot's calls out as docs/protocol.md
 // says the real backend does, checks every signature, prints each
 // decision it receives, and answers argument look-ups from a folder of
 // argument files, so an integrator or a newcomer can see a card, decide
