@@ -118,9 +118,9 @@ func NewMailer(o Options) (*Mailer, error) {
 		render:            o.Renderer,
 		now:               o.Now,
 		log:               o.Logger,
-		dialTimeout:       cmpOr(o.DialTimeout, DefaultDialTimeout),
-		commandTimeout:    cmpOr(o.CommandTimeout, DefaultCommandTimeout),
-		submissionTimeout: cmpOr(o.SubmissionTimeout, DefaultSubmissionTimeout),
+		dialTimeout:       cmp.Or(max(o.DialTimeout, 0), DefaultDialTimeout),
+		commandTimeout:    cmp.Or(max(o.CommandTimeout, 0), DefaultCommandTimeout),
+		submissionTimeout: cmp.Or(max(o.SubmissionTimeout, 0), DefaultSubmissionTimeout),
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -205,13 +205,6 @@ func loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // Mail sends the card of req as one email to req.To and returns its

@@ -1,6 +1,7 @@
 package click
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -121,7 +122,7 @@ func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, tenant 
 			out.More++
 			continue
 		}
-		out.Items = append(out.Items, Waiting{ID: row.ID, Function: cmpOr(row.Function, row.ID),
+		out.Items = append(out.Items, Waiting{ID: row.ID, Function: cmp.Or(row.Function, row.ID),
 			Waited: now.Sub(row.RequestedAt), Deadline: row.DeadlineAt, Card: post})
 	}
 	return out

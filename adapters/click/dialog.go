@@ -1,6 +1,7 @@
 package click
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"time"
@@ -56,7 +57,7 @@ func (f *Flow) Ask(ctx context.Context, act templates.Action, who threads.Person
 			append(f.logArgs(act, who), "tenant", row.Tenant)...)
 		return d, Outcome{Tenant: row.Tenant}
 	}
-	d.Function = cmpOr(a.Call.Function, row.Function)
+	d.Function = cmp.Or(a.Call.Function, row.Function)
 	d.Effect = approval.EffectLine(a.Call.Annotations)
 	d.Destructive = a.Destructive()
 	d.Restricted = a.Content.Restricted
@@ -88,11 +89,4 @@ func (f *Flow) ask(ctx context.Context, act templates.Action, who threads.Person
 // be refused when submitted, so threads words the refusal at once.
 func stale(row *store.Approval, act templates.Action) bool {
 	return act.Revision < row.Revision || approval.State(row.State).Final() || !row.Seen
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

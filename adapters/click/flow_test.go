@@ -1,6 +1,7 @@
 package click_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -125,8 +126,8 @@ func TestRecordRefusals(t *testing.T) {
 			if c.edit != nil {
 				f = b.with(t, func(o *click.Options) { c.edit(b, o) })
 			}
-			act := action(templates.ActionDeny, cmpOr(c.id, "a-merge1"))
-			out := f.Record(context.Background(), act, person(cmpOr(c.user, "U0KEVIN")), false, c.comment, time.Time{})
+			act := action(templates.ActionDeny, cmp.Or(c.id, "a-merge1"))
+			out := f.Record(context.Background(), act, person(cmp.Or(c.user, "U0KEVIN")), false, c.comment, time.Time{})
 			if !strings.Contains(out.Text, c.want) || out.Retry != c.retry {
 				t.Fatalf("outcome %+v, want %q with retry %v", out, c.want, c.retry)
 			}
@@ -228,13 +229,6 @@ func TestDenyAsksTheReasonOnlyOfWhoMayDecide(t *testing.T) {
 	if row, out := unbound.Deny(context.Background(), act, person("U0KEVIN"), time.Time{}); row != nil || out.Text != click.SayStarting || !out.Retry {
 		t.Fatalf("Deny before the service is bound: %+v, %+v", row, out)
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func TestNewNamesWhatIsMissing(t *testing.T) {

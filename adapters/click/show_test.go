@@ -1,6 +1,7 @@
 package click_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -92,7 +93,7 @@ func TestShowRefusals(t *testing.T) {
 			if c.edit != nil {
 				f = b.with(t, func(o *click.Options) { c.edit(b, o) })
 			}
-			shown := f.Show(context.Background(), action(templates.ActionShowDetails, cmpOr(c.id, "a-priv1")), person(cmpOr(c.user, "U0KEVIN")))
+			shown := f.Show(context.Background(), action(templates.ActionShowDetails, cmp.Or(c.id, "a-priv1")), person(cmp.Or(c.user, "U0KEVIN")))
 			if !strings.Contains(shown.Say, c.want) || shown.Details != nil || shown.Arguments.Arguments != nil || shown.Arguments.Digest != "" {
 				t.Fatalf("shown %+v: want only %q", shown, c.want)
 			}

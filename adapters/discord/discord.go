@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
@@ -159,7 +160,7 @@ func New(o Options) (*Adapter, error) {
 		}
 		pub = b
 	}
-	apiURL := cmpOr(o.Config.APIURL, config.DefaultDiscordAPIURL)
+	apiURL := cmp.Or(o.Config.APIURL, config.DefaultDiscordAPIURL)
 	u, err := url.Parse(apiURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || !apiPath.MatchString(u.Path) {
 		return nil, fmt.Errorf("discord: api_url %q: want an absolute http(s) URL with no path or /api/vN/", apiURL)

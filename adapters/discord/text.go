@@ -8,10 +8,3 @@ import "approvalsbot/templates"
 // still links them. Text from the backend or a person can neither
 // format, link, nor look like a mention.
 func markdown(s string) string { return templates.DiscordText(s) }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}

@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -380,10 +381,10 @@ func (h *harness) do(r signedRequest) (status int, body string, took time.Durati
 	if err != nil {
 		return 0, "", 0, err
 	}
-	req.Header.Set("Content-Type", cmpOr(r.ctype, "application/x-www-form-urlencoded"))
+	req.Header.Set("Content-Type", cmp.Or(r.ctype, "application/x-www-form-urlencoded"))
 	if !r.noSign {
 		req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(r.ts, 10))
-		req.Header.Set("X-Slack-Signature", cmpOr(r.sig, sign(signingSecret, r.ts, r.body)))
+		req.Header.Set("X-Slack-Signature", cmp.Or(r.sig, sign(signingSecret, r.ts, r.body)))
 	}
 	start := time.Now()
 	res, err := http.DefaultClient.Do(req)
@@ -393,13 +394,6 @@ func (h *harness) do(r signedRequest) (status int, body string, took time.Durati
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b), time.Since(start), nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // interaction is a payload form body.

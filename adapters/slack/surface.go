@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +28,7 @@ func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 	var channel, threadTS string
 	if req.Thread != nil && req.Thread.Channel != "" && req.Thread.Ref != "" {
 		channel = req.Thread.Channel
-		threadTS = cmpOr(req.Thread.ThreadRef, req.Thread.Ref)
+		threadTS = cmp.Or(req.Thread.ThreadRef, req.Thread.Ref)
 	} else {
 		var err error
 		if channel, err = a.channelFor(ctx, req.Target); err != nil {
@@ -67,7 +68,7 @@ func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
 		return threads.Permanent(errors.New("reply: the card has no Slack channel or ts"))
 	}
 	msg := a.render.SlackThread(req.Message())
-	opts := append(msg.MsgOptions(), slackgo.MsgOptionTS(cmpOr(req.Root.ThreadRef, req.Root.Ref)),
+	opts := append(msg.MsgOptions(), slackgo.MsgOptionTS(cmp.Or(req.Root.ThreadRef, req.Root.Ref)),
 		slackgo.MsgOptionDisableLinkUnfurl(), slackgo.MsgOptionDisableMediaUnfurl())
 	_, err := a.postMessage(ctx, req.Root.Channel, opts)
 	return classify(fmt.Sprintf("reply in the thread of %s in %s", req.Root.ApprovalID, req.Root.Channel), err)
@@ -225,13 +226,6 @@ func (a *Adapter) allowedReply(raw string) string {
 	}
 	a.log.Warn("slack: ignored a response_url that does not point at Slack", "host", host)
 	return ""
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // literal is a message that shows text exactly as it is: a rich_text
