@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -78,7 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		return 2
 	}
 	if err != nil {
-		if err == errUsage {
+		if errors.Is(err, errUsage) {
 			return 2
 		}
 		// Every line of a report of several (bot check's problems) is
