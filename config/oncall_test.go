@@ -113,6 +113,7 @@ func TestSummaryShowsOnDutyRepeatsAndWindows(t *testing.T) {
     1h45m mention rotation:primary (repeat 3 of 3)
     23h mention slack:S0ONCALL (1h before the deadline) · during every day 08:00-22:00 UTC: may wait up to 10h, so skipped when the deadline comes first
     24h deadline: denied, nobody answered
+    any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once
 `
 	if i := strings.Index(s, "tenant acme"); i < 0 || s[i:] != want {
 		t.Errorf("summary of acme:\n%s\nwant:\n%s", s[max(i, 0):], want)

@@ -183,16 +183,19 @@ tenant acme: deadline 24h, 2 members (2 can decide), self-approval forbidden
     4h email owner@acme.example
     23h mention slack:S0ONCALL (1h before the deadline)
     24h deadline: denied, nobody answered
+    any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once
   ladder payments, deadline 24h:
     0s post slack:C0APPROVALS discord:channel:112233445566778899
     5m mention slack:S0FINANCE
     30m email cfo@acme.example
     24h deadline: denied, nobody answered
+    any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once
   tool "payments.*": ladder payments, deadline 2h, post slack:C0FINANCE
     0s post slack:C0FINANCE
     5m mention slack:S0FINANCE
     30m email cfo@acme.example
     2h deadline: denied, nobody answered
+    any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once
 `
 	if diff := cmp.Diff(want, loadFull(t).Summary()); diff != "" {
 		t.Errorf("Summary (-want +got):\n%s", diff)

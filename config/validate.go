@@ -458,6 +458,8 @@ type stepPos struct {
 type ladderPos struct {
 	name  string
 	steps []stepPos
+	// ackPause is the ladder's ack_pause; zero when it names none.
+	ackPause time.Duration
 }
 
 type toolPos struct {
@@ -520,7 +522,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 		for i, s := range l.steps {
 			steps[i] = s.step
 		}
-		t.Ladders[l.name] = ladder.Ladder{Name: l.name, Steps: steps}
+		t.Ladders[l.name] = ladder.Ladder{Name: l.name, Steps: steps, AckPause: l.ackPause}
 	}
 	if _, ok := t.Ladders[DefaultLadder]; !ok {
 		t.Ladders[DefaultLadder] = ladder.Ladder{Name: DefaultLadder}
@@ -607,13 +609,62 @@ func (d *decoder) ladders(v *yaml.Node, p string) []ladderPos {
 			d.problemf(k, lp, "%q is not a ladder name (%s)", name, idRule)
 		}
 		l := ladderPos{name: name}
-		d.list(lv, lp, func(_ int, item *yaml.Node, sp string) {
-			l.steps = append(l.steps, d.step(item, sp))
-		})
+		steps := func(v *yaml.Node, p string) {
+			d.list(v, p, func(_ int, item *yaml.Node, sp string) {
+				l.steps = append(l.steps, d.step(item, sp))
+			})
+		}
+		if longLadder(lv) {
+			// The long form: the steps and what the ladder does besides.
+			seen, _ := d.mapping(lv, lp, map[string]field{
+				"steps":     func(_, v *yaml.Node, p string) { steps(v, p) },
+				"ack_pause": func(_, v *yaml.Node, p string) { l.ackPause = d.ackPause(v, p) },
+			})
+			if !given(seen, "steps") {
+				d.problemf(deref(lv), joinKey(lp, "steps"), "missing: the ladder's steps (a list; [] for none)")
+			}
+		} else {
+			steps(lv, lp)
+		}
 		d.stepOrder(l.steps)
 		out = append(out, l)
 	})
 	return out
+}
+
+// longLadder reports whether a ladder is written in its long form, a
+// mapping of steps and ack_pause. A mapping with neither key is taken for
+// a step written without its dash, and reported as the list it should be.
+func longLadder(v *yaml.Node) bool {
+	v = deref(v)
+	if v.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i < len(v.Content); i += 2 {
+		if k := deref(v.Content[i]); k.Value == "steps" || k.Value == "ack_pause" {
+			return true
+		}
+	}
+	return false
+}
+
+// ackPause decodes a ladder's ack_pause: how long a member's "I'm
+// looking" holds the steps still to come (never the deadline).
+func (d *decoder) ackPause(v *yaml.Node, p string) time.Duration {
+	x, ok := d.duration(v, p)
+	switch {
+	case !ok:
+		return 0
+	case x < ladder.MinAckPause:
+		d.problemf(v, p, "%s is too short: an acknowledgement holds the ladder at least %s",
+			ladder.FormatDuration(x), ladder.FormatDuration(ladder.MinAckPause))
+		return 0
+	case x > ladder.MaxAckPause:
+		d.problemf(v, p, "%s is too long: an acknowledgement holds the ladder at most %s (the deadline is what ends a call nobody decides)",
+			ladder.FormatDuration(x), ladder.FormatDuration(ladder.MaxAckPause))
+		return 0
+	}
+	return x
 }
 
 // stepOrder checks that steps are listed in the order they fire, separately

@@ -25,6 +25,28 @@ import (
 // the tenant sets a deadline (CONFIG.md).
 const DefaultDeadline = 24 * time.Hour
 
+// DefaultAckPause is how long an acknowledgement ("I'm looking") holds a
+// ladder's steps when the ladder sets no ack_pause, as on-call tools
+// hold their escalations while someone is on it.
+const DefaultAckPause = 30 * time.Minute
+
+// The bounds of a ladder's ack_pause: at least a second, as a
+// repetition's (second-scale ladders try a bot out), and at most a day,
+// past which a pause is a stop (the deadline is what ends a call nobody
+// decides).
+const (
+	MinAckPause = time.Second
+	MaxAckPause = 24 * time.Hour
+)
+
+// Pause is how long an acknowledgement holds the ladder's steps.
+func (l Ladder) Pause() time.Duration {
+	if l.AckPause <= 0 {
+		return DefaultAckPause
+	}
+	return l.AckPause
+}
+
 // TargetKind says what a Target addresses. The values are stable strings
 // because they may appear in logs and stored data.
 type TargetKind string
@@ -416,6 +438,10 @@ func (s Step) Validate() error {
 type Ladder struct {
 	Name  string `json:"name"`
 	Steps []Step `json:"steps"`
+	// AckPause is how long a member's "I'm looking" holds the steps
+	// still to come; zero means DefaultAckPause. It never holds the
+	// deadline.
+	AckPause time.Duration `json:"ack_pause,omitempty"`
 	// Rotations are the definitions of the rotations the steps name, by
 	// name, so that a Plan freezes them with the steps.
 	Rotations map[string]Rotation `json:"rotations,omitempty"`

@@ -206,6 +206,7 @@ func TestTimelineShowsRepeatsWindowsAndRotations(t *testing.T) {
 			"1h15m mention rotation:primary (repeat 2 of 2)",
 			"71h dm slack:U0LEAD (1h before the deadline) · during every day 08:00-22:00 Europe/Berlin: may wait up to 10h, so skipped when the deadline comes first",
 			"72h deadline: denied, nobody answered",
+			"any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once",
 		}},
 		{time.Hour, []string{
 			"0s post slack:C0APPROVALS",
@@ -215,6 +216,7 @@ func TestTimelineShowsRepeatsWindowsAndRotations(t *testing.T) {
 			"1h deadline: denied, nobody answered",
 			"1h email rotation:primary skipped: falls after the deadline",
 			"1h15m mention rotation:primary (repeat 2 of 2) skipped: falls after the deadline",
+			"any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once",
 		}},
 	}
 	for _, tt := range tests {

@@ -27,6 +27,18 @@ type Plan struct {
 	// they were when the approval arrived; Resolve reads who they put on
 	// duty at the moment a step fires.
 	Rotations map[string]Rotation `json:"rotations,omitempty"`
+	// AckPause is the ladder's ack_pause as it was when the approval
+	// arrived; zero (a plan frozen before acknowledgements existed)
+	// means DefaultAckPause. Pause reads it.
+	AckPause time.Duration `json:"ack_pause,omitempty"`
+}
+
+// Pause is how long an acknowledgement holds this plan's steps.
+func (p Plan) Pause() time.Duration {
+	if p.AckPause <= 0 {
+		return DefaultAckPause
+	}
+	return p.AckPause
 }
 
 // PlannedStep is one step of a Plan.
@@ -77,6 +89,7 @@ func (l Ladder) plan(requested, deadline time.Time, windows bool) Plan {
 		Requested: requested,
 		Deadline:  deadline,
 		Steps:     make([]PlannedStep, 0, len(l.Steps)),
+		AckPause:  l.Pause(),
 	}
 	for i, s := range l.Steps {
 		due := s.At(requested, deadline)
@@ -235,6 +248,39 @@ func (p Plan) Due(now time.Time, done int) []PlannedStep {
 
 func clamp(i, n int) int { return min(max(i, 0), n) }
 
+// NextAt is when the runner next has a step to fire once done steps are
+// behind it, under a hold that lasts until hold (an acknowledgement; zero
+// for none): the upcoming step's time, or the hold's end when that is
+// later, for a step the hold keeps waiting goes when it ends. False when
+// no step is left. The hold never moves the deadline, which the caller
+// keeps apart: a step held past it never fires, as the deadline denies
+// first.
+func (p Plan) NextAt(done int, hold time.Time) (time.Time, bool) {
+	st, ok := p.Upcoming(done)
+	if !ok {
+		return time.Time{}, false
+	}
+	if hold.After(st.At) {
+		return hold, true
+	}
+	return st.At, true
+}
+
+// Through returns what firing the next step now means, once done steps
+// are behind it: the steps not yet handled up to and including the next
+// one that fires, and every other step planned at that same time, as the
+// runner would hand them over at that time (skipped ones included, so
+// done advances past them by len(result); the caller fires only those
+// not Skipped). It is nil when no step is left to fire. "Escalate now"
+// fires these.
+func (p Plan) Through(done int) []PlannedStep {
+	next, ok := p.Upcoming(done)
+	if !ok {
+		return nil
+	}
+	return p.Due(next.At, done)
+}
+
 // deadlineLine ends every timeline: the deadline only ever denies.
 const deadlineLine = "deadline: denied, nobody answered"
 
@@ -255,7 +301,10 @@ const deadlineLine = "deadline: denied, nobody answered"
 // is due, and its line names the window and how long it may wait for it
 // ("· during mon-fri 09:00-18:00 Europe/Berlin: may wait up to 63h, so
 // skipped when the deadline comes first"): when it fires depends on when
-// the request comes. A deadline of zero or less means DefaultDeadline.
+// the request comes. A ladder with a step that can fire ends with what
+// the card's buttons do to it: "any time: I'm looking holds the steps to
+// come 30m (never the deadline) · Escalate now fires the next one at
+// once". A deadline of zero or less means DefaultDeadline.
 func (l Ladder) Timeline(post []Target, deadline time.Duration) []string {
 	if deadline <= 0 {
 		deadline = DefaultDeadline
@@ -278,7 +327,27 @@ func (l Ladder) Timeline(post []Target, deadline time.Duration) []string {
 	if !deadlineDone {
 		lines = append(lines, FormatDuration(deadline)+" "+deadlineLine)
 	}
+	if hasUnskipped(plan) {
+		lines = append(lines, ackLine(l.Pause()))
+	}
 	return lines
+}
+
+// hasUnskipped reports whether any of the plan's steps can fire.
+func hasUnskipped(p Plan) bool {
+	for _, s := range p.Steps {
+		if !s.Skipped {
+			return true
+		}
+	}
+	return false
+}
+
+// ackLine ends the timeline of a ladder with a step that can fire: what
+// the card's "I'm looking" and "Escalate now" do to it.
+func ackLine(pause time.Duration) string {
+	return fmt.Sprintf("any time: I'm looking holds the steps to come %s (never the deadline) · Escalate now fires the next one at once",
+		FormatDuration(pause))
 }
 
 // describe is a planned step's part of a timeline line, after its time;

@@ -236,6 +236,7 @@ func TestTimeline(t *testing.T) {
 			"4h email owner@acme.example",
 			"23h mention slack:S0ONCALL (1h before the deadline)",
 			"24h deadline: denied, nobody answered",
+			"any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once",
 		}},
 		{"zero deadline means 24h", acmeDefault(t), post, 0, []string{
 			"0s post slack:C0APPROVALS discord:channel:112233445566778899",
@@ -244,6 +245,7 @@ func TestTimeline(t *testing.T) {
 			"4h email owner@acme.example",
 			"23h mention slack:S0ONCALL (1h before the deadline)",
 			"24h deadline: denied, nobody answered",
+			"any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once",
 		}},
 		{"2h deadline skips the 4h step", acmeDefault(t), finance, 2 * time.Hour, []string{
 			"0s post slack:C0FINANCE",
@@ -252,6 +254,7 @@ func TestTimeline(t *testing.T) {
 			"1h mention slack:S0ONCALL (1h before the deadline)",
 			"2h deadline: denied, nobody answered",
 			"4h email owner@acme.example skipped: falls after the deadline",
+			"any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once",
 		}},
 		{"30m deadline: last call before the request", acmeDefault(t), finance, 30 * time.Minute, []string{
 			"0s post slack:C0FINANCE",
@@ -260,22 +263,32 @@ func TestTimeline(t *testing.T) {
 			"30m deadline: denied, nobody answered",
 			"1h dm slack:U0LEAD · email leads@acme.example skipped: falls after the deadline",
 			"4h email owner@acme.example skipped: falls after the deadline",
+			"any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once",
 		}},
 		{"a step exactly at the deadline", payments, finance, 30 * time.Minute, []string{
 			"0s post slack:C0FINANCE",
 			"5m mention slack:S0FINANCE",
 			"30m deadline: denied, nobody answered",
 			"30m post slack:C0CFO · email cfo@acme.example skipped: falls after the deadline",
+			"any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once",
 		}},
 		{"odd durations print compactly", payments, finance, 90 * time.Minute, []string{
 			"0s post slack:C0FINANCE",
 			"5m mention slack:S0FINANCE",
 			"30m post slack:C0CFO · email cfo@acme.example",
 			"1h30m deadline: denied, nobody answered",
+			"any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once",
 		}},
 		{"empty ladder", ladder.Ladder{Name: "default"}, post, 24 * time.Hour, []string{
 			"0s post slack:C0APPROVALS discord:channel:112233445566778899",
 			"24h deadline: denied, nobody answered",
+		}},
+		{"a pause of its own", ladder.Ladder{Name: "payments", Steps: payments.Steps, AckPause: 45 * time.Minute}, finance, time.Hour, []string{
+			"0s post slack:C0FINANCE",
+			"5m mention slack:S0FINANCE",
+			"30m post slack:C0CFO · email cfo@acme.example",
+			"1h deadline: denied, nobody answered",
+			"any time: I'm looking holds the steps to come 45m (never the deadline) · Escalate now fires the next one at once",
 		}},
 	}
 	for _, tt := range tests {

@@ -145,8 +145,8 @@ type Store interface {
 	// ApprovalPrune reduces up to Limit closed approvals that last
 	// changed at or before Before, with no decision in flight and no
 	// pending outbox row, to their tombstones, oldest change first: their
-	// revisions and posts are deleted and Decision, Plan and Function are
-	// cleared; ID, Tenant, Revision, State, Seen, RequestedAt, CreatedAt
+	// revisions and posts are deleted and Decision, Plan, LadderState and
+	// Function are cleared; ID, Tenant, Revision, State, Seen, RequestedAt, CreatedAt
 	// and UpdatedAt stay. A tombstone still answers ApprovalGet and
 	// ApprovalGetForUpdate, as a closed approval (Pruned reports it), so
 	// a redelivered or re-sent request for it posts nothing. Its events
@@ -265,6 +265,10 @@ type Approval struct {
 	// ClaimedBy and ClaimedUntil lease the approval to one ladder worker.
 	ClaimedBy    string
 	ClaimedUntil time.Time
+	// LadderState is what people did to the ladder while the approval
+	// waits (JSON, owned by threads): who said they are looking, and the
+	// steps fired at once. nil when nobody did either.
+	LadderState []byte
 }
 
 // Pruned reports whether a is a tombstone left by ApprovalPrune: closed,

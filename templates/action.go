@@ -20,7 +20,20 @@ const (
 	ActionApproveNote ActionKind = "approve_note"
 	ActionShowArgs    ActionKind = "show_args"    // answer the clicker alone with the whole arguments
 	ActionShowDetails ActionKind = "show_details" // answer the clicker alone with the restricted details
+	// ActionLook is "I'm looking": the clicker acknowledges the call, and
+	// the ladder holds its next steps for a while.
+	ActionLook ActionKind = "look"
+	// ActionEscalate is "Escalate now": the ladder's next step fires at
+	// once. Its payload carries how many steps the card showed fired at
+	// once already (Action.Escalations), so two presses of one card fire
+	// one step.
+	ActionEscalate ActionKind = "escalate"
 )
+
+// ActionKinds lists every kind, so tests can cover them all.
+func ActionKinds() []ActionKind {
+	return []ActionKind{ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionEscalate}
+}
 
 // Action is the payload of a button: which approval, which revision of it
 // (a click on a superseded card must be refused, not applied to the new
@@ -29,7 +42,15 @@ type Action struct {
 	Kind       ActionKind
 	ApprovalID string
 	Revision   int
+	// Escalations is, for ActionEscalate, how many steps the card showed
+	// fired at once (0 to MaxEscalations); 0 for every other kind.
+	Escalations int
 }
+
+// MaxEscalations bounds the steps one approval's members may fire at
+// once: its payload's count stays within three digits, so the longest
+// encoding stays within Discord's custom_id. A plan has far fewer steps.
+const MaxEscalations = 999
 
 // actionPrefix versions the encoding and marks it as ours, so a payload of
 // another app or an older format is refused rather than guessed at.
@@ -40,38 +61,55 @@ const actionSep = "|"
 
 // maxRevisionDigits keeps every encoding within Discord's custom_id limit:
 // "ab1|show_details|" (or "ab1|approve_note|", as long) + a 64-byte id +
-// "|" leaves 18 digits of 100.
+// "|" leaves 18 digits of 100, and so does "ab1|escalate|" + a 64-byte id
+// + "|", with "|" and three digits of MaxEscalations after the revision.
 const maxRevisionDigits = 18
 
 // ErrBadAction is wrapped by every ParseAction error.
 var ErrBadAction = errors.New("not a card action")
 
-// EncodeAction writes a as a button payload: "ab1|approve|a-7Q2K9|1". For
+// EncodeAction writes a as a button payload: "ab1|approve|a-7Q2K9|1", and
+// for Escalate now the count after it: "ab1|escalate|a-7Q2K9|1|0". For
 // every valid action (known kind, approval.ValidID id, revision from 1 to
-// 18 digits) the result is at most 100 characters, fits Slack's action_id
-// and value and Discord's custom_id, and ParseAction returns a again.
+// 18 digits, an escalation count from 0 to MaxEscalations) the result is
+// at most 100 characters, fits Slack's action_id and value and Discord's
+// custom_id, and ParseAction returns a again.
 func EncodeAction(a Action) string {
-	return actionPrefix + actionSep + string(a.Kind) + actionSep + a.ApprovalID + actionSep + strconv.Itoa(a.Revision)
+	s := actionPrefix + actionSep + string(a.Kind) + actionSep + a.ApprovalID + actionSep + strconv.Itoa(a.Revision)
+	if a.Kind == ActionEscalate {
+		s += actionSep + strconv.Itoa(a.Escalations)
+	}
+	return s
 }
 
 // ParseAction reads a payload that EncodeAction wrote, strictly: anything
 // else (another prefix, an unknown kind, an id outside [A-Za-z0-9._:-]{1,64},
-// a revision that is not a plain decimal ≥ 1, extra parts, over 100
-// characters) is an error wrapping ErrBadAction. Button payloads come back
-// from the platform and are untrusted input.
+// a revision that is not a plain decimal ≥ 1, an escalation count that is
+// not a plain decimal from 0 to MaxEscalations, extra or missing parts,
+// over 100 characters) is an error wrapping ErrBadAction. Button payloads
+// come back from the platform and are untrusted input.
 func ParseAction(s string) (Action, error) {
 	if len(s) > discordCustomIDMax {
 		return Action{}, fmt.Errorf("%w: longer than %d bytes", ErrBadAction, discordCustomIDMax)
 	}
 	parts := strings.Split(s, actionSep)
-	if len(parts) != 4 || parts[0] != actionPrefix {
+	if len(parts) < 2 || parts[0] != actionPrefix {
 		return Action{}, fmt.Errorf("%w: want ab1|kind|approval id|revision", ErrBadAction)
 	}
 	kind := ActionKind(parts[1])
+	want := 4
 	switch kind {
-	case ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails:
+	case ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook:
+	case ActionEscalate:
+		want = 5
 	default:
 		return Action{}, fmt.Errorf("%w: unknown kind %q", ErrBadAction, cutLine(parts[1], 20))
+	}
+	if len(parts) != want {
+		if want == 5 {
+			return Action{}, fmt.Errorf("%w: want ab1|escalate|approval id|revision|escalations", ErrBadAction)
+		}
+		return Action{}, fmt.Errorf("%w: want ab1|kind|approval id|revision", ErrBadAction)
 	}
 	if !approval.ValidID(parts[2]) {
 		return Action{}, fmt.Errorf("%w: the approval id is not 1–64 of [A-Za-z0-9._:-]", ErrBadAction)
@@ -89,5 +127,30 @@ func ParseAction(s string) (Action, error) {
 	if err != nil {
 		return Action{}, fmt.Errorf("%w: the revision is out of range", ErrBadAction)
 	}
-	return Action{Kind: kind, ApprovalID: parts[2], Revision: n}, nil
+	a := Action{Kind: kind, ApprovalID: parts[2], Revision: n}
+	if kind == ActionEscalate {
+		if a.Escalations, err = escalations(parts[4]); err != nil {
+			return Action{}, err
+		}
+	}
+	return a, nil
+}
+
+// escalations reads Escalate now's count: "0", or a decimal without a
+// leading zero, at most MaxEscalations.
+func escalations(s string) (int, error) {
+	bad := fmt.Errorf("%w: the escalation count is not a decimal from 0 to %d", ErrBadAction, MaxEscalations)
+	if s == "" || len(s) > len(strconv.Itoa(MaxEscalations)) || (s[0] == '0' && s != "0") {
+		return 0, bad
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, bad
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n > MaxEscalations {
+		return 0, bad
+	}
+	return n, nil
 }

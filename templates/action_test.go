@@ -9,11 +9,19 @@ import (
 func TestActionRoundTrip(t *testing.T) {
 	longID := strings.Repeat("a", 62) + ".:"
 	tests := []Action{
-		{ActionApprove, "a-7Q2K9", 1},
-		{ActionDeny, "a-merge1", 2},
-		{ActionShowArgs, "x", 1},
+		{Kind: ActionApprove, ApprovalID: "a-7Q2K9", Revision: 1},
+		{Kind: ActionDeny, ApprovalID: "a-merge1", Revision: 2},
+		{Kind: ActionShowArgs, ApprovalID: "x", Revision: 1},
+		{Kind: ActionLook, ApprovalID: "a-merge1", Revision: 3},
+		{Kind: ActionEscalate, ApprovalID: "a-merge1", Revision: 1},
+		{Kind: ActionEscalate, ApprovalID: "a-merge1", Revision: 1, Escalations: 12},
 		// The longest: the longest kind, a 64-byte id, 18 digits.
-		{ActionShowDetails, longID, 999999999999999999},
+		{Kind: ActionShowDetails, ApprovalID: longID, Revision: 999999999999999999},
+		// And Escalate now's, with its count.
+		{Kind: ActionEscalate, ApprovalID: longID, Revision: 999999999999999999, Escalations: MaxEscalations},
+	}
+	for _, k := range ActionKinds() {
+		tests = append(tests, Action{Kind: k, ApprovalID: longID, Revision: 999999999999999999})
 	}
 	for _, a := range tests {
 		s := EncodeAction(a)
@@ -52,6 +60,15 @@ func TestParseActionRejects(t *testing.T) {
 		"over 100":           "ab1|show_details|" + strings.Repeat("a", 64) + "|" + strings.Repeat("9", 19),
 		"unicode digit":      "ab1|approve|a-1|١",
 		"trailing newline":   "ab1|approve|a-1|1\n",
+		"look with a count":  "ab1|look|a-1|1|0",
+		"escalate, no count": "ab1|escalate|a-1|1",
+		"count empty":        "ab1|escalate|a-1|1|",
+		"count leading 0":    "ab1|escalate|a-1|1|01",
+		"count negative":     "ab1|escalate|a-1|1|-1",
+		"count too big":      "ab1|escalate|a-1|1|1000",
+		"count float":        "ab1|escalate|a-1|1|1.0",
+		"count and more":     "ab1|escalate|a-1|1|0|0",
+		"only a prefix":      "ab1",
 	}
 	for name, s := range tests {
 		if a, err := ParseAction(s); err == nil || !errors.Is(err, ErrBadAction) {
@@ -63,7 +80,8 @@ func TestParseActionRejects(t *testing.T) {
 // FuzzParseAction: whatever ParseAction accepts is exactly what
 // EncodeAction writes for it, so one action has one payload.
 func FuzzParseAction(f *testing.F) {
-	for _, s := range []string{"ab1|approve|a-1|1", "ab1|deny|a.b:c-d_|12", "ab1|show_args|x|0", "ab1||a|1", "ab1|approve|a-1|01"} {
+	for _, s := range []string{"ab1|approve|a-1|1", "ab1|deny|a.b:c-d_|12", "ab1|show_args|x|0", "ab1||a|1", "ab1|approve|a-1|01",
+		"ab1|escalate|a-1|1|0", "ab1|escalate|a-1|1|07", "ab1|look|a-1|1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -74,7 +92,7 @@ func FuzzParseAction(f *testing.F) {
 		if got := EncodeAction(a); got != s {
 			t.Errorf("ParseAction(%q) = %+v, which encodes as %q", s, a, got)
 		}
-		if a.Revision < 1 || len(s) > discordCustomIDMax {
+		if a.Revision < 1 || len(s) > discordCustomIDMax || a.Escalations < 0 || a.Escalations > MaxEscalations {
 			t.Errorf("accepted %q", s)
 		}
 	})

@@ -51,6 +51,16 @@ type Card struct {
 	// Headline is one line for notifications, Slack's fallback text and the
 	// email subject: "acme_github.merge waits for a decision (DESTRUCTIVE)".
 	Headline string
+	// Looking says who said they are looking at the call, since when, and
+	// until when the ladder holds its steps for them: "user:kevin is
+	// looking since 14:03 UTC; the ladder's next steps wait until 14:33
+	// UTC". State, like the status: every copy shows it while the call
+	// waits. Empty when nobody is looking.
+	Looking string
+	// Escalated says, oldest first, the steps members fired at once with
+	// Escalate now: "Escalated now by user:ada at 14:05 UTC: dm
+	// slack:U0LEE (planned for 15:00 UTC)". State too.
+	Escalated []string
 
 	// 1. Title.
 	Function   string
@@ -245,6 +255,28 @@ type PlanStep struct {
 	Skipped bool
 }
 
+// Looking is a member's acknowledgement ("I'm looking"): they read the
+// call, and the ladder holds its steps still to come until Until.
+type Looking struct {
+	Actor string
+	Since time.Time
+	// Until is when the ladder's steps go on; it never moves the deadline.
+	Until time.Time
+	// From is the member Actor took over from, whose hold had not run
+	// out; "" for none.
+	From string
+}
+
+// EscalatedStep is one step a member fired at once with Escalate now.
+type EscalatedStep struct {
+	Actor string
+	At    time.Time
+	// Who is whom the step told, as ladder.Step.Targets words it.
+	Who string
+	// Planned is when the plan had the step fire.
+	Planned time.Time
+}
+
 // Deciding is a person's decision that the bot recorded and is sending to
 // the job backend: the approval is still pending, but nobody can decide it
 // from a card any more.
@@ -274,6 +306,13 @@ type Input struct {
 	// Ladder is the plan frozen at request. Nothing in Input says which
 	// steps have fired: a pending card is the same before and after each.
 	Ladder LadderPlan
+	// Looking is who acknowledged the call; nil when nobody has. Like
+	// Escalations it is state: it applies to a card that waits for a
+	// decision (pending, not superseded, no decision on its way).
+	Looking *Looking
+	// Escalations are the steps members fired at once, oldest first.
+	// Escalate now's button carries how many there are.
+	Escalations []EscalatedStep
 	// Reask is what changed from the revision before to this one; nil
 	// for a first revision.
 	Reask *approval.Reask
@@ -331,6 +370,9 @@ const (
 	labelDeny         = "Deny"
 	labelShowArgs     = "Show all arguments"
 	labelShowDetails  = "Show details"
+	labelLook         = "I'm looking"
+	labelEscalate     = "Escalate now"
+	escalatedMax      = 3
 	confirmTitle      = "Approve a destructive call?"
 	confirmCancel     = "Cancel"
 	agentSaysCutNote  = " …[cut]"
@@ -407,10 +449,78 @@ func Build(in Input) Card {
 		c.ConfirmLine = fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console",
 			cutLine(oneLine(a.Confirm.Argument), lineMax))
 	}
+	if waiting {
+		c.Looking = lookingLine(in.Looking, deadline(in, a), k)
+		c.Escalated = escalatedLines(in.Escalations, k)
+	}
 	if pending {
 		c.Ladder = planLine(in.Ladder, deadline(in, a), a.RequestedAt, k)
 		c.LadderNote = ladderNote(in.Ladder, c.Tenant)
-		c.Buttons = buttons(a, &c, waiting)
+		c.Buttons = buttons(a, &c, waiting, ladderControls(in))
+	}
+	return c
+}
+
+// lookingLine words an acknowledgement: who, since when, whom they took
+// over from, and until when the ladder's next steps wait (the deadline,
+// when the hold reaches it: the hold never moves it). "" for none.
+func lookingLine(l *Looking, dl time.Time, k clock) string {
+	if l == nil {
+		return ""
+	}
+	line := cmpOr(cutLine(oneLine(l.Actor), lineMax), "someone") + " is looking since " + k.at(l.Since)
+	if from := cutLine(oneLine(l.From), lineMax); from != "" && from != l.Actor {
+		line += ", taking over from " + from
+	}
+	switch {
+	case !l.Until.After(l.Since):
+	case !dl.IsZero() && !l.Until.Before(dl):
+		line += "; the ladder's next steps wait until the deadline"
+	default:
+		line += "; the ladder's next steps wait until " + k.at(l.Until)
+	}
+	return cutLine(line, statusMax)
+}
+
+// escalatedLines words the steps fired at once, the last escalatedMax of
+// them, oldest first, and how many came before those.
+func escalatedLines(es []EscalatedStep, k clock) []string {
+	if len(es) == 0 {
+		return nil
+	}
+	var out []string
+	earlier := max(len(es)-escalatedMax, 0)
+	for _, e := range es[earlier:] {
+		line := "Escalated now by " + cmpOr(cutLine(oneLine(e.Actor), lineMax), "someone") + " at " + k.at(e.At) +
+			": " + cmpOr(cutLine(oneLine(e.Who), planWhoMax), noTargets)
+		if !e.Planned.IsZero() {
+			line += " (planned for " + k.at(e.Planned) + ")"
+		}
+		out = append(out, cutLine(line, statusMax))
+	}
+	if earlier > 0 {
+		out = append(out, fmt.Sprintf("and %d earlier %s escalated now", earlier, plural(earlier, "step", "steps")))
+	}
+	return out
+}
+
+// controls are the ladder's buttons a waiting card offers: "I'm looking"
+// always, and "Escalate now", carrying how many steps were escalated
+// already, while the plan has a step that can fire. The plan decides,
+// never which steps have fired: a pending card is the same before and
+// after each (a press when none is left is told so).
+type controls struct {
+	escalate    bool
+	escalations int
+}
+
+func ladderControls(in Input) controls {
+	c := controls{escalations: len(in.Escalations)}
+	for _, s := range in.Ladder.Steps {
+		if !s.Skipped {
+			c.escalate = c.escalations < MaxEscalations
+			break
+		}
 	}
 	return c
 }
@@ -975,13 +1085,17 @@ func sameDay(a, b time.Time) bool {
 
 // buttons decides the controls of a pending card: Deny as prominent as
 // Approve, Deny first (and the focus) where approval.DenyFirst, only Deny
-// where a typed confirmation is needed, Show all arguments where the
-// projection was cut or redacted, Show details on a restricted card. A
-// card that no longer waits for a decision (one is being sent) keeps only
-// the last two: they answer the person who asks, and decide nothing.
-func buttons(a *approval.Approval, c *Card, waiting bool) []Button {
+// where a typed confirmation is needed, then the ladder's I'm looking and
+// Escalate now (controls), Show all arguments where the projection was
+// cut or redacted, Show details on a restricted card. A card that no
+// longer waits for a decision (one is being sent) keeps only the last
+// two: they answer the person who asks, and decide nothing.
+func buttons(a *approval.Approval, c *Card, waiting bool, lc controls) []Button {
 	mk := func(k ActionKind) (Action, string, bool) {
 		act := Action{Kind: k, ApprovalID: a.ID, Revision: a.Revision}
+		if k == ActionEscalate {
+			act.Escalations = lc.escalations
+		}
 		p := EncodeAction(act)
 		_, err := ParseAction(p)
 		return act, p, err == nil
@@ -1023,6 +1137,14 @@ func buttons(a *approval.Approval, c *Card, waiting bool) []Button {
 		add(approve, ActionApprove)
 		add(deny, ActionDeny)
 		add(note, ActionApproveNote)
+	}
+	// The ladder's controls decide nothing: a call that only the console
+	// may approve still has a ladder to hold or to hurry.
+	if waiting {
+		add(Button{Label: labelLook}, ActionLook)
+		if lc.escalate {
+			add(Button{Label: labelEscalate}, ActionEscalate)
+		}
 	}
 	if c.Restricted {
 		add(Button{Label: labelShowDetails}, ActionShowDetails)

@@ -185,25 +185,28 @@ func discordButtonsOf(m *DiscordMessage) []DiscordButton {
 // above; only Deny where a typed confirmation is needed; Show all
 // arguments where the projection was cut or redacted; Show details on a
 // restricted card; a confirm dialog on Slack's Approve of a destructive
-// call; and Approve with comment… after the pair wherever Approve is.
+// call; Approve with comment… after the pair wherever Approve is; and the
+// ladder's I'm looking and Escalate now on every waiting card, even one
+// a chat cannot approve.
 func TestButtons(t *testing.T) {
 	r := newRenderer(t)
 	const note = "Approve with comment…"
+	const look, esc = "I'm looking", "Escalate now"
 	tests := []struct {
 		fixture     string
 		want        []string
 		denyDefault bool
 		confirm     bool // Approve asks again in Slack
 	}{
-		{"merge.json", []string{"Deny", "Approve", note}, true, true},                           // destructive
-		{"mail.json", []string{"Deny", "Approve", note}, true, false},                           // out of scope, new to the job, class above
-		{"refund.json", []string{"Deny"}, true, false},                                          // confirm: approve it in the console
-		{"search.json", []string{"Approve", "Deny", note}, false, false},                        // reads only
-		{"unknown.json", []string{"Approve", "Deny", note}, false, false},                       // says nothing
-		{"secrets.json", []string{"Approve", "Deny", note, "Show all arguments"}, false, false}, // redacted
-		{"big.json", []string{"Approve", "Deny", note, "Show all arguments"}, false, false},     // truncated
-		{"private.json", []string{"Deny", "Approve", note, "Show details"}, true, true},         // restricted, destructive
-		{"protected.json", []string{"Deny"}, false, false},                                      // protected paths: never approved from a chat
+		{"merge.json", []string{"Deny", "Approve", note, look, esc}, true, true},                           // destructive
+		{"mail.json", []string{"Deny", "Approve", note, look, esc}, true, false},                           // out of scope, new to the job, class above
+		{"refund.json", []string{"Deny", look, esc}, true, false},                                          // confirm: approve it in the console
+		{"search.json", []string{"Approve", "Deny", note, look, esc}, false, false},                        // reads only
+		{"unknown.json", []string{"Approve", "Deny", note, look, esc}, false, false},                       // says nothing
+		{"secrets.json", []string{"Approve", "Deny", note, look, esc, "Show all arguments"}, false, false}, // redacted
+		{"big.json", []string{"Approve", "Deny", note, look, esc, "Show all arguments"}, false, false},     // truncated
+		{"private.json", []string{"Deny", "Approve", note, look, esc, "Show details"}, true, true},         // restricted, destructive
+		{"protected.json", []string{"Deny", look, esc}, false, false},                                      // protected paths: never approved from a chat
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

@@ -202,6 +202,27 @@ func TestGolden(t *testing.T) {
 			{Target: "discord:role:445566778899", Name: "oncall"},
 		}, 15*time.Minute))
 	})
+	// Escalate now's reply names who fired the step.
+	t.Run("escalated-now", func(t *testing.T) {
+		a := loadApproval(t, "merge.json")
+		m := Escalation(a.ID, []Mention{{Target: "slack:U0LEE", Name: "lee"}}, 20*time.Minute)
+		m.By = "user:kevin"
+		thread(t, "escalated-now", m)
+	})
+	// The ladder's state on a waiting card: who is looking (a second
+	// member taking over from the first), until when the steps wait, and
+	// a step fired at once; a content-restricted card shows the same.
+	t.Run("looking", func(t *testing.T) {
+		for _, f := range []string{"merge", "private"} {
+			a := loadApproval(t, f+".json")
+			in := goldenInput(t, a, "pending")
+			at := a.RequestedAt
+			in.Looking = &Looking{Actor: "user:ada", Since: at.Add(10 * time.Minute), Until: at.Add(40 * time.Minute), From: "user:kevin"}
+			in.Escalations = []EscalatedStep{{Actor: "user:kevin", At: at.Add(5 * time.Minute), Who: "mention slack:U0KEVIN slack:S0ONCALL",
+				Planned: at.Add(15 * time.Minute)}}
+			card(t, f, "looking", Build(in))
+		}
+	})
 
 	if *update || t.Failed() {
 		return

@@ -228,6 +228,9 @@ func selfTestInput() Input {
 			Name: "default", Unknown: "u"},
 		Reask: &approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged, More: 1, SnapshotFrom: digest, SnapshotTo: digest,
 			Arguments: []approval.ArgumentChange{{Path: "a", Kind: approval.ChangeChanged, Old: "1", New: "2"}}},
+		Looking: &Looking{Actor: "user:a", Since: at, Until: dl, From: "user:b"},
+		Escalations: []EscalatedStep{{Actor: "user:a", At: at, Who: "n", Planned: at.Add(time.Minute)},
+			{Actor: "user:a", At: at}, {Actor: "user:a", At: at}, {Actor: "user:a", At: at}},
 	}
 }
 
@@ -239,5 +242,6 @@ func selfTestThreads() []ThreadMessage {
 		{Kind: ThreadCancelled, Text: "x"},
 		{Kind: ThreadAutoGranted, Text: "x"},
 		{Kind: ThreadEscalation, Mentions: []Mention{{Target: "slack:U1", Name: "a"}, {Target: "discord:role:1", Name: "b"}}, Waited: time.Minute},
+		{Kind: ThreadEscalation, Mentions: []Mention{{Target: "slack:U1", Name: "a"}}, Waited: time.Minute, By: "user:a"},
 	}
 }

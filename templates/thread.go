@@ -41,6 +41,9 @@ type ThreadMessage struct {
 	Text       string
 	Mentions   []Mention     // ThreadEscalation
 	Waited     time.Duration // ThreadEscalation: how long the card has waited
+	// By is, for ThreadEscalation, the member who fired the step at once
+	// (Escalate now); "" when the ladder's own time fired it.
+	By string
 }
 
 // Mention is one person or group a ladder step tells.
@@ -123,6 +126,7 @@ type threadData struct {
 	Text     string
 	Mentions []string
 	Waited   string
+	By       string
 }
 
 // recheckLead is what a re-check refusal's reply says before the
@@ -161,6 +165,7 @@ func prepareThread(m ThreadMessage, s surface) (d threadData, users, roles []str
 		return d, nil, nil
 	}
 	d.Waited = shortDuration(m.Waited)
+	d.By = cutLine(oneLine(m.By), lineMax)
 	for i, mn := range m.Mentions {
 		if i == maxMentions {
 			d.Mentions = append(d.Mentions, fmt.Sprintf("and %d more", len(m.Mentions)-maxMentions))

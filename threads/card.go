@@ -15,11 +15,13 @@ import (
 )
 
 // Input is what the card renderings take for this copy: the request, the
-// state (a decision in flight included), the ladder as it was frozen at
-// request, and what the reasks changed. Which steps have fired is not in
-// it, on purpose: a pending card is the same before and after each step
-// fires, so a step edits no card (docs/cards.md); its thread reply says
-// what happened.
+// state (a decision in flight, who is looking and the steps fired at once
+// with Escalate now included), the ladder as it was frozen at request,
+// and what the reasks changed. Which steps have fired is not in it, on
+// purpose: a pending card is the same before and after each step fires,
+// so a step edits no card (docs/cards.md); its thread reply says what
+// happened. A press of I'm looking or Escalate now is state, and edits
+// every copy.
 func (c Card) Input() templates.Input {
 	in := templates.Input{
 		Approval:   c.Approval,
@@ -33,12 +35,24 @@ func (c Card) Input() templates.Input {
 		Now:        c.Now,
 		Zone:       c.Frozen.zone(),
 	}
+	in.Looking, in.Escalations = ladderCard(c.ladder, c.Frozen.Plan, false)
 	if c.Approval != nil {
 		in.Reask, in.SupersededBy = c.Frozen.reasksAround(c.Approval.Revision)
 		if named := c.Approval.Ladder; named != "" && c.Frozen.Plan.Ladder != "" && named != c.Frozen.Plan.Ladder {
 			in.Ladder.Unknown = named
 		}
 	}
+	return in
+}
+
+// MailInput is Input as a mail (and the decision page, which shows the
+// mail's card) shows it: the email addresses of the ladder's steps, and
+// of the steps escalated now, counted rather than named, so no recipient
+// reads the others' addresses.
+func (c Card) MailInput() templates.Input {
+	in := c.Input()
+	in.Ladder = MailPlan(in.Ladder, c.Frozen.Plan)
+	_, in.Escalations = ladderCard(c.ladder, c.Frozen.Plan, true)
 	return in
 }
 

@@ -332,15 +332,20 @@ func refuse(t *config.Tenant, m config.Member, a *approval.Approval, approve boo
 
 // stale says why a card can no longer be decided, or "".
 func stale(row *store.Approval, revision int) string {
+	return staleSaying(row, revision, "nothing was sent")
+}
+
+// staleSaying is stale, ending with what became of the click.
+func staleSaying(row *store.Approval, revision int, nothing string) string {
 	if approval.State(row.State).Final() || !row.Seen {
 		who := ""
 		if rec, err := recordOf(row); err == nil && rec.Decision != nil && rec.Decision.Actor != "" {
 			who = " by " + rec.Decision.Actor
 		}
-		return fmt.Sprintf("This call was already %s%s; nothing was sent.", stateWord(approval.State(row.State)), who)
+		return fmt.Sprintf("This call was already %s%s; %s.", stateWord(approval.State(row.State)), who, nothing)
 	}
 	if revision < row.Revision {
-		return "This card is superseded: the call changed. Look at the new card in the thread; nothing was sent."
+		return "This card is superseded: the call changed. Look at the new card in the thread; " + nothing + "."
 	}
 	return ""
 }

@@ -202,13 +202,19 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 			if err != nil {
 				return err
 			}
+			st := ladderStateOf(row)
+			if st.holds(now) {
+				// Someone is looking: the steps wait for the hold's end
+				// (a row claimed by a time set before the hold was).
+				row.NextStepAt = nextStepAt(fz.Plan, row.StepsDone, st)
+				return tx.ApprovalUpsert(ctx, row)
+			}
+			// A hold that ran out lets what it kept waiting go now, merged
+			// as steps missed while the bot was down are.
 			due := fz.Plan.Due(now, row.StepsDone)
 			row.StepsDone += len(due)
-			row.NextStepAt = time.Time{}
-			if next, ok := fz.Plan.Upcoming(row.StepsDone); ok {
-				row.NextStepAt = next.At
-			}
-			fired, err := s.stepRows(ctx, tx, row, fz, due, now)
+			row.NextStepAt = nextStepAt(fz.Plan, row.StepsDone, st)
+			fired, err := s.stepRows(ctx, tx, row, fz, due, now, "")
 			if err != nil {
 				return err
 			}
@@ -236,7 +242,9 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 // stepRows turns the due steps into outbox rows, merged: one reply per
 // thread mentioning everyone the steps tell, one card per new DM or
 // channel, one mail per address.
-func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval, fz Frozen, due []ladder.PlannedStep, now time.Time) ([]store.OutboxInsertParams, error) {
+// by is the member who fired them at once (Escalate now), "" for the
+// ladder's own time; the thread replies name them.
+func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval, fz Frozen, due []ladder.PlannedStep, now time.Time, by string) ([]store.OutboxInsertParams, error) {
 	var mention, dm, post, email []string
 	seen := map[string]bool{}
 	add := func(list *[]string, ts []ladder.Target) {
@@ -274,7 +282,7 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 		waited := now.Sub(row.RequestedAt).Round(time.Second)
 		for _, t := range fz.Post {
 			push(KindReply, t, rowPayload{Thread: string(templates.ThreadEscalation), Mentions: threadMentions(fz.Plan, mention, t, now),
-				Waited: waited, Step: lastStep})
+				Waited: waited, Step: lastStep, By: by})
 		}
 	}
 	for _, t := range dm {

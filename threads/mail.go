@@ -262,8 +262,7 @@ func MemberLinks(links DecisionLinks, tenant *config.Tenant, m config.Member, ca
 // mail shows it (the ladder's mail recipients counted, not named), why
 // this person gets it, and their decision links.
 func (r MailRequest) Render() templates.Mail {
-	in := r.Card.Input()
-	in.Ladder = MailPlan(in.Ladder, r.Card.Frozen.Plan)
+	in := r.Card.MailInput()
 	m := templates.Mail{Card: templates.Build(in), Kind: r.Kind, Reply: r.Thread.Root != "",
 		Note: r.Note, ActAs: r.Member}
 	if r.Kind == MailReask && r.Card.Approval != nil {
@@ -373,21 +372,27 @@ func MailPlan(p templates.LadderPlan, plan ladder.Plan) templates.LadderPlan {
 		if i >= len(plan.Steps) {
 			break
 		}
-		st := plan.Steps[i].Step
-		n := len(st.Email)
-		if n == 0 {
-			continue
-		}
-		st.Email = nil
-		who := st.Targets()
-		more := fmt.Sprintf("email %d %s", n, map[bool]string{true: "person", false: "people"}[n == 1])
-		if who == "" {
-			out.Steps[i].Who = more
-		} else {
-			out.Steps[i].Who = who + " · " + more
+		if st := plan.Steps[i].Step; len(st.Email) > 0 {
+			out.Steps[i].Who = mailWho(st)
 		}
 	}
 	return out
+}
+
+// mailWho is whom a step tells, as a mail says it: its email recipients
+// counted, not listed.
+func mailWho(st ladder.Step) string {
+	n := len(st.Email)
+	if n == 0 {
+		return st.Targets()
+	}
+	st.Email = nil
+	who := st.Targets()
+	more := fmt.Sprintf("email %d %s", n, map[bool]string{true: "person", false: "people"}[n == 1])
+	if who == "" {
+		return more
+	}
+	return who + " · " + more
 }
 
 // CardPlan is a frozen plan in the card's words, as every copy of a card

@@ -480,7 +480,7 @@ func (s *Service) doOther(ctx context.Context, surface Surface, row *store.Outbo
 			return true, nil
 		}
 		return false, surface.Reply(ctx, ReplyRequest{Root: root, Tenant: row.Tenant, Kind: templates.ThreadKind(p.Thread),
-			Text: p.Text, Mentions: s.mentionsFor(row.Tenant, p.Mentions), Waited: p.Waited})
+			Text: p.Text, Mentions: s.mentionsFor(row.Tenant, p.Mentions), Waited: p.Waited, By: p.By})
 	}
 	return false, Permanent(fmt.Errorf("unknown outbox kind %q", row.Kind))
 }
@@ -532,7 +532,8 @@ func (s *Service) followUp(ctx context.Context, row *store.OutboxRow, post *stor
 	if err != nil {
 		return
 	}
-	if a.State == string(shown.State) && a.Revision == shown.HeldRevision && sameDeciding(decidingCard(a), shown.Deciding) {
+	if a.State == string(shown.State) && a.Revision == shown.HeldRevision && sameDeciding(decidingCard(a), shown.Deciding) &&
+		ladderStateOf(a).Last == shown.ladder.Last {
 		return
 	}
 	now := s.clock.Now()
@@ -595,7 +596,7 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 	}
 	return Card{Tenant: a.Tenant, Approval: &req, State: rec.State, Decision: rec.Decision,
 		Superseded: superseded, Deciding: decidingCard(a),
-		Frozen: fz, HeldRevision: a.Revision, Now: s.clock.Now()}, nil
+		Frozen: fz, ladder: ladderStateOf(a), HeldRevision: a.Revision, Now: s.clock.Now()}, nil
 }
 
 // decidingCard is the decision in flight as a card shows it: recorded and

@@ -40,6 +40,9 @@ type Card struct {
 	// Frozen is the ladder as frozen at request; which of its steps have
 	// fired is not part of a card (docs/cards.md).
 	Frozen Frozen
+	// ladder is what people did to the ladder (who is looking, the steps
+	// fired at once): state, shown on every copy.
+	ladder ladderState
 	// HeldRevision is the approval's newest revision when the card was made.
 	HeldRevision int
 	// ThreadURL is the web address of the card's chat thread, where known
@@ -49,11 +52,12 @@ type Card struct {
 }
 
 // SameState reports whether two reads of a copy show the approval in the
-// same place: its state, its newest revision and the decision in flight.
-// When they differ the approval moved on in between, and a copy shown
-// from the first read is shown again.
+// same place: its state, its newest revision, the decision in flight and
+// what people did to its ladder. When they differ the approval moved on
+// in between, and a copy shown from the first read is shown again.
 func (c Card) SameState(o Card) bool {
-	return c.State == o.State && c.HeldRevision == o.HeldRevision && sameDeciding(c.Deciding, o.Deciding)
+	return c.State == o.State && c.HeldRevision == o.HeldRevision && sameDeciding(c.Deciding, o.Deciding) &&
+		c.ladder.Last == o.ladder.Last
 }
 
 // PostRequest posts a card.
@@ -82,9 +86,11 @@ type ReplyRequest struct {
 	Tenant string
 	Kind   templates.ThreadKind
 	Text   string
-	// Mentions and Waited make an escalation reply (Kind ThreadEscalation).
+	// Mentions and Waited make an escalation reply (Kind ThreadEscalation);
+	// By names the member who fired its step at once, if one did.
 	Mentions []templates.Mention
 	Waited   time.Duration
+	By       string
 }
 
 // Message is the thread reply as the templates take it.
@@ -93,7 +99,7 @@ func (r ReplyRequest) Message() templates.ThreadMessage {
 	if r.Root != nil {
 		approvalID = r.Root.ApprovalID
 	}
-	return templates.ThreadMessage{Kind: r.Kind, ApprovalID: approvalID, Text: r.Text, Mentions: r.Mentions, Waited: r.Waited}
+	return templates.ThreadMessage{Kind: r.Kind, ApprovalID: approvalID, Text: r.Text, Mentions: r.Mentions, Waited: r.Waited, By: r.By}
 }
 
 // NoticeRequest posts one line to a channel.

@@ -179,6 +179,9 @@ type rowPayload struct {
 	// Mail is an email row's kind of mail (MailReask, …); "" for a
 	// ladder step's escalation.
 	Mail string `json:"mail,omitempty"`
+	// By is the member who fired an escalation's step at once (Escalate
+	// now); "" when the ladder's time did.
+	By string `json:"by,omitempty"`
 }
 
 // Ingest applies one event: it records the event id, moves the approval

@@ -12,6 +12,8 @@
 // to the platform then means the decision is committed and will reach the
 // job backend. A click that opens a dialog first (Deny's reason, Approve
 // with comment…, a destructive call's confirmation) asks Ask what to open.
+// The ladder's buttons, I'm looking and Escalate now, are recorded the
+// same way, through Ladder (ladder.go), before they are answered.
 //
 // It also decides what /approvals reads and shows on every surface
 // (commands.go): whose approvals a command is about, what waits, and the
@@ -44,7 +46,13 @@ type Service interface {
 	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
 	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
 	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
+	// Acknowledge and EscalateNow take the ladder's buttons, I'm looking
+	// and Escalate now (ladder.go).
+	Acknowledge(ctx context.Context, req threads.LadderRequest) (threads.LadderResult, error)
+	EscalateNow(ctx context.Context, req threads.LadderRequest) (threads.LadderResult, error)
 }
+
+var _ Service = (*threads.Service)(nil)
 
 // Options configure New.
 type Options struct {
@@ -104,10 +112,13 @@ func New(o Options) (*Flow, error) {
 // characters: the dialogs take no more, and threads refuses longer.
 const ReasonMax = 1000
 
-// Outcome is what became of a click on Approve or Deny.
+// Outcome is what became of a click on Approve or Deny, I'm looking or
+// Escalate now.
 type Outcome struct {
 	Tenant string // the approval's tenant, from the store; "" when unknown
-	// Sent: the decision is committed and on its way to the backend.
+	// Sent: what the click asked is committed: a decision on its way to
+	// the backend, an acknowledgement, a step fired at once. The clicked
+	// card changed.
 	Sent bool
 	// Retry: nothing was recorded, and the same dialog submitted again
 	// may be: the bot could not do its part (starting, the store, the
@@ -218,10 +229,11 @@ func (f *Flow) mayDecide(tenant, user string) bool {
 }
 
 // Card is the clicked card as the approval now stands, once out says the
-// decision was sent: what the surface puts in place of the message
-// clicked, its Approve and Deny gone and the decision on its way. It
-// returns false when nothing was sent (the card keeps its buttons) or the
-// card cannot be read (logged); the person is then told out.Text.
+// click was recorded: what the surface puts in place of the message
+// clicked (its Approve and Deny gone and the decision on its way; or who
+// is looking; or the step escalated now). It returns false when nothing
+// was recorded (the card stays as it was) or the card cannot be read
+// (logged); the person is then told out.Text.
 func (f *Flow) Card(ctx context.Context, act templates.Action, out Outcome) (threads.Card, bool) {
 	svc := f.service()
 	if !out.Sent || svc == nil {

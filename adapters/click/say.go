@@ -13,9 +13,13 @@ const (
 	SayStoreDown     = "The bot cannot read this card right now; try again in a moment. Nothing was sent."
 	SayNotRecorded   = "The bot could not record your decision; try again in a moment. Nothing was sent."
 	SayNotInTime     = "The bot could not record your decision in time (it is very busy); try again in a moment. Nothing was sent."
-	SayLookupFailed  = "The arguments could not be looked up right now; try again in a moment."
-	SayShuttingDown  = "The bot is shutting down; try again in a moment. Nothing was sent."
-	SayReasonTooLong = "The reason is longer than 1,000 characters; nothing was sent."
+	// SayLadderNotRecorded is said when I'm looking or Escalate now could
+	// not be recorded.
+	SayLadderNotRecorded = "The bot could not record your click; try again in a moment. Nothing was recorded."
+	SayLadderNotInTime   = "The bot could not record your click in time (it is very busy); try again in a moment. Nothing was recorded."
+	SayLookupFailed      = "The arguments could not be looked up right now; try again in a moment."
+	SayShuttingDown      = "The bot is shutting down; try again in a moment. Nothing was sent."
+	SayReasonTooLong     = "The reason is longer than 1,000 characters; nothing was sent."
 	// SayCommentTooLong is the same for an approval's comment.
 	SayCommentTooLong = "The comment is longer than 1,000 characters; nothing was sent."
 	SayDialogFailed   = "The dialog for the reason did not open; click Deny again. Nothing was sent."

@@ -10,6 +10,9 @@
 // role, self-approval, superseded revision, typed confirmation), recorded
 // before the page answers, and sent to the backend with via.surface
 // "email"; the page then shows the outcome as the backend answers it.
+// Beside the decision the page offers I'm looking, as a chat card does
+// (threads.Acknowledge: the ladder's next steps wait while the member
+// looks), again only as a POST from its own form with its form check.
 //
 // Every answer is a whole HTML page that needs no JavaScript, escapes
 // every value, and carries the headers a decision page needs: no
@@ -32,6 +35,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/config"
+	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -52,7 +56,11 @@ type Service interface {
 	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
 	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
 	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
+	// Acknowledge takes the page's I'm looking, as a chat card's.
+	Acknowledge(ctx context.Context, req threads.LadderRequest) (threads.LadderResult, error)
 }
+
+var _ Service = (*threads.Service)(nil)
 
 // Links makes the decision links threads puts in mail, and checks them
 // for the page. It needs neither the store nor the service, so threads
@@ -286,8 +294,7 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 	}
 	// The card as the mail shows it: its ladder's mail recipients
 	// counted, not named.
-	in := card.Input()
-	in.Ladder = threads.MailPlan(in.Ladder, card.Frozen.Plan)
+	in := card.MailInput()
 	built := templates.Build(in)
 	v.Card = h.render.CardHTML(built)
 	v.Title = card.Approval.Call.Function
@@ -313,6 +320,7 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 	v.Lead = fmt.Sprintf("Waiting for a decision. Opening this page decided nothing: press %s below to decide.",
 		buttonWord(c.Action))
 	v.Form = &form{Check: h.signer.FormCheck(l.token), Approve: c.Action == ActionApprove, ReasonMax: threadsReasonMax}
+	v.Look = &lookForm{Check: v.Form.Check, Pause: ladder.FormatDuration(card.Frozen.Plan.Pause())}
 	return v, http.StatusOK
 }
 
@@ -337,6 +345,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	}
 	l, err := h.open(w, r, token)
 	if l == nil {
+		return
+	}
+	if h.signer.CheckForm(token, r.PostForm.Get("check")) && r.PostForm.Get("action") == actionLook {
+		h.look(w, r, l, err)
 		return
 	}
 	if !h.signer.CheckForm(token, r.PostForm.Get("check")) || r.PostForm.Get("action") != l.claims.Action {
@@ -380,7 +392,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	case !res.Sent:
 		log.Info("decision page: decision refused", "why", res.Text)
 		v, _ := h.view(r.Context(), l, nil)
-		v.Lead, v.Form = res.Text, nil
+		v.Lead, v.Form, v.Look = res.Text, nil, nil
 		h.page(w, http.StatusConflict, v)
 	default:
 		log.Info("decision page: decision recorded")
@@ -389,6 +401,43 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		// Relative: the page's own address, wherever public_url's path
 		// puts it.
 		w.Header().Set("Location", token)
+		w.WriteHeader(http.StatusSeeOther)
+	}
+}
+
+// actionLook is the form field of the page's I'm looking. A link's
+// claims name its decision; any link whose page offers a decision offers
+// this too.
+const actionLook = "look"
+
+// look answers a POST of the page's I'm looking: recorded through
+// threads before the page answers, then the page again, which shows who
+// is looking on its card. It records nothing where the page would show
+// no form (closed, changed, expired, in flight, not allowed).
+func (h *Handler) look(w http.ResponseWriter, r *http.Request, l *link, linkErr error) {
+	if v, status := h.view(r.Context(), l, linkErr); v.Look == nil {
+		h.page(w, status, v)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), threads.RecordBound)
+	defer cancel()
+	res, err := h.service.Acknowledge(ctx, threads.LadderRequest{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID,
+		Revision: l.claims.Revision, Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}})
+	log := h.log.With("tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID, "member", l.claims.Member)
+	switch {
+	case err != nil:
+		log.Error("decision page: record an acknowledgement", "err", err.Error())
+		v, _ := h.view(context.WithoutCancel(r.Context()), l, nil)
+		v.Lead = "The bot could not record that you are looking just now; nothing was recorded. Try again in a moment."
+		h.page(w, http.StatusServiceUnavailable, v)
+	case !res.Done:
+		log.Info("decision page: acknowledgement refused", "why", res.Text)
+		v, _ := h.view(r.Context(), l, nil)
+		v.Lead, v.Look = res.Text, nil
+		h.page(w, http.StatusConflict, v)
+	default:
+		log.Info("decision page: acknowledgement recorded")
+		w.Header().Set("Location", l.token)
 		w.WriteHeader(http.StatusSeeOther)
 	}
 }
@@ -432,12 +481,14 @@ const (
 
 // view is what one page shows.
 type view struct {
-	Title   string
-	Lead    string
-	ActAs   string
-	Action  string
-	Card    template.HTML
-	Form    *form
+	Title  string
+	Lead   string
+	ActAs  string
+	Action string
+	Card   template.HTML
+	Form   *form
+	// Look is the page's I'm looking, offered with the decision form.
+	Look    *lookForm
 	Refresh bool // a decision is on its way: look again shortly
 	// ArgumentsLink offers the full arguments to a member with the
 	// content permission; Arguments is them, when asked.
@@ -451,6 +502,13 @@ type form struct {
 	Approve   bool
 	Reason    string
 	ReasonMax int
+}
+
+// lookForm is I'm looking: the form check, and how long the ladder's
+// steps wait (the approval's ack_pause).
+type lookForm struct {
+	Check string
+	Pause string
 }
 
 //go:embed page.html.tmpl

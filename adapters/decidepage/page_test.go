@@ -29,6 +29,7 @@ import (
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/internal/golden"
+	"approvalsbot/store"
 	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -78,6 +79,7 @@ type page struct {
 	fake  *backendtest.Fake
 	clock *clockwork.FakeClock
 	links *decidepage.Links
+	store store.Store
 }
 
 // The fixtures' instant: the service runs on a fake clock set to it, so
@@ -152,7 +154,7 @@ func newPageFrom(t *testing.T, configText, publicURL string, logOut io.Writer) *
 	mux.Handle(decidepage.Path, h)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &page{t: t, srv: srv, svc: svc, fake: fake, clock: clock, links: links}
+	return &page{t: t, srv: srv, svc: svc, fake: fake, clock: clock, links: links, store: st}
 }
 
 type tenantsOf struct{ cfg *config.Config }

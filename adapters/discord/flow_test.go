@@ -40,8 +40,8 @@ func TestCardPostedToChannelWithThread(t *testing.T) {
 		}
 		kinds = append(kinds, string(a.Kind))
 	}
-	if strings.Join(kinds, " ") != "deny approve approve_note" {
-		t.Fatalf("buttons %v, want Deny first on a destructive call, then Approve and Approve with comment…", kinds)
+	if strings.Join(kinds, " ") != "deny approve approve_note look escalate" {
+		t.Fatalf("buttons %v, want Deny first on a destructive call, then Approve and Approve with comment…, then the ladder's I'm looking and Escalate now", kinds)
 	}
 	// Every call carried the bot token, and only the routes the adapter
 	// documents were called.
@@ -206,8 +206,9 @@ func TestRefusalsAreEphemeralAndNothingIsSent(t *testing.T) {
 	merge := h.card(t, "a-merge1", approvalTarget, 1)
 	approve := button(t, merge, templates.ActionApprove)
 	refund := h.card(t, "a-refund1", "discord:channel:"+chFinance, 1)
-	if len(refund.Buttons) != 1 || !strings.HasPrefix(refund.Buttons[0].CustomID, "ab1|deny|") {
-		t.Fatalf("a call that needs a typed confirmation offers only Deny: %+v", refund.Buttons)
+	if len(refund.Buttons) != 3 || !strings.HasPrefix(refund.Buttons[0].CustomID, "ab1|deny|") ||
+		!strings.HasPrefix(refund.Buttons[1].CustomID, "ab1|look|") || !strings.HasPrefix(refund.Buttons[2].CustomID, "ab1|escalate|") {
+		t.Fatalf("a call that needs a typed confirmation offers only Deny to decide, and the ladder's buttons: %+v", refund.Buttons)
 	}
 	// Every refusal is the answer itself (to the click, or to the
 	// destructive call's confirmation for someone who may decide), to the

@@ -100,6 +100,10 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 		return a.askComment(ctx, act, who), click.Work{}
 	case templates.ActionDeny:
 		return a.askReason(ctx, act, who), click.Work{}
+	case templates.ActionLook, templates.ActionEscalate:
+		// Recorded before the answer, which is the clicked card as it
+		// now stands: who is looking, or the step escalated now.
+		return a.recorded(ctx, act, a.clicks.Ladder(ctx, act, who.threads())), click.Work{}
 	default: // ActionShowArgs, ActionShowDetails
 		if a.service() == nil {
 			// Said at once rather than after a deferred answer.
@@ -251,11 +255,13 @@ func (a *Adapter) record(ctx context.Context, act templates.Action, who person, 
 	return a.recorded(ctx, act, a.clicks.Record(ctx, act, who.threads(), approve, comment, a.now()))
 }
 
-// recorded is the first answer to a click on Approve or Deny: a recorded
-// decision updates the clicked message itself (UPDATE_MESSAGE) to its
-// card as the approval now stands, its buttons gone and the decision on
-// its way, which spends none of the channel's edit budget; anything else
-// is told to the person alone, and the card keeps its buttons.
+// recorded is the first answer to a click on Approve or Deny, I'm looking
+// or Escalate now: a recorded click updates the clicked message itself
+// (UPDATE_MESSAGE) to its card as the approval now stands (its buttons
+// gone and the decision on its way, or who is looking, or the step
+// escalated now), which spends none of the channel's edit budget;
+// anything else is told to the person alone, and the card stays as it
+// was.
 func (a *Adapter) recorded(ctx context.Context, act templates.Action, out click.Outcome) *answer {
 	if card, ok := a.clicks.Card(ctx, act, out); ok {
 		msg := a.render.Discord(templates.Build(card.Input()))

@@ -36,8 +36,8 @@ func TestCardPostedToChannelWithButtons(t *testing.T) {
 			t.Error("Approve of a destructive call does not ask Slack's confirm dialog")
 		}
 	}
-	if strings.Join(kinds, " ") != "deny approve approve_note" {
-		t.Fatalf("buttons %v, want Deny first on a destructive call, then Approve and Approve with comment…", kinds)
+	if strings.Join(kinds, " ") != "deny approve approve_note look escalate" {
+		t.Fatalf("buttons %v, want Deny first on a destructive call, then Approve and Approve with comment…, then the ladder's I'm looking and Escalate now", kinds)
 	}
 	posts, _ := h.store.PostList(context.Background(), "a-merge1")
 	if len(posts) != 1 || posts[0].Channel != "C0APPROVALS" || posts[0].Ref != card.TS || posts[0].Target != "slack:C0APPROVALS" {

@@ -133,9 +133,9 @@ func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallba
 
 // button handles a click on a button. Its payload is untrusted:
 // ParseAction reads it strictly, and a payload that is not one of the
-// card's is answered and logged, with nothing sent. Approve is recorded
-// before the ack; Deny opens the dialog after it (views.open needs the
-// trigger_id, not an ack).
+// card's is answered and logged, with nothing sent. Approve, I'm looking
+// and Escalate now are recorded before the ack; Deny opens the dialog
+// after it (views.open needs the trigger_id, not an ack).
 func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, who person, received time.Time) click.Work {
 	actions := cb.ActionCallback.BlockActions
 	var act templates.Action
@@ -163,6 +163,11 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 		// a modal, opened after the ack like Deny's.
 		trigger := cb.TriggerID
 		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askComment(ctx, act, who, trigger, received) }}
+	case templates.ActionLook, templates.ActionEscalate:
+		// Recorded before the ack, like Approve; the clicked card then
+		// shows who is looking, or the step escalated now.
+		out := a.clicks.Ladder(ctx, act, who.threads())
+		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 	default: // ActionShowArgs, ActionShowDetails
 		return click.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
 	}
@@ -173,10 +178,10 @@ func (who person) threads() threads.Person {
 }
 
 // afterRecord shows the person what became of their click: the clicked
-// card as it now stands (its buttons gone, the decision on its way),
-// through the click's own response_url, which spends none of
-// chat.update's budget; or, when nothing was recorded, why, to them
-// alone, the card keeping its buttons.
+// card as it now stands (its buttons gone and the decision on its way,
+// or who is looking, or the step escalated now), through the click's own
+// response_url, which spends none of chat.update's budget; or, when
+// nothing was recorded, why, to them alone, the card as it was.
 func (a *Adapter) afterRecord(ctx context.Context, act templates.Action, who person, out click.Outcome) {
 	if who.reply != "" {
 		if card, ok := a.clicks.Card(ctx, act, out); ok && a.replaceClicked(ctx, act, who, out, card) {

@@ -134,6 +134,14 @@ func (s slowService) Card(context.Context, string, int) (threads.Card, error) {
 	return threads.Card{}, errors.New("no cards in this test")
 }
 
+func (s slowService) Acknowledge(context.Context, threads.LadderRequest) (threads.LadderResult, error) {
+	return threads.LadderResult{Text: "acknowledged"}, nil
+}
+
+func (s slowService) EscalateNow(context.Context, threads.LadderRequest) (threads.LadderResult, error) {
+	return threads.LadderResult{Text: "escalated"}, nil
+}
+
 func (s slowService) ShowArguments(ctx context.Context, _ threads.ShowRequest) (threads.ShowResult, error) {
 	select {
 	case s.started <- struct{}{}:

@@ -41,7 +41,7 @@ func (t *tx) ApprovalUpsert(ctx context.Context, a *store.Approval) error {
 		query.NullText(a.Decision), query.NullText(a.Plan), a.StepsDone,
 		query.NullMillis(a.NextStepAt), query.NullMillis(a.DeadlineAt),
 		query.Millis(a.RequestedAt), query.Millis(a.CreatedAt), query.Millis(a.UpdatedAt),
-		a.ClaimedBy, query.Millis(a.ClaimedUntil), query.NullText(a.Deciding))
+		a.ClaimedBy, query.Millis(a.ClaimedUntil), query.NullText(a.Deciding), query.NullText(a.LadderState))
 	if err != nil {
 		return t.s.fail("upsert approval "+a.ID, err)
 	}

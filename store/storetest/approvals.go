@@ -67,6 +67,7 @@ func testApprovalRoundTrip(t *testing.T, s store.Store) {
 		ClaimedBy:    "ladder-1",
 		ClaimedUntil: at(time.Minute + 6*time.Millisecond),
 		Deciding:     []byte(`{"actor":"user:kevin","decision":"approve"}`),
+		LadderState:  []byte(`{"looking":{"actor":"user:ada"}}`),
 	}
 	check := func(step string, want *store.Approval) {
 		t.Helper()
@@ -104,6 +105,7 @@ func testApprovalRoundTrip(t *testing.T, s store.Store) {
 	b.UpdatedAt = at(30 * time.Minute)
 	b.ClaimedBy = ""
 	b.ClaimedUntil = time.Time{}
+	b.LadderState = nil
 	upsert(t, s, &b)
 	check("update", &b)
 

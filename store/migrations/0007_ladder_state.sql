@@ -1,0 +1,17 @@
+-- 0007: what people did to an approval's ladder while it waits.
+--
+-- A member who presses "I'm looking" holds the ladder's next steps for a
+-- while, and one who presses "Escalate now" fires the next step at once.
+-- Both are kept here as JSON owned by threads (who is looking, since
+-- when, until when the steps wait; each step fired at once, by whom and
+-- when), written in the same transaction as the approval's next_step_at
+-- they move, so a click and the tick have one order. NULL when nobody did
+-- either. A pruned approval loses it with its plan.
+--
+-- It is a column of its own, not a field of plan: plan is what the
+-- approval was given when it arrived, and the previous release rewrites
+-- plan whole (on a reask) without fields it does not know, which would
+-- drop an acknowledgement during a rolling deploy. The previous release
+-- runs beside this schema unchanged: its statements name the columns
+-- they write, so they leave this one as it is.
+ALTER TABLE approvals ADD COLUMN ladder_state TEXT;

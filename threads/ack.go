@@ -1,0 +1,431 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/ladder"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+)
+
+// What people do to a waiting approval's ladder, as on-call tools let
+// them: "I'm looking" (Acknowledge) holds the ladder's next steps for its
+// ack_pause, and "Escalate now" (EscalateNow) fires its next step at
+// once. Neither decides anything, and neither moves the deadline, which
+// only ever denies. Each is recorded, in one transaction with the
+// approval's next_step_at it moves and the edits of every copy of the
+// card, before the click is answered; the clicked copy then changes at
+// once through the click's own answer (the surface's part).
+
+// ladderState is what people did to an approval's ladder while it waits,
+// kept as JSON in store.Approval.LadderState.
+type ladderState struct {
+	// Looking is the acknowledgement in force, or the last one (its hold
+	// over): one at a time, a second member's taking over from the first.
+	Looking *looking `json:"looking,omitempty"`
+	// Escalations are the steps fired at once, oldest first.
+	Escalations []escalation `json:"escalations,omitempty"`
+	// Last is the id of the latest act: two reads of a card with the same
+	// Last show the same ladder state.
+	Last string `json:"last,omitempty"`
+}
+
+// looking is one acknowledgement.
+type looking struct {
+	ID      string `json:"id"`
+	Actor   string `json:"actor"`
+	Surface string `json:"surface"`
+	User    string `json:"user,omitempty"`
+	// Since is when Actor said they are looking (a second press while
+	// their hold lasts keeps it); Until is when the hold ends.
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+	// From is whom Actor took over from, while that member's hold lasted.
+	From string `json:"from,omitempty"`
+}
+
+// escalation is one press of Escalate now: the plan's steps From to To
+// (positions, To exclusive) that it handed over, the one it fired among
+// them planned for Planned.
+type escalation struct {
+	ID      string    `json:"id"`
+	Actor   string    `json:"actor"`
+	Surface string    `json:"surface"`
+	User    string    `json:"user,omitempty"`
+	At      time.Time `json:"at"`
+	From    int       `json:"from"`
+	To      int       `json:"to"`
+	Planned time.Time `json:"planned"`
+}
+
+// ladderStateOf reads the row's ladder state; a zero state for none (or
+// for one this release cannot read, which shows nobody looking rather
+// than no card).
+func ladderStateOf(row *store.Approval) ladderState {
+	var st ladderState
+	if len(row.LadderState) > 0 {
+		_ = json.Unmarshal(row.LadderState, &st) // our own JSON
+	}
+	return st
+}
+
+// hold is until when the ladder's steps wait for the member looking;
+// zero when nobody has looked.
+func (st ladderState) hold() time.Time {
+	if st.Looking == nil {
+		return time.Time{}
+	}
+	return st.Looking.Until
+}
+
+// holds reports whether the steps wait for someone at now.
+func (st ladderState) holds(now time.Time) bool { return now.Before(st.hold()) }
+
+// nextStepAt is the row's next_step_at under plan p after done steps:
+// the upcoming step's time, or the hold's end when the hold keeps it
+// waiting longer; zero when no step is left. The deadline is not its
+// business.
+func nextStepAt(p ladder.Plan, done int, st ladderState) time.Time {
+	at, _ := p.NextAt(done, st.hold())
+	return at
+}
+
+// LadderRequest is a click on I'm looking or Escalate now.
+type LadderRequest struct {
+	Tenant     string
+	ApprovalID string
+	Revision   int // the revision of the card clicked
+	Person     Person
+	// Escalations is, for Escalate now, how many steps the clicked card
+	// showed fired at once already: a press on a card that is behind
+	// (another member pressed first) fires nothing.
+	Escalations int
+}
+
+// LadderResult says what became of the click.
+type LadderResult struct {
+	// Done: recorded, with the edits that show it on every copy; the
+	// surface shows the clicked copy as it now stands at once.
+	Done bool
+	Text string // a sentence for the person
+}
+
+// Acknowledge records that a member is looking at the call: the card's
+// copies say who and since when, and the ladder's steps still to come
+// wait for the tenant's ack_pause (frozen with the plan), then go on
+// where they were (a step the hold kept waiting goes when it ends,
+// merged with any other, as steps missed while the bot was down do). The
+// deadline stays. One acknowledgement holds at a time: another member's
+// press while it lasts takes over, from now, and the card says whom from;
+// the same member's press holds the steps again from now.
+//
+// Only a member who may decide this call may say they are looking: a
+// hold by anyone else would keep the call from those who can.
+func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderResult, error) {
+	who, text, err := s.ladderClicker(ctx, req)
+	if text != "" || err != nil {
+		return LadderResult{Text: text}, err
+	}
+	m, a := who.member, who.request
+	if who.tenant.ForbidSelfApproval && a.Job.StartedBy != "" && m.User == a.Job.StartedBy {
+		return LadderResult{Text: fmt.Sprintf("You started job %s, and tenant %s forbids deciding your own job's calls, so the ladder does not wait for you; nothing was recorded.",
+			a.Job.ID, a.Tenant)}, nil
+	}
+	now := s.clock.Now()
+	act := looking{ID: s.newID(now), Actor: m.User, Surface: req.Person.Surface, User: req.Person.User, Since: now}
+	var res LadderResult
+	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		row, fz, refusal, err := s.waitingRow(ctx, tx, req, now)
+		if refusal != "" || err != nil {
+			res = LadderResult{Text: refusal}
+			return err
+		}
+		st := ladderStateOf(row)
+		act.Since, act.From, act.Until = now, "", now.Add(fz.Plan.Pause())
+		k := personClock{zone: fz.zone(), now: now}
+		until := "until " + k.at(act.Until)
+		if !row.DeadlineAt.IsZero() && !act.Until.Before(row.DeadlineAt) {
+			until = "until the deadline (" + k.at(row.DeadlineAt) + ")"
+		}
+		switch prev := st.Looking; {
+		case prev != nil && prev.Actor == m.User && st.holds(now):
+			act.Since, act.From = prev.Since, prev.From
+			res.Text = fmt.Sprintf("You are still looking at %s: the ladder's next steps wait %s. The deadline stays.", row.Function, until)
+		case prev != nil && st.holds(now):
+			act.From = prev.Actor
+			res.Text = fmt.Sprintf("You took over from %s: the ladder's next steps wait for you %s. The deadline stays.", prev.Actor, until)
+		default:
+			res.Text = fmt.Sprintf("You are looking at %s: the ladder's next steps wait %s. The deadline stays.", row.Function, until)
+		}
+		st.Looking, st.Last = &act, act.ID
+		row.LadderState, _ = json.Marshal(st) // plain data: cannot fail
+		row.NextStepAt = nextStepAt(fz.Plan, row.StepsDone, st)
+		row.UpdatedAt = now
+		if err := tx.ApprovalUpsert(ctx, row); err != nil {
+			return err
+		}
+		res.Done = true
+		return s.editCopies(ctx, tx, row, now)
+	})
+	if err != nil && ctx.Err() != nil && s.actRecorded(ctx, req.ApprovalID, act.ID) {
+		err = nil // committed after all, though the click's time ran out (Decide's recorded)
+	}
+	if err != nil {
+		return LadderResult{}, fmt.Errorf("record an acknowledgement of %s: %w", req.ApprovalID, err)
+	}
+	if res.Done {
+		s.log.Info("acknowledged", "tenant", req.Tenant, "approval_id", req.ApprovalID, "actor", m.User,
+			"surface", req.Person.Surface, "until", act.Until, "took_over_from", act.From)
+		s.Wake()
+	}
+	return res, nil
+}
+
+// EscalateNow fires the ladder's next step at once, for a member who may
+// decide: what the ladder would send at that step's time (the skipped
+// steps before it passed over, the steps planned with it merged, one
+// message per thread), by the same rules as the tick, rotations resolved
+// now. The step then does not fire again at its time; later steps keep
+// theirs, and a hold stays as it was (the member looking is still
+// looking). Every copy of the card records who escalated and what.
+//
+// A card carries how many steps were escalated when it was shown: a
+// press on a card that is behind fires nothing and says what the press
+// before it fired, so two presses of one card (a double click, two
+// members at once) fire one step, and each step fires once.
+func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderResult, error) {
+	who, text, err := s.ladderClicker(ctx, req)
+	if text != "" || err != nil {
+		return LadderResult{Text: text}, err
+	}
+	m := who.member
+	now := s.clock.Now()
+	act := escalation{ID: s.newID(now), Actor: m.User, Surface: req.Person.Surface, User: req.Person.User, At: now}
+	var res LadderResult
+	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		row, fz, refusal, err := s.waitingRow(ctx, tx, req, now)
+		if refusal != "" || err != nil {
+			res = LadderResult{Text: refusal}
+			return err
+		}
+		st := ladderStateOf(row)
+		k := personClock{zone: fz.zone(), now: now}
+		if n := len(st.Escalations); req.Escalations != n {
+			res.Text = "This card's Escalate now no longer matches the call; nothing was sent. Look at the card again."
+			if req.Escalations < n {
+				last := st.Escalations[n-1]
+				res.Text = fmt.Sprintf("%s escalated this call at %s, after the card you pressed was shown: %s went out then. Nothing more was sent; press Escalate now on the card as it is now to fire the step after it.",
+					last.Actor, k.at(last.At), firedWho(fz.Plan, last, false))
+			}
+			return nil
+		}
+		if len(st.Escalations) >= templates.MaxEscalations {
+			res.Text = fmt.Sprintf("This call's ladder was escalated %d times already; nothing was sent.", len(st.Escalations))
+			return nil
+		}
+		due := fz.Plan.Through(row.StepsDone)
+		if len(due) == 0 {
+			res.Text = "Every step of this call's ladder has gone out already; nothing was sent. Nobody's answer by the deadline counts as a no."
+			if !row.DeadlineAt.IsZero() {
+				res.Text = fmt.Sprintf("Every step of this call's ladder has gone out already; nothing was sent. Nobody's answer by the deadline (%s) counts as a no.", k.at(row.DeadlineAt))
+			}
+			return nil
+		}
+		act.From, act.To, act.Planned = row.StepsDone, row.StepsDone+len(due), due[len(due)-1].At
+		row.StepsDone = act.To
+		rows, err := s.stepRows(ctx, tx, row, fz, due, now, m.User)
+		if err != nil {
+			return err
+		}
+		st.Escalations, st.Last = append(st.Escalations, act), act.ID
+		row.LadderState, _ = json.Marshal(st) // plain data: cannot fail
+		row.NextStepAt = nextStepAt(fz.Plan, row.StepsDone, st)
+		row.UpdatedAt = now
+		if err := tx.ApprovalUpsert(ctx, row); err != nil {
+			return err
+		}
+		if err := s.insert(ctx, tx, rows); err != nil {
+			return err
+		}
+		res = LadderResult{Done: true, Text: fmt.Sprintf("Escalated now: %s went out (planned for %s).", firedWho(fz.Plan, act, false), k.at(act.Planned))}
+		return s.editCopies(ctx, tx, row, now)
+	})
+	if err != nil && ctx.Err() != nil && s.actRecorded(ctx, req.ApprovalID, act.ID) {
+		err = nil
+	}
+	if err != nil {
+		return LadderResult{}, fmt.Errorf("record an escalation of %s: %w", req.ApprovalID, err)
+	}
+	if res.Done {
+		s.log.Info("escalated now", "tenant", req.Tenant, "approval_id", req.ApprovalID, "actor", m.User,
+			"surface", req.Person.Surface, "steps", act.To-act.From)
+		s.Wake()
+	}
+	return res, nil
+}
+
+// clicker is who pressed a ladder button, as configured now, and the
+// revision of the card pressed.
+type clicker struct {
+	tenant  *config.Tenant
+	member  config.Member
+	request *approval.Approval
+}
+
+// ladderClicker finds the tenant as configured now, the member who
+// clicked and the revision clicked; when the click cannot go on, it
+// returns the sentence that says why.
+func (s *Service) ladderClicker(ctx context.Context, req LadderRequest) (clicker, string, error) {
+	tenant, ok := s.tenants.Tenant(req.Tenant)
+	if !ok {
+		return clicker{}, "This bot does not serve tenant " + req.Tenant + "; nothing was recorded.", nil
+	}
+	m, ok := member(tenant, req.Person.Surface, req.Person.User)
+	if !ok {
+		return clicker{}, fmt.Sprintf("You are not a member of tenant %s in this bot's configuration, so nothing was recorded. An admin can add your %s id %s.",
+			req.Tenant, req.Person.Surface, req.Person.User), nil
+	}
+	if !m.Role.CanDecide() {
+		return clicker{}, fmt.Sprintf("Your role in tenant %s is %s, which cannot decide approvals, so the ladder is not yours to hold or hurry; nothing was recorded.",
+			req.Tenant, m.Role), nil
+	}
+	rev, err := s.store.RevisionGet(ctx, req.ApprovalID, req.Revision)
+	if errors.Is(err, store.ErrNotFound) {
+		return clicker{}, "The bot knows no such card; nothing was recorded.", nil
+	}
+	if err != nil {
+		return clicker{}, "", fmt.Errorf("read revision %d of %s: %w", req.Revision, req.ApprovalID, err)
+	}
+	var a approval.Approval
+	if err := json.Unmarshal(rev.Body, &a); err != nil {
+		return clicker{}, "", fmt.Errorf("decode revision %d of %s: %w", req.Revision, req.ApprovalID, err)
+	}
+	if a.Tenant != req.Tenant {
+		return clicker{}, "The bot knows no such card; nothing was recorded.", nil
+	}
+	return clicker{tenant: tenant, member: m, request: &a}, "", nil
+}
+
+// waitingRow reads the approval in tx, locked, when it still waits for a
+// decision that a card can make: not closed, not superseded for the
+// card clicked, no decision on its way, its deadline not passed. Else it
+// returns the sentence that says why nothing is recorded.
+func (s *Service) waitingRow(ctx context.Context, tx store.Tx, req LadderRequest, now time.Time) (*store.Approval, Frozen, string, error) {
+	row, err := tx.ApprovalGetForUpdate(ctx, req.ApprovalID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, Frozen{}, "The bot knows no such card; nothing was recorded.", nil
+	}
+	if err != nil {
+		return nil, Frozen{}, "", err
+	}
+	if row.Tenant != req.Tenant {
+		return nil, Frozen{}, "The bot knows no such card; nothing was recorded.", nil
+	}
+	if text := staleSaying(row, req.Revision, "nothing was recorded"); text != "" {
+		return nil, Frozen{}, text, nil
+	}
+	if len(row.Deciding) > 0 {
+		var other deciding
+		_ = json.Unmarshal(row.Deciding, &other) // our own JSON
+		if other.Surface == DeadlineSurface {
+			return nil, Frozen{}, "Nobody answered by the deadline, and the denial is on its way; nothing was recorded.", nil
+		}
+		return nil, Frozen{}, fmt.Sprintf("%s is deciding this call already; nothing was recorded. Wait for the card to change.", other.Actor), nil
+	}
+	if !row.DeadlineAt.IsZero() && !now.Before(row.DeadlineAt) {
+		return nil, Frozen{}, "The deadline has passed: no answer by then counts as a no, and the denial is on its way; nothing was recorded.", nil
+	}
+	fz, err := frozenOf(row)
+	if err != nil {
+		return nil, Frozen{}, "", err
+	}
+	return row, fz, "", nil
+}
+
+// editCopies enqueues the edits that show every copy of the card as it
+// now stands, ahead of other chat work like every state change.
+func (s *Service) editCopies(ctx context.Context, tx store.Tx, row *store.Approval, now time.Time) error {
+	edits, err := s.editEveryCopy(ctx, tx, row, now)
+	if err != nil {
+		return err
+	}
+	if len(edits) == 0 {
+		return nil
+	}
+	return s.insert(ctx, tx, edits)
+}
+
+// actRecorded reports whether the act of that id is the approval's
+// latest, read afresh: whether a transaction whose outcome its caller
+// could not wait for committed after all.
+func (s *Service) actRecorded(ctx context.Context, approvalID, id string) bool {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	row, err := s.store.ApprovalGet(rctx, approvalID)
+	if err != nil {
+		return false
+	}
+	return ladderStateOf(row).Last == id
+}
+
+// firedWho words whom an escalation's steps told, as the plan line words
+// a step ("dm slack:U0LEE · email leads@acme.example"); mail counts the
+// addresses rather than naming them.
+func firedWho(p ladder.Plan, e escalation, mail bool) string {
+	var parts []string
+	for i := max(e.From, 0); i < min(e.To, len(p.Steps)); i++ {
+		st := p.Steps[i]
+		if st.Skipped {
+			continue
+		}
+		who := st.Step.Targets()
+		if mail {
+			who = mailWho(st.Step)
+		}
+		if who != "" {
+			parts = append(parts, who)
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// ladderCard puts the ladder state into the card's words; mail counts
+// the addresses an escalated step mailed.
+func ladderCard(st ladderState, p ladder.Plan, mail bool) (*templates.Looking, []templates.EscalatedStep) {
+	var l *templates.Looking
+	if st.Looking != nil {
+		l = &templates.Looking{Actor: st.Looking.Actor, Since: st.Looking.Since, Until: st.Looking.Until, From: st.Looking.From}
+	}
+	var es []templates.EscalatedStep
+	for _, e := range st.Escalations {
+		es = append(es, templates.EscalatedStep{Actor: e.Actor, At: e.At, Who: firedWho(p, e, mail), Planned: e.Planned})
+	}
+	return l, es
+}
+
+// personClock words a time for the person who clicked, in the tenant's
+// zone as frozen with the approval: the time of day, with the date when
+// it is not today.
+type personClock struct {
+	zone *time.Location
+	now  time.Time
+}
+
+func (k personClock) at(t time.Time) string {
+	zone := k.zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	t, now := t.In(zone), k.now.In(zone)
+	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+		return t.Format("15:04 MST")
+	}
+	return t.Format("2006-01-02 15:04 MST")
+}
