@@ -713,7 +713,7 @@ func shortDigest(d string) string {
 	return d
 }
 
-// The backend's re-check message (PROTOCOL.md): "The call to F was not
+// The backend's re-check message (docs/protocol.md): "The call to F was not
 // made: the platform refused it: the re-check after a long wait refused
 // it: <why>". These clauses say what the card's status already says.
 var (

@@ -37,7 +37,7 @@ type DecisionCall struct {
 	IdempotencyKey string // the same on every retry of this decision
 }
 
-// DecisionOutcome is the backend's answer to a decision (PROTOCOL.md).
+// DecisionOutcome is the backend's answer to a decision (docs/protocol.md).
 type DecisionOutcome string
 
 // Decision outcomes.
@@ -77,7 +77,7 @@ type ArgumentsAnswer struct {
 }
 
 // SurfaceEmail names decisions made on the decision page, reached from
-// an escalation mail (PROTOCOL.md's via.surface); the Person's User is
+// an escalation mail (docs/protocol.md's via.surface); the Person's User is
 // the member's address.
 const SurfaceEmail = "email"
 
@@ -136,7 +136,7 @@ type deciding struct {
 	Due time.Time `json:"due,omitzero"`
 }
 
-// The deadline's decision (PROTOCOL.md): only ever deny.
+// The deadline's decision (docs/protocol.md): only ever deny.
 const (
 	DeadlineActor   = "system:deadline"
 	DeadlineSurface = "deadline"

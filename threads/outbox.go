@@ -61,7 +61,7 @@ const (
 	// recordTimeout bounds recording a row's result.
 	recordTimeout = 10 * time.Second
 	// decisionTimeout bounds one decision row: the backend client retries
-	// for a minute within it (PROTOCOL.md). A lease shorter than this
+	// for a minute within it (docs/protocol.md). A lease shorter than this
 	// shortens it (see RunOutbox).
 	decisionTimeout = 90 * time.Second
 )
