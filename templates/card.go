@@ -2,6 +2,7 @@ package templates
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -390,9 +391,9 @@ func Build(in Input) Card {
 	c := Card{
 		ApprovalID: a.ID,
 		Revision:   a.Revision,
-		Tenant:     oneLine(cmpOr(in.Tenant, a.Tenant)),
+		Tenant:     oneLine(cmp.Or(in.Tenant, a.Tenant)),
 		Kind:       a.Kind,
-		State:      cmpOr(in.State, approval.StatePending),
+		State:      cmp.Or(in.State, approval.StatePending),
 		Superseded: in.Superseded,
 		Function:   cutLine(oneLine(a.Call.Function), lineMax),
 		Job: Job{
@@ -468,7 +469,7 @@ func lookingLine(l *Looking, dl time.Time, k clock) string {
 	if l == nil {
 		return ""
 	}
-	line := cmpOr(cutLine(oneLine(l.Actor), lineMax), "someone") + " is looking since " + k.at(l.Since)
+	line := cmp.Or(cutLine(oneLine(l.Actor), lineMax), "someone") + " is looking since " + k.at(l.Since)
 	if from := cutLine(oneLine(l.From), lineMax); from != "" && from != l.Actor {
 		line += ", taking over from " + from
 	}
@@ -491,8 +492,8 @@ func escalatedLines(es []EscalatedStep, k clock) []string {
 	var out []string
 	earlier := max(len(es)-escalatedMax, 0)
 	for _, e := range es[earlier:] {
-		line := "Escalated now by " + cmpOr(cutLine(oneLine(e.Actor), lineMax), "someone") + " at " + k.at(e.At) +
-			": " + cmpOr(cutLine(oneLine(e.Who), planWhoMax), noTargets)
+		line := "Escalated now by " + cmp.Or(cutLine(oneLine(e.Actor), lineMax), "someone") + " at " + k.at(e.At) +
+			": " + cmp.Or(cutLine(oneLine(e.Who), planWhoMax), noTargets)
 		if !e.Planned.IsZero() {
 			line += " (planned for " + k.at(e.Planned) + ")"
 		}
@@ -534,14 +535,6 @@ func linkable(s string) string {
 		return ""
 	}
 	return s
-}
-
-func cmpOr[T comparable](v, fallback T) T {
-	var zero T
-	if v == zero {
-		return fallback
-	}
-	return v
 }
 
 // deadline is the ladder's deadline, else the approval's own; zero if none.
@@ -1040,7 +1033,7 @@ func planLine(l LadderPlan, dl, requested time.Time, k clock) string {
 			parts = append(parts, fmt.Sprintf("and %d more %s", n, plural(n, "step", "steps")))
 			break
 		}
-		p := k.onDay(s.At, requested) + " " + cmpOr(cutLine(oneLine(s.Who), planWhoMax), noTargets)
+		p := k.onDay(s.At, requested) + " " + cmp.Or(cutLine(oneLine(s.Who), planWhoMax), noTargets)
 		if s.Skipped {
 			if !requested.IsZero() && s.At.Before(requested) {
 				p += skippedEarly
@@ -1066,7 +1059,7 @@ func ladderNote(l LadderPlan, tenant string) string {
 	if l.Unknown == "" {
 		return ""
 	}
-	name := cmpOr(cutLine(oneLine(l.Name), 64), "default")
+	name := cmp.Or(cutLine(oneLine(l.Name), 64), "default")
 	of := "this tenant"
 	if tenant != "" {
 		of = "tenant " + tenant

@@ -1,6 +1,9 @@
 package templates
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // Fitting rendered text into a platform's limits. Cuts are visible (a
 // marker line says so) and keep the markup whole: a code block left open
@@ -126,7 +129,7 @@ func fitParts(parts []textPart, sep string, max int, marker, leftOut string, tri
 				// The effect line and the flags are cut, never left out.
 				nt = cutText(parts[i].text, minKept, marker, trim)
 			default:
-				nt = strings.ReplaceAll(leftOut, "%s", cmpOr(partNames[name], "this part"))
+				nt = strings.ReplaceAll(leftOut, "%s", cmp.Or(partNames[name], "this part"))
 			}
 			if n := charLen(nt); n < old {
 				parts[i].text = nt

@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -126,7 +127,7 @@ func fitSlackParts(parts []slackElems, max int) {
 				kept = cutSlackElems(p.elems, minKept)
 			default:
 				kept = []slackElem{{Kind: elemText, Style: &slack.RichTextSectionTextStyle{Italic: true},
-					Text: strings.ReplaceAll(slackLeftOut, "%s", cmpOr(partNames[name], "this part"))}}
+					Text: strings.ReplaceAll(slackLeftOut, "%s", cmp.Or(partNames[name], "this part"))}}
 			}
 			if n := elemsLen(kept); n < old {
 				p.elems = kept

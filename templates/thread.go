@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strings"
@@ -171,7 +172,7 @@ func prepareThread(m ThreadMessage, s surface) (d threadData, users, roles []str
 			d.Mentions = append(d.Mentions, fmt.Sprintf("and %d more", len(m.Mentions)-maxMentions))
 			break
 		}
-		name := cutLine(oneLine(cmpOr(mn.Name, mn.Target)), 64)
+		name := cutLine(oneLine(cmp.Or(mn.Name, mn.Target)), 64)
 		switch s {
 		case surfaceSlack:
 			id, isSlack := strings.CutPrefix(mn.Target, "slack:")
