@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 
@@ -43,15 +42,10 @@ func logLinks(cfg *config.Config, links *decidepage.Links) threads.DecisionLinks
 	if err != nil {
 		return nil
 	}
-	if h := u.Hostname(); h != "localhost" && !isLoopbackIP(h) {
+	if !config.LoopbackHost(u.Hostname()) {
 		return nil
 	}
 	return links
-}
-
-func isLoopbackIP(h string) bool {
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // decisionLinks is links as threads takes them: a nil interface, not a

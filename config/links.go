@@ -50,7 +50,7 @@ func (d *decoder) publicURL(n *yaml.Node, p string) (string, bool) {
 	case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "#"):
 		d.problemf(n, p, "%q has a query or fragment: give the address links start with, like https://approvals.example.com", s)
 		return "", false
-	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
+	case u.Scheme == "http" && !LoopbackHost(u.Hostname()):
 		d.problemf(n, p, "%q is plain http to a host that is not this machine: decision links would cross the network in clear text; use https", s)
 		return "", false
 	}
@@ -95,8 +95,10 @@ func (d *decoder) decisionPage(seen map[string]*yaml.Node, publicURL string, sec
 	return &DecisionPage{PublicURL: publicURL, LinkSecrets: secrets}
 }
 
-// loopbackHost reports whether host names this machine.
-func loopbackHost(host string) bool {
+// LoopbackHost reports whether host never leaves the machine (localhost
+// or a loopback IP): the one rule for where clear text may go, a
+// decision page over plain http or SMTP without TLS.
+func LoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}

@@ -405,8 +405,7 @@ func (d *decoder) smtp(k, v *yaml.Node, p string) *SMTP {
 	}
 	// Credentials and approval content must not cross a network in clear.
 	if s.TLS == TLSNone && s.Addr != "" {
-		host, _, _ := net.SplitHostPort(s.Addr)
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		if host, _, _ := net.SplitHostPort(s.Addr); !LoopbackHost(host) {
 			d.problemf(tlsN, joinKey(p, "tls"), "none is allowed only to a loopback address, not %s", host)
 		}
 	}

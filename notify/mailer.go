@@ -137,7 +137,7 @@ func NewMailer(o Options) (*Mailer, error) {
 	switch c.TLS {
 	case config.TLSStartTLS, config.TLSImplicit:
 	case config.TLSNone:
-		if host != "" && !loopback(host) {
+		if host != "" && !config.LoopbackHost(host) {
 			problems = append(problems, fmt.Errorf("smtp tls none is allowed only to a loopback address, not %s: mail and credentials would cross the network in clear text", host))
 		}
 	default:
@@ -196,15 +196,6 @@ func NewMailer(o Options) (*Mailer, error) {
 		m.total = total
 	}
 	return m, nil
-}
-
-// loopback reports whether host never leaves the machine.
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Mail sends the card of req as one email to req.To and returns its
