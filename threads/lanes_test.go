@@ -176,7 +176,7 @@ func TestAClockJumpDoesNotRepeatRowsInFlight(t *testing.T) {
 		}
 		clock := &jumpClock{}
 		surf := &gatedRecorder{recorder: &recorder{}, gate: make(chan struct{})}
-		svc, err := threads.New(threads.Options{Store: st, Tenants: tenants{cfg}, Clock: clock, Fallback: surf})
+		svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Fallback: surf})
 		if err != nil {
 			t.Fatal(err)
 		}

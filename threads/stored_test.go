@@ -92,7 +92,7 @@ func TestRevisionsKeepNoRawContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	surf := &recorder{}
-	svc, err := threads.New(threads.Options{Store: st, Tenants: tenants{cfg}, Fallback: surf,
+	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Fallback: surf,
 		Clock: clockwork.NewFakeClockAt(time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC))})
 	if err != nil {
 		t.Fatal(err)

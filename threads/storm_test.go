@@ -275,7 +275,7 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	svc, err := threads.New(threads.Options{Store: st, Tenants: tenants{cfg}, Clock: clockwork.NewRealClock(), Logger: log,
+	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clockwork.NewRealClock(), Logger: log,
 		Surfaces: map[string]threads.Surface{"slack": ad}, Backend: client.ForThreads(),
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
 	if err != nil {
@@ -678,7 +678,7 @@ func TestReplicasShareAChannelsPace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc, err := threads.New(threads.Options{Store: first.st, Tenants: tenants{cfg}, Clock: clockwork.NewRealClock(),
+		svc, err := threads.New(threads.Options{Store: first.st, Tenants: cfg, Clock: clockwork.NewRealClock(),
 			Surfaces: map[string]threads.Surface{"slack": ad},
 			Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
 		if err != nil {

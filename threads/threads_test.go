@@ -83,13 +83,6 @@ tenants:
     post: [slack:C0QUIET]
 `
 
-type tenants struct{ cfg *config.Config }
-
-func (t tenants) Tenant(id string) (*config.Tenant, bool) {
-	tn, ok := t.cfg.Tenants[id]
-	return tn, ok
-}
-
 // recorder is a Surface that keeps what it was asked to do, numbering
 // posts like a chat would, and can be told to fail.
 type recorder struct {
@@ -206,7 +199,7 @@ func newHarnessFrom(t *testing.T, configText string, opt func(*threads.Options))
 	t.Cleanup(func() { st.Close() })
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC))
 	surf := &recorder{}
-	o := threads.Options{Store: st, Tenants: tenants{cfg}, Clock: clock, Fallback: surf}
+	o := threads.Options{Store: st, Tenants: cfg, Clock: clock, Fallback: surf}
 	if opt != nil {
 		opt(&o)
 	}

@@ -89,7 +89,7 @@ func newTickBench(b *testing.B, pending int) *tickBench {
 		b.Fatal(err)
 	}
 	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
-	svc, err := threads.New(threads.Options{Store: st, Tenants: tenants{cfg}, Clock: clockwork.NewFakeClockAt(now),
+	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clockwork.NewFakeClockAt(now),
 		Fallback: &recorder{}})
 	if err != nil {
 		b.Fatal(err)

@@ -56,13 +56,6 @@ tenants:
       - {user: "user:vic", role: viewer, slack: U0VIC}
 `
 
-type tenants struct{ cfg *config.Config }
-
-func (t tenants) Tenant(id string) (*config.Tenant, bool) {
-	tn, ok := t.cfg.Tenants[id]
-	return tn, ok
-}
-
 // bot is the click flow for real: threads on SQLite in a temporary
 // directory, the real backend client calling the fake job backend, and
 // the flow reading that store and calling that service.
@@ -101,7 +94,7 @@ func newBot(t *testing.T) *bot {
 		t.Fatal(err)
 	}
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC))
-	svc, err := threads.New(threads.Options{Store: st, Tenants: tenants{cfg}, Clock: clock, Backend: client.ForThreads(),
+	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Backend: client.ForThreads(),
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
 	if err != nil {
 		t.Fatal(err)

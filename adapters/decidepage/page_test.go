@@ -140,7 +140,7 @@ func newPageFrom(t *testing.T, configText, publicURL string, logOut io.Writer) *
 		lo = logsurface.Options{Out: logOut, Renderer: r, Links: links,
 			Tenants: func() map[string]*config.Tenant { return cfg.Tenants }}
 	}
-	svc, err := threads.New(threads.Options{Store: st, Tenants: tenantsOf{cfg}, Clock: clock,
+	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock,
 		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links})
 	if err != nil {
 		t.Fatal(err)
@@ -155,13 +155,6 @@ func newPageFrom(t *testing.T, configText, publicURL string, logOut io.Writer) *
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &page{t: t, srv: srv, svc: svc, fake: fake, clock: clock, links: links, store: st}
-}
-
-type tenantsOf struct{ cfg *config.Config }
-
-func (t tenantsOf) Tenant(id string) (*config.Tenant, bool) {
-	tn, ok := t.cfg.Tenants[id]
-	return tn, ok
 }
 
 // ingest applies a fixture event (and tells the fake backend of a

@@ -262,7 +262,7 @@ func newBubbleBot(t *testing.T, h *harness, limit rate.Limit, burst int) *bubble
 	}
 	t.Cleanup(ad.Close)
 	reg := prometheus.NewRegistry()
-	svc, err := threads.New(threads.Options{Store: st, Tenants: tenants{h.cfg}, Clock: bubbleClock{}, Logger: o.Logger,
+	svc, err := threads.New(threads.Options{Store: st, Tenants: h.cfg, Clock: bubbleClock{}, Logger: o.Logger,
 		Metrics: threads.NewMetrics(reg), Surfaces: map[string]threads.Surface{"discord": ad},
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: o.Renderer})})
 	if err != nil {

@@ -91,13 +91,6 @@ tenants:
     post: [slack:C0QUIET]
 `
 
-type tenants struct{ cfg *config.Config }
-
-func (t tenants) Tenant(id string) (*config.Tenant, bool) {
-	tn, ok := t.cfg.Tenants[id]
-	return tn, ok
-}
-
 // syncBuffer collects log lines from every goroutine.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -195,7 +188,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := threads.New(threads.Options{Store: st, Tenants: tenants{cfg}, Clock: clock, Logger: log,
+	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Logger: log,
 		Surfaces: map[string]threads.Surface{"slack": ad}, Backend: client.ForThreads(),
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
 	if err != nil {
