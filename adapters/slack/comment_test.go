@@ -1,7 +1,6 @@
 package slack_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -31,21 +30,7 @@ func TestApproveWithCommentOpensModalAndApprovesWithIt(t *testing.T) {
 			t.Errorf("the modal lacks %q: %s", want, raw)
 		}
 	}
-	var view struct {
-		Blocks []struct {
-			Type     string `json:"type"`
-			BlockID  string `json:"block_id"`
-			Optional bool   `json:"optional"`
-			Element  struct {
-				ActionID  string `json:"action_id"`
-				MaxLength int    `json:"max_length"`
-			} `json:"element"`
-		} `json:"blocks"`
-	}
-	if err := json.Unmarshal(v.Raw, &view); err != nil {
-		t.Fatal(err)
-	}
-	in := view.Blocks[len(view.Blocks)-1]
+	in := modalInput(t, v)
 	if in.Type != "input" || !in.Optional || in.Element.MaxLength != 1000 {
 		t.Fatalf("comment input %+v", in)
 	}
@@ -54,11 +39,7 @@ func TestApproveWithCommentOpensModalAndApprovesWithIt(t *testing.T) {
 	}
 	h.untouched(t, "C0APPROVALS", card.TS)
 
-	submission := map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0KEVIN"},
-		"view": map[string]any{"id": "V1", "type": "modal", "callback_id": v.CallbackID, "private_metadata": v.PrivateMetadata,
-			"state": map[string]any{"values": map[string]any{in.BlockID: map[string]any{in.Element.ActionID: map[string]any{
-				"type": "plain_text_input", "value": "fine once CI is green"}}}}}}
-	status, body := h.send(t, signedRequest{path: "/slack/interactions", body: interaction(submission)})
+	status, body := h.submitModal(t, "U0KEVIN", v, in, "fine once CI is green")
 	if status != 200 || body != "" {
 		t.Fatalf("submission answered %d %q (an empty 200 closes the modal)", status, body)
 	}

@@ -171,22 +171,7 @@ func TestDenyOpensModalAndSubmissionDeniesWithReason(t *testing.T) {
 	if v.TriggerID != "trig-U0KEVIN" || v.CallbackID != "ab1-deny" || len(v.PrivateMetadata) > 3000 || len([]rune(v.Title)) > 24 {
 		t.Fatalf("view %+v", v)
 	}
-	var view struct {
-		Blocks []struct {
-			Type     string `json:"type"`
-			BlockID  string `json:"block_id"`
-			Optional bool   `json:"optional"`
-			Element  struct {
-				Type      string `json:"type"`
-				ActionID  string `json:"action_id"`
-				MaxLength int    `json:"max_length"`
-			} `json:"element"`
-		} `json:"blocks"`
-	}
-	if err := json.Unmarshal(v.Raw, &view); err != nil {
-		t.Fatal(err)
-	}
-	in := view.Blocks[len(view.Blocks)-1]
+	in := modalInput(t, v)
 	if in.Type != "input" || !in.Optional || in.Element.Type != "plain_text_input" || in.Element.MaxLength != 1000 {
 		t.Fatalf("reason input %+v", in)
 	}
@@ -195,11 +180,7 @@ func TestDenyOpensModalAndSubmissionDeniesWithReason(t *testing.T) {
 	}
 	h.untouched(t, "C0APPROVALS", card.TS)
 
-	submission := map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0KEVIN"},
-		"view": map[string]any{"id": "V1", "type": "modal", "callback_id": v.CallbackID, "private_metadata": v.PrivateMetadata,
-			"state": map[string]any{"values": map[string]any{in.BlockID: map[string]any{in.Element.ActionID: map[string]any{
-				"type": "plain_text_input", "value": "not before the release"}}}}}}
-	status, body := h.send(t, signedRequest{path: "/slack/interactions", body: interaction(submission)})
+	status, body := h.submitModal(t, "U0KEVIN", v, in, "not before the release")
 	if status != 200 || body != "" {
 		t.Fatalf("submission answered %d %q (an empty 200 closes the modal)", status, body)
 	}
@@ -467,4 +448,39 @@ func TestAuditNotice(t *testing.T) {
 	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "Ran unattended") || strings.Contains(msgs[0].Text, "\n") {
 		t.Fatalf("audit channel %+v", msgs)
 	}
+}
+
+// modalBlock is a modal's block as the tests read it.
+type modalBlock struct {
+	Type     string `json:"type"`
+	BlockID  string `json:"block_id"`
+	Optional bool   `json:"optional"`
+	Element  struct {
+		Type      string `json:"type"`
+		ActionID  string `json:"action_id"`
+		MaxLength int    `json:"max_length"`
+	} `json:"element"`
+}
+
+// modalInput is the last block of the modal v: its text input.
+func modalInput(t *testing.T, v slacktest.View) modalBlock {
+	t.Helper()
+	var view struct {
+		Blocks []modalBlock `json:"blocks"`
+	}
+	if err := json.Unmarshal(v.Raw, &view); err != nil || len(view.Blocks) == 0 {
+		t.Fatalf("view %s: %v", v.Raw, err)
+	}
+	return view.Blocks[len(view.Blocks)-1]
+}
+
+// submitModal submits the modal v as user, with text in its input in,
+// as Slack posts a view_submission, and returns the bot's answer.
+func (h *harness) submitModal(t *testing.T, user string, v slacktest.View, in modalBlock, text string) (int, string) {
+	t.Helper()
+	submission := map[string]any{"type": "view_submission", "user": map[string]any{"id": user},
+		"view": map[string]any{"id": "V1", "type": "modal", "callback_id": v.CallbackID, "private_metadata": v.PrivateMetadata,
+			"state": map[string]any{"values": map[string]any{in.BlockID: map[string]any{in.Element.ActionID: map[string]any{
+				"type": "plain_text_input", "value": text}}}}}}
+	return h.send(t, signedRequest{path: "/slack/interactions", body: interaction(submission)})
 }
