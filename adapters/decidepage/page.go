@@ -241,7 +241,7 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request, token string) {
 	}
 	v, status := h.view(r.Context(), l, err)
 	if v.Card != "" && l.member.Content {
-		v.ArgumentsLink = Path + token + "?arguments"
+		v.ArgumentsLink = token + "?arguments" // relative: under public_url's path too
 		if r.URL.Query().Has("arguments") {
 			v.Arguments = h.arguments(r.Context(), l)
 		}
