@@ -356,9 +356,11 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		h.page(w, http.StatusForbidden, view{Title: sayBadForm, Lead: "This decision did not come from the page's own form; nothing was sent. Open the link from the mail again."})
 		return
 	}
-	if v, status := h.view(r.Context(), l, err); v.Form == nil {
+	if !decides(l, err) {
 		// Closed, changed, expired, in flight or not allowed: the page
-		// says which, and nothing is sent.
+		// says which, and nothing is sent. (Only then is the card read and
+		// rendered: a decision goes to threads without that work.)
+		v, status := h.view(r.Context(), l, err)
 		h.page(w, status, v)
 		return
 	}
@@ -440,6 +442,15 @@ func (h *Handler) look(w http.ResponseWriter, r *http.Request, l *link, linkErr 
 		w.Header().Set("Location", l.token)
 		w.WriteHeader(http.StatusSeeOther)
 	}
+}
+
+// decides reports whether the link may decide now: the call waits on
+// the link's revision, the link has not expired, no decision is on its
+// way, and the tenant allows the link's action by mail. view words each
+// case where it may not, and offers the form only where it may.
+func decides(l *link, linkErr error) bool {
+	return !approval.State(l.row.State).Final() && l.claims.Revision >= l.row.Revision &&
+		!errors.Is(linkErr, ErrExpired) && len(l.row.Deciding) == 0 && allowed(l.tenant, l.claims.Action) == ""
 }
 
 // allowed says why the tenant as configured now does not let this link
