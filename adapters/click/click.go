@@ -176,7 +176,9 @@ func (f *Flow) record(ctx context.Context, svc Service, row *store.Approval, act
 		return Outcome{Tenant: row.Tenant, Retry: true, Text: sayFailed(err, SayNotRecorded)}
 	}
 	if !res.Sent {
-		f.log.Info("decision refused", append(f.logArgs(act, who), "tenant", row.Tenant)...)
+		// Why, as the person is told: threads' sentence names the state,
+		// the role or the revision, never a value of the call.
+		f.log.Info("decision refused", append(f.logArgs(act, who), "tenant", row.Tenant, "why", res.Text)...)
 	}
 	return Outcome{Tenant: row.Tenant, Sent: res.Sent, Text: res.Text}
 }

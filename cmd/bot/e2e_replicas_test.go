@@ -340,7 +340,19 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 		}
 		answeredBy := r
 		if !approve {
-			meta, ok := w.wait(func() (string, bool) { v, ok := w.views[trigger]; return v, ok }, &f.dead[r], 20*time.Second)
+			var refused string
+			meta, ok := w.wait(func() (string, bool) {
+				if as := w.answers[respURL]; len(as) > 0 {
+					refused = as[0] // told why not, instead of asked a reason
+					return "", true
+				}
+				v, ok := w.views[trigger]
+				return v, ok
+			}, &f.dead[r], 20*time.Second)
+			if ok && refused != "" {
+				return out, fmt.Errorf("replica %d refused the Deny click instead of asking a reason: %q; its log of the click:\n%s",
+					r, refused, linesWith(f.bots[r].stderr.String(), id))
+			}
 			if !ok {
 				if f.dead[r].Load() {
 					continue
