@@ -170,7 +170,8 @@ type Discord struct {
 	APIURL string
 }
 
-// SMTP is the email surface.
+// SMTP is the email surface. Problems holds the rules its settings must
+// meet, which the decoder and notify.NewMailer both apply.
 type SMTP struct {
 	// Addr is host:port.
 	Addr string

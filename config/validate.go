@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net"
-	"net/mail"
 	"net/url"
 	"path"
 	"regexp"
@@ -358,65 +357,60 @@ func (d *decoder) smtp(k, v *yaml.Node, p string) *SMTP {
 		return nil
 	}
 	s := &SMTP{TLS: TLSStartTLS}
-	var tlsN, userN, passN *yaml.Node
-	userOK, passOK := true, true
+	// at is where each setting was written, for its problems (SMTP's
+	// Problems owns the rules); unread marks a setting whose value could
+	// not be read, reported already, or is missing, whose problems are
+	// left out. A null username or password reads as empty, a null tls as
+	// the default.
+	at := map[string]*yaml.Node{}
+	unread := map[string]bool{}
+	text := func(key string, dst *string) field {
+		return func(_, v *yaml.Node, p string) {
+			at[key] = v
+			if x, ok := d.str(v, p); ok {
+				*dst = x
+			} else if !isNull(v) {
+				unread[key] = true
+			}
+		}
+	}
+	credential := func(key string, read func(v *yaml.Node, p string) bool) field {
+		return func(_, v *yaml.Node, p string) {
+			at[key] = deref(v)
+			if !read(v, p) && !isNull(v) {
+				unread[key] = true
+			}
+		}
+	}
 	seen, ok := d.mapping(v, p, map[string]field{
-		"addr": func(_, v *yaml.Node, p string) {
-			if a, ok := d.str(v, p); ok && d.hostPort(v, p, a, "like smtp.acme.example:587") {
-				s.Addr = a
-			}
-		},
-		"tls": func(_, v *yaml.Node, p string) {
-			tlsN = v
-			if t, ok := d.oneOf(v, p, TLSStartTLS, TLSImplicit, TLSNone); ok {
-				s.TLS = t
-			}
-		},
-		"username": func(_, v *yaml.Node, p string) {
-			userN = v
-			s.Username, userOK = d.str(v, p)
-			userOK = userOK || isNull(v)
-		},
-		"password": func(_, v *yaml.Node, p string) {
-			passN = v
-			s.Password, passOK = d.secret(v, p)
-			passOK = passOK || isNull(v)
-		},
-		"from": func(_, v *yaml.Node, p string) {
-			f, ok := d.str(v, p)
-			if !ok {
-				return
-			}
-			if _, err := mail.ParseAddress(f); err != nil {
-				d.problemf(v, p, "%q is not an address (like Approvals <approvals@acme.example>)", f)
-				return
-			}
-			s.From = f
-		},
+		"addr": text("addr", &s.Addr),
+		"tls":  text("tls", &s.TLS),
+		"username": credential("username", func(v *yaml.Node, p string) (ok bool) {
+			s.Username, ok = d.str(v, p)
+			return ok
+		}),
+		"password": credential("password", func(v *yaml.Node, p string) (ok bool) {
+			s.Password, ok = d.secret(v, p)
+			return ok
+		}),
+		"from": text("from", &s.From),
 	})
 	if !ok {
 		return s
 	}
 	if !given(seen, "addr") {
 		d.missing(k, p, "addr", "the SMTP server's host:port")
+		unread["addr"] = true
 	}
 	if !given(seen, "from") {
 		d.missing(k, p, "from", "the From address")
+		unread["from"] = true
 	}
-	// Credentials and approval content must not cross a network in clear.
-	if s.TLS == TLSNone && s.Addr != "" {
-		if host, _, _ := net.SplitHostPort(s.Addr); !LoopbackHost(host) {
-			d.problemf(tlsN, joinKey(p, "tls"), "none is allowed only to a loopback address, not %s", host)
+	for _, pr := range s.Problems() {
+		if slices.ContainsFunc(pr.reads(), func(key string) bool { return unread[key] }) {
+			continue
 		}
-	}
-	// Only when both were read: a failed ${VAR} is reported already.
-	if (userN == nil || userOK) && (passN == nil || passOK) && (s.Username == "") != (s.Password == "") {
-		// Report where the one that is set was written.
-		n, key := userN, "username"
-		if s.Username == "" {
-			n, key = passN, "password"
-		}
-		d.problemf(deref(n), joinKey(p, key), "username and password go together: set both or neither")
+		d.problemf(at[pr.Key], joinKey(p, pr.Key), "%s", pr.Msg)
 	}
 	return s
 }

@@ -98,10 +98,13 @@ var _ threads.Mailer = (*Mailer)(nil)
 // hostnamePattern is a DNS name, as EHLO and a Message-ID's right side take it.
 var hostnamePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
 
-// NewMailer checks o and freezes it into a Mailer. It refuses what would
-// send approval content or credentials in clear text over a network: tls
-// none is allowed only to a loopback address (an IP or "localhost").
-// Errors never carry the password.
+// NewMailer checks o and freezes it into a Mailer. It refuses SMTP
+// settings with any of config's SMTP.Problems, the rules the config file
+// is checked against, among them what would send approval content or
+// credentials in clear text over a network (tls none is allowed only to a
+// loopback address, an IP or "localhost"); and a Hostname, given or taken
+// from the From address, that is not a DNS name. Errors never carry the
+// password.
 func NewMailer(o Options) (*Mailer, error) {
 	if o.Config == nil {
 		return nil, errors.New("notify: no SMTP configuration")
@@ -129,28 +132,16 @@ func NewMailer(o Options) (*Mailer, error) {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 
+	// The settings' own rules are config's (SMTP.Problems), the ones its
+	// decoder reports at their lines; what follows them is the Mailer's.
 	var problems []error
-	host, _, err := net.SplitHostPort(c.Addr)
-	if err != nil || host == "" {
-		problems = append(problems, fmt.Errorf("smtp addr %q is not host:port", c.Addr))
+	for _, p := range c.Problems() {
+		problems = append(problems, p)
 	}
-	switch c.TLS {
-	case config.TLSStartTLS, config.TLSImplicit:
-	case config.TLSNone:
-		if host != "" && !config.LoopbackHost(host) {
-			problems = append(problems, fmt.Errorf("smtp tls none is allowed only to a loopback address, not %s: mail and credentials would cross the network in clear text", host))
-		}
-	default:
-		problems = append(problems, fmt.Errorf("smtp tls %q is not one of starttls, tls, none", c.TLS))
-	}
+	host, _, _ := net.SplitHostPort(c.Addr)
 	from, err := mail.ParseAddress(c.From)
-	if err != nil {
-		problems = append(problems, fmt.Errorf("smtp from %q is not an address: %w", c.From, err))
-	} else {
+	if err == nil {
 		m.envFrom = from.Address
-	}
-	if (c.Username == "") != (c.Password == "") {
-		problems = append(problems, errors.New("smtp username and password go together: set both or neither"))
 	}
 	m.hostname = o.Hostname
 	if m.hostname == "" && from != nil {
