@@ -31,7 +31,7 @@ var errNoSMTP = errors.New("no SMTP server is configured")
 // Linker is a surface that can give a posted card's web address, so an
 // escalation mail can link to the card's thread.
 type Linker interface {
-	Link(ctx context.Context, p *store.Post) string
+	Link(ctx context.Context, p PostRef) string
 }
 
 // TickResult counts what one tick did.
@@ -359,7 +359,7 @@ func (s *Service) threadLink(ctx context.Context, approvalID string) string {
 	for _, p := range posts {
 		if _, surface := s.surfaceFor(p.Target); surface != nil {
 			if l, ok := surface.(Linker); ok {
-				if url := l.Link(ctx, p); url != "" {
+				if url := l.Link(ctx, RefOf(p)); url != "" {
 					return url
 				}
 			}

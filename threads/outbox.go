@@ -428,7 +428,7 @@ func (s *Service) editCard(ctx context.Context, surface Surface, row *store.Outb
 			if err != nil {
 				return nil, nil, false, err
 			}
-			if err := surface.Edit(ctx, EditRequest{Post: post, Card: card}); err != nil {
+			if err := surface.Edit(ctx, EditRequest{Post: RefOf(post), Card: card}); err != nil {
 				return nil, nil, false, err
 			}
 			return post, &card, false, nil
@@ -479,7 +479,7 @@ func (s *Service) doOther(ctx context.Context, surface Surface, row *store.Outbo
 			}
 			return true, nil
 		}
-		return false, surface.Reply(ctx, ReplyRequest{Root: root, Tenant: row.Tenant, Kind: templates.ThreadKind(p.Thread),
+		return false, surface.Reply(ctx, ReplyRequest{Root: RefOf(root), Tenant: row.Tenant, Kind: templates.ThreadKind(p.Thread),
 			Text: p.Text, Mentions: s.mentionsFor(row.Tenant, p.Mentions), Waited: p.Waited, By: p.By})
 	}
 	return false, Permanent(fmt.Errorf("unknown outbox kind %q", row.Kind))
@@ -513,7 +513,12 @@ func (s *Service) postCard(ctx context.Context, surface Surface, row *store.Outb
 	if err != nil {
 		return nil, nil, false, err
 	}
-	res, err := surface.Post(ctx, PostRequest{Target: row.Target, Card: card, Thread: thread})
+	req := PostRequest{Target: row.Target, Card: card}
+	if thread != nil {
+		ref := RefOf(thread)
+		req.Thread = &ref
+	}
+	res, err := surface.Post(ctx, req)
 	if err != nil {
 		return nil, nil, false, err
 	}

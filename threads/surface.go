@@ -60,11 +60,38 @@ func (c Card) SameState(o Card) bool {
 		c.ladder.Last == o.ladder.Last
 }
 
+// PostRef is one posted copy of a card, as the surface said where it
+// landed (PostResult) and the bot keeps it: what an adapter needs to edit
+// it, reply under it or link to it, in threads' own terms.
+type PostRef struct {
+	ApprovalID string
+	Target     string // where it went, as configured: slack:C…, dm:slack:U…, discord:channel:…
+	Revision   int    // the revision the copy shows
+	Channel    string // the surface's channel (a DM channel for DMs)
+	Ref        string // the surface's message reference (Slack ts, Discord id)
+	ThreadRef  string // the thread replies go to; empty means Ref
+}
+
+// RefOf is a stored post as surfaces take it.
+func RefOf(p *store.Post) PostRef {
+	return PostRef{ApprovalID: p.ApprovalID, Target: p.Target, Revision: p.Revision,
+		Channel: p.Channel, Ref: p.Ref, ThreadRef: p.ThreadRef}
+}
+
+// RefsOf is stored posts as surfaces take them, in their order.
+func RefsOf(posts []*store.Post) []PostRef {
+	out := make([]PostRef, len(posts))
+	for i, p := range posts {
+		out[i] = RefOf(p)
+	}
+	return out
+}
+
 // PostRequest posts a card.
 type PostRequest struct {
 	Target string
 	Card   Card
-	Thread *store.Post // the target's first card, to post under; nil for a new thread
+	Thread *PostRef // the target's first card, to post under; nil for a new thread
 }
 
 // PostResult is where a card landed.
@@ -76,13 +103,13 @@ type PostResult struct {
 
 // EditRequest edits a posted card.
 type EditRequest struct {
-	Post *store.Post
+	Post PostRef
 	Card Card
 }
 
 // ReplyRequest posts a thread reply.
 type ReplyRequest struct {
-	Root   *store.Post // the card whose thread takes the reply
+	Root   PostRef // the card whose thread takes the reply
 	Tenant string
 	Kind   templates.ThreadKind
 	Text   string
@@ -95,11 +122,7 @@ type ReplyRequest struct {
 
 // Message is the thread reply as the templates take it.
 func (r ReplyRequest) Message() templates.ThreadMessage {
-	approvalID := ""
-	if r.Root != nil {
-		approvalID = r.Root.ApprovalID
-	}
-	return templates.ThreadMessage{Kind: r.Kind, ApprovalID: approvalID, Text: r.Text, Mentions: r.Mentions, Waited: r.Waited, By: r.By}
+	return templates.ThreadMessage{Kind: r.Kind, ApprovalID: r.Root.ApprovalID, Text: r.Text, Mentions: r.Mentions, Waited: r.Waited, By: r.By}
 }
 
 // NoticeRequest posts one line to a channel.

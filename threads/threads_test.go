@@ -104,7 +104,7 @@ func (r *recorder) Tell(_ context.Context, req threads.TellRequest) error {
 	return nil
 }
 
-func (r *recorder) Link(_ context.Context, p *store.Post) string {
+func (r *recorder) Link(_ context.Context, p threads.PostRef) string {
 	return "https://chat.example/" + p.Channel + "/" + p.Ref
 }
 

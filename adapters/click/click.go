@@ -54,6 +54,14 @@ type Service interface {
 
 var _ Service = (*threads.Service)(nil)
 
+// Reads is all a surface's clicks and commands read of the bot's state,
+// so a surface names the store in click's terms and never imports it.
+// store.Store satisfies it.
+type Reads interface {
+	Store
+	CommandStore
+}
+
 // Options configure New.
 type Options struct {
 	// Surface names the surface in threads.Person ("slack", "discord")

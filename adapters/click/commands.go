@@ -11,6 +11,7 @@ import (
 	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
+	"approvalsbot/threads"
 )
 
 // What /approvals reads and shows on every chat surface: whose approvals
@@ -92,7 +93,7 @@ type Waiting struct {
 	Waited       time.Duration
 	Deadline     time.Time // zero: none
 	// Card is the card to link, nil for none.
-	Card *store.Post
+	Card *threads.PostRef
 }
 
 // ListPending lists a tenant's pending approvals, oldest first, each
@@ -101,7 +102,7 @@ type Waiting struct {
 // one. The functions and ids are the backend's: a surface shows them as
 // literal text.
 func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, tenant string, now time.Time, inChannel bool,
-	card func([]*store.Post) *store.Post) Pending {
+	card func([]threads.PostRef) (threads.PostRef, bool)) Pending {
 	out := Pending{Tenant: tenant}
 	rows, err := st.ApprovalListPending(ctx, store.ApprovalListPendingParams{Tenant: tenant, Limit: listScanMax})
 	if err != nil {
@@ -114,7 +115,10 @@ func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, tenant 
 		if err != nil {
 			log.Warn("list the posts of an approval", "tenant", tenant, "approval_id", row.ID, "err", err.Error())
 		}
-		post := card(posts)
+		var post *threads.PostRef
+		if p, ok := card(threads.RefsOf(posts)); ok {
+			post = &p
+		}
 		if inChannel && post == nil {
 			continue
 		}

@@ -13,8 +13,8 @@ import (
 	"approvalsbot/adapters/click"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
-	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/threads"
 )
 
 // The bot's one application command, /approvals, with two subcommands
@@ -187,7 +187,7 @@ func postsTo(t *config.Tenant, channel string) bool {
 // backend's, escaped.
 func (a *Adapter) pendingSection(ctx context.Context, tenant string, byChannel bool, who person) string {
 	p := click.ListPending(ctx, a.store, a.log.With("surface", "discord"), tenant, a.now(), byChannel,
-		func(posts []*store.Post) *store.Post { return cardIn(posts, byChannel, who.channel) })
+		func(posts []threads.PostRef) (threads.PostRef, bool) { return cardIn(posts, byChannel, who.channel) })
 	if p.Failed {
 		return fmt.Sprintf("**%s**: the bot cannot read what waits right now; try again in a moment.", markdown(tenant))
 	}
@@ -223,7 +223,7 @@ func (a *Adapter) pendingSection(ctx context.Context, tenant string, byChannel b
 // cardIn is the card to name for an approval: its first card in the
 // channel, or (outside one) its first card in any server channel (a DM
 // is someone's own).
-func cardIn(posts []*store.Post, byChannel bool, channel string) *store.Post {
+func cardIn(posts []threads.PostRef, byChannel bool, channel string) (threads.PostRef, bool) {
 	for _, p := range posts {
 		t, err := ladder.ParseTarget(p.Target)
 		if err != nil || t.Kind != ladder.KindDiscordChannel || p.Channel == "" || p.Ref == "" {
@@ -232,9 +232,9 @@ func cardIn(posts []*store.Post, byChannel bool, channel string) *store.Post {
 		if byChannel && p.Channel != channel {
 			continue
 		}
-		return p
+		return p, true
 	}
-	return nil
+	return threads.PostRef{}, false
 }
 
 // ladderSections shows a tenant's ladders as `bot check` prints them,

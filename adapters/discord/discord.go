@@ -23,7 +23,6 @@ import (
 	"approvalsbot/adapters/replay"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
-	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -35,9 +34,7 @@ import (
 // no replica takes one twice (package replay). store.Store satisfies it.
 type Store interface {
 	replay.Store
-	click.CommandStore
-	ApprovalGet(ctx context.Context, id string) (*store.Approval, error)
-	RevisionGet(ctx context.Context, approvalID string, revision int) (*store.Revision, error)
+	click.Reads
 }
 
 // Service is what a click calls (package click's); *threads.Service

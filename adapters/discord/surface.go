@@ -10,7 +10,6 @@ import (
 	"approvalsbot/adapters/chunk"
 	"approvalsbot/approval"
 	"approvalsbot/ladder"
-	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -42,7 +41,7 @@ func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 	what := fmt.Sprintf("post card of %s to %s", req.Card.Approval.ID, req.Target)
 	msg := a.render.Discord(templates.Build(req.Card.Input()))
 	if req.Thread != nil {
-		channel, inThread, err := a.threadOf(ctx, req.Thread, req.Card)
+		channel, inThread, err := a.threadOf(ctx, *req.Thread, req.Card)
 		if err != nil {
 			return threads.PostResult{}, classify(what, err)
 		}
@@ -81,7 +80,7 @@ func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 // Edit replaces a posted card (in a channel, a thread or a DM) with the
 // card as the approval now stands; a decided card loses its buttons.
 func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
-	if req.Post == nil || req.Post.Channel == "" || req.Post.Ref == "" {
+	if req.Post.Channel == "" || req.Post.Ref == "" {
 		return threads.Permanent(errors.New("edit card: the post has no Discord channel or message id"))
 	}
 	if req.Card.Approval == nil {
@@ -97,7 +96,7 @@ func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
 // roles (<@&id>), allowed to ping exactly those. Links in it show no
 // preview (noPreviews).
 func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
-	if req.Root == nil || req.Root.Channel == "" || req.Root.Ref == "" {
+	if req.Root.Channel == "" || req.Root.Ref == "" {
 		return threads.Permanent(errors.New("reply: the card has no Discord channel or message id"))
 	}
 	what := fmt.Sprintf("reply in the thread of %s in %s", req.Root.ApprovalID, req.Root.Channel)
@@ -176,7 +175,7 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 // threadOf is the channel that takes what follows a posted card, and
 // whether it is a thread: the card's thread in a guild channel (started
 // now if Post could not), the DM itself for a DM.
-func (a *Adapter) threadOf(ctx context.Context, root *store.Post, card threads.Card) (string, bool, error) {
+func (a *Adapter) threadOf(ctx context.Context, root threads.PostRef, card threads.Card) (string, bool, error) {
 	if root.Channel == "" || root.Ref == "" {
 		return "", false, threads.Permanent(errors.New("the card has no Discord channel or message id"))
 	}

@@ -25,7 +25,6 @@ import (
 	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
-	"approvalsbot/store"
 	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -130,7 +129,7 @@ func TestFailuresAreClassified(t *testing.T) {
 	})
 
 	t.Run("edit of a deleted card", func(t *testing.T) {
-		err := h.adapter.Edit(context.Background(), threads.EditRequest{Post: &store.Post{ApprovalID: "a-merge1",
+		err := h.adapter.Edit(context.Background(), threads.EditRequest{Post: threads.PostRef{ApprovalID: "a-merge1",
 			Target: approvalTarget, Channel: chApproval, Ref: "1399999999999999999"}, Card: card})
 		if permanent, _, _ := delivery(err); !permanent || !strings.Contains(err.Error(), "code 10008") {
 			t.Fatalf("%v: want permanent Unknown Message", err)
@@ -200,7 +199,7 @@ func TestThreadStartFailureKeepsTheCard(t *testing.T) {
 	if p.ThreadRef != "" || len(h.discord.Messages(chApproval)) != 1 {
 		t.Fatalf("post %+v, messages %+v: want the one card, without a thread", p, h.discord.Messages(chApproval))
 	}
-	err := h.adapter.Reply(context.Background(), threads.ReplyRequest{Root: p, Tenant: "acme",
+	err := h.adapter.Reply(context.Background(), threads.ReplyRequest{Root: threads.RefOf(p), Tenant: "acme",
 		Kind: templates.ThreadBackendMessage, Text: "The call ran."})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +209,7 @@ func TestThreadStartFailureKeepsTheCard(t *testing.T) {
 		t.Fatalf("the reply did not start the thread: %+v", card)
 	}
 	// A second reply finds it (Discord: already created) rather than failing.
-	if err := h.adapter.Reply(context.Background(), threads.ReplyRequest{Root: p, Tenant: "acme",
+	if err := h.adapter.Reply(context.Background(), threads.ReplyRequest{Root: threads.RefOf(p), Tenant: "acme",
 		Kind: templates.ThreadBackendMessage, Text: "And again."}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/ladder"
-	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -54,7 +53,7 @@ func TestLogSurfaceWritesCardsRepliesAndNotices(t *testing.T) {
 	if _, err := s.Post(ctx, threads.PostRequest{Target: "slack:C0APPROVALS", Card: threads.Card{Tenant: "acme", Approval: priv, State: approval.StatePending}}); err != nil {
 		t.Fatal(err)
 	}
-	post := &store.Post{ApprovalID: sec.ID, Target: "slack:C0APPROVALS", Revision: 1, Ref: res.Ref}
+	post := threads.PostRef{ApprovalID: sec.ID, Target: "slack:C0APPROVALS", Revision: 1, Ref: res.Ref}
 	if err := s.Edit(ctx, threads.EditRequest{Post: post, Card: threads.Card{Tenant: "acme", Approval: sec, State: approval.StateDenied,
 		Decision: &approval.Decision{Actor: "user:kevin", Comment: "no"}}}); err != nil {
 		t.Fatal(err)
@@ -142,7 +141,7 @@ tenants:
 	}
 	out.Reset()
 	card.State = approval.StateDenied
-	if err := s.Edit(context.Background(), threads.EditRequest{Post: &store.Post{Ref: "log-1", Target: "slack:C0APPROVALS", ApprovalID: a.ID}, Card: card}); err != nil {
+	if err := s.Edit(context.Background(), threads.EditRequest{Post: threads.PostRef{Ref: "log-1", Target: "slack:C0APPROVALS", ApprovalID: a.ID}, Card: card}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(out.String(), "decide as") {

@@ -13,8 +13,8 @@ import (
 	"approvalsbot/adapters/click"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
-	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/threads"
 )
 
 const commandHelp = "*/approvals* lists what waits for a decision in this channel's tenant, oldest first, with links to the cards.\n" +
@@ -124,7 +124,7 @@ func postsTo(t *config.Tenant, channel string) bool {
 // each line a link to its card labelled with the function.
 func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool, channel, team string) section {
 	p := click.ListPending(ctx, a.store, a.log.With("surface", "slack"), tenant, a.now(), byChannel,
-		func(posts []*store.Post) *store.Post { return cardOf(posts, byChannel, channel) })
+		func(posts []threads.PostRef) (threads.PostRef, bool) { return cardOf(posts, byChannel, channel) })
 	if p.Failed {
 		return section{mrkdwn: fmt.Sprintf("*%s*: the bot cannot read what waits right now; try again in a moment.", mrkdwn(tenant))}
 	}
@@ -133,7 +133,7 @@ func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool
 		name := chunk.Cut(w.Function, 80)
 		line := []templates.SlackElem{templates.SlackText("• "), templates.SlackText(name)}
 		if w.Card != nil {
-			if link := a.permalink(ctx, team, w.Card); link != "" {
+			if link := a.permalink(ctx, team, *w.Card); link != "" {
 				line[1] = templates.SlackLink(link, name)
 			}
 		}
@@ -161,7 +161,7 @@ func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool
 
 // cardOf is the card to link for an approval: its first card in the
 // channel, or (outside one) its first card in any Slack channel.
-func cardOf(posts []*store.Post, byChannel bool, channel string) *store.Post {
+func cardOf(posts []threads.PostRef, byChannel bool, channel string) (threads.PostRef, bool) {
 	for _, p := range posts {
 		if p.Channel == "" || p.Ref == "" || !strings.HasPrefix(p.Target, "slack:") {
 			continue
@@ -172,9 +172,9 @@ func cardOf(posts []*store.Post, byChannel bool, channel string) *store.Post {
 		if !byChannel && !strings.HasPrefix(p.Channel, "C") && !strings.HasPrefix(p.Channel, "G") {
 			continue // someone's DM: not a link for everyone
 		}
-		return p
+		return p, true
 	}
-	return nil
+	return threads.PostRef{}, false
 }
 
 // workspaceURL is the workspace's address from auth.test, asked once
@@ -192,7 +192,7 @@ func (a *Adapter) workspaceURL(ctx context.Context) string {
 
 // permalink links a card: the workspace URL with archives/CHANNEL/pTS,
 // else chat.getPermalink; "" when neither works.
-func (a *Adapter) permalink(ctx context.Context, team string, p *store.Post) string {
+func (a *Adapter) permalink(ctx context.Context, team string, p threads.PostRef) string {
 	if team != "" {
 		return team + "archives/" + p.Channel + "/p" + strings.ReplaceAll(p.Ref, ".", "")
 	}

@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 
-	"approvalsbot/store"
 	"approvalsbot/threads"
 )
 
@@ -11,6 +10,6 @@ var _ threads.Linker = (*Adapter)(nil)
 
 // Link is the web address of a posted card, for the escalation mail's
 // "open the thread" link; "" when Slack gives none.
-func (a *Adapter) Link(ctx context.Context, p *store.Post) string {
+func (a *Adapter) Link(ctx context.Context, p threads.PostRef) string {
 	return a.permalink(ctx, a.workspaceURL(ctx), p)
 }

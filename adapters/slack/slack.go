@@ -19,7 +19,6 @@ import (
 	"approvalsbot/adapters/click"
 	"approvalsbot/adapters/replay"
 	"approvalsbot/config"
-	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -31,10 +30,7 @@ import (
 // replay). store.Store satisfies it.
 type Store interface {
 	replay.Store
-	ApprovalGet(ctx context.Context, id string) (*store.Approval, error)
-	ApprovalListPending(ctx context.Context, p store.ApprovalListPendingParams) ([]*store.Approval, error)
-	RevisionGet(ctx context.Context, approvalID string, revision int) (*store.Revision, error)
-	PostList(ctx context.Context, approvalID string) ([]*store.Post, error)
+	click.Reads
 }
 
 // Service is what a click calls (package click's); *threads.Service

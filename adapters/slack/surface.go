@@ -49,7 +49,7 @@ func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 // Edit replaces a posted card (chat.update on the post's channel and ts)
 // with the card as the approval now stands.
 func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
-	if req.Post == nil || req.Post.Channel == "" || req.Post.Ref == "" {
+	if req.Post.Channel == "" || req.Post.Ref == "" {
 		return threads.Permanent(errors.New("edit card: the post has no Slack channel or ts"))
 	}
 	if req.Card.Approval == nil {
@@ -64,7 +64,7 @@ func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
 // a re-check refusal, or an escalation that mentions people (<@U…>) and
 // groups (<!subteam^S…>), which notifies them.
 func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
-	if req.Root == nil || req.Root.Channel == "" || req.Root.Ref == "" {
+	if req.Root.Channel == "" || req.Root.Ref == "" {
 		return threads.Permanent(errors.New("reply: the card has no Slack channel or ts"))
 	}
 	msg := a.render.SlackThread(req.Message())

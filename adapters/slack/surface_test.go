@@ -123,7 +123,7 @@ func TestFailuresAreClassified(t *testing.T) {
 	})
 
 	t.Run("edit of a deleted card", func(t *testing.T) {
-		err := h.adapter.Edit(context.Background(), threads.EditRequest{Post: &store.Post{ApprovalID: "a-merge1",
+		err := h.adapter.Edit(context.Background(), threads.EditRequest{Post: threads.PostRef{ApprovalID: "a-merge1",
 			Channel: "C0APPROVALS", Ref: "1700000000.999999"}, Card: card})
 		if permanent, _, _ := delivery(err); !permanent {
 			t.Fatalf("%v: want permanent", err)
