@@ -297,17 +297,15 @@ type clickOutcome struct {
 	tries  int    // clicks made (more than one when a replica died with one)
 	answer string // the bot's first answer to the click that counted
 	at     time.Time
-	// missed says what became of a Deny click whose dialog did not open
-	// within 20s at a live replica: the person clicked again, once.
-	missed string
 }
 
 // decide is one person deciding approval id from its card: kevin clicks
 // Approve; ada clicks Deny, and submits the dialog with a reason. A click
 // that reaches no live replica, or whose replica dies before it answers,
 // is made again at another, as a person does when the bot does not say
-// it is sending their decision; so is a Deny whose dialog did not open,
-// once (the test logs it).
+// it is sending their decision. A click made again may find the
+// decision an earlier one recorded, just before its replica died: the
+// bot then says so instead of asking a reason.
 func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int) (clickOutcome, error) {
 	user, kind := "U0ADA", templates.ActionDeny
 	if approve {
@@ -339,60 +337,50 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 			return out, fmt.Errorf("click on replica %d answered %d", r, status)
 		}
 		answeredBy := r
+		var told bool // a Deny answered at once, without a dialog
 		if !approve {
-			var refused string
 			meta, ok := w.wait(func() (string, bool) {
 				if as := w.answers[respURL]; len(as) > 0 {
-					refused = as[0] // told why not, instead of asked a reason
+					told = true
 					return "", true
 				}
 				v, ok := w.views[trigger]
 				return v, ok
 			}, &f.dead[r], 20*time.Second)
-			if ok && refused != "" {
-				return out, fmt.Errorf("replica %d refused the Deny click instead of asking a reason: %q; its log of the click:\n%s",
-					r, refused, linesWith(f.bots[r].stderr.String(), id))
-			}
 			if !ok {
 				if f.dead[r].Load() {
 					continue
 				}
-				miss := fmt.Sprintf("replica %d opened no deny dialog within 20s; its log of the click:\n%s", r,
+				return out, fmt.Errorf("replica %d opened no deny dialog within 20s; its log of the click:\n%s", r,
 					linesWith(f.bots[r].stderr.String(), id))
-				if out.missed == "" {
-					// A person whose dialog never opened clicks Deny again,
-					// at whichever replica the load balancer picks; a
-					// second miss fails the test.
-					out.missed = miss
+			}
+			if !told {
+				// Slack posts the submission to the request URL: any replica.
+				r2, ok := f.live(r + 1)
+				if !ok {
+					return out, errors.New("no replica is alive")
+				}
+				status, answer, err := postSlackInteractionAnswer(f.client, f.bots[r2].base, map[string]any{
+					"type": "view_submission", "api_app_id": "A0APP",
+					"user": map[string]any{"id": user},
+					"view": map[string]any{"id": "V1", "type": "modal", "callback_id": "ab1-deny", "private_metadata": meta,
+						"state": map[string]any{"values": map[string]any{"reason": map[string]any{"reason": map[string]any{
+							"type": "plain_text_input", "value": replicaDenyReason}}}}},
+				})
+				if err != nil || status != http.StatusOK {
+					if err != nil || f.dead[r2].Load() {
+						continue
+					}
+					return out, fmt.Errorf("dialog submission on replica %d answered %d", r2, status)
+				}
+				if bytes.Contains(answer, []byte(`"response_action":"errors"`)) {
+					// Not recorded (a replica stopped while it held the
+					// approval, say): the dialog stays open and says why,
+					// and the person tries again.
 					continue
 				}
-				return out, fmt.Errorf("%s\n(and before it: %s)", miss, out.missed)
+				answeredBy = r2
 			}
-			// Slack posts the submission to the request URL: any replica.
-			r2, ok := f.live(r + 1)
-			if !ok {
-				return out, errors.New("no replica is alive")
-			}
-			status, answer, err := postSlackInteractionAnswer(f.client, f.bots[r2].base, map[string]any{
-				"type": "view_submission", "api_app_id": "A0APP",
-				"user": map[string]any{"id": user},
-				"view": map[string]any{"id": "V1", "type": "modal", "callback_id": "ab1-deny", "private_metadata": meta,
-					"state": map[string]any{"values": map[string]any{"reason": map[string]any{"reason": map[string]any{
-						"type": "plain_text_input", "value": replicaDenyReason}}}}},
-			})
-			if err != nil || status != http.StatusOK {
-				if err != nil || f.dead[r2].Load() {
-					continue
-				}
-				return out, fmt.Errorf("dialog submission on replica %d answered %d", r2, status)
-			}
-			if bytes.Contains(answer, []byte(`"response_action":"errors"`)) {
-				// Not recorded (a replica stopped while it held the
-				// approval, say): the dialog stays open and says why,
-				// and the person tries again.
-				continue
-			}
-			answeredBy = r2
 		}
 		text, ok := w.wait(func() (string, bool) {
 			if as := w.answers[respURL]; len(as) > 0 {
@@ -416,12 +404,20 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 			// took the decision row at once).
 			strings.HasSuffix(text, " was approved"), strings.HasSuffix(text, " was denied"),
 			// Without the card (the response_url refused it), in words.
-			strings.HasPrefix(text, "Sending your "), strings.HasPrefix(text, "Recorded: your "),
-			// An earlier click was recorded, though its answer was lost
-			// with its replica: this one is refused, nothing is sent.
-			strings.Contains(text, " is deciding this call already"),
+			strings.HasPrefix(text, "Sending your "), strings.HasPrefix(text, "Recorded: your "):
+			if told {
+				return out, fmt.Errorf("replica %d answered a Deny click %q without asking a reason", r, text)
+			}
+			return out, nil
+		// An earlier click was recorded, though its answer was lost with
+		// its replica: this one is refused (a Deny at once, without
+		// asking a reason that would be refused), nothing is sent.
+		case strings.Contains(text, " is deciding this call already"),
 			strings.Contains(text, "This call was already approved by user:kevin"),
 			strings.Contains(text, "This call was already denied by user:ada"):
+			if out.tries == 1 {
+				return out, fmt.Errorf("the first click on %s was answered %q: no earlier click was made", id, text)
+			}
 			return out, nil
 		}
 		if strings.Contains(text, "try again in a moment") && strings.HasSuffix(text, "Nothing was sent.") {
@@ -683,144 +679,244 @@ func replicaMentions(out string) map[string][][]string {
 // Mid-run one replica is SIGKILLed while it holds claims; the others take
 // them over once the lease lapses and finish its work.
 func TestReplicasShareOneDatabase(t *testing.T) {
+	f := startReplicaFleet(t)
+	load := f.sendAndClick()
+	kill := f.killOneHoldingClaims(t, load, 1)
+	load.waitSentAndClicked(t)
+
+	var sum replicaSummary
+	sum.finished = f.waitFinished(t, load)
+	sum.takeovers = kill.checkTakeovers(t)
+	sum.printed = f.checkPrinted(t, kill)
+	sum.decided = f.checkBackendSaw(t, load, kill)
+	sum.sends = load.checkSends(t, len(f.bots))
+	f.logSummary(t, load, kill, sum)
+	f.checkNoErrorsLogged(t, kill.victim)
+}
+
+// replicaRig is the fleet of TestReplicasShareOneDatabase with what the
+// test set up around it: the fake backend and Slack, the database, and
+// the approvals it sends.
+type replicaRig struct {
+	*replicaFleet
+	n      int       // approvals sent
+	start  time.Time // when the test began; the logs count from it
+	fake   *backendtest.Fake
+	pool   *pgxpool.Pool
+	events *fixtureEvents
+	digest string // the arguments' digest every decision by a click carries
+	watch  *slackWatch
+	ctx    context.Context // ends with the test: the watchers stop
+}
+
+// startReplicaFleet sets up the fake Slack (the approvals channel, kevin
+// and ada) and the fake backend (every approval the test will send, with
+// merge.json's arguments), and starts three replicas of the bot on one new
+// PostgreSQL database. It checks that the fake backend's digest of the
+// arguments is the event's.
+func startReplicaFleet(t *testing.T) *replicaRig {
+	const replicas = 3
 	db := newPGDatabase(t)
-	n := replicaCount(t)
-	start := time.Now()
+	f := &replicaRig{n: replicaCount(t), start: time.Now()}
 	dir := t.TempDir()
 
 	sl := slacktest.New(t, slacktest.Options{Token: "xoxb-e2e"})
 	sl.AddChannel("C0APPROVALS", "approvals", true)
 	sl.AddUser("U0KEVIN")
 	sl.AddUser("U0ADA")
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	f.fake = backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	args := readArguments(t, "a-merge1.json")
-	events := eventsNow(t)
-	digest := eventDigest(t, events.event(t, "merge.json"))
-	for i := range n {
-		fake.AddApproval(replicaApprovalID(i), 1, args, false)
-		fake.SetFunction(replicaApprovalID(i), "acme_github.merge")
+	f.events = eventsNow(t)
+	f.digest = eventDigest(t, f.events.event(t, "merge.json"))
+	for i := range f.n {
+		f.fake.AddApproval(replicaApprovalID(i), 1, args, false)
+		f.fake.SetFunction(replicaApprovalID(i), "acme_github.merge")
 	}
-	if got := fake.Digest(replicaApprovalID(0)); got != digest {
-		t.Fatalf("the fake backend's digest %s differs from the event's %s", got, digest)
+	if got := f.fake.Digest(replicaApprovalID(0)); got != f.digest {
+		t.Fatalf("the fake backend's digest %s differs from the event's %s", got, f.digest)
 	}
 
 	t.Setenv("SLACK_BOT_TOKEN", "xoxb-e2e")
 	t.Setenv("SLACK_SIGNING_SECRET", e2eSigningSecret)
-	cfg := replicaConfig(t, dir, db.dsn, fake.URL(), sl.APIURL())
-	f := &replicaFleet{sl: sl, dead: make([]atomic.Bool, 3),
+	cfg := replicaConfig(t, dir, db.dsn, f.fake.URL(), sl.APIURL())
+	f.replicaFleet = &replicaFleet{sl: sl, dead: make([]atomic.Bool, replicas),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	for range 3 {
+	for range replicas {
 		f.bots = append(f.bots, startBot(t, cfg)) // they migrate once, under the advisory lock
 	}
-	t.Logf("%d replicas serving %v after the start", len(f.bots), time.Since(start).Round(time.Millisecond))
-	pool := pgPool(t, db.dsn)
+	t.Logf("%d replicas serving %v after the start", len(f.bots), time.Since(f.start).Round(time.Millisecond))
+	f.pool = pgPool(t, db.dsn)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	watch := watchSlack(ctx, sl)
+	t.Cleanup(cancel)
+	f.ctx = ctx
+	f.watch = watchSlack(ctx, sl)
+	return f
+}
 
-	// Send the events over the three replicas, replicaSenders at once;
-	// each accepted approval to be clicked is clicked after its delay, at
-	// another replica than the one that took its event.
-	var bad problems
-	type sentEvent struct {
-		requested time.Time
-		status    int
-		replica   int
-		tries     int
-	}
-	sent := make([]sentEvent, n)
-	clicks := make([]clickOutcome, n)
-	var accepted atomic.Int64
-	var sendWG, clickWG sync.WaitGroup
+// sentEvent is how approval i's event went: when its request was made,
+// the answer that counted, the replica that gave it, and the sends it took.
+type sentEvent struct {
+	requested time.Time
+	status    int
+	replica   int
+	tries     int
+}
+
+// replicaLoad is the events and clicks sendAndClick set going, and what
+// became of each, by approval index.
+type replicaLoad struct {
+	bad             problems
+	sent            []sentEvent
+	clicks          []clickOutcome // the zero value for an approval not clicked
+	accepted        atomic.Int64
+	sendWG, clickWG sync.WaitGroup
+	// Set by waitSentAndClicked.
+	sentAll, clickedAll time.Time // when the last event was sent, the last click answered
+	lastRequested       time.Time // the latest request time of any event
+}
+
+// sendAndClick sends the events over the replicas, replicaSenders at
+// once, and returns at once; each accepted approval to be clicked is
+// clicked after its delay, at another replica than the one that took its
+// event. What goes wrong is collected in the load's problems, for
+// waitSentAndClicked to report.
+func (f *replicaRig) sendAndClick() *replicaLoad {
+	load := &replicaLoad{sent: make([]sentEvent, f.n), clicks: make([]clickOutcome, f.n)}
 	clickSem := make(chan struct{}, replicaClickers)
 	next := make(chan int)
 	go func() {
-		for i := range n {
+		for i := range f.n {
 			next <- i
 		}
 		close(next)
 	}()
 	for range replicaSenders {
-		sendWG.Go(func() {
+		load.sendWG.Go(func() {
 			for i := range next {
 				now := time.Now().UTC().Truncate(time.Millisecond) // the store keeps milliseconds
-				body, err := replicaEvent(events, i, now)
+				body, err := replicaEvent(f.events, i, now)
 				if err != nil {
-					bad.add("event %d: %v", i, err)
+					load.bad.add("event %d: %v", i, err)
 					continue
 				}
-				status, r, tries, err := f.postEvent(body, i%3)
+				status, r, tries, err := f.postEvent(body, i%len(f.bots))
 				if err != nil {
-					bad.add("event %d: %v", i, err)
+					load.bad.add("event %d: %v", i, err)
 					continue
 				}
-				sent[i] = sentEvent{requested: now, status: status, replica: r, tries: tries}
-				accepted.Add(1)
+				load.sent[i] = sentEvent{requested: now, status: status, replica: r, tries: tries}
+				load.accepted.Add(1)
 				if !replicaClicked(i) {
 					continue
 				}
-				clickWG.Go(func() {
+				load.clickWG.Go(func() {
 					time.Sleep(replicaClickDelay(i))
 					clickSem <- struct{}{}
 					defer func() { <-clickSem }()
-					out, err := f.decide(watch, replicaApprovalID(i), replicaApproved(i), r+1)
-					clicks[i] = out
+					out, err := f.decide(f.watch, replicaApprovalID(i), replicaApproved(i), r+1)
+					load.clicks[i] = out
 					if err != nil {
-						bad.add("click on %s: %v", replicaApprovalID(i), err)
+						load.bad.add("click on %s: %v", replicaApprovalID(i), err)
 					}
 				})
 			}
 		})
 	}
+	return load
+}
 
-	// Mid-run, half the events in: kill replica 1 while it holds claims.
-	const victim = 1
-	pollUntil(t, 60*time.Second, "half the events accepted", func() bool { return accepted.Load() >= int64(n/2) },
-		func() string { return strings.Join(bad.all(), "\n") })
-	worker, err := replicaWorker(t.Context(), pool, f.bots[victim])
+// replicaKill is the replica killed mid-run and the claims it left.
+type replicaKill struct {
+	victim      int
+	worker      string    // the worker id it claimed under
+	at          time.Time // when it died
+	stoppedHeld []heldClaim
+	afterHeld   []heldClaim // still its own 200 ms after its death
+	takeovers   <-chan []takeover
+}
+
+// killOneHoldingClaims waits until half the events are accepted, then
+// SIGKILLs replica victim at a moment it holds claims and takes it out of
+// the rotation. It checks that some claims are still the dead worker's
+// after its death (else nothing shows the lease), and starts watching
+// them be taken over.
+func (f *replicaRig) killOneHoldingClaims(t *testing.T, load *replicaLoad, victim int) *replicaKill {
+	pollUntil(t, 60*time.Second, "half the events accepted", func() bool { return load.accepted.Load() >= int64(f.n/2) },
+		func() string { return strings.Join(load.bad.all(), "\n") })
+	worker, err := replicaWorker(t.Context(), f.pool, f.bots[victim])
 	if err != nil {
 		t.Fatalf("replica %d's worker: %v", victim, err)
 	}
-	stoppedHeld, killedAt, probes := killHolding(t, pool, f.bots[victim], worker, 3*time.Second)
+	stoppedHeld, killedAt, probes := killHolding(t, f.pool, f.bots[victim], worker, 3*time.Second)
 	f.dead[victim].Store(true) // out of the rotation, as a health check takes it out
-	acceptedAtKill := accepted.Load()
+	acceptedAtKill := load.accepted.Load()
 	// What the dead replica still held once the server has seen its
 	// connections go: those claims return only when their lease lapses.
 	time.Sleep(200 * time.Millisecond)
-	afterHeld, err := claimsOf(t.Context(), pool, worker, time.Now(), false)
+	afterHeld, err := claimsOf(t.Context(), f.pool, worker, time.Now(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(afterHeld) == 0 {
 		t.Fatalf("replica %d held no claim after its SIGKILL (%d seen while it was stopped): nothing shows the lease", victim, len(stoppedHeld))
 	}
-	takeovers := watchTakeovers(ctx, pool, worker, afterHeld)
+	takeovers := watchTakeovers(f.ctx, f.pool, worker, afterHeld)
 	t.Logf("SIGKILL of replica %d (worker %s) %v after the start, %d events accepted, after %d probe(s); it held %d claim(s) while stopped, %d after its death",
-		victim, worker, killedAt.Sub(start).Round(time.Millisecond), acceptedAtKill, probes, len(stoppedHeld), len(afterHeld))
+		victim, worker, killedAt.Sub(f.start).Round(time.Millisecond), acceptedAtKill, probes, len(stoppedHeld), len(afterHeld))
+	return &replicaKill{victim: victim, worker: worker, at: killedAt,
+		stoppedHeld: stoppedHeld, afterHeld: afterHeld, takeovers: takeovers}
+}
 
-	sendWG.Wait()
-	sentAll := time.Now()
-	clickWG.Wait()
-	clickedAll := time.Now()
-	for _, p := range bad.all() {
+// allowedRepeats is the effects in flight at the kill, which may show
+// twice: "kind/approval", "id/row id" and "mention/approval/target" of
+// each outbox row the dead replica held, stopped or after its death.
+func (k *replicaKill) allowedRepeats() map[string]bool {
+	allowed := map[string]bool{}
+	for _, c := range append(slices.Clone(k.stoppedHeld), k.afterHeld...) {
+		if c.table != "outbox" {
+			continue
+		}
+		allowed[c.kind+"/"+c.approvalID] = true
+		allowed["id/"+c.id] = true
+		for _, m := range c.mentions {
+			allowed["mention/"+c.approvalID+"/"+m] = true
+		}
+	}
+	return allowed
+}
+
+// waitSentAndClicked waits until every event is sent and every click
+// answered, and notes when. It reports each problem the senders and
+// clickers found, and stops the test if there was any (or it had
+// failed already).
+func (load *replicaLoad) waitSentAndClicked(t *testing.T) {
+	load.sendWG.Wait()
+	load.sentAll = time.Now()
+	load.clickWG.Wait()
+	load.clickedAll = time.Now()
+	for _, p := range load.bad.all() {
 		t.Error(p)
 	}
 	if t.Failed() {
 		t.FailNow()
 	}
-	var lastRequested time.Time
-	for _, s := range sent {
-		if s.requested.After(lastRequested) {
-			lastRequested = s.requested
+	for _, s := range load.sent {
+		if s.requested.After(load.lastRequested) {
+			load.lastRequested = s.requested
 		}
 	}
+}
 
-	// Everything finishes: every approval decided, nothing in flight,
-	// nothing left in the outbox, every card posted.
-	bound := time.Until(lastRequested.Add(replicaDeadline + replicaLease + 20*time.Second))
+// waitFinished waits until everything finishes: every approval decided,
+// nothing in flight, nothing left in the outbox, every card posted, by
+// the last request's deadline plus a lease plus 20 s. It returns when,
+// and checks that no outbox row is dead.
+func (f *replicaRig) waitFinished(t *testing.T, load *replicaLoad) time.Time {
+	n := f.n
+	bound := time.Until(load.lastRequested.Add(replicaDeadline + replicaLease + 20*time.Second))
 	var state struct{ open, total, pending, dead, posted int }
 	readState := func() error {
-		return pool.QueryRow(t.Context(), `SELECT
+		return f.pool.QueryRow(t.Context(), `SELECT
     (SELECT COUNT(*) FROM approvals WHERE state = 'pending' OR deciding IS NOT NULL),
     (SELECT COUNT(*) FROM approvals),
     (SELECT COUNT(*) FROM outbox WHERE state = 'pending'),
@@ -839,40 +935,41 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 	if state.dead != 0 {
 		t.Errorf("%d outbox rows are dead", state.dead)
 	}
+	return finished
+}
+
+// takeoverTally is what checkTakeovers counted.
+type takeoverTally struct {
+	kinds                              map[string]int // claims by "table:kind"
+	finishedByVictim, decidedWhileHeld int
+	minLag, maxLag                     time.Duration // from lease lapsed to taken over
+	lastTaken                          time.Time
+}
+
+// checkTakeovers waits (10 s at most) until every claim the dead replica
+// held after its death has left its hands, and checks that each returned
+// after its lease, not before (FOR UPDATE SKIP LOCKED passes over
+// unexpired claims), and promptly after it (within replicaTakeover: the
+// worker's poll, the next tick), not never; and that no outbox row was
+// completed by the dead worker after its death.
+func (k *replicaKill) checkTakeovers(t *testing.T) takeoverTally {
 	var tks []takeover
 	select {
-	case tks = <-takeovers:
+	case tks = <-k.takeovers:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the dead replica's claims are still not taken over")
 	}
 
-	// The claims the dead replica held return after the lease, not before
-	// (FOR UPDATE SKIP LOCKED passes over unexpired claims), and promptly
-	// after it (the worker's poll, the next tick), not never.
-	allowed := map[string]bool{} // effects in flight at the kill: "kind/approval" may repeat once
-	for _, c := range append(slices.Clone(stoppedHeld), afterHeld...) {
-		if c.table != "outbox" {
-			continue
-		}
-		allowed[c.kind+"/"+c.approvalID] = true
-		allowed["id/"+c.id] = true
-		for _, m := range c.mentions {
-			allowed["mention/"+c.approvalID+"/"+m] = true
-		}
-	}
-	var lastTaken time.Time
-	var minLag, maxLag time.Duration
-	kinds := map[string]int{}
-	finishedByVictim, decidedWhileHeld := 0, 0
+	tally := takeoverTally{kinds: map[string]int{}}
 	for _, tk := range tks {
 		c := tk.claim
-		kinds[c.table+":"+c.kind]++
+		tally.kinds[c.table+":"+c.kind]++
 		switch {
 		case tk.byVictim:
-			finishedByVictim++
+			tally.finishedByVictim++
 			continue
 		case tk.decided:
-			decidedWhileHeld++
+			tally.decidedWhileHeld++
 			continue
 		case tk.seenAt.IsZero():
 			t.Errorf("claim %s %s %s of the dead replica was never taken over", c.table, c.kind, c.id)
@@ -881,7 +978,7 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 		at := tk.seenAt
 		if !tk.doneAt.IsZero() {
 			at = tk.doneAt
-			if tk.by == worker {
+			if tk.by == k.worker {
 				t.Errorf("outbox row %s was completed by the dead worker after its death", c.id)
 			}
 		}
@@ -893,20 +990,34 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 		if lag > replicaTakeover {
 			t.Errorf("claim %s %s %s was taken over %v after its lease lapsed, want within %v", c.table, c.kind, c.id, lag, replicaTakeover)
 		}
-		if minLag == 0 || lag < minLag {
-			minLag = lag
+		if tally.minLag == 0 || lag < tally.minLag {
+			tally.minLag = lag
 		}
-		maxLag = max(maxLag, lag)
-		if at.After(lastTaken) {
-			lastTaken = at
+		tally.maxLag = max(tally.maxLag, lag)
+		if at.After(tally.lastTaken) {
+			tally.lastTaken = at
 		}
 	}
+	return tally
+}
 
-	// At the fakes: count the cards and the escalations across the
-	// replicas' stdout, and the decisions at the backend.
+// printTally is what checkPrinted counted.
+type printTally struct {
+	printedBy            []int // cards printed, by replica
+	repeats, escalations int
+}
+
+// checkPrinted counts the cards and the escalations across the
+// replicas' stdout. It checks that every card is revision 1 at
+// replicaTarget; that every approval's card shows once, and each ladder
+// step's mention once (or never, for a clicked approval whose click came
+// before the step), save the one repeat a crash allows; and that there
+// is no card for an approval nobody sent.
+func (f *replicaRig) checkPrinted(t *testing.T, kill *replicaKill) printTally {
+	allowed := kill.allowedRepeats()
 	cards := map[string][]int{}               // approval → replicas that printed its revision-1 card
 	mentions := map[string]map[string][]int{} // approval → @name → replicas that printed a reply naming them
-	printedBy := make([]int, len(f.bots))
+	tally := printTally{printedBy: make([]int, len(f.bots))}
 	for r, b := range f.bots {
 		out := b.stdout.String()
 		for _, c := range replicaCards(out) {
@@ -915,7 +1026,7 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 				continue
 			}
 			cards[c.approval] = append(cards[c.approval], r)
-			printedBy[r]++
+			tally.printedBy[r]++
 		}
 		for id, replies := range replicaMentions(out) {
 			if mentions[id] == nil {
@@ -932,24 +1043,22 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 	// once checks that an effect shows once, or twice when the second is
 	// the repeat a crash allows: the dead replica held its row at the
 	// kill and printed it before dying.
-	repeats := 0
 	once := func(what string, by []int, allowKey string, want int) {
 		t.Helper()
 		switch {
 		case len(by) == want:
-		case len(by) == want+1 && want == 1 && allowed[allowKey] && slices.Contains(by, victim):
-			repeats++
+		case len(by) == want+1 && want == 1 && allowed[allowKey] && slices.Contains(by, kill.victim):
+			tally.repeats++
 		default:
 			t.Errorf("%s: shown %d times (by replicas %v), want %d", what, len(by), by, want)
 		}
 	}
-	escalations := 0
-	for i := range n {
+	for i := range f.n {
 		id := replicaApprovalID(i)
 		once("the card of "+id, cards[id], "post_card/"+id, 1)
 		for name, target := range step {
 			by := mentions[id][name]
-			escalations += len(by)
+			tally.escalations += len(by)
 			want := 1
 			if replicaClicked(i) && len(by) <= 1 {
 				want = len(by) // a click may come before the step: then it never fires
@@ -958,66 +1067,37 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 		}
 	}
 	for id := range cards {
-		if k, err := strconv.Atoi(strings.TrimPrefix(id, "a-rep")); err != nil || replicaApprovalID(k) != id || k >= n {
+		if k, err := strconv.Atoi(strings.TrimPrefix(id, "a-rep")); err != nil || replicaApprovalID(k) != id || k >= f.n {
 			t.Errorf("a card for an approval nobody sent: %s", id)
 		}
 	}
+	return tally
+}
 
-	decisions := map[string][]backendtest.ReceivedDecision{}
-	keys := map[string]string{}
-	replays := 0
-	for _, d := range fake.Decisions() {
-		decisions[d.ApprovalID] = append(decisions[d.ApprovalID], d)
-		if !d.SignatureOK || d.Status != http.StatusOK {
-			t.Errorf("decision on %s: signature ok %v, answered %d %s", d.ApprovalID, d.SignatureOK, d.Status, d.Code)
-		}
-		if d.Request.Decision == backend.Approve && (d.Request.Actor == "system:deadline" || d.Request.Via.Surface == "deadline") {
-			t.Errorf("the deadline sent approve on %s: nothing automatic may approve", d.ApprovalID)
-		}
-		if other, ok := keys[d.IdempotencyKey]; ok && other != d.ApprovalID {
-			t.Errorf("idempotency key %s used for %s and %s", d.IdempotencyKey, other, d.ApprovalID)
-		}
-		keys[d.IdempotencyKey] = d.ApprovalID
-		if d.Replay {
-			replays++
-			if !allowed["id/"+d.IdempotencyKey] {
-				t.Errorf("decision on %s sent again (key %s) though no replica died holding it", d.ApprovalID, d.IdempotencyKey)
-			}
-		}
-	}
-	if len(decisions) != n {
-		t.Errorf("the backend got decisions on %d approvals, want %d", len(decisions), n)
-	}
-	var decisionRows []struct {
-		id, state string
-		decision  []byte
-	}
-	rows, err := pool.Query(t.Context(), `SELECT id, state, decision FROM approvals`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var r struct {
-			id, state string
-			decision  []byte
-		}
-		var dec *string
-		if err := rows.Scan(&r.id, &r.state, &dec); err != nil {
-			t.Fatal(err)
-		}
-		if dec != nil {
-			r.decision = []byte(*dec)
-		}
-		decisionRows = append(decisionRows, r)
-	}
-	rows.Close()
-	stored := map[string]int{}
-	for k, r := range decisionRows {
-		stored[r.id] = k
-	}
-	reclicks, deadlines, approvals, denials := 0, 0, 0, 0
-	var recordedFirst []string // clicks whose first answer was the backend's, with when, from the kill
-	for i := range n {
+// decisionTally is what checkBackendSaw counted.
+type decisionTally struct {
+	approvals, denials, deadlines int
+	reclicks                      int // clicks made again after their replica died
+	replays                       int // repeated sends with the same key
+	// recordedFirst is the clicks whose first answer was the backend's,
+	// with when, from the kill.
+	recordedFirst []string
+}
+
+// checkBackendSaw checks the decisions at the fake backend: each signed
+// and answered 200, none an approve by the deadline, one idempotency key
+// per approval and one approval per key, a repeated send only of a
+// decision the dead replica held; exactly one recorded decision for every
+// approval, the one the test planned (kevin's approve, ada's deny with
+// her reason, or the deadline's deny, no earlier than it was due), for
+// revision 1, and the approval's stored state to match. It logs each
+// Deny clicked again because its dialog did not open.
+func (f *replicaRig) checkBackendSaw(t *testing.T, load *replicaLoad, kill *replicaKill) decisionTally {
+	var tally decisionTally
+	var decisions map[string][]backendtest.ReceivedDecision
+	decisions, tally.replays = f.checkDecisionCalls(t, kill.allowedRepeats())
+	stored := f.storedApprovals(t)
+	for i := range f.n {
 		id := replicaApprovalID(i)
 		ds := decisions[id]
 		firsts := 0
@@ -1041,18 +1121,18 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 		w := want{"deny", "system:deadline", "deadline", "", "nobody answered", "", "expired"}
 		switch {
 		case replicaApproved(i):
-			w = want{"approve", "user:kevin", "slack", "U0KEVIN", "", digest, "approved"}
-			approvals++
+			w = want{"approve", "user:kevin", "slack", "U0KEVIN", "", f.digest, "approved"}
+			tally.approvals++
 		case replicaClicked(i):
-			w = want{"deny", "user:ada", "slack", "U0ADA", replicaDenyReason, digest, "denied"}
-			denials++
+			w = want{"deny", "user:ada", "slack", "U0ADA", replicaDenyReason, f.digest, "denied"}
+			tally.denials++
 		default:
-			deadlines++
+			tally.deadlines++
 		}
 		got := want{first.Decision, first.Actor, first.Via.Surface, first.Via.User, first.Comment, first.ArgsSHA256, ""}
-		k, ok := stored[id]
+		row, ok := stored[id]
 		if ok {
-			got.state = decisionRows[k].state
+			got.state = row.state
 		}
 		if got != w {
 			t.Errorf("%s: decided %+v, want %+v", id, got, w)
@@ -1062,49 +1142,146 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 		}
 		if ok && w.state == "expired" {
 			var dec struct{ At time.Time }
-			_ = json.Unmarshal(decisionRows[k].decision, &dec)
-			if due := sent[i].requested.Add(replicaDeadline); dec.At.Before(due) {
+			_ = json.Unmarshal(row.decision, &dec)
+			if due := load.sent[i].requested.Add(replicaDeadline); dec.At.Before(due) {
 				t.Errorf("%s: the deadline denied at %s, before it was due at %s", id, dec.At.Format("15:04:05.000"), due.Format("15:04:05.000"))
 			}
 		}
-		if clicks[i].tries > 1 {
-			reclicks++
+		if load.clicks[i].tries > 1 {
+			tally.reclicks++
 		}
-		if m := clicks[i].missed; m != "" {
-			t.Logf("%s: clicked Deny again: %s", id, m)
-		}
-		if a := clicks[i].answer; strings.HasPrefix(a, "Recorded: ") || strings.HasSuffix(a, " was approved") || strings.HasSuffix(a, " was denied") {
-			recordedFirst = append(recordedFirst, fmt.Sprintf("%s %+.1fs", id, clicks[i].at.Sub(killedAt).Seconds()))
+		if a := load.clicks[i].answer; strings.HasPrefix(a, "Recorded: ") || strings.HasSuffix(a, " was approved") || strings.HasSuffix(a, " was denied") {
+			tally.recordedFirst = append(tally.recordedFirst, fmt.Sprintf("%s %+.1fs", id, load.clicks[i].at.Sub(kill.at).Seconds()))
 		}
 	}
+	return tally
+}
 
-	perReplica := make([]int, len(f.bots))
-	retried, duplicates := 0, 0
-	for i, s := range sent {
-		perReplica[s.replica]++
+// checkDecisionCalls checks each decision the fake backend received: signed
+// and answered 200, no approve by the deadline, no idempotency key used
+// for two approvals, and a replay only of a key the dead replica held
+// (allowed is its allowedRepeats). It checks that the backend got
+// decisions on every approval, and returns them by approval with the
+// number of replays.
+func (f *replicaRig) checkDecisionCalls(t *testing.T, allowed map[string]bool) (map[string][]backendtest.ReceivedDecision, int) {
+	decisions := map[string][]backendtest.ReceivedDecision{}
+	keys := map[string]string{}
+	replays := 0
+	for _, d := range f.fake.Decisions() {
+		decisions[d.ApprovalID] = append(decisions[d.ApprovalID], d)
+		if !d.SignatureOK || d.Status != http.StatusOK {
+			t.Errorf("decision on %s: signature ok %v, answered %d %s", d.ApprovalID, d.SignatureOK, d.Status, d.Code)
+		}
+		if d.Request.Decision == backend.Approve && (d.Request.Actor == "system:deadline" || d.Request.Via.Surface == "deadline") {
+			t.Errorf("the deadline sent approve on %s: nothing automatic may approve", d.ApprovalID)
+		}
+		if other, ok := keys[d.IdempotencyKey]; ok && other != d.ApprovalID {
+			t.Errorf("idempotency key %s used for %s and %s", d.IdempotencyKey, other, d.ApprovalID)
+		}
+		keys[d.IdempotencyKey] = d.ApprovalID
+		if d.Replay {
+			replays++
+			if !allowed["id/"+d.IdempotencyKey] {
+				t.Errorf("decision on %s sent again (key %s) though no replica died holding it", d.ApprovalID, d.IdempotencyKey)
+			}
+		}
+	}
+	if len(decisions) != f.n {
+		t.Errorf("the backend got decisions on %d approvals, want %d", len(decisions), f.n)
+	}
+	return decisions, replays
+}
+
+// storedApproval is one approval's row as the store keeps it.
+type storedApproval struct {
+	state    string
+	decision []byte // the decision's JSON; nil while undecided
+}
+
+// storedApprovals reads every approval's state and decision from the
+// shared database, by approval id.
+func (f *replicaRig) storedApprovals(t *testing.T) map[string]storedApproval {
+	rows, err := f.pool.Query(t.Context(), `SELECT id, state, decision FROM approvals`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]storedApproval{}
+	for rows.Next() {
+		var id string
+		var r storedApproval
+		var dec *string
+		if err := rows.Scan(&id, &r.state, &dec); err != nil {
+			t.Fatal(err)
+		}
+		if dec != nil {
+			r.decision = []byte(*dec)
+		}
+		stored[id] = r
+	}
+	rows.Close()
+	return stored
+}
+
+// sendTally is what checkSends counted.
+type sendTally struct {
+	perReplica          []int // events accepted, by replica
+	retried, duplicates int
+}
+
+// checkSends counts the events each replica accepted and those sent
+// again; it checks that every event was accepted (202) on its first send,
+// or found already stored (200) when an earlier send committed at the
+// dead replica before it died.
+func (load *replicaLoad) checkSends(t *testing.T, replicas int) sendTally {
+	tally := sendTally{perReplica: make([]int, replicas)}
+	for i, s := range load.sent {
+		tally.perReplica[s.replica]++
 		if s.tries > 1 {
-			retried++
+			tally.retried++
 		}
 		switch {
 		case s.status == http.StatusOK && s.tries > 1:
-			duplicates++ // an earlier send committed at the dead replica before it died
+			tally.duplicates++ // an earlier send committed at the dead replica before it died
 		case s.status != http.StatusAccepted:
 			t.Errorf("event %d: answered %d on its first send", i, s.status)
 		}
 	}
+	return tally
+}
+
+// replicaSummary is what the checks counted, for logSummary.
+type replicaSummary struct {
+	finished  time.Time // when waitFinished saw everything done
+	takeovers takeoverTally
+	printed   printTally
+	decided   decisionTally
+	sends     sendTally
+}
+
+// logSummary logs how the run went: the events per replica, the cards and
+// escalations, the decisions, the clicks that saw the decided card first,
+// the dead replica's claims and their takeover, and when everything was
+// done. It checks nothing.
+func (f *replicaRig) logSummary(t *testing.T, load *replicaLoad, kill *replicaKill, sum replicaSummary) {
+	sd, pr, dc, tk := sum.sends, sum.printed, sum.decided, sum.takeovers
 	t.Logf("%d approvals: events accepted per replica %v (%d sent again after a failed send, %d of them found already stored); all sent %v after the start",
-		n, perReplica, retried, duplicates, sentAll.Sub(start).Round(time.Millisecond))
+		f.n, sd.perReplica, sd.retried, sd.duplicates, load.sentAll.Sub(f.start).Round(time.Millisecond))
 	t.Logf("cards printed per replica %v (%d repeats of an effect in flight at the kill); %d escalation mentions",
-		printedBy, repeats, escalations)
+		pr.printedBy, pr.repeats, pr.escalations)
 	t.Logf("decisions: %d approved and %d denied by a click (%d clicked again after their replica died; all answered %v after the start), %d denied by the deadline; %d repeated sends with the same key",
-		approvals, denials, reclicks, clickedAll.Sub(start).Round(time.Millisecond), deadlines, replays)
-	if len(recordedFirst) > 0 {
-		t.Logf("%d click(s) saw the decided card before the card being sent (answered at, from the kill): %v", len(recordedFirst), recordedFirst)
+		dc.approvals, dc.denials, dc.reclicks, load.clickedAll.Sub(f.start).Round(time.Millisecond), dc.deadlines, dc.replays)
+	if len(dc.recordedFirst) > 0 {
+		t.Logf("%d click(s) saw the decided card before the card being sent (answered at, from the kill): %v", len(dc.recordedFirst), dc.recordedFirst)
 	}
 	t.Logf("dead replica's claims after its death: %v; %d finished by it before it died, %d closed by a decision while held; taken over %v–%v after their lease lapsed, the last %v after the kill",
-		kinds, finishedByVictim, decidedWhileHeld, minLag.Round(time.Millisecond), maxLag.Round(time.Millisecond), lastTaken.Sub(killedAt).Round(time.Millisecond))
+		tk.kinds, tk.finishedByVictim, tk.decidedWhileHeld, tk.minLag.Round(time.Millisecond), tk.maxLag.Round(time.Millisecond), tk.lastTaken.Sub(kill.at).Round(time.Millisecond))
 	t.Logf("everything done %v after the start (%v after the last request, whose deadline was %v)",
-		finished.Sub(start).Round(time.Millisecond), finished.Sub(lastRequested).Round(time.Millisecond), replicaDeadline)
+		sum.finished.Sub(f.start).Round(time.Millisecond), sum.finished.Sub(load.lastRequested).Round(time.Millisecond), replicaDeadline)
+}
+
+// checkNoErrorsLogged checks that no replica but the victim logged an
+// error.
+func (f *replicaRig) checkNoErrorsLogged(t *testing.T, victim int) {
 	for r, b := range f.bots {
 		if r == victim {
 			continue
