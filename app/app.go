@@ -87,7 +87,9 @@ type App struct {
 	notifications func(ctx context.Context, wake func()) error // nil without PostgreSQL
 	svc           *threads.Service
 	runner        *ladder.Runner
-	slack         *slack.Adapter
+	slackOut      *slack.Surface // the outbound halves, built before the service
+	discordOut    *discord.Surface
+	slack         *slack.Adapter // the whole adapters, built after it
 	discord       *discord.Adapter
 	srv           *http.Server
 	ln            net.Listener
@@ -198,14 +200,18 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	if err := mountPage(mux, links, st, a.svc, a.live, renderer, log); err != nil {
 		return err
 	}
-	// The adapters exist before the service (it takes them as surfaces);
-	// clicks reach it once bound.
-	if a.slack != nil {
-		a.slack.Bind(a.svc)
+	// In order: the outbound surfaces (above), the service, then the
+	// inbound halves, which take clicks and commands to it.
+	if a.slackOut != nil {
+		if a.slack, err = slack.New(a.slackOut, a.svc); err != nil {
+			return err
+		}
 		a.slack.Routes(mux)
 	}
-	if a.discord != nil {
-		a.discord.Bind(a.svc)
+	if a.discordOut != nil {
+		if a.discord, err = discord.New(a.discordOut, a.svc); err != nil {
+			return err
+		}
 		a.discord.Routes(mux)
 	}
 	a.ln, a.srv, err = listen(cfg.Listen, mux, log, reg)
@@ -216,19 +222,19 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 func (a *App) chatSurfaces(renderer *templates.Renderer) (map[string]threads.Surface, error) {
 	cfg, surfaces := a.cfg, map[string]threads.Surface{}
 	if cfg.Slack != nil {
-		ad, err := slack.New(slack.Options{Config: cfg.Slack, Tenants: a.live.tenants, Renderer: renderer, Store: a.st, Logger: a.log})
+		ad, err := slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: a.live.tenants, Renderer: renderer, Store: a.st, Logger: a.log})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
 		}
-		a.slack, surfaces[ladder.SurfaceSlack] = ad, ad
+		a.slackOut, surfaces[ladder.SurfaceSlack] = ad, ad
 	}
 	if cfg.Discord != nil {
-		ad, err := discord.New(discord.Options{Config: cfg.Discord, Tenants: a.live.tenants, Renderer: renderer,
+		ad, err := discord.NewSurface(discord.Options{Config: cfg.Discord, Tenants: a.live.tenants, Renderer: renderer,
 			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st)})
 		if err != nil {
 			return nil, fmt.Errorf("discord: %w", err)
 		}
-		a.discord, surfaces[ladder.SurfaceDiscord] = ad, ad
+		a.discordOut, surfaces[ladder.SurfaceDiscord] = ad, ad
 	}
 	return surfaces, nil
 }

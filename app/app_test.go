@@ -27,6 +27,7 @@ import (
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/store/sqlite"
+	"approvalsbot/threads/threadstest"
 )
 
 const (
@@ -161,18 +162,6 @@ func (b *bot) send(t *testing.T, body []byte) int {
 	return resp.StatusCode
 }
 
-// eventually waits for cond, failing the test with what after a while.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func mergeEvent(t *testing.T) []byte {
 	t.Helper()
 	p, err := fixtures.Path("events", "merge.json")
@@ -207,7 +196,7 @@ func TestRunServesUntilStopped(t *testing.T) {
 	if code := b.send(t, mergeEvent(t)); code != http.StatusAccepted {
 		t.Fatalf("event: %d, want 202", code)
 	}
-	eventually(t, "the card on the log surface", func() bool {
+	threadstest.Eventually(t, "the card on the log surface", func() bool {
 		return strings.Contains(b.out.String(), "(approval a-merge1, revision 1)")
 	})
 	if code, body := b.get(t, "/healthz"); code != http.StatusOK || body != "ok\n" {
@@ -328,14 +317,14 @@ func TestReloadsSwapTheConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	reloads <- syscall.SIGHUP
-	eventually(t, "the reload logged", func() bool {
+	threadstest.Eventually(t, "the reload logged", func() bool {
 		return strings.Contains(b.logs.String(), `"msg":"configuration reloaded`) && strings.Contains(b.logs.String(), `"tenants":2`)
 	})
 	if err := os.WriteFile(path, []byte("tenants: [this is not a configuration\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	reloads <- syscall.SIGHUP
-	eventually(t, "the refused reload logged", func() bool {
+	threadstest.Eventually(t, "the refused reload logged", func() bool {
 		return strings.Contains(b.logs.String(), `"msg":"configuration not reloaded; keeping the one in force"`)
 	})
 	if code, _ := b.get(t, "/readyz"); code != http.StatusOK {

@@ -263,7 +263,7 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 		tb.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	ad, err := slackad.New(slackad.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+	surface, err := slackad.NewSurface(slackad.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
 		Renderer: renderer, Store: st, Logger: log,
 		PerChannelRate: rate.Limit(o.scale), Burst: stormPostBurst,
 		UpdateRate: rate.Limit(50.0 / 60 * o.scale), UpdateBurst: stormUpdateBurst})
@@ -276,12 +276,15 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 		tb.Fatal(err)
 	}
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clockwork.NewRealClock(), Logger: log,
-		Surfaces: map[string]threads.Surface{"slack": ad}, Backend: client.ForThreads(),
+		Surfaces: map[string]threads.Surface{"slack": surface}, Backend: client.ForThreads(),
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ad.Bind(svc)
+	ad, err := slackad.New(surface, svc)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	ad.Routes(mux)
 	srv := httptest.NewServer(mux)
@@ -673,7 +676,7 @@ func TestReplicasShareAChannelsPace(t *testing.T) {
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
 	for range 2 {
-		ad, err := slackad.New(slackad.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+		ad, err := slackad.NewSurface(slackad.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
 			Renderer: renderer, Store: first.st, Logger: slog.New(slog.DiscardHandler), PerChannelRate: postRate, Burst: postBurst})
 		if err != nil {
 			t.Fatal(err)

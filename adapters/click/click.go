@@ -69,10 +69,8 @@ type Options struct {
 	Surface string
 	// Store is read only. Required.
 	Store Store
-	// Service gives the service clicks go to, nil until it is bound (the
-	// surface exists before the service): clicks then are told to try
-	// again. Required.
-	Service func() Service
+	// Service is where clicks go. Required.
+	Service Service
 	// Tenants gives the configuration in force, and Member finds the
 	// surface's user in a tenant: together they say whether a Deny asks
 	// for a reason. Required.
@@ -86,7 +84,7 @@ type Options struct {
 type Flow struct {
 	surface string
 	store   Store
-	service func() Service
+	service Service
 	tenants func() map[string]*config.Tenant
 	member  func(t *config.Tenant, user string) (config.Member, bool)
 	log     *slog.Logger
@@ -162,22 +160,18 @@ func (f *Flow) Record(ctx context.Context, act templates.Action, who threads.Per
 		return Outcome{Text: SayReasonTooLong, Retry: true}
 	}
 	who = f.person(who)
-	svc := f.service()
-	if svc == nil {
-		return Outcome{Text: SayStarting, Retry: true}
-	}
 	ctx, cancel := context.WithTimeout(ctx, threads.RecordBound)
 	defer cancel()
 	row, out := f.find(ctx, act, who)
 	if row == nil {
 		return out
 	}
-	return f.record(ctx, svc, row, act, who, approve, comment, received)
+	return f.record(ctx, row, act, who, approve, comment, received)
 }
 
-func (f *Flow) record(ctx context.Context, svc Service, row *store.Approval, act templates.Action, who threads.Person,
+func (f *Flow) record(ctx context.Context, row *store.Approval, act templates.Action, who threads.Person,
 	approve bool, comment string, received time.Time) Outcome {
-	res, err := svc.Decide(ctx, threads.DecideRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
+	res, err := f.service.Decide(ctx, threads.DecideRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
 		Revision: act.Revision, Approve: approve, Comment: comment, Person: who, ReceivedAt: received})
 	if err != nil {
 		f.log.Error("record a decision", append(f.logArgs(act, who), "tenant", row.Tenant, "err", err.Error())...)
@@ -245,11 +239,10 @@ func (f *Flow) mayDecide(tenant, user string) bool {
 // was recorded (the card stays as it was) or the card cannot be read
 // (logged); the person is then told out.Text.
 func (f *Flow) Card(ctx context.Context, act templates.Action, out Outcome) (threads.Card, bool) {
-	svc := f.service()
-	if !out.Sent || svc == nil {
+	if !out.Sent {
 		return threads.Card{}, false
 	}
-	card, err := svc.Card(ctx, act.ApprovalID, act.Revision)
+	card, err := f.service.Card(ctx, act.ApprovalID, act.Revision)
 	if err != nil {
 		f.log.Warn("read the clicked card", "surface", f.surface, "tenant", out.Tenant, "approval_id", act.ApprovalID,
 			"err", err.Error())

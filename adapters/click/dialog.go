@@ -68,10 +68,6 @@ func (f *Flow) Ask(ctx context.Context, act templates.Action, who threads.Person
 // decide, or the outcome of letting threads refuse anyone else.
 func (f *Flow) ask(ctx context.Context, act templates.Action, who threads.Person, approve bool, received time.Time) (*store.Approval, Outcome) {
 	who = f.person(who)
-	svc := f.service()
-	if svc == nil {
-		return nil, Outcome{Text: SayStarting, Retry: true}
-	}
 	row, out := f.find(ctx, act, who)
 	if row == nil {
 		return nil, out
@@ -79,7 +75,7 @@ func (f *Flow) ask(ctx context.Context, act templates.Action, who threads.Person
 	if !f.mayDecide(row.Tenant, who.User) || stale(row, act) {
 		ctx, cancel := context.WithTimeout(ctx, threads.RecordBound)
 		defer cancel()
-		return nil, f.record(ctx, svc, row, act, who, approve, "", received)
+		return nil, f.record(ctx, row, act, who, approve, "", received)
 	}
 	return row, Outcome{}
 }

@@ -105,12 +105,10 @@ func TestRecordRefusals(t *testing.T) {
 		want    string // the sentence, or a part of threads' own
 		retry   bool
 	}{
-		{name: "not bound yet", edit: func(_ *bot, o *click.Options) { o.Service = func() click.Service { return nil } },
-			want: click.SayStarting, retry: true},
 		{name: "store down", edit: func(_ *bot, o *click.Options) { o.Store = brokenStore{o.Store} },
 			want: click.SayStoreDown, retry: true},
 		{name: "Decide fails", edit: func(b *bot, o *click.Options) {
-			o.Service = func() click.Service { return failingService{b.svc} }
+			o.Service = failingService{b.svc}
 		}, want: click.SayNotRecorded, retry: true},
 		{name: "reason too long", comment: strings.Repeat("é", click.ReasonMax+1), want: click.SayReasonTooLong, retry: true},
 		{name: "unknown card", id: "a-none", want: click.SayUnknownCard},
@@ -188,7 +186,7 @@ func TestRecordReturnsWithinRecordBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := b.with(t, func(o *click.Options) {
 			o.Store = snapshotStore{o.Store, snap}
-			o.Service = func() click.Service { return stuckService{b.svc} }
+			o.Service = stuckService{b.svc}
 		})
 		start := time.Now()
 		out := f.Record(context.Background(), action(templates.ActionApprove, "a-merge1"), person("U0KEVIN"), true, "", start)
@@ -224,10 +222,6 @@ func TestDenyAsksTheReasonOnlyOfWhoMayDecide(t *testing.T) {
 	if row, out := b.flow.Deny(context.Background(), action(templates.ActionDeny, "a-none"), person("U0KEVIN"), time.Time{}); row != nil ||
 		out.Text != click.SayUnknownCard {
 		t.Fatalf("Deny on an unknown card: %+v, %+v", row, out)
-	}
-	unbound := b.with(t, func(o *click.Options) { o.Service = func() click.Service { return nil } })
-	if row, out := unbound.Deny(context.Background(), act, person("U0KEVIN"), time.Time{}); row != nil || out.Text != click.SayStarting || !out.Retry {
-		t.Fatalf("Deny before the service is bound: %+v, %+v", row, out)
 	}
 }
 

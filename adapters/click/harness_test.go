@@ -2,14 +2,9 @@ package click_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,11 +16,10 @@ import (
 	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
 	"approvalsbot/config"
-	"approvalsbot/internal/fixtures"
 	"approvalsbot/store"
-	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 const callsSecret = "calls-secret-0123456789abcdef0123"
@@ -75,15 +69,7 @@ func newBot(t *testing.T) *bot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := threadstest.OpenSQLite(t)
 	renderer, err := templates.New(templates.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +86,7 @@ func newBot(t *testing.T) *bot {
 		t.Fatal(err)
 	}
 	b := &bot{backend: back, svc: svc, store: st, cfg: cfg}
-	b.opts = click.Options{Surface: "slack", Store: st, Service: func() click.Service { return svc },
+	b.opts = click.Options{Surface: "slack", Store: st, Service: svc,
 		Tenants: func() map[string]*config.Tenant { return cfg.Tenants }, Member: (*config.Tenant).MemberBySlack,
 		Logger: slog.New(slog.DiscardHandler)}
 	b.flow = b.with(t, nil)
@@ -126,46 +112,9 @@ func (b *bot) with(t *testing.T, edit func(*click.Options)) *click.Flow {
 // fake job backend.
 func (b *bot) ingest(t *testing.T, name string) *approval.Approval {
 	t.Helper()
-	p, err := fixtures.Path("events", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := approval.Parse(body)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	a := ev.Approval
-	b.backend.AddApproval(a.ID, a.Revision, arguments(t, a.ID), a.Content.Restricted)
-	b.backend.SetFunction(a.ID, a.Call.Function)
-	sum := sha256.Sum256(body)
-	if _, err := b.svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
-		t.Fatalf("ingest %s: %v", name, err)
-	}
-	return a
-}
-
-// arguments reads the backend's truth for an approval's first revision.
-func arguments(t *testing.T, id string) json.RawMessage {
-	t.Helper()
-	p, err := fixtures.Path("arguments", id+".json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(raw, &fx); err != nil {
-		t.Fatal(err)
-	}
-	return fx.Arguments
+	ev := threadstest.Ingest(t, b.svc, name, nil)
+	threadstest.Backed(t, b.backend, ev)
+	return ev.Approval
 }
 
 // approval reads an approval as the store holds it.

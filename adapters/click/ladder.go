@@ -18,10 +18,6 @@ import (
 // stands (Card), anything else tells out.Text to the clicker alone.
 func (f *Flow) Ladder(ctx context.Context, act templates.Action, who threads.Person) Outcome {
 	who = f.person(who)
-	svc := f.service()
-	if svc == nil {
-		return Outcome{Text: SayStarting, Retry: true}
-	}
 	ctx, cancel := context.WithTimeout(ctx, threads.RecordBound)
 	defer cancel()
 	row, out := f.find(ctx, act, who)
@@ -30,9 +26,9 @@ func (f *Flow) Ladder(ctx context.Context, act templates.Action, who threads.Per
 	}
 	req := threads.LadderRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID, Revision: act.Revision, Person: who,
 		Escalations: act.Escalations}
-	call, what := svc.Acknowledge, "record an acknowledgement"
+	call, what := f.service.Acknowledge, "record an acknowledgement"
 	if act.Kind == templates.ActionEscalate {
-		call, what = svc.EscalateNow, "record an escalation"
+		call, what = f.service.EscalateNow, "record an escalation"
 	}
 	res, err := call(ctx, req)
 	if err != nil {

@@ -54,9 +54,8 @@ func TestLadderClicks(t *testing.T) {
 	}{
 		{"a viewer", b.flow, look, "U0VIC", "cannot decide approvals", false},
 		{"unknown card", b.flow, action(templates.ActionLook, "a-none"), "U0KEVIN", click.SayUnknownCard, false},
-		{"not bound yet", b.with(t, func(o *click.Options) { o.Service = func() click.Service { return nil } }), look, "U0KEVIN", click.SayStarting, true},
-		{"threads fails", b.with(t, func(o *click.Options) { o.Service = func() click.Service { return ladderFails{b.svc} } }), look, "U0KEVIN", click.SayLadderNotRecorded, true},
-		{"threads takes too long", b.with(t, func(o *click.Options) { o.Service = func() click.Service { return ladderFails{b.svc} } }),
+		{"threads fails", b.with(t, func(o *click.Options) { o.Service = ladderFails{b.svc} }), look, "U0KEVIN", click.SayLadderNotRecorded, true},
+		{"threads takes too long", b.with(t, func(o *click.Options) { o.Service = ladderFails{b.svc} }),
 			templates.Action{Kind: templates.ActionEscalate, ApprovalID: "a-merge1", Revision: 1}, "U0KEVIN", click.SayLadderNotInTime, true},
 	}
 	for _, c := range cases {

@@ -9,7 +9,6 @@ const (
 	SayUnknownButton = "This button is not one the bot knows; nothing was sent."
 	SayUnknownDialog = "This dialog is not one the bot knows; nothing was sent."
 	SayUnknownCard   = "The bot knows no such card; nothing was sent."
-	SayStarting      = "The bot is starting and cannot take clicks yet; try again in a moment. Nothing was sent."
 	SayStoreDown     = "The bot cannot read this card right now; try again in a moment. Nothing was sent."
 	SayNotRecorded   = "The bot could not record your decision; try again in a moment. Nothing was sent."
 	SayNotInTime     = "The bot could not record your decision in time (it is very busy); try again in a moment. Nothing was sent."

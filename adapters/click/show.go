@@ -30,15 +30,11 @@ type Shown struct {
 // only when they may see them and they match the card's digest.
 func (f *Flow) Show(ctx context.Context, act templates.Action, who threads.Person) Shown {
 	who = f.person(who)
-	svc := f.service()
-	if svc == nil {
-		return Shown{Say: SayStarting}
-	}
 	row, out := f.find(ctx, act, who)
 	if row == nil {
 		return Shown{Say: out.Text}
 	}
-	res, err := svc.ShowArguments(ctx, threads.ShowRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
+	res, err := f.service.ShowArguments(ctx, threads.ShowRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
 		Revision: act.Revision, Person: who})
 	if err != nil {
 		f.log.Error("look up arguments", append(f.logArgs(act, who), "tenant", row.Tenant, "err", err.Error())...)

@@ -77,11 +77,9 @@ func TestShowRefusals(t *testing.T) {
 		{name: "no content permission", user: "U0NOC", want: "content permission"},
 		{name: "not a member", user: "U0STRANGER", want: "not a member of tenant acme"},
 		{name: "unknown card", id: "a-none", want: click.SayUnknownCard},
-		{name: "not bound yet", edit: func(_ *bot, o *click.Options) { o.Service = func() click.Service { return nil } },
-			want: click.SayStarting},
 		{name: "store down", edit: func(_ *bot, o *click.Options) { o.Store = brokenStore{o.Store} }, want: click.SayStoreDown},
 		{name: "look-up fails", edit: func(b *bot, o *click.Options) {
-			o.Service = func() click.Service { return lookupFails{b.svc} }
+			o.Service = lookupFails{b.svc}
 		}, want: click.SayLookupFailed},
 	}
 	for _, c := range cases {

@@ -3,16 +3,12 @@ package decidepage_test
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -25,14 +21,12 @@ import (
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/decidepage"
 	"approvalsbot/adapters/logsurface"
-	"approvalsbot/approval"
 	"approvalsbot/config"
-	"approvalsbot/internal/fixtures"
 	"approvalsbot/internal/golden"
 	"approvalsbot/store"
-	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden pages under testdata")
@@ -110,15 +104,7 @@ func newPageFrom(t *testing.T, configText, publicURL string, logOut io.Writer) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := threadstest.OpenSQLite(t)
 	clock := clockwork.NewFakeClockAt(fixtureNow)
 	secret := [][]byte{[]byte(testCallsSecret)}
 	fake := backendtest.New(t, backendtest.Options{Secrets: secret, Now: clock.Now})
@@ -161,39 +147,7 @@ func newPageFrom(t *testing.T, configText, publicURL string, logOut io.Writer) *
 // request's approval, with its full arguments).
 func (p *page) ingest(name string) {
 	p.t.Helper()
-	path, err := fixtures.Path("events", name)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	body, err := os.ReadFile(path)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	ev, err := approval.Parse(body)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if a := ev.Approval; a != nil {
-		p.fake.AddApproval(a.ID, a.Revision, arguments(p.t, a.ID, a.Revision), a.Content.Restricted)
-		p.fake.SetFunction(a.ID, a.Call.Function)
-	}
-	sum := sha256.Sum256(body)
-	if _, err := p.svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-func arguments(t *testing.T, id string, revision int) json.RawMessage {
-	t.Helper()
-	name := id + ".json"
-	if revision > 1 {
-		name = fmt.Sprintf("%s.r%d.json", id, revision)
-	}
-	args, err := fixtures.Arguments(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return args
+	threadstest.Backed(p.t, p.fake, threadstest.Ingest(p.t, p.svc, name, nil))
 }
 
 func (p *page) drain() {
@@ -551,7 +505,7 @@ func TestRestrictedPageShowsNoContent(t *testing.T) {
 		t.Fatalf("the page:\n%s", body)
 	}
 	var args map[string]any
-	if err := json.Unmarshal(arguments(t, "a-priv1", 1), &args); err != nil {
+	if err := json.Unmarshal(threadstest.Arguments(t, "a-priv1", 1), &args); err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range args {
@@ -587,7 +541,7 @@ func TestArgumentsOnlyWithTheContentPermission(t *testing.T) {
 	p := newPage(t)
 	p.ingest("private.json")
 	var args map[string]any
-	if err := json.Unmarshal(arguments(t, "a-priv1", 1), &args); err != nil {
+	if err := json.Unmarshal(threadstest.Arguments(t, "a-priv1", 1), &args); err != nil {
 		t.Fatal(err)
 	}
 	var value string

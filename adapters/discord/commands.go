@@ -70,7 +70,7 @@ func commands() []json.RawMessage {
 // (PUT /applications/{id}/commands: the same commands again change
 // nothing). Run calls it at start; bot doctor may call it too. Discord
 // may take a while to show new global commands in its clients.
-func (a *Adapter) RegisterCommands(ctx context.Context) error {
+func (a *Surface) RegisterCommands(ctx context.Context) error {
 	url := discordgo.EndpointApplicationGlobalCommands(a.appID)
 	if _, err := a.call(ctx, "PUT", url, commands(), url); err != nil {
 		return fmt.Errorf("discord: register the /approvals command: %w", scrub(err))
@@ -88,7 +88,7 @@ type registeredCommand struct {
 
 // commandsRegistered reports whether /approvals list and ladder are
 // registered as the application's global commands.
-func (a *Adapter) commandsRegistered(ctx context.Context) (bool, error) {
+func (a *Surface) commandsRegistered(ctx context.Context) (bool, error) {
 	url := discordgo.EndpointApplicationGlobalCommands(a.appID)
 	body, err := a.call(ctx, "GET", url, nil, url)
 	if err != nil {

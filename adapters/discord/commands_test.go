@@ -10,6 +10,7 @@ import (
 
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
+	"approvalsbot/threads/threadstest"
 )
 
 // TestCommandsAreRegistered: the adapter registers /approvals with its
@@ -18,7 +19,7 @@ import (
 // then says so.
 func TestCommandsAreRegistered(t *testing.T) {
 	h := newHarnessWith(t, harnessOptions{gateway: true})
-	eventually(t, "the registration", func() bool { return len(h.discord.Commands()) == 1 })
+	threadstest.Eventually(t, "the registration", func() bool { return len(h.discord.Commands()) == 1 })
 	var cmd struct {
 		Name    string `json:"name"`
 		Type    int    `json:"type"`
@@ -58,7 +59,7 @@ func (h *harness) command(t *testing.T, user, channel, sub string) string {
 		t.Fatalf("/approvals %s answered %+v (%s), want a deferred ephemeral message", sub, res.Response, res.Problem)
 	}
 	var text string
-	eventually(t, "the answer to /approvals "+sub, func() bool {
+	threadstest.Eventually(t, "the answer to /approvals "+sub, func() bool {
 		for _, r := range h.discord.Requests() {
 			if r.Route == discordtest.RouteOriginalEdit && strings.Contains(r.Path, res.Token) && r.Status == 200 {
 				var body struct {

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -54,7 +53,7 @@ type GatewayLocker interface {
 	Acquire(ctx context.Context) (lost <-chan struct{}, release func(), err error)
 }
 
-// Options configure New.
+// Options configure NewSurface.
 type Options struct {
 	// Config is the discord section: BotToken and ApplicationID are
 	// required; PublicKey selects HTTP interactions (POST
@@ -93,8 +92,10 @@ type Options struct {
 	Locker GatewayLocker
 }
 
-// Adapter is the Discord surface and its interaction transports.
-type Adapter struct {
+// Surface is the outbound half of the adapter, what the outbox posts,
+// edits, replies and tells through (and what registers /approvals): the
+// service takes it as a threads.Surface, so it exists first.
+type Surface struct {
 	rest      *discordgo.Session // REST only: never opened
 	token     string             // "Bot …", for gateway sessions
 	appID     string
@@ -108,29 +109,34 @@ type Adapter struct {
 	locker    GatewayLocker
 	rate      rate.Limit // the budget the outbox paces this surface's rows with (pace.go)
 	burst     int
-	replay    *replay.Guard
-	svc       atomic.Pointer[boundService]
-	clicks    *click.Flow
-	work      *click.Runner // what follows answers, and answers over the gateway; Close waits for it
 
 	dmMu sync.Mutex
 	dms  map[string]string // user id → DM channel id
 }
 
-type boundService struct{ Service }
+// Adapter is the whole Discord adapter: the Surface, and the interaction
+// endpoint or gateway that takes clicks and commands to the service. It
+// is built once the service exists (New), so every click has a service
+// to go to.
+type Adapter struct {
+	*Surface
+	replay *replay.Guard
+	clicks *click.Flow
+	work   *click.Runner // what follows answers, and answers over the gateway; Close waits for it
+}
 
-// Compile-time guards: the adapter is a surface that can answer one
-// person privately.
+// Compile-time guards: the surface can answer one person privately.
 var (
-	_ threads.Surface = (*Adapter)(nil)
-	_ threads.Teller  = (*Adapter)(nil)
+	_ threads.Surface = (*Surface)(nil)
+	_ threads.Teller  = (*Surface)(nil)
 )
 
 // apiPath is the path an api_url may carry: none, or Discord's /api/vN/.
 var apiPath = regexp.MustCompile(`^(/|/api/v[0-9]+/)?$`)
 
-// New checks o and builds the adapter; it makes no call to Discord.
-func New(o Options) (*Adapter, error) {
+// NewSurface checks o and builds the outbound surface; it makes no call
+// to Discord.
+func NewSurface(o Options) (*Surface, error) {
 	var errs []error
 	if o.Config == nil || strings.TrimPrefix(o.Config.BotToken.Reveal(), "Bot ") == "" {
 		errs = append(errs, errors.New("discord: a bot token is required"))
@@ -189,7 +195,7 @@ func New(o Options) (*Adapter, error) {
 	rest.ShouldRetryOnRateLimit = false // a 429 is the outbox's to wait out, not a sleep without a context
 	rest.MaxRestRetries = 0             // a 502 too: the outbox retries with backoff
 	rest.StateEnabled = false
-	a := &Adapter{
+	a := &Surface{
 		rest:      rest,
 		token:     token,
 		appID:     o.Config.ApplicationID,
@@ -203,16 +209,24 @@ func New(o Options) (*Adapter, error) {
 		locker:    o.Locker,
 		rate:      o.PerChannelRate,
 		burst:     o.Burst,
-		replay:    replay.New(o.Store, "discord", signatureWindow),
 		dms:       map[string]string{},
-		work:      click.NewRunner(o.Logger.With("surface", "discord")),
 	}
-	a.clicks, err = click.New(click.Options{Surface: "discord", Store: a.store, Service: a.service, Tenants: o.Tenants,
-		Member: (*config.Tenant).MemberByDiscord, Logger: o.Logger})
+	return a, nil
+}
+
+// New builds the adapter's inbound half on s, taking clicks and commands
+// to svc; it makes no call to Discord.
+func New(s *Surface, svc Service) (*Adapter, error) {
+	if s == nil {
+		return nil, errors.New("discord: a Surface is required")
+	}
+	clicks, err := click.New(click.Options{Surface: "discord", Store: s.store, Service: svc, Tenants: s.tenants,
+		Member: (*config.Tenant).MemberByDiscord, Logger: s.log})
 	if err != nil {
 		return nil, fmt.Errorf("discord: %w", err)
 	}
-	return a, nil
+	return &Adapter{Surface: s, replay: replay.New(s.store, "discord", signatureWindow), clicks: clicks,
+		work: click.NewRunner(s.log.With("surface", "discord"))}, nil
 }
 
 // discordHost is where discordgo sends every REST call.
@@ -249,24 +263,6 @@ func (t rewriter) RoundTrip(r *http.Request) (*http.Response, error) {
 	r2 := r.Clone(r.Context())
 	r2.URL.Scheme, r2.URL.Host, r2.Host = t.scheme, t.host, t.host
 	return t.base.RoundTrip(r2)
-}
-
-// Bind gives the adapter the service clicks go to. The surface exists
-// before the service (the service takes it as a Surface), so clicks that
-// arrive before Bind are told to try again.
-func (a *Adapter) Bind(svc Service) {
-	if svc == nil {
-		a.svc.Store(nil)
-		return
-	}
-	a.svc.Store(&boundService{svc})
-}
-
-func (a *Adapter) service() Service {
-	if b := a.svc.Load(); b != nil {
-		return b.Service
-	}
-	return nil
 }
 
 // Routes registers POST /discord/interactions when a public key is

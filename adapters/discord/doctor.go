@@ -36,7 +36,7 @@ type application struct {
 // /approvals is registered (RegisterCommands registers it; Run does at
 // start); and the invite URL with exactly Permissions. It writes no secret. It returns an
 // error counting the problems found.
-func (a *Adapter) Doctor(ctx context.Context, w io.Writer) error {
+func (a *Surface) Doctor(ctx context.Context, w io.Writer) error {
 	say := func(format string, args ...any) { fmt.Fprintf(w, "discord: "+format+"\n", args...) }
 	problems := 0
 	problem := func(format string, args ...any) {
@@ -125,7 +125,7 @@ func (a *Adapter) Doctor(ctx context.Context, w io.Writer) error {
 
 // checkChannel reads a channel, its server and the bot's membership, and
 // says whether the bot holds what the channel's use needs.
-func (a *Adapter) checkChannel(ctx context.Context, c configuredChannel, botID string, guilds map[string]*discordgo.Guild,
+func (a *Surface) checkChannel(ctx context.Context, c configuredChannel, botID string, guilds map[string]*discordgo.Guild,
 	say, problem func(string, ...any)) {
 	opt := discordgo.WithContext(ctx)
 	ch, err := a.rest.Channel(c.id, opt)
@@ -193,7 +193,7 @@ func (a *Adapter) checkChannel(ctx context.Context, c configuredChannel, botID s
 // apiBase is where the adapter's REST calls go: api_url's scheme and
 // host (discordgo names discord.com in every request, which the
 // transport rewrites), for lines a person checks the address in.
-func (a *Adapter) apiBase() string {
+func (a *Surface) apiBase() string {
 	if rw, ok := a.client.Transport.(rewriter); ok {
 		return rw.scheme + "://" + rw.host
 	}
@@ -217,7 +217,7 @@ func unreachable(err error) error {
 
 // describe is an error as a person checking the configuration reads it:
 // Discord's answer, or a failure to reach the configured host.
-func (a *Adapter) describe(err error) string {
+func (a *Surface) describe(err error) string {
 	if cause := unreachable(err); cause != nil {
 		return fmt.Sprintf("cannot reach %s: %v", a.apiBase(), cause)
 	}

@@ -85,7 +85,7 @@ func TestDoctorBadToken(t *testing.T) {
 	cfg := *o.Config
 	cfg.BotToken = "wrong-token"
 	o.Config = &cfg
-	ad, err := discordad.New(o)
+	ad, err := discordad.NewSurface(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
+	"approvalsbot/threads/threadstest"
 )
 
 const approvalTarget = "discord:channel:" + chApproval
@@ -366,7 +367,7 @@ func TestShowAllArgumentsEphemeral(t *testing.T) {
 	}
 	// Every value of the whole arguments reaches the person, across the
 	// messages Discord's 2,000 characters need.
-	eventually(t, "every part", func() bool {
+	threadstest.Eventually(t, "every part", func() bool {
 		var all strings.Builder
 		for _, f := range h.discord.Followups(kevin) {
 			all.WriteString(f.Text())

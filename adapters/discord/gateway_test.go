@@ -12,6 +12,7 @@ import (
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
+	"approvalsbot/threads/threadstest"
 )
 
 // TestGatewayFeedsTheSameHandler: without a public key the adapter holds
@@ -93,18 +94,14 @@ func TestGatewayLockLetsOneReplicaConnect(t *testing.T) {
 	o := h.opts
 	otherLogs := &syncBuffer{}
 	o.Logger = slog.New(slog.NewTextHandler(otherLogs, nil))
-	other, err := discordad.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other.Bind(h.svc)
+	other := newAdapter(t, o, h.svc)
 	a := start(h.adapter, h.logs)
 	b := start(other, otherLogs)
 
 	connected := func(r *replica) int { return strings.Count(r.logs.String(), "gateway connected") }
 	// One replica connected and the other stopped at the lock: neither
 	// can change anything until the lock is let go.
-	eventually(t, "one session, and the other replica waiting for the lock", func() bool {
+	threadstest.Eventually(t, "one session, and the other replica waiting for the lock", func() bool {
 		return h.discord.GatewaySessions() == 1 && lock.Waiting() == 1
 	})
 	if n := len(h.discord.Identifies()); n != 1 || lock.Acquisitions() != 1 || connected(a)+connected(b) != 1 {
@@ -117,7 +114,7 @@ func TestGatewayLockLetsOneReplicaConnect(t *testing.T) {
 
 	// The holder's connection drops: it lets go, and the waiter takes over.
 	h.discord.DropGateway()
-	eventually(t, "the waiter connecting", func() bool { return connected(waiter) == 1 && h.discord.GatewaySessions() == 1 })
+	threadstest.Eventually(t, "the waiter connecting", func() bool { return connected(waiter) == 1 && h.discord.GatewaySessions() == 1 })
 	h.ingest(t, "merge.json")
 	h.drain(t)
 	card := h.card(t, "a-merge1", approvalTarget, 1)
@@ -129,7 +126,7 @@ func TestGatewayLockLetsOneReplicaConnect(t *testing.T) {
 
 	// The new holder stops (a replica going away): the first takes over.
 	stop(waiter)
-	eventually(t, "the first replica connecting again", func() bool {
+	threadstest.Eventually(t, "the first replica connecting again", func() bool {
 		return connected(holder) == 2 && h.discord.GatewaySessions() == 1
 	})
 	if n := h.discord.MaxGatewaySessions(); n != 1 {
@@ -146,13 +143,10 @@ func TestGatewayRefusedTokenEndsRun(t *testing.T) {
 	cfg := *o.Config
 	cfg.BotToken = "not-the-token"
 	o.Config = &cfg
-	ad, err := discordad.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ad := newAdapter(t, o, h.svc)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = ad.Run(ctx)
+	err := ad.Run(ctx)
 	if err == nil || ctx.Err() != nil || strings.Contains(err.Error(), "not-the-token") {
 		t.Fatalf("Run: %v, want an error without the token, before the deadline", err)
 	}
@@ -166,10 +160,10 @@ func TestGatewayRunStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.adapter.Run(ctx) }()
-	eventually(t, "the session", func() bool { return h.discord.GatewaySessions() == 1 })
+	threadstest.Eventually(t, "the session", func() bool { return h.discord.GatewaySessions() == 1 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run after cancel: %v", err)
 	}
-	eventually(t, "the session closing", func() bool { return h.discord.GatewaySessions() == 0 })
+	threadstest.Eventually(t, "the session closing", func() bool { return h.discord.GatewaySessions() == 0 })
 }

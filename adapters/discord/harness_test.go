@@ -3,16 +3,11 @@ package discord_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,16 +19,16 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/click/clicktest"
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
 	"approvalsbot/config"
-	"approvalsbot/internal/fixtures"
 	"approvalsbot/store"
-	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 const (
@@ -129,11 +124,14 @@ type harness struct {
 	store   store.Store
 	cfg     *config.Config
 	adapter *discordad.Adapter
-	opts    discordad.Options
-	http    *httptest.Server // nil on the gateway
-	clock   *clockwork.FakeClock
-	logs    *syncBuffer
-	skew    *atomic.Int64 // added to the fake Discord's clock, in ns
+	// clicks is the service the adapter's clicks go to: threads, until
+	// a test switches it.
+	clicks *clicktest.Switch
+	opts   discordad.Options
+	http   *httptest.Server // nil on the gateway
+	clock  *clockwork.FakeClock
+	logs   *syncBuffer
+	skew   *atomic.Int64 // added to the fake Discord's clock, in ns
 }
 
 type harnessOptions struct {
@@ -168,15 +166,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := threadstest.OpenSQLite(t)
 	renderer, err := templates.New(templates.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +179,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if ho.adapter != nil {
 		ho.adapter(&o)
 	}
-	ad, err := discordad.New(o)
+	surface, err := discordad.NewSurface(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,13 +189,17 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		t.Fatal(err)
 	}
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Logger: log,
-		Surfaces: map[string]threads.Surface{"discord": ad}, Backend: client.ForThreads(),
+		Surfaces: map[string]threads.Surface{"discord": surface}, Backend: client.ForThreads(),
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ad.Bind(svc)
-	h := &harness{discord: fake, backend: back, svc: svc, store: st, cfg: cfg, adapter: ad, opts: o, clock: clock,
+	clicks := clicktest.NewSwitch(svc)
+	ad, err := discordad.New(surface, clicks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{discord: fake, backend: back, svc: svc, store: st, cfg: cfg, adapter: ad, clicks: clicks, opts: o, clock: clock,
 		logs: logs, skew: skew}
 	switch {
 	case ho.gateway && ho.manual:
@@ -244,58 +238,16 @@ func (h *harness) runGateway(t *testing.T, ad *discordad.Adapter) {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	eventually(t, "the gateway session", func() bool { return h.discord.GatewaySessions() == 1 })
+	threadstest.Eventually(t, "the gateway session", func() bool { return h.discord.GatewaySessions() == 1 })
 }
 
 // ingest feeds a fixture event to threads, with the arguments behind it
 // known to the fake job backend.
 func (h *harness) ingest(t *testing.T, name string) *approval.Event {
 	t.Helper()
-	p, err := fixtures.Path("events", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := approval.Parse(body)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if a := ev.Approval; a != nil {
-		h.backend.AddApproval(a.ID, a.Revision, arguments(t, a.ID, a.Revision), a.Content.Restricted)
-		h.backend.SetFunction(a.ID, a.Call.Function)
-	}
-	sum := sha256.Sum256(body)
-	if _, err := h.svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
-		t.Fatalf("ingest %s: %v", name, err)
-	}
+	ev := threadstest.Ingest(t, h.svc, name, nil)
+	threadstest.Backed(t, h.backend, ev)
 	return ev
-}
-
-// arguments reads the backend's truth for an approval's revision.
-func arguments(t *testing.T, id string, revision int) json.RawMessage {
-	t.Helper()
-	name := id + ".json"
-	if revision > 1 {
-		name = fmt.Sprintf("%s.r%d.json", id, revision)
-	}
-	p, err := fixtures.Path("arguments", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(b, &fx); err != nil {
-		t.Fatal(err)
-	}
-	return fx.Arguments
 }
 
 func (h *harness) drain(t *testing.T) {
@@ -505,18 +457,6 @@ func answeredAtOnce(t *testing.T, res discordtest.Result, want string) {
 	}
 }
 
-// eventually waits for cond.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // plain is text as a person reads it: Discord's markdown escapes and the
 // zero width spaces gone.
 func plain(s string) string {
@@ -528,4 +468,20 @@ func plain(s string) string {
 		b.WriteByte(s[i])
 	}
 	return strings.ReplaceAll(b.String(), "\u200b", "")
+}
+
+// newAdapter builds a whole adapter from o, its clicks going to svc: a
+// second replica, or one with other options; Close runs at the test's end.
+func newAdapter(t *testing.T, o discordad.Options, svc discordad.Service) *discordad.Adapter {
+	t.Helper()
+	surface, err := discordad.NewSurface(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := discordad.New(surface, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ad.Close)
+	return ad
 }

@@ -105,10 +105,6 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 		// now stands: who is looking, or the step escalated now.
 		return a.recorded(ctx, act, a.clicks.Ladder(ctx, act, who.threads())), click.Work{}
 	default: // ActionShowArgs, ActionShowDetails
-		if a.service() == nil {
-			// Said at once rather than after a deferred answer.
-			return ephemeral(click.SayStarting), click.Work{}
-		}
 		return deferUpdate(), click.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
 	}
 }
@@ -284,7 +280,7 @@ func (a *Adapter) answer(ctx context.Context, who person, text string) {
 // answer Discord may not have recorded it yet and says Unknown Webhook:
 // fresh retries that for a few seconds. A 429 waits as Discord asks, a
 // few times, within ctx.
-func (a *Adapter) followup(ctx context.Context, token string, msg *templates.DiscordMessage, fresh bool) error {
+func (a *Surface) followup(ctx context.Context, token string, msg *templates.DiscordMessage, fresh bool) error {
 	if token == "" {
 		return threads.Permanent(errors.New("no interaction token to answer with"))
 	}
@@ -297,7 +293,7 @@ func (a *Adapter) followup(ctx context.Context, token string, msg *templates.Dis
 // editOriginal edits the interaction's original message (for a click,
 // the message clicked; for a deferred answer, its placeholder) through
 // the webhook, under the same retries as followup.
-func (a *Adapter) editOriginal(ctx context.Context, token string, edit *templates.DiscordEdit, fresh bool) error {
+func (a *Surface) editOriginal(ctx context.Context, token string, edit *templates.DiscordEdit, fresh bool) error {
 	if token == "" {
 		return threads.Permanent(errors.New("no interaction token to answer with"))
 	}
@@ -307,7 +303,7 @@ func (a *Adapter) editOriginal(ctx context.Context, token string, edit *template
 	})
 }
 
-func (a *Adapter) retryWebhook(ctx context.Context, fresh bool, try func() error) error {
+func (a *Surface) retryWebhook(ctx context.Context, fresh bool, try func() error) error {
 	settle := time.Now().Add(followupSettle)
 	limited := 0
 	for n := 1; ; n++ {

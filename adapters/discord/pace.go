@@ -19,13 +19,13 @@ const (
 	paceEdit = "discord:edit:" // + the target's id: edits of its cards
 )
 
-var _ threads.Paced = (*Adapter)(nil)
+var _ threads.Paced = (*Surface)(nil)
 
 // PaceKey names the budget a row's call spends. A thread reply goes into
 // the approval's own thread, a channel of its own with its own limit,
 // which one approval's few replies never reach; a private answer goes
 // through the interaction's webhook: neither is paced.
-func (a *Adapter) PaceKey(kind, target string) string {
+func (a *Surface) PaceKey(kind, target string) string {
 	t, err := ladder.ParseTarget(target)
 	if err != nil || t.Surface() != ladder.SurfaceDiscord {
 		return ""
@@ -44,7 +44,7 @@ func (a *Adapter) PaceKey(kind, target string) string {
 }
 
 // Pace is a key's budget, from the options (DefaultPerChannelRate).
-func (a *Adapter) Pace(key string) (time.Duration, int) {
+func (a *Surface) Pace(key string) (time.Duration, int) {
 	if strings.HasPrefix(key, paceSend) || strings.HasPrefix(key, paceEdit) {
 		return every(a.rate), a.burst
 	}

@@ -79,7 +79,7 @@ func TestApproveIsAnsweredOnlyAfterItIsRecorded(t *testing.T) {
 			h.drain(t)
 			card := h.card(t, "a-search1", approvalTarget, 1)
 			g := newGatedService(h)
-			h.adapter.Bind(g)
+			h.clicks.Use(g)
 
 			results := make(chan discordtest.Result, 1)
 			go func() {
@@ -148,10 +148,10 @@ func TestUnrecordedClickIsToldInTime(t *testing.T) {
 				h.drain(t)
 				card := h.card(t, "a-search1", approvalTarget, 1)
 				approve := button(t, card, templates.ActionApprove)
-				release := func() { h.adapter.Bind(h.svc) }
+				release := func() { h.clicks.Use(h.svc) }
 				switch hold {
 				case "gate":
-					h.adapter.Bind(newGatedService(h))
+					h.clicks.Use(newGatedService(h))
 				case "store lock":
 					release = lockStore(t, h.store)
 				}
@@ -262,10 +262,10 @@ func TestPaceKeys(t *testing.T) {
 		t.Errorf("two channels share the key %q", a)
 	}
 
-	budget := func(o func(*discordad.Options)) *discordad.Adapter {
+	budget := func(o func(*discordad.Options)) *discordad.Surface {
 		opts := h.opts
 		o(&opts)
-		ad, err := discordad.New(opts)
+		ad, err := discordad.NewSurface(opts)
 		if err != nil {
 			t.Fatal(err)
 		}

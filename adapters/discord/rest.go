@@ -16,7 +16,7 @@ import (
 // *discordgo.RESTError, and returns the answer's body. body is one of the
 // bot's own wire types (package templates, wire.go): discordgo's own
 // bodies carry fields Discord does not take.
-func (a *Adapter) call(ctx context.Context, method, url string, body any, bucket string) ([]byte, error) {
+func (a *Surface) call(ctx context.Context, method, url string, body any, bucket string) ([]byte, error) {
 	return a.rest.RequestWithBucketID(method, url, body, bucket, discordgo.WithContext(ctx))
 }
 
@@ -39,7 +39,7 @@ type sent struct {
 // pace: the outbox claimed the row within the channel's budget
 // (PaceKey), and a 429 returns the row with Discord's wait, which holds
 // the budget.
-func (a *Adapter) send(ctx context.Context, channel string, msg *templates.DiscordMessage) (*sent, error) {
+func (a *Surface) send(ctx context.Context, channel string, msg *templates.DiscordMessage) (*sent, error) {
 	body, err := a.call(ctx, "POST", discordgo.EndpointChannelMessages(channel), msg, discordgo.EndpointChannelMessages(channel))
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (a *Adapter) send(ctx context.Context, channel string, msg *templates.Disco
 }
 
 // editMessage replaces a posted message's content, embeds and buttons.
-func (a *Adapter) editMessage(ctx context.Context, channel, message string, edit *templates.DiscordEdit) error {
+func (a *Surface) editMessage(ctx context.Context, channel, message string, edit *templates.DiscordEdit) error {
 	_, err := a.call(ctx, "PATCH", discordgo.EndpointChannelMessage(channel, message), edit, discordgo.EndpointChannelMessage(channel, ""))
 	return err
 }
@@ -69,7 +69,7 @@ type threadStart struct {
 // startThread starts a public thread from a message and returns its id.
 // Discord gives a thread the id of its message and starts one per
 // message, so "already created" means it exists: that id.
-func (a *Adapter) startThread(ctx context.Context, channel, messageID, name string) (string, error) {
+func (a *Surface) startThread(ctx context.Context, channel, messageID, name string) (string, error) {
 	url := discordgo.EndpointChannelMessageThread(channel, messageID)
 	body, err := a.call(ctx, "POST", url, threadStart{Name: name, AutoArchiveDuration: threadArchiveMinutes}, url)
 	switch {

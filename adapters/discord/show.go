@@ -46,7 +46,7 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 
 // details renders the card of Show details as a follow-up, without its
 // buttons. It carries the card's embed, so it cannot suppress embeds.
-func (a *Adapter) details(in templates.Input) *templates.DiscordMessage {
+func (a *Surface) details(in templates.Input) *templates.DiscordMessage {
 	msg := a.render.Discord(templates.Build(in))
 	return &templates.DiscordMessage{
 		Content:         chunk.Cut(click.SayDetails+" "+msg.Content, contentMax),

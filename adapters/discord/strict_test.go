@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
 )
@@ -76,12 +75,7 @@ func TestReplayInAnotherCaseOrToAnotherReplicaIsRefused(t *testing.T) {
 
 	// Another replica: its own adapter, the same store.
 	o := h.opts
-	other, err := discordad.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(other.Close)
-	other.Bind(h.svc)
+	other := newAdapter(t, o, h.svc)
 	mux := http.NewServeMux()
 	other.Routes(mux)
 	serve := func(ts, sig string) (int, string) {

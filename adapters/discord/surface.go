@@ -34,7 +34,7 @@ const ephemeralText = templates.DiscordFlagEphemeral | noPreviews
 //
 // A thread that cannot be started does not undo the card: the card is
 // recorded without a thread, and the first reply starts it.
-func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
+func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
 	if req.Card.Approval == nil {
 		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
 	}
@@ -79,7 +79,7 @@ func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 
 // Edit replaces a posted card (in a channel, a thread or a DM) with the
 // card as the approval now stands; a decided card loses its buttons.
-func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
+func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Post.Channel == "" || req.Post.Ref == "" {
 		return threads.Permanent(errors.New("edit card: the post has no Discord channel or message id"))
 	}
@@ -95,7 +95,7 @@ func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
 // a re-check refusal, or an escalation that mentions users (<@id>) and
 // roles (<@&id>), allowed to ping exactly those. Links in it show no
 // preview (noPreviews).
-func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
+func (a *Surface) Reply(ctx context.Context, req threads.ReplyRequest) error {
 	if req.Root.Channel == "" || req.Root.Ref == "" {
 		return threads.Permanent(errors.New("reply: the card has no Discord channel or message id"))
 	}
@@ -112,7 +112,7 @@ func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
 
 // Notice posts to a channel (the audit channel, a digest), pinging
 // nobody; text longer than one message is split at line ends.
-func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
+func (a *Surface) Notice(ctx context.Context, req threads.NoticeRequest) error {
 	channel, _, err := a.channelFor(ctx, req.Target)
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
 // With a card, the clicked message is first edited to it through the
 // interaction's webhook (@original), so the person sees the outcome on
 // the card they clicked at once; the other copies follow at their pace.
-func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
+func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 	text := approval.RedactText(req.Text)
 	if req.Card != nil && req.Reply != "" {
 		msg := a.render.Discord(templates.Build(req.Card.Input()))
@@ -175,7 +175,7 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 // threadOf is the channel that takes what follows a posted card, and
 // whether it is a thread: the card's thread in a guild channel (started
 // now if Post could not), the DM itself for a DM.
-func (a *Adapter) threadOf(ctx context.Context, root threads.PostRef, card threads.Card) (string, bool, error) {
+func (a *Surface) threadOf(ctx context.Context, root threads.PostRef, card threads.Card) (string, bool, error) {
 	if root.Channel == "" || root.Ref == "" {
 		return "", false, threads.Permanent(errors.New("the card has no Discord channel or message id"))
 	}
@@ -203,7 +203,7 @@ func threadName(card threads.Card) string {
 
 // channelFor turns a target into the channel to post in, and whether it
 // is a DM.
-func (a *Adapter) channelFor(ctx context.Context, target string) (string, bool, error) {
+func (a *Surface) channelFor(ctx context.Context, target string) (string, bool, error) {
 	t, err := ladder.ParseTarget(target)
 	if err != nil {
 		return "", false, threads.Permanent(fmt.Errorf("target %q: %w", target, err))
@@ -221,7 +221,7 @@ func (a *Adapter) channelFor(ctx context.Context, target string) (string, bool, 
 }
 
 // openDM opens (or finds) the bot's DM with a user; the channel id is kept.
-func (a *Adapter) openDM(ctx context.Context, user string) (string, error) {
+func (a *Surface) openDM(ctx context.Context, user string) (string, error) {
 	a.dmMu.Lock()
 	ch, ok := a.dms[user]
 	a.dmMu.Unlock()

@@ -118,7 +118,7 @@ func TestFailuresAreClassified(t *testing.T) {
 		cfg := *o.Config
 		cfg.APIURL = "http://127.0.0.1:1/"
 		o.Config = &cfg
-		down, err := discordad.New(o)
+		down, err := discordad.NewSurface(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestErrorsNeverCarryAnInteractionToken(t *testing.T) {
 	cfg := *o.Config
 	cfg.APIURL = "http://127.0.0.1:1/"
 	o.Config = &cfg
-	down, err := discordad.New(o)
+	down, err := discordad.NewSurface(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,11 +255,10 @@ func newBubbleBot(t *testing.T, h *harness, limit rate.Limit, burst int) *bubble
 	o.Store = st
 	o.PerChannelRate, o.Burst = limit, burst
 	o.HTTPClient = &http.Client{Transport: h.discord.Transport()}
-	ad, err := discordad.New(o)
+	ad, err := discordad.NewSurface(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(ad.Close)
 	reg := prometheus.NewRegistry()
 	svc, err := threads.New(threads.Options{Store: st, Tenants: h.cfg, Clock: bubbleClock{}, Logger: o.Logger,
 		Metrics: threads.NewMetrics(reg), Surfaces: map[string]threads.Surface{"discord": ad},
@@ -267,7 +266,6 @@ func newBubbleBot(t *testing.T, h *harness, limit rate.Limit, burst int) *bubble
 	if err != nil {
 		t.Fatal(err)
 	}
-	ad.Bind(svc)
 	return &bubbleBot{svc: svc, store: st, metrics: reg}
 }
 

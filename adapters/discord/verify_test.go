@@ -14,7 +14,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
 )
@@ -125,28 +124,13 @@ func TestCommandsAreAnsweredEphemerally(t *testing.T) {
 	answeredAtOnce(t, h.discord.Subcommand(kevin, chApproval, "approvals", "launch"), "/approvals ladder")
 }
 
-func TestClickBeforeBindIsToldToWait(t *testing.T) {
-	h := newHarness(t)
-	h.ingest(t, "merge.json")
-	h.drain(t)
-	h.adapter.Bind(nil)
-	for _, kind := range []templates.ActionKind{templates.ActionApprove, templates.ActionDeny} {
-		res := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval,
-			CustomID: button(t, h.card(t, "a-merge1", approvalTarget, 1), kind)})
-		answeredAtOnce(t, res, "starting")
-	}
-}
-
 func TestNoRouteWithoutPublicKey(t *testing.T) {
 	h := newHarness(t)
 	o := h.opts
 	cfg := *o.Config
 	cfg.PublicKey = ""
 	o.Config = &cfg
-	ad, err := discordad.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ad := newAdapter(t, o, h.svc)
 	mux := http.NewServeMux()
 	ad.Routes(mux)
 	req, _ := http.NewRequest(http.MethodPost, "/discord/interactions", nil)
@@ -189,10 +173,7 @@ func TestRunWithPublicKeyWaitsForContext(t *testing.T) {
 		calls := &callLog{}
 		o := h.opts
 		o.HTTPClient = &http.Client{Transport: calls}
-		ad, err := discordad.New(o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ad := newAdapter(t, o, h.svc)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		done := make(chan error, 1)

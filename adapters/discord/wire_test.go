@@ -73,7 +73,7 @@ func TestEveryBodyIsWhatDiscordTakes(t *testing.T) {
 			check(name+" @original edit", discordtest.CheckOriginalEdit, msg.Edit())
 			check(name+" UPDATE_MESSAGE", discordtest.CheckResponse, &answer{Type: answerUpdate, Data: msg.Edit()})
 			in.RevealContent = true
-			check(name+" details", discordtest.CheckFollowup, (&Adapter{render: r}).details(in))
+			check(name+" details", discordtest.CheckFollowup, (&Surface{render: r}).details(in))
 			bodies += 5
 		}
 		act := templates.Action{Kind: templates.ActionApprove, ApprovalID: ev.Approval.ID, Revision: ev.Approval.Revision}

@@ -179,7 +179,7 @@ func cardOf(posts []threads.PostRef, byChannel bool, channel string) (threads.Po
 
 // workspaceURL is the workspace's address from auth.test, asked once
 // and kept; "" while Slack does not say.
-func (a *Adapter) workspaceURL(ctx context.Context) string {
+func (a *Surface) workspaceURL(ctx context.Context) string {
 	a.teamMu.Lock()
 	defer a.teamMu.Unlock()
 	if a.teamURL == "" {
@@ -192,7 +192,7 @@ func (a *Adapter) workspaceURL(ctx context.Context) string {
 
 // permalink links a card: the workspace URL with archives/CHANNEL/pTS,
 // else chat.getPermalink; "" when neither works.
-func (a *Adapter) permalink(ctx context.Context, team string, p threads.PostRef) string {
+func (a *Surface) permalink(ctx context.Context, team string, p threads.PostRef) string {
 	if team != "" {
 		return team + "archives/" + p.Channel + "/p" + strings.ReplaceAll(p.Ref, ".", "")
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"approvalsbot/templates"
+	"approvalsbot/threads/threadstest"
 )
 
 // TestApproveWithCommentOpensModalAndApprovesWithIt: Slack's confirm
@@ -18,7 +19,7 @@ func TestApproveWithCommentOpensModalAndApprovesWithIt(t *testing.T) {
 	h.drain(t)
 	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
 	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionApproveNote))
-	eventually(t, "the comment modal", func() bool { return len(h.slack.Views()) == 1 })
+	threadstest.Eventually(t, "the comment modal", func() bool { return len(h.slack.Views()) == 1 })
 	v := h.slack.Views()[0]
 	if v.CallbackID != "ab1-approve" || len([]rune(v.Title)) > 24 || len(v.PrivateMetadata) > 3000 {
 		t.Fatalf("view %+v", v)
@@ -80,7 +81,7 @@ func TestApproveWithCommentOnARestrictedCall(t *testing.T) {
 	const ch = "C0APPROVALS"
 	card := h.card(t, "a-priv1", ch, 1)
 	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionApproveNote))
-	eventually(t, "the comment modal", func() bool { return len(h.slack.Views()) == 1 })
+	threadstest.Eventually(t, "the comment modal", func() bool { return len(h.slack.Views()) == 1 })
 	v := h.slack.Views()[0]
 	if !strings.Contains(string(v.Raw), "the card will not show it") {
 		t.Fatalf("the modal does not say the comment stays off the card: %s", v.Raw)

@@ -30,7 +30,7 @@ var RequiredScopes = []string{"chat:write", "im:write", "commands", "channels:re
 // arrive, and for each configured channel whether the bot can post
 // there (conversations.info: a member, not archived). It writes no secret.
 // It returns an error counting the problems found.
-func (a *Adapter) Doctor(ctx context.Context, w io.Writer) error {
+func (a *Surface) Doctor(ctx context.Context, w io.Writer) error {
 	say := func(format string, args ...any) { fmt.Fprintf(w, "slack: "+format+"\n", args...) }
 	problems := 0
 	problem := func(format string, args ...any) {

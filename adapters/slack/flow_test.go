@@ -9,6 +9,7 @@ import (
 
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/templates"
+	"approvalsbot/threads/threadstest"
 )
 
 func TestCardPostedToChannelWithButtons(t *testing.T) {
@@ -166,7 +167,7 @@ func TestDenyOpensModalAndSubmissionDeniesWithReason(t *testing.T) {
 	deny := button(t, card, templates.ActionDeny)
 
 	h.click(t, "U0KEVIN", "C0APPROVALS", deny)
-	eventually(t, "the deny modal", func() bool { return len(h.slack.Views()) == 1 })
+	threadstest.Eventually(t, "the deny modal", func() bool { return len(h.slack.Views()) == 1 })
 	v := h.slack.Views()[0]
 	if v.TriggerID != "trig-U0KEVIN" || v.CallbackID != "ab1-deny" || len(v.PrivateMetadata) > 3000 || len([]rune(v.Title)) > 24 {
 		t.Fatalf("view %+v", v)
@@ -324,7 +325,7 @@ func TestShowAllArgumentsAnswersOnlyThatPerson(t *testing.T) {
 	}
 	// Every value of the whole arguments reaches the person, across the
 	// parts Slack's limits need.
-	eventually(t, "every part", func() bool {
+	threadstest.Eventually(t, "every part", func() bool {
 		var all strings.Builder
 		for _, m := range h.slack.Messages() {
 			if m.User == "U0KEVIN" {

@@ -14,8 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,16 +24,16 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/click/clicktest"
 	"approvalsbot/adapters/logsurface"
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/approval"
 	"approvalsbot/config"
-	"approvalsbot/internal/fixtures"
 	"approvalsbot/store"
-	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 const (
@@ -120,10 +118,13 @@ type harness struct {
 	store   store.Store
 	cfg     *config.Config
 	adapter *slackad.Adapter
-	opts    slackad.Options
-	http    *httptest.Server
-	clock   *clockwork.FakeClock
-	logs    *syncBuffer
+	// clicks is the service the adapter's clicks go to: threads, until
+	// a test switches it.
+	clicks *clicktest.Switch
+	opts   slackad.Options
+	http   *httptest.Server
+	clock  *clockwork.FakeClock
+	logs   *syncBuffer
 }
 
 type harnessOptions struct {
@@ -158,15 +159,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := threadstest.OpenSQLite(t)
 	renderer, err := templates.New(templates.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +172,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if ho.adapter != nil {
 		ho.adapter(&o)
 	}
-	ad, err := slackad.New(o)
+	surface, err := slackad.NewSurface(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,12 +182,16 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		t.Fatal(err)
 	}
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Logger: log,
-		Surfaces: map[string]threads.Surface{"slack": ad}, Backend: client.ForThreads(),
+		Surfaces: map[string]threads.Surface{"slack": surface}, Backend: client.ForThreads(),
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ad.Bind(svc)
+	clicks := clicktest.NewSwitch(svc)
+	ad, err := slackad.New(surface, clicks)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	ad.Routes(mux)
 	var handler http.Handler = mux
@@ -203,7 +200,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	}
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	h := &harness{slack: fake, backend: back, svc: svc, store: st, cfg: cfg, adapter: ad, opts: o, http: srv, clock: clock, logs: logs}
+	h := &harness{slack: fake, backend: back, svc: svc, store: st, cfg: cfg, adapter: ad, clicks: clicks, opts: o, http: srv, clock: clock, logs: logs}
 	t.Cleanup(func() {
 		ad.Close()
 		// No secret, token or response_url ever reaches a log line.
@@ -228,69 +225,9 @@ func (h *harness) ingest(t *testing.T, name string) *approval.Event {
 // map) to threads.
 func (h *harness) ingestWith(t *testing.T, name string, edit func(ev map[string]any)) *approval.Event {
 	t.Helper()
-	ev := ingestInto(t, h.svc, name, edit)
-	if a := ev.Approval; a != nil {
-		h.backend.AddApproval(a.ID, a.Revision, arguments(t, a.ID, a.Revision), a.Content.Restricted)
-		h.backend.SetFunction(a.ID, a.Call.Function)
-	}
+	ev := threadstest.Ingest(t, h.svc, name, edit)
+	threadstest.Backed(t, h.backend, ev)
 	return ev
-}
-
-// ingestInto feeds a fixture event changed by edit to svc, as the
-// backend's event handler does once it has verified the event.
-func ingestInto(t testing.TB, svc *threads.Service, name string, edit func(ev map[string]any)) *approval.Event {
-	t.Helper()
-	p, err := fixtures.Path("events", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if edit != nil {
-		var m map[string]any
-		if err := json.Unmarshal(body, &m); err != nil {
-			t.Fatal(err)
-		}
-		edit(m)
-		if body, err = json.Marshal(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ev, err := approval.Parse(body)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	sum := sha256.Sum256(body)
-	if _, err := svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
-		t.Fatalf("ingest %s: %v", name, err)
-	}
-	return ev
-}
-
-// arguments reads the backend's truth for an approval's revision.
-func arguments(t *testing.T, id string, revision int) json.RawMessage {
-	t.Helper()
-	name := id + ".json"
-	if revision > 1 {
-		name = fmt.Sprintf("%s.r%d.json", id, revision)
-	}
-	p, err := fixtures.Path("arguments", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(b, &fx); err != nil {
-		t.Fatal(err)
-	}
-	return fx.Arguments
 }
 
 func (h *harness) drain(t *testing.T) {
@@ -488,7 +425,7 @@ func (h *harness) notTold(t *testing.T, what string) {
 // what everyone in the channel sees.
 func (h *harness) replaced(t *testing.T, channel, ts, want string) slacktest.Message {
 	t.Helper()
-	eventually(t, fmt.Sprintf("the card %s in %s replaced with %q", ts, channel, want), func() bool {
+	threadstest.Eventually(t, fmt.Sprintf("the card %s in %s replaced with %q", ts, channel, want), func() bool {
 		for _, m := range h.replacements(channel, ts) {
 			if strings.Contains(m.AllText(), want) {
 				return true
@@ -568,16 +505,4 @@ func (h *harness) approval(t *testing.T, id string) *store.Approval {
 		t.Fatal(err)
 	}
 	return a
-}
-
-// eventually waits for cond.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -213,7 +213,7 @@ func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who 
 }
 
 // replace posts a card to a response_url in place of the message clicked.
-func (a *Adapter) replace(ctx context.Context, responseURL string, card threads.Card) error {
+func (a *Surface) replace(ctx context.Context, responseURL string, card threads.Card) error {
 	msg := a.render.Slack(templates.Build(card.Input()))
 	opts := append(msg.MsgOptions(), slackgo.MsgOptionReplaceOriginal(responseURL))
 	_, _, err := a.api.PostMessageContext(ctx, "", opts...)

@@ -6,6 +6,7 @@ import (
 
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/templates"
+	"approvalsbot/threads/threadstest"
 )
 
 // replacedWith waits until the card at ts in channel was replaced through
@@ -14,7 +15,7 @@ import (
 func (h *harness) replacedWith(t *testing.T, channel, ts, want string) slacktest.Message {
 	t.Helper()
 	var got slacktest.Message
-	eventually(t, "the card "+ts+" replaced with "+want, func() bool {
+	threadstest.Eventually(t, "the card "+ts+" replaced with "+want, func() bool {
 		for _, m := range h.replacements(channel, ts) {
 			if strings.Contains(m.AllText(), want) {
 				got = m

@@ -9,6 +9,7 @@ import (
 	"approvalsbot/approval"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // hostileTexts are texts Slack's mrkdwn would turn into formatting, a
@@ -87,7 +88,7 @@ func TestUntrustedTextIsLiteralInEveryAnswer(t *testing.T) {
 				t.Helper()
 				var text string
 				var blocks json.RawMessage
-				eventually(t, what, func() bool {
+				threadstest.Eventually(t, what, func() bool {
 					var ok bool
 					text, blocks, ok = pick()
 					return ok

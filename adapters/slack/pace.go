@@ -20,14 +20,14 @@ const (
 	pacePosts   = "slack:post:"  // + the channel (or the user of a DM)
 )
 
-var _ threads.Paced = (*Adapter)(nil)
+var _ threads.Paced = (*Surface)(nil)
 
 // PaceKey names the budget a row's call spends: an edit spends the
 // workspace's chat.update budget; a card, a thread reply or a notice the
 // channel's (a DM's, by its user). A private answer goes through the
 // click's response_url or chat.postEphemeral, which Slack does not limit
 // per channel: not paced.
-func (a *Adapter) PaceKey(kind, target string) string {
+func (a *Surface) PaceKey(kind, target string) string {
 	switch kind {
 	case threads.KindEditCard:
 		return paceUpdates
@@ -47,7 +47,7 @@ func (a *Adapter) PaceKey(kind, target string) string {
 // before the call, and calls claimed at the pace can reach Slack closer
 // together than they left; the call in hand absorbs that, so the pace
 // never meets a 429 of its own making.
-func (a *Adapter) Pace(key string) (time.Duration, int) {
+func (a *Surface) Pace(key string) (time.Duration, int) {
 	switch {
 	case key == paceUpdates:
 		return every(a.updateRate), inHand(a.updateBurst)

@@ -93,7 +93,7 @@ func TestPaceIsSlacksLimitsOrTheOptions(t *testing.T) {
 			if c.opts != nil {
 				c.opts(&o)
 			}
-			ad, err := slackad.New(o)
+			ad, err := slackad.NewSurface(o)
 			if err != nil {
 				t.Fatal(err)
 			}

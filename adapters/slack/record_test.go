@@ -114,9 +114,7 @@ func (s snapshotStore) ApprovalGet(_ context.Context, id string) (*store.Approva
 // clicks go to stuckService and read the approval from snap.
 func stuckAdapter(t *testing.T, h *harness, snap *store.Approval) *slackad.Adapter {
 	t.Helper()
-	ad := inProcessAdapterWith(t, h, func(o *slackad.Options) { o.Store = snapshotStore{o.Store, snap, &seenKeys{}} })
-	ad.Bind(stuckService{h.svc})
-	return ad
+	return inProcessAdapterWith(t, h, stuckService{h.svc}, func(o *slackad.Options) { o.Store = snapshotStore{o.Store, snap, &seenKeys{}} })
 }
 
 // answerWatch wraps a handler and calls answered once per request, when
@@ -166,7 +164,7 @@ func TestApproveIsAnsweredOnlyOnceRecorded(t *testing.T) {
 	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
 	gate := newGatedService(h.svc)
 	gated.Store(gate)
-	h.adapter.Bind(gate)
+	h.clicks.Use(gate)
 
 	type result struct {
 		status int
@@ -223,7 +221,7 @@ func TestSocketModeAcksOnlyOnceRecorded(t *testing.T) {
 	h.drain(t)
 	card := h.card(t, "a-merge1", "C0APPROVALS", 1)
 	gate := newGatedService(h.svc)
-	h.adapter.Bind(gate)
+	h.clicks.Use(gate)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- h.adapter.Run(ctx) }()
@@ -271,7 +269,7 @@ func TestUnrecordedApproveIsAnsweredInTime(t *testing.T) {
 		h.ingest(t, "merge.json")
 		h.drain(t)
 		card := h.card(t, "a-merge1", "C0APPROVALS", 1)
-		h.adapter.Bind(failingService{h.svc})
+		h.clicks.Use(failingService{h.svc})
 		h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionApprove)) // within 1 s
 		h.told(t, "U0KEVIN", click.SayNotRecorded)
 		h.adapter.Close() // the answer's work has ended
@@ -386,9 +384,8 @@ func TestDenySubmissionThatCannotBeRecordedStaysOpen(t *testing.T) {
 		store func(slackad.Store) slackad.Store
 		want  string
 	}{
-		{name: "not bound yet", setup: func(h *harness) { h.adapter.Bind(nil) }, want: click.SayStarting},
 		{name: "store down", store: func(s slackad.Store) slackad.Store { return brokenApprovals{s} }, want: click.SayStoreDown},
-		{name: "Decide fails", setup: func(h *harness) { h.adapter.Bind(failingService{h.svc}) }, want: click.SayNotRecorded},
+		{name: "Decide fails", setup: func(h *harness) { h.clicks.Use(failingService{h.svc}) }, want: click.SayNotRecorded},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

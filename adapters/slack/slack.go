@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	slackgo "github.com/slack-go/slack"
@@ -37,7 +36,7 @@ type Store interface {
 // satisfies it.
 type Service = click.Service
 
-// Options configure New.
+// Options configure NewSurface.
 type Options struct {
 	// Config is the slack section: BotToken is required; SigningSecret
 	// verifies the HTTP endpoints; AppToken selects Socket Mode in Run;
@@ -73,8 +72,10 @@ type Options struct {
 	UpdateBurst int
 }
 
-// Adapter is the Slack surface and its interaction endpoints.
-type Adapter struct {
+// Surface is the outbound half of the adapter, what the outbox posts,
+// edits, replies and tells through: the service takes it as a
+// threads.Surface, so it exists first.
+type Surface struct {
 	api       *slackgo.Client
 	socketAPI *slackgo.Client // with the app-level token; nil without one
 	apiURL    *url.URL
@@ -91,11 +92,6 @@ type Adapter struct {
 	postRate, updateRate   rate.Limit
 	postBurst, updateBurst int
 
-	replay *replay.Guard
-	svc    atomic.Pointer[boundService]
-	clicks *click.Flow
-	work   *click.Runner // what follows acks; Close waits for it
-
 	dmMu sync.Mutex
 	dms  map[string]string // user id → DM channel id
 
@@ -103,17 +99,26 @@ type Adapter struct {
 	teamURL string // the workspace URL, from auth.test, for links
 }
 
-type boundService struct{ Service }
+// Adapter is the whole Slack adapter: the Surface, and the interaction
+// endpoints and Socket Mode that take clicks and commands to the
+// service. It is built once the service exists (New), so every click
+// has a service to go to.
+type Adapter struct {
+	*Surface
+	replay *replay.Guard
+	clicks *click.Flow
+	work   *click.Runner // what follows acks; Close waits for it
+}
 
-// Compile-time guards: the adapter is a surface that can answer one
-// person privately.
+// Compile-time guards: the surface can answer one person privately.
 var (
-	_ threads.Surface = (*Adapter)(nil)
-	_ threads.Teller  = (*Adapter)(nil)
+	_ threads.Surface = (*Surface)(nil)
+	_ threads.Teller  = (*Surface)(nil)
 )
 
-// New checks o and builds the adapter; it makes no call to Slack.
-func New(o Options) (*Adapter, error) {
+// NewSurface checks o and builds the outbound surface; it makes no call
+// to Slack.
+func NewSurface(o Options) (*Surface, error) {
 	var errs []error
 	if o.Config == nil || o.Config.BotToken.Reveal() == "" {
 		errs = append(errs, errors.New("slack: a bot token is required"))
@@ -161,7 +166,7 @@ func New(o Options) (*Adapter, error) {
 	}
 	libLog := slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)
 	opts := []slackgo.Option{slackgo.OptionAPIURL(apiURL), slackgo.OptionHTTPClient(o.HTTPClient), slackgo.OptionLog(libLog)}
-	a := &Adapter{
+	a := &Surface{
 		api:      slackgo.New(o.Config.BotToken.Reveal(), opts...),
 		apiURL:   u,
 		secret:   o.Config.SigningSecret,
@@ -173,15 +178,8 @@ func New(o Options) (*Adapter, error) {
 		now:      o.Now,
 		postRate: o.PerChannelRate, postBurst: o.Burst,
 		updateRate: o.UpdateRate, updateBurst: o.UpdateBurst,
-		replay:   replay.New(o.Store, "slack", signatureWindow),
 		dms:      map[string]string{},
 		appToken: o.Config.AppToken.Reveal() != "",
-		work:     click.NewRunner(o.Logger.With("surface", "slack")),
-	}
-	a.clicks, err = click.New(click.Options{Surface: "slack", Store: a.store, Service: a.service, Tenants: o.Tenants,
-		Member: (*config.Tenant).MemberBySlack, Logger: o.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("slack: %w", err)
 	}
 	if a.appToken {
 		a.socketAPI = slackgo.New(o.Config.BotToken.Reveal(), append(opts, slackgo.OptionAppLevelToken(o.Config.AppToken.Reveal()))...)
@@ -189,22 +187,19 @@ func New(o Options) (*Adapter, error) {
 	return a, nil
 }
 
-// Bind gives the adapter the service clicks go to. The surface exists
-// before the service (the service takes it as a Surface), so clicks that
-// arrive before Bind are told to try again.
-func (a *Adapter) Bind(svc Service) {
-	if svc == nil {
-		a.svc.Store(nil)
-		return
+// New builds the adapter's inbound half on s, taking clicks and commands
+// to svc; it makes no call to Slack.
+func New(s *Surface, svc Service) (*Adapter, error) {
+	if s == nil {
+		return nil, errors.New("slack: a Surface is required")
 	}
-	a.svc.Store(&boundService{svc})
-}
-
-func (a *Adapter) service() Service {
-	if b := a.svc.Load(); b != nil {
-		return b.Service
+	clicks, err := click.New(click.Options{Surface: "slack", Store: s.store, Service: svc, Tenants: s.tenants,
+		Member: (*config.Tenant).MemberBySlack, Logger: s.log})
+	if err != nil {
+		return nil, fmt.Errorf("slack: %w", err)
 	}
-	return nil
+	return &Adapter{Surface: s, replay: replay.New(s.store, "slack", signatureWindow), clicks: clicks,
+		work: click.NewRunner(s.log.With("surface", "slack"))}, nil
 }
 
 // Routes registers POST /slack/interactions and POST /slack/commands.

@@ -115,7 +115,11 @@ func TestRunWithoutAppTokenWaitsForContext(t *testing.T) {
 		calls := &inprocess.NoCalls{}
 		o := h.opts
 		o.HTTPClient = &http.Client{Transport: calls}
-		ad, err := slackad.New(o)
+		surface, err := slackad.NewSurface(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ad, err := slackad.New(surface, h.svc)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -167,8 +167,7 @@ func TestReplayInAnotherCaseOrToAnotherReplicaIsRefused(t *testing.T) {
 	}
 
 	// Another replica: its own adapter (and memory), the same store.
-	other := inProcessAdapterWith(t, h, func(*slackad.Options) {})
-	other.Bind(h.svc)
+	other := inProcessAdapterWith(t, h, h.svc, func(*slackad.Options) {})
 	mux := http.NewServeMux()
 	other.Routes(mux)
 	serve := func(ts int64, sig string) (int, string) {

@@ -20,7 +20,7 @@ import (
 // Post puts a card at a target: a channel (slack:C…/G…), or a user
 // (slack:U…/W…) in a DM opened with conversations.open, with working
 // buttons. Under Thread it goes into that card's thread (a reasked card).
-func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
+func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
 	if req.Card.Approval == nil {
 		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
 	}
@@ -48,7 +48,7 @@ func (a *Adapter) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 
 // Edit replaces a posted card (chat.update on the post's channel and ts)
 // with the card as the approval now stands.
-func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
+func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Post.Channel == "" || req.Post.Ref == "" {
 		return threads.Permanent(errors.New("edit card: the post has no Slack channel or ts"))
 	}
@@ -63,7 +63,7 @@ func (a *Adapter) Edit(ctx context.Context, req threads.EditRequest) error {
 // Reply posts in the thread of a card: the backend's message, an outcome,
 // a re-check refusal, or an escalation that mentions people (<@U…>) and
 // groups (<!subteam^S…>), which notifies them.
-func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
+func (a *Surface) Reply(ctx context.Context, req threads.ReplyRequest) error {
 	if req.Root.Channel == "" || req.Root.Ref == "" {
 		return threads.Permanent(errors.New("reply: the card has no Slack channel or ts"))
 	}
@@ -76,7 +76,7 @@ func (a *Adapter) Reply(ctx context.Context, req threads.ReplyRequest) error {
 
 // Notice posts one line to a channel (the audit channel), as literal
 // text: it may carry the backend's or a person's words.
-func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
+func (a *Surface) Notice(ctx context.Context, req threads.NoticeRequest) error {
 	channel, err := a.channelFor(ctx, req.Target)
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (a *Adapter) Notice(ctx context.Context, req threads.NoticeRequest) error {
 // at once; the other copies follow with chat.update at its pace. A
 // response_url that no longer takes it (30 minutes, five uses) leaves
 // that to chat.update too.
-func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
+func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 	who := person{user: req.User, channel: req.Channel, reply: a.allowedReply(req.Reply)}
 	if req.Card != nil && who.reply != "" {
 		if err := a.replace(ctx, who.reply, *req.Card); err != nil {
@@ -115,13 +115,13 @@ func (a *Adapter) Tell(ctx context.Context, req threads.TellRequest) error {
 // postMessage posts. It does not wait for the channel's pace: the outbox
 // claimed the row within the channel's budget (PaceKey), and a 429
 // returns the row with Slack's wait, which holds the budget.
-func (a *Adapter) postMessage(ctx context.Context, channel string, opts []slackgo.MsgOption) (string, error) {
+func (a *Surface) postMessage(ctx context.Context, channel string, opts []slackgo.MsgOption) (string, error) {
 	_, ts, err := a.api.PostMessageContext(ctx, channel, opts...)
 	return ts, err
 }
 
 // channelFor turns a target into the channel to post in.
-func (a *Adapter) channelFor(ctx context.Context, target string) (string, error) {
+func (a *Surface) channelFor(ctx context.Context, target string) (string, error) {
 	t, err := ladder.ParseTarget(target)
 	if err != nil {
 		return "", threads.Permanent(fmt.Errorf("target %q: %w", target, err))
@@ -138,7 +138,7 @@ func (a *Adapter) channelFor(ctx context.Context, target string) (string, error)
 }
 
 // openDM opens (or finds) the bot's DM with a user; the channel id is kept.
-func (a *Adapter) openDM(ctx context.Context, user string) (string, error) {
+func (a *Surface) openDM(ctx context.Context, user string) (string, error) {
 	a.dmMu.Lock()
 	ch, ok := a.dms[user]
 	a.dmMu.Unlock()
@@ -168,7 +168,7 @@ type person struct {
 // tell sends msgs to one person only: through the response_url while it
 // takes them (five posts), then, or when it fails, with
 // chat.postEphemeral in the channel.
-func (a *Adapter) tell(ctx context.Context, p person, msgs []templates.SlackMessage) error {
+func (a *Surface) tell(ctx context.Context, p person, msgs []templates.SlackMessage) error {
 	uses := 0
 	for _, m := range msgs {
 		if p.reply != "" && uses < responseURLUses {
@@ -196,7 +196,7 @@ func (a *Adapter) tell(ctx context.Context, p person, msgs []templates.SlackMess
 }
 
 // answer tells one person one sentence, logging what could not be sent.
-func (a *Adapter) answer(ctx context.Context, p person, text string) {
+func (a *Surface) answer(ctx context.Context, p person, text string) {
 	if text == "" {
 		return
 	}
@@ -208,7 +208,7 @@ func (a *Adapter) answer(ctx context.Context, p person, text string) {
 // allowedReply keeps a response_url only when it points at Slack (or at
 // the configured API host, for GovSlack and tests): a response_url is
 // posted to, and must not be a way to make the bot call anywhere else.
-func (a *Adapter) allowedReply(raw string) string {
+func (a *Surface) allowedReply(raw string) string {
 	if raw == "" {
 		return ""
 	}

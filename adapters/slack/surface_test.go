@@ -25,6 +25,7 @@ import (
 	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // fixtureCard is a waiting card of a fixture event, for calling the
@@ -112,7 +113,7 @@ func TestFailuresAreClassified(t *testing.T) {
 		cfg := *o.Config
 		cfg.APIURL = "http://127.0.0.1:1/"
 		o.Config = &cfg
-		down, err := slackad.New(o)
+		down, err := slackad.NewSurface(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,16 +157,21 @@ func TestFailuresAreClassified(t *testing.T) {
 // and the fake's pace then read the same clock, the bubble's.
 func inProcessAdapter(t *testing.T, h *harness, limit rate.Limit, burst int) *slackad.Adapter {
 	t.Helper()
-	return inProcessAdapterWith(t, h, func(o *slackad.Options) { o.PerChannelRate, o.Burst = limit, burst })
+	return inProcessAdapterWith(t, h, h.svc, func(o *slackad.Options) { o.PerChannelRate, o.Burst = limit, burst })
 }
 
-// inProcessAdapterWith is inProcessAdapter with the options edited.
-func inProcessAdapterWith(t *testing.T, h *harness, edit func(*slackad.Options)) *slackad.Adapter {
+// inProcessAdapterWith is inProcessAdapter with the options edited, its
+// clicks going to svc.
+func inProcessAdapterWith(t *testing.T, h *harness, svc slackad.Service, edit func(*slackad.Options)) *slackad.Adapter {
 	t.Helper()
 	o := h.opts
 	edit(&o)
 	o.HTTPClient = &http.Client{Transport: h.slack.Transport()}
-	ad, err := slackad.New(o)
+	surface, err := slackad.NewSurface(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := slackad.New(surface, svc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +225,7 @@ func (b burstBot) ingestCards(t *testing.T, n int) []string {
 	ids := make([]string, n)
 	for i := range n {
 		ids[i] = fmt.Sprintf("a-burst%03d", i)
-		ingestInto(t, b.svc, "merge.json", func(ev map[string]any) {
+		threadstest.Ingest(t, b.svc, "merge.json", func(ev map[string]any) {
 			ev["id"] = fmt.Sprintf("evt-burst-%03d", i)
 			ev["data"].(map[string]any)["id"] = ids[i]
 		})

@@ -12,6 +12,7 @@ import (
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // TestBadRequestsAreRefusedBeforeParsing posts what Slack never sends to
@@ -106,19 +107,6 @@ func TestViewClosedAndUnknownTypesAreAckedQuietly(t *testing.T) {
 	}
 }
 
-func TestClickBeforeBindIsToldToWait(t *testing.T) {
-	h := newHarness(t)
-	h.ingest(t, "merge.json")
-	h.drain(t)
-	h.adapter.Bind(nil)
-	h.click(t, "U0KEVIN", "C0APPROVALS", "ab1|approve|a-merge1|1")
-	h.told(t, "U0KEVIN", "starting")
-	if h.committed(t, "a-merge1") {
-		t.Fatal("a click before Bind was recorded")
-	}
-	h.untouched(t, "C0APPROVALS", h.cardTS("C0APPROVALS", "ab1|approve|a-merge1|1"))
-}
-
 // slowService holds an argument look-up until released, to watch the
 // work after an ack.
 type slowService struct {
@@ -163,7 +151,7 @@ func TestCloseWaitsForWorkAfterAck(t *testing.T) {
 	h.ingest(t, "big.json")
 	h.drain(t)
 	svc := slowService{started: make(chan struct{}, 1), release: make(chan struct{})}
-	h.adapter.Bind(svc)
+	h.clicks.Use(svc)
 	h.click(t, "U0KEVIN", "C0APPROVALS", "ab1|show_args|a-big1|1")
 	<-svc.started
 	closed := make(chan struct{})
@@ -173,7 +161,7 @@ func TestCloseWaitsForWorkAfterAck(t *testing.T) {
 	}()
 	// New clicks refused: Close has begun, and the look-up it must wait
 	// for is still held.
-	eventually(t, "new clicks refused", func() bool {
+	threadstest.Eventually(t, "new clicks refused", func() bool {
 		status, _ := h.send(t, signedRequest{path: "/slack/interactions",
 			body: interaction(h.clickPayload("U0LEE", "C0APPROVALS", "ab1|show_args|a-big1|1"))})
 		return status == http.StatusServiceUnavailable

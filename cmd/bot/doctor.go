@@ -274,12 +274,12 @@ func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *
 	tenants := func() map[string]*config.Tenant { return cfg.Tenants }
 	if cfg.Slack != nil {
 		check("slack", func(rd *templates.Renderer) (surface, error) {
-			return slack.New(slack.Options{Config: cfg.Slack, Tenants: tenants, Renderer: rd, Store: st})
+			return slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: tenants, Renderer: rd, Store: st})
 		})
 	}
 	if cfg.Discord != nil {
 		check("discord", func(rd *templates.Renderer) (surface, error) {
-			return discord.New(discord.Options{Config: cfg.Discord, Tenants: tenants, Renderer: rd, Store: st})
+			return discord.NewSurface(discord.Options{Config: cfg.Discord, Tenants: tenants, Renderer: rd, Store: st})
 		})
 	}
 }

@@ -1,0 +1,124 @@
+// Package threadstest holds what the tests around threads share: a
+// migrated SQLite store on disk, fixture events fed to a service as the
+// backend's event handler feeds them, the backend's full arguments of a
+// fixture approval, and a bounded wait for something a goroutine does.
+// The Slack, Discord, click and decision-page tests build their bots
+// from these, so one fixture rule holds for all of them.
+package threadstest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/approval"
+	"approvalsbot/internal/fixtures"
+	"approvalsbot/store/sqlite"
+	"approvalsbot/threads"
+)
+
+// OpenSQLite is a migrated SQLite store in a file of the test's own
+// temporary directory, closed when the test ends.
+func OpenSQLite(t testing.TB) *sqlite.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// Ingest feeds the fixture event name (events/NAME), changed by edit
+// (the envelope as a map) when edit is set, to svc, as the backend's
+// event handler does once it has verified the event, and returns it as
+// parsed. The fixture's times are kept: a test that ingests it runs the
+// service on a clock at the fixtures' date.
+func Ingest(t testing.TB, svc *threads.Service, name string, edit func(ev map[string]any)) *approval.Event {
+	t.Helper()
+	p, err := fixtures.Path("events", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		edit(m)
+		if body, err = json.Marshal(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	sum := sha256.Sum256(body)
+	if _, err := svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
+		t.Fatalf("ingest %s: %v", name, err)
+	}
+	return ev
+}
+
+// Backed tells the fake backend what stands behind ev's request, when it
+// carries one: the full arguments of its revision (Arguments), whether
+// its content is restricted, and its function, so clicks and argument
+// look-ups find the call there as the backend holds it.
+func Backed(t testing.TB, back *backendtest.Fake, ev *approval.Event) {
+	t.Helper()
+	if a := ev.Approval; a != nil {
+		back.AddApproval(a.ID, a.Revision, Arguments(t, a.ID, a.Revision), a.Content.Restricted)
+		back.SetFunction(a.ID, a.Call.Function)
+	}
+}
+
+// Arguments is the backend's truth for a revision of a fixture approval:
+// the full arguments of arguments/ID.json, or ID.rN.json for revision N
+// above 1.
+func Arguments(t testing.TB, id string, revision int) json.RawMessage {
+	t.Helper()
+	name := id + ".json"
+	if revision > 1 {
+		name = fmt.Sprintf("%s.r%d.json", id, revision)
+	}
+	args, err := fixtures.Arguments(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return args
+}
+
+// EventuallyWithin bounds Eventually's wait: long enough for a loaded
+// machine running the race detector, and only ever spent when the test
+// fails.
+const EventuallyWithin = 20 * time.Second
+
+// Eventually waits until cond holds, checking every 10 ms, and fails the
+// test with what when it has not held within EventuallyWithin.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(EventuallyWithin)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
