@@ -247,12 +247,17 @@ type Member struct {
 	// Governance lets the member give the second approval of protected
 	// paths.
 	Governance bool
-	// Slack is a bare Slack user id (U…/W…), Discord a snowflake, Email a
-	// bare address; each may be empty.
-	Slack   string
-	Discord string
-	Email   string
+	// Chat holds the member's bare user id on each chat surface they are
+	// on (ladder.ChatSurfaces), keyed by the surface's name, as the file
+	// writes them (members[].slack: U…, members[].discord: a snowflake).
+	// Email is a bare address and may be empty.
+	Chat  ladder.ChatIDs
+	Email string
 }
+
+// ChatID is the member's bare user id on the chat surface called surface
+// ("slack", "discord"), or "" when they are not on it.
+func (m Member) ChatID(surface string) string { return m.Chat[surface] }
 
 // Role is what a member may do.
 type Role string
@@ -361,14 +366,18 @@ func (t *Tenant) DeadlineFor(function string) time.Duration {
 	return ladder.DefaultDeadline
 }
 
-// MemberBySlack finds the member with a Slack user id.
-func (t *Tenant) MemberBySlack(id string) (Member, bool) {
-	return t.member(func(m Member) bool { return m.Slack == id }, id)
-}
-
-// MemberByDiscord finds the member with a Discord user id.
-func (t *Tenant) MemberByDiscord(id string) (Member, bool) {
-	return t.member(func(m Member) bool { return m.Discord == id }, id)
+// MemberOn finds the member who is id on surface: on a chat surface
+// (ladder.ChatSurfaces) the member with that bare user id, on
+// ladder.SurfaceEmail the member with that address, compared without
+// regard to case (how a ladder step that mails a member's address reaches
+// someone who may decide). It is the one lookup of a person by where they
+// clicked or were reached, so it names no platform; an empty id and a
+// surface no member is on match nobody.
+func (t *Tenant) MemberOn(surface, id string) (Member, bool) {
+	if surface == ladder.SurfaceEmail {
+		return t.member(func(m Member) bool { return m.Email != "" && strings.EqualFold(m.Email, id) }, id)
+	}
+	return t.member(func(m Member) bool { return m.Chat[surface] == id }, id)
 }
 
 // MemberByUser finds the member with a tenant user id.
@@ -377,7 +386,7 @@ func (t *Tenant) MemberByUser(user string) (Member, bool) {
 }
 
 // member scans linearly: member lists are short, and keeping Tenant free of
-// hidden indexes keeps it a plain comparable value.
+// hidden indexes keeps it a plain value.
 func (t *Tenant) member(match func(Member) bool, key string) (Member, bool) {
 	if key == "" {
 		return Member{}, false

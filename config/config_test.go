@@ -154,8 +154,8 @@ func TestLoadFull(t *testing.T) {
 					Post: targets(t, "slack:C0FINANCE"),
 				}},
 				Members: []config.Member{
-					{User: "user:kevin", Role: config.RoleOperator, Content: true, Slack: "U0KEVIN", Discord: "223344556677889900", Email: "kevin@acme.example"},
-					{User: "user:ada", Role: config.RoleOwner, Content: true, Governance: true, Slack: "U0ADA", Email: "ada@acme.example"},
+					{User: "user:kevin", Role: config.RoleOperator, Content: true, Chat: ladder.ChatIDs{"slack": "U0KEVIN", "discord": "223344556677889900"}, Email: "kevin@acme.example"},
+					{User: "user:ada", Role: config.RoleOwner, Content: true, Governance: true, Chat: ladder.ChatIDs{"slack": "U0ADA"}, Email: "ada@acme.example"},
 				},
 				EmailDecisions: config.EmailDecisionsDeny,
 			},

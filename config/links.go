@@ -105,10 +105,3 @@ func LoopbackHost(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
-
-// MemberByEmail finds the member with an email address, compared without
-// regard to case: how a ladder step that mails a member's address reaches
-// someone who may decide.
-func (t *Tenant) MemberByEmail(addr string) (Member, bool) {
-	return t.member(func(m Member) bool { return m.Email != "" && strings.EqualFold(m.Email, addr) }, addr)
-}

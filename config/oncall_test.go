@@ -40,9 +40,9 @@ func TestLoadOncall(t *testing.T) {
 	if acme.Digest.Zone.String() != "Europe/Berlin" {
 		t.Errorf("a digest naming no zone is read in %s, want the tenant's", acme.Digest.Zone)
 	}
-	kevin := ladder.RotationMember{User: "user:kevin", Slack: "U0KEVIN", Discord: "223344556677889900", Email: "kevin@acme.example"}
-	ada := ladder.RotationMember{User: "user:ada", Slack: "U0ADA", Email: "ada@acme.example"}
-	lee := ladder.RotationMember{User: "user:lee", Discord: "334455667788990011", Email: "lee@acme.example"}
+	kevin := ladder.RotationMember{User: "user:kevin", Chat: ladder.ChatIDs{"slack": "U0KEVIN", "discord": "223344556677889900"}, Email: "kevin@acme.example"}
+	ada := ladder.RotationMember{User: "user:ada", Chat: ladder.ChatIDs{"slack": "U0ADA"}, Email: "ada@acme.example"}
+	lee := ladder.RotationMember{User: "user:lee", Chat: ladder.ChatIDs{"discord": "334455667788990011"}, Email: "lee@acme.example"}
 	primary := ladder.Rotation{Name: "primary", Members: []ladder.RotationMember{kevin, ada, lee}, EveryDays: 7,
 		First: ladder.Date{Year: 2026, Month: time.November, Day: 30}, Handoff: 9 * 60, Zone: berlin,
 		Overrides: []ladder.Override{{Member: lee,

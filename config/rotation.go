@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -407,7 +408,7 @@ func (d *decoder) resolveRotation(t *Tenant, rp rotationPos, tenantZone ladder.Z
 			d.problemf(u.n, u.path, "%s is a %s and cannot decide: putting them on duty would page someone who cannot answer", u.user, m.Role)
 			return ladder.RotationMember{}, false
 		}
-		return ladder.RotationMember{User: m.User, Slack: m.Slack, Discord: m.Discord, Email: m.Email}, true
+		return ladder.RotationMember{User: m.User, Chat: maps.Clone(m.Chat), Email: m.Email}, true
 	}
 	r := ladder.Rotation{Name: rp.name, EveryDays: rp.everyDays, Handoff: rp.handoff, Zone: rp.zone}
 	if r.Zone.IsZero() {
@@ -457,8 +458,8 @@ func (d *decoder) resolveRotation(t *Tenant, rp rotationPos, tenantZone ladder.Z
 }
 
 // reachable reports each member a step's rotation can put on duty whom
-// the step has no way to reach: a mention or DM needs a Slack or Discord
-// id, an email an address.
+// the step has no way to reach: a mention or DM needs a user id on a chat
+// surface, an email an address.
 func (d *decoder) reachable(t *Tenant, ref rotationRef, r ladder.Rotation) {
 	people := slices.Clone(r.Members)
 	for _, o := range r.Overrides {
@@ -474,7 +475,7 @@ func (d *decoder) reachable(t *Tenant, ref rotationRef, r ladder.Rotation) {
 			}
 		default:
 			if len(m.ChatUsers()) == 0 {
-				lacks = "Slack or Discord id"
+				lacks = anyChatID()
 			}
 		}
 		if lacks == "" || reported[m.User] {
@@ -484,6 +485,20 @@ func (d *decoder) reachable(t *Tenant, ref rotationRef, r ladder.Rotation) {
 		d.problemf(ref.n, ref.path, "rotation %s can put %s on duty, who has no %s to %s: give the member one (tenants.%s.members)",
 			r.Name, m.User, lacks, verbWords(ref.verb), t.ID)
 	}
+}
+
+// anyChatID names what a member needs to be mentioned or DMed, the
+// chat surfaces' titles joined: "Slack or Discord id".
+func anyChatID() string {
+	cs := ladder.ChatSurfaces()
+	titles := make([]string, len(cs))
+	for i, c := range cs {
+		titles[i] = c.Title
+	}
+	if n := len(titles); n > 1 {
+		return strings.Join(titles[:n-1], ", ") + " or " + titles[n-1] + " id"
+	}
+	return strings.Join(titles, "") + " id"
 }
 
 func verbWords(verb string) string {

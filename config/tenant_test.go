@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"approvalsbot/config"
+	"approvalsbot/ladder"
 )
 
 // overrides is a tenant whose tool globs overlap, to show file order wins.
@@ -122,17 +123,64 @@ func TestMemberLookups(t *testing.T) {
 		key    string
 		want   string // User, "" for no match
 	}{
-		{"slack", acme.MemberBySlack, "U0ADA", "user:ada"},
-		{"discord", acme.MemberByDiscord, "223344556677889900", "user:kevin"},
+		{"slack", func(id string) (config.Member, bool) { return acme.MemberOn(ladder.SurfaceSlack, id) }, "U0ADA", "user:ada"},
+		{"discord", func(id string) (config.Member, bool) { return acme.MemberOn(ladder.SurfaceDiscord, id) }, "223344556677889900", "user:kevin"},
 		{"user", acme.MemberByUser, "user:kevin", "user:kevin"},
-		{"unknown slack", acme.MemberBySlack, "U0NOBODY", ""},
-		{"empty discord id never matches a member without one", acme.MemberByDiscord, "", ""},
+		{"unknown slack", func(id string) (config.Member, bool) { return acme.MemberOn(ladder.SurfaceSlack, id) }, "U0NOBODY", ""},
+		{"empty discord id never matches a member without one", func(id string) (config.Member, bool) { return acme.MemberOn(ladder.SurfaceDiscord, id) }, "", ""},
+		{"email", func(id string) (config.Member, bool) { return acme.MemberOn(ladder.SurfaceEmail, id) }, "Kevin@ACME.example", "user:kevin"},
 	}
 	for _, tt := range tests {
 		m, ok := tt.lookup(tt.key)
 		if ok != (tt.want != "") || m.User != tt.want {
 			t.Errorf("%s(%q) = %q, %v; want %q", tt.name, tt.key, m.User, ok, tt.want)
 		}
+	}
+}
+
+// MemberOn is the one lookup by where a person clicked or is reached:
+// each chat surface by its bare user id, email by address without regard
+// to case.
+func TestMemberOn(t *testing.T) {
+	t.Parallel()
+	acme := loadFull(t).Tenants["acme"]
+	tests := []struct {
+		surface, id string
+		want        string // User, "" for no match
+	}{
+		{ladder.SurfaceSlack, "U0ADA", "user:ada"},
+		{ladder.SurfaceSlack, "U0KEVIN", "user:kevin"},
+		{ladder.SurfaceDiscord, "223344556677889900", "user:kevin"},
+		{ladder.SurfaceEmail, "ada@acme.example", "user:ada"},
+		{ladder.SurfaceEmail, "KEVIN@acme.example", "user:kevin"},
+		{ladder.SurfaceSlack, "U0NOBODY", ""},
+		{ladder.SurfaceSlack, "u0ada", ""}, // Slack ids are case-sensitive
+		{ladder.SurfaceDiscord, "U0KEVIN", ""},
+		{ladder.SurfaceSlack, "223344556677889900", ""}, // kevin's Discord id, on Slack
+		{ladder.SurfaceDiscord, "", ""},                 // ada has none
+		{ladder.SurfaceEmail, "", ""},
+		{"user", "user:kevin", ""}, // MemberByUser's, not a surface
+		{"deadline", "system:deadline", ""},
+		{"teams", "U0ADA", ""},
+	}
+	for _, tt := range tests {
+		m, ok := acme.MemberOn(tt.surface, tt.id)
+		if ok != (tt.want != "") || m.User != tt.want {
+			t.Errorf("MemberOn(%q, %q) = %q, %v; want %q", tt.surface, tt.id, m.User, ok, tt.want)
+		}
+	}
+	kevin, _ := acme.MemberByUser("user:kevin")
+	for _, c := range ladder.ChatSurfaces() {
+		id := kevin.ChatID(c.Name)
+		if id == "" {
+			t.Fatalf("kevin has no %s id", c.Name)
+		}
+		if m, ok := acme.MemberOn(c.Name, id); !ok || m.User != kevin.User {
+			t.Errorf("MemberOn(%q, kevin's id %q) = %q, %v", c.Name, id, m.User, ok)
+		}
+	}
+	if ada, _ := acme.MemberByUser("user:ada"); ada.ChatID(ladder.SurfaceDiscord) != "" || ada.ChatID("teams") != "" {
+		t.Errorf("ada's chat ids %v: want Slack only", ada.Chat)
 	}
 }
 

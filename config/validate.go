@@ -868,7 +868,7 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 	}
 	d.list(v, p, func(_ int, item *yaml.Node, mp string) {
 		var m Member
-		seen, ok := d.mapping(item, mp, map[string]field{
+		fields := map[string]field{
 			"user": func(_, v *yaml.Node, p string) { m.User, _ = d.str(v, p) },
 			"role": func(_, v *yaml.Node, p string) {
 				if r, ok := d.oneOf(v, p, roles...); ok {
@@ -877,30 +877,6 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 			},
 			"content":    func(_, v *yaml.Node, p string) { m.Content = d.boolean(v, p) },
 			"governance": func(_, v *yaml.Node, p string) { m.Governance = d.boolean(v, p) },
-			"slack": func(_, v *yaml.Node, p string) {
-				id, ok := d.str(v, p)
-				switch {
-				case !ok || id == "":
-				case strings.HasPrefix(id, "slack:"):
-					d.problemf(v, p, "write the bare user id %s, without slack:", strings.TrimPrefix(id, "slack:"))
-				case !ladder.IsSlackUserID(id):
-					d.problemf(v, p, "%q is not a Slack user id (U… or W…)", id)
-				default:
-					m.Slack = id
-				}
-			},
-			"discord": func(_, v *yaml.Node, p string) {
-				id, ok := d.str(v, p)
-				switch {
-				case !ok || id == "":
-				case strings.HasPrefix(id, "discord:"):
-					d.problemf(v, p, "write the bare user id, without %s", id[:strings.LastIndexByte(id, ':')+1])
-				case !ladder.IsSnowflake(id):
-					d.problemf(v, p, "%q is not a Discord user id (17 to 20 digits)", id)
-				default:
-					m.Discord = id
-				}
-			},
 			"email": func(_, v *yaml.Node, p string) {
 				e, ok := d.str(v, p)
 				if !ok || e == "" {
@@ -913,7 +889,27 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 				}
 				m.Email = addr
 			},
-		})
+		}
+		// Each chat surface's user id is written under the surface's
+		// name (slack: U0KEVIN, discord: "2233…"), bare.
+		for _, c := range ladder.ChatSurfaces() {
+			fields[c.Name] = func(_, v *yaml.Node, p string) {
+				written, ok := d.str(v, p)
+				if !ok || written == "" {
+					return
+				}
+				id, err := c.ParseUserID(written)
+				if err != nil {
+					d.problemf(v, p, "%v", err)
+					return
+				}
+				if m.Chat == nil {
+					m.Chat = ladder.ChatIDs{}
+				}
+				m.Chat[c.Name] = id
+			}
+		}
+		seen, ok := d.mapping(item, mp, fields)
 		if !ok {
 			return
 		}
@@ -928,8 +924,9 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 			d.problemf(seen["governance"], joinKey(mp, "governance"), "a viewer cannot decide, so governance has no effect")
 		}
 		unique(seen["user"], joinKey(mp, "user"), "user", m.User)
-		unique(seen["slack"], joinKey(mp, "slack"), "slack", m.Slack)
-		unique(seen["discord"], joinKey(mp, "discord"), "discord", m.Discord)
+		for _, c := range ladder.ChatSurfaces() {
+			unique(seen[c.Name], joinKey(mp, c.Name), c.Name, m.ChatID(c.Name))
+		}
 		// An address is one member's: a decision link, and a decision
 		// from the decision page, act as the member it belongs to.
 		unique(seen["email"], joinKey(mp, "email"), "email", strings.ToLower(m.Email))

@@ -10,7 +10,10 @@
 // The one lookup it makes is a time zone's rules by name (Zone).
 // Validation with file, line and field paths lives in package config, which
 // builds these values; the parsing of one target lives here because a
-// stored Plan must read its targets back without the config.
+// stored Plan must read its targets back without the config. The registry
+// of chat surfaces (ChatSurfaces) lives here too, beside the target kinds
+// it names: it is all that config's members and the threads core know of
+// each chat platform.
 package ladder
 
 import (
@@ -272,9 +275,15 @@ func (t Target) IsChannel() bool {
 	return t.Kind == KindSlackChannel || t.Kind == KindDiscordChannel
 }
 
-// IsUser reports whether t is one chat person (who can be mentioned and DMed).
+// IsUser reports whether t is one chat person (who can be mentioned and
+// DMed): the user kind of one of the ChatSurfaces.
 func (t Target) IsUser() bool {
-	return t.Kind == KindSlackUser || t.Kind == KindDiscordUser
+	for _, c := range chatSurfaces {
+		if t.Kind == c.UserKind {
+			return true
+		}
+	}
+	return false
 }
 
 // IsGroup reports whether t is a set of people mentioned at once (a Slack

@@ -1,6 +1,8 @@
 package ladder
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -67,36 +69,94 @@ func (d *Date) UnmarshalText(b []byte) error {
 // rotation is frozen, so the stored plan reaches them without the config.
 type RotationMember struct {
 	// User is the tenant user id ("user:kevin").
-	User string `json:"user"`
-	// Slack is a bare Slack user id, Discord a snowflake, Email a bare
-	// address; each may be empty.
-	Slack   string `json:"slack,omitempty"`
-	Discord string `json:"discord,omitempty"`
-	Email   string `json:"email,omitempty"`
+	User string
+	// Chat holds the member's bare user id on each chat surface they are
+	// on; Email is a bare address and may be empty.
+	Chat  ChatIDs
+	Email string
 }
 
-// ChatUsers are the member's Slack and Discord users, those they have,
-// Slack first.
-func (m RotationMember) ChatUsers() []Target {
-	var out []Target
-	if m.Slack != "" {
-		out = append(out, Target{Kind: KindSlackUser, ID: m.Slack})
-	}
-	if m.Discord != "" {
-		out = append(out, Target{Kind: KindDiscordUser, ID: m.Discord})
-	}
-	return out
-}
+// ChatUsers are the member's users on the chat surfaces they are on, in
+// ChatSurfaces order (Slack first).
+func (m RotationMember) ChatUsers() []Target { return m.Chat.Users() }
 
-// UserOn is the member's user on a surface (SurfaceSlack or
+// UserOn is the member's user on a chat surface (SurfaceSlack,
 // SurfaceDiscord), if they have one there.
-func (m RotationMember) UserOn(surface string) (Target, bool) {
-	for _, t := range m.ChatUsers() {
-		if t.Surface() == surface {
-			return t, true
+func (m RotationMember) UserOn(surface string) (Target, bool) { return m.Chat.UserOn(surface) }
+
+// MarshalJSON writes the member as stored plans have always held one:
+// "user", then each chat id under its surface's name in ChatSurfaces
+// order, then "email", leaving out the empty ones:
+// {"user":"user:kevin","slack":"U0KEVIN","email":"kevin@acme.example"}.
+func (m RotationMember) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	member := func(key, value string) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		} else {
+			b.WriteByte('{')
+		}
+		k, _ := json.Marshal(key) // a string: cannot fail
+		v, _ := json.Marshal(value)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	member("user", m.User)
+	for _, c := range chatSurfaces {
+		if id := m.Chat[c.Name]; id != "" {
+			member(c.Name, id)
 		}
 	}
-	return Target{}, false
+	if m.Email != "" {
+		member("email", m.Email)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes. Members it does not know
+// are passed over, as a struct's would be, so a plan frozen by a release
+// that knows one more chat surface still reads.
+func (m *RotationMember) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	str := func(key string) (string, error) {
+		var s string
+		if v, ok := raw[key]; ok {
+			if err := json.Unmarshal(v, &s); err != nil {
+				return "", fmt.Errorf("rotation member %s: %w", key, err)
+			}
+		}
+		return s, nil
+	}
+	var out RotationMember
+	var err error
+	if out.User, err = str("user"); err != nil {
+		return err
+	}
+	if out.Email, err = str("email"); err != nil {
+		return err
+	}
+	for _, c := range chatSurfaces {
+		id, err := str(c.Name)
+		if err != nil {
+			return err
+		}
+		if id != "" {
+			if out.Chat == nil {
+				out.Chat = ChatIDs{}
+			}
+			out.Chat[c.Name] = id
+		}
+	}
+	*m = out
+	return nil
 }
 
 // EmailTarget is the member's address, if they have one.

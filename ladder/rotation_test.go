@@ -12,9 +12,9 @@ import (
 )
 
 var (
-	kevin = ladder.RotationMember{User: "user:kevin", Slack: "U0KEVIN", Discord: "223344556677889900", Email: "kevin@acme.example"}
-	ada   = ladder.RotationMember{User: "user:ada", Slack: "U0ADA", Email: "ada@acme.example"}
-	lee   = ladder.RotationMember{User: "user:lee", Discord: "334455667788990011", Email: "lee@acme.example"}
+	kevin = ladder.RotationMember{User: "user:kevin", Chat: ladder.ChatIDs{"slack": "U0KEVIN", "discord": "223344556677889900"}, Email: "kevin@acme.example"}
+	ada   = ladder.RotationMember{User: "user:ada", Chat: ladder.ChatIDs{"slack": "U0ADA"}, Email: "ada@acme.example"}
+	lee   = ladder.RotationMember{User: "user:lee", Chat: ladder.ChatIDs{"discord": "334455667788990011"}, Email: "lee@acme.example"}
 )
 
 // weekly is kevin, ada and lee taking weekly turns, handing off Monday
@@ -66,7 +66,7 @@ func TestRotationOnDuty(t *testing.T) {
 		}
 	}
 	// Turn 18 is kevin's again, from 09:00 CEST.
-	if h := r.HandoffAt(18); !h.Equal(y27(4, 5, 9, 0)) || r.OnDuty(h).Member != kevin {
+	if h := r.HandoffAt(18); !h.Equal(y27(4, 5, 9, 0)) || !cmp.Equal(r.OnDuty(h).Member, kevin) {
 		t.Errorf("turn 18 starts %s with %+v", h, r.OnDuty(h).Member)
 	}
 }
@@ -104,10 +104,10 @@ func TestRotationOverrides(t *testing.T) {
 		t.Errorf("shifts (-want +got):\n%s", diff)
 	}
 	// An override's start is exact, as a hand-off's is.
-	if s := r.OnDuty(at(2, 12, 0)); s.Member != lee || !s.Override {
+	if s := r.OnDuty(at(2, 12, 0)); !cmp.Equal(s.Member, lee) || !s.Override {
 		t.Errorf("at the override's start: %+v", s)
 	}
-	if s := r.OnDuty(at(3, 12, 0)); s.Member != kevin || s.Override {
+	if s := r.OnDuty(at(3, 12, 0)); !cmp.Equal(s.Member, kevin) || s.Override {
 		t.Errorf("at the override's end: %+v", s)
 	}
 }
@@ -181,7 +181,7 @@ func TestPlanFreezesRotations(t *testing.T) {
 		t.Fatalf("plan rotations %v: want only the one the steps name", p.Rotations)
 	}
 	frozen := p.Rotations["primary"]
-	if len(frozen.Overrides) != 1 || frozen.Overrides[0].Member != ada {
+	if len(frozen.Overrides) != 1 || !cmp.Equal(frozen.Overrides[0].Member, ada) {
 		t.Errorf("frozen overrides %+v, want only the one during the approval's life", frozen.Overrides)
 	}
 	b, err := json.Marshal(p)

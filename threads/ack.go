@@ -287,7 +287,7 @@ func (s *Service) ladderClicker(ctx context.Context, req LadderRequest) (clicker
 	if !ok {
 		return clicker{}, "This bot does not serve tenant " + req.Tenant + "; nothing was recorded.", nil
 	}
-	m, ok := member(tenant, req.Person.Surface, req.Person.User)
+	m, ok := tenant.MemberOn(req.Person.Surface, req.Person.User)
 	if !ok {
 		return clicker{}, fmt.Sprintf("You are not a member of tenant %s in this bot's configuration, so nothing was recorded. An admin can add your %s id %s.",
 			req.Tenant, req.Person.Surface, req.Person.User), nil

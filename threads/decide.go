@@ -10,6 +10,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/config"
+	"approvalsbot/ladder"
 	"approvalsbot/store"
 )
 
@@ -153,19 +154,6 @@ const (
 // allow as much).
 const maxComment = 1000
 
-// Member maps a chat user to the tenant member the backend knows.
-func member(t *config.Tenant, surface, user string) (config.Member, bool) {
-	switch surface {
-	case "slack":
-		return t.MemberBySlack(user)
-	case "discord":
-		return t.MemberByDiscord(user)
-	case SurfaceEmail:
-		return t.MemberByEmail(user)
-	}
-	return config.Member{}, false
-}
-
 // Decide checks that the person may decide this card, and records the
 // decision and its outbox row in one transaction. Exactly one decision is
 // in flight per approval: a second click is told who is deciding. The
@@ -175,7 +163,7 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 	if !ok {
 		return DecideResult{Text: "This bot does not serve tenant " + req.Tenant + "; nothing was sent."}, nil
 	}
-	m, ok := member(tenant, req.Person.Surface, req.Person.User)
+	m, ok := tenant.MemberOn(req.Person.Surface, req.Person.User)
 	if !ok {
 		return DecideResult{Text: fmt.Sprintf("You are not a member of tenant %s in this bot's configuration, so nothing was sent. An admin can add your %s id %s.",
 			req.Tenant, req.Person.Surface, req.Person.User)}, nil
@@ -565,9 +553,12 @@ func (s *Service) tellRow(row *store.Approval, d deciding, text string, now time
 	// interaction token), which spends no edit budget.
 	body, _ := json.Marshal(tellPayload{User: d.User, Channel: d.Channel, Reply: d.Reply, Text: text, // plain data
 		Card: d.Reply != "", Revision: d.Revision})
-	target := d.Surface + ":" + d.User // slack:U…
-	if d.Surface == "discord" {
-		target = "discord:user:" + d.User
+	// To the person's own user on the surface they clicked on (slack:U…,
+	// discord:user:…): its text starts with the surface's name, by which
+	// retention finds the handle the row carries.
+	target := d.Surface + ":" + d.User
+	if c, ok := ladder.ChatSurfaceNamed(d.Surface); ok {
+		target = c.User(d.User).String()
 	}
 	return store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID, Kind: KindTell,
 		Target: target, Payload: body, NotBefore: now, Now: now}

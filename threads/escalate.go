@@ -328,16 +328,9 @@ func displayName(tenant *config.Tenant, target string) string {
 	if err != nil {
 		return target
 	}
-	if tenant != nil {
-		var m config.Member
-		var ok bool
-		switch t.Kind {
-		case ladder.KindSlackUser:
-			m, ok = tenant.MemberBySlack(t.ID)
-		case ladder.KindDiscordUser:
-			m, ok = tenant.MemberByDiscord(t.ID)
-		}
-		if ok {
+	if tenant != nil && t.IsUser() {
+		// A chat user's target lives on the surface its id is kept under.
+		if m, ok := tenant.MemberOn(t.Surface(), t.ID); ok {
 			return strings.TrimPrefix(m.User, "user:")
 		}
 	}

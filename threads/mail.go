@@ -217,7 +217,7 @@ func (s *Service) mailLinks(tenant *config.Tenant, card Card, kind, addr string)
 	if tenant == nil {
 		return "", nil
 	}
-	m, ok := tenant.MemberByEmail(addr)
+	m, ok := tenant.MemberOn(ladder.SurfaceEmail, addr)
 	if !ok {
 		return "", nil
 	}

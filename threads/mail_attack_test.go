@@ -158,7 +158,7 @@ func TestAttackMergedStepsMailOnePersonOnce(t *testing.T) {
 	h.drain(t)
 	if n := len(h.mailsTo("kevin@acme.example")); n != 1 {
 		t.Errorf("LOW: steps 2 and 3 fired together mailed kevin %d times; stepRows dedupes email targets by their "+
-			"text, not case-insensitively as mailTarget and MemberByEmail compare them", n)
+			"text, not case-insensitively as mailTarget and MemberOn(email) compare them", n)
 	}
 	if n := len(h.mailsTo("leads@acme.example")); n != 1 {
 		t.Errorf("leads got %d mails", n)

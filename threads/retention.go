@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"approvalsbot/config"
+	"approvalsbot/ladder"
 	"approvalsbot/store"
 )
 
@@ -33,10 +34,11 @@ import (
 //
 // A chat handle (a Slack response_url, a Discord interaction token) is a
 // capability to answer in the person's name-space for as long as the
-// platform honours it (SlackHandleLifetime, DiscordHandleLifetime); once it lapses it is dropped from
-// the rows that carry it, pending or not. A row that still needs to answer
-// the person then does so without it (an ephemeral message in the channel,
-// a DM), as it does when a handle has lapsed in flight.
+// platform honours it (ladder.ChatSurface.HandleLifetime); once it lapses
+// it is dropped from the rows that carry it, pending or not. A row that
+// still needs to answer the person then does so without it (an ephemeral
+// message in the channel, a DM), as it does when a handle has lapsed in
+// flight.
 type Retention struct {
 	Closed     time.Duration
 	Tombstones time.Duration
@@ -56,27 +58,26 @@ const PruneEvery = 5 * time.Minute
 // waits for one batch at most.
 const pruneBatch = 500
 
-// How long each surface's handle for answering one person works
-// (Person.Reply).
-const (
-	// A response_url takes posts for 30 minutes:
-	// https://api.slack.com/interactivity/handling#message_responses
-	SlackHandleLifetime = 30 * time.Minute
-	// An interaction token takes follow-ups for 15 minutes:
-	// https://discord.com/developers/docs/interactions/receiving-and-responding#followup-messages
-	DiscordHandleLifetime = 15 * time.Minute
-)
-
-// handleSurfaces are the surfaces whose clicks leave a handle.
-func handleSurfaces() []string { return []string{"slack", "discord"} }
-
-// handleLifetime is how long a surface's handle works; a surface not known
-// to have one is given the shortest.
+// handleLifetime is how long the handle for answering one person
+// (Person.Reply) that a click on surface left works: the chat surface's
+// HandleLifetime. A surface not known to have one is given the shortest.
 func handleLifetime(surface string) time.Duration {
-	if surface == "slack" {
-		return SlackHandleLifetime
+	if c, ok := ladder.ChatSurfaceNamed(surface); ok {
+		return c.HandleLifetime
 	}
-	return DiscordHandleLifetime
+	return shortestHandleLifetime()
+}
+
+// shortestHandleLifetime is the shortest lifetime of any chat surface's
+// handle: no handle younger than that has lapsed.
+func shortestHandleLifetime() time.Duration {
+	var d time.Duration
+	for i, c := range ladder.ChatSurfaces() {
+		if i == 0 || c.HandleLifetime < d {
+			d = c.HandleLifetime
+		}
+	}
+	return d
 }
 
 // handleKey is the JSON member that carries a handle, in a decision in
@@ -195,8 +196,12 @@ func batches(batch func(ctx context.Context) (int, error)) func(ctx context.Cont
 // for a person (KindTell rows, any state) and from decisions in flight.
 func (p *Pruner) dropHandles(ctx context.Context, now time.Time) (int, error) {
 	total := 0
-	for _, surface := range handleSurfaces() {
-		before := now.Add(-handleLifetime(surface))
+	// The clicks of every chat surface leave a handle; the rows answering
+	// one are addressed to the person's user there, whose text starts with
+	// the surface's name (tellRow).
+	for _, c := range ladder.ChatSurfaces() {
+		surface := c.Name
+		before := now.Add(-c.HandleLifetime)
 		prev := p.scrubbed[surface]
 		after := time.Time{}
 		if !prev.IsZero() {
@@ -220,7 +225,7 @@ func (p *Pruner) dropHandles(ctx context.Context, now time.Time) (int, error) {
 	// time and surface; UpdatedBefore only narrows the read to rows
 	// older than the shortest lifetime (a row changes at or after its
 	// click).
-	n, err := p.s.store.ApprovalScrub(ctx, store.ApprovalScrubParams{UpdatedBefore: now.Add(-DiscordHandleLifetime),
+	n, err := p.s.store.ApprovalScrub(ctx, store.ApprovalScrubParams{UpdatedBefore: now.Add(-shortestHandleLifetime()),
 		Contains: handleMark, Limit: pruneBatch, Scrub: func(b []byte) []byte { return lapsedDeciding(b, now) }})
 	return total + n, err
 }

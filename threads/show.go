@@ -43,7 +43,7 @@ func (s *Service) ShowArguments(ctx context.Context, req ShowRequest) (ShowResul
 	if !ok {
 		return refuse("This bot does not serve tenant " + req.Tenant + ".")
 	}
-	m, ok := member(tenant, req.Person.Surface, req.Person.User)
+	m, ok := tenant.MemberOn(req.Person.Surface, req.Person.User)
 	if !ok {
 		return refuse(fmt.Sprintf("You are not a member of tenant %s in this bot's configuration, so the arguments are not shown.", req.Tenant))
 	}

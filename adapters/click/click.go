@@ -71,11 +71,10 @@ type Options struct {
 	Store Store
 	// Service is where clicks go. Required.
 	Service Service
-	// Tenants gives the configuration in force, and Member finds the
-	// surface's user in a tenant: together they say whether a Deny asks
-	// for a reason. Required.
+	// Tenants gives the configuration in force: whether the clicker is a
+	// member who may decide there says whether a Deny asks for a reason.
+	// Required.
 	Tenants func() map[string]*config.Tenant
-	Member  func(t *config.Tenant, user string) (config.Member, bool)
 	// Logger gets one line per click that fails; nil discards.
 	Logger *slog.Logger
 }
@@ -86,7 +85,6 @@ type Flow struct {
 	store   Store
 	service Service
 	tenants func() map[string]*config.Tenant
-	member  func(t *config.Tenant, user string) (config.Member, bool)
 	log     *slog.Logger
 }
 
@@ -102,8 +100,8 @@ func New(o Options) (*Flow, error) {
 	if o.Service == nil {
 		errs = append(errs, errors.New("click: Service is required"))
 	}
-	if o.Tenants == nil || o.Member == nil {
-		errs = append(errs, errors.New("click: Tenants and Member are required"))
+	if o.Tenants == nil {
+		errs = append(errs, errors.New("click: Tenants is required"))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -111,7 +109,7 @@ func New(o Options) (*Flow, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Flow{surface: o.Surface, store: o.Store, service: o.Service, tenants: o.Tenants, member: o.Member, log: o.Logger}, nil
+	return &Flow{surface: o.Surface, store: o.Store, service: o.Service, tenants: o.Tenants, log: o.Logger}, nil
 }
 
 // ReasonMax bounds a denial's reason and an approval's comment, in
@@ -228,7 +226,7 @@ func (f *Flow) mayDecide(tenant, user string) bool {
 	if !ok || t == nil {
 		return false
 	}
-	m, ok := f.member(t, user)
+	m, ok := t.MemberOn(f.surface, user)
 	return ok && m.Role.CanDecide()
 }
 

@@ -231,7 +231,7 @@ func TestNewNamesWhatIsMissing(t *testing.T) {
 	if err == nil {
 		t.Fatal("New took empty options")
 	}
-	for _, want := range []string{"Surface", "Store", "Service", "Tenants and Member"} {
+	for _, want := range []string{"Surface", "Store", "Service", "Tenants"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}

@@ -87,8 +87,8 @@ func newBot(t *testing.T) *bot {
 	}
 	b := &bot{backend: back, svc: svc, store: st, cfg: cfg}
 	b.opts = click.Options{Surface: "slack", Store: st, Service: svc,
-		Tenants: func() map[string]*config.Tenant { return cfg.Tenants }, Member: (*config.Tenant).MemberBySlack,
-		Logger: slog.New(slog.DiscardHandler)}
+		Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+		Logger:  slog.New(slog.DiscardHandler)}
 	b.flow = b.with(t, nil)
 	return b
 }

@@ -149,7 +149,7 @@ func (a *Adapter) command(in *inbound, who person) (*answer, click.Work) {
 // what waits or its ladders.
 func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*templates.DiscordMessage {
 	tenants := a.tenants()
-	member := func(t *config.Tenant) bool { _, ok := t.MemberByDiscord(who.user); return ok }
+	member := func(t *config.Tenant) bool { _, ok := t.MemberOn(ladder.SurfaceDiscord, who.user); return ok }
 	ids, byChannel := click.TenantsFor(tenants, func(t *config.Tenant) bool { return postsTo(t, who.channel) }, member)
 	if len(ids) == 0 {
 		return textMessages([]string{"No tenant posts to this channel, and you are not a member of any tenant in this bot's " +

@@ -221,7 +221,7 @@ func New(s *Surface, svc Service) (*Adapter, error) {
 		return nil, errors.New("discord: a Surface is required")
 	}
 	clicks, err := click.New(click.Options{Surface: "discord", Store: s.store, Service: svc, Tenants: s.tenants,
-		Member: (*config.Tenant).MemberByDiscord, Logger: s.log})
+		Logger: s.log})
 	if err != nil {
 		return nil, fmt.Errorf("discord: %w", err)
 	}

@@ -88,7 +88,7 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 		if sub == "ladder" {
 			// A ladder names people and addresses: members only, however
 			// public the channel.
-			if _, ok := tenants[id].MemberBySlack(cmd.UserID); !ok {
+			if _, ok := tenants[id].MemberOn(ladder.SurfaceSlack, cmd.UserID); !ok {
 				sections = append(sections, section{mrkdwn: fmt.Sprintf("*%s*: only the tenant's members see its ladders.", mrkdwn(id))})
 				continue
 			}
@@ -108,7 +108,7 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 func tenantsFor(tenants map[string]*config.Tenant, channel, user string) ([]string, bool) {
 	return click.TenantsFor(tenants,
 		func(t *config.Tenant) bool { return postsTo(t, channel) },
-		func(t *config.Tenant) bool { _, ok := t.MemberBySlack(user); return ok })
+		func(t *config.Tenant) bool { _, ok := t.MemberOn(ladder.SurfaceSlack, user); return ok })
 }
 
 func postsTo(t *config.Tenant, channel string) bool {

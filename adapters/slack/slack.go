@@ -194,7 +194,7 @@ func New(s *Surface, svc Service) (*Adapter, error) {
 		return nil, errors.New("slack: a Surface is required")
 	}
 	clicks, err := click.New(click.Options{Surface: "slack", Store: s.store, Service: svc, Tenants: s.tenants,
-		Member: (*config.Tenant).MemberBySlack, Logger: s.log})
+		Logger: s.log})
 	if err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
 	}
