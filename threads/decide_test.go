@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -55,21 +54,11 @@ func newDecideHarnessFrom(t *testing.T, configText string, maxElapsed time.Durat
 // arguments reads a fixture approval's full arguments, the backend's truth.
 func arguments(t testing.TB, name string) json.RawMessage {
 	t.Helper()
-	p, err := fixtures.Path("arguments", name)
+	args, err := fixtures.Arguments(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(b, &fx); err != nil {
-		t.Fatal(err)
-	}
-	return fx.Arguments
+	return args
 }
 
 func slackPerson(user string) threads.Person {

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,10 +16,9 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/config"
-	"approvalsbot/internal/fixtures"
 	"approvalsbot/store"
-	"approvalsbot/store/sqlite"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // testCallsSecret is the calls secret testConfig names, and the one the
@@ -188,15 +185,7 @@ func newHarnessFrom(t *testing.T, configText string, opt func(*threads.Options))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := threadstest.OpenSQLite(t)
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC))
 	surf := &recorder{}
 	o := threads.Options{Store: st, Tenants: cfg, Clock: clock, Fallback: surf}
@@ -225,19 +214,7 @@ func (h *harness) restart(t *testing.T) {
 
 func readEvent(t *testing.T, name string) ([]byte, *approval.Event) {
 	t.Helper()
-	p, err := fixtures.Path("events", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := approval.Parse(body)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return body, ev
+	return threadstest.Event(t, name)
 }
 
 func (h *harness) ingest(t *testing.T, name string) threads.IngestResult {

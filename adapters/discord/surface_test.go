@@ -28,24 +28,14 @@ import (
 	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // fixtureCard is a waiting card of a fixture event, for calling the
 // surface directly.
 func fixtureCard(t *testing.T, name string) threads.Card {
 	t.Helper()
-	p, err := fixtures.Path("events", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := approval.Parse(body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ev := threadstest.Event(t, name)
 	return threads.Card{Tenant: ev.Tenant, Approval: ev.Approval, State: approval.StatePending, HeldRevision: 1,
 		Now: time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC)}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,7 +19,6 @@ import (
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/approval"
-	"approvalsbot/internal/fixtures"
 	"approvalsbot/store"
 	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
@@ -32,18 +30,7 @@ import (
 // surface directly.
 func fixtureCard(t *testing.T, name string) threads.Card {
 	t.Helper()
-	p, err := fixtures.Path("events", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := approval.Parse(body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ev := threadstest.Event(t, name)
 	return threads.Card{Tenant: ev.Tenant, Approval: ev.Approval, State: approval.StatePending, HeldRevision: 1,
 		Now: time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC)}
 }

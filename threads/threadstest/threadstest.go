@@ -41,12 +41,9 @@ func OpenSQLite(t testing.TB) *sqlite.Store {
 	return st
 }
 
-// Ingest feeds the fixture event name (events/NAME), changed by edit
-// (the envelope as a map) when edit is set, to svc, as the backend's
-// event handler does once it has verified the event, and returns it as
-// parsed. The fixture's times are kept: a test that ingests it runs the
-// service on a clock at the fixtures' date.
-func Ingest(t testing.TB, svc *threads.Service, name string, edit func(ev map[string]any)) *approval.Event {
+// Event reads the fixture event name (events/NAME) and parses it as the
+// backend's event handler does: the body as sent, and the event.
+func Event(t testing.TB, name string) ([]byte, *approval.Event) {
 	t.Helper()
 	p, err := fixtures.Path("events", name)
 	if err != nil {
@@ -56,19 +53,34 @@ func Ingest(t testing.TB, svc *threads.Service, name string, edit func(ev map[st
 	if err != nil {
 		t.Fatal(err)
 	}
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return body, ev
+}
+
+// Ingest feeds the fixture event name (events/NAME), changed by edit
+// (the envelope as a map) when edit is set, to svc, as the backend's
+// event handler does once it has verified the event, and returns it as
+// parsed. The fixture's times are kept: a test that ingests it runs the
+// service on a clock at the fixtures' date.
+func Ingest(t testing.TB, svc *threads.Service, name string, edit func(ev map[string]any)) *approval.Event {
+	t.Helper()
+	body, ev := Event(t, name)
 	if edit != nil {
 		var m map[string]any
 		if err := json.Unmarshal(body, &m); err != nil {
 			t.Fatal(err)
 		}
 		edit(m)
+		var err error
 		if body, err = json.Marshal(m); err != nil {
 			t.Fatal(err)
 		}
-	}
-	ev, err := approval.Parse(body)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		if ev, err = approval.Parse(body); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
 	sum := sha256.Sum256(body)
 	if _, err := svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
