@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"approvalsbot/app"
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/internal/syncbuf"
 	"approvalsbot/store/sqlite"
 	"approvalsbot/threads/threadstest"
 )
@@ -40,22 +40,7 @@ const (
 var requestedAt = time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
 
 // syncBuffer collects what the bot writes while a test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // botConfig writes a configuration with the given sections after the
 // common ones (a SQLite store in dir, a backend nobody answers at, one

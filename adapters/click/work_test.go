@@ -1,16 +1,15 @@
 package click_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"approvalsbot/adapters/click"
+	"approvalsbot/internal/syncbuf"
 )
 
 func TestCloseWaitsForTheWorkInFlight(t *testing.T) {
@@ -97,22 +96,7 @@ func TestEnterIsWaitedForUntilDone(t *testing.T) {
 }
 
 // lockedBuffer collects log lines from every goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 func TestPanickingWorkIsLoggedAndWaitedFor(t *testing.T) {
 	t.Parallel()

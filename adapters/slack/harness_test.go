@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +29,7 @@ import (
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/approval"
 	"approvalsbot/config"
+	"approvalsbot/internal/syncbuf"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -90,22 +90,7 @@ tenants:
 `
 
 // syncBuffer collects log lines from every goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // harness is the bot's Slack side for real: the adapter's HTTP endpoints
 // on a loopback listener, threads on SQLite in a temporary directory, the

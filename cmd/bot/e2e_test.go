@@ -14,13 +14,13 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/internal/syncbuf"
 	"approvalsbot/templates"
 )
 
@@ -80,22 +80,7 @@ tenants:
 }
 
 // syncBuffer collects a process's output while tests read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 type botProc struct {
 	cmd    *exec.Cmd

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/internal/connlimit"
+	"approvalsbot/internal/syncbuf"
 )
 
 // server is a capped loopback listener whose accepted connections the
@@ -248,19 +249,4 @@ func TestWrapRejectsBadCaps(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
+type syncBuffer = syncbuf.Buffer
