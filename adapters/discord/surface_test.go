@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,28 +30,11 @@ import (
 	"approvalsbot/threads/threadstest"
 )
 
-// fixtureCard is a waiting card of a fixture event, for calling the
-// surface directly.
-func fixtureCard(t *testing.T, name string) threads.Card {
-	t.Helper()
-	_, ev := threadstest.Event(t, name)
-	return threads.Card{Tenant: ev.Tenant, Approval: ev.Approval, State: approval.StatePending, HeldRevision: 1,
-		Now: time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC)}
-}
-
-func delivery(err error) (permanent bool, after time.Duration, classified bool) {
-	var de *threads.DeliveryError
-	if errors.As(err, &de) {
-		return de.Permanent, de.RetryAfter, true
-	}
-	return false, 0, false
-}
-
 // TestFailuresAreClassified: the surface says which failures the outbox
 // should wait on (Discord's retry_after), give up on, or retry.
 func TestFailuresAreClassified(t *testing.T) {
 	h := newHarness(t)
-	card := fixtureCard(t, "merge.json")
+	card := threadstest.Card(t, "merge.json")
 	type want struct {
 		permanent bool
 		after     time.Duration
@@ -89,7 +71,7 @@ func TestFailuresAreClassified(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			permanent, after, classified := delivery(err)
+			permanent, after, classified := threadstest.Delivery(err)
 			switch {
 			case c.want.plain && classified:
 				t.Fatalf("%v classified as permanent=%v after=%s, want a plain error", err, permanent, after)
@@ -113,7 +95,7 @@ func TestFailuresAreClassified(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = down.Post(context.Background(), threads.PostRequest{Target: approvalTarget, Card: card})
-		if _, _, classified := delivery(err); err == nil || classified {
+		if _, _, classified := threadstest.Delivery(err); err == nil || classified {
 			t.Fatalf("%v: want a plain error", err)
 		}
 	})
@@ -121,21 +103,21 @@ func TestFailuresAreClassified(t *testing.T) {
 	t.Run("edit of a deleted card", func(t *testing.T) {
 		err := h.adapter.Edit(context.Background(), threads.EditRequest{Post: threads.PostRef{ApprovalID: "a-merge1",
 			Target: approvalTarget, Channel: chApproval, Ref: "1399999999999999999"}, Card: card})
-		if permanent, _, _ := delivery(err); !permanent || !strings.Contains(err.Error(), "code 10008") {
+		if permanent, _, _ := threadstest.Delivery(err); !permanent || !strings.Contains(err.Error(), "code 10008") {
 			t.Fatalf("%v: want permanent Unknown Message", err)
 		}
 	})
 
 	t.Run("a card for a role", func(t *testing.T) {
 		_, err := h.adapter.Post(context.Background(), threads.PostRequest{Target: "discord:role:" + roleOncall, Card: card})
-		if permanent, _, _ := delivery(err); !permanent {
+		if permanent, _, _ := threadstest.Delivery(err); !permanent {
 			t.Fatalf("%v: want permanent", err)
 		}
 	})
 
 	t.Run("a DM to an unknown user", func(t *testing.T) {
 		_, err := h.adapter.Post(context.Background(), threads.PostRequest{Target: "discord:user:123456789012345678", Card: card})
-		if permanent, _, _ := delivery(err); !permanent || !strings.Contains(err.Error(), "Unknown User") {
+		if permanent, _, _ := threadstest.Delivery(err); !permanent || !strings.Contains(err.Error(), "Unknown User") {
 			t.Fatalf("%v: want permanent Unknown User", err)
 		}
 	})
@@ -143,7 +125,7 @@ func TestFailuresAreClassified(t *testing.T) {
 	t.Run("a DM to someone who takes none", func(t *testing.T) {
 		h.discord.BlockDMs(noc)
 		_, err := h.adapter.Post(context.Background(), threads.PostRequest{Target: "discord:user:" + noc, Card: card})
-		if permanent, _, _ := delivery(err); !permanent || !strings.Contains(err.Error(), "code 50007") {
+		if permanent, _, _ := threadstest.Delivery(err); !permanent || !strings.Contains(err.Error(), "code 50007") {
 			t.Fatalf("%v: want permanent Cannot send messages to this user", err)
 		}
 	})
@@ -160,7 +142,7 @@ func TestErrorsNeverCarryAnInteractionToken(t *testing.T) {
 	}
 	h.discord.RateLimit(discordtest.RouteFollowup, 10, time.Millisecond, false)
 	err := h.adapter.Tell(context.Background(), threads.TellRequest{Tenant: "acme", User: kevin, Reply: res.Token, Text: "x"})
-	if _, after, _ := delivery(err); after <= 0 || strings.Contains(err.Error(), res.Token) {
+	if _, after, _ := threadstest.Delivery(err); after <= 0 || strings.Contains(err.Error(), res.Token) {
 		t.Fatalf("%v: want RetryAfter, without the token", err)
 	}
 	o := h.opts

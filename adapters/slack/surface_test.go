@@ -2,7 +2,6 @@ package slack_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,7 +17,6 @@ import (
 	"approvalsbot/adapters/logsurface"
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
-	"approvalsbot/approval"
 	"approvalsbot/store"
 	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
@@ -26,28 +24,11 @@ import (
 	"approvalsbot/threads/threadstest"
 )
 
-// fixtureCard is a waiting card of a fixture event, for calling the
-// surface directly.
-func fixtureCard(t *testing.T, name string) threads.Card {
-	t.Helper()
-	_, ev := threadstest.Event(t, name)
-	return threads.Card{Tenant: ev.Tenant, Approval: ev.Approval, State: approval.StatePending, HeldRevision: 1,
-		Now: time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC)}
-}
-
-func delivery(err error) (permanent bool, after time.Duration, classified bool) {
-	var de *threads.DeliveryError
-	if errors.As(err, &de) {
-		return de.Permanent, de.RetryAfter, true
-	}
-	return false, 0, false
-}
-
 // TestFailuresAreClassified: the surface says which failures the outbox
 // should wait on (Slack's Retry-After), give up on, or retry.
 func TestFailuresAreClassified(t *testing.T) {
 	h := newHarness(t)
-	card := fixtureCard(t, "merge.json")
+	card := threadstest.Card(t, "merge.json")
 	type want struct {
 		permanent bool
 		after     time.Duration
@@ -79,7 +60,7 @@ func TestFailuresAreClassified(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			permanent, after, classified := delivery(err)
+			permanent, after, classified := threadstest.Delivery(err)
 			if c.plain {
 				if classified {
 					t.Fatalf("%v classified as permanent=%v after=%s, want a plain error", err, permanent, after)
@@ -105,7 +86,7 @@ func TestFailuresAreClassified(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = down.Post(context.Background(), threads.PostRequest{Target: "slack:C0APPROVALS", Card: card})
-		if _, _, classified := delivery(err); err == nil || classified {
+		if _, _, classified := threadstest.Delivery(err); err == nil || classified {
 			t.Fatalf("%v: want a plain error", err)
 		}
 	})
@@ -113,21 +94,21 @@ func TestFailuresAreClassified(t *testing.T) {
 	t.Run("edit of a deleted card", func(t *testing.T) {
 		err := h.adapter.Edit(context.Background(), threads.EditRequest{Post: threads.PostRef{ApprovalID: "a-merge1",
 			Channel: "C0APPROVALS", Ref: "1700000000.999999"}, Card: card})
-		if permanent, _, _ := delivery(err); !permanent {
+		if permanent, _, _ := threadstest.Delivery(err); !permanent {
 			t.Fatalf("%v: want permanent", err)
 		}
 	})
 
 	t.Run("a card for a user group", func(t *testing.T) {
 		_, err := h.adapter.Post(context.Background(), threads.PostRequest{Target: "slack:S0ONCALL", Card: card})
-		if permanent, _, _ := delivery(err); !permanent {
+		if permanent, _, _ := threadstest.Delivery(err); !permanent {
 			t.Fatalf("%v: want permanent", err)
 		}
 	})
 
 	t.Run("a DM to an unknown user", func(t *testing.T) {
 		_, err := h.adapter.Post(context.Background(), threads.PostRequest{Target: "slack:U0GHOST", Card: card})
-		if permanent, _, _ := delivery(err); !permanent || !strings.Contains(err.Error(), "user_not_found") {
+		if permanent, _, _ := threadstest.Delivery(err); !permanent || !strings.Contains(err.Error(), "user_not_found") {
 			t.Fatalf("%v: want permanent user_not_found", err)
 		}
 	})
@@ -383,12 +364,12 @@ func TestTellFallsBackToEphemeral(t *testing.T) {
 	}
 
 	err := h.adapter.Tell(ctx, threads.TellRequest{User: "U0VIC", Reply: expired, Text: "four"})
-	if permanent, _, _ := delivery(err); !permanent {
+	if permanent, _, _ := threadstest.Delivery(err); !permanent {
 		t.Fatalf("%v: nowhere to answer is permanent", err)
 	}
 	if err := h.adapter.Tell(ctx, threads.TellRequest{User: "U0VIC", Channel: "C0NOWHERE", Text: "five"}); err == nil {
 		t.Fatal("an answer in an unknown channel succeeded")
-	} else if permanent, _, _ := delivery(err); !permanent {
+	} else if permanent, _, _ := threadstest.Delivery(err); !permanent {
 		t.Fatalf("%v: want permanent", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,6 +59,30 @@ func Event(t testing.TB, name string) ([]byte, *approval.Event) {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return body, ev
+}
+
+// FixtureNow is the fixtures' own time: their requests were made just
+// before it, and their deadlines lie after it.
+var FixtureNow = time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC)
+
+// Card is the waiting card of fixture event name at FixtureNow, its first
+// revision the newest, for calling a surface directly.
+func Card(t testing.TB, name string) threads.Card {
+	t.Helper()
+	_, ev := Event(t, name)
+	return threads.Card{Tenant: ev.Tenant, Approval: ev.Approval, State: approval.StatePending, HeldRevision: 1,
+		Now: FixtureNow}
+}
+
+// Delivery says how a surface classified err for the outbox: whether it
+// is permanent, the wait the platform asked for, and whether it was
+// classified at all (false: a plain error, retried with backoff).
+func Delivery(err error) (permanent bool, after time.Duration, classified bool) {
+	var de *threads.DeliveryError
+	if errors.As(err, &de) {
+		return de.Permanent, de.RetryAfter, true
+	}
+	return false, 0, false
 }
 
 // Ingest feeds the fixture event name (events/NAME), changed by edit
