@@ -3,6 +3,7 @@ package threads_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,14 +11,16 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
-
 	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/store/sqlite"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // pacedRecorder is the recorder as a surface whose platform limits it.
@@ -332,4 +335,69 @@ func TestACommitConfirmedLateIsSent(t *testing.T) {
 	if a := h.state(t, "a-merge1"); len(a.Deciding) == 0 {
 		t.Fatal("the decision is not in flight")
 	}
+}
+
+// The outbox's idle poll runs on the injected clock: a row that waits for
+// a time the test's fake clock reaches is performed when the clock is
+// advanced there, without any wall-clock wait (under testing/synctest a
+// poll on the wall clock would still be sleeping when the bubble settles).
+func TestTheIdlePollRunsOnTheInjectedClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
+		// Every post is refused, asking for 10 s, until the clock is there.
+		open := threadstest.FixtureNow.Add(10 * time.Second)
+		var refused atomic.Int64
+		surf := &recorder{fail: func(op string) error {
+			if op == "post" && clock.Now().Before(open) {
+				refused.Add(1)
+				return threads.RetryAfter(errors.New("rate limited"), 10*time.Second)
+			}
+			return nil
+		}}
+		svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Fallback: surf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &harness{svc: svc, store: st, surf: surf}
+		h.ingest(t, "search.json") // its cards, refused with a 10 s wait
+		run, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = svc.RunOutbox(run, threads.WorkerOptions{Poll: time.Second, PacedPoll: time.Second})
+		}()
+		synctest.Wait()
+		cards := refused.Load()
+		if cards == 0 || postCount(surf) != 0 {
+			t.Fatalf("%d posts refused, %d made: want every card refused and waiting", cards, postCount(surf))
+		}
+		clock.Advance(10 * time.Second)
+		synctest.Wait()
+		if n := postCount(surf); n != int(cards) || refused.Load() != cards {
+			t.Fatalf("%d posts made once the fake clock reached the rows' time (%d refused), want all %d without any wall-clock wait",
+				n, refused.Load(), cards)
+		}
+		stop()
+		<-done
+	})
+}
+
+// postCount is how many posts the recorder took, read under its lock.
+func postCount(r *recorder) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.posts)
 }

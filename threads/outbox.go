@@ -158,7 +158,7 @@ func (s *Service) runLane(ctx, work context.Context, lane string, workers int, p
 	inflight := map[string]bool{}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	timer := time.NewTimer(0)
+	timer := s.timers.NewTimer(0)
 	defer timer.Stop()
 	reap := func() {
 		for {
@@ -211,7 +211,7 @@ func (s *Service) runLane(ctx, work context.Context, lane string, workers int, p
 		case <-s.wake[lane]:
 		case id := <-finished:
 			delete(inflight, id)
-		case <-timer.C:
+		case <-timer.Chan():
 		}
 	}
 }

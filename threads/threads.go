@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
@@ -26,9 +28,27 @@ import (
 	"approvalsbot/templates"
 )
 
-// Clock is the time source; tests inject a fake one.
+// Clock is the time source; tests inject a fake one. A Clock that also
+// makes timers (TimerClock, as clockwork's clocks do) runs the outbox's
+// idle poll too, so a test's fake clock moves it; any other runs it on
+// the wall clock.
 type Clock interface {
 	Now() time.Time
+}
+
+// TimerClock is a Clock that makes timers.
+type TimerClock interface {
+	Clock
+	NewTimer(d time.Duration) clockwork.Timer
+}
+
+// timerClock is the clock the outbox's idle poll runs on: c when it
+// makes timers, else the wall clock.
+func timerClock(c Clock) TimerClock {
+	if tc, ok := c.(TimerClock); ok {
+		return tc
+	}
+	return clockwork.NewRealClock()
 }
 
 // Tenants gives the configuration in force for a tenant. It is read per
@@ -81,6 +101,7 @@ type Service struct {
 	store    store.Store
 	tenants  Tenants
 	clock    Clock
+	timers   TimerClock // the outbox's idle poll
 	log      *slog.Logger
 	surfaces map[string]Surface
 	fallback Surface
@@ -115,7 +136,7 @@ func New(o Options) (*Service, error) {
 	if o.Lease <= 0 {
 		o.Lease = tickLease
 	}
-	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, log: o.Logger,
+	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
 		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, links: o.Links, lease: o.Lease,
 		wake: wakes()}, nil
 }
