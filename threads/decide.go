@@ -223,11 +223,24 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 		if received.IsZero() || received.After(now) {
 			received = now
 		}
-		if req.Approve && !row.DeadlineAt.IsZero() && !received.Before(row.DeadlineAt) {
+		deadlineAt := row.DeadlineAt
+		staged, waiting := waitingDeadline(row, now)
+		if waiting {
+			deadlineAt = staged.Due
+		}
+		if req.Approve && !deadlineAt.IsZero() && !received.Before(deadlineAt) {
 			// The card promised that no answer by the deadline counts as a
 			// no; the deadline's deny is on its way.
 			res = DecideResult{Text: "The deadline has passed: no answer by then counts as a no, so your approval was not sent."}
 			return nil
+		}
+		if waiting {
+			// The deadline's deny waits for clicks like this one: the
+			// person's decision takes its place (its row then sends
+			// nothing), and the deadline is armed again should the
+			// person's decision not land.
+			row.Deciding = nil
+			row.DeadlineAt = staged.Due
 		}
 		if len(row.Deciding) > 0 {
 			var other deciding
@@ -241,7 +254,7 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 			return err
 		}
 		res = DecideResult{Sent: true, Text: sending(req.Approve, a.Call.Function)}
-		return s.insert(ctx, tx, []store.OutboxInsertParams{s.decisionRow(row, now)})
+		return s.insert(ctx, tx, []store.OutboxInsertParams{s.decisionRowFor(row, d, now, now)})
 	})
 	if err != nil && ctx.Err() != nil && s.recorded(ctx, req.ApprovalID, d) {
 		// The commit went through although the click's time ran out
@@ -276,9 +289,43 @@ func (s *Service) recorded(ctx context.Context, approvalID string, d deciding) b
 		got.Revision == d.Revision && got.Approve == d.Approve && got.At.Equal(d.At)
 }
 
-func (s *Service) decisionRow(row *store.Approval, now time.Time) store.OutboxInsertParams {
+// decisionRowFor is the outbox row that sends d, the decision just put
+// in flight on row, from send on. It names d by when it was made, so a
+// row whose decision another took the place of (a click received before
+// the deadline, over the deadline's deny still waiting) sends nothing.
+func (s *Service) decisionRowFor(row *store.Approval, d deciding, send, now time.Time) store.OutboxInsertParams {
+	body, _ := json.Marshal(decisionPayload{At: d.At}) // a time: cannot fail
 	return store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID,
-		Kind: KindDecision, Target: "backend", Payload: []byte(`{}`), NotBefore: now, Now: now}
+		Kind: KindDecision, Target: "backend", Payload: body, NotBefore: send, Now: now}
+}
+
+// decisionPayload is a decision row's payload: which decision in flight
+// it sends (zero in rows from before it was kept: whichever is in flight).
+type decisionPayload struct {
+	At time.Time `json:"at,omitzero"`
+}
+
+// inFlight reports whether d is the decision in flight on row.
+func inFlight(row *store.Approval, d deciding) bool {
+	var cur deciding
+	if len(row.Deciding) == 0 || json.Unmarshal(row.Deciding, &cur) != nil { // our own JSON
+		return false
+	}
+	return cur.Actor == d.Actor && cur.Surface == d.Surface && cur.At.Equal(d.At)
+}
+
+// waitingDeadline is the deadline's deny in flight on row when it is
+// still waiting to be sent (a click received before the deadline may yet
+// take its place), with ok; otherwise ok is false.
+func waitingDeadline(row *store.Approval, now time.Time) (deciding, bool) {
+	var d deciding
+	if len(row.Deciding) == 0 || json.Unmarshal(row.Deciding, &d) != nil { // our own JSON
+		return deciding{}, false
+	}
+	if d.Surface != DeadlineSurface || d.Due.IsZero() || !now.Before(d.Due.Add(RecordBound)) {
+		return deciding{}, false
+	}
+	return d, true
 }
 
 // sending is what a person whose decision was recorded is told.
@@ -366,6 +413,10 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 	if err := json.Unmarshal(a.Deciding, &d); err != nil {
 		return Permanent(fmt.Errorf("decode the decision in flight: %w", err))
 	}
+	var p decisionPayload
+	if err := json.Unmarshal(row.Payload, &p); err == nil && !p.At.IsZero() && !p.At.Equal(d.At) {
+		return nil // another decision took this one's place: its own row sends it
+	}
 	if d.Revision < a.Revision || approval.State(a.State).Final() {
 		// The call changed (or closed) between the click and now: the
 		// bot refuses a decision for a card that is no longer current.
@@ -417,7 +468,9 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 		if err != nil {
 			return err
 		}
-		row.Deciding = nil
+		if inFlight(row, d) {
+			row.Deciding = nil
+		} // else a person's decision took the place of the deadline's deny as it went out: its row answers them
 		row.UpdatedAt = now
 		var ev *approval.Event
 		text := tell

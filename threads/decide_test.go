@@ -15,6 +15,7 @@ import (
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // decideHarness wires threads to the fake job backend through the real
@@ -334,8 +335,12 @@ func TestClickReceivedBeforeTheDeadlineBeatsIt(t *testing.T) {
 	h.drain(t)
 	deadline := requested.Add(24 * time.Hour)
 	h.at(t, 24*time.Hour+threads.RecordBound/2) // the tick comes; the click is still being recorded
-	if r := h.tick(t); r.Deadlines != 0 {
-		t.Fatalf("the deadline fired while a click received before it could still be recorded: %+v", r)
+	if r := h.tick(t); r.Deadlines != 1 {
+		t.Fatalf("the deadline's tick: %+v, want its deny recorded, to be sent after the grace", r)
+	}
+	h.drain(t)
+	if n := len(h.fake.Decisions()); n != 0 {
+		t.Fatalf("the backend got %d decisions while a click received before the deadline could still be recorded", n)
 	}
 	res, err := h.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
 		Revision: 1, Approve: true, Person: slackPerson("U0KEVIN"), ReceivedAt: deadline.Add(-time.Millisecond)})
@@ -344,7 +349,7 @@ func TestClickReceivedBeforeTheDeadlineBeatsIt(t *testing.T) {
 	}
 	h.at(t, 24*time.Hour+threads.RecordBound)
 	if r := h.tick(t); r.Deadlines != 0 {
-		t.Fatalf("the deadline fired over a recorded click: %+v", r)
+		t.Fatalf("the deadline fired again over a recorded click: %+v", r)
 	}
 	h.drain(t)
 	got := h.fake.Decisions()
@@ -419,4 +424,105 @@ func TestReaskBetweenClickAndSendSendsNothing(t *testing.T) {
 	if a := h.state(t, "a-merge1"); len(a.Deciding) != 0 || a.State != "pending" {
 		t.Fatalf("after: %s deciding %s", a.State, a.Deciding)
 	}
+}
+
+// While the deadline's deny waits out its grace, a person's Deny takes
+// its place, with its reason, as it did before the deadline's tick: the
+// backend gets the person's deny alone, and the staged one sends nothing.
+func TestADenyInTheGraceTakesTheDeadlinesPlace(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	deadline := requested.Add(24 * time.Hour)
+	h.at(t, 24*time.Hour+threads.RecordBound/4)
+	if r := h.tick(t); r.Deadlines != 1 {
+		t.Fatalf("the deadline's tick: %+v", r)
+	}
+	h.at(t, 24*time.Hour+threads.RecordBound/2)
+	res, err := h.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
+		Revision: 1, Approve: false, Comment: "not during the freeze", Person: slackPerson("U0KEVIN"),
+		ReceivedAt: deadline.Add(threads.RecordBound / 2)})
+	if err != nil || !res.Sent {
+		t.Fatalf("a Deny in the grace: %+v %v", res, err)
+	}
+	// An Approve received after the deadline is still refused, the
+	// person's deny in flight or not.
+	res, err = h.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
+		Revision: 1, Approve: true, Person: slackPerson("U0ADA"), ReceivedAt: deadline.Add(threads.RecordBound / 2)})
+	if err != nil || res.Sent {
+		t.Fatalf("an Approve after the deadline: %+v %v, want it refused", res, err)
+	}
+	h.drain(t)
+	h.at(t, 24*time.Hour+threads.RecordBound)
+	h.drain(t)
+	got := h.fake.Decisions()
+	if len(got) != 1 || got[0].Request.Decision != "deny" || got[0].Request.Actor != "user:kevin" ||
+		got[0].Request.Comment != "not during the freeze" {
+		t.Fatalf("the backend got %+v, want kevin's deny alone", got)
+	}
+	if a := h.state(t, "a-merge1"); a.State != "denied" {
+		t.Fatalf("state %s, want denied", a.State)
+	}
+}
+
+// A person's decision that took the deadline's place and then did not
+// land (the backend refused it) arms the same deadline again: its deny
+// goes at the next tick, and nothing automatic approves.
+func TestADecisionThatTookTheDeadlinesPlaceAndFailedRearmsIt(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	deadline := requested.Add(24 * time.Hour)
+	h.at(t, 24*time.Hour+threads.RecordBound/4)
+	if r := h.tick(t); r.Deadlines != 1 {
+		t.Fatalf("the deadline's tick: %+v", r)
+	}
+	h.fake.SetForbidden("user:kevin")
+	res, err := h.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
+		Revision: 1, Approve: true, Person: slackPerson("U0KEVIN"), ReceivedAt: deadline.Add(-time.Millisecond)})
+	if err != nil || !res.Sent {
+		t.Fatalf("a click received before the deadline: %+v %v", res, err)
+	}
+	h.drain(t) // kevin's approve: refused by the backend
+	if a := h.state(t, "a-merge1"); a.State != "pending" || !a.DeadlineAt.Equal(deadline) || len(a.Deciding) != 0 {
+		t.Fatalf("after the refused approve: %s, deadline %v, deciding %s; want pending, the deadline %v armed again",
+			a.State, a.DeadlineAt, a.Deciding, deadline)
+	}
+	h.at(t, 24*time.Hour+threads.RecordBound)
+	h.drain(t) // the staged deny's row: the decision it was for is gone
+	h.tick(t)
+	h.drain(t)
+	got := h.fake.Decisions()
+	if len(got) != 2 || got[1].Request.Decision != "deny" || got[1].Request.Actor != "system:deadline" {
+		t.Fatalf("the backend got %+v, want kevin's refused approve, then the deadline's deny", got)
+	}
+	if a := h.state(t, "a-merge1"); a.State != "expired" {
+		t.Fatalf("state %s, want expired", a.State)
+	}
+}
+
+// The backend lane wakes when the deadline's deny falls due after its
+// grace, not at its next poll: with a poll of an hour on the fake clock,
+// moving the clock to the grace's end sends the deny.
+func TestTheDeadlinesDenyGoesWhenItsGraceEnds(t *testing.T) {
+	h := newDecideHarness(t, time.Minute)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.at(t, 24*time.Hour+threads.RecordBound/4)
+	if r := h.tick(t); r.Deadlines != 1 {
+		t.Fatalf("the deadline's tick: %+v", r)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = h.svc.RunOutbox(ctx, threads.WorkerOptions{Poll: time.Hour, PacedPoll: time.Hour})
+	}()
+	defer func() { cancel(); <-done }()
+	h.clock.BlockUntilContext(ctx, 3) // the lanes wait on the clock: the poll, or the deny's time
+	h.at(t, 24*time.Hour+threads.RecordBound)
+	threadstest.Eventually(t, "the deadline's deny at the backend", func() bool { return len(h.fake.Decisions()) == 1 })
 }

@@ -177,23 +177,29 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 				row.ClaimedBy, row.ClaimedUntil = s.worker+"-ladder", now.Add(RecordBound)
 				return tx.ApprovalUpsert(ctx, row)
 			}
-			if now.Before(row.DeadlineAt.Add(RecordBound)) {
-				// A click the bot received before the deadline may still
-				// be being recorded (within RecordBound): it is judged by
-				// when it arrived, so the deadline waits for it.
-				row.ClaimedBy, row.ClaimedUntil = s.worker+"-ladder", row.DeadlineAt.Add(RecordBound)
-				return tx.ApprovalUpsert(ctx, row)
+			// The deny is recorded now, and sent once a click the bot
+			// received before the deadline can no longer be being
+			// recorded (RecordBound after it): such a click is judged by
+			// when it arrived, and takes the deny's place until then
+			// (Decide). Recording it during that grace, rather than after,
+			// leaves the backend call alone on the deadline's path.
+			send := row.DeadlineAt.Add(RecordBound)
+			if send.Before(now) {
+				send = now
 			}
 			d := deciding{Actor: DeadlineActor, Approve: false, Surface: DeadlineSurface,
 				Comment: DeadlineComment, Revision: row.Revision, At: now, Due: row.DeadlineAt}
 			row.Deciding, _ = json.Marshal(d) // plain data
 			row.NextStepAt, row.DeadlineAt = time.Time{}, time.Time{}
-			rows = append(rows, s.decisionRow(row, now))
-			// The buttons leave every copy of the card at once, first
-			// among chat work, while the deny is on its way.
+			rows = append(rows, s.decisionRowFor(row, d, send, now))
+			// The buttons leave every copy of the card as the deny goes,
+			// first among chat work.
 			edits, err := s.editEveryCopy(ctx, tx, row, now)
 			if err != nil {
 				return err
+			}
+			for i := range edits {
+				edits[i].NotBefore = send
 			}
 			rows = append(rows, edits...)
 			deadline = true

@@ -2,7 +2,9 @@ package threads
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"approvalsbot/store"
@@ -84,6 +86,9 @@ func (s *Service) insert(ctx context.Context, tx store.Tx, rows []store.OutboxIn
 		r := &rows[i]
 		r.Lane = laneOf(r.Kind)
 		r.Priority = priorityOf(r.Kind)
+		if r.NotBefore.After(r.Now) {
+			s.due[r.Lane].add(r.NotBefore) // the lane wakes then (a row rolled back wakes it for nothing)
+		}
 		if r.Lane == LaneChat {
 			_, surface := s.surfaceFor(r.Target)
 			if p, ok := surface.(Paced); ok {
@@ -101,4 +106,67 @@ func (s *Service) pace(key string) (time.Duration, int) {
 		return p.Pace(key)
 	}
 	return 0, 0
+}
+
+// dueTimes are the times rows this process enqueued for later fall due
+// in one lane (the deadline's deny, sent once its grace is over): the
+// lane wakes at the first instead of at its next poll, so such a row goes
+// when it may, not up to a poll later. Rows other replicas enqueued are
+// found by the poll, or by their own replica.
+type dueTimes struct {
+	mu    sync.Mutex
+	times []time.Time // sorted, no two within dueGrain
+}
+
+// dueGrain merges due times this close: the rows of one burst of
+// deadlines wake the lane once.
+const dueGrain = 10 * time.Millisecond
+
+// dueKept bounds the times kept; past it the latest are dropped, for the
+// poll to find.
+const dueKept = 1024
+
+func dues() map[string]*dueTimes {
+	d := map[string]*dueTimes{}
+	for _, lane := range Lanes {
+		d[lane] = &dueTimes{}
+	}
+	return d
+}
+
+// add keeps t, rounded up to dueGrain.
+func (d *dueTimes) add(t time.Time) {
+	if rem := t.Sub(t.Truncate(dueGrain)); rem > 0 {
+		t = t.Add(dueGrain - rem)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i, found := slices.BinarySearchFunc(d.times, t, time.Time.Compare)
+	if found || len(d.times) >= dueKept && i == len(d.times) {
+		return
+	}
+	d.times = slices.Insert(d.times, i, t)
+	if len(d.times) > dueKept {
+		d.times = d.times[:dueKept]
+	}
+}
+
+// next is how long from now until the first kept time, dropping those
+// passed; ok is false when none is kept. A time that has passed gives 0
+// once: the lane claims at once.
+func (d *dueTimes) next(now time.Time) (time.Duration, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	passed := 0
+	for passed < len(d.times) && !d.times[passed].After(now) {
+		passed++
+	}
+	if passed > 0 {
+		d.times = d.times[passed:]
+		return 0, true
+	}
+	if len(d.times) == 0 {
+		return 0, false
+	}
+	return d.times[0].Sub(now), true
 }

@@ -241,9 +241,9 @@ func TestClosingDropsWaitingEscalations(t *testing.T) {
 
 // More approvals than one claim takes reach their deadline together: a
 // tick inside the deadline's grace (clicks received before it may still
-// be being recorded) fires nothing and returns, instead of claiming the
-// same approvals again and again; once the grace is over, every deadline
-// denies.
+// be being recorded) records every deny and returns; the next tick claims
+// none of them again; and the denies fall due only once the grace is
+// over.
 func TestATickInTheGraceReturns(t *testing.T) {
 	h := newHarness(t)
 	body, _ := readEvent(t, "merge.json")
@@ -268,12 +268,26 @@ func TestATickInTheGraceReturns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := h.svc.Tick(ctx)
-	if err != nil || res.Deadlines != 0 {
-		t.Fatalf("a tick in the grace: %+v, %v (it must fire nothing, and return)", res, err)
+	if err != nil || res.Deadlines != n {
+		t.Fatalf("a tick in the grace: %+v, %v (it must record the %d denies, and return)", res, err, n)
 	}
-	h.at(t, 24*time.Hour+threads.RecordBound)
-	if r := h.tick(t); r.Deadlines != n {
-		t.Fatalf("after the grace: %+v, want %d deadlines", r, n)
+	if r := h.tick(t); r.Approvals != 0 || r.Deadlines != 0 {
+		t.Fatalf("a second tick in the grace: %+v, want nothing claimed again", r)
+	}
+	waiting := func() store.LaneStats {
+		t.Helper()
+		st, err := h.store.OutboxStats(context.Background(), h.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Lanes[threads.LaneBackend]
+	}
+	if w := waiting(); w.Pending != n || w.OldestAge != 0 {
+		t.Fatalf("in the grace the denies are %+v, want %d waiting and none due", w, n)
+	}
+	h.at(t, 24*time.Hour+threads.RecordBound+time.Millisecond)
+	if w := waiting(); w.Pending != n || w.OldestAge == 0 {
+		t.Fatalf("after the grace the denies are %+v, want all %d due", w, n)
 	}
 }
 

@@ -204,7 +204,23 @@ func (s *Service) runLane(ctx, work context.Context, lane string, workers int, p
 			// budgets it passed over this time, though others have room.
 			continue
 		}
-		timer.Reset(poll)
+		wait := poll
+		if until, ok := s.due[lane].next(s.clock.Now()); ok {
+			if until <= 0 {
+				continue // rows enqueued for later are due: claim them
+			}
+			wait = min(wait, until)
+		}
+		if !timer.Stop() {
+			// A timer that fired unheard (the first, of 0) keeps its tick
+			// on a clock whose channel is buffered: drop it, or the lane
+			// wakes for nothing.
+			select {
+			case <-timer.Chan():
+			default:
+			}
+		}
+		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return

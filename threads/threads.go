@@ -112,6 +112,7 @@ type Service struct {
 	worker   string
 	lease    time.Duration
 	wake     map[string]chan struct{} // one per lane
+	due      map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
 	seq      atomic.Uint64
 	group    groupCommit // decisions' answers, committed together
 }
@@ -138,7 +139,7 @@ func New(o Options) (*Service, error) {
 	}
 	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
 		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, links: o.Links, lease: o.Lease,
-		wake: wakes()}, nil
+		wake: wakes(), due: dues()}, nil
 }
 
 // IngestRequest is one verified, parsed event.
