@@ -135,6 +135,10 @@ type deciding struct {
 	// person's), so a deny that did not land re-arms that deadline, not
 	// a later one.
 	Due time.Time `json:"due,omitzero"`
+	// Sent: the deadline's deny was taken by its row, under the
+	// approval's lock, to go to the backend: no click takes its place
+	// any more (Decide).
+	Sent bool `json:"sent,omitempty"`
 }
 
 // The deadline's decision (docs/protocol.md): only ever deny.
@@ -294,7 +298,7 @@ func (s *Service) recorded(ctx context.Context, approvalID string, d deciding) b
 // row whose decision another took the place of (a click received before
 // the deadline, over the deadline's deny still waiting) sends nothing.
 func (s *Service) decisionRowFor(row *store.Approval, d deciding, send, now time.Time) store.OutboxInsertParams {
-	body, _ := json.Marshal(decisionPayload{At: d.At}) // a time: cannot fail
+	body, _ := json.Marshal(decisionPayload{At: d.At, Actor: d.Actor, Surface: d.Surface}) // plain data: cannot fail
 	return store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID,
 		Kind: KindDecision, Target: "backend", Payload: body, NotBefore: send, Now: now}
 }
@@ -302,7 +306,18 @@ func (s *Service) decisionRowFor(row *store.Approval, d deciding, send, now time
 // decisionPayload is a decision row's payload: which decision in flight
 // it sends (zero in rows from before it was kept: whichever is in flight).
 type decisionPayload struct {
-	At time.Time `json:"at,omitzero"`
+	At      time.Time `json:"at,omitzero"`
+	Actor   string    `json:"actor,omitempty"`
+	Surface string    `json:"surface,omitempty"`
+}
+
+// sends reports whether a row with this payload sends d: a row from
+// before payloads named their decision sends whichever is in flight.
+func (p decisionPayload) sends(d deciding) bool {
+	if p.At.IsZero() {
+		return true
+	}
+	return p.At.Equal(d.At) && (p.Actor == "" || p.Actor == d.Actor && p.Surface == d.Surface)
 }
 
 // inFlight reports whether d is the decision in flight on row.
@@ -322,7 +337,7 @@ func waitingDeadline(row *store.Approval, now time.Time) (deciding, bool) {
 	if len(row.Deciding) == 0 || json.Unmarshal(row.Deciding, &d) != nil { // our own JSON
 		return deciding{}, false
 	}
-	if d.Surface != DeadlineSurface || d.Due.IsZero() || !now.Before(d.Due.Add(RecordBound)) {
+	if d.Surface != DeadlineSurface || d.Sent || d.Due.IsZero() || !now.Before(d.Due.Add(RecordBound)) {
 		return deciding{}, false
 	}
 	return d, true
@@ -414,8 +429,21 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 		return Permanent(fmt.Errorf("decode the decision in flight: %w", err))
 	}
 	var p decisionPayload
-	if err := json.Unmarshal(row.Payload, &p); err == nil && !p.At.IsZero() && !p.At.Equal(d.At) {
+	if err := json.Unmarshal(row.Payload, &p); err == nil && !p.sends(d) {
 		return nil // another decision took this one's place: its own row sends it
+	}
+	if d.Surface == DeadlineSurface && !d.Due.IsZero() && !d.Sent {
+		// The deny leaves its grace under the approval's lock, so a click
+		// still being recorded either takes its place before this (and
+		// the deny is not sent) or is told the deny is on its way.
+		took, err := s.takeDeadline(ctx, a.ID, d)
+		if err != nil {
+			return fmt.Errorf("take the deadline's deny: %w", err)
+		}
+		if !took {
+			return nil // a click took its place: its own row sends it
+		}
+		d.Sent = true
 	}
 	if d.Revision < a.Revision || approval.State(a.State).Final() {
 		// The call changed (or closed) between the click and now: the
@@ -440,6 +468,31 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 		return s.settle(context.WithoutCancel(ctx), row, d, nil, "Your "+verb(d.Approve)+" was not recorded: "+why+". Try again in a moment.")
 	}
 	return s.settle(context.WithoutCancel(ctx), row, d, &ans, "")
+}
+
+// takeDeadline marks the deadline's deny d, in flight on the approval,
+// as sent, in a transaction that holds the approval's lock; false when d
+// is no longer the decision in flight.
+func (s *Service) takeDeadline(ctx context.Context, id string, d deciding) (bool, error) {
+	took := false
+	// Grouped with other commits where the store has one writer: a
+	// thousand deadlines falling due together take one commit, not a
+	// thousand (commit.go).
+	err := s.commit(ctx, func(ctx context.Context, tx store.Tx) error {
+		took = false
+		row, err := tx.ApprovalGetForUpdate(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !inFlight(row, d) {
+			return nil
+		}
+		d.Sent = true
+		row.Deciding, _ = json.Marshal(d) // plain data: cannot fail
+		took = true
+		return tx.ApprovalUpsert(ctx, row)
+	})
+	return took, err
 }
 
 // errSettled: performDecision ended its outbox row itself, in the
