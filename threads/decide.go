@@ -475,10 +475,10 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 // is no longer the decision in flight.
 func (s *Service) takeDeadline(ctx context.Context, id string, d deciding) (bool, error) {
 	took := false
-	// Grouped with other commits where the store has one writer: a
-	// thousand deadlines falling due together take one commit, not a
-	// thousand (commit.go).
-	err := s.commit(ctx, func(ctx context.Context, tx store.Tx) error {
+	// Grouped with other commits on every store: a thousand deadlines
+	// falling due together take a few commits, not a thousand, and each
+	// holds its approval's lock for one read and one write (commit.go).
+	err := s.commitGrouped(ctx, func(ctx context.Context, tx store.Tx) error {
 		took = false
 		row, err := tx.ApprovalGetForUpdate(ctx, id)
 		if err != nil {
