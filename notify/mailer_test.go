@@ -24,6 +24,7 @@ import (
 	"approvalsbot/notify/smtptest"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // testNow is the clock of every test mail.
@@ -68,18 +69,7 @@ func withAuth(user, password string) func(*Options) {
 // fixtureCard is the pending card of a fixture event, and the event's bytes.
 func fixtureCard(t *testing.T, name string) (threads.Card, []byte) {
 	t.Helper()
-	p, err := fixtures.Path("events", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := approval.Parse(body)
-	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
-	}
+	body, ev := threadstest.Event(t, name)
 	if ev.Approval == nil {
 		t.Fatalf("%s carries no approval", name)
 	}

@@ -426,19 +426,27 @@ func TestReaskBetweenClickAndSendSendsNothing(t *testing.T) {
 	}
 }
 
-// While the deadline's deny waits out its grace, a person's Deny takes
-// its place, with its reason, as it did before the deadline's tick: the
-// backend gets the person's deny alone, and the staged one sends nothing.
-func TestADenyInTheGraceTakesTheDeadlinesPlace(t *testing.T) {
+// stagedDenyHarness is a-merge1 pending, its card posted, and the
+// deadline's deny staged by the first tick past its deadline, a quarter
+// of the grace in; it returns the deadline.
+func stagedDenyHarness(t *testing.T) (*decideHarness, time.Time) {
+	t.Helper()
 	h := newDecideHarness(t, time.Minute)
 	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
 	h.ingest(t, "merge.json")
 	h.drain(t)
-	deadline := requested.Add(24 * time.Hour)
 	h.at(t, 24*time.Hour+threads.RecordBound/4)
 	if r := h.tick(t); r.Deadlines != 1 {
 		t.Fatalf("the deadline's tick: %+v", r)
 	}
+	return h, requested.Add(24 * time.Hour)
+}
+
+// While the deadline's deny waits out its grace, a person's Deny takes
+// its place, with its reason, as it did before the deadline's tick: the
+// backend gets the person's deny alone, and the staged one sends nothing.
+func TestADenyInTheGraceTakesTheDeadlinesPlace(t *testing.T) {
+	h, deadline := stagedDenyHarness(t)
 	h.at(t, 24*time.Hour+threads.RecordBound/2)
 	res, err := h.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
 		Revision: 1, Approve: false, Comment: "not during the freeze", Person: slackPerson("U0KEVIN"),
@@ -470,15 +478,7 @@ func TestADenyInTheGraceTakesTheDeadlinesPlace(t *testing.T) {
 // land (the backend refused it) arms the same deadline again: its deny
 // goes at the next tick, and nothing automatic approves.
 func TestADecisionThatTookTheDeadlinesPlaceAndFailedRearmsIt(t *testing.T) {
-	h := newDecideHarness(t, time.Minute)
-	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
-	h.ingest(t, "merge.json")
-	h.drain(t)
-	deadline := requested.Add(24 * time.Hour)
-	h.at(t, 24*time.Hour+threads.RecordBound/4)
-	if r := h.tick(t); r.Deadlines != 1 {
-		t.Fatalf("the deadline's tick: %+v", r)
-	}
+	h, deadline := stagedDenyHarness(t)
 	h.fake.SetForbidden("user:kevin")
 	res, err := h.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
 		Revision: 1, Approve: true, Person: slackPerson("U0KEVIN"), ReceivedAt: deadline.Add(-time.Millisecond)})
@@ -507,14 +507,7 @@ func TestADecisionThatTookTheDeadlinesPlaceAndFailedRearmsIt(t *testing.T) {
 // grace, not at its next poll: with a poll of an hour on the fake clock,
 // moving the clock to the grace's end sends the deny.
 func TestTheDeadlinesDenyGoesWhenItsGraceEnds(t *testing.T) {
-	h := newDecideHarness(t, time.Minute)
-	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
-	h.ingest(t, "merge.json")
-	h.drain(t)
-	h.at(t, 24*time.Hour+threads.RecordBound/4)
-	if r := h.tick(t); r.Deadlines != 1 {
-		t.Fatalf("the deadline's tick: %+v", r)
-	}
+	h, _ := stagedDenyHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +17,6 @@ import (
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/store"
-	"approvalsbot/store/sqlite"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -164,19 +162,8 @@ func (g *gatedRecorder) Post(ctx context.Context, req threads.PostRequest) (thre
 // from its claims, so each card is posted once.
 func TestAClockJumpDoesNotRepeatRowsInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg, st := bubbleStore(t)
 		ctx := context.Background()
-		st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		if err := st.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
 		clock := &jumpClock{}
 		surf := &gatedRecorder{recorder: &recorder{}, gate: make(chan struct{})}
 		svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Fallback: surf})
@@ -357,19 +344,8 @@ func TestACommitConfirmedLateIsSent(t *testing.T) {
 // poll on the wall clock would still be sleeping when the bubble settles).
 func TestTheIdlePollRunsOnTheInjectedClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg, st := bubbleStore(t)
 		ctx := context.Background()
-		st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		if err := st.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
 		clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
 		// Every post is refused, asking for 10 s, until the clock is there.
 		open := threadstest.FixtureNow.Add(10 * time.Second)
@@ -414,4 +390,16 @@ func postCount(r *recorder) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.posts)
+}
+
+// bubbleStore is the test configuration and a store on disk, opened in
+// the caller's testing/synctest bubble (its pool's goroutine is the
+// bubble's) and closed when the test ends.
+func bubbleStore(t *testing.T) (*config.Config, store.Store) {
+	t.Helper()
+	cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, threadstest.OpenSQLite(t)
 }
