@@ -209,7 +209,10 @@ func (s *Service) runLane(ctx, work context.Context, lane string, workers int, p
 			if until <= 0 {
 				continue // rows enqueued for later are due: claim them
 			}
-			wait = min(wait, until)
+			// Not sooner than dueGrain: a clock that stands still
+			// (one without timers, read by wall-clock timers) must not
+			// make the lane claim in a tight loop.
+			wait = min(wait, max(until, dueGrain))
 		}
 		if !timer.Stop() {
 			// A timer that fired unheard (the first, of 0) keeps its tick

@@ -23,11 +23,13 @@ package click
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 	"unicode/utf8"
 
 	"approvalsbot/config"
+	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -91,8 +93,8 @@ type Flow struct {
 // New checks o and builds the flow.
 func New(o Options) (*Flow, error) {
 	var errs []error
-	if o.Surface == "" {
-		errs = append(errs, errors.New("click: Surface is required"))
+	if _, ok := ladder.ChatSurfaceNamed(o.Surface); !ok {
+		errs = append(errs, fmt.Errorf("click: Surface %q is not a chat surface the bot knows (ladder.ChatSurfaces)", o.Surface))
 	}
 	if o.Store == nil {
 		errs = append(errs, errors.New("click: Store is required"))

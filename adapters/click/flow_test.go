@@ -236,4 +236,12 @@ func TestNewNamesWhatIsMissing(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
 	}
+	// A surface the registry does not know would make every clicker a
+	// stranger: refused at once, not found out click by click.
+	b := newBot(t)
+	o := b.opts
+	o.Surface = "Slack"
+	if _, err := click.New(o); err == nil || !strings.Contains(err.Error(), `"Slack" is not a chat surface`) {
+		t.Fatalf("New with surface Slack: %v", err)
+	}
 }

@@ -68,7 +68,7 @@ func commands() []json.RawMessage {
 // RegisterCommands registers /approvals (list, ladder) as the
 // application's global commands, replacing any the application had
 // (PUT /applications/{id}/commands: the same commands again change
-// nothing). Run calls it at start; bot doctor may call it too. Discord
+// nothing). Run calls it at start; bot doctor --register too. Discord
 // may take a while to show new global commands in its clients.
 func (a *Surface) RegisterCommands(ctx context.Context) error {
 	url := discordgo.EndpointApplicationGlobalCommands(a.appID)

@@ -298,7 +298,7 @@ func (a *Adapter) registerAtStart(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, registerTimeout)
 	defer cancel()
 	if err := a.RegisterCommands(rctx); err != nil {
-		a.log.Warn("discord: could not register the /approvals command at start; bot doctor registers it too",
+		a.log.Warn("discord: could not register the /approvals command at start; bot doctor --register registers it too",
 			"err", err.Error())
 		return
 	}

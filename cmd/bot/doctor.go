@@ -47,6 +47,7 @@ const (
 func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	path := configFlag(fs)
+	register := fs.Bool("register", false, "register Discord's /approvals command (as bot serve does at start), then check it")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -66,7 +67,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env)
 	if cfg.SMTP != nil {
 		doctorMail(ctx, cfg.SMTP, r)
 	}
-	doctorSurfaces(ctx, cfg, st, r)
+	doctorSurfaces(ctx, cfg, st, r, *register)
 	r.flush()
 	if r.problems > 0 {
 		return fmt.Errorf("%s found", count(r.problems, "problem"))
@@ -240,8 +241,9 @@ func doctorMail(ctx context.Context, sc *config.SMTP, r *doctorReport) {
 
 // doctorSurfaces runs each configured chat surface's own checks (its
 // token, scopes or permissions, and each configured channel), which
-// write their findings in the same style.
-func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *doctorReport) {
+// write their findings in the same style; with register, Discord's
+// /approvals is registered first.
+func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *doctorReport, register bool) {
 	if cfg.Slack == nil && cfg.Discord == nil {
 		r.say("chat", "none configured: cards go to the log surface (stdout)")
 		return
@@ -279,7 +281,16 @@ func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *
 	}
 	if cfg.Discord != nil {
 		check("discord", func(rd *templates.Renderer) (surface, error) {
-			return discord.NewSurface(discord.Options{Config: cfg.Discord, Tenants: tenants, Renderer: rd, Store: st})
+			ad, err := discord.NewSurface(discord.Options{Config: cfg.Discord, Tenants: tenants, Renderer: rd, Store: st})
+			if err != nil || !register {
+				return ad, err
+			}
+			if err := ad.RegisterCommands(ctx); err != nil {
+				r.problem("discord", "commands: could not register /approvals: %s", strings.TrimPrefix(err.Error(), "discord: "))
+			} else {
+				r.say("discord", "commands: /approvals registered")
+			}
+			return ad, nil
 		})
 	}
 }

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/google/go-cmp/cmp"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/store/sqlite"
 )
 
@@ -219,5 +221,50 @@ tenants:
 `)
 	if code != 0 || errOut != "" || !strings.HasSuffix(out, "chat: none configured: cards go to the log surface (stdout)\ndoctor: no problems found\n") {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+}
+
+// `bot doctor --register` registers Discord's /approvals as `bot serve`
+// does at start, against a fake Discord that refuses any body its API
+// does not take, and then finds it registered.
+func TestDoctorRegistersDiscordsCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	migratedStore(t, filepath.Join(dir, "bot.db"))
+	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	dc := discordtest.New(t, discordtest.Options{Token: "doctor-discord-token", ApplicationID: "1100000000000000000"})
+	dc.AddGuild("1200000000000000000", "acme", discordgo.PermissionViewChannel|discordgo.PermissionSendMessages|
+		discordgo.PermissionEmbedLinks|discordgo.PermissionCreatePublicThreads|discordgo.PermissionSendMessagesInThreads|
+		discordgo.PermissionReadMessageHistory)
+	dc.AddChannel("1200000000000000000", "112233445566778899", "approvals")
+	cfg := `store: {dsn: "file:` + filepath.Join(dir, "bot.db") + `"}
+backend:
+  url: "` + back.URL() + `"
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+discord:
+  bot_token: "${DISCORD_BOT_TOKEN}"
+  application_id: "1100000000000000000"
+  api_url: "` + strings.TrimSuffix(dc.URL(), "/") + `/api/v10/"
+tenants:
+  acme:
+    post: [discord:channel:112233445566778899]
+`
+	path := filepath.Join(dir, "bot.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"doctor", "--config", path, "--register"}, &out, &errOut, lookup(doctorEnv))
+	if n := len(dc.Commands()); n != 1 {
+		t.Fatalf("%d commands registered; doctor exited %d, said:\n%s%s", n, code, out.String(), errOut.String())
+	}
+	if code != 0 {
+		t.Errorf("doctor exited %d:\n%s%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"discord: commands: /approvals registered\n", "commands: /approvals list and /approvals ladder are registered"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("doctor did not say %q; exit %d:\n%s%s", want, code, out.String(), errOut.String())
+		}
 	}
 }

@@ -312,7 +312,16 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 		user, kind = "U0KEVIN", templates.ActionApprove
 	}
 	action := templates.EncodeAction(templates.Action{Kind: kind, ApprovalID: id, Revision: 1})
+	actor, verb := "user:ada", "denied"
+	if approve {
+		actor, verb = "user:kevin", "approved"
+	}
 	var out clickOutcome
+	// sent counts the requests that record the decision (an Approve
+	// click, a Deny dialog's submission) that may have reached a bot: all
+	// but those whose connection was refused.
+	sent := 0
+	reached := func(err error) bool { return !errors.Is(err, syscall.ECONNREFUSED) }
 	deadline := time.Now().Add(40 * time.Second)
 	for try := 0; time.Now().Before(deadline); try++ {
 		r, ok := f.live(first + try)
@@ -320,6 +329,7 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 			return out, errors.New("no replica is alive")
 		}
 		out.tries++
+		sentBefore := sent
 		respURL := f.sl.ResponseURL("C0APPROVALS", user)
 		trigger := fmt.Sprintf("trig-%s-%d", id, try)
 		status, err := f.postSlack(r, map[string]any{
@@ -330,6 +340,9 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 			"response_url": respURL,
 			"actions":      []any{map[string]any{"type": "button", "block_id": "b1", "action_id": action, "value": action}},
 		})
+		if approve && reached(err) {
+			sent++
+		}
 		if err != nil || status != http.StatusOK {
 			if err != nil || f.dead[r].Load() {
 				continue // the click did not reach a live bot
@@ -367,6 +380,9 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 						"state": map[string]any{"values": map[string]any{"reason": map[string]any{"reason": map[string]any{
 							"type": "plain_text_input", "value": replicaDenyReason}}}}},
 				})
+				if reached(err) {
+					sent++
+				}
 				if err != nil || status != http.StatusOK {
 					if err != nil || f.dead[r2].Load() {
 						continue
@@ -409,14 +425,14 @@ func (f *replicaFleet) decide(w *slackWatch, id string, approve bool, first int)
 				return out, fmt.Errorf("replica %d answered a Deny click %q without asking a reason", r, text)
 			}
 			return out, nil
-		// An earlier click was recorded, though its answer was lost with
-		// its replica: this one is refused (a Deny at once, without
-		// asking a reason that would be refused), nothing is sent.
-		case strings.Contains(text, " is deciding this call already"),
-			strings.Contains(text, "This call was already approved by user:kevin"),
-			strings.Contains(text, "This call was already denied by user:ada"):
-			if out.tries == 1 {
-				return out, fmt.Errorf("the first click on %s was answered %q: no earlier click was made", id, text)
+		// An earlier click of this person's was recorded, though its
+		// answer was lost with its replica: this one is refused (a Deny
+		// at once, without asking a reason that would be refused),
+		// nothing is sent.
+		case strings.HasPrefix(text, actor+" is deciding this call already"),
+			strings.Contains(text, "This call was already "+verb+" by "+actor):
+			if sentBefore == 0 {
+				return out, fmt.Errorf("click %d on %s was answered %q, but no earlier try of it reached a bot", out.tries, id, text)
 			}
 			return out, nil
 		}
