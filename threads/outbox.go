@@ -21,10 +21,9 @@ import (
 // WorkerOptions tune the outbox worker; zero values take the defaults.
 type WorkerOptions struct {
 	Concurrency int // chat rows performed at once (default 8)
-	// Backend: decisions performed at once (default 128). Each waits on
+	// Backend: decisions performed at once (default 32). Each waits on
 	// the job backend, not the CPU; on a store with one writer their
-	// answers commit together (commit.go), so a burst of deadlines goes
-	// at the pace of a few commits, not of one worker's round trips.
+	// answers commit together (commit.go).
 	Backend int
 	Mail    int           // emails sent at once (default 2)
 	Batch   int           // rows claimed per round (default 32)
@@ -72,7 +71,7 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 		o.Concurrency = 8
 	}
 	if o.Backend <= 0 {
-		o.Backend = 128
+		o.Backend = 32
 	}
 	if o.Mail <= 0 {
 		o.Mail = 2
