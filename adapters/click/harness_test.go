@@ -3,17 +3,11 @@ package click_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"testing"
-	"time"
 
-	"github.com/jonboulle/clockwork"
-
-	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/click"
-	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/store"
@@ -70,21 +64,7 @@ func newBot(t *testing.T) *bot {
 		t.Fatal(err)
 	}
 	st := threadstest.OpenSQLite(t)
-	renderer, err := templates.New(templates.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := backend.NewClient(backend.ClientOptions{BaseURL: back.URL(), Secrets: [][]byte{[]byte(callsSecret)},
-		MaxElapsed: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC))
-	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Backend: client.ForThreads(),
-		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: cfg, Backend: back, CallsSecret: callsSecret})
 	b := &bot{backend: back, svc: svc, store: st, cfg: cfg}
 	b.opts = click.Options{Surface: "slack", Store: st, Service: svc,
 		Tenants: func() map[string]*config.Tenant { return cfg.Tenants },

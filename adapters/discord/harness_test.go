@@ -3,7 +3,6 @@ package discord_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,12 +14,10 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/jonboulle/clockwork"
 
-	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/click/clicktest"
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
-	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/syncbuf"
@@ -151,13 +148,10 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		t.Fatal(err)
 	}
 	st := threadstest.OpenSQLite(t)
-	renderer, err := templates.New(templates.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC))
+	clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
 	o := discordad.Options{Config: cfg.Discord, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
 		Store: st, Renderer: renderer, Logger: log, PerChannelRate: 1000, Burst: 50}
 	if ho.adapter != nil {
@@ -167,17 +161,8 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := backend.NewClient(backend.ClientOptions{BaseURL: back.URL(), Secrets: [][]byte{[]byte(callsSecret)},
-		MaxElapsed: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Logger: log,
-		Surfaces: map[string]threads.Surface{"discord": surface}, Backend: client.ForThreads(),
-		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: cfg, Backend: back, CallsSecret: callsSecret,
+		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}})
 	clicks := clicktest.NewSwitch(svc)
 	ad, err := discordad.New(surface, clicks)
 	if err != nil {

@@ -21,10 +21,8 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/click/clicktest"
-	"approvalsbot/adapters/logsurface"
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/approval"
@@ -145,13 +143,10 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		t.Fatal(err)
 	}
 	st := threadstest.OpenSQLite(t)
-	renderer, err := templates.New(templates.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC))
+	clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
 	o := slackad.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
 		Renderer: renderer, Store: st, Logger: log, Now: clock.Now}
 	if ho.adapter != nil {
@@ -161,17 +156,8 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := backend.NewClient(backend.ClientOptions{BaseURL: back.URL(), Secrets: [][]byte{[]byte(callsSecret)},
-		MaxElapsed: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Logger: log,
-		Surfaces: map[string]threads.Surface{"slack": surface}, Backend: client.ForThreads(),
-		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: cfg, Backend: back, CallsSecret: callsSecret,
+		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}})
 	clicks := clicktest.NewSwitch(svc)
 	ad, err := slackad.New(surface, clicks)
 	if err != nil {

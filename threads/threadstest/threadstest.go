@@ -13,15 +13,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
+	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
+	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/store"
 	"approvalsbot/store/sqlite"
+	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
@@ -40,6 +49,55 @@ func OpenSQLite(t testing.TB) *sqlite.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// Renderer is the bot's card templates, loaded.
+func Renderer(t testing.TB) *templates.Renderer {
+	t.Helper()
+	r, err := templates.New(templates.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// ServiceOptions say what Service builds a threads.Service on.
+type ServiceOptions struct {
+	Store  store.Store
+	Config *config.Config
+	// Backend is the fake job backend the service decides at, through
+	// the real client, its calls signed with CallsSecret.
+	Backend     *backendtest.Fake
+	CallsSecret string
+	// Clock is the service's; nil means a fake clock at FixtureNow.
+	Clock threads.Clock
+	// Logger gets the service's lines; nil discards.
+	Logger *slog.Logger
+	// Surfaces are the chat surfaces; anything else goes to the log
+	// surface, written nowhere.
+	Surfaces map[string]threads.Surface
+}
+
+// Service is threads.Service as the bot builds it, on o: the real
+// backend client (its retries given up after 5 s) calling the fake
+// backend.
+func Service(t testing.TB, o ServiceOptions) *threads.Service {
+	t.Helper()
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: o.Backend.URL(), Secrets: [][]byte{[]byte(o.CallsSecret)},
+		MaxElapsed: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Clock == nil {
+		o.Clock = clockwork.NewFakeClockAt(FixtureNow)
+	}
+	svc, err := threads.New(threads.Options{Store: o.Store, Tenants: o.Config, Clock: o.Clock, Logger: o.Logger,
+		Surfaces: o.Surfaces, Backend: client.ForThreads(),
+		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: Renderer(t)})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }
 
 // Event reads the fixture event name (events/NAME) and parses it as the
