@@ -282,14 +282,11 @@ func (s *Service) recorded(ctx context.Context, approvalID string, d deciding) b
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	row, err := s.store.ApprovalGet(rctx, approvalID)
-	if err != nil || len(row.Deciding) == 0 {
+	if err != nil {
 		return false
 	}
-	var got deciding
-	if json.Unmarshal(row.Deciding, &got) != nil {
-		return false
-	}
-	return got.Actor == d.Actor && got.Surface == d.Surface && got.User == d.User &&
+	got, ok := decidingOf(row)
+	return ok && got.Actor == d.Actor && got.Surface == d.Surface && got.User == d.User &&
 		got.Revision == d.Revision && got.Approve == d.Approve && got.At.Equal(d.At)
 }
 
@@ -320,24 +317,28 @@ func (p decisionPayload) sends(d deciding) bool {
 	return p.At.Equal(d.At) && (p.Actor == "" || p.Actor == d.Actor && p.Surface == d.Surface)
 }
 
+// decidingOf is the decision in flight on row, with ok; ok is false when
+// none is (or its JSON, our own, does not read).
+func decidingOf(row *store.Approval) (deciding, bool) {
+	var d deciding
+	if len(row.Deciding) == 0 || json.Unmarshal(row.Deciding, &d) != nil {
+		return deciding{}, false
+	}
+	return d, true
+}
+
 // inFlight reports whether d is the decision in flight on row.
 func inFlight(row *store.Approval, d deciding) bool {
-	var cur deciding
-	if len(row.Deciding) == 0 || json.Unmarshal(row.Deciding, &cur) != nil { // our own JSON
-		return false
-	}
-	return cur.Actor == d.Actor && cur.Surface == d.Surface && cur.At.Equal(d.At)
+	cur, ok := decidingOf(row)
+	return ok && cur.Actor == d.Actor && cur.Surface == d.Surface && cur.At.Equal(d.At)
 }
 
 // waitingDeadline is the deadline's deny in flight on row when it is
 // still waiting to be sent (a click received before the deadline may yet
 // take its place), with ok; otherwise ok is false.
 func waitingDeadline(row *store.Approval, now time.Time) (deciding, bool) {
-	var d deciding
-	if len(row.Deciding) == 0 || json.Unmarshal(row.Deciding, &d) != nil { // our own JSON
-		return deciding{}, false
-	}
-	if d.Surface != DeadlineSurface || d.Sent || d.Due.IsZero() || !now.Before(d.Due.Add(RecordBound)) {
+	d, ok := decidingOf(row)
+	if !ok || d.Surface != DeadlineSurface || d.Sent || d.Due.IsZero() || !now.Before(d.Due.Add(RecordBound)) {
 		return deciding{}, false
 	}
 	return d, true

@@ -626,11 +626,8 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 // decidingCard is the decision in flight as a card shows it: recorded and
 // on its way to the backend; nil when none is.
 func decidingCard(a *store.Approval) *templates.Deciding {
-	if len(a.Deciding) == 0 {
-		return nil
-	}
-	var d deciding
-	if json.Unmarshal(a.Deciding, &d) != nil {
+	d, ok := decidingOf(a)
+	if !ok {
 		return nil
 	}
 	return &templates.Deciding{Actor: d.Actor, Approve: d.Approve, Comment: d.Comment, At: d.At,
