@@ -151,7 +151,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	reg.MustRegister(threads.OutboxCollector{Store: st, Clock: a.clock})
 
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: cfg.Backend.URL,
-		Secrets: reveal(cfg.Backend.CallsSecrets), Logger: log})
+		Secrets: config.RevealAll(cfg.Backend.CallsSecrets), Logger: log})
 	if err != nil {
 		return fmt.Errorf("the job backend client: %w", err)
 	}
@@ -191,7 +191,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 
 	mux := http.NewServeMux()
 	mux.Handle("/v1/events", backend.NewHandler(backend.HandlerOptions{ // it answers other methods with a JSON 405
-		Verifier: backend.Verifier{Secrets: reveal(cfg.Backend.EventsSecrets), Now: a.clock.Now},
+		Verifier: backend.Verifier{Secrets: config.RevealAll(cfg.Backend.EventsSecrets), Now: a.clock.Now},
 		Ingester: a.svc, Logger: log, Registry: reg,
 	}))
 	mux.HandleFunc("GET /healthz", healthz)
@@ -364,13 +364,4 @@ func (a *App) release() {
 // the rest is kept to record those it cut short and close the store.
 func outboxGrace(stop time.Duration) time.Duration {
 	return stop - min(stop/4, 2*time.Second)
-}
-
-// reveal is secrets as the backend's signer and verifier take them.
-func reveal(list []config.Secret) [][]byte {
-	out := make([][]byte, len(list))
-	for i, s := range list {
-		out[i] = []byte(s.Reveal())
-	}
-	return out
 }

@@ -20,6 +20,16 @@ type Secret string
 // authenticating).
 func (s Secret) Reveal() string { return string(s) }
 
+// RevealAll is each secret's bytes, in order: the keys a signer or
+// verifier takes (the first signs, all verify).
+func RevealAll(list []Secret) [][]byte {
+	out := make([][]byte, len(list))
+	for i, s := range list {
+		out[i] = []byte(s.Reveal())
+	}
+	return out
+}
+
 // String prints "<secret>".
 func (s Secret) String() string { return redacted }
 

@@ -327,20 +327,10 @@ func (l Ladder) Timeline(post []Target, deadline time.Duration) []string {
 	if !deadlineDone {
 		lines = append(lines, FormatDuration(deadline)+" "+deadlineLine)
 	}
-	if hasUnskipped(plan) {
+	if _, ok := plan.Upcoming(0); ok { // a step that can fire: the buttons matter
 		lines = append(lines, ackLine(l.Pause()))
 	}
 	return lines
-}
-
-// hasUnskipped reports whether any of the plan's steps can fire.
-func hasUnskipped(p Plan) bool {
-	for _, s := range p.Steps {
-		if !s.Skipped {
-			return true
-		}
-	}
-	return false
 }
 
 // ackLine ends the timeline of a ladder with a step that can fire: what

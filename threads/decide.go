@@ -80,7 +80,7 @@ type ArgumentsAnswer struct {
 // SurfaceEmail names decisions made on the decision page, reached from
 // an escalation mail (docs/protocol.md's via.surface); the Person's User is
 // the member's address.
-const SurfaceEmail = "email"
+const SurfaceEmail = ladder.SurfaceEmail
 
 // Person is who clicked, on which surface, and how to answer them alone
 // later (the surface's own reference: a Slack response_url, a Discord
@@ -154,9 +154,9 @@ const (
 	KindTell     = "tell"
 )
 
-// maxComment bounds a deny reason or an approval's comment (the dialogs
+// MaxComment bounds a deny reason or an approval's comment (the dialogs
 // allow as much).
-const maxComment = 1000
+const MaxComment = 1000
 
 // Decide checks that the person may decide this card, and records the
 // decision and its outbox row in one transaction. Exactly one decision is
@@ -176,12 +176,12 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 		return DecideResult{Text: fmt.Sprintf("Your role in tenant %s is %s, which cannot decide approvals; nothing was sent.", req.Tenant, m.Role)}, nil
 	}
 	comment := strings.TrimSpace(req.Comment)
-	if len([]rune(comment)) > maxComment {
+	if len([]rune(comment)) > MaxComment {
 		what := "reason"
 		if req.Approve {
 			what = "comment" // an approval's comment, from Approve with comment…
 		}
-		return DecideResult{Text: fmt.Sprintf("The %s is longer than %d characters; nothing was sent.", what, maxComment)}, nil
+		return DecideResult{Text: fmt.Sprintf("The %s is longer than %d characters; nothing was sent.", what, MaxComment)}, nil
 	}
 	rev, err := s.store.RevisionGet(ctx, req.ApprovalID, req.Revision)
 	if errors.Is(err, store.ErrNotFound) {

@@ -348,13 +348,9 @@ func displayName(tenant *config.Tenant, target string) string {
 // replies pass it by.
 const emailThread = "mail-thread"
 
-// threadLink is the web address of the approval's first card on a surface
-// that can give one, or "".
-func (s *Service) threadLink(ctx context.Context, approvalID string) string {
-	posts, err := s.store.PostList(ctx, approvalID)
-	if err != nil {
-		return ""
-	}
+// threadLink is the web address of the approval's first card among its
+// posts on a surface that can give one, or "".
+func (s *Service) threadLink(ctx context.Context, posts []*store.Post) string {
 	for _, p := range posts {
 		if _, surface := s.surfaceFor(p.Target); surface != nil {
 			if l, ok := surface.(Linker); ok {

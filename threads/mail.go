@@ -318,7 +318,7 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 	if err != nil {
 		return nil, err
 	}
-	card.ThreadURL = s.threadLink(ctx, row.ApprovalID)
+	card.ThreadURL = s.threadLink(ctx, posts)
 	tenant, _ := s.tenants.Tenant(row.Tenant)
 	req := MailRequest{To: row.Target, Kind: p.Mail, Card: card, Step: p.Step, Waited: p.Waited, Note: p.Text,
 		Thread: mailThreadOf(posts, row.Target), Key: row.ID}

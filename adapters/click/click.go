@@ -116,7 +116,7 @@ func New(o Options) (*Flow, error) {
 
 // ReasonMax bounds a denial's reason and an approval's comment, in
 // characters: the dialogs take no more, and threads refuses longer.
-const ReasonMax = 1000
+const ReasonMax = threads.MaxComment
 
 // Outcome is what became of a click on Approve or Deny, I'm looking or
 // Escalate now.

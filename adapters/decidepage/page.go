@@ -319,7 +319,7 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 	}
 	v.Lead = fmt.Sprintf("Waiting for a decision. Opening this page decided nothing: press %s below to decide.",
 		buttonWord(c.Action))
-	v.Form = &form{Check: h.signer.FormCheck(l.token), Approve: c.Action == ActionApprove, ReasonMax: threadsReasonMax}
+	v.Form = &form{Check: h.signer.FormCheck(l.token), Approve: c.Action == ActionApprove, ReasonMax: threads.MaxComment}
 	v.Look = &lookForm{Check: v.Form.Check, Pause: ladder.FormatDuration(card.Frozen.Plan.Pause())}
 	return v, http.StatusOK
 }
@@ -337,7 +337,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	if err := r.ParseForm(); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			h.page(w, http.StatusRequestEntityTooLarge, view{Title: sayBadForm, Lead: "The form was too large; a reason is at most 1000 characters."})
+			h.page(w, http.StatusRequestEntityTooLarge, view{Title: sayBadForm, Lead: fmt.Sprintf("The form was too large; a reason is at most %d characters.", threads.MaxComment)})
 			return
 		}
 		h.page(w, http.StatusBadRequest, view{Title: sayBadForm, Lead: "The form could not be read; open the link again."})
@@ -368,9 +368,9 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	if l.claims.Action == ActionApprove {
 		reason = ""
 	}
-	if utf8.RuneCountInString(reason) > threadsReasonMax {
+	if utf8.RuneCountInString(reason) > threads.MaxComment {
 		v, _ := h.view(r.Context(), l, nil)
-		v.Lead = fmt.Sprintf("The reason is longer than %d characters; nothing was sent.", threadsReasonMax)
+		v.Lead = fmt.Sprintf("The reason is longer than %d characters; nothing was sent.", threads.MaxComment)
 		v.Form.Reason = reason
 		h.page(w, http.StatusUnprocessableEntity, v)
 		return
@@ -417,7 +417,10 @@ const actionLook = "look"
 // is looking on its card. It records nothing where the page would show
 // no form (closed, changed, expired, in flight, not allowed).
 func (h *Handler) look(w http.ResponseWriter, r *http.Request, l *link, linkErr error) {
-	if v, status := h.view(r.Context(), l, linkErr); v.Look == nil {
+	if !decides(l, linkErr) {
+		// As for a decision: the card is read and rendered only to say
+		// why not.
+		v, status := h.view(r.Context(), l, linkErr)
 		h.page(w, status, v)
 		return
 	}
@@ -464,9 +467,6 @@ func allowed(t *config.Tenant, action string) string {
 	}
 	return ""
 }
-
-// threadsReasonMax is the longest reason threads takes.
-const threadsReasonMax = 1000
 
 func actAs(m config.Member) string {
 	return m.User + " (" + m.Email + ")"

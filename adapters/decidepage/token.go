@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"approvalsbot/config"
 )
 
 // Actions a link may carry.
@@ -53,8 +55,8 @@ type Signer struct {
 const linkKeyLabel = "approvalsbot decision link v1"
 
 // minSecret is the shortest secret NewSigner takes: an HMAC-SHA256 key's
-// size (config.MinHMACKey checks the same at load).
-const minSecret = 32
+// size, as config checks at load.
+const minSecret = config.MinHMACKey
 
 // NewSigner takes the configured link secrets, the signing one first.
 func NewSigner(secrets []string) (*Signer, error) {

@@ -183,7 +183,7 @@ func pingStore(ctx context.Context, sc config.Store) (store.Store, error) {
 // doctorBackend sends the job backend the signed probe, once (no retries:
 // a doctor reports, it does not wait out an outage).
 func doctorBackend(ctx context.Context, b config.Backend, r *doctorReport) {
-	client, err := backend.NewClient(backend.ClientOptions{BaseURL: b.URL, Secrets: secrets(b.CallsSecrets),
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: b.URL, Secrets: config.RevealAll(b.CallsSecrets),
 		MaxElapsed: time.Nanosecond})
 	if err != nil {
 		r.problem("backend", "%v", err)

@@ -65,11 +65,3 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	defer bot.Stop()
 	return bot.Run(ctx)
 }
-
-func secrets(list []config.Secret) [][]byte {
-	out := make([][]byte, 0, len(list))
-	for _, s := range list {
-		out = append(out, []byte(s.Reveal()))
-	}
-	return out
-}
