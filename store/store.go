@@ -326,6 +326,13 @@ type OneWriter interface {
 	OneWriter() bool
 }
 
+// Alone is a store no other process uses while it is open (SQLite as
+// `bot serve` opens it, holding its lock file): every click that can
+// still be recorded in it was received by this process.
+type Alone interface {
+	Alone() bool
+}
+
 // ApprovalListPendingParams selects pending approvals of a tenant.
 type ApprovalListPendingParams struct {
 	Tenant string

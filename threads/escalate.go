@@ -179,14 +179,13 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 			}
 			// The deny is recorded now, and sent once a click the bot
 			// received before the deadline can no longer be being
-			// recorded (RecordBound after it): such a click is judged by
-			// when it arrived, and takes the deny's place until then
-			// (Decide). Recording it during that grace, rather than after,
-			// leaves the backend call alone on the deadline's path.
-			send := row.DeadlineAt.Add(RecordBound)
-			if send.Before(now) {
-				send = now
-			}
+			// recorded (denyAt: at once where this process holds every
+			// click that can be, else RecordBound after the deadline):
+			// such a click is judged by when it arrived, and takes the
+			// deny's place until then (Decide). Recording it during that
+			// grace, rather than after, leaves the backend call alone on
+			// the deadline's path.
+			send := s.denyAt(row.DeadlineAt, now)
 			d := deciding{Actor: DeadlineActor, Approve: false, Surface: DeadlineSurface,
 				Comment: DeadlineComment, Revision: row.Revision, At: now, Due: row.DeadlineAt}
 			row.Deciding, _ = json.Marshal(d) // plain data

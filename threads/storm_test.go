@@ -104,6 +104,13 @@ func (w *writeCounter) OneWriter() bool {
 	return ok && o.OneWriter()
 }
 
+// Alone is the store's own: the bot serves SQLite as the process's
+// alone, and the counter must not take that from it.
+func (w *writeCounter) Alone() bool {
+	a, ok := w.Store.(store.Alone)
+	return ok && a.Alone()
+}
+
 func (w *writeCounter) note() {
 	w.mu.Lock()
 	w.at = append(w.at, time.Now())
@@ -195,13 +202,13 @@ tenants:
 	return b.String()
 }
 
-// openStormStore opens SQLite in dir, or a fresh PostgreSQL database when
-// pg is set.
+// openStormStore opens SQLite in dir as the bot serves it (Exclusive:
+// the process's alone), or a fresh PostgreSQL database when pg is set.
 func openStormStore(tb testing.TB, pg bool) store.Store {
 	tb.Helper()
 	ctx := context.Background()
 	if !pg {
-		st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(tb.TempDir(), "bot.db")})
+		st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(tb.TempDir(), "bot.db"), Exclusive: true})
 		if err != nil {
 			tb.Fatal(err)
 		}

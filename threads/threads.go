@@ -115,6 +115,8 @@ type Service struct {
 	due      map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
 	seq      atomic.Uint64
 	group    groupCommit // decisions' answers, committed together
+	alone    bool        // the store is this process's alone (store.Alone)
+	receipts receipts    // the clicks received and not yet answered
 }
 
 // New checks the options and builds a Service.
@@ -139,7 +141,7 @@ func New(o Options) (*Service, error) {
 	}
 	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
 		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, links: o.Links, lease: o.Lease,
-		wake: wakes(), due: dues()}, nil
+		wake: wakes(), due: dues(), alone: alone(o.Store)}, nil
 }
 
 // IngestRequest is one verified, parsed event.

@@ -52,6 +52,9 @@ type Service interface {
 	// and Escalate now (ladder.go).
 	Acknowledge(ctx context.Context, req threads.LadderRequest) (threads.LadderResult, error)
 	EscalateNow(ctx context.Context, req threads.LadderRequest) (threads.LadderResult, error)
+	// Receive opens the receipt of a click just received, which the
+	// surface ends once the click is answered (threads.Receipt).
+	Receive() *threads.Receipt
 }
 
 var _ Service = (*threads.Service)(nil)
@@ -113,6 +116,11 @@ func New(o Options) (*Flow, error) {
 	}
 	return &Flow{surface: o.Surface, store: o.Store, service: o.Service, tenants: o.Tenants, log: o.Logger}, nil
 }
+
+// Receive opens the receipt of a click the surface has just verified: the
+// deadline judges the click by its At, and the surface ends it (Done)
+// once the click is answered.
+func (f *Flow) Receive() *threads.Receipt { return f.service.Receive() }
 
 // ReasonMax bounds a denial's reason and an approval's comment, in
 // characters: the dialogs take no more, and threads refuses longer.

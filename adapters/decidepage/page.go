@@ -58,6 +58,9 @@ type Service interface {
 	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
 	// Acknowledge takes the page's I'm looking, as a chat card's.
 	Acknowledge(ctx context.Context, req threads.LadderRequest) (threads.LadderResult, error)
+	// Receive opens the receipt of a decision just received
+	// (threads.Receipt).
+	Receive() *threads.Receipt
 }
 
 var _ Service = (*threads.Service)(nil)
@@ -328,7 +331,6 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 // through threads before it answers, then sends the person to the page,
 // which shows the decision on its way and then the outcome.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
-	received := h.now()
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if mt := r.Header.Get("Content-Type"); !strings.HasPrefix(mt, "application/x-www-form-urlencoded") {
 		h.page(w, http.StatusUnsupportedMediaType, view{Title: sayBadForm, Lead: "The decision comes from the page's own form."})
@@ -375,11 +377,15 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		h.page(w, http.StatusUnprocessableEntity, v)
 		return
 	}
+	// The decision is received once the form is read and checked: the
+	// deadline judges it by then.
+	rc := h.service.Receive()
+	defer rc.Done()
 	ctx, cancel := context.WithTimeout(r.Context(), threads.RecordBound)
 	defer cancel()
 	res, err := h.service.Decide(ctx, threads.DecideRequest{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID,
 		Revision: l.claims.Revision, Approve: l.claims.Action == ActionApprove, Comment: reason,
-		Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}, ReceivedAt: received})
+		Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}, ReceivedAt: rc.At})
 	log := h.log.With("tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID, "member", l.claims.Member,
 		"action", l.claims.Action)
 	switch {

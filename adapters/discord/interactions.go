@@ -23,13 +23,15 @@ const (
 	textDisplayMax = 1000
 )
 
-// person is who clicked, where, and the interaction token that answers
-// them alone for 15 minutes.
+// person is who clicked, where, the interaction token that answers them
+// alone for 15 minutes, and when the bot received the click (the
+// deadline judges it by then).
 type person struct {
-	user    string
-	channel string
-	guild   string
-	token   string
+	user     string
+	channel  string
+	guild    string
+	token    string
+	received time.Time
 }
 
 func (p person) threads() threads.Person {
@@ -58,7 +60,9 @@ func ephemeralMessage(text string) *templates.DiscordMessage {
 // answer means the type is not one the bot takes. PING never reaches it
 // (only HTTP sends one).
 func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, click.Work) {
-	who := person{user: in.user(), channel: in.ChannelID, guild: in.GuildID, token: in.Token}
+	rc := a.clicks.Receive()
+	defer rc.Done()
+	who := person{user: in.user(), channel: in.ChannelID, guild: in.GuildID, token: in.Token, received: rc.At}
 	if who.user == "" {
 		return ephemeral(click.SayUnknownButton), click.Work{}
 	}
@@ -116,7 +120,7 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 // recorded at once. Someone who may not decide is refused through
 // threads, as with Deny.
 func (a *Adapter) approve(ctx context.Context, act templates.Action, who person) *answer {
-	d, out := a.clicks.Ask(ctx, act, who.threads(), true, a.now())
+	d, out := a.clicks.Ask(ctx, act, who.threads(), true, who.received)
 	switch {
 	case d == nil:
 		return a.recorded(ctx, act, out)
@@ -129,7 +133,7 @@ func (a *Adapter) approve(ctx context.Context, act templates.Action, who person)
 // askComment answers Approve with comment… with its modal for a person
 // who may decide; anyone else is refused at once.
 func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person) *answer {
-	d, out := a.clicks.Ask(ctx, act, who.threads(), true, a.now())
+	d, out := a.clicks.Ask(ctx, act, who.threads(), true, who.received)
 	if d == nil {
 		return a.recorded(ctx, act, out)
 	}
@@ -141,7 +145,7 @@ func (a *Adapter) askComment(ctx context.Context, act templates.Action, who pers
 // its sentence, nothing recorded), without a modal. The modal must be the
 // first answer, so this is the one store read before answering.
 func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person) *answer {
-	row, out := a.clicks.Deny(ctx, act, who.threads(), a.now())
+	row, out := a.clicks.Deny(ctx, act, who.threads(), who.received)
 	if row == nil {
 		return a.recorded(ctx, act, out)
 	}
@@ -248,7 +252,7 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 // record records an approval or denial before the click is answered
 // (package click), and answers it (recorded).
 func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) *answer {
-	return a.recorded(ctx, act, a.clicks.Record(ctx, act, who.threads(), approve, comment, a.now()))
+	return a.recorded(ctx, act, a.clicks.Record(ctx, act, who.threads(), approve, comment, who.received))
 }
 
 // recorded is the first answer to a click on Approve or Deny, I'm looking

@@ -116,6 +116,9 @@ type harnessOptions struct {
 	adapter func(*slackad.Options)
 	// handler wraps the adapter's HTTP endpoints, to watch them answer.
 	handler func(http.Handler) http.Handler
+	// alone opens the store as the bot serves it, the process's alone
+	// (store.Alone): the deadline waits only for clicks open here.
+	alone bool
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
@@ -142,7 +145,11 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := threadstest.OpenSQLite(t)
+	open := threadstest.OpenSQLite
+	if ho.alone {
+		open = threadstest.OpenExclusiveSQLite
+	}
+	st := open(t)
 	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

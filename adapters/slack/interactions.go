@@ -37,7 +37,6 @@ type ackBody = *slackgo.ViewSubmissionResponse
 
 // serveInteraction is POST /slack/interactions.
 func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
-	received := a.now()
 	body, ok := a.verified(w, r)
 	if !ok {
 		return
@@ -66,7 +65,11 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, http.StatusServiceUnavailable, click.SayShuttingDown, "shutting down")
 		return
 	}
-	reply, next := a.interaction(r.Context(), &cb, received)
+	// The click is received once it is verified and read: the deadline
+	// judges it by then.
+	rc := a.clicks.Receive()
+	defer rc.Done()
+	reply, next := a.interaction(r.Context(), &cb, rc.At)
 	if !a.work.Start(next) {
 		// Closing began while the click was recorded: it is on its way,
 		// and the outbox's answer will reach the person.

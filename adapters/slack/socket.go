@@ -55,15 +55,17 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, evt so
 		}
 		// Each interaction is recorded and acked on its own, so one
 		// click's record does not hold up the clicks behind it.
-		received, req := a.now(), evt.Request
+		rc, req := a.clicks.Receive(), evt.Request
 		started := a.work.Start(click.Work{Timeout: ackWithin, Run: func(wctx context.Context) {
-			reply, next := a.interaction(wctx, &cb, received)
+			defer rc.Done()
+			reply, next := a.interaction(wctx, &cb, rc.At)
 			a.ack(ctx, sm, req, reply)
 			if !a.work.Start(next) {
 				a.log.Warn("slack: the answer to an interaction dropped: shutting down", "slack_user", cb.User.ID)
 			}
 		}})
 		if !started {
+			rc.Done()
 			a.log.Warn("slack: interaction dropped: shutting down", "slack_user", cb.User.ID)
 		}
 	case socketmode.EventTypeSlashCommand:

@@ -110,8 +110,9 @@ func TestViewClosedAndUnknownTypesAreAckedQuietly(t *testing.T) {
 // slowService holds an argument look-up until released, to watch the
 // work after an ack.
 type slowService struct {
-	started chan struct{}
-	release chan struct{}
+	*threads.Service // Receive: the bot's own receipts
+	started          chan struct{}
+	release          chan struct{}
 }
 
 func (s slowService) Decide(context.Context, threads.DecideRequest) (threads.DecideResult, error) {
@@ -150,7 +151,7 @@ func TestCloseWaitsForWorkAfterAck(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "big.json")
 	h.drain(t)
-	svc := slowService{started: make(chan struct{}, 1), release: make(chan struct{})}
+	svc := slowService{Service: h.svc, started: make(chan struct{}, 1), release: make(chan struct{})}
 	h.clicks.Use(svc)
 	h.click(t, "U0KEVIN", "C0APPROVALS", "ab1|show_args|a-big1|1")
 	<-svc.started

@@ -330,6 +330,11 @@ func (s *Store) OneWriter() bool { return true }
 
 var _ store.OneWriter = (*Store)(nil)
 
+// Alone: opened Exclusive, the store is this process's alone.
+func (s *Store) Alone() bool { return s.lock != nil }
+
+var _ store.Alone = (*Store)(nil)
+
 // tx is store.Tx over one database/sql transaction.
 type tx struct {
 	s *Store

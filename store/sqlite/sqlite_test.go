@@ -393,7 +393,8 @@ func TestClaimsUseIndexes(t *testing.T) {
 }
 
 // An exclusive store keeps a second process (here: a second Open) out,
-// and releases a crashed process's claims at once.
+// releases a crashed process's claims at once, and is the process's
+// alone (store.Alone).
 func TestExclusiveLockAndReleaseClaims(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "bot.db")
@@ -442,6 +443,11 @@ func TestExclusiveLockAndReleaseClaims(t *testing.T) {
 	defer shared.Close()
 	if _, err := shared.ReleaseClaims(ctx); err == nil {
 		t.Fatal("a shared store released claims")
+	}
+	// Only the exclusive store is the process's alone: the deadline
+	// waits for clicks other processes may be recording on the other.
+	if !second.Alone() || shared.Alone() {
+		t.Errorf("Alone: exclusive %v, shared %v; want true, false", second.Alone(), shared.Alone())
 	}
 }
 

@@ -35,11 +35,20 @@ import (
 )
 
 // OpenSQLite is a migrated SQLite store in a file of the test's own
-// temporary directory, closed when the test ends.
-func OpenSQLite(t testing.TB) *sqlite.Store {
+// temporary directory, closed when the test ends. It is opened as a
+// store other processes may share (not store.Alone), so the deadline
+// keeps its grace for clicks a replica may be recording.
+func OpenSQLite(t testing.TB) *sqlite.Store { return openSQLite(t, false) }
+
+// OpenExclusiveSQLite is OpenSQLite opened as `bot serve` opens it:
+// Exclusive, holding its lock file, so the store is the process's alone
+// (store.Alone).
+func OpenExclusiveSQLite(t testing.TB) *sqlite.Store { return openSQLite(t, true) }
+
+func openSQLite(t testing.TB, exclusive bool) *sqlite.Store {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db")})
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "bot.db"), Exclusive: exclusive})
 	if err != nil {
 		t.Fatal(err)
 	}

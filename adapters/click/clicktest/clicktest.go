@@ -57,3 +57,6 @@ func (s *Switch) Acknowledge(ctx context.Context, req threads.LadderRequest) (th
 func (s *Switch) EscalateNow(ctx context.Context, req threads.LadderRequest) (threads.LadderResult, error) {
 	return s.svc().EscalateNow(ctx, req)
 }
+
+// Receive passes the call on.
+func (s *Switch) Receive() *threads.Receipt { return s.svc().Receive() }

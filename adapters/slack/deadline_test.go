@@ -1,0 +1,95 @@
+package slack_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"approvalsbot/threads"
+)
+
+// stalledDecide holds a click's record until released: a click that
+// arrived before the deadline and is still being recorded as it passes.
+type stalledDecide struct {
+	*threads.Service
+	entered, release chan struct{}
+}
+
+func (s stalledDecide) Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error) {
+	close(s.entered)
+	<-s.release
+	return s.Service.Decide(ctx, req)
+}
+
+// On the store as the bot serves it (the process's alone), the deadline's
+// deny goes at its tick, without RecordBound's grace, unless a click is
+// open that arrived before the deadline: the Slack adapter holds the
+// click's receipt while it records it, so an Approve that arrived 5 ms
+// before the deadline and is still being recorded when the deadline's
+// tick comes is the one decision, and the deny never goes.
+func TestAClickArrivedBeforeTheDeadlineIsNotBeatenByIt(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{alone: true})
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	deadline := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC) // the request's, 24 h after it
+	h.clock.Advance(deadline.Add(-5 * time.Millisecond).Sub(h.clock.Now()))
+
+	stall := stalledDecide{Service: h.svc, entered: make(chan struct{}), release: make(chan struct{})}
+	h.clicks.Use(stall)
+	var released sync.Once
+	release := func() { released.Do(func() { close(stall.release) }) }
+	defer release() // a failure below must not leave the click held
+	answered := make(chan int, 1)
+	go func() {
+		status, _, _, err := h.do(signedRequest{path: "/slack/interactions",
+			body: interaction(h.clickPayload("U0KEVIN", "C0APPROVALS", "ab1|approve|a-merge1|1"))})
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- status
+	}()
+	<-stall.entered // received, not yet recorded
+
+	h.clock.Advance(6 * time.Millisecond) // the deadline has passed
+	if r, err := h.svc.Tick(context.Background()); err != nil || r.Deadlines != 1 {
+		t.Fatalf("the deadline's tick: %+v %v", r, err)
+	}
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("the backend got %d decisions while a click that arrived before the deadline was being recorded", len(got))
+	}
+	release()
+	if status := <-answered; status != http.StatusOK {
+		t.Fatalf("the click answered %d", status)
+	}
+	h.drain(t)
+	h.clock.Advance(2 * threads.RecordBound)
+	if _, err := h.svc.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	got := h.backend.Decisions()
+	if len(got) != 1 || got[0].Request.Actor != "user:kevin" || got[0].Request.Decision != "approve" {
+		t.Fatalf("the backend got %+v, want kevin's approval alone", got)
+	}
+
+}
+
+// With no click open, the deadline denies at its tick: nothing waits
+// RecordBound for clicks nobody made.
+func TestWithNoClickOpenTheDeadlineDeniesAtItsTick(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{alone: true})
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.clock.Advance(time.Date(2026, 11, 30, 18, 0, 0, 1e6, time.UTC).Sub(h.clock.Now()))
+	if r, err := h.svc.Tick(context.Background()); err != nil || r.Deadlines != 1 {
+		t.Fatalf("the deadline's tick: %+v %v", r, err)
+	}
+	h.drain(t)
+	got := h.backend.Decisions()
+	if len(got) != 1 || got[0].Request.Actor != threads.DeadlineActor || got[0].Request.Decision != "deny" {
+		t.Fatalf("the backend got %+v, want the deadline's deny at its tick", got)
+	}
+}
