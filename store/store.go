@@ -326,6 +326,23 @@ type OneWriter interface {
 	OneWriter() bool
 }
 
+// ForPerson marks ctx as a person's own path: a click being recorded and
+// answered, a decision page's POST. A store that pools connections keeps
+// some for it that background work (the outbox's lanes, the ladder's
+// ticks) cannot take, so a click never waits for a connection behind
+// them.
+func ForPerson(ctx context.Context) context.Context {
+	return context.WithValue(ctx, personKey{}, true)
+}
+
+// IsPerson reports whether ctx is a person's own path (ForPerson).
+func IsPerson(ctx context.Context) bool {
+	v, _ := ctx.Value(personKey{}).(bool)
+	return v
+}
+
+type personKey struct{}
+
 // Alone is a store no other process uses while it is open (SQLite as
 // `bot serve` opens it, holding its lock file): every click that can
 // still be recorded in it was received by this process.

@@ -129,6 +129,7 @@ type LadderResult struct {
 // Only a member who may decide this call may say they are looking: a
 // hold by anyone else would keep the call from those who can.
 func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderResult, error) {
+	ctx = ForPerson(ctx)
 	who, text, err := s.ladderClicker(ctx, req)
 	if text != "" || err != nil {
 		return LadderResult{Text: text}, err
@@ -201,6 +202,7 @@ func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderRes
 // before it fired, so two presses of one card (a double click, two
 // members at once) fire one step, and each step fires once.
 func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderResult, error) {
+	ctx = ForPerson(ctx)
 	who, text, err := s.ladderClicker(ctx, req)
 	if text != "" || err != nil {
 		return LadderResult{Text: text}, err

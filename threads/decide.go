@@ -101,15 +101,19 @@ type DecideRequest struct {
 	Comment    string
 	Person     Person
 	// ReceivedAt is when the bot received the click (zero: now). The
-	// deadline judges a click by it, not by when it was recorded.
+	// deadline judges a click by it, not by when it was recorded. A
+	// surface takes it from a Receipt it holds open until Decide has
+	// returned: on a store of this process's alone, the deadline waits
+	// only for the clicks whose receipts are open (Receive).
 	ReceivedAt time.Time
 }
 
 // RecordBound is how long a click may take to be recorded before the
 // surface answers it: well inside the 3 s Slack and Discord give an
 // interaction's first answer. The deadline's deny waits as long past the
-// deadline, so a click received before the deadline is never beaten by
-// it.
+// deadline (on a store of this process's alone, only while a click
+// received before the deadline is open: Receipt), so a click received
+// before the deadline is never beaten by it.
 const RecordBound = time.Second
 
 // DecideResult says what to tell the person at once (ephemerally).
@@ -163,6 +167,7 @@ const MaxComment = 1000
 // in flight per approval: a second click is told who is deciding. The
 // backend's answer reaches the person and every card later.
 func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, error) {
+	ctx = ForPerson(ctx)
 	tenant, ok := s.tenants.Tenant(req.Tenant)
 	if !ok {
 		return DecideResult{Text: "This bot does not serve tenant " + req.Tenant + "; nothing was sent."}, nil

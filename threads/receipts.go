@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -27,6 +28,13 @@ type Receipt struct {
 	id   uint64
 	once sync.Once
 }
+
+// ForPerson marks ctx as a person's own path (store.ForPerson): what a
+// surface does for a click until it has answered it, and the work that
+// follows the answer. Where the store pools connections, it keeps some
+// for such contexts that the outbox's lanes and the ticks cannot take.
+// Decide, Acknowledge and EscalateNow mark their own.
+func ForPerson(ctx context.Context) context.Context { return store.ForPerson(ctx) }
 
 // Receive opens a receipt for a click received now.
 func (s *Service) Receive() *Receipt {

@@ -6,11 +6,14 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"approvalsbot/threads"
 )
 
 // Work is what runs after a click is answered (telling the person,
 // opening a dialog, showing the arguments), within its own timeout: the
-// platform's answer is already sent, so nothing else bounds it.
+// platform's answer is already sent, so nothing else bounds it. It runs
+// as a person's own path (threads.ForPerson).
 type Work struct {
 	Timeout time.Duration
 	Run     func(ctx context.Context) // nil: nothing to do
@@ -56,7 +59,7 @@ func (r *Runner) Start(w Work) bool {
 				r.log.Error("work after an answer panicked", "panic", fmt.Sprint(p))
 			}
 		}()
-		ctx, cancel := context.WithTimeout(context.Background(), w.Timeout)
+		ctx, cancel := context.WithTimeout(threads.ForPerson(context.Background()), w.Timeout)
 		defer cancel()
 		w.Run(ctx)
 	}()

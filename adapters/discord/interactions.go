@@ -60,6 +60,7 @@ func ephemeralMessage(text string) *templates.DiscordMessage {
 // answer means the type is not one the bot takes. PING never reaches it
 // (only HTTP sends one).
 func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, click.Work) {
+	ctx = threads.ForPerson(ctx)
 	rc := a.clicks.Receive()
 	defer rc.Done()
 	who := person{user: in.user(), channel: in.ChannelID, guild: in.GuildID, token: in.Token, received: rc.At}

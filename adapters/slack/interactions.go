@@ -121,6 +121,7 @@ func writeAck(w http.ResponseWriter, reply ackBody) {
 // returns the work to do after it. received is when the bot got the
 // click: the deadline judges the click by it.
 func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, click.Work) {
+	ctx = threads.ForPerson(ctx)
 	who := person{user: cb.User.ID, channel: cmp.Or(cb.Channel.ID, cb.Container.ChannelID), reply: a.allowedReply(cb.ResponseURL)}
 	switch cb.Type {
 	case slackgo.InteractionTypeBlockActions:

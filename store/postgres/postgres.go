@@ -39,6 +39,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,9 @@ var _ store.Store = (*Store)(nil)
 const (
 	// DefaultMaxConns bounds the pool when Options.MaxConns is zero.
 	DefaultMaxConns = 8
+	// DefaultPersonConns bounds the connections kept for people's clicks
+	// (store.ForPerson) when Options.PersonConns is zero.
+	DefaultPersonConns = 2
 	// defaultConnectTimeout bounds a connection attempt when the DSN sets
 	// no connect_timeout, so a server that does not answer makes calls
 	// fail instead of hanging.
@@ -126,6 +130,10 @@ type Options struct {
 	// It takes precedence over a pool_max_conns in the DSN. Listen holds
 	// one more connection of its own.
 	MaxConns int32
+	// PersonConns bounds a second pool, kept for a person's own path
+	// (store.ForPerson: a click, a decision page's POST), which
+	// background work cannot take; 0 means DefaultPersonConns.
+	PersonConns int32
 	// Logger receives the store's own events (migrations applied, the
 	// listener's reconnections); nil discards them.
 	Logger *slog.Logger
@@ -135,6 +143,7 @@ type Options struct {
 // search_path names). It is safe for concurrent use.
 type Store struct {
 	pool      *pgxpool.Pool
+	people    *pgxpool.Pool   // for store.ForPerson contexts alone
 	listenCfg *pgx.ConnConfig // Listen's own connections
 	log       *slog.Logger
 	closed    atomic.Bool
@@ -151,8 +160,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.DSN == "" {
 		return nil, errors.New("open postgres store: no DSN")
 	}
-	if o.MaxConns < 0 {
-		return nil, fmt.Errorf("open postgres store: MaxConns %d is negative", o.MaxConns)
+	if o.MaxConns < 0 || o.PersonConns < 0 {
+		return nil, fmt.Errorf("open postgres store: MaxConns %d or PersonConns %d is negative", o.MaxConns, o.PersonConns)
 	}
 	cfg, err := pgxpool.ParseConfig(o.DSN)
 	if err != nil {
@@ -201,13 +210,35 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
-	s := &Store{pool: pool, listenCfg: listenCfg, log: log, listeners: map[int]context.CancelFunc{}}
+	// People's clicks get a pool of their own: the outbox's workers and
+	// the ticks share the main one, and under a storm they can hold every
+	// connection of it, with a click queued behind them past its
+	// RecordBound. One connection is kept open, so a click dials none.
+	pcfg := cfg.Copy()
+	pcfg.MaxConns = cmp.Or(o.PersonConns, DefaultPersonConns)
+	pcfg.MinConns = 1
+	people, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	s := &Store{pool: pool, people: people, listenCfg: listenCfg, log: log, listeners: map[int]context.CancelFunc{}}
 	if err := pool.Ping(ctx); err != nil {
 		err = s.fail(ctx, "open postgres store", err)
 		pool.Close()
+		people.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// db is the pool for ctx: the people's for a person's own path
+// (store.ForPerson), the main one for everything else.
+func (s *Store) db(ctx context.Context) *pgxpool.Pool {
+	if store.IsPerson(ctx) {
+		return s.people
+	}
+	return s.pool
 }
 
 // Close stops every Listen, waits for connections in use to come back and
@@ -222,6 +253,7 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	s.pool.Close()
+	s.people.Close()
 	return nil
 }
 
@@ -243,7 +275,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // fn should use only tx: the Store's own methods take other connections
 // and do not see fn's writes.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
-	pgTx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	pgTx, err := s.db(ctx).BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return s.fail(ctx, "begin transaction", err)
 	}
@@ -366,6 +398,7 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	unavailable, lost := classify(err)
 	if lost {
 		s.pool.Reset()
+		s.people.Reset()
 	}
 	if unavailable {
 		return fmt.Errorf("%s: %w: %w", op, store.ErrUnavailable, err)

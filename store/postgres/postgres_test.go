@@ -797,10 +797,10 @@ func TestOpenErrors(t *testing.T) {
 
 func TestOpenBoundsThePool(t *testing.T) {
 	t.Parallel()
-	// The pool never holds more than MaxConns sessions however many
-	// callers want one.
+	// The pools never hold more than MaxConns sessions, and PersonConns
+	// for people's clicks, however many callers want one.
 	db := newSchema(t)
-	s := open(t, postgres.Options{DSN: db.dsn, MaxConns: 3})
+	s := open(t, postgres.Options{DSN: db.dsn, MaxConns: 3, PersonConns: 1})
 	if err := s.Migrate(t.Context()); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
@@ -828,8 +828,52 @@ func TestOpenBoundsThePool(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if m := slices.Max(sessions); m > 3 {
-		t.Errorf("%d sessions at once, want at most MaxConns 3", m)
+	if m := slices.Max(sessions); m > 3+1 {
+		t.Errorf("%d sessions at once, want at most MaxConns 3 and PersonConns 1", m)
+	}
+}
+
+// A person's click (store.ForPerson) gets a connection while background
+// work holds every connection of the main pool: it never queues behind
+// the outbox's workers for one.
+func TestAPersonsPathHasConnectionsOfItsOwn(t *testing.T) {
+	t.Parallel()
+	db := newSchema(t)
+	s := open(t, postgres.Options{DSN: db.dsn, MaxConns: 2, PersonConns: 1})
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	held := make(chan struct{})
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(release)
+	for range 2 { // background work holding the main pool
+		wg.Go(func() {
+			_ = s.InTx(t.Context(), func(ctx context.Context, tx store.Tx) error {
+				held <- struct{}{}
+				<-release
+				return nil
+			})
+		})
+	}
+	<-held
+	<-held
+	// Bounded only so a regression fails rather than hangs.
+	ctx, cancel := context.WithTimeout(store.ForPerson(t.Context()), 30*time.Second)
+	defer cancel()
+	err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		_, err := tx.ApprovalGetForUpdate(ctx, "a-none")
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a person's transaction with the main pool held: %v", err)
+	}
+	if _, err := s.ApprovalGet(ctx, "a-none"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a person's read with the main pool held: %v", err)
 	}
 }
 
