@@ -163,3 +163,31 @@ func TestReceiptsUnderConcurrency(t *testing.T) {
 		t.Fatalf("the backend got %s, want the deadline's deny at its tick", describe(got))
 	}
 }
+
+// The wall clock stepping back after the deny went at its tick (an NTP
+// step) does not let a click received then pass as received before the
+// deadline: its receipt is stamped no earlier than the deadline whose
+// deny went, so the approval is refused, never promised over a deny
+// already sent.
+func TestAClockSteppingBackDoesNotMakeAClickEarlier(t *testing.T) {
+	h := newAloneHarness(t)
+	h.pendingAt(t, 24*time.Hour+time.Millisecond)
+	h.tick(t)
+	h.drain(t)
+	if got := h.decisions(); len(got) != 1 || got[0].actor != threads.DeadlineActor {
+		t.Fatalf("the backend got %s, want the deadline's deny at its tick", describe(got))
+	}
+	h.clock.Advance(-50 * time.Millisecond) // the clock steps back before the deadline
+	rc := h.svc.Receive()
+	defer rc.Done()
+	if rc.At.Before(stagedDeadline) {
+		t.Fatalf("a receipt opened after the deny went is stamped %v, before the deadline %v", rc.At, stagedDeadline)
+	}
+	res, err := clickAt(h.svc, true, "U0KEVIN", 1, rc.At)
+	if err != nil || res.Sent {
+		t.Fatalf("an approval received after the deny went: %+v %v, want it refused", res, err)
+	}
+	if got := h.decisions(); len(got) != 1 {
+		t.Fatalf("the backend got %s, want the deadline's deny alone", describe(got))
+	}
+}

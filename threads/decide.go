@@ -106,6 +106,14 @@ type DecideRequest struct {
 	// returned: on a store of this process's alone, the deadline waits
 	// only for the clicks whose receipts are open (Receive).
 	ReceivedAt time.Time
+	// RefuseOnly asks only why the decision would be refused, recording
+	// nothing: a surface that read that the person may not decide, or
+	// that the card is closed, lets threads word it. Where nothing
+	// refuses it after all (the configuration or the approval changed
+	// between the two reads), the person is asked to click again: a
+	// decision is recorded only from the click, or the dialog, that
+	// makes it.
+	RefuseOnly bool
 }
 
 // RecordBound is how long a click may take to be recorded before the
@@ -255,6 +263,10 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 			var other deciding
 			_ = json.Unmarshal(row.Deciding, &other) // our own JSON
 			res = DecideResult{Text: fmt.Sprintf("%s is deciding this call already; wait for the card to change.", other.Actor)}
+			return nil
+		}
+		if req.RefuseOnly {
+			res = DecideResult{Text: "The call or the bot's settings changed as your click arrived; nothing was sent. Click the button again."}
 			return nil
 		}
 		row.Deciding, _ = json.Marshal(d) // plain data: cannot fail

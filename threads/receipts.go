@@ -52,12 +52,17 @@ type receipts struct {
 	mu   sync.Mutex
 	next uint64
 	at   map[uint64]time.Time // by receipt, when received
+	// floor is the latest time before found no receipt received before:
+	// a deadline whose deny then went at once. No receipt is stamped
+	// before it, even when the wall clock steps back.
+	floor time.Time
 }
 
 // open stamps a receipt under the lock that before takes, so that a
 // receipt before does not see was stamped after before looked: at or
 // after the deadline that before was asked about, once that deadline
-// has passed.
+// has passed (and, should the clock have stepped back since, at that
+// deadline: floor).
 func (b *receipts) open(c Clock) *Receipt {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -66,6 +71,9 @@ func (b *receipts) open(c Clock) *Receipt {
 	}
 	b.next++
 	at := c.Now()
+	if at.Before(b.floor) {
+		at = b.floor
+	}
 	b.at[b.next] = at
 	return &Receipt{At: at, book: b, id: b.next}
 }
@@ -76,7 +84,8 @@ func (b *receipts) close(id uint64) {
 	delete(b.at, id)
 }
 
-// before reports whether a receipt open now was received before t.
+// before reports whether a receipt open now was received before t; when
+// none was, no receipt opened later is stamped before t.
 func (b *receipts) before(t time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -84,6 +93,9 @@ func (b *receipts) before(t time.Time) bool {
 		if at.Before(t) {
 			return true
 		}
+	}
+	if t.After(b.floor) {
+		b.floor = t
 	}
 	return false
 }

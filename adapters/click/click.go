@@ -174,13 +174,15 @@ func (f *Flow) Record(ctx context.Context, act templates.Action, who threads.Per
 	if row == nil {
 		return out
 	}
-	return f.record(ctx, row, act, who, approve, comment, received)
+	return f.record(ctx, row, threads.DecideRequest{Revision: act.Revision, Approve: approve, Comment: comment,
+		Person: who, ReceivedAt: received}, act)
 }
 
-func (f *Flow) record(ctx context.Context, row *store.Approval, act templates.Action, who threads.Person,
-	approve bool, comment string, received time.Time) Outcome {
-	res, err := f.service.Decide(ctx, threads.DecideRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
-		Revision: act.Revision, Approve: approve, Comment: comment, Person: who, ReceivedAt: received})
+// record sends req, for the approval row act names, to threads.
+func (f *Flow) record(ctx context.Context, row *store.Approval, req threads.DecideRequest, act templates.Action) Outcome {
+	req.Tenant, req.ApprovalID = row.Tenant, act.ApprovalID
+	who := req.Person
+	res, err := f.service.Decide(ctx, req)
 	if err != nil {
 		f.log.Error("record a decision", append(f.logArgs(act, who), "tenant", row.Tenant, "err", err.Error())...)
 		return Outcome{Tenant: row.Tenant, Retry: true, Text: sayFailed(err, SayNotRecorded)}

@@ -73,9 +73,13 @@ func (f *Flow) ask(ctx context.Context, act templates.Action, who threads.Person
 		return nil, out
 	}
 	if !f.mayDecide(row.Tenant, who.User) || stale(row, act) {
+		// threads words the refusal and records nothing, even if the
+		// configuration or the approval changed since this read: the
+		// decision comes only from the dialog, which was not opened.
 		ctx, cancel := context.WithTimeout(ctx, threads.RecordBound)
 		defer cancel()
-		return nil, f.record(ctx, row, act, who, approve, "", received)
+		return nil, f.record(ctx, row, threads.DecideRequest{Revision: act.Revision, Approve: approve, Person: who,
+			ReceivedAt: received, RefuseOnly: true}, act)
 	}
 	return row, Outcome{}
 }

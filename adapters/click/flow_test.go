@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/click"
+	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -243,5 +244,42 @@ func TestNewNamesWhatIsMissing(t *testing.T) {
 	o.Surface = "Slack"
 	if _, err := click.New(o); err == nil || !strings.Contains(err.Error(), `"Slack" is not a chat surface`) {
 		t.Fatalf("New with surface Slack: %v", err)
+	}
+}
+
+// The flow lets threads word a refusal when it read that the clicker may
+// not decide; if the configuration changed between that read and
+// threads' own (a reload), threads still records nothing: the decision
+// comes only from the dialog, which was not opened (Deny's reason,
+// Approve with comment…, a destructive call's confirmation).
+func TestARefusalWordedByThreadsNeverRecords(t *testing.T) {
+	t.Parallel()
+	b := newBot(t)
+	b.ingest(t, "merge.json")
+	// A flow whose configuration, read before the reload, knows no tenant.
+	before := b.with(t, func(o *click.Options) {
+		o.Tenants = func() map[string]*config.Tenant { return map[string]*config.Tenant{} }
+	})
+	for _, c := range []struct {
+		name string
+		try  func() (bool, click.Outcome)
+	}{
+		{"deny", func() (bool, click.Outcome) {
+			row, out := before.Deny(context.Background(), action(templates.ActionDeny, "a-merge1"), person("U0KEVIN"), time.Time{})
+			return row != nil, out
+		}},
+		{"approve with comment", func() (bool, click.Outcome) {
+			d, out := before.Ask(context.Background(), action(templates.ActionApproveNote, "a-merge1"), person("U0KEVIN"), true, time.Time{})
+			return d != nil, out
+		}},
+	} {
+		dialog, out := c.try()
+		if dialog {
+			t.Fatalf("%s: a dialog opened for a clicker the flow read as no member", c.name)
+		}
+		if !strings.Contains(out.Text, "Click the button again") {
+			t.Errorf("%s: told %q, want to click again", c.name, out.Text)
+		}
+		refusedBefore(t, b, before, action(templates.ActionApprove, "a-merge1"), out)
 	}
 }

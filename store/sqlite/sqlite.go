@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -117,7 +118,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	var lock *os.File
 	if o.Exclusive {
 		var err error
-		if lock, err = lockFile(o.Path + ".lock"); err != nil {
+		if lock, err = lockFile(lockPath(o.Path)); err != nil {
 			return nil, err
 		}
 	}
@@ -212,6 +213,23 @@ func shellQuote(ps []string) []string {
 
 // ErrFileMode: a file of the store is open to its group or others.
 var ErrFileMode = errors.New("the store's files are open to other users")
+
+// lockPath is where the lock of the database at path lives: beside the
+// file the path names once symbolic links are followed, so two processes
+// that reach one database through different links take one lock. (A
+// hard link, or the file alone bind-mounted into two containers, is not
+// seen: SQLite itself tells the journals of two names of one file
+// apart, and warns against both.)
+func lockPath(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real + ".lock"
+	}
+	// No file yet: the directory's links still count.
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		return filepath.Join(dir, filepath.Base(path)) + ".lock"
+	}
+	return path + ".lock"
+}
 
 // lockFile takes an exclusive advisory lock beside the database, so a
 // second bot on the same file fails at start instead of racing this one.

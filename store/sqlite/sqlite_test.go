@@ -472,3 +472,30 @@ func TestPacedClaimsAcrossStores(t *testing.T) {
 	a, b := openAt(t, path), openAt(t, path)
 	storetest.ClaimPacedConcurrently(t, []store.Store{a, b, a, b, a, b, a, b})
 }
+
+// Two processes that reach one database through a symbolic link take one
+// lock: the second exclusive open is refused, as through the same name.
+func TestExclusiveLockFollowsSymbolicLinks(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bot.db")
+	first, err := sqlite.Open(ctx, sqlite.Options{Path: path, Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	link := filepath.Join(t.TempDir(), "linked.db")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Open(ctx, sqlite.Options{Path: link, Exclusive: true}); !errors.Is(err, sqlite.ErrLocked) {
+		t.Fatalf("an exclusive open through a symbolic link: %v, want sqlite.ErrLocked", err)
+	}
+	linkedDir := filepath.Join(t.TempDir(), "data")
+	if err := os.Symlink(dir, linkedDir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(linkedDir, "bot.db"), Exclusive: true}); !errors.Is(err, sqlite.ErrLocked) {
+		t.Fatalf("an exclusive open through a linked directory: %v, want sqlite.ErrLocked", err)
+	}
+}
