@@ -60,9 +60,14 @@ func ephemeralMessage(text string) *templates.DiscordMessage {
 // answer means the type is not one the bot takes. PING never reaches it
 // (only HTTP sends one).
 func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, click.Work) {
+	// The click is received now: the deadline judges it by then, and
+	// what it records (after a dialog's reads, too) is recorded within
+	// threads.RecordBound of then.
 	ctx = threads.ForPerson(ctx)
 	rc := a.clicks.Receive()
 	defer rc.Done()
+	ctx, cancel := context.WithTimeout(ctx, threads.RecordBound)
+	defer cancel()
 	who := person{user: in.user(), channel: in.ChannelID, guild: in.GuildID, token: in.Token, received: rc.At}
 	if who.user == "" {
 		return ephemeral(click.SayUnknownButton), click.Work{}

@@ -66,10 +66,13 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The click is received once it is verified and read: the deadline
-	// judges it by then.
+	// judges it by then, and what it records is recorded within
+	// threads.RecordBound of then.
 	rc := a.clicks.Receive()
 	defer rc.Done()
-	reply, next := a.interaction(r.Context(), &cb, rc.At)
+	ctx, cancel := context.WithTimeout(r.Context(), threads.RecordBound)
+	defer cancel()
+	reply, next := a.interaction(ctx, &cb, rc.At)
 	if !a.work.Start(next) {
 		// Closing began while the click was recorded: it is on its way,
 		// and the outbox's answer will reach the person.
