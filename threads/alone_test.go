@@ -6,6 +6,7 @@ package threads_test
 // for its grace only while a click received before the deadline is open.
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -118,9 +119,7 @@ func TestOnlyClicksOpenFromBeforeTheDeadlineHoldTheDeny(t *testing.T) {
 		defer rc.Done()
 		h.tick(t)
 		h.drain(t)
-		if got := h.decisions(); len(got) != 1 || got[0].actor != threads.DeadlineActor {
-			t.Fatalf("the backend got %s, want the deadline's deny at its tick", describe(got))
-		}
+		h.onlyTheDeadlinesDeny(t)
 		res, err := clickAt(h.svc, true, "U0KEVIN", 1, rc.At)
 		if err != nil || res.Sent || !strings.Contains(res.Text, "deadline") {
 			t.Fatalf("an approval received at the deadline: %+v %v, want it refused", res, err)
@@ -133,18 +132,16 @@ func TestOnlyClicksOpenFromBeforeTheDeadlineHoldTheDeny(t *testing.T) {
 		h.at(t, 24*time.Hour+time.Millisecond)
 		h.tick(t)
 		h.drain(t)
-		if got := h.decisions(); len(got) != 1 || got[0].actor != threads.DeadlineActor {
-			t.Fatalf("the backend got %s, want the deadline's deny at its tick", describe(got))
-		}
+		h.onlyTheDeadlinesDeny(t)
 	})
 }
 
 // Receipts opened and ended from many goroutines while ticks look at
-// them: the book stays consistent (run under -race), and once every
-// receipt has ended none holds a deadline.
+// them, with the deadline passed: the book stays consistent (run under
+// -race), and the deny goes once, at a tick or at its grace's end.
 func TestReceiptsUnderConcurrency(t *testing.T) {
 	h := newAloneHarness(t)
-	h.pendingAt(t, 24*time.Hour-time.Second)
+	h.pendingAt(t, 24*time.Hour+time.Millisecond)
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
@@ -155,12 +152,27 @@ func TestReceiptsUnderConcurrency(t *testing.T) {
 			}
 		})
 	}
+	wg.Go(func() {
+		for range 20 {
+			if _, err := h.svc.Tick(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 	wg.Wait()
-	h.at(t, 24*time.Hour+time.Millisecond)
+	h.drain(t)
+	h.at(t, 24*time.Hour+threads.RecordBound)
 	h.tick(t)
 	h.drain(t)
-	if got := h.decisions(); len(got) != 1 || got[0].actor != threads.DeadlineActor {
-		t.Fatalf("the backend got %s, want the deadline's deny at its tick", describe(got))
+	h.onlyTheDeadlinesDeny(t)
+}
+
+// onlyTheDeadlinesDeny checks that the one decision the backend got is
+// the deadline's deny.
+func (h *stagedHarness) onlyTheDeadlinesDeny(t *testing.T) {
+	t.Helper()
+	if got := h.decisions(); len(got) != 1 || got[0].actor != threads.DeadlineActor || got[0].decision != "deny" {
+		t.Fatalf("the backend got %s, want the deadline's deny alone", describe(got))
 	}
 }
 
@@ -174,9 +186,7 @@ func TestAClockSteppingBackDoesNotMakeAClickEarlier(t *testing.T) {
 	h.pendingAt(t, 24*time.Hour+time.Millisecond)
 	h.tick(t)
 	h.drain(t)
-	if got := h.decisions(); len(got) != 1 || got[0].actor != threads.DeadlineActor {
-		t.Fatalf("the backend got %s, want the deadline's deny at its tick", describe(got))
-	}
+	h.onlyTheDeadlinesDeny(t)
 	h.clock.Advance(-50 * time.Millisecond) // the clock steps back before the deadline
 	rc := h.svc.Receive()
 	defer rc.Done()

@@ -1,27 +1,13 @@
 package discord_test
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"time"
 
+	"approvalsbot/adapters/click/clicktest"
 	"approvalsbot/adapters/discord/discordtest"
-	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
-
-// stalledDecide holds a click's record until released: a click that
-// arrived before the deadline and is still being recorded as it passes.
-type stalledDecide struct {
-	*threads.Service
-	entered, release chan struct{}
-}
-
-func (s stalledDecide) Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error) {
-	close(s.entered)
-	<-s.release
-	return s.Service.Decide(ctx, req)
-}
 
 // On the store as the bot serves it (the process's alone), the deadline's
 // deny goes at its tick unless a click that arrived before the deadline is
@@ -49,40 +35,21 @@ func TestAClickArrivedBeforeTheDeadlineIsNotBeatenByIt(t *testing.T) {
 				t.Fatalf("Approve answered %+v, want the confirmation", res.Response)
 			}
 
-			stall := stalledDecide{Service: h.svc, entered: make(chan struct{}), release: make(chan struct{})}
+			stall := clicktest.NewStall(h.svc)
 			h.clicks.Use(stall)
-			var released sync.Once
-			release := func() { released.Do(func() { close(stall.release) }) }
-			defer release() // a failure below must not leave the click held
+			defer stall.Release() // a failure below must not leave the click held
 			submitted := make(chan discordtest.Result, 1)
 			go func() {
 				submitted <- h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval,
 					CustomID: res.Response.CustomID, Values: map[string]string{"comment": ""}})
 			}()
-			<-stall.entered // received, not yet recorded
+			<-stall.Entered() // received, not yet recorded
 
-			h.clock.Advance(6 * time.Millisecond) // the deadline has passed
-			if r, err := h.svc.Tick(context.Background()); err != nil || r.Deadlines != 1 {
-				t.Fatalf("the deadline's tick: %+v %v", r, err)
-			}
-			h.drain(t)
-			if got := h.backend.Decisions(); len(got) != 0 {
-				t.Fatalf("the backend got %d decisions while a click that arrived before the deadline was being recorded", len(got))
-			}
-			release()
-			if sub := <-submitted; !sub.Answered() {
-				t.Fatalf("the confirmation was not answered: %+v", sub)
-			}
-			h.drain(t)
-			h.clock.Advance(2 * threads.RecordBound)
-			if _, err := h.svc.Tick(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			h.drain(t)
-			got := h.backend.Decisions()
-			if len(got) != 1 || got[0].Request.Actor != "user:kevin" || got[0].Request.Decision != "approve" {
-				t.Fatalf("the backend got %+v, want kevin's approval alone", got)
-			}
+			threadstest.HeldPastTheDeadline(t, h.svc, h.clock, h.backend, stall.Release, func() {
+				if sub := <-submitted; !sub.Answered() {
+					t.Fatalf("the confirmation was not answered: %+v", sub)
+				}
+			}, "user:kevin", "approve")
 		})
 	}
 }

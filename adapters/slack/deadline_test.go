@@ -3,25 +3,13 @@ package slack_test
 import (
 	"context"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
+	"approvalsbot/adapters/click/clicktest"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
-
-// stalledDecide holds a click's record until released: a click that
-// arrived before the deadline and is still being recorded as it passes.
-type stalledDecide struct {
-	*threads.Service
-	entered, release chan struct{}
-}
-
-func (s stalledDecide) Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error) {
-	close(s.entered)
-	<-s.release
-	return s.Service.Decide(ctx, req)
-}
 
 // On the store as the bot serves it (the process's alone), the deadline's
 // deny goes at its tick, without RecordBound's grace, unless a click is
@@ -36,11 +24,9 @@ func TestAClickArrivedBeforeTheDeadlineIsNotBeatenByIt(t *testing.T) {
 	deadline := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC) // the request's, 24 h after it
 	h.clock.Advance(deadline.Add(-5 * time.Millisecond).Sub(h.clock.Now()))
 
-	stall := stalledDecide{Service: h.svc, entered: make(chan struct{}), release: make(chan struct{})}
+	stall := clicktest.NewStall(h.svc)
 	h.clicks.Use(stall)
-	var released sync.Once
-	release := func() { released.Do(func() { close(stall.release) }) }
-	defer release() // a failure below must not leave the click held
+	defer stall.Release() // a failure below must not leave the click held
 	answered := make(chan int, 1)
 	go func() {
 		status, _, _, err := h.do(signedRequest{path: "/slack/interactions",
@@ -50,31 +36,13 @@ func TestAClickArrivedBeforeTheDeadlineIsNotBeatenByIt(t *testing.T) {
 		}
 		answered <- status
 	}()
-	<-stall.entered // received, not yet recorded
+	<-stall.Entered() // received, not yet recorded
 
-	h.clock.Advance(6 * time.Millisecond) // the deadline has passed
-	if r, err := h.svc.Tick(context.Background()); err != nil || r.Deadlines != 1 {
-		t.Fatalf("the deadline's tick: %+v %v", r, err)
-	}
-	h.drain(t)
-	if got := h.backend.Decisions(); len(got) != 0 {
-		t.Fatalf("the backend got %d decisions while a click that arrived before the deadline was being recorded", len(got))
-	}
-	release()
-	if status := <-answered; status != http.StatusOK {
-		t.Fatalf("the click answered %d", status)
-	}
-	h.drain(t)
-	h.clock.Advance(2 * threads.RecordBound)
-	if _, err := h.svc.Tick(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	h.drain(t)
-	got := h.backend.Decisions()
-	if len(got) != 1 || got[0].Request.Actor != "user:kevin" || got[0].Request.Decision != "approve" {
-		t.Fatalf("the backend got %+v, want kevin's approval alone", got)
-	}
-
+	threadstest.HeldPastTheDeadline(t, h.svc, h.clock, h.backend, stall.Release, func() {
+		if status := <-answered; status != http.StatusOK {
+			t.Fatalf("the click answered %d", status)
+		}
+	}, "user:kevin", "approve")
 }
 
 // With no click open, the deadline denies at its tick: nothing waits

@@ -226,3 +226,39 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// HeldPastTheDeadline is the part of a surface's test of a click
+// received just before a deadline and held (release lets it go on,
+// answered waits for the surface's answer) while the deadline passes:
+// the deadline's tick sends nothing while the click is held, and once
+// it is answered and the grace is over, the backend has the click's
+// decision alone, by actor.
+func HeldPastTheDeadline(t testing.TB, svc *threads.Service, clock *clockwork.FakeClock, back *backendtest.Fake,
+	release, answered func(), actor, decision string) {
+	t.Helper()
+	drain := func() {
+		t.Helper()
+		if _, err := svc.DrainOutbox(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(6 * time.Millisecond) // the deadline has passed
+	if r, err := svc.Tick(context.Background()); err != nil || r.Deadlines != 1 {
+		t.Fatalf("the deadline's tick: %+v %v", r, err)
+	}
+	drain()
+	if got := back.Decisions(); len(got) != 0 {
+		t.Fatalf("the backend got %d decisions while a click that arrived before the deadline was being recorded", len(got))
+	}
+	release()
+	answered()
+	drain()
+	clock.Advance(2 * threads.RecordBound)
+	if _, err := svc.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	drain()
+	if got := back.Decisions(); len(got) != 1 || got[0].Request.Actor != actor || got[0].Request.Decision != decision {
+		t.Fatalf("the backend got %+v, want %s's %s alone", got, actor, decision)
+	}
+}

@@ -6,6 +6,7 @@ package clicktest
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"approvalsbot/adapters/click"
@@ -60,3 +61,36 @@ func (s *Switch) EscalateNow(ctx context.Context, req threads.LadderRequest) (th
 
 // Receive passes the call on.
 func (s *Switch) Receive() *threads.Receipt { return s.svc().Receive() }
+
+// Stall is a click.Service that holds the first Decide until Release,
+// then passes it on: a click received and not yet recorded while the
+// test makes something else happen (a deadline's tick).
+type Stall struct {
+	click.Service
+	entered chan struct{}
+	release chan struct{}
+	in, out sync.Once
+}
+
+var _ click.Service = (*Stall)(nil)
+
+// NewStall is a Stall in front of svc.
+func NewStall(svc click.Service) *Stall {
+	return &Stall{Service: svc, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+// Decide waits for Release (the first call only), then passes the call on.
+func (s *Stall) Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error) {
+	first := false
+	s.in.Do(func() { first = true; close(s.entered) })
+	if first {
+		<-s.release
+	}
+	return s.Service.Decide(ctx, req)
+}
+
+// Entered is closed once a Decide is being held.
+func (s *Stall) Entered() <-chan struct{} { return s.entered }
+
+// Release lets the held Decide go on; later calls do nothing.
+func (s *Stall) Release() { s.out.Do(func() { close(s.release) }) }
