@@ -97,6 +97,23 @@ func newPageWith(t *testing.T, emailDecisions string) *page {
 // machine.
 func newPageFrom(t *testing.T, configText, publicURL string, logOut io.Writer) *page {
 	t.Helper()
+	return newPageSetUp(t, pageSetup{config: configText, publicURL: publicURL, logOut: logOut})
+}
+
+// pageSetup is what newPageSetUp serves a page with.
+type pageSetup struct {
+	config, publicURL string
+	logOut            io.Writer
+	// alone opens the store as the bot serves it, the process's alone.
+	alone bool
+	// service, when set, is what the page decides through, in front of
+	// threads.
+	service func(*threads.Service) decidepage.Service
+}
+
+func newPageSetUp(t *testing.T, ps pageSetup) *page {
+	t.Helper()
+	configText, publicURL, logOut := ps.config, ps.publicURL, ps.logOut
 	cfg, err := config.Parse("bot.yaml", []byte(configText), func(n string) (string, bool) {
 		v, ok := testSecrets[n]
 		return v, ok
@@ -104,7 +121,11 @@ func newPageFrom(t *testing.T, configText, publicURL string, logOut io.Writer) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := threadstest.OpenSQLite(t)
+	open := threadstest.OpenSQLite
+	if ps.alone {
+		open = threadstest.OpenExclusiveSQLite
+	}
+	st := open(t)
 	clock := clockwork.NewFakeClockAt(fixtureNow)
 	secret := [][]byte{[]byte(testCallsSecret)}
 	fake := backendtest.New(t, backendtest.Options{Secrets: secret, Now: clock.Now})
@@ -131,7 +152,11 @@ func newPageFrom(t *testing.T, configText, publicURL string, logOut io.Writer) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := decidepage.New(decidepage.Options{Links: links, Store: st, Service: svc,
+	var service decidepage.Service = svc
+	if ps.service != nil {
+		service = ps.service(svc)
+	}
+	h, err := decidepage.New(decidepage.Options{Links: links, Store: st, Service: service,
 		Tenants: func() map[string]*config.Tenant { return cfg.Tenants }, Renderer: r, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
