@@ -25,6 +25,19 @@ const (
 // DefaultEmailDecisions is what a tenant that says nothing allows.
 const DefaultEmailDecisions = EmailDecisionsDeny
 
+// MailDecides reports whether the tenant takes this decision (an
+// approval, or a denial) by mail, on the decision page: the one rule
+// for the links a mail carries and for what the page then takes.
+func (t *Tenant) MailDecides(approve bool) bool {
+	switch t.EmailDecisions {
+	case EmailDecisionsApprove:
+		return true
+	case EmailDecisionsDeny, "": // "": a tenant not parsed, the default
+		return !approve
+	}
+	return false
+}
+
 // DecisionPage is where people reach the bot's decision page from an
 // escalation mail (the public_url and link_secrets keys). Nil when
 // public_url is not set: mail then carries no decision links.

@@ -80,3 +80,22 @@ func TestDecisionPageProblems(t *testing.T) {
 		}
 	}
 }
+
+// One rule says what mail may decide: nothing with off, a denial alone
+// by default, both with approve.
+func TestMailDecides(t *testing.T) {
+	for _, c := range []struct {
+		setting       string
+		deny, approve bool
+	}{
+		{config.EmailDecisionsOff, false, false},
+		{config.EmailDecisionsDeny, true, false},
+		{"", true, false},
+		{config.EmailDecisionsApprove, true, true},
+	} {
+		tn := &config.Tenant{EmailDecisions: c.setting}
+		if tn.MailDecides(false) != c.deny || tn.MailDecides(true) != c.approve {
+			t.Errorf("%q: deny %v approve %v, want %v %v", c.setting, tn.MailDecides(false), tn.MailDecides(true), c.deny, c.approve)
+		}
+	}
+}

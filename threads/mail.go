@@ -239,12 +239,12 @@ func (s *Service) mailLinks(tenant *config.Tenant, card Card, kind, addr string)
 func MemberLinks(links DecisionLinks, tenant *config.Tenant, m config.Member, card Card) []MailLink {
 	a := card.Approval
 	if links == nil || a == nil || tenant == nil || card.State != approval.StatePending || card.Superseded ||
-		tenant.EmailDecisions == config.EmailDecisionsOff || !m.Role.CanDecide() ||
+		!tenant.MailDecides(false) || !m.Role.CanDecide() ||
 		m.Email == "" || refuse(tenant, m, a, false) != "" {
 		return nil
 	}
 	actions := []string{"deny"}
-	if tenant.EmailDecisions == config.EmailDecisionsApprove && refuse(tenant, m, a, true) == "" {
+	if tenant.MailDecides(true) && refuse(tenant, m, a, true) == "" {
 		actions = []string{"approve", "deny"}
 	}
 	expires := card.Frozen.Plan.Deadline

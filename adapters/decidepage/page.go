@@ -467,9 +467,9 @@ func decides(l *link, linkErr error) bool {
 // decide, or "".
 func allowed(t *config.Tenant, action string) string {
 	switch {
-	case t.EmailDecisions == config.EmailDecisionsOff:
+	case !t.MailDecides(false):
 		return "Tenant " + t.ID + " no longer takes decisions by mail; decide in the console or in the chat thread."
-	case action == ActionApprove && t.EmailDecisions != config.EmailDecisionsApprove:
+	case !t.MailDecides(action == ActionApprove):
 		return "Tenant " + t.ID + " takes only denials by mail; approve in the console or in the chat thread."
 	}
 	return ""
