@@ -326,6 +326,11 @@ type OneWriter interface {
 	OneWriter() bool
 }
 
+// ErrCommit wraps a failure of a transaction's COMMIT: whether it took
+// effect is unknown, and a caller that must tell a person the truth reads
+// again. Any other error of InTx means nothing was committed.
+var ErrCommit = errors.New("the commit's outcome is unknown")
+
 // ForPerson marks ctx as a person's own path: a click being recorded and
 // answered, a decision page's POST. A store that pools connections keeps
 // some for it that background work (the outbox's lanes, the ladder's

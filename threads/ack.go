@@ -175,8 +175,8 @@ func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderRes
 		res.Done = true
 		return s.editCopies(ctx, tx, row, now)
 	})
-	if err != nil && ctx.Err() != nil && s.actRecorded(ctx, req.ApprovalID, act.ID) {
-		err = nil // committed after all, though the click's time ran out (Decide's recorded)
+	if errors.Is(err, store.ErrCommit) && s.actRecorded(ctx, req.ApprovalID, act.ID) {
+		err = nil // committed after all, though its answer was lost (Decide's recorded)
 	}
 	if err != nil {
 		return LadderResult{}, fmt.Errorf("record an acknowledgement of %s: %w", req.ApprovalID, err)
@@ -259,7 +259,7 @@ func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderRes
 		res = LadderResult{Done: true, Text: fmt.Sprintf("Escalated now: %s went out (planned for %s).", firedWho(fz.Plan, act, false), k.at(act.Planned))}
 		return s.editCopies(ctx, tx, row, now)
 	})
-	if err != nil && ctx.Err() != nil && s.actRecorded(ctx, req.ApprovalID, act.ID) {
+	if errors.Is(err, store.ErrCommit) && s.actRecorded(ctx, req.ApprovalID, act.ID) {
 		err = nil
 	}
 	if err != nil {
@@ -365,10 +365,10 @@ func (s *Service) editCopies(ctx context.Context, tx store.Tx, row *store.Approv
 }
 
 // actRecorded reports whether the act of that id is the approval's
-// latest, read afresh: whether a transaction whose outcome its caller
-// could not wait for committed after all.
+// latest, read afresh: whether a transaction whose commit's outcome its
+// caller could not learn committed after all (bounded as recorded is).
 func (s *Service) actRecorded(ctx context.Context, approvalID, id string) bool {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordBound)
 	defer cancel()
 	row, err := s.store.ApprovalGet(rctx, approvalID)
 	if err != nil {

@@ -236,8 +236,11 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 			res = DecideResult{Text: text}
 			return nil
 		}
+		// A receipt is never taken as earlier than it says, even when
+		// it is later than now: a receipt stamped at a deadline whose
+		// deny went, with the wall clock stepped back since (Receipt).
 		received := req.ReceivedAt
-		if received.IsZero() || received.After(now) {
+		if received.IsZero() {
 			received = now
 		}
 		deadlineAt := row.DeadlineAt
@@ -277,10 +280,11 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 		res = DecideResult{Sent: true, Text: sending(req.Approve, a.Call.Function)}
 		return s.insert(ctx, tx, []store.OutboxInsertParams{s.decisionRowFor(row, d, now, now)})
 	})
-	if err != nil && ctx.Err() != nil && s.recorded(ctx, req.ApprovalID, d) {
-		// The commit went through although the click's time ran out
-		// while it was confirmed (a slow flush, a synchronous standby):
-		// the decision is on its way, and the person must hear so.
+	if errors.Is(err, store.ErrCommit) && !req.RefuseOnly && s.recorded(ctx, req.ApprovalID, d) {
+		// The commit went through although its answer was lost (the
+		// click's time ran out while it was confirmed: a slow flush, a
+		// synchronous standby; or the connection): the decision is on
+		// its way, and the person must hear so.
 		err, res = nil, DecideResult{Sent: true, Text: sending(req.Approve, a.Call.Function)}
 	}
 	if err != nil {
@@ -293,10 +297,11 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 }
 
 // recorded reports whether the decision in flight on the approval is d,
-// read afresh: whether a transaction whose outcome its caller could not
-// wait for committed after all.
+// read afresh: whether a transaction whose commit's outcome its caller
+// could not learn committed after all. The read is bounded by
+// RecordBound: the person is waiting for the answer.
 func (s *Service) recorded(ctx context.Context, approvalID string, d deciding) bool {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordBound)
 	defer cancel()
 	row, err := s.store.ApprovalGet(rctx, approvalID)
 	if err != nil {

@@ -306,7 +306,7 @@ func TestADeadlineReArmsItself(t *testing.T) {
 // lateCommit is a store whose commits are confirmed only after the
 // caller's context has run out, as a slow flush or a synchronous standby
 // makes them: the transaction commits, the caller hears its context's
-// error.
+// error, as a failed COMMIT (store.ErrCommit).
 type lateCommit struct{ store.Store }
 
 func (l lateCommit) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
@@ -317,7 +317,50 @@ func (l lateCommit) InTx(ctx context.Context, fn func(ctx context.Context, tx st
 		return nil
 	}
 	<-ctx.Done()
-	return fmt.Errorf("commit transaction: %w", ctx.Err())
+	return fmt.Errorf("%w: commit transaction: %w", store.ErrCommit, ctx.Err())
+}
+
+// notBegun is a store whose transactions, once it is broken, never
+// begin (no connection came in time), and which counts the reads of an
+// approval.
+type notBegun struct {
+	store.Store
+	broken atomic.Bool
+	reads  atomic.Int32
+}
+
+func (n *notBegun) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	if !n.broken.Load() {
+		return n.Store.InTx(ctx, fn)
+	}
+	<-ctx.Done()
+	return fmt.Errorf("begin transaction: %w", ctx.Err())
+}
+
+func (n *notBegun) ApprovalGet(ctx context.Context, id string) (*store.Approval, error) {
+	n.reads.Add(1)
+	return n.Store.ApprovalGet(ctx, id)
+}
+
+// A click whose transaction never began is not read again to learn
+// whether it committed: nothing did, and the person hears so at once
+// rather than after a read that waits for the same busy store.
+func TestAClickThatNeverBeganIsNotReadAgain(t *testing.T) {
+	var nb *notBegun
+	h := newHarnessWith(t, func(o *threads.Options) { nb = &notBegun{Store: o.Store}; o.Store = nb })
+	h.ingest(t, "merge.json")
+	nb.broken.Store(true)
+	before := nb.reads.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	res, err := h.svc.Decide(ctx, threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
+		Revision: 1, Approve: true, Person: slackPerson("U0KEVIN")})
+	if err == nil || res.Sent {
+		t.Fatalf("a click whose transaction never began: %+v %v, want an error", res, err)
+	}
+	if n := nb.reads.Load() - before; n != 0 {
+		t.Errorf("the approval was read %d times after the failure, want none", n)
+	}
 }
 
 // A click whose commit went through after its time ran out is reported

@@ -300,7 +300,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.
 	if err := pgTx.Commit(ctx); err != nil {
 		// A connection lost during COMMIT leaves the outcome unknown;
 		// the caller's retry must be idempotent (ingest is, by event id).
-		return s.fail(ctx, "commit transaction", err)
+		return fmt.Errorf("%w: %w", store.ErrCommit, s.fail(ctx, "commit transaction", err))
 	}
 	return nil
 }

@@ -338,7 +338,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.
 	}
 	done = true
 	if err := sqlTx.Commit(); err != nil {
-		return s.fail("commit transaction", err)
+		return fmt.Errorf("%w: %w", store.ErrCommit, s.fail("commit transaction", err))
 	}
 	return nil
 }
