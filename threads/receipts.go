@@ -23,11 +23,16 @@ import (
 type Receipt struct {
 	// At is when the bot received the click (on the service's clock):
 	// what the deadline judges it by.
-	At   time.Time
-	book *receipts
-	id   uint64
-	once sync.Once
+	At    time.Time
+	began time.Time // on the real clock, for Deadline
+	book  *receipts
+	id    uint64
+	once  sync.Once
 }
+
+// Deadline is when a decision the click makes must be recorded by, on
+// the real clock (a context's): RecordBound after it was received.
+func (r *Receipt) Deadline() time.Time { return r.began.Add(RecordBound) }
 
 // ForPerson marks ctx as a person's own path (store.ForPerson): what a
 // surface does for a click until it has answered it, and the work that
@@ -75,7 +80,7 @@ func (b *receipts) open(c Clock) *Receipt {
 		at = b.floor
 	}
 	b.at[b.next] = at
-	return &Receipt{At: at, book: b, id: b.next}
+	return &Receipt{At: at, began: time.Now(), book: b, id: b.next}
 }
 
 func (b *receipts) close(id uint64) {

@@ -6,14 +6,13 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"approvalsbot/threads"
 )
 
 // Work is what runs after a click is answered (telling the person,
 // opening a dialog, showing the arguments), within its own timeout: the
-// platform's answer is already sent, so nothing else bounds it. It runs
-// as a person's own path (threads.ForPerson).
+// platform's answer is already sent, so nothing else bounds it. It is not
+// a person's own path (threads.ForPerson) by itself: a listing of every
+// pending approval must not take the connections a click is kept.
 type Work struct {
 	Timeout time.Duration
 	Run     func(ctx context.Context) // nil: nothing to do
@@ -59,7 +58,7 @@ func (r *Runner) Start(w Work) bool {
 				r.log.Error("work after an answer panicked", "panic", fmt.Sprint(p))
 			}
 		}()
-		ctx, cancel := context.WithTimeout(threads.ForPerson(context.Background()), w.Timeout)
+		ctx, cancel := context.WithTimeout(context.Background(), w.Timeout)
 		defer cancel()
 		w.Run(ctx)
 	}()

@@ -331,7 +331,6 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 // through threads before it answers, then sends the person to the page,
 // which shows the decision on its way and then the outcome.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
-	r = r.WithContext(threads.ForPerson(r.Context()))
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if mt := r.Header.Get("Content-Type"); !strings.HasPrefix(mt, "application/x-www-form-urlencoded") {
 		h.page(w, http.StatusUnsupportedMediaType, view{Title: sayBadForm, Lead: "The decision comes from the page's own form."})

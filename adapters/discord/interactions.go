@@ -32,6 +32,7 @@ type person struct {
 	guild    string
 	token    string
 	received time.Time
+	recordBy time.Time // on the real clock: received + threads.RecordBound
 }
 
 func (p person) threads() threads.Person {
@@ -62,13 +63,12 @@ func ephemeralMessage(text string) *templates.DiscordMessage {
 func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, click.Work) {
 	// The click is received now: the deadline judges it by then, and
 	// what it records (after a dialog's reads, too) is recorded within
-	// threads.RecordBound of then.
+	// threads.RecordBound of then (record).
 	ctx = threads.ForPerson(ctx)
 	rc := a.clicks.Receive()
 	defer rc.Done()
-	ctx, cancel := context.WithTimeout(ctx, threads.RecordBound)
-	defer cancel()
-	who := person{user: in.user(), channel: in.ChannelID, guild: in.GuildID, token: in.Token, received: rc.At}
+	who := person{user: in.user(), channel: in.ChannelID, guild: in.GuildID, token: in.Token, received: rc.At,
+		recordBy: rc.Deadline()}
 	if who.user == "" {
 		return ephemeral(click.SayUnknownButton), click.Work{}
 	}
@@ -258,7 +258,13 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 // record records an approval or denial before the click is answered
 // (package click), and answers it (recorded).
 func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) *answer {
-	return a.recorded(ctx, act, a.clicks.Record(ctx, act, who.threads(), approve, comment, who.received))
+	rctx := ctx
+	if !who.recordBy.IsZero() {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadline(ctx, who.recordBy)
+		defer cancel()
+	}
+	return a.recorded(ctx, act, a.clicks.Record(rctx, act, who.threads(), approve, comment, who.received))
 }
 
 // recorded is the first answer to a click on Approve or Deny, I'm looking

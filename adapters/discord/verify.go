@@ -15,6 +15,7 @@ import (
 
 	"approvalsbot/adapters/click"
 	"approvalsbot/internal/strictjson"
+	"approvalsbot/threads"
 )
 
 // serveInteraction is POST /discord/interactions: it verifies the
@@ -57,7 +58,9 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	// slow store still leaves the record its own.
 	ctx, cancel := context.WithTimeout(r.Context(), answerBudget)
 	defer cancel()
-	rctx, rcancel := context.WithTimeout(ctx, replayCheckBound)
+	// A signed request is a person's: its check takes a connection kept
+	// for people (threads.ForPerson).
+	rctx, rcancel := context.WithTimeout(threads.ForPerson(ctx), replayCheckBound)
 	first, err := a.replay.First(rctx, sig, now)
 	rcancel()
 	if err != nil {

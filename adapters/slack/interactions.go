@@ -190,6 +190,9 @@ func (who person) threads() threads.Person {
 // response_url, which spends none of chat.update's budget; or, when
 // nothing was recorded, why, to them alone, the card as it was.
 func (a *Adapter) afterRecord(ctx context.Context, act templates.Action, who person, out click.Outcome) {
+	// The clicked card changes at once: its reads take the connections
+	// kept for people.
+	ctx = threads.ForPerson(ctx)
 	if who.reply != "" {
 		if card, ok := a.clicks.Card(ctx, act, out); ok && a.replaceClicked(ctx, act, who, out, card) {
 			return

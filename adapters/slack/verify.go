@@ -13,6 +13,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/click"
+	"approvalsbot/threads"
 )
 
 // verified reads a request's body once, bounded, and checks Slack's
@@ -62,7 +63,9 @@ func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	// read in either letter case, so an upper-cased copy is the same
 	// request. Ensure has read it, so it decodes.
 	sig, _ := hex.DecodeString(strings.TrimPrefix(r.Header.Get("X-Slack-Signature"), "v0="))
-	rctx, cancel := context.WithTimeout(r.Context(), replayCheckBound)
+	// A signed request is a person's (a click, a command): its check
+	// takes a connection kept for people (threads.ForPerson).
+	rctx, cancel := context.WithTimeout(threads.ForPerson(r.Context()), replayCheckBound)
 	first, err := a.replay.First(rctx, sig, time.Now())
 	cancel()
 	if err != nil {

@@ -170,7 +170,7 @@ func pingStore(ctx context.Context, sc config.Store) (store.Store, error) {
 	case "", config.DriverSQLite:
 		st, err = sqlite.Open(ctx, sqlite.Options{Path: app.SQLiteFile(sc.DSN.Reveal())})
 	case config.DriverPostgres:
-		st, err = postgres.Open(ctx, postgres.Options{DSN: sc.DSN.Reveal(), MaxConns: 2})
+		st, err = postgres.Open(ctx, postgres.Options{DSN: sc.DSN.Reveal(), MaxConns: 2, PersonConns: 1})
 	default:
 		err = fmt.Errorf("store driver %q: want sqlite or postgres", sc.Driver)
 	}

@@ -223,8 +223,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
 	s := &Store{pool: pool, people: people, listenCfg: listenCfg, log: log, listeners: map[int]context.CancelFunc{}}
-	if err := pool.Ping(ctx); err != nil {
-		err = s.fail(ctx, "open postgres store", err)
+	if err := s.Ping(ctx); err != nil {
+		err = fmt.Errorf("open postgres store: %w", err)
 		pool.Close()
 		people.Close()
 		return nil, err
@@ -233,10 +233,14 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 }
 
 // db is the pool for ctx: the people's for a person's own path
-// (store.ForPerson), the main one for everything else.
+// (store.ForPerson), the main one for everything else. The people's is a
+// reserve, not a cage: when every connection of it is in use (a burst of
+// clicks), a person waits for the main pool like any other caller.
 func (s *Store) db(ctx context.Context) *pgxpool.Pool {
 	if store.IsPerson(ctx) {
-		return s.people
+		if st := s.people.Stat(); st.AcquiredConns() < st.MaxConns() {
+			return s.people
+		}
 	}
 	return s.pool
 }
@@ -257,10 +261,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Ping checks that the database answers, on a connection of the pool.
+// Ping checks that the database answers, on a connection of each pool:
+// a server whose max_connections leaves none for people's clicks is not
+// ready.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
 		return s.fail(ctx, "ping postgres store", err)
+	}
+	if err := s.people.Ping(ctx); err != nil {
+		return s.fail(ctx, "ping postgres store (the connections kept for people)", err)
 	}
 	return nil
 }

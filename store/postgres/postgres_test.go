@@ -797,8 +797,10 @@ func TestOpenErrors(t *testing.T) {
 
 func TestOpenBoundsThePool(t *testing.T) {
 	t.Parallel()
-	// The pools never hold more than MaxConns sessions, and PersonConns
-	// for people's clicks, however many callers want one.
+	// The pool never holds more than MaxConns sessions however many
+	// callers want one; the one more counted is the connection kept for
+	// people's clicks, opened by Open's ping and idle here (no caller is
+	// a person's).
 	db := newSchema(t)
 	s := open(t, postgres.Options{DSN: db.dsn, MaxConns: 3, PersonConns: 1})
 	if err := s.Migrate(t.Context()); err != nil {
@@ -829,7 +831,7 @@ func TestOpenBoundsThePool(t *testing.T) {
 	}
 	wg.Wait()
 	if m := slices.Max(sessions); m > 3+1 {
-		t.Errorf("%d sessions at once, want at most MaxConns 3 and PersonConns 1", m)
+		t.Errorf("%d sessions at once, want at most MaxConns 3 and the people's idle one", m)
 	}
 }
 
@@ -874,6 +876,36 @@ func TestAPersonsPathHasConnectionsOfItsOwn(t *testing.T) {
 	}
 	if _, err := s.ApprovalGet(ctx, "a-none"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a person's read with the main pool held: %v", err)
+	}
+}
+
+// The connections kept for people are a reserve, not a cage: with every
+// one of them in use, a person's transaction takes the main pool's.
+func TestAPersonOverflowsToTheMainPool(t *testing.T) {
+	t.Parallel()
+	db := newSchema(t)
+	s := open(t, postgres.Options{DSN: db.dsn, MaxConns: 2, PersonConns: 1})
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	person := store.ForPerson(t.Context())
+	held, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(release)
+	wg.Go(func() { // a person holding the one kept connection
+		_ = s.InTx(person, func(ctx context.Context, tx store.Tx) error {
+			held <- struct{}{}
+			<-release
+			return nil
+		})
+	})
+	<-held
+	// Bounded only so a regression fails rather than hangs.
+	ctx, cancel := context.WithTimeout(person, 30*time.Second)
+	defer cancel()
+	if err := s.InTx(ctx, func(context.Context, store.Tx) error { return nil }); err != nil {
+		t.Fatalf("a second person's transaction with the kept connection in use: %v", err)
 	}
 }
 

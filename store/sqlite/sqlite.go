@@ -221,14 +221,29 @@ var ErrFileMode = errors.New("the store's files are open to other users")
 // seen: SQLite itself tells the journals of two names of one file
 // apart, and warns against both.)
 func lockPath(path string) string {
+	return realPath(path, 0) + ".lock"
+}
+
+// realPath is path with its symbolic links followed, as far as they
+// lead: to the file SQLite opens (or creates, when a link names a file
+// that does not exist yet).
+func realPath(path string, depth int) string {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
-		return real + ".lock"
+		return real
 	}
-	// No file yet: the directory's links still count.
+	// The file does not exist (yet). A link to it is followed by hand,
+	// as the kernel follows it when SQLite creates the file.
+	if target, err := os.Readlink(path); err == nil && depth < 40 {
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		return realPath(target, depth+1)
+	}
+	// No link: the directory's links still count.
 	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
-		return filepath.Join(dir, filepath.Base(path)) + ".lock"
+		return filepath.Join(dir, filepath.Base(path))
 	}
-	return path + ".lock"
+	return path
 }
 
 // lockFile takes an exclusive advisory lock beside the database, so a

@@ -498,4 +498,19 @@ func TestExclusiveLockFollowsSymbolicLinks(t *testing.T) {
 	if _, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(linkedDir, "bot.db"), Exclusive: true}); !errors.Is(err, sqlite.ErrLocked) {
 		t.Fatalf("an exclusive open through a linked directory: %v, want sqlite.ErrLocked", err)
 	}
+	// A link to a file that does not exist yet: the first open creates it
+	// at the link's target, and locks there.
+	target := filepath.Join(t.TempDir(), "later.db")
+	dangling := filepath.Join(t.TempDir(), "dangling.db")
+	if err := os.Symlink(target, dangling); err != nil {
+		t.Fatal(err)
+	}
+	viaLink, err := sqlite.Open(ctx, sqlite.Options{Path: dangling, Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer viaLink.Close()
+	if _, err := sqlite.Open(ctx, sqlite.Options{Path: target, Exclusive: true}); !errors.Is(err, sqlite.ErrLocked) {
+		t.Fatalf("an exclusive open of a file first opened through a dangling link: %v, want sqlite.ErrLocked", err)
+	}
 }
