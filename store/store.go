@@ -331,11 +331,11 @@ type OneWriter interface {
 // again. Any other error of InTx means nothing was committed.
 var ErrCommit = errors.New("the commit's outcome is unknown")
 
-// ForPerson marks ctx as a person's own path: a click being recorded and
-// answered, a decision page's POST. A store that pools connections keeps
-// some for it that background work (the outbox's lanes, the ladder's
-// ticks) cannot take, so a click never waits for a connection behind
-// them.
+// ForPerson marks ctx as a person's own path: a click being checked,
+// recorded and answered, a decision page's record. A store that pools
+// connections keeps some for it that background work (the outbox's
+// lanes, the ladder's ticks) cannot take, so a click does not wait for a
+// connection behind them.
 func ForPerson(ctx context.Context) context.Context {
 	return context.WithValue(ctx, personKey{}, true)
 }

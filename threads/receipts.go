@@ -35,10 +35,11 @@ type Receipt struct {
 func (r *Receipt) Deadline() time.Time { return r.began.Add(RecordBound) }
 
 // ForPerson marks ctx as a person's own path (store.ForPerson): what a
-// surface does for a click until it has answered it, and the work that
-// follows the answer. Where the store pools connections, it keeps some
-// for such contexts that the outbox's lanes and the ticks cannot take.
-// Decide, Acknowledge and EscalateNow mark their own.
+// surface does for a click until it has answered it, and what makes the
+// clicked card change or a dialog open after the answer; not listings,
+// nor the decision page's views. Where the store pools connections, it
+// keeps some for such contexts that the outbox's lanes and the ticks
+// cannot take. Decide, Acknowledge and EscalateNow mark their own.
 func ForPerson(ctx context.Context) context.Context { return store.ForPerson(ctx) }
 
 // Receive opens a receipt for a click received now.

@@ -246,6 +246,7 @@ var denyMetaKeys = strictjson.For[denyMeta]()
 // else is told at once why not (package click: threads' sentence,
 // nothing recorded).
 func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person, trigger string, received time.Time) {
+	ctx = threads.ForPerson(ctx) // the dialog opens within the trigger's 3 s
 	row, out := a.clicks.Deny(ctx, act, who.threads(), received)
 	if row == nil {
 		a.afterRecord(ctx, act, who, out)
@@ -259,6 +260,7 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 // askComment opens the comment modal of Approve with comment… for a
 // person who may decide; anyone else is told at once why not.
 func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person, trigger string, received time.Time) {
+	ctx = threads.ForPerson(ctx) // the dialog opens within the trigger's 3 s
 	d, out := a.clicks.Ask(ctx, act, who.threads(), true, received)
 	if d == nil {
 		a.afterRecord(ctx, act, who, out)

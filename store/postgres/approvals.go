@@ -22,7 +22,9 @@ const approvalLock = `SELECT pg_advisory_xact_lock($1, $2)`
 // ApprovalGet reads one approval (store.ErrNotFound when absent).
 func (s *Store) ApprovalGet(ctx context.Context, id string) (*store.Approval, error) {
 	op := "get approval " + id
-	a, err := query.ScanApproval(s.db(ctx).QueryRow(ctx, query.ApprovalGet, id))
+	c, done := s.on(ctx)
+	defer done()
+	a, err := query.ScanApproval(c.QueryRow(ctx, query.ApprovalGet, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(op)
 	}
@@ -83,7 +85,9 @@ func (s *Store) ApprovalListPending(ctx context.Context, p store.ApprovalListPen
 		limit = math.MaxInt64
 	}
 	op := "list pending approvals of " + p.Tenant
-	rows, err := s.db(ctx).Query(ctx, query.ApprovalListPending, p.Tenant, limit)
+	c, done := s.on(ctx)
+	defer done()
+	rows, err := c.Query(ctx, query.ApprovalListPending, p.Tenant, limit)
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}

@@ -143,7 +143,8 @@ type Options struct {
 // search_path names). It is safe for concurrent use.
 type Store struct {
 	pool      *pgxpool.Pool
-	people    *pgxpool.Pool   // for store.ForPerson contexts alone
+	people    *pgxpool.Pool   // for store.ForPerson contexts alone (on)
+	reserve   chan struct{}   // a token per connection kept for people
 	listenCfg *pgx.ConnConfig // Listen's own connections
 	log       *slog.Logger
 	closed    atomic.Bool
@@ -222,27 +223,47 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
-	s := &Store{pool: pool, people: people, listenCfg: listenCfg, log: log, listeners: map[int]context.CancelFunc{}}
-	if err := s.Ping(ctx); err != nil {
-		err = fmt.Errorf("open postgres store: %w", err)
+	s := &Store{pool: pool, people: people, reserve: make(chan struct{}, pcfg.MaxConns), listenCfg: listenCfg, log: log,
+		listeners: map[int]context.CancelFunc{}}
+	if err := pool.Ping(ctx); err != nil {
+		err = s.fail(ctx, "open postgres store", err)
 		pool.Close()
 		people.Close()
 		return nil, err
 	}
+	if err := people.Ping(ctx); err != nil {
+		// Clicks then wait for the main pool like anything else.
+		log.Warn("the connections kept for people's clicks cannot be opened; clicks share the pool", "err", err.Error())
+	}
 	return s, nil
 }
 
-// db is the pool for ctx: the people's for a person's own path
-// (store.ForPerson), the main one for everything else. The people's is a
-// reserve, not a cage: when every connection of it is in use (a burst of
-// clicks), a person waits for the main pool like any other caller.
-func (s *Store) db(ctx context.Context) *pgxpool.Pool {
+// conn is what a store method runs its statements on: the main pool, or
+// a connection kept for people.
+type conn interface {
+	querier
+	BeginTx(ctx context.Context, o pgx.TxOptions) (pgx.Tx, error)
+}
+
+// on is where ctx's statements run, and what to call when they are done:
+// a connection kept for people for a person's own path (store.ForPerson),
+// the main pool for everything else. The kept ones are a reserve, not a
+// cage: a person takes one only when one is free (a token of reserve,
+// taken without waiting), and otherwise, or when it cannot be had, waits
+// for the main pool like any other caller.
+func (s *Store) on(ctx context.Context) (conn, func()) {
 	if store.IsPerson(ctx) {
-		if st := s.people.Stat(); st.AcquiredConns() < st.MaxConns() {
-			return s.people
+		select {
+		case s.reserve <- struct{}{}:
+			c, err := s.people.Acquire(ctx)
+			if err == nil {
+				return c, func() { c.Release(); <-s.reserve }
+			}
+			<-s.reserve
+		default:
 		}
 	}
-	return s.pool
+	return s.pool, func() {}
 }
 
 // Close stops every Listen, waits for connections in use to come back and
@@ -261,15 +282,20 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Ping checks that the database answers, on a connection of each pool:
-// a server whose max_connections leaves none for people's clicks is not
-// ready.
+// Ping checks that the database answers, on a connection of the main
+// pool, and on one kept for people's clicks when one is free (busy with
+// clicks, they answer).
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
 		return s.fail(ctx, "ping postgres store", err)
 	}
-	if err := s.people.Ping(ctx); err != nil {
-		return s.fail(ctx, "ping postgres store (the connections kept for people)", err)
+	select {
+	case s.reserve <- struct{}{}:
+		defer func() { <-s.reserve }()
+		if err := s.people.Ping(ctx); err != nil {
+			return s.fail(ctx, "ping postgres store (the connections kept for people's clicks)", err)
+		}
+	default:
 	}
 	return nil
 }
@@ -284,7 +310,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // fn should use only tx: the Store's own methods take other connections
 // and do not see fn's writes.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
-	pgTx, err := s.db(ctx).BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	c, release := s.on(ctx)
+	defer release() // after the rollback deferred below
+	pgTx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return s.fail(ctx, "begin transaction", err)
 	}

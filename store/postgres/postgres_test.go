@@ -936,3 +936,41 @@ func TestPacedClaimsAcrossReplicas(t *testing.T) {
 	}
 	storetest.ClaimPacedConcurrently(t, append(stores, stores...))
 }
+
+// Many clicks at once: each takes a kept connection only if it gets one
+// at once, the rest the main pool's, so none queues for the reserve while
+// the main pool has room (all eight are in their transactions together).
+func TestABurstOfPeopleOverflowsAtOnce(t *testing.T) {
+	t.Parallel()
+	db := newSchema(t)
+	s := open(t, postgres.Options{DSN: db.dsn, MaxConns: 10, PersonConns: 2})
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	// Bounded only so a regression fails rather than hangs.
+	ctx, cancel := context.WithTimeout(store.ForPerson(t.Context()), 30*time.Second)
+	defer cancel()
+	const clicks = 8
+	entered, release := make(chan struct{}, clicks), make(chan struct{})
+	var wg sync.WaitGroup
+	for range clicks {
+		wg.Go(func() {
+			_ = s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				entered <- struct{}{}
+				<-release
+				return nil
+			})
+		})
+	}
+	for i := range clicks {
+		select {
+		case <-entered:
+			continue
+		case <-ctx.Done():
+			t.Errorf("only %d of %d people's transactions began together", i, clicks)
+		}
+		break
+	}
+	close(release)
+	wg.Wait()
+}

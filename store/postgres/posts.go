@@ -14,7 +14,9 @@ import (
 // PostList lists an approval's posts by revision, then time, then target;
 // none is an empty list, not an error.
 func (s *Store) PostList(ctx context.Context, approvalID string) ([]*store.Post, error) {
-	return s.postList(ctx, s.db(ctx), approvalID)
+	c, done := s.on(ctx)
+	defer done()
+	return s.postList(ctx, c, approvalID)
 }
 
 // PostList lists an approval's posts as the transaction sees them.

@@ -33,7 +33,9 @@ func (s *Store) ReplaySeen(ctx context.Context, p store.ReplaySeenParams) (bool,
 	b.Queue(query.ReplayPrune(skipLocked), now, query.ReplayPruneBatch)
 	b.Queue(query.ReplayRecord, query.ReplayKey(p.Key), query.Millis(p.Until), now)
 	b.Queue("COMMIT")
-	res := s.db(ctx).SendBatch(ctx, b)
+	c, done := s.on(ctx)
+	defer done()
+	res := c.SendBatch(ctx, b)
 	for range 3 { // BEGIN, SET, the prune
 		if _, err := res.Exec(); err != nil {
 			_ = res.Close()

@@ -27,7 +27,9 @@ func (s *Store) RevisionGet(ctx context.Context, approvalID string, revision int
 		r       store.Revision
 		created int64
 	)
-	err := s.db(ctx).QueryRow(ctx, query.RevisionGet, approvalID, revision).
+	c, done := s.on(ctx)
+	defer done()
+	err := c.QueryRow(ctx, query.RevisionGet, approvalID, revision).
 		Scan(&r.ApprovalID, &r.Revision, &r.Body, &created)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(op)

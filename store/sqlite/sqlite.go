@@ -235,7 +235,13 @@ func realPath(path string, depth int) string {
 	// as the kernel follows it when SQLite creates the file.
 	if target, err := os.Readlink(path); err == nil && depth < 40 {
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
+			// Relative to the link's directory as the kernel finds it:
+			// its own links followed before any "..".
+			dir := filepath.Dir(path)
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			target = filepath.Join(dir, target)
 		}
 		return realPath(target, depth+1)
 	}

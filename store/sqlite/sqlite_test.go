@@ -513,4 +513,24 @@ func TestExclusiveLockFollowsSymbolicLinks(t *testing.T) {
 	if _, err := sqlite.Open(ctx, sqlite.Options{Path: target, Exclusive: true}); !errors.Is(err, sqlite.ErrLocked) {
 		t.Fatalf("an exclusive open of a file first opened through a dangling link: %v, want sqlite.ErrLocked", err)
 	}
+	// A relative link to a file not yet created, in a directory reached
+	// through a link: ".." is taken from where the directory really is.
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "b", "c"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "b", "c"), filepath.Join(root, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../other.db", filepath.Join(root, "b", "c", "bot.db")); err != nil {
+		t.Fatal(err)
+	}
+	relative, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(root, "linkdir", "bot.db"), Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relative.Close()
+	if _, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(root, "b", "other.db"), Exclusive: true}); !errors.Is(err, sqlite.ErrLocked) {
+		t.Fatalf("an exclusive open of the file a relative link through a linked directory created: %v, want sqlite.ErrLocked", err)
+	}
 }
