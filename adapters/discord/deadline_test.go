@@ -1,11 +1,16 @@
 package discord_test
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"approvalsbot/adapters/click/clicktest"
+	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
+	"approvalsbot/store"
+	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
 
@@ -51,5 +56,43 @@ func TestAClickArrivedBeforeTheDeadlineIsNotBeatenByIt(t *testing.T) {
 				}
 			}, "user:kevin", "approve")
 		})
+	}
+}
+
+// slowRevisions is the adapter's store with its revision reads held up
+// past RecordBound once slow is set: a dialog's reads that take the
+// click's whole time to record.
+type slowRevisions struct {
+	discordad.Store
+	slow atomic.Bool
+}
+
+func (s *slowRevisions) RevisionGet(ctx context.Context, approvalID string, revision int) (*store.Revision, error) {
+	if s.slow.Load() {
+		time.Sleep(threads.RecordBound + 200*time.Millisecond)
+	}
+	return s.Store.RevisionGet(ctx, approvalID, revision)
+}
+
+// A click's decision is recorded within RecordBound of its receipt, not
+// of the record's start: when Approve's reads (what the call does, to
+// decide whether it asks for confirmation) took that whole time, nothing
+// is recorded, and the deadline's grace, which is as long, still covers
+// every click that is.
+func TestAClickIsRecordedWithinRecordBoundOfItsReceipt(t *testing.T) {
+	var slow *slowRevisions
+	h := newHarnessWith(t, harnessOptions{adapter: func(o *discordad.Options) {
+		slow = &slowRevisions{Store: o.Store}
+		o.Store = slow
+	}})
+	h.ingest(t, "big.json") // not destructive: Approve records at once
+	h.drain(t)
+	slow.slow.Store(true)
+	h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval, CustomID: "ab1|approve|a-big1|1"})
+	if a, err := h.store.ApprovalGet(context.Background(), "a-big1"); err != nil || len(a.Deciding) != 0 {
+		t.Fatalf("a click whose reads took its RecordBound was recorded after it (%v)", err)
+	}
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("the backend got %+v", got)
 	}
 }
