@@ -214,10 +214,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	// People's clicks get a pool of their own: the outbox's workers and
 	// the ticks share the main one, and under a storm they can hold every
 	// connection of it, with a click queued behind them past its
-	// RecordBound. One connection is kept open, so a click dials none.
+	// RecordBound. Its connections are kept open, so a click dials none.
 	pcfg := cfg.Copy()
 	pcfg.MaxConns = cmp.Or(o.PersonConns, DefaultPersonConns)
-	pcfg.MinConns = 1
+	pcfg.MinConns = pcfg.MaxConns
 	people, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		pool.Close()
