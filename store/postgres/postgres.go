@@ -130,9 +130,10 @@ type Options struct {
 	// It takes precedence over a pool_max_conns in the DSN. Listen holds
 	// one more connection of its own.
 	MaxConns int32
-	// PersonConns bounds a second pool, kept for a person's own path
-	// (store.ForPerson: a click, a decision page's POST), which
-	// background work cannot take; 0 means DefaultPersonConns.
+	// PersonConns bounds a second pool, kept open for a person's own
+	// path (store.ForPerson: a click's check, record and answer), which
+	// background work cannot take, and which a click takes only when one
+	// of it is free (on); 0 means DefaultPersonConns.
 	PersonConns int32
 	// Logger receives the store's own events (migrations applied, the
 	// listener's reconnections); nil discards them.
