@@ -349,11 +349,12 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	if l == nil {
 		return
 	}
-	if h.signer.CheckForm(token, r.PostForm.Get("check")) && r.PostForm.Get("action") == actionLook {
+	fromForm := h.signer.CheckForm(token, r.PostForm.Get("check"))
+	if fromForm && r.PostForm.Get("action") == actionLook {
 		h.look(w, r, l, err)
 		return
 	}
-	if !h.signer.CheckForm(token, r.PostForm.Get("check")) || r.PostForm.Get("action") != l.claims.Action {
+	if !fromForm || r.PostForm.Get("action") != l.claims.Action {
 		h.log.Info("decision page: a POST not from the page's form", "approval_id", l.claims.ApprovalID, "member", l.claims.Member)
 		h.page(w, http.StatusForbidden, view{Title: sayBadForm, Lead: "This decision did not come from the page's own form; nothing was sent. Open the link from the mail again."})
 		return
