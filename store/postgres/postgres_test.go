@@ -835,35 +835,60 @@ func TestOpenBoundsThePool(t *testing.T) {
 	}
 }
 
-// A person's click (store.ForPerson) gets a connection while background
-// work holds every connection of the main pool: it never queues behind
-// the outbox's workers for one.
-func TestAPersonsPathHasConnectionsOfItsOwn(t *testing.T) {
-	t.Parallel()
-	db := newSchema(t)
-	s := open(t, postgres.Options{DSN: db.dsn, MaxConns: 2, PersonConns: 1})
+// openPools opens a migrated store with its two pools sized so.
+func openPools(t *testing.T, maxConns, personConns int32) *postgres.Store {
+	t.Helper()
+	s := open(t, postgres.Options{DSN: newSchema(t).dsn, MaxConns: maxConns, PersonConns: personConns})
 	if err := s.Migrate(t.Context()); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	held := make(chan struct{})
-	release := make(chan struct{})
+	return s
+}
+
+// hold begins n transactions on ctx, all at once, and keeps them open
+// until the test ends; it returns once all n have begun, or fails when
+// ctx ends first (each test bounds it only so a regression fails rather
+// than hangs).
+func hold(ctx context.Context, t *testing.T, s *postgres.Store, n int, what string) {
+	t.Helper()
+	start, began, release := make(chan struct{}), make(chan struct{}, n), make(chan struct{})
 	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer close(release)
-	for range 2 { // background work holding the main pool
+	t.Cleanup(func() { close(release); wg.Wait() })
+	for range n {
 		wg.Go(func() {
-			_ = s.InTx(t.Context(), func(ctx context.Context, tx store.Tx) error {
-				held <- struct{}{}
+			<-start
+			_ = s.InTx(ctx, func(context.Context, store.Tx) error {
+				began <- struct{}{}
 				<-release
 				return nil
 			})
 		})
 	}
-	<-held
-	<-held
-	// Bounded only so a regression fails rather than hangs.
-	ctx, cancel := context.WithTimeout(store.ForPerson(t.Context()), 30*time.Second)
-	defer cancel()
+	close(start)
+	for i := range n {
+		select {
+		case <-began:
+		case <-ctx.Done():
+			t.Fatalf("only %d of %d %s began together", i, n, what)
+		}
+	}
+}
+
+// bounded is ctx, bounded only so a regression fails rather than hangs.
+func bounded(ctx context.Context, t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A person's click (store.ForPerson) gets a connection while background
+// work holds every connection of the main pool: it never queues behind
+// the outbox's workers for one.
+func TestAPersonsPathHasConnectionsOfItsOwn(t *testing.T) {
+	t.Parallel()
+	s := openPools(t, 2, 1)
+	hold(bounded(t.Context(), t), t, s, 2, "background transactions")
+	ctx := bounded(store.ForPerson(t.Context()), t)
 	err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		_, err := tx.ApprovalGetForUpdate(ctx, "a-none")
 		if errors.Is(err, store.ErrNotFound) {
@@ -883,30 +908,21 @@ func TestAPersonsPathHasConnectionsOfItsOwn(t *testing.T) {
 // one of them in use, a person's transaction takes the main pool's.
 func TestAPersonOverflowsToTheMainPool(t *testing.T) {
 	t.Parallel()
-	db := newSchema(t)
-	s := open(t, postgres.Options{DSN: db.dsn, MaxConns: 2, PersonConns: 1})
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
-	person := store.ForPerson(t.Context())
-	held, release := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer close(release)
-	wg.Go(func() { // a person holding the one kept connection
-		_ = s.InTx(person, func(ctx context.Context, tx store.Tx) error {
-			held <- struct{}{}
-			<-release
-			return nil
-		})
-	})
-	<-held
-	// Bounded only so a regression fails rather than hangs.
-	ctx, cancel := context.WithTimeout(person, 30*time.Second)
-	defer cancel()
-	if err := s.InTx(ctx, func(context.Context, store.Tx) error { return nil }); err != nil {
+	s := openPools(t, 2, 1)
+	person := bounded(store.ForPerson(t.Context()), t)
+	hold(person, t, s, 1, "people's transactions")
+	if err := s.InTx(person, func(context.Context, store.Tx) error { return nil }); err != nil {
 		t.Fatalf("a second person's transaction with the kept connection in use: %v", err)
 	}
+}
+
+// Many clicks at once: each takes a kept connection only if it gets one
+// at once, the rest the main pool's, so none queues for the reserve while
+// the main pool has room (all twenty are in their transactions together).
+func TestABurstOfPeopleOverflowsAtOnce(t *testing.T) {
+	t.Parallel()
+	s := openPools(t, 30, 2)
+	hold(bounded(store.ForPerson(t.Context()), t), t, s, 20, "people's transactions")
 }
 
 func TestMigrationFilesRowsUnderLanes(t *testing.T) {
@@ -935,42 +951,4 @@ func TestPacedClaimsAcrossReplicas(t *testing.T) {
 		stores = append(stores, open(t, postgres.Options{DSN: db.dsn, MaxConns: 2}))
 	}
 	storetest.ClaimPacedConcurrently(t, append(stores, stores...))
-}
-
-// Many clicks at once: each takes a kept connection only if it gets one
-// at once, the rest the main pool's, so none queues for the reserve while
-// the main pool has room (all eight are in their transactions together).
-func TestABurstOfPeopleOverflowsAtOnce(t *testing.T) {
-	t.Parallel()
-	db := newSchema(t)
-	s := open(t, postgres.Options{DSN: db.dsn, MaxConns: 10, PersonConns: 2})
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
-	// Bounded only so a regression fails rather than hangs.
-	ctx, cancel := context.WithTimeout(store.ForPerson(t.Context()), 30*time.Second)
-	defer cancel()
-	const clicks = 8
-	entered, release := make(chan struct{}, clicks), make(chan struct{})
-	var wg sync.WaitGroup
-	for range clicks {
-		wg.Go(func() {
-			_ = s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-				entered <- struct{}{}
-				<-release
-				return nil
-			})
-		})
-	}
-	for i := range clicks {
-		select {
-		case <-entered:
-			continue
-		case <-ctx.Done():
-			t.Errorf("only %d of %d people's transactions began together", i, clicks)
-		}
-		break
-	}
-	close(release)
-	wg.Wait()
 }
