@@ -331,12 +331,10 @@ type decisionPayload struct {
 }
 
 // sends reports whether a row with this payload sends d: a row from
-// before payloads named their decision sends whichever is in flight.
+// before payloads named their decision (the previous release's `{}`)
+// sends whichever is in flight.
 func (p decisionPayload) sends(d deciding) bool {
-	if p.At.IsZero() {
-		return true
-	}
-	return p.At.Equal(d.At) && (p.Actor == "" || p.Actor == d.Actor && p.Surface == d.Surface)
+	return p.At.IsZero() || p.At.Equal(d.At) && p.Actor == d.Actor && p.Surface == d.Surface
 }
 
 // decidingOf is the decision in flight on row, with ok; ok is false when

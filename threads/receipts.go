@@ -24,15 +24,19 @@ type Receipt struct {
 	// At is when the bot received the click (on the service's clock):
 	// what the deadline judges it by.
 	At    time.Time
-	began time.Time // on the real clock, for Deadline
+	began time.Time // on the real clock, for Bound
 	book  *receipts
 	id    uint64
 	once  sync.Once
 }
 
-// Deadline is when a decision the click makes must be recorded by, on
-// the real clock (a context's): RecordBound after it was received.
-func (r *Receipt) Deadline() time.Time { return r.began.Add(RecordBound) }
+// Bound is ctx as a person's own path (ForPerson) that ends when a
+// decision the click makes must be recorded by: RecordBound after the
+// click was received, on the real clock (a context's), whatever was done
+// with the click before it is recorded.
+func (r *Receipt) Bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ForPerson(ctx), r.began.Add(RecordBound))
+}
 
 // ForPerson marks ctx as a person's own path (store.ForPerson): what a
 // surface does for a click until it has answered it, and what makes the

@@ -382,7 +382,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	// deadline judges it by then.
 	rc := h.service.Receive()
 	defer rc.Done()
-	ctx, cancel := context.WithTimeout(r.Context(), threads.RecordBound)
+	ctx, cancel := rc.Bound(r.Context())
 	defer cancel()
 	res, err := h.service.Decide(ctx, threads.DecideRequest{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID,
 		Revision: l.claims.Revision, Approve: l.claims.Action == ActionApprove, Comment: reason,

@@ -27,12 +27,11 @@ const (
 // alone for 15 minutes, and when the bot received the click (the
 // deadline judges it by then).
 type person struct {
-	user     string
-	channel  string
-	guild    string
-	token    string
-	received time.Time
-	recordBy time.Time // on the real clock: received + threads.RecordBound
+	user    string
+	channel string
+	guild   string
+	token   string
+	receipt *threads.Receipt
 }
 
 func (p person) threads() threads.Person {
@@ -67,8 +66,7 @@ func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, click.
 	ctx = threads.ForPerson(ctx)
 	rc := a.clicks.Receive()
 	defer rc.Done()
-	who := person{user: in.user(), channel: in.ChannelID, guild: in.GuildID, token: in.Token, received: rc.At,
-		recordBy: rc.Deadline()}
+	who := person{user: in.user(), channel: in.ChannelID, guild: in.GuildID, token: in.Token, receipt: rc}
 	if who.user == "" {
 		return ephemeral(click.SayUnknownButton), click.Work{}
 	}
@@ -126,7 +124,7 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 // recorded at once. Someone who may not decide is refused through
 // threads, as with Deny.
 func (a *Adapter) approve(ctx context.Context, act templates.Action, who person) *answer {
-	d, out := a.clicks.Ask(ctx, act, who.threads(), true, who.received)
+	d, out := a.clicks.Ask(ctx, act, who.threads(), true, who.receipt.At)
 	switch {
 	case d == nil:
 		return a.recorded(ctx, act, out)
@@ -139,7 +137,7 @@ func (a *Adapter) approve(ctx context.Context, act templates.Action, who person)
 // askComment answers Approve with comment… with its modal for a person
 // who may decide; anyone else is refused at once.
 func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person) *answer {
-	d, out := a.clicks.Ask(ctx, act, who.threads(), true, who.received)
+	d, out := a.clicks.Ask(ctx, act, who.threads(), true, who.receipt.At)
 	if d == nil {
 		return a.recorded(ctx, act, out)
 	}
@@ -151,7 +149,7 @@ func (a *Adapter) askComment(ctx context.Context, act templates.Action, who pers
 // its sentence, nothing recorded), without a modal. The modal must be the
 // first answer, so this is the one store read before answering.
 func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person) *answer {
-	row, out := a.clicks.Deny(ctx, act, who.threads(), who.received)
+	row, out := a.clicks.Deny(ctx, act, who.threads(), who.receipt.At)
 	if row == nil {
 		return a.recorded(ctx, act, out)
 	}
@@ -258,13 +256,9 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 // record records an approval or denial before the click is answered
 // (package click), and answers it (recorded).
 func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) *answer {
-	rctx := ctx
-	if !who.recordBy.IsZero() {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithDeadline(ctx, who.recordBy)
-		defer cancel()
-	}
-	return a.recorded(ctx, act, a.clicks.Record(rctx, act, who.threads(), approve, comment, who.received))
+	rctx, cancel := who.receipt.Bound(ctx)
+	defer cancel()
+	return a.recorded(ctx, act, a.clicks.Record(rctx, act, who.threads(), approve, comment, who.receipt.At))
 }
 
 // recorded is the first answer to a click on Approve or Deny, I'm looking

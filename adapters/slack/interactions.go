@@ -65,14 +65,10 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, http.StatusServiceUnavailable, click.SayShuttingDown, "shutting down")
 		return
 	}
-	// The click is received once it is verified and read: the deadline
-	// judges it by then, and what it records is recorded within
-	// threads.RecordBound of then.
+	// The click is received once it is verified and read.
 	rc := a.clicks.Receive()
 	defer rc.Done()
-	ctx, cancel := context.WithTimeout(r.Context(), threads.RecordBound)
-	defer cancel()
-	reply, next := a.interaction(ctx, &cb, rc.At)
+	reply, next := a.interaction(r.Context(), &cb, rc)
 	if !a.work.Start(next) {
 		// Closing began while the click was recorded: it is on its way,
 		// and the outbox's answer will reach the person.
@@ -120,11 +116,13 @@ func writeAck(w http.ResponseWriter, reply ackBody) {
 }
 
 // interaction is the one handler both transports feed: it records a
-// decision first (within threads.RecordBound), decides the ack, and
-// returns the work to do after it. received is when the bot got the
-// click: the deadline judges the click by it.
-func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, click.Work) {
-	ctx = threads.ForPerson(ctx)
+// decision first (within threads.RecordBound of the click's receipt, rc),
+// decides the ack, and returns the work to do after it. The deadline
+// judges the click by when rc says the bot got it.
+func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallback, rc *threads.Receipt) (ackBody, click.Work) {
+	ctx, cancel := rc.Bound(ctx)
+	defer cancel()
+	received := rc.At
 	who := person{user: cb.User.ID, channel: cmp.Or(cb.Channel.ID, cb.Container.ChannelID), reply: a.allowedReply(cb.ResponseURL)}
 	switch cb.Type {
 	case slackgo.InteractionTypeBlockActions:

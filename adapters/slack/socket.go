@@ -10,7 +10,6 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"approvalsbot/adapters/click"
-	"approvalsbot/threads"
 )
 
 // runSocket takes interactions and commands over Socket Mode until ctx
@@ -59,9 +58,7 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, evt so
 		rc, req := a.clicks.Receive(), evt.Request
 		started := a.work.Start(click.Work{Timeout: ackWithin, Run: func(wctx context.Context) {
 			defer rc.Done()
-			rctx, cancel := context.WithTimeout(wctx, threads.RecordBound)
-			defer cancel()
-			reply, next := a.interaction(rctx, &cb, rc.At)
+			reply, next := a.interaction(wctx, &cb, rc)
 			a.ack(ctx, sm, req, reply)
 			if !a.work.Start(next) {
 				a.log.Warn("slack: the answer to an interaction dropped: shutting down", "slack_user", cb.User.ID)
