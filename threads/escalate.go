@@ -207,6 +207,15 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 			if err != nil {
 				return err
 			}
+			if len(row.Deciding) > 0 {
+				// A person's decision is on its way to the backend: nobody
+				// more need be told while it goes. The step stays due, so
+				// should the decision not land the ladder goes on where it
+				// was, the steps it missed merged; until then the approval
+				// stays claimed, so the ticks look at the ones behind it.
+				row.ClaimedBy, row.ClaimedUntil = s.worker+"-ladder", now.Add(RecordBound)
+				return tx.ApprovalUpsert(ctx, row)
+			}
 			st := ladderStateOf(row)
 			if st.holds(now) {
 				// Someone is looking: the steps wait for the hold's end
@@ -306,16 +315,32 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 	return rows, nil
 }
 
-// stillWaiting reports whether an escalation row should still go out: a
-// decision that landed after its step was claimed means nobody need be
-// told any more.
-func (s *Service) stillWaiting(ctx context.Context, approvalID string) (bool, error) {
+// stillWaiting reports whether a row that tells people of a waiting call
+// should still go out: a decision that landed after its step was claimed
+// means nobody need be told any more (false, nil). For a step's rows
+// (step), a decision recorded and on its way to the backend holds the
+// row back (errDecisionOnItsWay, so the row waits and is looked at
+// again): should the decision land, the row is then dropped; should it
+// fail, the people the step tells are told all the same, since the card
+// offers the buttons again. A reask's mail goes out all the same: a
+// decision in flight for the older revision is refused.
+func (s *Service) stillWaiting(ctx context.Context, approvalID string, step bool) (bool, error) {
 	a, err := s.store.ApprovalGet(ctx, approvalID)
 	if err != nil {
 		return false, fmt.Errorf("read approval: %w", err)
 	}
-	return a.State == string(approval.StatePending), nil
+	if a.State != string(approval.StatePending) {
+		return false, nil
+	}
+	if step && len(a.Deciding) > 0 {
+		return false, errDecisionOnItsWay
+	}
+	return true, nil
 }
+
+// errDecisionOnItsWay holds a step's row back while a decision is on its
+// way to the backend (stillWaiting); the row is not failed, it waits.
+var errDecisionOnItsWay = errors.New("waiting for a decision on its way to the backend")
 
 // mentionsFor names the people of an escalation reply for the templates:
 // a member by their tenant user name, anyone else by the id.

@@ -1,6 +1,7 @@
 package threads_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"approvalsbot/config"
+	"approvalsbot/store"
 	"approvalsbot/threads"
 )
 
@@ -222,6 +224,111 @@ func TestDecisionWhileARepetitionIsSent(t *testing.T) {
 	h.drain(t)
 	if n := len(h.escalations()) - sent; n != 0 {
 		t.Fatalf("%d replies of the repetition went out after the decision", n)
+	}
+	h.at(t, 2*time.Hour)
+	if r := h.tick(t); r.Approvals != 0 || r.Steps != 0 {
+		t.Fatalf("a decided approval was claimed: %+v", r)
+	}
+}
+
+// A person's decision on its way to the backend quiets the ladder: the
+// replies of a repetition queued before the click are not sent while
+// another worker has the decision at the backend, and a repetition
+// falling due meanwhile does not fire. Should the backend refuse the
+// decision, the ladder goes on where it was, what it missed merged into
+// one message per thread.
+func TestARepetitionWaitsWhileADecisionIsOnItsWay(t *testing.T) {
+	h, _ := newOncallHarness(t)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.at(t, 15*time.Minute)
+	h.tick(t)
+	h.drain(t)
+	sent := len(h.escalations())
+
+	h.at(t, 45*time.Minute)
+	if r := h.tick(t); r.Steps != 1 {
+		t.Fatalf("the first repetition: %+v", r)
+	}
+	// The repetition's replies are still queued when kevin denies, just
+	// before the next repetition, and another worker (of another
+	// replica, say) takes the denial to the backend.
+	h.at(t, 74*time.Minute)
+	h.fake.SetForbidden("user:kevin") // the backend will refuse the denial
+	if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
+		t.Fatal(res.Text)
+	}
+	const lease = 5 * time.Minute
+	rows, err := h.store.OutboxClaim(context.Background(), store.OutboxClaimParams{Worker: "other-worker",
+		Now: h.clock.Now(), Lease: lease, Limit: 64, Lane: threads.LaneBackend})
+	if err != nil || len(rows) != 1 || rows[0].Kind != threads.KindDecision {
+		t.Fatalf("the other worker's claim: %v, %+v", err, rows)
+	}
+	h.drain(t)
+	if n := len(h.escalations()) - sent; n != 0 {
+		t.Fatalf("%d replies of a repetition went out while kevin's denial was on its way", n)
+	}
+	h.at(t, 75*time.Minute)
+	if r := h.tick(t); r.Steps != 0 {
+		t.Fatalf("a repetition fired while kevin's denial was on its way: %+v", r)
+	}
+	h.drain(t)
+	if n := len(h.escalations()) - sent; n != 0 {
+		t.Fatalf("%d replies sent while kevin's denial was on its way", n)
+	}
+
+	// The other worker is gone; its lease runs out, the denial is sent
+	// again and refused: the call still waits, the replies held back go
+	// out, and the ladder takes up the repetition it held back.
+	h.at(t, 74*time.Minute+lease+time.Second)
+	h.drain(t)
+	if st := h.state(t, "a-merge1"); st.State != "pending" || len(st.Deciding) != 0 {
+		t.Fatalf("after the refusal: state %s, deciding %s", st.State, st.Deciding)
+	}
+	if n := len(h.escalations()) - sent; n != 2 {
+		t.Fatalf("after the refusal, %d replies of the first repetition; want one in each thread", n)
+	}
+	if r := h.tick(t); r.Steps != 1 {
+		t.Fatalf("after the refusal, the held repetition: %+v", r)
+	}
+	h.drain(t)
+	if n := len(h.escalations()) - sent; n != 4 {
+		t.Fatalf("after the refusal, %d replies; want the two repetitions' in each thread", n)
+	}
+}
+
+// Replies held back for a decision on its way are dropped once it lands.
+func TestRepliesHeldForADecisionAreDroppedWhenItLands(t *testing.T) {
+	h, _ := newOncallHarness(t)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.at(t, 15*time.Minute)
+	h.tick(t)
+	h.drain(t)
+	sent := len(h.escalations())
+	h.at(t, 45*time.Minute)
+	if r := h.tick(t); r.Steps != 1 {
+		t.Fatalf("the first repetition: %+v", r)
+	}
+	if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
+		t.Fatal(res.Text)
+	}
+	const lease = 5 * time.Minute
+	rows, err := h.store.OutboxClaim(context.Background(), store.OutboxClaimParams{Worker: "other-worker",
+		Now: h.clock.Now(), Lease: lease, Limit: 64, Lane: threads.LaneBackend})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("the other worker's claim: %v, %+v", err, rows)
+	}
+	h.drain(t) // the replies wait
+	h.at(t, 45*time.Minute+lease+time.Second)
+	h.drain(t) // the denial lands; the replies are dropped
+	if st := h.state(t, "a-merge1"); st.State != "denied" {
+		t.Fatalf("state %s", st.State)
+	}
+	if n := len(h.escalations()) - sent; n != 0 {
+		t.Fatalf("%d replies went out after kevin's denial landed", n)
 	}
 	h.at(t, 2*time.Hour)
 	if r := h.tick(t); r.Approvals != 0 || r.Steps != 0 {
