@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/decidepage"
+	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/golden"
 	"approvalsbot/notify"
@@ -147,8 +148,10 @@ type mailStory struct {
 	mails []storyMail
 	// function and id name the approval, for the subject.
 	function, id string
-	// outcome is what each recipient's outcome mail must say (the state,
-	// who, the reason where the card shows one).
+	// state is how the approval ends; outcome is what each recipient's
+	// outcome mail says, its first line the state and who (the reason
+	// where the card shows one, when).
+	state   approval.State
 	outcome []string
 }
 
@@ -195,7 +198,7 @@ var mailStories = []mailStory{
 			{leadsAddr, "step2", true}, {leadsAddr, "reask", true}, {leadsAddr, "approved", true},
 			{kevinAddr, "step2", true}, {kevinAddr, "reask", true}, {kevinAddr, "step3", true}, {kevinAddr, "approved", true},
 		},
-		outcome: []string{"Approved by user:lee at 22:10 UTC", "ok by me"},
+		state: approval.StateApproved, outcome: []string{"Approved by user:lee at 22:10 UTC: ok by me", "via slack"},
 	},
 	{
 		name: "denied", function: "acme_github.merge", id: "a-merge1",
@@ -215,7 +218,8 @@ var mailStories = []mailStory{
 			{leadsAddr, "step2", false}, {leadsAddr, "denied", false},
 			{kevinAddr, "step2", false}, {kevinAddr, "denied", true},
 		},
-		outcome: []string{"Denied by user:kevin", "not before the release freeze ends", "19:20 UTC", "via email"},
+		state:   approval.StateDenied,
+		outcome: []string{"Denied by user:kevin: not before the release freeze ends", "at 19:20 UTC · via email"},
 	},
 	{
 		name: "expired", function: "acme_github.merge", id: "a-merge1",
@@ -230,7 +234,7 @@ var mailStories = []mailStory{
 			{leadsAddr, "step2", false}, {leadsAddr, "expired", false},
 			{kevinAddr, "step2", false}, {kevinAddr, "expired", true},
 		},
-		outcome: []string{"nobody answered"},
+		state: approval.StateExpired, outcome: []string{"Denied: nobody answered by the deadline", "deadline 2026-11-30 18:00 UTC"},
 	},
 	{
 		name: "cancelled", function: "mail.send", id: "a-mail1",
@@ -249,7 +253,7 @@ var mailStories = []mailStory{
 			{leadsAddr, "step2", false}, {leadsAddr, "cancelled", false},
 			{kevinAddr, "step2", false}, {kevinAddr, "cancelled", true},
 		},
-		outcome: []string{"Cancelled", "the job was stopped by user:ada", "19:05 UTC"},
+		state: approval.StateCancelled, outcome: []string{"Cancelled: the job was stopped by user:ada", "at 19:05 UTC"},
 	},
 	{
 		name: "refused", function: "payments.refund", id: "a-refund1",
@@ -268,7 +272,8 @@ var mailStories = []mailStory{
 			{financeAddr, "step1", true}, {financeAddr, "refused", false},
 			{kevinAddr, "step1", true}, {kevinAddr, "refused", true},
 		},
-		outcome: []string{"re-check", "the job's starter user:ada no longer holds the operator role in tenant acme", "18:30 UTC"},
+		state: approval.StateRefused, outcome: []string{"The platform refused the call after approval", "at 18:30 UTC",
+			"Re-checked after a long wait: the job's starter user:ada no longer holds the operator role in tenant acme"},
 	},
 }
 
