@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.yaml.in/yaml/v3"
+
+	"approvalsbot/threads"
 )
 
 var update = flag.Bool("update", false, "write prometheus/dashboard.rules.yml again from the dashboard")
@@ -263,5 +265,59 @@ func TestDeployedQueriesReadExportedMetrics(t *testing.T) {
 	slices.Sort(missing)
 	if len(missing) > 0 {
 		t.Errorf("the dashboard shows none of %v: add a panel", missing)
+	}
+}
+
+// The counter series the alerts on dead and failing rows read exist, at
+// 0, from the start, before any row is performed: a series that first
+// appears at 1 is no increase to increase() or rate(), and the first row
+// to die would page nobody.
+func TestDeliveryCountersStartAtZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	threads.NewMetrics(reg)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "bot_deliveries_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			have[l["surface"]+"/"+l["kind"]+"/"+l["result"]] = m.GetCounter().GetValue()
+		}
+	}
+	// Each kind under the surfaces it is delivered to: a decision to the
+	// job backend, an email by mail, the rest to a chat surface (or, when
+	// that surface is not configured, the log).
+	pairs := []string{"backend/decision", "email/email"}
+	for _, surface := range []string{"slack", "discord", "log"} {
+		for _, kind := range []string{"post_card", "edit_card", "reply", "tell", "notice"} {
+			pairs = append(pairs, surface+"/"+kind)
+		}
+	}
+	// ApprovalsBotDeadRows reads dead; ApprovalsBotDeliveriesFailing
+	// reads retry, dead and unrecorded over everything else.
+	for _, pair := range pairs {
+		for _, result := range []string{"dead", "retry", "unrecorded", "ok", "lease_lost"} {
+			key := pair + "/" + result
+			v, ok := have[key]
+			switch {
+			case !ok:
+				t.Errorf("bot_deliveries_total{surface/kind/result=%s} is not exported before a row is performed", key)
+			case v != 0:
+				t.Errorf("bot_deliveries_total{surface/kind/result=%s} starts at %v, want 0", key, v)
+			}
+		}
+	}
+	for key := range have {
+		if !slices.Contains(pairs, key[:strings.LastIndex(key, "/")]) {
+			t.Errorf("bot_deliveries_total{surface/kind/result=%s}: a kind under a surface it is never delivered to", key)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"approvalsbot/ladder"
 	"approvalsbot/store"
 )
 
@@ -32,10 +33,75 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "What retention removed: approvals cut to tombstones, tombstones and event ids forgotten, finished outbox rows deleted, expired chat handles dropped.",
 		}, []string{"what"}),
 	}
+	// Every label set perform can count starts at 0, so that the first
+	// row to die (or be retried) is an increase: a series that first
+	// appears at 1 is one increase() and rate() read as none, and the
+	// alerts on dead and failing rows (deploy/prometheus/alerts.yml)
+	// would miss it.
+	for _, d := range deliverySeries() {
+		m.Deliveries.WithLabelValues(d.Surface, d.Kind, d.Result)
+	}
 	if reg != nil {
 		reg.MustRegister(m.Deliveries, m.AutoGranted, m.Pruned)
 	}
 	return m
+}
+
+// The values of bot_deliveries_total's result label: how perform ended
+// a row.
+const (
+	resultOK         = "ok"         // performed and recorded
+	resultWait       = "wait"       // waits for its card to be posted
+	resultRetry      = "retry"      // failed; tried again later
+	resultDead       = "dead"       // failed for good
+	resultStopped    = "stopped"    // cut short by a stop; due again at the next start
+	resultLeaseLost  = "lease_lost" // another worker holds the row now
+	resultUnrecorded = "unrecorded" // the store refused the result
+)
+
+// deliveryResults lists every result, in the order above.
+var deliveryResults = []string{resultOK, resultWait, resultRetry, resultDead, resultStopped, resultLeaseLost, resultUnrecorded}
+
+// Surfaces a row's delivery is counted under (surfaceFor): the chat
+// surfaces, and "log" for a row whose surface is not configured, which
+// the fallback performs.
+const (
+	surfaceBackend = "backend" // decisions, sent to the job backend
+	surfaceLog     = "log"
+)
+
+// chatSurfaces are the surfaces a chat-lane row is counted under.
+var chatSurfaces = []string{ladder.SurfaceSlack, ladder.SurfaceDiscord, surfaceLog}
+
+// outboxKinds lists every kind of outbox row.
+var outboxKinds = []string{KindDecision, KindPostCard, KindEditCard, KindReply, KindTell, KindNotice, KindEmail}
+
+// deliveryLabels is one label set of bot_deliveries_total.
+type deliveryLabels struct{ Surface, Kind, Result string }
+
+// deliverySeries lists every label set of bot_deliveries_total the bot
+// can count: each kind under the surfaces of its lane (a decision under
+// backend, an email under email, the chat lane's kinds under each chat
+// surface), with every result.
+func deliverySeries() []deliveryLabels {
+	var out []deliveryLabels
+	for _, kind := range outboxKinds {
+		var surfaces []string
+		switch laneOf(kind) {
+		case LaneBackend:
+			surfaces = []string{surfaceBackend}
+		case LaneMail:
+			surfaces = []string{ladder.SurfaceEmail}
+		default:
+			surfaces = chatSurfaces
+		}
+		for _, surface := range surfaces {
+			for _, result := range deliveryResults {
+				out = append(out, deliveryLabels{Surface: surface, Kind: kind, Result: result})
+			}
+		}
+	}
+	return out
 }
 
 // OutboxCollector reports the outbox's depth at each scrape.
