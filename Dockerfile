@@ -17,10 +17,20 @@ FROM golang:${GO_VERSION}-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
-# The .git directory comes along (see .dockerignore) so that the go
-# command stamps the commit into the binary for `bot version`.
+# The build stamp (`bot version`: the commit, and whether the tree had
+# changes not committed) is the go command's, read from .git. So the
+# context is the whole checkout: .git and every tracked file
+# (.dockerignore leaves out only what git does not track), or git would
+# see the files left out as deleted and the image would claim changes the
+# checkout does not have. Passing the commit as a build argument instead
+# would need the builder to supply it by hand, and could name a commit
+# other than the source built. In a `git worktree` checkout .git is a file
+# naming a directory outside the context: git cannot read it here, and
+# the binary is built without the stamp (bot version: "commit unknown")
+# rather than not at all. Build from a clone to have it.
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/bot ./cmd/bot \
+RUN vcs=true; [ -d .git ] || vcs=false; \
+    CGO_ENABLED=0 go build -buildvcs=$vcs -trimpath -ldflags="-s -w" -o /out/bot ./cmd/bot \
  && mkdir -p /out/data && /out/bot version
 
 FROM gcr.io/distroless/static-debian12:nonroot

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -318,6 +320,66 @@ func TestDeliveryCountersStartAtZero(t *testing.T) {
 	for key := range have {
 		if !slices.Contains(pairs, key[:strings.LastIndex(key, "/")]) {
 			t.Errorf("bot_deliveries_total{surface/kind/result=%s}: a kind under a surface it is never delivered to", key)
+		}
+	}
+}
+
+// The image's build context keeps every file git tracks, and .git: the
+// go command stamps the binary from .git, and a tracked file the context
+// leaves out reads to git as deleted, so `bot version` in the image would
+// say "with changes not committed" of a clean checkout.
+func TestImageContextKeepsTrackedFiles(t *testing.T) {
+	out, err := exec.Command("git", "-C", "..", "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("no git checkout to compare .dockerignore with: %v", err)
+	}
+	tracked := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if len(tracked) < 10 || !slices.Contains(tracked, "Dockerfile") {
+		t.Fatalf("git ls-files lists %d files, without the Dockerfile: the listing is broken", len(tracked))
+	}
+	raw, err := os.ReadFile("../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Docker's rules for the patterns this file uses: a pattern, cleaned
+	// and without a leading slash, is matched (path.Match) against a
+	// path of the context and each of its parent directories.
+	var patterns []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "!") || strings.Contains(line, "**") {
+			t.Fatalf(".dockerignore: %q: this check does not read exceptions or **; extend it", line)
+		}
+		p := path.Clean(strings.TrimPrefix(line, "/"))
+		if _, err := path.Match(p, ""); err != nil {
+			t.Fatalf(".dockerignore: %q: %v", line, err)
+		}
+		patterns = append(patterns, p)
+	}
+	dropped := func(file string) string {
+		parts := strings.Split(file, "/")
+		for i := 1; i <= len(parts); i++ {
+			prefix := strings.Join(parts[:i], "/")
+			for _, p := range patterns {
+				if ok, _ := path.Match(p, prefix); ok {
+					return p
+				}
+			}
+		}
+		return ""
+	}
+	for _, file := range append(tracked, ".git/HEAD") {
+		if p := dropped(file); p != "" {
+			t.Errorf(".dockerignore's %q leaves %s out of the image's build context", p, file)
+		}
+	}
+	// And it does leave out what it is for.
+	for _, local := range []string{"bot", "bot.db", "bot.db-wal"} {
+		if dropped(local) == "" {
+			t.Errorf(".dockerignore keeps %s, local state, in the build context", local)
 		}
 	}
 }
