@@ -171,6 +171,13 @@ type Call struct {
 	Redaction    Redaction       `json:"redaction"`
 	ArgsSHA256   string          `json:"args_sha256"`
 	CallIndex    int             `json:"call_index,omitempty"`
+	// Fingerprints are the bot's own, kept with a stored revision
+	// (StoredForm) so that a reask can tell that a value the card hides
+	// changed; Parse drops any the backend sent.
+	Fingerprints *Fingerprints `json:"fingerprints,omitempty"`
+	// Received are the arguments as the backend sent them, beside the
+	// stored form StoredForm just made, in memory only.
+	Received ReceivedArguments `json:"-"`
 }
 
 // Annotations are the tool's own hints; nil means the tool did not say.

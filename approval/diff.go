@@ -12,9 +12,10 @@ import (
 // Reask is what one reask changed of a call, as its cards show it: why
 // the backend asked again, and which paths of the arguments differ
 // between the two revisions' display projections. It is worked out once,
-// when the reask arrives, from the two revisions as the bot stores them
-// (StoredForm): a value a card shows redacted or cut is compared, and
-// shown, redacted or cut, never as it was sent; a content-restricted
+// when the reask arrives, from the earlier revision as the bot stores it
+// and the new one as StoredForm just made it (StoredForm): a value a card
+// shows redacted or cut is compared by its fingerprint (fingerprint.go),
+// and shown redacted or cut, never as it was sent; a content-restricted
 // call's arguments are not kept, so nothing of them is compared.
 type Reask struct {
 	From     int `json:"from"`     // the revision asked about before
@@ -26,7 +27,9 @@ type Reask struct {
 	Arguments []ArgumentChange `json:"arguments,omitempty"`
 	More      int              `json:"more,omitempty"`
 	// Unshown: the digest of the full arguments changed, but no value a
-	// card shows did (the change is in a redacted or cut value).
+	// card shows did, nor (where the revisions have fingerprints) a value
+	// it hides: the change is in what the bot cannot compare (a value the
+	// backend redacted or cut, or a revision stored without fingerprints).
 	Unshown bool `json:"unshown,omitempty"`
 	// Withheld: the call's content is restricted, so its arguments were
 	// not kept and nothing of them is compared or shown.
@@ -42,11 +45,17 @@ type Reask struct {
 // (compact JSON of the display projection, cut at ChangeValueMax
 // characters with "…"); Old is empty for an added path, New for a
 // removed one.
+//
+// Hidden marks a change in what the shown values hide (a redacted secret,
+// the part of a string past a cut, members left out): Old and New are
+// then the values as shown, which may read alike ("[redacted]"), and
+// never any part of what changed.
 type ArgumentChange struct {
-	Path string     `json:"path"`
-	Kind ChangeKind `json:"kind"`
-	Old  string     `json:"old,omitempty"`
-	New  string     `json:"new,omitempty"`
+	Path   string     `json:"path"`
+	Kind   ChangeKind `json:"kind"`
+	Old    string     `json:"old,omitempty"`
+	New    string     `json:"new,omitempty"`
+	Hidden bool       `json:"hidden,omitempty"`
 }
 
 // ChangeKind says how a path changed.
@@ -73,13 +82,21 @@ const (
 // CompareRevisions works out what the reask from prev to next changed.
 // Both are revisions as stored (StoredForm), or as parsed: the arguments
 // are projected again (Project) before they are compared, so the result
-// never holds a value a card would not show. It never fails: arguments
-// that cannot be read count as withheld.
+// never holds a value a card would not show.
+//
+// A value the projection hides is compared when prev has its
+// fingerprints (a revision stored with them) and next its arguments as
+// received (next as StoredForm made it, in memory: the reask as it
+// arrives); a changed one is reported at its path, Hidden, shown as the
+// card shows it. Otherwise a change only there leaves Unshown.
+//
+// It never fails: arguments that cannot be read count as withheld.
 func CompareRevisions(prev, next *Approval) Reask {
 	r := Reask{From: prev.Revision, Revision: next.Revision, Why: next.Why}
 	if prev.Call.Snapshot != next.Call.Snapshot && ValidDigest(prev.Call.Snapshot) && ValidDigest(next.Call.Snapshot) {
 		r.SnapshotFrom, r.SnapshotTo = prev.Call.Snapshot, next.Call.Snapshot
 	}
+	digestChanged := prev.Call.ArgsSHA256 != next.Call.ArgsSHA256
 	if prev.Content.Restricted || next.Content.Restricted {
 		r.Withheld = true
 		return r
@@ -90,16 +107,16 @@ func CompareRevisions(prev, next *Approval) Reask {
 		r.Withheld = true
 		return r
 	}
-	d := differ{}
+	d := differ{hidden: hiddenChanges(prev, next)}
 	d.diff("", before, after)
 	r.Arguments, r.More = d.kept, d.more
-	r.Unshown = len(r.Arguments) == 0 && r.More == 0 && prev.Call.ArgsSHA256 != next.Call.ArgsSHA256
+	r.Unshown = len(r.Arguments) == 0 && r.More == 0 && digestChanged
 	return r
 }
 
 // ArgumentsChanged reports whether r saw the arguments change: a path
-// differs, or the digest does where no shown value does, or (withheld)
-// the backend says so.
+// differs, shown or hidden, or the digest does where no value compared
+// does, or (withheld) the backend says so.
 func (r Reask) ArgumentsChanged() bool {
 	return len(r.Arguments) > 0 || r.More > 0 || r.Unshown || (r.Withheld && r.Why == WhyArgumentsChanged)
 }
@@ -213,9 +230,12 @@ func (t *tree) index(key string) int {
 }
 
 // differ collects the changes of one comparison, within ReaskChangesMax.
+// hidden are the paths at which a value the projections hide changed
+// (hiddenChanges).
 type differ struct {
-	kept []ArgumentChange
-	more int
+	kept   []ArgumentChange
+	more   int
+	hidden map[string]bool
 }
 
 func (d *differ) add(c ArgumentChange) {
@@ -223,10 +243,7 @@ func (d *differ) add(c ArgumentChange) {
 		d.more++
 		return
 	}
-	if c.Path == "" {
-		c.Path = "(the arguments)"
-	}
-	c.Path = shownValue(c.Path, changePathMax)
+	c.Path = shownValue(hiddenPath(c.Path), changePathMax)
 	d.kept = append(d.kept, c)
 }
 
@@ -273,10 +290,24 @@ func (d *differ) diff(path string, a, b *tree) {
 			}
 		}
 	default:
-		if old, now := a.String(), b.String(); old != now {
+		old, now := a.String(), b.String()
+		switch {
+		case old != now:
 			d.add(ArgumentChange{Path: path, Kind: ChangeChanged, Old: shownValue(old, ChangeValueMax), New: shownValue(now, ChangeValueMax)})
+		case d.hidden[hiddenPath(path)]:
+			d.add(ArgumentChange{Path: path, Kind: ChangeChanged, Old: shownValue(old, ChangeValueMax), New: shownValue(now, ChangeValueMax),
+				Hidden: true})
 		}
 	}
+}
+
+// hiddenPath is path as a change or a fingerprint names it: the whole
+// arguments (the empty path) by a name.
+func hiddenPath(path string) string {
+	if path == "" {
+		return "(the arguments)"
+	}
+	return path
 }
 
 // plainKey is a key a path shows bare.

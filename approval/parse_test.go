@@ -445,6 +445,14 @@ func TestParseAccepts(t *testing.T) {
 				t.Error(diff)
 			}
 		}},
+		{"fingerprints the backend sends are dropped", "merge.json", func(t testing.TB, m map[string]any) {
+			obj(t, m, "data", "call")["fingerprints"] = map[string]any{"key": "AAAA",
+				"values": []any{map[string]any{"path": "repo", "mac": "AAAA"}}}
+		}, func(t testing.TB, ev *approval.Event) {
+			if ev.Approval.Call.Fingerprints != nil {
+				t.Errorf("fingerprints %+v kept: they are the bot's own", ev.Approval.Call.Fingerprints)
+			}
+		}},
 		{"deadline with an offset", "refund.json", func(t testing.TB, m map[string]any) {
 			dl, err := time.Parse(time.RFC3339, str(t, m, "data", "deadline"))
 			if err != nil {

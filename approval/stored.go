@@ -24,6 +24,11 @@ const StoredVersion = 1
 //     their secrets redacted (as Reveal redacts them) and nothing cut;
 //     Call.Redaction then also says what the bot redacted or cut, so the
 //     card's marks and its Show all arguments button stay as they were;
+//   - Call.Fingerprints say, keyed, what each value the projection hides
+//     (redacts or cuts) was, so that a reask can tell such a value changed
+//     without keeping it (fingerprint.go says why they are keyed); the
+//     arguments as received stay beside the stored form in memory only
+//     (Call.Received), for the reask that arrives with them;
 //   - the agent's text, the patch and each argument role's values are
 //     passed through RedactText.
 //
@@ -66,6 +71,7 @@ func StoredForm(a *Approval) (*Stored, error) {
 	if a.Content.Restricted {
 		s.Form.ContentWithheld = true
 		k.Call.Arguments, k.Call.ArgumentsCut, k.Call.Redaction = nil, false, Redaction{}
+		k.Call.Fingerprints, k.Call.Received = nil, nil
 		k.AgentSays = ""
 		k.Turn = Turn{}
 		k.Changes = storedChanges(a.Changes, true)
@@ -79,6 +85,10 @@ func StoredForm(a *Approval) (*Stored, error) {
 		k.Call.Arguments = args
 		k.Call.Redaction.Redacted = a.Call.Redaction.Redacted || red.Redacted
 		k.Call.Redaction.Truncated = a.Call.Redaction.Truncated || red.Truncated
+		k.Call.Fingerprints = newFingerprints(raw)
+		k.Call.Received = ReceivedArguments(raw)
+	} else {
+		k.Call.Fingerprints, k.Call.Received = nil, nil
 	}
 	k.AgentSays = RedactText(a.AgentSays)
 	k.Changes = storedChanges(a.Changes, false)

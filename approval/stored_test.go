@@ -3,6 +3,7 @@ package approval_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -454,4 +455,81 @@ func FuzzStoredText(f *testing.F) {
 			t.Fatalf("patch %q (-received +stored):\n%s", text, diff)
 		}
 	})
+}
+
+// TestStoredFormFingerprints: the stored form keeps a keyed fingerprint
+// of each value its projection hides and nothing of the value; each
+// revision has a key of its own, so one secret fingerprints otherwise in
+// two revisions; the arguments as received stay beside the stored form in
+// memory, never encoded or printed.
+func TestStoredFormFingerprints(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-Zq8mWv"
+	long := strings.Repeat("y", 300)
+	a := &approval.Approval{ID: "a-1", Revision: 1, Tenant: "acme", Kind: approval.KindCall,
+		Call: approval.Call{Function: "f.x", ArgsSHA256: "sha256:" + strings.Repeat("1", 64),
+			Arguments: json.RawMessage(`{"password":"` + secret + `","note":"plain","body":"` + long + `"}`)}}
+	s1, err := approval.StoredForm(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := approval.StoredForm(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := s1.Call.Fingerprints
+	if fp == nil || len(fp.Key) != 32 {
+		t.Fatalf("fingerprints %+v: want a 32-byte key", fp)
+	}
+	var paths []string
+	for _, f := range fp.Values {
+		paths = append(paths, f.Path)
+		if len(f.MAC) != 16 {
+			t.Errorf("fingerprint at %s has %d bytes, want 16", f.Path, len(f.MAC))
+		}
+	}
+	if diff := cmp.Diff([]string{"password", "body"}, paths); diff != "" {
+		t.Errorf("fingerprinted paths (-want +got):\n%s", diff)
+	}
+	if bytes.Equal(fp.Key, s2.Call.Fingerprints.Key) || bytes.Equal(fp.Values[0].MAC, s2.Call.Fingerprints.Values[0].MAC) {
+		t.Error("two stored forms share a key or a fingerprint")
+	}
+	body, err := json.Marshal(s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := fmt.Sprintf("%v %+v %#v %s %x %q", s1, s1.Call, s1.Approval, s1.Call.Received, s1.Call.Received, s1.Call.Received)
+	for what, text := range map[string]string{"encoded": string(body), "printed": printed} {
+		for _, part := range []string{secret, "hunter2", "Zq8mWv"} {
+			if strings.Contains(text, part) {
+				t.Errorf("the stored form %s holds %.20q:\n%.400s", what, part, text)
+			}
+		}
+	}
+	if string(s1.Call.Received) != string(a.Call.Arguments) {
+		t.Errorf("received arguments %q, want the arguments as sent", []byte(s1.Call.Received))
+	}
+	var back approval.Approval
+	if err := json.Unmarshal(body, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Call.Received != nil || back.Call.Fingerprints == nil || !bytes.Equal(back.Call.Fingerprints.Key, fp.Key) {
+		t.Errorf("read back: received %d bytes, fingerprints %+v: want none received, the fingerprints kept", len(back.Call.Received), back.Call.Fingerprints)
+	}
+
+	// Arguments shown whole have nothing to fingerprint; restricted ones
+	// keep nothing.
+	plain := *a
+	plain.Call.Arguments = json.RawMessage(`{"note":"plain"}`)
+	restricted := *a
+	restricted.Content.Restricted = true
+	for name, c := range map[string]*approval.Approval{"shown whole": &plain, "restricted": &restricted} {
+		s, err := approval.StoredForm(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Call.Fingerprints != nil || (c.Content.Restricted && s.Call.Received != nil) {
+			t.Errorf("%s: fingerprints %+v, %d bytes received kept", name, s.Call.Fingerprints, len(s.Call.Received))
+		}
+	}
 }
