@@ -16,7 +16,8 @@ import (
 // and the new one as StoredForm just made it (StoredForm): a value a card
 // shows redacted or cut is compared by its fingerprint (fingerprint.go),
 // and shown redacted or cut, never as it was sent; a content-restricted
-// call's arguments are not kept, so nothing of them is compared.
+// call's arguments are not kept, so nothing of them is compared but the
+// digest.
 type Reask struct {
 	From     int `json:"from"`     // the revision asked about before
 	Revision int `json:"revision"` // the revision this reask made
@@ -29,10 +30,12 @@ type Reask struct {
 	// Unshown: the digest of the full arguments changed, but no value a
 	// card shows did, nor (where the revisions have fingerprints) a value
 	// it hides: the change is in what the bot cannot compare (a value the
-	// backend redacted or cut, or a revision stored without fingerprints).
+	// backend redacted or cut, a revision stored without fingerprints, or
+	// a content-restricted call's arguments).
 	Unshown bool `json:"unshown,omitempty"`
 	// Withheld: the call's content is restricted, so its arguments were
-	// not kept and nothing of them is compared or shown.
+	// not kept and nothing of them but the digest is compared, nothing
+	// shown.
 	Withheld bool `json:"withheld,omitempty"`
 	// SnapshotFrom and SnapshotTo are the function's snapshot digests
 	// when they differ (the snapshot is on every card).
@@ -90,7 +93,9 @@ const (
 // arrives); a changed one is reported at its path, Hidden, shown as the
 // card shows it. Otherwise a change only there leaves Unshown.
 //
-// It never fails: arguments that cannot be read count as withheld.
+// It never fails: arguments that cannot be read count as withheld. Of
+// withheld arguments (restricted content, or unreadable) only the digest
+// is compared: Unshown when it changed.
 func CompareRevisions(prev, next *Approval) Reask {
 	r := Reask{From: prev.Revision, Revision: next.Revision, Why: next.Why}
 	if prev.Call.Snapshot != next.Call.Snapshot && ValidDigest(prev.Call.Snapshot) && ValidDigest(next.Call.Snapshot) {
@@ -98,13 +103,19 @@ func CompareRevisions(prev, next *Approval) Reask {
 	}
 	digestChanged := prev.Call.ArgsSHA256 != next.Call.ArgsSHA256
 	if prev.Content.Restricted || next.Content.Restricted {
+		// The digest is kept of a restricted call (it is what Show details
+		// checks the backend's look-up against): that it changed says
+		// nothing of the content, and lets a card asked again for another
+		// reason say that the arguments changed too.
 		r.Withheld = true
+		r.Unshown = digestChanged && ValidDigest(prev.Call.ArgsSHA256) && ValidDigest(next.Call.ArgsSHA256)
 		return r
 	}
 	before, err1 := projectedTree(prev.Call.Arguments)
 	after, err2 := projectedTree(next.Call.Arguments)
 	if err1 != nil || err2 != nil {
 		r.Withheld = true
+		r.Unshown = digestChanged && ValidDigest(prev.Call.ArgsSHA256) && ValidDigest(next.Call.ArgsSHA256)
 		return r
 	}
 	d := differ{hidden: hiddenChanges(prev, next)}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"approvalsbot/approval"
+	"approvalsbot/templates"
 )
 
 // revision is an approval of one revision with these arguments, stored as
@@ -119,7 +120,8 @@ func TestCompareRevisions(t *testing.T) {
 		{name: "a change nested past the depth shown", old: `{"a":{"b":{"c":{"d":{"e":{"f":{"g":1}}}}}}}`, new: `{"a":{"b":{"c":{"d":{"e":{"f":{"g":2}}}}}}}`,
 			want: []approval.ArgumentChange{{Path: "a.b.c.d.e.f", Kind: approval.ChangeChanged,
 				Old: `"[nested deeper than 6 levels]"`, New: `"[nested deeper than 6 levels]"`, Hidden: true}}},
-		{name: "restricted: nothing is compared", old: `{"to":"x@a.example"}`, new: `{"to":"y@a.example"}`, restricted: true, withheld: true},
+		{name: "restricted: only the digest is compared", old: `{"to":"x@a.example"}`, new: `{"to":"y@a.example"}`, restricted: true,
+			unshown: true, withheld: true},
 		{name: "no change", old: `{"a":1}`, new: `{"a":1}`},
 	}
 	for _, tt := range tests {
@@ -206,6 +208,44 @@ func TestCompareRevisionsWithoutFingerprints(t *testing.T) {
 				t.Errorf("reask %+v: want no path and the change unshown", r)
 			}
 		})
+	}
+}
+
+// TestCompareRevisionsRestrictedDigest: of a content-restricted call asked
+// again for another reason than its arguments, the reask says the
+// arguments changed too when, and only when, their digest changed; the
+// restricted card says so and shows nothing of them.
+func TestCompareRevisionsRestrictedDigest(t *testing.T) {
+	t.Parallel()
+	r, err := templates.New(templates.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, why := range []approval.Why{approval.WhyPolicyChanged, approval.WhySnapshotChanged, approval.WhyHookChanged} {
+		for _, changed := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, digest changed %v", why, changed), func(t *testing.T) {
+				prev, next := revision(t, 1, `{"to":"x@a.example"}`, true), arriving(t, 2, `{"to":"y@a.example"}`, true)
+				if !changed {
+					next.Call.ArgsSHA256 = prev.Call.ArgsSHA256
+				}
+				next.Why = why
+				change := approval.CompareRevisions(prev, next)
+				if !change.Withheld || len(change.Arguments) != 0 || change.ArgumentsChanged() != changed {
+					t.Fatalf("reask %+v: want withheld, no path, arguments changed %v", change, changed)
+				}
+				c := templates.Build(templates.Input{Approval: next, Reask: &change})
+				if c.Reask == nil {
+					t.Fatal("the card says nothing of the reask")
+				}
+				text := r.Text(c)
+				if got := strings.Contains(c.Reask.Line, "the arguments changed too") && strings.Contains(text, "the arguments changed too"); got != changed {
+					t.Errorf("reask line %q, card:\n%s\nwant it to say the arguments changed too: %v", c.Reask.Line, text, changed)
+				}
+				if strings.Contains(text, "a.example") {
+					t.Errorf("the restricted card shows an argument:\n%s", text)
+				}
+			})
+		}
 	}
 }
 
