@@ -762,14 +762,11 @@ func newClock(in Input, a *approval.Approval) clock {
 	return k
 }
 
-// at is "14:03 UTC" today, else "2026-11-30 14:03 UTC".
-func (k clock) at(t time.Time) string { return k.onDay(t, k.today) }
-
-// onDay is t's time of day when it falls on day's date, else its date
-// and time.
-func (k clock) onDay(t, day time.Time) string {
+// at is "14:03 UTC" on the day the card is shown, else "2026-11-30 14:03
+// UTC".
+func (k clock) at(t time.Time) string {
 	t = t.In(k.zone)
-	if day.IsZero() || !sameDay(t, day.In(k.zone)) {
+	if k.today.IsZero() || !sameDay(t, k.today.In(k.zone)) {
 		return t.Format(dateAndTime)
 	}
 	return t.Format(timeOfDay)
@@ -1019,12 +1016,12 @@ func turn(waiting []string) string {
 // planLine words the frozen plan on one line: "ladder: 18:15 UTC mention
 // slack:U0KEVIN · 19:00 UTC email leads@acme.example · 2026-11-30 09:00
 // UTC dm slack:U0LEAD · deadline 2026-11-30 18:00 UTC (no answer counts as
-// a no)". A step on another day than the request (in the tenant's zone)
-// shows its date; a skipped step says why it will not run; a long ladder
-// shows its first planStepsMax steps and how many more. Nothing in it
-// depends on which steps have fired, nor on when the card is shown, so it
-// is the same from request to decision. Without steps only the deadline
-// is said.
+// a no)". A step on another day than the one the card is shown on (in
+// the tenant's zone) shows its date, as every time on a card does; a
+// skipped step says why it will not run; a long ladder shows its first
+// planStepsMax steps and how many more. Nothing in it depends on which
+// steps have fired, so firing one edits no card. Without steps only the
+// deadline is said.
 func planLine(l LadderPlan, dl, requested time.Time, k clock) string {
 	var parts []string
 	for i, s := range l.Steps {
@@ -1033,7 +1030,7 @@ func planLine(l LadderPlan, dl, requested time.Time, k clock) string {
 			parts = append(parts, fmt.Sprintf("and %d more %s", n, plural(n, "step", "steps")))
 			break
 		}
-		p := k.onDay(s.At, requested) + " " + cmp.Or(cutLine(oneLine(s.Who), planWhoMax), noTargets)
+		p := k.at(s.At) + " " + cmp.Or(cutLine(oneLine(s.Who), planWhoMax), noTargets)
 		if s.Skipped {
 			if !requested.IsZero() && s.At.Before(requested) {
 				p += skippedEarly

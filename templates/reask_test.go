@@ -95,8 +95,8 @@ func jsonUnquote(line, surface string) string {
 
 // TestTimesCarryADate: a time on the day the card is shown reads as the
 // time of day; one on another day, in the tenant's zone, carries its
-// date. The plan line's dates are counted from the request's day, so the
-// line is the same whenever the card is shown.
+// date. The plan line's steps too: a card shown on a later day dates a
+// step of the request's day.
 func TestTimesCarryADate(t *testing.T) {
 	a := synthetic() // requested 2030-01-02 09:00 UTC
 	at := a.RequestedAt.Add(3 * time.Minute)
@@ -114,7 +114,7 @@ func TestTimesCarryADate(t *testing.T) {
 		{"today in UTC", at, nil, "Approved by user:kevin at 09:03 UTC",
 			"ladder: 2030-01-03 00:00 UTC dm lead · deadline 2030-01-03 09:00 UTC (no answer counts as a no)"},
 		{"the next day", at.Add(24 * time.Hour), nil, "Approved by user:kevin at 2030-01-02 09:03 UTC",
-			"ladder: 2030-01-03 00:00 UTC dm lead · deadline 2030-01-03 09:00 UTC (no answer counts as a no)"},
+			"ladder: 00:00 UTC dm lead · deadline 2030-01-03 09:00 UTC (no answer counts as a no)"},
 		{"today in the tenant's zone", at, berlin, "Approved by user:kevin at 10:03 CET",
 			"ladder: 2030-01-03 01:00 CET dm lead · deadline 2030-01-03 10:00 CET (no answer counts as a no)"},
 		// 09:03 UTC is 01:03 the same day in PST, and 16:00 UTC is 08:00
@@ -125,7 +125,7 @@ func TestTimesCarryADate(t *testing.T) {
 		{"the same day in another zone", at.Add(20 * time.Hour), la, "Approved by user:kevin at 01:03 PST",
 			"ladder: 16:00 PST dm lead · deadline 2030-01-03 01:00 PST (no answer counts as a no)"},
 		{"the next day in another zone", at.Add(24 * time.Hour), la, "Approved by user:kevin at 2030-01-02 01:03 PST",
-			"ladder: 16:00 PST dm lead · deadline 2030-01-03 01:00 PST (no answer counts as a no)"},
+			"ladder: 2030-01-02 16:00 PST dm lead · deadline 2030-01-03 01:00 PST (no answer counts as a no)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
