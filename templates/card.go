@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -247,13 +248,44 @@ type LadderPlan struct {
 
 // PlanStep is one step of a LadderPlan.
 type PlanStep struct {
+	// At is when the step fires: when it is due, or its window's next
+	// opening when the window held it (ladder.PlannedStep.At).
 	At time.Time
 	// Who is whom the step tells, as ladder.Step.Targets words it:
 	// "mention slack:U0KEVIN · email leads@acme.example".
 	Who string
-	// Skipped: the step falls after the deadline (or before the request),
-	// so it will not run.
+	// Skipped: the step will not run, for Skip's reason.
 	Skipped bool
+	// Skip is why a skipped step will not run, as the plan says
+	// (ladder.Plan.SkipReason); empty, the card tells from At whether
+	// the step falls before the request or after the deadline.
+	Skip SkipReason
+	// HeldFrom is when a step its window held was due
+	// (ladder.PlannedStep.HeldFrom); zero when the window did not move
+	// it. A step whose window stays shut until the deadline is shown at
+	// this time, when it was due.
+	HeldFrom time.Time
+}
+
+// SkipReason is why a planned step will not run, as the card says it.
+type SkipReason string
+
+// Why a step is skipped (ladder.SkipAfterDeadline, SkipBeforeRequest
+// and SkipWindowShut).
+const (
+	SkipAfterDeadline SkipReason = "after the deadline"
+	SkipBeforeRequest SkipReason = "before the request"
+	SkipWindowShut    SkipReason = "its window does not open before the deadline"
+)
+
+// shownAt is when the plan line shows the step: when it fires, or, for a
+// step its window keeps shut until the deadline, when it was due (the
+// window's opening, past the deadline, says nothing).
+func (s PlanStep) shownAt() time.Time {
+	if s.Skipped && s.Skip == SkipWindowShut && !s.HeldFrom.IsZero() {
+		return s.HeldFrom
+	}
+	return s.At
 }
 
 // Looking is a member's acknowledgement ("I'm looking"): they read the
@@ -361,8 +393,6 @@ const (
 	protectedNote     = "this change touches the plugin's tests or its rules"
 	deadlineMeansNo   = "(no answer counts as a no)"
 	planPrefix        = "ladder: "
-	skippedLate       = " (skipped: after the deadline)"
-	skippedEarly      = " (skipped: before the request)"
 	noTargets         = "no targets"
 	timeOfDay         = "15:04 MST"
 	dateAndTime       = "2006-01-02 15:04 MST"
@@ -1016,30 +1046,42 @@ func turn(waiting []string) string {
 // planLine words the frozen plan on one line: "ladder: 18:15 UTC mention
 // slack:U0KEVIN · 19:00 UTC email leads@acme.example · 2026-11-30 09:00
 // UTC dm slack:U0LEAD · deadline 2026-11-30 18:00 UTC (no answer counts as
-// a no)". A step on another day than the one the card is shown on (in
-// the tenant's zone) shows its date, as every time on a card does; a
-// skipped step says why it will not run; a long ladder shows its first
-// planStepsMax steps and how many more. Nothing in it depends on which
-// steps have fired, so firing one edits no card. Without steps only the
-// deadline is said.
+// a no)", the steps in the order they are shown at. A step on another day
+// than the one the card is shown on (in the tenant's zone) shows its
+// date, as every time on a card does; a skipped step says why it will not
+// run, in the plan's words. A long ladder shows its first planStepsMax
+// steps that run and how many more, and every skipped step (up to
+// planSkippedMax): they are what the card must say will not happen, and
+// "and N more steps" stands where the steps it counts would be. Nothing
+// in it depends on which steps have fired, so firing one edits no card.
+// Without steps only the deadline is said.
 func planLine(l LadderPlan, dl, requested time.Time, k clock) string {
+	steps := slices.Clone(l.Steps)
+	slices.SortStableFunc(steps, func(a, b PlanStep) int { return a.shownAt().Compare(b.shownAt()) })
 	var parts []string
-	for i, s := range l.Steps {
-		if i == planStepsMax {
-			n := len(l.Steps) - planStepsMax
-			parts = append(parts, fmt.Sprintf("and %d more %s", n, plural(n, "step", "steps")))
-			break
+	runs, skipped, hidden := 0, 0, 0
+	more := func() {
+		if hidden > 0 {
+			parts = append(parts, fmt.Sprintf("and %d more %s", hidden, plural(hidden, "step", "steps")))
+			hidden = 0
 		}
-		p := k.at(s.At) + " " + cmp.Or(cutLine(oneLine(s.Who), planWhoMax), noTargets)
+	}
+	for _, s := range steps {
+		if (s.Skipped && skipped == planSkippedMax) || (!s.Skipped && runs == planStepsMax) {
+			hidden++
+			continue
+		}
+		more()
+		p := k.at(s.shownAt()) + " " + cmp.Or(cutLine(oneLine(s.Who), planWhoMax), noTargets)
 		if s.Skipped {
-			if !requested.IsZero() && s.At.Before(requested) {
-				p += skippedEarly
-			} else {
-				p += skippedLate
-			}
+			p += " (skipped: " + string(skipReason(s, requested)) + ")"
+			skipped++
+		} else {
+			runs++
 		}
 		parts = append(parts, p)
 	}
+	more()
 	line := strings.Join(parts, " · ")
 	if line != "" {
 		line = planPrefix + line
@@ -1048,6 +1090,18 @@ func planLine(l LadderPlan, dl, requested time.Time, k clock) string {
 		line = joinNonEmpty(" · ", line, "deadline "+k.dated(dl)+" "+deadlineMeansNo)
 	}
 	return line
+}
+
+// skipReason is why s, skipped, will not run: the plan's reason, or for
+// a plan that gave none, whether it falls before the request.
+func skipReason(s PlanStep, requested time.Time) SkipReason {
+	switch {
+	case s.Skip != "":
+		return s.Skip
+	case !requested.IsZero() && s.At.Before(requested):
+		return SkipBeforeRequest
+	}
+	return SkipAfterDeadline
 }
 
 // ladderNote says that the request named a ladder the tenant lacks, and

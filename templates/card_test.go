@@ -679,6 +679,18 @@ func TestPlanLine(t *testing.T) {
 			"ladder: 09:10 UTC mention @p0 · 09:11 UTC mention @p1 · 09:12 UTC mention @p2 · 09:13 UTC mention @p3 · 09:14 UTC mention @p4 · and 25 more steps" + no},
 		{"whom a step tells is cut", []PlanStep{step(10, 0, strings.Repeat("x", 500))}, dl,
 			"ladder: 10:00 UTC " + strings.Repeat("x", planWhoMax-1) + "…" + no},
+		// A window that stays shut until the deadline: the plan's reason,
+		// at the time the step was due, in time order.
+		{"the plan's reason", []PlanStep{step(10, 0, "mention @kevin"),
+			{At: day.Add(20 * time.Hour), HeldFrom: day.Add(9*time.Hour + 30*time.Minute), Who: "dm lead", Skipped: true, Skip: SkipWindowShut}}, dl,
+			"ladder: 09:30 UTC dm lead (skipped: its window does not open before the deadline) · 10:00 UTC mention @kevin" + no},
+		{"a skipped step after the first five", append(thirty[:6:6], skipped(step(19, 0, "dm lead"))), dl,
+			"ladder: 09:10 UTC mention @p0 · 09:11 UTC mention @p1 · 09:12 UTC mention @p2 · 09:13 UTC mention @p3 · 09:14 UTC mention @p4" +
+				" · and 1 more step · 19:00 UTC dm lead (skipped: after the deadline)" + no},
+		{"skipped steps are bounded", []PlanStep{skipped(step(18, 0, "dm a")), skipped(step(18, 1, "dm b")), skipped(step(18, 2, "dm c")),
+			skipped(step(18, 3, "dm d")), skipped(step(18, 4, "dm e")), skipped(step(18, 5, "dm f")), skipped(step(18, 6, "dm g"))}, dl,
+			"ladder: 18:00 UTC dm a (skipped: after the deadline) · 18:01 UTC dm b (skipped: after the deadline) · 18:02 UTC dm c (skipped: after the deadline)" +
+				" · 18:03 UTC dm d (skipped: after the deadline) · 18:04 UTC dm e (skipped: after the deadline) · and 2 more steps" + no},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

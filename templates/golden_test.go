@@ -13,6 +13,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/ladder"
 )
 
 // goldenInput is the Input of a in the named preview state on the pinned
@@ -224,6 +225,16 @@ func TestGolden(t *testing.T) {
 		}
 	})
 
+	// A repeating step that fills the plan line's first steps, and a step
+	// its window keeps shut until after the deadline: the card shows the
+	// skipped step at the time it was due, with the plan's reason.
+	t.Run("skipped-steps", func(t *testing.T) {
+		a := loadApproval(t, "merge.json")
+		in := goldenInput(t, a, "pending")
+		in.Ladder = frozen(skippingLadder(a.RequestedAt).Plan(a.RequestedAt, ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0)))
+		card(t, "merge", "skipped-steps", Build(in))
+	})
+
 	if *update || t.Failed() {
 		return
 	}
@@ -241,4 +252,19 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// skippingLadder repeats a mention every half hour from a quarter of an
+// hour after the request, three times more, then mails the leads; a DM
+// it holds to a window open only three days after requested, which the
+// deadline comes before.
+func skippingLadder(requested time.Time) ladder.Ladder {
+	later := &ladder.Window{Days: ladder.Days(1) << uint(requested.Add(72*time.Hour).Weekday()), Hours: ladder.AllDay}
+	return ladder.Ladder{Name: "skipping", Steps: []ladder.Step{
+		{Anchor: ladder.AnchorRequest, After: 15 * time.Minute, Mention: []ladder.Target{{Kind: ladder.KindSlackUser, ID: "U0KEVIN"}},
+			Repeat: &ladder.Repeat{Every: 30 * time.Minute, Times: 3}},
+		{Anchor: ladder.AnchorRequest, After: 20 * time.Minute, DM: []ladder.Target{{Kind: ladder.KindSlackUser, ID: "U0LEAD"}}, During: later},
+		{Anchor: ladder.AnchorRequest, After: 2 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "leads@acme.example"}}},
+		{Anchor: ladder.AnchorRequest, After: 3 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "cto@acme.example"}}},
+	}}
 }

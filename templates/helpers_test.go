@@ -79,11 +79,15 @@ func pinnedPlan(a *approval.Approval) ladder.Plan {
 
 // frozen is what threads.Card.Input gives the card of a frozen plan (the
 // mapping lives in threads, which this package cannot import): each step
-// at its time, whom it tells and whether it is skipped, and the deadline.
+// at its time, whom it tells, whether it is skipped and why, and the
+// deadline.
 func frozen(p ladder.Plan) LadderPlan {
 	out := LadderPlan{Deadline: p.Deadline}
+	why := map[string]SkipReason{ladder.SkipAfterDeadline: SkipAfterDeadline, ladder.SkipBeforeRequest: SkipBeforeRequest,
+		ladder.SkipWindowShut: SkipWindowShut}
 	for _, s := range p.Steps {
-		out.Steps = append(out.Steps, PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped})
+		out.Steps = append(out.Steps, PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped,
+			Skip: why[p.SkipReason(s)], HeldFrom: s.HeldFrom})
 	}
 	return out
 }

@@ -93,9 +93,11 @@ const (
 	statusMax = 400
 	// messageMax bounds a backend message shown on a card or in a thread.
 	messageMax = 1500
-	// planStepsMax bounds the steps the plan line lists before "and N
-	// more steps"; planWhoMax bounds whom one step tells. Together they
-	// keep the plan line under about 1,000 characters, whatever the ladder.
-	planStepsMax = 5
-	planWhoMax   = 120
+	// planStepsMax bounds the steps that run the plan line lists before
+	// "and N more steps", planSkippedMax the skipped ones; planWhoMax
+	// bounds whom one step tells. Together they keep the plan line under
+	// about 2,000 characters, whatever the ladder.
+	planStepsMax   = 5
+	planSkippedMax = 5
+	planWhoMax     = 120
 )

@@ -57,16 +57,32 @@ func (c Card) MailInput() templates.Input {
 }
 
 // plan puts a frozen plan into the card's words: every step, skipped ones
-// included, at its time, and the deadline.
+// included (with the plan's reason), at its time, and the deadline. The
+// steps keep the plan's order: MailPlan reads them by index.
 func plan(p ladder.Plan) templates.LadderPlan {
 	out := templates.LadderPlan{Deadline: p.Deadline, Name: p.Ladder}
 	if len(p.Steps) > 0 {
 		out.Steps = make([]templates.PlanStep, len(p.Steps))
 	}
 	for i, s := range p.Steps {
-		out.Steps[i] = templates.PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped}
+		out.Steps[i] = templates.PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped,
+			Skip: skipReason(p.SkipReason(s)), HeldFrom: s.HeldFrom}
 	}
 	return out
+}
+
+// skipReason is the plan's reason for skipping a step in the card's
+// words; "" for a step that runs.
+func skipReason(why string) templates.SkipReason {
+	switch why {
+	case ladder.SkipAfterDeadline:
+		return templates.SkipAfterDeadline
+	case ladder.SkipBeforeRequest:
+		return templates.SkipBeforeRequest
+	case ladder.SkipWindowShut:
+		return templates.SkipWindowShut
+	}
+	return ""
 }
 
 // reasksAround finds, for a card of revision rev, the reask that made
