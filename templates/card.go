@@ -115,6 +115,43 @@ type Card struct {
 	// 12. Buttons, in order; none on a closed card, and no Approve or Deny
 	// while a decision is being sent.
 	Buttons []Button
+
+	// Times says where the lines above print a time, so that Slack and
+	// Discord, which can show each reader a time in their own zone,
+	// write those times as the platform's date tokens; the line's own
+	// text, in the tenant's zone, is what every other surface prints
+	// and what a client that cannot format a token shows.
+	Times Times
+}
+
+// Times are the times each line of a card prints, in the order the line
+// prints them.
+type Times struct {
+	Status, StatusDetail, Looking, Ladder []Stamp
+	// Escalated holds the times of each line of Card.Escalated.
+	Escalated [][]Stamp
+}
+
+// EscalatedLine is the times line i of Card.Escalated prints; nil for a
+// line that prints none.
+func (t Times) EscalatedLine(i int) []Stamp {
+	if i < 0 || i >= len(t.Escalated) {
+		return nil
+	}
+	return t.Escalated[i]
+}
+
+// Stamp is one time a line of a card prints.
+type Stamp struct {
+	// Off is where in the line the time's text starts, in bytes.
+	Off int
+	// Text is the time as the line prints it, in the tenant's zone:
+	// "14:03 UTC", or "2026-11-30 14:03 UTC" when Dated.
+	Text string
+	At   time.Time
+	// Dated: the time is not on the day the card is shown (or is a
+	// deadline), so the line gives its date, and a token must too.
+	Dated bool
 }
 
 // Tone is the colour a surface gives the card.
@@ -445,10 +482,13 @@ func Build(in Input) Card {
 	c.Deciding = pending && in.Deciding != nil
 	waiting := pending && !c.Deciding
 	k := newClock(in, a)
-	c.Status, c.StatusDetail, c.Message, c.StatusNote, c.Tone = status(c.State, in.Superseded, in.SupersededBy, in.Decision, deadline(in, a), c.Restricted, k)
+	st := status(c.State, in.Superseded, in.SupersededBy, in.Decision, deadline(in, a), c.Restricted, k)
 	if c.Deciding {
-		c.Status, c.StatusDetail, c.StatusNote = decidingStatus(in.Deciding, c.Restricted, k)
+		st = decidingStatus(in.Deciding, c.Restricted, k)
 	}
+	c.Status, c.Times.Status = st.line.done(statusMax)
+	c.StatusDetail, c.Times.StatusDetail = st.detail.done(statusMax)
+	c.Message, c.StatusNote, c.Tone = st.message, st.note, st.tone
 	c.Headline = headline(&c)
 
 	if lines := a.AskedByLines(); len(lines) > 0 {
@@ -481,11 +521,11 @@ func Build(in Input) Card {
 			cutLine(oneLine(a.Confirm.Argument), lineMax))
 	}
 	if waiting {
-		c.Looking = lookingLine(in.Looking, deadline(in, a), k)
-		c.Escalated = escalatedLines(in.Escalations, k)
+		c.Looking, c.Times.Looking = lookingLine(in.Looking, deadline(in, a), k)
+		c.Escalated, c.Times.Escalated = escalatedLines(in.Escalations, k)
 	}
 	if pending {
-		c.Ladder = planLine(in.Ladder, deadline(in, a), a.RequestedAt, k)
+		c.Ladder, c.Times.Ladder = planLine(in.Ladder, deadline(in, a), a.RequestedAt, k).done(0)
 		c.LadderNote = ladderNote(in.Ladder, c.Tenant)
 		c.Buttons = buttons(a, &c, waiting, ladderControls(in))
 	}
@@ -495,44 +535,55 @@ func Build(in Input) Card {
 // lookingLine words an acknowledgement: who, since when, whom they took
 // over from, and until when the ladder's next steps wait (the deadline,
 // when the hold reaches it: the hold never moves it). "" for none.
-func lookingLine(l *Looking, dl time.Time, k clock) string {
+func lookingLine(l *Looking, dl time.Time, k clock) (string, []Stamp) {
 	if l == nil {
-		return ""
+		return "", nil
 	}
-	line := cmp.Or(cutLine(oneLine(l.Actor), lineMax), "someone") + " is looking since " + k.at(l.Since)
+	var ln line
+	ln.say(cmp.Or(cutLine(oneLine(l.Actor), lineMax), "someone") + " is looking since ")
+	ln.time(k.at(l.Since))
 	if from := cutLine(oneLine(l.From), lineMax); from != "" && from != l.Actor {
-		line += ", taking over from " + from
+		ln.say(", taking over from " + from)
 	}
 	switch {
 	case !l.Until.After(l.Since):
 	case !dl.IsZero() && !l.Until.Before(dl):
-		line += "; the ladder's next steps wait until the deadline"
+		ln.say("; the ladder's next steps wait until the deadline")
 	default:
-		line += "; the ladder's next steps wait until " + k.at(l.Until)
+		ln.say("; the ladder's next steps wait until ")
+		ln.time(k.at(l.Until))
 	}
-	return cutLine(line, statusMax)
+	return ln.done(statusMax)
 }
 
 // escalatedLines words the steps fired at once, the last escalatedMax of
-// them, oldest first, and how many came before those.
-func escalatedLines(es []EscalatedStep, k clock) []string {
+// them, oldest first, and how many came before those; and where each
+// line prints a time.
+func escalatedLines(es []EscalatedStep, k clock) ([]string, [][]Stamp) {
 	if len(es) == 0 {
-		return nil
+		return nil, nil
 	}
 	var out []string
+	var times [][]Stamp
 	earlier := max(len(es)-escalatedMax, 0)
 	for _, e := range es[earlier:] {
-		line := "Escalated now by " + cmp.Or(cutLine(oneLine(e.Actor), lineMax), "someone") + " at " + k.at(e.At) +
-			": " + cmp.Or(cutLine(oneLine(e.Who), planWhoMax), noTargets)
+		var ln line
+		ln.say("Escalated now by " + cmp.Or(cutLine(oneLine(e.Actor), lineMax), "someone") + " at ")
+		ln.time(k.at(e.At))
+		ln.say(": " + cmp.Or(cutLine(oneLine(e.Who), planWhoMax), noTargets))
 		if !e.Planned.IsZero() {
-			line += " (planned for " + k.at(e.Planned) + ")"
+			ln.say(" (planned for ")
+			ln.time(k.at(e.Planned))
+			ln.say(")")
 		}
-		out = append(out, cutLine(line, statusMax))
+		text, at := ln.done(statusMax)
+		out, times = append(out, text), append(times, at)
 	}
 	if earlier > 0 {
 		out = append(out, fmt.Sprintf("and %d earlier %s escalated now", earlier, plural(earlier, "step", "steps")))
+		times = append(times, nil)
 	}
-	return out
+	return out, times
 }
 
 // controls are the ladder's buttons a waiting card offers: "I'm looking"
@@ -578,10 +629,19 @@ func deadline(in Input, a *approval.Approval) time.Time {
 	return time.Time{}
 }
 
+// statusLines are the line on top, what follows it (each with the times
+// it prints), the backend's message, the note that says what a
+// restricted card leaves out, and the tone.
+type statusLines struct {
+	line, detail  line
+	message, note string
+	tone          Tone
+}
+
 // status words the line on top, what follows it, and the tone. On a
 // restricted card the comment, the reason and the backend's message are
 // left out (each may quote what the card hides), and note says so.
-func status(s approval.State, superseded bool, by *approval.Reask, d *approval.Decision, dl time.Time, restricted bool, k clock) (line, detail, message, note string, tone Tone) {
+func status(s approval.State, superseded bool, by *approval.Reask, d *approval.Decision, dl time.Time, restricted bool, k clock) statusLines {
 	if d == nil {
 		d = &approval.Decision{}
 	}
@@ -591,16 +651,19 @@ func status(s approval.State, superseded bool, by *approval.Reask, d *approval.D
 	if v := oneLine(d.Via); v != "" {
 		via = "via " + cutLine(v, 32)
 	}
-	at, atTime := "", ""
-	if !d.At.IsZero() {
-		atTime = k.at(d.At)
-		at = "at " + atTime
+	var out statusLines
+	// at says when it was decided, where the status says it below.
+	at := func() {
+		if !d.At.IsZero() {
+			out.detail.say("at ")
+			out.detail.time(k.at(d.At))
+		}
 	}
 	// withhold keeps the comment off a restricted card and words the
 	// note that replaces it.
 	withhold := func(what string) {
 		if restricted && comment != "" {
-			comment, note = "", what
+			comment, out.note = "", what
 		}
 	}
 	switch {
@@ -609,63 +672,80 @@ func status(s approval.State, superseded bool, by *approval.Reask, d *approval.D
 		if by != nil {
 			why = whyPhrase(by.Why)
 		}
-		return fmt.Sprintf(statusSuperseded, why), "", "", "", ToneClosed
+		out.line.say(fmt.Sprintf(statusSuperseded, why))
+		out.tone = ToneClosed
 	case s == approval.StatePending:
-		return statusPending, "", "", "", TonePending
+		out.line.say(statusPending)
+		out.tone = TonePending
 	case s == approval.StateApproved:
 		withhold(withheldComment)
-		line = "Approved"
+		out.line.say("Approved")
 		if actor != "" {
-			line += " by " + actor
+			out.line.say(" by " + actor)
 		}
-		if atTime != "" {
-			line += " at " + atTime
+		if !d.At.IsZero() {
+			out.line.say(" at ")
+			out.line.time(k.at(d.At))
 		}
 		if comment != "" {
-			line += ": " + comment
+			out.line.say(": " + comment)
 		}
-		return cutLine(line, statusMax), via, "", note, ToneApproved
+		out.detail.say(via)
+		out.tone = ToneApproved
 	case s == approval.StateDenied:
 		withhold(withheldReason)
-		line = "Denied"
+		out.line.say("Denied")
 		if actor != "" {
-			line += " by " + actor
+			out.line.say(" by " + actor)
 		}
 		if comment != "" {
-			line += ": " + comment
+			out.line.say(": " + comment)
 		}
-		return cutLine(line, statusMax), joinNonEmpty(" · ", at, via), "", note, ToneDenied
+		at()
+		if via != "" && !out.detail.empty() {
+			out.detail.say(" · ")
+		}
+		out.detail.say(via)
+		out.tone = ToneDenied
 	case s == approval.StateExpired:
 		// The deadline's comment is its own fixed word: never shown.
+		out.line.say(statusExpired)
 		if !dl.IsZero() {
-			detail = "deadline " + k.dated(dl)
+			out.detail.say("deadline ")
+			out.detail.time(k.dated(dl))
 		}
-		return statusExpired, detail, "", "", ToneDenied
+		out.tone = ToneDenied
 	case s == approval.StateCancelled:
 		withhold(withheldReason)
-		line = "Cancelled"
+		out.line.say("Cancelled")
 		if comment != "" {
-			line += ": " + comment
+			out.line.say(": " + comment)
 		}
-		return cutLine(line, statusMax), at, "", note, ToneClosed
+		at()
+		out.tone = ToneClosed
 	case s == approval.StateRefused:
 		// Said once: the status says the platform refused the call after
 		// it was approved (a re-check only ever turns a yes into a no),
 		// and the line below says why, without the backend's own
 		// "was not made: the platform refused it: the re-check … refused
 		// it" around it.
-		line = "The platform refused the call after approval"
 		if actor != "" {
-			line = "The platform refused the call after " + actor + " approved it"
+			out.line.say("The platform refused the call after " + actor + " approved it")
+		} else {
+			out.line.say("The platform refused the call after approval")
 		}
 		reason, longWait := RecheckReason(d.Message)
-		message = cutLine(cleanText(approval.RedactText(recheckLine(reason, longWait))), messageMax)
-		if restricted && strings.TrimSpace(message) != "" {
-			message, note = "", withheldRecheck
+		out.message = cutLine(cleanText(approval.RedactText(recheckLine(reason, longWait))), messageMax)
+		if restricted && strings.TrimSpace(out.message) != "" {
+			out.message, out.note = "", withheldRecheck
 		}
-		return cutLine(line, statusMax), at, message, note, ToneDenied
+		at()
+		out.tone = ToneDenied
+	default:
+		out.line.say("State: " + oneLine(string(s)))
+		out.tone = ToneClosed
 	}
-	return cutLine("State: "+oneLine(string(s)), statusMax), "", "", "", ToneClosed
+	return out
 }
 
 // whyPhrase says why a call was asked again, as a clause: "the arguments
@@ -792,24 +872,60 @@ func newClock(in Input, a *approval.Approval) clock {
 	return k
 }
 
-// at is "14:03 UTC" on the day the card is shown, else "2026-11-30 14:03
-// UTC".
-func (k clock) at(t time.Time) string {
-	t = t.In(k.zone)
-	if k.today.IsZero() || !sameDay(t, k.today.In(k.zone)) {
-		return t.Format(dateAndTime)
+// at is t as "14:03 UTC" on the day the card is shown, else as
+// "2026-11-30 14:03 UTC".
+func (k clock) at(t time.Time) Stamp {
+	in := t.In(k.zone)
+	if k.today.IsZero() || !sameDay(in, k.today.In(k.zone)) {
+		return Stamp{Text: in.Format(dateAndTime), At: t, Dated: true}
 	}
-	return t.Format(timeOfDay)
+	return Stamp{Text: in.Format(timeOfDay), At: t}
 }
 
-// dated is always the date and the time: "2026-11-30 18:00 UTC".
-func (k clock) dated(t time.Time) string { return t.In(k.zone).Format(dateAndTime) }
+// dated is t always with its date: "2026-11-30 18:00 UTC".
+func (k clock) dated(t time.Time) Stamp {
+	return Stamp{Text: t.In(k.zone).Format(dateAndTime), At: t, Dated: true}
+}
+
+// line is a line of a card being written, and where it prints each time.
+type line struct {
+	text   string
+	stamps []Stamp
+}
+
+func (l *line) say(s string) { l.text += s }
+
+// time prints s where the line has got to.
+func (l *line) time(s Stamp) {
+	s.Off = len(l.text)
+	l.text += s.Text
+	l.stamps = append(l.stamps, s)
+}
+
+func (l *line) empty() bool { return l.text == "" }
+
+// done is the line, cut to max characters unless max is 0, and the times
+// the cut left whole.
+func (l *line) done(max int) (string, []Stamp) {
+	s := l.text
+	if max > 0 {
+		s = cutLine(s, max)
+	}
+	var kept []Stamp
+	for _, st := range l.stamps {
+		if end := st.Off + len(st.Text); end <= len(s) && s[st.Off:end] == st.Text {
+			kept = append(kept, st)
+		}
+	}
+	return s, kept
+}
 
 // decidingStatus words a decision on its way to the backend: "Recorded:
 // user:kevin's approval is being sent to the job backend…", and below it
 // when, and the person's comment, which a content-restricted card leaves
 // out (a reason may quote what the card hides) and notes instead.
-func decidingStatus(d *Deciding, restricted bool, k clock) (line, detail, note string) {
+func decidingStatus(d *Deciding, restricted bool, k clock) statusLines {
+	out := statusLines{tone: TonePending}
 	noun, what := "denial", "a denial"
 	if d.Approve {
 		noun, what = "approval", "an approval"
@@ -817,28 +933,33 @@ func decidingStatus(d *Deciding, restricted bool, k clock) (line, detail, note s
 	if actor := cutLine(oneLine(d.Actor), lineMax); actor != "" {
 		what = actor + "'s " + noun
 	}
-	line = cutLine(fmt.Sprintf(statusDecidingFmt, what), statusMax)
 	if !d.At.IsZero() {
-		detail = "at " + k.at(d.At)
+		out.detail.say("at ")
+		out.detail.time(k.at(d.At))
 	}
 	if d.Deadline {
-		return statusDeadlineDue, detail, ""
+		out.line.say(statusDeadlineDue)
+		return out
 	}
+	out.line.say(fmt.Sprintf(statusDecidingFmt, what))
 	comment := oneLine(approval.RedactText(d.Comment))
 	switch {
 	case comment == "":
 	case restricted && d.Approve:
-		note = withheldComment
+		out.note = withheldComment
 	case restricted:
-		note = withheldReason
+		out.note = withheldReason
 	default:
 		label := "reason: "
 		if d.Approve {
 			label = "comment: "
 		}
-		detail = joinNonEmpty(" · ", detail, label+comment)
+		if !out.detail.empty() {
+			out.detail.say(" · ")
+		}
+		out.detail.say(label + comment)
 	}
-	return line, cutLine(detail, statusMax), note
+	return out
 }
 
 func joinNonEmpty(sep string, parts ...string) string {
@@ -1055,14 +1176,22 @@ func turn(waiting []string) string {
 // "and N more steps" stands where the steps it counts would be. Nothing
 // in it depends on which steps have fired, so firing one edits no card.
 // Without steps only the deadline is said.
-func planLine(l LadderPlan, dl, requested time.Time, k clock) string {
+func planLine(l LadderPlan, dl, requested time.Time, k clock) *line {
 	steps := slices.Clone(l.Steps)
 	slices.SortStableFunc(steps, func(a, b PlanStep) int { return a.shownAt().Compare(b.shownAt()) })
-	var parts []string
+	var ln line
+	sep := func() {
+		if ln.empty() {
+			ln.say(planPrefix)
+		} else {
+			ln.say(" · ")
+		}
+	}
 	runs, skipped, hidden := 0, 0, 0
 	more := func() {
 		if hidden > 0 {
-			parts = append(parts, fmt.Sprintf("and %d more %s", hidden, plural(hidden, "step", "steps")))
+			sep()
+			ln.say(fmt.Sprintf("and %d more %s", hidden, plural(hidden, "step", "steps")))
 			hidden = 0
 		}
 	}
@@ -1072,24 +1201,26 @@ func planLine(l LadderPlan, dl, requested time.Time, k clock) string {
 			continue
 		}
 		more()
-		p := k.at(s.shownAt()) + " " + cmp.Or(cutLine(oneLine(s.Who), planWhoMax), noTargets)
+		sep()
+		ln.time(k.at(s.shownAt()))
+		ln.say(" " + cmp.Or(cutLine(oneLine(s.Who), planWhoMax), noTargets))
 		if s.Skipped {
-			p += " (skipped: " + string(skipReason(s, requested)) + ")"
+			ln.say(" (skipped: " + string(skipReason(s, requested)) + ")")
 			skipped++
 		} else {
 			runs++
 		}
-		parts = append(parts, p)
 	}
 	more()
-	line := strings.Join(parts, " · ")
-	if line != "" {
-		line = planPrefix + line
-	}
 	if !dl.IsZero() {
-		line = joinNonEmpty(" · ", line, "deadline "+k.dated(dl)+" "+deadlineMeansNo)
+		if !ln.empty() {
+			ln.say(" · ")
+		}
+		ln.say("deadline ")
+		ln.time(k.dated(dl))
+		ln.say(" " + deadlineMeansNo)
 	}
-	return line
+	return &ln
 }
 
 // skipReason is why s, skipped, will not run: the plan's reason, or for

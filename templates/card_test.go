@@ -694,7 +694,7 @@ func TestPlanLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := planLine(LadderPlan{Steps: tt.steps, Deadline: tt.deadline}, tt.deadline, req, clock{zone: time.UTC, today: req}); got != tt.want {
+			if got, _ := planLine(LadderPlan{Steps: tt.steps, Deadline: tt.deadline}, tt.deadline, req, clock{zone: time.UTC, today: req}).done(0); got != tt.want {
 				t.Errorf("\n got %q\nwant %q", got, tt.want)
 			}
 		})
