@@ -99,7 +99,7 @@ func TestStatusLine(t *testing.T) {
 				t.Errorf("slack: actions block present = %v, want %v", !tt.waiting, tt.waiting)
 			}
 			dm := r.Discord(c)
-			if !strings.HasPrefix(dm.Content, "**"+discordMarkdown(tt.wantStatus)+"**") {
+			if !strings.HasPrefix(discordTimeless(dm.Content), "**"+discordWant(tt.wantStatus)+"**") {
 				t.Errorf("discord: content %q does not start with the status", dm.Content)
 			}
 			if (len(dm.Components) > 0) != tt.waiting {
@@ -136,11 +136,61 @@ func slackStatus(m SlackMessage) string {
 	if !ok || len(sec.Elements) == 0 {
 		return ""
 	}
-	e, ok := sec.Elements[0].(*slack.RichTextSectionTextElement)
-	if !ok || e.Style == nil || !e.Style.Bold {
-		return ""
+	// The bold run it starts with: text, and times as their fallback.
+	var b strings.Builder
+	for _, e := range sec.Elements {
+		switch e := e.(type) {
+		case *slack.RichTextSectionTextElement:
+			if e.Style == nil || !e.Style.Bold {
+				return b.String()
+			}
+			b.WriteString(e.Text)
+		case *slack.RichTextSectionDateElement:
+			if e.Style == nil || !e.Style.Bold || e.Fallback == nil {
+				return b.String()
+			}
+			b.WriteString(*e.Fallback)
+		default:
+			return b.String()
+		}
 	}
-	return e.Text
+	return b.String()
+}
+
+// slackLines is the text of each rich_text section of m, each time as
+// its fallback (what the card's own line says), a link as its label and
+// an icon as :name:.
+func slackLines(m SlackMessage) []string {
+	var out []string
+	for _, blk := range m.Blocks {
+		rt, ok := blk.(*slack.RichTextBlock)
+		if !ok {
+			continue
+		}
+		for _, el := range rt.Elements {
+			sec, ok := el.(*slack.RichTextSection)
+			if !ok {
+				continue
+			}
+			var b strings.Builder
+			for _, e := range sec.Elements {
+				switch e := e.(type) {
+				case *slack.RichTextSectionTextElement:
+					b.WriteString(e.Text)
+				case *slack.RichTextSectionDateElement:
+					if e.Fallback != nil {
+						b.WriteString(*e.Fallback)
+					}
+				case *slack.RichTextSectionLinkElement:
+					b.WriteString(e.Text)
+				case *slack.RichTextSectionEmojiElement:
+					b.WriteString(":" + e.Name + ":")
+				}
+			}
+			out = append(out, b.String())
+		}
+	}
+	return out
 }
 
 func hasSlackActions(m SlackMessage) bool {

@@ -1,5 +1,10 @@
 package templates
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Colours of a Discord embed's edge, by tone.
 var discordColors = map[Tone]int{
 	TonePending:  0xE8A33D,
@@ -84,4 +89,45 @@ func discordButtons(buttons []Button) []DiscordComponent {
 		rows = rows[:discordRowsMax]
 	}
 	return rows
+}
+
+// Discord's timestamp styles
+// (https://discord.com/developers/docs/reference#message-formatting-timestamp-styles):
+// the short time ("16:20") for a time on the day the card is shown, else
+// the date and the short time ("20 April 2021 16:20"), as the card's own
+// text has it. Each reader sees their own zone and locale.
+const (
+	discordTimeStyle = "t"
+	discordDateStyle = "f"
+)
+
+// discordTimestamp is a time a card prints as Discord's <t:UNIX:STYLE>.
+func discordTimestamp(st Stamp) string {
+	style := discordTimeStyle
+	if st.Dated {
+		style = discordDateStyle
+	}
+	return "<t:" + strconv.FormatInt(st.At.Unix(), 10) + ":" + style + ">"
+}
+
+// discordTimed escapes s as esc does, each of its times (at, as
+// Card.Times has them) a timestamp, which Discord shows in each reader's
+// own zone; its escaped < cannot start one, so only the card's own times
+// are timestamps. A time that is not where it says in s stays text.
+func discordTimed(s string, at []Stamp) string {
+	var b strings.Builder
+	pos := 0
+	for _, t := range at {
+		end := t.Off + len(t.Text)
+		if t.Text == "" || t.Off < pos || end > len(s) || s[t.Off:end] != t.Text {
+			continue
+		}
+		// What follows a timestamp goes on its line: escaped as the
+		// line's own text, never as a line's start.
+		b.WriteString(discordEscapeFrom(s[pos:t.Off], angleLink, pos == 0))
+		b.WriteString(discordTimestamp(t))
+		pos = end
+	}
+	b.WriteString(discordEscapeFrom(s[pos:], angleLink, pos == 0))
+	return b.String()
 }

@@ -64,6 +64,12 @@ func bareLink(u string) string  { return u }
 // inside a URL, so it needs no escape (one would become part of it).
 // Punctuation that ends a sentence is not taken into the URL.
 func discordEscape(s string, link func(url string) string) string {
+	return discordEscapeFrom(s, link, true)
+}
+
+// discordEscapeFrom is discordEscape for s that starts a line, or,
+// lineStart false, that goes on one (after a timestamp).
+func discordEscapeFrom(s string, link func(url string) string, lineStart bool) string {
 	var b strings.Builder
 	last := 0
 	for _, loc := range discordBareURL.FindAllStringIndex(s, -1) {
@@ -71,12 +77,12 @@ func discordEscape(s string, link func(url string) string) string {
 		if end-loc[0] <= len("https://") {
 			continue
 		}
-		b.WriteString(discordEscapeRun(s[last:loc[0]], last == 0))
+		b.WriteString(discordEscapeRun(s[last:loc[0]], last == 0 && lineStart))
 		b.WriteString(link(s[loc[0]:end]))
 		last = end
 	}
 	if last == 0 {
-		return discordEscapeRun(s, true)
+		return discordEscapeRun(s, lineStart)
 	}
 	b.WriteString(discordEscapeRun(s[last:], false))
 	return b.String()

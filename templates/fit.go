@@ -52,7 +52,8 @@ func trimSlack(s string) string {
 }
 
 // trimDiscord drops a lone escaping backslash at the end, which would
-// escape the marker's newline, and a link or a <URL> cut open.
+// escape the marker's newline, and a link, a <URL> or a timestamp cut
+// open.
 func trimDiscord(s string) string {
 	n := 0
 	for n < len(s) && s[len(s)-1-n] == '\\' {
@@ -64,6 +65,10 @@ func trimDiscord(s string) string {
 	// A URL kept in <…> cut before its > would be a bare URL, with a
 	// preview: it goes whole.
 	if i := strings.LastIndex(s, "<http"); i >= 0 && (i == 0 || s[i-1] != '\\') && !strings.Contains(s[i:], ">") {
+		s = s[:i]
+	}
+	// A timestamp cut before its > would show as <t:17…: it goes whole.
+	if i := strings.LastIndex(s, "<t:"); i >= 0 && (i == 0 || s[i-1] != '\\') && !strings.Contains(s[i:], ">") {
 		s = s[:i]
 	}
 	if i := strings.LastIndex(s, "]("); i >= 0 && !strings.Contains(s[i:], ")") {

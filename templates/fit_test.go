@@ -74,7 +74,7 @@ func TestDiscordCutsBulkFirst(t *testing.T) {
 	c := cardIn(t, huge(t, false), "pending")
 	desc := r.Discord(c).Embeds[0].Description
 	for _, want := range []string{c.Ladder, c.Turn, "to fit Discord"} {
-		if !strings.Contains(desc, discordMarkdown(want)) {
+		if !strings.Contains(discordTimeless(desc), discordWant(want)) {
 			t.Errorf("description lacks %q", want)
 		}
 	}

@@ -7,8 +7,10 @@ import (
 )
 
 // The functions each surface's templates may call. Escaping is by
-// surface: on Discord, esc for text from the backend or the agent, code
-// for text in a code block, url for a link target; on Slack, whose
+// surface: on Discord, esc for text from the backend or the agent, timed
+// for a line of the card that prints times (escaped as esc escapes, each
+// time a timestamp), code for text in a code block, url for a link
+// target; on Slack, whose
 // mrkdwn cannot escape markup, a card's text is written as elements
 // (slackElemFuncs) and esc serves only a message's notification text;
 // plain text and html/template need none of their own.
@@ -26,6 +28,7 @@ var slackFuncs = func() texttemplate.FuncMap {
 
 var discordFuncs = texttemplate.FuncMap{
 	"esc":    discordMarkdown,
+	"timed":  discordTimed,
 	"join":   strings.Join,
 	"inline": func(s string) string { return inlineCode(s, func(s string) string { return s }, discordMarkdown) },
 	"code":   discordCode,

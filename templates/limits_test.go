@@ -149,7 +149,7 @@ func checkSlack(t *testing.T, c Card, m SlackMessage) {
 	if total > slackBlocksTextMax {
 		t.Errorf("slack: the blocks hold %d chars in all", total)
 	}
-	joined := strings.Join(all, "\n")
+	joined := strings.Join(append(all, slackLines(m)...), "\n")
 	for _, want := range essentials(c) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("slack lacks %q", want)
@@ -215,12 +215,12 @@ func checkDiscord(t *testing.T, c Card, m *DiscordMessage) {
 	if n != len(c.Buttons) {
 		t.Errorf("discord: %d buttons, the card has %d", n, len(c.Buttons))
 	}
-	if !strings.HasPrefix(m.Content, "**"+discordMarkdown(c.Status)+"**") {
+	if !strings.HasPrefix(discordTimeless(m.Content), "**"+discordWant(c.Status)+"**") {
 		t.Error("discord: the status is not on top")
 	}
-	joined := strings.Join(all, "\n")
+	joined := discordTimeless(strings.Join(all, "\n"))
 	for _, want := range essentials(c)[1:] {
-		if !strings.Contains(joined, discordMarkdown(want)) {
+		if !strings.Contains(joined, discordWant(want)) {
 			t.Errorf("discord lacks %q", want)
 		}
 	}

@@ -34,8 +34,9 @@ func (m SlackMessage) MsgOptions() []slack.MsgOption {
 }
 
 // slackContextParts are shown small (context blocks); the rest are
-// rich_text blocks.
-var slackContextParts = map[string]bool{"card.meta": true, "card.digest": true, "card.ladder": true}
+// rich_text blocks. The plan line is rich text: its times are date
+// elements, and a context block could not hold as many as a plan has.
+var slackContextParts = map[string]bool{"card.meta": true, "card.digest": true}
 
 // slackBlock is a block and the part it shows, so the block cap can drop
 // the parts that give way first.

@@ -15,7 +15,8 @@ import (
 
 // slackShown is one text a Slack message shows, with the type of the
 // object that holds it: "plain_text", "mrkdwn", "text" (a rich_text run),
-// "link" (a rich_text link's label) or "emoji" (an icon's name).
+// "link" (a rich_text link's label), "emoji" (an icon's name) or "date"
+// (a time's fallback).
 type slackShown struct {
 	holder, text string
 	verbatim     bool
@@ -46,6 +47,10 @@ func slackShownTexts(t *testing.T, m SlackMessage) []slackShown {
 			if typ == "emoji" {
 				name, _ := x["name"].(string)
 				out = append(out, slackShown{holder: typ, text: name})
+			}
+			if typ == "date" {
+				fallback, _ := x["fallback"].(string)
+				out = append(out, slackShown{holder: typ, text: fallback})
 			}
 			for _, y := range x {
 				walk(y)
@@ -249,6 +254,20 @@ func checkSlackShape(t *testing.T, m SlackMessage) {
 				t.Errorf("%s: link %+v", where, e)
 			}
 			return charLen(e.Text)
+		case *slack.RichTextSectionDateElement:
+			// Slack requires timestamp and format; a card gives the
+			// fallback, in the tenant's zone, too.
+			if e.Type != slack.RTSEDate || e.Timestamp <= 0 || (e.Format != slackTimeFormat && e.Format != slackDateFormat) ||
+				e.Fallback == nil || *e.Fallback == "" || e.URL != nil || e.Timezone != "" {
+				t.Errorf("%s: date %+v", where, e)
+			}
+			if s := e.Style; s != nil && (s.Strike || s.Underline || s.Highlight || s.ClientHighlight || s.Unlink || s.Code) {
+				t.Errorf("%s: date style %+v", where, s)
+			}
+			if e.Fallback == nil {
+				return 0
+			}
+			return max(charLen(*e.Fallback), charLen(e.Format))
 		default:
 			t.Errorf("%s: element %T", where, e)
 		}

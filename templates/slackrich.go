@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	texttemplate "text/template"
 
@@ -24,11 +25,16 @@ type slackElem struct {
 	Text  string                          `json:"t,omitempty"`
 	URL   string                          `json:"u,omitempty"`
 	Style *slack.RichTextSectionTextStyle `json:"s,omitempty"`
+	// Unix and Format are a date's: its instant in Unix seconds and
+	// Slack's format string; its Text is the fallback.
+	Unix   int64  `json:"d,omitempty"`
+	Format string `json:"f,omitempty"`
 }
 
 // Element kinds. elemText is a run of text (styled or not); elemBreak a
 // line break; elemEmoji an icon by its name; elemLink a link with the
-// template's own label; elemPre and elemQuote a box of their own.
+// template's own label; elemPre and elemQuote a box of their own; elemDate
+// a time Slack shows in each reader's own zone.
 const (
 	elemText  = "text"
 	elemBreak = "br"
@@ -36,7 +42,53 @@ const (
 	elemLink  = "link"
 	elemPre   = "pre"
 	elemQuote = "quote"
+	elemDate  = "date"
 )
+
+// Slack's date formats (https://docs.slack.dev/reference/block-kit/block-elements/date-element,
+// "Formatting text for app surfaces" → "Date formatting"): the time of day
+// for a time on the day the card is shown, else the date too, as the
+// card's own text has it. Each is the reader's own zone and locale.
+const (
+	slackTimeFormat = "{time}"
+	slackDateFormat = "{date_short} {time}"
+)
+
+// slackDate is the date element of a time a card prints: Slack shows it
+// in each reader's own zone, and the card's text (in the tenant's zone)
+// where it cannot.
+func slackDate(st Stamp, style *slack.RichTextSectionTextStyle) slackElem {
+	f := slackTimeFormat
+	if st.Dated {
+		f = slackDateFormat
+	}
+	return slackElem{Kind: elemDate, Text: st.Text, Unix: st.At.Unix(), Format: f, Style: style}
+}
+
+// timedText writes s as text in the style named ("", "bold" or
+// "italic"), each of its times (at, as Card.Times has them) as a date.
+// A time that is not where it says in s stays text.
+func timedText(style, s string, at []Stamp) string {
+	st := slackStyles[style]
+	var b strings.Builder
+	pos := 0
+	for _, t := range at {
+		end := t.Off + len(t.Text)
+		if t.Text == "" || t.Off < pos || end > len(s) || s[t.Off:end] != t.Text {
+			continue
+		}
+		b.WriteString(styledText(st)(s[pos:t.Off]))
+		b.WriteString(writeElem(slackDate(t, st)))
+		pos = end
+	}
+	b.WriteString(styledText(st)(s[pos:]))
+	return b.String()
+}
+
+var slackStyles = map[string]*slack.RichTextSectionTextStyle{
+	"bold":   {Bold: true},
+	"italic": {Italic: true},
+}
 
 // slackCutNote says a rich_text or plain_text part was cut.
 const slackCutNote = "[cut to fit Slack; the console shows all]"
@@ -73,6 +125,7 @@ var slackElemFuncs = texttemplate.FuncMap{
 	},
 	"pre":   func(s string) string { return box(elemPre, s) },
 	"quote": func(s string) string { return box(elemQuote, s) },
+	"timed": timedText,
 }
 
 func box(kind, s string) string {
@@ -100,7 +153,7 @@ func readElems(s string) ([]slackElem, error) {
 			return nil, errSlackMarkup
 		}
 		switch e.Kind {
-		case elemText, elemBreak, elemEmoji, elemLink, elemPre, elemQuote:
+		case elemText, elemBreak, elemEmoji, elemLink, elemPre, elemQuote, elemDate:
 		default:
 			return nil, errSlackMarkup
 		}
@@ -132,6 +185,10 @@ func elemLen(e slackElem) int {
 		return charLen(e.Text) + 2 // as :name:
 	case elemLink:
 		return charLen(e.Text) + charLen(e.URL)
+	case elemDate:
+		// Slack shows the date as its format makes it, about as long as
+		// the fallback; the longer of the two is counted.
+		return max(charLen(e.Text), charLen(e.Format))
 	}
 	return charLen(e.Text)
 }
@@ -219,6 +276,11 @@ func sectionElems(run []slackElem) []slack.RichTextSectionElement {
 		case elemLink:
 			out = append(out, slack.NewRichTextSectionLinkElement(e.URL, e.Text, nil))
 			continue
+		case elemDate:
+			d := slack.NewRichTextSectionDateElement(e.Unix, e.Format, nil, &e.Text)
+			d.Style = e.Style
+			out = append(out, d)
+			continue
 		case elemBreak:
 			e = slackElem{Kind: elemText, Text: "\n"}
 		}
@@ -241,9 +303,10 @@ func sameStyle(a, b *slack.RichTextSectionTextStyle) bool {
 }
 
 // slackContext lays elements out as a context block: text as plain_text
-// (styles and icons dropped), and a link as mrkdwn holding only the link,
-// verbatim, so Slack links nothing else in it. Each text object stays
-// within Slack's limit, and the block within its element count.
+// (styles and icons dropped), and a link or a date as mrkdwn holding only
+// the link, or only the date's token with its fallback escaped, verbatim,
+// so Slack parses nothing else in it. Each text object stays within
+// Slack's limit, and the block within its element count.
 func slackContext(elems []slackElem) *slack.ContextBlock {
 	var objs []slack.MixedElement
 	var b strings.Builder
@@ -258,6 +321,9 @@ func slackContext(elems []slackElem) *slack.ContextBlock {
 		case elemLink:
 			flush()
 			objs = append(objs, slack.NewTextBlockObject(slack.MarkdownType, "<"+linkURL(e.URL)+"|"+mrkdwn(e.Text)+">", false, true))
+		case elemDate:
+			flush()
+			objs = append(objs, slack.NewTextBlockObject(slack.MarkdownType, slackDateToken(e), false, true))
 		case elemBreak:
 			b.WriteByte('\n')
 		case elemEmoji:
@@ -273,6 +339,13 @@ func slackContext(elems []slackElem) *slack.ContextBlock {
 }
 
 func noTrim(s string) string { return s }
+
+// slackDateToken is a date in mrkdwn: <!date^UNIX^FORMAT|fallback>, the
+// fallback escaped and nothing else (an escaped < would be no token).
+// The format holds none of ^ | < > &: it is one of this file's.
+func slackDateToken(e slackElem) string {
+	return "<!date^" + strconv.FormatInt(e.Unix, 10) + "^" + e.Format + "|" + mrkdwn(e.Text) + ">"
+}
 
 // SlackElem is one element of literal text an adapter lays out with
 // SlackRichText: its answers to one person, notices and dialogs show
