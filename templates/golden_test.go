@@ -2,6 +2,7 @@ package templates
 
 import (
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -225,6 +226,76 @@ func TestGolden(t *testing.T) {
 		}
 	})
 
+	// What a reask says beyond the arguments changed: more changes than
+	// a card lists, a change only in values the card does not show, and
+	// each other reason, on the new card and on the one it supersedes.
+	// The reasks are written out, so these cards do not depend on how
+	// package approval compares two revisions.
+	t.Run("reask-lines", func(t *testing.T) {
+		prev, next := loadApproval(t, "merge.json"), loadApproval(t, "merge-reasked.json")
+		var many []approval.ArgumentChange
+		for i := range listMax + 2 {
+			many = append(many, approval.ArgumentChange{Path: fmt.Sprintf("labels[%d]", i), Kind: approval.ChangeAdded, New: fmt.Sprintf("%q", fmt.Sprintf("l%d", i))})
+		}
+		snapTo := "sha256:" + strings.Repeat("0a1b2c3d", 8)
+		for name, r := range map[string]approval.Reask{
+			"more-changes":     {Why: approval.WhyArgumentsChanged, Arguments: many, More: 3},
+			"unshown-change":   {Why: approval.WhyArgumentsChanged, Unshown: true},
+			"snapshot-changed": {Why: approval.WhySnapshotChanged, SnapshotFrom: prev.Call.Snapshot, SnapshotTo: snapTo},
+			"policy-changed":   {Why: approval.WhyPolicyChanged},
+			"hook-changed": {Why: approval.WhyHookChanged,
+				Arguments: []approval.ArgumentChange{{Path: "method", Kind: approval.ChangeChanged, Old: `"squash"`, New: `"rebase"`}}},
+		} {
+			r.From, r.Revision = prev.Revision, next.Revision
+			again := *next
+			again.Why = r.Why
+			// The shown arguments are the same unless the reask lists
+			// what changed in them; a change it does not show still
+			// changes the digest.
+			if len(r.Arguments) == 0 {
+				again.Call.Arguments = prev.Call.Arguments
+				if !r.Unshown {
+					again.Call.ArgsSHA256 = prev.Call.ArgsSHA256
+				}
+			}
+			if r.SnapshotTo != "" {
+				again.Call.Snapshot = r.SnapshotTo
+			}
+			in := goldenInput(t, &again, "pending")
+			in.Reask = &r
+			card(t, "merge-reasked", name, Build(in))
+			if name == "more-changes" || name == "unshown-change" {
+				continue // superseded by the arguments changing: superseded-why
+			}
+			old := goldenInput(t, prev, PreviewSuperseded)
+			old.SupersededBy = &r
+			card(t, "merge", "superseded-"+name, Build(old))
+		}
+	})
+	// The effects warning, worded for what the tool declared: it says it
+	// reaches outside (merge), it says it stays inside; a tool that says
+	// nothing is unknown.json's pending card.
+	t.Run("effects-warning", func(t *testing.T) {
+		no := false
+		for name, open := range map[string]*bool{"effects-outside": nil, "effects-inside": &no} {
+			a := *loadApproval(t, "merge.json")
+			a.EffectsMismatch = true
+			if open != nil {
+				a.Call.Annotations.OpenWorldHint = open
+			}
+			card(t, "merge", name, cardIn(t, &a, "pending"))
+		}
+	})
+	// A decision being sent with the person's comment: on the card, except
+	// on a content-restricted one, which says where to read it.
+	t.Run("deciding-comment", func(t *testing.T) {
+		for _, f := range []string{"merge", "private"} {
+			a := loadApproval(t, f+".json")
+			in := goldenInput(t, a, PreviewDeciding)
+			in.Deciding.Comment = "fine once CI is green"
+			card(t, f, "deciding-comment", Build(in))
+		}
+	})
 	// A repeating step that fills the plan line's first steps, and a step
 	// its window keeps shut until after the deadline: the card shows the
 	// skipped step at the time it was due, with the plan's reason.
