@@ -217,17 +217,19 @@ func sayFailed(err error, otherwise string) string {
 	return otherwise
 }
 
-// Deny decides what a click on Deny gets. For a person who may decide in
-// the approval's tenant as configured now, on a card that can still be
-// decided, it returns the approval, to name the call in the reason
-// dialog, and records nothing. Anyone else (or a click on a superseded or
-// closed card) is not asked a reason that would be refused: the denial
-// goes to threads at once, which words the refusal (and records nothing),
-// and Deny returns that outcome, as it does when the card cannot be read. The read is
-// bounded by ctx alone (the caller's answer decides how long it may
-// take); the refusal, like Record, by threads.RecordBound.
-func (f *Flow) Deny(ctx context.Context, act templates.Action, who threads.Person, received time.Time) (*store.Approval, Outcome) {
-	return f.ask(ctx, act, who, false, received)
+// Deny decides what a click on Deny gets, as Ask does for a dialog: for
+// a person who may decide in the approval's tenant as configured now, on
+// a card that can still be decided, the Dialog the reason dialog names
+// the call with (and whether its content is restricted, which keeps the
+// reason off the card and its thread), and nothing recorded. Anyone else
+// (or a click on a superseded or closed card) is not asked a reason that
+// would be refused: the denial goes to threads at once, which words the
+// refusal (and records nothing), and Deny returns that outcome, as it
+// does when the card cannot be read. The reads are bounded by ctx alone
+// (the caller's answer decides how long they may take); the refusal,
+// like Record, by threads.RecordBound.
+func (f *Flow) Deny(ctx context.Context, act templates.Action, who threads.Person, received time.Time) (*Dialog, Outcome) {
+	return f.Ask(ctx, act, who, false, received)
 }
 
 // mayDecide reports whether the user maps to a member who may decide in

@@ -23,8 +23,10 @@ type Dialog struct {
 	// the tenant"); Destructive, whether Approve asks again.
 	Effect      string
 	Destructive bool
-	// Restricted: the call's content is restricted, so a comment stays
-	// off shared places.
+	// Restricted: the call's content is restricted, so a reason or a
+	// comment stays off shared places (ReasonHint, CommentHint). False
+	// when the revision cannot be read: the dialog then says the text
+	// goes onto the card, a promise that errs on the side of care.
 	Restricted bool
 }
 
@@ -37,7 +39,8 @@ type Dialog struct {
 // returns that outcome, as it does when the card cannot be read. The reads are bounded
 // by ctx alone (the caller's answer decides how long they may take); the
 // refusal, like Record, by threads.RecordBound. A revision that cannot be
-// read gives a Dialog that asks again, as for a destructive call.
+// read gives a Dialog that asks again, as for a destructive call, and
+// is not Restricted.
 func (f *Flow) Ask(ctx context.Context, act templates.Action, who threads.Person, approve bool, received time.Time) (*Dialog, Outcome) {
 	row, out := f.ask(ctx, act, who, approve, received)
 	if row == nil {

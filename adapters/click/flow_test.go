@@ -203,12 +203,18 @@ func TestDenyAsksTheReasonOnlyOfWhoMayDecide(t *testing.T) {
 	b.ingest(t, "merge.json")
 	act := action(templates.ActionDeny, "a-merge1")
 
-	row, out := b.flow.Deny(context.Background(), act, person("U0KEVIN"), time.Time{})
-	if row == nil || row.ID != "a-merge1" || row.Function != "acme_github.merge" || out != (click.Outcome{}) {
-		t.Fatalf("an operator's Deny: %+v, %+v; want the approval, to ask the reason", row, out)
+	d, out := b.flow.Deny(context.Background(), act, person("U0KEVIN"), time.Time{})
+	if d == nil || d.Tenant != "acme" || d.Function != "acme_github.merge" || d.Restricted || out != (click.Outcome{Tenant: "acme"}) {
+		t.Fatalf("an operator's Deny: %+v, %+v; want the dialog, to ask the reason", d, out)
 	}
 	if b.committed(t, "a-merge1") {
 		t.Fatal("Deny recorded a decision before the reason")
+	}
+	// A restricted call's reason stays off its card: the dialog says so.
+	b.ingest(t, "private.json")
+	if d, _ := b.flow.Deny(context.Background(), action(templates.ActionDeny, "a-priv1"), person("U0KEVIN"), time.Time{}); d == nil ||
+		!d.Restricted || !strings.Contains(click.DenyQuestion(d.Function, "a-priv1", 1, d.Restricted), click.SayReasonWithheld) {
+		t.Fatalf("Deny of a restricted call: %+v; want a dialog that says the reason stays off the card", d)
 	}
 	for _, c := range []struct{ user, want string }{
 		{"U0VIC", "cannot decide approvals"},

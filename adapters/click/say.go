@@ -33,8 +33,10 @@ const (
 	// label need not say it.
 	SayReasonLabel = "Why not?"
 	// SayReasonGoes says where the reason goes (beside the field, or as
-	// its placeholder).
-	SayReasonGoes = "Your reason goes to the job backend and into the card's thread."
+	// its placeholder); SayReasonWithheld says it on a call whose content
+	// is restricted, whose card and thread show no reason (ReasonHint).
+	SayReasonGoes     = "Your reason goes to the job backend and into the card's thread."
+	SayReasonWithheld = "Sent with your denial; its card and thread will not show it (this call's content is restricted)."
 	// SayDenySubmit and SayDenyClose label the dialog's own buttons, on a
 	// surface whose dialogs have them.
 	SayDenySubmit = "Deny"
@@ -59,6 +61,24 @@ const (
 	SayConfirmTitle = "Approve a destructive call?"
 )
 
+// ReasonHint says where a denial's reason goes: on a restricted call
+// the card and its thread leave it out, so the dialog must not promise
+// the thread.
+func ReasonHint(restricted bool) string {
+	if restricted {
+		return SayReasonWithheld
+	}
+	return SayReasonGoes
+}
+
+// CommentHint says where an approval's comment goes, as ReasonHint.
+func CommentHint(restricted bool) string {
+	if restricted {
+		return SayCommentWithheld
+	}
+	return SayCommentGoes
+}
+
 // ApproveTitle is the comment dialog's title: which call is approved.
 func ApproveTitle(function string) string { return "Approve " + function }
 
@@ -76,11 +96,11 @@ func ApproveQuestion(function, approvalID string, revision int, effect string) s
 // DenyTitle is the reason dialog's title: which call is denied.
 func DenyTitle(function string) string { return "Deny " + function }
 
-// DenyQuestion asks, above the reason's field, whether to deny the call;
-// function and approvalID arrive as the surface shows them (escaped, the
-// function in bold).
-func DenyQuestion(function, approvalID string, revision int) string {
-	return fmt.Sprintf("Deny %s (approval %s, revision %d)? %s", function, approvalID, revision, SayReasonGoes)
+// DenyQuestion asks, above the reason's field, whether to deny the call,
+// and says where the reason goes (ReasonHint); function and approvalID
+// arrive as the surface shows them (escaped, the function in bold).
+func DenyQuestion(function, approvalID string, revision int, restricted bool) string {
+	return fmt.Sprintf("Deny %s (approval %s, revision %d)? %s", function, approvalID, revision, ReasonHint(restricted))
 }
 
 // What Show all arguments and Show details show, to the person who

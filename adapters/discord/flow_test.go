@@ -140,7 +140,8 @@ func TestDenyModalSubmitDeniesWithComment(t *testing.T) {
 	if m.CustomID != deny || len([]rune(m.Title)) > 45 || !strings.Contains(m.Title, "Deny") {
 		t.Fatalf("modal %+v: its custom_id must carry the action and its title fit 45", m)
 	}
-	if len(m.Inputs) != 1 || m.Inputs[0].Style != discordgo.TextInputParagraph || m.Inputs[0].MaxLength != 1000 || m.Inputs[0].Required {
+	if len(m.Inputs) != 1 || m.Inputs[0].Style != discordgo.TextInputParagraph || m.Inputs[0].MaxLength != 1000 || m.Inputs[0].Required ||
+		m.Inputs[0].Description != "Your reason goes to the job backend and into the card's thread." {
 		t.Fatalf("reason input %+v", m.Inputs)
 	}
 	if len(h.backend.Decisions()) != 0 {
@@ -177,6 +178,48 @@ func TestDenyModalSubmitDeniesWithComment(t *testing.T) {
 	h.drain(t)
 	if n := len(h.backend.Decisions()); n != 1 {
 		t.Fatalf("%d decisions", n)
+	}
+}
+
+// TestDenyOnARestrictedCallKeepsTheReasonOffTheCard: the deny modal of
+// a content-restricted call says the reason stays off its card and
+// thread (not that it goes into the thread); the backend gets the
+// reason, and no edit of the card, nor any message there, shows it.
+func TestDenyOnARestrictedCallKeepsTheReasonOffTheCard(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "private.json")
+	h.drain(t)
+	card := h.card(t, "a-priv1", approvalTarget, 1)
+	deny := button(t, card, templates.ActionDeny)
+	res := h.click(t, kevin, chApproval, deny)
+	if r := res.Response; r.Type != discordgo.InteractionResponseModal || len(r.Inputs) != 1 ||
+		!strings.Contains(r.Inputs[0].Description, "its card and thread will not show it (this call's content is restricted)") ||
+		strings.Contains(r.Inputs[0].Description, "into the card's thread") {
+		t.Fatalf("answer %+v (%s), want the reason modal saying the reason stays off the card", r, res.Problem)
+	}
+	const secret = "ledger 4471 is the one"
+	sub := h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval, CustomID: deny,
+		Values: map[string]string{res.Response.Inputs[0].CustomID: secret}})
+	h.deciding(t, sub, card.ID, "Recorded: user:kevin's denial is being sent to the job backend…")
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Decision != "deny" || got[0].Request.Comment != secret {
+		t.Fatalf("decisions %+v: want the reason sent to the backend", got)
+	}
+	edits := h.discord.EditsOf(card.ID)
+	if len(edits) < 2 || !strings.Contains(plain(edits[len(edits)-1].Message.Text()), "Denied by user:kevin") {
+		t.Fatalf("edits %+v: want the deciding card, then the denial", edits)
+	}
+	for _, e := range edits {
+		if strings.Contains(e.Message.Text(), secret) {
+			t.Fatalf("an edit (%s) of the card shows the restricted reason: %q", e.Via, e.Message.Text())
+		}
+	}
+	for _, ch := range []string{chApproval, card.Thread} {
+		for _, m := range h.discord.Messages(ch) {
+			if strings.Contains(m.Text(), secret) {
+				t.Fatalf("a shared message shows the restricted reason: %q", m.Text())
+			}
+		}
 	}
 }
 

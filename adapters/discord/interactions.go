@@ -147,25 +147,27 @@ func (a *Adapter) askComment(ctx context.Context, act templates.Action, who pers
 // askReason answers Deny with the reason modal for a person who may
 // decide. Anyone else is refused through threads at once (package click:
 // its sentence, nothing recorded), without a modal. The modal must be the
-// first answer, so this is the one store read before answering.
+// first answer, so the store is read (the approval, and the revision
+// clicked: whether the reason may go onto the card) before answering.
 func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person) *answer {
-	row, out := a.clicks.Deny(ctx, act, who.threads(), who.receipt.At)
-	if row == nil {
+	d, out := a.clicks.Deny(ctx, act, who.threads(), who.receipt.At)
+	if d == nil {
 		return a.recorded(ctx, act, out)
 	}
-	return denyModal(row.Function, act)
+	return denyModal(*d, act)
 }
 
 // denyModal asks for an optional reason, at most click.ReasonMax
-// characters, in a label (Discord deprecated action rows in modals). Its
-// custom_id is the Deny action itself, so the submission says which card
-// and revision it denies.
-func denyModal(function string, act templates.Action) *answer {
+// characters, in a label (Discord deprecated action rows in modals),
+// saying where it goes: not onto a restricted call's card. Its custom_id
+// is the Deny action itself, so the submission says which card and
+// revision it denies.
+func denyModal(d click.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
-		Title:    chunk.Cut(click.DenyTitle(function), modalTitleMax),
+		Title:    chunk.Cut(click.DenyTitle(d.Function), modalTitleMax),
 		Components: []templates.DiscordComponent{
-			textField(click.SayReasonLabel, click.SayReasonGoes, reasonInputID),
+			textField(click.SayReasonLabel, click.ReasonHint(d.Restricted), reasonInputID),
 		},
 	}}
 }
@@ -179,7 +181,7 @@ func commentModal(d click.Dialog, act templates.Action) *answer {
 		Title:    chunk.Cut(click.ApproveTitle(d.Function), modalTitleMax),
 		Components: []templates.DiscordComponent{
 			templates.DiscordTextDisplay{Content: question(d, act)},
-			textField(click.SayCommentLabel, commentHint(d), commentInputID),
+			textField(click.SayCommentLabel, click.CommentHint(d.Restricted), commentInputID),
 		},
 	}}
 }
@@ -192,7 +194,7 @@ func confirmModal(d click.Dialog, act templates.Action) *answer {
 		Title:    chunk.Cut(click.SayConfirmTitle, modalTitleMax),
 		Components: []templates.DiscordComponent{
 			templates.DiscordTextDisplay{Content: question(d, act)},
-			textField(click.SayCommentLabel, commentHint(d), commentInputID),
+			textField(click.SayCommentLabel, click.CommentHint(d.Restricted), commentInputID),
 		},
 	}}
 }
@@ -202,13 +204,6 @@ func confirmModal(d click.Dialog, act templates.Action) *answer {
 func question(d click.Dialog, act templates.Action) string {
 	return chunk.Cut(click.ApproveQuestion("**"+markdown(chunk.Cut(d.Function, 200))+"**", markdown(act.ApprovalID),
 		act.Revision, markdown(d.Effect)), textDisplayMax)
-}
-
-func commentHint(d click.Dialog) string {
-	if d.Restricted {
-		return click.SayCommentWithheld
-	}
-	return click.SayCommentGoes
 }
 
 // textField is an optional paragraph of at most click.ReasonMax

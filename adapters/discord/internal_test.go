@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"approvalsbot/adapters/chunk"
+	"approvalsbot/adapters/click"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -112,7 +113,7 @@ func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
 		strings.Contains(r.Content, "@everyone") {
 		t.Fatalf("%d characters, mentions %+v", chunk.Len(r.Content), r.AllowedMentions)
 	}
-	b, _ := json.Marshal(denyModal(strings.Repeat("very_long_function_name.", 10), templates.Action{Kind: templates.ActionDeny, ApprovalID: "a-1", Revision: 1}))
+	b, _ := json.Marshal(denyModal(click.Dialog{Function: strings.Repeat("very_long_function_name.", 10)}, templates.Action{Kind: templates.ActionDeny, ApprovalID: "a-1", Revision: 1}))
 	var m struct {
 		Data struct {
 			Title    string `json:"title"`
@@ -121,5 +122,16 @@ func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &m); err != nil || chunk.Len(m.Data.Title) > modalTitleMax || m.Data.CustomID != "ab1|deny|a-1|1" {
 		t.Fatalf("modal %s", b)
+	}
+}
+
+// TestDialogHintsFitUncut: what a dialog says of where its text goes is
+// a field's description, which Discord bounds; cut, it would stop short
+// of saying the card will not show it.
+func TestDialogHintsFitUncut(t *testing.T) {
+	for _, hint := range []string{click.ReasonHint(false), click.ReasonHint(true), click.CommentHint(false), click.CommentHint(true)} {
+		if n := chunk.Len(hint); n > labelDescriptionMax {
+			t.Errorf("%q is %d characters, over Discord's %d", hint, n, labelDescriptionMax)
+		}
 	}
 }

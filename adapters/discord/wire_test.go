@@ -83,7 +83,7 @@ func TestEveryBodyIsWhatDiscordTakes(t *testing.T) {
 		act.Kind = templates.ActionApproveNote
 		check(f+" comment modal", discordtest.CheckResponse, commentModal(d, act))
 		act.Kind = templates.ActionDeny
-		check(f+" deny modal", discordtest.CheckResponse, denyModal(ev.Approval.Call.Function, act))
+		check(f+" deny modal", discordtest.CheckResponse, denyModal(d, act))
 		bodies += 3
 	}
 	escalation := r.DiscordThread(templates.Escalation("a-1", []templates.Mention{{Target: "discord:user:1", Name: "k"},

@@ -176,6 +176,9 @@ func TestDenyOpensModalAndSubmissionDeniesWithReason(t *testing.T) {
 	if in.Type != "input" || !in.Optional || in.Element.Type != "plain_text_input" || in.Element.MaxLength != 1000 {
 		t.Fatalf("reason input %+v", in)
 	}
+	if !strings.Contains(string(v.Raw), "Your reason goes to the job backend and into the card's thread.") {
+		t.Fatalf("the modal does not say where the reason goes: %s", v.Raw)
+	}
 	if len(h.backend.Decisions()) != 0 || h.committed(t, "a-merge1") {
 		t.Fatal("a click on Deny recorded a decision before the reason")
 	}
@@ -215,6 +218,60 @@ func TestDenyOpensModalAndSubmissionDeniesWithReason(t *testing.T) {
 	status, body = h.send(t, signedRequest{path: "/slack/interactions", body: interaction(forged)})
 	if status != 200 || !strings.Contains(body, `"response_action":"errors"`) || !strings.Contains(body, "not one the bot knows") {
 		t.Fatalf("forged submission answered %d %q", status, body)
+	}
+}
+
+// TestDenyOnARestrictedCallKeepsTheReasonOffTheCard: the deny modal of
+// a content-restricted call says the reason stays off its card and
+// thread (not that it goes into the thread); the backend gets the
+// reason, and no change of the card, nor any message, shows it.
+func TestDenyOnARestrictedCallKeepsTheReasonOffTheCard(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "private.json")
+	h.drain(t)
+	const ch = "C0APPROVALS"
+	card := h.card(t, "a-priv1", ch, 1)
+	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionDeny))
+	threadstest.Eventually(t, "the deny modal", func() bool { return len(h.slack.Views()) == 1 })
+	v := h.slack.Views()[0]
+	if raw := string(v.Raw); !strings.Contains(raw, "its card and thread will not show it (this call's content is restricted)") ||
+		strings.Contains(raw, "into the card's thread") {
+		t.Fatalf("the modal does not say the reason stays off the card: %s", raw)
+	}
+	const secret = "ledger 4471 is the one"
+	if status, body := h.submitModal(t, "U0KEVIN", v, modalInput(t, v), secret); status != 200 || body != "" {
+		t.Fatalf("submission answered %d %q", status, body)
+	}
+	h.replaced(t, ch, card.TS, "Recorded: user:kevin's denial is being sent to the job backend…")
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Decision != "deny" || got[0].Request.Comment != secret {
+		t.Fatalf("decisions %+v: want the reason sent to the backend", got)
+	}
+	h.replaced(t, ch, card.TS, "Denied by user:kevin")
+	h.noEditShows(t, ch, card.TS, secret)
+}
+
+// noEditShows checks that no change Slack received of the card (its
+// deciding state, its outcome) nor any other message carries text, and
+// that both changes were seen.
+func (h *harness) noEditShows(t *testing.T, channel, ts, text string) {
+	t.Helper()
+	var deciding, decided bool
+	for _, e := range h.edits(channel, ts) {
+		all := e.AllText()
+		if strings.Contains(all, text) {
+			t.Fatalf("a %s edit of the card shows %q: %q", e.Method, text, all)
+		}
+		deciding = deciding || strings.Contains(all, "is being sent to the job backend")
+		decided = decided || strings.Contains(all, "d by user:kevin")
+	}
+	if !deciding || !decided {
+		t.Fatalf("edits of the card %+v: want its deciding state and its outcome among them", h.edits(channel, ts))
+	}
+	for _, m := range h.slack.Messages() {
+		if strings.Contains(m.AllText(), text) {
+			t.Fatalf("a %s message shows %q: %q", m.Method, text, m.AllText())
+		}
 	}
 }
 

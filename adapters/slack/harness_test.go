@@ -439,6 +439,19 @@ func (h *harness) replacements(channel, ts string) []slacktest.Message {
 	return out
 }
 
+// edits lists every change Slack received of the message ts in channel,
+// in order: each chat.update of it and each response_url post that
+// replaced it.
+func (h *harness) edits(channel, ts string) []slacktest.Message {
+	var out []slacktest.Message
+	for _, m := range h.slack.Messages() {
+		if m.Channel == channel && m.TS == ts && (m.Method == "chat.update" || m.Method == "response_url" && m.ReplaceOriginal) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // untouched checks that a card nobody could decide stayed as it was: never
 // replaced through a response_url, and still offering Approve or Deny.
 func (h *harness) untouched(t *testing.T, channel, ts string) {

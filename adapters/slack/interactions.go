@@ -245,13 +245,13 @@ var denyMetaKeys = strictjson.For[denyMeta]()
 // nothing recorded).
 func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person, trigger string, received time.Time) {
 	ctx = threads.ForPerson(ctx) // the dialog opens within the trigger's 3 s
-	row, out := a.clicks.Deny(ctx, act, who.threads(), received)
-	if row == nil {
+	d, out := a.clicks.Deny(ctx, act, who.threads(), received)
+	if d == nil {
 		a.afterRecord(ctx, act, who, out)
 		return
 	}
-	a.openDialog(ctx, act, who, trigger, row.Tenant, func(meta string) slackgo.ModalViewRequest {
-		return denyModal(row.Function, act, meta)
+	a.openDialog(ctx, act, who, trigger, d.Tenant, func(meta string) slackgo.ModalViewRequest {
+		return denyModal(*d, act, meta)
 	})
 }
 
@@ -295,13 +295,9 @@ func (a *Adapter) openDialog(ctx context.Context, act templates.Action, who pers
 // confirm dialog; this modal is that confirmation too).
 func approveModal(d click.Dialog, act templates.Action, meta string) slackgo.ModalViewRequest {
 	input := slackgo.NewPlainTextInputBlockElement(nil, commentActionID).WithMultiline(true).WithMaxLength(click.ReasonMax)
-	hint := click.SayCommentGoes
-	if d.Restricted {
-		hint = click.SayCommentWithheld
-	}
 	comment := slackgo.NewInputBlock(commentBlockID,
 		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayCommentLabel, false, false),
-		slackgo.NewTextBlockObject(slackgo.PlainTextType, hint, false, false), input)
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.CommentHint(d.Restricted), false, false), input)
 	comment.Optional = true
 	return slackgo.ModalViewRequest{
 		Type:            slackgo.VTModal,
@@ -318,8 +314,9 @@ func approveModal(d click.Dialog, act templates.Action, meta string) slackgo.Mod
 	}
 }
 
-// denyModal asks for an optional reason, at most click.ReasonMax characters.
-func denyModal(function string, act templates.Action, meta string) slackgo.ModalViewRequest {
+// denyModal asks for an optional reason, at most click.ReasonMax
+// characters, saying where it goes: not onto a restricted call's card.
+func denyModal(d click.Dialog, act templates.Action, meta string) slackgo.ModalViewRequest {
 	input := slackgo.NewPlainTextInputBlockElement(nil, reasonActionID).WithMultiline(true).WithMaxLength(click.ReasonMax)
 	reason := slackgo.NewInputBlock(reasonBlockID,
 		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayReasonLabel, false, false), nil, input)
@@ -327,13 +324,14 @@ func denyModal(function string, act templates.Action, meta string) slackgo.Modal
 	return slackgo.ModalViewRequest{
 		Type:            slackgo.VTModal,
 		CallbackID:      denyCallbackID,
-		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut(click.DenyTitle(function), modalTitleMax), false, false),
+		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut(click.DenyTitle(d.Function), modalTitleMax), false, false),
 		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayDenySubmit, false, false),
 		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayDenyClose, false, false),
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
 			// The function and the id are the backend's: literal text.
-			templates.SlackRichText(withBold(click.DenyQuestion(placeholder, act.ApprovalID, act.Revision), chunk.Cut(function, 200))...),
+			templates.SlackRichText(withBold(click.DenyQuestion(placeholder, act.ApprovalID, act.Revision, d.Restricted),
+				chunk.Cut(d.Function, 200))...),
 			reason,
 		}},
 	}
