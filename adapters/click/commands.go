@@ -18,6 +18,9 @@ import (
 // a command in a channel is about, what waits in a tenant, and its
 // ladders as timelines. A surface lays them out in its own markup; these
 // decide what they hold, so Slack's and Discord's answers say the same.
+//
+// Both surfaces answer about a tenant to its members only, what waits
+// as well as its ladders, however public the channel (MembersOnly).
 
 // CommandStore is what a command reads; store.Store satisfies it.
 type CommandStore interface {
@@ -53,6 +56,19 @@ func TenantsFor(tenants map[string]*config.Tenant, postsHere, isMember func(*con
 	}
 	slices.Sort(ids)
 	return ids, byChannel
+}
+
+// MembersOnly is what a command says of a tenant to someone who is not
+// its member, the tenant's name in the surface's bold. A card in a
+// channel shows its function, job and deadline to everyone there, but a
+// listing is more than those cards: every call still waiting, gathered on
+// request, those whose cards scrolled away long ago and how many lie past
+// ListMax, at any hour. Someone the configuration does not name cannot
+// decide any of them, so the list serves them nothing and is one more
+// way to watch what a tenant's agents are doing; they are told only that
+// members see it, on Slack as on Discord.
+func MembersOnly(boldTenant string) string {
+	return boldTenant + ": only the tenant's members see its approvals and ladders."
 }
 
 // PostsTo reports whether a tenant posts anything to a target is
@@ -92,44 +108,76 @@ type Waiting struct {
 	ID, Function string
 	Waited       time.Duration
 	Deadline     time.Time // zero: none
+	// Due is Deadline as the tenant reads it (DeadlineAt); "" for none.
+	Due string
 	// Card is the card to link, nil for none.
 	Card *threads.PostRef
 }
 
+// ListParams say what ListPending lists.
+type ListParams struct {
+	Tenant string
+	// Zone is the tenant's time zone (config.Tenant.Location), which
+	// deadlines are worded in; nil is UTC.
+	Zone *time.Location
+	Now  time.Time
+	// InChannel lists only the approvals Card finds a card for.
+	InChannel bool
+	// Card picks, from an approval's posts, the surface's card to link
+	// (a card in the channel, a card anyone may open).
+	Card func([]threads.PostRef) (threads.PostRef, bool)
+}
+
 // ListPending lists a tenant's pending approvals, oldest first, each
-// with the card card picks from its posts (the surface's: a card in the
-// channel, a card anyone may open); with inChannel only those that have
-// one. The functions and ids are the backend's: a surface shows them as
-// literal text.
-func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, tenant string, now time.Time, inChannel bool,
-	card func([]threads.PostRef) (threads.PostRef, bool)) Pending {
-	out := Pending{Tenant: tenant}
-	rows, err := st.ApprovalListPending(ctx, store.ApprovalListPendingParams{Tenant: tenant, Limit: listScanMax})
+// with the card p.Card picks from its posts; with p.InChannel only those
+// that have one. The functions and ids are the backend's: a surface
+// shows them as literal text.
+func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, p ListParams) Pending {
+	out := Pending{Tenant: p.Tenant}
+	rows, err := st.ApprovalListPending(ctx, store.ApprovalListPendingParams{Tenant: p.Tenant, Limit: listScanMax})
 	if err != nil {
-		log.Error("list pending approvals", "tenant", tenant, "err", err.Error())
+		log.Error("list pending approvals", "tenant", p.Tenant, "err", err.Error())
 		out.Failed = true
 		return out
 	}
 	for _, row := range rows {
 		posts, err := st.PostList(ctx, row.ID)
 		if err != nil {
-			log.Warn("list the posts of an approval", "tenant", tenant, "approval_id", row.ID, "err", err.Error())
+			log.Warn("list the posts of an approval", "tenant", p.Tenant, "approval_id", row.ID, "err", err.Error())
 		}
 		var post *threads.PostRef
-		if p, ok := card(threads.RefsOf(posts)); ok {
-			post = &p
+		if c, ok := p.Card(threads.RefsOf(posts)); ok {
+			post = &c
 		}
-		if inChannel && post == nil {
+		if p.InChannel && post == nil {
 			continue
 		}
 		if len(out.Items) == ListMax {
 			out.More++
 			continue
 		}
-		out.Items = append(out.Items, Waiting{ID: row.ID, Function: cmp.Or(row.Function, row.ID),
-			Waited: now.Sub(row.RequestedAt), Deadline: row.DeadlineAt, Card: post})
+		w := Waiting{ID: row.ID, Function: cmp.Or(row.Function, row.ID), Waited: p.Now.Sub(row.RequestedAt),
+			Deadline: row.DeadlineAt, Card: post}
+		if !w.Deadline.IsZero() {
+			w.Due = DeadlineAt(w.Deadline, p.Now, p.Zone)
+		}
+		out.Items = append(out.Items, w)
 	}
 	return out
+}
+
+// DeadlineAt words a deadline as a card words its times: in the tenant's
+// zone (nil is UTC), its time of day when it falls on now's date there
+// ("21:00 CET"), else its date too ("2026-11-30 19:00 CET").
+func DeadlineAt(t, now time.Time, zone *time.Location) string {
+	if zone == nil {
+		zone = time.UTC
+	}
+	t, now = t.In(zone), now.In(zone)
+	if ty, tm, td := t.Date(); now.Year() == ty && now.Month() == tm && now.Day() == td {
+		return t.Format("15:04 MST")
+	}
+	return t.Format("2006-01-02 15:04 MST")
 }
 
 // LadderView is one timeline a tenant's ladders command shows: a ladder

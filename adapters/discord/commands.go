@@ -160,15 +160,15 @@ func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*
 		t := tenants[id]
 		if !member(t) {
 			// What waits and whom a ladder tells: members only, however
-			// public the channel.
-			sections = append(sections, fmt.Sprintf("**%s**: only the tenant's members see its approvals and ladders.", markdown(id)))
+			// public the channel (click.MembersOnly says why).
+			sections = append(sections, click.MembersOnly("**"+markdown(id)+"**"))
 			continue
 		}
 		if sub == subLadder {
 			sections = append(sections, ladderSections(id, t)...)
 			continue
 		}
-		sections = append(sections, a.pendingSection(ctx, id, byChannel, who))
+		sections = append(sections, a.pendingSection(ctx, id, t.Location(), byChannel, who))
 	}
 	return textMessages(sections)
 }
@@ -181,13 +181,14 @@ func postsTo(t *config.Tenant, channel string) bool {
 	return click.PostsTo(t, func(tg ladder.Target) bool { return tg.Kind == ladder.KindDiscordChannel && tg.ID == channel })
 }
 
-// pendingSection lists a tenant's waiting approvals, oldest first: in a
-// channel, those with a card in it, each linked to its card; elsewhere
-// each with the channel its card is in. The functions and ids are the
-// backend's, escaped.
-func (a *Adapter) pendingSection(ctx context.Context, tenant string, byChannel bool, who person) string {
-	p := click.ListPending(ctx, a.store, a.log.With("surface", "discord"), tenant, a.now(), byChannel,
-		func(posts []threads.PostRef) (threads.PostRef, bool) { return cardIn(posts, byChannel, who.channel) })
+// pendingSection lists a tenant's waiting approvals, oldest first,
+// deadlines in the tenant's zone: in a channel, those with a card in it,
+// each linked to its card; elsewhere each with the channel its card is
+// in. The functions and ids are the backend's, escaped.
+func (a *Adapter) pendingSection(ctx context.Context, tenant string, zone *time.Location, byChannel bool, who person) string {
+	p := click.ListPending(ctx, a.store, a.log.With("surface", "discord"), click.ListParams{Tenant: tenant, Zone: zone, Now: a.now(),
+		InChannel: byChannel,
+		Card:      func(posts []threads.PostRef) (threads.PostRef, bool) { return cardIn(posts, byChannel, who.channel) }})
 	if p.Failed {
 		return fmt.Sprintf("**%s**: the bot cannot read what waits right now; try again in a moment.", markdown(tenant))
 	}
@@ -210,8 +211,8 @@ func (a *Adapter) pendingSection(ctx context.Context, tenant string, byChannel b
 			name += " in <#" + w.Card.Channel + ">"
 		}
 		fmt.Fprintf(&b, "\n• %s · %s · waiting %s", name, markdown(chunk.Cut(w.ID, 120)), click.Waited(w.Waited))
-		if !w.Deadline.IsZero() {
-			b.WriteString(" · deadline " + w.Deadline.UTC().Format("2006-01-02 15:04 UTC"))
+		if w.Due != "" {
+			b.WriteString(" · deadline " + w.Due)
 		}
 	}
 	if p.More > 0 {

@@ -129,6 +129,26 @@ func TestApprovalsListAnswersMembersOnly(t *testing.T) {
 	}
 }
 
+// TestApprovalsListWordsDeadlinesInTheTenantsZone: a deadline is worded
+// in the tenant's zone, with its date when it is not today there.
+func TestApprovalsListWordsDeadlinesInTheTenantsZone(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{pinned: true, config: func(y string) string {
+		return strings.Replace(y, "  acme:\n", "  acme:\n    zone: Europe/Berlin\n", 1)
+	}})
+	h.ingest(t, "merge.json")  // the tenant's 24h: tomorrow, 19:00 in Berlin
+	h.ingest(t, "refund.json") // payments.*' 2h: today, 21:00 in Berlin
+	h.drain(t)
+	got := h.command(t, lee, "999999999999999000", "list")
+	for _, want := range []string{"a-merge1 · waiting 1s · deadline 2026-11-30 19:00 CET", "a-refund1 · waiting 1s · deadline 21:00 CET"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("listing lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "UTC") {
+		t.Errorf("listing words a time in UTC:\n%s", got)
+	}
+}
+
 // TestApprovalsLadderAnswersMembersOnly: /approvals ladder shows the
 // tenant's ladders as bot check prints them, to members only.
 func TestApprovalsLadderAnswersMembersOnly(t *testing.T) {

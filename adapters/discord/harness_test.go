@@ -123,6 +123,12 @@ type harnessOptions struct {
 	// alone opens the store as the bot serves it, the process's alone
 	// (store.Alone): the deadline waits only for clicks open here.
 	alone bool
+	// config, when set, rewrites the configuration file before it is read.
+	config func(yaml string) string
+	// pinned puts the adapter and the fake Discord on the harness's
+	// clock (threadstest.FixtureNow, as threads is) in place of time.Now,
+	// for answers that word the time of day.
+	pinned bool
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
@@ -130,8 +136,13 @@ func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions
 func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	t.Helper()
 	skew := &atomic.Int64{}
+	clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
+	now := time.Now
+	if ho.pinned {
+		now = clock.Now
+	}
 	ho.discord.Token, ho.discord.ApplicationID = botToken, appID
-	ho.discord.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	ho.discord.Now = func() time.Time { return now().Add(time.Duration(skew.Load())) }
 	fake := discordtest.New(t, ho.discord)
 	fake.AddGuild(guildID, "acme", discordad.Permissions)
 	for _, c := range []string{chApproval, chAudit, chFinance, chQuiet} {
@@ -146,7 +157,11 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if !ho.gateway {
 		keyLine = fmt.Sprintf("  public_key: %q\n", fake.PublicKeyHex())
 	}
-	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL(), keyLine, fake.URL()), testEnv)
+	yaml := fmt.Sprintf(testConfig, back.URL(), keyLine, fake.URL())
+	if ho.config != nil {
+		yaml = ho.config(yaml)
+	}
+	cfg, err := config.Parse("bot.yaml", []byte(yaml), testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,9 +173,11 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
 	o := discordad.Options{Config: cfg.Discord, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
 		Store: st, Renderer: renderer, Logger: log, PerChannelRate: 1000, Burst: 50}
+	if ho.pinned {
+		o.Now = clock.Now
+	}
 	if ho.adapter != nil {
 		ho.adapter(&o)
 	}

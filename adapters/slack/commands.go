@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	slackgo "github.com/slack-go/slack"
 
@@ -17,10 +18,21 @@ import (
 	"approvalsbot/threads"
 )
 
-const commandHelp = "*/approvals* lists what waits for a decision in this channel's tenant, oldest first, with links to the cards.\n" +
+// The subcommands of /approvals; bare /approvals lists, as
+// /approvals list does (Discord's command has list alone: a command with
+// subcommands cannot run bare there).
+const (
+	subList   = "list"
+	subLadder = "ladder"
+	subHelp   = "help"
+)
+
+const commandHelp = "*/approvals* or */approvals list* lists what waits for a decision in this channel's tenant, oldest first, " +
+	"with links to the cards.\n" +
 	"*/approvals ladder* shows the tenant's escalation ladders as timelines.\n" +
 	"*/approvals help* shows this text.\n" +
-	"In a channel no tenant posts to, the tenants you are a member of are shown."
+	"In a channel no tenant posts to, the tenants you are a member of are shown. " +
+	"Only a tenant's members see its approvals and ladders."
 
 // serveCommand is POST /slack/commands.
 func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
@@ -68,9 +80,11 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 	}
 	tenants := a.tenants()
 	switch {
-	case sub == "help" && len(args) == 1:
+	case sub == subHelp && len(args) == 1:
 		return []templates.SlackMessage{{Text: commandHelp}}
-	case sub != "" && (sub != "ladder" || len(args) > 1):
+	case sub == "":
+		sub = subList
+	case (sub != subList && sub != subLadder) || len(args) > 1:
 		return []templates.SlackMessage{{Text: fmt.Sprintf("The bot knows no `%s %s`.\n%s",
 			mrkdwn(chunk.Cut(cmd.Command, 40)), mrkdwn(chunk.Cut(cmd.Text, 80)), commandHelp)}}
 	}
@@ -80,24 +94,25 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 			"in this bot's configuration, so there is nothing to show. An admin can add your Slack id " + mrkdwn(cmd.UserID) + "."}}
 	}
 	var sections []section
-	team := ""
-	if sub == "" {
-		team = a.workspaceURL(ctx)
-	}
+	team, asked := "", false // the workspace URL, asked at most once
 	for _, id := range ids {
-		if sub == "ladder" {
-			// A ladder names people and addresses: members only, however
-			// public the channel.
-			if _, ok := tenants[id].MemberOn(ladder.SurfaceSlack, cmd.UserID); !ok {
-				sections = append(sections, section{mrkdwn: fmt.Sprintf("*%s*: only the tenant's members see its ladders.", mrkdwn(id))})
-				continue
-			}
-			for _, text := range ladderText(id, tenants[id]) {
+		t := tenants[id]
+		if _, ok := t.MemberOn(ladder.SurfaceSlack, cmd.UserID); !ok {
+			// What waits and whom a ladder tells: members only, however
+			// public the channel (click.MembersOnly says why).
+			sections = append(sections, section{mrkdwn: click.MembersOnly("*" + mrkdwn(id) + "*")})
+			continue
+		}
+		if sub == subLadder {
+			for _, text := range ladderText(id, t) {
 				sections = append(sections, section{mrkdwn: text})
 			}
-		} else {
-			sections = append(sections, a.pendingText(ctx, id, byChannel, cmd.ChannelID, team))
+			continue
 		}
+		if !asked {
+			team, asked = a.workspaceURL(ctx), true
+		}
+		sections = append(sections, a.pendingText(ctx, id, t.Location(), byChannel, cmd.ChannelID, team))
 	}
 	return layout(sections)
 }
@@ -119,12 +134,14 @@ func postsTo(t *config.Tenant, channel string) bool {
 }
 
 // pendingText lists a tenant's waiting approvals, oldest first, each
-// linked to its card: in a channel, only those with a card in it. The
-// functions and ids come from the backend: the list is literal text,
-// each line a link to its card labelled with the function.
-func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool, channel, team string) section {
-	p := click.ListPending(ctx, a.store, a.log.With("surface", "slack"), tenant, a.now(), byChannel,
-		func(posts []threads.PostRef) (threads.PostRef, bool) { return cardOf(posts, byChannel, channel) })
+// linked to its card, deadlines in the tenant's zone: in a channel, only
+// those with a card in it. The functions and ids come from the backend:
+// the list is literal text, each line a link to its card labelled with
+// the function.
+func (a *Adapter) pendingText(ctx context.Context, tenant string, zone *time.Location, byChannel bool, channel, team string) section {
+	p := click.ListPending(ctx, a.store, a.log.With("surface", "slack"), click.ListParams{Tenant: tenant, Zone: zone, Now: a.now(),
+		InChannel: byChannel,
+		Card:      func(posts []threads.PostRef) (threads.PostRef, bool) { return cardOf(posts, byChannel, channel) }})
 	if p.Failed {
 		return section{mrkdwn: fmt.Sprintf("*%s*: the bot cannot read what waits right now; try again in a moment.", mrkdwn(tenant))}
 	}
@@ -138,8 +155,8 @@ func (a *Adapter) pendingText(ctx context.Context, tenant string, byChannel bool
 			}
 		}
 		rest := fmt.Sprintf(" · %s · waiting %s", chunk.Cut(w.ID, 120), click.Waited(w.Waited))
-		if !w.Deadline.IsZero() {
-			rest += " · deadline " + w.Deadline.UTC().Format("2006-01-02 15:04 UTC")
+		if w.Due != "" {
+			rest += " · deadline " + w.Due
 		}
 		lines = append(lines, append(line, templates.SlackText(rest)))
 	}

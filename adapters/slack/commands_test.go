@@ -4,6 +4,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"approvalsbot/adapters/slack/slacktest"
+	"approvalsbot/threads/threadstest"
 )
 
 func commandForm(h *harness, user, channel, text string) []byte {
@@ -63,8 +66,77 @@ func TestSlashCommandListsWhatWaitsOldestFirst(t *testing.T) {
 	h.command(t, "U0STRANGER", "C0RANDOM", "")
 	h.told(t, "U0STRANGER", "nothing to show")
 
+	// A tenant with nothing waiting says so to its member.
+	h2 := newHarness(t)
+	h2.command(t, "U0KEVIN", "C0APPROVALS", "list")
+	h2.told(t, "U0KEVIN", "*acme*: nothing waits for a decision in this channel.")
+}
+
+// TestSlashCommandListIsListingToMembersOnly: /approvals list is what
+// bare /approvals is (Discord's command, and the help, name it); someone
+// in a tenant's channel who is not its member, like a member of another
+// tenant there, is told only that members see what waits, as on Discord.
+func TestSlashCommandListIsListingToMembersOnly(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	for _, text := range []string{"list", "LIST"} {
+		h.command(t, "U0KEVIN", "C0APPROVALS", text)
+	}
+	threadstest.Eventually(t, "both answers", func() bool { return len(h.answersTo("U0KEVIN")) == 2 })
+	for _, m := range h.answersTo("U0KEVIN") {
+		if text := m.AllText(); !strings.Contains(text, ": 1 wait for a decision in this channel, oldest first:") ||
+			!strings.Contains(text, "a-merge1") {
+			t.Fatalf("/approvals list answered %q", text)
+		}
+	}
+
+	for _, text := range []string{"", "list"} {
+		h.command(t, "U0STRANGER", "C0APPROVALS", text)
+	}
+	// quiet has no members at all: in its channel, nobody sees its list.
 	h.command(t, "U0KEVIN", "C0QUIET", "")
-	h.told(t, "U0KEVIN", "*quiet*: nothing waits for a decision in this channel.")
+	h.told(t, "U0KEVIN", "*quiet*: only the tenant's members see its approvals and ladders.")
+	threadstest.Eventually(t, "the stranger's answers", func() bool { return len(h.answersTo("U0STRANGER")) == 2 })
+	for _, m := range h.answersTo("U0STRANGER") {
+		if text := m.AllText(); !strings.Contains(text, "*acme*: only the tenant's members see its approvals and ladders.") ||
+			strings.Contains(text, "a-merge1") || strings.Contains(text, "acme_github.merge") {
+			t.Fatalf("a non-member was told %q", text)
+		}
+	}
+}
+
+// TestSlashCommandListsDeadlinesInTheTenantsZone: a deadline is worded
+// in the tenant's zone, with its date when it is not today there.
+func TestSlashCommandListsDeadlinesInTheTenantsZone(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{config: func(y string) string {
+		return strings.Replace(y, "  acme:\n", "  acme:\n    zone: Europe/Berlin\n", 1)
+	}})
+	h.ingest(t, "merge.json")  // the tenant's 24h: tomorrow, 19:00 in Berlin
+	h.ingest(t, "refund.json") // payments.*' 2h: today, 21:00 in Berlin
+	h.drain(t)
+	h.command(t, "U0LEE", "C0RANDOM", "")
+	text := h.told(t, "U0LEE", ": 2 wait for a decision, oldest first").AllText()
+	for _, want := range []string{"a-merge1 · waiting 1s · deadline 2026-11-30 19:00 CET", "a-refund1 · waiting 1s · deadline 21:00 CET"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("listing lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "UTC") {
+		t.Errorf("listing words a time in UTC:\n%s", text)
+	}
+}
+
+// answersTo lists the answers to one person (ephemeral response_url
+// posts and chat.postEphemeral), in order.
+func (h *harness) answersTo(user string) []slacktest.Message {
+	var out []slacktest.Message
+	for _, m := range h.slack.Messages() {
+		if m.User == user && (m.Method == "chat.postEphemeral" || m.Method == "response_url" && !m.ReplaceOriginal) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func TestSlashCommandLadderAndHelp(t *testing.T) {
@@ -86,11 +158,16 @@ func TestSlashCommandLadderAndHelp(t *testing.T) {
 	h.command(t, "U0KEVIN", "C0APPROVALS", "launch everything")
 	h.told(t, "U0KEVIN", "The bot knows no `/approvals launch everything`")
 	h.command(t, "U0ADA", "C0APPROVALS", "help")
-	h.told(t, "U0ADA", "*/approvals ladder* shows")
+	help := h.told(t, "U0ADA", "*/approvals ladder* shows").AllText()
+	for _, want := range []string{"*/approvals* or */approvals list* lists", "Only a tenant's members see its approvals and ladders."} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q:\n%s", want, help)
+		}
+	}
 	// Someone in the channel who is no member sees no ladder: it names
 	// people and addresses.
 	h.command(t, "U0STRANGER", "C0APPROVALS", "ladder")
-	text = h.told(t, "U0STRANGER", "only the tenant's members see its ladders").AllText()
+	text = h.told(t, "U0STRANGER", "only the tenant's members see its approvals and ladders").AllText()
 	if strings.Contains(text, "slack:U0LEE") {
 		t.Fatalf("a non-member saw the ladder:\n%s", text)
 	}

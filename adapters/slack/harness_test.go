@@ -119,6 +119,8 @@ type harnessOptions struct {
 	// alone opens the store as the bot serves it, the process's alone
 	// (store.Alone): the deadline waits only for clicks open here.
 	alone bool
+	// config, when set, rewrites the configuration file before it is read.
+	config func(yaml string) string
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
@@ -141,7 +143,11 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if ho.socket {
 		appLine = "  app_token: \"${SLACK_APP_TOKEN}\"\n"
 	}
-	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL(), appLine, fake.APIURL()), testEnv)
+	yaml := fmt.Sprintf(testConfig, back.URL(), appLine, fake.APIURL())
+	if ho.config != nil {
+		yaml = ho.config(yaml)
+	}
+	cfg, err := config.Parse("bot.yaml", []byte(yaml), testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
