@@ -109,6 +109,9 @@ type pageSetup struct {
 	// service, when set, is what the page decides through, in front of
 	// threads.
 	service func(*threads.Service) decidepage.Service
+	// surfaces perform the outbox rows of the chat surfaces they name;
+	// the log surface takes the rest.
+	surfaces map[string]threads.Surface
 }
 
 func newPageSetUp(t *testing.T, ps pageSetup) *page {
@@ -147,7 +150,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 		lo = logsurface.Options{Out: logOut, Renderer: r, Links: links,
 			Tenants: func() map[string]*config.Tenant { return cfg.Tenants }}
 	}
-	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock,
+	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Surfaces: ps.surfaces,
 		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links})
 	if err != nil {
 		t.Fatal(err)
