@@ -79,6 +79,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		return 2
 	}
 	if err != nil {
+		var ue usageErr
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "bot %s: %s\n", args[0], ue.msg)
+			return 2
+		}
 		if errors.Is(err, errUsage) {
 			return 2
 		}
@@ -90,6 +95,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		return 1
 	}
 	return 0
+}
+
+// usageErr is a command line that cannot be run as given, with the
+// sentence that says why: run prints it and exits 2, as for a flag the
+// command does not know (errUsage, whose flag package said why already).
+type usageErr struct{ msg string }
+
+func (e usageErr) Error() string        { return e.msg }
+func (e usageErr) Is(target error) bool { return target == errUsage }
+
+func usageError(format string, args ...any) error {
+	return usageErr{msg: fmt.Sprintf(format, args...)}
 }
 
 // newLogger is the JSON logger of `bot serve` on w: records below level

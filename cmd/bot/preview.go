@@ -18,26 +18,36 @@ import (
 
 // cmdPreview prints how a surface would show an event file, before
 // anything is wired: the card of a request, or the thread reply of any
-// other event.
+// other event. The card is made as the bot makes each copy of it
+// (threads.Card), and a mail as the bot mails it (threads.MailRequest).
 func cmdPreview(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
-	as := fs.String("as", "text", "the surface: slack, discord, email or text")
+	as := fs.String("as", "text", "the surface: slack, discord, email or text; email writes the mail the first step that mails someone sends (with --config), as an .eml")
 	state := fs.String("state", "pending", "the card's state: "+strings.Join(templates.PreviewStates(), ", "))
 	previous := fs.String("previous", "", "the event of the revision before a reask, so the card says what changed")
+	next := fs.String("next", "", "the event of the revision that replaced this one (a later revision of the same approval): the card is shown superseded by it, saying why")
 	comment := fs.String("comment", "", "the decision's comment or reason (approved, denied, deciding)")
 	cfgPath := fs.String("config", "", "a configuration whose tenant gives the card its ladder, deadline and zone, as the bot would (no secret is read)")
-	at := fs.String("at", "", "when the card is shown (RFC 3339), so a time on another day carries its date; default when the sample decision is made, three minutes after the request")
+	at := fs.String("at", "", "when the card is shown (RFC 3339), so a time on another day carries its date; default when the sample decision is made, three minutes after the request (for a step's mail, when the step fires)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(fs.Output(), "usage: bot preview [--as slack|discord|email|text] [--state STATE] [--comment TEXT] [--previous EVENT.json] [--config bot.yaml] [--at TIME] EVENT.json")
+		fmt.Fprintln(fs.Output(), "usage: bot preview [--as slack|discord|email|text] [--state STATE] [--comment TEXT] [--previous EVENT.json] [--next EVENT.json] [--config bot.yaml] [--at TIME] EVENT.json")
 		return errUsage
 	}
 	switch *as {
 	case "slack", "discord", "email", "text":
 	default:
 		return fmt.Errorf("--as %q: want slack, discord, email or text", *as)
+	}
+	if *next != "" {
+		// The card a newer revision replaced shows no state of its own
+		// (docs/cards.md): only "superseded" goes with --next.
+		if set(fs, "state") && *state != templates.PreviewSuperseded {
+			return usageError("--next shows the card superseded; it cannot be shown %s too", *state)
+		}
+		*state = templates.PreviewSuperseded
 	}
 	body, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
@@ -73,32 +83,39 @@ func cmdPreview(args []string, stdout io.Writer) error {
 			return fmt.Errorf("--at %q: want an RFC 3339 time like 2026-11-30T09:00:00Z", *at)
 		}
 	}
-	plan := templates.LadderPlan{Deadline: ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0)}
-	var zone *time.Location
+	fz := threads.Frozen{Plan: ladder.Plan{Requested: a.RequestedAt, Deadline: ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0)},
+		Restricted: a.Content.Restricted}
+	var tenant *config.Tenant
 	if *cfgPath != "" {
-		tenant, err := previewTenant(*cfgPath, a.Tenant)
-		if err != nil {
+		if tenant, err = previewTenant(*cfgPath, a.Tenant); err != nil {
 			return err
 		}
 		// Frozen as ingest freezes it: the request's ladder if the tenant
 		// has it, else the tool's, else default, and the deadline likewise.
 		l := tenant.LadderFor(a.Call.Function, a.Ladder)
 		dl := ladder.Deadline(a.Deadline, a.RequestedAt, tenant.DeadlineFor(a.Call.Function), 0)
-		plan = threads.CardPlan(l.Plan(a.RequestedAt, dl))
-		if a.Ladder != "" && a.Ladder != l.Name {
-			plan.Unknown = a.Ladder
+		fz.Plan = l.Plan(a.RequestedAt, dl)
+		if tenant.Zone != nil && tenant.Zone != time.UTC {
+			fz.Zone = tenant.Zone.String()
 		}
-		zone = tenant.Zone
 	}
-	in, err := templates.PreviewInput(a, *state, decided, plan)
+	in, err := templates.PreviewInput(a, *state, decided, threads.CardPlan(fz.Plan))
 	if err != nil {
 		return err
 	}
-	in.Now, in.Zone = shown, zone
 	if *previous != "" {
-		if in.Reask, err = previewReask(*previous, a); err != nil {
+		made, err := previewReask("--previous", *previous, a, false)
+		if err != nil {
 			return err
 		}
+		fz.Reasks = append(fz.Reasks, *made)
+	}
+	if *next != "" {
+		replaced, err := previewReask("--next", *next, a, true)
+		if err != nil {
+			return err
+		}
+		fz.Reasks = append(fz.Reasks, *replaced)
 	}
 	switch {
 	case *comment == "":
@@ -107,27 +124,87 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	case in.Decision != nil:
 		in.Decision.Comment = *comment
 	}
-	card := templates.Build(in)
+	card := threads.Card{Tenant: a.Tenant, Approval: a, State: in.State, Decision: in.Decision,
+		Superseded: in.Superseded, Deciding: in.Deciding, Frozen: fz, HeldRevision: a.Revision, Now: shown}
+	if *as == "email" {
+		return previewMail(stdout, r, card, tenant, ev.Time, *at != "")
+	}
+	c := templates.Build(card.Input())
 	switch *as {
 	case "slack":
-		return printJSON(stdout, r.Slack(card))
+		return printJSON(stdout, r.Slack(c))
 	case "discord":
-		return printJSON(stdout, r.Discord(card))
-	case "text":
-		_, err := io.WriteString(stdout, r.Text(card))
-		return err
+		return printJSON(stdout, r.Discord(c))
 	}
-	e := r.Email(card)
+	_, err = io.WriteString(stdout, r.Text(c))
+	return err
+}
+
+// previewMail writes, as a mail client opens it, the mail the bot would
+// send of card: for a pending call, the mail of the first ladder step
+// that mails someone, to its first address, with the step's "why you
+// get this" line (threads.MailRequest, the mail the bot renders); for a
+// closed one, the mail that tells everyone mailed how it ended. A
+// preview reads no link secret, so the mail carries no decision links.
+// The mail is dated when it would go out, and so is the card in it
+// unless --at (atSet) says otherwise.
+func previewMail(w io.Writer, r *templates.Renderer, card threads.Card, tenant *config.Tenant, sent time.Time, atSet bool) error {
+	a := card.Approval
+	req := threads.MailRequest{To: "you@bot.invalid", Kind: threads.MailEscalation, Card: card}
+	if card.State.Final() {
+		req.Kind = threads.MailOutcome
+	}
+	if st, to, ok := firstMailStep(card.Frozen.Plan); ok && card.State == approval.StatePending && !card.Superseded {
+		req.To, req.Step, req.Waited = to, st.Index+1, st.At.Sub(a.RequestedAt).Round(time.Second)
+		// Steps due at once go out merged, as one mail per address that
+		// names the last of them (threads' stepRows).
+		for _, o := range card.Frozen.Plan.Steps {
+			if !o.Skipped && o.At.Equal(st.At) {
+				req.Step = o.Index + 1
+			}
+		}
+		if tenant != nil {
+			if m, ok := tenant.MemberOn(ladder.SurfaceEmail, to); ok {
+				req.Member = m.User
+			}
+		}
+		sent = st.At
+		if !atSet {
+			req.Card.Now = st.At
+		}
+	}
+	e := r.Mail(req.Render())
 	raw, err := notify.Build(notify.Message{
-		From: "Approvals <approvals@bot.invalid>", To: []string{"you@bot.invalid"},
-		Subject: e.Subject, Text: e.Text, HTML: e.HTML, Date: ev.Time,
-		MessageID: fmt.Sprintf("%s.%d.preview@bot.invalid", a.ID, a.Revision),
+		From: "Approvals <approvals@bot.invalid>", To: []string{req.To},
+		Subject: e.Subject, Text: e.Text, HTML: e.HTML, Date: sent.UTC(),
+		MessageID: fmt.Sprintf("%s.%d.%d.preview@bot.invalid", a.ID, a.Revision, req.Step),
 	})
 	if err != nil {
 		return err
 	}
-	_, err = stdout.Write(raw)
+	_, err = w.Write(raw)
 	return err
+}
+
+// firstMailStep is the first firing of plan that mails someone, and the
+// first address it mails (a rotation's as on duty when it fires).
+func firstMailStep(plan ladder.Plan) (ladder.PlannedStep, string, bool) {
+	for _, st := range plan.Steps {
+		if st.Skipped || len(st.Step.Email) == 0 {
+			continue
+		}
+		if to := plan.Resolve(st.Step.Email, ladder.VerbEmail, nil, st.At); len(to) > 0 {
+			return st, to[0].String(), true
+		}
+	}
+	return ladder.PlannedStep{}, "", false
+}
+
+// set reports whether the command line gave flag name.
+func set(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }
 
 // previewTenant reads a configuration for its tenant id only: a preview
@@ -146,9 +223,11 @@ func previewTenant(path, id string) (*config.Tenant, error) {
 	return t, nil
 }
 
-// previewReask is what changed from the request in file to a, as the
-// bot works it out from the two revisions it keeps.
-func previewReask(file string, a *approval.Approval) (*approval.Reask, error) {
+// previewReask is what a reask changed, as the bot works it out from
+// the two revisions it keeps: from the request in file to a (flag
+// --previous, an earlier revision of a's approval), or, with later set,
+// from a to the request in file (--next, a later one).
+func previewReask(flagName, file string, a *approval.Approval, later bool) (*approval.Reask, error) {
 	body, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -157,18 +236,32 @@ func previewReask(file string, a *approval.Approval) (*approval.Reask, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	if ev.Approval == nil || ev.Approval.ID != a.ID || ev.Approval.Revision >= a.Revision {
-		return nil, fmt.Errorf("--previous %s: want an earlier revision of approval %s", file, a.ID)
+	o := ev.Approval
+	rel, fits := "before", o != nil && o.Revision < a.Revision
+	if later {
+		rel, fits = "after", o != nil && o.Revision > a.Revision
 	}
-	prev, err := approval.StoredForm(ev.Approval)
+	switch {
+	case o == nil:
+		return nil, usageError("%s %s: the event carries no request; want a revision of approval %s %s %d", flagName, file, a.ID, rel, a.Revision)
+	case o.ID != a.ID:
+		return nil, usageError("%s %s: that is approval %s; want a revision of approval %s %s %d", flagName, file, o.ID, a.ID, rel, a.Revision)
+	case !fits:
+		return nil, usageError("%s %s: that is revision %d; want a revision of approval %s %s %d", flagName, file, o.Revision, a.ID, rel, a.Revision)
+	}
+	prev, next := o, a
+	if later {
+		prev, next = a, o
+	}
+	p, err := approval.StoredForm(prev)
 	if err != nil {
 		return nil, err
 	}
-	next, err := approval.StoredForm(a)
+	n, err := approval.StoredForm(next)
 	if err != nil {
 		return nil, err
 	}
-	r := approval.CompareRevisions(&prev.Approval, &next.Approval)
+	r := approval.CompareRevisions(&p.Approval, &n.Approval)
 	return &r, nil
 }
 

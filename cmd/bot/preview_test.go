@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/notify/smtptest"
 )
 
 // TestPreviewShowsWhatAReaskChangedAndAComment: bot preview shows a
@@ -87,5 +88,115 @@ func TestPreviewWithATenant(t *testing.T) {
 	}
 	if out, code := preview("--at", "tomorrow", event); code == 0 {
 		t.Fatalf("--at tomorrow was taken:\n%s", out)
+	}
+}
+
+// TestPreviewSupersededByTheNextRevision: --next shows the card of the
+// event given as the bot edits it once the event in that file replaced
+// it, saying why it was replaced; a --next that is not a later revision
+// of the same approval, or a state other than superseded beside it, is a
+// usage error that says what is wrong.
+func TestPreviewSupersededByTheNextRevision(t *testing.T) {
+	ctx := context.Background()
+	path := func(name string) string {
+		p, err := fixtures.Path("events", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	preview := func(args ...string) (string, string, int) {
+		var out, errOut bytes.Buffer
+		code := run(ctx, append([]string{"preview"}, args...), &out, &errOut, lookup(nil))
+		return out.String(), errOut.String(), code
+	}
+	merge, reasked := path("merge.json"), path("merge-reasked.json")
+	for _, as := range []string{"text", "slack", "discord", "email"} {
+		out, errOut, code := preview("--as", as, "--next", reasked, merge)
+		if code != 0 || !strings.Contains(out, "Superseded: the arguments changed; see the new card") {
+			t.Errorf("preview --as %s --next: %d %s\n%s", as, code, errOut, out)
+		}
+		if as == "text" && !strings.Contains(out, "approval a-merge1 · revision 1 · tenant acme") {
+			t.Errorf("the superseded card is not revision 1's own:\n%s", out)
+		}
+	}
+	// Without --next the bot does not know why, and says so.
+	if out, _, code := preview("--as", "text", "--state", "superseded", merge); code != 0 || !strings.Contains(out, "Superseded: the call changed; see the new card") {
+		t.Errorf("preview --state superseded: %d\n%s", code, out)
+	}
+	if out, errOut, code := preview("--as", "text", "--state", "superseded", "--next", reasked, merge); code != 0 || !strings.Contains(out, "Superseded: the arguments changed") {
+		t.Errorf("preview --state superseded --next: %d %s\n%s", code, errOut, out)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"another approval", []string{"--next", path("search.json"), merge},
+			"that is approval a-search1; want a revision of approval a-merge1 after 1"},
+		{"an older revision", []string{"--next", merge, reasked},
+			"that is revision 1; want a revision of approval a-merge1 after 2"},
+		{"the same revision", []string{"--next", merge, merge},
+			"that is revision 1; want a revision of approval a-merge1 after 1"},
+		{"another state", []string{"--state", "approved", "--next", reasked, merge},
+			"--next shows the card superseded; it cannot be shown approved too"},
+		{"a later --previous", []string{"--previous", reasked, merge},
+			"that is revision 2; want a revision of approval a-merge1 before 1"},
+	} {
+		out, errOut, code := preview(append([]string{"--as", "text"}, tc.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "bot preview: ") || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q, want 2 and %q; stdout:\n%s", tc.name, code, errOut, tc.want, out)
+		}
+	}
+}
+
+// TestPreviewEmailIsAStepsMail: --as email with a tenant writes the mail
+// the first step that mails someone sends, as the bot sends it: to that
+// step's first address, its email recipients counted in the ladder line,
+// never named (no recipient reads the others' addresses), and the line
+// that says why this person gets it.
+func TestPreviewEmailIsAStepsMail(t *testing.T) {
+	ctx := context.Background()
+	root, err := fixtures.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(root, "examples", "bot.yaml")
+	event, err := fixtures.Path("events", "merge.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"preview", "--as", "email", "--config", cfg, event}, &out, &errOut, lookup(nil)); code != 0 {
+		t.Fatalf("preview --as email --config: %d %s", code, errOut.String())
+	}
+	m, err := smtptest.Parse(out.Bytes())
+	if err != nil {
+		t.Fatalf("the preview is no mail: %v\n%s", err, out.String())
+	}
+	to, err := m.Header.AddressList("To")
+	if err != nil || len(to) != 1 || to[0].Address != "leads@acme.example" {
+		t.Errorf("To %v (%v), want the step's first address, leads@acme.example", to, err)
+	}
+	text := strings.ReplaceAll(m.Parts["text/plain"], "\r\n", "\n")
+	// examples/bot.yaml's second step mails at 1h, held by its working
+	// hours (mon-fri 09:00-18:00 Berlin) from Sunday 19:00 CET to Monday
+	// 09:00 CET: 14 hours after the request.
+	const why = "Nobody has decided for 14 hours; you are on step 2 of the default ladder."
+	if !strings.HasPrefix(text, why+"\n") {
+		t.Errorf("the mail does not open with why its reader gets it (%q):\n%s", why, text)
+	}
+	if !strings.Contains(text, "2026-11-30 09:00 CET email 2 people") {
+		t.Errorf("the ladder line does not count the step's recipients:\n%s", text)
+	}
+	for part, body := range m.Parts {
+		for _, addr := range []string{"leads@acme.example", "kevin@acme.example"} {
+			if strings.Contains(body, addr) {
+				t.Errorf("the %s part names %s:\n%s", part, addr, body)
+			}
+		}
+	}
+	if html := m.Parts["text/html"]; !strings.Contains(html, "email 2 people") || !strings.Contains(html, "you are on step 2 of the default ladder") {
+		t.Errorf("the HTML part does not carry the same step line and why:\n%s", html)
 	}
 }
