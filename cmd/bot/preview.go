@@ -22,7 +22,7 @@ import (
 // (threads.Card), and a mail as the bot mails it (threads.MailRequest).
 func cmdPreview(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
-	as := fs.String("as", "text", "the surface: slack, discord, email or text; email writes the mail the first step that mails someone sends (with --config), as an .eml")
+	as := fs.String("as", "text", "the surface: slack, discord, email or text; email writes, as an .eml, the mail the bot sends: with --config the first ladder step's that mails someone (to its first address, saying why they get it), the outcome mail for a closed state; without decision links, as no secret is read")
 	state := fs.String("state", "pending", "the card's state: "+strings.Join(templates.PreviewStates(), ", "))
 	previous := fs.String("previous", "", "the event of the revision before a reask, so the card says what changed")
 	next := fs.String("next", "", "the event of the revision that replaced this one (a later revision of the same approval): the card is shown superseded by it, saying why")
