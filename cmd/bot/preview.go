@@ -141,20 +141,20 @@ func cmdPreview(args []string, stdout io.Writer) error {
 }
 
 // previewMail writes, as a mail client opens it, the mail the bot would
-// send of card: for a pending call, the mail of the first ladder step
-// that mails someone, to its first address, with the step's "why you
-// get this" line (threads.MailRequest, the mail the bot renders); for a
-// closed one, the mail that tells everyone mailed how it ended. A
-// preview reads no link secret, so the mail carries no decision links.
-// The mail is dated when it would go out, and so is the card in it
-// unless --at (atSet) says otherwise.
+// send of card: for a call waiting with no decision on its way, the
+// mail of the first ladder step that mails someone, to its first
+// address, with the step's "why you get this" line (threads.MailRequest,
+// the mail the bot renders); for a closed one, the mail that tells
+// everyone mailed how it ended. A preview reads no link secret, so the
+// mail carries no decision links. The mail is dated when it would go
+// out, and so is the card in it unless --at (atSet) says otherwise.
 func previewMail(w io.Writer, r *templates.Renderer, card threads.Card, tenant *config.Tenant, sent time.Time, atSet bool) error {
 	a := card.Approval
 	req := threads.MailRequest{To: "you@bot.invalid", Kind: threads.MailEscalation, Card: card}
 	if card.State.Final() {
 		req.Kind = threads.MailOutcome
 	}
-	if st, to, ok := firstMailStep(card.Frozen.Plan); ok && card.State == approval.StatePending && !card.Superseded {
+	if st, to, ok := firstMailStep(card.Frozen.Plan); ok && card.State == approval.StatePending && !card.Superseded && card.Deciding == nil {
 		req.To, req.Step, req.Waited = to, st.Index+1, st.At.Sub(a.RequestedAt).Round(time.Second)
 		// Steps due at once go out merged, as one mail per address that
 		// names the last of them (threads' stepRows).
