@@ -3,8 +3,11 @@ package discord_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -199,8 +202,15 @@ func TestApproveWithCommentOpensModalAndApprovesWithIt(t *testing.T) {
 	if len(got) != 1 || got[0].Request.Decision != "approve" || got[0].Request.Comment != "fine once CI is green" {
 		t.Fatalf("decisions %+v", got)
 	}
-	if text := plain(h.card(t, "a-merge1", approvalTarget, 1).Text()); !strings.Contains(text, "Approved by user:kevin at 18:00 UTC: fine once CI is green") {
+	// The time is a timestamp each reader sees in their own zone, of the
+	// moment the approval was recorded (on the harness's clock).
+	text := plain(h.card(t, "a-merge1", approvalTarget, 1).Text())
+	when := regexp.MustCompile(`Approved by user:kevin at <t:(\d+):t>: fine once CI is green`).FindStringSubmatch(text)
+	if when == nil {
 		t.Fatalf("card %q", text)
+	}
+	if at, _ := strconv.ParseInt(when[1], 10, 64); at < threadstest.FixtureNow.Unix() || at > h.clock.Now().Unix() {
+		t.Fatalf("approved at %s, not while the test ran (%s to %s)", time.Unix(at, 0).UTC(), threadstest.FixtureNow, h.clock.Now())
 	}
 
 	// A modal of an older release (the comment in an action row) is read
