@@ -28,6 +28,11 @@ const (
 	MailReask = "reask"
 	// MailOutcome is how the approval ended, to everyone who was mailed.
 	MailOutcome = "outcome"
+	// MailRecheck is the row of an outcome that came after the outcome:
+	// the platform's re-check refused a call after its approval, which
+	// everyone mailed may have been told of already. It is sent as an
+	// outcome mail (MailRequest.Kind is MailOutcome).
+	MailRecheck = "recheck"
 	// MailNote answers one member who decided on the decision page, when
 	// the decision did not land (the page shows the rest).
 	MailNote = "note"
@@ -101,14 +106,19 @@ func mailTarget(addr string) string { return mailTargetPrefix + strings.ToLower(
 // releases recorded (one per approval, no recipient).
 func isMailPost(p *store.Post) bool {
 	return p.Target == emailThread || strings.HasPrefix(p.Target, mailTargetPrefix) ||
-		strings.HasPrefix(p.Target, mailEndPrefix)
+		strings.HasPrefix(p.Target, mailEndPrefix) || strings.HasPrefix(p.Target, mailRefusedPrefix)
 }
 
 // mailThreadOf finds what addr received of the approval.
 func mailThreadOf(posts []*store.Post, addr string) MailThread {
-	target := mailTarget(addr)
+	target, end := mailTarget(addr), mailEndTarget(addr)
 	var t MailThread
 	for _, p := range posts {
+		if p.Target == end && t.Root != "" {
+			// The outcome mail, which only a re-check's refusal follows.
+			t.Last = p.Ref
+			continue
+		}
 		if p.Target != target {
 			continue
 		}
@@ -153,23 +163,37 @@ func (s *Service) mailRows(posts []*store.Post, row *store.Approval, kind string
 }
 
 // closingMail is the outcome mail to everyone mailed about an approval
-// that has just closed (was open before this transaction): one each.
+// that has just closed (was open before this transaction): one each. An
+// approval the platform's re-check refused after its approval closes a
+// second time: everyone mailed may have read "Approved" already, and is
+// told that the call never ran (MailRecheck).
 func (s *Service) closingMail(ctx context.Context, tx store.Tx, before approval.State, row *store.Approval, now time.Time) ([]store.OutboxInsertParams, error) {
-	if before.Final() || !approval.State(row.State).Final() {
+	kind := MailOutcome
+	switch {
+	case !before.Final() && approval.State(row.State).Final():
+	case before == approval.StateApproved && row.State == string(approval.StateRefused):
+		kind = MailRecheck
+	default:
 		return nil, nil
 	}
 	posts, err := tx.PostList(ctx, row.ID)
 	if err != nil {
 		return nil, fmt.Errorf("list posts of %s: %w", row.ID, err)
 	}
-	return s.mailRows(posts, row, MailOutcome, now), nil
+	return s.mailRows(posts, row, kind, now), nil
 }
 
 // mailEndPrefix marks the post that records a recipient's outcome mail,
-// so that they are told how it ended once, however many rows ask.
-const mailEndPrefix = "mail-end:"
+// so that they are told how it ended once, however many rows ask;
+// mailRefusedPrefix the one of an outcome mail that said the re-check
+// refused the call, which nothing follows.
+const (
+	mailEndPrefix     = "mail-end:"
+	mailRefusedPrefix = "mail-refused:"
+)
 
-func mailEndTarget(addr string) string { return mailEndPrefix + strings.ToLower(addr) }
+func mailEndTarget(addr string) string     { return mailEndPrefix + strings.ToLower(addr) }
+func mailRefusedTarget(addr string) string { return mailRefusedPrefix + strings.ToLower(addr) }
 
 // mailedAfterClose enqueues the outcome mail for the recipient of a
 // step's or reask's mail that was recorded when its approval had already
@@ -299,9 +323,15 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 		return nil, fmt.Errorf("list posts: %w", err)
 	}
 	revision := p.Revision
-	if p.Mail == MailOutcome {
-		if slices.ContainsFunc(posts, func(x *store.Post) bool { return x.Target == mailEndTarget(row.Target) }) {
-			return nil, nil // told already
+	outcome := p.Mail == MailOutcome || p.Mail == MailRecheck
+	if outcome {
+		told := func(target string) bool {
+			return slices.ContainsFunc(posts, func(x *store.Post) bool { return x.Target == target })
+		}
+		// Told already: how it ended (for an outcome), that the re-check
+		// refused it (for either: nothing comes after that).
+		if told(mailRefusedTarget(row.Target)) || p.Mail == MailOutcome && told(mailEndTarget(row.Target)) {
+			return nil, nil
 		}
 		// The outcome shows the approval as it ended, on its last card:
 		// a resolve may name a higher revision than any request the bot
@@ -320,15 +350,22 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 	}
 	card.ThreadURL = s.threadLink(ctx, posts)
 	tenant, _ := s.tenants.Tenant(row.Tenant)
-	req := MailRequest{To: row.Target, Kind: p.Mail, Card: card, Step: p.Step, Waited: p.Waited, Note: p.Text,
+	kind := p.Mail
+	if outcome {
+		kind = MailOutcome
+	}
+	req := MailRequest{To: row.Target, Kind: kind, Card: card, Step: p.Step, Waited: p.Waited, Note: p.Text,
 		Thread: mailThreadOf(posts, row.Target), Key: row.ID}
-	req.Member, req.Links = s.mailLinks(tenant, card, p.Mail, row.Target)
+	req.Member, req.Links = s.mailLinks(tenant, card, kind, row.Target)
 	id, err := mailer.Mail(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	target := mailTarget(row.Target)
-	if p.Mail == MailOutcome {
+	switch {
+	case outcome && card.State == approval.StateRefused:
+		target = mailRefusedTarget(row.Target)
+	case outcome:
 		target = mailEndTarget(row.Target)
 	}
 	post := &store.Post{ApprovalID: row.ApprovalID, Target: target, Revision: revision,

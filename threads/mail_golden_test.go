@@ -1,6 +1,7 @@
 package threads_test
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -276,6 +277,46 @@ var mailStories = []mailStory{
 			"Re-checked after a long wait: the job's starter user:ada no longer holds the operator role in tenant acme"},
 	},
 }
+
+// approvedThenRefused is the re-check's usual path: lee approves the
+// merge, everyone mailed reads "Approved", then the platform's re-check
+// refuses the call before it runs (refund-recheck.json's event, of this
+// approval), and everyone mailed is told so.
+var approvedThenRefused = mailStory{
+	name: "approved-then-refused", function: "acme_github.merge", id: "a-merge1",
+	run: func(t *testing.T, h *smtpHarness) {
+		mergeAtStep2(t, h)
+		h.at(t, 80*time.Minute)
+		if res := h.decide(t, "a-merge1", 1, true, "U0LEE"); !res.Sent {
+			t.Fatalf("approve: %+v", res)
+		}
+		h.drain(t)
+		if got := h.state(t, "a-merge1").State; got != string(approval.StateApproved) {
+			t.Fatalf("after lee's approval: %s", got)
+		}
+		h.at(t, 90*time.Minute)
+		body, _ := readEvent(t, "refund-recheck.json")
+		body = bytes.ReplaceAll(body, []byte("a-refund1"), []byte("a-merge1"))
+		body = bytes.ReplaceAll(body, []byte("payments.refund"), []byte("acme_github.merge"))
+		body = bytes.ReplaceAll(body, []byte(`"evt-0013"`), []byte(`"evt-0013-merge"`))
+		ev, err := approval.Parse(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.ingestBody(body, ev); err != nil {
+			t.Fatal(err)
+		}
+		h.drain(t)
+	},
+	mails: []storyMail{
+		{leadsAddr, "step2", false}, {leadsAddr, "approved", false}, {leadsAddr, "refused", false},
+		{kevinAddr, "step2", false}, {kevinAddr, "approved", false}, {kevinAddr, "refused", true},
+	},
+	state: approval.StateRefused, outcome: []string{"The platform refused the call after user:lee approved it", "at 19:30 UTC",
+		"Re-checked after a long wait: the job's starter user:ada no longer holds the operator role in tenant acme"},
+}
+
+func init() { mailStories = append(mailStories, approvedThenRefused) }
 
 // play runs the story on a new harness and returns every mail sent,
 // having checked that each recipient got the story's mails and nobody
