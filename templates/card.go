@@ -789,11 +789,17 @@ func reask(r approval.Reask, restricted bool) *Reask {
 		path := cutLine(oneLine(approval.RedactText(ch.Path)), lineMax/2)
 		old := cutLine(oneLine(approval.RedactText(ch.Old)), approval.ChangeValueMax)
 		now := cutLine(oneLine(approval.RedactText(ch.New)), approval.ChangeValueMax)
-		switch ch.Kind {
-		case approval.ChangeAdded:
+		switch {
+		case ch.Kind == approval.ChangeAdded:
 			out.Changes = append(out.Changes, path+" added: "+now)
-		case approval.ChangeRemoved:
+		case ch.Kind == approval.ChangeRemoved:
 			out.Changes = append(out.Changes, path+" removed (was "+old+")")
+		case ch.Hidden && old == now:
+			// A secret or a cut value changed where the card does not
+			// show it: said, never shown.
+			out.Changes = append(out.Changes, path+": "+now+", changed (not shown)")
+		case ch.Hidden:
+			out.Changes = append(out.Changes, path+": "+old+" → "+now+" (more changed than shown)")
 		default:
 			out.Changes = append(out.Changes, path+": "+old+" → "+now)
 		}

@@ -239,8 +239,11 @@ func TestGolden(t *testing.T) {
 		}
 		snapTo := "sha256:" + strings.Repeat("0a1b2c3d", 8)
 		for name, r := range map[string]approval.Reask{
-			"more-changes":     {Why: approval.WhyArgumentsChanged, Arguments: many, More: 3},
-			"unshown-change":   {Why: approval.WhyArgumentsChanged, Unshown: true},
+			"more-changes":   {Why: approval.WhyArgumentsChanged, Arguments: many, More: 3},
+			"unshown-change": {Why: approval.WhyArgumentsChanged, Unshown: true},
+			"hidden-change": {Why: approval.WhyArgumentsChanged, Arguments: []approval.ArgumentChange{
+				{Path: "token", Kind: approval.ChangeChanged, Old: `"[redacted]"`, New: `"[redacted]"`, Hidden: true},
+				{Path: "method", Kind: approval.ChangeChanged, Old: `"squash"`, New: `"rebase"`}}},
 			"snapshot-changed": {Why: approval.WhySnapshotChanged, SnapshotFrom: prev.Call.Snapshot, SnapshotTo: snapTo},
 			"policy-changed":   {Why: approval.WhyPolicyChanged},
 			"hook-changed": {Why: approval.WhyHookChanged,
@@ -264,7 +267,7 @@ func TestGolden(t *testing.T) {
 			in := goldenInput(t, &again, "pending")
 			in.Reask = &r
 			card(t, "merge-reasked", name, Build(in))
-			if name == "more-changes" || name == "unshown-change" {
+			if name == "more-changes" || name == "unshown-change" || name == "hidden-change" {
 				continue // superseded by the arguments changing: superseded-why
 			}
 			old := goldenInput(t, prev, PreviewSuperseded)

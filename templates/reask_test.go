@@ -37,6 +37,14 @@ func TestReaskLines(t *testing.T) {
 			Line: "Asked again: the arguments changed since revision 1",
 			Changes: []string{`method: "squash" → "rebase"`, `labels[2] added: "urgent"`, `draft removed (was true)`,
 				`api_key added: "[redacted]"`}}},
+		{"a hidden value that changed is said, not shown", approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged,
+			Arguments: []approval.ArgumentChange{
+				{Path: "headers.X-Api-Key", Kind: approval.ChangeChanged, Old: `"[redacted]"`, New: `"[redacted]"`, Hidden: true},
+				{Path: "memo", Kind: approval.ChangeChanged, Old: `"Refund for order 7781, …"`, New: `"Refund for order 7781 …"`, Hidden: true},
+			}}, false, Reask{
+			Line: "Asked again: the arguments changed since revision 1",
+			Changes: []string{`headers.X-Api-Key: "[redacted]", changed (not shown)`,
+				`memo: "Refund for order 7781, …" → "Refund for order 7781 …" (more changed than shown)`}}},
 		{"a hook's change reads the same way", approval.Reask{From: 1, Revision: 2, Why: approval.WhyHookChanged, Arguments: changes[:1]}, false, Reask{
 			Line:    "Asked again: a pre_tool_call hook changed the call since revision 1; the arguments changed too",
 			Changes: []string{`method: "squash" → "rebase"`}}},
