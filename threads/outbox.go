@@ -265,7 +265,7 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow, stop <-chan
 	if errors.Is(err, errSettled) {
 		// A decision row ended in the transaction that applied its
 		// answer: nothing is left to record.
-		s.metrics.Deliveries.WithLabelValues(surfaceName, row.Kind, "ok").Inc()
+		s.metrics.Deliveries.WithLabelValues(surfaceName, row.Kind, resultOK).Inc()
 		return
 	}
 	now := s.clock.Now()
@@ -274,16 +274,16 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow, stop <-chan
 	// the same, or the effect would be performed again after the lease.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	result := "ok"
+	result := resultOK
 	switch {
 	case wait:
 		err = s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
 			NextAttemptAt: now.Add(notYet), Error: "waiting for the card to be posted"})
-		result = "wait"
+		result = resultWait
 	case errors.Is(err, errDecisionOnItsWay):
 		err = s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
 			NextAttemptAt: now.Add(RecordBound), Error: err.Error()})
-		result = "wait"
+		result = resultWait
 	case err == nil:
 		record := post // only a new card (or a mail) is recorded
 		if row.Kind == KindEditCard {
@@ -311,16 +311,16 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow, stop <-chan
 		log.Info("outbox row stopped in flight; it stays in the outbox for the next start", "err", err.Error())
 		err = s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
 			NextAttemptAt: now, Error: "stopped in flight: " + err.Error()})
-		result = "stopped"
+		result = resultStopped
 	default:
 		result = s.fail(ctx, log, row, err, now)
 		err = nil
 	}
 	if errors.Is(err, store.ErrLeaseLost) {
-		result = "lease_lost"
+		result = resultLeaseLost
 		log.Warn("outbox lease lost: another worker holds the row now")
 	} else if err != nil {
-		result = "unrecorded"
+		result = resultUnrecorded
 		log.Error("record outbox result", "err", err)
 	}
 	s.metrics.Deliveries.WithLabelValues(surfaceName, row.Kind, result).Inc()
@@ -374,7 +374,7 @@ func (s *Service) fail(ctx context.Context, log *slog.Logger, row *store.OutboxR
 		if err := s.store.OutboxDead(ctx, store.OutboxDeadParams{ID: row.ID, Worker: s.worker, Now: now, Error: msg}); err != nil {
 			log.Error("record dead outbox row", "err", err)
 		}
-		return "dead"
+		return resultDead
 	}
 	// A surface's own wait (a 429's Retry-After) is the row's turn coming
 	// later, not a failure: it does not count towards maxAttempts, and it
@@ -392,7 +392,7 @@ func (s *Service) fail(ctx context.Context, log *slog.Logger, row *store.OutboxR
 		NextAttemptAt: now.Add(after), Error: msg, Attempt: counted, Hold: hold}); err != nil {
 		log.Error("record outbox retry", "err", err)
 	}
-	return "retry"
+	return resultRetry
 }
 
 // backoff grows from 2 s to 5 min with ±20% jitter, so rows failing

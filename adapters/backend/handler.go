@@ -52,6 +52,13 @@ func NewHandler(o HandlerOptions) *Handler {
 	if o.Registry != nil {
 		o.Registry.MustRegister(h.events)
 	}
+	// The answers an alert watches are counted from 0 at start, so that
+	// the first bad signature or store outage after a start is a rise
+	// (a series that first appears at 1 shows none).
+	h.events.WithLabelValues(typeUnparsed, codeBadSig)
+	for _, typ := range approval.EventTypes() {
+		h.events.WithLabelValues(string(typ), codeUnavailable)
+	}
 	return h
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/adapters/backend"
+	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/store/sqlite"
@@ -777,4 +778,39 @@ func TestEventsStaysUp(t *testing.T) {
 		accepted.check(t, b.post(t, readFixture(t, "merge.json"), nil))
 		duplicate.check(t, b.post(t, readFixture(t, "merge.json"), nil))
 	})
+}
+
+// TestAlertedAnswersAreCountedFromZero: the answers ApprovalsBotEventsRefused
+// watches exist at 0 before any event, so the first one after a start
+// is a rise the alert sees.
+func TestAlertedAnswersAreCountedFromZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	w := wire(t, slog.New(slog.DiscardHandler))
+	backend.NewHandler(backend.HandlerOptions{Verifier: w.verifier, Ingester: w.service, Logger: slog.New(slog.DiscardHandler), Registry: reg})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "bot_events_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			got[labels["type"]+" "+labels["answer"]] = m.GetCounter().GetValue()
+		}
+	}
+	want := []string{"unparsed bad_signature"}
+	for _, typ := range approval.EventTypes() {
+		want = append(want, string(typ)+" unavailable")
+	}
+	for _, k := range want {
+		if v, ok := got[k]; !ok || v != 0 {
+			t.Errorf("bot_events_total{%s} before any event: %v (present %v), want 0", k, v, ok)
+		}
+	}
 }
