@@ -25,7 +25,7 @@ import (
 )
 
 // DefaultDeadline applies when neither the request, nor a tool override, nor
-// the tenant sets a deadline (CONFIG.md).
+// the tenant sets a deadline (README, Configuration).
 const DefaultDeadline = 24 * time.Hour
 
 // DefaultAckPause is how long an acknowledgement ("I'm looking") holds a
@@ -91,7 +91,8 @@ const (
 )
 
 // Target is one place or person a card, mention, DM or email goes to. Its
-// text form (String, ParseTarget) is the one CONFIG.md documents, and it is
+// text form (String, ParseTarget) is the one the README's Configuration
+// section documents, and it is
 // also how a Target is written to JSON, so stored plans stay readable.
 type Target struct {
 	Kind TargetKind
@@ -106,7 +107,7 @@ const (
 	targetForms  = slackForms + "; " + discordForms + "; an email address; or rotation:NAME (whoever is on duty)"
 )
 
-// ParseTarget reads a target in the form CONFIG.md documents:
+// ParseTarget reads a target in the form the README documents:
 // slack:C…/slack:G… (channel), slack:U…/slack:W… (user), slack:S… (user
 // group), discord:channel:ID, discord:user:ID, discord:role:ID, a bare
 // email address, or rotation:NAME. Its errors say which form was wanted.
@@ -456,7 +457,8 @@ type Ladder struct {
 	Rotations map[string]Rotation `json:"rotations,omitempty"`
 }
 
-// Deadline resolves an approval's deadline with CONFIG.md's precedence: the
+// Deadline resolves an approval's deadline with the documented precedence
+// (README, Configuration; docs/ladders.md): the
 // request's own (set by the tool or the agent), else the tool override's,
 // else the tenant's, else DefaultDeadline. A zero or negative duration and a
 // nil or zero time count as unset.

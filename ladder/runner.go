@@ -30,8 +30,9 @@ type RunnerOptions struct {
 
 // Runner runs jobs on cron schedules: each job is skipped while its last
 // run is still going (SkipIfStillRunning outermost) and a panic in a job is
-// logged, not fatal (Recover inside it), per LIBRARIES.md: with Recover
-// outermost one panic would make every later run skip.
+// logged, not fatal (Recover inside it): robfig/cron applies wrappers
+// outermost first, so with Recover outermost one panic would leave
+// SkipIfStillRunning's lock held and make every later run skip.
 type Runner struct {
 	cron *cron.Cron
 	jobs []Job

@@ -11,7 +11,7 @@ import (
 	"approvalsbot/ladder"
 )
 
-// acmeDefault is CONFIG.md's example default ladder.
+// acmeDefault is the documented example default ladder (docs/ladders.md).
 func acmeDefault(t *testing.T) ladder.Ladder {
 	t.Helper()
 	s0 := ladder.AfterStep(15 * time.Minute)
@@ -229,7 +229,7 @@ func TestTimeline(t *testing.T) {
 		deadline time.Duration
 		want     []string
 	}{
-		{"CONFIG.md default under 24h", acmeDefault(t), post, 24 * time.Hour, []string{
+		{"the documented default under 24h", acmeDefault(t), post, 24 * time.Hour, []string{
 			"0s post slack:C0APPROVALS discord:channel:112233445566778899",
 			"15m mention slack:U0KEVIN slack:S0ONCALL discord:role:998877665544332211",
 			"1h dm slack:U0LEAD · email leads@acme.example",

@@ -16,7 +16,7 @@ import (
 	"approvalsbot/approval"
 )
 
-// Card is everything any surface shows of one approval, in CARD.md's
+// Card is everything any surface shows of one approval, in docs/cards.md's
 // order, already decided: every string is cleaned (see cleanText),
 // redacted again (approval.Project for arguments, approval.RedactText for
 // free text) and within the card's own bounds, and every rule (which
@@ -512,7 +512,7 @@ func Build(in Input) Card {
 		c.Roles = roles(a)
 		c.AgentSays = agentSays(a.AgentSays)
 		// The turn's other calls name what the private turn did: not in
-		// a shared place (CARD.md lists what a restricted card shows).
+		// a shared place (docs/cards.md lists what a restricted card shows).
 		c.Turn = turn(a.Turn.Waiting)
 	}
 	c.Changes = changes(a, c.Restricted)

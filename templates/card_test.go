@@ -553,7 +553,7 @@ func TestArguments(t *testing.T) {
 			tt.mod(a)
 			c := Build(Input{Approval: a})
 			args := c.Arguments
-			if len(args.JSON) > 2048 { // CARD.md: cut at 2 KB
+			if len(args.JSON) > 2048 { // a card cuts its arguments at 2 KB
 				t.Errorf("shown arguments are %d bytes, over 2 KB", len(args.JSON))
 			}
 			if got := args.CutNote == "[cut; Show all arguments shows all]"; got != tt.wantCut {

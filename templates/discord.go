@@ -20,7 +20,7 @@ const (
 
 // Discord renders c as a message: the status line as the content (on top,
 // pinging nobody), one embed whose title is the function and whose
-// description holds the card's parts in CARD.md's order, and the buttons
+// description holds the card's parts in docs/cards.md's order, and the buttons
 // in action rows. The description is fitted to Discord's limits by
 // cutting the bulkiest parts first; the status, the effect line, the flags
 // and the buttons always survive. Post it as it is; edit a posted card

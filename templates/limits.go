@@ -67,16 +67,18 @@ const (
 )
 
 // The card's own bounds, the same on every surface so that every surface
-// shows the same facts. CARD.md sets the first three; the rest keep one
-// hostile field (a 64 KiB argument name, a thousand taint reasons) from
-// crowding out the status, the effect line, the flags and the buttons.
+// shows the same facts. The first three are the product's card rules
+// (arguments cut at 2 KB, a patch likewise, at most 20 role rows); the
+// rest keep one hostile field (a 64 KiB argument name, a thousand taint
+// reasons) from crowding out the status, the effect line, the flags and
+// the buttons.
 const (
-	// argumentsPreviewMax is CARD.md's "cut at 2 KB", in bytes of the
+	// argumentsPreviewMax is the arguments' "cut at 2 KB", in bytes of the
 	// pretty-printed projection.
 	argumentsPreviewMax = 2048
 	// patchPreviewMax cuts a changeset's patch the same way.
 	patchPreviewMax = 2048
-	// roleRowsMax is CARD.md's "at most 20 rows".
+	// roleRowsMax is the roles' "at most 20 rows".
 	roleRowsMax = 20
 	// agentSaysMax bounds the agent's text, in characters.
 	agentSaysMax = 1500

@@ -46,7 +46,7 @@ type slackBlock struct {
 }
 
 // Slack renders c as Block Kit: the status line on top, the title as a
-// header, one block per part of the card in CARD.md's order, and the
+// header, one block per part of the card in docs/cards.md's order, and the
 // buttons last. Text from the backend, the agent or a person is only ever
 // literal text (rich_text text elements, plain_text), never mrkdwn, which
 // has no escape for * _ ~ and backticks; the only mrkdwn is a link of the

@@ -3,7 +3,7 @@
 // request and its decision (Build), and its renderings for each surface:
 // Slack Block Kit, a Discord embed with buttons, an email (subject, text
 // and HTML) and plain text (logs, bot preview), plus the replies the bot
-// posts in a card's threads. CARD.md is the specification; docs/cards.md
+// posts in a card's threads. docs/cards.md is what a card shows, and
 // says which lines are state (edited at once) and which are plan (shown
 // once).
 //
@@ -60,7 +60,7 @@ var (
 )
 
 // cardParts are the parts of a Slack or Discord card below its title, in
-// CARD.md's order; each is a template of that name.
+// docs/cards.md's order; each is a template of that name.
 var cardParts = []string{
 	"card.meta", "card.effect", "card.flags", "card.asked", "card.warning",
 	"card.reask", "card.args", "card.digest", "card.roles", "card.changes", "card.patch",
