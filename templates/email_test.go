@@ -125,7 +125,11 @@ func TestEmailSubject(t *testing.T) {
 // TestMailGolden compares each kind of mail of a recipient's
 // conversation with the files under testdata/mail (go test ./templates
 // -update rewrites them): a step's mail to a member with links, the
-// same to a list address, a reask, the outcomes, and a note.
+// same to a list address, a reask, the outcomes, and a note. The cards
+// here are built from the fixtures alone, so their ladder lines name
+// every target and they carry no reask list; the mail the bot sends
+// (its plan counting recipients, the reask's changes) is pinned over
+// SMTP by threads' golden files (threads/testdata/mail).
 func TestMailGolden(t *testing.T) {
 	r := newRenderer(t)
 	merge := loadApproval(t, "merge.json")
