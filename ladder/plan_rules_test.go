@@ -91,6 +91,47 @@ func TestMissedRepetitionsComeDueTogether(t *testing.T) {
 // repetition, counted from when the one before it fired. When the next
 // opening comes at or after the deadline the step is skipped, and the
 // plan says why.
+// TestDueOpen: steps that come due late (a pause, the bot down) fire up
+// to the first one whose window is shut now, which waits for the window's
+// next opening with the steps after it; in its window, everything due
+// fires.
+func TestDueOpen(t *testing.T) {
+	t.Parallel()
+	berlin := zone(t, "Europe/Berlin")
+	office := &ladder.Window{Days: mustDays(t, "mon-fri"), Hours: mustHours(t, "09:00-18:00"), Zone: berlin}
+	s0 := ladder.AfterStep(15 * time.Minute)
+	s0.Mention = mustTargets(t, "slack:S0ONCALL")
+	s1 := ladder.AfterStep(30 * time.Minute)
+	s1.DM = mustTargets(t, "slack:U0LEAD")
+	s1.During = office
+	s2 := ladder.AfterStep(time.Hour)
+	s2.Mention = mustTargets(t, "slack:S0LEADS")
+	l := ladder.Ladder{Name: "office", Steps: []ladder.Step{s0, s1, s2}}
+	b := func(m time.Month, d, hh, mm int) time.Time { return local(t, berlin, 2026, m, d, hh, mm) }
+	req := b(10, 23, 16, 45) // a Friday afternoon, two days before the clocks go back
+	p := l.Plan(req, req.Add(7*24*time.Hour))
+	for _, c := range []struct {
+		name  string
+		now   time.Time
+		fires int
+		opens time.Time
+	}{
+		{"in the window, everything due fires", b(10, 23, 17, 50), 3, time.Time{}},
+		{"friday night: the step before fires, the shut one waits for monday", b(10, 23, 23, 0), 1, b(10, 26, 9, 0)},
+		{"sunday past the change to winter time", b(10, 25, 12, 0), 1, b(10, 26, 9, 0)},
+		{"monday at the opening", b(10, 26, 9, 0), 3, time.Time{}},
+	} {
+		due, opens := p.DueOpen(c.now, 0)
+		if len(due) != c.fires || !opens.Equal(c.opens) {
+			t.Errorf("%s: %d due, opens %v; want %d, %v", c.name, len(due), opens, c.fires, c.opens)
+		}
+	}
+	// What has fired is not held again.
+	if due, opens := p.DueOpen(b(10, 23, 23, 0), 2); len(due) != 1 || !opens.IsZero() {
+		t.Errorf("after the shut step: %d due, opens %v", len(due), opens)
+	}
+}
+
 func TestPlanWindows(t *testing.T) {
 	t.Parallel()
 	berlin := zone(t, "Europe/Berlin")

@@ -246,6 +246,28 @@ func (p Plan) Due(now time.Time, done int) []PlannedStep {
 	return slices.Clone(rest[:n])
 }
 
+// DueOpen is Due for steps that may fire at now: it stops before the
+// first due step held to a window (Step.During) that is shut at now, and
+// returns with the steps before it when that window next opens. Such a
+// step came due late, after a pause or while the bot was down, and its
+// window has closed since: it waits for the opening like any step due
+// outside its window, and the steps after it wait with it, so the ladder
+// keeps its order. (When the opening comes at or after the deadline, the
+// deadline denies first and the step never fires.) opens is zero when
+// nothing waits for a window.
+func (p Plan) DueOpen(now time.Time, done int) (due []PlannedStep, opens time.Time) {
+	due = p.Due(now, done)
+	for i, st := range due {
+		if st.Skipped || st.Step.During == nil {
+			continue
+		}
+		if next := st.Step.During.Next(now); next.After(now) {
+			return due[:i], next
+		}
+	}
+	return due, time.Time{}
+}
+
 func clamp(i, n int) int { return min(max(i, 0), n) }
 
 // NextAt is when the runner next has a step to fire once done steps are

@@ -224,10 +224,15 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 				return tx.ApprovalUpsert(ctx, row)
 			}
 			// A hold that ran out lets what it kept waiting go now, merged
-			// as steps missed while the bot was down are.
-			due := fz.Plan.Due(now, row.StepsDone)
+			// as steps missed while the bot was down are; up to a step
+			// whose window has closed since it came due, which waits for
+			// the window's opening (DueOpen).
+			due, opens := fz.Plan.DueOpen(now, row.StepsDone)
 			row.StepsDone += len(due)
 			row.NextStepAt = nextStepAt(fz.Plan, row.StepsDone, st)
+			if !opens.IsZero() {
+				row.NextStepAt = opens
+			}
 			fired, err := s.stepRows(ctx, tx, row, fz, due, now, "")
 			if err != nil {
 				return err

@@ -336,6 +336,95 @@ func TestRepliesHeldForADecisionAreDroppedWhenItLands(t *testing.T) {
 	}
 }
 
+// dmsTo counts the cards posted to target (a DM) so far.
+func dmsTo(h *decideHarness, target string) int {
+	n := 0
+	for _, p := range h.surf.posts {
+		if p.Target == target {
+			n++
+		}
+	}
+	return n
+}
+
+// A step held to office hours that comes due late, when the bot was down
+// through its time and its window has closed since, waits for the next
+// opening rather than paging anyone at night; the steps before it go at
+// once, merged, as missed steps do.
+func TestAStepMissedPastItsWindowWaitsForTheOpening(t *testing.T) {
+	h, _ := newOncallHarness(t)
+	h.ingest(t, "merge.json") // Sunday 19:00 in Berlin: step 2 is held to Monday 09:00, ada's week
+	h.drain(t)
+	// The bot is down from the request to Monday 19:00 in Berlin, past
+	// the window's closing at 18:00.
+	h.at(t, 24*time.Hour)
+	if r := h.tick(t); r.Steps != 3 {
+		t.Fatalf("after the downtime: %+v; want step 1 and its two repetitions", r)
+	}
+	h.drain(t)
+	if n := dmsTo(h, "slack:U0ADA"); n != 0 {
+		t.Fatalf("ada was sent %d DMs at 19:00, outside step 2's window", n)
+	}
+	if n := len(h.mailsTo("ada@acme.example")); n != 0 {
+		t.Fatalf("ada was mailed %d times at 19:00, outside step 2's window", n)
+	}
+	// Tuesday 09:00 in Berlin is 08:00 UTC, 38h after the request.
+	if got, want := h.state(t, "a-merge1").NextStepAt, requested.Add(38*time.Hour); !got.Equal(want) {
+		t.Fatalf("next step at %v, want the window's opening %v", got, want)
+	}
+	h.restart(t)
+	h.at(t, 38*time.Hour-time.Second)
+	if r := h.tick(t); r.Approvals != 0 || r.Steps != 0 {
+		t.Fatalf("before the opening: %+v", r)
+	}
+	h.at(t, 38*time.Hour)
+	if r := h.tick(t); r.Steps != 1 {
+		t.Fatalf("at the opening: %+v", r)
+	}
+	h.drain(t)
+	if n := dmsTo(h, "slack:U0ADA"); n != 1 {
+		t.Fatalf("ada was sent %d DMs at the opening, want 1", n)
+	}
+	if n := len(h.mailsTo("ada@acme.example")); n != 1 {
+		t.Fatalf("ada was mailed %d times at the opening, want 1", n)
+	}
+}
+
+// A pause that runs out after the window closed holds the step it kept
+// waiting to the window's next opening.
+func TestAPauseThatRunsOutAfterTheWindowHoldsTheStepToItsOpening(t *testing.T) {
+	h, src := newOncallHarness(t)
+	// The ladder as a mapping, its steps (at the same indentation) kept.
+	src.reload(t, strings.Replace(oncallConfig, "      default:\n", "      default:\n        ack_pause: 10h\n        steps:\n", 1))
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	// Monday 08:50 in Berlin: ada looks for ten hours, to 18:50, past
+	// step 2's window (it was due at 09:00).
+	h.at(t, 13*time.Hour+50*time.Minute)
+	h.tick(t) // step 1's firings, missed, merged
+	h.drain(t)
+	if res := h.look(t, "a-merge1", 1, "U0ADA"); !res.Done {
+		t.Fatalf("acknowledge: %+v", res)
+	}
+	h.at(t, 23*time.Hour+50*time.Minute)
+	if r := h.tick(t); r.Steps != 0 {
+		t.Fatalf("when the pause ran out at 18:50: %+v", r)
+	}
+	h.drain(t)
+	if n := dmsTo(h, "slack:U0ADA"); n != 0 {
+		t.Fatalf("ada was sent %d DMs at 18:50, outside step 2's window", n)
+	}
+	h.at(t, 38*time.Hour)
+	if r := h.tick(t); r.Steps != 1 {
+		t.Fatalf("at Tuesday's opening: %+v", r)
+	}
+	h.drain(t)
+	if n := dmsTo(h, "slack:U0ADA"); n != 1 {
+		t.Fatalf("ada was sent %d DMs at the opening, want 1", n)
+	}
+}
+
 // Under a deadline the window does not open before, the held step is
 // skipped, and the deadline denies as always.
 func TestWindowShutUntilTheDeadlineSkipsTheStep(t *testing.T) {
