@@ -30,8 +30,9 @@ type Reask struct {
 	// Unshown: the digest of the full arguments changed, but no value a
 	// card shows did, nor (where the revisions have fingerprints) a value
 	// it hides: the change is in what the bot cannot compare (a value the
-	// backend redacted or cut, a revision stored without fingerprints, or
-	// a content-restricted call's arguments).
+	// backend redacted or cut, a revision stored without fingerprints or
+	// keyed with a secret the bot no longer lists, or a content-restricted
+	// call's arguments).
 	Unshown bool `json:"unshown,omitempty"`
 	// Withheld: the call's content is restricted, so its arguments were
 	// not kept and nothing of them but the digest is compared, nothing
@@ -88,15 +89,17 @@ const (
 // never holds a value a card would not show.
 //
 // A value the projection hides is compared when prev has its
-// fingerprints (a revision stored with them) and next its arguments as
-// received (next as StoredForm made it, in memory: the reask as it
-// arrives); a changed one is reported at its path, Hidden, shown as the
-// card shows it. Otherwise a change only there leaves Unshown.
+// fingerprints (a revision stored with them), secrets (the list
+// StoredForm is given) holds the secret they were keyed with, and next
+// has its arguments as received (next as StoredForm made it, in memory:
+// the reask as it arrives); a changed one is reported at its path,
+// Hidden, shown as the card shows it. Otherwise a change only there
+// leaves Unshown.
 //
 // It never fails: arguments that cannot be read count as withheld. Of
 // withheld arguments (restricted content, or unreadable) only the digest
 // is compared: Unshown when it changed.
-func CompareRevisions(prev, next *Approval) Reask {
+func CompareRevisions(prev, next *Approval, secrets ...[]byte) Reask {
 	r := Reask{From: prev.Revision, Revision: next.Revision, Why: next.Why}
 	if prev.Call.Snapshot != next.Call.Snapshot && ValidDigest(prev.Call.Snapshot) && ValidDigest(next.Call.Snapshot) {
 		r.SnapshotFrom, r.SnapshotTo = prev.Call.Snapshot, next.Call.Snapshot
@@ -118,7 +121,7 @@ func CompareRevisions(prev, next *Approval) Reask {
 		r.Unshown = digestChanged && ValidDigest(prev.Call.ArgsSHA256) && ValidDigest(next.Call.ArgsSHA256)
 		return r
 	}
-	d := differ{hidden: hiddenChanges(prev, next)}
+	d := differ{hidden: hiddenChanges(prev, next, secrets)}
 	d.diff("", before, after)
 	r.Arguments, r.More = d.kept, d.more
 	r.Unshown = len(r.Arguments) == 0 && r.More == 0 && digestChanged

@@ -1,6 +1,10 @@
 package approval_test
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -13,13 +17,23 @@ import (
 	"approvalsbot/templates"
 )
 
+// callsSecrets stand for the bot's backend.calls_secrets, which key the
+// fingerprints of what a projection hides; the first keys new revisions.
+var callsSecrets = [][]byte{[]byte("calls-secret-of-the-tests-0123456789")}
+
 // revision is an approval of one revision with these arguments, stored as
 // ingest stores it and read back from the store: the revision a reask
 // compares with.
 func revision(t testing.TB, rev int, args string, restricted bool) *approval.Approval {
 	t.Helper()
-	s := arriving(t, rev, args, restricted)
-	body, err := json.Marshal(s)
+	return readBack(t, arriving(t, rev, args, restricted))
+}
+
+// readBack is a as the store gives it back: encoded and decoded, without
+// its arguments as received.
+func readBack(t testing.TB, a *approval.Approval) *approval.Approval {
+	t.Helper()
+	body, err := json.Marshal(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,15 +45,21 @@ func revision(t testing.TB, rev int, args string, restricted bool) *approval.App
 }
 
 // arriving is an approval of one revision with these arguments as ingest
-// holds it when it arrives: its stored form just made, the arguments as
-// received beside it.
+// holds it when it arrives: its stored form just made under callsSecrets,
+// the arguments as received beside it.
 func arriving(t testing.TB, rev int, args string, restricted bool) *approval.Approval {
+	t.Helper()
+	return arrivingUnder(t, rev, args, restricted, callsSecrets...)
+}
+
+// arrivingUnder is arriving with its fingerprints keyed from secrets.
+func arrivingUnder(t testing.TB, rev int, args string, restricted bool, secrets ...[]byte) *approval.Approval {
 	t.Helper()
 	a := &approval.Approval{ID: "a-1", Revision: rev, Tenant: "acme", Kind: approval.KindCall,
 		Call: approval.Call{Function: "f.x", Arguments: json.RawMessage(args),
 			ArgsSHA256: fmt.Sprintf("sha256:%064x", len(args)*7+rev)},
 		Content: approval.Content{Restricted: restricted}}
-	s, err := approval.StoredForm(a)
+	s, err := approval.StoredForm(a, secrets...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +152,7 @@ func TestCompareRevisions(t *testing.T) {
 				next.Call.ArgsSHA256 = prev.Call.ArgsSHA256
 			}
 			next.Why = approval.WhyArgumentsChanged
-			r := approval.CompareRevisions(prev, next)
+			r := approval.CompareRevisions(prev, next, callsSecrets...)
 			if diff := cmp.Diff(tt.want, r.Arguments); diff != "" {
 				t.Errorf("changes (-want +got):\n%s", diff)
 			}
@@ -165,15 +185,19 @@ func members(n, at int, v string) string {
 }
 
 // TestCompareRevisionsWithoutFingerprints: where a hidden value cannot be
-// compared (the earlier revision was stored before fingerprints, or the
-// new one is read back from the store, without the arguments received),
-// a change only there is said to be in values the card does not show.
+// compared (the earlier revision was stored before fingerprints, or by a
+// build that kept their key in the row, or without a secret; the bot has
+// no secret; or the new revision is read back from the store, without the
+// arguments received), a change only there is said to be in values the
+// card does not show, and no path is said to have changed.
 func TestCompareRevisionsWithoutFingerprints(t *testing.T) {
 	t.Parallel()
 	old, new := `{"password":"hunter2-old","n":1}`, `{"password":"hunter2-new","n":1}`
+	arrivingNew := func(t *testing.T) *approval.Approval { return arriving(t, 2, new, false) }
 	tests := []struct {
 		name       string
 		prev, next func(t *testing.T) *approval.Approval
+		secrets    [][]byte // the bot's at the reask
 	}{
 		{"a revision stored without fingerprints", func(t *testing.T) *approval.Approval {
 			prev := revision(t, 1, old, false)
@@ -181,31 +205,119 @@ func TestCompareRevisionsWithoutFingerprints(t *testing.T) {
 				t.Fatal("no fingerprints stored of a redacted value")
 			}
 			// As a release before fingerprints stored it.
-			body, err := json.Marshal(prev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m map[string]any
-			if err := json.Unmarshal(body, &m); err != nil {
-				t.Fatal(err)
-			}
-			delete(m["call"].(map[string]any), "fingerprints")
-			body, _ = json.Marshal(m)
-			var back approval.Approval
-			if err := json.Unmarshal(body, &back); err != nil {
-				t.Fatal(err)
-			}
-			return &back
-		}, func(t *testing.T) *approval.Approval { return arriving(t, 2, new, false) }},
+			return withFingerprints(t, prev, nil)
+		}, arrivingNew, callsSecrets},
+		{"a revision that kept its fingerprints' key", func(t *testing.T) *approval.Approval {
+			// As the build before the keys were derived stored it: a
+			// random key in the row, the fingerprints made under it. A
+			// reader that used it would see the password change.
+			key := []byte(strings.Repeat("k", 32))
+			return withFingerprints(t, revision(t, 1, old, false), map[string]any{"key": key,
+				"values": []map[string]any{{"path": "password", "mac": testFingerprint(key, "password", `"hunter2-old"`)}}})
+		}, arrivingNew, callsSecrets},
+		{"a revision stored without a secret", func(t *testing.T) *approval.Approval {
+			return readBack(t, arrivingUnder(t, 1, old, false))
+		}, arrivingNew, callsSecrets},
+		{"a bot without a secret", func(t *testing.T) *approval.Approval { return revision(t, 1, old, false) },
+			arrivingNew, nil},
+		{"a bot whose secrets are empty", func(t *testing.T) *approval.Approval {
+			return readBack(t, arrivingUnder(t, 1, old, false, []byte{}))
+		}, func(t *testing.T) *approval.Approval { return arrivingUnder(t, 2, new, false, []byte{}) }, [][]byte{{}}},
 		{"the new revision read back from the store", func(t *testing.T) *approval.Approval { return revision(t, 1, old, false) },
-			func(t *testing.T) *approval.Approval { return revision(t, 2, new, false) }},
+			func(t *testing.T) *approval.Approval { return revision(t, 2, new, false) }, callsSecrets},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := approval.CompareRevisions(tt.prev(t), tt.next(t))
+			r := approval.CompareRevisions(tt.prev(t), tt.next(t), tt.secrets...)
 			if len(r.Arguments) != 0 || r.More != 0 || !r.Unshown || !r.ArgumentsChanged() {
 				t.Errorf("reask %+v: want no path and the change unshown", r)
+			}
+		})
+	}
+}
+
+// withFingerprints is a with its stored call's fingerprints replaced by fp
+// (none for nil), as the store would give them back.
+func withFingerprints(t *testing.T, a *approval.Approval, fp map[string]any) *approval.Approval {
+	t.Helper()
+	body, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	call := m["call"].(map[string]any)
+	delete(call, "fingerprints")
+	if fp != nil {
+		call["fingerprints"] = fp
+	}
+	body, err = json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back approval.Approval
+	if err := json.Unmarshal(body, &back); err != nil {
+		t.Fatal(err)
+	}
+	return &back
+}
+
+// testFingerprint is a fingerprint as fingerprint.go makes one, of the
+// canonical text value at path under key: the HMAC-SHA256 of each part
+// prefixed by its length, cut to 16 bytes.
+func testFingerprint(key []byte, path, value string) []byte {
+	m := hmac.New(sha256.New, key)
+	for _, part := range []string{path, value} {
+		m.Write(binary.AppendUvarint(nil, uint64(len(part))))
+		m.Write([]byte(part))
+	}
+	return m.Sum(nil)[:16]
+}
+
+// TestCompareRevisionsAcrossARotation: a revision's fingerprints are keyed
+// from the calls secret that signed when it was stored. After a rotation
+// that keeps that secret listed, a reask still compares what the card
+// hides; once it is rotated out, a reask says only that the change is in
+// values the card does not show, and reports no hidden value changed.
+func TestCompareRevisionsAcrossARotation(t *testing.T) {
+	t.Parallel()
+	before, after := []byte("calls-secret-before-the-rotation"), []byte("calls-secret-after-the-rotation")
+	rotating, rotated := [][]byte{after, before}, [][]byte{after}
+	pw := func(password, note string) string { return `{"password":"` + password + `","note":"` + note + `"}` }
+	note := approval.ArgumentChange{Path: "note", Kind: approval.ChangeChanged, Old: `"first"`, New: `"second"`}
+	tests := []struct {
+		name     string
+		old, new string
+		secrets  [][]byte // the bot's at the reask
+		want     []approval.ArgumentChange
+		unshown  bool
+	}{
+		{name: "still listed: a changed secret shows", old: pw("hunter2-old", "first"), new: pw("hunter2-new", "first"), secrets: rotating,
+			want: []approval.ArgumentChange{{Path: "password", Kind: approval.ChangeChanged, Old: `"[redacted]"`, New: `"[redacted]"`, Hidden: true}}},
+		{name: "still listed: a secret that stays is not a change", old: pw("hunter2-same", "first"), new: pw("hunter2-same", "second"), secrets: rotating,
+			want: []approval.ArgumentChange{note}},
+		{name: "rotated out: a changed secret leaves the note", old: pw("hunter2-old", "first"), new: pw("hunter2-new", "first"), secrets: rotated,
+			unshown: true},
+		{name: "rotated out: a secret that stays is not a change", old: pw("hunter2-same", "first"), new: pw("hunter2-same", "second"), secrets: rotated,
+			want: []approval.ArgumentChange{note}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			prev := readBack(t, arrivingUnder(t, 1, tt.old, false, before))
+			next := arrivingUnder(t, 2, tt.new, false, tt.secrets...)
+			if p, n := prev.Call.Fingerprints, next.Call.Fingerprints; p == nil || n == nil || bytes.Equal(p.KeyID, n.KeyID) {
+				t.Fatalf("fingerprints %+v and %+v: want both, under the secrets that signed", p, n)
+			}
+			r := approval.CompareRevisions(prev, next, tt.secrets...)
+			if diff := cmp.Diff(tt.want, r.Arguments); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if r.Unshown != tt.unshown || r.More != 0 {
+				t.Errorf("reask %+v: want unshown %v", r, tt.unshown)
 			}
 		})
 	}
@@ -229,7 +341,7 @@ func TestCompareRevisionsRestrictedDigest(t *testing.T) {
 					next.Call.ArgsSHA256 = prev.Call.ArgsSHA256
 				}
 				next.Why = why
-				change := approval.CompareRevisions(prev, next)
+				change := approval.CompareRevisions(prev, next, callsSecrets...)
 				if !change.Withheld || len(change.Arguments) != 0 || change.ArgumentsChanged() != changed {
 					t.Fatalf("reask %+v: want withheld, no path, arguments changed %v", change, changed)
 				}
@@ -256,7 +368,7 @@ func TestCompareRevisionsSnapshotAndBounds(t *testing.T) {
 	next.Call.Snapshot = "sha256:" + strings.Repeat("2", 64)
 	next.Call.ArgsSHA256 = prev.Call.ArgsSHA256
 	next.Why = approval.WhySnapshotChanged
-	r := approval.CompareRevisions(prev, next)
+	r := approval.CompareRevisions(prev, next, callsSecrets...)
 	if r.SnapshotFrom != prev.Call.Snapshot || r.SnapshotTo != next.Call.Snapshot || r.ArgumentsChanged() || r.From != 1 || r.Revision != 3 {
 		t.Errorf("reask %+v: want the snapshot change alone", r)
 	}
@@ -274,7 +386,7 @@ func TestCompareRevisionsSnapshotAndBounds(t *testing.T) {
 	}
 	a.WriteString("}")
 	b.WriteString("}")
-	r = approval.CompareRevisions(revision(t, 1, a.String(), false), revision(t, 2, b.String(), false))
+	r = approval.CompareRevisions(revision(t, 1, a.String(), false), revision(t, 2, b.String(), false), callsSecrets...)
 	if len(r.Arguments) != approval.ReaskChangesMax || r.More != 60-approval.ReaskChangesMax {
 		t.Errorf("%d changes kept and %d more, want %d and %d", len(r.Arguments), r.More, approval.ReaskChangesMax, 60-approval.ReaskChangesMax)
 	}
@@ -382,7 +494,7 @@ func TestCompareRevisionsNeverShowsASecret(t *testing.T) {
 		}
 		old, _ := json.Marshal(before)
 		new, _ := json.Marshal(after)
-		r := approval.CompareRevisions(revision(t, 1, string(old), false), arriving(t, 2, string(new), false))
+		r := approval.CompareRevisions(revision(t, 1, string(old), false), arriving(t, 2, string(new), false), callsSecrets...)
 		kept, _ := json.Marshal(r)
 		for _, s := range secrets {
 			// A secret is never shown, nor any part of it.

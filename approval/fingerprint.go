@@ -12,7 +12,7 @@ import (
 	"strconv"
 )
 
-// Why a reask compares fingerprints, and why they are keyed.
+// Why a reask compares fingerprints, and what they are keyed with.
 //
 // A reask compares two revisions of a call (CompareRevisions) on what the
 // card shows: the display projection. A value the projection hides (a
@@ -30,29 +30,54 @@ import (
 // held in memory only) under the earlier revision's key and compares the
 // two, path by path.
 //
-// A plain SHA-256 of a short password can be reversed by trying every
-// password; a fingerprint here is an HMAC-SHA256 under a random key of
-// the revision's own, over the path and the value, cut to fingerprintSize
-// bytes. Nobody can test a guess without the key, no two approvals' (or
-// paths') fingerprints of one secret are alike, and no table computed
-// ahead helps. The key is kept with the fingerprints, in the revision
-// (there is nowhere else the next reask could read it), so a reader of the
-// store who has both can still test guesses of one value of one revision:
-// the fingerprints are no more secret than the store, and are never shown.
-// A fingerprint says only whether a hidden value changed; what is shown of
-// the change is the projection's own text ("[redacted]", a cut value).
+// The threat is a reader of the store: a leaked backup, a database
+// administrator, anyone with the rows but not the bot's configuration.
+// The bot's rule is that nothing of a secret the card redacts reaches the
+// store, and a fingerprint an attacker can compute is an offline oracle:
+// given the row, try "hunter2", then the next guess, until the fingerprint
+// matches. A plain SHA-256 is such an oracle, and so is an HMAC whose key
+// is kept in the row beside it. So the key is never stored: it is derived,
+// per revision, from a secret the store does not hold and a salt the row
+// does hold,
 //
-// A revision stored before fingerprints existed has none: its reask falls
-// back to saying that the change is in values the card does not show
-// (Reask.Unshown) when the digest changed.
+//	key = HMAC-SHA256(secret, "approvalsbot fingerprint v1" || salt)
+//
+// where salt is fingerprintSaltSize random bytes of the revision's own,
+// and each fingerprint is an HMAC-SHA256 under key over the path and the
+// hidden value, cut to fingerprintSize bytes. The secret is the bot's
+// calls secret (backend.calls_secrets, the first of them): the HMAC
+// secret of the bot's own calls to the backend, which already holds every
+// argument as sent, so deriving from it tells the backend nothing new and
+// tells a reader of the store nothing at all. Without the secret the row
+// verifies no guess; the salt makes each revision's (and path's)
+// fingerprints of one value unlike any other's, so no table computed
+// ahead helps. A fingerprint is never shown, and says only whether a
+// hidden value changed; what is shown of the change is the projection's
+// own text ("[redacted]", a cut value).
+//
+// The row names its secret by a key id, HMAC-SHA256(secret,
+// "approvalsbot fingerprint key id") cut to fingerprintKeyIDSize bytes,
+// which tells nothing of the secret but lets the reask pick, from the
+// configured list, the secret the earlier revision was keyed with: a
+// rotation that keeps the old secret listed still compares. Where no
+// listed secret has the row's key id (rotated out), where the bot has no
+// secret (a tool, a test), or where the revision was stored before
+// fingerprints, or by a build that kept the key in the row, nothing
+// hidden is compared: the reask falls back to saying that the change is
+// in values the card does not show (Reask.Unshown) when the digest
+// changed, and never reports a change it cannot see.
 
 // Fingerprints are keyed fingerprints of the values a revision's display
 // projection hides, one for each place of the projection that hides
 // something, in the order of the arguments. StoredForm makes them; Parse
 // drops any the backend sent.
 type Fingerprints struct {
-	// Key is this revision's own random HMAC key (fingerprintKeySize bytes).
-	Key    []byte        `json:"key"`
+	// Salt is this revision's own random value (fingerprintSaltSize
+	// bytes) the key is derived from, with the secret KeyID names.
+	Salt []byte `json:"salt"`
+	// KeyID names the secret the key is derived from (keyID), never the
+	// key: it lets a reask pick the secret from the configured list.
+	KeyID  []byte        `json:"key_id"`
 	Values []Fingerprint `json:"values"`
 }
 
@@ -65,11 +90,62 @@ type Fingerprint struct {
 }
 
 const (
-	fingerprintKeySize = 32
+	fingerprintSaltSize = 32
+	// fingerprintKeyIDSize is what a key id keeps of its HMAC: enough to
+	// tell the few secrets of one list apart.
+	fingerprintKeyIDSize = 8
 	// fingerprintSize is what a fingerprint keeps of the HMAC: 128 bits
 	// tell a changed value apart, and keep a stored revision small.
 	fingerprintSize = 16
+
+	// The labels the key and the key id are derived under, so that
+	// neither is an HMAC of the calls secret the backend could be asked
+	// to check, nor like the other.
+	fingerprintKeyLabel   = "approvalsbot fingerprint v1"
+	fingerprintKeyIDLabel = "approvalsbot fingerprint key id"
 )
+
+// fingerprintKey is the key of the revision salted salt, under secret.
+func fingerprintKey(secret, salt []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(fingerprintKeyLabel))
+	m.Write(salt)
+	return m.Sum(nil)
+}
+
+// keyID names secret in a stored revision.
+func keyID(secret []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(fingerprintKeyIDLabel))
+	return m.Sum(nil)[:fingerprintKeyIDSize]
+}
+
+// usableSecrets are the secrets of the list that can key a fingerprint:
+// an empty one would make a key anyone could compute.
+func usableSecrets(secrets [][]byte) [][]byte {
+	var out [][]byte
+	for _, s := range secrets {
+		if len(s) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// secretOf is the secret of the list that fp was keyed with; false when
+// fp cannot be used (no salt or key id: stored before fingerprints were
+// keyed so) or none of the list has its key id (rotated out).
+func secretOf(fp *Fingerprints, secrets [][]byte) ([]byte, bool) {
+	if fp == nil || len(fp.Salt) != fingerprintSaltSize || len(fp.KeyID) != fingerprintKeyIDSize {
+		return nil, false
+	}
+	for _, s := range usableSecrets(secrets) {
+		if hmac.Equal(keyID(s), fp.KeyID) {
+			return s, true
+		}
+	}
+	return nil, false
+}
 
 // ReceivedArguments are a call's arguments as the backend sent them,
 // which StoredForm holds beside the stored form in memory only, so that
@@ -93,16 +169,21 @@ func (ReceivedArguments) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, 
 func (ReceivedArguments) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
 
 // newFingerprints fingerprints what the display projection of raw hides,
-// under a new random key; nil when it hides nothing (or raw cannot be
-// read, which Parse never lets through).
-func newFingerprints(raw []byte) *Fingerprints {
-	key := make([]byte, fingerprintKeySize)
-	_, _ = rand.Read(key) // never fails (crypto/rand)
-	values, err := fingerprintsOf(raw, key)
+// under a key derived from the first usable secret and a new random salt;
+// nil when there is no secret, when the projection hides nothing, or when
+// raw cannot be read (which Parse never lets through).
+func newFingerprints(raw []byte, secrets [][]byte) *Fingerprints {
+	usable := usableSecrets(secrets)
+	if len(usable) == 0 {
+		return nil
+	}
+	salt := make([]byte, fingerprintSaltSize)
+	_, _ = rand.Read(salt) // never fails (crypto/rand)
+	values, err := fingerprintsOf(raw, fingerprintKey(usable[0], salt))
 	if err != nil || len(values) == 0 {
 		return nil
 	}
-	return &Fingerprints{Key: key, Values: values}
+	return &Fingerprints{Salt: salt, KeyID: keyID(usable[0]), Values: values}
 }
 
 // fingerprintsOf fingerprints under key what the display projection of
@@ -245,16 +326,19 @@ func canonicalText(t *tree) []byte {
 
 // hiddenChanges are the paths at which what next's projection hides is
 // not what prev's hid: prev's fingerprints against next's arguments as
-// received, fingerprinted under prev's key. It is nil when either is
-// missing (a revision stored before fingerprints, or next read back from
-// the store): then nothing hidden can be compared.
-func hiddenChanges(prev, next *Approval) map[string]bool {
+// received, fingerprinted under prev's key, derived from the secret of
+// secrets prev names. It is nil when nothing hidden can be compared:
+// prev has no usable fingerprints (stored before them, or without a
+// secret), none of secrets is the one prev was keyed with, or next has no
+// arguments as received (read back from the store).
+func hiddenChanges(prev, next *Approval, secrets [][]byte) map[string]bool {
 	fp := prev.Call.Fingerprints
 	raw := bytes.TrimSpace(next.Call.Received)
-	if fp == nil || len(fp.Key) != fingerprintKeySize || len(raw) == 0 {
+	secret, ok := secretOf(fp, secrets)
+	if !ok || len(raw) == 0 {
 		return nil
 	}
-	now, err := fingerprintsOf(raw, fp.Key)
+	now, err := fingerprintsOf(raw, fingerprintKey(secret, fp.Salt))
 	if err != nil {
 		return nil
 	}

@@ -24,11 +24,12 @@ const StoredVersion = 1
 //     their secrets redacted (as Reveal redacts them) and nothing cut;
 //     Call.Redaction then also says what the bot redacted or cut, so the
 //     card's marks and its Show all arguments button stay as they were;
-//   - Call.Fingerprints say, keyed, what each value the projection hides
-//     (redacts or cuts) was, so that a reask can tell such a value changed
-//     without keeping it (fingerprint.go says why they are keyed); the
-//     arguments as received stay beside the stored form in memory only
-//     (Call.Received), for the reask that arrives with them;
+//   - Call.Fingerprints say, keyed from a secret the store does not hold,
+//     what each value the projection hides (redacts or cuts) was, so that
+//     a reask can tell such a value changed without keeping it
+//     (fingerprint.go says how they are keyed, and why); the arguments as
+//     received stay beside the stored form in memory only (Call.Received),
+//     for the reask that arrives with them;
 //   - the agent's text, the patch and each argument role's values are
 //     passed through RedactText.
 //
@@ -63,7 +64,12 @@ type StoredFormInfo struct {
 // StoredForm builds the stored form of a parsed approval. a is not
 // changed. It fails only when the arguments are not one JSON value, which
 // Parse never lets through; the error carries no part of them.
-func StoredForm(a *Approval) (*Stored, error) {
+//
+// secrets key the fingerprints of what the projection hides: the bot's
+// calls secrets, the first keying them, the list as CompareRevisions is
+// given it. With none (a tool, a test), no fingerprints are kept and a
+// reask from this revision compares only what the card shows.
+func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	s := &Stored{Approval: *a, Form: StoredFormInfo{Version: StoredVersion}}
 	k := &s.Approval
 	// Slices and pointers are shared with a until replaced below.
@@ -85,7 +91,7 @@ func StoredForm(a *Approval) (*Stored, error) {
 		k.Call.Arguments = args
 		k.Call.Redaction.Redacted = a.Call.Redaction.Redacted || red.Redacted
 		k.Call.Redaction.Truncated = a.Call.Redaction.Truncated || red.Truncated
-		k.Call.Fingerprints = newFingerprints(raw)
+		k.Call.Fingerprints = newFingerprints(raw, secrets)
 		k.Call.Received = ReceivedArguments(raw)
 	} else {
 		k.Call.Fingerprints, k.Call.Received = nil, nil

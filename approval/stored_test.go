@@ -2,11 +2,15 @@ package approval_test
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +62,7 @@ func fixtureApprovals(t *testing.T) map[string]*approval.Approval {
 // as the revision body and decoded as an Approval.
 func kept(t testing.TB, a *approval.Approval) *approval.Approval {
 	t.Helper()
-	s, err := approval.StoredForm(a)
+	s, err := approval.StoredForm(a, callsSecrets...)
 	if err != nil {
 		t.Fatalf("StoredForm(%s): %v", a.ID, err)
 	}
@@ -212,7 +216,7 @@ func TestStoredFormKeepsNoSecret(t *testing.T) {
 	if a == nil {
 		t.Fatal("no secrets.json fixture")
 	}
-	s, err := approval.StoredForm(a)
+	s, err := approval.StoredForm(a, callsSecrets...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,9 +463,10 @@ func FuzzStoredText(f *testing.F) {
 
 // TestStoredFormFingerprints: the stored form keeps a keyed fingerprint
 // of each value its projection hides and nothing of the value; each
-// revision has a key of its own, so one secret fingerprints otherwise in
+// revision has a salt of its own, so one secret fingerprints otherwise in
 // two revisions; the arguments as received stay beside the stored form in
-// memory, never encoded or printed.
+// memory, never encoded or printed; without a secret no fingerprint is
+// kept.
 func TestStoredFormFingerprints(t *testing.T) {
 	t.Parallel()
 	const secret = "hunter2-Zq8mWv"
@@ -469,17 +474,17 @@ func TestStoredFormFingerprints(t *testing.T) {
 	a := &approval.Approval{ID: "a-1", Revision: 1, Tenant: "acme", Kind: approval.KindCall,
 		Call: approval.Call{Function: "f.x", ArgsSHA256: "sha256:" + strings.Repeat("1", 64),
 			Arguments: json.RawMessage(`{"password":"` + secret + `","note":"plain","body":"` + long + `"}`)}}
-	s1, err := approval.StoredForm(a)
+	s1, err := approval.StoredForm(a, callsSecrets...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := approval.StoredForm(a)
+	s2, err := approval.StoredForm(a, callsSecrets...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fp := s1.Call.Fingerprints
-	if fp == nil || len(fp.Key) != 32 {
-		t.Fatalf("fingerprints %+v: want a 32-byte key", fp)
+	if fp == nil || len(fp.Salt) != 32 || len(fp.KeyID) != 8 {
+		t.Fatalf("fingerprints %+v: want a 32-byte salt and an 8-byte key id", fp)
 	}
 	var paths []string
 	for _, f := range fp.Values {
@@ -491,8 +496,11 @@ func TestStoredFormFingerprints(t *testing.T) {
 	if diff := cmp.Diff([]string{"password", "body"}, paths); diff != "" {
 		t.Errorf("fingerprinted paths (-want +got):\n%s", diff)
 	}
-	if bytes.Equal(fp.Key, s2.Call.Fingerprints.Key) || bytes.Equal(fp.Values[0].MAC, s2.Call.Fingerprints.Values[0].MAC) {
-		t.Error("two stored forms share a key or a fingerprint")
+	if bytes.Equal(fp.Salt, s2.Call.Fingerprints.Salt) || bytes.Equal(fp.Values[0].MAC, s2.Call.Fingerprints.Values[0].MAC) {
+		t.Error("two stored forms share a salt or a fingerprint")
+	}
+	if !bytes.Equal(fp.KeyID, s2.Call.Fingerprints.KeyID) {
+		t.Error("two stored forms under one secret name it otherwise")
 	}
 	body, err := json.Marshal(s1)
 	if err != nil {
@@ -513,23 +521,98 @@ func TestStoredFormFingerprints(t *testing.T) {
 	if err := json.Unmarshal(body, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Call.Received != nil || back.Call.Fingerprints == nil || !bytes.Equal(back.Call.Fingerprints.Key, fp.Key) {
+	if back.Call.Received != nil || back.Call.Fingerprints == nil || !bytes.Equal(back.Call.Fingerprints.Salt, fp.Salt) ||
+		!bytes.Equal(back.Call.Fingerprints.KeyID, fp.KeyID) {
 		t.Errorf("read back: received %d bytes, fingerprints %+v: want none received, the fingerprints kept", len(back.Call.Received), back.Call.Fingerprints)
 	}
 
 	// Arguments shown whole have nothing to fingerprint; restricted ones
-	// keep nothing.
+	// keep nothing; without a secret (or with an empty one) nothing can
+	// key a fingerprint.
 	plain := *a
 	plain.Call.Arguments = json.RawMessage(`{"note":"plain"}`)
 	restricted := *a
 	restricted.Content.Restricted = true
-	for name, c := range map[string]*approval.Approval{"shown whole": &plain, "restricted": &restricted} {
-		s, err := approval.StoredForm(c)
+	for _, tt := range []struct {
+		name    string
+		a       *approval.Approval
+		secrets [][]byte
+	}{
+		{"shown whole", &plain, callsSecrets},
+		{"restricted", &restricted, callsSecrets},
+		{"no secret", a, nil},
+		{"an empty secret", a, [][]byte{{}}},
+	} {
+		s, err := approval.StoredForm(tt.a, tt.secrets...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Call.Fingerprints != nil || (c.Content.Restricted && s.Call.Received != nil) {
-			t.Errorf("%s: fingerprints %+v, %d bytes received kept", name, s.Call.Fingerprints, len(s.Call.Received))
+		if s.Call.Fingerprints != nil || (tt.a.Content.Restricted && s.Call.Received != nil) {
+			t.Errorf("%s: fingerprints %+v, %d bytes received kept", tt.name, s.Call.Fingerprints, len(s.Call.Received))
+		}
+	}
+}
+
+// TestStoredFingerprintsNeedTheSecret: a reader of the store (a leaked
+// backup, a database administrator) cannot test a guess of a hidden value
+// against its fingerprint with what the row holds: the row keeps no key,
+// and neither its salt nor its key id keys the fingerprints. Only the key
+// derived from the calls secret does, which the check makes sure of, so
+// that the guesses below are tested the way the bot makes fingerprints.
+func TestStoredFingerprintsNeedTheSecret(t *testing.T) {
+	t.Parallel()
+	const password = "hunter2"
+	a := &approval.Approval{ID: "a-1", Revision: 1, Tenant: "acme", Kind: approval.KindCall,
+		Call: approval.Call{Function: "f.x", ArgsSHA256: "sha256:" + strings.Repeat("1", 64),
+			Arguments: json.RawMessage(`{"password":"` + password + `"}`)}}
+	s, err := approval.StoredForm(a, callsSecrets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The row, as a reader of the store sees it.
+	var row struct {
+		Call struct {
+			Fingerprints map[string]json.RawMessage `json:"fingerprints"`
+		} `json:"call"`
+	}
+	if err := json.Unmarshal(body, &row); err != nil {
+		t.Fatal(err)
+	}
+	var fields []string
+	for k := range row.Call.Fingerprints {
+		fields = append(fields, k)
+	}
+	sort.Strings(fields)
+	if diff := cmp.Diff([]string{"key_id", "salt", "values"}, fields); diff != "" {
+		t.Errorf("the row's fingerprints hold (-want +got):\n%s", diff)
+	}
+	var back approval.Approval
+	if err := json.Unmarshal(body, &back); err != nil {
+		t.Fatal(err)
+	}
+	fp := back.Call.Fingerprints
+	if fp == nil || len(fp.Values) != 1 || fp.Values[0].Path != "password" {
+		t.Fatalf("fingerprints %+v: want one, of the password", fp)
+	}
+	mac := fp.Values[0].MAC
+
+	key := hmac.New(sha256.New, callsSecrets[0])
+	key.Write([]byte("approvalsbot fingerprint v1"))
+	key.Write(fp.Salt)
+	derived := key.Sum(nil)
+	if !bytes.Equal(testFingerprint(derived, "password", `"`+password+`"`), mac) {
+		t.Fatal("the key derived from the calls secret does not verify the fingerprint: the guesses below test nothing")
+	}
+	if bytes.Contains(body, derived) || strings.Contains(string(body), base64.StdEncoding.EncodeToString(derived)) {
+		t.Error("the row holds the fingerprints' key")
+	}
+	for name, k := range map[string][]byte{"the salt": fp.Salt, "the key id": fp.KeyID, "no key": nil} {
+		if bytes.Equal(testFingerprint(k, "password", `"`+password+`"`), mac) {
+			t.Errorf("%s verifies a guess of the password: the row is an oracle", name)
 		}
 	}
 }
