@@ -126,7 +126,7 @@ func (s *Service) noteReask(ctx context.Context, tx store.Tx, row *store.Approva
 	default:
 		var prev approval.Approval
 		if json.Unmarshal(rev.Body, &prev) == nil {
-			change = approval.CompareRevisions(&prev, next)
+			change = approval.CompareRevisions(&prev, next, s.fingerprints...)
 		}
 	}
 	fz.Reasks = append(fz.Reasks, change)

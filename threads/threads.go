@@ -7,6 +7,7 @@
 package threads
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -94,6 +95,14 @@ type Options struct {
 	// Lease is how long this replica's claim on a due approval holds
 	// (default 1 minute); the outbox worker takes its own in WorkerOptions.
 	Lease time.Duration
+	// FingerprintSecrets key the fingerprints a stored revision keeps of
+	// the argument values its card hides, so that a reask can say such a
+	// value changed (approval.StoredForm): the bot's calls secrets, the
+	// first keying new revisions, the rest still compared by after a
+	// rotation. The store never holds them. Without any, no fingerprints
+	// are kept and a reask says only that the change is in values the
+	// card does not show.
+	FingerprintSecrets [][]byte
 }
 
 // Service ingests events and runs the outbox.
@@ -117,6 +126,9 @@ type Service struct {
 	group    groupCommit // decisions' answers, committed together
 	alone    bool        // the store is this process's alone (store.Alone)
 	receipts receipts    // the clicks received and not yet answered
+	// fingerprints key the fingerprints of hidden argument values
+	// (Options.FingerprintSecrets).
+	fingerprints [][]byte
 }
 
 // New checks the options and builds a Service.
@@ -141,7 +153,20 @@ func New(o Options) (*Service, error) {
 	}
 	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
 		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, links: o.Links, lease: o.Lease,
-		wake: wakes(), due: dues(), alone: alone(o.Store)}, nil
+		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets)}, nil
+}
+
+// copySecrets is a copy of secrets that a caller changing its own slices
+// leaves alone.
+func copySecrets(secrets [][]byte) [][]byte {
+	if len(secrets) == 0 {
+		return nil
+	}
+	out := make([][]byte, len(secrets))
+	for i, s := range secrets {
+		out[i] = bytes.Clone(s)
+	}
+	return out
 }
 
 // IngestRequest is one verified, parsed event.
@@ -292,7 +317,7 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		// the backend's arguments before the bot's redaction, and a
 		// restricted call's content, never reach the store. Deduplication
 		// still compares the digest of the body received (EventInsert).
-		kept, err := approval.StoredForm(a)
+		kept, err := approval.StoredForm(a, s.fingerprints...)
 		if err != nil {
 			return 0, "", fmt.Errorf("stored form of revision %d of %s: %w", a.Revision, id, err)
 		}
