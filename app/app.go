@@ -180,6 +180,10 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		Backend:  client.ForThreads(),
 		Mailer:   mailer,
 		Lease:    cfg.Lease,
+		// The calls secrets key the fingerprints of hidden argument
+		// values: the store never holds them, and the backend they sign
+		// for already has every argument.
+		FingerprintSecrets: config.RevealAll(cfg.Backend.CallsSecrets),
 	})
 	if err != nil {
 		return err
