@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"flag"
 	"fmt"
 	"io"
@@ -253,15 +254,21 @@ func previewReask(flagName, file string, a *approval.Approval, later bool) (*app
 	if later {
 		prev, next = a, o
 	}
-	p, err := approval.StoredForm(prev)
+	// The two revisions are compared as the bot compares them, a value
+	// the card hides by its fingerprint; the fingerprints are keyed with
+	// a secret of this run's own, as the bot keys them with its calls
+	// secret, which a preview neither needs nor reads.
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret) // never fails (crypto/rand)
+	p, err := approval.StoredForm(prev, secret)
 	if err != nil {
 		return nil, err
 	}
-	n, err := approval.StoredForm(next)
+	n, err := approval.StoredForm(next, secret)
 	if err != nil {
 		return nil, err
 	}
-	r := approval.CompareRevisions(&p.Approval, &n.Approval)
+	r := approval.CompareRevisions(&p.Approval, &n.Approval, secret)
 	return &r, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,5 +201,48 @@ func TestPreviewEmailIsAStepsMail(t *testing.T) {
 	}
 	if html := m.Parts["text/html"]; !strings.Contains(html, "email 2 people") || !strings.Contains(html, "you are on step 2 of the default ladder") {
 		t.Errorf("the HTML part does not carry the same step line and why:\n%s", html)
+	}
+}
+
+// TestPreviewShowsAChangedSecret: bot preview --previous compares a value
+// the card redacts as the bot does, so a reask that changes only an API
+// key says which, redacted, without any secret configured.
+func TestPreviewShowsAChangedSecret(t *testing.T) {
+	ctx := context.Background()
+	first, err := fixtures.Path("events", "secrets.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(body, &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev["id"], ev["type"] = "evt-sec1-2", "approval.reasked"
+	data := ev["data"].(map[string]any)
+	data["revision"], data["why"] = 2, "arguments_changed"
+	call := data["call"].(map[string]any)
+	call["arguments"].(map[string]any)["headers"].(map[string]any)["X-Api-Key"] = "ak_live_77Q2"
+	call["args_sha256"] = "sha256:" + strings.Repeat("ef", 32)
+	again, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasked := filepath.Join(t.TempDir(), "secrets-reasked.json")
+	if err := os.WriteFile(reasked, again, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"preview", "--as", "text", "--previous", first, reasked}, &out, &errOut, lookup(nil))
+	text := out.String() + errOut.String()
+	if code != 0 || !strings.Contains(text, "Asked again: the arguments changed since revision 1") ||
+		!strings.Contains(text, `headers.X-Api-Key: "[redacted]"`) || strings.Contains(text, "does not show") {
+		t.Fatalf("preview --previous of a changed API key: %d\n%s", code, text)
+	}
+	if strings.Contains(text, "ak_live") {
+		t.Errorf("the preview shows the API key:\n%s", text)
 	}
 }
