@@ -57,9 +57,14 @@ import (
 //
 // The row names its secret by a key id, HMAC-SHA256(secret,
 // "approvalsbot fingerprint key id") cut to fingerprintKeyIDSize bytes,
-// which tells nothing of the secret but lets the reask pick, from the
-// configured list, the secret the earlier revision was keyed with: a
-// rotation that keeps the old secret listed still compares. Where no
+// which tells nothing of the secret (the configuration takes no calls
+// secret shorter than an HMAC-SHA256 key, so none can be guessed from
+// its id) but lets the reask pick, from the configured list, the secret
+// the earlier revision was keyed with: a rotation that keeps the old
+// secret listed still compares. The fingerprints are thus as safe as the
+// calls secret: whoever holds both it and the store can test guesses, but
+// whoever holds it can already ask the backend for the arguments
+// themselves (an argument look-up is a call it signs). Where no
 // listed secret has the row's key id (rotated out), where the bot has no
 // secret (a tool, a test), or where the revision was stored before
 // fingerprints, or by a build that kept the key in the row, nothing
