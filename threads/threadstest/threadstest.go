@@ -101,7 +101,7 @@ func Service(t testing.TB, o ServiceOptions) *threads.Service {
 		o.Clock = clockwork.NewFakeClockAt(FixtureNow)
 	}
 	svc, err := threads.New(threads.Options{Store: o.Store, Tenants: o.Config, Clock: o.Clock, Logger: o.Logger,
-		Surfaces: o.Surfaces, Backend: client.ForThreads(),
+		Surfaces: o.Surfaces, Backend: client.ForThreads(), FingerprintSecrets: [][]byte{[]byte(o.CallsSecret)},
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: Renderer(t)})})
 	if err != nil {
 		t.Fatal(err)
