@@ -53,7 +53,8 @@ func OpenStore(ctx context.Context, c config.Store, log *slog.Logger) (store.Sto
 }
 
 // SQLiteFile takes the file out of a `file:PATH?…` DSN; the store sets
-// its own pragmas (LIBRARIES.md). An empty path is bot.db.
+// its own pragmas (busy timeout, WAL, synchronous, foreign keys, immediate
+// transactions), so a DSN cannot leave one out. An empty path is bot.db.
 func SQLiteFile(dsn string) string {
 	p := strings.TrimPrefix(dsn, "file:")
 	if i := strings.IndexByte(p, '?'); i >= 0 {

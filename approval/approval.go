@@ -1,7 +1,7 @@
 // Package approval is the domain of the bot: the events the job backend
 // sends (docs/protocol.md), the Approval they carry, strict parsing with field
 // paths, the states an approval moves through and the pure transition
-// function, the effect line and flags a card shows (CARD.md), the RFC 8785
+// function, the effect line and flags a card shows (docs/cards.md), the RFC 8785
 // digest, and redaction of what is displayed. It does no I/O.
 package approval
 

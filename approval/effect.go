@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Effect words of CARD.md.
+// Effect words a card's effect line uses (docs/cards.md).
 const (
 	EffectReadsOnly   = "reads only"
 	EffectDestructive = "DESTRUCTIVE"
@@ -36,7 +36,7 @@ func EffectLine(a Annotations) string {
 	return strings.Join(words, " · ")
 }
 
-// The warning's words (CARD.md, item 5), one per thing the function
+// The warning's words (docs/cards.md, "The warning"), one per thing the function
 // declared about where it reaches: the backend's effects_mismatch says
 // its sandbox was refused a connection earlier in the job, and only a
 // function that declared openWorldHint: false said it stays inside.

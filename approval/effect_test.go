@@ -21,7 +21,7 @@ func hintName(b *bool) string {
 }
 
 // TestEffectLine covers every combination of the three hints (absent,
-// true, false) with CARD.md's rules written out as the expected line.
+// true, false) with the card's rules written out as the expected line.
 func TestEffectLine(t *testing.T) {
 	t.Parallel()
 	var (
@@ -92,7 +92,7 @@ func TestEffectLineFixtures(t *testing.T) {
 	tests := []struct {
 		file, want string
 	}{
-		{"merge.json", "DESTRUCTIVE · reaches outside the tenant"}, // CARD.md's example
+		{"merge.json", "DESTRUCTIVE · reaches outside the tenant"}, // the card's own example
 		{"search.json", "reads only · reaches outside the tenant"},
 		{"mail.json", "reaches outside the tenant"},
 		{"refund.json", "reaches outside the tenant"},
@@ -182,7 +182,7 @@ func TestAskedByLines(t *testing.T) {
 			"open_world web.fetch (call 12)",
 			"open_world mail.read (call 13)",
 		}},
-		// CARD.md says `a pre_tool_call hook`; the line adds which hook.
+		// the card says `a pre_tool_call hook`; the line adds which hook.
 		{"unknown.json (hook)", fixture("unknown.json"), []string{"asked by a pre_tool_call hook (pre_tool_call:crm-guard)"}},
 		{"merge.json (requires_approval)", fixture("merge.json"), []string{"asked by the tool's own requires_approval"}},
 		{"search.json (policy)", fixture("search.json"), []string{"asked by the tenant's policy (rule approval_mode: tools)"}},

@@ -11,8 +11,8 @@ import (
 
 // Projection is arguments made safe and small enough to show.
 //
-// The bot redacts and cuts again whatever the backend already did (CARD.md,
-// "Content restricted, and secrets"): a backend that forgot a secret must
+// The bot redacts and cuts again whatever the backend already did (the product's
+// rule for content restricted, and secrets): a backend that forgot a secret must
 // not make the bot show it. The flags describe the JSON as returned, so a
 // card can say why it shows less than the call had.
 type Projection struct {
@@ -21,8 +21,8 @@ type Projection struct {
 	Truncated bool   // something was cut (string, collection, depth or total size), with a visible marker
 }
 
-// Limits for a projection: CARD.md ("Content restricted, and secrets") and
-// the product seed ("Redaction and limits"). Display data stays within
+// Limits for a projection, the product's rules for what a card shows of
+// arguments ("Redaction and limits"). Display data stays within
 // 4 KiB, strings within 256 bytes, collections within 32 members, and six
 // levels of arrays and objects.
 const (
@@ -150,7 +150,7 @@ func hasPartWord(k string) bool {
 }
 
 // partWords are the normalised (lowercase, separators removed) words of
-// CARD.md that make a key secret wherever they appear in it.
+// the card's rules that make a key secret wherever they appear in it.
 var partWords = [][]byte{
 	[]byte("token"), []byte("password"), []byte("passwd"), []byte("secret"),
 	[]byte("authorization"), []byte("credential"), []byte("apikey"), []byte("privatekey"),

@@ -1,4 +1,4 @@
-// Package config reads the bot's one configuration file (CONFIG.md) and
+// Package config reads the bot's one configuration file (README, Configuration) and
 // freezes it into plain values the rest of the program takes.
 //
 // Reading happens in three stages. The YAML is parsed into yaml.Node, so
