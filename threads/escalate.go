@@ -53,8 +53,7 @@ const tickLease = time.Minute
 // one message per thread. The deadline only ever denies.
 func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 	var total TickResult
-	for {
-		before := total.Steps + total.Deadlines
+	for round := 1; ; round++ {
 		now := s.clock.Now()
 		due, err := s.store.ApprovalClaimDue(ctx, store.ApprovalClaimDueParams{
 			Worker: s.worker + "-ladder", Now: now, Lease: s.lease, Limit: tickBatch})
@@ -73,13 +72,21 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 		if len(due) < tickBatch || len(failed) > 0 {
 			return total, errors.Join(failed...)
 		}
-		if fired := total.Steps + total.Deadlines; fired == before {
-			// A full batch that fired nothing (every one waiting on a
-			// click or its deadline's grace): the next tick looks again.
+		// A full batch: claim the next. Approvals that wait (on a
+		// decision on its way, on the deadline's grace) stay claimed past
+		// now, so the next batch is the ones behind them, however many
+		// wait: they cannot keep a tick from the approvals behind them.
+		// The rounds are bounded, so that a tick that takes longer than
+		// those claims last cannot go round them for ever.
+		if round == tickRounds {
 			return total, nil
 		}
 	}
 }
+
+// tickRounds bounds the batches one tick claims: tickRounds × tickBatch
+// approvals; a later tick takes up the rest.
+const tickRounds = 50
 
 // tickGroup is how many due approvals one transaction handles on a store
 // with one writer: a thousand deadlines falling due together commit in a
@@ -207,13 +214,13 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 			if err != nil {
 				return err
 			}
-			if len(row.Deciding) > 0 {
+			if until, ok := decisionHolds(row, now); ok {
 				// A person's decision is on its way to the backend: nobody
 				// more need be told while it goes. The step stays due, so
 				// should the decision not land the ladder goes on where it
 				// was, the steps it missed merged; until then the approval
 				// stays claimed, so the ticks look at the ones behind it.
-				row.ClaimedBy, row.ClaimedUntil = s.worker+"-ladder", now.Add(RecordBound)
+				row.ClaimedBy, row.ClaimedUntil = s.worker+"-ladder", until
 				return tx.ApprovalUpsert(ctx, row)
 			}
 			st := ladderStateOf(row)
@@ -256,6 +263,41 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 		return s.insert(ctx, tx, rows)
 	}()
 	return steps, deadline, err
+}
+
+// A person's decision on its way holds the ladder's steps (decisionHolds)
+// for at most decisionHoldMax after it was recorded: longer than one
+// decision row may take (decisionTimeout) with a lease's lapse to spare,
+// so only a decision that is stuck (its row dead, a store that refuses
+// its answer) outlasts it, and then the ladder tells people again rather
+// than stay quiet. decisionHoldRecheck is how long a held approval stays
+// claimed before a tick looks at it again.
+const (
+	decisionHoldMax     = 5 * time.Minute
+	decisionHoldRecheck = 15 * time.Second
+)
+
+// decisionHolds reports whether row's due steps wait for a person's
+// decision on its way to the backend, and until when the approval stays
+// claimed meanwhile. A decision on an older revision (a reask came after
+// it) holds nothing: the backend refuses it as stale.
+func decisionHolds(row *store.Approval, now time.Time) (time.Time, bool) {
+	d, ok := decidingOf(row)
+	if !ok || d.Surface == DeadlineSurface || d.Revision != row.Revision {
+		return time.Time{}, false
+	}
+	end := d.At.Add(decisionHoldMax)
+	if !now.Before(end) {
+		return time.Time{}, false
+	}
+	return minTime(now.Add(decisionHoldRecheck), end), true
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // stepRows turns the due steps into outbox rows, merged: one reply per
@@ -322,30 +364,16 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 
 // stillWaiting reports whether a row that tells people of a waiting call
 // should still go out: a decision that landed after its step was claimed
-// means nobody need be told any more (false, nil). For a step's rows
-// (step), a decision recorded and on its way to the backend holds the
-// row back (errDecisionOnItsWay, so the row waits and is looked at
-// again): should the decision land, the row is then dropped; should it
-// fail, the people the step tells are told all the same, since the card
-// offers the buttons again. A reask's mail goes out all the same: a
-// decision in flight for the older revision is refused.
-func (s *Service) stillWaiting(ctx context.Context, approvalID string, step bool) (bool, error) {
+// means nobody need be told any more. A row queued before a decision that
+// is still on its way goes out: it was due before the click, and should
+// the decision not land, the people it tells must know.
+func (s *Service) stillWaiting(ctx context.Context, approvalID string) (bool, error) {
 	a, err := s.store.ApprovalGet(ctx, approvalID)
 	if err != nil {
 		return false, fmt.Errorf("read approval: %w", err)
 	}
-	if a.State != string(approval.StatePending) {
-		return false, nil
-	}
-	if step && len(a.Deciding) > 0 {
-		return false, errDecisionOnItsWay
-	}
-	return true, nil
+	return a.State == string(approval.StatePending), nil
 }
-
-// errDecisionOnItsWay holds a step's row back while a decision is on its
-// way to the backend (stillWaiting); the row is not failed, it waits.
-var errDecisionOnItsWay = errors.New("waiting for a decision on its way to the backend")
 
 // mentionsFor names the people of an escalation reply for the templates:
 // a member by their tenant user name, anyone else by the id.

@@ -152,15 +152,35 @@ func (s *Service) mailRows(posts []*store.Post, row *store.Approval, kind string
 	for _, addr := range mailRecipients(posts) {
 		body, _ := json.Marshal(rowPayload{Revision: row.Revision, Mail: kind}) // plain data
 		id := s.newID(now)
-		key := ""
-		if kind == MailReask {
+		key, at := "", now
+		switch kind {
+		case MailReask:
 			key = mootRow(row.ID, id)
+		case MailOutcome, MailRecheck:
+			key = outcomeRow(row.ID, addr)
+		}
+		if kind == MailRecheck {
+			at = now.Add(recheckMailDelay)
 		}
 		rows = append(rows, store.OutboxInsertParams{ID: id, Tenant: row.Tenant, ApprovalID: row.ID,
-			Kind: KindEmail, Target: addr, CoalesceKey: key, Payload: body, NotBefore: now, Now: now})
+			Kind: KindEmail, Target: addr, CoalesceKey: key, Payload: body, NotBefore: at, Now: now})
 	}
 	return rows
 }
+
+// outcomeRow is the coalesce key of a recipient's outcome mails: a
+// re-check's refusal enqueued while the outcome still waits (SMTP slow or
+// down) is that one row, which mails the approval as it ended by then.
+// One in flight is followed by the re-check's own row, recheckMailDelay
+// later, so that the two are not sent side by side: whichever goes second
+// finds the first's record and mails nothing more (sendMail).
+func outcomeRow(approvalID, addr string) string {
+	return "mail-outcome:" + approvalID + ":" + strings.ToLower(addr)
+}
+
+// recheckMailDelay is how long after the re-check's refusal its mail
+// goes; see outcomeRow.
+const recheckMailDelay = time.Minute
 
 // closingMail is the outcome mail to everyone mailed about an approval
 // that has just closed (was open before this transaction): one each. An
@@ -216,7 +236,7 @@ func (s *Service) mailedAfterClose(ctx context.Context, row *store.OutboxRow, lo
 	now := s.clock.Now()
 	body, _ := json.Marshal(rowPayload{Revision: a.Revision, Mail: MailOutcome}) // plain data
 	end := store.OutboxInsertParams{ID: s.newID(now), Tenant: a.Tenant, ApprovalID: a.ID, Kind: KindEmail,
-		Target: row.Target, Payload: body, NotBefore: now, Now: now}
+		Target: row.Target, CoalesceKey: outcomeRow(a.ID, row.Target), Payload: body, NotBefore: now, Now: now}
 	if err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		return s.insert(ctx, tx, []store.OutboxInsertParams{end})
 	}); err != nil {

@@ -306,6 +306,7 @@ var approvedThenRefused = mailStory{
 		if _, err := h.ingestBody(body, ev); err != nil {
 			t.Fatal(err)
 		}
+		h.at(t, 90*time.Minute+time.Minute) // the re-check's mail waits a minute (threads' recheckMailDelay)
 		h.drain(t)
 	},
 	mails: []storyMail{

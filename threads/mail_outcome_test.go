@@ -1,10 +1,18 @@
 package threads_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"html"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/threads"
 )
 
 // TestOutcomeMailReachesEachRecipientOnce plays each of mailStories
@@ -97,5 +105,128 @@ func checkThread(t *testing.T, addr string, ms []sentMail, subject string) {
 				t.Errorf("%s's mail %d references %s, a mail they never received", addr, i+1, ref)
 			}
 		}
+	}
+}
+
+// downMailer fails every mail while down, as an unreachable SMTP server
+// does, and hands the rest to the recorder. With hold set, the first
+// outcome mail to leads waits at SMTP until hold closes, having said so
+// on arrived.
+type downMailer struct {
+	rec     *recorder
+	down    atomic.Bool
+	hold    chan struct{}
+	arrived chan struct{}
+	held    atomic.Bool
+}
+
+func (m *downMailer) Mail(ctx context.Context, req threads.MailRequest) (string, error) {
+	if m.down.Load() {
+		return "", errors.New("smtp: connection refused")
+	}
+	if m.hold != nil && req.Kind == threads.MailOutcome && req.To == leadsAddr && m.held.CompareAndSwap(false, true) {
+		m.arrived <- struct{}{}
+		<-m.hold
+	}
+	return m.rec.Mail(ctx, req)
+}
+
+// recheckMerge ingests refund-recheck.json's refusal, of a-merge1.
+func recheckMerge(t *testing.T, h *decideHarness) {
+	t.Helper()
+	body, _ := readEvent(t, "refund-recheck.json")
+	body = bytes.ReplaceAll(body, []byte("a-refund1"), []byte("a-merge1"))
+	body = bytes.ReplaceAll(body, []byte("payments.refund"), []byte("acme_github.merge"))
+	body = bytes.ReplaceAll(body, []byte(`"evt-0013"`), []byte(`"evt-0013-merge"`))
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ingestBody(body, ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A re-check's refusal that comes while the approval's outcome mails
+// still wait (SMTP down) or while one is at SMTP tells each recipient
+// once: a waiting outcome row takes the refusal in (it mails the approval
+// as it ended), and the re-check's own row goes a minute after, not side
+// by side with the one at SMTP, and finds it was told.
+func TestARecheckWhileTheOutcomeWaitsTellsOnce(t *testing.T) {
+	for _, atSMTP := range []bool{false, true} {
+		name := "the outcome waits"
+		if atSMTP {
+			name = "the outcome is at SMTP"
+		}
+		t.Run(name, func(t *testing.T) {
+			var m *downMailer
+			h := newDecideHarnessFrom(t, mailConfig, time.Minute, func(o *threads.Options) {
+				m = &downMailer{rec: o.Fallback.(*recorder)}
+				o.Mailer = m
+			})
+			h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+			h.ingest(t, "merge.json")
+			h.drain(t)
+			h.at(t, time.Hour)
+			h.tick(t)
+			h.drain(t)
+			if len(h.mailsTo(leadsAddr)) == 0 {
+				t.Fatal("leads was not mailed at step 2")
+			}
+			m.down.Store(true)
+			h.at(t, 80*time.Minute)
+			if res := h.decide(t, "a-merge1", 1, true, "U0LEE"); !res.Sent {
+				t.Fatalf("approve: %+v", res)
+			}
+			h.drain(t) // the approval lands; its outcome mails fail, and wait
+			if got := h.state(t, "a-merge1").State; got != string(approval.StateApproved) {
+				t.Fatalf("state %s", got)
+			}
+			h.at(t, 85*time.Minute) // past the outcome rows' backoff
+			if !atSMTP {
+				pending := func() int {
+					st, err := h.store.OutboxStats(context.Background(), h.clock.Now())
+					if err != nil {
+						t.Fatal(err)
+					}
+					return st.Lanes[threads.LaneMail].Pending
+				}
+				waiting := pending()
+				recheckMerge(t, h)
+				if n := pending(); n != waiting {
+					t.Fatalf("the refusal added %d mail rows beside the %d outcome mails still waiting", n-waiting, waiting)
+				}
+				m.down.Store(false)
+			} else {
+				// One worker takes leads' outcome to SMTP, which holds it;
+				// the refusal arrives meanwhile, and another worker drains.
+				m.down.Store(false)
+				m.hold, m.arrived = make(chan struct{}), make(chan struct{})
+				first := make(chan error, 1)
+				go func() { _, err := h.svc.DrainOutbox(context.Background()); first <- err }()
+				<-m.arrived
+				recheckMerge(t, h)
+				h.drain(t)
+				close(m.hold)
+				if err := <-first; err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, at := range []time.Duration{85 * time.Minute, 87 * time.Minute, 5 * time.Hour} {
+				h.at(t, at)
+				h.drain(t)
+			}
+			for _, addr := range []string{leadsAddr, kevinAddr} {
+				var states []approval.State
+				for _, o := range h.mailsTo(addr) {
+					if o.Kind == threads.MailOutcome {
+						states = append(states, o.Card.State)
+					}
+				}
+				if n := slices.Index(states, approval.StateRefused); n != len(states)-1 {
+					t.Errorf("%s got outcome mails %v; want the re-check's refusal once, last", addr, states)
+				}
+			}
+		})
 	}
 }

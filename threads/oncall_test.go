@@ -1,13 +1,16 @@
 package threads_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/threads"
@@ -231,12 +234,12 @@ func TestDecisionWhileARepetitionIsSent(t *testing.T) {
 	}
 }
 
-// A person's decision on its way to the backend quiets the ladder: the
-// replies of a repetition queued before the click are not sent while
-// another worker has the decision at the backend, and a repetition
-// falling due meanwhile does not fire. Should the backend refuse the
-// decision, the ladder goes on where it was, what it missed merged into
-// one message per thread.
+// A person's decision on its way to the backend quiets the ladder: a
+// repetition falling due while another worker has the decision at the
+// backend does not fire (the replies of one queued before the click go
+// out: they were due before it). Should the backend refuse the decision,
+// the ladder goes on where it was, what it missed merged into one message
+// per thread.
 func TestARepetitionWaitsWhileADecisionIsOnItsWay(t *testing.T) {
 	h, _ := newOncallHarness(t)
 	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
@@ -245,8 +248,6 @@ func TestARepetitionWaitsWhileADecisionIsOnItsWay(t *testing.T) {
 	h.at(t, 15*time.Minute)
 	h.tick(t)
 	h.drain(t)
-	sent := len(h.escalations())
-
 	h.at(t, 45*time.Minute)
 	if r := h.tick(t); r.Steps != 1 {
 		t.Fatalf("the first repetition: %+v", r)
@@ -259,19 +260,17 @@ func TestARepetitionWaitsWhileADecisionIsOnItsWay(t *testing.T) {
 	if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
 		t.Fatal(res.Text)
 	}
-	const lease = 5 * time.Minute
-	rows, err := h.store.OutboxClaim(context.Background(), store.OutboxClaimParams{Worker: "other-worker",
-		Now: h.clock.Now(), Lease: lease, Limit: 64, Lane: threads.LaneBackend})
-	if err != nil || len(rows) != 1 || rows[0].Kind != threads.KindDecision {
-		t.Fatalf("the other worker's claim: %v, %+v", err, rows)
-	}
+	claimDecisions(t, h, 1, 5*time.Minute)
 	h.drain(t)
-	if n := len(h.escalations()) - sent; n != 0 {
-		t.Fatalf("%d replies of a repetition went out while kevin's denial was on its way", n)
+	sent := len(h.escalations())
+	if got := repliesSince(h, 0); len(got) != 2 || strings.Count(got["slack:C0APPROVALS"], ";") != 2 {
+		t.Fatalf("before the denial: %v; want step 1 and its first repetition in each thread", got)
 	}
-	h.at(t, 75*time.Minute)
-	if r := h.tick(t); r.Steps != 0 {
-		t.Fatalf("a repetition fired while kevin's denial was on its way: %+v", r)
+	for _, at := range []time.Duration{75 * time.Minute, 75*time.Minute + 20*time.Second, 78 * time.Minute} {
+		h.at(t, at)
+		if r := h.tick(t); r.Steps != 0 {
+			t.Fatalf("at %v a repetition fired while kevin's denial was on its way: %+v", at, r)
+		}
 	}
 	h.drain(t)
 	if n := len(h.escalations()) - sent; n != 0 {
@@ -279,60 +278,141 @@ func TestARepetitionWaitsWhileADecisionIsOnItsWay(t *testing.T) {
 	}
 
 	// The other worker is gone; its lease runs out, the denial is sent
-	// again and refused: the call still waits, the replies held back go
-	// out, and the ladder takes up the repetition it held back.
-	h.at(t, 74*time.Minute+lease+time.Second)
+	// again and refused: the call still waits, and the ladder takes up
+	// the repetition it held back.
+	h.at(t, 79*time.Minute+time.Second)
 	h.drain(t)
 	if st := h.state(t, "a-merge1"); st.State != "pending" || len(st.Deciding) != 0 {
 		t.Fatalf("after the refusal: state %s, deciding %s", st.State, st.Deciding)
-	}
-	if n := len(h.escalations()) - sent; n != 2 {
-		t.Fatalf("after the refusal, %d replies of the first repetition; want one in each thread", n)
 	}
 	if r := h.tick(t); r.Steps != 1 {
 		t.Fatalf("after the refusal, the held repetition: %+v", r)
 	}
 	h.drain(t)
-	if n := len(h.escalations()) - sent; n != 4 {
-		t.Fatalf("after the refusal, %d replies; want the two repetitions' in each thread", n)
+	if got := repliesSince(h, sent); len(got) != 2 {
+		t.Fatalf("after the refusal: %v; want one reply in each thread", got)
 	}
 }
 
-// Replies held back for a decision on its way are dropped once it lands.
-func TestRepliesHeldForADecisionAreDroppedWhenItLands(t *testing.T) {
+// claimDecisions has another worker take n decision rows to the backend
+// for lease, and checks it got them.
+func claimDecisions(t *testing.T, h *decideHarness, n int, lease time.Duration) {
+	t.Helper()
+	rows, err := h.store.OutboxClaim(context.Background(), store.OutboxClaimParams{Worker: "other-worker",
+		Now: h.clock.Now(), Lease: lease, Limit: n + 1, Lane: threads.LaneBackend})
+	if err != nil || len(rows) != n {
+		t.Fatalf("the other worker's claim: %v, %d rows, want %d", err, len(rows), n)
+	}
+	for _, r := range rows {
+		if r.Kind != threads.KindDecision {
+			t.Fatalf("the other worker claimed a %s row", r.Kind)
+		}
+	}
+}
+
+// A repetition held for a decision never fires once the decision lands.
+func TestARepetitionHeldForADecisionNeverFiresOnceItLands(t *testing.T) {
 	h, _ := newOncallHarness(t)
 	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
 	h.ingest(t, "merge.json")
 	h.drain(t)
-	h.at(t, 15*time.Minute)
-	h.tick(t)
-	h.drain(t)
-	sent := len(h.escalations())
-	h.at(t, 45*time.Minute)
-	if r := h.tick(t); r.Steps != 1 {
-		t.Fatalf("the first repetition: %+v", r)
-	}
+	h.at(t, 42*time.Minute)
 	if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
 		t.Fatal(res.Text)
 	}
-	const lease = 5 * time.Minute
-	rows, err := h.store.OutboxClaim(context.Background(), store.OutboxClaimParams{Worker: "other-worker",
-		Now: h.clock.Now(), Lease: lease, Limit: 64, Lane: threads.LaneBackend})
-	if err != nil || len(rows) != 1 {
-		t.Fatalf("the other worker's claim: %v, %+v", err, rows)
+	claimDecisions(t, h, 1, 8*time.Minute)
+	h.at(t, 45*time.Minute)
+	if r := h.tick(t); r.Steps != 0 {
+		t.Fatalf("while the denial is on its way: %+v", r)
 	}
-	h.drain(t) // the replies wait
-	h.at(t, 45*time.Minute+lease+time.Second)
-	h.drain(t) // the denial lands; the replies are dropped
+	h.at(t, 50*time.Minute+time.Second) // the lease lapsed: the denial lands
+	h.drain(t)
 	if st := h.state(t, "a-merge1"); st.State != "denied" {
 		t.Fatalf("state %s", st.State)
-	}
-	if n := len(h.escalations()) - sent; n != 0 {
-		t.Fatalf("%d replies went out after kevin's denial landed", n)
 	}
 	h.at(t, 2*time.Hour)
 	if r := h.tick(t); r.Approvals != 0 || r.Steps != 0 {
 		t.Fatalf("a decided approval was claimed: %+v", r)
+	}
+}
+
+// The hold is bounded: a decision stuck on its way (its row dead, say)
+// keeps the ladder quiet for decisionHoldMax at most, and a decision on
+// a revision a reask replaced holds nothing, since the backend refuses it.
+func TestADecisionHoldsTheLadderOnlyWhileItCanLand(t *testing.T) {
+	t.Run("stuck", func(t *testing.T) {
+		h, _ := newOncallHarness(t)
+		h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+		h.ingest(t, "merge.json")
+		h.drain(t)
+		h.at(t, 14*time.Minute)
+		if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
+			t.Fatal(res.Text)
+		}
+		claimDecisions(t, h, 1, time.Hour) // a worker that hangs
+		h.at(t, 15*time.Minute)
+		if r := h.tick(t); r.Steps != 0 {
+			t.Fatalf("while the denial can still land: %+v", r)
+		}
+		h.at(t, 19*time.Minute) // 5m after the click
+		if r := h.tick(t); r.Steps != 1 {
+			t.Fatalf("a decision stuck for 5m still holds the ladder: %+v", r)
+		}
+	})
+	t.Run("on an older revision", func(t *testing.T) {
+		h, _ := newOncallHarness(t)
+		h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+		h.ingest(t, "merge.json")
+		h.drain(t)
+		h.at(t, 14*time.Minute)
+		if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
+			t.Fatal(res.Text)
+		}
+		claimDecisions(t, h, 1, time.Hour)
+		h.fake.AddApproval("a-merge1", 2, arguments(t, "a-merge1.r2.json"), false)
+		h.ingest(t, "merge-reasked.json")
+		h.drain(t)
+		h.at(t, 15*time.Minute)
+		if r := h.tick(t); r.Steps != 1 {
+			t.Fatalf("revision 1's denial held revision 2's ladder: %+v", r)
+		}
+	})
+}
+
+// However many approvals wait on a decision on its way, a tick reaches
+// the approvals behind them: 200 held fill a whole claim, and the 201st,
+// with no decision in flight, still has its due step fired.
+func TestHeldApprovalsDoNotStarveTheTick(t *testing.T) {
+	h, _ := newOncallHarness(t)
+	body, _ := readEvent(t, "merge.json")
+	const n = 201
+	for i := range n {
+		id := fmt.Sprintf("a-h%03d", i)
+		b := bytes.ReplaceAll(body, []byte("a-merge1"), []byte(id))
+		b = bytes.ReplaceAll(b, []byte(`"evt-0001"`), []byte(fmt.Sprintf(`"evt-h%03d"`, i)))
+		ev, err := approval.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.ingestBody(b, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.drain(t)
+	h.at(t, 14*time.Minute)
+	for i := range n - 1 {
+		if res := h.decide(t, fmt.Sprintf("a-h%03d", i), 1, false, "U0KEVIN"); !res.Sent {
+			t.Fatal(res.Text)
+		}
+	}
+	claimDecisions(t, h, n-1, 5*time.Minute)
+	h.at(t, 15*time.Minute)
+	r := h.tick(t)
+	if r.Steps != 1 {
+		t.Fatalf("the tick: %+v; want the one step of the approval with no decision in flight", r)
+	}
+	if st := h.state(t, "a-h200"); st.StepsDone == 0 {
+		t.Fatal("a-h200's due step did not fire while 200 others were held")
 	}
 }
 

@@ -280,10 +280,6 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow, stop <-chan
 		err = s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
 			NextAttemptAt: now.Add(notYet), Error: "waiting for the card to be posted"})
 		result = resultWait
-	case errors.Is(err, errDecisionOnItsWay):
-		err = s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
-			NextAttemptAt: now.Add(RecordBound), Error: err.Error()})
-		result = resultWait
 	case err == nil:
 		record := post // only a new card (or a mail) is recorded
 		if row.Kind == KindEditCard {
@@ -416,16 +412,16 @@ func (s *Service) do(ctx context.Context, surface Surface, row *store.OutboxRow)
 	}
 	if row.Kind == KindPostCard {
 		if p.Step > 0 {
-			if ok, err := s.stillWaiting(ctx, row.ApprovalID, true); err != nil || !ok {
-				return nil, nil, false, err // decided since the step, or a decision is on its way
+			if ok, err := s.stillWaiting(ctx, row.ApprovalID); err != nil || !ok {
+				return nil, nil, false, err // decided since the step
 			}
 		}
 		return s.postCard(ctx, surface, row, p)
 	}
 	if row.Kind == KindEmail {
 		if p.Mail == MailEscalation || p.Mail == MailReask {
-			if ok, err := s.stillWaiting(ctx, row.ApprovalID, p.Mail == MailEscalation); err != nil || !ok {
-				return nil, nil, false, err // decided since (the outcome mail says so), or a decision is on its way
+			if ok, err := s.stillWaiting(ctx, row.ApprovalID); err != nil || !ok {
+				return nil, nil, false, err // decided since: the outcome mail says so
 			}
 		}
 		post, err := s.sendMail(ctx, row, p)
@@ -488,8 +484,8 @@ func (s *Service) doOther(ctx context.Context, surface Surface, row *store.Outbo
 		return false, surface.Notice(ctx, NoticeRequest{Target: row.Target, Tenant: row.Tenant, Text: p.Text})
 	case KindReply:
 		if p.Thread == string(templates.ThreadEscalation) {
-			if ok, err := s.stillWaiting(ctx, row.ApprovalID, true); err != nil || !ok {
-				return false, err // decided since the step, or a decision is on its way
+			if ok, err := s.stillWaiting(ctx, row.ApprovalID); err != nil || !ok {
+				return false, err // decided since the step: nobody need be told
 			}
 		}
 		root, err := s.threadRoot(ctx, row.ApprovalID, row.Target)
