@@ -93,21 +93,16 @@ func discordButtons(buttons []Button) []DiscordComponent {
 
 // Discord's timestamp styles
 // (https://discord.com/developers/docs/reference#message-formatting-timestamp-styles):
-// the short time ("16:20") for a time on the day the card is shown, else
-// the date and the short time ("20 April 2021 16:20"), as the card's own
-// text has it. Each reader sees their own zone and locale.
-const (
-	discordTimeStyle = "t"
-	discordDateStyle = "f"
-)
+// the date and the short time ("20 April 2021 16:20"), in each reader's
+// own zone and locale. The date is always there: whether a time is today
+// depends on the reader's zone, not the tenant's, so the card's own text
+// (dated only off the tenant's day) cannot decide it for them, and
+// Discord has no style that says "today".
+const discordDateStyle = "f"
 
 // discordTimestamp is a time a card prints as Discord's <t:UNIX:STYLE>.
 func discordTimestamp(st Stamp) string {
-	style := discordTimeStyle
-	if st.Dated {
-		style = discordDateStyle
-	}
-	return "<t:" + strconv.FormatInt(st.At.Unix(), 10) + ":" + style + ">"
+	return "<t:" + strconv.FormatInt(st.At.Unix(), 10) + ":" + discordDateStyle + ">"
 }
 
 // discordTimed escapes s as esc does, each of its times (at, as

@@ -257,7 +257,7 @@ func checkSlackShape(t *testing.T, m SlackMessage) {
 		case *slack.RichTextSectionDateElement:
 			// Slack requires timestamp and format; a card gives the
 			// fallback, in the tenant's zone, too.
-			if e.Type != slack.RTSEDate || e.Timestamp <= 0 || (e.Format != slackTimeFormat && e.Format != slackDateFormat) ||
+			if e.Type != slack.RTSEDate || e.Timestamp <= 0 || e.Format != slackDateFormat ||
 				e.Fallback == nil || *e.Fallback == "" || e.URL != nil || e.Timezone != "" {
 				t.Errorf("%s: date %+v", where, e)
 			}

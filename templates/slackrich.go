@@ -45,24 +45,20 @@ const (
 	elemDate  = "date"
 )
 
-// Slack's date formats (https://docs.slack.dev/reference/block-kit/block-elements/date-element,
-// "Formatting text for app surfaces" → "Date formatting"): the time of day
-// for a time on the day the card is shown, else the date too, as the
-// card's own text has it. Each is the reader's own zone and locale.
-const (
-	slackTimeFormat = "{time}"
-	slackDateFormat = "{date_short} {time}"
-)
+// slackDateFormat is how Slack writes a card's time
+// (https://docs.slack.dev/reference/block-kit/block-elements/date-element,
+// "Formatting text for app surfaces" → "Date formatting"): the day as the
+// reader says it ("today", "yesterday", "Mar 18") and the time, in the
+// reader's own zone and locale. The day is always there: whether a time
+// is today depends on the reader's zone, not the tenant's, so the card's
+// own text (dated only off the tenant's day) cannot decide it for them.
+const slackDateFormat = "{date_short_pretty} {time}"
 
 // slackDate is the date element of a time a card prints: Slack shows it
 // in each reader's own zone, and the card's text (in the tenant's zone)
 // where it cannot.
 func slackDate(st Stamp, style *slack.RichTextSectionTextStyle) slackElem {
-	f := slackTimeFormat
-	if st.Dated {
-		f = slackDateFormat
-	}
-	return slackElem{Kind: elemDate, Text: st.Text, Unix: st.At.Unix(), Format: f, Style: style}
+	return slackElem{Kind: elemDate, Text: st.Text, Unix: st.At.Unix(), Format: slackDateFormat, Style: style}
 }
 
 // timedText writes s as text in the style named ("", "bold" or

@@ -83,12 +83,12 @@ func TestTimesInEachReadersZone(t *testing.T) {
 	forged := "<t:0:f> <!date^0^{time}|x>"
 	at := req.Add(3 * time.Minute)
 	now := req.Add(20 * time.Minute)
+	// Every time carries the reader's day, dated in the tenant's text or
+	// not: whether it is today is the reader's zone's to say.
 	tod := func(d time.Duration, text string) shownTime {
-		return shownTime{Unix: req.Add(d).Unix(), Fallback: text, Format: "{time}"}
+		return shownTime{Unix: req.Add(d).Unix(), Fallback: text, Format: "{date_short_pretty} {time}"}
 	}
-	dated := func(d time.Duration, text string) shownTime {
-		return shownTime{Unix: req.Add(d).Unix(), Fallback: text, Format: "{date_short} {time}"}
-	}
+	dated := tod
 	tests := []struct {
 		name string
 		in   Input
@@ -137,11 +137,7 @@ func TestTimesInEachReadersZone(t *testing.T) {
 			dm := r.Discord(c)
 			var want []shownTime
 			for _, w := range tt.want {
-				style := "t"
-				if w.Format != "{time}" {
-					style = "f"
-				}
-				want = append(want, shownTime{Unix: w.Unix, Format: style})
+				want = append(want, shownTime{Unix: w.Unix, Format: "f"})
 			}
 			got := append(discordDates(t, dm.Content), discordDates(t, dm.Embeds[0].Description)...)
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -190,7 +186,7 @@ func TestSlackContextDate(t *testing.T) {
 		t.Fatalf("%d elements: %+v", len(els), els)
 	}
 	o, ok := els[1].(*slack.TextBlockObject)
-	want := "<!date^" + strconv.FormatInt(at.Unix(), 10) + "^{time}|09:03 &lt;UTC&gt;>"
+	want := "<!date^" + strconv.FormatInt(at.Unix(), 10) + "^{date_short_pretty} {time}|09:03 &lt;UTC&gt;>"
 	if !ok || o.Type != slack.MarkdownType || !o.Verbatim || o.Text != want {
 		t.Errorf("date %+v, want verbatim mrkdwn %q", els[1], want)
 	}

@@ -205,7 +205,7 @@ func TestApproveWithCommentOpensModalAndApprovesWithIt(t *testing.T) {
 	// The time is a timestamp each reader sees in their own zone, of the
 	// moment the approval was recorded (on the harness's clock).
 	text := plain(h.card(t, "a-merge1", approvalTarget, 1).Text())
-	when := regexp.MustCompile(`Approved by user:kevin at <t:(\d+):t>: fine once CI is green`).FindStringSubmatch(text)
+	when := regexp.MustCompile(`Approved by user:kevin at <t:(\d+):f>: fine once CI is green`).FindStringSubmatch(text)
 	if when == nil {
 		t.Fatalf("card %q", text)
 	}
