@@ -50,6 +50,12 @@ func cmdPreview(args []string, stdout io.Writer) error {
 		}
 		*state = templates.PreviewSuperseded
 	}
+	if *as == "email" && (*state == templates.PreviewSuperseded || *state == templates.PreviewDeciding) {
+		// No mail is sent of such a card: a superseded call's mail is the
+		// reask's, of the new revision, and the ladder does not mail
+		// while a decision is on its way (docs/ladders.md).
+		return usageError("--as email shows a mail the bot sends; it sends none of a card %s (preview the new revision, or the outcome)", *state)
+	}
 	body, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
 		return err

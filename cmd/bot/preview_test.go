@@ -112,7 +112,15 @@ func TestPreviewSupersededByTheNextRevision(t *testing.T) {
 		return out.String(), errOut.String(), code
 	}
 	merge, reasked := path("merge.json"), path("merge-reasked.json")
-	for _, as := range []string{"text", "slack", "discord", "email"} {
+	// No mail is sent of a superseded card, nor while a decision is on
+	// its way: --as email says so rather than show a mail nobody gets.
+	for _, args := range [][]string{{"--next", reasked}, {"--state", "superseded"}, {"--state", "deciding"}} {
+		if out, errOut, code := preview(append(append([]string{"--as", "email"}, args...), merge)...); code != 2 ||
+			!strings.Contains(errOut, "it sends none of a card") || out != "" {
+			t.Errorf("preview --as email %v: %d %q\n%s", args, code, errOut, out)
+		}
+	}
+	for _, as := range []string{"text", "slack", "discord"} {
 		out, errOut, code := preview("--as", as, "--next", reasked, merge)
 		if code != 0 || !strings.Contains(out, "Superseded: the arguments changed; see the new card") {
 			t.Errorf("preview --as %s --next: %d %s\n%s", as, code, errOut, out)
