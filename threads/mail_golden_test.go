@@ -1,7 +1,6 @@
 package threads_test
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -295,17 +294,7 @@ var approvedThenRefused = mailStory{
 			t.Fatalf("after lee's approval: %s", got)
 		}
 		h.at(t, 90*time.Minute)
-		body, _ := readEvent(t, "refund-recheck.json")
-		body = bytes.ReplaceAll(body, []byte("a-refund1"), []byte("a-merge1"))
-		body = bytes.ReplaceAll(body, []byte("payments.refund"), []byte("acme_github.merge"))
-		body = bytes.ReplaceAll(body, []byte(`"evt-0013"`), []byte(`"evt-0013-merge"`))
-		ev, err := approval.Parse(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.ingestBody(body, ev); err != nil {
-			t.Fatal(err)
-		}
+		recheckMerge(t, h.decideHarness)
 		h.at(t, 90*time.Minute+time.Minute) // the re-check's mail waits a minute (threads' recheckMailDelay)
 		h.drain(t)
 	},
