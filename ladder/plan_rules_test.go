@@ -87,10 +87,6 @@ func TestMissedRepetitionsComeDueTogether(t *testing.T) {
 	}
 }
 
-// A step due outside its window waits for the next opening; so does each
-// repetition, counted from when the one before it fired. When the next
-// opening comes at or after the deadline the step is skipped, and the
-// plan says why.
 // TestDueOpen: steps that come due late (a pause, the bot down) fire up
 // to the first one whose window is shut now, which waits for the window's
 // next opening with the steps after it; in its window, everything due
@@ -132,6 +128,10 @@ func TestDueOpen(t *testing.T) {
 	}
 }
 
+// A step due outside its window waits for the next opening; so does each
+// repetition, planned from when the one before it is planned. When the next
+// opening comes at or after the deadline the step is skipped, and the
+// plan says why.
 func TestPlanWindows(t *testing.T) {
 	t.Parallel()
 	berlin := zone(t, "Europe/Berlin")

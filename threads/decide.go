@@ -596,6 +596,12 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 				row.DeadlineAt = now // a deny recorded before Due was kept
 			}
 		}
+		if row.State == string(approval.StatePending) && len(row.Deciding) == 0 && strings.HasSuffix(row.ClaimedBy, ladderClaim) {
+			// The decision did not land, and the ladder held the approval
+			// for it (decisionHolds, the deadline's wait): the next tick
+			// takes it up at once, the steps it missed or the deadline.
+			row.ClaimedBy, row.ClaimedUntil = "", time.Time{}
+		}
 		if err := tx.ApprovalUpsert(ctx, row); err != nil {
 			return err
 		}

@@ -53,12 +53,18 @@ const tickLease = time.Minute
 // one message per thread. The deadline only ever denies.
 func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 	var total TickResult
+	seen := map[string]bool{}
 	for round := 1; ; round++ {
 		now := s.clock.Now()
 		due, err := s.store.ApprovalClaimDue(ctx, store.ApprovalClaimDueParams{
-			Worker: s.worker + "-ladder", Now: now, Lease: s.lease, Limit: tickBatch})
+			Worker: s.worker + ladderClaim, Now: now, Lease: s.lease, Limit: tickBatch})
 		if err != nil {
 			return total, fmt.Errorf("claim due approvals: %w", err)
+		}
+		again := false
+		for _, a := range due {
+			again = again || seen[a.ID]
+			seen[a.ID] = true
 		}
 		var failed []error
 		for group := range slices.Chunk(due, s.tickGroup()) {
@@ -76,9 +82,11 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 		// decision on its way, on the deadline's grace) stay claimed past
 		// now, so the next batch is the ones behind them, however many
 		// wait: they cannot keep a tick from the approvals behind them.
-		// The rounds are bounded, so that a tick that takes longer than
-		// those claims last cannot go round them for ever.
-		if round == tickRounds {
+		// A round that claims again an approval this tick handled (one
+		// that waits for RecordBound, in a tick slower than that) has
+		// gone round them: the next tick looks again. The rounds are
+		// bounded too.
+		if again || round == tickRounds {
 			return total, nil
 		}
 	}
@@ -180,8 +188,9 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 			// claim the approvals behind it instead of this one again.
 			if len(row.Deciding) > 0 {
 				// A person's decision is in flight; if it fails, the
-				// deadline is still due.
-				row.ClaimedBy, row.ClaimedUntil = s.worker+"-ladder", now.Add(RecordBound)
+				// deadline is still due, and settle lets the next tick
+				// take the approval up at once.
+				row.ClaimedBy, row.ClaimedUntil = s.worker+ladderClaim, now.Add(decisionHoldRecheck)
 				return tx.ApprovalUpsert(ctx, row)
 			}
 			// The deny is recorded now, and sent once a click the bot
@@ -220,7 +229,7 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 				// should the decision not land the ladder goes on where it
 				// was, the steps it missed merged; until then the approval
 				// stays claimed, so the ticks look at the ones behind it.
-				row.ClaimedBy, row.ClaimedUntil = s.worker+"-ladder", until
+				row.ClaimedBy, row.ClaimedUntil = s.worker+ladderClaim, until
 				return tx.ApprovalUpsert(ctx, row)
 			}
 			st := ladderStateOf(row)
@@ -276,6 +285,11 @@ const (
 	decisionHoldMax     = 5 * time.Minute
 	decisionHoldRecheck = 15 * time.Second
 )
+
+// ladderClaim ends the worker name of the ladder's claims on approvals,
+// its ticks' and its holds', which settle releases when a decision the
+// ladder held for did not land.
+const ladderClaim = "-ladder"
 
 // decisionHolds reports whether row's due steps wait for a person's
 // decision on its way to the backend, and until when the approval stays

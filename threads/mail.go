@@ -364,6 +364,20 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 			return nil, err
 		}
 	}
+	if p.Mail == MailEscalation {
+		// A step's mail shows the call as it stands when it goes: a
+		// reask that came since it was queued (its mail went only to
+		// those mailed before) is what this recipient must decide.
+		a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
+		if err != nil {
+			return nil, fmt.Errorf("read approval: %w", err)
+		}
+		if a.Revision > revision {
+			if revision, err = s.heldRevision(ctx, row.ApprovalID, a.Revision, posts, row.Target); err != nil {
+				return nil, err
+			}
+		}
+	}
 	card, err := s.card(ctx, row.ApprovalID, revision)
 	if err != nil {
 		return nil, err

@@ -246,3 +246,32 @@ func TestEmailDecisionThatDidNotLandIsMailed(t *testing.T) {
 		t.Errorf("the backend received %+v", got)
 	}
 }
+
+// A step's mail queued before a reask and sent after it shows the new
+// revision, with its links: the reask's own mail went only to those
+// mailed before, so this recipient would otherwise hold only a card
+// that says it was superseded.
+func TestAStepMailQueuedBeforeAReaskShowsTheNewRevision(t *testing.T) {
+	h := newMailHarness(t)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.at(t, time.Hour)
+	h.tick(t) // step 2's mails are queued, not yet sent
+	h.fake.AddApproval("a-merge1", 2, arguments(t, "a-merge1.r2.json"), false)
+	h.ingest(t, "merge-reasked.json")
+	h.drain(t)
+	for _, addr := range []string{"leads@acme.example", "kevin@acme.example"} {
+		ms := h.mailsTo(addr)
+		if len(ms) != 1 {
+			t.Fatalf("%s got %d mails, want step 2's", addr, len(ms))
+		}
+		m, rev := ms[0], 0
+		if m.Card.Approval != nil {
+			rev = m.Card.Approval.Revision
+		}
+		if m.Kind != threads.MailEscalation || m.Card.Superseded || rev != 2 {
+			t.Errorf("%s got a %q mail of revision %d (superseded %v); want step 2's, of revision 2", addr, m.Kind, rev, m.Card.Superseded)
+		}
+	}
+}

@@ -260,13 +260,13 @@ func TestARepetitionWaitsWhileADecisionIsOnItsWay(t *testing.T) {
 	if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
 		t.Fatal(res.Text)
 	}
-	claimDecisions(t, h, 1, 5*time.Minute)
+	claimDecisions(t, h, 1, 3*time.Minute)
 	h.drain(t)
 	sent := len(h.escalations())
 	if got := repliesSince(h, 0); len(got) != 2 || strings.Count(got["slack:C0APPROVALS"], ";") != 2 {
 		t.Fatalf("before the denial: %v; want step 1 and its first repetition in each thread", got)
 	}
-	for _, at := range []time.Duration{75 * time.Minute, 75*time.Minute + 20*time.Second, 78 * time.Minute} {
+	for _, at := range []time.Duration{75 * time.Minute, 75*time.Minute + 20*time.Second, 76*time.Minute + 50*time.Second} {
 		h.at(t, at)
 		if r := h.tick(t); r.Steps != 0 {
 			t.Fatalf("at %v a repetition fired while kevin's denial was on its way: %+v", at, r)
@@ -279,8 +279,9 @@ func TestARepetitionWaitsWhileADecisionIsOnItsWay(t *testing.T) {
 
 	// The other worker is gone; its lease runs out, the denial is sent
 	// again and refused: the call still waits, and the ladder takes up
-	// the repetition it held back.
-	h.at(t, 79*time.Minute+time.Second)
+	// the repetition it held back at the next tick (the claim the last
+	// tick left for the hold, to 77m05s, is let go).
+	h.at(t, 77*time.Minute+time.Second)
 	h.drain(t)
 	if st := h.state(t, "a-merge1"); st.State != "pending" || len(st.Deciding) != 0 {
 		t.Fatalf("after the refusal: state %s, deciding %s", st.State, st.Deciding)

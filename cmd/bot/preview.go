@@ -50,10 +50,9 @@ func cmdPreview(args []string, stdout io.Writer) error {
 		}
 		*state = templates.PreviewSuperseded
 	}
-	if *as == "email" && (*state == templates.PreviewSuperseded || *state == templates.PreviewDeciding) {
-		// No mail is sent of such a card: a superseded call's mail is the
-		// reask's, of the new revision, and the ladder does not mail
-		// while a decision is on its way (docs/ladders.md).
+	if *as == "email" && *state == templates.PreviewSuperseded {
+		// No mail is sent of a superseded card: a step's mail shows the
+		// latest revision, and the reask's mail shows the new one.
 		return usageError("--as email shows a mail the bot sends; it sends none of a card %s (preview the new revision, or the outcome)", *state)
 	}
 	body, err := os.ReadFile(fs.Arg(0))
@@ -148,8 +147,9 @@ func cmdPreview(args []string, stdout io.Writer) error {
 }
 
 // previewMail writes, as a mail client opens it, the mail the bot would
-// send of card: for a call waiting with no decision on its way, the
-// mail of the first ladder step that mails someone, to its first
+// send of card: for a call waiting (a decision on its way shown, as a
+// step's mail queued before the click shows it), the mail of the first
+// ladder step that mails someone, to its first
 // address, with the step's "why you get this" line (threads.MailRequest,
 // the mail the bot renders); for a closed one, the mail that tells
 // everyone mailed how it ended. A preview reads no link secret, so the
@@ -161,7 +161,7 @@ func previewMail(w io.Writer, r *templates.Renderer, card threads.Card, tenant *
 	if card.State.Final() {
 		req.Kind = threads.MailOutcome
 	}
-	if st, to, ok := firstMailStep(card.Frozen.Plan); ok && card.State == approval.StatePending && !card.Superseded && card.Deciding == nil {
+	if st, to, ok := firstMailStep(card.Frozen.Plan); ok && card.State == approval.StatePending && !card.Superseded {
 		req.To, req.Step, req.Waited = to, st.Index+1, st.At.Sub(a.RequestedAt).Round(time.Second)
 		// Steps due at once go out merged, as one mail per address that
 		// names the last of them (threads' stepRows).
