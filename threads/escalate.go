@@ -78,13 +78,13 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 		if len(due) < tickBatch || len(failed) > 0 {
 			return total, errors.Join(failed...)
 		}
-		// A full batch: claim the next. Approvals that wait (on a
-		// decision on its way, on the deadline's grace) stay claimed past
-		// now, so the next batch is the ones behind them, however many
-		// wait: they cannot keep a tick from the approvals behind them.
-		// A round that claims again an approval this tick handled (one
-		// that waits for RecordBound, in a tick slower than that) has
-		// gone round them: the next tick looks again. The rounds are
+		// A full batch: claim the next. Approvals that wait on a
+		// decision on its way (at a step or at the deadline) stay claimed
+		// past now (decisionHoldRecheck), so the next batch is the ones
+		// behind them, however many wait: they cannot keep a tick from
+		// the approvals behind them. A round that claims again an
+		// approval this tick handled (in a tick slower than that claim)
+		// has gone round them: the next tick looks again. The rounds are
 		// bounded too.
 		if again || round == tickRounds {
 			return total, nil

@@ -345,21 +345,25 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 	revision := p.Revision
 	outcome := p.Mail == MailOutcome || p.Mail == MailRecheck
 	if outcome {
+		a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
+		if err != nil {
+			return nil, fmt.Errorf("read approval: %w", err)
+		}
 		told := func(target string) bool {
 			return slices.ContainsFunc(posts, func(x *store.Post) bool { return x.Target == target })
 		}
-		// Told already: how it ended (for an outcome), that the re-check
-		// refused it (for either: nothing comes after that).
-		if told(mailRefusedTarget(row.Target)) || p.Mail == MailOutcome && told(mailEndTarget(row.Target)) {
+		// Told already: that the re-check refused it (nothing comes
+		// after that), or how it ended, unless the re-check has refused
+		// it since (whichever row carries that, this recipient's
+		// outcome or the re-check's own, which may have coalesced into
+		// it).
+		if told(mailRefusedTarget(row.Target)) ||
+			told(mailEndTarget(row.Target)) && a.State != string(approval.StateRefused) {
 			return nil, nil
 		}
 		// The outcome shows the approval as it ended, on its last card:
 		// a resolve may name a higher revision than any request the bot
 		// saw, and then the last one it holds shows it.
-		a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
-		if err != nil {
-			return nil, fmt.Errorf("read approval: %w", err)
-		}
 		if revision, err = s.heldRevision(ctx, row.ApprovalID, max(revision, a.Revision), posts, row.Target); err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"approvalsbot/approval"
+	"approvalsbot/store"
 	"approvalsbot/threads"
 )
 
@@ -229,4 +230,53 @@ func TestARecheckWhileTheOutcomeWaitsTellsOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A recipient told "Approved" who still has an outcome row waiting (one
+// a mail recorded after the close enqueued, say) gets the re-check's
+// refusal through it, when the refusal coalesced into it: the row finds
+// the recipient told how it ended, but not that it changed since.
+func TestARecheckCoalescedIntoALaterOutcomeRowIsTold(t *testing.T) {
+	h := newMailHarness(t)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.at(t, time.Hour)
+	h.tick(t)
+	h.drain(t)
+	h.at(t, 80*time.Minute)
+	if res := h.decide(t, "a-merge1", 1, true, "U0LEE"); !res.Sent {
+		t.Fatalf("approve: %+v", res)
+	}
+	h.drain(t)
+	if got := outcomesOf(h, leadsAddr); len(got) != 1 || got[0] != approval.StateApproved {
+		t.Fatalf("leads' outcomes after the approval: %v", got)
+	}
+	// A second outcome row for leads waits (due in an hour) when the
+	// re-check's refusal comes.
+	now := h.clock.Now()
+	if err := h.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		return tx.OutboxInsert(ctx, []store.OutboxInsertParams{{ID: "o-later-outcome", Tenant: "acme", ApprovalID: "a-merge1",
+			Kind: threads.KindEmail, Target: leadsAddr, CoalesceKey: "mail-outcome:a-merge1:" + leadsAddr,
+			Payload: []byte(`{"revision":1,"mail":"outcome"}`), NotBefore: now.Add(time.Hour), Now: now, Lane: threads.LaneMail}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	recheckMerge(t, h)
+	h.at(t, 3*time.Hour)
+	h.drain(t)
+	if got := outcomesOf(h, leadsAddr); len(got) != 2 || got[1] != approval.StateRefused {
+		t.Errorf("leads' outcomes: %v; want approved, then the re-check's refusal", got)
+	}
+}
+
+// outcomesOf lists the states the outcome mails to addr said, in order.
+func outcomesOf(h *decideHarness, addr string) []approval.State {
+	var out []approval.State
+	for _, m := range h.mailsTo(addr) {
+		if m.Kind == threads.MailOutcome {
+			out = append(out, m.Card.State)
+		}
+	}
+	return out
 }

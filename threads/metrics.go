@@ -51,7 +51,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // a row.
 const (
 	resultOK         = "ok"         // performed and recorded
-	resultWait       = "wait"       // waits for its card to be posted, or for a decision on its way
+	resultWait       = "wait"       // waits for its card to be posted
 	resultRetry      = "retry"      // failed; tried again later
 	resultDead       = "dead"       // failed for good
 	resultStopped    = "stopped"    // cut short by a stop; due again at the next start
