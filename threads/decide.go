@@ -319,7 +319,7 @@ func (s *Service) recorded(ctx context.Context, approvalID string, d deciding) b
 func (s *Service) decisionRowFor(row *store.Approval, d deciding, send, now time.Time) store.OutboxInsertParams {
 	body, _ := json.Marshal(decisionPayload{At: d.At, Actor: d.Actor, Surface: d.Surface}) // plain data: cannot fail
 	return store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID,
-		Kind: KindDecision, Target: "backend", Payload: body, NotBefore: send, Now: now}
+		Kind: KindDecision, Target: surfaceBackend, Payload: body, NotBefore: send, Now: now}
 }
 
 // decisionPayload is a decision row's payload: which decision in flight

@@ -344,42 +344,22 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 	}
 	revision := p.Revision
 	outcome := p.Mail == MailOutcome || p.Mail == MailRecheck
-	if outcome {
+	if outcome || p.Mail == MailEscalation {
+		// An outcome shows the approval as it ended, on its last card: a
+		// resolve may name a higher revision than any request the bot
+		// saw, and then the last one it holds shows it. A step's mail
+		// shows the call as it stands when it goes: a reask that came
+		// since it was queued (its mail went only to those mailed before)
+		// is what this recipient must decide.
 		a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
 		if err != nil {
 			return nil, fmt.Errorf("read approval: %w", err)
 		}
-		told := func(target string) bool {
-			return slices.ContainsFunc(posts, func(x *store.Post) bool { return x.Target == target })
-		}
-		// Told already: that the re-check refused it (nothing comes
-		// after that), or how it ended, unless the re-check has refused
-		// it since (whichever row carries that, this recipient's
-		// outcome or the re-check's own, which may have coalesced into
-		// it).
-		if told(mailRefusedTarget(row.Target)) ||
-			told(mailEndTarget(row.Target)) && a.State != string(approval.StateRefused) {
+		if outcome && toldOfEnd(posts, row.Target, a) {
 			return nil, nil
 		}
-		// The outcome shows the approval as it ended, on its last card:
-		// a resolve may name a higher revision than any request the bot
-		// saw, and then the last one it holds shows it.
 		if revision, err = s.heldRevision(ctx, row.ApprovalID, max(revision, a.Revision), posts, row.Target); err != nil {
 			return nil, err
-		}
-	}
-	if p.Mail == MailEscalation {
-		// A step's mail shows the call as it stands when it goes: a
-		// reask that came since it was queued (its mail went only to
-		// those mailed before) is what this recipient must decide.
-		a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
-		if err != nil {
-			return nil, fmt.Errorf("read approval: %w", err)
-		}
-		if a.Revision > revision {
-			if revision, err = s.heldRevision(ctx, row.ApprovalID, a.Revision, posts, row.Target); err != nil {
-				return nil, err
-			}
 		}
 	}
 	card, err := s.card(ctx, row.ApprovalID, revision)
@@ -412,6 +392,18 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 		post.ThreadRef = req.Thread.Root
 	}
 	return post, nil
+}
+
+// toldOfEnd reports whether addr was told all there is of how a's
+// approval ended: that the re-check refused it (nothing comes after
+// that), or how it ended, unless the re-check has refused it since
+// (whichever row carries that, this recipient's outcome or the
+// re-check's own, which may have coalesced into it).
+func toldOfEnd(posts []*store.Post, addr string, a *store.Approval) bool {
+	told := func(target string) bool {
+		return slices.ContainsFunc(posts, func(x *store.Post) bool { return x.Target == target })
+	}
+	return told(mailRefusedTarget(addr)) || told(mailEndTarget(addr)) && a.State != string(approval.StateRefused)
 }
 
 // heldRevision is want when the store holds that revision, else the

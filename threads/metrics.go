@@ -62,9 +62,10 @@ const (
 // deliveryResults lists every result, in the order above.
 var deliveryResults = []string{resultOK, resultWait, resultRetry, resultDead, resultStopped, resultLeaseLost, resultUnrecorded}
 
-// Surfaces a row's delivery is counted under (surfaceFor): the chat
-// surfaces, and "log" for a row whose surface is not configured, which
-// the fallback performs.
+// Surfaces a row's delivery is counted under (surfaceFor), besides the
+// chat surfaces and email: a decision's, whose target is the backend, and
+// "log" for a row whose surface is not configured, which the fallback
+// performs.
 const (
 	surfaceBackend = "backend" // decisions, sent to the job backend
 	surfaceLog     = "log"

@@ -643,8 +643,8 @@ func sameDeciding(a, b *templates.Deciding) bool {
 
 // surfaceFor picks the surface a target names, or the fallback.
 func (s *Service) surfaceFor(target string) (string, Surface) {
-	if target == "backend" {
-		return "backend", s.fallback
+	if target == surfaceBackend {
+		return surfaceBackend, s.fallback
 	}
 	if t, err := ladder.ParseTarget(target); err == nil {
 		if t.Surface() == ladder.SurfaceEmail {
@@ -654,5 +654,5 @@ func (s *Service) surfaceFor(target string) (string, Surface) {
 			return t.Surface(), sf
 		}
 	}
-	return "log", s.fallback
+	return surfaceLog, s.fallback
 }
