@@ -385,11 +385,26 @@ func TestADecisionHoldsTheLadderOnlyWhileItCanLand(t *testing.T) {
 // with no decision in flight, still has its due step fired.
 func TestHeldApprovalsDoNotStarveTheTick(t *testing.T) {
 	h, _ := newOncallHarness(t)
+	heldApprovals(t, h, 14*time.Minute, 5*time.Minute)
+	h.at(t, 15*time.Minute)
+	r := h.tick(t)
+	if r.Steps != 1 {
+		t.Fatalf("the tick: %+v; want the one step of the approval with no decision in flight", r)
+	}
+	if st := h.state(t, "a-h200"); st.StepsDone == 0 {
+		t.Fatal("a-h200's due step did not fire while 200 others were held")
+	}
+}
+
+// heldApprovals are 201 copies of merge.json's approval, a-h000 to
+// a-h200: at at, kevin denies the first 200 and another worker takes the
+// denials to the backend for lease; a-h200 has no decision in flight.
+func heldApprovals(t *testing.T, h *decideHarness, at, lease time.Duration) {
+	t.Helper()
 	body, _ := readEvent(t, "merge.json")
 	const n = 201
 	for i := range n {
-		id := fmt.Sprintf("a-h%03d", i)
-		b := bytes.ReplaceAll(body, []byte("a-merge1"), []byte(id))
+		b := bytes.ReplaceAll(body, []byte("a-merge1"), []byte(fmt.Sprintf("a-h%03d", i)))
 		b = bytes.ReplaceAll(b, []byte(`"evt-0001"`), []byte(fmt.Sprintf(`"evt-h%03d"`, i)))
 		ev, err := approval.Parse(b)
 		if err != nil {
@@ -400,21 +415,13 @@ func TestHeldApprovalsDoNotStarveTheTick(t *testing.T) {
 		}
 	}
 	h.drain(t)
-	h.at(t, 14*time.Minute)
+	h.at(t, at)
 	for i := range n - 1 {
 		if res := h.decide(t, fmt.Sprintf("a-h%03d", i), 1, false, "U0KEVIN"); !res.Sent {
 			t.Fatal(res.Text)
 		}
 	}
-	claimDecisions(t, h, n-1, 5*time.Minute)
-	h.at(t, 15*time.Minute)
-	r := h.tick(t)
-	if r.Steps != 1 {
-		t.Fatalf("the tick: %+v; want the one step of the approval with no decision in flight", r)
-	}
-	if st := h.state(t, "a-h200"); st.StepsDone == 0 {
-		t.Fatal("a-h200's due step did not fire while 200 others were held")
-	}
+	claimDecisions(t, h, n-1, lease)
 }
 
 // dmsTo counts the cards posted to target (a DM) so far.

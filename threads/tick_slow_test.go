@@ -1,15 +1,12 @@
 package threads_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
-	"approvalsbot/approval"
 	"approvalsbot/store"
 )
 
@@ -59,28 +56,7 @@ func TestSlowRoundsDoNotGoRoundTheHeld(t *testing.T) {
 			slow := &slowRounds{Store: h.store, clock: h.clock, claimed: map[string]int{}}
 			h.opts.Store = slow
 			h.restart(t)
-			body, _ := readEvent(t, "merge.json")
-			const n = 201
-			for i := range n {
-				id := fmt.Sprintf("a-h%03d", i)
-				b := bytes.ReplaceAll(body, []byte("a-merge1"), []byte(id))
-				b = bytes.ReplaceAll(b, []byte(`"evt-0001"`), []byte(fmt.Sprintf(`"evt-h%03d"`, i)))
-				ev, err := approval.Parse(b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := h.ingestBody(b, ev); err != nil {
-					t.Fatal(err)
-				}
-			}
-			h.drain(t)
-			h.at(t, c.at)
-			for i := range n - 1 {
-				if res := h.decide(t, fmt.Sprintf("a-h%03d", i), 1, false, "U0KEVIN"); !res.Sent {
-					t.Fatal(res.Text)
-				}
-			}
-			claimDecisions(t, h, n-1, time.Hour)
+			heldApprovals(t, h, c.at, time.Hour)
 			h.at(t, c.at+time.Minute)
 			slow.step = c.step
 			r := h.tick(t)
