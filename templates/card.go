@@ -146,12 +146,10 @@ type Stamp struct {
 	// Off is where in the line the time's text starts, in bytes.
 	Off int
 	// Text is the time as the line prints it, in the tenant's zone:
-	// "14:03 UTC", or "2026-11-30 14:03 UTC" when Dated.
+	// "14:03 UTC", or "2026-11-30 14:03 UTC" when it is not on the day the
+	// card is shown (or is a deadline).
 	Text string
 	At   time.Time
-	// Dated: the time is not on the day the card is shown (or is a
-	// deadline), so the line gives its date, and a token must too.
-	Dated bool
 }
 
 // Tone is the colour a surface gives the card.
@@ -883,14 +881,14 @@ func newClock(in Input, a *approval.Approval) clock {
 func (k clock) at(t time.Time) Stamp {
 	in := t.In(k.zone)
 	if k.today.IsZero() || !sameDay(in, k.today.In(k.zone)) {
-		return Stamp{Text: in.Format(dateAndTime), At: t, Dated: true}
+		return k.dated(t)
 	}
 	return Stamp{Text: in.Format(timeOfDay), At: t}
 }
 
 // dated is t always with its date: "2026-11-30 18:00 UTC".
 func (k clock) dated(t time.Time) Stamp {
-	return Stamp{Text: t.In(k.zone).Format(dateAndTime), At: t, Dated: true}
+	return Stamp{Text: t.In(k.zone).Format(dateAndTime), At: t}
 }
 
 // line is a line of a card being written, and where it prints each time.
@@ -966,16 +964,6 @@ func decidingStatus(d *Deciding, restricted bool, k clock) statusLines {
 		out.detail.say(label + comment)
 	}
 	return out
-}
-
-func joinNonEmpty(sep string, parts ...string) string {
-	var kept []string
-	for _, p := range parts {
-		if p != "" {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, sep)
 }
 
 // headline is one line for notifications and subjects: the function and

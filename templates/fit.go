@@ -63,13 +63,11 @@ func trimDiscord(s string) string {
 		s = s[:len(s)-1]
 	}
 	// A URL kept in <…> cut before its > would be a bare URL, with a
-	// preview: it goes whole.
-	if i := strings.LastIndex(s, "<http"); i >= 0 && (i == 0 || s[i-1] != '\\') && !strings.Contains(s[i:], ">") {
-		s = s[:i]
-	}
-	// A timestamp cut before its > would show as <t:17…: it goes whole.
-	if i := strings.LastIndex(s, "<t:"); i >= 0 && (i == 0 || s[i-1] != '\\') && !strings.Contains(s[i:], ">") {
-		s = s[:i]
+	// preview, and a timestamp would show as <t:17…: each goes whole.
+	for _, open := range []string{"<http", "<t:"} {
+		if i := strings.LastIndex(s, open); i >= 0 && (i == 0 || s[i-1] != '\\') && !strings.Contains(s[i:], ">") {
+			s = s[:i]
+		}
 	}
 	if i := strings.LastIndex(s, "]("); i >= 0 && !strings.Contains(s[i:], ")") {
 		if j := strings.LastIndexByte(s[:i], '['); j >= 0 {

@@ -127,7 +127,7 @@ func fitSlackParts(parts []slackElems, max int) {
 			case mustKeep[name]:
 				kept = cutSlackElems(p.elems, minKept)
 			default:
-				kept = []slackElem{{Kind: elemText, Style: &slack.RichTextSectionTextStyle{Italic: true},
+				kept = []slackElem{{Kind: elemText, Style: slackItalic,
 					Text: strings.ReplaceAll(slackLeftOut, "%s", cmp.Or(partNames[name], "this part"))}}
 			}
 			if n := elemsLen(kept); n < old {

@@ -81,9 +81,15 @@ func timedText(style, s string, at []Stamp) string {
 	return b.String()
 }
 
+// The styles the card's elements take, one value each.
+var (
+	slackBold   = &slack.RichTextSectionTextStyle{Bold: true}
+	slackItalic = &slack.RichTextSectionTextStyle{Italic: true}
+)
+
 var slackStyles = map[string]*slack.RichTextSectionTextStyle{
-	"bold":   {Bold: true},
-	"italic": {Italic: true},
+	"bold":   slackBold,
+	"italic": slackItalic,
 }
 
 // slackCutNote says a rich_text or plain_text part was cut.
@@ -108,8 +114,8 @@ func styledText(style *slack.RichTextSectionTextStyle) func(string) string {
 // without one it is its label as text.
 var slackElemFuncs = texttemplate.FuncMap{
 	"text":   styledText(nil),
-	"bold":   styledText(&slack.RichTextSectionTextStyle{Bold: true}),
-	"italic": styledText(&slack.RichTextSectionTextStyle{Italic: true}),
+	"bold":   styledText(slackBold),
+	"italic": styledText(slackItalic),
 	"code":   styledText(&slack.RichTextSectionTextStyle{Code: true}),
 	"br":     func() string { return writeElem(slackElem{Kind: elemBreak}) },
 	"emoji":  func(name string) string { return writeElem(slackElem{Kind: elemEmoji, Text: name}) },
@@ -221,7 +227,7 @@ func cutSlackElems(elems []slackElem, max int) []slackElem {
 		}
 		break
 	}
-	return append(out, slackElem{Kind: elemBreak}, slackElem{Kind: elemText, Text: slackCutNote, Style: &slack.RichTextSectionTextStyle{Italic: true}})
+	return append(out, slackElem{Kind: elemBreak}, slackElem{Kind: elemText, Text: slackCutNote, Style: slackItalic})
 }
 
 // slackRichText lays elements out as a rich_text block: runs of text,
@@ -356,7 +362,7 @@ func SlackText(s string) SlackElem { return SlackElem{slackElem{Kind: elemText, 
 
 // SlackBold is a run of bold text.
 func SlackBold(s string) SlackElem {
-	return SlackElem{slackElem{Kind: elemText, Text: s, Style: &slack.RichTextSectionTextStyle{Bold: true}}}
+	return SlackElem{slackElem{Kind: elemText, Text: s, Style: slackBold}}
 }
 
 // SlackBreak is a line break.
