@@ -105,18 +105,19 @@ func CompareRevisions(prev, next *Approval, secrets ...[]byte) Reask {
 		r.SnapshotFrom, r.SnapshotTo = prev.Call.Snapshot, next.Call.Snapshot
 	}
 	digestChanged := prev.Call.ArgsSHA256 != next.Call.ArgsSHA256
-	if prev.Content.Restricted || next.Content.Restricted {
+	var before, after *tree
+	withheld := prev.Content.Restricted || next.Content.Restricted
+	if !withheld {
+		var err1, err2 error
+		before, err1 = projectedTree(prev.Call.Arguments)
+		after, err2 = projectedTree(next.Call.Arguments)
+		withheld = err1 != nil || err2 != nil
+	}
+	if withheld {
 		// The digest is kept of a restricted call (it is what Show details
 		// checks the backend's look-up against): that it changed says
 		// nothing of the content, and lets a card asked again for another
 		// reason say that the arguments changed too.
-		r.Withheld = true
-		r.Unshown = digestChanged && ValidDigest(prev.Call.ArgsSHA256) && ValidDigest(next.Call.ArgsSHA256)
-		return r
-	}
-	before, err1 := projectedTree(prev.Call.Arguments)
-	after, err2 := projectedTree(next.Call.Arguments)
-	if err1 != nil || err2 != nil {
 		r.Withheld = true
 		r.Unshown = digestChanged && ValidDigest(prev.Call.ArgsSHA256) && ValidDigest(next.Call.ArgsSHA256)
 		return r
@@ -146,9 +147,7 @@ func projectedTree(raw json.RawMessage) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(p.JSON))
-	dec.UseNumber()
-	return readTree(dec)
+	return readTree(jsonDecoder(p.JSON))
 }
 
 // tree is a JSON value with its objects' keys in order. Scalars keep
@@ -304,13 +303,10 @@ func (d *differ) diff(path string, a, b *tree) {
 			}
 		}
 	default:
-		old, now := a.String(), b.String()
-		switch {
-		case old != now:
-			d.add(ArgumentChange{Path: path, Kind: ChangeChanged, Old: shownValue(old, ChangeValueMax), New: shownValue(now, ChangeValueMax)})
-		case d.hidden[hiddenPath(path)]:
+		// A change shown, or one only of what the value hides.
+		if old, now := a.String(), b.String(); old != now || d.hidden[hiddenPath(path)] {
 			d.add(ArgumentChange{Path: path, Kind: ChangeChanged, Old: shownValue(old, ChangeValueMax), New: shownValue(now, ChangeValueMax),
-				Hidden: true})
+				Hidden: old == now})
 		}
 	}
 }

@@ -173,33 +173,29 @@ func (ReceivedArguments) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, 
 // them be encoded without its json:"-".
 func (ReceivedArguments) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
 
-// newFingerprints fingerprints what the display projection of raw hides,
-// under a key derived from the first usable secret and a new random salt;
-// nil when there is no secret, when the projection hides nothing, or when
-// raw cannot be read (which Parse never lets through).
-func newFingerprints(raw []byte, secrets [][]byte) *Fingerprints {
+// newFingerprints fingerprints what p, the display projection of raw,
+// hides, under a key derived from the first usable secret and a new
+// random salt; nil when there is no secret, when the projection hides
+// nothing, or when raw cannot be read (which Parse never lets through).
+func newFingerprints(raw []byte, p Projection, secrets [][]byte) *Fingerprints {
 	usable := usableSecrets(secrets)
 	if len(usable) == 0 {
 		return nil
 	}
 	salt := make([]byte, fingerprintSaltSize)
 	_, _ = rand.Read(salt) // never fails (crypto/rand)
-	values, err := fingerprintsOf(raw, fingerprintKey(usable[0], salt))
+	values, err := fingerprintsOf(raw, p, fingerprintKey(usable[0], salt))
 	if err != nil || len(values) == 0 {
 		return nil
 	}
 	return &Fingerprints{Salt: salt, KeyID: keyID(usable[0]), Values: values}
 }
 
-// fingerprintsOf fingerprints under key what the display projection of
-// raw hides, in the order of the arguments. Where two places of the
+// fingerprintsOf fingerprints under key what p, the display projection
+// of raw, hides, in the order of the arguments. Where two places of the
 // projection have one path (two keys that show alike once redacted), one
 // fingerprint covers both, in order.
-func fingerprintsOf(raw, key []byte) ([]Fingerprint, error) {
-	p, err := Project(raw)
-	if err != nil {
-		return nil, err
-	}
+func fingerprintsOf(raw []byte, p Projection, key []byte) ([]Fingerprint, error) {
 	if !p.Redacted && !p.Truncated {
 		return nil, nil // the projection shows the arguments whole
 	}
@@ -276,17 +272,13 @@ func (h *hider) walk(path string, received, shown *tree) {
 		for i := range shown.kids {
 			last := i == len(shown.kids)-1
 			if last && leftOutMarker(received, shown, i) {
-				h.hide(markerPath(path, shown, i), received.rest(i))
+				h.hide(memberPath(path, shown, i), received.rest(i))
 				return
 			}
 			if i >= len(received.kids) {
 				return // unreachable: the projection shows no member it did not receive
 			}
-			p := path + "[" + strconv.Itoa(i) + "]"
-			if shown.kind == '{' {
-				p = pathKey(path, shown.keys[i])
-			}
-			h.walk(p, received.kids[i], shown.kids[i])
+			h.walk(memberPath(path, shown, i), received.kids[i], shown.kids[i])
 		}
 	}
 }
@@ -302,7 +294,8 @@ func leftOutMarker(received, shown *tree, i int) bool {
 	return kid.scalar == string(want)
 }
 
-func markerPath(path string, shown *tree, i int) string {
+// memberPath is the path of member i of shown, a collection at path.
+func memberPath(path string, shown *tree, i int) string {
 	if shown.kind == '{' {
 		return pathKey(path, shown.keys[i])
 	}
@@ -343,7 +336,11 @@ func hiddenChanges(prev, next *Approval, secrets [][]byte) map[string]bool {
 	if !ok || len(raw) == 0 {
 		return nil
 	}
-	now, err := fingerprintsOf(raw, fingerprintKey(secret, fp.Salt))
+	p, err := Project(raw)
+	if err != nil {
+		return nil
+	}
+	now, err := fingerprintsOf(raw, p, fingerprintKey(secret, fp.Salt))
 	if err != nil {
 		return nil
 	}

@@ -84,14 +84,15 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 		return s, nil
 	}
 	if raw := bytes.TrimSpace(a.Call.Arguments); len(raw) > 0 {
-		args, red, err := storedArguments(raw)
+		p, err := Project(raw)
 		if err != nil {
-			return nil, fmt.Errorf("stored form of approval %s: %w", a.ID, err)
+			// Project's error may quote the input.
+			return nil, fmt.Errorf("stored form of approval %s: %w", a.ID, ErrInvalidJSON)
 		}
-		k.Call.Arguments = args
-		k.Call.Redaction.Redacted = a.Call.Redaction.Redacted || red.Redacted
-		k.Call.Redaction.Truncated = a.Call.Redaction.Truncated || red.Truncated
-		k.Call.Fingerprints = newFingerprints(raw, secrets)
+		k.Call.Arguments = storedArguments(raw, p)
+		k.Call.Redaction.Redacted = a.Call.Redaction.Redacted || p.Redacted
+		k.Call.Redaction.Truncated = a.Call.Redaction.Truncated || p.Truncated
+		k.Call.Fingerprints = newFingerprints(raw, p, secrets)
 		k.Call.Received = ReceivedArguments(raw)
 	} else {
 		k.Call.Fingerprints, k.Call.Received = nil, nil
@@ -104,8 +105,8 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	return s, nil
 }
 
-// storedArguments returns the arguments to keep and what the bot's
-// projection of them redacted and cut.
+// storedArguments returns the arguments to keep, of raw and p, the bot's
+// projection of them.
 //
 // The projection is kept when projecting it again gives it back, so the
 // card shows it byte for byte as it shows the arguments received. A string
@@ -113,24 +114,19 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 // own projection; such arguments are kept with their secrets redacted as
 // Reveal redacts them (Project's rules, keys included) and nothing cut,
 // which the card projects to the same text.
-func storedArguments(raw []byte) (json.RawMessage, Redaction, error) {
-	p, err := Project(raw)
-	if err != nil {
-		return nil, Redaction{}, ErrInvalidJSON // Project's error may quote the input
-	}
-	red := Redaction{Redacted: p.Redacted, Truncated: p.Truncated}
+func storedArguments(raw []byte, p Projection) json.RawMessage {
 	if again, err := Project(p.JSON); err == nil && bytes.Equal(again.JSON, p.JSON) {
-		return p.JSON, red, nil
+		return p.JSON
 	}
 	full, _, err := Reveal(raw)
 	if err != nil {
-		return p.JSON, red, nil
+		return p.JSON
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, full); err != nil {
-		return p.JSON, red, nil
+		return p.JSON
 	}
-	return compact.Bytes(), red, nil
+	return compact.Bytes()
 }
 
 // storedRoles keeps each role's values redacted, or, restricted, without
