@@ -420,12 +420,16 @@ type personClock struct {
 	now  time.Time
 }
 
-func (k personClock) at(t time.Time) string {
-	zone := k.zone
+func (k personClock) at(t time.Time) string { return TimeAt(t, k.now, k.zone) }
+
+// TimeAt words t as a card words its times, in zone (nil is UTC): its
+// time of day when it falls on now's date there ("21:00 CET"), else its
+// date too ("2026-11-30 19:00 CET").
+func TimeAt(t, now time.Time, zone *time.Location) string {
 	if zone == nil {
 		zone = time.UTC
 	}
-	t, now := t.In(zone), k.now.In(zone)
+	t, now = t.In(zone), now.In(zone)
 	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
 		return t.Format("15:04 MST")
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
@@ -159,16 +158,10 @@ func shownSuperseded(posts []*store.Post, p *store.Post) bool {
 	return false
 }
 
-// frozeFor completes what an approval is given at request for its cards:
-// the tenant's zone, which its times are printed in (frozen like its
-// ladder, so a card reads the same until it closes). And it says in the
-// log that a request named a ladder its tenant does not have, so the
-// tool override's or the default ran as if it named none; its card says
-// the same (Card.Input).
-func (s *Service) frozeFor(rec approval.Record, tenant *config.Tenant, a *approval.Approval, fz *Frozen) {
-	if tenant != nil && tenant.Zone != nil && tenant.Zone != time.UTC {
-		fz.Zone = tenant.Zone.String()
-	}
+// frozeFor says in the log that a request named a ladder its tenant does
+// not have, so the tool override's or the default ran as if it named
+// none; its card says the same (Card.Input).
+func (s *Service) frozeFor(rec approval.Record, a *approval.Approval, fz *Frozen) {
 	if a.Ladder == "" || a.Ladder == fz.Plan.Ladder {
 		return
 	}

@@ -382,9 +382,9 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *con
 	}
 	var frozen *Frozen
 	if a := ev.Approval; a != nil && row.Plan == nil {
-		fz := freeze(tenant, a)
+		fz := Freeze(tenant, a)
 		frozen = &fz
-		s.frozeFor(rec, tenant, a, &fz)
+		s.frozeFor(rec, a, &fz)
 		row.Plan, _ = json.Marshal(fz) // plain data: cannot fail
 		row.Function = a.Call.Function
 		row.RequestedAt = a.RequestedAt
@@ -402,9 +402,10 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *con
 	return row, frozen
 }
 
-// freeze gives a new approval its ladder, deadline and card targets from
-// the tenant's configuration as it is now.
-func freeze(tenant *config.Tenant, a *approval.Approval) Frozen {
+// Freeze gives a new approval its ladder, deadline, card targets and the
+// zone its cards print times in, from the tenant's configuration as it is
+// now (bot preview freezes a card's plan the same way).
+func Freeze(tenant *config.Tenant, a *approval.Approval) Frozen {
 	lad := tenant.LadderFor(a.Call.Function, a.Ladder)
 	var override time.Duration
 	if t, ok := tenant.Tool(a.Call.Function); ok {
@@ -414,6 +415,9 @@ func freeze(tenant *config.Tenant, a *approval.Approval) Frozen {
 	fz := Frozen{Plan: lad.Plan(a.RequestedAt, deadline), Restricted: a.Content.Restricted}
 	for _, t := range tenant.PostFor(a.Call.Function) {
 		fz.Post = append(fz.Post, t.String())
+	}
+	if tenant.Zone != nil && tenant.Zone != time.UTC {
+		fz.Zone = tenant.Zone.String()
 	}
 	return fz
 }

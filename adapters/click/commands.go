@@ -107,8 +107,8 @@ type Pending struct {
 type Waiting struct {
 	ID, Function string
 	Waited       time.Duration
-	Deadline     time.Time // zero: none
-	// Due is Deadline as the tenant reads it (DeadlineAt); "" for none.
+	// Due is the deadline as the tenant reads it (threads.TimeAt); ""
+	// for none.
 	Due string
 	// Card is the card to link, nil for none.
 	Card *threads.PostRef
@@ -157,27 +157,13 @@ func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, p ListP
 			continue
 		}
 		w := Waiting{ID: row.ID, Function: cmp.Or(row.Function, row.ID), Waited: p.Now.Sub(row.RequestedAt),
-			Deadline: row.DeadlineAt, Card: post}
-		if !w.Deadline.IsZero() {
-			w.Due = DeadlineAt(w.Deadline, p.Now, p.Zone)
+			Card: post}
+		if !row.DeadlineAt.IsZero() {
+			w.Due = threads.TimeAt(row.DeadlineAt, p.Now, p.Zone)
 		}
 		out.Items = append(out.Items, w)
 	}
 	return out
-}
-
-// DeadlineAt words a deadline as a card words its times: in the tenant's
-// zone (nil is UTC), its time of day when it falls on now's date there
-// ("21:00 CET"), else its date too ("2026-11-30 19:00 CET").
-func DeadlineAt(t, now time.Time, zone *time.Location) string {
-	if zone == nil {
-		zone = time.UTC
-	}
-	t, now = t.In(zone), now.In(zone)
-	if ty, tm, td := t.Date(); now.Year() == ty && now.Month() == tm && now.Day() == td {
-		return t.Format("15:04 MST")
-	}
-	return t.Format("2006-01-02 15:04 MST")
 }
 
 // LadderView is one timeline a tenant's ladders command shows: a ladder

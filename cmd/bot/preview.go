@@ -97,13 +97,9 @@ func cmdPreview(args []string, stdout io.Writer) error {
 			return err
 		}
 		// Frozen as ingest freezes it: the request's ladder if the tenant
-		// has it, else the tool's, else default, and the deadline likewise.
-		l := tenant.LadderFor(a.Call.Function, a.Ladder)
-		dl := ladder.Deadline(a.Deadline, a.RequestedAt, tenant.DeadlineFor(a.Call.Function), 0)
-		fz.Plan = l.Plan(a.RequestedAt, dl)
-		if tenant.Zone != nil && tenant.Zone != time.UTC {
-			fz.Zone = tenant.Zone.String()
-		}
+		// has it, else the tool's, else default, the deadline likewise,
+		// and the tenant's zone.
+		fz = threads.Freeze(tenant, a)
 	}
 	in, err := templates.PreviewInput(a, *state, decided, threads.CardPlan(fz.Plan))
 	if err != nil {
