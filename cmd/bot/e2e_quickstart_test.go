@@ -84,7 +84,7 @@ func TestQuickStartLoop(t *testing.T) {
 
 	// "Open it in a browser: the page shows the card and whom you act as,
 	// and decides nothing until you press Deny."
-	status, page := httpGet(t, link)
+	status, page := bot.get(t, strings.TrimPrefix(link, bot.base))
 	if status != http.StatusOK || !strings.Contains(page, "Waiting for a decision. Opening this page decided nothing") ||
 		!strings.Contains(page, "You act as user:kevin (kevin@acme.example).") || !strings.Contains(page, "acme_github.merge") {
 		t.Fatalf("GET %s: %d\n%s", link, status, page)
@@ -244,20 +244,6 @@ func waitOutput(t *testing.T, out *syncBuffer, want string, p *botProc) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func httpGet(t *testing.T, u string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatalf("GET %s: %v", u, err)
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	if _, err := bufio.NewReader(resp.Body).WriteTo(&b); err != nil {
-		t.Fatalf("GET %s: %v", u, err)
-	}
-	return resp.StatusCode, b.String()
 }
 
 var (

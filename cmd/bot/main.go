@@ -102,8 +102,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 // command does not know (errUsage, whose flag package said why already).
 type usageErr struct{ msg string }
 
-func (e usageErr) Error() string        { return e.msg }
-func (e usageErr) Is(target error) bool { return target == errUsage }
+func (e usageErr) Error() string { return e.msg }
 
 func usageError(format string, args ...any) error {
 	return usageErr{msg: fmt.Sprintf(format, args...)}
