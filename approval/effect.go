@@ -64,22 +64,72 @@ func (a *Approval) EffectsWarning() string {
 	return WarningSaidSilent
 }
 
+// Warning lines a card adds when the effect line, which stays as the
+// tool's annotations give it, says less than the tool's other
+// declarations or than the card's own flags and reasons (docs/cards.md,
+// "The warnings").
+const (
+	WarningContradicts  = "The tool's declarations contradict each other: it says it only reads (readOnlyHint) and that it may destroy or overwrite (destructiveHint)."
+	WarningInsideEgress = "The tool says it stays inside the tenant, but the call's class is egress: it sends data out."
+	WarningInsideTaint  = "The tool says it stays inside the tenant, but the platform asked for this call because the job read untrusted input and this function can send data out."
+)
+
+// ClassEgress is the action class of a call that sends data out of the
+// tenant (flags.class_above.class).
+const ClassEgress = "egress"
+
+// WarningLines are the card's warnings, each a line, each putting Deny
+// first: EffectsWarning; the tool declaring both readOnlyHint and
+// destructiveHint true; and a tool that declares openWorldHint false
+// while the call's class is egress, or while the platform's taint check
+// asked for the call. Every taint source counts: whatever the job read
+// (open_world or any other source), the taint-default rule asks only for
+// a function that can send data out, so asked_by: taint with any reason
+// says this call can, whatever the tool declares. nil when none applies.
+func (a *Approval) WarningLines() []string {
+	var lines []string
+	if w := a.EffectsWarning(); w != "" {
+		lines = append(lines, w)
+	}
+	ann := a.Call.Annotations
+	if isTrue(ann.ReadOnlyHint) && isTrue(ann.DestructiveHint) {
+		lines = append(lines, WarningContradicts)
+	}
+	if isFalse(ann.OpenWorldHint) {
+		if c := a.Flags.ClassAbove; c != nil && c.Class == ClassEgress {
+			lines = append(lines, WarningInsideEgress)
+		}
+		if a.AskedBy.Reason == ReasonTaint && len(a.AskedBy.Taint) > 0 {
+			lines = append(lines, WarningInsideTaint)
+		}
+	}
+	return lines
+}
+
 // Destructive reports whether the card must say DESTRUCTIVE.
 func (a *Approval) Destructive() bool {
 	return !isTrue(a.Call.Annotations.ReadOnlyHint) && isTrue(a.Call.Annotations.DestructiveHint)
 }
 
-// OutOfScope reports whether any compared value lies below a tenant record:
-// flagged so by the backend, or with an origin below tenant_record
-// (docs/protocol.md's own definition; fail closed when the flag is missing), or
-// not compared at all.
+// IsOutOfScope reports whether the value lies below a tenant record, the
+// one rule for it (docs/protocol.md): the backend flagged it, or its
+// origin ranks below tenant_record (an unknown origin included), so a
+// missing flag fails closed. The card's row warning, the rows' order, the
+// cut's count and Deny-first all ask this.
+func (v RoleValue) IsOutOfScope() bool {
+	return v.OutOfScope || v.Origin.rank() < OriginTenantRecord.rank()
+}
+
+// OutOfScope reports whether any compared value lies below a tenant record
+// (RoleValue.IsOutOfScope), or a marked argument was not compared at
+// all, or an argument was not traced to the request.
 func (a *Approval) OutOfScope() bool {
 	for _, r := range a.Roles {
 		if r.NotCompared {
 			return true
 		}
 		for _, v := range r.Values {
-			if v.OutOfScope || v.Origin.rank() < OriginTenantRecord.rank() {
+			if v.IsOutOfScope() {
 				return true
 			}
 		}
@@ -87,11 +137,38 @@ func (a *Approval) OutOfScope() bool {
 	return len(a.Flags.NotTraced) > 0
 }
 
+// NewToJob reports whether the backend flagged the argument named arg as
+// new to the job (flags.new_to_job is per argument).
+func (a *Approval) NewToJob(arg string) bool {
+	for _, f := range a.Flags.NewToJob {
+		if f.Argument == arg {
+			return true
+		}
+	}
+	return false
+}
+
+// RoleValueShown is v as a card's role row may show it, redacted by the
+// rules the arguments are (Project): the whole value of an argument whose
+// name SensitiveKey calls secret is [redacted], and any other value loses
+// the credentials its shape gives away, as a whole argument value does
+// ("Bearer …" whatever follows it, URL user-info, NAME=secret, tokens by
+// their prefix). A secret never shows in a row.
+func (r Role) RoleValueShown(v RoleValue) string {
+	if SensitiveKey(r.Argument) {
+		return redactedMarker
+	}
+	s, _ := redactText(v.Value, true)
+	return s
+}
+
 // DenyFirst reports whether Deny comes first and takes the focus: a
-// destructive call, one with a value out of scope, one new to the job, or
-// one above the job's class so far.
+// destructive call, one with a value out of scope, one new to the job, one
+// above the job's class so far, or one the card warns about
+// (WarningLines).
 func (a *Approval) DenyFirst() bool {
-	return a.Destructive() || a.OutOfScope() || len(a.Flags.NewToJob) > 0 || a.Flags.ClassAbove != nil
+	return a.Destructive() || a.OutOfScope() || len(a.Flags.NewToJob) > 0 || a.Flags.ClassAbove != nil ||
+		len(a.WarningLines()) > 0
 }
 
 // ChatMayApprove reports whether a chat may offer Approve: not when the call
@@ -146,32 +223,35 @@ func (a *Approval) FlagLines() []string {
 }
 
 // AskedByLines say who sent the call to a person: a first line, then one
-// line per reason (each taint source, the origin or sequence detail).
+// line per reason (each taint source, the origin or sequence detail). The
+// names in them (a rule, a hook, a function, an argument) come from the
+// request and pass through RedactText, as free text does.
 func (a *Approval) AskedByLines() []string {
 	ab := a.AskedBy
+	r := RedactText
 	switch ab.Reason {
 	case ReasonRequiresApproval:
 		return []string{"asked by the tool's own requires_approval"}
 	case ReasonPolicy:
-		return []string{"asked by the tenant's policy (rule " + ab.Rule + ")"}
+		return []string{"asked by the tenant's policy (rule " + r(ab.Rule) + ")"}
 	case ReasonHook:
-		return []string{"asked by a pre_tool_call hook (" + ab.Hook + ")"}
+		return []string{"asked by a pre_tool_call hook (" + r(ab.Hook) + ")"}
 	case ReasonTaint:
 		lines := []string{"asked by taint: the job read untrusted input"}
 		for _, t := range ab.Taint {
-			lines = append(lines, fmt.Sprintf("%s %s (call %d)", t.Source, t.Function, t.Call))
+			lines = append(lines, fmt.Sprintf("%s %s (call %d)", r(t.Source), r(t.Function), t.Call))
 		}
 		return lines
 	case ReasonOrigin:
 		return []string{"asked by the origin check",
-			fmt.Sprintf("origin: %s (%s) is below its floor %s (origin %s)", ab.Argument, ab.Role, ab.Floor, ab.Origin)}
+			fmt.Sprintf("origin: %s (%s) is below its floor %s (origin %s)", r(ab.Argument), ab.Role, ab.Floor, ab.Origin)}
 	case ReasonSequence:
 		return []string{"asked by a sequence rule",
-			fmt.Sprintf("sequence: rule %s, after %s", ab.Rule, ab.PreviousCall)}
+			fmt.Sprintf("sequence: rule %s, after %s", r(ab.Rule), r(ab.PreviousCall))}
 	case ReasonLoop:
 		return []string{"asked by the loop check", "loop"}
 	}
-	return []string{"asked by " + string(ab.Reason)}
+	return []string{"asked by " + r(string(ab.Reason))}
 }
 
 func isTrue(b *bool) bool  { return b != nil && *b }

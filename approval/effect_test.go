@@ -201,6 +201,19 @@ func TestAskedByLines(t *testing.T) {
 		{"taint", askedBy(approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{
 			{Source: "open_world", Function: "web.fetch", Call: 12},
 		}}), []string{"asked by taint: the job read untrusted input", "open_world web.fetch (call 12)"}},
+		// Names come from the request: a credential in one is redacted as
+		// in free text.
+		{"policy rule holding a token", askedBy(approval.AskedBy{Reason: approval.ReasonPolicy, Rule: "R GITHUB_TOKEN=ghp_" + strings.Repeat("a", 36)}),
+			[]string{"asked by the tenant's policy (rule R GITHUB_TOKEN=[redacted])"}},
+		{"hook holding user-info", askedBy(approval.AskedBy{Reason: approval.ReasonHook, Hook: "https://u:hunter2@hooks.example/x"}),
+			[]string{"asked by a pre_tool_call hook (https://[redacted]@hooks.example/x)"}},
+		{"sequence holding a bearer", askedBy(approval.AskedBy{Reason: approval.ReasonSequence, Rule: "Bearer s3cr3tvalue", PreviousCall: "api_key=s3cr3tvalue"}), []string{
+			"asked by a sequence rule",
+			"sequence: rule Bearer [redacted], after api_key=[redacted]",
+		}},
+		{"taint function holding a token", askedBy(approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{
+			{Source: "open_world", Function: "Bearer s3cr3tvalue", Call: 1},
+		}}), []string{"asked by taint: the job read untrusted input", "open_world Bearer [redacted] (call 1)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,7 +301,16 @@ func TestDenyFirst(t *testing.T) {
 		{"private.json (destructive)", fixture("private.json"), true},
 		{"search.json", fixture("search.json"), false},
 		{"big.json", fixture("big.json"), false},
-		{"unknown.json", fixture("unknown.json"), false},
+		// effects_mismatch is a warning line, and every warning puts Deny
+		// first (docs/cards.md, "The warnings").
+		{"unknown.json (effects_mismatch)", fixture("unknown.json"), true},
+		{"readOnlyHint and destructiveHint both true", with(func(a *approval.Approval) {
+			a.Call.Annotations = approval.Annotations{ReadOnlyHint: hint(true), DestructiveHint: hint(true)}
+		}), true},
+		{"stays inside but asked by taint", with(func(a *approval.Approval) {
+			a.Call.Annotations.OpenWorldHint = hint(false)
+			a.AskedBy = approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{{Source: "open_world", Function: "web.fetch", Call: 3}}}
+		}), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,5 +421,113 @@ func TestEffectsWarningFixtures(t *testing.T) {
 				t.Errorf("EffectsWarning = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestIsOutOfScope: one rule for out of scope, the backend's flag or an
+// origin below tenant_record (an unknown origin fails closed).
+func TestIsOutOfScope(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		origin approval.Origin
+		flag   bool
+		want   bool
+	}{
+		{approval.OriginRequest, false, false},
+		{approval.OriginIdentity, false, false},
+		{approval.OriginTenantRecord, false, false},
+		{approval.OriginTenantRecord, true, true},
+		{approval.OriginJobRead, false, true},
+		{approval.OriginNowhere, false, true},
+		{approval.Origin("elsewhere"), false, true},
+	} {
+		v := approval.RoleValue{Value: "x", Origin: tt.origin, OutOfScope: tt.flag}
+		if got := v.IsOutOfScope(); got != tt.want {
+			t.Errorf("origin %s, out_of_scope %v: IsOutOfScope = %v, want %v", tt.origin, tt.flag, got, tt.want)
+		}
+	}
+}
+
+// TestRoleValueShown: a role row's value is redacted as the argument's
+// value is in the projection: a secret-named argument whole, any other by
+// the shapes of a credential.
+func TestRoleValueShown(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		arg, value, want string
+	}{
+		{"smtp_password", "hunter2", "[redacted]"},
+		{"api_key", "ops@acme.example", "[redacted]"},
+		{"X-Api-Key", "abc", "[redacted]"},
+		{"to", "ops@acme.example", "ops@acme.example"},
+		{"host", "https://deploy:hunter2@ci.example", "https://[redacted]@ci.example"},
+		// As a whole value, "Bearer " and whatever follows is a credential.
+		{"host", "Bearer two words", "Bearer [redacted]"},
+		{"to", "ghp_" + strings.Repeat("a", 36), "ghp_[redacted]"},
+	} {
+		r := approval.Role{Argument: tt.arg, Role: approval.RoleHost}
+		if got := r.RoleValueShown(approval.RoleValue{Value: tt.value, Origin: approval.OriginRequest}); got != tt.want {
+			t.Errorf("%s = %q: shown %q, want %q", tt.arg, tt.value, got, tt.want)
+		}
+	}
+}
+
+func TestNewToJob(t *testing.T) {
+	t.Parallel()
+	a := &approval.Approval{Flags: approval.Flags{NewToJob: []approval.NewToJob{{Argument: "cc", Role: approval.RoleRecipient}}}}
+	if !a.NewToJob("cc") || a.NewToJob("to") {
+		t.Errorf("NewToJob(cc) = %v, NewToJob(to) = %v", a.NewToJob("cc"), a.NewToJob("to"))
+	}
+}
+
+// TestWarningLines: each warning docs/cards.md lists, alone and together,
+// in order; the effect line stays as the annotations give it.
+func TestWarningLines(t *testing.T) {
+	t.Parallel()
+	taint := approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{{Source: "open_world", Function: "web.fetch", Call: 12}}}
+	egress := &approval.ClassAbove{Class: "egress", Previous: "read"}
+	tests := []struct {
+		name string
+		a    approval.Approval
+		want []string
+	}{
+		{"none", approval.Approval{}, nil},
+		{"effects mismatch", approval.Approval{EffectsMismatch: true}, []string{approval.WarningSaidSilent}},
+		{"read-only and destructive", approval.Approval{Call: approval.Call{Annotations: approval.Annotations{
+			ReadOnlyHint: hint(true), DestructiveHint: hint(true)}}}, []string{approval.WarningContradicts}},
+		{"read-only, destructive false", approval.Approval{Call: approval.Call{Annotations: approval.Annotations{
+			ReadOnlyHint: hint(true), DestructiveHint: hint(false)}}}, nil},
+		{"inside, class egress", approval.Approval{Call: approval.Call{Annotations: approval.Annotations{OpenWorldHint: hint(false)}},
+			Flags: approval.Flags{ClassAbove: egress}}, []string{approval.WarningInsideEgress}},
+		{"inside, class write", approval.Approval{Call: approval.Call{Annotations: approval.Annotations{OpenWorldHint: hint(false)}},
+			Flags: approval.Flags{ClassAbove: &approval.ClassAbove{Class: "write"}}}, nil},
+		{"silent on open world, class egress: the effect line says it reaches out", approval.Approval{
+			Flags: approval.Flags{ClassAbove: egress}}, nil},
+		{"inside, asked by taint", approval.Approval{Call: approval.Call{Annotations: approval.Annotations{OpenWorldHint: hint(false)}},
+			AskedBy: taint}, []string{approval.WarningInsideTaint}},
+		{"inside, another taint source", approval.Approval{Call: approval.Call{Annotations: approval.Annotations{OpenWorldHint: hint(false)}},
+			AskedBy: approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{{Source: "upload", Function: "files.read", Call: 2}}}},
+			[]string{approval.WarningInsideTaint}},
+		{"outside, asked by taint", approval.Approval{Call: approval.Call{Annotations: approval.Annotations{OpenWorldHint: hint(true)}},
+			AskedBy: taint}, nil},
+		{"all of them", approval.Approval{EffectsMismatch: true, AskedBy: taint, Flags: approval.Flags{ClassAbove: egress},
+			Call: approval.Call{Annotations: approval.Annotations{ReadOnlyHint: hint(true), DestructiveHint: hint(true), OpenWorldHint: hint(false)}}},
+			[]string{approval.WarningSaidInside, approval.WarningContradicts, approval.WarningInsideEgress, approval.WarningInsideTaint}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := tt.a.WarningLines()
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("WarningLines (-want +got):\n%s", diff)
+			}
+			if len(got) > 0 && !tt.a.DenyFirst() {
+				t.Errorf("a card with warnings %q does not put Deny first", got)
+			}
+		})
+	}
+	// The contradiction leaves the effect line as declared.
+	if got := approval.EffectLine(approval.Annotations{ReadOnlyHint: hint(true), DestructiveHint: hint(true), OpenWorldHint: hint(false)}); got != approval.EffectReadsOnly {
+		t.Errorf("EffectLine = %q, want %q", got, approval.EffectReadsOnly)
 	}
 }
