@@ -78,9 +78,11 @@ type Card struct {
 	// 4. Who asks (AskedBy) and each reason (Reasons), from AskedByLines.
 	AskedBy string
 	Reasons []string
-	// 5. Warning when the tool did not keep to what it declares, worded
-	// for what it declared (approval.Approval.EffectsWarning).
-	Warning string
+	// 5. Warnings, one line each, each putting Deny first: the tool did
+	// not keep to what it declares, or its declarations contradict each
+	// other, or the effect line says less than the call's flags or
+	// reasons (approval.Approval.WarningLines).
+	Warnings []string
 
 	// Reask says, on the card of a call asked again, why and what changed
 	// since the revision before; nil on a first revision.
@@ -91,7 +93,8 @@ type Card struct {
 	Restricted     bool
 	RestrictedNote string
 
-	// 6. Arguments, their digest and the function's snapshot.
+	// 6. Arguments, their digest and the function's snapshot: its
+	// digest, or notGiven when the request named none.
 	Arguments *Arguments
 	Digest    string
 	Snapshot  string
@@ -180,7 +183,7 @@ type Reask struct {
 }
 
 // Job is the title's second line: which job, who started it, which agent
-// at which level.
+// at which level (levelNotGiven when the request named none).
 type Job struct {
 	ID, URL, StartedBy, Agent, Level string
 }
@@ -205,13 +208,16 @@ type Roles struct {
 	// "  repo · repository · acme/api · request",
 	// "⚠ to · recipient · x@evil.example · job_read · out of scope".
 	Table string
-	Notes []string // "80 more values of to left out", "to: not compared past 200 values …"
+	// Notes say what the rows leave out, the notes that count values out
+	// of scope first: "80 more values of to left out (1 of them out of
+	// scope)", "to: not compared past 200 values …".
+	Notes []string
 }
 
 // RoleRow is one row: argument · role · value · origin.
 type RoleRow struct {
 	Argument, Role, Value, Origin string
-	OutOfScope                    bool // the card warns about the value
+	OutOfScope                    bool // approval.RoleValue.IsOutOfScope: the card warns about the value
 }
 
 // Changes is a changeset: its files (protected first), and its patch.
@@ -443,6 +449,8 @@ const (
 	confirmCancel     = "Cancel"
 	agentSaysCutNote  = " …[cut]"
 	unknownApproval   = "This approval could not be shown"
+	levelNotGiven     = "level not given"
+	notGiven          = "not given"
 	governanceNoteFmt = "Only another person with governance.write, who neither started the job%s nor approved its changes, may approve this, in the console: a chat offers only Deny."
 )
 
@@ -466,7 +474,7 @@ func Build(in Input) Card {
 			URL:       linkable(a.Job.URL),
 			StartedBy: cutLine(oneLine(a.Job.StartedBy), lineMax),
 			Agent:     cutLine(oneLine(a.Job.Agent), lineMax),
-			Level:     cutLine(oneLine(a.Level), 16),
+			Level:     cmp.Or(cutLine(oneLine(a.Level), 16), levelNotGiven),
 		},
 		ConsoleURL: linkable(a.ConsoleURL),
 		ThreadURL:  linkable(in.ThreadURL),
@@ -493,10 +501,11 @@ func Build(in Input) Card {
 		c.AskedBy = cutLine(oneLine(lines[0]), lineMax)
 		c.Reasons = limitList(lines[1:], listMax, func(n int) string { return fmt.Sprintf("and %d more %s", n, plural(n, "reason", "reasons")) })
 	}
-	c.Warning = a.EffectsWarning()
+	c.Warnings = a.WarningLines()
 	if in.Reask != nil {
 		c.Reask = reask(*in.Reask, c.Restricted)
 	}
+	c.Snapshot = notGiven
 	if approval.ValidDigest(a.Call.Snapshot) {
 		c.Snapshot = a.Call.Snapshot
 	}
@@ -1041,33 +1050,77 @@ func (x *Arguments) showAll() bool {
 	return x != nil && (x.CutNote != "" || x.Marks != "")
 }
 
+// roles words the rows of marked arguments: out-of-scope values first
+// (approval.RoleValue.IsOutOfScope, the rule that puts Deny first), then
+// the values of arguments flagged new to the job, then the rest, each
+// group in the request's order, at most roleRowsMax rows in all, so a cut
+// never hides the values that matter. Each argument's note counts what
+// its rows leave out (the backend's left_out included) and how many of
+// those are out of scope. Values are redacted as the arguments are.
 func roles(a *approval.Approval) *Roles {
 	if len(a.Roles) == 0 {
 		return nil
 	}
-	r := &Roles{}
-	var notes []string
-	for _, role := range a.Roles {
-		arg := cutLine(oneLine(role.Argument), lineMax)
-		shown := 0
-		for _, v := range role.Values {
-			if len(r.Rows) == roleRowsMax {
-				break
+	type cand struct {
+		role, value int
+		rank        int // 0 out of scope, 1 new to the job, 2 the rest
+	}
+	var all []cand
+	for i, role := range a.Roles {
+		newToJob := a.NewToJob(role.Argument)
+		for j, v := range role.Values {
+			c := cand{role: i, value: j, rank: 2}
+			switch {
+			case v.IsOutOfScope():
+				c.rank = 0
+			case newToJob:
+				c.rank = 1
 			}
-			r.Rows = append(r.Rows, RoleRow{
-				Argument:   arg,
-				Role:       oneLine(string(role.Role)),
-				Value:      cutLine(oneLine(approval.RedactText(cleanText(v.Value))), roleValueMax),
-				Origin:     oneLine(string(v.Origin)),
-				OutOfScope: v.OutOfScope,
-			})
-			shown++
+			all = append(all, c)
 		}
-		if left := role.LeftOut + len(role.Values) - shown; left > 0 {
-			notes = append(notes, fmt.Sprintf("%d more %s of %s left out", left, plural(left, "value", "values"), arg))
+	}
+	slices.SortStableFunc(all, func(x, y cand) int { return x.rank - y.rank })
+	if len(all) > roleRowsMax {
+		all = all[:roleRowsMax]
+	}
+	shown := make([]int, len(a.Roles))
+	shownOut := make([]int, len(a.Roles))
+	r := &Roles{}
+	for _, c := range all {
+		role := a.Roles[c.role]
+		v := role.Values[c.value]
+		out := v.IsOutOfScope()
+		r.Rows = append(r.Rows, RoleRow{
+			Argument:   cutLine(oneLine(role.Argument), lineMax),
+			Role:       oneLine(string(role.Role)),
+			Value:      cutLine(oneLine(role.RoleValueShown(v)), roleValueMax),
+			Origin:     oneLine(string(v.Origin)),
+			OutOfScope: out,
+		})
+		shown[c.role]++
+		if out {
+			shownOut[c.role]++
+		}
+	}
+	var counted, notes []string
+	for i, role := range a.Roles {
+		arg := cutLine(oneLine(role.Argument), lineMax)
+		outLeft := -shownOut[i]
+		for _, v := range role.Values {
+			if v.IsOutOfScope() {
+				outLeft++
+			}
+		}
+		if left := max(role.LeftOut, 0) + len(role.Values) - shown[i]; left > 0 {
+			n := fmt.Sprintf("%d more %s of %s left out", left, plural(left, "value", "values"), arg)
+			if outLeft > 0 {
+				counted = append(counted, n+fmt.Sprintf(" (%d of them out of scope)", outLeft))
+			} else {
+				notes = append(notes, n)
+			}
 		}
 		if role.NotCompared {
-			notes = append(notes, arg+": not compared past 200 values (counts as out of scope and new to the job)")
+			counted = append(counted, arg+": not compared past 200 values (counts as out of scope and new to the job)")
 		}
 	}
 	var t strings.Builder
@@ -1085,7 +1138,7 @@ func roles(a *approval.Approval) *Roles {
 		}
 	}
 	r.Table = t.String()
-	r.Notes = limitList(notes, listMax, func(n int) string { return fmt.Sprintf("and %d more %s", n, plural(n, "note", "notes")) })
+	r.Notes = limitList(append(counted, notes...), listMax, func(n int) string { return fmt.Sprintf("and %d more %s", n, plural(n, "note", "notes")) })
 	return r
 }
 
@@ -1153,7 +1206,12 @@ func turn(waiting []string) string {
 	if n == 0 {
 		return ""
 	}
-	names := limitList(waiting, listMax, func(k int) string { return fmt.Sprintf("and %d more", k) })
+	// The names come from the request: redacted as free text is.
+	redacted := make([]string, n)
+	for i, w := range waiting {
+		redacted[i] = approval.RedactText(w)
+	}
+	names := limitList(redacted, listMax, func(k int) string { return fmt.Sprintf("and %d more", k) })
 	return fmt.Sprintf("%d other %s of this turn %s with it: %s",
 		n, plural(n, "call", "calls"), plural(n, "waits", "wait"), strings.Join(names, ", "))
 }

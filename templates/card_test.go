@@ -231,8 +231,8 @@ func discordButtonsOf(m *DiscordMessage) []DiscordButton {
 }
 
 // TestButtons: Deny as prominent as Approve and first (the default) for a
-// destructive call, a value out of scope, one new to the job or a class
-// above; only Deny where a typed confirmation is needed; Show all
+// destructive call, a value out of scope, one new to the job, a class
+// above or a warning; only Deny where a typed confirmation is needed; Show all
 // arguments where the projection was cut or redacted; Show details on a
 // restricted card; a confirm dialog on Slack's Approve of a destructive
 // call; Approve with comment… after the pair wherever Approve is; and the
@@ -252,7 +252,7 @@ func TestButtons(t *testing.T) {
 		{"mail.json", []string{"Deny", "Approve", note, look, esc}, true, false},                           // out of scope, new to the job, class above
 		{"refund.json", []string{"Deny", look, esc}, true, false},                                          // confirm: approve it in the console
 		{"search.json", []string{"Approve", "Deny", note, look, esc}, false, false},                        // reads only
-		{"unknown.json", []string{"Approve", "Deny", note, look, esc}, false, false},                       // says nothing
+		{"unknown.json", []string{"Deny", "Approve", note, look, esc}, true, false},                        // effects_mismatch: a warning
 		{"secrets.json", []string{"Approve", "Deny", note, look, esc, "Show all arguments"}, false, false}, // redacted
 		{"big.json", []string{"Approve", "Deny", note, look, esc, "Show all arguments"}, false, false},     // truncated
 		{"private.json", []string{"Deny", "Approve", note, look, esc, "Show details"}, true, true},         // restricted, destructive
@@ -593,8 +593,8 @@ func TestArguments(t *testing.T) {
 	}
 }
 
-// TestRoles: at most 20 rows, out-of-scope values warned, what is left
-// out and what was not compared said per argument.
+// TestRoles: at most 20 rows, out-of-scope values warned and first, what
+// is left out and what was not compared said per argument.
 func TestRoles(t *testing.T) {
 	r := newRenderer(t)
 	a := synthetic()
@@ -611,18 +611,20 @@ func TestRoles(t *testing.T) {
 	if n := len(c.Roles.Rows); n != roleRowsMax {
 		t.Fatalf("%d rows, want %d", n, roleRowsMax)
 	}
+	// What counts as out of scope is said first (docs/cards.md).
 	wantNotes := []string{
+		"cc: not compared past 200 values (counts as out of scope and new to the job)",
 		"10 more values of to left out",
 		"2 more values of cc left out",
-		"cc: not compared past 200 values (counts as out of scope and new to the job)",
 	}
 	if diff := cmp.Diff(wantNotes, c.Roles.Notes); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)
 	}
 	x := renderAll(t, r, c)
+	// The out-of-scope value comes first, then the rest in order.
 	const warned = "⚠ to · recipient · u3@example.invalid · job_read · out of scope"
-	const plain = "  to · recipient · u0@example.invalid · tenant_record\n"
-	if !strings.Contains(c.Roles.Table, warned) || !strings.HasPrefix(c.Roles.Table, plain) {
+	const plain = "\n  to · recipient · u0@example.invalid · tenant_record\n"
+	if !strings.HasPrefix(c.Roles.Table, warned+plain) {
 		t.Errorf("table:\n%s", c.Roles.Table)
 	}
 	for name, s := range map[string]string{"slack": x.slack, "discord": x.discord, "text": x.text, "email": x.emailText, "html": x.emailHTML} {

@@ -94,7 +94,7 @@ var cutOrder = []string{
 
 // mustKeep are the parts a card never leaves out (with the status and the
 // buttons, which are not among the parts).
-var mustKeep = map[string]bool{"card.effect": true, "card.flags": true}
+var mustKeep = map[string]bool{"card.effect": true, "card.flags": true, "card.warning": true}
 
 // partNames are the words an omission line uses.
 var partNames = map[string]string{

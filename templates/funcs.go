@@ -4,6 +4,8 @@ import (
 	htmltemplate "html/template"
 	"strings"
 	texttemplate "text/template"
+
+	"approvalsbot/approval"
 )
 
 // The functions each surface's templates may call. Escaping is by
@@ -33,6 +35,7 @@ var discordFuncs = texttemplate.FuncMap{
 	"inline": func(s string) string { return inlineCode(s, func(s string) string { return s }, discordMarkdown) },
 	"code":   discordCode,
 	"url":    linkURL,
+	"digest": approval.ValidDigest,
 	"quote":  func(s string) string { return quoteLines("> ", s) },
 }
 

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -287,6 +288,43 @@ func TestGolden(t *testing.T) {
 				a.Call.Annotations.OpenWorldHint = open
 			}
 			card(t, "merge", name, cardIn(t, &a, "pending"))
+		}
+	})
+	// The warnings the effect line alone would leave unsaid, the role rows
+	// of a hostile call, and what a request left out said as not given.
+	t.Run("card-truth", func(t *testing.T) {
+		yes, no := true, false
+		contra := *loadApproval(t, "search.json")
+		contra.Call.Annotations.DestructiveHint = &yes
+		card(t, "search", "contradiction", cardIn(t, &contra, "pending"))
+
+		egress := *loadApproval(t, "mail.json")
+		egress.Call.Annotations.OpenWorldHint = &no
+		card(t, "mail", "egress-inside", cardIn(t, &egress, "pending"))
+
+		tainted := *loadApproval(t, "refund.json")
+		tainted.Call.Annotations.OpenWorldHint = &no
+		card(t, "refund", "taint-inside", cardIn(t, &tainted, "pending"))
+
+		attacked := *loadApproval(t, "mail.json")
+		vals := make([]approval.RoleValue, 100)
+		for i := range vals {
+			vals[i] = approval.RoleValue{Value: fmt.Sprintf("team%d@acme.example", i), Origin: approval.OriginTenantRecord}
+		}
+		vals[25] = approval.RoleValue{Value: "x@evil.example", Origin: approval.OriginJobRead}
+		attacked.Roles = []approval.Role{{Argument: "to", Role: approval.RoleRecipient, Values: vals}}
+		card(t, "mail", "attacker-26-of-100", cardIn(t, &attacked, "pending"))
+
+		secret := *loadApproval(t, "mail.json")
+		secret.Roles = append(slices.Clone(secret.Roles),
+			approval.Role{Argument: "smtp_password", Role: approval.RoleHost, Values: []approval.RoleValue{{Value: "hunter2", Origin: approval.OriginRequest}}},
+			approval.Role{Argument: "relay", Role: approval.RoleHost, Values: []approval.RoleValue{{Value: "smtp://mailer:hunter2@relay.acme.example", Origin: approval.OriginRequest}}})
+		card(t, "mail", "secret-role", cardIn(t, &secret, "pending"))
+
+		for _, f := range []string{"merge", "private"} {
+			bare := *loadApproval(t, f+".json")
+			bare.Level, bare.Call.Snapshot = "", ""
+			card(t, f, "not-given", cardIn(t, &bare, "pending"))
 		}
 	})
 	// A decision being sent with the person's comment: on the card, except
