@@ -72,6 +72,16 @@ const (
 	WarningContradicts  = "The tool's declarations contradict each other: it says it only reads (readOnlyHint) and that it may destroy or overwrite (destructiveHint)."
 	WarningInsideEgress = "The tool says it stays inside the tenant, but the call's class is egress: it sends data out."
 	WarningInsideTaint  = "The tool says it stays inside the tenant, but the platform asked for this call because the job read untrusted input and this function can send data out."
+	// WarningReadsOnlyFmt and WarningNotDestructiveFmt take the call's
+	// class (flags.class_above.class).
+	WarningReadsOnlyFmt      = "The tool says it only reads, but the call's class is %s."
+	WarningNotDestructiveFmt = "The tool does not say it destroys or overwrites anything, but the call's class is %s."
+)
+
+// The action classes above read (docs/protocol.md).
+const (
+	ClassWrite       = "write"
+	ClassDestructive = "destructive"
 )
 
 // ClassEgress is the action class of a call that sends data out of the
@@ -80,7 +90,9 @@ const ClassEgress = "egress"
 
 // WarningLines are the card's warnings, each a line, each putting Deny
 // first: EffectsWarning; the tool declaring both readOnlyHint and
-// destructiveHint true; and a tool that declares openWorldHint false
+// destructiveHint true; a call whose class (flags.class_above) is above
+// what the effect line says (it says "reads only", or no DESTRUCTIVE for
+// a destructive class); and a tool that declares openWorldHint false
 // while the call's class is egress, or while the platform's taint check
 // asked for the call. Every taint source counts: whatever the job read
 // (open_world or any other source), the taint-default rule asks only for
@@ -94,6 +106,14 @@ func (a *Approval) WarningLines() []string {
 	ann := a.Call.Annotations
 	if isTrue(ann.ReadOnlyHint) && isTrue(ann.DestructiveHint) {
 		lines = append(lines, WarningContradicts)
+	}
+	if c := a.Flags.ClassAbove; c != nil {
+		switch {
+		case isTrue(ann.ReadOnlyHint) && (c.Class == ClassWrite || c.Class == ClassEgress || c.Class == ClassDestructive):
+			lines = append(lines, fmt.Sprintf(WarningReadsOnlyFmt, c.Class))
+		case !a.Destructive() && c.Class == ClassDestructive:
+			lines = append(lines, fmt.Sprintf(WarningNotDestructiveFmt, c.Class))
+		}
 	}
 	if isFalse(ann.OpenWorldHint) {
 		if c := a.Flags.ClassAbove; c != nil && c.Class == ClassEgress {
