@@ -300,7 +300,7 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 	in := card.MailInput()
 	built := templates.Build(in)
 	v.Card = h.render.CardHTML(built)
-	v.Title = card.Approval.Call.Function
+	v.Title = built.Function // cleaned: the raw name may hold invisible characters
 	switch {
 	case state.Final():
 		v.Lead = "This call is closed: " + built.Status + "."
