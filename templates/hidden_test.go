@@ -214,3 +214,19 @@ func TestPresentationSelector(t *testing.T) {
 		t.Errorf("oneLine(cleanText) = %+q", got)
 	}
 }
+
+// BenchmarkCleanText: the cost per byte of showing hidden characters, to
+// compare across sizes, on text of nothing else and on Japanese prose.
+func BenchmarkCleanText(b *testing.B) {
+	for _, unit := range []string{"\u200b", "\U000E0041", "東京の天気を調べる。"} {
+		for _, size := range []int{1 << 10, 1 << 20} {
+			s := strings.Repeat(unit, size/len(unit))
+			b.Run(fmt.Sprintf("%+q/%d", unit, size), func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				for b.Loop() {
+					cleanText(s)
+				}
+			})
+		}
+	}
+}

@@ -82,7 +82,7 @@ func clean(s string, prose bool) string {
 		case prose && (r == 0xfe0f || r == 0xfe0e) && prev >= 0x80 && unicode.Is(unicode.So, prev):
 			b.WriteRune(r)
 		case invisible(r):
-			fmt.Fprintf(&b, "[U+%04X]", r)
+			writeCodePoint(&b, r)
 		default:
 			b.WriteRune(r)
 		}
@@ -90,6 +90,24 @@ func clean(s string, prose bool) string {
 		i += size
 	}
 	return b.String()
+}
+
+// writeCodePoint writes r as [U+XXXX] (four hex digits at least, as
+// fmt's %04X, without its cost on text made of such characters).
+func writeCodePoint(b *strings.Builder, r rune) {
+	const hex = "0123456789ABCDEF"
+	var buf [10]byte
+	i := len(buf)
+	i--
+	buf[i] = ']'
+	for n := 0; n < 4 || r > 0; n++ {
+		i--
+		buf[i] = hex[r&0xf]
+		r >>= 4
+	}
+	i -= 3
+	copy(buf[i:], "[U+")
+	b.Write(buf[i:])
 }
 
 // oneLine cleans s for a field shown on one line (names, ids, comments).
