@@ -418,14 +418,14 @@ func FuzzStoredArguments(f *testing.F) {
 	})
 }
 
-// needsCleaning reports whether the card's own cleaning changes s (control
-// characters, line separators, bidi marks and invalid UTF-8 are shown as
-// [U+XXXX] or line breaks): there the card may cut a redacted span where
-// the stored form, redacted on the text as received, did not.
+// needsCleaning reports whether the card's own cleaning changes s (the
+// characters approval.Invisible names, line separators and invalid UTF-8
+// are shown as [U+XXXX] or line breaks): there the card may cut a
+// redacted span where the stored form, redacted on the text as received,
+// did not.
 func needsCleaning(s string) bool {
 	for _, r := range s {
-		if r == '\uFFFD' || (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029 ||
-			r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+		if r == '\uFFFD' || r == 0x2028 || r == 0x2029 || (r != '\n' && r != '\t' && approval.Invisible(r)) {
 			return true
 		}
 	}

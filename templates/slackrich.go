@@ -358,25 +358,26 @@ type SlackElem struct{ e slackElem }
 // line break, SlackPre a preformatted box of its own (arguments, a
 // patch) and SlackLink a link with a label (url must be absolute
 // http(s); otherwise the label is text).
-func SlackText(s string) SlackElem { return SlackElem{slackElem{Kind: elemText, Text: s}} }
+// Each shows an invisible character as [U+XXXX] (cleanText), as cards do.
+func SlackText(s string) SlackElem { return SlackElem{slackElem{Kind: elemText, Text: cleanText(s)}} }
 
 // SlackBold is a run of bold text.
 func SlackBold(s string) SlackElem {
-	return SlackElem{slackElem{Kind: elemText, Text: s, Style: slackBold}}
+	return SlackElem{slackElem{Kind: elemText, Text: cleanText(s), Style: slackBold}}
 }
 
 // SlackBreak is a line break.
 func SlackBreak() SlackElem { return SlackElem{slackElem{Kind: elemBreak}} }
 
 // SlackPre is a preformatted box.
-func SlackPre(s string) SlackElem { return SlackElem{slackElem{Kind: elemPre, Text: s}} }
+func SlackPre(s string) SlackElem { return SlackElem{slackElem{Kind: elemPre, Text: cleanText(s)}} }
 
 // SlackLink is a link with a label.
 func SlackLink(url, label string) SlackElem {
 	if linkable(url) == "" {
 		return SlackText(label)
 	}
-	return SlackElem{slackElem{Kind: elemLink, URL: url, Text: label}}
+	return SlackElem{slackElem{Kind: elemLink, URL: url, Text: cleanText(label)}}
 }
 
 // SlackElemsLen is what elems add to a message's text, as Slack counts
@@ -402,7 +403,7 @@ func SlackRichText(elems ...SlackElem) slack.Block {
 // SlackContext is a context block of one plain_text (small print), cut
 // visibly to Slack's limit.
 func SlackContext(text string) slack.Block {
-	return slackContext([]slackElem{{Kind: elemText, Text: text}})
+	return slackContext([]slackElem{{Kind: elemText, Text: cleanText(text)}})
 }
 
 // SlackRichTextMax is how much text SlackRichText keeps in one block.
@@ -413,5 +414,6 @@ const SlackRichTextMax = slackRichTextMax
 const SlackBlocksTextMax = slackBlocksTextMax
 
 // SlackFallback escapes text for a message's top-level text (what
-// notifications show): it can form no link and no mention.
-func SlackFallback(s string) string { return mrkdwn(s) }
+// notifications show): it can form no link and no mention, and shows an
+// invisible character as [U+XXXX].
+func SlackFallback(s string) string { return mrkdwn(cleanText(s)) }

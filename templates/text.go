@@ -3,29 +3,35 @@ package templates
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
+
+	"approvalsbot/approval"
 )
 
 // Everything a card shows passes through cleanText or oneLine first. They
 // keep text from steering the reader: control characters could rewrite a
-// terminal (bot preview) and bidirectional overrides could reorder what a
-// person reads ("Trojan Source"), so each is shown as a visible [U+XXXX]
-// instead of acting. Line separators become newlines, so a quote box's ">"
-// reaches every line a reader sees.
+// terminal (bot preview), bidirectional overrides could reorder what a
+// person reads ("Trojan Source"), and zero width characters, Hangul
+// fillers, tag characters and the rest of approval.Invisible could make
+// acme_github.\u200bmerge look exactly like the trusted tool or smuggle
+// text past the reader, so each is shown as a visible [U+XXXX] instead of
+// acting. Line separators become newlines, so a quote box's ">" reaches
+// every line a reader sees.
+//
+// One exception, in free text only (cleanText: what the agent wrote, a
+// comment, a patch): a single emoji or text presentation selector
+// (U+FE0F, U+FE0E) right after a symbol is kept, as in "⚠️": it only
+// picks how that symbol is drawn, and agents write it often enough that
+// marking it would teach readers to skip the marks. Identifiers (oneLine)
+// and argument values (visibleJSON) show every variation selector: there
+// a run of them can carry hidden data after an innocent character.
 
-// invisible reports whether r must be shown as [U+XXXX] rather than act.
+// invisible reports whether r must be shown as [U+XXXX] rather than act:
+// approval.Invisible, except the tab and newline free text keeps.
 func invisible(r rune) bool {
-	switch {
-	case r < 0x20 && r != '\n' && r != '\t':
-		return true
-	case r >= 0x7f && r <= 0x9f: // DEL and C1 controls
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, // bidi marks
-		r >= 0x202a && r <= 0x202e, // bidi embeddings and overrides
-		r >= 0x2066 && r <= 0x2069: // bidi isolates
-		return true
-	}
-	return false
+	return r != '\n' && r != '\t' && approval.Invisible(r)
 }
 
 // needsClean is the fast path: plain ASCII text without controls is common.
@@ -40,13 +46,28 @@ func needsClean(s string) bool {
 }
 
 // cleanText makes multi-line free text safe to show: valid UTF-8, CRLF, CR
-// and U+2028/U+2029 as newlines, and invisible characters made visible.
-func cleanText(s string) string {
+// and U+2028/U+2029 as newlines, and invisible characters made visible
+// (one presentation selector after a symbol kept, see above).
+func cleanText(s string) string { return clean(s, true) }
+
+// Visible is cleanText for the adapters: free text of a call (or a
+// sentence quoting it) with every invisible character shown as [U+XXXX]
+// and line breaks kept.
+func Visible(s string) string { return cleanText(s) }
+
+// VisibleLine is oneLine for the adapters: an identifier of a call (a
+// function name, an id) on one line, every invisible character shown.
+func VisibleLine(s string) string { return oneLine(s) }
+
+// clean is cleanText; prose keeps one presentation selector after a
+// symbol.
+func clean(s string, prose bool) string {
 	if !needsClean(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s))
+	prev := rune(-1)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
@@ -58,19 +79,40 @@ func cleanText(s string) string {
 			}
 		case r == 0x2028 || r == 0x2029:
 			b.WriteByte('\n')
+		case prose && (r == 0xfe0f || r == 0xfe0e) && prev >= 0x80 && unicode.Is(unicode.So, prev):
+			b.WriteRune(r)
 		case invisible(r):
-			fmt.Fprintf(&b, "[U+%04X]", r)
+			writeCodePoint(&b, r)
 		default:
 			b.WriteRune(r)
 		}
+		prev = r
 		i += size
 	}
 	return b.String()
 }
 
+// writeCodePoint writes r as [U+XXXX] (four hex digits at least, as
+// fmt's %04X, without its cost on text made of such characters).
+func writeCodePoint(b *strings.Builder, r rune) {
+	const hex = "0123456789ABCDEF"
+	var buf [10]byte
+	i := len(buf)
+	i--
+	buf[i] = ']'
+	for n := 0; n < 4 || r > 0; n++ {
+		i--
+		buf[i] = hex[r&0xf]
+		r >>= 4
+	}
+	i -= 3
+	copy(buf[i:], "[U+")
+	b.Write(buf[i:])
+}
+
 // oneLine cleans s for a field shown on one line (names, ids, comments).
 func oneLine(s string) string {
-	s = cleanText(s)
+	s = clean(s, false)
 	if strings.ContainsAny(s, "\n\t") {
 		s = strings.Join(strings.Fields(s), " ")
 	}
@@ -139,8 +181,8 @@ func cutAtLine(s string, max int) (string, bool) {
 
 // visibleJSON prepares pretty-printed projection JSON for display: inside
 // its strings (the only place non-ASCII can be) invisible characters and
-// line separators become JSON \u escapes, so the text stays valid JSON and
-// a reader sees them.
+// line separators become JSON \u escapes (a pair of them past U+FFFF), so
+// the text stays valid JSON and a reader sees them.
 func visibleJSON(s string) string {
 	needs := false
 	for i := 0; i < len(s) && !needs; i++ {
@@ -155,7 +197,12 @@ func visibleJSON(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		if invisible(r) || r == 0x2028 || r == 0x2029 {
+		if r >= 0x80 && (invisible(r) || r == 0x2028 || r == 0x2029) {
+			if r > 0xffff {
+				hi, lo := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
+				continue
+			}
 			fmt.Fprintf(&b, `\u%04x`, r)
 			continue
 		}
@@ -163,6 +210,10 @@ func visibleJSON(s string) string {
 	}
 	return b.String()
 }
+
+// VisibleJSON is visibleJSON for the adapters and the page: indented JSON
+// whose strings show their invisible characters as \u escapes.
+func VisibleJSON(s string) string { return visibleJSON(s) }
 
 // limitList keeps at most max items, each cut to lineMax, and says how
 // many it left out.

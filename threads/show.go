@@ -9,6 +9,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/store"
+	"approvalsbot/templates"
 )
 
 // ShowRequest asks for an approval's full arguments (Show all arguments,
@@ -91,5 +92,8 @@ func (s *Service) ShowArguments(ctx context.Context, req ShowRequest) (ShowResul
 	if err != nil {
 		return refuse("The arguments could not be read, so none of them is shown.")
 	}
-	return ShowResult{Function: a.Call.Function, Arguments: pretty, Digest: digest, Redacted: redacted}, nil
+	// Every surface and the page print these as they are: each invisible
+	// character is shown, as on the card.
+	return ShowResult{Function: templates.VisibleLine(a.Call.Function), Arguments: []byte(templates.VisibleJSON(string(pretty))),
+		Digest: digest, Redacted: redacted}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
+	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
@@ -156,7 +157,7 @@ func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, p ListP
 			out.More++
 			continue
 		}
-		w := Waiting{ID: row.ID, Function: cmp.Or(row.Function, row.ID), Waited: p.Now.Sub(row.RequestedAt),
+		w := Waiting{ID: row.ID, Function: templates.VisibleLine(cmp.Or(row.Function, row.ID)), Waited: p.Now.Sub(row.RequestedAt),
 			Card: post}
 		if !row.DeadlineAt.IsZero() {
 			w.Due = threads.TimeAt(row.DeadlineAt, p.Now, p.Zone)

@@ -46,7 +46,7 @@ func (f *Flow) Ask(ctx context.Context, act templates.Action, who threads.Person
 	if row == nil {
 		return nil, out
 	}
-	d := &Dialog{Tenant: row.Tenant, Function: row.Function, Destructive: true}
+	d := &Dialog{Tenant: row.Tenant, Function: templates.VisibleLine(row.Function), Destructive: true}
 	rev, err := f.store.RevisionGet(ctx, act.ApprovalID, act.Revision)
 	if err != nil {
 		f.log.Warn("read the revision a dialog names; asking again as for a destructive call",
@@ -60,7 +60,7 @@ func (f *Flow) Ask(ctx context.Context, act templates.Action, who threads.Person
 			append(f.logArgs(act, who), "tenant", row.Tenant)...)
 		return d, Outcome{Tenant: row.Tenant}
 	}
-	d.Function = cmp.Or(a.Call.Function, row.Function)
+	d.Function = templates.VisibleLine(cmp.Or(a.Call.Function, row.Function)) // a modal's title shows it as is
 	d.Effect = approval.EffectLine(a.Call.Annotations)
 	d.Destructive = a.Destructive()
 	d.Restricted = a.Content.Restricted

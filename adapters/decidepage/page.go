@@ -535,6 +535,9 @@ var pageFS embed.FS
 var pageTemplate = template.Must(template.New("").Option("missingkey=error").ParseFS(pageFS, "page.html.tmpl"))
 
 func (h *Handler) page(w http.ResponseWriter, status int, v view) {
+	// The title and the lead may quote the call (its function name, its
+	// job's id): each invisible character in them is shown, as on the card.
+	v.Title, v.Lead = templates.VisibleLine(v.Title), templates.Visible(v.Lead)
 	var b strings.Builder
 	if err := pageTemplate.ExecuteTemplate(&b, "page", v); err != nil {
 		h.log.Error("decision page: render", "err", err.Error())

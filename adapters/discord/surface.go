@@ -198,7 +198,7 @@ func threadName(card threads.Card) string {
 	if card.Approval == nil {
 		return "approval"
 	}
-	return chunk.Cut(card.Approval.Call.Function+" · "+card.Approval.ID, threadNameMax)
+	return chunk.Cut(templates.VisibleLine(card.Approval.Call.Function)+" · "+card.Approval.ID, threadNameMax)
 }
 
 // channelFor turns a target into the channel to post in, and whether it
