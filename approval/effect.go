@@ -97,7 +97,9 @@ const ClassEgress = "egress"
 // asked for the call. Every taint source counts: whatever the job read
 // (open_world or any other source), the taint-default rule asks only for
 // a function that can send data out, so asked_by: taint with any reason
-// says this call can, whatever the tool declares. nil when none applies.
+// says this call can, whatever the tool declares. Last come the
+// IdentityWarnings: a function name or a role value that hides a
+// character or mixes scripts. nil when none applies.
 func (a *Approval) WarningLines() []string {
 	var lines []string
 	if w := a.EffectsWarning(); w != "" {
@@ -123,7 +125,7 @@ func (a *Approval) WarningLines() []string {
 			lines = append(lines, WarningInsideTaint)
 		}
 	}
-	return lines
+	return append(lines, a.IdentityWarnings()...)
 }
 
 // Destructive reports whether the card must say DESTRUCTIVE.
