@@ -368,16 +368,46 @@ func (t *Tenant) DeadlineFor(function string) time.Duration {
 
 // MemberOn finds the member who is id on surface: on a chat surface
 // (ladder.ChatSurfaces) the member with that bare user id, on
-// ladder.SurfaceEmail the member with that address, compared without
-// regard to case (how a ladder step that mails a member's address reaches
-// someone who may decide). It is the one lookup of a person by where they
-// clicked or were reached, so it names no platform; an empty id and a
-// surface no member is on match nobody.
+// ladder.SurfaceEmail the member whose address has id's AddressKey (how a
+// ladder step that mails a member's address reaches someone who may
+// decide). It is the one lookup of a person by where they clicked or were
+// reached, so it names no platform; an empty id and a surface no member is
+// on match nobody.
 func (t *Tenant) MemberOn(surface, id string) (Member, bool) {
 	if surface == ladder.SurfaceEmail {
-		return t.member(func(m Member) bool { return m.Email != "" && strings.EqualFold(m.Email, id) }, id)
+		key := AddressKey(id)
+		return t.member(func(m Member) bool { return m.Email != "" && AddressKey(m.Email) == key }, id)
 	}
 	return t.member(func(m Member) bool { return m.Chat[surface] == id }, id)
+}
+
+// AddressKey is the one form in which two e-mail addresses are compared:
+// the address with the ASCII letters A to Z lowered and every other
+// character kept as written. Two addresses are one mailbox to the bot
+// exactly when their keys are equal: a member is looked up by it, the
+// members' addresses must differ by it (bot check), and one recipient's
+// mails are recorded under it.
+//
+// Only ASCII is folded because every mail system treats Sam@ and sam@ as
+// one mailbox, while none folds the rest of Unicode in a local part: ſam@
+// (long s), Kim@ with the Kelvin sign, ıan@ (dotless i) and ｓam@
+// (full-width) are other mailboxes than sam@, kim@, ian@ and sam@. A
+// Unicode fold (strings.EqualFold, strings.ToLower) would merge them, so
+// whoever holds the look-alike mailbox would be taken for the member and
+// receive their decision links.
+func AddressKey(addr string) string {
+	for i := 0; i < len(addr); i++ {
+		if c := addr[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(addr)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return addr
 }
 
 // MemberByUser finds the member with a tenant user id.

@@ -482,6 +482,15 @@ func TestProblems(t *testing.T) {
 			"bot.yaml:25: tenants.acme.members[3].user: missing: the tenant user id the backend knows (like user:kevin)",
 			"bot.yaml:26: tenants.acme.members[3].discord: write the bare user id, without discord:user:",
 		}},
+		{name: "member addresses one mailbox", add: "    members:\n" +
+			"      - {user: user:sam, role: operator, email: sam@acme.example}\n" + // 12
+			"      - {user: user:sam2, role: operator, email: Sam@ACME.example}\n" +
+			"      - {user: user:sam3, role: operator, email: \"\u017fam@acme.example\"}\n" +
+			"      - {user: user:kim, role: operator, email: \"\u212aim@acme.example\"}\n" + // 15
+			"      - {user: user:kim2, role: operator, email: \"\u212aIM@acme.example\"}\n", want: []string{
+			"bot.yaml:13: tenants.acme.members[1].email: Sam@ACME.example is the same address as sam@acme.example, tenants.acme.members[0].email (line 12)",
+			"bot.yaml:16: tenants.acme.members[4].email: \u212aIM@acme.example is the same address as \u212aim@acme.example, tenants.acme.members[3].email (line 15)",
+		}},
 		{name: "member slack id form", add: "    members:\n      - {user: u, role: admin, slack: C0CHANNEL, discord: \"12\"}\n", want: []string{
 			`bot.yaml:12: tenants.acme.members[0].slack: "C0CHANNEL" is not a Slack user id (U… or W…)`,
 			`bot.yaml:12: tenants.acme.members[0].discord: "12" is not a Discord user id (17 to 20 digits)`,

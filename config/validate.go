@@ -852,6 +852,11 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 	var out []Member
 	// First path each identity was seen at, to name it in a duplicate.
 	first := map[string]string{}
+	type emailSeen struct {
+		addr, path string
+		line       int
+	}
+	firstEmail := map[string]emailSeen{}
 	unique := func(n *yaml.Node, p, kind, value string) {
 		if value == "" {
 			return
@@ -928,8 +933,17 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 			unique(seen[c.Name], joinKey(mp, c.Name), c.Name, m.ChatID(c.Name))
 		}
 		// An address is one member's: a decision link, and a decision
-		// from the decision page, act as the member it belongs to.
-		unique(seen["email"], joinKey(mp, "email"), "email", strings.ToLower(m.Email))
+		// from the decision page, act as the member it belongs to. Two
+		// addresses are one when MemberOn could not tell them apart.
+		if m.Email != "" {
+			key := AddressKey(m.Email)
+			n := seen["email"]
+			if prev, dup := firstEmail[key]; dup {
+				d.problemf(n, joinKey(mp, "email"), "%s is the same address as %s, %s (line %d)", m.Email, prev.addr, prev.path, prev.line)
+			} else {
+				firstEmail[key] = emailSeen{m.Email, joinKey(mp, "email"), n.Line}
+			}
+		}
 		out = append(out, m)
 	})
 	return out
