@@ -462,7 +462,7 @@ type toolPos struct {
 }
 
 func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
-	t := &Tenant{ID: id, Deadline: ladder.DefaultDeadline, Ladders: map[string]ladder.Ladder{}, EmailDecisions: DefaultEmailDecisions}
+	t := &Tenant{ID: id, Deadline: ladder.DefaultDeadline, MaxDeadline: DefaultMaxDeadline, Ladders: map[string]ladder.Ladder{}, EmailDecisions: DefaultEmailDecisions}
 	var ladders []ladderPos
 	var tools []toolPos
 	var rotations []rotationPos
@@ -475,6 +475,15 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 					return
 				}
 				t.Deadline = x
+			}
+		},
+		"max_deadline": func(_, v *yaml.Node, p string) {
+			if x, ok := d.duration(v, p); ok {
+				if x == 0 {
+					d.problemf(v, p, "must be more than 0s")
+					return
+				}
+				t.MaxDeadline = x
 			}
 		},
 		"post": func(_, v *yaml.Node, p string) { t.Post, postGiven = d.targets(v, p, channels) },
@@ -939,7 +948,7 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 			key := AddressKey(m.Email)
 			n := seen["email"]
 			if prev, dup := firstEmail[key]; dup {
-				d.problemf(n, joinKey(mp, "email"), "%s is the same address as %s, %s (line %d)", m.Email, prev.addr, prev.path, prev.line)
+				d.problemf(n, joinKey(mp, "email"), "%s is already %s (%s, line %d)", m.Email, prev.path, prev.addr, prev.line)
 			} else {
 				firstEmail[key] = emailSeen{m.Email, joinKey(mp, "email"), n.Line}
 			}
