@@ -26,6 +26,9 @@ import (
 
 // Defaults for what the file may leave out.
 const (
+	// DefaultMaxDeadline is a tenant's max_deadline: 30 days, the longest
+	// re-check threshold the platform allows.
+	DefaultMaxDeadline = 30 * 24 * time.Hour
 	DefaultListen      = ":8080"
 	DefaultStoreDriver = DriverSQLite
 	DefaultSQLiteDSN   = "file:bot.db"
@@ -189,6 +192,11 @@ type Tenant struct {
 	// Deadline applies when neither the request nor a tool override sets
 	// one.
 	Deadline time.Duration
+	// MaxDeadline is how far past the bot's clock a request's own
+	// deadline may lie when it arrives (DefaultMaxDeadline); one further
+	// away is refused, so that no link stays valid and no ladder waits
+	// without end.
+	MaxDeadline time.Duration
 	// Post is where each card goes (step 0).
 	Post []ladder.Target
 	// Audit, when set, is the channel approval.auto_granted notices go to.

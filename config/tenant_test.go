@@ -376,3 +376,25 @@ func TestAddressKey(t *testing.T) {
 		}
 	}
 }
+
+// max_deadline bounds a request's own deadline (threads checks it at
+// ingest): 30 days unless the tenant sets another.
+func TestMaxDeadline(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		add  string
+		want time.Duration
+	}{
+		{"", 30 * 24 * time.Hour},
+		{"    max_deadline: 48h\n", 48 * time.Hour},
+		{"    max_deadline: 2160h\n", 90 * 24 * time.Hour},
+	} {
+		c, problems := parse(t, base+tt.add)
+		if problems != nil {
+			t.Fatalf("%q: %s", tt.add, strings.Join(problems, "\n"))
+		}
+		if got := c.Tenants["acme"].MaxDeadline; got != tt.want || config.DefaultMaxDeadline != 30*24*time.Hour {
+			t.Errorf("%q: MaxDeadline = %v, want %v", tt.add, got, tt.want)
+		}
+	}
+}

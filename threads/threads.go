@@ -69,6 +69,40 @@ var (
 	ErrForeignApproval = errors.New("approval belongs to another tenant")
 )
 
+// RequestAhead is how far past the bot's clock a request's requested_at
+// may lie: the signature's own skew (300 s either way, docs/protocol.md),
+// since a request signed now cannot have been made later than that.
+const RequestAhead = 300 * time.Second
+
+// checkTimes bounds a request's times against the bot's clock, which
+// approval.Parse has not: requested_at at most RequestAhead in the future,
+// a deadline at most the tenant's max_deadline away. Unbounded, a deadline
+// in year 9999 would keep the ladder from ever firing and the decision
+// links valid for as long. It answers like Parse, an
+// *approval.ValidationError naming each field (422 invalid).
+func checkTimes(tenant *config.Tenant, ev *approval.Event, now time.Time) error {
+	a := ev.Approval
+	if a == nil {
+		return nil
+	}
+	var problems []*approval.FieldError
+	clock := now.UTC().Format(time.RFC3339)
+	if a.RequestedAt.After(now.Add(RequestAhead)) {
+		problems = append(problems, &approval.FieldError{Path: "data.requested_at",
+			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s): a request cannot be made later than it is sent",
+				ladder.FormatDuration(RequestAhead), clock)})
+	}
+	if max := tenant.MaxDeadline; max > 0 && a.Deadline != nil && a.Deadline.After(now.Add(max)) {
+		problems = append(problems, &approval.FieldError{Path: "data.deadline",
+			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s), the tenant's max_deadline",
+				ladder.FormatDuration(max), clock)})
+	}
+	if problems != nil {
+		return &approval.ValidationError{Problems: problems}
+	}
+	return nil
+}
+
 // Options configure a Service.
 type Options struct {
 	Store   store.Store
@@ -235,7 +269,9 @@ type rowPayload struct {
 
 // Ingest applies one event: it records the event id, moves the approval
 // with approval.Transition, and enqueues the effects, all in one
-// transaction. It returns only after the commit.
+// transaction. It returns only after the commit. A request whose times lie
+// out of bounds (checkTimes) is refused first with an
+// *approval.ValidationError.
 func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, error) {
 	ev := req.Event
 	tenant, ok := s.tenants.Tenant(ev.Tenant)
@@ -243,6 +279,9 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, 
 		return IngestResult{}, fmt.Errorf("%w: %q", ErrUnknownTenant, ev.Tenant)
 	}
 	now := s.clock.Now()
+	if err := checkTimes(tenant, ev, now); err != nil {
+		return IngestResult{}, err
+	}
 	var res IngestResult
 	enqueued := 0
 	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
