@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -580,8 +581,26 @@ func editKey(p *store.Post) string {
 	return "edit:" + p.ApprovalID + ":" + p.Target + ":" + strconv.Itoa(p.Revision)
 }
 
+// policyCovers is, for each platform policy that may grant a call
+// unattended, the functions it covers. The sandbox policy covers the
+// sandbox's own three tools only, never request_approval nor an MCP tool:
+// an auto_granted event naming anything else under it is no routine
+// notice but a warning.
+var policyCovers = map[string][]string{
+	"sandbox.workspace.v1": {"run_command", "write_file", "edit_file"},
+}
+
+// andList words a list as "a, b and c".
+func andList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
 // enqueueAudit posts a one-line notice of an unattended call to the
-// tenant's audit channel; without one it is only counted.
+// tenant's audit channel; without one it is only counted. A call its
+// policy does not cover (policyCovers) is posted as a warning instead.
 func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.Tenant, ev *approval.Event, now time.Time) (int, string, error) {
 	ag := ev.AutoGranted
 	if tenant.Audit == nil {
@@ -589,6 +608,10 @@ func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.
 	}
 	text := fmt.Sprintf("Ran unattended: %s · job %s · agent %s · policy %s",
 		ag.Call.Function, ag.Job.ID, orDash(ag.Job.Agent), ag.PolicyID)
+	if covers, known := policyCovers[ag.PolicyID]; known && !slices.Contains(covers, ag.Call.Function) {
+		text = fmt.Sprintf("Warning: %s ran unattended under policy %s, which does not cover it (it covers only %s) · job %s · agent %s",
+			ag.Call.Function, ag.PolicyID, andList(covers), ag.Job.ID, orDash(ag.Job.Agent))
+	}
 	body, _ := json.Marshal(rowPayload{Text: text}) // plain data: cannot fail
 	err := s.insert(ctx, tx, []store.OutboxInsertParams{{
 		ID: s.newID(now), Tenant: ev.Tenant, Kind: KindNotice, Target: tenant.Audit.String(),

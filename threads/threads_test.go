@@ -408,6 +408,48 @@ func TestAutoGrantedGoesToAudit(t *testing.T) {
 	}
 }
 
+// The sandbox policy covers only the sandbox's three tools: a call of any
+// other function granted under it is posted as a warning that says so,
+// while the three stay routine notices, as does a policy the bot does not
+// know.
+func TestAutoGrantedOutsideItsPolicyWarns(t *testing.T) {
+	for i, tt := range []struct {
+		function, policy string
+		warn             bool
+	}{
+		{"run_command", "sandbox.workspace.v1", false},
+		{"write_file", "sandbox.workspace.v1", false},
+		{"edit_file", "sandbox.workspace.v1", false},
+		{"request_approval", "sandbox.workspace.v1", true},
+		{"acme_github.merge", "sandbox.workspace.v1", true},
+		{"Run_Command", "sandbox.workspace.v1", true},
+		{"acme_github.merge", "tenant.nightly", false},
+	} {
+		t.Run(tt.function+" under "+tt.policy, func(t *testing.T) {
+			h := newHarness(t)
+			threadstest.Ingest(t, h.svc, "auto.json", func(ev map[string]any) {
+				ev["id"] = fmt.Sprintf("evt-auto-%d", i)
+				data := ev["data"].(map[string]any)
+				data["call"].(map[string]any)["function"] = tt.function
+				data["policy_id"] = tt.policy
+			})
+			h.drain(t)
+			if len(h.surf.notices) != 1 {
+				t.Fatalf("notices %+v", h.surf.notices)
+			}
+			text := h.surf.notices[0].Text
+			want := "Ran unattended: " + tt.function + " · job j-42 · agent release-bot · policy " + tt.policy
+			if tt.warn {
+				want = "Warning: " + tt.function + " ran unattended under policy sandbox.workspace.v1, which does not cover it" +
+					" (it covers only run_command, write_file and edit_file) · job j-42 · agent release-bot"
+			}
+			if text != want {
+				t.Errorf("notice\n%q\nwant\n%q", text, want)
+			}
+		})
+	}
+}
+
 func TestFinishedAndRecheckGoToThread(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "search.json")
