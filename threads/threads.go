@@ -480,7 +480,8 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 	var posts []*store.Post
 	needPosts := false
 	for _, e := range effects {
-		needPosts = needPosts || e.Kind == approval.EffectEditCards || e.Kind == approval.EffectSupersede
+		needPosts = needPosts || e.Kind == approval.EffectEditCards || e.Kind == approval.EffectSupersede ||
+			(e.Kind == approval.EffectThreadReply && typ == approval.EventRecheckFailed)
 	}
 	if needPosts {
 		if posts, err = tx.PostList(ctx, row.ID); err != nil {
@@ -535,12 +536,101 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 			if fz.Restricted {
 				text = restrictedReply(kind)
 			}
+			var approver *approverOnChat
+			if kind == templates.ThreadRecheckRefused {
+				approver = s.approverOf(row, fz)
+			}
 			for _, t := range fz.Post {
-				add(KindReply, t, "", rowPayload{Text: text, Thread: string(kind)})
+				add(KindReply, t, "", rowPayload{Text: text, Thread: string(kind), Mentions: approver.on(t)})
+			}
+			for _, t := range approver.direct() {
+				// The card in their own messages, as a ladder step's DM:
+				// edited to the refusal if they have it already, so it
+				// is told beneath it too.
+				if slices.ContainsFunc(posts, func(p *store.Post) bool { return p.Target == t }) {
+					add(KindReply, t, "", rowPayload{Text: text, Thread: string(kind)})
+				} else {
+					add(KindPostCard, t, "", rowPayload{Revision: row.Revision})
+				}
 			}
 		}
 	}
 	return rows, nil
+}
+
+// approverOnChat is the member who approved a call, by their user on each
+// chat surface its cards are on, and the surface they decided on when it
+// was one.
+type approverOnChat struct {
+	users   map[string]string // surface name: target (slack:U…, discord:user:…)
+	decided string            // the chat surface of the decision; "" when not one
+}
+
+// approverOf finds who approved row, for a re-check's refusal to reach
+// them as more than a card edit: a member of the tenant as configured
+// now, named by the decision's actor. nil when the decision names nobody
+// the bot knows, or a member on none of the surfaces the cards are on.
+func (s *Service) approverOf(row *store.Approval, fz Frozen) *approverOnChat {
+	var d approval.Decision
+	if len(row.Decision) == 0 || json.Unmarshal(row.Decision, &d) != nil || d.Actor == "" {
+		return nil
+	}
+	tenant, ok := s.tenants.Tenant(row.Tenant)
+	if !ok {
+		return nil
+	}
+	m, ok := tenant.MemberByUser(d.Actor)
+	if !ok {
+		return nil
+	}
+	a := &approverOnChat{users: map[string]string{}}
+	for _, surface := range postSurfaces(fz) {
+		c, chat := ladder.ChatSurfaceNamed(surface)
+		if id := m.ChatID(surface); chat && id != "" {
+			a.users[surface] = c.User(id).String()
+		}
+	}
+	if len(a.users) == 0 {
+		return nil
+	}
+	if _, ok := a.users[d.Via]; ok {
+		a.decided = d.Via
+	}
+	return a
+}
+
+// on is whom a reply in the thread of the card at target mentions: the
+// approver by their user on that card's surface.
+func (a *approverOnChat) on(target string) []string {
+	if a == nil {
+		return nil
+	}
+	t, err := ladder.ParseTarget(target)
+	if err != nil {
+		return nil
+	}
+	if u, ok := a.users[t.Surface()]; ok {
+		return []string{u}
+	}
+	return nil
+}
+
+// direct is where the approver is told in their own messages: on the
+// surface they decided on, or, when the decision came from elsewhere (the
+// console, the decision page), on each surface the cards are on.
+func (a *approverOnChat) direct() []string {
+	if a == nil {
+		return nil
+	}
+	if a.decided != "" {
+		return []string{a.users[a.decided]}
+	}
+	out := make([]string, 0, len(a.users))
+	for _, u := range a.users {
+		out = append(out, u)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // editEveryCopy is the edits that show every copy of the approval's card

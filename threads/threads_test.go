@@ -6,17 +6,21 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jonboulle/clockwork"
 
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/store"
+	"approvalsbot/templates"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -466,6 +470,68 @@ func TestFinishedAndRecheckGoToThread(t *testing.T) {
 	}
 	if a := h.state(t, "a-refund1"); a.State != "refused" {
 		t.Errorf("refund state %s", a.State)
+	}
+}
+
+// A re-check's refusal names the member who approved in the reply of
+// every thread, by their user on that thread's surface, and puts the card
+// before them directly: on the chat surface they decided on, or, for a
+// decision from elsewhere (the console), on each surface the cards are on.
+// A decision by someone the tenant does not know mentions nobody.
+func TestRecheckRefusalMentionsAndTellsTheApprover(t *testing.T) {
+	const kevinDiscord = "discord:user:223344556677889900"
+	for _, tt := range []struct {
+		actor, via string
+		mentions   map[string][]string // thread: mentions
+		direct     []string
+	}{
+		{"user:kevin", "console",
+			map[string][]string{"slack:C0APPROVALS": {"slack:U0KEVIN"}, "discord:channel:112233445566778899": {kevinDiscord}},
+			[]string{kevinDiscord, "slack:U0KEVIN"}},
+		{"user:kevin", "slack",
+			map[string][]string{"slack:C0APPROVALS": {"slack:U0KEVIN"}, "discord:channel:112233445566778899": {kevinDiscord}},
+			[]string{"slack:U0KEVIN"}},
+		{"user:lee", "discord", // on Slack only
+			map[string][]string{"slack:C0APPROVALS": {"slack:U0LEE"}},
+			[]string{"slack:U0LEE"}},
+		{"user:stranger", "console", nil, nil},
+	} {
+		t.Run(tt.actor+" via "+tt.via, func(t *testing.T) {
+			h := newHarness(t)
+			h.ingest(t, "merge.json")
+			h.drain(t)
+			threadstest.Ingest(t, h.svc, "merge-resolved.json", func(ev map[string]any) {
+				data := ev["data"].(map[string]any)
+				data["revision"], data["status"], data["actor"], data["via"] = 1, "approved", tt.actor, tt.via
+				data["comment"], data["message"] = "", "approved"
+			})
+			h.drain(t)
+			replies, posts := len(h.surf.replies), len(h.surf.posts)
+			threadstest.Ingest(t, h.svc, "refund-recheck.json", func(ev map[string]any) {
+				ev["data"].(map[string]any)["approval_id"] = "a-merge1"
+			})
+			h.drain(t)
+			got := map[string][]string{}
+			for _, r := range h.surf.replies[replies:] {
+				if r.Kind != templates.ThreadRecheckRefused {
+					t.Errorf("reply %+v", r)
+				}
+				for _, m := range r.Mentions {
+					got[r.Root.Target] = append(got[r.Root.Target], m.Target)
+				}
+			}
+			if diff := cmp.Diff(tt.mentions, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("mentions by thread (-want +got):\n%s", diff)
+			}
+			var direct []string
+			for _, p := range h.surf.posts[posts:] {
+				direct = append(direct, p.Target)
+			}
+			slices.Sort(direct)
+			if diff := cmp.Diff(tt.direct, direct, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("cards posted directly (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
