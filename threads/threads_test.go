@@ -726,3 +726,30 @@ func TestOutboxClaimsOnlyWhatItCanPerform(t *testing.T) {
 		t.Fatalf("another replica could claim %d rows, want the 2 not in flight", len(rows))
 	}
 }
+
+// A tenant's max_deadline bounds a request's own deadline against the
+// service's clock: further away, Ingest refuses it naming the field and
+// keeps nothing of it.
+func TestIngestBoundsTheDeadlineByTheTenant(t *testing.T) {
+	h := newHarnessFrom(t, strings.Replace(testConfig, "    audit: slack:C0AUDIT\n", "    audit: slack:C0AUDIT\n    max_deadline: 48h\n", 1), nil)
+	for _, tt := range []struct {
+		after time.Duration
+		ok    bool
+	}{{49 * time.Hour, false}, {47 * time.Hour, true}} {
+		body, ev := readEvent(t, "merge.json")
+		dl := h.clock.Now().Add(tt.after)
+		ev.Approval.Deadline = &dl
+		_, err := h.ingestBody(body, ev)
+		var ve *approval.ValidationError
+		switch {
+		case tt.ok && err != nil:
+			t.Errorf("deadline %s away: %v", tt.after, err)
+		case !tt.ok && (!errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Path != "data.deadline" ||
+			!strings.Contains(ve.Problems[0].Msg, "48h")):
+			t.Errorf("deadline %s away: %v, want data.deadline refused under 48h", tt.after, err)
+		}
+	}
+	if a := h.state(t, "a-merge1"); a.DeadlineAt.IsZero() || a.DeadlineAt.Sub(h.clock.Now()) != 47*time.Hour {
+		t.Errorf("stored deadline %v, want the one in bounds", a.DeadlineAt)
+	}
+}
