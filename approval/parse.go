@@ -136,7 +136,7 @@ func Parse(body []byte) (*Event, error) {
 	if !ok {
 		keys = envelopeKeys
 	}
-	if err := strictjson.Check(body, keys); err != nil {
+	if err := strictjson.CheckKnown(body, keys); err != nil {
 		return nil, keyError(err)
 	}
 	v := &validator{}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -446,7 +447,7 @@ func TestParseAccepts(t *testing.T) {
 			}
 		}},
 		{"fingerprints the backend sends are dropped", "merge.json", func(t testing.TB, m map[string]any) {
-			obj(t, m, "data", "call")["fingerprints"] = map[string]any{"key": "AAAA",
+			obj(t, m, "data", "call")["fingerprints"] = map[string]any{"key_id": "AAAA",
 				"values": []any{map[string]any{"path": "repo", "mac": "AAAA"}}}
 		}, func(t testing.TB, ev *approval.Event) {
 			if ev.Approval.Call.Fingerprints != nil {
@@ -957,6 +958,9 @@ func TestParseRefusesKeysWithTwoReadings(t *testing.T) {
 			fe("data", msgDupInside)},
 		{"an unknown key twice", "merge.json", nil, data, `"zz_future":1,"zz_future":2`,
 			fe("data.zz_future", msgDuplicate)},
+		{"an unknown key before a key twice", "merge.json", func(m map[string]any) {
+			obj(t, m, "data", "job")["aaa_unknown"] = 1
+		}, []any{"data", "turn"}, `"waiting":[]`, fe("data.turn.waiting", msgDuplicate)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1005,9 +1009,7 @@ func TestParseKeepsDistinctKeys(t *testing.T) {
 		args := obj(t, m, "data", "call", "arguments")
 		args["Repo"] = "other/api" // beside "repo": another key of the tool's
 		args["REPO"] = "third/api"
-		obj(t, m, "data")["zz_future"] = map[string]any{"a": 1, "A": 2} // unknown keys stay ignored
-		m["extension"] = true
-	}, []any{"data"}, `"ZZ_FUTURE":0`)
+	}, []any{"data", "call", "arguments"}, `"rEPO":"fourth/api"`)
 	ev, err := approval.Parse(body)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -1016,7 +1018,7 @@ func TestParseKeepsDistinctKeys(t *testing.T) {
 	if err := json.Unmarshal(ev.Approval.Call.Arguments, &args); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"repo": "acme/api", "Repo": "other/api", "REPO": "third/api", "pr": 1234.0, "method": "squash"}
+	want := map[string]any{"repo": "acme/api", "Repo": "other/api", "REPO": "third/api", "rEPO": "fourth/api", "pr": 1234.0, "method": "squash"}
 	if diff := cmp.Diff(want, args); diff != "" {
 		t.Errorf("arguments (-want +got):\n%s", diff)
 	}
@@ -1084,4 +1086,83 @@ func BenchmarkKeyCheck(b *testing.B) {
 		}
 		b.ReportMetric(float64(check)/float64(unmarshal), "check/unmarshal")
 	})
+}
+
+// Every object of the schema refuses a key it does not define, naming its
+// path (422 invalid): a value the bot would drop unread, such as a
+// "value" beside a flag's argument and role, must not pass for read. Each
+// object of every fixture is given one key too many in turn; only the
+// arguments, which are the tool's own, take any key.
+func TestParseRefusesUnknownFields(t *testing.T) {
+	t.Parallel()
+	type object struct {
+		keys []any
+		path string
+	}
+	var walk func(v any, keys []any, path string, out *[]object)
+	walk = func(v any, keys []any, path string, out *[]object) {
+		switch x := v.(type) {
+		case map[string]any:
+			if path == "data.call.arguments" {
+				return
+			}
+			*out = append(*out, object{slices.Clone(keys), path})
+			for k, c := range x {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				walk(c, append(keys, k), p, out)
+			}
+		case []any:
+			for i, c := range x {
+				walk(c, append(keys, i), fmt.Sprintf("%s[%d]", path, i), out)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, path := range eventFiles(t) {
+		file := filepath.Base(path)
+		if _, err := approval.Parse(fixtureBytes(t, file)); err != nil {
+			continue // an event refused as it is (an unknown type)
+		}
+		var objects []object
+		walk(fixtureMap(t, file), nil, "", &objects)
+		for _, o := range objects {
+			key := "value" // a role's value has one: give it another
+			if _, has := obj(t, fixtureMap(t, file), o.keys...)[key]; has {
+				key = "value_too"
+			}
+			want := key
+			if o.path != "" {
+				want = o.path + "." + key
+			}
+			seen[want] = true
+			body := mutate(t, file, func(m map[string]any) { obj(t, m, o.keys...)[key] = "x@evil.example" })
+			_, err := approval.Parse(body)
+			var ve *approval.ValidationError
+			if !errors.As(err, &ve) {
+				t.Errorf("%s with %s: Parse error %v; want 422 naming it", file, want, err)
+				continue
+			}
+			if diff := cmp.Diff([]*approval.FieldError{fe(want, "unknown field")}, ve.Problems); diff != "" {
+				t.Errorf("%s with %s: problems (-want +got):\n%s", file, want, diff)
+			}
+		}
+	}
+	for _, p := range []string{"value", "data.value", "data.job.value", "data.call.value", "data.call.annotations.value",
+		"data.call.redaction.value", "data.roles[0].value", "data.roles[0].values[0].value_too", "data.flags.value",
+		"data.flags.not_traced[0].value", "data.flags.new_to_job[0].value", "data.flags.class_above.value",
+		"data.asked_by.value", "data.asked_by.taint[0].value", "data.confirm.value", "data.turn.value",
+		"data.content.value", "data.changes.value", "data.changes.files[0].value"} {
+		if !seen[p] {
+			t.Errorf("no fixture has the object of %s", p)
+		}
+	}
+	// Inside the arguments any key is the tool's.
+	if _, err := approval.Parse(mutate(t, "merge.json", func(m map[string]any) {
+		obj(t, m, "data", "call", "arguments")["value"] = map[string]any{"value": 1}
+	})); err != nil {
+		t.Errorf("an argument named value: %v", err)
+	}
 }

@@ -26,6 +26,9 @@ import (
 
 // Defaults for what the file may leave out.
 const (
+	// DefaultMaxDeadline is a tenant's max_deadline: 30 days, the longest
+	// re-check threshold the platform allows.
+	DefaultMaxDeadline = 30 * 24 * time.Hour
 	DefaultListen      = ":8080"
 	DefaultStoreDriver = DriverSQLite
 	DefaultSQLiteDSN   = "file:bot.db"
@@ -189,6 +192,11 @@ type Tenant struct {
 	// Deadline applies when neither the request nor a tool override sets
 	// one.
 	Deadline time.Duration
+	// MaxDeadline is how far past the bot's clock a request's own
+	// deadline may lie when it arrives (DefaultMaxDeadline); one further
+	// away is refused, so that no link stays valid and no ladder waits
+	// without end.
+	MaxDeadline time.Duration
 	// Post is where each card goes (step 0).
 	Post []ladder.Target
 	// Audit, when set, is the channel approval.auto_granted notices go to.
@@ -368,16 +376,46 @@ func (t *Tenant) DeadlineFor(function string) time.Duration {
 
 // MemberOn finds the member who is id on surface: on a chat surface
 // (ladder.ChatSurfaces) the member with that bare user id, on
-// ladder.SurfaceEmail the member with that address, compared without
-// regard to case (how a ladder step that mails a member's address reaches
-// someone who may decide). It is the one lookup of a person by where they
-// clicked or were reached, so it names no platform; an empty id and a
-// surface no member is on match nobody.
+// ladder.SurfaceEmail the member whose address has id's AddressKey (how a
+// ladder step that mails a member's address reaches someone who may
+// decide). It is the one lookup of a person by where they clicked or were
+// reached, so it names no platform; an empty id and a surface no member is
+// on match nobody.
 func (t *Tenant) MemberOn(surface, id string) (Member, bool) {
 	if surface == ladder.SurfaceEmail {
-		return t.member(func(m Member) bool { return m.Email != "" && strings.EqualFold(m.Email, id) }, id)
+		key := AddressKey(id)
+		return t.member(func(m Member) bool { return m.Email != "" && AddressKey(m.Email) == key }, id)
 	}
 	return t.member(func(m Member) bool { return m.Chat[surface] == id }, id)
+}
+
+// AddressKey is the one form in which two e-mail addresses are compared:
+// the address with the ASCII letters A to Z lowered and every other
+// character kept as written. Two addresses are one mailbox to the bot
+// exactly when their keys are equal: a member is looked up by it, the
+// members' addresses must differ by it (bot check), and one recipient's
+// mails are recorded under it.
+//
+// Only ASCII is folded because every mail system treats Sam@ and sam@ as
+// one mailbox, while none folds the rest of Unicode in a local part: ſam@
+// (long s), Kim@ with the Kelvin sign, ıan@ (dotless i) and ｓam@
+// (full-width) are other mailboxes than sam@, kim@, ian@ and sam@. A
+// Unicode fold (strings.EqualFold, strings.ToLower) would merge them, so
+// whoever holds the look-alike mailbox would be taken for the member and
+// receive their decision links.
+func AddressKey(addr string) string {
+	for i := 0; i < len(addr); i++ {
+		if c := addr[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(addr)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return addr
 }
 
 // MemberByUser finds the member with a tenant user id.

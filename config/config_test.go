@@ -114,10 +114,11 @@ func TestLoadFull(t *testing.T) {
 		},
 		Tenants: map[string]*config.Tenant{
 			"acme": {
-				ID:       "acme",
-				Deadline: 24 * time.Hour,
-				Post:     targets(t, "slack:C0APPROVALS", "discord:channel:112233445566778899"),
-				Audit:    target(t, "slack:C0AUDIT"),
+				ID:          "acme",
+				Deadline:    24 * time.Hour,
+				MaxDeadline: config.DefaultMaxDeadline,
+				Post:        targets(t, "slack:C0APPROVALS", "discord:channel:112233445566778899"),
+				Audit:       target(t, "slack:C0AUDIT"),
 				Digest: &config.Digest{
 					Cron: "0 9 * * 1-5",
 					Zone: berlin,
@@ -481,6 +482,24 @@ func TestProblems(t *testing.T) {
 			"bot.yaml:24: tenants.acme.members[2].slack: write the bare user id U0ADA, without slack:",
 			"bot.yaml:25: tenants.acme.members[3].user: missing: the tenant user id the backend knows (like user:kevin)",
 			"bot.yaml:26: tenants.acme.members[3].discord: write the bare user id, without discord:user:",
+		}},
+		{name: "max_deadline zero", add: "    max_deadline: 0s\n", want: []string{
+			"bot.yaml:11: tenants.acme.max_deadline: must be more than 0s",
+		}},
+		{name: "max_deadline not a duration", add: "    max_deadline: 30 days\n", want: []string{
+			`bot.yaml:11: tenants.acme.max_deadline: "30 days" is not a duration (write it like 10s, 15m or 1h30m)`,
+		}},
+		{name: "max_deadline negative", add: "    max_deadline: -1h\n", want: []string{
+			"bot.yaml:11: tenants.acme.max_deadline: -1h is negative",
+		}},
+		{name: "member addresses one mailbox", add: "    members:\n" +
+			"      - {user: user:sam, role: operator, email: sam@acme.example}\n" + // 12
+			"      - {user: user:sam2, role: operator, email: Sam@ACME.example}\n" +
+			"      - {user: user:sam3, role: operator, email: \"\u017fam@acme.example\"}\n" +
+			"      - {user: user:kim, role: operator, email: \"\u212aim@acme.example\"}\n" + // 15
+			"      - {user: user:kim2, role: operator, email: \"\u212aIM@acme.example\"}\n", want: []string{
+			"bot.yaml:13: tenants.acme.members[1].email: Sam@ACME.example is already tenants.acme.members[0].email (sam@acme.example, line 12)",
+			"bot.yaml:16: tenants.acme.members[4].email: \u212aIM@acme.example is already tenants.acme.members[3].email (\u212aim@acme.example, line 15)",
 		}},
 		{name: "member slack id form", add: "    members:\n      - {user: u, role: admin, slack: C0CHANNEL, discord: \"12\"}\n", want: []string{
 			`bot.yaml:12: tenants.acme.members[0].slack: "C0CHANNEL" is not a Slack user id (U… or W…)`,

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +303,98 @@ func TestSummaryListsTargetsOnSurfacesOff(t *testing.T) {
 	}
 	if s := loadFull(t).Summary(); strings.Contains(s, "not reached") {
 		t.Errorf("full.yaml runs every surface, yet Summary says:\n%s", s)
+	}
+}
+
+// Addresses compare by config.AddressKey alone: ASCII case is one mailbox,
+// and a character that a Unicode fold would take for an ASCII letter (long
+// s, the Kelvin sign, dotless i, full-width letters) is another mailbox,
+// whose holder must never be taken for the member with the ASCII address.
+// bot check accepts such members side by side, and each address finds its
+// own member only.
+func TestMemberAddressesLookAlike(t *testing.T) {
+	t.Parallel()
+	pairs := []struct{ ascii, lookAlike string }{
+		{"sam@acme.example", "\u017fam@acme.example"}, // ſ, long s: EqualFold takes it for s
+		{"kim@acme.example", "\u212aim@acme.example"}, // K, the Kelvin sign: ToLower gives k
+		{"ian@acme.example", "\u0131an@acme.example"}, // ı, dotless i
+		{"ida@acme.example", "\u0130da@acme.example"}, // İ, I with a dot: ToLower gives i and a dot
+		{"sue@acme.example", "\uff53ue@acme.example"}, // ｓ, full-width
+		{"ann@acme.example", "ann@\uff41cme.example"}, // ａ, full-width, in the domain
+		{"eve@acme.example", "eve@acme.exampl\u0435"}, // е, Cyrillic
+	}
+	text := base + "    members:\n"
+	for i, p := range pairs {
+		text += fmt.Sprintf("      - {user: user:a%d, role: operator, email: %q}\n", i, p.ascii)
+		text += fmt.Sprintf("      - {user: user:b%d, role: operator, email: %q}\n", i, p.lookAlike)
+	}
+	c, problems := parse(t, text)
+	if problems != nil {
+		t.Fatalf("look-alike addresses refused as one:\n%s", strings.Join(problems, "\n"))
+	}
+	acme := c.Tenants["acme"]
+	for i, p := range pairs {
+		for _, tt := range []struct{ id, want string }{
+			{p.ascii, fmt.Sprintf("user:a%d", i)},
+			{strings.ToUpper(p.ascii), fmt.Sprintf("user:a%d", i)},
+			{p.lookAlike, fmt.Sprintf("user:b%d", i)},
+		} {
+			if m, ok := acme.MemberOn(ladder.SurfaceEmail, tt.id); !ok || m.User != tt.want {
+				t.Errorf("MemberOn(email, %q) = %q, %v; want %q", tt.id, m.User, ok, tt.want)
+			}
+		}
+	}
+	// Alone, a look-alike finds nobody rather than the ASCII member.
+	text = base + "    members:\n"
+	for i, p := range pairs {
+		text += fmt.Sprintf("      - {user: user:a%d, role: operator, email: %q}\n", i, p.ascii)
+	}
+	if c, problems = parse(t, text); problems != nil {
+		t.Fatal(problems)
+	}
+	for _, p := range pairs {
+		if m, ok := c.Tenants["acme"].MemberOn(ladder.SurfaceEmail, p.lookAlike); ok {
+			t.Errorf("look-alike %q found %s", p.lookAlike, m.User)
+		}
+	}
+}
+
+func TestAddressKey(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"":                   "",
+		"sam@acme.example":   "sam@acme.example",
+		"Sam@ACME.Example":   "sam@acme.example",
+		"\u017fam@Acme.ex":   "\u017fam@acme.ex",
+		"\u212aIM@acme.ex":   "\u212aim@acme.ex",
+		"\u0130DA@acme.ex":   "\u0130da@acme.ex",
+		"\uff33UE@acme.ex":   "\uff33ue@acme.ex",
+		"\u00c9MILE@acme.ex": "\u00c9mile@acme.ex",
+	} {
+		if got := config.AddressKey(in); got != want {
+			t.Errorf("AddressKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// max_deadline bounds a request's own deadline (threads checks it at
+// ingest): 30 days unless the tenant sets another.
+func TestMaxDeadline(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		add  string
+		want time.Duration
+	}{
+		{"", 30 * 24 * time.Hour},
+		{"    max_deadline: 48h\n", 48 * time.Hour},
+		{"    max_deadline: 2160h\n", 90 * 24 * time.Hour},
+	} {
+		c, problems := parse(t, base+tt.add)
+		if problems != nil {
+			t.Fatalf("%q: %s", tt.add, strings.Join(problems, "\n"))
+		}
+		if got := c.Tenants["acme"].MaxDeadline; got != tt.want || config.DefaultMaxDeadline != 30*24*time.Hour {
+			t.Errorf("%q: MaxDeadline = %v, want %v", tt.add, got, tt.want)
+		}
 	}
 }

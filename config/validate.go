@@ -462,7 +462,7 @@ type toolPos struct {
 }
 
 func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
-	t := &Tenant{ID: id, Deadline: ladder.DefaultDeadline, Ladders: map[string]ladder.Ladder{}, EmailDecisions: DefaultEmailDecisions}
+	t := &Tenant{ID: id, Deadline: ladder.DefaultDeadline, MaxDeadline: DefaultMaxDeadline, Ladders: map[string]ladder.Ladder{}, EmailDecisions: DefaultEmailDecisions}
 	var ladders []ladderPos
 	var tools []toolPos
 	var rotations []rotationPos
@@ -475,6 +475,15 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 					return
 				}
 				t.Deadline = x
+			}
+		},
+		"max_deadline": func(_, v *yaml.Node, p string) {
+			if x, ok := d.duration(v, p); ok {
+				if x == 0 {
+					d.problemf(v, p, "must be more than 0s")
+					return
+				}
+				t.MaxDeadline = x
 			}
 		},
 		"post": func(_, v *yaml.Node, p string) { t.Post, postGiven = d.targets(v, p, channels) },
@@ -852,6 +861,11 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 	var out []Member
 	// First path each identity was seen at, to name it in a duplicate.
 	first := map[string]string{}
+	type emailSeen struct {
+		addr, path string
+		line       int
+	}
+	firstEmail := map[string]emailSeen{}
 	unique := func(n *yaml.Node, p, kind, value string) {
 		if value == "" {
 			return
@@ -928,8 +942,17 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 			unique(seen[c.Name], joinKey(mp, c.Name), c.Name, m.ChatID(c.Name))
 		}
 		// An address is one member's: a decision link, and a decision
-		// from the decision page, act as the member it belongs to.
-		unique(seen["email"], joinKey(mp, "email"), "email", strings.ToLower(m.Email))
+		// from the decision page, act as the member it belongs to. Two
+		// addresses are one when MemberOn could not tell them apart.
+		if m.Email != "" {
+			key := AddressKey(m.Email)
+			n := seen["email"]
+			if prev, dup := firstEmail[key]; dup {
+				d.problemf(n, joinKey(mp, "email"), "%s is already %s (%s, line %d)", m.Email, prev.path, prev.addr, prev.line)
+			} else {
+				firstEmail[key] = emailSeen{m.Email, joinKey(mp, "email"), n.Line}
+			}
+		}
 		out = append(out, m)
 	})
 	return out

@@ -327,7 +327,7 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 			k := t.String()
 			id := k
 			if t.Kind == ladder.KindEmail {
-				id = strings.ToLower(k) // one mailbox, however it is written
+				id = config.AddressKey(k) // one mailbox, however it is written
 			}
 			if !seen[id] {
 				seen[id] = true

@@ -165,6 +165,9 @@ func TestAClockJumpDoesNotRepeatRowsInFlight(t *testing.T) {
 		cfg, st := bubbleStore(t)
 		ctx := context.Background()
 		clock := &jumpClock{}
+		// The fixture's time, not the bubble's year 2000, which would put
+		// its requested_at in the future.
+		clock.offset.Store(int64(threadstest.FixtureNow.Sub(time.Now())))
 		surf := &gatedRecorder{recorder: &recorder{}, gate: make(chan struct{})}
 		svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Fallback: surf})
 		if err != nil {
@@ -182,7 +185,7 @@ func TestAClockJumpDoesNotRepeatRowsInFlight(t *testing.T) {
 		if n := surf.calls.Load(); n != 2 {
 			t.Fatalf("%d posts in flight, want 2", n)
 		}
-		clock.offset.Store(int64(time.Hour)) // far past the lease
+		clock.offset.Add(int64(time.Hour)) // far past the lease
 		svc.Wake()
 		time.Sleep(3 * time.Second) // virtual: the lanes poll again and again
 		synctest.Wait()

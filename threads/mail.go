@@ -99,7 +99,7 @@ type LinkRequest struct {
 // ThreadRef the recipient's first (empty on the first itself).
 const mailTargetPrefix = "mail:"
 
-func mailTarget(addr string) string { return mailTargetPrefix + strings.ToLower(addr) }
+func mailTarget(addr string) string { return mailTargetPrefix + config.AddressKey(addr) }
 
 // isMailPost reports whether p records mail rather than a card: edits
 // and chat replies pass it by. The emailThread post is what earlier
@@ -175,7 +175,7 @@ func (s *Service) mailRows(posts []*store.Post, row *store.Approval, kind string
 // later, so that the two are not sent side by side: whichever goes second
 // finds the first's record and mails nothing more (sendMail).
 func outcomeRow(approvalID, addr string) string {
-	return "mail-outcome:" + approvalID + ":" + strings.ToLower(addr)
+	return "mail-outcome:" + approvalID + ":" + config.AddressKey(addr)
 }
 
 // recheckMailDelay is how long after the re-check's refusal its mail
@@ -212,8 +212,8 @@ const (
 	mailRefusedPrefix = "mail-refused:"
 )
 
-func mailEndTarget(addr string) string     { return mailEndPrefix + strings.ToLower(addr) }
-func mailRefusedTarget(addr string) string { return mailRefusedPrefix + strings.ToLower(addr) }
+func mailEndTarget(addr string) string     { return mailEndPrefix + config.AddressKey(addr) }
+func mailRefusedTarget(addr string) string { return mailRefusedPrefix + config.AddressKey(addr) }
 
 // mailedAfterClose enqueues the outcome mail for the recipient of a
 // step's or reask's mail that was recorded when its approval had already

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +69,40 @@ var (
 	// ErrForeignApproval: the approval id belongs to another tenant.
 	ErrForeignApproval = errors.New("approval belongs to another tenant")
 )
+
+// RequestAhead is how far past the bot's clock a request's requested_at
+// may lie: the signature's own skew (300 s either way, docs/protocol.md),
+// since a request signed now cannot have been made later than that.
+const RequestAhead = 300 * time.Second
+
+// checkTimes bounds a request's times against the bot's clock, which
+// approval.Parse has not: requested_at at most RequestAhead in the future,
+// a deadline at most the tenant's max_deadline away. Unbounded, a deadline
+// in year 9999 would keep the ladder from ever firing and the decision
+// links valid for as long. It answers like Parse, an
+// *approval.ValidationError naming each field (422 invalid).
+func checkTimes(tenant *config.Tenant, ev *approval.Event, now time.Time) error {
+	a := ev.Approval
+	if a == nil {
+		return nil
+	}
+	var problems []*approval.FieldError
+	clock := now.UTC().Format(time.RFC3339)
+	if a.RequestedAt.After(now.Add(RequestAhead)) {
+		problems = append(problems, &approval.FieldError{Path: "data.requested_at",
+			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s): a request cannot be made later than it is sent",
+				ladder.FormatDuration(RequestAhead), clock)})
+	}
+	if max := tenant.MaxDeadline; max > 0 && a.Deadline != nil && a.Deadline.After(now.Add(max)) {
+		problems = append(problems, &approval.FieldError{Path: "data.deadline",
+			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s), the tenant's max_deadline",
+				ladder.FormatDuration(max), clock)})
+	}
+	if problems != nil {
+		return &approval.ValidationError{Problems: problems}
+	}
+	return nil
+}
 
 // Options configure a Service.
 type Options struct {
@@ -235,7 +270,9 @@ type rowPayload struct {
 
 // Ingest applies one event: it records the event id, moves the approval
 // with approval.Transition, and enqueues the effects, all in one
-// transaction. It returns only after the commit.
+// transaction. It returns only after the commit. A request whose times lie
+// out of bounds (checkTimes) is refused first with an
+// *approval.ValidationError.
 func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, error) {
 	ev := req.Event
 	tenant, ok := s.tenants.Tenant(ev.Tenant)
@@ -243,6 +280,9 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, 
 		return IngestResult{}, fmt.Errorf("%w: %q", ErrUnknownTenant, ev.Tenant)
 	}
 	now := s.clock.Now()
+	if err := checkTimes(tenant, ev, now); err != nil {
+		return IngestResult{}, err
+	}
 	var res IngestResult
 	enqueued := 0
 	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -440,7 +480,8 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 	var posts []*store.Post
 	needPosts := false
 	for _, e := range effects {
-		needPosts = needPosts || e.Kind == approval.EffectEditCards || e.Kind == approval.EffectSupersede
+		needPosts = needPosts || e.Kind == approval.EffectEditCards || e.Kind == approval.EffectSupersede ||
+			(e.Kind == approval.EffectThreadReply && typ == approval.EventRecheckFailed)
 	}
 	if needPosts {
 		if posts, err = tx.PostList(ctx, row.ID); err != nil {
@@ -495,12 +536,101 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 			if fz.Restricted {
 				text = restrictedReply(kind)
 			}
+			var approver *approverOnChat
+			if kind == templates.ThreadRecheckRefused {
+				approver = s.approverOf(row, fz)
+			}
 			for _, t := range fz.Post {
-				add(KindReply, t, "", rowPayload{Text: text, Thread: string(kind)})
+				add(KindReply, t, "", rowPayload{Text: text, Thread: string(kind), Mentions: approver.on(t)})
+			}
+			for _, t := range approver.direct() {
+				// The card in their own messages, as a ladder step's DM:
+				// edited to the refusal if they have it already, so it
+				// is told beneath it too.
+				if slices.ContainsFunc(posts, func(p *store.Post) bool { return p.Target == t }) {
+					add(KindReply, t, "", rowPayload{Text: text, Thread: string(kind)})
+				} else {
+					add(KindPostCard, t, "", rowPayload{Revision: row.Revision})
+				}
 			}
 		}
 	}
 	return rows, nil
+}
+
+// approverOnChat is the member who approved a call, by their user on each
+// chat surface its cards are on, and the surface they decided on when it
+// was one.
+type approverOnChat struct {
+	users   map[string]string // surface name: target (slack:U…, discord:user:…)
+	decided string            // the chat surface of the decision; "" when not one
+}
+
+// approverOf finds who approved row, for a re-check's refusal to reach
+// them as more than a card edit: a member of the tenant as configured
+// now, named by the decision's actor. nil when the decision names nobody
+// the bot knows, or a member on none of the surfaces the cards are on.
+func (s *Service) approverOf(row *store.Approval, fz Frozen) *approverOnChat {
+	var d approval.Decision
+	if len(row.Decision) == 0 || json.Unmarshal(row.Decision, &d) != nil || d.Actor == "" {
+		return nil
+	}
+	tenant, ok := s.tenants.Tenant(row.Tenant)
+	if !ok {
+		return nil
+	}
+	m, ok := tenant.MemberByUser(d.Actor)
+	if !ok {
+		return nil
+	}
+	a := &approverOnChat{users: map[string]string{}}
+	for _, surface := range postSurfaces(fz) {
+		c, chat := ladder.ChatSurfaceNamed(surface)
+		if id := m.ChatID(surface); chat && id != "" {
+			a.users[surface] = c.User(id).String()
+		}
+	}
+	if len(a.users) == 0 {
+		return nil
+	}
+	if _, ok := a.users[d.Via]; ok {
+		a.decided = d.Via
+	}
+	return a
+}
+
+// on is whom a reply in the thread of the card at target mentions: the
+// approver by their user on that card's surface.
+func (a *approverOnChat) on(target string) []string {
+	if a == nil {
+		return nil
+	}
+	t, err := ladder.ParseTarget(target)
+	if err != nil {
+		return nil
+	}
+	if u, ok := a.users[t.Surface()]; ok {
+		return []string{u}
+	}
+	return nil
+}
+
+// direct is where the approver is told in their own messages: on the
+// surface they decided on, or, when the decision came from elsewhere (the
+// console, the decision page), on each surface the cards are on.
+func (a *approverOnChat) direct() []string {
+	if a == nil {
+		return nil
+	}
+	if a.decided != "" {
+		return []string{a.users[a.decided]}
+	}
+	out := make([]string, 0, len(a.users))
+	for _, u := range a.users {
+		out = append(out, u)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // editEveryCopy is the edits that show every copy of the approval's card
@@ -541,8 +671,26 @@ func editKey(p *store.Post) string {
 	return "edit:" + p.ApprovalID + ":" + p.Target + ":" + strconv.Itoa(p.Revision)
 }
 
+// policyCovers is, for each platform policy that may grant a call
+// unattended, the functions it covers. The sandbox policy covers the
+// sandbox's own three tools only, never request_approval nor an MCP tool:
+// an auto_granted event naming anything else under it is no routine
+// notice but a warning.
+var policyCovers = map[string][]string{
+	"sandbox.workspace.v1": {"run_command", "write_file", "edit_file"},
+}
+
+// andList words a list as "a, b and c".
+func andList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
 // enqueueAudit posts a one-line notice of an unattended call to the
-// tenant's audit channel; without one it is only counted.
+// tenant's audit channel; without one it is only counted. A call its
+// policy does not cover (policyCovers) is posted as a warning instead.
 func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.Tenant, ev *approval.Event, now time.Time) (int, string, error) {
 	ag := ev.AutoGranted
 	if tenant.Audit == nil {
@@ -550,6 +698,10 @@ func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.
 	}
 	text := fmt.Sprintf("Ran unattended: %s · job %s · agent %s · policy %s",
 		ag.Call.Function, ag.Job.ID, orDash(ag.Job.Agent), ag.PolicyID)
+	if covers, known := policyCovers[ag.PolicyID]; known && !slices.Contains(covers, ag.Call.Function) {
+		text = fmt.Sprintf("Warning: %s ran unattended under policy %s, which does not cover it (it covers only %s) · job %s · agent %s",
+			ag.Call.Function, ag.PolicyID, andList(covers), ag.Job.ID, orDash(ag.Job.Agent))
+	}
 	body, _ := json.Marshal(rowPayload{Text: text}) // plain data: cannot fail
 	err := s.insert(ctx, tx, []store.OutboxInsertParams{{
 		ID: s.newID(now), Tenant: ev.Tenant, Kind: KindNotice, Target: tenant.Audit.String(),

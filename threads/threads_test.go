@@ -6,17 +6,21 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jonboulle/clockwork"
 
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/store"
+	"approvalsbot/templates"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -408,6 +412,48 @@ func TestAutoGrantedGoesToAudit(t *testing.T) {
 	}
 }
 
+// The sandbox policy covers only the sandbox's three tools: a call of any
+// other function granted under it is posted as a warning that says so,
+// while the three stay routine notices, as does a policy the bot does not
+// know.
+func TestAutoGrantedOutsideItsPolicyWarns(t *testing.T) {
+	for i, tt := range []struct {
+		function, policy string
+		warn             bool
+	}{
+		{"run_command", "sandbox.workspace.v1", false},
+		{"write_file", "sandbox.workspace.v1", false},
+		{"edit_file", "sandbox.workspace.v1", false},
+		{"request_approval", "sandbox.workspace.v1", true},
+		{"acme_github.merge", "sandbox.workspace.v1", true},
+		{"Run_Command", "sandbox.workspace.v1", true},
+		{"acme_github.merge", "tenant.nightly", false},
+	} {
+		t.Run(tt.function+" under "+tt.policy, func(t *testing.T) {
+			h := newHarness(t)
+			threadstest.Ingest(t, h.svc, "auto.json", func(ev map[string]any) {
+				ev["id"] = fmt.Sprintf("evt-auto-%d", i)
+				data := ev["data"].(map[string]any)
+				data["call"].(map[string]any)["function"] = tt.function
+				data["policy_id"] = tt.policy
+			})
+			h.drain(t)
+			if len(h.surf.notices) != 1 {
+				t.Fatalf("notices %+v", h.surf.notices)
+			}
+			text := h.surf.notices[0].Text
+			want := "Ran unattended: " + tt.function + " · job j-42 · agent release-bot · policy " + tt.policy
+			if tt.warn {
+				want = "Warning: " + tt.function + " ran unattended under policy sandbox.workspace.v1, which does not cover it" +
+					" (it covers only run_command, write_file and edit_file) · job j-42 · agent release-bot"
+			}
+			if text != want {
+				t.Errorf("notice\n%q\nwant\n%q", text, want)
+			}
+		})
+	}
+}
+
 func TestFinishedAndRecheckGoToThread(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "search.json")
@@ -424,6 +470,68 @@ func TestFinishedAndRecheckGoToThread(t *testing.T) {
 	}
 	if a := h.state(t, "a-refund1"); a.State != "refused" {
 		t.Errorf("refund state %s", a.State)
+	}
+}
+
+// A re-check's refusal names the member who approved in the reply of
+// every thread, by their user on that thread's surface, and puts the card
+// before them directly: on the chat surface they decided on, or, for a
+// decision from elsewhere (the console), on each surface the cards are on.
+// A decision by someone the tenant does not know mentions nobody.
+func TestRecheckRefusalMentionsAndTellsTheApprover(t *testing.T) {
+	const kevinDiscord = "discord:user:223344556677889900"
+	for _, tt := range []struct {
+		actor, via string
+		mentions   map[string][]string // thread: mentions
+		direct     []string
+	}{
+		{"user:kevin", "console",
+			map[string][]string{"slack:C0APPROVALS": {"slack:U0KEVIN"}, "discord:channel:112233445566778899": {kevinDiscord}},
+			[]string{kevinDiscord, "slack:U0KEVIN"}},
+		{"user:kevin", "slack",
+			map[string][]string{"slack:C0APPROVALS": {"slack:U0KEVIN"}, "discord:channel:112233445566778899": {kevinDiscord}},
+			[]string{"slack:U0KEVIN"}},
+		{"user:lee", "discord", // on Slack only
+			map[string][]string{"slack:C0APPROVALS": {"slack:U0LEE"}},
+			[]string{"slack:U0LEE"}},
+		{"user:stranger", "console", nil, nil},
+	} {
+		t.Run(tt.actor+" via "+tt.via, func(t *testing.T) {
+			h := newHarness(t)
+			h.ingest(t, "merge.json")
+			h.drain(t)
+			threadstest.Ingest(t, h.svc, "merge-resolved.json", func(ev map[string]any) {
+				data := ev["data"].(map[string]any)
+				data["revision"], data["status"], data["actor"], data["via"] = 1, "approved", tt.actor, tt.via
+				data["comment"], data["message"] = "", "approved"
+			})
+			h.drain(t)
+			replies, posts := len(h.surf.replies), len(h.surf.posts)
+			threadstest.Ingest(t, h.svc, "refund-recheck.json", func(ev map[string]any) {
+				ev["data"].(map[string]any)["approval_id"] = "a-merge1"
+			})
+			h.drain(t)
+			got := map[string][]string{}
+			for _, r := range h.surf.replies[replies:] {
+				if r.Kind != templates.ThreadRecheckRefused {
+					t.Errorf("reply %+v", r)
+				}
+				for _, m := range r.Mentions {
+					got[r.Root.Target] = append(got[r.Root.Target], m.Target)
+				}
+			}
+			if diff := cmp.Diff(tt.mentions, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("mentions by thread (-want +got):\n%s", diff)
+			}
+			var direct []string
+			for _, p := range h.surf.posts[posts:] {
+				direct = append(direct, p.Target)
+			}
+			slices.Sort(direct)
+			if diff := cmp.Diff(tt.direct, direct, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("cards posted directly (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -616,5 +724,32 @@ func TestOutboxClaimsOnlyWhatItCanPerform(t *testing.T) {
 	}
 	if len(rows) != 2 {
 		t.Fatalf("another replica could claim %d rows, want the 2 not in flight", len(rows))
+	}
+}
+
+// A tenant's max_deadline bounds a request's own deadline against the
+// service's clock: further away, Ingest refuses it naming the field and
+// keeps nothing of it.
+func TestIngestBoundsTheDeadlineByTheTenant(t *testing.T) {
+	h := newHarnessFrom(t, strings.Replace(testConfig, "    audit: slack:C0AUDIT\n", "    audit: slack:C0AUDIT\n    max_deadline: 48h\n", 1), nil)
+	for _, tt := range []struct {
+		after time.Duration
+		ok    bool
+	}{{49 * time.Hour, false}, {47 * time.Hour, true}} {
+		body, ev := readEvent(t, "merge.json")
+		dl := h.clock.Now().Add(tt.after)
+		ev.Approval.Deadline = &dl
+		_, err := h.ingestBody(body, ev)
+		var ve *approval.ValidationError
+		switch {
+		case tt.ok && err != nil:
+			t.Errorf("deadline %s away: %v", tt.after, err)
+		case !tt.ok && (!errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Path != "data.deadline" ||
+			!strings.Contains(ve.Problems[0].Msg, "48h")):
+			t.Errorf("deadline %s away: %v, want data.deadline refused under 48h", tt.after, err)
+		}
+	}
+	if a := h.state(t, "a-merge1"); a.DeadlineAt.IsZero() || a.DeadlineAt.Sub(h.clock.Now()) != 47*time.Hour {
+		t.Errorf("stored deadline %v, want the one in bounds", a.DeadlineAt)
 	}
 }

@@ -118,6 +118,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, err := h.ingester.Ingest(r.Context(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])})
 	typ := string(ev.Type)
 	log := h.log.With("event_id", ev.ID, "type", typ, "tenant", ev.Tenant, "approval_id", ev.ApprovalID())
+	var ve *approval.ValidationError
 	switch {
 	case errors.Is(err, threads.ErrUnknownTenant):
 		h.fail(w, typ, http.StatusUnprocessableEntity, codeUnknown, "tenant: no tenant "+quote(ev.Tenant)+" is configured in this bot")
@@ -126,6 +127,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"id: "+ev.ID+" was accepted before with a different body; an event id names one event")
 	case errors.Is(err, threads.ErrForeignApproval):
 		h.fail(w, typ, http.StatusUnprocessableEntity, codeInvalid, "data: approval "+ev.ApprovalID()+" belongs to another tenant")
+	case errors.As(err, &ve): // a request's times out of bounds
+		h.fail(w, typ, http.StatusUnprocessableEntity, codeInvalid, ve.Error())
 	case err != nil:
 		if !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, context.Canceled) {
 			log.Error("event not committed", "err", err)

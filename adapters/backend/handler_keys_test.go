@@ -97,7 +97,11 @@ func TestEventsKeysWithTwoReadings(t *testing.T) {
 	t.Run("keys differing in case inside arguments are distinct", func(t *testing.T) {
 		accepted.check(t, b.post(t, withMember(t, freshEvent(t, "merge.json"), "data.call.arguments", `"Repo":"other/api"`), nil))
 	})
-	t.Run("unknown keys are still ignored", func(t *testing.T) {
-		accepted.check(t, b.post(t, withMember(t, freshEvent(t, "merge.json"), "data", `"zz_future":1,"ZZ_FUTURE":{"a":1,"A":2}`), nil))
+	t.Run("unknown keys are refused, naming the first", func(t *testing.T) {
+		invalid("data.zz_future: unknown field").check(t, b.post(t, withMember(t, freshEvent(t, "merge.json"), "data", `"zz_future":1,"ZZ_FUTURE":{"a":1,"A":2}`), nil))
+	})
+	t.Run("a value beside a flag's argument and role is refused", func(t *testing.T) {
+		invalid("data.flags.new_to_job[0].value: unknown field").check(t, b.post(t,
+			withMember(t, freshEvent(t, "merge.json"), "data", `"flags":{"new_to_job":[{"argument":"repo","role":"repository","value":"evil/api"}]}`), nil))
 	})
 }

@@ -9,8 +9,8 @@
 // Check is a second reading, run before json.Unmarshal: a scan of bytes
 // that json.Valid has accepted, which hands any key whose text is not its
 // value (an escape, invalid UTF-8) to encoding/json to decode, so both
-// readings see the same keys. It decides nothing about unknown keys,
-// which encoding/json ignores and so does it.
+// readings see the same keys. Check decides nothing about unknown keys,
+// which encoding/json ignores and so does it; CheckKnown refuses them too.
 package strictjson
 
 import (
@@ -46,6 +46,9 @@ const (
 	// one object differ only in letter case, so either may be the one
 	// read.
 	FoldedTwice
+	// Unknown: in an object the schema describes, the key names no field
+	// (CheckKnown only), so encoding/json would drop its value unread.
+	Unknown
 )
 
 // KeyError is the first key of a document that has two readings.
@@ -68,6 +71,10 @@ func (e *KeyError) Reason() string {
 		return fmt.Sprintf("want %q: keys must match the field's letter case exactly", e.Field)
 	case e.Problem == FoldedTwice:
 		return "an object holds two keys that differ only in letter case"
+	case e.Problem == Unknown && e.Opaque:
+		return "an object in it holds an unknown field"
+	case e.Problem == Unknown:
+		return "unknown field"
 	case e.Opaque && e.Path == "":
 		return "an object holds a key twice"
 	case e.Opaque:
@@ -95,7 +102,17 @@ func (e *KeyError) Error() string {
 //
 // The error is a *KeyError, or wraps ErrSyntax when encoding/json would
 // refuse data as JSON (that takes precedence over any key problem).
-func Check(data []byte, s *Schema) error {
+func Check(data []byte, s *Schema) error { return check(data, s, false) }
+
+// CheckKnown is Check that also refuses, in every object s describes as a
+// struct, a key that names none of its fields (Problem Unknown): a sender
+// must not believe the reader used what it dropped. Objects of free shape
+// (a map, an interface, json.RawMessage, a type that decodes itself) may
+// hold any key. A key with two readings anywhere is reported before the
+// first unknown one.
+func CheckKnown(data []byte, s *Schema) error { return check(data, s, true) }
+
+func check(data []byte, s *Schema, known bool) error {
 	// json.Valid is encoding/json's own judgement, nesting bound included:
 	// past it the scan below may assume well-formed input.
 	if !json.Valid(data) {
@@ -109,7 +126,7 @@ func Check(data []byte, s *Schema) error {
 	if s != nil {
 		root = s.root
 	}
-	w := walker{root: root, foldAll: s == nil}
+	w := walker{root: root, foldAll: s == nil, known: known}
 	for i := 0; i < len(data); {
 		switch c := data[i]; c {
 		case ' ', '\t', '\n', '\r', ',', ':':
@@ -136,6 +153,9 @@ func Check(data []byte, s *Schema) error {
 			}
 			w.valueDone()
 		}
+	}
+	if w.unknown != nil {
+		return w.unknown
 	}
 	return nil
 }
@@ -181,6 +201,11 @@ type walker struct {
 	// foldAll: no schema, so every object may be decoded matching keys
 	// whatever their case: two keys that fold alike are two readings.
 	foldAll bool
+	// known: a key that names no field of a struct is refused; unknown
+	// is the first such key, reported only when the document has no key
+	// with two readings, which is the graver fault.
+	known   bool
+	unknown *KeyError
 }
 
 type frame struct {
@@ -298,6 +323,9 @@ func (w *walker) checkKey(f *frame, key []byte) *KeyError {
 		if _, ok := f.n.fields[string(key)]; !ok {
 			if name, ok := f.n.folded[fold(string(key))]; ok {
 				return w.keyError(CaseVariant, name)
+			}
+			if w.known && w.unknown == nil {
+				w.unknown = w.keyError(Unknown, "")
 			}
 		}
 	}

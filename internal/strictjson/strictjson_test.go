@@ -261,3 +261,52 @@ func TestCheckDoesNotRepeatFreeKeys(t *testing.T) {
 		}
 	}
 }
+
+// CheckKnown refuses a key that names no field of a struct, at its path,
+// and lets free shapes hold any key; a key with two readings anywhere in
+// the document comes first, and Check alone decides nothing about unknown
+// keys.
+func TestCheckKnown(t *testing.T) {
+	t.Parallel()
+	unknown := func(path string, opaque bool) *strictjson.KeyError {
+		return &strictjson.KeyError{Problem: strictjson.Unknown, Path: path, Opaque: opaque}
+	}
+	for _, tt := range []struct {
+		doc  string
+		want *strictjson.KeyError
+	}{
+		{`{"id":"a","call":{"function":"f","arguments":{"any":{"thing":1}},"extra":{"x":1}},"labels":{"k":{"argument":"a"}},"at":"2026-01-01T00:00:00Z"}`, nil},
+		{`{"id":"a","value":1}`, unknown("value", false)},
+		{`{"roles":[{"argument":"to"},{"argument":"cc","value":"x"}]}`, unknown("roles[1].value", false)},
+		{`{"roles":[{"values":[{"value":"v","origin":"job_read"}]}]}`, unknown("roles[0].values[0].origin", false)},
+		{`{"tree":{"kids":[{"name":"a","kids":[{"nom":"b"}]}]}}`, unknown("tree.kids[0].kids[0].nom", false)},
+		{`{"content":{"restricted":true,"private":false}}`, unknown("content.private", false)},
+		{`{"labels":{"k":{"argument":"a","secret":"hunter2"}}}`, unknown("labels", true)},
+		{`{"zz":1,"id":"a","id":"b"}`, dup("id")},
+		{`{"zz":1,"Kind":"x"}`, &strictjson.KeyError{Problem: strictjson.CaseVariant, Path: "Kind", Field: "kind"}},
+	} {
+		err := strictjson.CheckKnown([]byte(tt.doc), docKeys)
+		if tt.want == nil {
+			if err != nil {
+				t.Errorf("CheckKnown(%s) = %v, want nil", tt.doc, err)
+			}
+			continue
+		}
+		var ke *strictjson.KeyError
+		if !errors.As(err, &ke) {
+			t.Errorf("CheckKnown(%s) = %v, want %v", tt.doc, err, tt.want)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, ke); diff != "" {
+			t.Errorf("CheckKnown(%s) (-want +got):\n%s", tt.doc, diff)
+		}
+		if ke.Problem == strictjson.Unknown && strings.Contains(ke.Error(), "hunter2") {
+			t.Errorf("%v repeats a value", ke)
+		}
+		if ke.Problem == strictjson.Unknown {
+			if err := strictjson.Check([]byte(tt.doc), docKeys); err != nil {
+				t.Errorf("Check(%s) = %v: it decides nothing about unknown keys", tt.doc, err)
+			}
+		}
+	}
+}
