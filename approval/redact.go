@@ -304,6 +304,11 @@ func (t *textRedactor) step(i int) int {
 	case '=':
 		return t.namedValue(i)
 	case '/':
+		if strings.HasPrefix(s[i:], "//") {
+			// A scheme-relative URL ("//user:pw@host"); after "://" the
+			// scan never stops here.
+			return t.urlCredentials(i + len("//"))
+		}
 		return t.webhook(i)
 	case '-':
 		if strings.HasPrefix(s[i:], pemBegin) {
