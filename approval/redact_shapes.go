@@ -580,7 +580,7 @@ func (t *textRedactor) knownToken(i int) int {
 //
 // A base64url run holds word starts ('-' and '_' are in it: "eyJ-eyJ-…"),
 // so the run's end and what follows it are remembered (jwtRun, jwtAt,
-// jwtEnd): every start in one run shares them, and the run is read once.
+// jwtTo): every start in one run shares them, and the run is read once.
 func (t *textRedactor) jwtEnd(i int) int {
 	s := t.s
 	if !strings.HasPrefix(s[i:], "eyJ") {
