@@ -283,6 +283,12 @@ type textRedactor struct {
 	b    []byte // nil until the first change: most strings hold nothing
 	last int    // s[last:] is not yet copied to b
 	line lineCache
+	// Forward scans remembered so that a rule asked from many starts
+	// reads the text past them once: each pass stays linear in the text.
+	urlEnd, jwtRun forward
+	userInfo       userInfoScan
+	jwtOK          bool
+	jwtAt, jwtTo   int // the token whose first part ends at jwtAt ends at jwtTo (0: none)
 }
 
 // step applies the rule that may start at s[i] and returns where the scan
@@ -292,12 +298,17 @@ func (t *textRedactor) step(i int) int {
 	switch c := s[i]; c {
 	case ':':
 		if strings.HasPrefix(s[i:], "://") {
-			return t.urlCredentials(i)
+			return t.urlCredentials(i + len("://"))
 		}
 		return t.namedValue(i)
 	case '=':
 		return t.namedValue(i)
 	case '/':
+		if strings.HasPrefix(s[i:], "//") {
+			// A scheme-relative URL ("//user:pw@host"); after "://" the
+			// scan never stops here.
+			return t.urlCredentials(i + len("//"))
+		}
 		return t.webhook(i)
 	case '-':
 		if strings.HasPrefix(s[i:], pemBegin) {

@@ -204,28 +204,31 @@ func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 // quotedValue returns the text inside the quote of length q opening at v
 // (from, to) and where the scan goes on (past the closing quote). A quote
 // that does not close on its line holds the rest of the line. Inside "…",
-// a backslash escapes the next byte.
+// a backslash escapes the next byte, but not a line break.
+//
+// It reads only up to the closing quote or the line break, whichever
+// comes first: finding the end of the line first would read a long line
+// again for every quote on it.
 func quotedValue(s string, v, q int) (from, to, next int) {
 	from = v + q
-	eol := lineEnd(s, from)
-	if q == 2 {
-		if k := strings.Index(s[from:eol], `\"`); k >= 0 {
-			return from, from + k, from + k + 2
-		}
-		return from, trimEnd(s, from, eol), eol
-	}
 	quote := s[v]
-	for j := from; j < eol; j++ {
-		switch s[j] {
-		case '\\':
-			if quote == '"' {
+	for j := from; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == '\n' || c == '\r':
+			return from, trimEnd(s, from, j), j
+		case q == 2:
+			if c == '\\' && j+1 < len(s) && s[j+1] == '"' {
+				return from, j, j + 2
+			}
+		case c == '\\':
+			if quote == '"' && j+1 < len(s) && s[j+1] != '\n' && s[j+1] != '\r' {
 				j++
 			}
-		case quote:
+		case c == quote:
 			return from, j, j + 1
 		}
 	}
-	return from, trimEnd(s, from, eol), eol
+	return from, trimEnd(s, from, len(s)), len(s)
 }
 
 // balancedEnd returns the end of the JSON-like object or array opening at
@@ -294,23 +297,20 @@ func isLineMark(c byte) bool {
 	return false
 }
 
-// urlCredentials redacts the user-info of the URL whose "://" is at i.
-// The authority ends where RFC 3986 ends it, or at white space or a quote
-// in text; its user-info is what precedes the last '@' in it. When it
-// holds no '@', an unencoded '/', '?' or '#' in a password may have ended
-// it early: see passwordPast.
-func (t *textRedactor) urlCredentials(i int) int {
+// urlCredentials redacts the user-info of the URL whose authority starts
+// at start, after "://" or, in a scheme-relative URL, "//". The authority
+// ends where RFC 3986 ends it, or at white space or a quote in text; its
+// user-info is what precedes the last '@' in it. When it holds no '@', an
+// unencoded '/', '?' or '#' in a password may have ended it early: see
+// passwordPast.
+func (t *textRedactor) urlCredentials(start int) int {
 	s := t.s
-	start := i + len("://")
-	end := start
-	for end < len(s) && !isAuthorityEnd(s[end]) {
-		end++
-	}
+	end := scanUntil(s, start, isAuthorityEnd)
 	if at := strings.LastIndexByte(s[start:end], '@'); at > 0 {
 		t.redact(start, start+at)
 		return end
 	}
-	if at, next := passwordPast(s, start, end); at > 0 {
+	if at, next := t.passwordPast(start, end); at > 0 {
 		t.redact(start, at)
 		return next
 	}
@@ -324,7 +324,12 @@ func (t *textRedactor) urlCredentials(i int) int {
 // authority that is not a port's (digits only up to the end), and a later
 // '@' in the same URL followed by an authority with no other '@'; so
 // "https://host:8080/users/@me" and "https://host/a@b" keep their path.
-func passwordPast(s string, start, end int) (at, next int) {
+//
+// Both searches past end are remembered (urlEnd, userInfo), so that many
+// URLs before one far '@' or one far end of a URL ("https://a:" repeated)
+// cost one pass over the text, not one each.
+func (t *textRedactor) passwordPast(start, end int) (at, next int) {
+	s := t.s
 	if end == len(s) || (s[end] != '/' && s[end] != '?' && s[end] != '#') || start == end || s[start] == '[' {
 		return 0, 0
 	}
@@ -332,19 +337,58 @@ func passwordPast(s string, start, end int) (at, next int) {
 	if colon < 0 || allDigits(s[start+colon+1:end]) {
 		return 0, 0
 	}
-	stop := scanUntil(s, end, isURLEnd)
-	for j := end; j < stop; j++ {
-		if s[j] != '@' {
-			continue
-		}
-		// What follows must read as the authority once the user-info is
-		// redacted, so that RFC 3986's last '@' is this one.
-		h := scanUntil(s, j+1, isAuthorityEnd)
-		if h > j+1 && strings.IndexByte(s[j+1:h], '@') < 0 {
-			return j, h
-		}
+	stop := t.urlEnd.next(s, end, isURLEnd)
+	if at, h := t.userInfo.next(s, end); at < stop {
+		return at, h
 	}
 	return 0, 0
+}
+
+// forward remembers one forward scan for the first byte at or after a
+// position that stop accepts: asked again from any position the scan
+// crossed, it answers without reading the text again.
+type forward struct {
+	ok       bool
+	from, at int // no byte of s[from:at] stops the scan; at is one, or len(s)
+}
+
+func (f *forward) next(s string, i int, stop func(byte) bool) int {
+	if !f.ok || i < f.from || i > f.at {
+		f.ok, f.from, f.at = true, i, scanUntil(s, i, stop)
+	}
+	return f.at
+}
+
+// userInfoScan remembers the search for the first '@' that can end a
+// URL's user-info: an '@' followed, before the authority's end, by at
+// least one byte and no other '@', so that RFC 3986's last '@' is this
+// one once the user-info is redacted. Whether an '@' can is a property
+// of the text after it alone, so one answer serves every position before
+// it that the scan crossed.
+type userInfoScan struct {
+	ok          bool
+	from, at, h int // no such '@' in s[from:at]; at is one (its authority ends at h), or len(s)
+}
+
+func (u *userInfoScan) next(s string, i int) (at, h int) {
+	if u.ok && u.from <= i && i <= u.at {
+		return u.at, u.h
+	}
+	u.ok, u.from, u.at, u.h = true, i, len(s), len(s)
+	last := -1 // the last '@' since the authority's start
+	for j := i; j <= len(s); j++ {
+		switch {
+		case j == len(s) || isAuthorityEnd(s[j]):
+			if last >= 0 && j > last+1 {
+				u.at, u.h = last, j
+				return last, j
+			}
+			last = -1
+		case s[j] == '@':
+			last = j
+		}
+	}
+	return u.at, u.h
 }
 
 // isURLEnd reports whether c ends a URL in text.
@@ -510,7 +554,7 @@ var tokenShapes = []tokenShape{
 // start.
 func (t *textRedactor) knownToken(i int) int {
 	s := t.s
-	if end := jwtEnd(s, i); end > 0 {
+	if end := t.jwtEnd(i); end > 0 {
 		t.redact(i, end)
 		return end
 	}
@@ -533,14 +577,29 @@ func (t *textRedactor) knownToken(i int) int {
 // jwtEnd returns the end of a JSON Web Token at i: a base64url header
 // that starts "eyJ" (`{"`), a payload, and a signature that may be empty
 // (alg none), or the five parts of an encrypted one; 0 if none.
-func jwtEnd(s string, i int) int {
+//
+// A base64url run holds word starts ('-' and '_' are in it: "eyJ-eyJ-…"),
+// so the run's end and what follows it are remembered (jwtRun, jwtAt,
+// jwtTo): every start in one run shares them, and the run is read once.
+func (t *textRedactor) jwtEnd(i int) int {
+	s := t.s
 	if !strings.HasPrefix(s[i:], "eyJ") {
 		return 0
 	}
-	k := scanUntil(s, i, notBase64URL)
+	k := t.jwtRun.next(s, i, notBase64URL)
 	if k-i < 10 {
 		return 0
 	}
+	if t.jwtOK && t.jwtAt == k {
+		return t.jwtTo
+	}
+	t.jwtOK, t.jwtAt, t.jwtTo = true, k, jwtParts(s, k)
+	return t.jwtTo
+}
+
+// jwtParts returns the end of the token whose first part ends at k, or 0
+// if fewer than three parts follow.
+func jwtParts(s string, k int) int {
 	parts := 1
 	for parts < 5 && k < len(s) && s[k] == '.' {
 		e := scanUntil(s, k+1, notBase64URL)

@@ -142,6 +142,11 @@ func TestRedactText(t *testing.T) {
 		{"at sign in the path is not user-info", "https://host.example/a@b?e=c@d", "https://host.example/a@b?e=c@d"},
 		{"mail address is not a url", "mailto:ada@acme.example", "mailto:ada@acme.example"},
 		{"already redacted url", "https://[redacted]@x.example", "https://[redacted]@x.example"},
+		{"scheme-relative url", "load //u:p@cdn.example/a.js", "load //[redacted]@cdn.example/a.js"},
+		{"scheme-relative url in an attribute", `src="//deploy:pw@cdn.example/a.js"`, `src="//[redacted]@cdn.example/a.js"`},
+		{"scheme-relative url with a slash in the password", "//u:pa/ss@cdn.example/x", "//[redacted]@cdn.example/x"},
+		{"scheme-relative url without user-info", "//cdn.example/a@b", "//cdn.example/a@b"},
+		{"comment is not a url", "// ask me@acme.example", "// ask me@acme.example"},
 		{"already redacted bearer", "Bearer [redacted]", "Bearer [redacted]"},
 	}
 	for _, tt := range tests {

@@ -22,11 +22,62 @@ func Reveal(raw []byte) ([]byte, bool, error) {
 	if _, err := dec.Token(); err == nil {
 		return nil, false, fmt.Errorf("reveal arguments: more than one JSON value")
 	}
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, out.Bytes(), "", "  "); err != nil {
-		return nil, false, fmt.Errorf("reveal arguments: %w", err)
+	return indentCapped(out.Bytes()), r.redacted, nil
+}
+
+// revealMaxIndent bounds the levels Reveal indents: deeper levels are
+// written at this indentation. json.Indent's output grows with the square
+// of the nesting (each line indented by its depth), which for arguments
+// nested thousands deep is gigabytes; capped, it stays linear in the input.
+const revealMaxIndent = 16
+
+// indentCapped writes compact, valid JSON (no white space outside strings)
+// as json.Indent does with two spaces, but indents no deeper than
+// revealMaxIndent levels.
+func indentCapped(src []byte) []byte {
+	dst := make([]byte, 0, len(src)*2)
+	depth := 0
+	newline := func() {
+		dst = append(dst, '\n')
+		for range min(depth, revealMaxIndent) {
+			dst = append(dst, ' ', ' ')
+		}
 	}
-	return pretty.Bytes(), r.redacted, nil
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '"':
+			j := i + 1
+			for src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			dst = append(dst, src[i:j+1]...)
+			i = j
+		case '{', '[':
+			dst = append(dst, c)
+			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
+				dst = append(dst, src[i+1])
+				i++
+				continue
+			}
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, ':', ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 type revealer struct {

@@ -34,7 +34,9 @@ func States() []State {
 // Final reports whether nothing but a re-check can change the state.
 func (s State) Final() bool { return s != StatePending && s != "" }
 
-// Decision is who closed an approval and how.
+// Decision is who closed an approval and how. Its free text (Comment,
+// Message) is kept as RedactText gives it: it is stored, and backed up,
+// as the arguments are, so it carries no secret the event held.
 type Decision struct {
 	Actor   string    `json:"actor,omitempty"`
 	Comment string    `json:"comment,omitempty"`
@@ -92,6 +94,7 @@ type Result struct {
 // Transition is the only rule of how events move approvals. cur is the
 // stored record, or nil when the bot holds none. now stamps decisions. It
 // is pure: the caller stores Next and enqueues Effects in one transaction.
+// The event's free text reaches Next and Effects only through RedactText.
 func Transition(cur *Record, ev *Event, now time.Time) Result {
 	if ev.Type == EventAutoGranted {
 		res := Result{Effects: []Effect{{Kind: EffectAudit}}}
@@ -142,8 +145,8 @@ func Transition(cur *Record, ev *Event, now time.Time) Result {
 		if r.Revision > rec.Revision {
 			rec.Revision = r.Revision
 		}
-		rec.Decision = &Decision{Actor: r.Actor, Comment: r.Comment, Via: r.Via, Message: r.Message, At: now}
-		return closed(rec, r.Message)
+		rec.Decision = &Decision{Actor: r.Actor, Comment: RedactText(r.Comment), Via: r.Via, Message: RedactText(r.Message), At: now}
+		return closed(rec, rec.Decision.Message)
 
 	case EventRecheckFailed:
 		if exists && rec.State != StatePending && rec.State != StateApproved {
@@ -151,18 +154,18 @@ func Transition(cur *Record, ev *Event, now time.Time) Result {
 		}
 		prev := rec.Decision
 		rec.State = StateRefused
-		rec.Decision = &Decision{Message: ev.RecheckFailed.Message, At: now}
+		rec.Decision = &Decision{Message: RedactText(ev.RecheckFailed.Message), At: now}
 		if prev != nil {
 			rec.Decision.Actor, rec.Decision.Via = prev.Actor, prev.Via
 		}
-		return closed(rec, ev.RecheckFailed.Message)
+		return closed(rec, rec.Decision.Message)
 
 	case EventCancelled:
 		if exists && rec.State.Final() {
 			return ignore("already " + string(rec.State))
 		}
 		rec.State = StateCancelled
-		rec.Decision = &Decision{Comment: ev.Cancelled.Reason, At: now}
+		rec.Decision = &Decision{Comment: RedactText(ev.Cancelled.Reason), At: now}
 		return closed(rec, "")
 
 	case EventCallFinished:
@@ -189,7 +192,8 @@ func closed(rec Record, message string) Result {
 	return res
 }
 
-// FinishedText is the thread reply for what an approved call did.
+// FinishedText is the thread reply for what an approved call did, its
+// summary passed through RedactText: the reply is stored until it is sent.
 func FinishedText(f *Finished) string {
 	verb := "completed"
 	if f.Outcome == OutcomeFailed {
@@ -198,5 +202,5 @@ func FinishedText(f *Finished) string {
 	if f.Summary == "" {
 		return "The call " + verb + "."
 	}
-	return "The call " + verb + ": " + f.Summary
+	return "The call " + verb + ": " + RedactText(f.Summary)
 }

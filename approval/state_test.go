@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -654,6 +655,61 @@ func TestStates(t *testing.T) {
 		approval.StateCancelled, approval.StateRefused} {
 		if !got[s] || !s.Final() {
 			t.Errorf("state %s: listed %v, final %v", s, got[s], s.Final())
+		}
+	}
+}
+
+// TestTransitionRedactsFreeText: the free text of an event reaches the
+// record it stores and the replies it enqueues only through RedactText.
+func TestTransitionRedactsFreeText(t *testing.T) {
+	t.Parallel()
+	const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123"
+	text := "see GITHUB_TOKEN=" + secret
+	want := approval.RedactText(text)
+	if want == text {
+		t.Fatalf("RedactText(%q) changed nothing", text)
+	}
+	seen := &approval.Record{ID: "a-1", Tenant: "acme", Revision: 1, State: approval.StatePending, Seen: true}
+	approved := *seen
+	approved.State = approval.StateApproved
+	events := []struct {
+		name string
+		cur  *approval.Record
+		ev   approval.Event
+	}{
+		{"resolved", seen, approval.Event{Type: approval.EventResolved, Resolved: &approval.Resolved{ApprovalID: "a-1", Revision: 1,
+			Status: approval.StateDenied, Actor: "user:kevin", Comment: text, Message: text}}},
+		{"recheck failed", &approved, approval.Event{Type: approval.EventRecheckFailed, RecheckFailed: &approval.RecheckFailed{ApprovalID: "a-1", Message: text}}},
+		{"cancelled", seen, approval.Event{Type: approval.EventCancelled, Cancelled: &approval.Cancelled{ApprovalID: "a-1", Reason: text}}},
+		{"call finished", seen, approval.Event{Type: approval.EventCallFinished, Finished: &approval.Finished{ApprovalID: "a-1",
+			Outcome: approval.OutcomeCompleted, Summary: text}}},
+	}
+	for _, tt := range events {
+		tt.ev.Tenant = "acme"
+		res := approval.Transition(tt.cur, &tt.ev, now)
+		if d := res.Next.Decision; d != nil {
+			if d.Comment != "" && d.Comment != want || d.Message != "" && d.Message != want {
+				t.Errorf("%s: decision %+v, want its text %q", tt.name, d, want)
+			}
+			if d.Comment == "" && d.Message == "" {
+				t.Errorf("%s: decision %+v keeps no text", tt.name, d)
+			}
+		}
+		replies := 0
+		for _, e := range res.Effects {
+			if e.Kind != approval.EffectThreadReply {
+				continue
+			}
+			replies++
+			if !strings.Contains(e.Text, want) {
+				t.Errorf("%s: reply %q, want it to say %q", tt.name, e.Text, want)
+			}
+		}
+		if res.Next.Decision == nil && replies == 0 {
+			t.Errorf("%s: neither a decision nor a reply: %+v", tt.name, res)
+		}
+		if strings.Contains(fmt.Sprintf("%+v", res), secret) {
+			t.Errorf("%s: the result keeps the secret: %+v", tt.name, res)
 		}
 	}
 }

@@ -31,7 +31,9 @@ const StoredVersion = 1
 //     received stay beside the stored form in memory only (Call.Received),
 //     for the reask that arrives with them;
 //   - the agent's text, the patch and each argument role's values are
-//     passed through RedactText.
+//     passed through RedactText, and the values of a role whose argument
+//     SensitiveKey calls secret ("smtp_password", "api_key") are kept as
+//     [redacted], as the arguments keep that argument.
 //
 // For a content-restricted approval none of the content is kept: no
 // arguments, agent text, patch, file paths, role values or turn. What a
@@ -42,8 +44,11 @@ const StoredVersion = 1
 // (the snapshot is on the card; args_sha256 is what Show details checks
 // the backend's look-up against, and is never shown in a shared place).
 //
-// Identifiers (function, job, agent, rule, hook, argument names, file
-// paths) are kept as received: the card shows them as they are. The full
+// Identifiers (function, job, agent, argument names, file paths) are kept
+// as received: the card shows them as they are. Text the calling side
+// shapes beside them (the names of the turn's waiting calls, the policy
+// rule, hook and previous call that asked) is passed through RedactText,
+// restricted or not: a secret in it would otherwise be kept. The full
 // arguments are never kept; Show all arguments and Show details look them
 // up at the backend and check them against args_sha256.
 type Stored struct {
@@ -74,6 +79,9 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	k := &s.Approval
 	// Slices and pointers are shared with a until replaced below.
 	k.Roles = storedRoles(a.Roles, a.Content.Restricted)
+	k.AskedBy.Rule = RedactText(a.AskedBy.Rule)
+	k.AskedBy.Hook = RedactText(a.AskedBy.Hook)
+	k.AskedBy.PreviousCall = RedactText(a.AskedBy.PreviousCall)
 	if a.Content.Restricted {
 		s.Form.ContentWithheld = true
 		k.Call.Arguments, k.Call.ArgumentsCut, k.Call.Redaction = nil, false, Redaction{}
@@ -100,7 +108,10 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	k.AgentSays = RedactText(a.AgentSays)
 	k.Changes = storedChanges(a.Changes, false)
 	if a.Turn.Waiting != nil {
-		k.Turn.Waiting = append([]string(nil), a.Turn.Waiting...)
+		k.Turn.Waiting = make([]string, len(a.Turn.Waiting))
+		for i, w := range a.Turn.Waiting {
+			k.Turn.Waiting[i] = RedactText(w)
+		}
 	}
 	return s, nil
 }
@@ -130,7 +141,8 @@ func storedArguments(raw []byte, p Projection) json.RawMessage {
 }
 
 // storedRoles keeps each role's values redacted, or, restricted, without
-// them: their origins and scope decide the card's buttons.
+// them: their origins and scope decide the card's buttons. A role whose
+// argument is secret by its name keeps each value as [redacted] whole.
 func storedRoles(roles []Role, restricted bool) []Role {
 	if roles == nil {
 		return nil
@@ -141,11 +153,15 @@ func storedRoles(roles []Role, restricted bool) []Role {
 		if r.Values == nil {
 			continue
 		}
+		secret := SensitiveKey(r.Argument)
 		out[i].Values = make([]RoleValue, len(r.Values))
 		for j, v := range r.Values {
-			if restricted {
+			switch {
+			case restricted:
 				v.Value = ""
-			} else {
+			case secret && v.Value != "":
+				v.Value = redactedMarker
+			default:
 				v.Value = RedactText(v.Value)
 			}
 			out[i].Values[j] = v

@@ -258,6 +258,59 @@ func TestStoredFormKeepsNoSecret(t *testing.T) {
 	}
 }
 
+// TestStoredFormKeepsNoSecretByName: a role whose argument is secret by
+// its name keeps none of its values, a role value of a secret's shape
+// keeps none of it, and the turn's waiting calls and the rule, hook and
+// previous call that asked are redacted as text, restricted or not.
+func TestStoredFormKeepsNoSecretByName(t *testing.T) {
+	const token = "ghp_abcdefghijklmnopqrstuvwxyz0123"
+	base := approval.Approval{ID: "a-1", Revision: 1, Kind: approval.KindCall,
+		Call: approval.Call{Function: "mail.send", Arguments: json.RawMessage(`{"smtp_password":"hunter2","api_key":"k-7731","to":"ada@acme.example"}`)},
+		Roles: []approval.Role{
+			{Argument: "smtp_password", Role: approval.RoleHost, Values: []approval.RoleValue{{Value: "hunter2", Origin: approval.OriginRequest}}},
+			{Argument: "api_key", Role: approval.RoleRecipient, Values: []approval.RoleValue{{Value: "k-7731", Origin: approval.OriginJobRead, OutOfScope: true}}},
+			{Argument: "to", Role: approval.RoleRecipient, Values: []approval.RoleValue{
+				{Value: "ada@acme.example", Origin: approval.OriginRequest},
+				{Value: "https://deploy:s3cr3t-pw@ci.acme.example", Origin: approval.OriginRequest}}},
+		},
+		AskedBy: approval.AskedBy{Reason: approval.ReasonSequence, Rule: "after GITHUB_TOKEN=" + token,
+			Hook: "hooks/check?access_token=tok-9917", PreviousCall: "fetch Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0.sig"},
+		Turn: approval.Turn{Waiting: []string{"mail.send", "deploy " + token}},
+	}
+	secrets := []string{"hunter2", "k-7731", "s3cr3t-pw", token[4:], "tok-9917", "eyJhbGciOiJIUzI1NiJ9"}
+	for _, restricted := range []bool{false, true} {
+		a := base
+		a.Content.Restricted = restricted
+		got := kept(t, &a)
+		body, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range secrets {
+			if bytes.Contains(body, []byte(secret)) {
+				t.Errorf("restricted %v: the stored form keeps %q:\n%s", restricted, secret, body)
+			}
+		}
+		if restricted {
+			continue
+		}
+		for i, want := range []string{"[redacted]", "[redacted]", "ada@acme.example"} {
+			if v := got.Roles[i].Values[0].Value; v != want {
+				t.Errorf("role %s keeps %q, want %q", got.Roles[i].Argument, v, want)
+			}
+		}
+		if v := got.Roles[1].Values[0]; v.Origin != approval.OriginJobRead || !v.OutOfScope {
+			t.Errorf("a redacted role value lost its origin or scope: %+v", v)
+		}
+		if got.Turn.Waiting[0] != "mail.send" || !strings.Contains(got.AskedBy.Hook, "hooks/check") {
+			t.Errorf("the stored form lost what is not secret: %+v %+v", got.Turn, got.AskedBy)
+		}
+	}
+	if base.Roles[0].Values[0].Value != "hunter2" || base.Turn.Waiting[1] != "deploy "+token {
+		t.Error("StoredForm changed its input")
+	}
+}
+
 // TestStoredFormOfRestrictedKeepsNoContent: of a content-restricted
 // approval only what a restricted card shows or decides from is kept.
 func TestStoredFormOfRestrictedKeepsNoContent(t *testing.T) {
