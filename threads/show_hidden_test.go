@@ -10,11 +10,11 @@ import (
 	"approvalsbot/threads"
 )
 
-// hostileEvent is merge.json with a zero width space and a tag character
+// hiddenCharsEvent is merge.json with a zero width space and a tag character
 // in the function name and in an argument's key and value, the digest
 // the backend's own for those arguments; it returns the event's body,
 // the event and the full arguments.
-func hostileEvent(t *testing.T) ([]byte, *approval.Event, json.RawMessage) {
+func hiddenCharsEvent(t *testing.T) ([]byte, *approval.Event, json.RawMessage) {
 	t.Helper()
 	body, _ := readEvent(t, "merge.json")
 	var ev map[string]any
@@ -47,7 +47,7 @@ func hostileEvent(t *testing.T) ([]byte, *approval.Event, json.RawMessage) {
 // arguments as JSON escapes that still decode to the call's own strings.
 func TestShowArgumentsShowsHiddenCharacters(t *testing.T) {
 	h := newDecideHarness(t, time.Minute)
-	body, ev, args := hostileEvent(t)
+	body, ev, args := hiddenCharsEvent(t)
 	h.fake.AddApproval("a-merge1", 1, args, false)
 	if _, err := h.ingestBody(body, ev); err != nil {
 		t.Fatal(err)
