@@ -34,7 +34,9 @@ type slackElem struct {
 // Element kinds. elemText is a run of text (styled or not); elemBreak a
 // line break; elemEmoji an icon by its name; elemLink a link with the
 // template's own label; elemPre and elemQuote a box of their own; elemDate
-// a time Slack shows in each reader's own zone.
+// a time Slack shows in each reader's own zone; elemUser and elemGroup a
+// mention of a user or a user group by its validated id (Text), which
+// notifies them.
 const (
 	elemText  = "text"
 	elemBreak = "br"
@@ -43,6 +45,8 @@ const (
 	elemPre   = "pre"
 	elemQuote = "quote"
 	elemDate  = "date"
+	elemUser  = "user"
+	elemGroup = "usergroup"
 )
 
 // slackDateFormat is how Slack writes a card's time
@@ -155,7 +159,7 @@ func readElems(s string) ([]slackElem, error) {
 			return nil, errSlackMarkup
 		}
 		switch e.Kind {
-		case elemText, elemBreak, elemEmoji, elemLink, elemPre, elemQuote, elemDate:
+		case elemText, elemBreak, elemEmoji, elemLink, elemPre, elemQuote, elemDate, elemUser, elemGroup:
 		default:
 			return nil, errSlackMarkup
 		}
@@ -185,6 +189,8 @@ func elemLen(e slackElem) int {
 		return 1
 	case elemEmoji:
 		return charLen(e.Text) + 2 // as :name:
+	case elemUser, elemGroup:
+		return charLen(e.Text) + 3 // as <@id>
 	case elemLink:
 		return charLen(e.Text) + charLen(e.URL)
 	case elemDate:
@@ -274,6 +280,12 @@ func sectionElems(run []slackElem) []slack.RichTextSectionElement {
 		switch e.Kind {
 		case elemEmoji:
 			out = append(out, slack.NewRichTextSectionEmojiElement(e.Text, 0, nil))
+			continue
+		case elemUser:
+			out = append(out, slack.NewRichTextSectionUserElement(e.Text, nil))
+			continue
+		case elemGroup:
+			out = append(out, slack.NewRichTextSectionUserGroupElement(e.Text))
 			continue
 		case elemLink:
 			out = append(out, slack.NewRichTextSectionLinkElement(e.URL, e.Text, nil))

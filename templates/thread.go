@@ -40,7 +40,7 @@ type ThreadMessage struct {
 	Kind       ThreadKind
 	ApprovalID string // empty for ThreadAutoGranted
 	Text       string
-	Mentions   []Mention     // ThreadEscalation
+	Mentions   []Mention     // ThreadEscalation, ThreadRecheckRefused (the approver)
 	Waited     time.Duration // ThreadEscalation: how long the card has waited
 	// By is, for ThreadEscalation, the member who fired the step at once
 	// (Escalate now); "" when the ladder's own time fired it.
@@ -126,8 +126,11 @@ type threadData struct {
 	Lead     string
 	Text     string
 	Mentions []string
-	Waited   string
-	By       string
+	// MentionElems are the Mentions as Slack rich text elements (user
+	// and user group elements, which notify from inside a block).
+	MentionElems string
+	Waited       string
+	By           string
 }
 
 // recheckLead is what a re-check refusal's reply says before the
@@ -162,14 +165,20 @@ func prepareThread(m ThreadMessage, s surface) (d threadData, users, roles []str
 		reason, longWait := RecheckReason(m.Text)
 		d.Lead, d.Text = recheckLead(longWait), cutLine(cleanText(approval.RedactText(reason)), messageMax)
 	}
-	if m.Kind != ThreadEscalation {
+	switch m.Kind {
+	case ThreadEscalation:
+		d.Waited = shortDuration(m.Waited)
+		d.By = cutLine(oneLine(m.By), lineMax)
+	case ThreadRecheckRefused:
+		// The approver, who read "Approved", is told the call never ran.
+	default:
 		return d, nil, nil
 	}
-	d.Waited = shortDuration(m.Waited)
-	d.By = cutLine(oneLine(m.By), lineMax)
 	for i, mn := range m.Mentions {
 		if i == maxMentions {
-			d.Mentions = append(d.Mentions, fmt.Sprintf("and %d more", len(m.Mentions)-maxMentions))
+			more := fmt.Sprintf("and %d more", len(m.Mentions)-maxMentions)
+			d.Mentions = append(d.Mentions, more)
+			d.MentionElems += styledText(nil)(more + " ")
 			break
 		}
 		name := cutLine(oneLine(cmp.Or(mn.Name, mn.Target)), 64)
@@ -179,11 +188,15 @@ func prepareThread(m ThreadMessage, s surface) (d threadData, users, roles []str
 			switch {
 			case isSlack && slackUserID.MatchString(id):
 				d.Mentions = append(d.Mentions, "<@"+id+">")
+				d.MentionElems += writeElem(slackElem{Kind: elemUser, Text: id})
 			case isSlack && slackGroupID.MatchString(id):
 				d.Mentions = append(d.Mentions, "<!subteam^"+id+">")
+				d.MentionElems += writeElem(slackElem{Kind: elemGroup, Text: id})
 			default:
 				d.Mentions = append(d.Mentions, "@"+mrkdwn(name))
+				d.MentionElems += styledText(nil)("@" + name)
 			}
+			d.MentionElems += styledText(nil)(" ")
 		case surfaceDiscord:
 			if id, ok := strings.CutPrefix(mn.Target, "discord:user:"); ok && discordSnowflk.MatchString(id) {
 				d.Mentions = append(d.Mentions, "<@"+id+">")

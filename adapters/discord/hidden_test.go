@@ -17,10 +17,14 @@ func unshownIn(t *testing.T, what string, v any) {
 	t.Helper()
 	switch x := v.(type) {
 	case string:
+		prev := rune(0)
 		for _, r := range x {
-			if r != '\n' && r != '\t' && approval.Invisible(r) {
+			// The templates' own warning sign is written "⚠️": its
+			// presentation selector is the bot's, not the call's.
+			if r != '\n' && r != '\t' && approval.Invisible(r) && !(r == '\ufe0f' && prev == '⚠') {
 				t.Errorf("%s holds U+%04X as is: %q", what, r, x)
 			}
+			prev = r
 		}
 	case []any:
 		for _, e := range x {

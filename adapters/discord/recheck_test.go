@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
 	"approvalsbot/threads/threadstest"
 )
@@ -33,6 +34,23 @@ func TestRecheckRefusalReachesTheApprover(t *testing.T) {
 	dm := h.card(t, "a-merge1", "discord:user:"+kevin, 1)
 	if text := dm.Text(); !strings.Contains(text, "The platform refused the call after user:kevin approved it") || len(dm.Buttons) != 0 {
 		t.Errorf("the card in kevin's messages reads %q with buttons %+v, want the refusal and none", text, dm.Buttons)
+	}
+	// The channel thread's reply mentions kevin, and lets that mention,
+	// and no other, ping.
+	var reply *discordtest.Message
+	for _, m := range h.discord.Messages(card.Thread) {
+		if strings.Contains(m.Content, "refused") {
+			reply = &m
+		}
+	}
+	switch {
+	case reply == nil:
+		t.Errorf("no refusal reply in the card's thread")
+	case !strings.HasPrefix(reply.Content, "<@"+kevin+"> "):
+		t.Errorf("the refusal reply %q does not mention kevin first", reply.Content)
+	case reply.AllowedMentions == nil || len(reply.AllowedMentions.Users) != 1 || reply.AllowedMentions.Users[0] != kevin ||
+		len(reply.AllowedMentions.Roles) != 0 || len(reply.AllowedMentions.Parse) != 0:
+		t.Errorf("the refusal reply may ping %+v, want kevin alone", reply.AllowedMentions)
 	}
 	for _, u := range []string{lee, ada} {
 		if msgs := h.discord.Messages(h.discord.DMChannel(u)); len(msgs) != 0 {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/templates"
 )
 
@@ -30,6 +31,24 @@ func TestRecheckRefusalReachesTheApprover(t *testing.T) {
 	}
 	if len(dm.Buttons()) != 0 {
 		t.Errorf("the refused card offers buttons: %+v", dm.Buttons())
+	}
+	// The channel thread's reply names kevin in a way that notifies him:
+	// a user element inside the rich text (a mention only in the
+	// fallback text of a message with blocks notifies nobody), and the
+	// same mention in the fallback.
+	var reply *slacktest.Message
+	for _, m := range h.slack.Channel("C0APPROVALS") {
+		if m.ThreadTS == card.TS && strings.Contains(m.Text, "refused") {
+			reply = &m
+		}
+	}
+	switch {
+	case reply == nil:
+		t.Errorf("no refusal reply in the channel's thread")
+	case !strings.HasPrefix(reply.Text, "<@U0KEVIN> "):
+		t.Errorf("the refusal reply's text %q does not mention kevin first", reply.Text)
+	case !strings.Contains(string(reply.Blocks), `{"type":"user","user_id":"U0KEVIN"}`):
+		t.Errorf("the refusal reply's blocks hold no user element for kevin: %s", reply.Blocks)
 	}
 	for _, ch := range []string{"DU0LEE", "DU0ADA"} {
 		if msgs := h.slack.Channel(ch); len(msgs) != 0 {
