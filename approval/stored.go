@@ -73,8 +73,8 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	s := &Stored{Approval: *a, Form: StoredFormInfo{Version: StoredVersion}}
 	k := &s.Approval
 	// Slices and pointers are shared with a until replaced below.
-	k.Roles = storedRoles(a.Roles, a.Content.Restricted)
-	if a.Content.Restricted {
+	k.Roles = storedRoles(a.Roles, a.ContentRestricted())
+	if a.ContentRestricted() {
 		s.Form.ContentWithheld = true
 		k.Call.Arguments, k.Call.ArgumentsCut, k.Call.Redaction = nil, false, Redaction{}
 		k.Call.Fingerprints, k.Call.Received = nil, nil
@@ -165,7 +165,7 @@ func storedChanges(ch *Changes, restricted bool) *Changes {
 		out.Files = append([]ChangedFile(nil), ch.Files...)
 	}
 	if restricted {
-		out.Patch, out.PatchCut, out.PatchSHA256 = "", false, ""
+		out.Patch, out.PatchCut = "", false // patch_sha256 stays: a look-up is checked against it
 		for i := range out.Files {
 			out.Files[i].Path = ""
 		}

@@ -63,7 +63,7 @@ func (f *Flow) Ask(ctx context.Context, act templates.Action, who threads.Person
 	d.Function = cmp.Or(a.Call.Function, row.Function)
 	d.Effect = approval.EffectLine(a.Call.Annotations)
 	d.Destructive = a.Destructive()
-	d.Restricted = a.Content.Restricted
+	d.Restricted = a.ContentRestricted()
 	return d, Outcome{Tenant: row.Tenant}
 }
 

@@ -73,7 +73,7 @@ func (f *Flow) details(ctx context.Context, row *store.Approval, act templates.A
 		return nil
 	}
 	in := templates.Input{Approval: &req.Approval, State: approval.State(row.State), Superseded: act.Revision < row.Revision,
-		RevealContent: true, Tenant: row.Tenant}
+		RevealContent: true, ContentHolder: true, Tenant: row.Tenant}
 	if len(row.Decision) > 0 {
 		var d approval.Decision
 		if json.Unmarshal(row.Decision, &d) == nil {

@@ -298,6 +298,9 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 	// The card as the mail shows it: its ladder's mail recipients
 	// counted, not named.
 	in := card.MailInput()
+	// The page answers this member alone: the digest shows only to a
+	// member who holds the content permission.
+	in.ContentHolder = l.member.Content
 	built := templates.Build(in)
 	v.Card = h.render.CardHTML(built)
 	v.Title = card.Approval.Call.Function
