@@ -130,6 +130,10 @@ type DecideRequest struct {
 	// member who holds the content permission does not approve a
 	// content-restricted call blind: Decide answers Reveal instead.
 	Shown bool
+	// ShownDigest is, from the decision page, the digest of the
+	// arguments the page showed the person with its Approve: Shown when
+	// it is the revision's own, refused when it is another's.
+	ShownDigest string
 }
 
 // RecordBound is how long a click may take to be recorded before the
@@ -234,6 +238,12 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 	}
 	if text := refuse(tenant, m, &a, req.Approve); text != "" {
 		return DecideResult{Text: text}, nil
+	}
+	if req.ShownDigest != "" {
+		if req.ShownDigest != a.Call.ArgsSHA256 {
+			return DecideResult{Text: "The arguments you were shown are not this call's; nothing was sent. Look at the call again."}, nil
+		}
+		req.Shown = true
 	}
 	if req.Approve && !req.Shown && !req.RefuseOnly && m.Content && a.ContentRestricted() {
 		return DecideResult{Reveal: true, Text: SayRevealFirst}, nil

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"approvalsbot/approval"
@@ -137,4 +138,45 @@ func checkedChanges(a *approval.Approval, got *ArgumentsChanges) *ShownChanges {
 	files := append([]approval.ChangedFile(nil), got.Files...)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Protected && !files[j].Protected })
 	return &ShownChanges{Files: files, Patch: approval.RedactText(got.Patch), PatchSHA256: want}
+}
+
+// Text is what a look-up shows, as one literal text: the whole
+// arguments, and for a changeset, below them, its files (protected ones
+// first, marked) and its whole patch with the digest it matched.
+func (res ShowResult) Text() string {
+	text := string(res.Arguments)
+	ch := res.Changes
+	if ch == nil {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(text, "\n"))
+	protected := 0
+	for _, f := range ch.Files {
+		if f.Protected {
+			protected++
+		}
+	}
+	fmt.Fprintf(&b, "\n\n-- changes: %d %s", len(ch.Files), plural(len(ch.Files), "file", "files"))
+	if protected > 0 {
+		fmt.Fprintf(&b, ", %d of them protected (this change touches the plugin's tests or its rules)", protected)
+	}
+	b.WriteString(" --\n")
+	for _, f := range ch.Files {
+		if f.Protected {
+			b.WriteString("! " + f.Path + " (protected)\n")
+		} else {
+			b.WriteString("  " + f.Path + "\n")
+		}
+	}
+	b.WriteString("\n-- patch " + ch.PatchSHA256 + " --\n")
+	b.WriteString(ch.Patch)
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -2,7 +2,6 @@ package click
 
 import (
 	"fmt"
-	"strings"
 
 	"approvalsbot/threads"
 )
@@ -157,44 +156,7 @@ const (
 	SayRevealCut = "Not all of the call's content fits in a chat answer, so it cannot be approved here: approve it in the console, where all of it shows. Nothing was sent."
 )
 
-// ShownText is what a look-up shows, as one literal text: the whole
-// arguments, and for a changeset, below them, its files (protected ones
-// first, marked) and its whole patch with the digest it matched. The
-// surface splits it over preformatted boxes as its limits need.
-func ShownText(res threads.ShowResult) string {
-	text := string(res.Arguments)
-	ch := res.Changes
-	if ch == nil {
-		return text
-	}
-	var b strings.Builder
-	b.WriteString(strings.TrimRight(text, "\n"))
-	protected := 0
-	for _, f := range ch.Files {
-		if f.Protected {
-			protected++
-		}
-	}
-	fmt.Fprintf(&b, "\n\n-- changes: %d %s", len(ch.Files), plural(len(ch.Files), "file", "files"))
-	if protected > 0 {
-		fmt.Fprintf(&b, ", %d of them protected (this change touches the plugin's tests or its rules)", protected)
-	}
-	b.WriteString(" --\n")
-	for _, f := range ch.Files {
-		if f.Protected {
-			b.WriteString("! " + f.Path + " (protected)\n")
-		} else {
-			b.WriteString("  " + f.Path + "\n")
-		}
-	}
-	b.WriteString("\n-- patch " + ch.PatchSHA256 + " --\n")
-	b.WriteString(ch.Patch)
-	return b.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+// ShownText is what a look-up shows, as one literal text
+// (threads.ShowResult.Text): the surface splits it over preformatted
+// boxes as its limits need.
+func ShownText(res threads.ShowResult) string { return res.Text() }
