@@ -106,7 +106,7 @@ func CompareRevisions(prev, next *Approval, secrets ...[]byte) Reask {
 	}
 	digestChanged := prev.Call.ArgsSHA256 != next.Call.ArgsSHA256
 	var before, after *tree
-	withheld := prev.Content.Restricted || next.Content.Restricted
+	withheld := prev.ContentRestricted() || next.ContentRestricted()
 	if !withheld {
 		var err1, err2 error
 		before, err1 = projectedTree(prev.Call.Arguments)

@@ -78,11 +78,11 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	s := &Stored{Approval: *a, Form: StoredFormInfo{Version: StoredVersion}}
 	k := &s.Approval
 	// Slices and pointers are shared with a until replaced below.
-	k.Roles = storedRoles(a.Roles, a.Content.Restricted)
+	k.Roles = storedRoles(a.Roles, a.ContentRestricted())
 	k.AskedBy.Rule = RedactText(a.AskedBy.Rule)
 	k.AskedBy.Hook = RedactText(a.AskedBy.Hook)
 	k.AskedBy.PreviousCall = RedactText(a.AskedBy.PreviousCall)
-	if a.Content.Restricted {
+	if a.ContentRestricted() {
 		s.Form.ContentWithheld = true
 		k.Call.Arguments, k.Call.ArgumentsCut, k.Call.Redaction = nil, false, Redaction{}
 		k.Call.Fingerprints, k.Call.Received = nil, nil
@@ -181,7 +181,7 @@ func storedChanges(ch *Changes, restricted bool) *Changes {
 		out.Files = append([]ChangedFile(nil), ch.Files...)
 	}
 	if restricted {
-		out.Patch, out.PatchCut, out.PatchSHA256 = "", false, ""
+		out.Patch, out.PatchCut = "", false // patch_sha256 stays: a look-up is checked against it
 		for i := range out.Files {
 			out.Files[i].Path = ""
 		}

@@ -28,11 +28,26 @@ const (
 	// once already (Action.Escalations), so two presses of one card fire
 	// one step.
 	ActionEscalate ActionKind = "escalate"
+	// ActionApproveSeen is the Approve that comes with a restricted
+	// call's content, shown privately to a member who holds the content
+	// permission after their Approve on the card (which does not decide
+	// blind). It decides the same revision as the card's Approve; only a
+	// private answer carries it.
+	ActionApproveSeen ActionKind = "approve_seen"
+	// ActionApproveNoteSeen is Approve with comment… of the same private
+	// answer: its dialog's approval decides as ActionApproveSeen does.
+	ActionApproveNoteSeen ActionKind = "note_seen"
 )
+
+// Seen reports whether k is a control of the private answer that showed
+// a restricted call's content, whose approval decides at once.
+func (k ActionKind) Seen() bool {
+	return k == ActionApproveSeen || k == ActionApproveNoteSeen
+}
 
 // ActionKinds lists every kind, so tests can cover them all.
 func ActionKinds() []ActionKind {
-	return []ActionKind{ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionEscalate}
+	return []ActionKind{ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionEscalate, ActionApproveSeen, ActionApproveNoteSeen}
 }
 
 // Action is the payload of a button: which approval, which revision of it
@@ -99,7 +114,7 @@ func ParseAction(s string) (Action, error) {
 	kind := ActionKind(parts[1])
 	want := 4
 	switch kind {
-	case ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook:
+	case ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionApproveSeen, ActionApproveNoteSeen:
 	case ActionEscalate:
 		want = 5
 	default:

@@ -409,6 +409,11 @@ type Input struct {
 	// the person holds the content permission. It never overrides
 	// Restricted.
 	RevealContent bool
+	// ContentHolder: the card's reader is known to hold the content
+	// permission (Show details, a DM or mail to such a member, their
+	// decision page). Only then does the card show the digest, which
+	// lets a guess at a redacted or small value be checked offline.
+	ContentHolder bool
 	// Tenant names the tenant in subjects; empty means Approval.Tenant.
 	Tenant string
 	// ThreadURL links email readers to the chat thread; optional.
@@ -480,7 +485,7 @@ func Build(in Input) Card {
 		ThreadURL:  linkable(in.ThreadURL),
 		Effect:     approval.EffectLine(a.Call.Annotations),
 		Flags:      limitFlags(a.FlagLines()),
-		Restricted: in.Restricted || (a.Content.Restricted && !in.RevealContent),
+		Restricted: in.Restricted || (a.ContentRestricted() && !in.RevealContent),
 	}
 	// pending: nothing is final, so the plan still applies; waiting: a
 	// person can still decide it from the card.
@@ -513,7 +518,7 @@ func Build(in Input) Card {
 		c.RestrictedNote = restrictedNote
 	} else {
 		c.Arguments = arguments(a)
-		if approval.ValidDigest(a.Call.ArgsSHA256) {
+		if in.ContentHolder && approval.ValidDigest(a.Call.ArgsSHA256) {
 			c.Digest = a.Call.ArgsSHA256
 		}
 		c.Roles = roles(a)

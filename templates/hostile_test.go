@@ -39,11 +39,11 @@ import (
 
 // asContentHolder makes in the card of a reader known to hold the content
 // permission (Show details, a DM or mail to such a member, their decision
-// page). Input gains ContentHolder for this (the digest is shown only
-// then); until it does, RevealContent is the nearest: set both then.
+// page): the digest is shown only then, and the content of a restricted
+// call is revealed.
 func asContentHolder(in *Input) {
 	in.RevealContent = true
-	// in.ContentHolder = true
+	in.ContentHolder = true
 }
 
 // warningsOf is the card's warning lines.
@@ -507,8 +507,13 @@ func hostileGenerate(t testing.TB, base []byte, ch hostileChooser) *hostile {
 	// The snapshot is shown on every card: it must never read as the
 	// digest, which the digest check looks for.
 	snapshot := "sha256:" + g.hex64()
-	if snapshot == h.digest {
-		snapshot = "sha256:f" + snapshot[len("sha256:")+1:]
+	if strings.Contains(snapshot, h.digest[len("sha256:"):len("sha256:")+12]) {
+		flipped := []byte(snapshot[len("sha256:"):])
+		for i, c := range flipped {
+			n := strings.IndexByte("0123456789abcdef", c)
+			flipped[i] = "fedcba9876543210"[n]
+		}
+		snapshot = "sha256:" + string(flipped)
 	}
 	call := map[string]any{
 		"function": fn, "annotations": ann, "arguments": args,

@@ -34,7 +34,7 @@ type DecisionCall struct {
 	Surface        string // slack, discord, deadline
 	User           string // the chat user id; empty for the deadline
 	Comment        string
-	ArgsSHA256     string // the digest the card showed; empty when it showed none
+	ArgsSHA256     string // the call's digest when the person holds the content permission; else empty
 	IdempotencyKey string // the same on every retry of this decision
 }
 
@@ -74,7 +74,18 @@ type ArgumentsAnswer struct {
 	Gone       bool // not found or cancelled
 	Arguments  json.RawMessage
 	ArgsSHA256 string
-	Message    string
+	// Changes is a changeset's files and whole patch, for an approval
+	// of kind changes or protected_paths; nil when the answer has none.
+	Changes *ArgumentsChanges
+	Message string
+}
+
+// ArgumentsChanges is a changeset as the look-up returns it: shown only
+// once its patch's digest equals the approval's patch_sha256.
+type ArgumentsChanges struct {
+	Files       []approval.ChangedFile
+	Patch       string
+	PatchSHA256 string
 }
 
 // SurfaceEmail names decisions made on the decision page, reached from
@@ -114,6 +125,15 @@ type DecideRequest struct {
 	// decision is recorded only from the click, or the dialog, that
 	// makes it.
 	RefuseOnly bool
+	// Shown: the person was shown the call's content privately, and
+	// this is the Approve that came with it (Reveal). Without it, a
+	// member who holds the content permission does not approve a
+	// content-restricted call blind: Decide answers Reveal instead.
+	Shown bool
+	// ShownDigest is, from the decision page, the digest of the
+	// arguments the page showed the person with its Approve: Shown when
+	// it is the revision's own, refused when it is another's.
+	ShownDigest string
 }
 
 // RecordBound is how long a click may take to be recorded before the
@@ -128,6 +148,12 @@ const RecordBound = time.Second
 type DecideResult struct {
 	Sent bool   // the decision is on its way to the backend
 	Text string // a sentence for the person
+	// Reveal: nothing was recorded; the person holds the content
+	// permission and was not shown the restricted call they approve.
+	// The surface shows it to them privately (ShowArguments), with the
+	// Approve that decides (DecideRequest.Shown), bound to the same
+	// revision and so to the same digest.
+	Reveal bool
 }
 
 // deciding is a decision in flight, kept on the approval until the backend
@@ -213,13 +239,23 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 	if text := refuse(tenant, m, &a, req.Approve); text != "" {
 		return DecideResult{Text: text}, nil
 	}
+	if req.ShownDigest != "" {
+		if req.ShownDigest != a.Call.ArgsSHA256 {
+			return DecideResult{Text: "The arguments you were shown are not this call's; nothing was sent. Look at the call again."}, nil
+		}
+		req.Shown = true
+	}
+	if req.Approve && !req.Shown && !req.RefuseOnly && m.Content && a.ContentRestricted() {
+		return DecideResult{Reveal: true, Text: SayRevealFirst}, nil
+	}
 	now := s.clock.Now()
 	d := deciding{Actor: m.User, Approve: req.Approve, Surface: req.Person.Surface, User: req.Person.User,
 		Channel: req.Person.Channel, Reply: req.Person.Reply, Comment: comment, Revision: req.Revision, At: now}
-	// The digest the card showed: none on a content-restricted card, and
-	// none from a person without the content permission (the backend
-	// refuses a digest from them).
-	if !a.Content.Restricted && m.Content {
+	// The decision carries the digest exactly when the person holds the
+	// content permission: they were shown the call (the card, Show
+	// details, or the private answer Approve gave them first), and the
+	// backend refuses a digest from anyone else.
+	if m.Content {
 		d.Digest = a.Call.ArgsSHA256
 	}
 	var res DecideResult
@@ -376,8 +412,15 @@ func verb(approve bool) string {
 	return "denial"
 }
 
+// SayRevealFirst is what a content holder's Approve of a restricted call
+// answers with, above the call's content shown to them alone.
+const SayRevealFirst = "You have not been shown this call's content: here it is, to you alone. Approve below decides it; nothing was sent yet."
+
 // refuse says why this member may not make this decision, or "".
 func refuse(t *config.Tenant, m config.Member, a *approval.Approval, approve bool) string {
+	if a.DecidedByContentHolders() && !m.Content {
+		return fmt.Sprintf("This call comes from someone's private chat: only members of tenant %s with the content permission, which you do not hold, decide it; nothing was sent.", a.Tenant)
+	}
 	if t.ForbidSelfApproval && a.Job.StartedBy != "" && m.User == a.Job.StartedBy {
 		return fmt.Sprintf("You started job %s, and tenant %s forbids deciding your own job's calls; nothing was sent.", a.Job.ID, a.Tenant)
 	}

@@ -261,14 +261,16 @@ func TestBackendAnswersReachThePerson(t *testing.T) {
 			t.Fatalf("after the outage: %s, deciding %s", a.State, a.Deciding)
 		}
 	})
-	t.Run("restricted card sends no digest", func(t *testing.T) {
+	// The decision carries the digest exactly when the member holds the
+	// content permission, a restricted card's too (it shows none).
+	t.Run("restricted card: a content holder's decision carries the digest", func(t *testing.T) {
 		h := newDecideHarness(t, time.Minute)
 		h.fake.AddApproval("a-priv1", 1, arguments(t, "a-priv1.json"), true)
 		h.ingest(t, "private.json")
 		h.decide(t, "a-priv1", 1, false, "U0KEVIN")
 		h.drain(t)
 		d := h.fake.Decisions()
-		if len(d) != 1 || d[0].Request.ArgsSHA256 != "" || d[0].Status != 200 {
+		if len(d) != 1 || d[0].Request.ArgsSHA256 != h.fake.Digest("a-priv1") || d[0].Status != 200 {
 			t.Fatalf("decisions %+v", d)
 		}
 	})

@@ -2,9 +2,13 @@ package threads
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"approvalsbot/approval"
@@ -29,6 +33,25 @@ type ShowResult struct {
 	Arguments []byte // indented JSON
 	Digest    string
 	Redacted  bool
+	// Changes is a changeset's files and whole patch (redacted of
+	// secrets), for an approval of kind changes or protected_paths, once
+	// the patch's digest equals the approval's patch_sha256; nil for a
+	// call that has none.
+	Changes *ShownChanges
+}
+
+// ShownChanges is a changeset as ShowArguments shows it.
+type ShownChanges struct {
+	Files       []approval.ChangedFile // protected ones first
+	Patch       string
+	PatchSHA256 string
+}
+
+// PatchDigest is "sha256:" and the lowercase hex SHA-256 of a patch's
+// bytes as sent (UTF-8, not canonicalised): what patch_sha256 names.
+func PatchDigest(patch string) string {
+	sum := sha256.Sum256([]byte(patch))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // showTimeout bounds a look-up: the person waits for it.
@@ -88,6 +111,13 @@ func (s *Service) ShowArguments(ctx context.Context, req ShowRequest) (ShowResul
 		s.log.Error("looked-up arguments do not match the card's digest: not shown", "tenant", a.Tenant, "approval_id", a.ID)
 		return refuse(fmt.Sprintf("The arguments the job backend returned do not match the digest on the card (%s), so none of them is shown. Decide from the card, or look at the call in the console.", a.Call.ArgsSHA256))
 	}
+	var changes *ShownChanges
+	if a.Changes != nil {
+		if changes = checkedChanges(&a, ans.Changes); changes == nil {
+			s.log.Error("looked-up changeset does not match the card's patch digest: not shown", "tenant", a.Tenant, "approval_id", a.ID)
+			return refuse("The changeset the job backend returned does not match the patch digest this approval names, so nothing of it, and none of the arguments, is shown. Decide from the card, or look at the call in the console.")
+		}
+	}
 	pretty, redacted, err := approval.Reveal(ans.Arguments)
 	if err != nil {
 		return refuse("The arguments could not be read, so none of them is shown.")
@@ -95,5 +125,65 @@ func (s *Service) ShowArguments(ctx context.Context, req ShowRequest) (ShowResul
 	// Every surface and the page print these as they are: each invisible
 	// character is shown, as on the card.
 	return ShowResult{Function: templates.VisibleLine(a.Call.Function), Arguments: []byte(templates.VisibleJSON(string(pretty))),
-		Digest: digest, Redacted: redacted}, nil
+		Digest: digest, Redacted: redacted, Changes: changes}, nil
+}
+
+// checkedChanges is the look-up's changeset for approval a, when its
+// patch's digest equals a's patch_sha256 (which the stored revision
+// keeps, restricted or not) and it names as many files as a does; nil
+// otherwise: an approval without a valid patch digest has nothing to
+// check a patch against, so none is shown.
+func checkedChanges(a *approval.Approval, got *ArgumentsChanges) *ShownChanges {
+	want := a.Changes.PatchSHA256
+	if got == nil || !approval.ValidDigest(want) || got.PatchSHA256 != want || PatchDigest(got.Patch) != want ||
+		len(got.Files) != len(a.Changes.Files) {
+		return nil
+	}
+	files := make([]approval.ChangedFile, len(got.Files))
+	for i, f := range got.Files {
+		files[i] = approval.ChangedFile{Path: templates.VisibleLine(f.Path), Protected: f.Protected}
+	}
+	sort.SliceStable(files, func(i, j int) bool { return files[i].Protected && !files[j].Protected })
+	return &ShownChanges{Files: files, Patch: templates.Visible(approval.RedactText(got.Patch)), PatchSHA256: want}
+}
+
+// Text is what a look-up shows, as one literal text: the whole
+// arguments, and for a changeset, below them, its files (protected ones
+// first, marked) and its whole patch with the digest it matched.
+func (res ShowResult) Text() string {
+	text := string(res.Arguments)
+	ch := res.Changes
+	if ch == nil {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(text, "\n"))
+	protected := 0
+	for _, f := range ch.Files {
+		if f.Protected {
+			protected++
+		}
+	}
+	fmt.Fprintf(&b, "\n\n-- changes: %d %s", len(ch.Files), plural(len(ch.Files), "file", "files"))
+	if protected > 0 {
+		fmt.Fprintf(&b, ", %d of them protected (this change touches the plugin's tests or its rules)", protected)
+	}
+	b.WriteString(" --\n")
+	for _, f := range ch.Files {
+		if f.Protected {
+			b.WriteString("! " + f.Path + " (protected)\n")
+		} else {
+			b.WriteString("  " + f.Path + "\n")
+		}
+	}
+	b.WriteString("\n-- patch " + ch.PatchSHA256 + " --\n")
+	b.WriteString(ch.Patch)
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -452,7 +452,7 @@ func Freeze(tenant *config.Tenant, a *approval.Approval) Frozen {
 		override = t.Deadline
 	}
 	deadline := ladder.Deadline(a.Deadline, a.RequestedAt, override, tenant.Deadline)
-	fz := Frozen{Plan: lad.Plan(a.RequestedAt, deadline), Restricted: a.Content.Restricted}
+	fz := Frozen{Plan: lad.Plan(a.RequestedAt, deadline), Restricted: a.ContentRestricted()}
 	for _, t := range tenant.PostFor(a.Call.Function) {
 		fz.Post = append(fz.Post, t.String())
 	}

@@ -306,8 +306,28 @@ type ArgumentsResult struct {
 	Arguments json.RawMessage
 	// ArgsSHA256 is the digest the backend claims for Arguments.
 	ArgsSHA256 string
+	// Changes is a changeset's files and whole patch (OutcomeOK, for an
+	// approval of kind changes or protected_paths), NOT yet checked: the
+	// caller must compare the patch's digest with the approval's
+	// patch_sha256 before it shows a byte. Nil when the answer has none.
+	Changes *ChangesAnswer
 	// Message is the backend's sentence when the outcome is not OutcomeOK.
 	Message string
+}
+
+// ChangesAnswer is the changeset an argument look-up may carry
+// (docs/protocol.md): added to the answer without a new version, so a
+// backend that sends none is answered as before.
+type ChangesAnswer struct {
+	Files       []ChangedFileAnswer `json:"files"`
+	Patch       string              `json:"patch"`
+	PatchSHA256 string              `json:"patch_sha256"`
+}
+
+// ChangedFileAnswer is one file of a ChangesAnswer.
+type ChangedFileAnswer struct {
+	Path      string `json:"path"`
+	Protected bool   `json:"protected,omitempty"`
 }
 
 // Decide sends d. idempotencyKey names the intent (one click, one deadline)
@@ -379,7 +399,10 @@ func (c *Client) Arguments(ctx context.Context, req ArgumentsRequest, idempotenc
 		if !digestPattern.MatchString(ok.ArgsSHA256) {
 			return ArgumentsResult{}, fmt.Errorf("%s: answer %d: args_sha256: want sha256:<64 lowercase hex>", op, ans.status)
 		}
-		return ArgumentsResult{Outcome: OutcomeOK, Arguments: ok.Arguments, ArgsSHA256: ok.ArgsSHA256}, nil
+		if ok.Changes != nil && !digestPattern.MatchString(ok.Changes.PatchSHA256) {
+			return ArgumentsResult{}, fmt.Errorf("%s: answer %d: changes.patch_sha256: want sha256:<64 lowercase hex>", op, ans.status)
+		}
+		return ArgumentsResult{Outcome: OutcomeOK, Arguments: ok.Arguments, ArgsSHA256: ok.ArgsSHA256, Changes: ok.Changes}, nil
 	}
 	e := ans.errorBody()
 	out, ok := argumentsOutcomes[statusCode{ans.status, e.Code}]
@@ -518,6 +541,7 @@ type decisionAnswer struct {
 type argumentsAnswer struct {
 	Arguments  json.RawMessage `json:"arguments"`
 	ArgsSHA256 string          `json:"args_sha256"`
+	Changes    *ChangesAnswer  `json:"changes,omitempty"`
 }
 
 // The field names of each answer, for decodeAnswer.

@@ -63,11 +63,23 @@ func (b threadsBackend) Arguments(ctx context.Context, r threads.ArgumentsCall) 
 	}
 	switch res.Outcome {
 	case OutcomeOK:
-		return threads.ArgumentsAnswer{Arguments: res.Arguments, ArgsSHA256: res.ArgsSHA256}, nil
+		return threads.ArgumentsAnswer{Arguments: res.Arguments, ArgsSHA256: res.ArgsSHA256, Changes: changesOf(res.Changes)}, nil
 	case OutcomeForbidden:
 		return threads.ArgumentsAnswer{Forbidden: true, Message: res.Message}, nil
 	case OutcomeNotFound, OutcomeCancelled:
 		return threads.ArgumentsAnswer{Gone: true, Message: res.Message}, nil
 	}
 	return threads.ArgumentsAnswer{}, fmt.Errorf("arguments of %s: unexpected outcome %q", r.ApprovalID, res.Outcome)
+}
+
+// changesOf is a look-up's changeset in threads' terms; nil for none.
+func changesOf(c *ChangesAnswer) *threads.ArgumentsChanges {
+	if c == nil {
+		return nil
+	}
+	out := &threads.ArgumentsChanges{Patch: c.Patch, PatchSHA256: c.PatchSHA256}
+	for _, f := range c.Files {
+		out.Files = append(out.Files, approval.ChangedFile{Path: f.Path, Protected: f.Protected})
+	}
+	return out
 }

@@ -141,6 +141,11 @@ type Outcome struct {
 	Retry bool
 	// Text is the sentence for the person (threads' own, or why not).
 	Text string
+	// Reveal: nothing was recorded; the person holds the content
+	// permission and was not shown the restricted call they approve.
+	// The surface answers with Reveal's private answer: the call's
+	// content, then the Approve that decides.
+	Reveal bool
 }
 
 // person is who clicked, on this flow's surface.
@@ -174,8 +179,10 @@ func (f *Flow) Record(ctx context.Context, act templates.Action, who threads.Per
 	if row == nil {
 		return out
 	}
+	// Only the Approve of a private answer that showed the call's
+	// content says the person was shown it.
 	return f.record(ctx, row, threads.DecideRequest{Revision: act.Revision, Approve: approve, Comment: comment,
-		Person: who, ReceivedAt: received}, act)
+		Person: who, ReceivedAt: received, Shown: approve && act.Kind.Seen()}, act)
 }
 
 // record sends req, for the approval row act names, to threads.
@@ -192,7 +199,7 @@ func (f *Flow) record(ctx context.Context, row *store.Approval, req threads.Deci
 		// the role or the revision, never a value of the call.
 		f.log.Info("decision refused", append(f.logArgs(act, who), "tenant", row.Tenant, "why", res.Text)...)
 	}
-	return Outcome{Tenant: row.Tenant, Sent: res.Sent, Text: res.Text}
+	return Outcome{Tenant: row.Tenant, Sent: res.Sent, Text: res.Text, Reveal: res.Reveal}
 }
 
 // find reads the approval a click names, and so its tenant; when it
@@ -242,6 +249,17 @@ func (f *Flow) mayDecide(tenant, user string) bool {
 	}
 	m, ok := t.MemberOn(f.surface, user)
 	return ok && m.Role.CanDecide()
+}
+
+// holdsContent reports whether the user maps to a member who holds the
+// content permission in the tenant as configured now.
+func (f *Flow) holdsContent(tenant, user string) bool {
+	t, ok := f.tenants()[tenant]
+	if !ok || t == nil {
+		return false
+	}
+	m, ok := t.MemberOn(f.surface, user)
+	return ok && m.Content
 }
 
 // Card is the clicked card as the approval now stands, once out says the

@@ -40,7 +40,9 @@ type Dialog struct {
 // by ctx alone (the caller's answer decides how long they may take); the
 // refusal, like Record, by threads.RecordBound. A revision that cannot be
 // read gives a Dialog that asks again, as for a destructive call, and
-// is not Restricted.
+// is not Restricted. A member who holds the content permission, asking to
+// approve a restricted call from the card, gets no dialog but an Outcome
+// with Reveal set: they are shown the call first.
 func (f *Flow) Ask(ctx context.Context, act templates.Action, who threads.Person, approve bool, received time.Time) (*Dialog, Outcome) {
 	row, out := f.ask(ctx, act, who, approve, received)
 	if row == nil {
@@ -63,7 +65,21 @@ func (f *Flow) Ask(ctx context.Context, act templates.Action, who threads.Person
 	d.Function = templates.VisibleLine(cmp.Or(a.Call.Function, row.Function)) // a modal's title shows it as is
 	d.Effect = approval.EffectLine(a.Call.Annotations)
 	d.Destructive = a.Destructive()
-	d.Restricted = a.Content.Restricted
+	d.Restricted = a.ContentRestricted()
+	if a.DecidedByContentHolders() && !f.holdsContent(row.Tenant, who.User) {
+		// A private chat's call: threads words the refusal, and no dialog
+		// asks for what would be refused.
+		rctx, cancel := context.WithTimeout(ctx, threads.RecordBound)
+		defer cancel()
+		return nil, f.record(rctx, row, threads.DecideRequest{Revision: act.Revision, Approve: approve, Person: f.person(who),
+			ReceivedAt: received, RefuseOnly: true}, act)
+	}
+	if approve && d.Restricted && !act.Kind.Seen() && f.holdsContent(row.Tenant, f.person(who).User) {
+		// A content holder does not approve a restricted call blind: no
+		// dialog yet; the surface shows them the call first (Reveal),
+		// with the controls that decide it.
+		return nil, Outcome{Tenant: row.Tenant, Reveal: true}
+	}
 	return d, Outcome{Tenant: row.Tenant}
 }
 

@@ -1,6 +1,10 @@
 package click
 
-import "fmt"
+import (
+	"fmt"
+
+	"approvalsbot/threads"
+)
 
 // Sentences a person reads when the bot cannot take what they clicked.
 // Threads words what it decides (a refusal, "Recorded: …"); these are
@@ -137,3 +141,22 @@ func ArgumentsLeftOut(characters int) string {
 	return fmt.Sprintf("%d more characters are not shown: no more fit in one answer. Look at the call in the console for the rest.",
 		characters)
 }
+
+// What a changeset's look-up shows below its arguments, and the Approve
+// of a Reveal's answer.
+const (
+	// SayApproveShown labels the Approve a Reveal's answer ends with.
+	SayApproveShown = "Approve"
+	// SayApproveNoteShown labels its Approve with comment….
+	SayApproveNoteShown = "Approve with comment…"
+	// SayApproveShownLine stands above it.
+	SayApproveShownLine = "Approve below decides the revision shown above, with its digest; nothing was sent yet."
+	// SayRevealCut replaces it when the content did not all fit: the
+	// person would approve what they were not shown.
+	SayRevealCut = "Not all of the call's content fits in a chat answer, so it cannot be approved here: approve it in the console, where all of it shows. Nothing was sent."
+)
+
+// ShownText is what a look-up shows, as one literal text
+// (threads.ShowResult.Text): the surface splits it over preformatted
+// boxes as its limits need.
+func ShownText(res threads.ShowResult) string { return res.Text() }

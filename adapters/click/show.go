@@ -23,6 +23,30 @@ type Shown struct {
 	// when the revision could not be read (logged): the arguments are
 	// still shown.
 	Details *templates.Input
+	// Lead heads a Reveal's answer: what it is and that nothing was sent.
+	Lead string
+	// Approve is the Approve a Reveal's answer ends with, which decides
+	// the revision shown, and ApproveNote its Approve with comment…;
+	// nil for Show all arguments and Show details.
+	Approve, ApproveNote *templates.Action
+}
+
+// Reveal answers the Approve of a member who holds the content
+// permission on a restricted call they were not shown (Outcome.Reveal):
+// the call's arguments and, for a changeset, its files and patch, looked
+// up and checked as Show details checks them, to them alone, then an
+// Approve (templates.ActionApproveSeen) bound to the same revision, and
+// so to the same digest. Nothing is shown, and no Approve offered, when
+// the look-up is refused or does not match.
+func (f *Flow) Reveal(ctx context.Context, act templates.Action, who threads.Person) Shown {
+	shown := f.Show(ctx, templates.Action{Kind: templates.ActionShowArgs, ApprovalID: act.ApprovalID, Revision: act.Revision}, who)
+	if shown.Say != "" {
+		return shown
+	}
+	shown.Lead = threads.SayRevealFirst
+	shown.Approve = &templates.Action{Kind: templates.ActionApproveSeen, ApprovalID: act.ApprovalID, Revision: act.Revision}
+	shown.ApproveNote = &templates.Action{Kind: templates.ActionApproveNoteSeen, ApprovalID: act.ApprovalID, Revision: act.Revision}
+	return shown
 }
 
 // Show answers Show all arguments and Show details: threads looks the
@@ -73,7 +97,7 @@ func (f *Flow) details(ctx context.Context, row *store.Approval, act templates.A
 		return nil
 	}
 	in := templates.Input{Approval: &req.Approval, State: approval.State(row.State), Superseded: act.Revision < row.Revision,
-		RevealContent: true, Tenant: row.Tenant}
+		RevealContent: true, ContentHolder: true, Tenant: row.Tenant}
 	if len(row.Decision) > 0 {
 		var d approval.Decision
 		if json.Unmarshal(row.Decision, &d) == nil {

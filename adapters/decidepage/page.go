@@ -267,12 +267,13 @@ func (h *Handler) arguments(ctx context.Context, l *link) *shown {
 	if res.Redacted {
 		note += " Values that look like secrets are hidden."
 	}
-	return &shown{JSON: string(res.Arguments), Note: note}
+	return &shown{JSON: res.Text(), Note: note, Digest: res.Digest}
 }
 
-// shown is the arguments part of a page.
+// shown is the arguments part of a page: the arguments (and a
+// changeset's files and patch), and the digest they matched.
 type shown struct {
-	JSON, Note, Refusal string
+	JSON, Note, Refusal, Digest string
 }
 
 // view is the page for a link as things stand: the card, the state, and
@@ -298,6 +299,9 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 	// The card as the mail shows it: its ladder's mail recipients
 	// counted, not named.
 	in := card.MailInput()
+	// The page answers this member alone: the digest shows only to a
+	// member who holds the content permission.
+	in.ContentHolder = l.member.Content
 	built := templates.Build(in)
 	v.Card = h.render.CardHTML(built)
 	v.Title = card.Approval.Call.Function
@@ -322,7 +326,25 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 	}
 	v.Lead = fmt.Sprintf("Waiting for a decision. Opening this page decided nothing: press %s below to decide.",
 		buttonWord(c.Action))
+	if card.Approval.DecidedByContentHolders() && !l.member.Content {
+		v.Lead = fmt.Sprintf("This call comes from someone's private chat: only members of tenant %s with the content permission, which %s does not hold, decide it.", c.Tenant, l.member.User)
+		return v, http.StatusForbidden
+	}
 	v.Form = &form{Check: h.signer.FormCheck(l.token), Approve: c.Action == ActionApprove, ReasonMax: threads.MaxComment}
+	if v.Form.Approve && l.member.Content && card.Approval.ContentRestricted() {
+		// A content holder never approves blind: the page shows them the
+		// call (its arguments, a changeset's files and patch), checked
+		// against the approval's digests, and its Approve carries the
+		// digest shown. Without it, no Approve.
+		v.Arguments = h.arguments(ctx, l)
+		if v.Arguments.Refusal != "" {
+			v.Lead = "The call's content could not be shown to you, so it cannot be approved here: " + v.Arguments.Refusal
+			v.Form = nil
+			return v, http.StatusOK
+		}
+		v.Form.Shown = v.Arguments.Digest
+		v.Lead = "Waiting for a decision. Opening this page decided nothing: the call's content is below, shown to you alone; press Approve to decide."
+	}
 	v.Look = &lookForm{Check: v.Form.Check, Pause: ladder.FormatDuration(card.Frozen.Plan.Pause())}
 	return v, http.StatusOK
 }
@@ -386,7 +408,8 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	defer cancel()
 	res, err := h.service.Decide(ctx, threads.DecideRequest{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID,
 		Revision: l.claims.Revision, Approve: l.claims.Action == ActionApprove, Comment: reason,
-		Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}, ReceivedAt: rc.At})
+		Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}, ReceivedAt: rc.At,
+		ShownDigest: shownDigest(r.PostForm.Get("shown"), l.claims.Action)})
 	log := h.log.With("tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID, "member", l.claims.Member,
 		"action", l.claims.Action)
 	switch {
@@ -398,6 +421,12 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 			v.Form.Reason = reason
 		}
 		h.page(w, http.StatusServiceUnavailable, v)
+	case res.Reveal:
+		// Nothing was recorded: the form did not carry the content it
+		// showed. The page shows it now, with the Approve that decides.
+		log.Info("decision page: approval of a restricted call not shown first")
+		v, status := h.view(r.Context(), l, nil)
+		h.page(w, status, v)
 	case !res.Sent:
 		log.Info("decision page: decision refused", "why", res.Text)
 		v, _ := h.view(r.Context(), l, nil)
@@ -412,6 +441,15 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		w.Header().Set("Location", token)
 		w.WriteHeader(http.StatusSeeOther)
 	}
+}
+
+// shownDigest is the digest an Approve form says the page showed, kept
+// only when it has a digest's form: threads checks it is the call's.
+func shownDigest(s, action string) string {
+	if action != ActionApprove || !approval.ValidDigest(s) {
+		return ""
+	}
+	return s
 }
 
 // actionLook is the form field of the page's I'm looking. A link's
@@ -520,6 +558,9 @@ type form struct {
 	Approve   bool
 	Reason    string
 	ReasonMax int
+	// Shown is the digest of the arguments the page showed with its
+	// Approve (a restricted call, to a content holder); "" for none.
+	Shown string
 }
 
 // lookForm is I'm looking: the form check, and how long the ladder's

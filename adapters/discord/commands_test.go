@@ -230,27 +230,44 @@ func TestApproveWithCommentOpensModalAndApprovesWithIt(t *testing.T) {
 	}
 }
 
-// TestApproveWithCommentOnARestrictedCall: the modal says the comment
-// stays off the card, the backend gets it, and no shared message shows
-// it.
+// TestApproveWithCommentOnARestrictedCall: a member with the content
+// permission is first shown the call they approve, to them alone (a
+// content holder never approves blind); the modal of that private
+// answer's Approve with comment… says the comment stays off the card,
+// the backend gets it with the digest, and no shared message shows it.
 func TestApproveWithCommentOnARestrictedCall(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "private.json")
 	h.drain(t)
 	card := h.card(t, "a-priv1", approvalTarget, 1)
-	note := button(t, card, templates.ActionApproveNote)
-	res := h.click(t, kevin, chApproval, note)
-	if len(res.Response.Inputs) != 1 || !strings.Contains(res.Response.Inputs[0].Description, "the card will not show it") {
+	first := h.click(t, kevin, chApproval, button(t, card, templates.ActionApproveNote))
+	if first.Response.Type == discordgo.InteractionResponseModal {
+		t.Fatal("a content holder's Approve with comment… opened its dialog before the call was shown")
+	}
+	if args := h.told(t, kevin, "bea.private@example.com"); !strings.Contains(args.Text(), h.backend.Digest("a-priv1")) {
+		t.Fatalf("the call shown first: %q", args.Text())
+	}
+	if f := h.told(t, kevin, "decides the revision shown above"); f.Components == 0 {
+		t.Fatalf("the private answer offers no Approve: %+v", f)
+	}
+	if len(h.backend.Decisions()) != 0 {
+		t.Fatal("decided before the call was shown")
+	}
+	note := templates.EncodeAction(templates.Action{Kind: templates.ActionApproveNoteSeen, ApprovalID: "a-priv1", Revision: 1})
+	// The fake keeps no ephemeral message to click: the private answer's
+	// button is pressed with the card's message as the one it answers.
+	res := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval, CustomID: note, MessageID: card.ID})
+	if !res.Answered() || len(res.Response.Inputs) != 1 || !strings.Contains(res.Response.Inputs[0].Description, "the card will not show it") {
 		t.Fatalf("modal %+v", res.Response)
 	}
 	const secret = "ledger 4471 is the one"
-	sub := h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval, CustomID: note,
+	sub := h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval, CustomID: note, MessageID: card.ID,
 		Values: map[string]string{"comment": secret}})
 	if !sub.Answered() || strings.Contains(sub.Body+sub.Response.Content, secret) {
 		t.Fatalf("answer %+v", sub.Response)
 	}
 	h.drain(t)
-	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Comment != secret {
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Comment != secret || got[0].Request.ArgsSHA256 != h.backend.Digest("a-priv1") {
 		t.Fatalf("decisions %+v", got)
 	}
 	for _, ch := range []string{chApproval, card.Thread} {

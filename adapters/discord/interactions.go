@@ -102,10 +102,13 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 		return ephemeral(click.SayUnknownButton), click.Work{}
 	}
 	switch act.Kind {
-	case templates.ActionApprove:
-		return a.approve(ctx, act, who), click.Work{}
-	case templates.ActionApproveNote:
-		return a.askComment(ctx, act, who), click.Work{}
+	case templates.ActionApprove, templates.ActionApproveSeen:
+		// ActionApproveSeen is the Approve of a private answer that
+		// showed a restricted call's content (reveal): it decides the
+		// card's revision, a destructive call's after its modal too.
+		return a.approve(ctx, act, who)
+	case templates.ActionApproveNote, templates.ActionApproveNoteSeen:
+		return a.askComment(ctx, act, who)
 	case templates.ActionDeny:
 		return a.askReason(ctx, act, who), click.Work{}
 	case templates.ActionLook, templates.ActionEscalate:
@@ -123,25 +126,35 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 // comment): its submission approves. Any other call's Approve is
 // recorded at once. Someone who may not decide is refused through
 // threads, as with Deny.
-func (a *Adapter) approve(ctx context.Context, act templates.Action, who person) *answer {
+func (a *Adapter) approve(ctx context.Context, act templates.Action, who person) (*answer, click.Work) {
 	d, out := a.clicks.Ask(ctx, act, who.threads(), true, who.receipt.At)
 	switch {
 	case d == nil:
-		return a.recorded(ctx, act, out)
+		return a.revealOr(ctx, act, who, out)
 	case d.Destructive:
-		return confirmModal(*d, act)
+		return confirmModal(*d, act), click.Work{}
 	}
 	return a.record(ctx, act, who, true, "")
 }
 
 // askComment answers Approve with comment… with its modal for a person
 // who may decide; anyone else is refused at once.
-func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person) *answer {
+func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person) (*answer, click.Work) {
 	d, out := a.clicks.Ask(ctx, act, who.threads(), true, who.receipt.At)
 	if d == nil {
-		return a.recorded(ctx, act, out)
+		return a.revealOr(ctx, act, who, out)
 	}
-	return commentModal(*d, act)
+	return commentModal(*d, act), click.Work{}
+}
+
+// revealOr answers a click that recorded nothing: a content holder's
+// Approve of a restricted call they were not shown with the call's
+// content, to them alone (reveal), anything else as recorded does.
+func (a *Adapter) revealOr(ctx context.Context, act templates.Action, who person, out click.Outcome) (*answer, click.Work) {
+	if out.Reveal {
+		return deferUpdate(), click.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.reveal(ctx, act, who) }}
+	}
+	return a.recorded(ctx, act, out), click.Work{}
 }
 
 // askReason answers Deny with the reason modal for a person who may
@@ -232,7 +245,8 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 	if err == nil {
 		act, err = templates.ParseAction(data.CustomID)
 	}
-	if err == nil && act.Kind != templates.ActionDeny && act.Kind != templates.ActionApprove && act.Kind != templates.ActionApproveNote {
+	if err == nil && act.Kind != templates.ActionDeny && act.Kind != templates.ActionApprove && act.Kind != templates.ActionApproveNote &&
+		!act.Kind.Seen() {
 		err = fmt.Errorf("the dialog's action %s decides nothing", act.Kind)
 	}
 	if err != nil {
@@ -240,20 +254,28 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 		return ephemeral(click.SayUnknownDialog), click.Work{}
 	}
 	if act.Kind == templates.ActionDeny {
-		return a.record(ctx, act, who, false, value(data.Components, reasonInputID)), click.Work{}
+		return a.record(ctx, act, who, false, value(data.Components, reasonInputID))
 	}
 	// The decision is the card's Approve of the clicked revision,
-	// whichever dialog asked for it.
-	act.Kind = templates.ActionApprove
-	return a.record(ctx, act, who, true, value(data.Components, commentInputID)), click.Work{}
+	// whichever dialog asked for it; a dialog of the private answer that
+	// showed a restricted call's content says it was shown.
+	if act.Kind.Seen() {
+		act.Kind = templates.ActionApproveSeen
+	} else {
+		act.Kind = templates.ActionApprove
+	}
+	return a.record(ctx, act, who, true, value(data.Components, commentInputID))
 }
 
 // record records an approval or denial before the click is answered
-// (package click), and answers it (recorded).
-func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) *answer {
+// (package click), and answers it (recorded). An Approve that a content
+// holder gave a restricted call they were not shown records nothing: it
+// is answered with the call's content, to them alone, and the Approve
+// that decides it (reveal).
+func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) (*answer, click.Work) {
 	rctx, cancel := who.receipt.Bound(ctx)
 	defer cancel()
-	return a.recorded(ctx, act, a.clicks.Record(rctx, act, who.threads(), approve, comment, who.receipt.At))
+	return a.revealOr(ctx, act, who, a.clicks.Record(rctx, act, who.threads(), approve, comment, who.receipt.At))
 }
 
 // recorded is the first answer to a click on Approve or Deny, I'm looking

@@ -44,6 +44,41 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 	}
 }
 
+// reveal answers the Approve of a member who holds the content
+// permission on a restricted call they were not shown: the call's
+// content (arguments, a changeset's files and patch), checked against
+// the approval's digests, in ephemeral follow-ups to them alone, then the
+// Approve that decides it; or, when not all of it fits, where to approve
+// it instead. Nothing is recorded here.
+func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) {
+	shown := a.clicks.Reveal(ctx, act, who.threads())
+	if shown.Say != "" {
+		a.answer(ctx, who, shown.Say)
+		return
+	}
+	msgs := []*templates.DiscordMessage{ephemeralMessage(shown.Lead)}
+	body, left := laidOut(act, shown.Arguments, maxShowMessages-2)
+	for _, text := range body {
+		msgs = append(msgs, &templates.DiscordMessage{Content: text, Flags: ephemeralText,
+			AllowedMentions: templates.DiscordNoMentions()})
+	}
+	last := ephemeralMessage(click.SayRevealCut)
+	if left == 0 {
+		last = ephemeralMessage(click.SayApproveShownLine)
+		last.Components = []templates.DiscordComponent{templates.DiscordActionRow{Components: []templates.DiscordComponent{
+			templates.DiscordButton{Style: templates.DiscordButtonSuccess, Label: click.SayApproveShown, CustomID: templates.EncodeAction(*shown.Approve)},
+			templates.DiscordButton{Style: templates.DiscordButtonSecondary, Label: click.SayApproveNoteShown, CustomID: templates.EncodeAction(*shown.ApproveNote)}}}}
+	}
+	msgs = append(msgs, last)
+	for _, m := range msgs {
+		if err := a.followup(ctx, who.token, m, true); err != nil {
+			a.log.Warn("discord: could not show a restricted call before its approval", "tenant", shown.Tenant,
+				"approval_id", act.ApprovalID, "discord_user", who.user, "err", scrub(err).Error())
+			return
+		}
+	}
+}
+
 // details renders the card of Show details as a follow-up, without its
 // buttons. It carries the card's embed, so it cannot suppress embeds.
 func (a *Surface) details(in templates.Input) *templates.DiscordMessage {
@@ -60,6 +95,12 @@ func (a *Surface) details(in templates.Input) *templates.DiscordMessage {
 // messages as Discord's 2,000 characters need, at most limit; what does
 // not fit is counted in a closing line.
 func argumentMessages(act templates.Action, res threads.ShowResult, limit int) []string {
+	msgs, _ := laidOut(act, res, limit)
+	return msgs
+}
+
+// laidOut is argumentMessages, and how many characters it left out.
+func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]string, int) {
 	limit = max(limit, 1)
 	function := "**" + markdown(chunk.Cut(res.Function, 100)) + "**"
 	first := click.ArgumentsHeading(function, markdown(act.ApprovalID), act.Revision) + "\n" +
@@ -69,7 +110,7 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 	// Every part keeps room for the closing line of the last one, when
 	// the arguments do not fit.
 	budget := contentMax - header - 1 - len(codeOpen) - len(codeClose) - 1 - chunk.Len(click.ArgumentsLeftOut(1<<40))
-	chunks := chunk.Code(string(res.Arguments), budget)
+	chunks := chunk.Code(click.ShownText(res), budget)
 	if len(chunks) == 0 {
 		chunks = []string{click.SayNoArguments}
 	}
@@ -92,5 +133,5 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 		}
 		msgs = append(msgs, text)
 	}
-	return msgs
+	return msgs, left
 }

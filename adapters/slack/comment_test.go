@@ -72,10 +72,13 @@ func TestApproveWithCommentOpensModalAndApprovesWithIt(t *testing.T) {
 	}
 }
 
-// TestApproveWithCommentOnARestrictedCall: the modal says the comment
-// stays off the card, and the shared card never shows it: not in any
-// edit on the way (the clicked card replaced through the response_url
-// while the approval is sent, each chat.update of it), nor at the end.
+// TestApproveWithCommentOnARestrictedCall: a member with the content
+// permission is first shown the call they approve, to them alone (a
+// content holder never approves blind); the comment modal of that
+// private answer says the comment stays off the card, and the shared
+// card never shows it: not in any edit on the way (the clicked card
+// replaced through the response_url while the approval is sent, each
+// chat.update of it), nor at the end.
 func TestApproveWithCommentOnARestrictedCall(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "private.json")
@@ -83,6 +86,14 @@ func TestApproveWithCommentOnARestrictedCall(t *testing.T) {
 	const ch = "C0APPROVALS"
 	card := h.card(t, "a-priv1", ch, 1)
 	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionApproveNote))
+	shown := h.told(t, "U0KEVIN", "decides the revision shown above")
+	if len(h.slack.Views()) != 0 || len(h.backend.Decisions()) != 0 {
+		t.Fatal("a content holder's Approve with comment… opened a dialog or decided before the call was shown")
+	}
+	if args := h.told(t, "U0KEVIN", "bea.private@example.com"); !strings.Contains(args.AllText(), h.backend.Digest("a-priv1")) {
+		t.Fatalf("the call shown first: %q", args.AllText())
+	}
+	h.click(t, "U0KEVIN", ch, button(t, shown, templates.ActionApproveNoteSeen))
 	threadstest.Eventually(t, "the comment modal", func() bool { return len(h.slack.Views()) == 1 })
 	v := h.slack.Views()[0]
 	if !strings.Contains(string(v.Raw), "the card will not show it") {
@@ -98,8 +109,8 @@ func TestApproveWithCommentOnARestrictedCall(t *testing.T) {
 	}
 	h.replaced(t, ch, card.TS, "Recorded: user:kevin's approval is being sent to the job backend…")
 	h.drain(t)
-	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Comment != secret {
-		t.Fatalf("decisions %+v: want the comment sent to the backend", got)
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Comment != secret || got[0].Request.ArgsSHA256 != h.backend.Digest("a-priv1") {
+		t.Fatalf("decisions %+v: want the comment and the digest sent to the backend", got)
 	}
 	h.replaced(t, ch, card.TS, "Approved by user:kevin")
 	h.noEditShows(t, ch, card.TS, secret)

@@ -157,13 +157,16 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.answer(ctx, who, click.SayUnknownButton) }}
 	}
 	switch act.Kind {
-	case templates.ActionApprove:
+	case templates.ActionApprove, templates.ActionApproveSeen:
+		// ActionApproveSeen is the Approve of a private answer that showed
+		// a restricted call's content (reveal): it decides the card's
+		// revision, and the clicked card shown after it is that card.
 		out := a.clicks.Record(ctx, act, who.threads(), true, "", received)
 		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 	case templates.ActionDeny:
 		trigger := cb.TriggerID
 		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askReason(ctx, act, who, trigger, received) }}
-	case templates.ActionApproveNote:
+	case templates.ActionApproveNote, templates.ActionApproveNoteSeen:
 		// Slack's confirm dialog takes no text: the comment comes through
 		// a modal, opened after the ack like Deny's.
 		trigger := cb.TriggerID
@@ -191,6 +194,12 @@ func (a *Adapter) afterRecord(ctx context.Context, act templates.Action, who per
 	// The clicked card changes at once: its reads take the connections
 	// kept for people.
 	ctx = threads.ForPerson(ctx)
+	if out.Reveal {
+		// Nothing was recorded: a content holder does not approve a
+		// restricted call blind. They are shown it, alone, first.
+		a.reveal(ctx, act, who)
+		return
+	}
 	if who.reply != "" {
 		if card, ok := a.clicks.Card(ctx, act, out); ok && a.replaceClicked(ctx, act, who, out, card) {
 			return
@@ -234,6 +243,16 @@ type denyMeta struct {
 	Action  string `json:"a"`
 	Channel string `json:"c,omitempty"`
 	Reply   string `json:"r,omitempty"`
+}
+
+// metaAction is the action a dialog's private_metadata names, "" when
+// it cannot be read (submit then refuses it, strictly).
+func metaAction(raw string) string {
+	var meta denyMeta
+	if json.Unmarshal([]byte(raw), &meta) != nil {
+		return ""
+	}
+	return meta.Action
 }
 
 // denyMetaKeys are denyMeta's field names: the metadata the bot wrote
@@ -352,6 +371,11 @@ func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, r
 		kind, blockID, actionID = templates.ActionDeny, reasonBlockID, reasonActionID
 	case approveCallbackID:
 		kind, blockID, actionID = templates.ActionApproveNote, commentBlockID, commentActionID
+		if act, err := templates.ParseAction(metaAction(cb.View.PrivateMetadata)); err == nil && act.Kind == templates.ActionApproveNoteSeen {
+			// The comment dialog of a private answer that showed a
+			// restricted call's content.
+			kind = templates.ActionApproveNoteSeen
+		}
 	default:
 		a.log.Debug("slack: submission of a view the bot does not know", "callback_id", chunk.Cut(cb.View.CallbackID, 64))
 		return nil, click.Work{}
@@ -378,12 +402,15 @@ func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, r
 		text = cb.View.State.Values[blockID][actionID].Value
 	}
 	who := person{user: cb.User.ID, channel: meta.Channel, reply: a.allowedReply(meta.Reply)}
-	approve := kind == templates.ActionApproveNote
+	approve := kind == templates.ActionApproveNote || kind == templates.ActionApproveNoteSeen
 	// The decision recorded is the card's own (approve or deny) of the
 	// clicked revision, whatever button opened the dialog.
 	decided := templates.Action{Kind: templates.ActionDeny, ApprovalID: act.ApprovalID, Revision: act.Revision}
 	if approve {
 		decided.Kind = templates.ActionApprove
+	}
+	if kind == templates.ActionApproveNoteSeen {
+		approve, decided.Kind = true, templates.ActionApproveSeen
 	}
 	out := a.clicks.Record(ctx, decided, who.threads(), approve, text, received)
 	if out.Retry {

@@ -45,6 +45,39 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 	}
 }
 
+// reveal answers the Approve of a member who holds the content
+// permission on a restricted call they were not shown: the call's
+// content (arguments, a changeset's files and patch), checked against
+// the approval's digests, to them alone, then the Approve that decides
+// it; or, when not all of it fits, where to approve it instead. Nothing
+// is recorded here.
+func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) {
+	shown := a.clicks.Reveal(ctx, act, who.threads())
+	if shown.Say != "" {
+		a.answer(ctx, who, shown.Say)
+		return
+	}
+	msgs := []templates.SlackMessage{literal(shown.Lead)}
+	body, left := laidOut(act, shown.Arguments, maxShowMessages-2)
+	msgs = append(msgs, body...)
+	last := literal(click.SayRevealCut)
+	if left == 0 {
+		approve := slackgo.NewButtonBlockElement(templates.EncodeAction(*shown.Approve), templates.EncodeAction(*shown.Approve),
+			slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayApproveShown, false, false))
+		approve.Style = slackgo.StylePrimary
+		note := slackgo.NewButtonBlockElement(templates.EncodeAction(*shown.ApproveNote), templates.EncodeAction(*shown.ApproveNote),
+			slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayApproveNoteShown, false, false))
+		last = templates.SlackMessage{Text: click.SayApproveShownLine, Blocks: []slackgo.Block{
+			templates.SlackRichText(templates.SlackText(click.SayApproveShownLine)),
+			slackgo.NewActionBlock("", approve, note)}}
+	}
+	msgs = append(msgs, last)
+	if err := a.tell(ctx, who, msgs); err != nil {
+		a.log.Warn("slack: could not show a restricted call before its approval", "tenant", shown.Tenant,
+			"approval_id", act.ApprovalID, "slack_user", who.user, "err", scrub(err).Error())
+	}
+}
+
 // details renders the card of Show details without its buttons.
 func (a *Adapter) details(in templates.Input) templates.SlackMessage {
 	msg := a.render.Slack(templates.Build(in))
@@ -65,7 +98,13 @@ func (a *Adapter) details(in templates.Input) templates.SlackMessage {
 // digest are shown as literal text too; only the top-level text of each
 // message (notifications) is mrkdwn, escaped.
 func argumentMessages(act templates.Action, res threads.ShowResult, limit int) []templates.SlackMessage {
-	chunks := chunk.Split(string(res.Arguments), codeChunkMax)
+	msgs, _ := laidOut(act, res, limit)
+	return msgs
+}
+
+// laidOut is argumentMessages, and how many characters it left out.
+func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]templates.SlackMessage, int) {
+	chunks := chunk.Split(click.ShownText(res), codeChunkMax)
 	if len(chunks) == 0 {
 		chunks = []string{click.SayNoArguments}
 	}
@@ -96,7 +135,7 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 		}
 		msgs = append(msgs, templates.SlackMessage{Text: click.ArgumentsPart(mrkdwn(function), part, n), Blocks: blocks})
 	}
-	return msgs
+	return msgs, left
 }
 
 // placeholder stands for a value in one of package click's sentences,

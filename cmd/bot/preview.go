@@ -29,12 +29,13 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	next := fs.String("next", "", "the event of the revision that replaced this one (a later revision of the same approval): the card is shown superseded by it, saying why")
 	comment := fs.String("comment", "", "the decision's comment or reason (approved, denied, deciding)")
 	cfgPath := fs.String("config", "", "a configuration whose tenant gives the card its ladder, deadline and zone, as the bot would (no secret is read)")
+	holder := fs.Bool("content-holder", false, "render for a reader known to hold the content permission (Show details, such a member's decision page): the card shows the digest, which a shared place never does")
 	at := fs.String("at", "", "when the card is shown (RFC 3339), so a time on another day carries its date; default when the sample decision is made, three minutes after the request (for a step's mail, when the step fires)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(fs.Output(), "usage: bot preview [--as slack|discord|email|text] [--state STATE] [--comment TEXT] [--previous EVENT.json] [--next EVENT.json] [--config bot.yaml] [--at TIME] EVENT.json")
+		fmt.Fprintln(fs.Output(), "usage: bot preview [--as slack|discord|email|text] [--state STATE] [--comment TEXT] [--previous EVENT.json] [--next EVENT.json] [--config bot.yaml] [--at TIME] [--content-holder] EVENT.json")
 		return errUsage
 	}
 	switch *as {
@@ -90,7 +91,7 @@ func cmdPreview(args []string, stdout io.Writer) error {
 		}
 	}
 	fz := threads.Frozen{Plan: ladder.Plan{Requested: a.RequestedAt, Deadline: ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0)},
-		Restricted: a.Content.Restricted}
+		Restricted: a.ContentRestricted()}
 	var tenant *config.Tenant
 	if *cfgPath != "" {
 		if tenant, err = previewTenant(*cfgPath, a.Tenant); err != nil {
@@ -131,7 +132,9 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	if *as == "email" {
 		return previewMail(stdout, r, card, tenant, ev.Time, *at != "")
 	}
-	c := templates.Build(card.Input())
+	cin := card.Input()
+	cin.ContentHolder = *holder
+	c := templates.Build(cin)
 	switch *as {
 	case "slack":
 		return printJSON(stdout, r.Slack(c))

@@ -254,3 +254,27 @@ func TestPreviewShowsAChangedSecret(t *testing.T) {
 		t.Errorf("the preview shows the API key:\n%s", text)
 	}
 }
+
+// TestPreviewShowsTheDigestOnlyToAContentHolder: by default a preview is
+// the card a shared place gets, without the digest; --content-holder
+// renders it for a reader known to hold the content permission.
+func TestPreviewShowsTheDigestOnlyToAContentHolder(t *testing.T) {
+	p, err := fixtures.Path("events", "merge.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const digest = "digest sha256:"
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--as", "text", p}, false},
+		{[]string{"--as", "text", "--content-holder", p}, true},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), append([]string{"preview"}, c.args...), &out, &errOut, lookup(nil))
+		if code != 0 || strings.Contains(out.String(), digest) != c.want {
+			t.Errorf("preview %v: %d, digest shown %v, want %v\n%s%s", c.args, code, !c.want, c.want, out.String(), errOut.String())
+		}
+	}
+}

@@ -188,7 +188,7 @@ func Ingest(t testing.TB, svc *threads.Service, name string, edit func(ev map[st
 func Backed(t testing.TB, back *backendtest.Fake, ev *approval.Event) {
 	t.Helper()
 	if a := ev.Approval; a != nil {
-		back.AddApproval(a.ID, a.Revision, Arguments(t, a.ID, a.Revision), a.Content.Restricted)
+		back.AddApproval(a.ID, a.Revision, Arguments(t, a.ID, a.Revision), a.ContentRestricted())
 		back.SetFunction(a.ID, a.Call.Function)
 	}
 }

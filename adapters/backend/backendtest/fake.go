@@ -61,14 +61,16 @@ type Fake struct {
 
 // approval is the backend's truth about one approval.
 type approval struct {
-	revision   int
-	function   string
-	args       json.RawMessage // full arguments, as added
-	digest     string          // "sha256:" + hex SHA-256 of JCS(args)
-	served     json.RawMessage // what the look-up answers; nil: args
-	restricted bool
-	status     string // pending, approved, denied, expired, cancelled
-	actor      string
+	revision    int
+	function    string
+	args        json.RawMessage // full arguments, as added
+	digest      string          // "sha256:" + hex SHA-256 of JCS(args)
+	served      json.RawMessage // what the look-up answers; nil: args
+	restricted  bool
+	changes     *backend.ChangesAnswer // a changeset's files and patch; nil: none
+	servedPatch *string                // the patch the look-up answers; nil: changes.Patch
+	status      string                 // pending, approved, denied, expired, cancelled
+	actor       string
 }
 
 type failure struct {
@@ -251,12 +253,35 @@ func (f *Fake) SetForbidden(actor string) {
 }
 
 // SetNoContent takes the content permission from actor: their argument
-// look-ups get 403, and so do their decisions that carry a digest for a
-// content-restricted approval.
+// look-ups get 403, and so do their decisions that carry a digest (the
+// digest is content: it lets a guess at a value be checked).
 func (f *Fake) SetNoContent(actor string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.noContent[actor] = true
+}
+
+// SetChanges gives id a changeset, which its look-up answers (with
+// patch_sha256, the SHA-256 of the patch's bytes) beside the arguments.
+// It returns that digest, the approval's patch_sha256.
+func (f *Fake) SetChanges(id string, files []backend.ChangedFileAnswer, patch string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sum := sha256.Sum256([]byte(patch))
+	a := f.get(id)
+	a.changes = &backend.ChangesAnswer{Files: append([]backend.ChangedFileAnswer(nil), files...), Patch: patch,
+		PatchSHA256: "sha256:" + hex.EncodeToString(sum[:])}
+	a.servedPatch = nil
+	return a.changes.PatchSHA256
+}
+
+// TamperPatch makes the look-up for id answer patch while it keeps the
+// digest of the true one, as a broken backend or a meddler between would.
+// A bot must notice and show nothing. SetChanges undoes it.
+func (f *Fake) TamperPatch(id, patch string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.get(id).servedPatch = &patch
 }
 
 // TamperArguments makes the look-up for id answer args while it keeps the
@@ -486,7 +511,7 @@ func (f *Fake) decide(c call, req *DecisionRequest) *answer {
 		return &answer{status: http.StatusConflict, code: "already_decided",
 			message: fmt.Sprintf("approval %s was already decided: %s by %s", c.id, a.status, a.actor),
 			extra:   map[string]string{"status": a.status, "actor": a.actor}}
-	case req.ArgsSHA256 != "" && a.restricted && f.noContent[req.Actor]:
+	case req.ArgsSHA256 != "" && f.noContent[req.Actor]:
 		return &answer{status: http.StatusForbidden, code: "forbidden",
 			message: req.Actor + " does not hold the content permission, so a decision from them may not carry a digest"}
 	case req.ArgsSHA256 != "" && req.ArgsSHA256 != a.digest:
@@ -553,7 +578,15 @@ func (f *Fake) lookUp(c call, req *LookupRequest) *answer {
 	if a.served != nil {
 		args = a.served
 	}
-	body, err := json.Marshal(map[string]any{"approval_id": c.id, "arguments": args, "args_sha256": a.digest})
+	out := map[string]any{"approval_id": c.id, "arguments": args, "args_sha256": a.digest}
+	if a.changes != nil {
+		ch := *a.changes
+		if a.servedPatch != nil {
+			ch.Patch = *a.servedPatch
+		}
+		out["changes"] = ch
+	}
+	body, err := json.Marshal(out)
 	if err != nil { // args were checked as JSON when set
 		return &answer{status: http.StatusInternalServerError, code: "internal", message: err.Error()}
 	}

@@ -203,8 +203,15 @@ func TestDecisions(t *testing.T) {
 		}, approve("user:bob", ""),
 			backend.DecisionResult{Outcome: backend.OutcomeRecorded, Status: "approved", Message: "The call to acme_github.merge runs."},
 			"approved"},
+		// The digest is content whether or not the call is restricted: a
+		// guess at a small value can be checked against it.
 		{"not restricted: digest from someone without content permission", func(f *backendtest.Fake) { f.SetNoContent("user:bob") },
 			approve("user:bob", mergeDigest),
+			backend.DecisionResult{Outcome: backend.OutcomeForbidden,
+				Message: "user:bob does not hold the content permission, so a decision from them may not carry a digest"},
+			"pending"},
+		{"not restricted: no digest from someone without content permission", func(f *backendtest.Fake) { f.SetNoContent("user:bob") },
+			approve("user:bob", ""),
 			backend.DecisionResult{Outcome: backend.OutcomeRecorded, Status: "approved", Message: "The call to acme_github.merge runs."},
 			"approved"},
 	}

@@ -13,6 +13,8 @@ package standin
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +38,9 @@ type Options struct {
 	// Secrets verify the bot's calls (backend.calls_secrets). Required.
 	Secrets [][]byte
 	// Arguments is a folder of argument files (ID.json, ID.rN.json for
-	// revision N, each {"arguments": {…}}); "" knows none.
+	// revision N, each {"arguments": {…}}, and for a changeset
+	// "changes": {"files": […], "patch": "…"}, answered with its
+	// patch_sha256); "" knows none.
 	Arguments string
 	// Out gets one line per call; nil discards.
 	Out io.Writer
@@ -165,7 +169,7 @@ func (b *Backend) decision(w http.ResponseWriter, id, key string, body []byte) {
 		return
 	}
 	if d.ArgsSHA256 != nil {
-		if _, digest, ok := b.argumentsOf(id, d.Revision); ok && digest != *d.ArgsSHA256 {
+		if _, digest, _, ok := b.argumentsOf(id, d.Revision); ok && digest != *d.ArgsSHA256 {
 			fmt.Fprintf(b.out, "%s %s revision %d by %s: refused, digest %s is not the arguments' %s\n",
 				d.Decision, id, d.Revision, d.Actor, *d.ArgsSHA256, digest)
 			b.answer(w, http.StatusUnprocessableEntity, map[string]any{"error": "digest_mismatch",
@@ -205,21 +209,26 @@ func (b *Backend) lookup(w http.ResponseWriter, id string, body []byte) {
 		b.answer(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid", "message": "want approval_id (the path's), revision ≥ 1, actor"})
 		return
 	}
-	args, digest, ok := b.argumentsOf(id, l.Revision)
+	args, digest, changes, ok := b.argumentsOf(id, l.Revision)
 	if !ok {
 		fmt.Fprintf(b.out, "arguments of %s revision %d for %s: none in the arguments folder\n", id, l.Revision, l.Actor)
 		b.answer(w, http.StatusNotFound, map[string]any{"error": "not_found", "message": "the stand-in backend has no arguments for " + id})
 		return
 	}
 	fmt.Fprintf(b.out, "arguments of %s revision %d shown to %s\n", id, l.Revision, l.Actor)
-	b.answer(w, http.StatusOK, map[string]any{"arguments": args, "args_sha256": digest})
+	ans := map[string]any{"arguments": args, "args_sha256": digest}
+	if changes != nil {
+		ans["changes"] = changes
+	}
+	b.answer(w, http.StatusOK, ans)
 }
 
 // argumentsOf reads an approval's arguments from the folder: ID.rN.json
-// for revision N > 1, else ID.json.
-func (b *Backend) argumentsOf(id string, revision int) (json.RawMessage, string, bool) {
+// for revision N > 1, else ID.json; and its changeset, when the file has
+// one, with patch_sha256 the SHA-256 of the patch's bytes.
+func (b *Backend) argumentsOf(id string, revision int) (json.RawMessage, string, *backend.ChangesAnswer, bool) {
 	if b.arguments == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
-		return nil, "", false
+		return nil, "", nil, false
 	}
 	names := []string{id + ".json"}
 	if revision > 1 {
@@ -231,7 +240,8 @@ func (b *Backend) argumentsOf(id string, revision int) (json.RawMessage, string,
 			continue
 		}
 		var fx struct {
-			Arguments json.RawMessage `json:"arguments"`
+			Arguments json.RawMessage        `json:"arguments"`
+			Changes   *backend.ChangesAnswer `json:"changes"`
 		}
 		if json.Unmarshal(raw, &fx) != nil || len(fx.Arguments) == 0 {
 			continue
@@ -240,9 +250,13 @@ func (b *Backend) argumentsOf(id string, revision int) (json.RawMessage, string,
 		if err != nil {
 			continue
 		}
-		return fx.Arguments, digest, true
+		if fx.Changes != nil {
+			sum := sha256.Sum256([]byte(fx.Changes.Patch))
+			fx.Changes.PatchSHA256 = "sha256:" + hex.EncodeToString(sum[:])
+		}
+		return fx.Arguments, digest, fx.Changes, true
 	}
-	return nil, "", false
+	return nil, "", nil, false
 }
 
 var (

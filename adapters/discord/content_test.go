@@ -1,0 +1,94 @@
+package discord_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
+)
+
+// chgPatch is the whole patch the fake backend holds for a-chg1.
+const chgPatch = "--- a/src/retry.go\n+++ b/src/retry.go\n@@ -10,3 +10,4 @@\n-\tmax := 3\n+\tmax := 5\n"
+
+// TestRestrictedChangesetShownBeforeApproval: a content holder's Approve
+// of a restricted changeset records nothing; it shows them, in ephemeral
+// follow-ups, the files and the patch checked against patch_sha256, and
+// only the Approve of that answer decides, with the digest. Nothing of
+// it, nor the digest, reaches the channel.
+func TestRestrictedChangesetShownBeforeApproval(t *testing.T) {
+	h := newHarness(t)
+	ev := threadstest.Ingest(t, h.svc, "changes.json", func(ev map[string]any) {
+		data := ev["data"].(map[string]any)
+		data["content"] = map[string]any{"restricted": true}
+		data["changes"].(map[string]any)["patch_sha256"] = threads.PatchDigest(chgPatch)
+	})
+	threadstest.Backed(t, h.backend, ev)
+	h.backend.SetChanges("a-chg1", []backend.ChangedFileAnswer{{Path: "src/retry.go"}, {Path: "src/retry_test.go"}}, chgPatch)
+	h.drain(t)
+	card := h.card(t, "a-chg1", approvalTarget, 1)
+	first := h.click(t, kevin, chApproval, button(t, card, templates.ActionApprove))
+	if first.Response.Type != discordgo.InteractionResponseDeferredMessageUpdate {
+		t.Fatalf("first answer %+v: want a deferred update, the content following privately", first.Response)
+	}
+	patch := h.told(t, kevin, "max := 5")
+	if !strings.Contains(plain(patch.Text()), "src/retry_test.go") || !strings.Contains(plain(patch.Text()), threads.PatchDigest(chgPatch)) {
+		t.Fatalf("the changeset shown: %q", patch.Text())
+	}
+	if f := h.told(t, kevin, "decides the revision shown above"); f.Components == 0 {
+		t.Fatalf("the private answer offers no Approve: %+v", f)
+	}
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("the card's Approve decided before the changeset was shown: %+v", got)
+	}
+	seen := templates.EncodeAction(templates.Action{Kind: templates.ActionApproveSeen, ApprovalID: "a-chg1", Revision: 1})
+	// The fake keeps no ephemeral message to click: the private answer's
+	// button is pressed with the card's message as the one it answers.
+	res := h.approve(t, kevin, chApproval, seen, card.ID, "")
+	if !res.Answered() {
+		t.Fatalf("answer %+v", res)
+	}
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Decision != backend.Approve ||
+		got[0].Request.ArgsSHA256 != h.backend.Digest("a-chg1") {
+		t.Fatalf("decisions %+v: want one approval carrying the digest", got)
+	}
+	for _, ch := range []string{chApproval, card.Thread} {
+		for _, m := range h.discord.Messages(ch) {
+			if strings.Contains(m.Text(), "max := 5") || strings.Contains(m.Text(), h.backend.Digest("a-chg1")) {
+				t.Fatalf("a shared message shows the changeset or the digest: %q", m.Text())
+			}
+		}
+	}
+}
+
+// TestPrivateChatRestrictedWhateverTheFlag: a private chat's call with
+// content.restricted false shows nothing of its content in the channel,
+// and a member without the content permission cannot decide it.
+func TestPrivateChatRestrictedWhateverTheFlag(t *testing.T) {
+	h := newHarness(t)
+	ev := threadstest.Ingest(t, h.svc, "private.json", func(ev map[string]any) {
+		ev["data"].(map[string]any)["content"] = map[string]any{"restricted": false}
+	})
+	threadstest.Backed(t, h.backend, ev)
+	h.drain(t)
+	card := h.card(t, "a-priv1", approvalTarget, 1)
+	for _, hidden := range []string{"bea.private@example.com", "Deleting my old", h.backend.Digest("a-priv1")} {
+		if strings.Contains(card.Text(), hidden) {
+			t.Errorf("the channel's card shows %q", hidden)
+		}
+	}
+	for _, kind := range []templates.ActionKind{templates.ActionApprove, templates.ActionDeny} {
+		res := h.click(t, noc, chApproval, button(t, card, kind))
+		answeredAtOnce(t, res, "only members of tenant acme with the content permission")
+	}
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("decisions %+v", got)
+	}
+}

@@ -1,0 +1,159 @@
+package slack_test
+
+import (
+	"strings"
+	"testing"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
+)
+
+// chgPatch is the whole patch the fake backend holds for a-chg1.
+const chgPatch = "--- a/src/retry.go\n+++ b/src/retry.go\n@@ -10,3 +10,4 @@\n-\tmax := 3\n+\tmax := 5\n"
+
+// restrictedChangeset ingests changes.json as a content-restricted
+// changeset whose patch_sha256 names chgPatch, which the fake backend's
+// look-up serves with its files.
+func restrictedChangeset(t *testing.T, h *harness) {
+	t.Helper()
+	h.ingestWith(t, "changes.json", func(ev map[string]any) {
+		data := ev["data"].(map[string]any)
+		data["content"] = map[string]any{"restricted": true}
+		data["changes"].(map[string]any)["patch_sha256"] = threads.PatchDigest(chgPatch)
+	})
+	h.backend.SetChanges("a-chg1", []backend.ChangedFileAnswer{{Path: "src/retry.go"}, {Path: "src/retry_test.go"}}, chgPatch)
+	h.drain(t)
+}
+
+// TestDigestNeverInTheChannel: the digest lets a guess at a value be
+// checked, so the channel's card and its thread never show it; Show all
+// arguments, to the one member who asked, does.
+func TestDigestNeverInTheChannel(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	const ch = "C0APPROVALS"
+	digest := h.backend.Digest("a-merge1")
+	card := h.card(t, "a-merge1", ch, 1)
+	if !strings.Contains(card.AllText(), "acme/api") {
+		t.Fatalf("the card shows no arguments: %q", card.AllText())
+	}
+	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionApprove))
+	h.drain(t)
+	for _, m := range h.slack.Messages() {
+		if strings.Contains(m.AllText(), digest) {
+			t.Fatalf("%s shows the digest: %q", m.Method, m.AllText())
+		}
+	}
+	// The bot still binds the decision to it.
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.ArgsSHA256 != digest {
+		t.Fatalf("decisions %+v: want the digest sent", got)
+	}
+}
+
+// TestRestrictedChangesetShownBeforeApproval: a content holder's Approve
+// of a restricted changeset sends nothing; it shows them, alone, the
+// files and the patch, checked against patch_sha256, and only the
+// Approve of that answer decides, with the digest.
+func TestRestrictedChangesetShownBeforeApproval(t *testing.T) {
+	h := newHarness(t)
+	restrictedChangeset(t, h)
+	const ch = "C0APPROVALS"
+	card := h.card(t, "a-chg1", ch, 1)
+	if strings.Contains(card.AllText(), "max := 5") || strings.Contains(card.AllText(), "src/retry.go") {
+		t.Fatalf("the restricted card shows the changeset: %q", card.AllText())
+	}
+	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionApprove))
+	shown := h.told(t, "U0KEVIN", "decides the revision shown above")
+	patch := h.told(t, "U0KEVIN", "max := 5")
+	if !strings.Contains(patch.AllText(), "src/retry_test.go") || !strings.Contains(patch.AllText(), threads.PatchDigest(chgPatch)) {
+		t.Fatalf("the changeset shown: %q", patch.AllText())
+	}
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("the card's Approve decided before the changeset was shown: %+v", got)
+	}
+	for _, m := range h.slack.Channel(ch) {
+		if strings.Contains(m.AllText(), "max := 5") {
+			t.Fatalf("the patch reached the channel: %q", m.AllText())
+		}
+	}
+	h.click(t, "U0KEVIN", ch, button(t, shown, templates.ActionApproveSeen))
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Decision != backend.Approve ||
+		got[0].Request.ArgsSHA256 != h.backend.Digest("a-chg1") {
+		t.Fatalf("decisions %+v: want one approval carrying the digest", got)
+	}
+}
+
+// TestTamperedPatchShowsNothing: a look-up whose patch does not match
+// the approval's patch_sha256 shows none of it, nor the arguments, and
+// offers no Approve.
+func TestTamperedPatchShowsNothing(t *testing.T) {
+	h := newHarness(t)
+	restrictedChangeset(t, h)
+	h.backend.TamperPatch("a-chg1", chgPatch+"+\tos.Exit(1)\n")
+	const ch = "C0APPROVALS"
+	card := h.card(t, "a-chg1", ch, 1)
+	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionApprove))
+	h.told(t, "U0KEVIN", "does not match the patch digest")
+	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionShowDetails))
+	threadstest.Eventually(t, "the second refusal", func() bool {
+		n := 0
+		for _, m := range h.slack.Messages() {
+			if m.User == "U0KEVIN" && strings.Contains(m.AllText(), "does not match the patch digest") {
+				n++
+			}
+		}
+		return n == 2
+	})
+	h.notTold(t, "max := 5")
+	h.notTold(t, "agent/fix-retry")
+	h.notTold(t, "decides the revision shown above")
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("decisions %+v", got)
+	}
+}
+
+// TestPrivateChatRestrictedWhateverTheFlag: a private chat's call with
+// content.restricted false shows nothing of its content in the channel,
+// and a member without the content permission cannot decide it.
+func TestPrivateChatRestrictedWhateverTheFlag(t *testing.T) {
+	h := newHarness(t)
+	h.ingestWith(t, "private.json", func(ev map[string]any) {
+		ev["data"].(map[string]any)["content"] = map[string]any{"restricted": false}
+	})
+	h.drain(t)
+	const ch = "C0APPROVALS"
+	card := h.card(t, "a-priv1", ch, 1)
+	for _, hidden := range []string{"bea.private@example.com", "customers", "Deleting my old", h.backend.Digest("a-priv1")} {
+		if strings.Contains(card.AllText(), hidden) {
+			t.Errorf("the channel's card shows %q", hidden)
+		}
+	}
+	if !strings.Contains(card.AllText(), "content permission") {
+		t.Errorf("the card does not say where its details are: %q", card.AllText())
+	}
+	h.click(t, "U0NOC", ch, button(t, card, templates.ActionApprove))
+	h.told(t, "U0NOC", "private chat: only members of tenant acme with the content permission")
+	h.click(t, "U0NOC", ch, button(t, card, templates.ActionDeny))
+	threadstest.Eventually(t, "the deny refused", func() bool {
+		n := 0
+		for _, m := range h.slack.Messages() {
+			if m.User == "U0NOC" && strings.Contains(m.AllText(), "private chat") {
+				n++
+			}
+		}
+		return n == 2
+	})
+	if len(h.slack.Views()) != 0 {
+		t.Fatal("a dialog opened for a member who may not decide")
+	}
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("decisions %+v", got)
+	}
+}

@@ -1,0 +1,71 @@
+package templates
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDigestOnlyForAContentHolder: the digest lets a guess at a redacted
+// or small value be checked, so no surface shows it unless the card's
+// reader is known to hold the content permission.
+func TestDigestOnlyForAContentHolder(t *testing.T) {
+	r, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"merge.json", "secrets.json", "changes.json"} {
+		a := loadApproval(t, name)
+		digest := a.Call.ArgsSHA256
+		at, plan := pinned(a)
+		in, err := PreviewInput(a, "pending", at, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		renderAll(t, r, Build(in)).each(func(surface, text string) {
+			if strings.Contains(text, digest) {
+				t.Errorf("%s on %s shows the digest to a reader not known to hold the content permission", name, surface)
+			}
+		})
+		in.ContentHolder = true
+		c := Build(in)
+		if c.Digest != digest {
+			t.Errorf("%s for a content holder: digest %q, want %q", name, c.Digest, digest)
+		}
+		x := renderAll(t, r, c)
+		for surface, text := range map[string]string{"slack": x.slack, "discord": x.discord, "email text": x.emailText, "text": x.text} {
+			if !strings.Contains(text, digest) {
+				t.Errorf("%s on %s hides the digest from a content holder", name, surface)
+			}
+		}
+	}
+}
+
+// TestPrivateChatRestrictedWhateverTheFlag: a private chat's call whose
+// content.restricted is false renders as restricted on every surface:
+// no arguments, role values, agent text or digest, even for a content
+// holder's copy of a shared card.
+func TestPrivateChatRestrictedWhateverTheFlag(t *testing.T) {
+	r, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := loadApproval(t, "private.json")
+	a.Content.Restricted = false
+	at, plan := pinned(a)
+	in, err := PreviewInput(a, "pending", at, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.ContentHolder = true
+	c := Build(in)
+	if !c.Restricted || c.Arguments != nil || c.Digest != "" || c.AgentSays != "" || c.RestrictedNote == "" {
+		t.Fatalf("card %+v: want it restricted", c)
+	}
+	renderAll(t, r, c).each(func(surface, text string) {
+		for _, hidden := range []string{"bea.private@example.com", "customers", "Deleting my old", a.Call.ArgsSHA256} {
+			if strings.Contains(text, hidden) {
+				t.Errorf("%s shows %q of a private chat's call", surface, hidden)
+			}
+		}
+	})
+}
