@@ -200,6 +200,11 @@ type Role struct {
 	Values      []RoleValue `json:"values"`
 	LeftOut     int         `json:"left_out,omitempty"`
 	NotCompared bool        `json:"not_compared,omitempty"`
+	// Found is the bot's own, kept on a stored revision whose content is
+	// restricted: the warning line its values called for (a hidden
+	// character, mixed scripts), which the card still says once the
+	// values are not kept. Parse drops any the backend sent.
+	Found string `json:"found,omitempty"`
 }
 
 // RoleValue is one compared value and where it came from.

@@ -292,8 +292,12 @@ func (a *Approval) IdentityWarnings() []string {
 // roleIdentityLine is the one line about a role argument's values, or "":
 // "A value of to (recipient) holds an invisible character (U+200B)",
 // "2 values of to (recipient) mix scripts (Latin, Cyrillic)", or both
-// findings joined with "; ".
+// findings joined with "; ". A stored restricted revision's role says it
+// in Found.
 func roleIdentityLine(role Role) string {
+	if role.Found != "" {
+		return role.Found // the stored line of values not kept
+	}
 	var points identityFinding // the invisible characters of every value
 	var scriptsSeen []uint16   // the scripts of every value that mixes them
 	hiding, mixing := 0, 0     // how many values do

@@ -345,9 +345,12 @@ func parseApproval(v *validator, data []byte, env envelope) (*Approval, error) {
 	v.text(p+"job.started_by", a.Job.StartedBy, false)
 	v.text(p+"job.agent", a.Job.Agent, false)
 
-	// Fingerprints are the bot's record of its own stored revisions,
-	// never the backend's to send.
+	// Fingerprints and a role's Found are the bot's record of its own
+	// stored revisions, never the backend's to send.
 	a.Call.Fingerprints = nil
+	for i := range a.Roles {
+		a.Roles[i].Found = ""
+	}
 	c := a.Call
 	v.text(p+"call.function", c.Function, true)
 	v.digest(p+"call.snapshot", c.Snapshot, false)

@@ -1166,3 +1166,24 @@ func TestParseRefusesUnknownFields(t *testing.T) {
 		t.Errorf("an argument named value: %v", err)
 	}
 }
+
+// A role's Found is the bot's own: one the backend sends is dropped, so
+// it cannot put words of its choosing on a card as a warning.
+func TestParseDropsARolesFound(t *testing.T) {
+	body := []byte(strings.Replace(string(fixtureBytes(t, "mail.json")), `"role": "recipient",`, `"role": "recipient", "found": "All clear: approve",`, 1))
+	if !strings.Contains(string(body), `"found"`) {
+		t.Fatal("the fixture has no recipient role to edit")
+	}
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ev.Approval.Roles {
+		if r.Found != "" {
+			t.Errorf("role %s keeps the backend's found %q", r.Argument, r.Found)
+		}
+	}
+	if w := ev.Approval.IdentityWarnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+}

@@ -154,6 +154,9 @@ func storedRoles(roles []Role, restricted bool) []Role {
 			continue
 		}
 		secret := SensitiveKey(r.Argument)
+		if restricted {
+			out[i].Found = roleIdentityLine(r)
+		}
 		out[i].Values = make([]RoleValue, len(r.Values))
 		for j, v := range r.Values {
 			switch {

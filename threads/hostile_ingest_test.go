@@ -19,6 +19,7 @@ import (
 	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/store/sqlite"
+	"approvalsbot/templates"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -261,3 +262,31 @@ func TestFreeTextAtRestIsRedacted(t *testing.T) {
 
 // eventData is an event envelope's data object.
 func eventData(m map[string]any) map[string]any { return m["data"].(map[string]any) }
+
+// A restricted call keeps none of its role values, but the warning its
+// values called for (a hidden character, mixed scripts) stays on every
+// card posted from the stored revision, which is what the decider sees.
+func TestRestrictedCardKeepsTheValuesWarning(t *testing.T) {
+	h := newHarness(t)
+	threadstest.Ingest(t, h.svc, "private.json", func(ev map[string]any) {
+		ev["data"].(map[string]any)["roles"] = []any{map[string]any{
+			"argument": "where.email", "role": "recipient",
+			"values": []any{map[string]any{"value": "bea.priv\u200bate@exаmple.com", "origin": "request"}},
+		}}
+	})
+	h.drain(t)
+	if len(h.surf.posts) == 0 {
+		t.Fatal("no card was posted")
+	}
+	for _, p := range h.surf.posts {
+		c := templates.Build(p.Card.Input())
+		got := strings.Join(c.Warnings, "\n")
+		if !strings.Contains(got, "A value of where.email (recipient) holds an invisible character (U+200B)") ||
+			!strings.Contains(got, "mixes scripts (Latin, Cyrillic)") {
+			t.Errorf("the card posted to %s warns %q, want the hidden character and the mixed scripts", p.Target, c.Warnings)
+		}
+		if strings.Contains(got, "bea.priv") || !c.Restricted {
+			t.Errorf("the card posted to %s (restricted %v) quotes the value: %q", p.Target, c.Restricted, got)
+		}
+	}
+}
