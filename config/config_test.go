@@ -492,6 +492,15 @@ func TestProblems(t *testing.T) {
 		{name: "max_deadline negative", add: "    max_deadline: -1h\n", want: []string{
 			"bot.yaml:11: tenants.acme.max_deadline: -1h is negative",
 		}},
+		{name: "deadline past max_deadline", add: "    max_deadline: 48h\n    deadline: 72h\n", want: []string{
+			"bot.yaml:12: tenants.acme.deadline: 72h is longer than max_deadline (48h), the furthest a deadline may lie",
+		}},
+		{name: "default deadline past max_deadline", add: "    max_deadline: 12h\n", want: []string{
+			"bot.yaml:11: tenants.acme.deadline: 24h is longer than max_deadline (12h), the furthest a deadline may lie",
+		}},
+		{name: "a tool's deadline past max_deadline", add: "    max_deadline: 48h\n    tools:\n      \"payments.*\": {deadline: 72h}\n", want: []string{
+			`bot.yaml:13: tenants.acme.tools["payments.*"].deadline: 72h is longer than the tenant's max_deadline (48h), the furthest a deadline may lie`,
+		}},
 		{name: "member addresses one mailbox", add: "    members:\n" +
 			"      - {user: user:sam, role: operator, email: sam@acme.example}\n" + // 12
 			"      - {user: user:sam2, role: operator, email: Sam@ACME.example}\n" +

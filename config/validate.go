@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/url"
@@ -456,9 +457,11 @@ type ladderPos struct {
 }
 
 type toolPos struct {
-	override ToolOverride
-	path     string
-	ladderN  *yaml.Node
+	override  ToolOverride
+	path      string
+	ladderN   *yaml.Node
+	deadlineN *yaml.Node // nil when the override sets none
+	deadlineP string
 }
 
 func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
@@ -466,6 +469,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 	var ladders []ladderPos
 	var tools []toolPos
 	var rotations []rotationPos
+	var deadlineN, maxDeadlineN *yaml.Node
 	postGiven := 0
 	_, ok := d.mapping(v, p, map[string]field{
 		"deadline": func(_, v *yaml.Node, p string) {
@@ -474,7 +478,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 					d.problemf(v, p, "must be more than 0s")
 					return
 				}
-				t.Deadline = x
+				t.Deadline, deadlineN = x, v
 			}
 		},
 		"max_deadline": func(_, v *yaml.Node, p string) {
@@ -483,7 +487,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 					d.problemf(v, p, "must be more than 0s")
 					return
 				}
-				t.MaxDeadline = x
+				t.MaxDeadline, maxDeadlineN = x, v
 			}
 		},
 		"post": func(_, v *yaml.Node, p string) { t.Post, postGiven = d.targets(v, p, channels) },
@@ -531,7 +535,19 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 	}
 	d.tenantTimes(t, ladders, rotations)
 
+	// The bot refuses a request's own deadline further away than
+	// max_deadline; a deadline the tenant gives every request must not
+	// reach further than that either.
+	if t.Deadline > t.MaxDeadline {
+		n := cmp.Or(deadlineN, maxDeadlineN, v)
+		d.problemf(n, joinKey(p, "deadline"), "%s is longer than max_deadline (%s), the furthest a deadline may lie",
+			ladder.FormatDuration(t.Deadline), ladder.FormatDuration(t.MaxDeadline))
+	}
 	for _, tp := range tools {
+		if tp.deadlineN != nil && tp.override.Deadline > t.MaxDeadline {
+			d.problemf(tp.deadlineN, tp.deadlineP, "%s is longer than the tenant's max_deadline (%s), the furthest a deadline may lie",
+				ladder.FormatDuration(tp.override.Deadline), ladder.FormatDuration(t.MaxDeadline))
+		}
 		if name := tp.override.Ladder; name != "" {
 			if _, ok := t.Ladders[name]; !ok {
 				d.problemf(tp.ladderN, tp.path, "%q is not a ladder of tenant %s (it has %s)", name, id, strings.Join(ladderNames(t.Ladders), ", "))
@@ -779,7 +795,7 @@ func (d *decoder) tools(v *yaml.Node, p string) []toolPos {
 						d.problemf(v, p, "must be more than 0s")
 						return
 					}
-					o.Deadline = x
+					o.Deadline, tp.deadlineN, tp.deadlineP = x, v, p
 				}
 			},
 			"post": func(_, v *yaml.Node, p string) { o.Post, _ = d.targets(v, p, channels) },
