@@ -239,13 +239,30 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 	if text := refuse(tenant, m, &a, req.Approve); text != "" {
 		return DecideResult{Text: text}, nil
 	}
-	if req.ShownDigest != "" {
+	// Only a content holder's Approve of a restricted call is ever shown
+	// the call first, so only theirs may say what it was shown: anyone
+	// else's ShownDigest is ignored unread, or its answer would tell them
+	// whether a guess at the digest (and so at a hidden value) is right.
+	reveals := req.Approve && m.Content && a.ContentRestricted()
+	if reveals && req.ShownDigest != "" {
 		if req.ShownDigest != a.Call.ArgsSHA256 {
 			return DecideResult{Text: "The arguments you were shown are not this call's; nothing was sent. Look at the call again."}, nil
 		}
 		req.Shown = true
 	}
-	if req.Approve && !req.Shown && !req.RefuseOnly && m.Content && a.ContentRestricted() {
+	if reveals && !req.Shown && !req.RefuseOnly {
+		// A card a reask replaced is told so, not shown the call again
+		// (the look-up would answer for the new revision).
+		row, err := s.store.ApprovalGet(ctx, req.ApprovalID)
+		if errors.Is(err, store.ErrNotFound) {
+			return DecideResult{Text: "The bot knows no such card; nothing was sent."}, nil
+		}
+		if err != nil {
+			return DecideResult{}, fmt.Errorf("read approval %s: %w", req.ApprovalID, err)
+		}
+		if text := stale(row, req.Revision); text != "" {
+			return DecideResult{Text: text}, nil
+		}
 		return DecideResult{Reveal: true, Text: SayRevealFirst}, nil
 	}
 	now := s.clock.Now()

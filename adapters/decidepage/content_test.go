@@ -68,6 +68,30 @@ func TestRestrictedApproveShowsTheCallFirst(t *testing.T) {
 	}
 }
 
+// TestShownDigestIsNoOracle: the shown field is a content holder's, on a
+// restricted call. Posted by a member without the content permission it
+// is ignored unread: a wrong guess at the digest is answered as the right
+// one is, as a plain Approve, or the page would tell them which guess at
+// a hidden value is right.
+func TestShownDigestIsNoOracle(t *testing.T) {
+	for _, guess := range []string{"sha256:" + strings.Repeat("0", 64), ""} {
+		p := newPage(t)
+		p.ingest("merge.json")
+		p.drain()
+		if guess == "" {
+			guess = p.fake.Digest("a-merge1")
+		}
+		res := p.submit(p.link("acme", "a-merge1", 1, "user:noc", "approve"), url.Values{"shown": {guess}})
+		if res.status != http.StatusSeeOther || strings.Contains(res.body, "not this call") {
+			t.Errorf("noc's Approve with shown=%s answered %d:\n%s", guess, res.status, res.body)
+		}
+		p.drain()
+		if got := p.fake.Decisions(); len(got) != 1 || got[0].Request.ArgsSHA256 != "" {
+			t.Errorf("shown=%s: decisions %+v, want one approval without the digest", guess, got)
+		}
+	}
+}
+
 // TestRestrictedApproveWithoutTheCallOffersNoForm: when the look-up does
 // not match the digest, the page shows none of it and no Approve.
 func TestRestrictedApproveWithoutTheCallOffersNoForm(t *testing.T) {

@@ -157,3 +157,29 @@ func TestPrivateChatRestrictedWhateverTheFlag(t *testing.T) {
 		t.Fatalf("decisions %+v", got)
 	}
 }
+
+// TestApproveOnASupersededRestrictedCard: a content holder's Approve on
+// a restricted card a reask replaced is told the card was superseded;
+// the bot does not look the call up (the backend would answer for the
+// new revision), shows nothing of it, and sends nothing.
+func TestApproveOnASupersededRestrictedCard(t *testing.T) {
+	h := newHarness(t)
+	restrict := func(ev map[string]any) {
+		ev["data"].(map[string]any)["content"] = map[string]any{"restricted": true}
+	}
+	h.ingestWith(t, "merge.json", restrict)
+	h.drain(t)
+	old := h.card(t, "a-merge1", "C0APPROVALS", 1)
+	h.ingestWith(t, "merge-reasked.json", restrict)
+	h.drain(t)
+	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, old, templates.ActionApprove))
+	h.drain(t)
+	h.told(t, "U0KEVIN", "superseded")
+	h.notTold(t, "Approve below decides it")
+	if got := h.backend.Lookups(); len(got) != 0 {
+		t.Errorf("the superseded card's Approve looked the call up: %+v", got)
+	}
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Errorf("decisions %+v", got)
+	}
+}
