@@ -144,8 +144,14 @@ func (v RoleValue) IsOutOfScope() bool {
 
 // OutOfScope reports whether any compared value lies below a tenant record
 // (RoleValue.IsOutOfScope), or a marked argument was not compared at
-// all, or an argument was not traced to the request.
+// all, or an argument was not traced to the request, or the platform's
+// origin check (asked_by: origin) found an argument whose origin ranks
+// below tenant_record (an unknown origin included): one rule for the
+// same fact, wherever the card learns it.
 func (a *Approval) OutOfScope() bool {
+	if a.AskedBy.Reason == ReasonOrigin && a.AskedBy.Origin.rank() < OriginTenantRecord.rank() {
+		return true
+	}
 	for _, r := range a.Roles {
 		if r.NotCompared {
 			return true
@@ -186,11 +192,12 @@ func (r Role) RoleValueShown(v RoleValue) string {
 
 // DenyFirst reports whether Deny comes first and takes the focus: a
 // destructive call, one with a value out of scope, one new to the job, one
-// above the job's class so far, or one the card warns about
-// (WarningLines).
+// above the job's class so far, one the card warns about (WarningLines),
+// or one the platform's origin check asked about (asked_by: origin): it
+// found a value below the floor its rule needs, whatever the floor.
 func (a *Approval) DenyFirst() bool {
 	return a.Destructive() || a.OutOfScope() || len(a.Flags.NewToJob) > 0 || a.Flags.ClassAbove != nil ||
-		len(a.WarningLines()) > 0
+		a.AskedBy.Reason == ReasonOrigin || len(a.WarningLines()) > 0
 }
 
 // ChatMayApprove reports whether a chat may offer Approve: not when the call
@@ -220,17 +227,19 @@ func originPhrase(o Origin) string {
 }
 
 // FlagLines are the three facts of what the request never asked for, by
-// name and class only, never a value.
+// name and class only, never a value. The argument names come from the
+// request and pass through RedactText, as free text does: a flag line
+// shows on a restricted shared card too.
 func (a *Approval) FlagLines() []string {
 	var lines []string
 	for _, f := range a.Flags.NotTraced {
 		lines = append(lines, fmt.Sprintf("Not traced to the request: %s (%s) came from %s; a rule needs %s",
-			f.Argument, f.Role, originPhrase(f.Origin), originPhrase(f.Floor)))
+			RedactText(f.Argument), f.Role, originPhrase(f.Origin), originPhrase(f.Floor)))
 	}
 	if len(a.Flags.NewToJob) > 0 {
 		names := make([]string, len(a.Flags.NewToJob))
 		for i, f := range a.Flags.NewToJob {
-			names[i] = fmt.Sprintf("%s (%s)", f.Argument, f.Role)
+			names[i] = fmt.Sprintf("%s (%s)", RedactText(f.Argument), f.Role)
 		}
 		lines = append(lines, "New to this job: "+strings.Join(names, ", "))
 	}

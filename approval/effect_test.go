@@ -547,3 +547,54 @@ func TestWarningLines(t *testing.T) {
 		t.Errorf("EffectLine = %q, want %q", got, approval.EffectReadsOnly)
 	}
 }
+
+// TestOriginCheckOutOfScope: the platform's origin check (asked_by:
+// origin) is one more place the card learns a value's origin. An origin
+// below tenant_record is out of scope by the one rule; any origin check
+// puts Deny first, since it found a value below the floor its rule needs.
+func TestOriginCheckOutOfScope(t *testing.T) {
+	t.Parallel()
+	no := hint(false)
+	for _, tt := range []struct {
+		origin    approval.Origin
+		outOfScop bool
+	}{
+		{approval.OriginJobRead, true},
+		{approval.OriginNowhere, true},
+		{approval.Origin("elsewhere"), true},
+		{approval.OriginTenantRecord, false},
+		{approval.OriginIdentity, false},
+	} {
+		a := &approval.Approval{
+			Call:    approval.Call{Function: "mail.send", Annotations: approval.Annotations{ReadOnlyHint: no, DestructiveHint: no, OpenWorldHint: no}},
+			AskedBy: approval.AskedBy{Reason: approval.ReasonOrigin, Argument: "to", Role: approval.RoleRecipient, Floor: approval.OriginRequest, Origin: tt.origin},
+		}
+		if got := a.OutOfScope(); got != tt.outOfScop {
+			t.Errorf("origin %s: OutOfScope = %v, want %v", tt.origin, got, tt.outOfScop)
+		}
+		if !a.DenyFirst() {
+			t.Errorf("origin %s: DenyFirst = false for an origin check", tt.origin)
+		}
+	}
+}
+
+// TestFlagLinesRedactNames: a flag line shows on a restricted shared
+// card too, so the argument names it quotes from the request pass
+// through RedactText.
+func TestFlagLinesRedactNames(t *testing.T) {
+	t.Parallel()
+	const sec = "fl4gs3cr3tv4lu3"
+	a := &approval.Approval{Flags: approval.Flags{
+		NotTraced: []approval.NotTraced{{Argument: "https://u:" + sec + "@h.example", Role: approval.RoleHost, Origin: approval.OriginJobRead, Floor: approval.OriginRequest}},
+		NewToJob:  []approval.NewToJob{{Argument: "Bearer " + sec, Role: approval.RoleRecipient}},
+	}}
+	lines := a.FlagLines()
+	if len(lines) != 2 {
+		t.Fatalf("lines %q", lines)
+	}
+	for _, l := range lines {
+		if strings.Contains(l, sec) {
+			t.Errorf("flag line shows the secret: %q", l)
+		}
+	}
+}
