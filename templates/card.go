@@ -428,6 +428,11 @@ const (
 	statusDecidingFmt = "Recorded: %s is being sent to the job backend…"
 	statusDeadlineDue = "Nobody answered by the deadline: the denial is being sent to the job backend…"
 	restrictedNote    = "details are shown only to operators with the content permission"
+	// restrictedRoleNote ends each line a restricted card says of a
+	// role's values it does not show.
+	restrictedRoleNote = "values are shown only to operators with the content permission"
+	// restrictedArgMax bounds the argument's name on such a line.
+	restrictedArgMax = 32
 	// What a restricted card says in place of a comment, a reason or the
 	// backend's message, worded as the thread's replies word it.
 	withheldComment   = "the comment is shown only in the console (this call's content is restricted)"
@@ -473,12 +478,14 @@ func Build(in Input) Card {
 		Kind:       a.Kind,
 		State:      cmp.Or(in.State, approval.StatePending),
 		Superseded: in.Superseded,
-		Function:   cutLine(oneLine(a.Call.Function), lineMax),
+		// The function name, who started the job and the agent come from
+		// the request: redacted as free text is, before any cut.
+		Function: cutLine(oneLine(approval.RedactText(a.Call.Function)), lineMax),
 		Job: Job{
 			ID:        cutLine(oneLine(a.Job.ID), lineMax),
 			URL:       linkable(a.Job.URL),
-			StartedBy: cutLine(oneLine(a.Job.StartedBy), lineMax),
-			Agent:     cutLine(oneLine(a.Job.Agent), lineMax),
+			StartedBy: cutLine(oneLine(approval.RedactText(a.Job.StartedBy)), lineMax),
+			Agent:     cutLine(oneLine(approval.RedactText(a.Job.Agent)), lineMax),
 			Level:     cmp.Or(cutLine(oneLine(a.Level), 16), levelNotGiven),
 		},
 		ConsoleURL: linkable(a.ConsoleURL),
@@ -516,6 +523,7 @@ func Build(in Input) Card {
 	}
 	if c.Restricted {
 		c.RestrictedNote = restrictedNote
+		c.Roles = restrictedRoles(a)
 	} else {
 		c.Arguments = arguments(a)
 		if in.ContentHolder && approval.ValidDigest(a.Call.ArgsSHA256) {
@@ -530,7 +538,7 @@ func Build(in Input) Card {
 	c.Changes = changes(a, c.Restricted)
 	if a.Confirm != nil && waiting {
 		c.ConfirmLine = fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console",
-			cutLine(oneLine(a.Confirm.Argument), lineMax))
+			cutLine(oneLine(approval.RedactText(a.Confirm.Argument)), lineMax))
 	}
 	if waiting {
 		c.Looking, c.Times.Looking = lookingLine(in.Looking, deadline(in, a), k)
@@ -622,12 +630,51 @@ func ladderControls(in Input) controls {
 // linkable keeps only absolute http(s) links without user-info, which
 // parsing already demands; a card is also built from approvals that were
 // not parsed (tests, previews), and a link is one click from a person.
+// What it keeps is escapedLink's: no character a URL may not hold raw,
+// so no surface shows or follows a hidden one.
 func linkable(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
 		return ""
 	}
-	return s
+	return escapedLink(s)
+}
+
+// escapedLink is s with every byte a URL may not hold raw percent-encoded
+// (RFC 3986: only the unreserved and reserved characters are left, and a
+// "%" that starts an escape): a control, a space, a quote or bracket, and
+// every byte of a non-ASCII character, so each invisible one
+// (approval.Invisible: bidi controls, zero-width characters, fillers,
+// tags) shows as its UTF-8 escape, which a browser follows to the same
+// place and no reader mistakes for nothing.
+func escapedLink(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			b.WriteByte(c)
+		case c != '%' && urlRaw(c):
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// urlRaw reports whether a URL may hold c raw: an unreserved or a
+// reserved character of RFC 3986.
+func urlRaw(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~:/?#[]@!$&'()*+,;=", c) >= 0
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // deadline is the ladder's deadline, else the approval's own; zero if none.
@@ -1096,7 +1143,7 @@ func roles(a *approval.Approval) *Roles {
 		v := role.Values[c.value]
 		out := v.IsOutOfScope()
 		r.Rows = append(r.Rows, RoleRow{
-			Argument:   cutLine(oneLine(role.Argument), lineMax),
+			Argument:   roleArgument(role),
 			Role:       oneLine(string(role.Role)),
 			Value:      cutLine(oneLine(role.RoleValueShown(v)), roleValueMax),
 			Origin:     oneLine(string(v.Origin)),
@@ -1107,25 +1154,31 @@ func roles(a *approval.Approval) *Roles {
 			shownOut[c.role]++
 		}
 	}
-	var counted, notes []string
+	// Notes that count out-of-scope values or values not compared come
+	// first, then what the backend left out (unknown scope), then the rest.
+	var counted, unknown, notes []roleNote
 	for i, role := range a.Roles {
-		arg := cutLine(oneLine(role.Argument), lineMax)
+		arg := roleArgument(role)
 		outLeft := -shownOut[i]
 		for _, v := range role.Values {
 			if v.IsOutOfScope() {
 				outLeft++
 			}
 		}
-		if left := max(role.LeftOut, 0) + len(role.Values) - shown[i]; left > 0 {
-			n := fmt.Sprintf("%d more %s of %s left out", left, plural(left, "value", "values"), arg)
+		if left := len(role.Values) - shown[i]; left > 0 {
+			n := roleNote{text: fmt.Sprintf("%d more %s of %s left out", left, plural(left, "value", "values"), arg), out: outLeft}
 			if outLeft > 0 {
-				counted = append(counted, n+fmt.Sprintf(" (%d of them out of scope)", outLeft))
+				n.text += fmt.Sprintf(" (%d of them out of scope)", outLeft)
+				counted = append(counted, n)
 			} else {
 				notes = append(notes, n)
 			}
 		}
+		if role.LeftOut > 0 {
+			unknown = append(unknown, roleNote{text: backendLeftOut(role.LeftOut, arg), unknown: true})
+		}
 		if role.NotCompared {
-			counted = append(counted, arg+": not compared past 200 values (counts as out of scope and new to the job)")
+			counted = append(counted, roleNote{text: arg + ": not compared past 200 values (counts as out of scope and new to the job)", unknown: true})
 		}
 	}
 	var t strings.Builder
@@ -1143,8 +1196,122 @@ func roles(a *approval.Approval) *Roles {
 		}
 	}
 	r.Table = t.String()
-	r.Notes = limitList(append(counted, notes...), listMax, func(n int) string { return fmt.Sprintf("and %d more %s", n, plural(n, "note", "notes")) })
+	r.Notes = limitRoleNotes(slices.Concat(counted, unknown, notes))
 	return r
+}
+
+// roleNote is one note under the role rows: its line, how many values
+// out of scope it counts, and whether it counts values whose scope the
+// card cannot know (the backend's own left_out, a role not compared).
+type roleNote struct {
+	text    string
+	out     int
+	unknown bool
+}
+
+// roleArgument is a role's argument as its row and notes name it: from
+// the request, so redacted as free text is.
+func roleArgument(role approval.Role) string {
+	return cutLine(oneLine(approval.RedactText(role.Argument)), lineMax)
+}
+
+// backendLeftOut words the values the job backend left out of a role
+// (left_out): the card never saw them, so it cannot say whether any is
+// out of scope, and says so.
+func backendLeftOut(n int, arg string) string {
+	return fmt.Sprintf("%d more %s of %s left out by the job backend (not known whether any is out of scope)",
+		n, plural(n, "value", "values"), arg)
+}
+
+// limitRoleNotes keeps the first listMax notes; the line that stands for
+// the rest counts the out-of-scope values they count, and the arguments
+// among them whose values' scope is not known, so every out-of-scope value
+// is in a row or counted somewhere on the card: "and 30 more notes (10
+// values out of scope among them)".
+func limitRoleNotes(ns []roleNote) []string {
+	out := make([]string, 0, min(len(ns), listMax+1))
+	for i, n := range ns {
+		if i < listMax {
+			out = append(out, cutLine(oneLine(n.text), lineMax))
+			continue
+		}
+		rest, outOf, unknown := len(ns)-listMax, 0, 0
+		for _, m := range ns[listMax:] {
+			outOf += m.out
+			if m.unknown {
+				unknown++
+			}
+		}
+		line := fmt.Sprintf("and %d more %s", rest, plural(rest, "note", "notes"))
+		var among []string
+		if outOf > 0 {
+			among = append(among, fmt.Sprintf("%d %s out of scope among them", outOf, plural(outOf, "value", "values")))
+		}
+		if unknown > 0 {
+			among = append(among, fmt.Sprintf("%d of them on values whose scope is not known", unknown))
+		}
+		if len(among) > 0 {
+			line += " (" + strings.Join(among, "; ") + ")"
+		}
+		out = append(out, line)
+		break
+	}
+	return out
+}
+
+// restrictedRoleLine is "ARG (ROLE): WHAT (NOTE)" within lineMax: the
+// name and role cut short, and what is said (the out-of-scope count
+// first) cut so that the note stays whole.
+func restrictedRoleLine(role approval.Role, says []string) string {
+	head := cutLine(roleArgument(role), restrictedArgMax) + " (" + cutLine(oneLine(string(role.Role)), restrictedArgMax/2) + "): "
+	tail := " (" + restrictedRoleNote + ")"
+	return head + cutLine(strings.Join(says, "; "), lineMax-charLen(head)-charLen(tail)) + tail
+}
+
+// restrictedRoles is what a restricted card says of the role values it
+// does not show: per argument whose values matter, its name and role and
+// how many of its values are out of scope, whether it is new to the job,
+// what the job backend left out or did not compare, never a value:
+// "to (recipient): 2 values out of scope (values are shown only to
+// operators with the content permission)". A stored restricted revision
+// keeps each value's origin and scope without the value, so the counts
+// are the same before and after it is stored. nil when no argument has
+// anything to say.
+func restrictedRoles(a *approval.Approval) *Roles {
+	var ns []roleNote
+	for _, role := range a.Roles {
+		out := 0
+		for _, v := range role.Values {
+			if v.IsOutOfScope() {
+				out++
+			}
+		}
+		var says []string
+		if out > 0 {
+			says = append(says, fmt.Sprintf("%d %s out of scope", out, plural(out, "value", "values")))
+		}
+		if a.NewToJob(role.Argument) {
+			says = append(says, "new to this job")
+		}
+		if role.LeftOut > 0 {
+			says = append(says, fmt.Sprintf("%d more left out by the job backend, scope not known", role.LeftOut))
+		}
+		if role.NotCompared {
+			says = append(says, "not compared past 200 values")
+		}
+		if len(says) == 0 {
+			continue
+		}
+		ns = append(ns, roleNote{
+			text:    restrictedRoleLine(role, says),
+			out:     out,
+			unknown: role.LeftOut > 0 || role.NotCompared,
+		})
+	}
+	if len(ns) == 0 {
+		return nil
+	}
+	return &Roles{Notes: limitRoleNotes(ns)}
 }
 
 func changes(a *approval.Approval, restricted bool) *Changes {
@@ -1169,7 +1336,7 @@ func changes(a *approval.Approval, restricted bool) *Changes {
 	}
 	if a.Kind == approval.KindProtectedPaths {
 		starter := ""
-		if s := cutLine(oneLine(a.Job.StartedBy), lineMax); s != "" {
+		if s := cutLine(oneLine(approval.RedactText(a.Job.StartedBy)), lineMax); s != "" {
 			starter = " (" + s + ")"
 		}
 		c.GovernanceNote = fmt.Sprintf(governanceNoteFmt, starter)

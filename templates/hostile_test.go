@@ -629,6 +629,9 @@ var (
 	hostileRoleRE    = regexp.MustCompile(`QV[0-9]{4}Z`)
 	hostileCutRE     = regexp.MustCompile(`^([0-9]+) more values? of (.+) left out(.*)$`)
 	hostileCutOOSRE  = regexp.MustCompile(`\(([0-9]+) of (?:them|it) (?:is |are )?out of scope\)`)
+	hostileBackendRE = regexp.MustCompile(`^([0-9]+) more values? of (.+) left out by the job backend \(not known whether any is out of scope\)$`)
+	hostileMoreRE    = regexp.MustCompile(`^and ([0-9]+) more notes?(?: \((?:([0-9]+) values? out of scope among them)?.*\))?$`)
+	hostileLockedRE  = regexp.MustCompile(`^(.+) \([a-z_]+\): (?:([0-9]+) values? out of scope)?.*\(values are shown only to operators with the content permission\)$`)
 )
 
 // hostileSurface is one rendering as its reader reads it: JSON messages as
@@ -820,6 +823,63 @@ func hostileCheckCard(h *hostile, holder bool, c Card, surfaces []hostileSurface
 	}
 	if !c.Restricted {
 		out = append(out, hostileCheckRoles(view, h, c, surfaces)...)
+	} else {
+		out = append(out, hostileCheckLockedRoles(view, h, c, surfaces)...)
+	}
+	return out
+}
+
+// hostileCheckLockedRoles: a restricted card shows no role value, but
+// counts each argument's out-of-scope values on a line of its own, or in
+// the line that stands for the lines cut, on every surface.
+func hostileCheckLockedRoles(view string, h *hostile, c Card, surfaces []hostileSurface) []hostileViolation {
+	var out []hostileViolation
+	add := func(where, format string, args ...any) {
+		out = append(out, hostileViolation{propOutOfScope, where, fmt.Sprintf(format, args...)})
+	}
+	counted := map[string]int{}
+	more := 0
+	if c.Roles != nil {
+		if len(c.Roles.Rows) > 0 || c.Roles.Table != "" {
+			add(view, "a restricted card shows role rows %q", c.Roles.Table)
+		}
+		for _, note := range c.Roles.Notes {
+			if m := hostileLockedRE.FindStringSubmatch(note); m != nil {
+				counted[m[1]], _ = strconv.Atoi(cmp.Or(m[2], "0"))
+			} else if m := hostileMoreRE.FindStringSubmatch(note); m != nil {
+				more, _ = strconv.Atoi(cmp.Or(m[2], "0"))
+			} else {
+				add(view, "a restricted card's role note %q is neither an argument's count nor the cut", note)
+			}
+		}
+	}
+	missing := 0
+	for _, r := range h.roles {
+		oos := 0
+		for _, v := range r.values {
+			if v.oos {
+				oos++
+			}
+		}
+		if oos > counted[r.arg] {
+			missing += oos - counted[r.arg]
+		}
+	}
+	if missing > more {
+		add(view, "%d out-of-scope values on the restricted card are not counted (notes %v)", missing-more, c.Roles)
+	}
+	if c.Roles == nil {
+		return out
+	}
+	for _, s := range surfaces {
+		if s.name == "email subject" || strings.Contains(s.text, "to fit") {
+			continue
+		}
+		for _, note := range c.Roles.Notes {
+			if !strings.Contains(s.text, note) {
+				add(view+"/"+s.name, "the note %q is missing", note)
+			}
+		}
 	}
 	return out
 }
@@ -849,9 +909,26 @@ func hostileCheckRoles(view string, h *hostile, c Card, surfaces []hostileSurfac
 			shown[m] = row
 		}
 	}
+	// cuts: each argument's count of what its rows leave out, the
+	// bot's cut and the backend's left_out on lines of their own; more:
+	// the line that stands for the notes cut, and the out-of-scope
+	// values it counts.
 	type cut struct{ n, oos int }
 	cuts := map[string]cut{}
+	notesCut, moreOOS := false, 0
 	for _, note := range c.Roles.Notes {
+		if m := hostileMoreRE.FindStringSubmatch(note); m != nil {
+			notesCut = true
+			moreOOS, _ = strconv.Atoi(cmp.Or(m[2], "0"))
+			continue
+		}
+		if m := hostileBackendRE.FindStringSubmatch(note); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			ct := cuts[m[2]]
+			ct.n += n
+			cuts[m[2]] = ct
+			continue
+		}
 		m := hostileCutRE.FindStringSubmatch(note)
 		if m == nil {
 			continue
@@ -861,8 +938,11 @@ func hostileCheckRoles(view string, h *hostile, c Card, surfaces []hostileSurfac
 		if o := hostileCutOOSRE.FindStringSubmatch(m[3]); o != nil {
 			k, _ = strconv.Atoi(o[1])
 		}
-		cuts[m[2]] = cut{n, k}
+		ct := cuts[m[2]]
+		ct.n, ct.oos = ct.n+n, ct.oos+k
+		cuts[m[2]] = ct
 	}
+	uncounted := 0 // out-of-scope values left to the cut line's count
 	hiddenPriority, shownPlain := "", ""
 	for _, r := range h.roles {
 		oos, oosShown := 0, 0
@@ -893,14 +973,22 @@ func hostileCheckRoles(view string, h *hostile, c Card, surfaces []hostileSurfac
 		left := len(r.values) + r.leftOut - rowsOf[r.arg]
 		ct, counted := cuts[r.arg]
 		switch {
+		case left > 0 && !counted && notesCut:
+			// Its notes are among those the last line counts.
 		case left > 0 && !counted:
 			add(view, "%d values of %s neither in a row nor counted (notes %q)", left, r.arg, c.Roles.Notes)
 		case left > 0 && ct.n != left:
 			add(view, "the cut line of %s counts %d values, %d are left out", r.arg, ct.n, left)
 		}
 		if hidden := oos - oosShown; hidden > 0 && ct.oos < hidden && !(r.secret && ct.oos > 0) {
-			add(view, "%d out-of-scope values of %s left out, the cut line says %d of them (notes %q)", hidden, r.arg, ct.oos, c.Roles.Notes)
+			if !notesCut {
+				add(view, "%d out-of-scope values of %s left out, the cut line says %d of them (notes %q)", hidden, r.arg, ct.oos, c.Roles.Notes)
+			}
+			uncounted += hidden - ct.oos
 		}
+	}
+	if notesCut && uncounted > moreOOS {
+		add(view, "%d out-of-scope values are in no row and no note, and the notes' cut counts %d (notes %q)", uncounted, moreOOS, c.Roles.Notes)
 	}
 	if hiddenPriority != "" && shownPlain != "" {
 		add(view, "the rows leave out %s but show %s, which is neither out of scope nor new to the job", hiddenPriority, shownPlain)

@@ -76,9 +76,10 @@ func TestRolesAttackerAt26Of100(t *testing.T) {
 
 // TestRolesCutCountsOutOfScope: more out-of-scope values than rows: every
 // row shows one, and the cut says how many of the values it leaves out
-// are out of scope, the backend's own left_out in the count. That note
-// comes before the notes of other arguments, so their own cut (at
-// listMax notes) never hides it.
+// are out of scope. The backend's own left_out is said apart: the card
+// cannot know whether any of those is out of scope. The count comes
+// before the notes of other arguments, so their own cut (at listMax
+// notes) never hides it.
 func TestRolesCutCountsOutOfScope(t *testing.T) {
 	r := newRenderer(t)
 	a := synthetic()
@@ -97,7 +98,7 @@ func TestRolesCutCountsOutOfScope(t *testing.T) {
 			t.Errorf("row %d %+v is not out of scope", i, row)
 		}
 	}
-	const note = "85 more values of to left out (1 of them out of scope)"
+	const note = "80 more values of to left out (1 of them out of scope)"
 	if len(c.Roles.Notes) == 0 || c.Roles.Notes[0] != note {
 		t.Errorf("notes %q, want %q first", c.Roles.Notes, note)
 	}
