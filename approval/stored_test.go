@@ -671,3 +671,115 @@ func TestStoredFingerprintsNeedTheSecret(t *testing.T) {
 		}
 	}
 }
+
+// hostileIdentifiers is an approval whose every identifier the calling
+// side shapes holds a secret's shape: each secret beside a word that
+// shows the identifier was kept at all.
+func hostileIdentifiers() (a approval.Approval, secrets, seen []string) {
+	const (
+		fnToken   = "ghp_Function0name0secret000000000000"
+		argURL    = "https://deploy:role-pw-4417@hooks.acme.example"
+		confirmJW = "eyJhbGciOiJIUzI1NiJ9.Y29uZmlybQ.c2lnbmVk"
+		taintJW   = "eyJhbGciOiJIUzI1NiJ9.dGFpbnQ.c2lnbmVk"
+	)
+	a = approval.Approval{ID: "a-ident", Revision: 1, Tenant: "acme", Kind: approval.KindCall,
+		Job: approval.Job{ID: "job-1", StartedBy: "https://ada:started-pw-1188@sso.acme.example",
+			Agent: "deployer Bearer agent-secret-5521"},
+		Call: approval.Call{Function: "acme_github.merge_" + fnToken,
+			Arguments: json.RawMessage(`{"` + argURL + `":"ops@acme.example","to":"ada@acme.example"}`)},
+		Roles: []approval.Role{
+			{Argument: argURL, Role: approval.RoleRecipient, Values: []approval.RoleValue{
+				{Value: "ops@acme.example", Origin: approval.OriginJobRead, OutOfScope: true}}},
+			{Argument: "to", Role: approval.RoleRecipient, Values: []approval.RoleValue{
+				{Value: "ada@acme.example", Origin: approval.OriginRequest}}},
+		},
+		Flags: approval.Flags{
+			NotTraced: []approval.NotTraced{{Argument: argURL, Role: approval.RoleRecipient,
+				Origin: approval.OriginJobRead, Floor: approval.OriginRequest}},
+			NewToJob: []approval.NewToJob{{Argument: argURL, Role: approval.RoleRecipient}},
+		},
+		AskedBy: approval.AskedBy{Reason: approval.ReasonOrigin, Argument: "recipient Bearer asked-secret-9034",
+			Role: approval.RoleRecipient, Floor: approval.OriginRequest, Origin: approval.OriginJobRead,
+			Taint: []approval.Taint{{Source: "web?access_token=taint-secret-3310", Function: "fetch " + taintJW}}},
+		Level:   "L2 token=level-secret-77",
+		Confirm: &approval.Confirm{Argument: "amount " + confirmJW},
+		Changes: &approval.Changes{Files: []approval.ChangedFile{{Path: "deploy/https://ci:path-pw-6650@git.acme.example/x"}}},
+	}
+	secrets = []string{fnToken[4:], "role-pw-4417", confirmJW[:20], "Y29uZmlybQ", "dGFpbnQ", "started-pw-1188",
+		"agent-secret-5521", "asked-secret-9034", "taint-secret-3310", "level-secret-77", "path-pw-6650"}
+	seen = []string{"acme_github.merge_", "hooks.acme.example", "sso.acme.example", "deployer", "recipient",
+		"amount", "fetch", "web?access_token=", "L2", "git.acme.example"}
+	return a, secrets, seen
+}
+
+// TestStoredFormRedactsIdentifiers: every identifier the calling side
+// shapes (the function, the job's starter and agent, the argument names
+// of roles, flags, the confirmation and the reason, the taint, the level,
+// file paths) keeps no secret's shape in the stored form, restricted or
+// not, and an argument is still named alike by its role, its flags and
+// the stored arguments' key, so the card pairs them.
+func TestStoredFormRedactsIdentifiers(t *testing.T) {
+	base, secrets, seen := hostileIdentifiers()
+	for _, restricted := range []bool{false, true} {
+		a := base
+		a.Content.Restricted = restricted
+		s, err := approval.StoredForm(&a, callsSecrets...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range secrets {
+			if bytes.Contains(body, []byte(secret)) {
+				t.Errorf("restricted %v: the stored form keeps %q:\n%s", restricted, secret, body)
+			}
+		}
+		for _, word := range seen {
+			if restricted && word == "git.acme.example" {
+				continue // a restricted revision keeps no file path
+			}
+			if !bytes.Contains(body, []byte(word)) {
+				t.Errorf("restricted %v: the stored form lost %q, which is no secret:\n%s", restricted, word, body)
+			}
+		}
+		got := kept(t, &a)
+		name := got.Roles[0].Argument
+		if name == base.Roles[0].Argument || got.Flags.NotTraced[0].Argument != name || got.Flags.NewToJob[0].Argument != name {
+			t.Errorf("restricted %v: role argument %q, flags name %q and %q: want one redacted name",
+				restricted, name, got.Flags.NotTraced[0].Argument, got.Flags.NewToJob[0].Argument)
+		}
+		if got.Roles[1].Argument != "to" || got.Job.ID != "job-1" {
+			t.Errorf("restricted %v: an identifier without a secret changed: %q, %q", restricted, got.Roles[1].Argument, got.Job.ID)
+		}
+		if restricted {
+			continue
+		}
+		var args map[string]string
+		if err := json.Unmarshal(got.Call.Arguments, &args); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := args[name]; !ok {
+			t.Errorf("the stored arguments %s have no key %q: the card cannot pair the role with its argument", got.Call.Arguments, name)
+		}
+	}
+	if base.Call.Function != "acme_github.merge_ghp_Function0name0secret000000000000" ||
+		base.Flags.NewToJob[0].Argument != base.Roles[0].Argument || !strings.Contains(base.Confirm.Argument, "eyJ") ||
+		!strings.Contains(base.AskedBy.Taint[0].Function, "eyJ") || !strings.Contains(base.Changes.Files[0].Path, "path-pw") {
+		t.Error("StoredForm changed its input")
+	}
+}
+
+// TestStoredFormRedactsIdentifiersOfRestrictedFound: a restricted
+// revision's stored warning about a role's values names the argument as
+// it is kept.
+func TestStoredFormRedactsIdentifiersOfRestrictedFound(t *testing.T) {
+	a, _, _ := hostileIdentifiers()
+	a.Content.Restricted = true
+	a.Roles[0].Values[0].Value = "ops@acme\u200b.example"
+	got := kept(t, &a)
+	if f := got.Roles[0].Found; f == "" || strings.Contains(f, "role-pw-4417") || !strings.Contains(f, "hooks.acme.example") {
+		t.Errorf("stored Found %q: want the warning, naming the argument redacted", f)
+	}
+}
