@@ -2,11 +2,14 @@ package approval_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,11 +19,17 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jonboulle/clockwork"
 
+	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
+	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/ladder"
+	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
+	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // fixtureApprovals parses every requested or reasked fixture of both
@@ -781,5 +790,96 @@ func TestStoredFormRedactsIdentifiersOfRestrictedFound(t *testing.T) {
 	got := kept(t, &a)
 	if f := got.Roles[0].Found; f == "" || strings.Contains(f, "role-pw-4417") || !strings.Contains(f, "hooks.acme.example") {
 		t.Errorf("stored Found %q: want the warning, naming the argument redacted", f)
+	}
+}
+
+// TestIdentifierSecretsNeverReachTheDatabaseFile: mail.json's request,
+// its identifiers those of hostileIdentifiers, ingested into SQLite on
+// disk as the bot ingests it, leaves none of their secrets in the file.
+// The function name is a plain one here: the approval's own row keeps it
+// for the ladder and tool look-ups (package threads); the stored form's
+// redaction of it is TestStoredFormRedactsIdentifiers'.
+func TestIdentifierSecretsNeverReachTheDatabaseFile(t *testing.T) {
+	env := func(n string) (string, bool) { return n + "-of-the-tests-0123456789abcdef0123456789", true }
+	cfg, err := config.Parse("bot.yaml", []byte(`
+backend:
+  url: "http://127.0.0.1:9"
+  events_secrets: ["${EVENTS}"]
+  calls_secrets: ["${CALLS}"]
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "bot.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clockwork.NewFakeClockAt(threadstest.FixtureNow),
+		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: threadstest.Renderer(t)})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, secrets, _ := hostileIdentifiers()
+	hostile, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(hostile, &fields); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := threadstest.Event(t, "mail.json")
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	data := m["data"].(map[string]any)
+	for _, k := range []string{"job", "roles", "flags", "asked_by", "level", "confirm"} {
+		data[k] = fields[k]
+	}
+	if body, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatalf("parse the hostile event: %v", err)
+	}
+	sum := sha256.Sum256(body)
+	if _, err := svc.Ingest(ctx, threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var disk []byte
+	files, err := filepath.Glob(filepath.Join(dir, "bot.db*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		disk = append(disk, b...)
+	}
+	for _, word := range []string{"sso.acme.example", "deployer", "hooks.acme.example"} {
+		if !bytes.Contains(disk, []byte(word)) {
+			t.Errorf("%s is not in the database file: the test reads nothing of that identifier", word)
+		}
+	}
+	for _, secret := range secrets {
+		if bytes.Contains(disk, []byte(secret)) {
+			t.Errorf("the database file keeps %q", secret)
+		}
 	}
 }
