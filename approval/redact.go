@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -89,7 +90,16 @@ func Project(raw []byte) (Projection, error) {
 
 // SensitiveKey reports whether an object key names a secret. The same
 // rule decides the NAME of a NAME=value or name: value in text (RedactText).
-// Folding is ASCII only: keys are written by tool authors, not adversaries.
+//
+// A key may be written by an adversary (the agent a prompt injection
+// steers names its own arguments), so a key is first seen through its
+// disguise (foldKey): invisible characters are dropped, compatibility
+// forms (full-width letters, ſ, the Kelvin sign, ı, mathematical letters)
+// and the Cyrillic, Greek and other look-alikes of Latin letters become
+// those letters, Unicode hyphens and dashes '-' and Unicode spaces ' '.
+// A key that folds to a secret name is secret whatever script it is
+// written in; a word of another script that resembles none (Пароль, 密码)
+// is not. A key of printable ASCII is matched as it is, without a copy.
 //
 // A part word makes a key secret wherever it appears in the key, in any
 // case, with '-', '_', ' ', '.' or nothing between its parts (X-Api-Key,
@@ -123,7 +133,155 @@ func Project(raw []byte) (Projection, error) {
 //
 // Only the key decides; a value such as "token rotation" is shown.
 func SensitiveKey(k string) bool {
-	return hasPartWord(k) || hasWholeWord(k)
+	if printableASCII(k) {
+		return hasPartWord(k) || hasWholeWord(k)
+	}
+	// An invisible character may hide a separator as well as join a word
+	// ("x\u200bauth" is x and auth), so whole words are looked for both
+	// with it dropped and with it read as a space; part words ignore
+	// separators anyway. The key as received is checked too: folding
+	// never makes a key less secret than it reads.
+	// A look-alike of another case splits a word where it should not
+	// ("coo\u212aie" reads cooKie), so whole words are also looked for
+	// in the key folded to lower case, where only separators split.
+	if hasWholeWord(k) {
+		return true
+	}
+	var buf [128]byte
+	for _, spaced := range [2]bool{false, true} {
+		f := foldKey(buf[:0], k, spaced)
+		if !spaced && hasPartWord(string(f)) {
+			return true
+		}
+		if hasWholeWord(string(f)) || hasWholeWord(string(lowerASCII(f))) {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerASCII folds b's ASCII letters to lower case, in place.
+func lowerASCII(b []byte) []byte {
+	for i, c := range b {
+		if isUpper(c) {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return b
+}
+
+// printableASCII reports whether k is all printable ASCII (no control):
+// such a key has nothing to fold.
+func printableASCII(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// foldKey appends to b the key k seen through its disguise, as
+// SensitiveKey reads it: each Invisible character dropped (or, spaced,
+// read as ' '), and each combining mark dropped; each Unicode space read
+// as ' ' and each Unicode hyphen, dash or minus as '-'; a letter that is
+// a compatibility form or a look-alike of a Latin letter read as that
+// letter, keeping its case (the case splits camelCase words). Any other
+// character is kept as it is. Linear in len(k).
+func foldKey(b []byte, k string, spaced bool) []byte {
+	for _, r := range k {
+		switch {
+		case r < utf8.RuneSelf && !Invisible(r):
+			b = append(b, byte(r))
+			continue
+		case Invisible(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r):
+			if spaced {
+				b = append(b, ' ')
+			}
+			continue
+		case unicode.IsSpace(r) || unicode.Is(unicode.Zs, r):
+			b = append(b, ' ')
+			continue
+		}
+		if c := latinOf(r); c != 0 {
+			b = append(b, c)
+			continue
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return b
+}
+
+// latinOf returns the ASCII character that r is a form or a look-alike
+// of, or 0.
+func latinOf(r rune) byte {
+	switch {
+	case r >= 0xff01 && r <= 0xff5e: // full-width ASCII
+		return byte(r - 0xfee0)
+	case r >= 0x1d400 && r <= 0x1d6a3: // mathematical letters, 52 a style
+		if i := (r - 0x1d400) % 52; i < 26 {
+			return byte('A' + i)
+		} else {
+			return byte('a' + i - 26)
+		}
+	case r >= 0x1d7ce && r <= 0x1d7ff: // mathematical digits, 10 a style
+		return byte('0' + (r-0x1d7ce)%10)
+	case r >= 0x24b6 && r <= 0x24cf: // circled capitals
+		return byte('A' + r - 0x24b6)
+	case r >= 0x24d0 && r <= 0x24e9: // circled small letters
+		return byte('a' + r - 0x24d0)
+	case r >= 0x249c && r <= 0x24b5: // parenthesized small letters
+		return byte('a' + r - 0x249c)
+	case r >= 0x2010 && r <= 0x2015, r == 0x2212, r == 0xfe58, r == 0xfe63, r == 0x2043:
+		return '-'
+	}
+	if c, ok := lookAlikes[r]; ok {
+		return c
+	}
+	// A letter whose case folding reaches ASCII: ſ (s), the Kelvin sign
+	// (k), the Ångström sign is not one (Å).
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < utf8.RuneSelf {
+			if unicode.IsUpper(r) {
+				return byte(unicode.ToUpper(f))
+			}
+			return byte(unicode.ToLower(f))
+		}
+	}
+	return 0
+}
+
+// lookAlikes are letters of other scripts, and Latin letters beyond
+// ASCII, that a reader takes for an ASCII letter: Unicode's confusables
+// of the letters secret names are made of, and their capitals.
+var lookAlikes = map[rune]byte{
+	// Cyrillic
+	'а': 'a', 'в': 'b', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x',
+	'і': 'i', 'ѕ': 's', 'ј': 'j', 'ԁ': 'd', 'һ': 'h', 'ӏ': 'l', 'ԛ': 'q', 'ԝ': 'w',
+	'ѵ': 'v', 'к': 'k', 'т': 't', 'н': 'h', 'м': 'm', 'ь': 'b', 'ɡ': 'g', 'ү': 'y',
+	'ё': 'e', 'ї': 'i', 'ӓ': 'a', 'ӧ': 'o',
+	'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P',
+	'С': 'C', 'Т': 'T', 'У': 'Y', 'Х': 'X', 'І': 'I', 'Ѕ': 'S', 'Ј': 'J', 'Ԁ': 'D',
+	'Һ': 'H', 'Ӏ': 'I', 'Ԛ': 'Q', 'Ԝ': 'W', 'Ѵ': 'V', 'Ү': 'Y',
+	// Greek
+	'α': 'a', 'β': 'b', 'γ': 'y', 'ε': 'e', 'η': 'n', 'ι': 'i', 'κ': 'k', 'ν': 'v',
+	'ο': 'o', 'ρ': 'p', 'σ': 'o', 'τ': 't', 'υ': 'u', 'χ': 'x', 'ϲ': 'c', 'ϳ': 'j',
+	'ά': 'a', 'έ': 'e', 'ί': 'i', 'ό': 'o', 'ύ': 'u', 'ή': 'n',
+	'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M',
+	'Ν': 'N', 'Ο': 'O', 'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X', 'Ϲ': 'C', 'Ζ': 'Z',
+	// Armenian
+	'օ': 'o', 'ս': 'u', 'հ': 'h', 'ո': 'n', 'ց': 'g', 'զ': 'q',
+	// Latin beyond ASCII: dotless i and dotted I, IPA, small capitals,
+	// letterlike symbols and Roman numerals.
+	'ı': 'i', 'İ': 'I', 'ȷ': 'j', 'ɑ': 'a', 'ɩ': 'i', 'ɪ': 'i', 'ʀ': 'r', 'ʏ': 'y',
+	'ɴ': 'n', 'ʜ': 'h', 'ʟ': 'l', 'ʙ': 'b', 'ɢ': 'g', 'ɾ': 'r', 'ʋ': 'u',
+	'ᴀ': 'a', 'ᴄ': 'c', 'ᴅ': 'd', 'ᴇ': 'e', 'ᴊ': 'j', 'ᴋ': 'k', 'ᴍ': 'm', 'ᴏ': 'o',
+	'ᴘ': 'p', 'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w', 'ᴢ': 'z', 'ꜱ': 's', 'ꜰ': 'f',
+	'ℎ': 'h', 'ℯ': 'e', 'ℊ': 'g', 'ℓ': 'l', 'ℴ': 'o', 'ℹ': 'i', 'ℂ': 'C', 'ℍ': 'H',
+	'ℕ': 'N', 'ℙ': 'P', 'ℚ': 'Q', 'ℝ': 'R', 'ℤ': 'Z', 'ℬ': 'B', 'ℰ': 'E', 'ℱ': 'F',
+	'ℋ': 'H', 'ℐ': 'I', 'ℒ': 'L', 'ℳ': 'M', 'ℛ': 'R', 'ℭ': 'C', 'ℌ': 'H', 'ℑ': 'I',
+	'ℨ': 'Z', 'ⅰ': 'i', 'ⅴ': 'v', 'ⅹ': 'x', 'ⅼ': 'l', 'ⅽ': 'c', 'ⅾ': 'd', 'ⅿ': 'm',
+	'Ⅰ': 'I', 'Ⅴ': 'V', 'Ⅹ': 'X', 'Ⅼ': 'L', 'Ⅽ': 'C', 'Ⅾ': 'D', 'Ⅿ': 'M',
 }
 
 // hasPartWord reports whether k holds one of partWords, ignoring case and

@@ -46,9 +46,17 @@ func (t *textRedactor) namedValue(i int) int {
 	if !colon && (i+1 < len(s) && s[i+1] == '=') {
 		return i + 2 // "=="
 	}
-	n, ok := nameBefore(s, i, colon)
+	n, ok := nameBefore(s, i, colon, false)
 	if !ok || !SensitiveKey(n.name) {
-		return i + 1
+		// The name read with the characters beyond ASCII before it: a
+		// disguised name ("p\u0430ssword=…"). Read apart from them too,
+		// so that a name right after other text ("パスワードpassword=…")
+		// is still found when the whole run is longer than a name.
+		w, wok := nameBefore(s, i, colon, true)
+		if !wok || ok && w.start == n.start || !SensitiveKey(w.name) {
+			return i + 1
+		}
+		n = w
 	}
 	v := i + 1
 	if colon && !n.quoted {
@@ -104,8 +112,9 @@ type name struct {
 }
 
 // nameBefore finds the name that ends at s[i] (a '=' or ':'): blanks may
-// stand between it and a '=' but not a ':'.
-func nameBefore(s string, i int, colon bool) (name, bool) {
+// stand between it and a '=' but not a ':'. Unquoted, a name is ASCII
+// name bytes, or, wide, any bytes beyond ASCII too.
+func nameBefore(s string, i int, colon, wide bool) (name, bool) {
 	j := i
 	if !colon {
 		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
@@ -138,17 +147,21 @@ func nameBefore(s string, i int, colon bool) (name, bool) {
 		return name{}, false
 	}
 	k := j
-	for k > 0 && j-k < maxNameLen && isNameByte(s[k-1]) {
+	for k > 0 && j-k < maxNameLen && isNameByte(s[k-1], wide) {
 		k--
 	}
-	if k == j || (k > 0 && isNameByte(s[k-1])) {
+	if k == j || (k > 0 && isNameByte(s[k-1], wide)) {
 		return name{}, false
 	}
 	return name{name: s[k:j], start: k, spaced: spaced}, true
 }
 
-func isNameByte(c byte) bool {
-	return isWordByte(c) || c == '_' || c == '-' || c == '.'
+// isNameByte reports whether c may be part of a name. Wide, every byte of
+// a character beyond ASCII may: a name disguised with look-alike or
+// invisible characters ("p\u0430ssword=…") is read whole, and
+// SensitiveKey sees through it.
+func isNameByte(c byte, wide bool) bool {
+	return isWordByte(c) || c == '_' || c == '-' || c == '.' || wide && c >= 0x80
 }
 
 // isCookieName reports whether a header name carries cookies, whose value

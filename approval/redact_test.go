@@ -112,6 +112,99 @@ func TestSensitiveKey(t *testing.T) {
 	}
 }
 
+// TestSensitiveKeyDisguised: a secret name written with invisible,
+// compatibility or look-alike characters is still a secret name, and a
+// word of another script that only resembles none stays shown.
+func TestSensitiveKeyDisguised(t *testing.T) {
+	t.Parallel()
+	secret := []string{
+		"pass\u200bword",                 // zero width space
+		"p\u0430ssword",                  // Cyrillic а
+		"\uff34\uff2f\uff2b\uff25\uff2e", // full-width TOKEN
+		"pa\u017fsword",                  // long s
+		"pass\tword",                     // a control
+		"api\u2010key",                   // Unicode hyphen
+		"api\u2212key",                   // minus sign
+		"api\ufe63key",                   // small hyphen-minus
+		"api\uff0dkey",                   // full-width hyphen-minus
+		"api\u00a0key",                   // no-break space
+		"api\u3000key",                   // ideographic space
+		"Pass\u00adword",                 // soft hyphen
+		"p\u0430ss\u200dw\u043erd",       // Cyrillic а and о, and a joiner
+		"to\u212aEN",                     // Kelvin sign
+		"cr\u0435dent\u0131al",           // Cyrillic е, dotless ı
+		"\u0455\u0435\u0441r\u0435t",     // Cyrillic ѕ е с
+		"\u03c4\u03bf\u03ba\u03b5n",      // Greek τ ο κ ε
+		"\u0422\u041e\u041a\u0415N",      // Cyrillic capitals
+		"\u03a4\u039f\u039a\u0395\u039d", // Greek capitals
+		"\U0001d42d\U0001d428\U0001d424\U0001d41e\U0001d427", // mathematical bold token
+		"db_\u0440wd",                            // Cyrillic р in a whole word
+		"x\u200bauth",                            // an invisible separator before a whole word
+		"coo\u212aie",                            // a capital look-alike inside a whole word
+		"session\u0421ookie",                     // Cyrillic С in camelCase
+		"\u0430uth",                              // Cyrillic а in a whole word
+		"pa\u0073\u0301sword",                    // a combining mark
+		"\ufeffpassword",                         // a BOM before it
+		"pass\U000e0041word",                     // a tag character
+		"\u1d18\u1d00ss\u1d21\u1d0f\u0280\u1d05", // small capitals
+		"api\u3164key",                           // Hangul filler
+		"private\u2003key",                       // em space
+	}
+	for _, k := range secret {
+		if !SensitiveKey(k) {
+			t.Errorf("SensitiveKey(%+q) = false, want true: it folds to a secret name", k)
+		}
+	}
+	shown := []string{
+		"\u041f\u0430\u0440\u043e\u043b\u044c",                         // Russian: password
+		"\u043f\u043e\u043b\u0443\u0447\u0430\u0442\u0435\u043b\u044c", // Russian: recipient
+		"\u03bb\u03ad\u03be\u03b7",                                     // Greek: word
+		"\u03c0\u03b1\u03c1\u03b1\u03bb\u03ae\u03c0\u03c4\u03b7\u03c2", // Greek: recipient
+		"\u5b9b\u5148",                   // Japanese: address
+		"\u30e6\u30fc\u30b6\u30fc\u540d", // Japanese: user name
+		"\u30c8\u30fc\u30af\u30f3",       // Japanese: token, in katakana
+		"\u4ef6\u540d",                   // Japanese: subject
+		"caf\u00e9_name",
+		"\uff41\uff55\uff54\uff48\uff4f\uff52", // full-width author
+		"\u043e\u0430uth_scope",                // oauth_scope, disguised
+		"na\u00efve\u2010count",
+		"r\u00e9sum\u00e9",
+	}
+	for _, k := range shown {
+		if SensitiveKey(k) {
+			t.Errorf("SensitiveKey(%+q) = true, want false: it names no secret", k)
+		}
+	}
+	// In text, a disguised NAME of a NAME=value is a secret name too.
+	for _, text := range []string{"p\u0430ssword=hunter2", "set \u0422\u041e\u041a\u0415N: hunter2",
+		"\u30d1\u30b9\u30ef\u30fc\u30c9\u306fpassword=hunter2", "{\"pass\u200bword\": \"hunter2\"}"} {
+		if got := RedactText(text); strings.Contains(got, "hunter2") {
+			t.Errorf("RedactText(%+q) = %+q, want the value redacted", text, got)
+		}
+	}
+	// The Arguments block: a disguised secret key's value is redacted.
+	p, err := Project([]byte(`{"p\u0430ssword":"hunter2","api\u2010key":"k-7731","\u5b9b\u5148":"ada@acme.example"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(p.JSON, []byte("hunter2")) || bytes.Contains(p.JSON, []byte("k-7731")) || !bytes.Contains(p.JSON, []byte("ada@acme.example")) {
+		t.Errorf("Project = %s: want the disguised secrets redacted and the address shown", p.JSON)
+	}
+}
+
+// TestSensitiveKeyASCIIAllocatesNothing: SensitiveKey runs on every key
+// of every call; a plain key costs no allocation.
+func TestSensitiveKeyASCIIAllocatesNothing(t *testing.T) {
+	keys := []string{"to", "smtp_password", "sessionCookie", "recipient_list", "X-Api-Key"}
+	if n := testing.AllocsPerRun(100, func() {
+		for _, k := range keys {
+			SensitiveKey(k)
+		}
+	}); n != 0 {
+		t.Errorf("SensitiveKey of ASCII keys allocates %v times, want 0", n)
+	}
+}
+
 func TestRedactText(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

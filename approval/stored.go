@@ -44,11 +44,13 @@ const StoredVersion = 1
 // (the snapshot is on the card; args_sha256 is what Show details checks
 // the backend's look-up against, and is never shown in a shared place).
 //
-// Identifiers (function, job, agent, argument names, file paths) are kept
-// as received: the card shows them as they are. Text the calling side
-// shapes beside them (the names of the turn's waiting calls, the policy
-// rule, hook and previous call that asked) is passed through RedactText,
-// restricted or not: a secret in it would otherwise be kept. The full
+// Identifiers the calling side shapes (the function, who started the job
+// and its agent, every argument name of the roles, the flags, the
+// confirmation and the reason, the taint's sources and functions, the
+// level, file paths) and the text beside them (the names of the turn's
+// waiting calls, the policy rule, hook and previous call that asked) are
+// passed through RedactText, restricted or not: a secret's shape in one
+// would otherwise be kept. One that holds none is kept as received. The full
 // arguments are never kept; Show all arguments and Show details look them
 // up at the backend and check them against args_sha256.
 type Stored struct {
@@ -82,6 +84,7 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	k.AskedBy.Rule = RedactText(a.AskedBy.Rule)
 	k.AskedBy.Hook = RedactText(a.AskedBy.Hook)
 	k.AskedBy.PreviousCall = RedactText(a.AskedBy.PreviousCall)
+	storedIdentifiers(k, a)
 	if a.ContentRestricted() {
 		s.Form.ContentWithheld = true
 		k.Call.Arguments, k.Call.ArgumentsCut, k.Call.Redaction = nil, false, Redaction{}
@@ -140,9 +143,51 @@ func storedArguments(raw []byte, p Projection) json.RawMessage {
 	return compact.Bytes()
 }
 
+// storedIdentifiers passes the identifiers of a (function, job starter
+// and agent, the argument names of the flags, the confirmation and the
+// reason, the taint's sources and functions, the level) through
+// RedactText into k, restricted or not: the calling side shapes them,
+// and a secret's shape in one would otherwise be kept. An identifier
+// that holds none is kept as received. RedactText is deterministic, so
+// an argument named by a flag still names the same role as storedRoles
+// keeps it. Slices and pointers of a are not changed: k gets copies.
+func storedIdentifiers(k, a *Approval) {
+	k.Call.Function = RedactText(a.Call.Function)
+	k.Job.StartedBy = RedactText(a.Job.StartedBy)
+	k.Job.Agent = RedactText(a.Job.Agent)
+	k.Level = RedactText(a.Level)
+	k.AskedBy.Argument = RedactText(a.AskedBy.Argument)
+	if a.AskedBy.Taint != nil {
+		k.AskedBy.Taint = make([]Taint, len(a.AskedBy.Taint))
+		for i, t := range a.AskedBy.Taint {
+			t.Source, t.Function = RedactText(t.Source), RedactText(t.Function)
+			k.AskedBy.Taint[i] = t
+		}
+	}
+	if a.Confirm != nil {
+		k.Confirm = &Confirm{Argument: RedactText(a.Confirm.Argument)}
+	}
+	if a.Flags.NotTraced != nil {
+		k.Flags.NotTraced = make([]NotTraced, len(a.Flags.NotTraced))
+		for i, f := range a.Flags.NotTraced {
+			f.Argument = RedactText(f.Argument)
+			k.Flags.NotTraced[i] = f
+		}
+	}
+	if a.Flags.NewToJob != nil {
+		k.Flags.NewToJob = make([]NewToJob, len(a.Flags.NewToJob))
+		for i, f := range a.Flags.NewToJob {
+			f.Argument = RedactText(f.Argument)
+			k.Flags.NewToJob[i] = f
+		}
+	}
+}
+
 // storedRoles keeps each role's values redacted, or, restricted, without
 // them: their origins and scope decide the card's buttons. A role whose
 // argument is secret by its name keeps each value as [redacted] whole.
+// Each role's argument name passes through RedactText, as the flags'
+// names do (storedIdentifiers), so the card still pairs them.
 func storedRoles(roles []Role, restricted bool) []Role {
 	if roles == nil {
 		return nil
@@ -150,12 +195,16 @@ func storedRoles(roles []Role, restricted bool) []Role {
 	out := make([]Role, len(roles))
 	for i, r := range roles {
 		out[i] = r
+		out[i].Argument = RedactText(r.Argument)
 		if r.Values == nil {
 			continue
 		}
-		secret := SensitiveKey(r.Argument)
+		secret := SensitiveKey(r.Argument) // the name as received decides
 		if restricted {
-			out[i].Found = roleIdentityLine(r)
+			// The line names the argument: as it is kept.
+			named := r
+			named.Argument = out[i].Argument
+			out[i].Found = roleIdentityLine(named)
 		}
 		out[i].Values = make([]RoleValue, len(r.Values))
 		for j, v := range r.Values {
@@ -181,7 +230,11 @@ func storedChanges(ch *Changes, restricted bool) *Changes {
 	}
 	out := &Changes{Patch: RedactText(ch.Patch), PatchCut: ch.PatchCut, PatchSHA256: ch.PatchSHA256}
 	if ch.Files != nil {
-		out.Files = append([]ChangedFile(nil), ch.Files...)
+		out.Files = make([]ChangedFile, len(ch.Files))
+		for i, f := range ch.Files {
+			f.Path = RedactText(f.Path) // as the card shows it
+			out.Files[i] = f
+		}
 	}
 	if restricted {
 		out.Patch, out.PatchCut = "", false // patch_sha256 stays: a look-up is checked against it

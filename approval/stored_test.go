@@ -2,11 +2,14 @@ package approval_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,11 +19,17 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jonboulle/clockwork"
 
+	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
+	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/ladder"
+	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
+	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // fixtureApprovals parses every requested or reasked fixture of both
@@ -668,6 +677,209 @@ func TestStoredFingerprintsNeedTheSecret(t *testing.T) {
 	for name, k := range map[string][]byte{"the salt": fp.Salt, "the key id": fp.KeyID, "no key": nil} {
 		if bytes.Equal(testFingerprint(k, "password", `"`+password+`"`), mac) {
 			t.Errorf("%s verifies a guess of the password: the row is an oracle", name)
+		}
+	}
+}
+
+// hostileIdentifiers is an approval whose every identifier the calling
+// side shapes holds a secret's shape: each secret beside a word that
+// shows the identifier was kept at all.
+func hostileIdentifiers() (a approval.Approval, secrets, seen []string) {
+	const (
+		fnToken   = "ghp_Function0name0secret000000000000"
+		argURL    = "https://deploy:role-pw-4417@hooks.acme.example"
+		confirmJW = "eyJhbGciOiJIUzI1NiJ9.Y29uZmlybQ.c2lnbmVk"
+		taintJW   = "eyJhbGciOiJIUzI1NiJ9.dGFpbnQ.c2lnbmVk"
+	)
+	a = approval.Approval{ID: "a-ident", Revision: 1, Tenant: "acme", Kind: approval.KindCall,
+		Job: approval.Job{ID: "job-1", StartedBy: "https://ada:started-pw-1188@sso.acme.example",
+			Agent: "deployer Bearer agent-secret-5521"},
+		Call: approval.Call{Function: "acme_github.merge_" + fnToken,
+			Arguments: json.RawMessage(`{"` + argURL + `":"ops@acme.example","to":"ada@acme.example"}`)},
+		Roles: []approval.Role{
+			{Argument: argURL, Role: approval.RoleRecipient, Values: []approval.RoleValue{
+				{Value: "ops@acme.example", Origin: approval.OriginJobRead, OutOfScope: true}}},
+			{Argument: "to", Role: approval.RoleRecipient, Values: []approval.RoleValue{
+				{Value: "ada@acme.example", Origin: approval.OriginRequest}}},
+		},
+		Flags: approval.Flags{
+			NotTraced: []approval.NotTraced{{Argument: argURL, Role: approval.RoleRecipient,
+				Origin: approval.OriginJobRead, Floor: approval.OriginRequest}},
+			NewToJob: []approval.NewToJob{{Argument: argURL, Role: approval.RoleRecipient}},
+		},
+		AskedBy: approval.AskedBy{Reason: approval.ReasonOrigin, Argument: "recipient Bearer asked-secret-9034",
+			Role: approval.RoleRecipient, Floor: approval.OriginRequest, Origin: approval.OriginJobRead,
+			Taint: []approval.Taint{{Source: "web?access_token=taint-secret-3310", Function: "fetch " + taintJW}}},
+		Level:   "L2 token=level-secret-77",
+		Confirm: &approval.Confirm{Argument: "amount " + confirmJW},
+		Changes: &approval.Changes{Files: []approval.ChangedFile{{Path: "deploy/https://ci:path-pw-6650@git.acme.example/x"}}},
+	}
+	secrets = []string{fnToken[4:], "role-pw-4417", confirmJW[:20], "Y29uZmlybQ", "dGFpbnQ", "started-pw-1188",
+		"agent-secret-5521", "asked-secret-9034", "taint-secret-3310", "level-secret-77", "path-pw-6650"}
+	seen = []string{"acme_github.merge_", "hooks.acme.example", "sso.acme.example", "deployer", "recipient",
+		"amount", "fetch", "web?access_token=", "L2", "git.acme.example"}
+	return a, secrets, seen
+}
+
+// TestStoredFormRedactsIdentifiers: every identifier the calling side
+// shapes (the function, the job's starter and agent, the argument names
+// of roles, flags, the confirmation and the reason, the taint, the level,
+// file paths) keeps no secret's shape in the stored form, restricted or
+// not, and an argument is still named alike by its role, its flags and
+// the stored arguments' key, so the card pairs them.
+func TestStoredFormRedactsIdentifiers(t *testing.T) {
+	base, secrets, seen := hostileIdentifiers()
+	for _, restricted := range []bool{false, true} {
+		a := base
+		a.Content.Restricted = restricted
+		s, err := approval.StoredForm(&a, callsSecrets...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range secrets {
+			if bytes.Contains(body, []byte(secret)) {
+				t.Errorf("restricted %v: the stored form keeps %q:\n%s", restricted, secret, body)
+			}
+		}
+		for _, word := range seen {
+			if restricted && word == "git.acme.example" {
+				continue // a restricted revision keeps no file path
+			}
+			if !bytes.Contains(body, []byte(word)) {
+				t.Errorf("restricted %v: the stored form lost %q, which is no secret:\n%s", restricted, word, body)
+			}
+		}
+		got := kept(t, &a)
+		name := got.Roles[0].Argument
+		if name == base.Roles[0].Argument || got.Flags.NotTraced[0].Argument != name || got.Flags.NewToJob[0].Argument != name {
+			t.Errorf("restricted %v: role argument %q, flags name %q and %q: want one redacted name",
+				restricted, name, got.Flags.NotTraced[0].Argument, got.Flags.NewToJob[0].Argument)
+		}
+		if got.Roles[1].Argument != "to" || got.Job.ID != "job-1" {
+			t.Errorf("restricted %v: an identifier without a secret changed: %q, %q", restricted, got.Roles[1].Argument, got.Job.ID)
+		}
+		if restricted {
+			continue
+		}
+		var args map[string]string
+		if err := json.Unmarshal(got.Call.Arguments, &args); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := args[name]; !ok {
+			t.Errorf("the stored arguments %s have no key %q: the card cannot pair the role with its argument", got.Call.Arguments, name)
+		}
+	}
+	if base.Call.Function != "acme_github.merge_ghp_Function0name0secret000000000000" ||
+		base.Flags.NewToJob[0].Argument != base.Roles[0].Argument || !strings.Contains(base.Confirm.Argument, "eyJ") ||
+		!strings.Contains(base.AskedBy.Taint[0].Function, "eyJ") || !strings.Contains(base.Changes.Files[0].Path, "path-pw") {
+		t.Error("StoredForm changed its input")
+	}
+}
+
+// TestStoredFormRedactsIdentifiersOfRestrictedFound: a restricted
+// revision's stored warning about a role's values names the argument as
+// it is kept.
+func TestStoredFormRedactsIdentifiersOfRestrictedFound(t *testing.T) {
+	a, _, _ := hostileIdentifiers()
+	a.Content.Restricted = true
+	a.Roles[0].Values[0].Value = "ops@acme\u200b.example"
+	got := kept(t, &a)
+	if f := got.Roles[0].Found; f == "" || strings.Contains(f, "role-pw-4417") || !strings.Contains(f, "hooks.acme.example") {
+		t.Errorf("stored Found %q: want the warning, naming the argument redacted", f)
+	}
+}
+
+// TestIdentifierSecretsNeverReachTheDatabaseFile: mail.json's request,
+// its identifiers those of hostileIdentifiers, ingested into SQLite on
+// disk as the bot ingests it, leaves none of their secrets in the file.
+// The function name is a plain one here: the approval's own row keeps it
+// for the ladder and tool look-ups (package threads); the stored form's
+// redaction of it is TestStoredFormRedactsIdentifiers'.
+func TestIdentifierSecretsNeverReachTheDatabaseFile(t *testing.T) {
+	env := func(n string) (string, bool) { return n + "-of-the-tests-0123456789abcdef0123456789", true }
+	cfg, err := config.Parse("bot.yaml", []byte(`
+backend:
+  url: "http://127.0.0.1:9"
+  events_secrets: ["${EVENTS}"]
+  calls_secrets: ["${CALLS}"]
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "bot.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clockwork.NewFakeClockAt(threadstest.FixtureNow),
+		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: threadstest.Renderer(t)})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, secrets, _ := hostileIdentifiers()
+	hostile, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(hostile, &fields); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := threadstest.Event(t, "mail.json")
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	data := m["data"].(map[string]any)
+	for _, k := range []string{"job", "roles", "flags", "asked_by", "level", "confirm"} {
+		data[k] = fields[k]
+	}
+	if body, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatalf("parse the hostile event: %v", err)
+	}
+	sum := sha256.Sum256(body)
+	if _, err := svc.Ingest(ctx, threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var disk []byte
+	files, err := filepath.Glob(filepath.Join(dir, "bot.db*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		disk = append(disk, b...)
+	}
+	for _, word := range []string{"sso.acme.example", "deployer", "hooks.acme.example"} {
+		if !bytes.Contains(disk, []byte(word)) {
+			t.Errorf("%s is not in the database file: the test reads nothing of that identifier", word)
+		}
+	}
+	for _, secret := range secrets {
+		if bytes.Contains(disk, []byte(secret)) {
+			t.Errorf("the database file keeps %q", secret)
 		}
 	}
 }
