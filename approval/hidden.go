@@ -353,6 +353,7 @@ func valuesOf(n int, of string) string {
 // visibleName is an identifier as a warning quotes it: every Invisible
 // character as [U+XXXX], cut to identityNameMax runes.
 func visibleName(s string) string {
+	s = RedactText(s) // a name is the agent's to shape: a secret in it stays hidden
 	var b strings.Builder
 	n := 0
 	for _, r := range s {

@@ -181,3 +181,16 @@ func ExampleApproval_IdentityWarnings() {
 	fmt.Println(strings.Join(a.IdentityWarnings(), "\n"))
 	// Output: A value of to (recipient) mixes scripts (Latin, Cyrillic)
 }
+
+// A warning names the function and the argument, which the agent shapes:
+// a secret in either stays redacted there, as everywhere else.
+func TestIdentityWarningsRedactNames(t *testing.T) {
+	a := &Approval{
+		Call:  Call{Function: "mail.s\u200bend?token=hunter2secret"},
+		Roles: []Role{{Argument: "to Bearer abcdefghijklmnop", Role: RoleRecipient, Values: []RoleValue{{Value: "x\u200b@example.com", Origin: OriginRequest}}}},
+	}
+	lines := strings.Join(a.IdentityWarnings(), "\n")
+	if strings.Contains(lines, "hunter2secret") || strings.Contains(lines, "abcdefghijklmnop") || !strings.Contains(lines, "U+200B") {
+		t.Errorf("warnings %q", lines)
+	}
+}
