@@ -425,8 +425,9 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *con
 		fz := Freeze(tenant, a)
 		frozen = &fz
 		s.frozeFor(rec, a, &fz)
-		row.Plan, _ = json.Marshal(fz)                      // plain data: cannot fail
-		row.Function = approval.RedactText(a.Call.Function) // shown in answers and digests
+		row.Plan, _ = json.Marshal(fz) // plain data: cannot fail
+		// The function is shown in answers and digests: redacted.
+		row.Function = approval.RedactText(a.Call.Function)
 		row.RequestedAt = a.RequestedAt
 		row.DeadlineAt = fz.Plan.Deadline
 		row.StepsDone = 0
