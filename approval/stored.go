@@ -200,8 +200,9 @@ func storedRoles(roles []Role, restricted bool) []Role {
 			continue
 		}
 		secret := SensitiveKey(r.Argument) // the name as received decides
-		if restricted {
-			// The line names the argument: as it is kept.
+		if restricted || secret {
+			// Its values are not kept as they came: the warning they
+			// called for is. The line names the argument as it is kept.
 			named := r
 			named.Argument = out[i].Argument
 			out[i].Found = roleIdentityLine(named)

@@ -620,6 +620,7 @@ const (
 	propFlagValue  = "flag-line-holds-no-value"
 	propDigest     = "digest-only-for-content-holder"
 	propWalled     = "walled-no-content"
+	propStoredSame = "posted-card-says-what-the-request-says"
 )
 
 var (
@@ -704,6 +705,7 @@ func hostileCheck(t testing.TB, r *Renderer, h *hostile) []hostileViolation {
 	add := func(prop, where, format string, args ...any) {
 		out = append(out, hostileViolation{prop, where, fmt.Sprintf(format, args...)})
 	}
+	var shared Input // the shared card's input
 	for _, holder := range []bool{false, true} {
 		at, plan := pinned(a)
 		in, err := PreviewInput(a, string(approval.StatePending), at, plan)
@@ -715,6 +717,9 @@ func hostileCheck(t testing.TB, r *Renderer, h *hostile) []hostileViolation {
 		}
 		c := Build(in)
 		out = append(out, hostileCheckCard(h, holder, c, hostileRender(t, r, c))...)
+		if !holder {
+			shared = in
+		}
 	}
 
 	st, err := approval.StoredForm(a, []byte("hostile test key"))
@@ -730,6 +735,25 @@ func hostileCheck(t testing.TB, r *Renderer, h *hostile) []hostileViolation {
 			add(propSecret, "stored row", "keeps the secret %s (%s)", m, h.secrets[m])
 		}
 	}
+	// Every card the bot posts is built from the stored row, not from the
+	// request: it must say what the request's own card says.
+	var kept approval.Approval
+	if err := json.Unmarshal(row, &kept); err != nil {
+		t.Fatalf("the stored row does not read back: %v", err)
+	}
+	at, plan := pinned(&kept)
+	in, err := PreviewInput(&kept, string(approval.StatePending), at, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, posted := Build(shared), Build(in)
+	if !slices.Equal(warningsOf(fresh), warningsOf(posted)) {
+		add(propStoredSame, "stored card", "warns %q, the request's card %q", warningsOf(posted), warningsOf(fresh))
+	}
+	if len(fresh.Buttons) > 0 && len(posted.Buttons) > 0 && fresh.Buttons[0].Label != posted.Buttons[0].Label {
+		add(propStoredSame, "stored card", "puts %s first, the request's card %s", posted.Buttons[0].Label, fresh.Buttons[0].Label)
+	}
+	out = append(out, hostileCheckCard(h, false, posted, hostileRender(t, r, posted))...)
 	if h.walled() {
 		if ms := hostileContentRE.FindAllString(string(row), -1); len(ms) > 0 {
 			add(propWalled, "stored row", "a %s keeps %s: %s", hostileWalledWhy(h), hostileContentKinds(ms), strings.Join(hostileUniq(ms), " "))
