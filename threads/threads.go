@@ -353,6 +353,9 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		row = next
 	}
 	if a := ev.Approval; a != nil && result.Changed {
+		if a, err = stickyRestriction(row, cur, a); err != nil {
+			return 0, "", err
+		}
 		// The revision keeps what the bot shows, not the request as sent:
 		// the backend's arguments before the bot's redaction, and a
 		// restricted call's content, never reach the store. Deduplication
@@ -403,6 +406,24 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		}
 	}
 	return len(rows), result.Ignored, nil
+}
+
+// stickyRestriction is a reask's request as the bot keeps and shows it:
+// once any revision of an approval was content-restricted (its frozen
+// Restricted), every later one is too, whatever the reask says, so that
+// neither its card nor a reply in a shared thread shows what an earlier
+// revision walled off. a itself is left as received.
+func stickyRestriction(row *store.Approval, cur *approval.Record, a *approval.Approval) (*approval.Approval, error) {
+	if a.ContentRestricted() || cur == nil || !cur.Seen || a.Revision <= cur.Revision || row == nil || row.Plan == nil {
+		return a, nil
+	}
+	fz, err := frozenOf(row)
+	if err != nil || !fz.Restricted {
+		return a, err
+	}
+	walled := *a
+	walled.Content.Restricted = true
+	return &walled, nil
 }
 
 // nextRow builds the stored row for a record. The ladder, deadline and
