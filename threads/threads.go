@@ -76,24 +76,29 @@ var (
 const RequestAhead = 300 * time.Second
 
 // checkTimes bounds a request's times against the bot's clock, which
-// approval.Parse has not: requested_at at most RequestAhead in the future,
-// a deadline at most the tenant's max_deadline away. Unbounded, a deadline
+// approval.Parse has not: every event's envelope time and a request's
+// requested_at at most RequestAhead in the future, a deadline at most the
+// tenant's max_deadline away. Unbounded, a deadline
 // in year 9999 would keep the ladder from ever firing and the decision
 // links valid for as long. It answers like Parse, an
 // *approval.ValidationError naming each field (422 invalid).
 func checkTimes(tenant *config.Tenant, ev *approval.Event, now time.Time) error {
-	a := ev.Approval
-	if a == nil {
-		return nil
-	}
 	var problems []*approval.FieldError
 	clock := now.UTC().Format(time.RFC3339)
-	if a.RequestedAt.After(now.Add(RequestAhead)) {
+	if ev.Time.After(now.Add(RequestAhead)) {
+		// Every event's envelope time, as requested_at: an event cannot
+		// have happened later than it is sent.
+		problems = append(problems, &approval.FieldError{Path: "time",
+			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s): an event cannot happen later than it is sent",
+				ladder.FormatDuration(RequestAhead), clock)})
+	}
+	a := ev.Approval
+	if a != nil && a.RequestedAt.After(now.Add(RequestAhead)) {
 		problems = append(problems, &approval.FieldError{Path: "data.requested_at",
 			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s): a request cannot be made later than it is sent",
 				ladder.FormatDuration(RequestAhead), clock)})
 	}
-	if max := tenant.MaxDeadline; max > 0 && a.Deadline != nil && a.Deadline.After(now.Add(max)) {
+	if max := tenant.MaxDeadline; max > 0 && a != nil && a.Deadline != nil && a.Deadline.After(now.Add(max)) {
 		problems = append(problems, &approval.FieldError{Path: "data.deadline",
 			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s), the tenant's max_deadline",
 				ladder.FormatDuration(max), clock)})

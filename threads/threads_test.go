@@ -753,3 +753,35 @@ func TestIngestBoundsTheDeadlineByTheTenant(t *testing.T) {
 		t.Errorf("stored deadline %v, want the one in bounds", a.DeadlineAt)
 	}
 }
+
+// Every event's envelope time is bounded as requested_at is: at most the
+// signature's skew after the service's clock, or Ingest refuses it naming
+// "time" and keeps nothing of it.
+func TestIngestBoundsTheEnvelopeTime(t *testing.T) {
+	h := newHarness(t)
+	now := h.clock.Now()
+	for _, tt := range []struct {
+		name string
+		at   time.Time
+		ok   bool
+	}{
+		{"merge.json", time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), false},
+		{"merge.json", now.Add(threads.RequestAhead + time.Second), false},
+		{"merge.json", now.Add(threads.RequestAhead), true},
+		{"merge-resolved.json", now.Add(threads.RequestAhead + time.Second), false},
+	} {
+		body, ev := readEvent(t, tt.name)
+		ev.Time = tt.at
+		_, err := h.ingestBody(body, ev)
+		var ve *approval.ValidationError
+		switch {
+		case tt.ok && err != nil:
+			t.Errorf("%s at %s: %v", tt.name, tt.at, err)
+		case !tt.ok && (!errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Path != "time"):
+			t.Errorf("%s at %s: %v, want time refused", tt.name, tt.at, err)
+		}
+	}
+	if a := h.state(t, "a-merge1"); a.State != string(approval.StatePending) {
+		t.Errorf("a-merge1 %s: the resolved event from the future was applied", a.State)
+	}
+}
