@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/jonboulle/clockwork"
 
@@ -706,6 +707,30 @@ var policyCovers = map[string][]string{
 	"sandbox.workspace.v1": {"run_command", "write_file", "edit_file"},
 }
 
+// lookalikePolicy is the known policy (policyCovers) that id looks like
+// without being it byte for byte: equal once case is folded and spaces
+// and invisible characters are dropped. An auto_granted event under
+// such an id is no routine notice: a reader would take it for the known
+// policy, whose bounds it need not keep. "" when id is a known policy
+// or looks like none.
+func lookalikePolicy(id string) string {
+	if _, known := policyCovers[id]; known {
+		return ""
+	}
+	bare := strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || approval.Invisible(r) {
+			return -1
+		}
+		return r
+	}, id)
+	for known := range policyCovers {
+		if strings.EqualFold(bare, known) {
+			return known
+		}
+	}
+	return ""
+}
+
 // andList words a list as "a, b and c".
 func andList(xs []string) string {
 	if len(xs) < 2 {
@@ -727,6 +752,9 @@ func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.
 	if covers, known := policyCovers[ag.PolicyID]; known && !slices.Contains(covers, ag.Call.Function) {
 		text = fmt.Sprintf("Warning: %s ran unattended under policy %s, which does not cover it (it covers only %s) · job %s · agent %s",
 			ag.Call.Function, ag.PolicyID, andList(covers), ag.Job.ID, orDash(ag.Job.Agent))
+	} else if like := lookalikePolicy(ag.PolicyID); like != "" {
+		text = fmt.Sprintf("Warning: %s ran unattended under policy \"%s\", which looks like %s but is not it · job %s · agent %s",
+			ag.Call.Function, templates.VisibleLine(ag.PolicyID), like, ag.Job.ID, orDash(ag.Job.Agent))
 	}
 	body, _ := json.Marshal(rowPayload{Text: text}) // plain data: cannot fail
 	err := s.insert(ctx, tx, []store.OutboxInsertParams{{

@@ -428,6 +428,11 @@ func TestAutoGrantedOutsideItsPolicyWarns(t *testing.T) {
 		{"acme_github.merge", "sandbox.workspace.v1", true},
 		{"Run_Command", "sandbox.workspace.v1", true},
 		{"acme_github.merge", "tenant.nightly", false},
+		// Ids that read as the sandbox policy without being it warn
+		// whatever the function, the id in visible form.
+		{"run_command", "Sandbox.Workspace.V1", true},
+		{"run_command", " sandbox.workspace.v1", true},
+		{"run_command", "sandbox.workspace.v1\u200b", true},
 	} {
 		t.Run(tt.function+" under "+tt.policy, func(t *testing.T) {
 			h := newHarness(t)
@@ -443,7 +448,11 @@ func TestAutoGrantedOutsideItsPolicyWarns(t *testing.T) {
 			}
 			text := h.surf.notices[0].Text
 			want := "Ran unattended: " + tt.function + " · job j-42 · agent release-bot · policy " + tt.policy
-			if tt.warn {
+			switch {
+			case tt.warn && tt.policy != "sandbox.workspace.v1":
+				want = "Warning: " + tt.function + " ran unattended under policy \"" + templates.VisibleLine(tt.policy) +
+					"\", which looks like sandbox.workspace.v1 but is not it · job j-42 · agent release-bot"
+			case tt.warn:
 				want = "Warning: " + tt.function + " ran unattended under policy sandbox.workspace.v1, which does not cover it" +
 					" (it covers only run_command, write_file and edit_file) · job j-42 · agent release-bot"
 			}
