@@ -550,10 +550,15 @@ func (v *validator) time(path, s string, required bool) time.Time {
 		return time.Time{}
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || t.Year() < minYear {
-		// A zero-ish time would read as "not set" further on and silently
-		// replace a tool's own deadline with the default: refuse it here.
+	if err != nil {
 		v.add(path, "want an RFC 3339 time such as 2026-11-29T18:00:00Z")
+		return time.Time{}
+	}
+	if t.Year() < minYear {
+		// A zero-ish time would read as "not set" further on and silently
+		// replace a tool's own deadline with the default: refuse it here,
+		// saying the rule it breaks (it is valid RFC 3339).
+		v.add(path, fmt.Sprintf("want a time in the year %d or later", minYear))
 		return time.Time{}
 	}
 	return t.UTC()

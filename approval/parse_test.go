@@ -504,6 +504,7 @@ const (
 	msgWhy     = "want arguments_changed, snapshot_changed, policy_changed or hook_changed"
 	msgTime    = "want an RFC 3339 time such as 2026-11-29T18:00:00Z"
 	msgURL     = "want an absolute http(s) URL"
+	msgEarly   = "want a time in the year 2000 or later"
 )
 
 func fe(path, msg string) *approval.FieldError { return &approval.FieldError{Path: path, Msg: msg} }
@@ -691,7 +692,11 @@ func TestParseRejects(t *testing.T) {
 		// A deadline at the zero time is refused, not taken for "no
 		// deadline" and dropped.
 		{name: "deadline at year 1", file: "refund.json", f: setData(nil, "deadline", "0001-01-01T00:00:00Z"),
-			problems: []*approval.FieldError{fe("data.deadline", msgTime)}},
+			problems: []*approval.FieldError{fe("data.deadline", msgEarly)}},
+		// Valid RFC 3339, refused by the year's bound: the answer names
+		// the bound, not the format.
+		{name: "requested_at at the epoch", file: "merge.json", f: setData(nil, "requested_at", "1970-01-01T00:00:00Z"),
+			problems: []*approval.FieldError{fe("data.requested_at", msgEarly)}},
 		{name: "deadline not RFC 3339", file: "refund.json", f: setData(nil, "deadline", "tomorrow"),
 			problems: []*approval.FieldError{fe("data.deadline", msgTime)}},
 		{name: "ladder with a space", file: "refund.json", f: setData(nil, "ladder", "pay ments"),

@@ -129,6 +129,9 @@ func (s *Service) noteReask(ctx context.Context, tx store.Tx, row *store.Approva
 		}
 	}
 	fz.Reasks = append(fz.Reasks, change)
+	// Restriction is sticky: a reask that walls the content off walls it
+	// for every later reply and card (stickyRestriction).
+	fz.Restricted = fz.Restricted || next.ContentRestricted()
 	if n := len(fz.Reasks); n > maxReasks {
 		fz.Reasks = fz.Reasks[n-maxReasks:]
 	}

@@ -54,6 +54,22 @@ func PatchDigest(patch string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// ErrAnswerTooLarge: the job backend's answer is over the protocol's
+// 1 MiB cap, so it was not read. A Backend wraps it; a look-up that gets
+// it says the call is too large to show, not that the answer was broken.
+var ErrAnswerTooLarge = errors.New("the job backend's answer is over the protocol's 1 MiB")
+
+// SayTooLargeToShow answers a look-up whose answer is over the cap: where
+// the call can be seen and decided instead (console, the approval's
+// console_url, or "" for none given).
+func SayTooLargeToShow(console string) string {
+	where := "the console"
+	if console != "" {
+		where += " (" + console + ")"
+	}
+	return "This call is too large to show here: look at it and decide it in " + where + "."
+}
+
 // showTimeout bounds a look-up: the person waits for it.
 const showTimeout = 70 * time.Second
 
@@ -98,6 +114,8 @@ func (s *Service) ShowArguments(ctx context.Context, req ShowRequest) (ShowResul
 	switch {
 	case errors.Is(err, ErrBackendUnavailable):
 		return refuse("The job backend did not answer, so the arguments cannot be shown now. Try again in a moment.")
+	case errors.Is(err, ErrAnswerTooLarge):
+		return refuse(SayTooLargeToShow(a.ConsoleURL))
 	case err != nil:
 		s.log.Warn("arguments look-up failed", "tenant", a.Tenant, "approval_id", a.ID, "err", err)
 		return refuse("The job backend's answer could not be read, so the arguments are not shown.")

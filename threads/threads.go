@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/jonboulle/clockwork"
 
@@ -76,24 +77,29 @@ var (
 const RequestAhead = 300 * time.Second
 
 // checkTimes bounds a request's times against the bot's clock, which
-// approval.Parse has not: requested_at at most RequestAhead in the future,
-// a deadline at most the tenant's max_deadline away. Unbounded, a deadline
+// approval.Parse has not: every event's envelope time and a request's
+// requested_at at most RequestAhead in the future, a deadline at most the
+// tenant's max_deadline away. Unbounded, a deadline
 // in year 9999 would keep the ladder from ever firing and the decision
 // links valid for as long. It answers like Parse, an
 // *approval.ValidationError naming each field (422 invalid).
 func checkTimes(tenant *config.Tenant, ev *approval.Event, now time.Time) error {
-	a := ev.Approval
-	if a == nil {
-		return nil
-	}
 	var problems []*approval.FieldError
 	clock := now.UTC().Format(time.RFC3339)
-	if a.RequestedAt.After(now.Add(RequestAhead)) {
+	if ev.Time.After(now.Add(RequestAhead)) {
+		// Every event's envelope time, as requested_at: an event cannot
+		// have happened later than it is sent.
+		problems = append(problems, &approval.FieldError{Path: "time",
+			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s): an event cannot happen later than it is sent",
+				ladder.FormatDuration(RequestAhead), clock)})
+	}
+	a := ev.Approval
+	if a != nil && a.RequestedAt.After(now.Add(RequestAhead)) {
 		problems = append(problems, &approval.FieldError{Path: "data.requested_at",
 			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s): a request cannot be made later than it is sent",
 				ladder.FormatDuration(RequestAhead), clock)})
 	}
-	if max := tenant.MaxDeadline; max > 0 && a.Deadline != nil && a.Deadline.After(now.Add(max)) {
+	if max := tenant.MaxDeadline; max > 0 && a != nil && a.Deadline != nil && a.Deadline.After(now.Add(max)) {
 		problems = append(problems, &approval.FieldError{Path: "data.deadline",
 			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s), the tenant's max_deadline",
 				ladder.FormatDuration(max), clock)})
@@ -353,6 +359,9 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		row = next
 	}
 	if a := ev.Approval; a != nil && result.Changed {
+		if a, err = stickyRestriction(row, cur, a); err != nil {
+			return 0, "", err
+		}
 		// The revision keeps what the bot shows, not the request as sent:
 		// the backend's arguments before the bot's redaction, and a
 		// restricted call's content, never reach the store. Deduplication
@@ -403,6 +412,24 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 		}
 	}
 	return len(rows), result.Ignored, nil
+}
+
+// stickyRestriction is a reask's request as the bot keeps and shows it:
+// once any revision of an approval was content-restricted (its frozen
+// Restricted), every later one is too, whatever the reask says, so that
+// neither its card nor a reply in a shared thread shows what an earlier
+// revision walled off. a itself is left as received.
+func stickyRestriction(row *store.Approval, cur *approval.Record, a *approval.Approval) (*approval.Approval, error) {
+	if a.ContentRestricted() || cur == nil || !cur.Seen || a.Revision <= cur.Revision || row == nil || row.Plan == nil {
+		return a, nil
+	}
+	fz, err := frozenOf(row)
+	if err != nil || !fz.Restricted {
+		return a, err
+	}
+	walled := *a
+	walled.Content.Restricted = true
+	return &walled, nil
 }
 
 // nextRow builds the stored row for a record. The ladder, deadline and
@@ -681,6 +708,30 @@ var policyCovers = map[string][]string{
 	"sandbox.workspace.v1": {"run_command", "write_file", "edit_file"},
 }
 
+// lookalikePolicy is the known policy (policyCovers) that id looks like
+// without being it byte for byte: equal once case is folded and spaces
+// and invisible characters are dropped. An auto_granted event under
+// such an id is no routine notice: a reader would take it for the known
+// policy, whose bounds it need not keep. "" when id is a known policy
+// or looks like none.
+func lookalikePolicy(id string) string {
+	if _, known := policyCovers[id]; known {
+		return ""
+	}
+	bare := strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || approval.Invisible(r) {
+			return -1
+		}
+		return r
+	}, id)
+	for known := range policyCovers {
+		if strings.EqualFold(bare, known) {
+			return known
+		}
+	}
+	return ""
+}
+
 // andList words a list as "a, b and c".
 func andList(xs []string) string {
 	if len(xs) < 2 {
@@ -702,6 +753,9 @@ func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.
 	if covers, known := policyCovers[ag.PolicyID]; known && !slices.Contains(covers, ag.Call.Function) {
 		text = fmt.Sprintf("Warning: %s ran unattended under policy %s, which does not cover it (it covers only %s) · job %s · agent %s",
 			ag.Call.Function, ag.PolicyID, andList(covers), ag.Job.ID, orDash(ag.Job.Agent))
+	} else if like := lookalikePolicy(ag.PolicyID); like != "" {
+		text = fmt.Sprintf("Warning: %s ran unattended under policy \"%s\", which looks like %s but is not it · job %s · agent %s",
+			ag.Call.Function, templates.VisibleLine(ag.PolicyID), like, ag.Job.ID, orDash(ag.Job.Agent))
 	}
 	body, _ := json.Marshal(rowPayload{Text: text}) // plain data: cannot fail
 	err := s.insert(ctx, tx, []store.OutboxInsertParams{{

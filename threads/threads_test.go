@@ -428,6 +428,11 @@ func TestAutoGrantedOutsideItsPolicyWarns(t *testing.T) {
 		{"acme_github.merge", "sandbox.workspace.v1", true},
 		{"Run_Command", "sandbox.workspace.v1", true},
 		{"acme_github.merge", "tenant.nightly", false},
+		// Ids that read as the sandbox policy without being it warn
+		// whatever the function, the id in visible form.
+		{"run_command", "Sandbox.Workspace.V1", true},
+		{"run_command", " sandbox.workspace.v1", true},
+		{"run_command", "sandbox.workspace.v1\u200b", true},
 	} {
 		t.Run(tt.function+" under "+tt.policy, func(t *testing.T) {
 			h := newHarness(t)
@@ -443,7 +448,11 @@ func TestAutoGrantedOutsideItsPolicyWarns(t *testing.T) {
 			}
 			text := h.surf.notices[0].Text
 			want := "Ran unattended: " + tt.function + " · job j-42 · agent release-bot · policy " + tt.policy
-			if tt.warn {
+			switch {
+			case tt.warn && tt.policy != "sandbox.workspace.v1":
+				want = "Warning: " + tt.function + " ran unattended under policy \"" + templates.VisibleLine(tt.policy) +
+					"\", which looks like sandbox.workspace.v1 but is not it · job j-42 · agent release-bot"
+			case tt.warn:
 				want = "Warning: " + tt.function + " ran unattended under policy sandbox.workspace.v1, which does not cover it" +
 					" (it covers only run_command, write_file and edit_file) · job j-42 · agent release-bot"
 			}
@@ -751,5 +760,37 @@ func TestIngestBoundsTheDeadlineByTheTenant(t *testing.T) {
 	}
 	if a := h.state(t, "a-merge1"); a.DeadlineAt.IsZero() || a.DeadlineAt.Sub(h.clock.Now()) != 47*time.Hour {
 		t.Errorf("stored deadline %v, want the one in bounds", a.DeadlineAt)
+	}
+}
+
+// Every event's envelope time is bounded as requested_at is: at most the
+// signature's skew after the service's clock, or Ingest refuses it naming
+// "time" and keeps nothing of it.
+func TestIngestBoundsTheEnvelopeTime(t *testing.T) {
+	h := newHarness(t)
+	now := h.clock.Now()
+	for _, tt := range []struct {
+		name string
+		at   time.Time
+		ok   bool
+	}{
+		{"merge.json", time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), false},
+		{"merge.json", now.Add(threads.RequestAhead + time.Second), false},
+		{"merge.json", now.Add(threads.RequestAhead), true},
+		{"merge-resolved.json", now.Add(threads.RequestAhead + time.Second), false},
+	} {
+		body, ev := readEvent(t, tt.name)
+		ev.Time = tt.at
+		_, err := h.ingestBody(body, ev)
+		var ve *approval.ValidationError
+		switch {
+		case tt.ok && err != nil:
+			t.Errorf("%s at %s: %v", tt.name, tt.at, err)
+		case !tt.ok && (!errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Path != "time"):
+			t.Errorf("%s at %s: %v, want time refused", tt.name, tt.at, err)
+		}
+	}
+	if a := h.state(t, "a-merge1"); a.State != string(approval.StatePending) {
+		t.Errorf("a-merge1 %s: the resolved event from the future was applied", a.State)
 	}
 }

@@ -50,6 +50,9 @@ const (
 // not recorded. The error also wraps the last try's cause.
 var ErrUnavailable = errors.New("job backend unavailable")
 
+// ErrTooLarge: the backend's answer is over MaxBody, so it was not read.
+var ErrTooLarge = errors.New("answer over the protocol's size cap")
+
 // ProtocolError is an answer the protocol does not list for the call: any
 // other 4xx or 3xx, or a listed status with another error code. It is not
 // retried; it usually means a bug or a misconfiguration (401 bad_signature:
@@ -653,7 +656,7 @@ func (c *Client) try(ctx context.Context, target string, body []byte, key string
 		return answer{}, 0, fmt.Errorf("read answer %d: %w", resp.StatusCode, readErr)
 	}
 	if len(data) > MaxBody {
-		return answer{}, 0, permanentError{fmt.Errorf("answer %d: body over %d bytes refused", resp.StatusCode, MaxBody)}
+		return answer{}, 0, permanentError{fmt.Errorf("answer %d: body over %d bytes refused: %w", resp.StatusCode, MaxBody, ErrTooLarge)}
 	}
 	return answer{status: resp.StatusCode, body: data}, 0, nil
 }

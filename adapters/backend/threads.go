@@ -59,6 +59,9 @@ func (b threadsBackend) Arguments(ctx context.Context, r threads.ArgumentsCall) 
 		if errors.Is(err, ErrUnavailable) {
 			return threads.ArgumentsAnswer{}, fmt.Errorf("%w: %w", threads.ErrBackendUnavailable, err)
 		}
+		if errors.Is(err, ErrTooLarge) {
+			return threads.ArgumentsAnswer{}, fmt.Errorf("%w: %w", threads.ErrAnswerTooLarge, err)
+		}
 		return threads.ArgumentsAnswer{}, err
 	}
 	switch res.Outcome {

@@ -151,10 +151,24 @@ const (
 	SayApproveNoteShown = "Approve with comment…"
 	// SayApproveShownLine stands above it.
 	SayApproveShownLine = "Approve below decides the revision shown above, with its digest; nothing was sent yet."
-	// SayRevealCut replaces it when the content did not all fit: the
-	// person would approve what they were not shown.
-	SayRevealCut = "Not all of the call's content fits in a chat answer, so it cannot be approved here: approve it in the console, where all of it shows. Nothing was sent."
 )
+
+// SayRevealTooLarge is a Reveal's whole answer when the call's content
+// does not all fit in a chat answer: the person would approve what they
+// were not shown, so none of it is shown and no Approve offered, and
+// they are told where to decide it: the console (console is the
+// approval's console_url, "" for none given), and the decision page when
+// the tenant's escalation mail carries Approve links to it (mail).
+func SayRevealTooLarge(console string, mail bool) string {
+	where := "the console"
+	if console != "" {
+		where += " (" + console + ")"
+	}
+	if mail {
+		where += ", or on the decision page from an escalation mail's Approve link"
+	}
+	return "This call's content is too large to show in chat, so it cannot be approved here: decide it in " + where + ". Nothing was sent."
+}
 
 // ShownText is what a look-up shows, as one literal text
 // (threads.ShowResult.Text): the surface splits it over preformatted

@@ -29,6 +29,10 @@ type Shown struct {
 	// the revision shown, and ApproveNote its Approve with comment…;
 	// nil for Show all arguments and Show details.
 	Approve, ApproveNote *templates.Action
+	// TooLarge is a Reveal's whole answer instead, when the surface finds
+	// before sending anything that the content does not all fit in its
+	// answer (SayRevealTooLarge): no part, no Lead, no Approve.
+	TooLarge string
 }
 
 // Reveal answers the Approve of a member who holds the content
@@ -44,6 +48,7 @@ func (f *Flow) Reveal(ctx context.Context, act templates.Action, who threads.Per
 		return shown
 	}
 	shown.Lead = threads.SayRevealFirst
+	shown.TooLarge = SayRevealTooLarge(f.consoleURL(ctx, act), f.mailApproves(shown.Tenant))
 	shown.Approve = &templates.Action{Kind: templates.ActionApproveSeen, ApprovalID: act.ApprovalID, Revision: act.Revision}
 	shown.ApproveNote = &templates.Action{Kind: templates.ActionApproveNoteSeen, ApprovalID: act.ApprovalID, Revision: act.Revision}
 	return shown
@@ -105,4 +110,25 @@ func (f *Flow) details(ctx context.Context, row *store.Approval, act templates.A
 		}
 	}
 	return &in
+}
+
+// consoleURL is the console address of the revision act names, as its
+// event gave it; "" when it cannot be read.
+func (f *Flow) consoleURL(ctx context.Context, act templates.Action) string {
+	rev, err := f.store.RevisionGet(ctx, act.ApprovalID, act.Revision)
+	if err != nil {
+		return ""
+	}
+	var req approval.Stored
+	if json.Unmarshal(rev.Body, &req) != nil {
+		return ""
+	}
+	return templates.VisibleLine(req.Approval.ConsoleURL)
+}
+
+// mailApproves reports whether the tenant's escalation mail carries
+// Approve links to the decision page.
+func (f *Flow) mailApproves(tenant string) bool {
+	t, ok := f.tenants()[tenant]
+	return ok && t != nil && t.MailDecides(true)
 }

@@ -92,3 +92,35 @@ func TestPrivateChatRestrictedWhateverTheFlag(t *testing.T) {
 		t.Fatalf("decisions %+v", got)
 	}
 }
+
+// TestRevealTooLongForChatPromisesNoApprove: a restricted call whose
+// content does not all fit in the follow-ups is decided too large before
+// anything is sent: one short answer naming the console, no part of the
+// content, and no lead promising an Approve that is not offered.
+func TestRevealTooLongForChatPromisesNoApprove(t *testing.T) {
+	h := newHarness(t)
+	patch := "--- a/src/retry.go\n+++ b/src/retry.go\n" + strings.Repeat("+\tmax := 5 // SECRET-LINE\n", 8000)
+	ev := threadstest.Ingest(t, h.svc, "changes.json", func(ev map[string]any) {
+		data := ev["data"].(map[string]any)
+		data["content"] = map[string]any{"restricted": true}
+		data["changes"].(map[string]any)["patch_sha256"] = threads.PatchDigest(patch)
+	})
+	threadstest.Backed(t, h.backend, ev)
+	h.backend.SetChanges("a-chg1", []backend.ChangedFileAnswer{{Path: "src/retry.go"}, {Path: "src/retry_test.go"}}, patch)
+	h.drain(t)
+	card := h.card(t, "a-chg1", approvalTarget, 1)
+	h.click(t, kevin, chApproval, button(t, card, templates.ActionApprove))
+	told := h.told(t, kevin, "too large to show in chat")
+	if !strings.Contains(plain(told.Text()), "https://console.example/approvals/a-chg1") {
+		t.Errorf("the answer names no console: %q", told.Text())
+	}
+	for _, f := range h.discord.Followups(kevin) {
+		if text := plain(f.Text()); text != plain(told.Text()) {
+			t.Errorf("told more than the one answer: %q", text)
+		}
+	}
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("decisions %+v", got)
+	}
+}

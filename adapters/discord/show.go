@@ -48,7 +48,7 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 // permission on a restricted call they were not shown: the call's
 // content (arguments, a changeset's files and patch), checked against
 // the approval's digests, in ephemeral follow-ups to them alone, then the
-// Approve that decides it; or, when not all of it fits, where to approve
+// Approve that decides it; or, when not all of it fits, only where to decide
 // it instead. Nothing is recorded here.
 func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) {
 	shown := a.clicks.Reveal(ctx, act, who.threads())
@@ -56,19 +56,22 @@ func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) 
 		a.answer(ctx, who, shown.Say)
 		return
 	}
-	msgs := []*templates.DiscordMessage{ephemeralMessage(shown.Lead)}
 	body, left := laidOut(act, shown.Arguments, maxShowMessages-2)
+	if left > 0 {
+		// Decided before a part is sent: the lead would promise an
+		// Approve that is not offered.
+		a.answer(ctx, who, shown.TooLarge)
+		return
+	}
+	msgs := []*templates.DiscordMessage{ephemeralMessage(shown.Lead)}
 	for _, text := range body {
 		msgs = append(msgs, &templates.DiscordMessage{Content: text, Flags: ephemeralText,
 			AllowedMentions: templates.DiscordNoMentions()})
 	}
-	last := ephemeralMessage(click.SayRevealCut)
-	if left == 0 {
-		last = ephemeralMessage(click.SayApproveShownLine)
-		last.Components = []templates.DiscordComponent{templates.DiscordActionRow{Components: []templates.DiscordComponent{
-			templates.DiscordButton{Style: templates.DiscordButtonSuccess, Label: click.SayApproveShown, CustomID: templates.EncodeAction(*shown.Approve)},
-			templates.DiscordButton{Style: templates.DiscordButtonSecondary, Label: click.SayApproveNoteShown, CustomID: templates.EncodeAction(*shown.ApproveNote)}}}}
-	}
+	last := ephemeralMessage(click.SayApproveShownLine)
+	last.Components = []templates.DiscordComponent{templates.DiscordActionRow{Components: []templates.DiscordComponent{
+		templates.DiscordButton{Style: templates.DiscordButtonSuccess, Label: click.SayApproveShown, CustomID: templates.EncodeAction(*shown.Approve)},
+		templates.DiscordButton{Style: templates.DiscordButtonSecondary, Label: click.SayApproveNoteShown, CustomID: templates.EncodeAction(*shown.ApproveNote)}}}}
 	msgs = append(msgs, last)
 	for _, m := range msgs {
 		if err := a.followup(ctx, who.token, m, true); err != nil {

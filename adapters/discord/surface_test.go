@@ -263,7 +263,7 @@ func (b *bubbleBot) ingestCopies(t *testing.T, n int) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev.Approval.RequestedAt = time.Now() // the fixture's lies in the bubble's future
+		ev.Time, ev.Approval.RequestedAt = time.Now(), time.Now() // the fixture's lie in the bubble's future
 		sum := sha256.Sum256(raw)
 		if _, err := b.svc.Ingest(context.Background(), threads.IngestRequest{Event: ev, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
 			t.Fatalf("ingest %s: %v", id, err)

@@ -183,3 +183,66 @@ func TestApproveOnASupersededRestrictedCard(t *testing.T) {
 		t.Errorf("decisions %+v", got)
 	}
 }
+
+// restrictedChangesetOf is restrictedChangeset with patch as the
+// changeset the fake backend serves (and patch_sha256 names).
+func restrictedChangesetOf(t *testing.T, h *harness, patch string) {
+	t.Helper()
+	h.ingestWith(t, "changes.json", func(ev map[string]any) {
+		data := ev["data"].(map[string]any)
+		data["content"] = map[string]any{"restricted": true}
+		data["changes"].(map[string]any)["patch_sha256"] = threads.PatchDigest(patch)
+	})
+	h.backend.SetChanges("a-chg1", []backend.ChangedFileAnswer{{Path: "src/retry.go"}, {Path: "src/retry_test.go"}}, patch)
+	h.drain(t)
+}
+
+// TestRevealTooLongForChatPromisesNoApprove: a restricted call whose
+// content does not all fit in a chat answer is decided too large before
+// anything is sent: one short answer naming the console, no part of the
+// content, and no lead promising an Approve that is not offered.
+func TestRevealTooLongForChatPromisesNoApprove(t *testing.T) {
+	h := newHarness(t)
+	patch := "--- a/src/retry.go\n+++ b/src/retry.go\n" + strings.Repeat("+\tmax := 5 // SECRET-LINE\n", 8000)
+	restrictedChangesetOf(t, h, patch)
+	const ch = "C0APPROVALS"
+	card := h.card(t, "a-chg1", ch, 1)
+	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionApprove))
+	told := h.told(t, "U0KEVIN", "too large to show in chat")
+	if !strings.Contains(told.AllText(), "https://console.example/approvals/a-chg1") {
+		t.Errorf("the answer names no console: %q", told.AllText())
+	}
+	if got := h.answersTo("U0KEVIN"); len(got) != 1 {
+		t.Errorf("%d answers: want the one", len(got))
+	}
+	h.notTold(t, "SECRET-LINE")
+	h.notTold(t, "Approve below decides it")
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("decisions %+v", got)
+	}
+}
+
+// TestRevealOverTheCapSaysTooLarge: a look-up answer over the protocol's
+// 1 MiB is not read; the person is told the call is too large to show
+// and to decide it in the console, not that the answer was broken, and
+// offered no Approve.
+func TestRevealOverTheCapSaysTooLarge(t *testing.T) {
+	h := newHarness(t)
+	patch := "--- a/x\n+++ b/x\n" + strings.Repeat("+SECRET-LINE padding padding padding\n", 40000)
+	restrictedChangesetOf(t, h, patch)
+	const ch = "C0APPROVALS"
+	card := h.card(t, "a-chg1", ch, 1)
+	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionApprove))
+	told := h.told(t, "U0KEVIN", "too large to show here")
+	if !strings.Contains(told.AllText(), "decide it in the console (https://console.example/approvals/a-chg1)") {
+		t.Errorf("the answer %q does not name the console", told.AllText())
+	}
+	h.notTold(t, "could not be read")
+	h.notTold(t, "SECRET-LINE")
+	h.notTold(t, "decides the revision shown above")
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("decisions %+v", got)
+	}
+}

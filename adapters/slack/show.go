@@ -49,7 +49,7 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 // permission on a restricted call they were not shown: the call's
 // content (arguments, a changeset's files and patch), checked against
 // the approval's digests, to them alone, then the Approve that decides
-// it; or, when not all of it fits, where to approve it instead. Nothing
+// it; or, when not all of it fits, only where to decide it instead. Nothing
 // is recorded here.
 func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) {
 	shown := a.clicks.Reveal(ctx, act, who.threads())
@@ -57,21 +57,22 @@ func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) 
 		a.answer(ctx, who, shown.Say)
 		return
 	}
-	msgs := []templates.SlackMessage{literal(shown.Lead)}
 	body, left := laidOut(act, shown.Arguments, maxShowMessages-2)
-	msgs = append(msgs, body...)
-	last := literal(click.SayRevealCut)
-	if left == 0 {
-		approve := slackgo.NewButtonBlockElement(templates.EncodeAction(*shown.Approve), templates.EncodeAction(*shown.Approve),
-			slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayApproveShown, false, false))
-		approve.Style = slackgo.StylePrimary
-		note := slackgo.NewButtonBlockElement(templates.EncodeAction(*shown.ApproveNote), templates.EncodeAction(*shown.ApproveNote),
-			slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayApproveNoteShown, false, false))
-		last = templates.SlackMessage{Text: click.SayApproveShownLine, Blocks: []slackgo.Block{
-			templates.SlackRichText(templates.SlackText(click.SayApproveShownLine)),
-			slackgo.NewActionBlock("", approve, note)}}
+	if left > 0 {
+		// Decided before a part is sent: the lead would promise an
+		// Approve that is not offered.
+		a.answer(ctx, who, shown.TooLarge)
+		return
 	}
-	msgs = append(msgs, last)
+	msgs := append([]templates.SlackMessage{literal(shown.Lead)}, body...)
+	approve := slackgo.NewButtonBlockElement(templates.EncodeAction(*shown.Approve), templates.EncodeAction(*shown.Approve),
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayApproveShown, false, false))
+	approve.Style = slackgo.StylePrimary
+	note := slackgo.NewButtonBlockElement(templates.EncodeAction(*shown.ApproveNote), templates.EncodeAction(*shown.ApproveNote),
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayApproveNoteShown, false, false))
+	msgs = append(msgs, templates.SlackMessage{Text: click.SayApproveShownLine, Blocks: []slackgo.Block{
+		templates.SlackRichText(templates.SlackText(click.SayApproveShownLine)),
+		slackgo.NewActionBlock("", approve, note)}})
 	if err := a.tell(ctx, who, msgs); err != nil {
 		a.log.Warn("slack: could not show a restricted call before its approval", "tenant", shown.Tenant,
 			"approval_id", act.ApprovalID, "slack_user", who.user, "err", scrub(err).Error())
