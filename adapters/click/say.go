@@ -11,11 +11,16 @@ import (
 // what a surface says when threads never got the click.
 const (
 	SayUnknownButton = "This button is not one the bot knows; nothing was sent."
-	SayUnknownDialog = "This dialog is not one the bot knows; nothing was sent."
-	SayUnknownCard   = "The bot knows no such card; nothing was sent."
-	SayStoreDown     = "The bot cannot read this card right now; try again in a moment. Nothing was sent."
-	SayNotRecorded   = "The bot could not record your decision; try again in a moment. Nothing was sent."
-	SayNotInTime     = "The bot could not record your decision in time (it is very busy); try again in a moment. Nothing was sent."
+	// SayApproveFromAnswer answers the Approve of the private answer that
+	// shows a restricted call (templates.ActionApproveSeen and its
+	// comment's), pressed anywhere but on that answer: the bot only ever
+	// puts it there, so the click is not a person's look at the call.
+	SayApproveFromAnswer = "Approve from the private answer that shows you the call; nothing was sent."
+	SayUnknownDialog     = "This dialog is not one the bot knows; nothing was sent."
+	SayUnknownCard       = "The bot knows no such card; nothing was sent."
+	SayStoreDown         = "The bot cannot read this card right now; try again in a moment. Nothing was sent."
+	SayNotRecorded       = "The bot could not record your decision; try again in a moment. Nothing was sent."
+	SayNotInTime         = "The bot could not record your decision in time (it is very busy); try again in a moment. Nothing was sent."
 	// SayLadderNotRecorded is said when I'm looking or Escalate now could
 	// not be recorded.
 	SayLadderNotRecorded = "The bot could not record your click; try again in a moment. Nothing was recorded."

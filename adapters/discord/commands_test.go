@@ -254,9 +254,7 @@ func TestApproveWithCommentOnARestrictedCall(t *testing.T) {
 		t.Fatal("decided before the call was shown")
 	}
 	note := templates.EncodeAction(templates.Action{Kind: templates.ActionApproveNoteSeen, ApprovalID: "a-priv1", Revision: 1})
-	// The fake keeps no ephemeral message to click: the private answer's
-	// button is pressed with the card's message as the one it answers.
-	res := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval, CustomID: note, MessageID: card.ID})
+	res := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval, CustomID: note, Ephemeral: true})
 	if !res.Answered() || len(res.Response.Inputs) != 1 || !strings.Contains(res.Response.Inputs[0].Description, "the card will not show it") {
 		t.Fatalf("modal %+v", res.Response)
 	}

@@ -47,9 +47,17 @@ func TestRestrictedChangesetShownBeforeApproval(t *testing.T) {
 		t.Fatalf("the card's Approve decided before the changeset was shown: %+v", got)
 	}
 	seen := templates.EncodeAction(templates.Action{Kind: templates.ActionApproveSeen, ApprovalID: "a-chg1", Revision: 1})
-	// The fake keeps no ephemeral message to click: the private answer's
-	// button is pressed with the card's message as the one it answers.
-	res := h.approve(t, kevin, chApproval, seen, card.ID, "")
+	// Pressed anywhere but on the private answer (a click no real
+	// Discord client sends: the bot puts the button only there), it
+	// decides nothing.
+	if res := h.click(t, kevin, chApproval, seen); !strings.Contains(res.Response.Content, "Approve from the private answer") {
+		t.Fatalf("the private answer's Approve on the card answered %+v", res.Response)
+	}
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("the private answer's Approve from the card decided: %+v", got)
+	}
+	res := h.approveAnswer(t, kevin, chApproval, seen, "")
 	if !res.Answered() {
 		t.Fatalf("answer %+v", res)
 	}

@@ -315,7 +315,20 @@ const confirmTitle = "Approve a destructive call?"
 // refused it.
 func (h *harness) approve(t *testing.T, user, channel, customID, messageID, comment string) discordtest.Result {
 	t.Helper()
-	res := h.discord.ClickButton(discordtest.Click{User: user, Channel: channel, CustomID: customID, MessageID: messageID})
+	return h.approveClick(t, discordtest.Click{User: user, Channel: channel, CustomID: customID, MessageID: messageID}, comment)
+}
+
+// approveAnswer is approve on a private answer the bot gave user: an
+// ephemeral message.
+func (h *harness) approveAnswer(t *testing.T, user, channel, customID, comment string) discordtest.Result {
+	t.Helper()
+	return h.approveClick(t, discordtest.Click{User: user, Channel: channel, CustomID: customID, Ephemeral: true}, comment)
+}
+
+func (h *harness) approveClick(t *testing.T, c discordtest.Click, comment string) discordtest.Result {
+	t.Helper()
+	user, channel, customID := c.User, c.Channel, c.CustomID
+	res := h.discord.ClickButton(c)
 	if !res.Answered() {
 		t.Fatalf("click not answered: %+v", res)
 	}

@@ -101,6 +101,13 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 			"err", err.Error())
 		return ephemeral(click.SayUnknownButton), click.Work{}
 	}
+	if act.Kind.Seen() && !in.fromPrivateAnswer() {
+		// The bot puts this button only on the private answer that shows
+		// the call: from anywhere else it would approve unseen.
+		a.log.Warn("discord: a private answer's Approve pressed on a message that is not private", "discord_user", who.user,
+			"channel", who.channel, "approval_id", act.ApprovalID)
+		return ephemeral(click.SayApproveFromAnswer), click.Work{}
+	}
 	switch act.Kind {
 	case templates.ActionApprove, templates.ActionApproveSeen:
 		// ActionApproveSeen is the Approve of a private answer that

@@ -75,6 +75,22 @@ type inbound struct {
 	Member        *inboundMember  `json:"member"`
 	User          *inboundUser    `json:"user"`
 	Data          json.RawMessage `json:"data"`
+	// Message is the message whose component was used; its flags say
+	// whether it was ephemeral (the bot's private answer).
+	Message *inboundMessage `json:"message"`
+}
+
+type inboundMessage struct {
+	Flags int `json:"flags"`
+}
+
+// messageEphemeral is Discord's EPHEMERAL message flag (1 << 6).
+const messageEphemeral = 1 << 6
+
+// fromPrivateAnswer reports whether the component used is on an
+// ephemeral message: a private answer of the bot's.
+func (in *inbound) fromPrivateAnswer() bool {
+	return in.Message != nil && in.Message.Flags&messageEphemeral != 0
 }
 
 type inboundMember struct {

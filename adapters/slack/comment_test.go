@@ -93,7 +93,7 @@ func TestApproveWithCommentOnARestrictedCall(t *testing.T) {
 	if args := h.told(t, "U0KEVIN", "bea.private@example.com"); !strings.Contains(args.AllText(), h.backend.Digest("a-priv1")) {
 		t.Fatalf("the call shown first: %q", args.AllText())
 	}
-	h.click(t, "U0KEVIN", ch, button(t, shown, templates.ActionApproveNoteSeen))
+	h.clickAnswer(t, "U0KEVIN", ch, button(t, shown, templates.ActionApproveNoteSeen))
 	threadstest.Eventually(t, "the comment modal", func() bool { return len(h.slack.Views()) == 1 })
 	v := h.slack.Views()[0]
 	if !strings.Contains(string(v.Raw), "the card will not show it") {

@@ -80,7 +80,16 @@ func TestRestrictedChangesetShownBeforeApproval(t *testing.T) {
 			t.Fatalf("the patch reached the channel: %q", m.AllText())
 		}
 	}
+	// The private answer's Approve pressed anywhere but on that answer
+	// (a payload no real Slack client sends: the bot puts the button only
+	// there) decides nothing.
 	h.click(t, "U0KEVIN", ch, button(t, shown, templates.ActionApproveSeen))
+	h.told(t, "U0KEVIN", "Approve from the private answer")
+	h.drain(t)
+	if got := h.backend.Decisions(); len(got) != 0 {
+		t.Fatalf("the private answer's Approve from the channel's card decided: %+v", got)
+	}
+	h.clickAnswer(t, "U0KEVIN", ch, button(t, shown, templates.ActionApproveSeen))
 	h.drain(t)
 	if got := h.backend.Decisions(); len(got) != 1 || got[0].Request.Decision != backend.Approve ||
 		got[0].Request.ArgsSHA256 != h.backend.Digest("a-chg1") {

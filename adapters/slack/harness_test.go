@@ -363,6 +363,19 @@ func (h *harness) click(t *testing.T, user, channel, actionID string) {
 	}
 }
 
+// clickAnswer presses a button on a private answer the bot gave user in
+// channel (an ephemeral message), as Slack sends such a click: its
+// container says is_ephemeral.
+func (h *harness) clickAnswer(t *testing.T, user, channel, actionID string) {
+	t.Helper()
+	p := h.clickPayload(user, channel, actionID)
+	p["container"] = map[string]any{"type": "message", "channel_id": channel, "message_ts": "1700000000.000009", "is_ephemeral": true}
+	status, body := h.send(t, signedRequest{path: "/slack/interactions", body: interaction(p)})
+	if status != http.StatusOK || body != "" {
+		t.Fatalf("click answered %d %q", status, body)
+	}
+}
+
 // told waits for the answer to one person containing want, and returns
 // it. Every answer must be for them alone: an ephemeral response_url post
 // or chat.postEphemeral. A card replaced through a response_url is not an

@@ -156,6 +156,13 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 			"err", err.Error())
 		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.answer(ctx, who, click.SayUnknownButton) }}
 	}
+	if act.Kind.Seen() && !cb.Container.IsEphemeral {
+		// The bot puts this button only on the private answer that shows
+		// the call: from anywhere else it would approve unseen.
+		a.log.Warn("slack: a private answer's Approve pressed on a message that is not private", "slack_user", who.user,
+			"channel", who.channel, "approval_id", act.ApprovalID)
+		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.answer(ctx, who, click.SayApproveFromAnswer) }}
+	}
 	switch act.Kind {
 	case templates.ActionApprove, templates.ActionApproveSeen:
 		// ActionApproveSeen is the Approve of a private answer that showed

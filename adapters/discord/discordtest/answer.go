@@ -62,7 +62,7 @@ func (s *Server) checkAnswerLocked(in *interaction, raw []byte) string {
 	if p := checkResponseBody(raw); p != "" {
 		return p
 	}
-	return checkResponse(in.typ, in.message != "" && s.messages[in.message] != nil, raw)
+	return checkResponse(in.typ, in.message != "" && s.messageOfLocked(in) != nil, raw)
 }
 
 // acceptLocked takes a's first answer to in, checked, as Discord does: an
@@ -76,7 +76,7 @@ func (s *Server) acceptLocked(in *interaction, a *Answer, raw []byte) {
 		var resp struct {
 			Data *messageBody `json:"data"`
 		}
-		m := s.messages[in.message]
+		m := s.messageOfLocked(in)
 		if m != nil && parseJSON(raw, &resp) && resp.Data != nil {
 			// An interaction's answer is the application's webhook
 			// speaking: the bot's channel permissions do not apply.
@@ -93,6 +93,15 @@ func (s *Server) acceptLocked(in *interaction, a *Answer, raw []byte) {
 			Flags: a.Flags, CreatedAt: time.Now()}
 	}
 	s.answered.Broadcast()
+}
+
+// messageOfLocked is the message in is on: a channel's, or the
+// ephemeral one of a click on a private answer; nil for none.
+func (s *Server) messageOfLocked(in *interaction) *Message {
+	if m := s.messages[in.message]; m != nil {
+		return m
+	}
+	return in.ephemeral
 }
 
 func modalKey(user, customID string) string { return user + "\x00" + customID }
@@ -156,7 +165,7 @@ func (s *Server) originalEdit(w http.ResponseWriter, r *http.Request) {
 	var m *Message
 	switch in.answer.Type {
 	case discordgo.InteractionResponseDeferredMessageUpdate, discordgo.InteractionResponseUpdateMessage:
-		m = s.messages[in.message]
+		m = s.messageOfLocked(in)
 	case discordgo.InteractionResponseChannelMessageWithSource, discordgo.InteractionResponseDeferredChannelMessageWithSource:
 		m = in.original
 	}

@@ -202,6 +202,10 @@ type interaction struct {
 	// message is the message a component interaction is on (for a modal's
 	// submission, the one whose button opened the modal); "" for none.
 	message string
+	// ephemeral is the ephemeral message a component interaction is on
+	// (Click.Ephemeral): a private answer, kept apart from every
+	// channel's messages, as only its user sees it.
+	ephemeral *Message
 	// original is the answer's own message, for a CHANNEL_MESSAGE_WITH_SOURCE
 	// (or its deferred form) answer: what @original edits then.
 	original *Message

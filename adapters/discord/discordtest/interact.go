@@ -24,6 +24,10 @@ type Click struct {
 	// message in Channel with a button of CustomID (none for a forged
 	// click: a click on no message).
 	MessageID string
+	// Ephemeral: the button is on an ephemeral message, a private answer
+	// the bot gave User (the fake keeps none of those): the click carries
+	// that message with Discord's EPHEMERAL flag, as Discord sends it.
+	Ephemeral bool
 }
 
 // Submit is the submission of a modal.
@@ -65,12 +69,15 @@ func (r Result) Answered() bool { return r.Response != nil && r.Problem == "" }
 // ClickButton delivers a button press: signed to the interactions URL
 // when one is set, else over the gateway.
 func (s *Server) ClickButton(c Click) Result {
-	if c.MessageID == "" {
+	if c.MessageID == "" && !c.Ephemeral {
 		c.MessageID = s.messageOfClick(c.Channel, c.CustomID)
 	}
 	in, p := s.newInteraction(discordgo.InteractionMessageComponent, c.User, c.Channel)
 	p["data"] = map[string]any{"custom_id": c.CustomID, "component_type": discordgo.ButtonComponent}
-	if c.MessageID != "" {
+	switch {
+	case c.Ephemeral:
+		p["message"] = s.ephemeralRef(in, c.Channel)
+	case c.MessageID != "":
 		p["message"] = s.messageRef(in, c.MessageID, c.Channel)
 	}
 	return s.deliver(in, p)
@@ -205,6 +212,17 @@ func (s *Server) newInteraction(typ discordgo.InteractionType, userID, channelID
 
 // messageRef is the message an interaction is on, as Discord sends it
 // (the whole message as it stands), and ties the interaction to it.
+// ephemeralRef makes the ephemeral message a click on a private answer
+// is on, and returns it as Discord sends it with the click.
+func (s *Server) ephemeralRef(in *interaction, channelID string) map[string]any {
+	id := s.Snowflake()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := &Message{ID: id, ChannelID: channelID, Flags: discordgo.MessageFlagsEphemeral, CreatedAt: time.Now()}
+	in.message, in.ephemeral = id, m
+	return s.messageJSON(m)
+}
+
 func (s *Server) messageRef(in *interaction, id, channelID string) map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
