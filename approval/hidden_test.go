@@ -194,3 +194,41 @@ func TestIdentityWarningsRedactNames(t *testing.T) {
 		t.Errorf("warnings %q", lines)
 	}
 }
+
+// The audit notice of a call that ran unattended says what the bot
+// posts, everywhere: each part of the event redacted, and a warning for a
+// function the policy does not cover or a policy id that mimics a known
+// one, its hidden characters shown.
+func TestAutoGrantedNotice(t *testing.T) {
+	notice := func(fn, job, agent, policy string) string {
+		ag := &AutoGranted{PolicyID: policy}
+		ag.Call.Function, ag.Job.ID, ag.Job.Agent = fn, job, agent
+		return ag.Notice()
+	}
+	for _, tt := range []struct {
+		name       string
+		got, want  string
+		notContain string
+	}{
+		{"routine", notice("run_command", "j-1", "bot", "sandbox.workspace.v1"),
+			"Ran unattended: run_command · job j-1 · agent bot · policy sandbox.workspace.v1", ""},
+		{"no agent", notice("write_file", "j-1", "", "pol-7"), "Ran unattended: write_file · job j-1 · agent - · policy pol-7", ""},
+		{"not covered", notice("request_approval", "j-1", "bot", "sandbox.workspace.v1"),
+			"Warning: request_approval ran unattended under policy sandbox.workspace.v1, which does not cover it (it covers only run_command, write_file and edit_file) · job j-1 · agent bot", ""},
+		{"look-alike", notice("run_command", "j-1", "bot", "sandbox.workspace.v1\u200b"),
+			"Warning: run_command ran unattended under policy \"sandbox.workspace.v1[U+200B]\", which looks like sandbox.workspace.v1 but is not it · job j-1 · agent bot", ""},
+		{"secrets", notice("run_command ghp_abcdefghijklmnopqrstuvwxyz", "j-1 token=hunter2hunter2", "bot Bearer abcdefghijklmnop", "pol?api_key=zzzzzzzz"),
+			"", "hunter2"},
+	} {
+		if tt.want != "" && tt.got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, tt.got, tt.want)
+		}
+		if tt.notContain != "" {
+			for _, s := range []string{"hunter2", "abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnop", "zzzzzzzz"} {
+				if strings.Contains(tt.got, s) {
+					t.Errorf("%s: %q shows %s", tt.name, tt.got, s)
+				}
+			}
+		}
+	}
+}

@@ -27,7 +27,8 @@ const (
 	ThreadOutcome ThreadKind = "outcome"
 	// ThreadCancelled says the approval is no longer wanted, and why.
 	ThreadCancelled ThreadKind = "cancelled"
-	// ThreadAutoGranted is the audit notice of a call that ran unattended.
+	// ThreadAutoGranted is the audit notice of a call that ran unattended
+	// (approval.AutoGranted.Notice, which says it all).
 	ThreadAutoGranted ThreadKind = "auto_granted"
 	// ThreadEscalation mentions the people a ladder step tells:
 	// "@kevin @oncall: waiting 15m".
@@ -107,12 +108,8 @@ func ThreadFromEvent(ev *approval.Event) (ThreadMessage, bool) {
 	case ev.Finished != nil:
 		return Outcome(ev.Finished), true
 	case ev.AutoGranted != nil:
-		ag := ev.AutoGranted
-		text := fmt.Sprintf("%s under policy %s (job %s", ag.Call.Function, ag.PolicyID, ag.Job.ID)
-		if ag.Job.Agent != "" {
-			text += ", agent " + ag.Job.Agent
-		}
-		return ThreadMessage{Kind: ThreadAutoGranted, Text: text + ")"}, true
+		// The audit channel's notice, as the bot posts it.
+		return ThreadMessage{Kind: ThreadAutoGranted, Text: ev.AutoGranted.Notice()}, true
 	}
 	return ThreadMessage{}, false
 }

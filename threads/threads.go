@@ -17,10 +17,8 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode"
 
 	"github.com/jonboulle/clockwork"
 
@@ -699,64 +697,15 @@ func editKey(p *store.Post) string {
 	return "edit:" + p.ApprovalID + ":" + p.Target + ":" + strconv.Itoa(p.Revision)
 }
 
-// policyCovers is, for each platform policy that may grant a call
-// unattended, the functions it covers. The sandbox policy covers the
-// sandbox's own three tools only, never request_approval nor an MCP tool:
-// an auto_granted event naming anything else under it is no routine
-// notice but a warning.
-var policyCovers = map[string][]string{
-	"sandbox.workspace.v1": {"run_command", "write_file", "edit_file"},
-}
-
-// lookalikePolicy is the known policy (policyCovers) that id looks like
-// without being it byte for byte: equal once case is folded and spaces
-// and invisible characters are dropped. An auto_granted event under
-// such an id is no routine notice: a reader would take it for the known
-// policy, whose bounds it need not keep. "" when id is a known policy
-// or looks like none.
-func lookalikePolicy(id string) string {
-	if _, known := policyCovers[id]; known {
-		return ""
-	}
-	bare := strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) || approval.Invisible(r) {
-			return -1
-		}
-		return r
-	}, id)
-	for known := range policyCovers {
-		if strings.EqualFold(bare, known) {
-			return known
-		}
-	}
-	return ""
-}
-
-// andList words a list as "a, b and c".
-func andList(xs []string) string {
-	if len(xs) < 2 {
-		return strings.Join(xs, "")
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
-}
-
 // enqueueAudit posts a one-line notice of an unattended call to the
 // tenant's audit channel; without one it is only counted. A call its
-// policy does not cover (policyCovers) is posted as a warning instead.
+// policy does not cover is posted as a warning instead (Notice).
 func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.Tenant, ev *approval.Event, now time.Time) (int, string, error) {
 	ag := ev.AutoGranted
 	if tenant.Audit == nil {
 		return 0, "no audit channel configured: counted only", nil
 	}
-	text := fmt.Sprintf("Ran unattended: %s · job %s · agent %s · policy %s",
-		ag.Call.Function, ag.Job.ID, orDash(ag.Job.Agent), ag.PolicyID)
-	if covers, known := policyCovers[ag.PolicyID]; known && !slices.Contains(covers, ag.Call.Function) {
-		text = fmt.Sprintf("Warning: %s ran unattended under policy %s, which does not cover it (it covers only %s) · job %s · agent %s",
-			ag.Call.Function, ag.PolicyID, andList(covers), ag.Job.ID, orDash(ag.Job.Agent))
-	} else if like := lookalikePolicy(ag.PolicyID); like != "" {
-		text = fmt.Sprintf("Warning: %s ran unattended under policy \"%s\", which looks like %s but is not it · job %s · agent %s",
-			ag.Call.Function, templates.VisibleLine(ag.PolicyID), like, ag.Job.ID, orDash(ag.Job.Agent))
-	}
+	text := ag.Notice()
 	body, _ := json.Marshal(rowPayload{Text: text}) // plain data: cannot fail
 	err := s.insert(ctx, tx, []store.OutboxInsertParams{{
 		ID: s.newID(now), Tenant: ev.Tenant, Kind: KindNotice, Target: tenant.Audit.String(),
@@ -805,13 +754,6 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func wakes() map[string]chan struct{} {

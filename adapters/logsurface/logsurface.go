@@ -118,7 +118,9 @@ func (s *Surface) Reply(_ context.Context, req threads.ReplyRequest) error {
 
 // Notice writes a one-line notice.
 func (s *Surface) Notice(_ context.Context, req threads.NoticeRequest) error {
-	return s.write(fmt.Sprintf("notice for %s (tenant %s)", req.Target, req.Tenant), req.Text)
+	// A notice quotes an event's words: shown as every surface shows
+	// them, each hidden character in its visible form.
+	return s.write(fmt.Sprintf("notice for %s (tenant %s)", req.Target, req.Tenant), templates.Visible(req.Text))
 }
 
 // Mail writes an email that a bot without SMTP would send, as its text

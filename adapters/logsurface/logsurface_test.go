@@ -62,12 +62,12 @@ func TestLogSurfaceWritesCardsRepliesAndNotices(t *testing.T) {
 		Text: "The call was not made: see https://deploy:hunter2@ci.acme.example"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Notice(ctx, threads.NoticeRequest{Target: "slack:C0AUDIT", Tenant: "acme", Text: "Ran unattended: run_command"}); err != nil {
+	if err := s.Notice(ctx, threads.NoticeRequest{Target: "slack:C0AUDIT", Tenant: "acme", Text: "Ran unattended: run_\u200bcommand"}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
 	for _, want := range []string{"card log-1 for slack:C0APPROVALS (approval a-sec1, revision 1)", "edited", "Denied by user:kevin: no",
-		"reply in the thread of log-1", "notice for slack:C0AUDIT", "Ran unattended: run_command", "token rotation",
+		"reply in the thread of log-1", "notice for slack:C0AUDIT", "Ran unattended: run_[U+200B]command", "token rotation",
 		"details are shown only to operators with the content permission"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("log lacks %q", want)
