@@ -244,9 +244,9 @@ func (a *Approval) FlagLines() []string {
 		lines = append(lines, "New to this job: "+strings.Join(names, ", "))
 	}
 	if c := a.Flags.ClassAbove; c != nil {
-		line := "A class above the job's so far: " + c.Class
+		line := "A class above the job's so far: " + RedactText(c.Class)
 		if c.Previous != "" {
-			line += " (so far: " + c.Previous + ")"
+			line += " (so far: " + RedactText(c.Previous) + ")"
 		}
 		lines = append(lines, line)
 	}

@@ -145,7 +145,7 @@ func Transition(cur *Record, ev *Event, now time.Time) Result {
 		if r.Revision > rec.Revision {
 			rec.Revision = r.Revision
 		}
-		rec.Decision = &Decision{Actor: r.Actor, Comment: RedactText(r.Comment), Via: r.Via, Message: RedactText(r.Message), At: now}
+		rec.Decision = &Decision{Actor: RedactText(r.Actor), Comment: RedactText(r.Comment), Via: RedactText(r.Via), Message: RedactText(r.Message), At: now}
 		return closed(rec, rec.Decision.Message)
 
 	case EventRecheckFailed:

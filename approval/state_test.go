@@ -678,7 +678,7 @@ func TestTransitionRedactsFreeText(t *testing.T) {
 		ev   approval.Event
 	}{
 		{"resolved", seen, approval.Event{Type: approval.EventResolved, Resolved: &approval.Resolved{ApprovalID: "a-1", Revision: 1,
-			Status: approval.StateDenied, Actor: "user:kevin", Comment: text, Message: text}}},
+			Status: approval.StateDenied, Actor: "user:kevin " + text, Via: "cli " + text, Comment: text, Message: text}}},
 		{"recheck failed", &approved, approval.Event{Type: approval.EventRecheckFailed, RecheckFailed: &approval.RecheckFailed{ApprovalID: "a-1", Message: text}}},
 		{"cancelled", seen, approval.Event{Type: approval.EventCancelled, Cancelled: &approval.Cancelled{ApprovalID: "a-1", Reason: text}}},
 		{"call finished", seen, approval.Event{Type: approval.EventCallFinished, Finished: &approval.Finished{ApprovalID: "a-1",
@@ -688,6 +688,9 @@ func TestTransitionRedactsFreeText(t *testing.T) {
 		tt.ev.Tenant = "acme"
 		res := approval.Transition(tt.cur, &tt.ev, now)
 		if d := res.Next.Decision; d != nil {
+			if strings.Contains(d.Actor, secret) || strings.Contains(d.Via, secret) {
+				t.Errorf("%s: decision by %q via %q keeps the secret", tt.name, d.Actor, d.Via)
+			}
 			if d.Comment != "" && d.Comment != want || d.Message != "" && d.Message != want {
 				t.Errorf("%s: decision %+v, want its text %q", tt.name, d, want)
 			}

@@ -153,7 +153,11 @@ func storedArguments(raw []byte, p Projection) json.RawMessage {
 // keeps it. Slices and pointers of a are not changed: k gets copies.
 func storedIdentifiers(k, a *Approval) {
 	k.Call.Function = RedactText(a.Call.Function)
+	k.Job.ID = RedactText(a.Job.ID)
 	k.Job.StartedBy = RedactText(a.Job.StartedBy)
+	if c := a.Flags.ClassAbove; c != nil {
+		k.Flags.ClassAbove = &ClassAbove{Class: RedactText(c.Class), Previous: RedactText(c.Previous)}
+	}
 	k.Job.Agent = RedactText(a.Job.Agent)
 	k.Level = RedactText(a.Level)
 	k.AskedBy.Argument = RedactText(a.AskedBy.Argument)

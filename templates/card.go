@@ -482,7 +482,7 @@ func Build(in Input) Card {
 		// the request: redacted as free text is, before any cut.
 		Function: cutLine(oneLine(approval.RedactText(a.Call.Function)), lineMax),
 		Job: Job{
-			ID:        cutLine(oneLine(a.Job.ID), lineMax),
+			ID:        cutLine(oneLine(approval.RedactText(a.Job.ID)), lineMax),
 			URL:       linkable(a.Job.URL),
 			StartedBy: cutLine(oneLine(approval.RedactText(a.Job.StartedBy)), lineMax),
 			Agent:     cutLine(oneLine(approval.RedactText(a.Job.Agent)), lineMax),
@@ -704,10 +704,10 @@ func status(s approval.State, superseded bool, by *approval.Reask, d *approval.D
 	if d == nil {
 		d = &approval.Decision{}
 	}
-	actor := cutLine(oneLine(d.Actor), lineMax)
+	actor := cutLine(oneLine(approval.RedactText(d.Actor)), lineMax)
 	comment := oneLine(approval.RedactText(d.Comment))
 	via := ""
-	if v := oneLine(d.Via); v != "" {
+	if v := oneLine(approval.RedactText(d.Via)); v != "" {
 		via = "via " + cutLine(v, 32)
 	}
 	var out statusLines
@@ -995,7 +995,7 @@ func decidingStatus(d *Deciding, restricted bool, k clock) statusLines {
 	if d.Approve {
 		noun, what = "approval", "an approval"
 	}
-	if actor := cutLine(oneLine(d.Actor), lineMax); actor != "" {
+	if actor := cutLine(oneLine(approval.RedactText(d.Actor)), lineMax); actor != "" {
 		what = actor + "'s " + noun
 	}
 	if !d.At.IsZero() {
@@ -1350,7 +1350,7 @@ func changes(a *approval.Approval, restricted bool) *Changes {
 			c.FilesNote = fmt.Sprintf("and %d more %s", n, plural(n, "file", "files"))
 			break
 		}
-		c.Files = append(c.Files, ChangedFile{Path: cutLine(oneLine(f.Path), lineMax), Protected: f.Protected})
+		c.Files = append(c.Files, ChangedFile{Path: cutLine(oneLine(approval.RedactText(f.Path)), lineMax), Protected: f.Protected})
 	}
 	if ch.Patch != "" {
 		patch, cut := cutAtLine(strings.TrimRight(approval.RedactText(cleanText(ch.Patch)), "\n"), patchPreviewMax)
@@ -1471,7 +1471,7 @@ func ladderNote(l LadderPlan, tenant string) string {
 		of = "tenant " + tenant
 	}
 	return fmt.Sprintf("The request named ladder %q, which %s does not have, so the %s ladder runs as if it named none.",
-		cutLine(oneLine(l.Unknown), 64), of, name)
+		cutLine(oneLine(approval.RedactText(l.Unknown)), 64), of, name)
 }
 
 // sameDay reports whether a and b fall on the same date, each in its own

@@ -25,6 +25,12 @@ func TestIdentifiersRedacted(t *testing.T) {
 		"function":     "ghp_S3cr3tFunct10naaaaaaaaaaaaaaaaaaaaaaaaa",
 		"governance":   "https://u:S3cr3tG0v@h.example",
 		"role_restrct": "Bearer S3cr3tR0l3R",
+		"job_id":       "j-42?token=S3cr3tJ0b1d",
+		"class":        "host.ghp_S3cr3tCl4ssaaaaaaaaaaaaaaaaaaaaaaaa",
+		"file":         "config/ghp_S3cr3tF1l3aaaaaaaaaaaaaaaaaaaaaaaaaaa/x.env",
+		"actor":        "user:ada token=S3cr3tAct0r",
+		"via":          "cli Bearer S3cr3tV14x",
+		"ladder":       "ghp_S3cr3tL4dd3raaaaaaaaaaaaaaaaaaaaaaaaa",
 	}
 	mk := func(restricted bool) *approval.Approval {
 		a := synthetic()
@@ -40,16 +46,23 @@ func TestIdentifiersRedacted(t *testing.T) {
 		a.Flags.NewToJob = []approval.NewToJob{{Argument: secrets["new_to_job"], Role: approval.RoleRecipient}}
 		a.Confirm = &approval.Confirm{Argument: secrets["confirm"]}
 		a.AskedBy = approval.AskedBy{Reason: approval.ReasonOrigin, Argument: secrets["asked_by"], Role: approval.RoleRecipient, Floor: approval.OriginRequest, Origin: approval.OriginJobRead}
+		a.Job.ID = secrets["job_id"]
+		a.Flags.ClassAbove = &approval.ClassAbove{Class: secrets["class"], Previous: "read"}
+		a.Kind = approval.KindChanges
+		a.Changes = &approval.Changes{Files: []approval.ChangedFile{{Path: secrets["file"]}}, Patch: "+x"}
 		return a
 	}
 	gov := synthetic()
 	gov.Kind = approval.KindProtectedPaths
 	gov.Job.StartedBy = secrets["governance"]
 	gov.Changes = &approval.Changes{Files: []approval.ChangedFile{{Path: "tests/a_test.go", Protected: true}}}
+	decided := &approval.Decision{Actor: secrets["actor"], Via: secrets["via"], At: synthetic().RequestedAt}
 	for name, in := range map[string]Input{
 		"details":    {Approval: mk(false)},
 		"restricted": {Approval: mk(true)},
 		"governance": {Approval: gov},
+		"resolved":   {Approval: mk(false), State: approval.StateDenied, Decision: decided},
+		"ladder":     {Approval: mk(false), Ladder: LadderPlan{Name: "default", Unknown: secrets["ladder"]}},
 	} {
 		x := renderAll(t, r, Build(in))
 		x.each(func(surface, text string) {

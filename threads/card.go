@@ -169,7 +169,7 @@ func (s *Service) frozeFor(rec approval.Record, a *approval.Approval, fz *Frozen
 		return
 	}
 	s.log.Warn("the request names a ladder the tenant does not have; running the one it would get naming none",
-		"tenant", rec.Tenant, "approval_id", rec.ID, "ladder", a.Ladder, "instead", fz.Plan.Ladder)
+		"tenant", rec.Tenant, "approval_id", rec.ID, "ladder", approval.RedactText(a.Ladder), "instead", fz.Plan.Ladder)
 }
 
 // zone is the frozen zone's location; UTC for none, or for a name this

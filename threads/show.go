@@ -159,7 +159,7 @@ func checkedChanges(a *approval.Approval, got *ArgumentsChanges) *ShownChanges {
 	}
 	files := make([]approval.ChangedFile, len(got.Files))
 	for i, f := range got.Files {
-		files[i] = approval.ChangedFile{Path: templates.VisibleLine(f.Path), Protected: f.Protected}
+		files[i] = approval.ChangedFile{Path: templates.VisibleLine(approval.RedactText(f.Path)), Protected: f.Protected}
 	}
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Protected && !files[j].Protected })
 	return &ShownChanges{Files: files, Patch: templates.Visible(approval.RedactText(got.Patch)), PatchSHA256: want}
