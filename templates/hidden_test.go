@@ -131,6 +131,17 @@ func TestHiddenCharactersShownEverywhere(t *testing.T) {
 				if !strings.Contains(text, mark) {
 					t.Errorf("U+%04X: %s %s does not show %s", h, state, surface, mark)
 				}
+				if state != "pending" || strings.Contains(surface, "subject") {
+					return
+				}
+				// Each field shows its own mark where the character was:
+				// one field's mark never stands in for another's.
+				plain := strings.ReplaceAll(text, `\`, "") // Discord's markdown escapes
+				for _, field := range []string{"x@evil.example", "ops@acme.example", "src/retry_test.go", "second line"} {
+					if want := field[:len(field)/2] + mark + field[len(field)/2:]; !strings.Contains(plain, want) {
+						t.Errorf("U+%04X: %s %s does not show %q", h, state, surface, want)
+					}
+				}
 			})
 			check(state+" page", html.UnescapeString(string(r.CardHTML(c))))
 			check(state+" headline", c.Headline)

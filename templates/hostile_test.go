@@ -117,14 +117,15 @@ func (c *hostileBytes) intn(n int) int {
 // hostileRunes are the invisible and bidi code points the generator
 // hides in names, values and text; hostileSuspect is every such code point
 // a rendering must show as [U+XXXX] instead.
-var hostileRunes = []rune{0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x3164, 0x115F, 0xE0041, 0x202E, 0x2066}
+var hostileRunes = []rune{0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x3164, 0x115F, 0xE0041, 0x202E, 0x2066,
+	0x200E, 0x200F, 0x061C, 0x1160, 0xFFA0, 0x202A, 0x202D, 0x2067, 0x2069, 0xE0001, 0xE007F, 0x00AD, 0x034F, 0xFE0F, 0x180E}
 
 func hostileSuspect(r rune) bool {
 	switch {
 	case r >= 0x200B && r <= 0x200F, r == 0x2060, r == 0xFEFF, r == 0x061C,
 		r == 0x3164, r == 0x115F, r == 0x1160, r == 0xFFA0,
 		r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069,
-		r >= 0xE0000 && r <= 0xE007F:
+		r >= 0xE0000 && r <= 0xE007F, r == 0x00AD, r == 0x034F, r == 0xFE0F, r == 0x180E:
 		return true
 	}
 	return false
@@ -176,6 +177,9 @@ type hostile struct {
 	mismatch    bool              // effects_mismatch
 	contradicts bool              // readOnlyHint and destructiveHint both true
 	owEgress    bool              // openWorldHint false, class above egress
+	// wantWarnings are the warning lines the call's declarations, flags
+	// and reasons call for, each exactly as approval words it.
+	wantWarnings []string
 	secrets     map[string]string // each secret's marker: its form and place
 }
 
@@ -534,17 +538,40 @@ func hostileGenerate(t testing.TB, base []byte, ch hostileChooser) *hostile {
 	if notTraced != nil {
 		flags["not_traced"] = notTraced
 	}
-	switch g.pick(3) {
+	class := ""
+	switch g.pick(4) {
 	case 1:
-		flags["class_above"] = map[string]any{"class": "egress", "previous": "read"}
+		class = "egress"
+		flags["class_above"] = map[string]any{"class": class, "previous": "read"}
 		h.owEgress = ow == false
 	case 2:
-		flags["class_above"] = map[string]any{"class": "write"}
+		class = "write"
+		flags["class_above"] = map[string]any{"class": class}
+	case 3:
+		class = "destructive"
+		flags["class_above"] = map[string]any{"class": class, "previous": "write"}
 	}
 	d["flags"] = flags
 	if g.chance(3) {
 		h.mismatch = true
 		d["effects_mismatch"] = true
+	}
+	// The warnings, in approval's order, as the card must word them.
+	if h.mismatch {
+		h.wantWarnings = append(h.wantWarnings, map[any]string{false: approval.WarningSaidInside, true: approval.WarningSaidOutside,
+			nil: approval.WarningSaidSilent}[ow])
+	}
+	if h.contradicts {
+		h.wantWarnings = append(h.wantWarnings, approval.WarningContradicts)
+	}
+	switch {
+	case ro == true && class != "":
+		h.wantWarnings = append(h.wantWarnings, fmt.Sprintf(approval.WarningReadsOnlyFmt, class))
+	case class == "destructive" && de != true:
+		h.wantWarnings = append(h.wantWarnings, fmt.Sprintf(approval.WarningNotDestructiveFmt, class))
+	}
+	if h.owEgress {
+		h.wantWarnings = append(h.wantWarnings, approval.WarningInsideEgress)
 	}
 	switch g.pick(5) {
 	case 0:
@@ -559,6 +586,9 @@ func hostileGenerate(t testing.TB, base []byte, ch hostileChooser) *hostile {
 			taint = append(taint, map[string]any{"source": "open_world", "function": f + g.marker('R'), "call": g.pick(40)})
 		}
 		d["asked_by"] = map[string]any{"reason": "taint", "taint": taint}
+		if ow == false {
+			h.wantWarnings = append(h.wantWarnings, approval.WarningInsideTaint)
+		}
 	case 3:
 		hook, _ := g.decorate("scan-hook")
 		d["asked_by"] = map[string]any{"reason": "hook", "hook": hook + g.marker('R')}
@@ -792,7 +822,9 @@ func hostileCheckCard(h *hostile, holder bool, c Card, surfaces []hostileSurface
 			add(propDigest, where, "shows args_sha256 in a shared place (restricted=%v private_chat=%v)", h.restricted, h.private)
 		}
 		for i, r := range s.text {
-			if hostileSuspect(r) {
+			// The templates write their warning sign "⚠️": its selector
+			// is the bot's own.
+			if hostileSuspect(r) && !(r == 0xFE0F && strings.HasSuffix(s.text[:i], "⚠")) {
 				add(propInvisible, where, "passes U+%04X through unshown at byte %d: %q", r, i, hostileAround(s.text, i))
 				break
 			}
@@ -817,24 +849,20 @@ func hostileCheckCard(h *hostile, holder bool, c Card, surfaces []hostileSurface
 		}
 	}
 
-	need := 0
-	var why []string
-	for _, x := range []struct {
-		on   bool
-		what string
-	}{{h.mismatch, "effects_mismatch"}, {h.contradicts, "readOnlyHint and destructiveHint both true"},
-		{h.owEgress, "openWorldHint false with class_above egress"}} {
-		if x.on {
-			need++
-			why = append(why, x.what)
+	need := len(h.wantWarnings)
+	ws := warningsOf(c)
+	// Each warning the call calls for, word for word and in order, then
+	// only the identity warnings a hidden character or mixed scripts add.
+	if len(ws) < need || !slices.Equal(ws[:need], h.wantWarnings) {
+		add(propWarning, view, "warns %q (effect line %q), want first %q", ws, c.Effect, h.wantWarnings)
+	}
+	for _, w := range ws[min(need, len(ws)):] {
+		if !strings.Contains(w, "invisible character") && !strings.Contains(w, "mixes scripts") && !strings.Contains(w, "mix scripts") {
+			add(propWarning, view, "warns %q, which the call does not call for", w)
 		}
 	}
-	ws := warningsOf(c)
-	if len(ws) < need {
-		add(propWarning, view, "%d warning lines for %s (effect line %q): %q", len(ws), strings.Join(why, "; "), c.Effect, ws)
-	}
-	if (h.contradicts || h.owEgress) && !hostileDenyFirst(c) {
-		add(propWarning, view, "Approve comes before Deny though %s", strings.Join(why, "; "))
+	if need > 0 && !hostileDenyFirst(c) {
+		add(propWarning, view, "Approve comes before Deny though the card warns %q", h.wantWarnings)
 	}
 	invisible := len(h.fnRunes) > 0 || (!c.Restricted && h.roleValueInvisible())
 	if invisible && len(ws) < need+1 {
