@@ -174,13 +174,13 @@ type hostile struct {
 	digest      string
 	fnRunes     []rune // invisible code points in the function's name
 	roles       []hostileRole
-	mismatch    bool              // effects_mismatch
-	contradicts bool              // readOnlyHint and destructiveHint both true
-	owEgress    bool              // openWorldHint false, class above egress
+	mismatch    bool // effects_mismatch
+	contradicts bool // readOnlyHint and destructiveHint both true
+	owEgress    bool // openWorldHint false, class above egress
 	// wantWarnings are the warning lines the call's declarations, flags
 	// and reasons call for, each exactly as approval words it.
 	wantWarnings []string
-	secrets     map[string]string // each secret's marker: its form and place
+	secrets      map[string]string // each secret's marker: its form and place
 }
 
 // walled reports whether a shared place must get the call without details.
