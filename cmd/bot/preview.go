@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -102,19 +103,26 @@ func cmdPreview(args []string, stdout io.Writer) error {
 		// and the tenant's zone.
 		fz = threads.Freeze(tenant, a)
 	}
+	// Every card the bot posts is built from the revision as it keeps it
+	// (approval.StoredForm: redacted, a restricted call's content not
+	// kept), read back: a preview shows that card, not the event's.
+	raw := a // what a reask is compared by, as the bot compares on arrival
+	if a, err = asKept(a); err != nil {
+		return fmt.Errorf("%s: %w", fs.Arg(0), err)
+	}
 	in, err := templates.PreviewInput(a, *state, decided, threads.CardPlan(fz.Plan))
 	if err != nil {
 		return err
 	}
 	if *previous != "" {
-		made, err := previewReask("--previous", *previous, a, false)
+		made, err := previewReask("--previous", *previous, raw, false)
 		if err != nil {
 			return err
 		}
 		fz.Reasks = append(fz.Reasks, *made)
 	}
 	if *next != "" {
-		replaced, err := previewReask("--next", *next, a, true)
+		replaced, err := previewReask("--next", *next, raw, true)
 		if err != nil {
 			return err
 		}
@@ -227,6 +235,25 @@ func previewTenant(path, id string) (*config.Tenant, error) {
 		return nil, fmt.Errorf("%s has no tenant %q, the event's", path, id)
 	}
 	return t, nil
+}
+
+// asKept is a as the bot keeps it and reads it back to build each card
+// it posts. The fingerprints a reask compares by are left out: a preview
+// compares revisions itself (previewReask).
+func asKept(a *approval.Approval) (*approval.Approval, error) {
+	st, err := approval.StoredForm(a)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	var kept approval.Approval
+	if err := json.Unmarshal(b, &kept); err != nil {
+		return nil, err
+	}
+	return &kept, nil
 }
 
 // previewReask is what a reask changed, as the bot works it out from

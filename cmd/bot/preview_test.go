@@ -278,3 +278,54 @@ func TestPreviewShowsTheDigestOnlyToAContentHolder(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewShowsWhatTheBotPosts: a preview is the card the bot posts,
+// built from the revision as it keeps it, and the notice it posts: a
+// secret in the level or a changed file's path is redacted as the store
+// keeps it, and an auto-granted call its policy does not cover is the
+// warning the audit channel gets.
+func TestPreviewShowsWhatTheBotPosts(t *testing.T) {
+	edit := func(name string, change func(data map[string]any)) string {
+		t.Helper()
+		p, err := fixtures.Path("events", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev map[string]any
+		if err := json.Unmarshal(body, &ev); err != nil {
+			t.Fatal(err)
+		}
+		change(ev["data"].(map[string]any))
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(out, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	const secret = "ghp_Pr3v13wS3cr3taaaaaaaaaaaaaaaaaaaa"
+	changes := edit("changes.json", func(d map[string]any) {
+		d["level"] = "L2 " + secret
+		d["changes"].(map[string]any)["files"].([]any)[0].(map[string]any)["path"] = "config/" + secret + "/x.env"
+	})
+	auto := edit("auto.json", func(d map[string]any) { d["call"].(map[string]any)["function"] = "acme.deploy" })
+	for _, as := range []string{"text", "slack", "discord"} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), []string{"preview", "--as", as, changes}, &out, &errOut, lookup(nil)); code != 0 ||
+			strings.Contains(out.String(), "Pr3v13w") || !strings.Contains(out.String(), "ghp_[redacted]") {
+			t.Errorf("preview --as %s of a secret in the level and a path: %d\n%s%s", as, code, out.String(), errOut.String())
+		}
+		out.Reset()
+		if code := run(context.Background(), []string{"preview", "--as", as, auto}, &out, &errOut, lookup(nil)); code != 0 ||
+			!strings.Contains(out.String(), "Warning: acme.deploy ran unattended under policy sandbox.workspace.v1, which does not cover it") {
+			t.Errorf("preview --as %s of an auto-grant its policy does not cover: %d\n%s%s", as, code, out.String(), errOut.String())
+		}
+	}
+}
