@@ -596,7 +596,12 @@ type textRedactor struct {
 	userInfo       userInfoScan
 	jwtOK          bool
 	jwtAt, jwtTo   int // the token whose first part ends at jwtAt ends at jwtTo (0: none)
+	widest         nameRun
 }
+
+// nameRun is a run of name bytes, s[from:to], that widestName read back
+// (to 0: none); from is the run's start.
+type nameRun struct{ from, to int }
 
 // step applies the rule that may start at s[i] and returns where the scan
 // goes on (past i).

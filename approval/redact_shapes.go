@@ -56,7 +56,13 @@ func (t *textRedactor) namedValue(i int) int {
 		// still found when the whole run is longer than a name.
 		found, tried := false, -1
 		for _, reach := range [2]nameReach{nameWide, nameWidest} {
-			w, wok := nameBefore(s, i, colon, reach)
+			var w name
+			var wok bool
+			if reach == nameWidest {
+				w, wok = t.widestName(i, colon)
+			} else {
+				w, wok = nameBefore(s, i, colon, reach)
+			}
 			if !wok || ok && w.start == n.start || w.start == tried {
 				continue
 			}
@@ -175,6 +181,49 @@ func nameBefore(s string, i int, colon bool, reach nameReach) (name, bool) {
 		return name{}, false
 	}
 	return name{name: s[k:j], start: k, spaced: spaced}, true
+}
+
+// widestName is nameBefore(t.s, i, colon, nameWidest), reading each byte
+// of a run of name bytes once: "a:a:a:…" holds a ':' every other byte,
+// and reading back up to maxNameLen bytes from each would cost that many
+// times the text.
+func (t *textRedactor) widestName(i int, colon bool) (name, bool) {
+	s := t.s
+	j := i
+	if !colon {
+		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+	}
+	if j == 0 || isQuote(s[j-1]) {
+		return nameBefore(s, i, colon, nameWidest)
+	}
+	r := &t.widest
+	start := -1
+	if r.to > 0 && r.to <= j {
+		m := r.to
+		for m < j && isNameByte(s[m], nameWidest) {
+			m++
+		}
+		if m == j {
+			start = r.from // the run read before goes on up to j
+		} else {
+			start = j // read back only the bytes past the last one not a name byte
+			for start > m && isNameByte(s[start-1], nameWidest) {
+				start--
+			}
+		}
+	} else {
+		start = j
+		for start > 0 && isNameByte(s[start-1], nameWidest) {
+			start--
+		}
+	}
+	r.from, r.to = start, j
+	if start == j || j-start > maxNameLen {
+		return name{}, false
+	}
+	return name{name: s[start:j], start: start, spaced: j < i}, true
 }
 
 // isNameByte reports whether c may be part of a name read with reach.

@@ -1364,3 +1364,31 @@ func BenchmarkRedactText(b *testing.B) {
 		RedactText(s)
 	}
 }
+
+// TestWidestNameMatchesNameBefore: widestName, which reads each run of
+// name bytes once, finds the names nameBefore finds, at every '=' and ':'
+// of a text in the order RedactText meets them.
+func TestWidestNameMatchesNameBefore(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(24, 7))
+	const alphabet = "a:=/ \t\"@$.x\u00e4"
+	for n := 0; n < 2000; n++ {
+		b := make([]byte, rng.IntN(400))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		s := string(b)
+		tr := textRedactor{s: s}
+		for i := 0; i < len(s); i++ {
+			if s[i] != '=' && s[i] != ':' {
+				continue
+			}
+			colon := s[i] == ':'
+			got, gok := tr.widestName(i, colon)
+			want, wok := nameBefore(s, i, colon, nameWidest)
+			if got != want || gok != wok {
+				t.Fatalf("in %q at %d: widestName = %+v, %v; nameBefore = %+v, %v", s, i, got, gok, want, wok)
+			}
+		}
+	}
+}
