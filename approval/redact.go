@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Projection is arguments made safe and small enough to show.
@@ -94,18 +96,28 @@ func Project(raw []byte) (Projection, error) {
 // A key may be written by an adversary (the agent a prompt injection
 // steers names its own arguments), so a key is first seen through its
 // disguise (foldKey): invisible characters are dropped, compatibility
-// forms (full-width letters, ſ, the Kelvin sign, ı, mathematical letters)
-// and the Cyrillic, Greek and other look-alikes of Latin letters become
-// those letters, Unicode hyphens and dashes '-' and Unicode spaces ' '.
-// A key that folds to a secret name is secret whatever script it is
-// written in; a word of another script that resembles none (Пароль, 密码)
-// is not. A key of printable ASCII is matched as it is, without a copy.
+// forms (full-width letters, ſ, the Kelvin sign, ı, mathematical letters),
+// precomposed letters (ä, é, å: their base letter), letters with a stroke
+// (ø, ł), ĸ and ß, and the Cyrillic, Greek and other look-alikes of Latin
+// letters become those letters, Unicode hyphens and dashes '-', Unicode
+// spaces ' ', middle dots and dot leaders '.', and Unicode slashes and
+// colons '/' and ':'. A key that folds to a secret name is secret
+// whatever script it is written in; a word of another script that
+// resembles none (Пароль, 密码) is not. A key of printable ASCII is
+// matched as it is, without a copy.
+//
+// In every key, a digit or sign written for a letter is read as that
+// letter where it makes a secret name: 0 o, 1 i or l, 3 e, 4 a, 5 s, 7 t,
+// @ a and $ s (passw0rd, t0k3n, pa$$word, au7h). A key of plain letters
+// is judged as if there were no such rule, and a key whose digits spell
+// no secret name stays shown (step1, h264, s3_bucket).
 //
 // A part word makes a key secret wherever it appears in the key, in any
-// case, with '-', '_', ' ', '.' or nothing between its parts (X-Api-Key,
-// client_secret, Private_Key, access-token, APIKEY). It matches substrings
-// on purpose: max_tokens or secretary are redacted too, because showing a
-// real secret costs more than hiding a harmless value.
+// case, with '-', '_', ' ', '.', '/', ':' or nothing between its parts
+// (X-Api-Key, client_secret, Private_Key, access-token, APIKEY, api/key).
+// It matches substrings on purpose: max_tokens, secretary or tokenizer
+// are redacted too, because showing a real secret costs more than hiding
+// a harmless value.
 //
 // A whole word makes a key secret only as a whole segment of it, because
 // as a part it would hide ordinary keys: auth is in author and oauth_scope.
@@ -114,7 +126,9 @@ func Project(raw []byte) (Projection, error) {
 // follows a lower-case one (sessionCookie), and before the last capital of
 // a run of three or more that a lower-case letter other than a plural s
 // follows (HTTPAuth is HTTP and Auth, PWDs is one segment, and OAuth stays
-// one segment). A plural s is allowed.
+// one segment). A plural s is allowed. The key is also split with the
+// digits and signs read as letters taken for letters, which then join a
+// segment (au7h is one segment, auth2 still two).
 //
 //	word           match    secret                                   not secret
 //	token          part     access_token, refreshToken, max_tokens   tok
@@ -184,12 +198,14 @@ func printableASCII(k string) bool {
 // foldKey appends to b the key k seen through its disguise, as
 // SensitiveKey reads it: each Invisible character dropped (or, spaced,
 // read as ' '), and each combining mark dropped; each Unicode space read
-// as ' ' and each Unicode hyphen, dash or minus as '-'; a letter that is
-// a compatibility form or a look-alike of a Latin letter read as that
-// letter, keeping its case (the case splits camelCase words). Any other
-// character is kept as it is. Linear in len(k).
+// as ' ', each Unicode hyphen, dash or minus as '-', each Unicode dot as
+// '.', slash as '/' and colon as ':'; a letter that is a compatibility
+// form or a look-alike of a Latin letter read as that letter, keeping its
+// case (the case splits camelCase words), and a precomposed letter (ä, é,
+// å) as its base letter, its marks dropped. Any other character is kept
+// as it is. Linear in len(k).
 func foldKey(b []byte, k string, spaced bool) []byte {
-	for _, r := range k {
+	for i, r := range k {
 		switch {
 		case r < utf8.RuneSelf && !Invisible(r):
 			b = append(b, byte(r))
@@ -202,9 +218,29 @@ func foldKey(b []byte, k string, spaced bool) []byte {
 		case unicode.IsSpace(r) || unicode.Is(unicode.Zs, r):
 			b = append(b, ' ')
 			continue
+		case r == 'ß':
+			b = append(b, "ss"...)
+			continue
+		case r == 'ẞ':
+			b = append(b, "SS"...)
+			continue
 		}
 		if c := latinOf(r); c != 0 {
 			b = append(b, c)
+			continue
+		}
+		// The canonical decomposition (Unicode's, kept by x/text) is the
+		// base letter and its marks, already fully decomposed: the base is
+		// read as any letter, and the marks, which split nothing, dropped.
+		if d := norm.NFD.PropertiesString(k[i:]).Decomposition(); len(d) > 0 {
+			base, _ := utf8.DecodeRune(d)
+			if base < utf8.RuneSelf {
+				b = append(b, byte(base))
+			} else if c := latinOf(base); c != 0 {
+				b = append(b, c)
+			} else {
+				b = utf8.AppendRune(b, base)
+			}
 			continue
 		}
 		b = utf8.AppendRune(b, r)
@@ -234,6 +270,12 @@ func latinOf(r rune) byte {
 		return byte('a' + r - 0x249c)
 	case r >= 0x2010 && r <= 0x2015, r == 0x2212, r == 0xfe58, r == 0xfe63, r == 0x2043:
 		return '-'
+	case r == 0x00b7, r == 0x2024, r == 0x2027, r == 0x2022, r == 0x2219, r == 0x22c5, r == 0x30fb, r == 0xff65, r == 0x0387, r == 0x16eb, r == 0x2e31:
+		return '.' // middle dots, one dot leader, bullets
+	case r == 0x2044, r == 0x2215, r == 0x29f8, r == 0x2571:
+		return '/' // fraction, division and big solidus, box diagonal
+	case r == 0x2236, r == 0xa789, r == 0x02d0, r == 0x0589, r == 0xfe13, r == 0xfe55:
+		return ':' // ratio, modifier and Armenian colons
 	}
 	if c, ok := lookAlikes[r]; ok {
 		return c
@@ -282,17 +324,28 @@ var lookAlikes = map[rune]byte{
 	'ℋ': 'H', 'ℐ': 'I', 'ℒ': 'L', 'ℳ': 'M', 'ℛ': 'R', 'ℭ': 'C', 'ℌ': 'H', 'ℑ': 'I',
 	'ℨ': 'Z', 'ⅰ': 'i', 'ⅴ': 'v', 'ⅹ': 'x', 'ⅼ': 'l', 'ⅽ': 'c', 'ⅾ': 'd', 'ⅿ': 'm',
 	'Ⅰ': 'I', 'Ⅴ': 'V', 'Ⅹ': 'X', 'Ⅼ': 'L', 'Ⅽ': 'C', 'Ⅾ': 'D', 'Ⅿ': 'M',
+	// Latin letters with a stroke, bar, hook or middle dot, which have no
+	// canonical decomposition, and kra.
+	'ø': 'o', 'Ø': 'O', 'đ': 'd', 'Đ': 'D', 'ħ': 'h', 'Ħ': 'H', 'ł': 'l', 'Ł': 'L',
+	'ŧ': 't', 'Ŧ': 'T', 'ƀ': 'b', 'Ƀ': 'B', 'ɨ': 'i', 'Ɨ': 'I', 'ƚ': 'l', 'Ƚ': 'L',
+	'ȼ': 'c', 'Ȼ': 'C', 'ɇ': 'e', 'Ɇ': 'E', 'ɍ': 'r', 'Ɍ': 'R', 'ƶ': 'z', 'Ƶ': 'Z',
+	'ɏ': 'y', 'Ɏ': 'Y', 'ǥ': 'g', 'Ǥ': 'G', 'ɉ': 'j', 'Ɉ': 'J', 'ŀ': 'l', 'Ŀ': 'L',
+	'ƈ': 'c', 'ɗ': 'd', 'ƒ': 'f', 'ɠ': 'g', 'ɦ': 'h', 'ƙ': 'k', 'ɱ': 'm', 'ɲ': 'n',
+	'ƥ': 'p', 'ʠ': 'q', 'ʂ': 's', 'ƭ': 't', 'ʈ': 't', 'ȥ': 'z', 'ʐ': 'z',
+	'ĸ': 'k', 'ɵ': 'o', 'ǝ': 'e', 'ɛ': 'e',
 }
 
 // hasPartWord reports whether k holds one of partWords, ignoring case and
-// the separators '-', '_', ' ' and '.'.
+// the separators '-', '_', ' ', '.', '/' and ':', and reading a digit or
+// sign that stands for a letter as that letter (foldEq: "passw0rd",
+// "pa$$word").
 func hasPartWord(k string) bool {
 	var buf [64]byte
 	b := buf[:0]
 	for i := 0; i < len(k); i++ {
 		c := k[i]
 		switch {
-		case c == '-' || c == '_' || c == ' ' || c == '.':
+		case c == '-' || c == '_' || c == ' ' || c == '.' || c == '/' || c == ':':
 			continue
 		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
@@ -300,9 +353,58 @@ func hasPartWord(k string) bool {
 		b = append(b, c)
 	}
 	for _, w := range partWords {
-		if bytes.Contains(b, w) {
+		if containsFold(b, w) {
 			return true
 		}
+	}
+	return false
+}
+
+// containsFold is bytes.Contains with foldEq: at most len(w) comparisons
+// per byte of b, and w is short.
+func containsFold(b, w []byte) bool {
+	for i := 0; i+len(w) <= len(b); i++ {
+		j := 0
+		for j < len(w) && foldEq(b[i+j], w[j]) {
+			j++
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldEq reports whether the key byte c (ASCII letters in lower case) reads
+// as the lowercase letter w: it is w, or a digit or sign written for it
+// (0 o, 1 i or l, 3 e, 4 a, 5 s, 7 t, @ a, $ s).
+func foldEq(c, w byte) bool {
+	if c == w {
+		return true
+	}
+	switch c {
+	case '0':
+		return w == 'o'
+	case '1':
+		return w == 'i' || w == 'l'
+	case '3':
+		return w == 'e'
+	case '4', '@':
+		return w == 'a'
+	case '5', '$':
+		return w == 's'
+	case '7':
+		return w == 't'
+	}
+	return false
+}
+
+// isLetterSign reports whether c is a digit or sign foldEq reads as a
+// letter.
+func isLetterSign(c byte) bool {
+	switch c {
+	case '0', '1', '3', '4', '5', '7', '@', '$':
+		return true
 	}
 	return false
 }
@@ -319,18 +421,29 @@ var partWords = [][]byte{
 var wholeWords = []string{"auth", "pwd", "cookie"}
 
 // hasWholeWord reports whether a segment of k, as SensitiveKey splits it,
-// is one of wholeWords or its plural.
+// is one of wholeWords or its plural. k is read twice: as written, and
+// with the digits and signs foldEq reads as letters taken for letters
+// ("au7h", "c00kie"), so that they join a segment instead of splitting it.
 func hasWholeWord(k string) bool {
+	return wholeWordIn(k, false) || wholeWordIn(k, true)
+}
+
+// wholeWordIn is hasWholeWord reading k as written or, signs, with the
+// digits and signs of foldEq as letters (of no case).
+func wholeWordIn(k string, signs bool) bool {
+	letter := func(c byte) bool { return isWordByte(c) && !isDigit(c) || signs && isLetterSign(c) }
 	start := 0 // the current segment is k[start:i]
 	for i := 0; i <= len(k); i++ {
 		end, next := -1, i // the segment ends before end; the next starts at next
 		switch {
-		case i == len(k) || !isWordByte(k[i]):
+		case i == len(k) || !isWordByte(k[i]) && !(signs && isLetterSign(k[i])):
 			end, next = i, i+1
 		case i > start:
 			c, p := k[i], k[i-1]
 			switch {
-			case isDigit(c) != isDigit(p), isUpper(c) && isLower(p):
+			case letter(c) == letter(p) && isUpper(c) && isLower(p):
+				end = i
+			case letter(c) != letter(p):
 				end = i
 			case isLower(c) && isUpper(p) && i-start >= 3 && isUpper(k[i-2]) && isUpper(k[i-3]) && !pluralAt(k, i):
 				end, next = i-1, i-1
@@ -339,10 +452,24 @@ func hasWholeWord(k string) bool {
 		if end < 0 {
 			continue
 		}
+		if signs && !hasLetterSign(k[start:end]) {
+			start = next
+			continue // read as written already
+		}
 		if isWholeWord(k[start:end]) {
 			return true
 		}
 		start = next
+	}
+	return false
+}
+
+// hasLetterSign reports whether seg holds a byte isLetterSign.
+func hasLetterSign(seg string) bool {
+	for i := 0; i < len(seg); i++ {
+		if isLetterSign(seg[i]) {
+			return true
+		}
 	}
 	return false
 }
@@ -353,15 +480,37 @@ func pluralAt(k string, i int) bool {
 	return k[i] == 's' && (i+1 == len(k) || !isLower(k[i+1]))
 }
 
+// isWholeWord reports whether seg is one of wholeWords or its plural, in
+// any case, with foldEq's digits and signs read as letters.
 func isWholeWord(seg string) bool {
 	for _, w := range wholeWords {
-		if len(seg) == len(w) || len(seg) == len(w)+1 && (seg[len(w)] == 's' || seg[len(w)] == 'S') {
-			if hasPrefixFold(seg, w) {
+		if len(seg) == len(w) || len(seg) == len(w)+1 && foldEq(lowerByte(seg[len(w)]), 's') {
+			if hasPrefixFoldEq(seg, w) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// hasPrefixFoldEq is hasPrefixFold comparing with foldEq.
+func hasPrefixFoldEq(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		if !foldEq(lowerByte(s[i]), prefix[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerByte(c byte) byte {
+	if isUpper(c) {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // RedactText redacts credentials inside free text (agent text, messages,
@@ -447,7 +596,12 @@ type textRedactor struct {
 	userInfo       userInfoScan
 	jwtOK          bool
 	jwtAt, jwtTo   int // the token whose first part ends at jwtAt ends at jwtTo (0: none)
+	widest         nameRun
 }
+
+// nameRun is a run of name bytes, s[from:to], that widestName read back
+// (to 0: none); from is the run's start.
+type nameRun struct{ from, to int }
 
 // step applies the rule that may start at s[i] and returns where the scan
 // goes on (past i).

@@ -46,17 +46,35 @@ func (t *textRedactor) namedValue(i int) int {
 	if !colon && (i+1 < len(s) && s[i+1] == '=') {
 		return i + 2 // "=="
 	}
-	n, ok := nameBefore(s, i, colon, false)
+	n, ok := nameBefore(s, i, colon, nameNarrow)
 	if !ok || !SensitiveKey(n.name) {
 		// The name read with the characters beyond ASCII before it: a
-		// disguised name ("p\u0430ssword=…"). Read apart from them too,
-		// so that a name right after other text ("パスワードpassword=…")
-		// is still found when the whole run is longer than a name.
-		w, wok := nameBefore(s, i, colon, true)
-		if !wok || ok && w.start == n.start || !SensitiveKey(w.name) {
+		// disguised name ("p\u0430ssword=…"), and then with the signs
+		// that join or disguise its parts too ("api/key=…",
+		// "p@ssword=…"). Read apart from them first, so that a name right
+		// after other text ("パスワードpassword=…", "see docs/token=…") is
+		// still found when the whole run is longer than a name.
+		found, tried := false, -1
+		for _, reach := range [2]nameReach{nameWide, nameWidest} {
+			var w name
+			var wok bool
+			if reach == nameWidest {
+				w, wok = t.widestName(i, colon)
+			} else {
+				w, wok = nameBefore(s, i, colon, reach)
+			}
+			if !wok || ok && w.start == n.start || w.start == tried {
+				continue
+			}
+			tried = w.start
+			if SensitiveKey(w.name) {
+				n, found = w, true
+				break
+			}
+		}
+		if !found {
 			return i + 1
 		}
-		n = w
 	}
 	v := i + 1
 	if colon && !n.quoted {
@@ -111,10 +129,19 @@ type name struct {
 	spaced bool // blanks between it and '='
 }
 
+// nameReach says which bytes an unquoted name is read with.
+type nameReach uint8
+
+const (
+	nameNarrow nameReach = iota // ASCII letters, digits, '_', '-' and '.'
+	nameWide                    // and any byte beyond ASCII
+	nameWidest                  // and '/', ':', '@' and '$'
+)
+
 // nameBefore finds the name that ends at s[i] (a '=' or ':'): blanks may
-// stand between it and a '=' but not a ':'. Unquoted, a name is ASCII
-// name bytes, or, wide, any bytes beyond ASCII too.
-func nameBefore(s string, i int, colon, wide bool) (name, bool) {
+// stand between it and a '=' but not a ':'. Unquoted, a name is the name
+// bytes of reach.
+func nameBefore(s string, i int, colon bool, reach nameReach) (name, bool) {
 	j := i
 	if !colon {
 		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
@@ -147,21 +174,71 @@ func nameBefore(s string, i int, colon, wide bool) (name, bool) {
 		return name{}, false
 	}
 	k := j
-	for k > 0 && j-k < maxNameLen && isNameByte(s[k-1], wide) {
+	for k > 0 && j-k < maxNameLen && isNameByte(s[k-1], reach) {
 		k--
 	}
-	if k == j || (k > 0 && isNameByte(s[k-1], wide)) {
+	if k == j || (k > 0 && isNameByte(s[k-1], reach)) {
 		return name{}, false
 	}
 	return name{name: s[k:j], start: k, spaced: spaced}, true
 }
 
-// isNameByte reports whether c may be part of a name. Wide, every byte of
-// a character beyond ASCII may: a name disguised with look-alike or
-// invisible characters ("p\u0430ssword=…") is read whole, and
-// SensitiveKey sees through it.
-func isNameByte(c byte, wide bool) bool {
-	return isWordByte(c) || c == '_' || c == '-' || c == '.' || wide && c >= 0x80
+// widestName is nameBefore(t.s, i, colon, nameWidest), reading each byte
+// of a run of name bytes once: "a:a:a:…" holds a ':' every other byte,
+// and reading back up to maxNameLen bytes from each would cost that many
+// times the text.
+func (t *textRedactor) widestName(i int, colon bool) (name, bool) {
+	s := t.s
+	j := i
+	if !colon {
+		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+	}
+	if j == 0 || isQuote(s[j-1]) {
+		return nameBefore(s, i, colon, nameWidest)
+	}
+	r := &t.widest
+	start := -1
+	if r.to > 0 && r.to <= j {
+		m := r.to
+		for m < j && isNameByte(s[m], nameWidest) {
+			m++
+		}
+		if m == j {
+			start = r.from // the run read before goes on up to j
+		} else {
+			start = j // read back only the bytes past the last one not a name byte
+			for start > m && isNameByte(s[start-1], nameWidest) {
+				start--
+			}
+		}
+	} else {
+		start = j
+		for start > 0 && isNameByte(s[start-1], nameWidest) {
+			start--
+		}
+	}
+	r.from, r.to = start, j
+	if start == j || j-start > maxNameLen {
+		return name{}, false
+	}
+	return name{name: s[start:j], start: start, spaced: j < i}, true
+}
+
+// isNameByte reports whether c may be part of a name read with reach.
+// Wide, every byte of a character beyond ASCII may: a name disguised with
+// look-alike or invisible characters ("p\u0430ssword=…") is read whole,
+// and SensitiveKey sees through it; widest, the signs SensitiveKey reads
+// as separators or letters may too ("api/key=…", "pa$$word=…").
+func isNameByte(c byte, reach nameReach) bool {
+	switch {
+	case isWordByte(c) || c == '_' || c == '-' || c == '.':
+		return true
+	case c >= 0x80:
+		return reach >= nameWide
+	}
+	return reach == nameWidest && (c == '/' || c == ':' || c == '@' || c == '$')
 }
 
 // isCookieName reports whether a header name carries cookies, whose value

@@ -149,6 +149,36 @@ func TestSensitiveKeyDisguised(t *testing.T) {
 		"\u1d18\u1d00ss\u1d21\u1d0f\u0280\u1d05", // small capitals
 		"api\u3164key",                           // Hangul filler
 		"private\u2003key",                       // em space
+		// Precomposed letters are their base letters.
+		"p\u00e4ssword",         // ä
+		"secr\u00e9t",           // é
+		"cr\u00e9dential",       // é
+		"t\u00f6k\u00e9n",       // ö é
+		"\u00e5pi_key",          // å
+		"\u00e1uth",             // á, a whole word
+		"P\u00c4SSW\u00d6RD",    // Ä Ö
+		"x-\u00c1uth",           // Á after a separator
+		"c\u00f4\u00f5kie",      // ô õ
+		"\u01d6\u0165oken",      // ǖ is not a u of token, but ť is a t
+		"pr\u012bv\u0101te_key", // ī ā, Latin Extended-A
+		"\u01a1auth_\u0163oken", // ơ ţ, Latin Extended-B and -A
+		// Letters with a stroke, kra and sharp s.
+		"to\u0138en",       // ĸ
+		"t\u00f8ken",       // ø
+		"\u0142ogin_pwd",   // ł, before a whole word
+		"pa\u00dfword",     // ß
+		"PA\u1e9eWORD",     // ẞ
+		"\u0111b_p\u0175d", // đ, and ŵ
+		// Separators beyond '-', '_', ' ' and '.'.
+		"api\u00b7key",   // middle dot
+		"pass\u2024word", // one dot leader
+		"api\u30fbkey",   // katakana middle dot
+		"api\u2215key",   // division slash
+		"api\uff0fkey",   // full-width solidus
+		"api\uff1akey",   // full-width colon
+		"api\u2236key",   // ratio
+		"x\u00b7auth",    // a middle dot before a whole word
+		"p\u00e4ssw0rd",  // an accent and a digit
 	}
 	for _, k := range secret {
 		if !SensitiveKey(k) {
@@ -169,6 +199,18 @@ func TestSensitiveKeyDisguised(t *testing.T) {
 		"\u043e\u0430uth_scope",                // oauth_scope, disguised
 		"na\u00efve\u2010count",
 		"r\u00e9sum\u00e9",
+		"\u00e1uthor", // author, with an accent
+		"\u00fcber",
+		"se\u00f1or",
+		"fa\u00e7ade",
+		"cr\u00e8me",
+		"stra\u00dfe",
+		"\u00c5ngstr\u00f6m",
+		"\u0142\u00f3d\u017a",
+		"p\u00e1ss", // pass is no secret word
+		"api\u00b7url",
+		"public\u00b7key",
+		"\u00f8\u00e1uth_scope", // oauth_scope, with ø and á
 	}
 	for _, k := range shown {
 		if SensitiveKey(k) {
@@ -177,6 +219,8 @@ func TestSensitiveKeyDisguised(t *testing.T) {
 	}
 	// In text, a disguised NAME of a NAME=value is a secret name too.
 	for _, text := range []string{"p\u0430ssword=hunter2", "set \u0422\u041e\u041a\u0415N: hunter2",
+		"p\u00e4ssword=hunter2", "set secr\u00e9t: hunter2", "t\u00f6k\u00e9n=hunter2 next", "api\u00b7key=hunter2",
+		"{\"\u00e1uth\": \"hunter2\"}", "pass\u2024word = 'hunter2'", "to\u0138en=hunter2",
 		"\u30d1\u30b9\u30ef\u30fc\u30c9\u306fpassword=hunter2", "{\"pass\u200bword\": \"hunter2\"}"} {
 		if got := RedactText(text); strings.Contains(got, "hunter2") {
 			t.Errorf("RedactText(%+q) = %+q, want the value redacted", text, got)
@@ -192,10 +236,47 @@ func TestSensitiveKeyDisguised(t *testing.T) {
 	}
 }
 
+// TestSensitiveKeyLetterSigns: a digit or sign written for a letter of a
+// secret name (0 o, 1 i or l, 3 e, 4 a, 5 s, 7 t, @ a, $ s) is read as
+// that letter, and the separators '/' and ':' join parts as '-' does; the
+// ordinary keys that hold such digits and signs stay shown, and words of
+// plain letters are judged as before (tokenizer holds token, a part word).
+func TestSensitiveKeyLetterSigns(t *testing.T) {
+	t.Parallel()
+	secret := []string{
+		"passw0rd", "t0ken", "secr3t", "p4ssword", "s3cret", "4pi_key", "pa55word", "t0k3n", "au7h",
+		"p@ssword", "pa$$word", "PASSW0RD", "X-4PI-K3Y", "c00kie", "cook1e", "c0ok1es", "cr3d3nt1al",
+		"cred3ntia1", "pr1vate_key", "passphr4se", "Authorizati0n", "5ecret", "7oken", "@uth", "au7hs",
+		"au7h2", "x-au7h", "basicAu7h", "DB_PWD", "api/key", "api:key", "api.key", "pass/word",
+		"private:key", "X/Api/Key", "db:passw0rd", "a/au7h",
+		// Plain letters, as before.
+		"tokenizer", "tokenizer_config", "auth0_domain", "0auth",
+	}
+	for _, k := range secret {
+		if !SensitiveKey(k) {
+			t.Errorf("SensitiveKey(%q) = false, want true", k)
+		}
+	}
+	shown := []string{
+		"t0", "step1", "a1b2", "v3", "h264", "id", "author", "au7hor", "4uthor", "oauth2", "o@uth",
+		"s3_bucket", "ec2_instance", "x509", "sha256", "base64", "utf8", "ipv4", "l10n", "i18n", "k8s",
+		"p99", "gpt4o", "$ref", "$schema", "@id", "@type", "@context", "p4ss", "pa55enger", "t0k",
+		"c00kiecutter", "api/url", "api:version", "api/v1", "public/key", "s3://bucket/key", "se7en",
+		"aut0", "p4wd", "a0e4b7c1", "3f2a7c9e-1b2c-4d5e-8f90-a1b2c3d4e5f6", "md5", "crc32", "int64",
+		"to/ke", "pass:port",
+	}
+	for _, k := range shown {
+		if SensitiveKey(k) {
+			t.Errorf("SensitiveKey(%q) = true, want false", k)
+		}
+	}
+}
+
 // TestSensitiveKeyASCIIAllocatesNothing: SensitiveKey runs on every key
 // of every call; a plain key costs no allocation.
 func TestSensitiveKeyASCIIAllocatesNothing(t *testing.T) {
-	keys := []string{"to", "smtp_password", "sessionCookie", "recipient_list", "X-Api-Key"}
+	keys := []string{"to", "smtp_password", "sessionCookie", "recipient_list", "X-Api-Key",
+		"passw0rd", "au7h", "api/key", "pa$$word", "h264", "c00kiecutter"}
 	if n := testing.AllocsPerRun(100, func() {
 		for _, k := range keys {
 			SensitiveKey(k)
@@ -241,6 +322,22 @@ func TestRedactText(t *testing.T) {
 		{"scheme-relative url without user-info", "//cdn.example/a@b", "//cdn.example/a@b"},
 		{"comment is not a url", "// ask me@acme.example", "// ask me@acme.example"},
 		{"already redacted bearer", "Bearer [redacted]", "Bearer [redacted]"},
+		{"accented name", "p\u00e4ssword=hunter2 next", "p\u00e4ssword=[redacted] next"},
+		{"accented header name", "Secr\u00e9t: hunter2", "Secr\u00e9t: [redacted]"},
+		{"accented whole word", "\u00e1uth=hunter2", "\u00e1uth=[redacted]"},
+		{"name with a digit for a letter", "export PASSW0RD=hunter2", "export PASSW0RD=[redacted]"},
+		{"name with digits for letters", "t0k3n: hunter2", "t0k3n: [redacted]"},
+		{"whole word with a digit for a letter", "au7h=hunter2", "au7h=[redacted]"},
+		{"name with signs for letters", "p@ssword=hunter2 and pa$$word=hunter3", "p@ssword=[redacted] and pa$$word=[redacted]"},
+		{"name joined by a slash", "set api/key=hunter2", "set api/key=[redacted]"},
+		{"name joined by a colon", "api:key: hunter2", "api:key: [redacted]"},
+		{"name joined by a middle dot", "api\u00b7key=hunter2", "api\u00b7key=[redacted]"},
+		{"name joined by a dot leader", "pass\u2024word=hunter2", "pass\u2024word=[redacted]"},
+		{"quoted name joined by a slash", `{"api/key": "hunter2"}`, `{"api/key": "[redacted]"}`},
+		{"path before a name", "see docs/token=hunter2", "see docs/token=[redacted]"},
+		{"ordinary names with digits", "step1=go h264=on v3=x t0=y", "step1=go h264=on v3=x t0=y"},
+		{"ordinary names with signs", "$ref=x api/v1=y scope:read s3://bucket/key=z", "$ref=x api/v1=y scope:read s3://bucket/key=z"},
+		{"accented ordinary name", "r\u00e9sum\u00e9=hunter2", "r\u00e9sum\u00e9=hunter2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1265,5 +1362,33 @@ func BenchmarkRedactText(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		RedactText(s)
+	}
+}
+
+// TestWidestNameMatchesNameBefore: widestName, which reads each run of
+// name bytes once, finds the names nameBefore finds, at every '=' and ':'
+// of a text in the order RedactText meets them.
+func TestWidestNameMatchesNameBefore(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(24, 7))
+	const alphabet = "a:=/ \t\"@$.x\u00e4"
+	for n := 0; n < 2000; n++ {
+		b := make([]byte, rng.IntN(400))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		s := string(b)
+		tr := textRedactor{s: s}
+		for i := 0; i < len(s); i++ {
+			if s[i] != '=' && s[i] != ':' {
+				continue
+			}
+			colon := s[i] == ':'
+			got, gok := tr.widestName(i, colon)
+			want, wok := nameBefore(s, i, colon, nameWidest)
+			if got != want || gok != wok {
+				t.Fatalf("in %q at %d: widestName = %+v, %v; nameBefore = %+v, %v", s, i, got, gok, want, wok)
+			}
+		}
 	}
 }
