@@ -464,6 +464,17 @@ type toolPos struct {
 	deadlineP string
 }
 
+// positiveDuration is a duration that must be more than 0s (a deadline):
+// a zero one is a problem, and not ok.
+func (d *decoder) positiveDuration(v *yaml.Node, p string) (time.Duration, bool) {
+	x, ok := d.duration(v, p)
+	if ok && x == 0 {
+		d.problemf(v, p, "must be more than 0s")
+		return 0, false
+	}
+	return x, ok
+}
+
 func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 	t := &Tenant{ID: id, Deadline: ladder.DefaultDeadline, MaxDeadline: DefaultMaxDeadline, Ladders: map[string]ladder.Ladder{}, EmailDecisions: DefaultEmailDecisions}
 	var ladders []ladderPos
@@ -473,20 +484,12 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 	postGiven := 0
 	_, ok := d.mapping(v, p, map[string]field{
 		"deadline": func(_, v *yaml.Node, p string) {
-			if x, ok := d.duration(v, p); ok {
-				if x == 0 {
-					d.problemf(v, p, "must be more than 0s")
-					return
-				}
+			if x, ok := d.positiveDuration(v, p); ok {
 				t.Deadline, deadlineN = x, v
 			}
 		},
 		"max_deadline": func(_, v *yaml.Node, p string) {
-			if x, ok := d.duration(v, p); ok {
-				if x == 0 {
-					d.problemf(v, p, "must be more than 0s")
-					return
-				}
+			if x, ok := d.positiveDuration(v, p); ok {
 				t.MaxDeadline, maxDeadlineN = x, v
 			}
 		},
@@ -790,11 +793,7 @@ func (d *decoder) tools(v *yaml.Node, p string) []toolPos {
 				o.Ladder, _ = d.str(v, p)
 			},
 			"deadline": func(_, v *yaml.Node, p string) {
-				if x, ok := d.duration(v, p); ok {
-					if x == 0 {
-						d.problemf(v, p, "must be more than 0s")
-						return
-					}
+				if x, ok := d.positiveDuration(v, p); ok {
 					o.Deadline, tp.deadlineN, tp.deadlineP = x, v, p
 				}
 			},
