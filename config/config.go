@@ -79,9 +79,14 @@ const (
 
 // Config is the whole validated file.
 type Config struct {
-	// Listen is the HTTP address: events, interactions, health, metrics.
+	// Listen is the HTTP address: interactions, the decision page and
+	// health, and events and metrics too unless ListenPrivate is set.
 	Listen string
-	Store  Store
+	// ListenPrivate, when set, is a second HTTP address, for the job
+	// backend's events and the metrics only (and health): a flood on the
+	// public listener then cannot refuse an event. Empty: one listener.
+	ListenPrivate string
+	Store         Store
 	// Tick is how often ladders and deadlines are checked.
 	Tick time.Duration
 	// Lease is how long a claim on work holds (outbox rows, due approvals).

@@ -234,7 +234,7 @@ func TestBaseIsValid(t *testing.T) {
 	}
 	// Defaults fill what the file leaves out.
 	acme := c.Tenants["acme"]
-	if c.Listen != ":8080" || c.Store.Driver != "sqlite" || c.Store.DSN.Reveal() != "file:bot.db" || c.Tick != 10*time.Second ||
+	if c.Listen != ":8080" || c.ListenPrivate != "" || c.Store.Driver != "sqlite" || c.Store.DSN.Reveal() != "file:bot.db" || c.Tick != 10*time.Second ||
 		acme.Deadline != 24*time.Hour || c.Discord != nil || c.SMTP != nil || c.Slack.APIURL != "https://slack.com/api/" {
 		t.Errorf("defaults not applied: %+v, tenant %+v", c, acme)
 	}
@@ -293,6 +293,15 @@ func TestProblems(t *testing.T) {
 		}},
 		{name: "listen not host:port", add: "listen: 8080\n", want: []string{
 			`bot.yaml:11: listen: "8080" is not host:port (like :8080 or 127.0.0.1:8080)`,
+		}},
+		{name: "listen_private not host:port", add: "listen_private: 9090\n", want: []string{
+			`bot.yaml:11: listen_private: "9090" is not host:port (like 127.0.0.1:9090)`,
+		}},
+		{name: "listen_private on listen's port", add: "listen_private: 127.0.0.1:8080\n", want: []string{
+			"bot.yaml:11: listen_private: 127.0.0.1:8080 takes the port of listen (:8080): give it a port of its own",
+		}},
+		{name: "listen_private the same address", add: "listen: 127.0.0.1:8080\nlisten_private: 127.0.0.1:8080\n", want: []string{
+			"bot.yaml:12: listen_private: 127.0.0.1:8080 takes the port of listen (127.0.0.1:8080): give it a port of its own",
 		}},
 		{name: "YAML syntax", add: "tick: [10s\n", want: []string{
 			"bot.yaml:11: YAML: did not find expected ',' or ']'",
@@ -580,6 +589,23 @@ func numbered(text string) string {
 	return b.String()
 }
 
+// With listen_private, bot check says which listener serves what; the
+// file's listen_private is read as written.
+func TestSummaryNamesBothListeners(t *testing.T) {
+	t.Parallel()
+	c, problems := parse(t, base+"listen_private: 127.0.0.1:9090\n")
+	if problems != nil {
+		t.Fatalf("problems:\n%s", strings.Join(problems, "\n"))
+	}
+	if c.ListenPrivate != "127.0.0.1:9090" {
+		t.Errorf("ListenPrivate = %q, want 127.0.0.1:9090", c.ListenPrivate)
+	}
+	want := "listen :8080: interactions, decision page, health\nlisten_private 127.0.0.1:9090: events, metrics, health\nstore "
+	if got := c.Summary(); !strings.HasPrefix(got, want) {
+		t.Errorf("summary begins\n%s\nwant\n%s", got[:min(len(got), len(want))], want)
+	}
+}
+
 func TestValidVariants(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, add string }{
@@ -588,6 +614,9 @@ func TestValidVariants(t *testing.T) {
 		{"a longer override keeps a late step", "    deadline: 2h\n    ladders:\n      slow:\n        - after: 4h\n          mention: [slack:U0KEVIN]\n    tools:\n      \"batch.*\": {ladder: slow, deadline: 8h}\n"},
 		{"an override without ladder lends its deadline to default", "    deadline: 2h\n    ladders:\n      default:\n        - after: 4h\n          mention: [slack:U0KEVIN]\n    tools:\n      \"batch.*\": {deadline: 8h}\n"},
 		{"unquoted listen", "listen: :9090\n"},
+		{"listen_private on a port of its own", "listen_private: 127.0.0.1:9090\n"},
+		{"listen_private on listen's port at another host", "listen: 10.0.0.5:8080\nlisten_private: 127.0.0.1:8080\n"},
+		{"both on ports the system picks", "listen: 127.0.0.1:0\nlisten_private: 127.0.0.1:0\n"},
 		{"after 0s", "    ladders:\n      default:\n        - after: 0s\n          dm: [slack:U0KEVIN]\n"},
 		{"null sections are omitted", "discord:\nsmtp: ~\n"},
 		{"variable booleans and aliases", "    forbid_self_approval: ${TRUE}\n    ladders:\n      default:\n        - after: 1h\n          mention: &who [slack:U0KEVIN]\n        - after: 2h\n          dm: *who\n"},

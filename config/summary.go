@@ -9,7 +9,7 @@ import (
 	"approvalsbot/ladder"
 )
 
-// Summary is what `bot check` prints for a valid file: the listen address,
+// Summary is what `bot check` prints for a valid file: the listen addresses,
 // the store (its DSN without password), how long what it stores is kept,
 // which surfaces are on and how interactions arrive, the variable each
 // secret is read from (the secret itself as <secret>), and per tenant where
@@ -23,7 +23,12 @@ func (c *Config) Summary() string { return c.SummaryAt(time.Time{}) }
 // and after each of the next hand-offs; a zero now leaves them out.
 func (c *Config) SummaryAt(now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "listen %s\n", c.Listen)
+	if c.ListenPrivate == "" {
+		fmt.Fprintf(&b, "listen %s\n", c.Listen)
+	} else {
+		fmt.Fprintf(&b, "listen %s: interactions, decision page, health\n", c.Listen)
+		fmt.Fprintf(&b, "listen_private %s: events, metrics, health\n", c.ListenPrivate)
+	}
 	fmt.Fprintf(&b, "store %s %s\n", c.Store.Driver, redactDSN(c.Store.DSN.Reveal()))
 	fmt.Fprintf(&b, "tick %s\n", ladder.FormatDuration(c.Tick))
 	fmt.Fprintf(&b, "retention %s: closed approvals and finished outbox rows, then tombstones for %s\n",

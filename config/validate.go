@@ -56,6 +56,11 @@ func (d *decoder) decodeFile(data []byte) *Config {
 				c.Listen = s
 			}
 		},
+		"listen_private": func(_, v *yaml.Node, p string) {
+			if s, ok := d.str(v, p); ok && d.hostPort(v, p, s, "like 127.0.0.1:9090") {
+				c.ListenPrivate = s
+			}
+		},
 		"store": func(k, v *yaml.Node, p string) { c.Store = d.store(k, v, p) },
 		"tick": func(_, v *yaml.Node, p string) {
 			if t, ok := d.duration(v, p); ok {
@@ -106,6 +111,9 @@ func (d *decoder) decodeFile(data []byte) *Config {
 		return c
 	}
 	d.settleStopTimeout(c, seen["stop_timeout"])
+	if n := seen["listen_private"]; n != nil && sharesPort(c.Listen, c.ListenPrivate) {
+		d.problemf(n, "listen_private", "%s takes the port of listen (%s): give it a port of its own", c.ListenPrivate, c.Listen)
+	}
 	if seen["backend"] == nil {
 		d.problemf(at, "backend", "missing: the job backend's url and secrets (docs/protocol.md)")
 	}
@@ -128,6 +136,19 @@ func (d *decoder) hostPort(n *yaml.Node, p, s, like string) bool {
 		return false
 	}
 	return true
+}
+
+// sharesPort reports whether two host:port addresses would bind the same
+// port: the same port, not 0, on the same host or with either on every
+// address.
+func sharesPort(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil || pa != pb || pa == "0" {
+		return false
+	}
+	wild := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return ha == hb || wild(ha) || wild(hb)
 }
 
 // httpURL checks an absolute http(s) URL. A URL with credentials is
