@@ -93,6 +93,8 @@ type App struct {
 	discord       *discord.Adapter
 	srv           *http.Server
 	ln            net.Listener
+	privSrv       *http.Server // nil without listen_private
+	privLn        net.Listener
 
 	mu       sync.Mutex
 	ran      bool
@@ -104,8 +106,8 @@ type App struct {
 
 // New builds the bot: it opens and migrates the store, builds the
 // surfaces, the service, the scheduler and the HTTP routes, and binds the
-// listen address, so Addr is known before Run. It starts nothing. On an
-// error it releases what it had opened.
+// listen addresses, so Addr and PrivateAddr are known before Run. It
+// starts nothing. On an error it releases what it had opened.
 func New(ctx context.Context, o Options) (*App, error) {
 	if o.Config == nil {
 		return nil, errors.New("app: a configuration is required")
@@ -193,14 +195,22 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		return err
 	}
 
-	mux := http.NewServeMux()
-	mux.Handle("/v1/events", backend.NewHandler(backend.HandlerOptions{ // it answers other methods with a JSON 405
+	// The job backend's routes are on the private mux when there is one,
+	// and then the public listener answers them 404; health is on both.
+	mux, private := http.NewServeMux(), http.NewServeMux()
+	backendMux := mux
+	if cfg.ListenPrivate != "" {
+		backendMux = private
+		private.HandleFunc("GET /healthz", healthz)
+		private.HandleFunc("GET /readyz", a.readyz)
+	}
+	backendMux.Handle("/v1/events", backend.NewHandler(backend.HandlerOptions{ // it answers other methods with a JSON 405
 		Verifier: backend.Verifier{Secrets: config.RevealAll(cfg.Backend.EventsSecrets), Now: a.clock.Now},
 		Ingester: a.svc, Logger: log, Registry: reg,
 	}))
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", a.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	backendMux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	if err := mountPage(mux, links, st, a.svc, a.live, renderer, log); err != nil {
 		return err
 	}
@@ -218,7 +228,16 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		}
 		a.discord.Routes(mux)
 	}
-	a.ln, a.srv, err = listen(cfg.Listen, mux, log, reg)
+	if cfg.ListenPrivate == "" {
+		a.ln, a.srv, err = listen(cfg.Listen, mux, log, reg)
+		return err
+	}
+	// Each listener has its own connection caps, and its connection
+	// metrics say which it is.
+	if a.ln, a.srv, err = listen(cfg.Listen, mux, log, listenerMetrics(reg, "public")); err != nil {
+		return err
+	}
+	a.privLn, a.privSrv, err = listen(cfg.ListenPrivate, private, log, listenerMetrics(reg, "private"))
 	return err
 }
 
@@ -246,6 +265,15 @@ func (a *App) chatSurfaces(renderer *templates.Renderer) (map[string]threads.Sur
 // Addr is the address the bot listens on (the port chosen, for ":0").
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
+// PrivateAddr is the address of the private listener (listen_private,
+// the port chosen for ":0"), or "" when there is none.
+func (a *App) PrivateAddr() string {
+	if a.privLn == nil {
+		return ""
+	}
+	return a.privLn.Addr().String()
+}
+
 // Run serves until ctx ends or Stop is called (then it returns nil), or
 // until an essential part stops (then it returns which and why). Either
 // way it stops every part within the configuration's stop timeout first:
@@ -269,7 +297,11 @@ func (a *App) Run(ctx context.Context) error {
 
 	g := newGroup(context.WithoutCancel(ctx), a.log)
 	a.start(g)
-	a.log.Info("bot serving", "listen", a.Addr(), "store", a.cfg.Store.Driver, "tenants", len(a.cfg.Tenants))
+	serving := []any{"listen", a.Addr()}
+	if a.privLn != nil {
+		serving = append(serving, "listen_private", a.PrivateAddr())
+	}
+	a.log.Info("bot serving", append(serving, "store", a.cfg.Store.Driver, "tenants", len(a.cfg.Tenants))...)
 	select {
 	case <-ctx.Done():
 	case <-a.stop:
@@ -288,6 +320,14 @@ func (a *App) start(g *group) {
 		}
 		return nil
 	})
+	if a.privSrv != nil {
+		g.Go("the private HTTP server", func(context.Context) error {
+			if err := a.privSrv.Serve(a.privLn); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+	}
 	g.Go("the outbox worker", func(ctx context.Context) error {
 		return a.svc.RunOutbox(ctx, threads.WorkerOptions{Lease: a.cfg.Lease, StopGrace: outboxGrace(a.cfg.StopTimeout)})
 	})
@@ -318,10 +358,20 @@ func (a *App) shutdown(g *group) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	g.Stop()
-	if err := a.srv.Shutdown(ctx); err != nil {
-		a.log.Warn("requests still in flight at the stop timeout: closing their connections", "err", err)
-		a.srv.Close()
+	// Both listeners stop taking requests at once.
+	var servers sync.WaitGroup
+	for _, srv := range []*http.Server{a.srv, a.privSrv} {
+		if srv == nil {
+			continue
+		}
+		servers.Go(func() {
+			if err := srv.Shutdown(ctx); err != nil {
+				a.log.Warn("requests still in flight at the stop timeout: closing their connections", "err", err)
+				srv.Close()
+			}
+		})
 	}
+	servers.Wait()
 	g.Cancel()
 	if g.Wait(ctx) {
 		a.log.Info("stopped", "took", time.Since(began))
@@ -350,11 +400,13 @@ func (a *App) Stop() {
 	<-a.done
 }
 
-// release closes the listener and the store, once.
+// release closes the listeners and the store, once.
 func (a *App) release() {
 	a.released.Do(func() {
-		if a.ln != nil {
-			_ = a.ln.Close() // closed already after a Shutdown
+		for _, ln := range []net.Listener{a.ln, a.privLn} {
+			if ln != nil {
+				_ = ln.Close() // closed already after a Shutdown
+			}
 		}
 		if a.st != nil {
 			if err := a.st.Close(); err != nil {

@@ -40,7 +40,7 @@ func (a *App) reload(ctx context.Context) error {
 			}
 			a.live.p.Store(cfg)
 			a.log.Info("configuration reloaded: tenants, members, ladders and targets for later approvals; "+
-				"secrets, tokens, listen, store, tick, lease, retention and digest schedules take effect at restart", "tenants", len(cfg.Tenants))
+				"secrets, tokens, listen, listen_private, store, tick, lease, retention and digest schedules take effect at restart", "tenants", len(cfg.Tenants))
 		}
 	}
 }

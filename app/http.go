@@ -53,3 +53,10 @@ func listen(addr string, h http.Handler, log *slog.Logger, reg prometheus.Regist
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	return limited, srv, nil
 }
+
+// listenerMetrics is reg for one of two listeners: the connection
+// metrics of each carry listener="public" or "private". With one
+// listener they carry no such label, as before there could be two.
+func listenerMetrics(reg prometheus.Registerer, name string) prometheus.Registerer {
+	return prometheus.WrapRegistererWith(prometheus.Labels{"listener": name}, reg)
+}
