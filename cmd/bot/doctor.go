@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -59,6 +60,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env)
 	defer cancel()
 	r := &doctorReport{w: stdout}
 	r.say("config", "%s is valid", *path)
+	doctorListeners(cfg, r)
 	st := doctorStore(ctx, cfg.Store, r)
 	if st != nil {
 		defer st.Close()
@@ -128,6 +130,31 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// doctorListeners says what each listener serves, and finds a private
+// listener bound to an address the internet reaches. It reads only the
+// configuration: the bot need not run, and a probe could not tell this
+// machine's bot from another process on the port.
+func doctorListeners(cfg *config.Config, r *doctorReport) {
+	if cfg.ListenPrivate == "" {
+		r.say("listen", "%s serves everything: interactions, the decision page, health, and the job backend's events and metrics "+
+			"(in production, set listen_private to keep those two off the public listener)", cfg.Listen)
+		return
+	}
+	r.say("listen", "%s serves interactions, the decision page and health", cfg.Listen)
+	host, _, _ := net.SplitHostPort(cfg.ListenPrivate)
+	ip, err := netip.ParseAddr(host)
+	switch {
+	case host == "" || (err == nil && ip.IsUnspecified()):
+		r.say("listen_private", "%s serves the job backend's events, metrics and health on every address of this machine: "+
+			"keep its port closed to the internet (a firewall, or a container port left unpublished)", cfg.ListenPrivate)
+	case err == nil && !ip.IsLoopback() && !ip.IsPrivate() && !ip.IsLinkLocalUnicast():
+		r.problem("listen_private", "%s is a public address: the job backend's events and the metrics would face the internet; "+
+			"bind a private network's address or loopback", cfg.ListenPrivate)
+	default:
+		r.say("listen_private", "%s serves the job backend's events, metrics and health", cfg.ListenPrivate)
+	}
 }
 
 // doctorStore opens the store to check it, as a reader beside a running

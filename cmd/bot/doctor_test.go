@@ -98,6 +98,8 @@ tenants:
 	refused := "dial tcp " + down + ": connect: connection refused"
 	want := []string{
 		"config: " + filepath.Join(dir, "bot.yaml") + " is valid",
+		"listen: :8080 serves everything: interactions, the decision page, health, and the job backend's events and metrics " +
+			"(in production, set listen_private to keep those two off the public listener)",
 		"store: sqlite " + filepath.Join(dir, "bot.db") + " answers",
 		"backend: " + fake.URL() + " answers signed calls as the protocol says (a look-up of an approval it does not hold: not_found)",
 		"mail: PROBLEM: cannot reach " + down + ": " + refused + " (a network failure: check smtp.addr, DNS and firewall)",
@@ -221,6 +223,45 @@ tenants:
 `)
 	if code != 0 || errOut != "" || !strings.HasSuffix(out, "chat: none configured: cards go to the log surface (stdout)\ndoctor: no problems found\n") {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+}
+
+// Doctor says what each listener serves, and a private listener on an
+// address the internet reaches is a problem.
+func TestDoctorChecksBothListeners(t *testing.T) {
+	t.Parallel()
+	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	public := "listen: :8080 serves interactions, the decision page and health\n"
+	for _, c := range []struct{ name, private, want string }{
+		{"loopback", "127.0.0.1:9090", "listen_private: 127.0.0.1:9090 serves the job backend's events, metrics and health\n"},
+		{"a private network", "10.1.2.3:9090", "listen_private: 10.1.2.3:9090 serves the job backend's events, metrics and health\n"},
+		{"every address", ":9090", "listen_private: :9090 serves the job backend's events, metrics and health on every address of this machine: " +
+			"keep its port closed to the internet (a firewall, or a container port left unpublished)\n"},
+		{"a public address", "203.0.113.7:9090", "listen_private: PROBLEM: 203.0.113.7:9090 is a public address: the job backend's events and " +
+			"the metrics would face the internet; bind a private network's address or loopback\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			migratedStore(t, filepath.Join(dir, "bot.db"))
+			code, out, errOut := runDoctor(t, dir, `listen_private: "`+c.private+`"
+store: {dsn: "file:`+filepath.Join(dir, "bot.db")+`"}
+backend:
+  url: "`+fake.URL()+`"
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+`)
+			if !strings.Contains(out, public+c.want) {
+				t.Errorf("doctor wrote:\n%s\nwant the lines:\n%s%s", out, public, c.want)
+			}
+			problem := strings.Contains(c.want, "PROBLEM")
+			if problem && (code != 1 || errOut != "bot doctor: 1 problem found\n") || !problem && (code != 0 || errOut != "") {
+				t.Errorf("exit %d, stderr %q", code, errOut)
+			}
+		})
 	}
 }
 

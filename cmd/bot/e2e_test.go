@@ -88,6 +88,9 @@ type botProc struct {
 	stderr *syncBuffer
 	base   string
 	done   chan error
+
+	// private is the private listener's base URL (listen_private), or "".
+	private string
 }
 
 func botEnv() []string {
@@ -114,20 +117,26 @@ func startBot(t *testing.T, cfg string) *botProc {
 			<-p.done
 		}
 	})
-	addr := make(chan string, 1)
+	addr := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
-			var line struct{ Msg, Listen string }
+			var line struct {
+				Msg, Listen   string
+				ListenPrivate string `json:"listen_private"`
+			}
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "bot serving" {
-				addr <- line.Listen
+				addr <- [2]string{line.Listen, line.ListenPrivate}
 			}
 		}
 		io.Copy(io.Discard, pr)
 	}()
 	select {
 	case a := <-addr:
-		p.base = "http://" + a
+		p.base = "http://" + a[0]
+		if a[1] != "" {
+			p.private = "http://" + a[1]
+		}
 	case err := <-p.done:
 		t.Fatalf("bot exited before serving: %v\n%s", err, p.stderr.String())
 	case <-time.After(30 * time.Second):

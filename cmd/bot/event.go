@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,7 +27,7 @@ import (
 func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
 	fs := flag.NewFlagSet("event", flag.ContinueOnError)
 	path := configFlag(fs)
-	url := fs.String("url", "", "the bot's events URL (default: from the configuration's listen address)")
+	url := fs.String("url", "", "the bot's events URL (default: from the configuration's listen_private, else listen)")
 	asIs := fs.Bool("as-is", false, "send the file exactly as it is: its own times and event id")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -55,7 +56,7 @@ func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) 
 	}
 	target := *url
 	if target == "" {
-		target = eventsURL(cfg.Listen)
+		target = eventsURL(cmp.Or(cfg.ListenPrivate, cfg.Listen))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {

@@ -31,6 +31,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.SetOutput(stderr)
 	path := configFlag(fs)
 	listen := fs.String("listen", "", "override the configuration's listen address (host:port)")
+	listenPrivate := fs.String("listen-private", "", "override the configuration's listen_private address (host:port)")
 	logLevel := fs.String("log-level", "", "override log.level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -41,6 +42,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	if *listen != "" {
 		cfg.Listen = *listen
+	}
+	if *listenPrivate != "" {
+		cfg.ListenPrivate = *listenPrivate
 	}
 	level := cfg.Log.Level
 	if *logLevel != "" {
