@@ -4,9 +4,13 @@
 #   docker build -t approvalsbot .
 #   docker run --read-only --tmpfs /tmp -v approvalsbot-data:/var/lib/approvalsbot \
 #     -v "$PWD/bot.yaml:/etc/approvalsbot/bot.yaml:ro" --env-file bot.env \
-#     -p 8080:8080 --stop-timeout 20 approvalsbot
+#     -p 8080:8080 -p 127.0.0.1:9090:9090 --stop-timeout 20 approvalsbot
 #
-# bot.yaml then says listen: ":8080" and store.dsn: "file:/var/lib/approvalsbot/bot.db".
+# bot.yaml then says listen: ":8080", listen_private: ":9090" and
+# store.dsn: "file:/var/lib/approvalsbot/bot.db". 8080 is the public
+# listener (Slack, Discord, the decision page, health); 9090 takes the job
+# backend's events and Prometheus' scrapes (and health), and is published
+# only where those reach it, never to the internet.
 # The bot stops within its stop_timeout (10s by default) after SIGTERM;
 # give the container longer than that before it is killed (--stop-timeout,
 # Compose's stop_grace_period, Kubernetes' terminationGracePeriodSeconds).
@@ -41,7 +45,7 @@ COPY --from=build --chown=65532:65532 --chmod=0700 /out/data /var/lib/approvalsb
 USER 65532:65532
 WORKDIR /var/lib/approvalsbot
 VOLUME ["/var/lib/approvalsbot"]
-EXPOSE 8080
+EXPOSE 8080 9090
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/bot"]
 CMD ["serve", "--config", "/etc/approvalsbot/bot.yaml"]
