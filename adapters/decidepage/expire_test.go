@@ -2,8 +2,11 @@ package decidepage_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -177,5 +180,37 @@ func TestArgumentLookupsAreLimitedPerMember(t *testing.T) {
 	p.drain()
 	if got := p.fake.Decisions(); len(got) != 0 {
 		t.Fatalf("look-ups sent decisions: %+v", got)
+	}
+}
+
+// TestReadmeSaysLinksExpire: the README's section on the decision page
+// says links expire with their approval and states the look-up limit
+// the page enforces.
+func TestReadmeSaysLinksExpire(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	start := strings.Index(readme, "## Escalation mail and the decision page")
+	if start < 0 {
+		t.Fatal("the README has no section on the decision page")
+	}
+	section := readme[start:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	section = strings.Join(strings.Fields(section), " ")
+	for _, want := range []string{
+		"**Links expire with their approval.**",
+		"no card, no form, no arguments, and nothing is asked of the job backend",
+		fmt.Sprintf("%d at once, then one every %d seconds (%d a minute)", decidepage.LookupBurst,
+			int(decidepage.LookupEvery/time.Second), int(time.Minute/decidepage.LookupEvery)),
+		"`429` with `Retry-After`",
+		"in memory by each process",
+	} {
+		if !strings.Contains(section, want) {
+			t.Errorf("the README's decision page section does not say %q", want)
+		}
 	}
 }
