@@ -12,7 +12,17 @@
 // "email"; the page then shows the outcome as the backend answers it.
 // Beside the decision the page offers I'm looking, as a chat card does
 // (threads.Acknowledge: the ladder's next steps wait while the member
-// looks), again only as a POST from its own form with its form check.
+// looks), again only as a POST from its own form with its form check,
+// and to a member with the content permission the call's full
+// arguments, looked up at the job backend as them: a POST of the same
+// form kind too, since a scanner follows links inside pages as well, and
+// limited per member (limit.go).
+//
+// A link lives as long as the approval waits on the revision its mail
+// showed: once the approval is closed, past its deadline, or asked again
+// (a new revision), the page shows only how it ended or why the link no
+// longer works, with no card, no form and no arguments, and asks the job
+// backend nothing.
 //
 // Every answer is a whole HTML page that needs no JavaScript, escapes
 // every value, and carries the headers a decision page needs: no
@@ -125,6 +135,7 @@ type Handler struct {
 	render  *templates.Renderer
 	now     func() time.Time
 	log     *slog.Logger
+	lookups lookupLimit
 }
 
 // New checks o and builds the handler.
@@ -192,6 +203,9 @@ type link struct {
 	tenant *config.Tenant
 	member config.Member
 	row    *store.Approval
+	// expiredAt is the deadline the link expires at: the link's, or the
+	// approval's own when that comes first.
+	expiredAt time.Time
 }
 
 // open checks the token and reads what it names. When it cannot be
@@ -226,34 +240,65 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string) (*l
 		h.page(w, http.StatusServiceUnavailable, view{Title: sayUnavailable, Lead: sayUnavailableLead})
 		return nil, err
 	}
-	l := &link{token: token, claims: c, tenant: t, member: m, row: row}
+	l := &link{token: token, claims: c, tenant: t, member: m, row: row, expiredAt: c.Expires}
+	if !row.DeadlineAt.IsZero() && row.DeadlineAt.Before(c.Expires) && !h.now().Before(row.DeadlineAt) {
+		// The approval's own deadline came first: the link is no longer
+		// live, even before the deadline's tick closes the approval.
+		expired, l.expiredAt = true, row.DeadlineAt
+	}
 	if expired {
 		return l, ErrExpired
 	}
 	return l, nil
 }
 
-// show answers a GET: it never decides. With ?arguments, a member with
-// the content permission also sees the call's full arguments, looked up
-// at the backend as them and checked against the card's digest, as Show
-// all arguments and Show details answer in chat.
+// show answers a GET: it never decides, and it looks nothing up at the
+// backend but the call a content holder's Approve of a restricted call
+// shows first (view). The full arguments are the page's own form's
+// (showArguments); a query string asks nothing.
 func (h *Handler) show(w http.ResponseWriter, r *http.Request, token string) {
 	l, err := h.open(w, r, token)
 	if l == nil {
 		return
 	}
 	v, status := h.view(r.Context(), l, err)
-	if v.Card != "" && l.member.Content {
-		v.ArgumentsLink = token + "?arguments" // relative: under public_url's path too
-		if r.URL.Query().Has("arguments") {
-			v.Arguments = h.arguments(r.Context(), l)
+	h.page(w, status, v)
+}
+
+// showArguments answers a POST of the page's Show the call's full
+// arguments: the page again, with the call's full arguments looked up at
+// the backend as the link's member and checked against the card's
+// digest, as Show all arguments and Show details answer in chat. Only
+// while the link is live and the page offers the form, only to a member
+// with the content permission, and within the member's limit.
+func (h *Handler) showArguments(w http.ResponseWriter, r *http.Request, l *link, linkErr error) {
+	v, status := h.view(r.Context(), l, linkErr)
+	switch {
+	case !decides(l, linkErr):
+		// Closed, changed, expired, in flight or not allowed: the page
+		// says which, and asks the backend nothing.
+	case !l.member.Content:
+		v.Lead = fmt.Sprintf("The arguments are shown only to members of tenant %s with the content permission, which %s does not hold.", l.claims.Tenant, l.member.User)
+		status = http.StatusForbidden
+	case v.Arguments == nil && v.ArgumentsForm != "":
+		v.Arguments = h.arguments(r.Context(), l)
+		if v.Arguments.RetryAfter > 0 {
+			v.RetryAfter, status = v.Arguments.RetryAfter, http.StatusTooManyRequests
 		}
 	}
 	h.page(w, status, v)
 }
 
-// arguments is what the backend shows the link's member of the call.
+// arguments is what the backend shows the link's member of the call,
+// looked up only within the member's limit.
 func (h *Handler) arguments(ctx context.Context, l *link) *shown {
+	if wait := h.lookups.take(l.claims.Tenant+"\x00"+l.member.User, h.now()); wait > 0 {
+		secs := int64((wait + time.Second - 1) / time.Second)
+		h.log.Info("decision page: argument look-up over the member's limit", "tenant", l.claims.Tenant,
+			"approval_id", l.claims.ApprovalID, "member", l.claims.Member)
+		return &shown{Refusal: fmt.Sprintf("The job backend has been asked for call arguments as you as often as this page allows (%d a minute); try again in %d s.", int(time.Minute/LookupEvery), secs),
+			RetryAfter: time.Duration(secs) * time.Second}
+	}
 	res, err := h.service.ShowArguments(ctx, threads.ShowRequest{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID,
 		Revision: l.claims.Revision, Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}})
 	switch {
@@ -271,27 +316,23 @@ func (h *Handler) arguments(ctx context.Context, l *link) *shown {
 }
 
 // shown is the arguments part of a page: the arguments (and a
-// changeset's files and patch), and the digest they matched.
+// changeset's files and patch), and the digest they matched; or why
+// not, and when over the member's limit, how long until a look-up may
+// go.
 type shown struct {
 	JSON, Note, Refusal, Digest string
+	RetryAfter                  time.Duration
 }
 
 // view is the page for a link as things stand: the card, the state, and
 // the form when the link may still decide.
 func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) {
+	if !live(l, linkErr) {
+		return h.outcome(ctx, l, linkErr)
+	}
 	c := l.claims
 	v := view{ActAs: actAs(l.member), Action: c.Action}
-	state := approval.State(l.row.State)
-	shownRevision := c.Revision
-	if state.Final() {
-		// How it ended is on the last revision's card, whichever revision
-		// the link was for.
-		shownRevision = l.row.Revision
-	}
-	card, err := h.service.Card(ctx, c.ApprovalID, shownRevision)
-	if err != nil && shownRevision != c.Revision {
-		card, err = h.service.Card(ctx, c.ApprovalID, c.Revision)
-	}
+	card, err := h.service.Card(ctx, c.ApprovalID, c.Revision)
 	if err != nil {
 		h.log.Error("decision page: read the card", "approval_id", c.ApprovalID, "err", err.Error())
 		return view{Title: sayUnavailable, Lead: sayUnavailableLead}, http.StatusServiceUnavailable
@@ -305,17 +346,7 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 	built := templates.Build(in)
 	v.Card = h.render.CardHTML(built)
 	v.Title = card.Approval.Call.Function
-	switch {
-	case state.Final():
-		v.Lead = "This call is closed: " + built.Status + "."
-		return v, http.StatusOK
-	case c.Revision < l.row.Revision:
-		v.Lead = fmt.Sprintf("The call changed since this link was sent: it is now revision %d, which was mailed to you with links of its own. This link no longer decides.", l.row.Revision)
-		return v, http.StatusGone
-	case errors.Is(linkErr, ErrExpired):
-		v.Lead = "This link expired at the deadline (" + c.Expires.UTC().Format(time.DateTime) + " UTC); nothing can be decided with it."
-		return v, http.StatusGone
-	case len(l.row.Deciding) > 0:
+	if len(l.row.Deciding) > 0 {
 		v.Lead = built.Status + "."
 		v.Refresh = true
 		return v, http.StatusOK
@@ -340,13 +371,60 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 		if v.Arguments.Refusal != "" {
 			v.Lead = "The call's content could not be shown to you, so it cannot be approved here: " + v.Arguments.Refusal
 			v.Form = nil
+			if v.Arguments.RetryAfter > 0 {
+				v.RetryAfter = v.Arguments.RetryAfter
+				return v, http.StatusTooManyRequests
+			}
 			return v, http.StatusOK
 		}
 		v.Form.Shown = v.Arguments.Digest
 		v.Lead = "Waiting for a decision. Opening this page decided nothing: the call's content is below, shown to you alone; press Approve to decide."
 	}
 	v.Look = &lookForm{Check: v.Form.Check, Pause: ladder.FormatDuration(card.Frozen.Plan.Pause())}
+	if l.member.Content && v.Arguments == nil {
+		v.ArgumentsForm = v.Form.Check
+	}
 	return v, http.StatusOK
+}
+
+// live reports whether the link still stands for a call that waits: the
+// approval is not closed, the link's revision is its latest, and the
+// deadline has not passed. Only a live link's page shows the card, a
+// form or arguments.
+func live(l *link, linkErr error) bool {
+	return !approval.State(l.row.State).Final() && l.claims.Revision >= l.row.Revision && !errors.Is(linkErr, ErrExpired)
+}
+
+// outcome is the page of a link that is no longer live: how the call
+// ended, or why the link no longer works, and nothing else (no card, no
+// form, no arguments). It reads only the store: the approval's last
+// card, for the words of its outcome.
+func (h *Handler) outcome(ctx context.Context, l *link, linkErr error) (view, int) {
+	c := l.claims
+	v := view{Title: l.row.Function, ActAs: actAs(l.member), Action: c.Action}
+	switch {
+	case approval.State(l.row.State).Final():
+		// How it ended is on the last revision's card, whichever revision
+		// the link was for.
+		card, err := h.service.Card(ctx, c.ApprovalID, l.row.Revision)
+		if err != nil && l.row.Revision != c.Revision {
+			card, err = h.service.Card(ctx, c.ApprovalID, c.Revision)
+		}
+		if err != nil {
+			h.log.Error("decision page: read the card", "approval_id", c.ApprovalID, "err", err.Error())
+			return view{Title: sayUnavailable, Lead: sayUnavailableLead}, http.StatusServiceUnavailable
+		}
+		in := card.MailInput()
+		in.ContentHolder = l.member.Content
+		v.Lead = "This call is closed: " + templates.Build(in).Status + "."
+		return v, http.StatusOK
+	case c.Revision < l.row.Revision:
+		v.Lead = fmt.Sprintf("The call changed since this link was sent: it is now revision %d, which was mailed to you with links of its own. This link no longer decides.", l.row.Revision)
+		return v, http.StatusGone
+	default:
+		v.Lead = "This link expired at the deadline (" + l.expiredAt.UTC().Format(time.DateTime) + " UTC); nothing can be decided with it."
+		return v, http.StatusGone
+	}
 }
 
 // decide answers a POST from the page's form: it records the decision
@@ -374,6 +452,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	fromForm := h.signer.CheckForm(token, r.PostForm.Get("check"))
 	if fromForm && r.PostForm.Get("action") == actionLook {
 		h.look(w, r, l, err)
+		return
+	}
+	if fromForm && r.PostForm.Get("action") == actionArguments {
+		h.showArguments(w, r, l, err)
 		return
 	}
 	if !fromForm || r.PostForm.Get("action") != l.claims.Action {
@@ -430,7 +512,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	case !res.Sent:
 		log.Info("decision page: decision refused", "why", res.Text)
 		v, _ := h.view(r.Context(), l, nil)
-		v.Lead, v.Form, v.Look = res.Text, nil, nil
+		v.Lead, v.Form, v.Look, v.ArgumentsForm = res.Text, nil, nil, ""
 		h.page(w, http.StatusConflict, v)
 	default:
 		log.Info("decision page: decision recorded")
@@ -456,6 +538,11 @@ func shownDigest(s, action string) string {
 // claims name its decision; any link whose page offers a decision offers
 // this too.
 const actionLook = "look"
+
+// actionArguments is the form field of the page's Show the call's full
+// arguments, offered with the decision to a member with the content
+// permission.
+const actionArguments = "arguments"
 
 // look answers a POST of the page's I'm looking: recorded through
 // threads before the page answers, then the page again, which shows who
@@ -497,8 +584,7 @@ func (h *Handler) look(w http.ResponseWriter, r *http.Request, l *link, linkErr 
 // way, and the tenant allows the link's action by mail. view words each
 // case where it may not, and offers the form only where it may.
 func decides(l *link, linkErr error) bool {
-	return !approval.State(l.row.State).Final() && l.claims.Revision >= l.row.Revision &&
-		!errors.Is(linkErr, ErrExpired) && len(l.row.Deciding) == 0 && allowed(l.tenant, l.claims.Action) == ""
+	return live(l, linkErr) && len(l.row.Deciding) == 0 && allowed(l.tenant, l.claims.Action) == ""
 }
 
 // allowed says why the tenant as configured now does not let this link
@@ -546,10 +632,14 @@ type view struct {
 	// Look is the page's I'm looking, offered with the decision form.
 	Look    *lookForm
 	Refresh bool // a decision is on its way: look again shortly
-	// ArgumentsLink offers the full arguments to a member with the
-	// content permission; Arguments is them, when asked.
-	ArgumentsLink string
+	// ArgumentsForm offers the full arguments to a member with the
+	// content permission, as a POST of the page's form with this check;
+	// Arguments is them, when asked (or shown with a restricted call's
+	// Approve).
+	ArgumentsForm string
 	Arguments     *shown
+	// RetryAfter, when over 0, is sent as Retry-After (whole seconds).
+	RetryAfter time.Duration
 }
 
 // form is the decision form: the button, and for Deny a reason.
@@ -587,6 +677,9 @@ func (h *Handler) page(w http.ResponseWriter, status int, v view) {
 		b.WriteString("<!DOCTYPE html><title>Error</title><p>The page could not be shown; nothing was decided.</p>")
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if v.RetryAfter > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(int64((v.RetryAfter+time.Second-1)/time.Second)))
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(b.String()))
 }

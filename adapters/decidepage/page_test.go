@@ -564,7 +564,9 @@ func TestGoldenPages(t *testing.T) {
 
 // TestArgumentsOnlyWithTheContentPermission: a member with the content
 // permission may see a restricted call's arguments on the page (looked up
-// at the backend as them); one without never does, whatever they ask.
+// at the backend as them) by a POST of the page's own form; a GET, even
+// with ?arguments, looks nothing up; one without the permission never
+// sees them, whatever they ask.
 func TestArgumentsOnlyWithTheContentPermission(t *testing.T) {
 	p := newPage(t)
 	p.ingest("private.json")
@@ -586,14 +588,32 @@ func TestArgumentsOnlyWithTheContentPermission(t *testing.T) {
 	if body := p.get(kevin).body; !strings.Contains(body, `id="show-arguments"`) || strings.Contains(body, value) {
 		t.Fatalf("kevin's page before he asks:\n%s", body)
 	}
-	if body := p.get(kevin + "?arguments").body; !strings.Contains(body, value) || !strings.Contains(body, "match the card") {
-		t.Errorf("kevin asked for the arguments:\n%s", body)
+	if body := p.get(kevin + "?arguments").body; strings.Contains(body, value) {
+		t.Errorf("a GET with ?arguments shows the arguments:\n%s", body)
+	}
+	if got := p.fake.Lookups(); len(got) != 0 {
+		t.Fatalf("a GET looked the arguments up: %+v", got)
+	}
+	if a := p.post(kevin, url.Values{"check": {p.checkOf(kevin)}, "action": {"arguments"}}); a.status != http.StatusOK ||
+		!strings.Contains(a.body, value) || !strings.Contains(a.body, "match the card") {
+		t.Errorf("kevin asked for the arguments (%d):\n%s", a.status, a.body)
 	}
 	noc := p.link("acme", "a-priv1", 1, "user:noc", "deny")
 	for _, l := range []string{noc, noc + "?arguments"} {
 		if body := p.get(l).body; strings.Contains(body, value) || strings.Contains(body, "show-arguments") {
 			t.Errorf("a member without the content permission sees the arguments at %s:\n%s", l, body)
 		}
+	}
+	// noc's page offers no form (a private chat's call); the check is
+	// made as the bot would.
+	signer, err := decidepage.NewSigner([]string{testLinkSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nocCheck := signer.FormCheck(noc[strings.LastIndex(noc, "/")+1:])
+	if a := p.post(noc, url.Values{"check": {nocCheck}, "action": {"arguments"}}); a.status != http.StatusForbidden ||
+		strings.Contains(a.body, value) {
+		t.Errorf("noc posted for the arguments (%d):\n%s", a.status, a.body)
 	}
 	if got := p.fake.Lookups(); len(got) != 1 || got[0].Request.Actor != "user:kevin" {
 		t.Errorf("the backend was asked %+v, want one look-up as user:kevin", got)
