@@ -165,7 +165,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		}
 		mailer = m
 	}
-	surfaces, err := a.chatSurfaces(renderer)
+	surfaces, err := a.chatSurfaces(renderer, reg)
 	if err != nil {
 		return err
 	}
@@ -242,10 +242,11 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 }
 
 // chatSurfaces builds the configured chat adapters.
-func (a *App) chatSurfaces(renderer *templates.Renderer) (map[string]threads.Surface, error) {
+func (a *App) chatSurfaces(renderer *templates.Renderer, reg prometheus.Registerer) (map[string]threads.Surface, error) {
 	cfg, surfaces := a.cfg, map[string]threads.Surface{}
 	if cfg.Slack != nil {
-		ad, err := slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: a.live.tenants, Renderer: renderer, Store: a.st, Logger: a.log})
+		ad, err := slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: a.live.tenants, Renderer: renderer, Store: a.st, Logger: a.log,
+			Registry: reg})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
 		}
@@ -253,7 +254,7 @@ func (a *App) chatSurfaces(renderer *templates.Renderer) (map[string]threads.Sur
 	}
 	if cfg.Discord != nil {
 		ad, err := discord.NewSurface(discord.Options{Config: cfg.Discord, Tenants: a.live.tenants, Renderer: renderer,
-			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st)})
+			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st), Registry: reg})
 		if err != nil {
 			return nil, fmt.Errorf("discord: %w", err)
 		}

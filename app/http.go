@@ -22,8 +22,8 @@ const (
 	// MaxHeaderBytes, so the server is given the difference.
 	MaxHeaderBlock    = 16 << 10
 	netHTTPHeaderSlop = 4096
-	// ConnsPerSource bounds the connections one address (an IPv6 /64)
-	// holds open, so one attacker cannot shut out Slack, Discord or the
+	// ConnsPerSource bounds the connections one address (an IPv6 /56)
+	// holds open (an eighth of it once half of ConnsTotal is open), so one attacker cannot shut out Slack, Discord or the
 	// backend, which connect from their own addresses. Behind a reverse
 	// proxy every connection comes from the proxy: it must then limit per
 	// client itself and keep its pool to the bot under this.

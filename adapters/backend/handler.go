@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/approval"
+	"approvalsbot/internal/refusal"
 	"approvalsbot/store"
 	"approvalsbot/threads"
 )
@@ -36,6 +37,7 @@ type Handler struct {
 	verifier Verifier
 	ingester Ingester
 	log      *slog.Logger
+	refusals *refusal.Log // bad signatures: one line per source and reason a minute
 	events   *prometheus.CounterVec
 }
 
@@ -45,6 +47,7 @@ func NewHandler(o HandlerOptions) *Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{verifier: o.Verifier, ingester: o.Ingester, log: o.Logger,
+		refusals: refusal.New(refusal.Options{Logger: o.Logger, Message: "events refused: bad signature"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bot_events_total",
 			Help: "Events received on POST /v1/events, by type (unparsed before parsing) and answer.",
@@ -99,7 +102,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.verifier.Verify(r.Header.Get(SignatureHeader), body); err != nil {
-		h.log.Warn("event refused: bad signature", "reason", err.Error(), "remote", r.RemoteAddr)
+		h.refusals.Refused(r.RemoteAddr, err.Error()) // a reason of a fixed set, never what was sent
 		h.fail(w, typeUnparsed, http.StatusUnauthorized, codeBadSig,
 			"the Approvals-Signature header is missing, malformed, too old or made with another secret")
 		return

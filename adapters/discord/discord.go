@@ -16,11 +16,13 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
 	"approvalsbot/adapters/click"
 	"approvalsbot/adapters/replay"
 	"approvalsbot/config"
+	"approvalsbot/internal/refusal"
 	"approvalsbot/ladder"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -71,9 +73,13 @@ type Options struct {
 	Store Store
 	// Renderer renders cards and thread replies. Required.
 	Renderer *templates.Renderer
-	// Logger gets one line per refused request, failed answer and gateway
-	// change; nil discards.
+	// Logger gets the refused requests (at most one line per source and
+	// reason a minute, package refusal), failed answers and gateway
+	// changes; nil discards.
 	Logger *slog.Logger
+	// Registry gets bot_discord_requests_refused_total{reason} (nil:
+	// unregistered).
+	Registry prometheus.Registerer
 	// HTTPClient calls Discord's REST API; nil means a client with a 30 s
 	// timeout. It is copied, with a transport that sends discord.com's
 	// calls to APIURL's host.
@@ -105,6 +111,8 @@ type Surface struct {
 	render    *templates.Renderer
 	store     Store
 	log       *slog.Logger
+	refusals  *refusal.Log           // the lines of refused requests
+	refused   *prometheus.CounterVec // every refused request, by refusal.Label
 	now       func() time.Time
 	locker    GatewayLocker
 	rate      rate.Limit // the budget the outbox paces this surface's rows with (pace.go)
@@ -195,6 +203,10 @@ func NewSurface(o Options) (*Surface, error) {
 	rest.ShouldRetryOnRateLimit = false // a 429 is the outbox's to wait out, not a sleep without a context
 	rest.MaxRestRetries = 0             // a 502 too: the outbox retries with backoff
 	rest.StateEnabled = false
+	refusals, refused, err := newRefusals(o.Logger, o.Registry)
+	if err != nil {
+		return nil, err
+	}
 	a := &Surface{
 		rest:      rest,
 		token:     token,
@@ -205,6 +217,8 @@ func NewSurface(o Options) (*Surface, error) {
 		render:    o.Renderer,
 		store:     o.Store,
 		log:       o.Logger,
+		refusals:  refusals,
+		refused:   refused,
 		now:       o.Now,
 		locker:    o.Locker,
 		rate:      o.PerChannelRate,

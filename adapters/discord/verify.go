@@ -8,12 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"approvalsbot/adapters/click"
+	"approvalsbot/internal/refusal"
 	"approvalsbot/internal/strictjson"
 	"approvalsbot/threads"
 )
@@ -145,11 +149,32 @@ func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) (body, sig []
 	return body, sig, now, true
 }
 
-// refuse answers a request that is not processed, and logs why (never a
-// signature, a token or a body).
+// refuse answers a request that is not processed, counts it, and logs
+// why at most once a minute per source and reason (never a signature, a
+// token or a body).
 func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, status int, text, reason string) {
-	a.log.Warn("discord: request refused", "path", r.URL.Path, "status", status, "reason", reason)
+	a.refused.WithLabelValues(refusal.Label(status)).Inc()
+	a.refusals.Refused(r.RemoteAddr, reason, "path", r.URL.Path, "status", status)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, text+"\n")
+}
+
+// newRefusals makes the lines and the counter of refused requests, each
+// label's series counted from 0, so the first refusal after a start is a
+// rise.
+func newRefusals(log *slog.Logger, reg prometheus.Registerer) (*refusal.Log, *prometheus.CounterVec, error) {
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "bot_discord_requests_refused_total",
+		Help: "Requests to the Discord endpoints refused, by what the answer says (bad_signature includes replays).",
+	}, []string{"reason"})
+	for _, l := range refusal.Labels() {
+		refused.WithLabelValues(l)
+	}
+	if reg != nil {
+		if err := reg.Register(refused); err != nil {
+			return nil, nil, fmt.Errorf("discord: register metrics: %w", err)
+		}
+	}
+	return refusal.New(refusal.Options{Logger: log, Message: "discord: requests refused"}), refused, nil
 }

@@ -12,12 +12,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	slackgo "github.com/slack-go/slack"
 	"golang.org/x/time/rate"
 
 	"approvalsbot/adapters/click"
 	"approvalsbot/adapters/replay"
 	"approvalsbot/config"
+	"approvalsbot/internal/refusal"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -51,9 +53,12 @@ type Options struct {
 	// Store is read, and keeps the signed requests seen (shared by every
 	// replica). Required.
 	Store Store
-	// Logger gets one line per refused request and failed answer; nil
-	// discards.
+	// Logger gets the refused requests (at most one line per source and
+	// reason a minute, package refusal) and failed answers; nil discards.
 	Logger *slog.Logger
+	// Registry gets bot_slack_requests_refused_total{reason} (nil:
+	// unregistered).
+	Registry prometheus.Registerer
 	// HTTPClient calls Slack; nil means a client with a 30 s timeout.
 	HTTPClient *http.Client
 	// Now is the clock for what /approvals says (how long a card has
@@ -85,7 +90,9 @@ type Surface struct {
 	render    *templates.Renderer
 	store     Store
 	log       *slog.Logger
-	libLog    *log.Logger // slack-go's own lines, at debug level
+	refusals  *refusal.Log           // the lines of refused requests
+	refused   *prometheus.CounterVec // every refused request, by refusal.Label
+	libLog    *log.Logger            // slack-go's own lines, at debug level
 	now       func() time.Time
 
 	// The budgets the outbox paces this surface's rows with (pace.go).
@@ -166,6 +173,10 @@ func NewSurface(o Options) (*Surface, error) {
 	}
 	libLog := slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)
 	opts := []slackgo.Option{slackgo.OptionAPIURL(apiURL), slackgo.OptionHTTPClient(o.HTTPClient), slackgo.OptionLog(libLog)}
+	refusals, refused, err := newRefusals(o.Logger, o.Registry)
+	if err != nil {
+		return nil, err
+	}
 	a := &Surface{
 		api:      slackgo.New(o.Config.BotToken.Reveal(), opts...),
 		apiURL:   u,
@@ -174,6 +185,8 @@ func NewSurface(o Options) (*Surface, error) {
 		render:   o.Renderer,
 		store:    o.Store,
 		log:      o.Logger,
+		refusals: refusals,
+		refused:  refused,
 		libLog:   libLog,
 		now:      o.Now,
 		postRate: o.PerChannelRate, postBurst: o.Burst,

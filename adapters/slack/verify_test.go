@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -188,4 +190,70 @@ func TestCloseWaitsForWorkAfterAck(t *testing.T) {
 		t.Fatal("Close returned before the look-up's answer was sent")
 	}
 	h.told(t, "U0KEVIN", "the slow answer")
+}
+
+// TestRefusalsAreCountedNotEachLogged: a flood of unsigned requests from
+// one source writes a line, not a line each, and the counter keeps every
+// one; another reason gets its own line.
+func TestRefusalsAreCountedNotEachLogged(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := newHarnessWith(t, harnessOptions{adapter: func(o *slackad.Options) { o.Registry = reg }})
+	const n = 1000
+	for range n {
+		if status, _ := h.send(t, signedRequest{path: "/slack/interactions", body: []byte("payload=%7B%7D"), noSign: true}); status != 401 {
+			t.Fatalf("unsigned: %d, want 401", status)
+		}
+	}
+	if status, _ := h.send(t, signedRequest{path: "/slack/interactions", body: []byte("{}"), ctype: "application/json"}); status != 415 {
+		t.Fatalf("signed JSON: %d, want 415", status)
+	}
+	var lines []string
+	for _, l := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(l, "slack: requests refused") {
+			lines = append(lines, l)
+		}
+	}
+	// A minute may turn during the flood: then a second line counts the
+	// rest.
+	if len(lines) < 2 || len(lines) > 3 {
+		t.Fatalf("%d refusals wrote %d lines, want one per reason (a second if a minute passed):\n%s", n+1, len(lines), strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(lines[0], `reason="signature headers missing"`) || !strings.Contains(lines[0], "refused=1 ") ||
+		!strings.Contains(lines[0], "source=127.0.0.1") {
+		t.Errorf("the first line: %s, want the source, the reason and its count", lines[0])
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, `reason="wrong content type"`) || !strings.Contains(last, "refused=1 ") {
+		t.Errorf("the last line: %s, want the other reason's own line", last)
+	}
+	if got := counter(t, reg, "bot_slack_requests_refused_total", "bad_signature"); got != n {
+		t.Errorf("bad_signature counted %v, want %d", got, n)
+	}
+	if got := counter(t, reg, "bot_slack_requests_refused_total", "unsupported_media_type"); got != 1 {
+		t.Errorf("unsupported_media_type counted %v, want 1", got)
+	}
+	if got := counter(t, reg, "bot_slack_requests_refused_total", "too_large"); got != 0 {
+		t.Errorf("too_large counted %v, want a series at 0", got)
+	}
+}
+
+// counter is the value of name{reason=label} in reg; it fails the test
+// when there is no such series.
+func counter(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no %s{reason=%q}", name, label)
+	return 0
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"approvalsbot/app"
+	"approvalsbot/internal/connlimit"
 )
 
 // The memory an open connection may cost, against the built binary:
@@ -140,17 +141,21 @@ func TestOpenConnectionsKeepMemoryBounded(t *testing.T) {
 	hold.close()
 	extra.close()
 
-	// 3. Seventeen sources at their caps: 1,088 connections against the
-	// ceiling of 1,024, the most the bot ever holds.
+	// 3. A hundred and forty sources, each at its busy share (past half
+	// the ceiling a source holding ConnsPerSource/BusyShare gets no
+	// more, so a handful of sources can no longer fill it): 1,120
+	// connections against the ceiling of 1,024, the most the bot ever
+	// holds.
 	http.DefaultClient.CloseIdleConnections()
 	scraper.waitOpen(t, 1)
 	totalBefore := scraper.get(t)[`bot_connections_refused_total{reason="total"}`]
 	ceiling := newAttack(t, addr)
 	started = time.Now()
-	for i := range 17 * 64 {
-		ceiling.open(t, fmt.Sprintf("127.0.0.%d", 2+i%17), headerBlock(app.MaxHeaderBlock-512, false), 0)
+	const sources, share = 140, app.ConnsPerSource / connlimit.BusyShare
+	for i := range sources * share {
+		ceiling.open(t, fmt.Sprintf("127.0.0.%d", 2+i%sources), headerBlock(app.MaxHeaderBlock-512, false), 0)
 	}
-	over := 17*64 - (app.ConnsTotal - 1) // the scraper holds one slot
+	over := sources*share - (app.ConnsTotal - 1) // the scraper holds one slot
 	ceiling.waitEnded(t, over)
 	full := procMemory(t, bot)
 	m = scraper.get(t)

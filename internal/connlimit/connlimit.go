@@ -1,13 +1,16 @@
 // Package connlimit bounds what open connections can cost a server. Its
 // listener closes a new connection at once, before a byte of it is read,
 // when the connection's source already holds PerSource open connections,
-// or when the listener holds Total in all.
+// when the listener holds Total in all, or when the listener is at least
+// half full and the source already holds its busy share (PerSource/8; see
+// BusyShare).
 //
 // A connection holds its slot from Accept until it is closed, whatever
 // its state: reading a header, serving a request, or idle between
-// requests. A source is an IPv4 address, or an IPv6 /64: one host is
-// commonly given a whole /64, so counting IPv6 addresses one by one would
-// bound nothing.
+// requests. A source is an IPv4 address, or an IPv6 prefix (a /56 unless
+// configured): one host is commonly given a whole /64 and one customer a
+// /56, so counting IPv6 addresses, or even /64s, one by one would bound
+// nothing.
 package connlimit
 
 import (
@@ -30,7 +33,25 @@ const (
 	ReasonPerSource Reason = "per_source"
 	// ReasonTotal: the listener already held Total connections.
 	ReasonTotal Reason = "total"
+	// ReasonShare: the listener was at least half full and the source
+	// already held its busy share (BusyShare).
+	ReasonShare Reason = "share"
 )
+
+// DefaultIPv6Prefix is how many leading bits of an IPv6 address name its
+// source: a /56, what a provider commonly gives one customer, who can
+// then dial from 256 /64s and any address in each.
+const DefaultIPv6Prefix = 56
+
+// BusyShare divides PerSource once the listener is busy: when it holds
+// at least half of Total, a source may hold at most PerSource/BusyShare
+// connections (at least 1), and one holding more keeps them but gets no
+// more. Filling the listener then takes Total/(2·PerSource) sources at
+// PerSource and Total·BusyShare/(2·PerSource) more at the busy share (72
+// sources for 64 and 1,024), where without it Total/PerSource (16) did;
+// until it is full, every source below the busy share can still open
+// connections.
+const BusyShare = 8
 
 // LogEvery is how often at most a refusal is logged; each line counts the
 // refusals since the line before, and the counter counts every one. A
@@ -45,6 +66,9 @@ type Options struct {
 	// Total is how many connections the listener may hold open in all
 	// (at least PerSource).
 	Total int
+	// IPv6Prefix is how many leading bits of an IPv6 address name its
+	// source, 1 to 128 (0: DefaultIPv6Prefix).
+	IPv6Prefix int
 	// Logger gets the refusals, at most one line per LogEvery (nil: none).
 	Logger *slog.Logger
 	// Registry gets bot_connections_open and
@@ -60,6 +84,8 @@ type Options struct {
 type Listener struct {
 	net.Listener
 	perSource, total int
+	busyPerSource    int // what a source may hold once the listener is half full
+	ipv6Prefix       int
 	log              *slog.Logger
 	now              func() time.Time
 	refused          *prometheus.CounterVec
@@ -81,18 +107,25 @@ func Wrap(ln net.Listener, opts Options) (*Listener, error) {
 	if opts.Total < opts.PerSource {
 		return nil, fmt.Errorf("connection limits: total %d: want at least the per source cap (%d)", opts.Total, opts.PerSource)
 	}
+	if opts.IPv6Prefix == 0 {
+		opts.IPv6Prefix = DefaultIPv6Prefix
+	}
+	if opts.IPv6Prefix < 1 || opts.IPv6Prefix > 128 {
+		return nil, fmt.Errorf("connection limits: IPv6 prefix /%d: want 1 to 128", opts.IPv6Prefix)
+	}
 	l := &Listener{
-		Listener: ln, perSource: opts.PerSource, total: opts.Total,
-		log: opts.Logger, now: opts.Now, bySource: map[netip.Prefix]int{},
+		Listener: ln, perSource: opts.PerSource, total: opts.Total, ipv6Prefix: opts.IPv6Prefix,
+		busyPerSource: max(1, opts.PerSource/BusyShare),
+		log:           opts.Logger, now: opts.Now, bySource: map[netip.Prefix]int{},
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bot_connections_refused_total",
-			Help: "Connections closed at accept, unread, by the cap they met (per_source, total).",
+			Help: "Connections closed at accept, unread, by the cap they met (per_source, total, share).",
 		}, []string{"reason"}),
 	}
 	if l.now == nil {
 		l.now = time.Now
 	}
-	for _, r := range []Reason{ReasonPerSource, ReasonTotal} { // a series from the start, for alerts
+	for _, r := range []Reason{ReasonPerSource, ReasonTotal, ReasonShare} { // a series from the start, for alerts
 		l.refused.WithLabelValues(string(r))
 	}
 	if opts.Registry != nil {
@@ -119,7 +152,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		src := sourceOf(c.RemoteAddr())
+		src := sourceOf(c.RemoteAddr(), l.ipv6Prefix)
 		if reason, ok := l.acquire(src); !ok {
 			l.refuse(src, reason) // counted before the close, so whoever sees the close sees the count
 			c.Close()
@@ -136,14 +169,21 @@ func (l *Listener) Open() int {
 	return l.open
 }
 
+// acquire takes a slot for src, or says which cap refuses it. The busy
+// share applies only once the listener is at least half full, so a lone
+// source (a reverse proxy) keeps its whole PerSource while the listener
+// is quiet.
 func (l *Listener) acquire(src netip.Prefix) (Reason, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	held := l.bySource[src]
 	switch {
-	case l.bySource[src] >= l.perSource:
+	case held >= l.perSource:
 		return ReasonPerSource, false
 	case l.open >= l.total:
 		return ReasonTotal, false
+	case 2*l.open >= l.total && held >= l.busyPerSource:
+		return ReasonShare, false
 	}
 	l.bySource[src]++
 	l.open++
@@ -179,10 +219,26 @@ func (l *Listener) refuse(src netip.Prefix, reason Reason) {
 		"open", open, "per_source_cap", l.perSource, "total_cap", l.total)
 }
 
+// Source names the source a remote address (host:port, as in
+// http.Request.RemoteAddr) counts against, as the listener's log lines
+// name it: the IPv4 address, the IPv6 prefix of ipv6Prefix bits (0:
+// DefaultIPv6Prefix), or "non-IP".
+func Source(remoteAddr string, ipv6Prefix int) string {
+	if ipv6Prefix == 0 {
+		ipv6Prefix = DefaultIPv6Prefix
+	}
+	var ip netip.Addr
+	if ap, err := netip.ParseAddrPort(remoteAddr); err == nil {
+		ip = ap.Addr()
+	}
+	return sourceString(prefixOf(ip, ipv6Prefix))
+}
+
 // sourceOf is the source a connection counts against: its IPv4 address
-// (an IPv4-mapped IPv6 address counts as the IPv4 one), or its IPv6 /64.
-// Connections whose address is not IP (a Unix socket) share one source.
-func sourceOf(a net.Addr) netip.Prefix {
+// (an IPv4-mapped IPv6 address counts as the IPv4 one), or its IPv6
+// prefix of ipv6Prefix bits. Connections whose address is not IP (a Unix
+// socket) share one source.
+func sourceOf(a net.Addr, ipv6Prefix int) netip.Prefix {
 	var ip netip.Addr
 	switch a := a.(type) {
 	case *net.TCPAddr:
@@ -193,8 +249,12 @@ func sourceOf(a net.Addr) netip.Prefix {
 			ip = ap.Addr()
 		}
 	}
+	return prefixOf(ip, ipv6Prefix)
+}
+
+func prefixOf(ip netip.Addr, ipv6Prefix int) netip.Prefix {
 	ip = ip.Unmap().WithZone("")
-	bits := 64
+	bits := ipv6Prefix
 	if ip.Is4() {
 		bits = 32
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -184,6 +185,61 @@ func TestTotalCap(t *testing.T) {
 	s.admit(t, "127.0.0.3")
 }
 
+// try dials from and says whether the server accepted the connection
+// (true) or closed it unread (false).
+func (s *server) try(t *testing.T, from string) bool {
+	t.Helper()
+	c := s.dial(t, from)
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.Read(make([]byte, 1)) // an accepted connection is sent nothing
+	}()
+	select {
+	case <-s.accepted:
+		return true
+	case <-closed:
+		return false
+	}
+}
+
+func TestAHandfulOfSourcesLeaveRoomForAnother(t *testing.T) {
+	t.Parallel()
+	// Four sources at a per-source cap of 16 would hold all 64 without
+	// the busy share; with it, eight sources each at their cap leave
+	// room for a ninth.
+	const perSource, total = 16, 64
+	const busy = perSource / connlimit.BusyShare
+	s := serve(t, connlimit.Options{PerSource: perSource, Total: total})
+	held := 0
+	for i := 1; i <= 8; i++ {
+		from := fmt.Sprintf("127.0.0.%d", i)
+		for n := 0; n <= perSource; n++ {
+			if !s.try(t, from) {
+				break
+			}
+			held++
+		}
+	}
+	// Two sources fill half at 16 each; the other six stop at the busy
+	// share.
+	if want := 2*perSource + 6*busy; held != want || s.ln.Open() != want {
+		t.Fatalf("eight sources at their caps hold %d (open %d) of %d; want %d", held, s.ln.Open(), total, want)
+	}
+	// A ninth source gets its busy share, and no more.
+	for range busy {
+		s.admit(t, "127.0.0.9")
+	}
+	s.refused(t, "127.0.0.9")
+	if got := s.metric(t, "bot_connections_refused_total", "share"); got != 6+1 {
+		t.Errorf("refused for the busy share: %v, want 7", got)
+	}
+	if got := s.metric(t, "bot_connections_refused_total", "total"); got != 0 {
+		t.Errorf("refused for the total: %v, want 0", got)
+	}
+}
+
 func TestRefusalsAreLoggedAtMostOncePerInterval(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -235,6 +291,8 @@ func TestWrapRejectsBadCaps(t *testing.T) {
 	}{
 		{"no per source cap", connlimit.Options{Total: 10}, "per source 0"},
 		{"total below per source", connlimit.Options{PerSource: 8, Total: 4}, "total 4"},
+		{"IPv6 prefix past 128 bits", connlimit.Options{PerSource: 4, Total: 8, IPv6Prefix: 129}, "/129"},
+		{"negative IPv6 prefix", connlimit.Options{PerSource: 4, Total: 8, IPv6Prefix: -1}, "/-1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inner, err := net.Listen("tcp", "127.0.0.1:0")
