@@ -218,7 +218,11 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		}
 		a.discord.Routes(mux)
 	}
-	a.ln, a.srv, err = listen(cfg.Listen, mux, log, reg)
+	budget, err := bodyBudget(reg)
+	if err != nil {
+		return err
+	}
+	a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, reg)
 	return err
 }
 

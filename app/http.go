@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"approvalsbot/internal/bodybudget"
 	"approvalsbot/internal/connlimit"
 )
 
@@ -52,4 +53,14 @@ func listen(addr string, h http.Handler, log *slog.Logger, reg prometheus.Regist
 		WriteTimeout: 30 * time.Second, MaxHeaderBytes: MaxHeaderBlock - netHTTPHeaderSlop,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	return limited, srv, nil
+}
+
+// bodyBudget is what request bodies read before their signature is
+// verified may hold, shared by every handler that reads one
+// (bodybudget.Read); README, Security: "Open connections".
+func bodyBudget(reg prometheus.Registerer) (*bodybudget.Budget, error) {
+	// ReadTimeout is the server's (listen), given back once a body is
+	// read. Source: nil counts each address as a source until the
+	// connection limiter's mapping (an IPv6 prefix) is shared with it.
+	return bodybudget.New(bodybudget.Options{Total: bodybudget.DefaultTotal, ReadTimeout: 30 * time.Second, Registry: reg})
 }
