@@ -228,16 +228,20 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		}
 		a.discord.Routes(mux)
 	}
+	budget, err := bodyBudget(reg)
+	if err != nil {
+		return err
+	}
 	if cfg.ListenPrivate == "" {
-		a.ln, a.srv, err = listen(cfg.Listen, mux, log, reg)
+		a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, reg)
 		return err
 	}
 	// Each listener has its own connection caps, and its connection
-	// metrics say which it is.
-	if a.ln, a.srv, err = listen(cfg.Listen, mux, log, listenerMetrics(reg, "public")); err != nil {
+	// metrics say which it is; the body budget is one for both.
+	if a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, listenerMetrics(reg, "public")); err != nil {
 		return err
 	}
-	a.privLn, a.privSrv, err = listen(cfg.ListenPrivate, private, log, listenerMetrics(reg, "private"))
+	a.privLn, a.privSrv, err = listen(cfg.ListenPrivate, budget.Handler(private), log, listenerMetrics(reg, "private"))
 	return err
 }
 

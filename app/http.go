@@ -5,10 +5,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"approvalsbot/internal/bodybudget"
 	"approvalsbot/internal/connlimit"
 )
 
@@ -36,6 +38,10 @@ const (
 	ConnsTotal = 1024
 )
 
+// readTimeout bounds reading a whole request; the body budget gives it
+// back to a request once its body is read.
+const readTimeout = 30 * time.Second
+
 // listen binds addr behind the connection limits and makes the server
 // for h; it serves nothing yet.
 func listen(addr string, h http.Handler, log *slog.Logger, reg prometheus.Registerer) (net.Listener, *http.Server, error) {
@@ -48,7 +54,7 @@ func listen(addr string, h http.Handler, log *slog.Logger, reg prometheus.Regist
 		ln.Close()
 		return nil, nil, err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: readTimeout,
 		WriteTimeout: 30 * time.Second, MaxHeaderBytes: MaxHeaderBlock - netHTTPHeaderSlop,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	return limited, srv, nil
@@ -59,4 +65,13 @@ func listen(addr string, h http.Handler, log *slog.Logger, reg prometheus.Regist
 // listener they carry no such label, as before there could be two.
 func listenerMetrics(reg prometheus.Registerer, name string) prometheus.Registerer {
 	return prometheus.WrapRegistererWith(prometheus.Labels{"listener": name}, reg)
+}
+
+// bodyBudget is what request bodies read before their signature is
+// verified may hold, shared by every handler that reads one, on every
+// listener (bodybudget.Read); README, Security: "Open connections". Its
+// sources are the connection limiter's.
+func bodyBudget(reg prometheus.Registerer) (*bodybudget.Budget, error) {
+	return bodybudget.New(bodybudget.Options{Total: bodybudget.DefaultTotal, ReadTimeout: readTimeout, Registry: reg,
+		Source: func(a net.Addr) netip.Prefix { return connlimit.SourceOf(a, 0) }})
 }

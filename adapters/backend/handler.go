@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/approval"
+	"approvalsbot/internal/bodybudget"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/store"
 	"approvalsbot/threads"
@@ -91,14 +91,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, typeUnparsed, http.StatusRequestEntityTooLarge, codeTooLarge, "the body is over 1 MiB; an event is at most 1 MiB")
 		return
 	}
-	// The raw body is read once, bounded, and verified before any parsing.
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
-	if err != nil {
-		h.fail(w, typeUnparsed, http.StatusBadRequest, codeBadJSON, "the body could not be read")
+	// The raw body is read once, bounded, within the budget for unsigned
+	// bytes, and verified before any parsing.
+	body, err := bodybudget.Read(w, r, MaxBody)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.Is(err, bodybudget.ErrBusy):
+		h.fail(w, typeUnparsed, http.StatusServiceUnavailable, codeUnavailable, "the bot is reading too many unsigned bodies; retry later")
 		return
-	}
-	if len(body) > MaxBody {
+	case errors.As(err, &tooBig):
 		h.fail(w, typeUnparsed, http.StatusRequestEntityTooLarge, codeTooLarge, "the body is over 1 MiB; an event is at most 1 MiB")
+		return
+	case err != nil:
+		h.fail(w, typeUnparsed, http.StatusBadRequest, codeBadJSON, "the body could not be read")
 		return
 	}
 	if err := h.verifier.Verify(r.Header.Get(SignatureHeader), body); err != nil {

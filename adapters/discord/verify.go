@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/adapters/click"
+	"approvalsbot/internal/bodybudget"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/internal/strictjson"
 	"approvalsbot/threads"
@@ -112,8 +113,12 @@ func writeAnswer(w http.ResponseWriter, ans *answer) {
 // badly signed request when the endpoint URL is saved and wants 401 for
 // it. On failure it has answered (401, 413, 415) and returns false.
 func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) (body, sig []byte, now time.Time, ok bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	body, err := bodybudget.Read(w, r, maxRequestBody)
 	if err != nil {
+		if errors.Is(err, bodybudget.ErrBusy) {
+			a.refuse(w, r, http.StatusServiceUnavailable, "too many unsigned requests are being read; retry later", "body budget spent")
+			return nil, nil, time.Time{}, false
+		}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			a.refuse(w, r, http.StatusRequestEntityTooLarge, "the request body is over 1 MiB", "body over 1 MiB")

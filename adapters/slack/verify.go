@@ -16,6 +16,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/click"
+	"approvalsbot/internal/bodybudget"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/threads"
 )
@@ -33,8 +34,12 @@ func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		a.refuse(w, r, http.StatusUnauthorized, "this bot has no Slack signing secret configured", "no signing secret configured")
 		return nil, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	body, err := bodybudget.Read(w, r, maxRequestBody)
 	if err != nil {
+		if errors.Is(err, bodybudget.ErrBusy) {
+			a.refuse(w, r, http.StatusServiceUnavailable, "too many unsigned requests are being read; retry later", "body budget spent")
+			return nil, false
+		}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			a.refuse(w, r, http.StatusRequestEntityTooLarge, "the request body is over 1 MiB", "body over 1 MiB")

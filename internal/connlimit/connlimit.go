@@ -234,6 +234,16 @@ func Source(remoteAddr string, ipv6Prefix int) string {
 	return sourceString(prefixOf(ip, ipv6Prefix))
 }
 
+// SourceOf is the source a connection from a counts against, for a limit
+// of another kind that shares the listener's sources (the body budget):
+// sourceOf with ipv6Prefix bits (0: DefaultIPv6Prefix).
+func SourceOf(a net.Addr, ipv6Prefix int) netip.Prefix {
+	if ipv6Prefix == 0 {
+		ipv6Prefix = DefaultIPv6Prefix
+	}
+	return sourceOf(a, ipv6Prefix)
+}
+
 // sourceOf is the source a connection counts against: its IPv4 address
 // (an IPv4-mapped IPv6 address counts as the IPv4 one), or its IPv6
 // prefix of ipv6Prefix bits. Connections whose address is not IP (a Unix
