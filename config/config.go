@@ -33,6 +33,9 @@ const (
 	DefaultStoreDriver = DriverSQLite
 	DefaultSQLiteDSN   = "file:bot.db"
 	DefaultTick        = 10 * time.Second
+	// DefaultIPv6SourcePrefix is ipv6_source_prefix: an IPv6 /56, what one
+	// customer network is commonly given, counts as one source.
+	DefaultIPv6SourcePrefix = 56
 	// DefaultLease is how long a replica's claim on work holds: after a
 	// replica dies, its claimed outbox rows and due approvals return to
 	// the others after this long. MinLease keeps it above one surface call.
@@ -86,7 +89,12 @@ type Config struct {
 	// backend's events and the metrics only (and health): a flood on the
 	// public listener then cannot refuse an event. Empty: one listener.
 	ListenPrivate string
-	Store         Store
+	// IPv6SourcePrefix is how many leading bits of an IPv6 address name
+	// the source a request comes from, 1 to 128: the connection limits,
+	// the body budget's fair shares and the refusal lines count per
+	// source. An IPv4 address is always a source of its own.
+	IPv6SourcePrefix int
+	Store            Store
 	// Tick is how often ladders and deadlines are checked.
 	Tick time.Duration
 	// Lease is how long a claim on work holds (outbox rows, due approvals).

@@ -172,6 +172,7 @@ func TestLoadFull(t *testing.T) {
 			{Path: "smtp.password", Var: "SMTP_PASSWORD"},
 		},
 	}
+	want.IPv6SourcePrefix = 56 // the default: full.yaml leaves it out
 	got := loadFull(t)
 	if diff := cmp.Diff(want, got, cmpOpts); diff != "" {
 		t.Errorf("full.yaml (-want +got):\n%s", diff)
@@ -238,6 +239,9 @@ func TestBaseIsValid(t *testing.T) {
 		acme.Deadline != 24*time.Hour || c.Discord != nil || c.SMTP != nil || c.Slack.APIURL != "https://slack.com/api/" {
 		t.Errorf("defaults not applied: %+v, tenant %+v", c, acme)
 	}
+	if c.IPv6SourcePrefix != 56 {
+		t.Errorf("IPv6SourcePrefix = %d, want the default 56", c.IPv6SourcePrefix)
+	}
 	if l, ok := acme.Ladders["default"]; !ok || l.Name != "default" || len(l.Steps) != 0 {
 		t.Errorf("tenant without ladders has default %+v, %v; want an empty default ladder", l, ok)
 	}
@@ -302,6 +306,15 @@ func TestProblems(t *testing.T) {
 		}},
 		{name: "listen_private the same address", add: "listen: 127.0.0.1:8080\nlisten_private: 127.0.0.1:8080\n", want: []string{
 			"bot.yaml:12: listen_private: 127.0.0.1:8080 takes the port of listen (127.0.0.1:8080): give it a port of its own",
+		}},
+		{name: "ipv6_source_prefix 0", add: "ipv6_source_prefix: 0\n", want: []string{
+			"bot.yaml:11: ipv6_source_prefix: 0 is not 1 to 128",
+		}},
+		{name: "ipv6_source_prefix past 128", add: "ipv6_source_prefix: 129\n", want: []string{
+			"bot.yaml:11: ipv6_source_prefix: 129 is not 1 to 128",
+		}},
+		{name: "ipv6_source_prefix written as a prefix", add: "ipv6_source_prefix: /48\n", want: []string{
+			"bot.yaml:11: ipv6_source_prefix: expected a whole number, got a string",
 		}},
 		{name: "YAML syntax", add: "tick: [10s\n", want: []string{
 			"bot.yaml:11: YAML: did not find expected ',' or ']'",
@@ -606,6 +619,27 @@ func TestSummaryNamesBothListeners(t *testing.T) {
 	}
 }
 
+// ipv6_source_prefix is read as written, and bot check names it when it
+// is not the default.
+func TestIPv6SourcePrefix(t *testing.T) {
+	t.Parallel()
+	c, problems := parse(t, base+"ipv6_source_prefix: 48\n")
+	if problems != nil {
+		t.Fatalf("problems:\n%s", strings.Join(problems, "\n"))
+	}
+	if c.IPv6SourcePrefix != 48 {
+		t.Errorf("IPv6SourcePrefix = %d, want 48", c.IPv6SourcePrefix)
+	}
+	want := "listen :8080\nipv6_source_prefix 48: connection limits, body budget and refusal lines count per IPv6 /48\nstore "
+	if got := c.Summary(); !strings.HasPrefix(got, want) {
+		t.Errorf("summary begins\n%s\nwant\n%s", got[:min(len(got), len(want))], want)
+	}
+	c, _ = parse(t, base)
+	if got := c.Summary(); strings.Contains(got, "ipv6_source_prefix") {
+		t.Errorf("summary names the default prefix:\n%s", got)
+	}
+}
+
 func TestValidVariants(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, add string }{
@@ -614,6 +648,8 @@ func TestValidVariants(t *testing.T) {
 		{"a longer override keeps a late step", "    deadline: 2h\n    ladders:\n      slow:\n        - after: 4h\n          mention: [slack:U0KEVIN]\n    tools:\n      \"batch.*\": {ladder: slow, deadline: 8h}\n"},
 		{"an override without ladder lends its deadline to default", "    deadline: 2h\n    ladders:\n      default:\n        - after: 4h\n          mention: [slack:U0KEVIN]\n    tools:\n      \"batch.*\": {deadline: 8h}\n"},
 		{"unquoted listen", "listen: :9090\n"},
+		{"ipv6_source_prefix from 1 to 128", "ipv6_source_prefix: 1\n"},
+		{"ipv6_source_prefix of one address", "ipv6_source_prefix: 128\n"},
 		{"listen_private on a port of its own", "listen_private: 127.0.0.1:9090\n"},
 		{"listen_private on listen's port at another host", "listen: 10.0.0.5:8080\nlisten_private: 127.0.0.1:8080\n"},
 		{"both on ports the system picks", "listen: 127.0.0.1:0\nlisten_private: 127.0.0.1:0\n"},

@@ -29,6 +29,10 @@ func (c *Config) SummaryAt(now time.Time) string {
 		fmt.Fprintf(&b, "listen %s: interactions, decision page, health\n", c.Listen)
 		fmt.Fprintf(&b, "listen_private %s: events, metrics, health\n", c.ListenPrivate)
 	}
+	if c.IPv6SourcePrefix != DefaultIPv6SourcePrefix {
+		fmt.Fprintf(&b, "ipv6_source_prefix %d: connection limits, body budget and refusal lines count per IPv6 /%d\n",
+			c.IPv6SourcePrefix, c.IPv6SourcePrefix)
+	}
 	fmt.Fprintf(&b, "store %s %s\n", c.Store.Driver, redactDSN(c.Store.DSN.Reveal()))
 	fmt.Fprintf(&b, "tick %s\n", ladder.FormatDuration(c.Tick))
 	fmt.Fprintf(&b, "retention %s: closed approvals and finished outbox rows, then tombstones for %s\n",

@@ -44,6 +44,7 @@ func (d *decoder) decodeFile(data []byte) *Config {
 		Retention: DefaultRetention,
 		Tenants:   map[string]*Tenant{},
 	}
+	c.IPv6SourcePrefix = DefaultIPv6SourcePrefix
 	at := deref(root)
 	if at == nil {
 		at = &yaml.Node{Line: 1}
@@ -59,6 +60,11 @@ func (d *decoder) decodeFile(data []byte) *Config {
 		"listen_private": func(_, v *yaml.Node, p string) {
 			if s, ok := d.str(v, p); ok && d.hostPort(v, p, s, "like 127.0.0.1:9090") {
 				c.ListenPrivate = s
+			}
+		},
+		"ipv6_source_prefix": func(_, v *yaml.Node, p string) {
+			if n, ok := d.wholeNumber(v, p, 1, 128); ok {
+				c.IPv6SourcePrefix = n
 			}
 		},
 		"store": func(k, v *yaml.Node, p string) { c.Store = d.store(k, v, p) },
