@@ -206,7 +206,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	}
 	backendMux.Handle("/v1/events", backend.NewHandler(backend.HandlerOptions{ // it answers other methods with a JSON 405
 		Verifier: backend.Verifier{Secrets: config.RevealAll(cfg.Backend.EventsSecrets), Now: a.clock.Now},
-		Ingester: a.svc, Logger: log, Registry: reg,
+		Ingester: a.svc, Logger: log, Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix,
 	}))
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", a.readyz)
@@ -228,20 +228,21 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		}
 		a.discord.Routes(mux)
 	}
-	budget, err := bodyBudget(reg)
+	budget, err := bodyBudget(reg, cfg.IPv6SourcePrefix)
 	if err != nil {
 		return err
 	}
 	if cfg.ListenPrivate == "" {
-		a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, reg)
+		a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, reg, cfg.IPv6SourcePrefix)
 		return err
 	}
 	// Each listener has its own connection caps, and its connection
 	// metrics say which it is; the body budget is one for both.
-	if a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, listenerMetrics(reg, "public")); err != nil {
+	if a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, listenerMetrics(reg, "public"), cfg.IPv6SourcePrefix); err != nil {
 		return err
 	}
-	a.privLn, a.privSrv, err = listen(cfg.ListenPrivate, budget.Handler(private), log, listenerMetrics(reg, "private"))
+	a.privLn, a.privSrv, err = listen(cfg.ListenPrivate, budget.Handler(private), log, listenerMetrics(reg, "private"),
+		cfg.IPv6SourcePrefix)
 	return err
 }
 
@@ -250,7 +251,7 @@ func (a *App) chatSurfaces(renderer *templates.Renderer, reg prometheus.Register
 	cfg, surfaces := a.cfg, map[string]threads.Surface{}
 	if cfg.Slack != nil {
 		ad, err := slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: a.live.tenants, Renderer: renderer, Store: a.st, Logger: a.log,
-			Registry: reg})
+			Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
 		}
@@ -258,7 +259,7 @@ func (a *App) chatSurfaces(renderer *templates.Renderer, reg prometheus.Register
 	}
 	if cfg.Discord != nil {
 		ad, err := discord.NewSurface(discord.Options{Config: cfg.Discord, Tenants: a.live.tenants, Renderer: renderer,
-			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st), Registry: reg})
+			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st), Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
 		if err != nil {
 			return nil, fmt.Errorf("discord: %w", err)
 		}

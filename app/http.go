@@ -42,14 +42,16 @@ const (
 // back to a request once its body is read.
 const readTimeout = 30 * time.Second
 
-// listen binds addr behind the connection limits and makes the server
-// for h; it serves nothing yet.
-func listen(addr string, h http.Handler, log *slog.Logger, reg prometheus.Registerer) (net.Listener, *http.Server, error) {
+// listen binds addr behind the connection limits, which count per IPv4
+// address or IPv6 prefix of ipv6Prefix bits, and makes the server for h;
+// it serves nothing yet.
+func listen(addr string, h http.Handler, log *slog.Logger, reg prometheus.Registerer, ipv6Prefix int) (net.Listener, *http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	limited, err := connlimit.Wrap(ln, connlimit.Options{PerSource: ConnsPerSource, Total: ConnsTotal, Logger: log, Registry: reg})
+	limited, err := connlimit.Wrap(ln, connlimit.Options{PerSource: ConnsPerSource, Total: ConnsTotal, Logger: log, Registry: reg,
+		IPv6Prefix: ipv6Prefix})
 	if err != nil {
 		ln.Close()
 		return nil, nil, err
@@ -70,8 +72,8 @@ func listenerMetrics(reg prometheus.Registerer, name string) prometheus.Register
 // bodyBudget is what request bodies read before their signature is
 // verified may hold, shared by every handler that reads one, on every
 // listener (bodybudget.Read); README, Security: "Open connections". Its
-// sources are the connection limiter's.
-func bodyBudget(reg prometheus.Registerer) (*bodybudget.Budget, error) {
+// sources are the connection limiter's, with the same ipv6Prefix.
+func bodyBudget(reg prometheus.Registerer, ipv6Prefix int) (*bodybudget.Budget, error) {
 	return bodybudget.New(bodybudget.Options{Total: bodybudget.DefaultTotal, ReadTimeout: readTimeout, Registry: reg,
-		Source: func(a net.Addr) netip.Prefix { return connlimit.SourceOf(a, 0) }})
+		Source: func(a net.Addr) netip.Prefix { return connlimit.SourceOf(a, ipv6Prefix) }})
 }

@@ -30,6 +30,9 @@ type HandlerOptions struct {
 	Ingester Ingester
 	Logger   *slog.Logger
 	Registry prometheus.Registerer // nil: no metrics registered
+	// IPv6Prefix names the source of a refusal's line, as the connection
+	// limits do (0: connlimit.DefaultIPv6Prefix).
+	IPv6Prefix int
 }
 
 // Handler serves POST /v1/events with every answer of docs/protocol.md's table.
@@ -47,7 +50,8 @@ func NewHandler(o HandlerOptions) *Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{verifier: o.Verifier, ingester: o.Ingester, log: o.Logger,
-		refusals: refusal.New(refusal.Options{Logger: o.Logger, Message: "events refused: bad signature"}),
+		refusals: refusal.New(refusal.Options{Logger: o.Logger, Message: "events refused: bad signature",
+			IPv6Prefix: o.IPv6Prefix}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bot_events_total",
 			Help: "Events received on POST /v1/events, by type (unparsed before parsing) and answer.",

@@ -77,6 +77,9 @@ type Options struct {
 	// reason a minute, package refusal), failed answers and gateway
 	// changes; nil discards.
 	Logger *slog.Logger
+	// IPv6Prefix names the source of a refused request's line, as the
+	// connection limits do (0: connlimit.DefaultIPv6Prefix).
+	IPv6Prefix int
 	// Registry gets bot_discord_requests_refused_total{reason} (nil:
 	// unregistered).
 	Registry prometheus.Registerer
@@ -203,7 +206,7 @@ func NewSurface(o Options) (*Surface, error) {
 	rest.ShouldRetryOnRateLimit = false // a 429 is the outbox's to wait out, not a sleep without a context
 	rest.MaxRestRetries = 0             // a 502 too: the outbox retries with backoff
 	rest.StateEnabled = false
-	refusals, refused, err := newRefusals(o.Logger, o.Registry)
+	refusals, refused, err := newRefusals(o.Logger, o.Registry, o.IPv6Prefix)
 	if err != nil {
 		return nil, err
 	}

@@ -168,7 +168,7 @@ func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, status int, tex
 // newRefusals makes the lines and the counter of refused requests, each
 // label's series counted from 0, so the first refusal after a start is a
 // rise.
-func newRefusals(log *slog.Logger, reg prometheus.Registerer) (*refusal.Log, *prometheus.CounterVec, error) {
+func newRefusals(log *slog.Logger, reg prometheus.Registerer, ipv6Prefix int) (*refusal.Log, *prometheus.CounterVec, error) {
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "bot_discord_requests_refused_total",
 		Help: "Requests to the Discord endpoints refused, by what the answer says (bad_signature includes replays).",
@@ -181,5 +181,5 @@ func newRefusals(log *slog.Logger, reg prometheus.Registerer) (*refusal.Log, *pr
 			return nil, nil, fmt.Errorf("discord: register metrics: %w", err)
 		}
 	}
-	return refusal.New(refusal.Options{Logger: log, Message: "discord: requests refused"}), refused, nil
+	return refusal.New(refusal.Options{Logger: log, Message: "discord: requests refused", IPv6Prefix: ipv6Prefix}), refused, nil
 }

@@ -56,6 +56,9 @@ type Options struct {
 	// Logger gets the refused requests (at most one line per source and
 	// reason a minute, package refusal) and failed answers; nil discards.
 	Logger *slog.Logger
+	// IPv6Prefix names the source of a refused request's line, as the
+	// connection limits do (0: connlimit.DefaultIPv6Prefix).
+	IPv6Prefix int
 	// Registry gets bot_slack_requests_refused_total{reason} (nil:
 	// unregistered).
 	Registry prometheus.Registerer
@@ -173,7 +176,7 @@ func NewSurface(o Options) (*Surface, error) {
 	}
 	libLog := slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)
 	opts := []slackgo.Option{slackgo.OptionAPIURL(apiURL), slackgo.OptionHTTPClient(o.HTTPClient), slackgo.OptionLog(libLog)}
-	refusals, refused, err := newRefusals(o.Logger, o.Registry)
+	refusals, refused, err := newRefusals(o.Logger, o.Registry, o.IPv6Prefix)
 	if err != nil {
 		return nil, err
 	}
