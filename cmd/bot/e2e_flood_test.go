@@ -2,17 +2,23 @@ package main
 
 import (
 	"fmt"
+	"html"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/internal/bodybudget"
 	"approvalsbot/internal/connlimit"
+	"approvalsbot/notify/smtptest"
 )
 
 // Bodies read before their signature, against the built binary: floods of
@@ -341,4 +347,91 @@ func TestFloodsOnPublicSparePrivateEvents(t *testing.T) {
 	flood.close()
 	scraper.waitMetric(t, "bot_body_budget_bytes", 0)
 	events.send(t, "after the floods")
+}
+
+// shownArguments is what a page showing the call's full arguments says.
+const shownArguments = "as the job backend holds them"
+
+var argumentsCheck = regexp.MustCompile(`<input type="hidden" name="check" value="([^"]+)">\s*<input type="hidden" name="action" value="arguments">`)
+
+// A decision link once its approval is closed: its page, a GET asking for
+// the arguments and a POST of the page's own arguments form ask the
+// backend nothing, where the same POST did while the approval waited.
+func TestClosedLinkLooksNothingUp(t *testing.T) {
+	dir := t.TempDir()
+	sink := smtptest.Start(t, smtptest.Options{})
+	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake.AddApproval(ladderApproval, 1, readArguments(t, ladderApproval+".json"), false)
+	fake.SetFunction(ladderApproval, "acme_github.merge")
+	bot := startBot(t, mailConfig(t, dir, freeAddr(t), fake.URL(), sink.Addr))
+	ev := eventsNow(t)
+	body, _ := requestedNow(t)
+	if a := bot.send(t, body, nil); a.Status != http.StatusAccepted {
+		t.Fatalf("event: %+v", a)
+	}
+	dump := func() string { return bot.stderr.String() }
+	pollUntil(t, 15*time.Second, "kevin's mail", func() bool { return len(mailsTo(t, sink, "kevin@acme.example")) == 1 }, dump)
+	links := linkPattern.FindAllString(mailsTo(t, sink, "kevin@acme.example")[0].Parts["text/plain"], -1)
+	if len(links) == 0 {
+		t.Fatal("no decision link in kevin's mail")
+	}
+	link := links[0]
+	get := func(url string) string {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	postArguments := func(check string) (int, string) {
+		t.Helper()
+		resp, err := http.PostForm(link, url.Values{"check": {check}, "action": {"arguments"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	// Live: the page offers the arguments form, and its POST looks them
+	// up at the backend as kevin.
+	m := argumentsCheck.FindStringSubmatch(get(link))
+	if m == nil {
+		t.Fatalf("the live page offers no arguments form:\n%s", get(link))
+	}
+	check := html.UnescapeString(m[1])
+	before := len(fake.Lookups())
+	if code, page := postArguments(check); code != http.StatusOK || len(fake.Lookups()) != before+1 || !strings.Contains(page, shownArguments) {
+		t.Fatalf("the live page's arguments form: %d, %d look-ups (want one)\n%s", code, len(fake.Lookups())-before, page)
+	}
+
+	// Closed: denied at the console.
+	resolved := ev.eventWith(t, "merge-resolved.json", func(e map[string]any) { e["data"].(map[string]any)["revision"] = 1 })
+	if a := bot.send(t, resolved, nil); a.Status != http.StatusAccepted {
+		t.Fatalf("resolved: %+v", a)
+	}
+	pollUntil(t, 15*time.Second, "the page saying the call is closed", func() bool {
+		return strings.Contains(get(link), "This call is closed")
+	}, dump)
+
+	// Each answer comes after any look-up it made: counted after it, a
+	// look-up would show.
+	before = len(fake.Lookups())
+	page := get(link)
+	if argumentsCheck.MatchString(page) || strings.Contains(page, `name="action"`) {
+		t.Errorf("the closed link's page still offers a form:\n%s", page)
+	}
+	get(link + "?arguments")
+	code, page := postArguments(check)
+	if got := len(fake.Lookups()) - before; got != 0 {
+		t.Errorf("the closed link made %d look-ups at the backend (GET, GET ?arguments, POST of its arguments form), want none", got)
+	}
+	if strings.Contains(page, shownArguments) {
+		t.Errorf("the closed link's arguments form answered %d with the arguments:\n%s", code, page)
+	}
+	t.Logf("the closed link's arguments form: %d", code)
 }
