@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +38,7 @@ const (
 // floodConfig is a bot with Slack configured (against a fake Slack), so
 // that /slack/interactions reads unsigned bodies too; private, when not
 // "", is its listen_private.
-func floodConfig(t *testing.T, dir, private string) string {
+func floodConfig(t testing.TB, dir, private string) string {
 	t.Helper()
 	sl := slacktest.New(t, slacktest.Options{Token: "xoxb-e2e"})
 	sl.AddChannel("C0APPROVALS", "approvals", true)
@@ -76,7 +77,7 @@ func bodyHead(path string, length int) []byte {
 // openBody opens a connection from from, as attack.open does, and sends
 // head then body from a goroutine of its own, which marks written when it
 // is done (all sent, or the bot hung up).
-func (a *attack) openBody(t *testing.T, from string, head, body []byte, written *sync.WaitGroup) {
+func (a *attack) openBody(t testing.TB, from string, head, body []byte, written *sync.WaitGroup) {
 	t.Helper()
 	a.open(t, from, nil, 0)
 	a.mu.Lock()
@@ -96,7 +97,7 @@ func (a *attack) openBody(t *testing.T, from string, head, body []byte, written 
 // (127.0.0.2 on), each sending the head of a 1 MiB POST to one of paths
 // in turn and 900 KiB of its body, then stalling; it returns once every
 // one has sent what it could.
-func bodyFlood(t *testing.T, addr string, paths []string) *attack {
+func bodyFlood(t testing.TB, addr string, paths []string) *attack {
 	t.Helper()
 	a := newAttack(t, addr)
 	body := []byte(`{"x":"` + strings.Repeat("x", floodSent-6))
@@ -135,7 +136,7 @@ func (a *attack) bodyOutcomes() (busy, closed int, other []string) {
 // settledRSS reads the bot's memory until its resident set stops growing
 // (the bot may still be copying what the kernel holds for it), at most
 // for a few seconds: a figure to log and bound, not a proof of anything.
-func settledRSS(t *testing.T, bot *botProc) memory {
+func settledRSS(t testing.TB, bot *botProc) memory {
 	t.Helper()
 	m := procMemory(t, bot)
 	for range 30 {
@@ -434,4 +435,38 @@ func TestClosedLinkLooksNothingUp(t *testing.T) {
 		t.Errorf("the closed link's arguments form answered %d with the arguments:\n%s", code, page)
 	}
 	t.Logf("the closed link's arguments form: %d", code)
+}
+
+// BenchmarkStalledBodyMemory is what the body flood costs: two bots in
+// the same run, one idle and one taking the flood (512 connections from
+// 8 addresses, each stalling after 900 KiB of a 1 MiB unsigned body),
+// their resident sets once the flood is in, and the difference per
+// connection of the flood and per connection still open, stalled (the
+// budget answers the others 503). Each iteration is one flood; run it with
+// -benchtime=1x (README, Security: "Open connections").
+func BenchmarkStalledBodyMemory(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("dials from 127.0.0.2 and on, and reads /proc: Linux only")
+	}
+	idle := startBot(b, floodConfig(b, b.TempDir(), ""))
+	bot := startBot(b, floodConfig(b, b.TempDir(), ""))
+	addr := strings.TrimPrefix(bot.base, "http://")
+	var idleRSS, floodRSS, open int64
+	for b.Loop() {
+		flood := bodyFlood(b, addr, []string{"/v1/events", "/slack/interactions"})
+		rss := settledRSS(b, bot).rss
+		flood.mu.Lock()
+		held := int64(len(flood.conns) - flood.ended)
+		flood.mu.Unlock()
+		floodRSS, open = max(floodRSS, rss), max(open, held)
+		idleRSS = max(idleRSS, procMemory(b, idle).rss)
+		flood.close()
+	}
+	b.ReportMetric(float64(idleRSS)/(1<<20), "MiB-idle")
+	b.ReportMetric(float64(floodRSS)/(1<<20), "MiB-flooded")
+	b.ReportMetric(float64(floodRSS-idleRSS)/floodConns/(1<<10), "KiB/conn")
+	b.ReportMetric(float64(open), "stalled-open")
+	if open > 0 {
+		b.ReportMetric(float64(floodRSS-idleRSS)/float64(open)/(1<<10), "KiB/stalled")
+	}
 }
