@@ -217,7 +217,7 @@ type attack struct {
 	cond  *sync.Cond
 }
 
-func newAttack(t *testing.T, addr string) *attack {
+func newAttack(t testing.TB, addr string) *attack {
 	a := &attack{addr: addr}
 	a.cond = sync.NewCond(&a.mu)
 	t.Cleanup(a.close)
@@ -227,7 +227,7 @@ func newAttack(t *testing.T, addr string) *attack {
 // open dials from a loopback address, sends head, then header lines up
 // to flood bytes (stopping when the bot hangs up), and keeps the
 // connection open, noting when the bot ends it and what it answered.
-func (a *attack) open(t *testing.T, from string, head []byte, flood int) {
+func (a *attack) open(t testing.TB, from string, head []byte, flood int) {
 	t.Helper()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
 	c, err := d.Dial("tcp", a.addr)
@@ -324,7 +324,7 @@ func (a *attack) close() {
 type memory struct{ rss, peak int64 } // bytes
 
 // procMemory reads the bot process's resident set and its peak.
-func procMemory(t *testing.T, bot *botProc) memory {
+func procMemory(t testing.TB, bot *botProc) memory {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", bot.cmd.Process.Pid))
 	if err != nil {

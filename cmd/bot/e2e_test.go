@@ -99,7 +99,7 @@ func botEnv() []string {
 }
 
 // startBot runs `bot serve` and waits for it to say where it listens.
-func startBot(t *testing.T, cfg string) *botProc {
+func startBot(t testing.TB, cfg string) *botProc {
 	t.Helper()
 	p := &botProc{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(botBinary, "serve", "--config", cfg)

@@ -203,7 +203,7 @@ func Read(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
 	return b.read(w, r, max)
 }
 
-func (b *Budget) read(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+func (b *Budget) read(w http.ResponseWriter, r *http.Request, max int64) (_ []byte, err error) {
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return []byte{}, nil
 	}
@@ -218,15 +218,22 @@ func (b *Budget) read(w http.ResponseWriter, r *http.Request, max int64) ([]byte
 	want = min(want, max+1)
 	h := &hold{src: b.o.Source(remoteAddr(r.RemoteAddr)), cut: func() { _ = rc.SetReadDeadline(time.Now()) }}
 	if !b.acquire(h, want) {
+		_ = rc.SetReadDeadline(time.Now()) // see the deadline below
 		return nil, b.busy(w, reasonBusy)
 	}
 	// Deferred in this order so that the bytes are given back first: a
 	// hold given back is never cut, so the deadline set last stays. It
 	// matters past the end of the body too, where net/http keeps a read
 	// pending to see the client leave: it must not time out early.
+	// A body refused stays refused: net/http would otherwise read what
+	// is left of it (up to 256 KiB) at the sender's pace before closing
+	// the connection, and a trickle would hold it until the read timeout.
 	defer func() {
 		var until time.Time // the server's own bound back, for the rest of the request
-		if b.o.ReadTimeout > 0 {
+		switch {
+		case err != nil:
+			until = time.Now()
+		case b.o.ReadTimeout > 0:
 			until = start.Add(b.o.ReadTimeout)
 		}
 		_ = rc.SetReadDeadline(until)
@@ -267,6 +274,7 @@ func (b *Budget) read(w http.ResponseWriter, r *http.Request, max int64) ([]byte
 			return nil, b.busy(w, "") // counted when it was preempted
 		case isTimeout(err):
 			b.refused.WithLabelValues(reasonSlow).Inc()
+			w.Header().Set("Connection", "close") // see the deadline above
 			return nil, fmt.Errorf("%w: %d bytes in %s", ErrTooSlow, len(buf), time.Since(start).Round(time.Millisecond))
 		default:
 			return nil, err

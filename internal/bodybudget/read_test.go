@@ -200,3 +200,46 @@ func TestBodyAtTheRateIsRead(t *testing.T) {
 		t.Errorf("a body at the rate: %d %q, want 200 %d", resp.StatusCode, got, size)
 	}
 }
+
+// A small body cut off as too slow is answered Connection: close and its
+// connection ends: net/http does not go on reading what is left of it at
+// the sender's pace until the read timeout.
+func TestTooSlowClosesConnection(t *testing.T) {
+	b, err := bodybudget.New(bodybudget.Options{Grace: 200 * time.Millisecond, ReadTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := serve(t, b)
+	c := post(t, addr, "127.0.0.2", 4<<10, 16)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // a byte every 50 ms, until the server hangs up or the test ends
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if _, err := c.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	c.SetReadDeadline(start.Add(5 * time.Second))
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || !resp.Close {
+		t.Errorf("a trickle: %d, Connection %q; want 408, close", resp.StatusCode, resp.Header.Get("Connection"))
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Errorf("after the answer, the connection: %v after %s, want it closed (EOF)", err, time.Since(start).Round(time.Millisecond))
+	}
+	waitUsed(t, b, 0)
+}
