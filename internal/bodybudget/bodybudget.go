@@ -260,6 +260,11 @@ func (b *Budget) read(w http.ResponseWriter, r *http.Request, max int64) (_ []by
 		// average MinRate once the grace is spent.
 		earned := time.Duration(float64(len(buf)) / float64(b.o.MinRate) * float64(time.Second))
 		_ = rc.SetReadDeadline(start.Add(b.o.Grace + earned))
+		// A cut that came before this deadline was set would be undone
+		// by it: preempted is set before the cut, so it is seen here.
+		if b.wasPreempted(h) {
+			return nil, b.busy(w, "") // counted when it was preempted
+		}
 		n, err := r.Body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > max {
