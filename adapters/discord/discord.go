@@ -206,7 +206,7 @@ func NewSurface(o Options) (*Surface, error) {
 	rest.ShouldRetryOnRateLimit = false // a 429 is the outbox's to wait out, not a sleep without a context
 	rest.MaxRestRetries = 0             // a 502 too: the outbox retries with backoff
 	rest.StateEnabled = false
-	refusals, refused, err := newRefusals(o.Logger, o.Registry, o.IPv6Prefix)
+	refusals, refused, err := refusal.Counted("discord", "Discord", o.Logger, o.Registry, o.IPv6Prefix)
 	if err != nil {
 		return nil, err
 	}

@@ -8,13 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/adapters/click"
 	"approvalsbot/internal/bodybudget"
@@ -163,23 +160,4 @@ func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, status int, tex
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, text+"\n")
-}
-
-// newRefusals makes the lines and the counter of refused requests, each
-// label's series counted from 0, so the first refusal after a start is a
-// rise.
-func newRefusals(log *slog.Logger, reg prometheus.Registerer, ipv6Prefix int) (*refusal.Log, *prometheus.CounterVec, error) {
-	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "bot_discord_requests_refused_total",
-		Help: "Requests to the Discord endpoints refused, by what the answer says (bad_signature includes replays).",
-	}, []string{"reason"})
-	for _, l := range refusal.Labels() {
-		refused.WithLabelValues(l)
-	}
-	if reg != nil {
-		if err := reg.Register(refused); err != nil {
-			return nil, nil, fmt.Errorf("discord: register metrics: %w", err)
-		}
-	}
-	return refusal.New(refusal.Options{Logger: log, Message: "discord: requests refused", IPv6Prefix: ipv6Prefix}), refused, nil
 }

@@ -176,7 +176,7 @@ func NewSurface(o Options) (*Surface, error) {
 	}
 	libLog := slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)
 	opts := []slackgo.Option{slackgo.OptionAPIURL(apiURL), slackgo.OptionHTTPClient(o.HTTPClient), slackgo.OptionLog(libLog)}
-	refusals, refused, err := newRefusals(o.Logger, o.Registry, o.IPv6Prefix)
+	refusals, refused, err := refusal.Counted("slack", "Slack", o.Logger, o.Registry, o.IPv6Prefix)
 	if err != nil {
 		return nil, err
 	}

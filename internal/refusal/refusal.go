@@ -11,10 +11,13 @@
 package refusal
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/internal/connlimit"
 )
@@ -149,4 +152,24 @@ func Label(status int) string {
 		return LabelUnavailable
 	}
 	return LabelOther
+}
+
+// Counted makes a chat surface's log of refused requests and its counter,
+// bot_<surface>_requests_refused_total{reason}, each label's series
+// counted from 0 so that the first refusal after a start is a rise. name
+// is how the help text names the surface ("Slack").
+func Counted(surface, name string, log *slog.Logger, reg prometheus.Registerer, ipv6Prefix int) (*Log, *prometheus.CounterVec, error) {
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "bot_" + surface + "_requests_refused_total",
+		Help: "Requests to the " + name + " endpoints refused, by what the answer says (bad_signature includes replays).",
+	}, []string{"reason"})
+	for _, l := range Labels() {
+		refused.WithLabelValues(l)
+	}
+	if reg != nil {
+		if err := reg.Register(refused); err != nil {
+			return nil, nil, fmt.Errorf("%s: register metrics: %w", surface, err)
+		}
+	}
+	return New(Options{Logger: log, Message: surface + ": requests refused", IPv6Prefix: ipv6Prefix}), refused, nil
 }
