@@ -206,7 +206,10 @@ func NewSurface(o Options) (*Surface, error) {
 	rest.ShouldRetryOnRateLimit = false // a 429 is the outbox's to wait out, not a sleep without a context
 	rest.MaxRestRetries = 0             // a 502 too: the outbox retries with backoff
 	rest.StateEnabled = false
-	refusals, refused, err := refusal.Counted("discord", "Discord", o.Logger, o.Registry, o.IPv6Prefix)
+	refusals, refused, err := refusal.Counted(prometheus.CounterOpts{
+		Name: "bot_discord_requests_refused_total",
+		Help: "Requests to the Discord endpoints refused, by what the answer says (bad_signature includes replays).",
+	}, "discord: requests refused", o.Logger, o.Registry, o.IPv6Prefix)
 	if err != nil {
 		return nil, err
 	}

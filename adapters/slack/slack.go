@@ -176,7 +176,10 @@ func NewSurface(o Options) (*Surface, error) {
 	}
 	libLog := slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)
 	opts := []slackgo.Option{slackgo.OptionAPIURL(apiURL), slackgo.OptionHTTPClient(o.HTTPClient), slackgo.OptionLog(libLog)}
-	refusals, refused, err := refusal.Counted("slack", "Slack", o.Logger, o.Registry, o.IPv6Prefix)
+	refusals, refused, err := refusal.Counted(prometheus.CounterOpts{
+		Name: "bot_slack_requests_refused_total",
+		Help: "Requests to the Slack endpoints refused, by what the answer says (bad_signature includes replays).",
+	}, "slack: requests refused", o.Logger, o.Registry, o.IPv6Prefix)
 	if err != nil {
 		return nil, err
 	}

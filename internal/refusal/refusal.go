@@ -154,22 +154,20 @@ func Label(status int) string {
 	return LabelOther
 }
 
-// Counted makes a chat surface's log of refused requests and its counter,
-// bot_<surface>_requests_refused_total{reason}, each label's series
-// counted from 0 so that the first refusal after a start is a rise. name
-// is how the help text names the surface ("Slack").
-func Counted(surface, name string, log *slog.Logger, reg prometheus.Registerer, ipv6Prefix int) (*Log, *prometheus.CounterVec, error) {
-	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "bot_" + surface + "_requests_refused_total",
-		Help: "Requests to the " + name + " endpoints refused, by what the answer says (bad_signature includes replays).",
-	}, []string{"reason"})
+// Counted makes a surface's log of refused requests, its lines saying
+// message, and its counter of them by reason (opts names it: the
+// deployment's tests find the metric by its literal name at the call),
+// each label's series counted from 0 so that the first refusal after a
+// start is a rise.
+func Counted(opts prometheus.CounterOpts, message string, log *slog.Logger, reg prometheus.Registerer, ipv6Prefix int) (*Log, *prometheus.CounterVec, error) {
+	refused := prometheus.NewCounterVec(opts, []string{"reason"})
 	for _, l := range Labels() {
 		refused.WithLabelValues(l)
 	}
 	if reg != nil {
 		if err := reg.Register(refused); err != nil {
-			return nil, nil, fmt.Errorf("%s: register metrics: %w", surface, err)
+			return nil, nil, fmt.Errorf("register %s: %w", opts.Name, err)
 		}
 	}
-	return New(Options{Logger: log, Message: surface + ": requests refused", IPv6Prefix: ipv6Prefix}), refused, nil
+	return New(Options{Logger: log, Message: message, IPv6Prefix: ipv6Prefix}), refused, nil
 }
