@@ -108,6 +108,13 @@ func TestBusyUnreadAndPreempted(t *testing.T) {
 	addr, read := serve(t, b)
 	hogs := []net.Conn{post(t, addr, "127.0.0.2", 1<<20, 100<<10), post(t, addr, "127.0.0.2", 1<<20, 100<<10)}
 	waitUsed(t, b, 2<<20+2)
+	// Admitted before they are read: wait until the hogs have read what
+	// they were sent, so that what is read next is the refused body's.
+	for deadline := time.Now().Add(10 * time.Second); read.Load() != 2*(100<<10); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hogs read %d bytes, want the %d they sent", read.Load(), 2*(100<<10))
+		}
+	}
 	before := read.Load()
 
 	busy := post(t, addr, "127.0.0.2", 4<<10, 0)
