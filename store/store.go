@@ -30,6 +30,10 @@ var (
 	ErrLeaseLost = errors.New("store: lease lost")
 	// ErrUnavailable: the database cannot be reached or cannot commit.
 	ErrUnavailable = errors.New("store: unavailable")
+	// ErrTxBroken: a savepoint could not be set or undone (Tx.Savepoint),
+	// so the transaction holds writes nobody can account for: the caller
+	// must end it with an error, never commit it.
+	ErrTxBroken = errors.New("store: transaction broken")
 )
 
 // Store is one database. Methods outside a transaction are single
@@ -229,6 +233,14 @@ type Tx interface {
 	// dropped before they spend a channel's budget. A row a worker holds
 	// is left to it.
 	OutboxDrop(ctx context.Context, p OutboxDropParams) error
+	// Savepoint runs fn inside a savepoint, so that one caller's work in a
+	// transaction shared by several (a group commit) fails alone: when fn
+	// fails, everything it wrote is undone, the transaction goes on as it
+	// stood before, and fn's error is returned as it is. A write fn
+	// queued is sent before the savepoint ends, so its error is fn's. When
+	// the savepoint itself cannot be set, undone or released, the error
+	// wraps ErrTxBroken and the transaction must not commit.
+	Savepoint(ctx context.Context, fn func(ctx context.Context) error) error
 }
 
 // OutboxDropParams names the moot rows of one approval.

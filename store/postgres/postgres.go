@@ -363,10 +363,13 @@ type tx struct {
 }
 
 type queuedWrite struct {
-	op    string // what was being done, for the error
-	sql   string
-	args  []any
-	after func(pgconn.CommandTag) // optional
+	op string // what was being done, for the error
+	// savepoint marks the write that sets a savepoint (Savepoint): while
+	// it is still queued, nothing of the savepoint reached the server.
+	savepoint bool
+	sql       string
+	args      []any
+	after     func(pgconn.CommandTag) // optional
 }
 
 func (t *tx) queue(w queuedWrite) { t.queued = append(t.queued, w) }
@@ -397,6 +400,41 @@ func (t *tx) flush(ctx context.Context) error {
 		return t.s.fail(ctx, "send queued writes", err)
 	}
 	return nil
+}
+
+// Savepoint runs fn inside a savepoint of the transaction
+// (store.Tx.Savepoint). Setting and releasing it cost no round trip of
+// their own: SAVEPOINT goes with fn's first statement, RELEASE with the
+// next caller's, and fn's queued writes are sent before the savepoint
+// ends, so their errors are fn's. An fn that fails before anything was
+// sent costs no round trip at all; otherwise ROLLBACK TO goes in one.
+func (t *tx) Savepoint(ctx context.Context, fn func(ctx context.Context) error) error {
+	const name = "one_of_group"
+	mark := len(t.queued) // the writes before it are the transaction's
+	t.queue(queuedWrite{op: "set a savepoint", sql: "SAVEPOINT " + name, savepoint: true})
+	err := fn(ctx)
+	if err == nil {
+		err = t.flush(ctx)
+	}
+	if err == nil {
+		t.queue(queuedWrite{op: "release a savepoint", sql: "RELEASE SAVEPOINT " + name})
+		return nil
+	}
+	if len(t.queued) > mark && t.queued[mark].savepoint {
+		// Nothing since the savepoint reached the server.
+		t.queued = t.queued[:mark]
+		return err
+	}
+	// ROLLBACK TO also fails when the savepoint was never set: a write
+	// queued before it failed, and the transaction is broken.
+	t.queued = []queuedWrite{
+		{op: "undo a savepoint", sql: "ROLLBACK TO SAVEPOINT " + name},
+		{op: "release an undone savepoint", sql: "RELEASE SAVEPOINT " + name},
+	}
+	if ferr := t.flush(ctx); ferr != nil {
+		return fmt.Errorf("%w: %w", store.ErrTxBroken, ferr)
+	}
+	return err
 }
 
 // querier is what *pgxpool.Pool and pgx.Tx share, so each query is written

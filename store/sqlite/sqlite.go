@@ -433,3 +433,30 @@ func (s *Store) unavailable(err error) bool {
 func notFound(op string) error {
 	return fmt.Errorf("%s: %w", op, store.ErrNotFound)
 }
+
+// Savepoint runs fn inside a savepoint of the transaction
+// (store.Tx.Savepoint). SQLite's savepoints nest by name; a group commit
+// sets one at a time. A failure that rolled back the whole transaction
+// (SQLite does so on a full disk or an I/O error) leaves no savepoint to
+// roll back to, and is reported as store.ErrTxBroken.
+func (t *tx) Savepoint(ctx context.Context, fn func(ctx context.Context) error) error {
+	broken := func(op string, err error) error {
+		return fmt.Errorf("%w: %w", store.ErrTxBroken, t.s.fail(op, err))
+	}
+	if _, err := t.q.ExecContext(ctx, `SAVEPOINT one_of_group`); err != nil {
+		return broken("set a savepoint", err)
+	}
+	if err := fn(ctx); err != nil {
+		if _, rerr := t.q.ExecContext(ctx, `ROLLBACK TO one_of_group`); rerr != nil {
+			return broken("undo a savepoint", rerr)
+		}
+		if _, rerr := t.q.ExecContext(ctx, `RELEASE one_of_group`); rerr != nil {
+			return broken("release an undone savepoint", rerr)
+		}
+		return err
+	}
+	if _, err := t.q.ExecContext(ctx, `RELEASE one_of_group`); err != nil {
+		return broken("release a savepoint", err)
+	}
+	return nil
+}

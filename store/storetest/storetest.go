@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReplaySeen", testReplay},
 		{"InTxRollsBackOnError", testInTxRollsBackOnError},
 		{"InTxRollsBackOnPanic", testInTxRollsBackOnPanic},
+		{"Savepoint", testSavepoint},
 		{"Ping", testPing},
 		{"WriteCheck", testWriteCheck},
 		{"WriteCheckFailsWhenItCannotFinish", testWriteCheckFailsWhenItCannotFinish},
