@@ -104,29 +104,14 @@ func (fz Frozen) reasksAround(rev int) (made, replaced *approval.Reask) {
 // more often than that keeps its latest.
 const maxReasks = 20
 
-// noteReask keeps with the approval what a reask from revision from to
-// next (as stored) changed, worked out once now, so every card of either
-// revision, and every mail, can say it without reading both revisions
-// again. It writes row's frozen plan back in tx and returns it. The
-// revision it replaces is read outside tx: a revision is never written
-// again once stored.
-func (s *Service) noteReask(ctx context.Context, tx store.Tx, row *store.Approval, from int, next *approval.Approval) (*Frozen, error) {
+// noteReask keeps with the approval what a reask to next (as stored)
+// changed (reaskChange, worked out before the transaction), so every card
+// of either revision, and every mail, can say it without reading both
+// revisions again. It writes row's frozen plan back in tx and returns it.
+func (s *Service) noteReask(ctx context.Context, tx store.Tx, row *store.Approval, change approval.Reask, next *approval.Approval) (*Frozen, error) {
 	fz, err := frozenOf(row)
 	if err != nil {
 		return nil, err
-	}
-	change := approval.Reask{From: from, Revision: next.Revision, Why: next.Why, Withheld: true}
-	rev, err := s.store.RevisionGet(ctx, row.ID, from)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		// Pruned or never kept: the card says why, not what changed.
-	case err != nil:
-		return nil, fmt.Errorf("read revision %d of %s: %w", from, row.ID, err)
-	default:
-		var prev approval.Approval
-		if json.Unmarshal(rev.Body, &prev) == nil {
-			change = approval.CompareRevisions(&prev, next, s.fingerprints...)
-		}
 	}
 	fz.Reasks = append(fz.Reasks, change)
 	// Restriction is sticky: a reask that walls the content off walls it
@@ -142,9 +127,31 @@ func (s *Service) noteReask(ctx context.Context, tx store.Tx, row *store.Approva
 	if err := tx.ApprovalUpsert(ctx, row); err != nil {
 		return nil, fmt.Errorf("store approval %s: %w", row.ID, err)
 	}
-	s.log.Info("call asked again", "tenant", row.Tenant, "approval_id", row.ID, "from", from, "revision", next.Revision,
+	s.log.Info("call asked again", "tenant", row.Tenant, "approval_id", row.ID, "from", change.From, "revision", next.Revision,
 		"why", string(next.Why), "paths_changed", len(change.Arguments)+change.More)
 	return &fz, nil
+}
+
+// reaskChange is what a reask of approval id from revision from to next
+// changed, compared with the revision kept (approval.CompareRevisions);
+// when that revision is gone (pruned, or never kept) only why. It reads
+// the kept revision outside any transaction: a revision never changes
+// once written.
+func (s *Service) reaskChange(ctx context.Context, id string, from int, next *approval.Approval) (approval.Reask, error) {
+	change := approval.Reask{From: from, Revision: next.Revision, Why: next.Why, Withheld: true}
+	rev, err := s.store.RevisionGet(ctx, id, from)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		// Pruned or never kept: the card says why, not what changed.
+	case err != nil:
+		return change, fmt.Errorf("read revision %d of %s: %w", from, id, err)
+	default:
+		var prev approval.Approval
+		if json.Unmarshal(rev.Body, &prev) == nil {
+			change = approval.CompareRevisions(&prev, next, s.fingerprints...)
+		}
+	}
+	return change, nil
 }
 
 // shownSuperseded reports whether p is a card a newer revision's card

@@ -1,34 +1,62 @@
 package threads
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"slices"
 	"sync"
 
 	"approvalsbot/store"
 )
 
 // groupCommit runs the transactions of concurrent callers together, one
-// commit for many (the classic group commit), on a store whose writers
-// run one at a time (store.OneWriter: SQLite): every durable commit waits
-// for an fsync, so a thousand deadline denies answered at once would
-// otherwise queue a thousand fsyncs behind each other. The first caller
-// leads: it runs everything queued by then (up to maxGroup) in one
-// transaction, hands the lead to the next caller waiting, if any, and
-// returns. When the shared transaction fails, each of its callers runs
-// alone, so one caller's failure is its own.
+// commit for many (the classic group commit): every durable commit waits
+// for an fsync, so a thousand deadline denies answered at once, or eight
+// backends' events, would otherwise queue a fsync each behind each
+// other. The first caller leads: it runs everything queued by then (up to
+// maxGroup callers and maxGroupBytes of their weight) in one transaction,
+// hands the lead to the next caller waiting, if any, and returns. Nobody
+// waits for company: a caller alone runs at once, alone.
 //
-// A caller's function may run more than once (in the group, then alone),
-// each time in a fresh transaction, so it must set its results afresh on
-// every run.
+// Without savepoints, when the shared transaction fails each of its
+// callers runs alone, so one caller's failure is its own; a caller's
+// function may then run more than once (in the group, then alone), each
+// time in a fresh transaction, so it must set its results afresh on every
+// run. With savepoints (Tx.Savepoint), each caller's work runs in a
+// savepoint of the shared transaction and a caller whose work fails is
+// undone alone; the others commit. Only a failure of the transaction
+// itself (its commit, a broken savepoint) runs everyone alone.
 type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*commitCall
 	leading bool
+	// savepoints: each caller's work runs in a savepoint of the group's
+	// transaction.
+	savepoints bool
+	// ordered: the group runs its callers in key order (ties in arrival
+	// order), so that replicas sharing a database take the rows' locks in
+	// one order and never wait on each other in a cycle. Two callers of
+	// one key never share a group: the later waits for the next one.
+	ordered bool
+	// ownContext: a caller that runs alone (in a group of one) runs on
+	// its own context, as a transaction of its own would; a group runs on
+	// one of its own, bounded by recordTimeout, whatever the leader's
+	// does.
+	ownContext bool
+	// sizes, when set, observes how many callers each transaction ran.
+	sizes interface{ Observe(float64) }
 }
 
 // maxGroup bounds one shared transaction, so a group holds the writer for
-// a few milliseconds, not a long time.
-const maxGroup = 64
+// a few milliseconds, not a long time; maxGroupBytes bounds it by the
+// callers' weight (an event's body size), so that sixty-four events near
+// the 1 MiB bound do not hold it for a long one either. A caller heavier
+// than the bound runs in a group of its own.
+const (
+	maxGroup      = 64
+	maxGroupBytes = 4 << 20
+)
 
 // oneWriter reports whether the store runs one writing transaction at a
 // time (store.OneWriter), where grouping pays.
@@ -38,8 +66,10 @@ func (s *Service) oneWriter() bool {
 }
 
 type commitCall struct {
-	fn   func(context.Context, store.Tx) error
-	done chan commitResult // buffered: the leader never blocks on it
+	fn     func(context.Context, store.Tx) error
+	key    string // ordered groups: the approval the caller writes
+	weight int    // counted against maxGroupBytes
+	done   chan commitResult // buffered: the leader never blocks on it
 }
 
 type commitResult struct {
@@ -65,8 +95,12 @@ func (s *Service) commit(ctx context.Context, fn func(context.Context, store.Tx)
 // nothing it would notice, while a commit each would cost a burst of
 // them one flush each on a store that runs writers side by side.
 func (s *Service) commitGrouped(ctx context.Context, fn func(context.Context, store.Tx) error) error {
-	g := &s.group
-	c := &commitCall{fn: fn, done: make(chan commitResult, 1)}
+	return s.runGrouped(ctx, &s.group, &commitCall{fn: fn})
+}
+
+// runGrouped runs c in g: queued, then led or run by another leader.
+func (s *Service) runGrouped(ctx context.Context, g *groupCommit, c *commitCall) error {
+	c.done = make(chan commitResult, 1)
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
 	if g.leading {
@@ -79,14 +113,13 @@ func (s *Service) commitGrouped(ctx context.Context, fn func(context.Context, st
 		g.mu.Unlock()
 	}
 	// Leading: c is first in the queue (a fresh lead finds the queue
-	// empty but for c; a handed-on lead goes to the queue's first).
+	// empty but for c; a handed-on lead goes to the queue's first), and
+	// the first is always in the group taken.
 	g.mu.Lock()
-	n := min(len(g.queue), maxGroup)
-	batch := append([]*commitCall(nil), g.queue[:n]...)
-	g.queue = g.queue[n:]
+	batch := g.take()
 	g.mu.Unlock()
 
-	own := s.runGroup(ctx, batch, c)
+	own := s.runGroup(ctx, g, batch, c)
 
 	g.mu.Lock()
 	if len(g.queue) > 0 {
@@ -99,19 +132,66 @@ func (s *Service) commitGrouped(ctx context.Context, fn func(context.Context, st
 	return own
 }
 
+// take removes the next group from the queue, its first caller always
+// among it. Call it with g.mu held.
+func (g *groupCommit) take() []*commitCall {
+	var batch []*commitCall
+	var keys map[string]bool
+	weight := 0
+	rest := g.queue[:0:0]
+	for i, c := range g.queue {
+		full := len(batch) == maxGroup || (len(batch) > 0 && weight+c.weight > maxGroupBytes)
+		if full {
+			rest = append(rest, g.queue[i:]...)
+			break
+		}
+		if g.ordered && c.key != "" {
+			if keys[c.key] {
+				rest = append(rest, c) // after the one of its key in this group
+				continue
+			}
+			if keys == nil {
+				keys = map[string]bool{}
+			}
+			keys[c.key] = true
+		}
+		batch = append(batch, c)
+		weight += c.weight
+	}
+	g.queue = rest
+	if g.ordered {
+		slices.SortStableFunc(batch, func(a, b *commitCall) int { return cmp.Compare(a.key, b.key) })
+	}
+	return batch
+}
+
 // runGroup runs batch in one transaction, or each alone when that fails,
 // tells every other caller its result, and returns own's.
-func (s *Service) runGroup(ctx context.Context, batch []*commitCall, own *commitCall) error {
+func (s *Service) runGroup(ctx context.Context, g *groupCommit, batch []*commitCall, own *commitCall) error {
 	// The group does not end with its leader's context: the others wait
 	// on it too.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
+	if !g.ownContext || len(batch) > 1 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+	}
+	if g.sizes != nil {
+		g.sizes.Observe(float64(len(batch)))
+	}
 	results := make([]error, len(batch))
 	shared := len(batch) > 1 && s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		for _, c := range batch {
-			if err := c.fn(ctx, tx); err != nil {
+		for i, c := range batch {
+			if !g.savepoints {
+				if err := c.fn(ctx, tx); err != nil {
+					return err
+				}
+				continue
+			}
+			err := tx.Savepoint(ctx, func(ctx context.Context) error { return c.fn(ctx, tx) })
+			if errors.Is(err, store.ErrTxBroken) {
 				return err
 			}
+			results[i] = err
 		}
 		return nil
 	}) == nil

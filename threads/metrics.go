@@ -15,6 +15,13 @@ type Metrics struct {
 	Deliveries  *prometheus.CounterVec // surface, kind, result
 	AutoGranted *prometheus.CounterVec // tenant
 	Pruned      *prometheus.CounterVec // what: PrunedApprovals, PrunedOutbox, …
+	// IngestGroup is how many events each ingest transaction committed
+	// (a group commit, ingest.go).
+	IngestGroup prometheus.Histogram
+	// IngestReworked counts events whose content work was done again
+	// inside their transaction: another writer changed the approval
+	// between the read that work was done from and the transaction.
+	IngestReworked prometheus.Counter
 }
 
 // NewMetrics registers the counters with reg (nil: unregistered, for tests).
@@ -32,6 +39,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "bot_pruned_total",
 			Help: "What retention removed: approvals cut to tombstones, tombstones and event ids forgotten, finished outbox rows deleted, expired chat handles dropped.",
 		}, []string{"what"}),
+		IngestGroup: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "bot_ingest_group_events",
+			Help:    "Events committed by each ingest transaction: events that arrive while one commits share the next.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+		}),
+		IngestReworked: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "bot_ingest_reworked_total",
+			Help: "Events whose redaction and reask were worked out again inside their transaction, because another writer changed the approval in between.",
+		}),
 	}
 	// Every label set perform can count starts at 0, so that the first
 	// row to die (or be retried) is an increase: a series that first
@@ -42,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Deliveries.WithLabelValues(d.Surface, d.Kind, d.Result)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Deliveries, m.AutoGranted, m.Pruned)
+		reg.MustRegister(m.Deliveries, m.AutoGranted, m.Pruned, m.IngestGroup, m.IngestReworked)
 	}
 	return m
 }

@@ -163,6 +163,8 @@ type Service struct {
 	due      map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
 	seq      atomic.Uint64
 	group    groupCommit // decisions' answers, committed together
+	ingests  groupCommit // events, committed together (ingest.go)
+	turns    turns       // an approval's events, one at a time (ingest.go)
 	alone    bool        // the store is this process's alone (store.Alone)
 	receipts receipts    // the clicks received and not yet answered
 	// fingerprints key the fingerprints of hidden argument values
@@ -192,7 +194,8 @@ func New(o Options) (*Service, error) {
 	}
 	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
 		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, links: o.Links, lease: o.Lease,
-		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets)}, nil
+		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets),
+		ingests: groupCommit{savepoints: true, ordered: true, ownContext: true, sizes: o.Metrics.IngestGroup}}, nil
 }
 
 // copySecrets is a copy of secrets that a caller changing its own slices
@@ -274,9 +277,10 @@ type rowPayload struct {
 
 // Ingest applies one event: it records the event id, moves the approval
 // with approval.Transition, and enqueues the effects, all in one
-// transaction. It returns only after the commit. A request whose times lie
-// out of bounds (checkTimes) is refused first with an
-// *approval.ValidationError.
+// transaction, which it may share with other events arriving at the same
+// time (a group commit, ingest.go). It returns only after the commit. A
+// request whose times lie out of bounds (checkTimes) is refused first
+// with an *approval.ValidationError.
 func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, error) {
 	ev := req.Event
 	tenant, ok := s.tenants.Tenant(ev.Tenant)
@@ -287,9 +291,22 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, 
 	if err := checkTimes(tenant, ev, now); err != nil {
 		return IngestResult{}, err
 	}
+	// One event of an approval at a time in this process, so that the
+	// work prepared before the transaction is the work it needs.
+	if id := ev.ApprovalID(); id != "" {
+		done, err := s.turns.take(ctx, id)
+		if err != nil {
+			return IngestResult{}, err
+		}
+		defer done()
+	}
+	p, err := s.prepare(ctx, tenant, ev, now)
+	if err != nil {
+		return IngestResult{}, err
+	}
 	var res IngestResult
 	enqueued := 0
-	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = s.runGrouped(ctx, &s.ingests, &commitCall{key: ev.ApprovalID(), weight: p.weight(), fn: func(ctx context.Context, tx store.Tx) error {
 		res, enqueued = IngestResult{}, 0
 		ins, err := tx.EventInsert(ctx, store.EventInsertParams{
 			ID: ev.ID, Tenant: ev.Tenant, Type: string(ev.Type), BodySHA256: req.BodySHA256,
@@ -305,10 +322,10 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, 
 			res.Duplicate = true
 			return nil
 		}
-		n, ignored, err := s.apply(ctx, tx, tenant, ev, now)
+		n, ignored, err := s.apply(ctx, tx, p)
 		res.Ignored, enqueued = ignored, n
 		return err
-	})
+	}})
 	if err != nil {
 		return IngestResult{}, err
 	}
@@ -322,8 +339,10 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, 
 }
 
 // apply runs the transition inside the ingest transaction and returns how
-// many outbox rows it enqueued.
-func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant, ev *approval.Event, now time.Time) (int, string, error) {
+// many outbox rows it enqueued. The work on the event's content was done
+// before (p); here rows are only read and written.
+func (s *Service) apply(ctx context.Context, tx store.Tx, p *prepared) (int, string, error) {
+	tenant, ev, now := p.tenant, p.ev, p.now
 	if ev.Type == approval.EventAutoGranted {
 		return s.enqueueAudit(ctx, tx, tenant, ev, now)
 	}
@@ -346,37 +365,36 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, tenant *config.Tenant,
 	if err != nil {
 		return 0, "", err
 	}
+	work := p.work
+	if ev.Approval != nil && !work.base.same(baseOf(row)) {
+		// Another writer changed the approval since it was read (another
+		// replica's event for it): the work is done again, from the row
+		// as it stands.
+		s.metrics.IngestReworked.Inc()
+		if work, err = s.workOn(ctx, row, ev); err != nil {
+			return 0, "", err
+		}
+	}
 	result := approval.Transition(cur, ev, now)
 	var frozen *Frozen // set when this event froze the approval's plan
 	if result.Changed {
 		var next *store.Approval
-		next, frozen = s.nextRow(row, result.Next, tenant, ev, now)
+		next, frozen = s.nextRow(row, result.Next, p)
 		if err := tx.ApprovalUpsert(ctx, next); err != nil {
 			return 0, "", fmt.Errorf("store approval %s: %w", id, err)
 		}
 		row = next
 	}
 	if a := ev.Approval; a != nil && result.Changed {
-		if a, err = stickyRestriction(row, cur, a); err != nil {
-			return 0, "", err
-		}
 		// The revision keeps what the bot shows, not the request as sent:
 		// the backend's arguments before the bot's redaction, and a
 		// restricted call's content, never reach the store. Deduplication
 		// still compares the digest of the body received (EventInsert).
-		kept, err := approval.StoredForm(a, s.fingerprints...)
-		if err != nil {
-			return 0, "", fmt.Errorf("stored form of revision %d of %s: %w", a.Revision, id, err)
-		}
-		body, err := json.Marshal(kept)
-		if err != nil {
-			return 0, "", fmt.Errorf("encode revision %d of %s: %w", a.Revision, id, err)
-		}
-		if err := tx.RevisionInsert(ctx, &store.Revision{ApprovalID: id, Revision: a.Revision, Body: body, CreatedAt: now}); err != nil {
+		if err := tx.RevisionInsert(ctx, &store.Revision{ApprovalID: id, Revision: a.Revision, Body: work.body, CreatedAt: now}); err != nil {
 			return 0, "", fmt.Errorf("store revision %d of %s: %w", a.Revision, id, err)
 		}
-		if cur != nil && cur.Seen && a.Revision > cur.Revision {
-			if frozen, err = s.noteReask(ctx, tx, row, cur.Revision, &kept.Approval); err != nil {
+		if work.reask != nil {
+			if frozen, err = s.noteReask(ctx, tx, row, *work.reask, &work.kept.Approval); err != nil {
 				return 0, "", err
 			}
 		}
@@ -433,7 +451,8 @@ func stickyRestriction(row *store.Approval, cur *approval.Record, a *approval.Ap
 // nextRow builds the stored row for a record. The ladder, deadline and
 // targets are frozen the first time the request itself is seen; that
 // Frozen is returned too (nil when it was frozen before).
-func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *config.Tenant, ev *approval.Event, now time.Time) (*store.Approval, *Frozen) {
+func (s *Service) nextRow(prev *store.Approval, rec approval.Record, p *prepared) (*store.Approval, *Frozen) {
+	now := p.now
 	row := &store.Approval{ID: rec.ID, Tenant: rec.Tenant, CreatedAt: now}
 	if prev != nil {
 		cp := *prev
@@ -446,13 +465,12 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, tenant *con
 		row.Decision, _ = json.Marshal(rec.Decision) // a struct of strings and a time: cannot fail
 	}
 	var frozen *Frozen
-	if a := ev.Approval; a != nil && row.Plan == nil {
-		fz := Freeze(tenant, a)
+	if a := p.ev.Approval; a != nil && row.Plan == nil {
+		fz := p.frozen
 		frozen = &fz
 		s.frozeFor(rec, a, &fz)
-		row.Plan, _ = json.Marshal(fz) // plain data: cannot fail
-		// The function is shown in answers and digests: redacted.
-		row.Function = approval.RedactText(a.Call.Function)
+		row.Plan = p.plan
+		row.Function = p.function
 		row.RequestedAt = a.RequestedAt
 		row.DeadlineAt = fz.Plan.Deadline
 		row.StepsDone = 0

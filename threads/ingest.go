@@ -1,0 +1,185 @@
+package threads
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/config"
+	"approvalsbot/store"
+)
+
+// Ingest at the disk's pace. An event is ingested in two parts:
+//
+//   - prepare, outside any transaction: the work on the event's content,
+//     whose cost grows with what the agent put in it (the stored form's
+//     projection, redaction and fingerprints, its JSON, the frozen ladder,
+//     what a reask changed), done from the event and from the approval as
+//     it stood when read without a lock;
+//   - the transaction, which only reads and writes rows (the dedup insert,
+//     the approval for update, the revision, the outbox), and is shared
+//     with the other events arriving meanwhile: one commit, one fsync, for
+//     the group (commit.go), each event in a savepoint of its own, so one
+//     refused on its own (422) fails alone.
+//
+// The store's write lock (SQLite's one writer) is held only for the
+// second, so a person's click waits at most for one group's row writes.
+// One event of an approval is ingested at a time in this process (turns),
+// so what prepare read is what the transaction finds, unless another
+// replica changed the approval in between: then the transaction sees the
+// difference (approvalBase) and does the work again itself.
+
+// prepared is one event with the work done before its transaction.
+type prepared struct {
+	tenant *config.Tenant
+	ev     *approval.Event
+	now    time.Time
+	work   *contentWork
+	// A new approval's frozen ladder, deadline and targets (Freeze), its
+	// JSON and its redacted function name: from the tenant and the
+	// request, whatever the store holds.
+	frozen   Frozen
+	plan     []byte
+	function string
+}
+
+// weight is what the event counts against a group's bound: the size of
+// the revision it writes.
+func (p *prepared) weight() int {
+	if p.work == nil {
+		return 0
+	}
+	return len(p.work.body)
+}
+
+// contentWork is what an event's request becomes in the store, worked
+// out from the approval as it stood (base).
+type contentWork struct {
+	base approvalBase
+	kept *approval.Stored // the revision as kept (approval.StoredForm)
+	body []byte           // kept's JSON
+	// reask is what the request changed from the revision people saw;
+	// nil when it asks nothing again.
+	reask *approval.Reask
+}
+
+// approvalBase is what of a stored approval the content work depends on:
+// whether it exists, its revision, whether its request was seen, and its
+// frozen plan (which says whether the content is walled off).
+type approvalBase struct {
+	found    bool
+	revision int
+	seen     bool
+	plan     []byte
+}
+
+func baseOf(row *store.Approval) approvalBase {
+	if row == nil {
+		return approvalBase{}
+	}
+	return approvalBase{found: true, revision: row.Revision, seen: row.Seen, plan: row.Plan}
+}
+
+func (b approvalBase) same(o approvalBase) bool {
+	return b.found == o.found && b.revision == o.revision && b.seen == o.seen && bytes.Equal(b.plan, o.plan)
+}
+
+// prepare does an event's content work, before its transaction.
+func (s *Service) prepare(ctx context.Context, tenant *config.Tenant, ev *approval.Event, now time.Time) (*prepared, error) {
+	p := &prepared{tenant: tenant, ev: ev, now: now}
+	a := ev.Approval
+	if a == nil {
+		return p, nil
+	}
+	p.frozen = Freeze(tenant, a)
+	p.plan, _ = json.Marshal(p.frozen) // plain data: cannot fail
+	// The function is shown in answers and digests: redacted.
+	p.function = approval.RedactText(a.Call.Function)
+	row, err := s.store.ApprovalGet(ctx, ev.ApprovalID())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		row = nil
+	case err != nil:
+		return nil, fmt.Errorf("read approval %s: %w", ev.ApprovalID(), err)
+	case row.Tenant != ev.Tenant || row.Pruned():
+		// The transaction refuses it (another tenant's) or ignores it
+		// (a tombstone): no work to do for it.
+		p.work = &contentWork{base: baseOf(row)}
+		return p, nil
+	}
+	if p.work, err = s.workOn(ctx, row, ev); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// workOn works out what ev's request becomes in the store, given the
+// approval row as it stands (nil when there is none).
+func (s *Service) workOn(ctx context.Context, row *store.Approval, ev *approval.Event) (*contentWork, error) {
+	w := &contentWork{base: baseOf(row)}
+	cur, err := recordOf(row)
+	if err != nil {
+		return nil, err
+	}
+	a, err := stickyRestriction(row, cur, ev.Approval)
+	if err != nil {
+		return nil, err
+	}
+	// The revision keeps what the bot shows, not the request as sent: the
+	// backend's arguments before the bot's redaction, and a restricted
+	// call's content, never reach the store.
+	if w.kept, err = approval.StoredForm(a, s.fingerprints...); err != nil {
+		return nil, fmt.Errorf("stored form of revision %d of %s: %w", a.Revision, a.ID, err)
+	}
+	if w.body, err = json.Marshal(w.kept); err != nil {
+		return nil, fmt.Errorf("encode revision %d of %s: %w", a.Revision, a.ID, err)
+	}
+	if cur != nil && cur.Seen && a.Revision > cur.Revision {
+		change, err := s.reaskChange(ctx, row.ID, cur.Revision, &w.kept.Approval)
+		if err != nil {
+			return nil, err
+		}
+		w.reask = &change
+	}
+	return w, nil
+}
+
+// turns lets one caller at a time hold a key (an approval id).
+type turns struct {
+	mu   sync.Mutex
+	held map[string]chan struct{} // closed when its holder is done
+}
+
+// take waits until key is free, or ctx ends, and holds it until done is
+// called.
+func (t *turns) take(ctx context.Context, key string) (done func(), err error) {
+	for {
+		t.mu.Lock()
+		wait, busy := t.held[key]
+		if !busy {
+			mine := make(chan struct{})
+			if t.held == nil {
+				t.held = map[string]chan struct{}{}
+			}
+			t.held[key] = mine
+			t.mu.Unlock()
+			return func() {
+				t.mu.Lock()
+				delete(t.held, key)
+				t.mu.Unlock()
+				close(mine)
+			}, nil
+		}
+		t.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
