@@ -28,9 +28,11 @@ import (
 // undone alone; the others commit. Only a failure of the transaction
 // itself (its commit, a broken savepoint) runs everyone alone.
 type groupCommit struct {
-	mu      sync.Mutex
-	queue   []*commitCall
-	leading bool
+	mu    sync.Mutex
+	queue []*commitCall
+	// leading is how many groups run now; at most leaders (1 when unset).
+	leading int
+	leaders int
 	// savepoints: each caller's work runs in a savepoint of the group's
 	// transaction.
 	savepoints bool
@@ -67,8 +69,8 @@ func (s *Service) oneWriter() bool {
 
 type commitCall struct {
 	fn     func(context.Context, store.Tx) error
-	key    string // ordered groups: the approval the caller writes
-	weight int    // counted against maxGroupBytes
+	key    string            // ordered groups: the approval the caller writes
+	weight int               // counted against maxGroupBytes
 	done   chan commitResult // buffered: the leader never blocks on it
 }
 
@@ -103,20 +105,19 @@ func (s *Service) runGrouped(ctx context.Context, g *groupCommit, c *commitCall)
 	c.done = make(chan commitResult, 1)
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
-	if g.leading {
+	if g.leading >= max(g.leaders, 1) {
 		g.mu.Unlock()
 		if r := <-c.done; !r.lead {
 			return r.err
 		}
 	} else {
-		g.leading = true
+		g.leading++
 		g.mu.Unlock()
 	}
-	// Leading: c is first in the queue (a fresh lead finds the queue
-	// empty but for c; a handed-on lead goes to the queue's first), and
-	// the first is always in the group taken.
+	// Leading: c is in the queue (a fresh lead may find callers a
+	// running leader will hand on to before it), and leads its own group.
 	g.mu.Lock()
-	batch := g.take()
+	batch := g.take(c)
 	g.mu.Unlock()
 
 	own := s.runGroup(ctx, g, batch, c)
@@ -125,33 +126,40 @@ func (s *Service) runGrouped(ctx context.Context, g *groupCommit, c *commitCall)
 	if len(g.queue) > 0 {
 		g.queue[0].done <- commitResult{lead: true}
 	} else {
-		g.leading = false
+		g.leading--
 		g.queue = nil
 	}
 	g.mu.Unlock()
 	return own
 }
 
-// take removes the next group from the queue, its first caller always
-// among it. Call it with g.mu held.
-func (g *groupCommit) take() []*commitCall {
-	var batch []*commitCall
-	var keys map[string]bool
-	weight := 0
+// take removes the next group from the queue: own (the leader, which is
+// in the queue) first, then the callers queued longest. Call it with g.mu
+// held.
+func (g *groupCommit) take(own *commitCall) []*commitCall {
+	batch := []*commitCall{own}
+	keys := map[string]bool{}
+	if g.ordered && own.key != "" {
+		keys[own.key] = true
+	}
+	weight := own.weight
 	rest := g.queue[:0:0]
 	for i, c := range g.queue {
-		full := len(batch) == maxGroup || (len(batch) > 0 && weight+c.weight > maxGroupBytes)
-		if full {
-			rest = append(rest, g.queue[i:]...)
+		if c == own {
+			continue
+		}
+		if len(batch) == maxGroup || weight+c.weight > maxGroupBytes {
+			for _, c := range g.queue[i:] {
+				if c != own {
+					rest = append(rest, c)
+				}
+			}
 			break
 		}
 		if g.ordered && c.key != "" {
 			if keys[c.key] {
 				rest = append(rest, c) // after the one of its key in this group
 				continue
-			}
-			if keys == nil {
-				keys = map[string]bool{}
 			}
 			keys[c.key] = true
 		}

@@ -109,7 +109,7 @@ func TestCommitGroupsConcurrentCallers(t *testing.T) {
 	if n := g.txs.Load(); n != 2 {
 		t.Errorf("%d transactions for %d callers, want 2 (one alone, then one for the ten queued behind it)", n, len(errs))
 	}
-	if s.group.leading || len(s.group.queue) != 0 {
+	if s.group.leading != 0 || len(s.group.queue) != 0 {
 		t.Errorf("after every caller returned: leading %v, %d queued", s.group.leading, len(s.group.queue))
 	}
 }

@@ -34,6 +34,10 @@ import (
 // replica changed the approval in between: then the transaction sees the
 // difference (approvalBase) and does the work again itself.
 
+// ingestLeaders is how many ingest groups run at once on a store whose
+// writers run side by side (PostgreSQL); SQLite runs one.
+const ingestLeaders = 4
+
 // prepared is one event with the work done before its transaction.
 type prepared struct {
 	tenant *config.Tenant

@@ -192,10 +192,17 @@ func New(o Options) (*Service, error) {
 	if o.Lease <= 0 {
 		o.Lease = tickLease
 	}
-	return &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
+	s := &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
 		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, links: o.Links, lease: o.Lease,
 		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets),
-		ingests: groupCommit{savepoints: true, ordered: true, ownContext: true, sizes: o.Metrics.IngestGroup}}, nil
+		ingests: groupCommit{savepoints: true, ordered: true, ownContext: true, sizes: o.Metrics.IngestGroup}}
+	if !s.oneWriter() {
+		// Writers run side by side: a few groups at once keep the
+		// database's round trips overlapping while each shares its
+		// commit.
+		s.ingests.leaders = ingestLeaders
+	}
+	return s, nil
 }
 
 // copySecrets is a copy of secrets that a caller changing its own slices

@@ -42,13 +42,14 @@ func (s *Store) ApprovalGet(ctx context.Context, id string) (*store.Approval, er
 // creates it is still the only one.
 func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approval, error) {
 	op := "get approval " + id + " for update"
-	if err := t.flush(ctx); err != nil {
+	// The queued writes go in the same round trip.
+	br, err := t.sendWith(ctx, func(b *pgx.Batch) {
+		b.Queue(approvalLock, lockClassApproval, lockKey(id))
+		b.Queue(query.ApprovalGetForUpdate(forUpdate), id)
+	})
+	if err != nil {
 		return nil, err
 	}
-	b := &pgx.Batch{}
-	b.Queue(approvalLock, lockClassApproval, lockKey(id))
-	b.Queue(query.ApprovalGetForUpdate(forUpdate), id)
-	br := t.q.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return nil, t.s.fail(ctx, op, err)

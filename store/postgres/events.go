@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"approvalsbot/store"
 	"approvalsbot/store/internal/query"
 )
@@ -13,11 +15,17 @@ import (
 // the id taken.
 func (t *tx) EventInsert(ctx context.Context, p store.EventInsertParams) (store.EventInsertResult, error) {
 	op := "record event " + p.ID
-	if err := t.flush(ctx); err != nil {
+	// The queued writes go in the same round trip.
+	br, err := t.sendWith(ctx, func(b *pgx.Batch) {
+		b.Queue(query.EventInsert, p.ID, p.Tenant, p.Type, p.BodySHA256, p.ApprovalID, query.Millis(p.ReceivedAt))
+	})
+	if err != nil {
 		return store.EventInsertResult{}, err
 	}
-	tag, err := t.q.Exec(ctx, query.EventInsert,
-		p.ID, p.Tenant, p.Type, p.BodySHA256, p.ApprovalID, query.Millis(p.ReceivedAt))
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return store.EventInsertResult{}, t.s.fail(ctx, op, err)
 	}

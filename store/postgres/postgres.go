@@ -374,6 +374,33 @@ type queuedWrite struct {
 
 func (t *tx) queue(w queuedWrite) { t.queued = append(t.queued, w) }
 
+// sendWith sends the queued writes and then the statements stmts adds,
+// in one batch (one round trip), reads the queued writes' results, and
+// returns the batch positioned at stmts' first result, for the caller to
+// read and Close. A queued write's error closes the batch and is
+// returned.
+func (t *tx) sendWith(ctx context.Context, stmts func(b *pgx.Batch)) (pgx.BatchResults, error) {
+	queued := t.queued
+	t.queued = nil
+	b := &pgx.Batch{}
+	for _, w := range queued {
+		b.Queue(w.sql, w.args...)
+	}
+	stmts(b)
+	br := t.q.SendBatch(ctx, b)
+	for _, w := range queued {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return nil, t.s.fail(ctx, w.op, err)
+		}
+		if w.after != nil {
+			w.after(tag)
+		}
+	}
+	return br, nil
+}
+
 // flush sends the queued writes in one batch.
 func (t *tx) flush(ctx context.Context) error {
 	if len(t.queued) == 0 {

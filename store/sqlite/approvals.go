@@ -13,7 +13,7 @@ import (
 
 // ApprovalGet reads one approval (store.ErrNotFound when absent).
 func (s *Store) ApprovalGet(ctx context.Context, id string) (*store.Approval, error) {
-	return s.approvalGet(ctx, s.db, query.ApprovalGet, id)
+	return s.approvalGet(ctx, preparedDB{s.stmts}, query.ApprovalGet, id)
 }
 
 // ApprovalGetForUpdate reads an approval inside the transaction. SQLite

@@ -12,7 +12,7 @@ import (
 // PostList lists an approval's posts by revision, then time, then target;
 // none is an empty list, not an error.
 func (s *Store) PostList(ctx context.Context, approvalID string) ([]*store.Post, error) {
-	return s.postList(ctx, s.db, approvalID)
+	return s.postList(ctx, preparedDB{s.stmts}, approvalID)
 }
 
 // PostList lists an approval's posts as the transaction sees them.

@@ -28,7 +28,7 @@ func (s *Store) RevisionGet(ctx context.Context, approvalID string, revision int
 		r       store.Revision
 		created int64
 	)
-	err := s.db.QueryRowContext(ctx, query.RevisionGet, approvalID, revision).
+	err := preparedDB{s.stmts}.QueryRowContext(ctx, query.RevisionGet, approvalID, revision).
 		Scan(&r.ApprovalID, &r.Revision, &r.Body, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound(op)
