@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 
@@ -104,19 +106,20 @@ func (s *Service) commitGrouped(ctx context.Context, fn func(context.Context, st
 func (s *Service) runGrouped(ctx context.Context, g *groupCommit, c *commitCall) error {
 	c.done = make(chan commitResult, 1)
 	g.mu.Lock()
-	g.queue = append(g.queue, c)
 	if g.leading >= max(g.leaders, 1) {
+		g.queue = append(g.queue, c)
 		g.mu.Unlock()
 		if r := <-c.done; !r.lead {
 			return r.err
 		}
+		// The lead was handed to c, and c taken out of the queue with
+		// it, so no other leader takes it or hands it the lead again.
+		g.mu.Lock()
 	} else {
+		// A fresh leader takes its group before anyone can see it in the
+		// queue.
 		g.leading++
-		g.mu.Unlock()
 	}
-	// Leading: c is in the queue (a fresh lead may find callers a
-	// running leader will hand on to before it), and leads its own group.
-	g.mu.Lock()
 	batch := g.take(c)
 	g.mu.Unlock()
 
@@ -124,7 +127,9 @@ func (s *Service) runGrouped(ctx context.Context, g *groupCommit, c *commitCall)
 
 	g.mu.Lock()
 	if len(g.queue) > 0 {
-		g.queue[0].done <- commitResult{lead: true}
+		next := g.queue[0]
+		g.queue = g.queue[1:]
+		next.done <- commitResult{lead: true}
 	} else {
 		g.leading--
 		g.queue = nil
@@ -133,8 +138,23 @@ func (s *Service) runGrouped(ctx context.Context, g *groupCommit, c *commitCall)
 	return own
 }
 
+// recovering is fn with a panic turned into its error: in a group, one
+// caller's panic would otherwise unwind its leader and leave the others
+// waiting for a result, and the queue for a leader, for ever.
+func (s *Service) recovering(fn func(context.Context, store.Tx) error) func(context.Context, store.Tx) error {
+	return func(ctx context.Context, tx store.Tx) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("a transaction's work panicked; it is rolled back and its caller told", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				err = fmt.Errorf("threads: the transaction's work panicked: %v", r)
+			}
+		}()
+		return fn(ctx, tx)
+	}
+}
+
 // take removes the next group from the queue: own (the leader, which is
-// in the queue) first, then the callers queued longest. Call it with g.mu
+// not in it) first, then the callers queued longest. Call it with g.mu
 // held.
 func (g *groupCommit) take(own *commitCall) []*commitCall {
 	batch := []*commitCall{own}
@@ -185,6 +205,9 @@ func (s *Service) runGroup(ctx context.Context, g *groupCommit, batch []*commitC
 	}
 	if g.sizes != nil {
 		g.sizes.Observe(float64(len(batch)))
+	}
+	for _, c := range batch {
+		c.fn = s.recovering(c.fn)
 	}
 	results := make([]error, len(batch))
 	shared := len(batch) > 1 && s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {

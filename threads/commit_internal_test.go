@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -232,5 +233,122 @@ func TestCommitAloneWhereWritersRunSideBySide(t *testing.T) {
 	wg.Wait()
 	if n := st.txs.Load(); n != 20 {
 		t.Fatalf("%d transactions for 20 callers, want one each", n)
+	}
+}
+
+// parallelStore runs every transaction at once, with no writer to wait
+// for: leaders finish as close together as the scheduler lets them.
+type parallelStore struct{ store.Store }
+
+func (parallelStore) InTx(ctx context.Context, fn func(context.Context, store.Tx) error) error {
+	return fn(ctx, parallelTx{})
+}
+
+type parallelTx struct{ store.Tx }
+
+func (parallelTx) Savepoint(ctx context.Context, fn func(context.Context) error) error {
+	return fn(ctx)
+}
+
+// Several leaders at once (a store whose writers run side by side): under
+// many callers arriving together every one returns, each run once, and no
+// lead is lost or handed twice, so each round ends with no leader and
+// nobody queued.
+func TestCommitManyCallersSeveralLeaders(t *testing.T) {
+	s := &Service{store: parallelStore{}, log: slog.New(slog.DiscardHandler)}
+	grp := &groupCommit{leaders: 4, savepoints: true, ordered: true}
+	ctx := context.Background()
+	for round := range 200 {
+		var wg sync.WaitGroup
+		const callers = 64
+		var runs [callers]atomic.Int32
+		errs := make([]error, callers)
+		for i := range callers {
+			wg.Go(func() {
+				errs[i] = s.runGrouped(ctx, grp, &commitCall{key: fmt.Sprint(i), fn: func(ctx context.Context, tx store.Tx) error {
+					runs[i].Add(1)
+					return nil
+				}})
+			})
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			grp.mu.Lock()
+			leading, queued := grp.leading, len(grp.queue)
+			grp.mu.Unlock()
+			t.Fatalf("round %d: callers still waiting after 10 s, %d leaders, %d queued: a lead was lost", round, leading, queued)
+		}
+		for i, err := range errs {
+			if err != nil || runs[i].Load() != 1 {
+				t.Fatalf("round %d, caller %d: %v, run %d times", round, i, err, runs[i].Load())
+			}
+		}
+		grp.mu.Lock()
+		leading, queued := grp.leading, len(grp.queue)
+		grp.mu.Unlock()
+		if leading != 0 || queued != 0 {
+			t.Fatalf("round %d over: %d leaders, %d queued; want none", round, leading, queued)
+		}
+	}
+}
+
+// A caller whose work panics in a group gets an error; the others commit,
+// and the group goes on leading the callers after them.
+func TestCommitPanicInAGroupIsTheCallersError(t *testing.T) {
+	s, g := openGated(t)
+	s.log = slog.New(slog.DiscardHandler)
+	grp := &groupCommit{savepoints: true}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 5)
+	write := func(i int) {
+		id := fmt.Sprintf("a-panic%02d", i)
+		errs[i] = s.runGrouped(ctx, grp, &commitCall{fn: func(ctx context.Context, tx store.Tx) error {
+			if err := tx.ApprovalUpsert(ctx, groupApproval(id)); err != nil {
+				return err
+			}
+			if i == 2 {
+				panic("a bug in one event's work")
+			}
+			return nil
+		}})
+	}
+	wg.Go(func() { write(0) })
+	<-g.entered
+	for i := 1; i < len(errs); i++ {
+		wg.Go(func() { write(i) })
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		grp.mu.Lock()
+		n := len(grp.queue)
+		grp.mu.Unlock()
+		if n == len(errs)-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers queued", n)
+		}
+	}
+	close(g.release)
+	wg.Wait()
+	for i, err := range errs {
+		_, got := s.store.ApprovalGet(ctx, fmt.Sprintf("a-panic%02d", i))
+		if i == 2 {
+			if err == nil || !errors.Is(got, store.ErrNotFound) {
+				t.Errorf("the panicking caller: %v, its write %v; want an error and nothing kept", err, got)
+			}
+			continue
+		}
+		if err != nil || got != nil {
+			t.Errorf("caller %d: %v, its write: %v", i, err, got)
+		}
+	}
+	if err := s.runGrouped(ctx, grp, &commitCall{fn: func(ctx context.Context, tx store.Tx) error {
+		return tx.ApprovalUpsert(ctx, groupApproval("a-panic-after"))
+	}}); err != nil {
+		t.Fatalf("a caller after the panic: %v", err)
 	}
 }
