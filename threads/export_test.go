@@ -7,3 +7,10 @@ func IngestQueued(s *Service) int {
 	defer s.ingests.mu.Unlock()
 	return len(s.ingests.queue)
 }
+
+// SetIngestLeaders sets how many ingest groups may run at once.
+func SetIngestLeaders(s *Service, n int) {
+	s.ingests.mu.Lock()
+	defer s.ingests.mu.Unlock()
+	s.ingests.leaders = n
+}

@@ -116,7 +116,14 @@ func (c *ingestCall) run(svc *threads.Service) {
 // is then one group.
 func ingestGroup(t *testing.T, svc *threads.Service, g *gateStore, first *ingestCall, rest []*ingestCall) {
 	t.Helper()
+	// One group at a time, as on SQLite, so the events behind the first
+	// make one group on PostgreSQL too.
+	threads.SetIngestLeaders(svc, 1)
 	var wg sync.WaitGroup
+	var once sync.Once
+	release := func() { once.Do(func() { close(g.release) }) }
+	defer wg.Wait()
+	defer release() // also when the wait below fails: nothing is left blocked
 	wg.Go(func() { first.run(svc) })
 	<-g.entered
 	for _, c := range rest {
@@ -125,7 +132,7 @@ func ingestGroup(t *testing.T, svc *threads.Service, g *gateStore, first *ingest
 	threadstestEventually(t, fmt.Sprintf("%d events queued for the next transaction", len(rest)), func() bool {
 		return threads.IngestQueued(svc) == len(rest)
 	})
-	close(g.release)
+	release()
 	wg.Wait()
 }
 
