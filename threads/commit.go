@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"approvalsbot/store"
 )
 
@@ -40,8 +42,8 @@ type groupCommit struct {
 	savepoints bool
 	// ordered: the group runs its callers in key order (ties in arrival
 	// order), so that replicas sharing a database take the rows' locks in
-	// one order and never wait on each other in a cycle. Two callers of
-	// one key never share a group: the later waits for the next one.
+	// one order and never wait on each other in a cycle. (Ingest keeps an
+	// approval's events out of one group: it takes them one at a time.)
 	ordered bool
 	// ownContext: a caller that runs alone (in a group of one) runs on
 	// its own context, as a transaction of its own would; a group runs on
@@ -49,7 +51,7 @@ type groupCommit struct {
 	// does.
 	ownContext bool
 	// sizes, when set, observes how many callers each transaction ran.
-	sizes interface{ Observe(float64) }
+	sizes prometheus.Observer
 }
 
 // maxGroup bounds one shared transaction, so a group holds the writer for
@@ -157,36 +159,17 @@ func (s *Service) recovering(fn func(context.Context, store.Tx) error) func(cont
 // not in it) first, then the callers queued longest. Call it with g.mu
 // held.
 func (g *groupCommit) take(own *commitCall) []*commitCall {
-	batch := []*commitCall{own}
-	keys := map[string]bool{}
-	if g.ordered && own.key != "" {
-		keys[own.key] = true
-	}
-	weight := own.weight
-	rest := g.queue[:0:0]
-	for i, c := range g.queue {
-		if c == own {
-			continue
-		}
+	batch, weight := []*commitCall{own}, own.weight
+	n := 0
+	for _, c := range g.queue {
 		if len(batch) == maxGroup || weight+c.weight > maxGroupBytes {
-			for _, c := range g.queue[i:] {
-				if c != own {
-					rest = append(rest, c)
-				}
-			}
 			break
-		}
-		if g.ordered && c.key != "" {
-			if keys[c.key] {
-				rest = append(rest, c) // after the one of its key in this group
-				continue
-			}
-			keys[c.key] = true
 		}
 		batch = append(batch, c)
 		weight += c.weight
+		n++
 	}
-	g.queue = rest
+	g.queue = g.queue[n:]
 	if g.ordered {
 		slices.SortStableFunc(batch, func(a, b *commitCall) int { return cmp.Compare(a.key, b.key) })
 	}

@@ -621,7 +621,7 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			if res.Changed {
 				// The same rule as ingest; no request here, so no tenant
 				// configuration is read (nothing is frozen).
-				row, _ = s.nextRow(row, res.Next, &prepared{ev: ev, now: now})
+				row, _ = s.nextRow(row, res.Next, nil, now)
 			}
 			fz, err := frozenOf(row)
 			if err != nil {

@@ -43,13 +43,20 @@ type prepared struct {
 	tenant *config.Tenant
 	ev     *approval.Event
 	now    time.Time
-	work   *contentWork
-	// A new approval's frozen ladder, deadline and targets (Freeze), its
-	// JSON and its redacted function name: from the tenant and the
-	// request, whatever the store holds.
-	frozen   Frozen
-	plan     []byte
-	function string
+	// work is nil when the event carries no request, or its approval
+	// was another tenant's or pruned when read (the transaction refuses or
+	// ignores the event, or, when that changed meanwhile, does the work).
+	work *contentWork
+	// request is nil when the event carries none.
+	request *request
+}
+
+// request is what an approval seen for the first time is given from the
+// event's request (nextRow), whatever the store holds.
+type request struct {
+	a        *approval.Approval
+	frozen   Frozen // from the tenant's configuration (Freeze)
+	function string // redacted: it is shown in answers and digests
 }
 
 // weight is what the event counts against a group's bound: the size of
@@ -100,10 +107,7 @@ func (s *Service) prepare(ctx context.Context, tenant *config.Tenant, ev *approv
 	if a == nil {
 		return p, nil
 	}
-	p.frozen = Freeze(tenant, a)
-	p.plan, _ = json.Marshal(p.frozen) // plain data: cannot fail
-	// The function is shown in answers and digests: redacted.
-	p.function = approval.RedactText(a.Call.Function)
+	p.request = &request{a: a, frozen: Freeze(tenant, a), function: approval.RedactText(a.Call.Function)}
 	row, err := s.store.ApprovalGet(ctx, ev.ApprovalID())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -113,7 +117,6 @@ func (s *Service) prepare(ctx context.Context, tenant *config.Tenant, ev *approv
 	case row.Tenant != ev.Tenant || row.Pruned():
 		// The transaction refuses it (another tenant's) or ignores it
 		// (a tombstone): no work to do for it.
-		p.work = &contentWork{base: baseOf(row)}
 		return p, nil
 	}
 	if p.work, err = s.workOn(ctx, row, ev); err != nil {

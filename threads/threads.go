@@ -373,10 +373,11 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, p *prepared) (int, str
 		return 0, "", err
 	}
 	work := p.work
-	if ev.Approval != nil && !work.base.same(baseOf(row)) {
+	if ev.Approval != nil && (work == nil || !work.base.same(baseOf(row))) {
 		// Another writer changed the approval since it was read (another
-		// replica's event for it): the work is done again, from the row
-		// as it stands.
+		// replica's event for it), or it was not worked out (the approval
+		// was another tenant's or pruned then): the work is done here,
+		// from the row as it stands.
 		s.metrics.IngestReworked.Inc()
 		if work, err = s.workOn(ctx, row, ev); err != nil {
 			return 0, "", err
@@ -386,7 +387,7 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, p *prepared) (int, str
 	var frozen *Frozen // set when this event froze the approval's plan
 	if result.Changed {
 		var next *store.Approval
-		next, frozen = s.nextRow(row, result.Next, p)
+		next, frozen = s.nextRow(row, result.Next, p.request, now)
 		if err := tx.ApprovalUpsert(ctx, next); err != nil {
 			return 0, "", fmt.Errorf("store approval %s: %w", id, err)
 		}
@@ -458,8 +459,7 @@ func stickyRestriction(row *store.Approval, cur *approval.Record, a *approval.Ap
 // nextRow builds the stored row for a record. The ladder, deadline and
 // targets are frozen the first time the request itself is seen; that
 // Frozen is returned too (nil when it was frozen before).
-func (s *Service) nextRow(prev *store.Approval, rec approval.Record, p *prepared) (*store.Approval, *Frozen) {
-	now := p.now
+func (s *Service) nextRow(prev *store.Approval, rec approval.Record, req *request, now time.Time) (*store.Approval, *Frozen) {
 	row := &store.Approval{ID: rec.ID, Tenant: rec.Tenant, CreatedAt: now}
 	if prev != nil {
 		cp := *prev
@@ -472,13 +472,13 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, p *prepared
 		row.Decision, _ = json.Marshal(rec.Decision) // a struct of strings and a time: cannot fail
 	}
 	var frozen *Frozen
-	if a := p.ev.Approval; a != nil && row.Plan == nil {
-		fz := p.frozen
+	if req != nil && row.Plan == nil {
+		fz := req.frozen
 		frozen = &fz
-		s.frozeFor(rec, a, &fz)
-		row.Plan = p.plan
-		row.Function = p.function
-		row.RequestedAt = a.RequestedAt
+		s.frozeFor(rec, req.a, &fz)
+		row.Plan, _ = json.Marshal(fz) // plain data: cannot fail
+		row.Function = req.function
+		row.RequestedAt = req.a.RequestedAt
 		row.DeadlineAt = fz.Plan.Deadline
 		row.StepsDone = 0
 		row.NextStepAt = time.Time{}

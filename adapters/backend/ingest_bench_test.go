@@ -47,17 +47,19 @@ func BenchmarkIngest(b *testing.B) {
 }
 
 // benchEvents makes n signed, distinct approval.requested events from
-// merge.json: event ids evt-bench-<kind><10 digits> and approval ids
-// a-bench-<kind><10 digits>, so every event (and every row) is the same
-// size.
+// merge.json, requested now (so a click on one is not past its deadline,
+// whatever the date): event ids evt-bench-<kind><10 digits> and approval
+// ids a-bench-<kind><10 digits>, so every event (and every row) is the
+// same size.
 func benchEvents(tb testing.TB, secret []byte, kind string, n int) (bodies [][]byte, sigs []string) {
 	tb.Helper()
 	const evMark, apMark = "EVENT-ID-MARK", "APPROVAL-ID-MARK"
-	tmpl := editEvent(tb, "merge.json", map[string]any{"id": evMark, "data.id": apMark})
+	now := time.Now()
+	at := now.UTC().Format(time.RFC3339)
+	tmpl := editEvent(tb, "merge.json", map[string]any{"id": evMark, "data.id": apMark, "time": at, "data.requested_at": at})
 	if bytes.Count(tmpl, []byte(evMark)) != 1 || bytes.Count(tmpl, []byte(apMark)) != 1 {
 		tb.Fatal("the ids' marks must each appear once in the event")
 	}
-	now := time.Now()
 	bodies, sigs = make([][]byte, n), make([]string, n)
 	for i := range n {
 		ev, ap := benchIDs(kind, i)

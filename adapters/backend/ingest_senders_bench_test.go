@@ -562,7 +562,7 @@ func clickDuringFlood(b *testing.B, refs *senderRefs) {
 	// The approvals clicked, ingested before anything is timed; the
 	// backend knows them, so that their decisions are accepted.
 	const pool = calmClicks + floodClicks
-	cb, cs := requestedNow(b, bed.secret, "c", pool)
+	cb, cs := benchEvents(b, bed.secret, "c", pool)
 	ids := make([]string, pool)
 	for i := range cb {
 		if err := ingestSigned(ctx, bed.wiring, cs[i], cb[i]); err != nil {
@@ -644,26 +644,6 @@ func clickDuringFlood(b *testing.B, refs *senderRefs) {
 	b.ReportMetric(float64(percentile(during, 0.99))/float64(percentile(calm, 0.99)), "p99-x-calm")
 	bed.checkCommitted(b, b.N)
 	bed.checkDecided(b, clicked)
-}
-
-// requestedNow makes n signed approval.requested events as benchEvents
-// does, but requested now: a click is refused once the request's
-// deadline (a day after it, by default) has passed, and the fixture's
-// request time is fixed.
-func requestedNow(tb testing.TB, secret []byte, kind string, n int) (bodies [][]byte, sigs []string) {
-	tb.Helper()
-	const evMark, apMark = "EVENT-ID-MARK", "APPROVAL-ID-MARK"
-	now := time.Now()
-	at := now.UTC().Format(time.RFC3339)
-	tmpl := editEvent(tb, "merge.json", map[string]any{"id": evMark, "data.id": apMark, "time": at, "data.requested_at": at})
-	bodies, sigs = make([][]byte, n), make([]string, n)
-	for i := range n {
-		ev, ap := benchIDs(kind, i)
-		body := bytes.Replace(tmpl, []byte(evMark), []byte(ev), 1)
-		bodies[i] = bytes.Replace(body, []byte(apMark), []byte(ap), 1)
-		sigs[i] = backend.Sign(secret, now, bodies[i])
-	}
-	return bodies, sigs
 }
 
 // checkDecided fails unless each approval has its click's decision in

@@ -406,22 +406,9 @@ func (t *tx) flush(ctx context.Context) error {
 	if len(t.queued) == 0 {
 		return nil
 	}
-	queued := t.queued
-	t.queued = nil
-	b := &pgx.Batch{}
-	for _, w := range queued {
-		b.Queue(w.sql, w.args...)
-	}
-	br := t.q.SendBatch(ctx, b)
-	defer br.Close()
-	for _, w := range queued {
-		tag, err := br.Exec()
-		if err != nil {
-			return t.s.fail(ctx, w.op, err)
-		}
-		if w.after != nil {
-			w.after(tag)
-		}
+	br, err := t.sendWith(ctx, func(*pgx.Batch) {})
+	if err != nil {
+		return err
 	}
 	if err := br.Close(); err != nil {
 		return t.s.fail(ctx, "send queued writes", err)
