@@ -232,13 +232,15 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.ListenPrivate == "" {
-		a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, reg, cfg.IPv6SourcePrefix)
-		return err
+	// Each listener has its own connection caps; with two, their
+	// connection metrics say which is which. The body budget is one for
+	// both.
+	var publicReg prometheus.Registerer = reg
+	if cfg.ListenPrivate != "" {
+		publicReg = listenerMetrics(reg, "public")
 	}
-	// Each listener has its own connection caps, and its connection
-	// metrics say which it is; the body budget is one for both.
-	if a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, listenerMetrics(reg, "public"), cfg.IPv6SourcePrefix); err != nil {
+	a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, publicReg, cfg.IPv6SourcePrefix)
+	if err != nil || cfg.ListenPrivate == "" {
 		return err
 	}
 	a.privLn, a.privSrv, err = listen(cfg.ListenPrivate, budget.Handler(private), log, listenerMetrics(reg, "private"),
@@ -318,21 +320,21 @@ func (a *App) Run(ctx context.Context) error {
 	return g.Err()
 }
 
-// start runs every part under g.
-func (a *App) start(g *group) {
-	g.Go("the HTTP server", func(context.Context) error {
-		if err := a.srv.Serve(a.ln); !errors.Is(err, http.ErrServerClosed) {
+// serving serves srv on ln until it is shut down.
+func serving(srv *http.Server, ln net.Listener) func(context.Context) error {
+	return func(context.Context) error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
-	})
+	}
+}
+
+// start runs every part under g.
+func (a *App) start(g *group) {
+	g.Go("the HTTP server", serving(a.srv, a.ln))
 	if a.privSrv != nil {
-		g.Go("the private HTTP server", func(context.Context) error {
-			if err := a.privSrv.Serve(a.privLn); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
-		})
+		g.Go("the private HTTP server", serving(a.privSrv, a.privLn))
 	}
 	g.Go("the outbox worker", func(ctx context.Context) error {
 		return a.svc.RunOutbox(ctx, threads.WorkerOptions{Lease: a.cfg.Lease, StopGrace: outboxGrace(a.cfg.StopTimeout)})

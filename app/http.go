@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,5 +77,5 @@ func listenerMetrics(reg prometheus.Registerer, name string) prometheus.Register
 // sources are the connection limiter's, with the same ipv6Prefix.
 func bodyBudget(reg prometheus.Registerer, ipv6Prefix int) (*bodybudget.Budget, error) {
 	return bodybudget.New(bodybudget.Options{Total: bodybudget.DefaultTotal, ReadTimeout: readTimeout, Registry: reg,
-		Source: func(a net.Addr) netip.Prefix { return connlimit.SourceOf(a, ipv6Prefix) }})
+		IPv6Prefix: ipv6Prefix})
 }

@@ -37,14 +37,14 @@ func (d *decoder) decodeFile(data []byte) *Config {
 		return nil
 	}
 	c := &Config{
-		Listen:    DefaultListen,
-		Store:     Store{Driver: DefaultStoreDriver, DSN: DefaultSQLiteDSN},
-		Tick:      DefaultTick,
-		Lease:     DefaultLease,
-		Retention: DefaultRetention,
-		Tenants:   map[string]*Tenant{},
+		Listen:           DefaultListen,
+		IPv6SourcePrefix: DefaultIPv6SourcePrefix,
+		Store:            Store{Driver: DefaultStoreDriver, DSN: DefaultSQLiteDSN},
+		Tick:             DefaultTick,
+		Lease:            DefaultLease,
+		Retention:        DefaultRetention,
+		Tenants:          map[string]*Tenant{},
 	}
-	c.IPv6SourcePrefix = DefaultIPv6SourcePrefix
 	at := deref(root)
 	if at == nil {
 		at = &yaml.Node{Line: 1}

@@ -29,10 +29,6 @@ type Shown struct {
 	// the revision shown, and ApproveNote its Approve with comment…;
 	// nil for Show all arguments and Show details.
 	Approve, ApproveNote *templates.Action
-	// TooLarge is a Reveal's whole answer instead, when the surface finds
-	// before sending anything that the content does not all fit in its
-	// answer (SayRevealTooLarge): no part, no Lead, no Approve.
-	TooLarge string
 }
 
 // Reveal answers the Approve of a member who holds the content
@@ -48,10 +44,17 @@ func (f *Flow) Reveal(ctx context.Context, act templates.Action, who threads.Per
 		return shown
 	}
 	shown.Lead = threads.SayRevealFirst
-	shown.TooLarge = SayRevealTooLarge(f.consoleURL(ctx, act), f.mailApproves(shown.Tenant))
 	shown.Approve = &templates.Action{Kind: templates.ActionApproveSeen, ApprovalID: act.ApprovalID, Revision: act.Revision}
 	shown.ApproveNote = &templates.Action{Kind: templates.ActionApproveNoteSeen, ApprovalID: act.ApprovalID, Revision: act.Revision}
 	return shown
+}
+
+// RevealTooLarge is a Reveal's whole answer instead, when the surface
+// finds before sending anything that the content does not all fit in its
+// answer (SayRevealTooLarge): no part, no Lead, no Approve. It reads the
+// revision for its console address, so it is asked for only then.
+func (f *Flow) RevealTooLarge(ctx context.Context, act templates.Action, tenant string) string {
+	return SayRevealTooLarge(f.consoleURL(ctx, act), f.mailApproves(tenant))
 }
 
 // Show answers Show all arguments and Show details: threads looks the

@@ -280,10 +280,10 @@ func (h *Handler) showArguments(w http.ResponseWriter, r *http.Request, l *link,
 	case !l.member.Content:
 		v.Lead = fmt.Sprintf("The arguments are shown only to members of tenant %s with the content permission, which %s does not hold.", l.claims.Tenant, l.member.User)
 		status = http.StatusForbidden
-	case v.Arguments == nil && v.ArgumentsForm != "":
+	case v.ArgumentsForm != "": // offered only where the page shows no arguments yet
 		v.Arguments = h.arguments(r.Context(), l)
 		if v.Arguments.RetryAfter > 0 {
-			v.RetryAfter, status = v.Arguments.RetryAfter, http.StatusTooManyRequests
+			status = http.StatusTooManyRequests
 		}
 	}
 	h.page(w, status, v)
@@ -372,7 +372,6 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 			v.Lead = "The call's content could not be shown to you, so it cannot be approved here: " + v.Arguments.Refusal
 			v.Form = nil
 			if v.Arguments.RetryAfter > 0 {
-				v.RetryAfter = v.Arguments.RetryAfter
 				return v, http.StatusTooManyRequests
 			}
 			return v, http.StatusOK
@@ -638,8 +637,6 @@ type view struct {
 	// Approve).
 	ArgumentsForm string
 	Arguments     *shown
-	// RetryAfter, when over 0, is sent as Retry-After (whole seconds).
-	RetryAfter time.Duration
 }
 
 // form is the decision form: the button, and for Deny a reason.
@@ -677,8 +674,8 @@ func (h *Handler) page(w http.ResponseWriter, status int, v view) {
 		b.WriteString("<!DOCTYPE html><title>Error</title><p>The page could not be shown; nothing was decided.</p>")
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if v.RetryAfter > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(int64((v.RetryAfter+time.Second-1)/time.Second)))
+	if v.Arguments != nil && v.Arguments.RetryAfter > 0 { // over the member's look-up limit
+		w.Header().Set("Retry-After", fmt.Sprint(int64((v.Arguments.RetryAfter+time.Second-1)/time.Second)))
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(b.String()))

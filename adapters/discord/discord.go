@@ -114,8 +114,7 @@ type Surface struct {
 	render    *templates.Renderer
 	store     Store
 	log       *slog.Logger
-	refusals  *refusal.Log           // the lines of refused requests
-	refused   *prometheus.CounterVec // every refused request, by refusal.Label
+	refusals  *refusal.Counter // refused requests: counted, and logged at most once a minute per source and reason
 	now       func() time.Time
 	locker    GatewayLocker
 	rate      rate.Limit // the budget the outbox paces this surface's rows with (pace.go)
@@ -206,7 +205,7 @@ func NewSurface(o Options) (*Surface, error) {
 	rest.ShouldRetryOnRateLimit = false // a 429 is the outbox's to wait out, not a sleep without a context
 	rest.MaxRestRetries = 0             // a 502 too: the outbox retries with backoff
 	rest.StateEnabled = false
-	refusals, refused, err := refusal.Counted(prometheus.CounterOpts{
+	refusals, err := refusal.NewCounter(prometheus.CounterOpts{
 		Name: "bot_discord_requests_refused_total",
 		Help: "Requests to the Discord endpoints refused, by what the answer says (bad_signature includes replays).",
 	}, "discord: requests refused", o.Logger, o.Registry, o.IPv6Prefix)
@@ -224,7 +223,6 @@ func NewSurface(o Options) (*Surface, error) {
 		store:     o.Store,
 		log:       o.Logger,
 		refusals:  refusals,
-		refused:   refused,
 		now:       o.Now,
 		locker:    o.Locker,
 		rate:      o.PerChannelRate,

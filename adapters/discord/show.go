@@ -60,7 +60,7 @@ func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) 
 	if left > 0 {
 		// Decided before a part is sent: the lead would promise an
 		// Approve that is not offered.
-		a.answer(ctx, who, shown.TooLarge)
+		a.answer(ctx, who, a.clicks.RevealTooLarge(ctx, act, shown.Tenant))
 		return
 	}
 	msgs := []*templates.DiscordMessage{ephemeralMessage(shown.Lead)}

@@ -15,7 +15,6 @@ import (
 
 	"approvalsbot/adapters/click"
 	"approvalsbot/internal/bodybudget"
-	"approvalsbot/internal/refusal"
 	"approvalsbot/internal/strictjson"
 	"approvalsbot/threads"
 )
@@ -155,8 +154,7 @@ func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) (body, sig []
 // why at most once a minute per source and reason (never a signature, a
 // token or a body).
 func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, status int, text, reason string) {
-	a.refused.WithLabelValues(refusal.Label(status)).Inc()
-	a.refusals.Refused(r.RemoteAddr, reason, "path", r.URL.Path, "status", status)
+	a.refusals.Refused(r, status, reason)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, text+"\n")

@@ -93,9 +93,8 @@ type Surface struct {
 	render    *templates.Renderer
 	store     Store
 	log       *slog.Logger
-	refusals  *refusal.Log           // the lines of refused requests
-	refused   *prometheus.CounterVec // every refused request, by refusal.Label
-	libLog    *log.Logger            // slack-go's own lines, at debug level
+	refusals  *refusal.Counter // refused requests: counted, and logged at most once a minute per source and reason
+	libLog    *log.Logger      // slack-go's own lines, at debug level
 	now       func() time.Time
 
 	// The budgets the outbox paces this surface's rows with (pace.go).
@@ -176,7 +175,7 @@ func NewSurface(o Options) (*Surface, error) {
 	}
 	libLog := slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)
 	opts := []slackgo.Option{slackgo.OptionAPIURL(apiURL), slackgo.OptionHTTPClient(o.HTTPClient), slackgo.OptionLog(libLog)}
-	refusals, refused, err := refusal.Counted(prometheus.CounterOpts{
+	refusals, err := refusal.NewCounter(prometheus.CounterOpts{
 		Name: "bot_slack_requests_refused_total",
 		Help: "Requests to the Slack endpoints refused, by what the answer says (bad_signature includes replays).",
 	}, "slack: requests refused", o.Logger, o.Registry, o.IPv6Prefix)
@@ -192,7 +191,6 @@ func NewSurface(o Options) (*Surface, error) {
 		store:    o.Store,
 		log:      o.Logger,
 		refusals: refusals,
-		refused:  refused,
 		libLog:   libLog,
 		now:      o.Now,
 		postRate: o.PerChannelRate, postBurst: o.Burst,

@@ -14,7 +14,6 @@ import (
 
 	"approvalsbot/adapters/click"
 	"approvalsbot/internal/bodybudget"
-	"approvalsbot/internal/refusal"
 	"approvalsbot/threads"
 )
 
@@ -94,8 +93,7 @@ func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool
 // why at most once a minute per source and reason (never a signature or
 // a body).
 func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, status int, text, reason string) {
-	a.refused.WithLabelValues(refusal.Label(status)).Inc()
-	a.refusals.Refused(r.RemoteAddr, reason, "path", r.URL.Path, "status", status)
+	a.refusals.Refused(r, status, reason)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, text+"\n")

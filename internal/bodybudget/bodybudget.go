@@ -2,7 +2,7 @@
 // their signature is verified. Until then anyone on the internet can send
 // them, so the bytes of all bodies being read come out of one budget,
 // shared fairly between sources (a source is what the connection limiter
-// counts: an IPv4 address, or an IPv6 prefix).
+// counts, connlimit.SourcePrefix: an IPv4 address, or an IPv6 prefix).
 //
 // A body is admitted when the budget has room for it (its Content-Length,
 // or a step at a time when it has none). When the budget is full, a source
@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"approvalsbot/internal/connlimit"
 )
 
 // Defaults (README, Security: "Open connections").
@@ -73,10 +75,10 @@ type Options struct {
 	// once its body is read (0: none), so the server's own bound holds
 	// for the rest of the request.
 	ReadTimeout time.Duration
-	// Source maps a remote address to the source it counts against; it
-	// must be the connection limiter's mapping (nil: one source per IP
-	// address).
-	Source func(net.Addr) netip.Prefix
+	// IPv6Prefix is how many leading bits of an IPv6 address name its
+	// source, as the connection limiter counts them (0:
+	// connlimit.DefaultIPv6Prefix).
+	IPv6Prefix int
 	// Registry gets bot_body_budget_bytes and
 	// bot_body_budget_refused_total{reason} (nil: unregistered).
 	Registry prometheus.Registerer
@@ -132,8 +134,8 @@ func New(o Options) (*Budget, error) {
 	if o.Total < 0 || o.MinRate < 0 || o.Grace < 0 || o.RetryAfter < 0 {
 		return nil, fmt.Errorf("body budget: negative option in %+v", o)
 	}
-	if o.Source == nil {
-		o.Source = addrSource
+	if o.IPv6Prefix < 0 || o.IPv6Prefix > 128 {
+		return nil, fmt.Errorf("body budget: IPv6 prefix /%d: want 1 to 128", o.IPv6Prefix)
 	}
 	b := &Budget{o: o, sources: map[netip.Prefix]*source{},
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -216,7 +218,7 @@ func (b *Budget) read(w http.ResponseWriter, r *http.Request, max int64) (_ []by
 		want = r.ContentLength + 1
 	}
 	want = min(want, max+1)
-	h := &hold{src: b.o.Source(remoteAddr(r.RemoteAddr)), cut: func() { _ = rc.SetReadDeadline(time.Now()) }}
+	h := &hold{src: connlimit.SourcePrefix(r.RemoteAddr, b.o.IPv6Prefix), cut: func() { _ = rc.SetReadDeadline(time.Now()) }}
 	if !b.acquire(h, want) {
 		_ = rc.SetReadDeadline(time.Now()) // see the deadline below
 		return nil, b.busy(w, reasonBusy)
@@ -399,24 +401,4 @@ func (b *Budget) wasPreempted(h *hold) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return h.preempted
-}
-
-// remoteAddr parses a request's RemoteAddr (nil if it is not IP:port).
-func remoteAddr(s string) net.Addr {
-	ap, err := netip.ParseAddrPort(s)
-	if err != nil {
-		return nil
-	}
-	return net.TCPAddrFromAddrPort(ap)
-}
-
-// addrSource counts each IP address as its own source.
-func addrSource(a net.Addr) netip.Prefix {
-	if t, ok := a.(*net.TCPAddr); ok {
-		if ip, ok := netip.AddrFromSlice(t.IP); ok {
-			ip = ip.Unmap().WithZone("")
-			return netip.PrefixFrom(ip, ip.BitLen())
-		}
-	}
-	return netip.Prefix{}
 }

@@ -224,6 +224,15 @@ func (l *Listener) refuse(src netip.Prefix, reason Reason) {
 // name it: the IPv4 address, the IPv6 prefix of ipv6Prefix bits (0:
 // DefaultIPv6Prefix), or "non-IP".
 func Source(remoteAddr string, ipv6Prefix int) string {
+	return sourceString(SourcePrefix(remoteAddr, ipv6Prefix))
+}
+
+// SourcePrefix is the source a remote address (host:port, as in
+// http.Request.RemoteAddr) counts against, for a limit of another kind
+// that shares the listener's sources (the body budget): its IPv4 address
+// or its IPv6 prefix of ipv6Prefix bits (0: DefaultIPv6Prefix); the zero
+// Prefix when it is not IP:port.
+func SourcePrefix(remoteAddr string, ipv6Prefix int) netip.Prefix {
 	if ipv6Prefix == 0 {
 		ipv6Prefix = DefaultIPv6Prefix
 	}
@@ -231,17 +240,7 @@ func Source(remoteAddr string, ipv6Prefix int) string {
 	if ap, err := netip.ParseAddrPort(remoteAddr); err == nil {
 		ip = ap.Addr()
 	}
-	return sourceString(prefixOf(ip, ipv6Prefix))
-}
-
-// SourceOf is the source a connection from a counts against, for a limit
-// of another kind that shares the listener's sources (the body budget):
-// sourceOf with ipv6Prefix bits (0: DefaultIPv6Prefix).
-func SourceOf(a net.Addr, ipv6Prefix int) netip.Prefix {
-	if ipv6Prefix == 0 {
-		ipv6Prefix = DefaultIPv6Prefix
-	}
-	return sourceOf(a, ipv6Prefix)
+	return prefixOf(ip, ipv6Prefix)
 }
 
 // sourceOf is the source a connection counts against: its IPv4 address

@@ -154,20 +154,34 @@ func Label(status int) string {
 	return LabelOther
 }
 
-// Counted makes a surface's log of refused requests, its lines saying
+// Counter is a surface's refused requests: each counted by the label of
+// its answer's status, and noted in the surface's Log.
+type Counter struct {
+	log     *Log
+	refused *prometheus.CounterVec
+}
+
+// NewCounter makes a surface's log of refused requests, its lines saying
 // message, and its counter of them by reason (opts names it: the
 // deployment's tests find the metric by its literal name at the call),
 // each label's series counted from 0 so that the first refusal after a
 // start is a rise.
-func Counted(opts prometheus.CounterOpts, message string, log *slog.Logger, reg prometheus.Registerer, ipv6Prefix int) (*Log, *prometheus.CounterVec, error) {
+func NewCounter(opts prometheus.CounterOpts, message string, log *slog.Logger, reg prometheus.Registerer, ipv6Prefix int) (*Counter, error) {
 	refused := prometheus.NewCounterVec(opts, []string{"reason"})
 	for _, l := range Labels() {
 		refused.WithLabelValues(l)
 	}
 	if reg != nil {
 		if err := reg.Register(refused); err != nil {
-			return nil, nil, fmt.Errorf("register %s: %w", opts.Name, err)
+			return nil, fmt.Errorf("register %s: %w", opts.Name, err)
 		}
 	}
-	return New(Options{Logger: log, Message: message, IPv6Prefix: ipv6Prefix}), refused, nil
+	return &Counter{log: New(Options{Logger: log, Message: message, IPv6Prefix: ipv6Prefix}), refused: refused}, nil
+}
+
+// Refused counts r, answered status, and notes it for reason (Log.Refused),
+// its line carrying r's path and the status.
+func (c *Counter) Refused(r *http.Request, status int, reason string) {
+	c.refused.WithLabelValues(Label(status)).Inc()
+	c.log.Refused(r.RemoteAddr, reason, "path", r.URL.Path, "status", status)
 }
