@@ -144,13 +144,7 @@ func (f *identityFinding) mixed() bool {
 	if len(f.scripts) <= 1 {
 		return false
 	}
-	t := scriptIndex()
-	allowed := [][]uint16{
-		{t.latin, t.han, t.hiragana, t.katakana},
-		{t.latin, t.han, t.bopomofo},
-		{t.latin, t.han, t.hangul},
-	}
-	for _, set := range allowed {
+	for _, set := range scriptIndex().allowed {
 		within := true
 		for _, sc := range f.scripts {
 			if !slices.Contains(set, sc) {
@@ -197,9 +191,11 @@ func scriptList(scripts []uint16) string {
 // scriptTable maps a code point to its script (Unicode's Script property,
 // from package unicode) by binary search over every script's ranges.
 type scriptTable struct {
-	ranges                                                              []scriptRange
-	names                                                               []string
-	latin, han, hiragana, katakana, bopomofo, hangul, common, inherited uint16
+	ranges                   []scriptRange
+	names                    []string
+	latin, common, inherited uint16
+	// allowed are the mixes of scripts HiddenOrMixed lets pass.
+	allowed [][]uint16
 }
 
 type scriptRange struct {
@@ -232,8 +228,13 @@ func scriptIndex() *scriptTable {
 		}
 		sort.Slice(t.ranges, func(i, j int) bool { return t.ranges[i].lo < t.ranges[j].lo })
 		idx := func(name string) uint16 { return uint16(sort.SearchStrings(t.names, name)) }
-		t.latin, t.han, t.hiragana, t.katakana = idx("Latin"), idx("Han"), idx("Hiragana"), idx("Katakana")
-		t.bopomofo, t.hangul, t.common, t.inherited = idx("Bopomofo"), idx("Hangul"), idx("Common"), idx("Inherited")
+		t.latin, t.common, t.inherited = idx("Latin"), idx("Common"), idx("Inherited")
+		han := idx("Han")
+		t.allowed = [][]uint16{
+			{t.latin, han, idx("Hiragana"), idx("Katakana")},
+			{t.latin, han, idx("Bopomofo")},
+			{t.latin, han, idx("Hangul")},
+		}
 		scripts.table = t
 	})
 	return scripts.table
@@ -271,13 +272,14 @@ const identityNameMax = 80
 // quotes a value. Linear in the size of the call.
 func (a *Approval) IdentityWarnings() []string {
 	var lines []string
-	if f := scanIdentifier(a.Call.Function); f.hidden > 0 || f.mixed() {
+	f := scanIdentifier(a.Call.Function)
+	if hidden, mixed := f.hidden > 0, f.mixed(); hidden || mixed {
 		name := visibleName(a.Call.Function)
-		if f.hidden > 0 {
+		if hidden {
 			lines = append(lines, fmt.Sprintf("The function name %s holds %s (%s)",
 				name, plural(len(f.points), "an invisible character", "invisible characters"), f.pointList()))
 		}
-		if f.mixed() {
+		if mixed {
 			lines = append(lines, fmt.Sprintf("The function name %s mixes scripts (%s)", name, scriptList(f.scripts)))
 		}
 	}

@@ -177,9 +177,7 @@ func SensitiveKey(k string) bool {
 // lowerASCII folds b's ASCII letters to lower case, in place.
 func lowerASCII(b []byte) []byte {
 	for i, c := range b {
-		if isUpper(c) {
-			b[i] = c + 'a' - 'A'
-		}
+		b[i] = lowerByte(c)
 	}
 	return b
 }
@@ -727,11 +725,7 @@ func hasPrefixFold(s, prefix string) bool {
 		return false
 	}
 	for i := 0; i < len(prefix); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[i] {
+		if lowerByte(s[i]) != prefix[i] {
 			return false
 		}
 	}

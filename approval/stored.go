@@ -81,9 +81,6 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	k := &s.Approval
 	// Slices and pointers are shared with a until replaced below.
 	k.Roles = storedRoles(a.Roles, a.ContentRestricted())
-	k.AskedBy.Rule = RedactText(a.AskedBy.Rule)
-	k.AskedBy.Hook = RedactText(a.AskedBy.Hook)
-	k.AskedBy.PreviousCall = RedactText(a.AskedBy.PreviousCall)
 	storedIdentifiers(k, a)
 	if a.ContentRestricted() {
 		s.Form.ContentWithheld = true
@@ -145,12 +142,14 @@ func storedArguments(raw []byte, p Projection) json.RawMessage {
 
 // storedIdentifiers passes the identifiers of a (function, job starter
 // and agent, the argument names of the flags, the confirmation and the
-// reason, the taint's sources and functions, the level) through
-// RedactText into k, restricted or not: the calling side shapes them,
-// and a secret's shape in one would otherwise be kept. An identifier
-// that holds none is kept as received. RedactText is deterministic, so
-// an argument named by a flag still names the same role as storedRoles
-// keeps it. Slices and pointers of a are not changed: k gets copies.
+// reason, the taint's sources and functions, the level) and the text
+// beside them (the policy rule, hook and previous call that asked)
+// through RedactText into k, restricted or not: the calling side shapes
+// them, and a secret's shape in one would otherwise be kept. An
+// identifier that holds none is kept as received. RedactText is
+// deterministic, so an argument named by a flag still names the same
+// role as storedRoles keeps it. Slices and pointers of a are not
+// changed: k gets copies.
 func storedIdentifiers(k, a *Approval) {
 	k.Call.Function = RedactText(a.Call.Function)
 	k.Job.ID = RedactText(a.Job.ID)
@@ -161,6 +160,9 @@ func storedIdentifiers(k, a *Approval) {
 	k.Job.Agent = RedactText(a.Job.Agent)
 	k.Level = RedactText(a.Level)
 	k.AskedBy.Argument = RedactText(a.AskedBy.Argument)
+	k.AskedBy.Rule = RedactText(a.AskedBy.Rule)
+	k.AskedBy.Hook = RedactText(a.AskedBy.Hook)
+	k.AskedBy.PreviousCall = RedactText(a.AskedBy.PreviousCall)
 	if a.AskedBy.Taint != nil {
 		k.AskedBy.Taint = make([]Taint, len(a.AskedBy.Taint))
 		for i, t := range a.AskedBy.Taint {

@@ -1118,13 +1118,19 @@ func roles(a *approval.Approval) *Roles {
 		rank        int // 0 out of scope, 1 new to the job, 2 the rest
 	}
 	var all []cand
+	args := make([]string, len(a.Roles))  // each role's argument as rows and notes name it
+	outOf := make([]int, len(a.Roles))    // each role's values out of scope
+	shown := make([]int, len(a.Roles))    // each role's values in a row
+	shownOut := make([]int, len(a.Roles)) // and those of them out of scope
 	for i, role := range a.Roles {
+		args[i] = roleArgument(role)
 		newToJob := a.NewToJob(role.Argument)
 		for j, v := range role.Values {
 			c := cand{role: i, value: j, rank: 2}
 			switch {
 			case v.IsOutOfScope():
 				c.rank = 0
+				outOf[i]++
 			case newToJob:
 				c.rank = 1
 			}
@@ -1135,15 +1141,13 @@ func roles(a *approval.Approval) *Roles {
 	if len(all) > roleRowsMax {
 		all = all[:roleRowsMax]
 	}
-	shown := make([]int, len(a.Roles))
-	shownOut := make([]int, len(a.Roles))
 	r := &Roles{}
 	for _, c := range all {
 		role := a.Roles[c.role]
 		v := role.Values[c.value]
-		out := v.IsOutOfScope()
+		out := c.rank == 0
 		r.Rows = append(r.Rows, RoleRow{
-			Argument:   roleArgument(role),
+			Argument:   args[c.role],
 			Role:       oneLine(string(role.Role)),
 			Value:      cutLine(oneLine(role.RoleValueShown(v)), roleValueMax),
 			Origin:     oneLine(string(v.Origin)),
@@ -1158,13 +1162,7 @@ func roles(a *approval.Approval) *Roles {
 	// first, then what the backend left out (unknown scope), then the rest.
 	var counted, unknown, notes []roleNote
 	for i, role := range a.Roles {
-		arg := roleArgument(role)
-		outLeft := -shownOut[i]
-		for _, v := range role.Values {
-			if v.IsOutOfScope() {
-				outLeft++
-			}
-		}
+		arg, outLeft := args[i], outOf[i]-shownOut[i]
 		if left := len(role.Values) - shown[i]; left > 0 {
 			n := roleNote{text: fmt.Sprintf("%d more %s of %s left out", left, plural(left, "value", "values"), arg), out: outLeft}
 			if outLeft > 0 {

@@ -124,10 +124,11 @@ var slackElemFuncs = texttemplate.FuncMap{
 	"br":     func() string { return writeElem(slackElem{Kind: elemBreak}) },
 	"emoji":  func(name string) string { return writeElem(slackElem{Kind: elemEmoji, Text: name}) },
 	"link": func(url, label string) string {
-		if linkable(url) == "" {
+		u := linkable(url)
+		if u == "" {
 			return styledText(nil)(label)
 		}
-		return writeElem(slackElem{Kind: elemLink, URL: url, Text: label})
+		return writeElem(slackElem{Kind: elemLink, URL: u, Text: label})
 	},
 	"pre":   func(s string) string { return box(elemPre, s) },
 	"quote": func(s string) string { return box(elemQuote, s) },
@@ -386,10 +387,11 @@ func SlackPre(s string) SlackElem { return SlackElem{slackElem{Kind: elemPre, Te
 
 // SlackLink is a link with a label.
 func SlackLink(url, label string) SlackElem {
-	if linkable(url) == "" {
+	u := linkable(url)
+	if u == "" {
 		return SlackText(label)
 	}
-	return SlackElem{slackElem{Kind: elemLink, URL: url, Text: cleanText(label)}}
+	return SlackElem{slackElem{Kind: elemLink, URL: u, Text: cleanText(label)}}
 }
 
 // SlackElemsLen is what elems add to a message's text, as Slack counts
