@@ -599,7 +599,6 @@ func watchTakeovers(ctx context.Context, pool *pgxpool.Pool, worker string, held
 			res[i].claim = c
 		}
 		for open > 0 && ctx.Err() == nil {
-			now := time.Now()
 			for i := range res {
 				tk := &res[i]
 				if !tk.seenAt.IsZero() || tk.decided {
@@ -617,6 +616,12 @@ func watchTakeovers(ctx context.Context, pool *pgxpool.Pool, worker string, held
 				if err != nil {
 					continue
 				}
+				// Read the clock after the row: whatever the row shows had
+				// happened by now, so a change seen here at a time before
+				// the lease's end certainly came before it. (One time for
+				// the whole pass, read before its first query, dated
+				// changes up to a pass's length too early.)
+				now := time.Now()
 				switch {
 				case tk.claim.table == "outbox" && state != "pending" && by == worker:
 					tk.seenAt, tk.byVictim = now, true
