@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 )
 
 // What people do to a waiting approval's ladder, as on-call tools let
@@ -276,8 +276,8 @@ func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderRes
 // clicker is who pressed a ladder button, as configured now, and the
 // revision of the card pressed.
 type clicker struct {
-	tenant  *config.Tenant
-	member  config.Member
+	tenant  *tenant.Tenant
+	member  tenant.Member
 	request *approval.Approval
 }
 

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
+	"approvalsbot/tenant"
 )
 
 // Backend is the job backend's calls out, as threads needs them. The
@@ -434,7 +434,7 @@ func verb(approve bool) string {
 const SayRevealFirst = "You have not been shown this call's content: here it is, to you alone. Approve below decides it; nothing was sent yet."
 
 // refuse says why this member may not make this decision, or "".
-func refuse(t *config.Tenant, m config.Member, a *approval.Approval, approve bool) string {
+func refuse(t *tenant.Tenant, m tenant.Member, a *approval.Approval, approve bool) string {
 	if a.DecidedByContentHolders() && !m.Content {
 		return fmt.Sprintf("This call comes from someone's private chat: only members of tenant %s with the content permission, which you do not hold, decide it; nothing was sent.", a.Tenant)
 	}

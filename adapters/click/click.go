@@ -28,10 +28,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -79,7 +79,7 @@ type Options struct {
 	// Tenants gives the configuration in force: whether the clicker is a
 	// member who may decide there says whether a Deny asks for a reason.
 	// Required.
-	Tenants func() map[string]*config.Tenant
+	Tenants func() map[string]*tenant.Tenant
 	// Logger gets one line per click that fails; nil discards.
 	Logger *slog.Logger
 }
@@ -89,7 +89,7 @@ type Flow struct {
 	surface string
 	store   Store
 	service Service
-	tenants func() map[string]*config.Tenant
+	tenants func() map[string]*tenant.Tenant
 	log     *slog.Logger
 }
 

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"approvalsbot/adapters/click"
-	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -264,7 +264,7 @@ func TestARefusalWordedByThreadsNeverRecords(t *testing.T) {
 	b.ingest(t, "merge.json")
 	// A flow whose configuration, read before the reload, knows no tenant.
 	before := b.with(t, func(o *click.Options) {
-		o.Tenants = func() map[string]*config.Tenant { return map[string]*config.Tenant{} }
+		o.Tenants = func() map[string]*tenant.Tenant { return map[string]*tenant.Tenant{} }
 	})
 	for _, c := range []struct {
 		name string

@@ -12,6 +12,7 @@ import (
 	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -64,10 +65,10 @@ func newBot(t *testing.T) *bot {
 		t.Fatal(err)
 	}
 	st := threadstest.OpenSQLite(t)
-	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: cfg, Backend: back, CallsSecret: callsSecret})
+	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret})
 	b := &bot{backend: back, svc: svc, store: st, cfg: cfg}
 	b.opts = click.Options{Surface: "slack", Store: st, Service: svc,
-		Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+		Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
 		Logger:  slog.New(slog.DiscardHandler)}
 	b.flow = b.with(t, nil)
 	return b

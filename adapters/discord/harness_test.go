@@ -23,6 +23,7 @@ import (
 	"approvalsbot/internal/syncbuf"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -173,7 +174,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	o := discordad.Options{Config: cfg.Discord, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+	o := discordad.Options{Credentials: discordad.Credentials{BotToken: cfg.Discord.BotToken.Reveal(), ApplicationID: cfg.Discord.ApplicationID, PublicKey: cfg.Discord.PublicKey.Reveal()}, APIURL: cfg.Discord.APIURL, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
 		Store: st, Renderer: renderer, Logger: log, PerChannelRate: 1000, Burst: 50}
 	if ho.pinned {
 		o.Now = clock.Now
@@ -185,7 +186,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: cfg, Backend: back, CallsSecret: callsSecret,
+	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
 		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}})
 	clicks := clicktest.NewSwitch(svc)
 	ad, err := discordad.New(surface, clicks)

@@ -87,9 +87,7 @@ func TestFailuresAreClassified(t *testing.T) {
 
 	t.Run("network error", func(t *testing.T) {
 		o := h.opts
-		cfg := *o.Config
-		cfg.APIURL = "http://127.0.0.1:1/"
-		o.Config = &cfg
+		o.APIURL = "http://127.0.0.1:1/"
 		down, err := discordad.NewSurface(o)
 		if err != nil {
 			t.Fatal(err)
@@ -146,9 +144,7 @@ func TestErrorsNeverCarryAnInteractionToken(t *testing.T) {
 		t.Fatalf("%v: want RetryAfter, without the token", err)
 	}
 	o := h.opts
-	cfg := *o.Config
-	cfg.APIURL = "http://127.0.0.1:1/"
-	o.Config = &cfg
+	o.APIURL = "http://127.0.0.1:1/"
 	down, err := discordad.NewSurface(o)
 	if err != nil {
 		t.Fatal(err)

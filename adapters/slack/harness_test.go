@@ -30,6 +30,7 @@ import (
 	"approvalsbot/internal/syncbuf"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -160,7 +161,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
-	o := slackad.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+	o := slackad.Options{Credentials: slackad.Credentials{BotToken: cfg.Slack.BotToken.Reveal(), SigningSecret: cfg.Slack.SigningSecret.Reveal(), AppToken: cfg.Slack.AppToken.Reveal()}, APIURL: cfg.Slack.APIURL, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
 		Renderer: renderer, Store: st, Logger: log, Now: clock.Now}
 	if ho.adapter != nil {
 		ho.adapter(&o)
@@ -169,7 +170,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: cfg, Backend: back, CallsSecret: callsSecret,
+	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
 		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}})
 	clicks := clicktest.NewSwitch(svc)
 	ad, err := slackad.New(surface, clicks)

@@ -78,9 +78,7 @@ func TestFailuresAreClassified(t *testing.T) {
 
 	t.Run("network error", func(t *testing.T) {
 		o := h.opts
-		cfg := *o.Config
-		cfg.APIURL = "http://127.0.0.1:1/"
-		o.Config = &cfg
+		o.APIURL = "http://127.0.0.1:1/"
 		down, err := slackad.NewSurface(o)
 		if err != nil {
 			t.Fatal(err)

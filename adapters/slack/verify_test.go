@@ -84,9 +84,7 @@ func TestBadRequestsAreRefusedBeforeParsing(t *testing.T) {
 
 func TestNoSigningSecretRefusesEverything(t *testing.T) {
 	h := newHarnessWith(t, harnessOptions{adapter: func(o *slackad.Options) {
-		cfg := *o.Config
-		cfg.SigningSecret = ""
-		o.Config = &cfg
+		o.Credentials.SigningSecret = ""
 	}})
 	status, body := h.send(t, signedRequest{path: "/slack/interactions", body: interaction(map[string]any{"type": "block_actions"})})
 	if status != http.StatusUnauthorized || !strings.Contains(body, "no Slack signing secret") {
