@@ -337,8 +337,7 @@ func (w Window) Next(t time.Time) time.Time {
 // Contains reports whether the window is open at t.
 func (w Window) Contains(t time.Time) bool { return w.Next(t).Equal(t) }
 
-// weekday is the day of the week of a civil date (the day may overflow
-// the month, as in time.Date).
+// weekday is the day of the week of a civil date (d may overflow the month).
 func weekday(y int, m time.Month, d int) time.Weekday {
 	return time.Date(y, m, d, 12, 0, 0, 0, time.UTC).Weekday()
 }
