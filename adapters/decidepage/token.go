@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
 )
 
 // Actions a link may carry.
