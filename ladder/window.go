@@ -22,6 +22,7 @@ func LoadZone(name string) (Zone, error) {
 	case "":
 		return Zone{}, errors.New("empty time zone: name one like Europe/Berlin or UTC")
 	case "Local":
+		//lint:ignore ST1005 the message opens with the zone's name as written
 		return Zone{}, errors.New("Local depends on the machine: name a zone like Europe/Berlin or UTC")
 	}
 	loc, err := time.LoadLocation(name)
