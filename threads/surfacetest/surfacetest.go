@@ -240,16 +240,16 @@ func testPostThenEdit(e *env) {
 	post := e.post(e.card, nil)
 	m := e.shown(post)
 	if m.Approval != e.card.Approval.ID || !strings.Contains(m.Text, e.card.Approval.Call.Function) {
-		e.t.Fatalf("posted card names approval %q, reads %q: want %s and its function", m.Approval, m.Text, e.card.Approval.ID)
+		e.t.Fatalf("posted card names approval %q, reads %.300q: want %s and its function", m.Approval, m.Text, e.card.Approval.ID)
 	}
 	if e.traits.Buttons && !m.Decidable {
-		e.t.Fatalf("a waiting card offers no Approve or Deny: %q", m.Text)
+		e.t.Fatalf("a waiting card offers no Approve or Deny: %.300q", m.Text)
 	}
 	e.channelHolds(1, "a post")
 	e.edit(post, e.decided(approval.StateApproved, "user:ada", "ship it after the freeze"))
 	m = e.shown(post)
 	if !strings.Contains(m.Text, "user:ada") || !strings.Contains(m.Text, "ship it after the freeze") || m.Decidable {
-		e.t.Fatalf("edited card reads %q (decidable %v): want user:ada's approval and comment, no decision offered", m.Text, m.Decidable)
+		e.t.Fatalf("edited card reads %.300q (decidable %v): want user:ada's approval and comment, no decision offered", m.Text, m.Decidable)
 	}
 	e.channelHolds(1, "an edit")
 }
@@ -263,7 +263,7 @@ func testLastEditWins(e *env) {
 	first.Deciding = &templates.Deciding{Actor: "user:lee", Approve: true, Comment: "first words", At: threadstest.FixtureNow}
 	e.edit(post, first)
 	if m := e.shown(post); !strings.Contains(m.Text, "first words") {
-		e.t.Fatalf("the first edit reads %q: want its comment", m.Text)
+		e.t.Fatalf("the first edit reads %.300q: want its comment", m.Text)
 	}
 	last := e.decided(approval.StateDenied, "user:kevin", "second words")
 	e.edit(post, last)
@@ -273,7 +273,7 @@ func testLastEditWins(e *env) {
 		e.t.Fatalf("an edit performed again changed the card: %+v, then %+v", m, again)
 	}
 	if !strings.Contains(m.Text, "second words") || strings.Contains(m.Text, "first words") || m.Decidable {
-		e.t.Fatalf("after two edits the card reads %q (decidable %v): want the last alone", m.Text, m.Decidable)
+		e.t.Fatalf("after two edits the card reads %.300q (decidable %v): want the last alone", m.Text, m.Decidable)
 	}
 	e.channelHolds(1, "three edits")
 }
