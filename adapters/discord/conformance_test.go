@@ -1,6 +1,7 @@
 package discord_test
 
 import (
+	"approvalsbot/tenant"
 	"cmp"
 	"strings"
 	"testing"
@@ -9,7 +10,6 @@ import (
 
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
-	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -37,9 +37,9 @@ func (c discordConformance) New(t *testing.T) (threads.Surface, surfacetest.Fake
 	fake := discordtest.New(t, discordtest.Options{Token: botToken, ApplicationID: appID})
 	fake.AddGuild(guildID, "acme", discordad.Permissions)
 	fake.AddChannel(guildID, chApproval, "approvals")
-	cfg := &config.Discord{BotToken: botToken, ApplicationID: appID, APIURL: fake.URL()}
-	s, err := discordad.NewSurface(discordad.Options{Config: cfg, Tenants: func() map[string]*config.Tenant { return nil },
-		Store: c.store, Renderer: c.renderer, PerChannelRate: 1000, Burst: 50})
+	s, err := discordad.NewSurface(discordad.Options{Credentials: discordad.Credentials{BotToken: botToken, ApplicationID: appID}, APIURL: fake.URL(),
+		Tenants: func() map[string]*tenant.Tenant { return nil },
+		Store:   c.store, Renderer: c.renderer, PerChannelRate: 1000, Burst: 50})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package slack_test
 
 import (
+	"approvalsbot/tenant"
 	"cmp"
 	"encoding/json"
 	"testing"
@@ -9,7 +10,6 @@ import (
 
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
-	"approvalsbot/config"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -37,8 +37,8 @@ func (slackConformance) Skip(string) string { return "" }
 func (c slackConformance) New(t *testing.T) (threads.Surface, surfacetest.Fake) {
 	fake := slacktest.New(t, slacktest.Options{Token: botToken})
 	fake.AddChannel("C0APPROVALS", "approvals", true)
-	cfg := &config.Slack{BotToken: botToken, SigningSecret: signingSecret, APIURL: fake.APIURL()}
-	s, err := slackad.NewSurface(slackad.Options{Config: cfg, Tenants: func() map[string]*config.Tenant { return nil },
+	s, err := slackad.NewSurface(slackad.Options{Credentials: slackad.Credentials{BotToken: botToken, SigningSecret: signingSecret}, APIURL: fake.APIURL(),
+		Tenants:  func() map[string]*tenant.Tenant { return nil },
 		Renderer: c.renderer, Store: c.store})
 	if err != nil {
 		t.Fatal(err)
