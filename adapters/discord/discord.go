@@ -24,7 +24,6 @@ import (
 	"approvalsbot/config"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/ladder"
-	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
@@ -71,8 +70,6 @@ type Options struct {
 	// Store is read, and keeps the signed requests seen (shared by every
 	// replica). Required.
 	Store Store
-	// Renderer renders cards and thread replies. Required.
-	Renderer *templates.Renderer
 	// Logger gets the refused requests (at most one line per source and
 	// reason a minute, package refusal), failed answers and gateway
 	// changes; nil discards.
@@ -111,7 +108,6 @@ type Surface struct {
 	publicKey ed25519.PublicKey // nil: interactions over the gateway
 	client    *http.Client
 	tenants   func() map[string]*config.Tenant
-	render    *templates.Renderer
 	store     Store
 	log       *slog.Logger
 	refusals  *refusal.Counter // refused requests: counted, and logged at most once a minute per source and reason
@@ -158,9 +154,6 @@ func NewSurface(o Options) (*Surface, error) {
 	}
 	if o.Store == nil {
 		errs = append(errs, errors.New("discord: Store is required"))
-	}
-	if o.Renderer == nil {
-		errs = append(errs, errors.New("discord: Renderer is required"))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -219,7 +212,6 @@ func NewSurface(o Options) (*Surface, error) {
 		publicKey: pub,
 		client:    &client,
 		tenants:   o.Tenants,
-		render:    o.Renderer,
 		store:     o.Store,
 		log:       o.Logger,
 		refusals:  refusals,

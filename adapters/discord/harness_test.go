@@ -170,11 +170,10 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		open = threadstest.OpenExclusiveSQLite
 	}
 	st := open(t)
-	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o := discordad.Options{Config: cfg.Discord, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
-		Store: st, Renderer: renderer, Logger: log, PerChannelRate: 1000, Burst: 50}
+		Store: st, Logger: log, PerChannelRate: 1000, Burst: 50}
 	if ho.pinned {
 		o.Now = clock.Now
 	}

@@ -308,7 +308,7 @@ func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *
 	}
 	if cfg.Discord != nil {
 		check("discord", func(rd *templates.Renderer) (surface, error) {
-			ad, err := discord.NewSurface(discord.Options{Config: cfg.Discord, Tenants: tenants, Renderer: rd, Store: st})
+			ad, err := discord.NewSurface(discord.Options{Config: cfg.Discord, Tenants: tenants, Store: st})
 			if err != nil || !register {
 				return ad, err
 			}
