@@ -171,11 +171,10 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		open = threadstest.OpenExclusiveSQLite
 	}
 	st := open(t)
-	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o := discordad.Options{Credentials: discordad.Credentials{BotToken: cfg.Discord.BotToken.Reveal(), ApplicationID: cfg.Discord.ApplicationID, PublicKey: cfg.Discord.PublicKey.Reveal()}, APIURL: cfg.Discord.APIURL, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
-		Store: st, Renderer: renderer, Logger: log, PerChannelRate: 1000, Burst: 50}
+		Store: st, Logger: log, PerChannelRate: 1000, Burst: 50}
 	if ho.pinned {
 		o.Now = clock.Now
 	}

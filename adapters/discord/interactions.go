@@ -16,11 +16,6 @@ import (
 const (
 	reasonInputID  = "reason"
 	commentInputID = "comment"
-	// labelDescriptionMax: https://discord.com/developers/docs/components/reference#label
-	labelDescriptionMax = 100
-	// textDisplayMax bounds a modal's text display, kept far below
-	// Discord's 4,000 characters.
-	textDisplayMax = 1000
 )
 
 // person is who clicked, where, the interaction token that answers them
@@ -49,9 +44,9 @@ func ephemeral(text string) *answer {
 
 // ephemeralMessage is one sentence to one person, text alone: pinging
 // nobody, showing no link preview.
-func ephemeralMessage(text string) *templates.DiscordMessage {
-	return &templates.DiscordMessage{Content: chunk.Cut(markdown(text), contentMax), Flags: ephemeralText,
-		AllowedMentions: templates.DiscordNoMentions()}
+func ephemeralMessage(text string) *Message {
+	return &Message{Content: chunk.Cut(markdown(text), contentMax), Flags: ephemeralText,
+		AllowedMentions: noMentions()}
 }
 
 // interaction is the one handler both transports feed: it decides the
@@ -93,7 +88,7 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 	if err == nil {
 		act, err = templates.ParseAction(data.CustomID)
 	}
-	if err == nil && data.ComponentType != templates.DiscordButtonType {
+	if err == nil && data.ComponentType != componentButton {
 		err = errors.New("the component is not a button")
 	}
 	if err != nil {
@@ -186,7 +181,7 @@ func denyModal(d click.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
 		Title:    chunk.Cut(click.DenyTitle(d.Function), modalTitleMax),
-		Components: []templates.DiscordComponent{
+		Components: []Component{
 			textField(click.SayReasonLabel, click.ReasonHint(d.Restricted), reasonInputID),
 		},
 	}}
@@ -199,8 +194,8 @@ func commentModal(d click.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
 		Title:    chunk.Cut(click.ApproveTitle(d.Function), modalTitleMax),
-		Components: []templates.DiscordComponent{
-			templates.DiscordTextDisplay{Content: question(d, act)},
+		Components: []Component{
+			TextDisplay{Content: question(d, act)},
 			textField(click.SayCommentLabel, click.CommentHint(d.Restricted), commentInputID),
 		},
 	}}
@@ -212,8 +207,8 @@ func confirmModal(d click.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
 		Title:    chunk.Cut(click.SayConfirmTitle, modalTitleMax),
-		Components: []templates.DiscordComponent{
-			templates.DiscordTextDisplay{Content: question(d, act)},
+		Components: []Component{
+			TextDisplay{Content: question(d, act)},
 			textField(click.SayCommentLabel, click.CommentHint(d.Restricted), commentInputID),
 		},
 	}}
@@ -228,13 +223,13 @@ func question(d click.Dialog, act templates.Action) string {
 
 // textField is an optional paragraph of at most click.ReasonMax
 // characters, labelled.
-func textField(label, description, id string) templates.DiscordLabel {
-	return templates.DiscordLabel{
+func textField(label, description, id string) Label {
+	return Label{
 		Label:       chunk.Cut(label, textInputLabelMax),
 		Description: chunk.Cut(description, labelDescriptionMax),
-		Component: templates.DiscordTextInput{
+		Component: TextInput{
 			CustomID:  id,
-			Style:     templates.DiscordTextInputParagraph,
+			Style:     textInputParagraph,
 			MaxLength: click.ReasonMax,
 			Required:  false,
 		},
@@ -294,7 +289,7 @@ func (a *Adapter) record(ctx context.Context, act templates.Action, who person, 
 // was.
 func (a *Adapter) recorded(ctx context.Context, act templates.Action, out click.Outcome) *answer {
 	if card, ok := a.clicks.Card(ctx, act, out); ok {
-		msg := a.render.Discord(templates.Build(card.Input()))
+		msg := RenderCard(templates.Build(card.Input()))
 		// Every field set, so buttons that are gone are removed.
 		return &answer{Type: answerUpdate, Data: msg.Edit()}
 	}
@@ -314,7 +309,7 @@ func (a *Adapter) answer(ctx context.Context, who person, text string) {
 // answer Discord may not have recorded it yet and says Unknown Webhook:
 // fresh retries that for a few seconds. A 429 waits as Discord asks, a
 // few times, within ctx.
-func (a *Surface) followup(ctx context.Context, token string, msg *templates.DiscordMessage, fresh bool) error {
+func (a *Surface) followup(ctx context.Context, token string, msg *Message, fresh bool) error {
 	if token == "" {
 		return threads.Permanent(errors.New("no interaction token to answer with"))
 	}
@@ -327,7 +322,7 @@ func (a *Surface) followup(ctx context.Context, token string, msg *templates.Dis
 // editOriginal edits the interaction's original message (for a click,
 // the message clicked; for a deferred answer, its placeholder) through
 // the webhook, under the same retries as followup.
-func (a *Surface) editOriginal(ctx context.Context, token string, edit *templates.DiscordEdit, fresh bool) error {
+func (a *Surface) editOriginal(ctx context.Context, token string, edit *MessageEdit, fresh bool) error {
 	if token == "" {
 		return threads.Permanent(errors.New("no interaction token to answer with"))
 	}
