@@ -18,5 +18,6 @@
 // with it before showing a byte (docs/protocol.md, "Canonical JSON and the
 // digest").
 //
-// Package backendtest holds a fake job backend for other packages' tests.
+// Package standin is the fake job backend that `bot backend` serves and
+// tests use, through backendtest.
 package backend

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/click"
 	"approvalsbot/approval"
 	"approvalsbot/config"
@@ -59,7 +60,7 @@ type bot struct {
 
 func newBot(t *testing.T) *bot {
 	t.Helper()
-	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(callsSecret)}})
+	back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(callsSecret)}})
 	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, testConfig, back.URL()), testEnv)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/click/clicktest"
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
@@ -153,7 +154,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	for _, u := range []string{kevin, ada, noc, vic, lee, stranger} {
 		fake.AddUser(u)
 	}
-	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(callsSecret)}})
+	back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(callsSecret)}})
 	keyLine := ""
 	if !ho.gateway {
 		keyLine = fmt.Sprintf("  public_key: %q\n", fake.PublicKeyHex())
