@@ -48,7 +48,7 @@ const LogEvery = time.Minute
 type Options struct {
 	// PerSource is how many connections one source may hold open (> 0).
 	PerSource int
-	// Total is how many connections all may hold (at least PerSource).
+	// Total is how many the listener may hold open (at least PerSource).
 	Total int
 	// IPv6Prefix names a source, 1 to 128 (0: DefaultIPv6Prefix).
 	IPv6Prefix int

@@ -92,8 +92,8 @@ func (s *Store) ApprovalListPending(ctx context.Context, p store.ApprovalListPen
 }
 
 // ApprovalClaimDue leases due approvals (store.Store.ApprovalClaimDue) in
-// one UPDATE, SKIP LOCKED: one another replica or a writer holds is left
-// for the next tick.
+// one UPDATE, SKIP LOCKED: an approval another replica or a writer holds
+// is left for the next tick.
 func (s *Store) ApprovalClaimDue(ctx context.Context, p store.ApprovalClaimDueParams) ([]*store.Approval, error) {
 	if p.Limit <= 0 {
 		return nil, nil

@@ -16,8 +16,7 @@ func (s *Store) ApprovalGet(ctx context.Context, id string) (*store.Approval, er
 	return s.approvalGet(ctx, preparedDB{s.stmts}, query.ApprovalGet, id)
 }
 
-// ApprovalGetForUpdate reads an approval inside the transaction, whose
-// write lock already excludes every other writer.
+// ApprovalGetForUpdate reads an approval; the write lock excludes others.
 func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approval, error) {
 	return t.s.approvalGet(ctx, t.q, query.ApprovalGetForUpdate(""), id)
 }

@@ -121,8 +121,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
-// privateMode is the mode of every file of the store, which hold request
-// bodies, decisions and chat handles: its owner's only.
+// privateMode (owner only) is the mode of the store's files, which hold
+// request bodies, decisions and chat handles.
 const privateMode os.FileMode = 0o600
 
 // sidecars are the files SQLite keeps beside the database, each created
@@ -185,8 +185,7 @@ func shellQuote(ps []string) []string {
 // ErrFileMode: a file of the store is open to its group or others.
 var ErrFileMode = errors.New("the store's files are open to other users")
 
-// lockPath is the lock beside the file path names once symbolic links are
-// followed, so two links to one database take one lock.
+// lockPath names the lock beside path's target: symlinks share one lock.
 func lockPath(path string) string {
 	return realPath(path, 0) + ".lock"
 }

@@ -8,8 +8,7 @@ const ApprovalColumns = `id, tenant, revision, state, seen, function, decision, 
 // ApprovalGet reads one approval. $1 id.
 const ApprovalGet = `SELECT ` + ApprovalColumns + ` FROM approvals WHERE id = $1`
 
-// ApprovalGetForUpdate is ApprovalGet with lock appended (" FOR UPDATE"
-// on PostgreSQL). $1 id.
+// ApprovalGetForUpdate is ApprovalGet with lock appended. $1 id.
 func ApprovalGetForUpdate(lock string) string { return ApprovalGet + lock }
 
 // ApprovalUpsert writes the whole row. $1…$18 in ApprovalColumns order.

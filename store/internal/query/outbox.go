@@ -23,8 +23,8 @@ func param(n int) string { return "$" + strconv.Itoa(n) }
 const OutboxInsert = outboxInsert + `
     )`
 
-// OutboxInsertLocking is OutboxInsert with lock appended to the look for
-// the waiting row (" FOR SHARE" on PostgreSQL), so no claim takes that
+// OutboxInsertLocking is OutboxInsert with lock appended to the search
+// for the waiting row (" FOR SHARE" on PostgreSQL), so no claim takes that
 // row until the inserting transaction ends.
 func OutboxInsertLocking(lock string) string {
 	return outboxInsert + lock + `
@@ -99,8 +99,9 @@ WHERE ` + in("id", 3) + `
 RETURNING ` + OutboxColumns
 }
 
-// PaceCreate adds a key's pace row as never paced (0, 0) unless it exists,
-// before PaceGet's FOR UPDATE, which locks only rows that exist. $1 key.
+// PaceCreate adds a key's pace row as never paced (0, 0) unless it
+// exists; PostgreSQL runs it before PaceGet's FOR UPDATE, which locks only
+// rows that exist. $1 key.
 const PaceCreate = `INSERT INTO pace (key, tat, ready_at) VALUES ($1, 0, 0)
 ON CONFLICT (key) DO NOTHING`
 
