@@ -159,7 +159,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	}
 	var mailer threads.Mailer
 	if cfg.SMTP != nil {
-		m, err := notify.NewMailer(notify.Options{Config: cfg.SMTP, Renderer: renderer, Logger: log, Metrics: reg})
+		m, err := notify.NewMailer(notify.Options{SMTP: cfg.SMTP.Settings(), Renderer: renderer, Logger: log, Metrics: reg})
 		if err != nil {
 			return fmt.Errorf("the mail server: %w", err)
 		}
@@ -252,7 +252,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 func (a *App) chatSurfaces(renderer *templates.Renderer, reg prometheus.Registerer) (map[string]threads.Surface, error) {
 	cfg, surfaces := a.cfg, map[string]threads.Surface{}
 	if cfg.Slack != nil {
-		ad, err := slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: a.live.tenants, Renderer: renderer, Store: a.st, Logger: a.log,
+		ad, err := slack.NewSurface(slack.Options{Credentials: SlackCredentials(cfg.Slack), APIURL: cfg.Slack.APIURL, Tenants: a.live.tenants, Renderer: renderer, Store: a.st, Logger: a.log,
 			Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
@@ -260,7 +260,7 @@ func (a *App) chatSurfaces(renderer *templates.Renderer, reg prometheus.Register
 		a.slackOut, surfaces[ladder.SurfaceSlack] = ad, ad
 	}
 	if cfg.Discord != nil {
-		ad, err := discord.NewSurface(discord.Options{Config: cfg.Discord, Tenants: a.live.tenants, Renderer: renderer,
+		ad, err := discord.NewSurface(discord.Options{Credentials: DiscordCredentials(cfg.Discord), APIURL: cfg.Discord.APIURL, Tenants: a.live.tenants, Renderer: renderer,
 			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st), Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
 		if err != nil {
 			return nil, fmt.Errorf("discord: %w", err)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"sync/atomic"
 
+	"approvalsbot/adapters/discord"
+	"approvalsbot/adapters/slack"
 	"approvalsbot/config"
+	"approvalsbot/tenant"
 )
 
 // liveConfig holds the configuration in force; a reload swaps it.
@@ -12,12 +15,12 @@ import (
 // later ones.
 type liveConfig struct{ p atomic.Pointer[config.Config] }
 
-func (l *liveConfig) Tenant(id string) (*config.Tenant, bool) {
+func (l *liveConfig) Tenant(id string) (*tenant.Tenant, bool) {
 	t, ok := l.p.Load().Tenants[id]
 	return t, ok
 }
 
-func (l *liveConfig) tenants() map[string]*config.Tenant { return l.p.Load().Tenants }
+func (l *liveConfig) tenants() map[string]*tenant.Tenant { return l.p.Load().Tenants }
 
 // reload swaps in the configuration LoadConfig reads at each value from
 // Reloads, until ctx ends; a configuration that does not load keeps the
@@ -43,4 +46,16 @@ func (a *App) reload(ctx context.Context) error {
 				"secrets, tokens, listen, listen_private, store, tick, lease, retention and digest schedules take effect at restart", "tenants", len(cfg.Tenants))
 		}
 	}
+}
+
+// SlackCredentials are the slack section's secrets, as the adapter takes
+// them.
+func SlackCredentials(c *config.Slack) slack.Credentials {
+	return slack.Credentials{BotToken: c.BotToken.Reveal(), SigningSecret: c.SigningSecret.Reveal(), AppToken: c.AppToken.Reveal()}
+}
+
+// DiscordCredentials are the discord section's, as the adapter takes
+// them.
+func DiscordCredentials(c *config.Discord) discord.Credentials {
+	return discord.Credentials{BotToken: c.BotToken.Reveal(), ApplicationID: c.ApplicationID, PublicKey: c.PublicKey.Reveal()}
 }

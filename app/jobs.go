@@ -16,7 +16,7 @@ func scheduled(cfg *config.Config, svc *threads.Service) []ladder.Job {
 		_, err := svc.Tick(ctx)
 		return err
 	}}}
-	pruner := svc.Pruner(threads.RetentionOf(cfg))
+	pruner := svc.Pruner(threads.Retention{Closed: cfg.Retention, Tombstones: cfg.Tombstones()})
 	jobs = append(jobs, ladder.Job{Name: "retention", Spec: ladder.Every(threads.PruneEvery), Run: func(ctx context.Context) error {
 		_, err := pruner.Prune(ctx)
 		return err

@@ -13,19 +13,11 @@ import (
 )
 
 // Canonical JSON is RFC 8785 (JCS), the form the backend hashes into
-// args_sha256 (docs/protocol.md, "Canonical JSON and the digest").
-//
-// We use github.com/gowebpki/jcs v1.0.2 rather than our own serialiser: it
-// passes every vector of fixtures/digests.json (including "number spellings"
-// with -0, 1e21 and 0.0000001, and "utf16 key order"), formats numbers the
-// ECMAScript way, sorts keys by UTF-16 code units, rejects duplicate keys,
-// lone surrogates and invalid UTF-8, and is the reference implementation's
-// Go port. canonical_test.go runs every vector against it, so an upgrade that
-// changes the output fails there. We wrap it for three reasons: a nesting
-// bound tighter than its own 10,000, a clear error for numbers that are not
-// finite doubles, and error texts that never quote the arguments (its
-// messages may copy up to 32 bytes of input, and arguments are restricted
-// content that must not reach logs).
+// args_sha256 (docs/protocol.md). github.com/gowebpki/jcs makes it, and
+// canonical_test.go runs every digest vector against it; Canonicalize
+// wraps it for a tighter nesting bound, a clear error for numbers that are
+// not finite doubles, and errors that never quote the arguments (see
+// docs/design.md#canonical-json).
 
 // CanonicalMaxDepth bounds the nesting of arrays and objects Canonicalize
 // accepts. Real tool arguments nest a few levels; the bound keeps a hostile

@@ -12,70 +12,13 @@ import (
 	"strconv"
 )
 
-// Why a reask compares fingerprints, and what they are keyed with.
-//
-// A reask compares two revisions of a call (CompareRevisions) on what the
-// card shows: the display projection. A value the projection hides (a
-// secret, redacted; a string cut past ProjectionMaxString; members or
-// levels cut) shows the same in both revisions however it changed, so
-// comparing projections alone lets a person approve a swapped API key
-// with no hint on the card.
-//
-// The values themselves are not at hand when the reask arrives: the bot
-// keeps no argument as received (Stored), so of the earlier revision it
-// has only the stored form; of the new one it has the request just
-// received. So StoredForm keeps, for each place of the projection that
-// hides something, a fingerprint of what it hides (Fingerprints), and the
-// reask fingerprints the new revision's arguments as received (Call.Received,
-// held in memory only) under the earlier revision's key and compares the
-// two, path by path.
-//
-// The threat is a reader of the store: a leaked backup, a database
-// administrator, anyone with the rows but not the bot's configuration.
-// The bot's rule is that nothing of a secret the card redacts reaches the
-// store, and a fingerprint an attacker can compute is an offline oracle:
-// given the row, try "hunter2", then the next guess, until the fingerprint
-// matches. A plain SHA-256 is such an oracle, and so is an HMAC whose key
-// is kept in the row beside it. So the key is never stored: it is derived,
-// per revision, from a secret the store does not hold and a salt the row
-// does hold,
-//
-//	key = HMAC-SHA256(secret, "approvalsbot fingerprint v1" || salt)
-//
-// where salt is fingerprintSaltSize random bytes of the revision's own,
-// and each fingerprint is an HMAC-SHA256 under key over the path and the
-// hidden value, cut to fingerprintSize bytes. The secret is the bot's
-// calls secret (backend.calls_secrets, the first of them): the HMAC
-// secret of the bot's own calls to the backend, which already holds every
-// argument as sent, so deriving from it tells the backend nothing new and
-// tells a reader of the store nothing at all. Without the secret the row
-// verifies no guess; the salt makes each revision's (and path's)
-// fingerprints of one value unlike any other's, so no table computed
-// ahead helps. A fingerprint is never shown, and says only whether a
-// hidden value changed; what is shown of the change is the projection's
-// own text ("[redacted]", a cut value).
-//
-// The row names its secret by a key id, HMAC-SHA256(secret,
-// "approvalsbot fingerprint key id") cut to fingerprintKeyIDSize bytes,
-// which tells nothing of the secret (the configuration takes no calls
-// secret shorter than an HMAC-SHA256 key, so none can be guessed from
-// its id) but lets the reask pick, from the configured list, the secret
-// the earlier revision was keyed with: a rotation that keeps the old
-// secret listed still compares. The fingerprints are thus as safe as the
-// calls secret: whoever holds both it and the store can test guesses, but
-// whoever holds it can already ask the backend for the arguments
-// themselves (an argument look-up is a call it signs). Where no
-// listed secret has the row's key id (rotated out), where the bot has no
-// secret (a tool, a test), or where the revision was stored before
-// fingerprints, or by a build that kept the key in the row, nothing
-// hidden is compared: the reask falls back to saying that the change is
-// in values the card does not show (Reask.Unshown) when the digest
-// changed, and never reports a change it cannot see.
-
 // Fingerprints are keyed fingerprints of the values a revision's display
 // projection hides, one for each place of the projection that hides
-// something, in the order of the arguments. StoredForm makes them; Parse
-// drops any the backend sent.
+// something, in the order of the arguments: a reask compares them to tell
+// that a hidden value changed, which the store does not keep. StoredForm
+// makes them; Parse drops any the backend sent. The key is derived per
+// revision from the calls secret and Salt, and never stored: see
+// docs/design.md#reask-fingerprints.
 type Fingerprints struct {
 	// Salt is this revision's own random value (fingerprintSaltSize
 	// bytes) the key is derived from, with the secret KeyID names.

@@ -92,60 +92,12 @@ func Project(raw []byte) (Projection, error) {
 
 // SensitiveKey reports whether an object key names a secret. The same
 // rule decides the NAME of a NAME=value or name: value in text (RedactText).
-//
-// A key may be written by an adversary (the agent a prompt injection
-// steers names its own arguments), so a key is first seen through its
-// disguise (foldKey): invisible characters are dropped, compatibility
-// forms (full-width letters, ſ, the Kelvin sign, ı, mathematical letters),
-// precomposed letters (ä, é, å: their base letter), letters with a stroke
-// (ø, ł), ĸ and ß, and the Cyrillic, Greek and other look-alikes of Latin
-// letters become those letters, Unicode hyphens and dashes '-', Unicode
-// spaces ' ', middle dots and dot leaders '.', and Unicode slashes and
-// colons '/' and ':'. A key that folds to a secret name is secret
-// whatever script it is written in; a word of another script that
-// resembles none (Пароль, 密码) is not. A key of printable ASCII is
-// matched as it is, without a copy.
-//
-// In every key, a digit or sign written for a letter is read as that
-// letter where it makes a secret name: 0 o, 1 i or l, 3 e, 4 a, 5 s, 7 t,
-// @ a and $ s (passw0rd, t0k3n, pa$$word, au7h). A key of plain letters
-// is judged as if there were no such rule, and a key whose digits spell
-// no secret name stays shown (step1, h264, s3_bucket).
-//
-// A part word makes a key secret wherever it appears in the key, in any
-// case, with '-', '_', ' ', '.', '/', ':' or nothing between its parts
-// (X-Api-Key, client_secret, Private_Key, access-token, APIKEY, api/key).
-// It matches substrings on purpose: max_tokens, secretary or tokenizer
-// are redacted too, because showing a real secret costs more than hiding
-// a harmless value.
-//
-// A whole word makes a key secret only as a whole segment of it, because
-// as a part it would hide ordinary keys: auth is in author and oauth_scope.
-// A key's segments are split at every byte that is not an ASCII letter or
-// digit, between a letter and a digit, before an upper-case letter that
-// follows a lower-case one (sessionCookie), and before the last capital of
-// a run of three or more that a lower-case letter other than a plural s
-// follows (HTTPAuth is HTTP and Auth, PWDs is one segment, and OAuth stays
-// one segment). A plural s is allowed. The key is also split with the
-// digits and signs read as letters taken for letters, which then join a
-// segment (au7h is one segment, auth2 still two).
-//
-//	word           match    secret                                   not secret
-//	token          part     access_token, refreshToken, max_tokens   tok
-//	password       part     db password, PASSWORD                    pass, passenger
-//	passwd         part     passwd
-//	secret         part     client_secret, Client-Secret, secretary
-//	authorization  part     Authorization, Proxy-Authorization
-//	credential     part     Credentials
-//	api key        part     X-Api-Key, api_key, apiKey, APIKEY        api, api_url
-//	private key    part     Private_Key, privateKey                  private, public_key
-//	passphrase     part     key_passphrase
-//	auth           whole    auth, x-auth, basicAuth, HTTP_AUTH        author, oauth_scope, OAuth
-//	pwd            whole    pwd, DB_PWD, dbPwd                       pwdx, OLDPWD
-//	cookie         whole    Cookie, session_cookie, Set-Cookie,       cookiecutter
-//	                        cookies
-//
-// Only the key decides; a value such as "token rotation" is shown.
+// Only the key decides, read through its disguise (foldKey: invisible
+// characters, look-alikes, digits for letters). A part word (token,
+// password, secret, api key…) makes a key secret wherever it appears, on
+// purpose even inside max_tokens; a whole word (auth, pwd, cookie) only
+// as a whole segment. The rules and their examples:
+// docs/design.md#secret-keys.
 func SensitiveKey(k string) bool {
 	if printableASCII(k) {
 		return hasPartWord(k) || hasWholeWord(k)
@@ -415,10 +367,11 @@ var partWords = [][]byte{
 	[]byte("passphrase"),
 }
 
-// wholeWords make a key secret only as a whole segment (see SensitiveKey).
+// wholeWords make a key secret only as a whole segment: as a part, auth
+// would hide author and oauth_scope.
 var wholeWords = []string{"auth", "pwd", "cookie"}
 
-// hasWholeWord reports whether a segment of k, as SensitiveKey splits it,
+// hasWholeWord reports whether a segment of k, as wholeWordIn splits it,
 // is one of wholeWords or its plural. k is read twice: as written, and
 // with the digits and signs foldEq reads as letters taken for letters
 // ("au7h", "c00kie"), so that they join a segment instead of splitting it.
@@ -427,7 +380,11 @@ func hasWholeWord(k string) bool {
 }
 
 // wholeWordIn is hasWholeWord reading k as written or, signs, with the
-// digits and signs of foldEq as letters (of no case).
+// digits and signs of foldEq as letters (of no case). A segment ends at a
+// byte that is not a letter or digit, between a letter and a digit, before
+// an upper-case letter after a lower-case one (sessionCookie), and before
+// the last capital of a run of three or more that a lower-case letter
+// other than a plural s follows (HTTPAuth is two; OAuth and PWDs one).
 func wholeWordIn(k string, signs bool) bool {
 	letter := func(c byte) bool { return isWordByte(c) && !isDigit(c) || signs && isLetterSign(c) }
 	start := 0 // the current segment is k[start:i]
@@ -512,29 +469,11 @@ func lowerByte(c byte) byte {
 }
 
 // RedactText redacts credentials inside free text (agent text, messages,
-// patches), each replaced by [redacted]. Text without them is returned as
-// is. Words alone never redact in text ("rotate the token" is shown); only
-// these shapes do:
-//
-//   - the credential after "Bearer" (any case), and a base64-looking one
-//     after "Basic", when a space, tab, colon or line break separates
-//     them ("Bearer abc", "Bearer:abc"); across a line break the
-//     credential must look like one, so a sentence ending in "Bearer"
-//     keeps the next line's first word;
-//   - the user-info of URLs ("https://[redacted]@host/path"), also when
-//     an unencoded '/', '?' or '#' in the password ends the authority
-//     early ("https://u:pa/ss@host");
-//   - the value of NAME=value and name: value whose name is secret by
-//     SensitiveKey: environment variables and flags ("GITHUB_TOKEN=…",
-//     "--password=…"), query and form parameters ("?access_token=…",
-//     "&client_secret=…"), headers ("X-Api-Key: …", "Authorization: token
-//     …", which keeps the scheme), YAML lines, and JSON or Python objects
-//     inside text ("{\"password\":\"…\"}"); see namedValue for where a
-//     value ends;
-//   - bare tokens by their issuer's prefix (GitHub, Slack, Stripe, AWS,
-//     Google: tokenShapes), JSON Web Tokens ("eyJ…" in three or five
-//     dot-separated parts), Slack and Discord webhook paths, and the body
-//     of a PEM private key block.
+// patches), each replaced by [redacted]; text without them is returned as
+// is. Words alone never redact in text, only the shapes of credentials: a
+// Bearer or Basic credential, URL user-info, a NAME=value whose name
+// SensitiveKey calls secret, tokens known by their prefix, JWTs, webhook
+// paths and PEM private keys. See docs/design.md#secrets-in-free-text.
 func RedactText(s string) string {
 	r, _ := redactText(s, false)
 	return r
@@ -543,9 +482,10 @@ func RedactText(s string) string {
 // redactText does RedactText and reports whether it changed s. As a whole
 // value (a JSON string in arguments), a string that starts with "Bearer "
 // or "Basic " is a credential whatever follows, so all of the rest is
-// redacted; after a line break the text rule decides instead. In text, "Bearer" redacts the next word (up to white space or
-// a quote), and "Basic" only a word that looks like base64, because
-// "basic" is a common English word.
+// redacted; after a line break the text rule decides instead. In text,
+// "Bearer" redacts the next word (up to white space or a quote), and
+// "Basic" only a word that looks like base64, because "basic" is a common
+// English word.
 func redactText(s string, value bool) (string, bool) {
 	if value {
 		if n, _, broke := schemeAt(s, 0); n > 0 && !broke && strings.TrimSpace(s[n:]) != "" {

@@ -12,34 +12,10 @@ import "strings"
 const maxNameLen = 128
 
 // namedValue redacts the value of a NAME=value or name: value at i (the
-// '=' or ':') whose name SensitiveKey calls secret.
-//
-// The name is a run of letters, digits, '_', '-' and '.', or any text in
-// quotes (`"db password": …`, `'token': …`, and `\"token\":` inside a
-// JSON string). "name: value" needs a space or tab after the colon unless
-// the name is quoted, so "scope:read" and "12:30" are not values.
-// "NAME = value" with blanks around '=' counts only when the value is
-// quoted (`password = "…"` in TOML or Python) or the name starts a line
-// with a blank before '=' (`aws_secret_access_key = …` in an INI or
-// credentials file), so `if ok { token = get() }` in code is not a value;
-// "==", "!=", "<=" and ":=" are never assignments.
-//
-// Where the value ends:
-//
-//   - a quoted value ('…', "…", `…`, or \"…\") is the text inside the
-//     quotes, up to the end of the line if they do not close;
-//   - after a quoted name, a value in braces or brackets is the whole
-//     balanced JSON text;
-//   - a leading authentication scheme (Bearer, Basic, token, Bot, …) is
-//     kept and the credential after it is the value;
-//   - "name: value" and "NAME = value" at the start of a line (after
-//     blanks and diff, list, comment or quote marks: "+", "-", "*", "#",
-//     ">") run to the end of the line, as in YAML, INI or a header block;
-//   - otherwise "name: value" after a quoted name ends where a JSON
-//     scalar does, a cookie header's value at a quote or the end of the
-//     line, and any other value at white space or a quote; NAME=value
-//     ends also at '&', as query and form parameters do, and at '<', '>'
-//     or '|', which end a link in Slack's markup.
+// '=' or ':') whose name SensitiveKey calls secret. Which names count
+// (quoted or not, with blanks around '=' or not) and where a value ends
+// (quotes, balanced JSON, a scheme kept, the end of a line, '&' in a
+// query): docs/design.md#named-values-in-text.
 func (t *textRedactor) namedValue(i int) int {
 	s := t.s
 	colon := s[i] == ':'
@@ -718,8 +694,7 @@ func hasPattern(s, prefix string) bool {
 	return true
 }
 
-// hasSuffixFold is strings.HasSuffix with ASCII case folding; suffix is
-// lowercase.
+// hasSuffixFold is strings.HasSuffix folding ASCII case; suffix is lowercase.
 func hasSuffixFold(s, suffix string) bool {
 	return len(s) >= len(suffix) && hasPrefixFold(s[len(s)-len(suffix):], suffix)
 }

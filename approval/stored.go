@@ -13,46 +13,10 @@ const StoredVersion = 1
 
 // Stored is the form in which the bot keeps one revision of an approval:
 // what its cards, thread replies and email show, as the bot shows it, and
-// nothing the bot would not show in the place the card goes. It decodes as
-// an Approval, so every reader of a revision reads it as one; Form marks
-// it apart from a request kept as received.
-//
-// For an approval whose content is not restricted:
-//   - the arguments are the bot's own display projection (Project), or,
-//     where a card could not show that projection exactly as it shows the
-//     arguments received (a string the projection cut), the arguments with
-//     their secrets redacted (as Reveal redacts them) and nothing cut;
-//     Call.Redaction then also says what the bot redacted or cut, so the
-//     card's marks and its Show all arguments button stay as they were;
-//   - Call.Fingerprints say, keyed from a secret the store does not hold,
-//     what each value the projection hides (redacts or cuts) was, so that
-//     a reask can tell such a value changed without keeping it
-//     (fingerprint.go says how they are keyed, and why); the arguments as
-//     received stay beside the stored form in memory only (Call.Received),
-//     for the reask that arrives with them;
-//   - the agent's text, the patch and each argument role's values are
-//     passed through RedactText, and the values of a role whose argument
-//     SensitiveKey calls secret ("smtp_password", "api_key") are kept as
-//     [redacted], as the arguments keep that argument.
-//
-// For a content-restricted approval none of the content is kept: no
-// arguments, agent text, patch, file paths, role values or turn. What a
-// restricted card shows or decides from stays: the title, the effect line
-// (annotations), the flags, who asks, the warning, the files' count and
-// which are protected, each role's argument, role, origins and scope (the
-// button order reads them), the confirmation's argument, and the digests
-// (the snapshot is on the card; args_sha256 is what Show details checks
-// the backend's look-up against, and is never shown in a shared place).
-//
-// Identifiers the calling side shapes (the function, who started the job
-// and its agent, every argument name of the roles, the flags, the
-// confirmation and the reason, the taint's sources and functions, the
-// level, file paths) and the text beside them (the names of the turn's
-// waiting calls, the policy rule, hook and previous call that asked) are
-// passed through RedactText, restricted or not: a secret's shape in one
-// would otherwise be kept. One that holds none is kept as received. The full
-// arguments are never kept; Show all arguments and Show details look them
-// up at the backend and check them against args_sha256.
+// nothing the bot would not show in the place the card goes; of a
+// content-restricted approval, none of the content. It decodes as an
+// Approval; Form marks it apart from a request kept as received. What it
+// keeps of each part, and why: docs/design.md#the-stored-form-of-a-revision.
 type Stored struct {
 	Approval
 	Form StoredFormInfo `json:"stored"`
@@ -140,16 +104,11 @@ func storedArguments(raw []byte, p Projection) json.RawMessage {
 	return compact.Bytes()
 }
 
-// storedIdentifiers passes the identifiers of a (function, job starter
-// and agent, the argument names of the flags, the confirmation and the
-// reason, the taint's sources and functions, the level) and the text
-// beside them (the policy rule, hook and previous call that asked)
+// storedIdentifiers passes the identifiers of a and the text beside them
 // through RedactText into k, restricted or not: the calling side shapes
-// them, and a secret's shape in one would otherwise be kept. An
-// identifier that holds none is kept as received. RedactText is
-// deterministic, so an argument named by a flag still names the same
-// role as storedRoles keeps it. Slices and pointers of a are not
-// changed: k gets copies.
+// them, and a secret's shape in one would otherwise be kept. RedactText is
+// deterministic, so an argument named by a flag still names the same role
+// as storedRoles keeps it. k gets copies of a's slices and pointers.
 func storedIdentifiers(k, a *Approval) {
 	k.Call.Function = RedactText(a.Call.Function)
 	k.Job.ID = RedactText(a.Job.ID)

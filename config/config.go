@@ -16,12 +16,10 @@ package config
 import (
 	"fmt"
 	"os"
-	"path"
-	"slices"
 	"strings"
 	"time"
 
-	"approvalsbot/ladder"
+	"approvalsbot/tenant"
 )
 
 // Defaults for what the file may leave out.
@@ -43,9 +41,6 @@ const (
 	MinLease             = 5 * time.Second
 	DefaultSlackAPIURL   = "https://slack.com/api/"
 	DefaultDiscordAPIURL = "https://discord.com/api/v10/"
-	// DefaultLadder is the ladder every tenant has, empty when the file
-	// configures none.
-	DefaultLadder = "default"
 )
 
 // What the store keeps, and for how long: the retention setting.
@@ -69,15 +64,6 @@ const (
 const (
 	DriverSQLite   = "sqlite"
 	DriverPostgres = "postgres"
-)
-
-// SMTP transport security: STARTTLS after connecting, TLS from the first
-// byte, or none (allowed only to a loopback address, since credentials and
-// approval content would otherwise cross the network in clear).
-const (
-	TLSStartTLS = "starttls"
-	TLSImplicit = "tls"
-	TLSNone     = "none"
 )
 
 // Config is the whole validated file.
@@ -119,7 +105,7 @@ type Config struct {
 	// links to the bot's decision page; nil otherwise.
 	DecisionPage *DecisionPage
 	// Tenants by id; never empty.
-	Tenants map[string]*Tenant
+	Tenants map[string]*tenant.Tenant
 	// SecretVars names, in file order, the environment variable each
 	// secret was read from, so that `bot check` can show where a secret
 	// comes from without showing it.
@@ -191,116 +177,12 @@ type Discord struct {
 type SMTP struct {
 	// Addr is host:port.
 	Addr string
-	// TLS is TLSStartTLS, TLSImplicit or TLSNone.
+	// TLS is smtpconf.TLSStartTLS, smtpconf.TLSImplicit or smtpconf.TLSNone.
 	TLS      string
 	Username string
 	Password Secret
 	// From is the From header, display name allowed.
 	From string
-}
-
-// Tenant is one tenant's people, places and ladders.
-type Tenant struct {
-	ID string
-	// Deadline applies when neither the request nor a tool override sets
-	// one.
-	Deadline time.Duration
-	// MaxDeadline is how far past the bot's clock a request's own
-	// deadline may lie when it arrives (DefaultMaxDeadline); one further
-	// away is refused, so that no link stays valid and no ladder waits
-	// without end.
-	MaxDeadline time.Duration
-	// Post is where each card goes (step 0).
-	Post []ladder.Target
-	// Audit, when set, is the channel approval.auto_granted notices go to.
-	Audit *ladder.Target
-	// Digest, when set, posts what still waits on a schedule.
-	Digest             *Digest
-	ForbidSelfApproval bool
-	// Zone is the tenant's time zone: working hours (a step's during),
-	// rotations and the digest that name no zone of their own are read in
-	// it. nil means UTC (Location).
-	Zone *time.Location
-	// Rotations by name, for steps that name rotation:NAME; each ladder
-	// carries the ones its steps name (ladder.Ladder.Rotations).
-	Rotations map[string]ladder.Rotation
-	// Ladders by name; always holds DefaultLadder.
-	Ladders map[string]ladder.Ladder
-	// Tools are per-function overrides in file order: the first whose glob
-	// matches wins.
-	Tools   []ToolOverride
-	Members []Member
-	// EmailDecisions is what a member may decide from escalation mail on
-	// the decision page: EmailDecisionsOff, EmailDecisionsDeny (the
-	// default) or EmailDecisionsApprove.
-	EmailDecisions string
-}
-
-// Digest posts a summary of what still waits.
-type Digest struct {
-	// Cron is a standard 5-field spec (or a descriptor such as @daily), read
-	// in Zone.
-	Cron string
-	Zone *time.Location
-	// To is a channel.
-	To ladder.Target
-}
-
-// ToolOverride changes how calls of matching functions are handled. Zero
-// fields leave the tenant's setting in place.
-type ToolOverride struct {
-	// Glob matches function names with path.Match; "*" also matches dots,
-	// so "payments.*" matches "payments.refund".
-	Glob     string
-	Ladder   string
-	Deadline time.Duration
-	// Post, when set, replaces the tenant's Post.
-	Post []ladder.Target
-}
-
-// Member maps a tenant user to their chat identities and permissions.
-type Member struct {
-	// User is the tenant user id the backend knows ("user:kevin").
-	User string
-	Role Role
-	// Content lets the member see arguments and digests.
-	Content bool
-	// Governance lets the member give the second approval of protected
-	// paths.
-	Governance bool
-	// Chat holds the member's bare user id on each chat surface they are
-	// on (ladder.ChatSurfaces), keyed by the surface's name, as the file
-	// writes them (members[].slack: U…, members[].discord: a snowflake).
-	// Email is a bare address and may be empty.
-	Chat  ladder.ChatIDs
-	Email string
-}
-
-// ChatID is the member's bare user id on the chat surface called surface
-// ("slack", "discord"), or "" when they are not on it.
-func (m Member) ChatID(surface string) string { return m.Chat[surface] }
-
-// Role is what a member may do.
-type Role string
-
-// Roles from least to most powerful.
-const (
-	RoleViewer   Role = "viewer"
-	RoleOperator Role = "operator"
-	RoleAdmin    Role = "admin"
-	RoleOwner    Role = "owner"
-)
-
-// Roles lists every role, least powerful first.
-func Roles() []Role { return []Role{RoleViewer, RoleOperator, RoleAdmin, RoleOwner} }
-
-// Valid reports whether r is one of Roles.
-func (r Role) Valid() bool { return slices.Contains(Roles(), r) }
-
-// CanDecide reports whether a member with this role may approve or deny.
-// A viewer only watches.
-func (r Role) CanDecide() bool {
-	return r == RoleOperator || r == RoleAdmin || r == RoleOwner
 }
 
 // Load reads and validates the file at path. Problems name the file by the
@@ -331,123 +213,9 @@ func Parse(name string, data []byte, getenv func(string) (string, bool)) (*Confi
 }
 
 // Tenant returns the tenant with the given id.
-func (c *Config) Tenant(id string) (*Tenant, bool) {
+func (c *Config) Tenant(id string) (*tenant.Tenant, bool) {
 	t, ok := c.Tenants[id]
 	return t, ok
-}
-
-// Tool returns the first override, in file order, whose glob matches the
-// function name.
-func (t *Tenant) Tool(function string) (ToolOverride, bool) {
-	for _, o := range t.Tools {
-		if ok, _ := path.Match(o.Glob, function); ok {
-			return o, true
-		}
-	}
-	return ToolOverride{}, false
-}
-
-// LadderFor picks the ladder for a call of function whose request named
-// requested (may be ""): the requested ladder when the tenant has it, else
-// the tool override's, else the default.
-func (t *Tenant) LadderFor(function, requested string) ladder.Ladder {
-	if l, ok := t.Ladders[requested]; ok && requested != "" {
-		return l
-	}
-	if o, ok := t.Tool(function); ok && o.Ladder != "" {
-		if l, ok := t.Ladders[o.Ladder]; ok {
-			return l
-		}
-	}
-	if l, ok := t.Ladders[DefaultLadder]; ok {
-		return l
-	}
-	return ladder.Ladder{Name: DefaultLadder}
-}
-
-// PostFor is where cards for function go: the tool override's post when it
-// has one (it replaces the tenant's), else the tenant's.
-func (t *Tenant) PostFor(function string) []ladder.Target {
-	if o, ok := t.Tool(function); ok && len(o.Post) > 0 {
-		return o.Post
-	}
-	return t.Post
-}
-
-// DeadlineFor is the deadline a call of function gets when its request
-// sets none: the tool override's, else the tenant's, else
-// ladder.DefaultDeadline. ladder.Deadline applies the request's own first.
-func (t *Tenant) DeadlineFor(function string) time.Duration {
-	if o, ok := t.Tool(function); ok && o.Deadline > 0 {
-		return o.Deadline
-	}
-	if t.Deadline > 0 {
-		return t.Deadline
-	}
-	return ladder.DefaultDeadline
-}
-
-// MemberOn finds the member who is id on surface: on a chat surface
-// (ladder.ChatSurfaces) the member with that bare user id, on
-// ladder.SurfaceEmail the member whose address has id's AddressKey (how a
-// ladder step that mails a member's address reaches someone who may
-// decide). It is the one lookup of a person by where they clicked or were
-// reached, so it names no platform; an empty id and a surface no member is
-// on match nobody.
-func (t *Tenant) MemberOn(surface, id string) (Member, bool) {
-	if surface == ladder.SurfaceEmail {
-		key := AddressKey(id)
-		return t.member(func(m Member) bool { return m.Email != "" && AddressKey(m.Email) == key }, id)
-	}
-	return t.member(func(m Member) bool { return m.Chat[surface] == id }, id)
-}
-
-// AddressKey is the one form in which two e-mail addresses are compared:
-// the address with the ASCII letters A to Z lowered and every other
-// character kept as written. Two addresses are one mailbox to the bot
-// exactly when their keys are equal: a member is looked up by it, the
-// members' addresses must differ by it (bot check), and one recipient's
-// mails are recorded under it.
-//
-// Only ASCII is folded because every mail system treats Sam@ and sam@ as
-// one mailbox, while none folds the rest of Unicode in a local part: ſam@
-// (long s), Kim@ with the Kelvin sign, ıan@ (dotless i) and ｓam@
-// (full-width) are other mailboxes than sam@, kim@, ian@ and sam@. A
-// Unicode fold (strings.EqualFold, strings.ToLower) would merge them, so
-// whoever holds the look-alike mailbox would be taken for the member and
-// receive their decision links.
-func AddressKey(addr string) string {
-	for i := 0; i < len(addr); i++ {
-		if c := addr[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(addr)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return addr
-}
-
-// MemberByUser finds the member with a tenant user id.
-func (t *Tenant) MemberByUser(user string) (Member, bool) {
-	return t.member(func(m Member) bool { return m.User == user }, user)
-}
-
-// member scans linearly: member lists are short, and keeping Tenant free of
-// hidden indexes keeps it a plain value.
-func (t *Tenant) member(match func(Member) bool, key string) (Member, bool) {
-	if key == "" {
-		return Member{}, false
-	}
-	for _, m := range t.Members {
-		if match(m) {
-			return m, true
-		}
-	}
-	return Member{}, false
 }
 
 // Problem is one thing wrong with the file.

@@ -13,6 +13,7 @@ import (
 
 	"approvalsbot/config"
 	"approvalsbot/ladder"
+	"approvalsbot/tenant"
 )
 
 // fullEnv supplies the variables testdata/full.yaml names. Values are
@@ -112,14 +113,14 @@ func TestLoadFull(t *testing.T) {
 			Password: "smtp-password-7575",
 			From:     "Approvals <approvals@acme.example>",
 		},
-		Tenants: map[string]*config.Tenant{
+		Tenants: map[string]*tenant.Tenant{
 			"acme": {
 				ID:          "acme",
 				Deadline:    24 * time.Hour,
 				MaxDeadline: config.DefaultMaxDeadline,
 				Post:        targets(t, "slack:C0APPROVALS", "discord:channel:112233445566778899"),
 				Audit:       target(t, "slack:C0AUDIT"),
-				Digest: &config.Digest{
+				Digest: &tenant.Digest{
 					Cron: "0 9 * * 1-5",
 					Zone: berlin,
 					To:   *target(t, "slack:C0APPROVALS"),
@@ -150,15 +151,15 @@ func TestLoadFull(t *testing.T) {
 						}),
 					}},
 				},
-				Tools: []config.ToolOverride{{
+				Tools: []tenant.ToolOverride{{
 					Glob: "payments.*", Ladder: "payments", Deadline: 2 * time.Hour,
 					Post: targets(t, "slack:C0FINANCE"),
 				}},
-				Members: []config.Member{
-					{User: "user:kevin", Role: config.RoleOperator, Content: true, Chat: ladder.ChatIDs{"slack": "U0KEVIN", "discord": "223344556677889900"}, Email: "kevin@acme.example"},
-					{User: "user:ada", Role: config.RoleOwner, Content: true, Governance: true, Chat: ladder.ChatIDs{"slack": "U0ADA"}, Email: "ada@acme.example"},
+				Members: []tenant.Member{
+					{User: "user:kevin", Role: tenant.RoleOperator, Content: true, Chat: ladder.ChatIDs{"slack": "U0KEVIN", "discord": "223344556677889900"}, Email: "kevin@acme.example"},
+					{User: "user:ada", Role: tenant.RoleOwner, Content: true, Governance: true, Chat: ladder.ChatIDs{"slack": "U0ADA"}, Email: "ada@acme.example"},
 				},
-				EmailDecisions: config.EmailDecisionsDeny,
+				EmailDecisions: tenant.EmailDecisionsDeny,
 			},
 		},
 		// The public key is no secret: read like any text, not listed.

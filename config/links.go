@@ -8,36 +8,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Email decisions: what a tenant's escalation mail may let a member decide
-// on the bot's decision page (Tenant.EmailDecisions).
-const (
-	// EmailDecisionsOff: mail carries no decision links.
-	EmailDecisionsOff = "off"
-	// EmailDecisionsDeny: mail carries a Deny link only. A Deny never
-	// makes anything run, so it is the default.
-	EmailDecisionsDeny = "deny"
-	// EmailDecisionsApprove: mail carries Approve and Deny links (Approve
-	// only where a chat click could approve: never a call that needs a
-	// typed confirmation or a change to protected paths).
-	EmailDecisionsApprove = "approve"
-)
-
-// DefaultEmailDecisions is what a tenant that says nothing allows.
-const DefaultEmailDecisions = EmailDecisionsDeny
-
-// MailDecides reports whether the tenant takes this decision (an
-// approval, or a denial) by mail, on the decision page: the one rule
-// for the links a mail carries and for what the page then takes.
-func (t *Tenant) MailDecides(approve bool) bool {
-	switch t.EmailDecisions {
-	case EmailDecisionsApprove:
-		return true
-	case EmailDecisionsDeny, "": // "": a tenant not parsed, the default
-		return !approve
-	}
-	return false
-}
-
 // DecisionPage is where people reach the bot's decision page from an
 // escalation mail (the public_url and link_secrets keys). Nil when
 // public_url is not set: mail then carries no decision links.

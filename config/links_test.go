@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"approvalsbot/config"
+	"approvalsbot/tenant"
 )
 
 // linkEnv is base's environment with a link secret of the shortest
@@ -26,7 +27,7 @@ func TestDecisionPage(t *testing.T) {
 		dp.LinkSecrets[0].Reveal() != "link-secret-of-32-bytes-0c9e1f7a" {
 		t.Fatalf("decision page %+v", dp)
 	}
-	if got := c.Tenants["acme"].EmailDecisions; got != config.EmailDecisionsDeny {
+	if got := c.Tenants["acme"].EmailDecisions; got != tenant.EmailDecisionsDeny {
 		t.Errorf("a tenant that says nothing allows %q by mail, want deny", got)
 	}
 	if strings.Contains(c.Summary(), "link-secret-of-32-bytes") {
@@ -88,12 +89,12 @@ func TestMailDecides(t *testing.T) {
 		setting       string
 		deny, approve bool
 	}{
-		{config.EmailDecisionsOff, false, false},
-		{config.EmailDecisionsDeny, true, false},
+		{tenant.EmailDecisionsOff, false, false},
+		{tenant.EmailDecisionsDeny, true, false},
 		{"", true, false},
-		{config.EmailDecisionsApprove, true, true},
+		{tenant.EmailDecisionsApprove, true, true},
 	} {
-		tn := &config.Tenant{EmailDecisions: c.setting}
+		tn := &tenant.Tenant{EmailDecisions: c.setting}
 		if tn.MailDecides(false) != c.deny || tn.MailDecides(true) != c.approve {
 			t.Errorf("%q: deny %v approve %v, want %v %v", c.setting, tn.MailDecides(false), tn.MailDecides(true), c.deny, c.approve)
 		}

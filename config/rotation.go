@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"approvalsbot/ladder"
+	"approvalsbot/tenant"
 )
 
 // A tenant's zone and rotations, and the steps that name rotation:NAME.
@@ -339,7 +340,7 @@ func parseLocal(s string) (localTime, error) {
 // windows, rotations and the digest that name none; its rotations
 // resolved against its members; and every rotation a step names checked
 // and frozen into that step's ladder.
-func (d *decoder) tenantTimes(t *Tenant, ladders []ladderPos, rotations []rotationPos) {
+func (d *decoder) tenantTimes(t *tenant.Tenant, ladders []ladderPos, rotations []rotationPos) {
 	zone := ladder.ZoneOf(t.Location())
 	windowZones(ladders, zone)
 	if t.Digest != nil && t.Digest.Zone == nil {
@@ -396,7 +397,7 @@ func haveNames(tenant string, rotations []rotationPos) string {
 // resolveRotation turns a rotation as written into its frozen form: its
 // members the tenant's, its first hand-off on the first date from start
 // that falls on the hand-off's weekday, its overrides' bounds in its zone.
-func (d *decoder) resolveRotation(t *Tenant, rp rotationPos, tenantZone ladder.Zone) (ladder.Rotation, bool) {
+func (d *decoder) resolveRotation(t *tenant.Tenant, rp rotationPos, tenantZone ladder.Zone) (ladder.Rotation, bool) {
 	ok := rp.ok
 	member := func(u userRef) (ladder.RotationMember, bool) {
 		m, found := t.MemberByUser(u.user)
@@ -460,7 +461,7 @@ func (d *decoder) resolveRotation(t *Tenant, rp rotationPos, tenantZone ladder.Z
 // reachable reports each member a step's rotation can put on duty whom
 // the step has no way to reach: a mention or DM needs a user id on a chat
 // surface, an email an address.
-func (d *decoder) reachable(t *Tenant, ref rotationRef, r ladder.Rotation) {
+func (d *decoder) reachable(t *tenant.Tenant, ref rotationRef, r ladder.Rotation) {
 	people := slices.Clone(r.Members)
 	for _, o := range r.Overrides {
 		people = append(people, o.Member)
@@ -521,7 +522,7 @@ const onDutyShown = 4
 //	rotation primary: user:kevin, user:ada take turns of 1w, handing off mon 09:00 Europe/Berlin, the first on 2026-11-30
 //	  on duty now: user:kevin until Mon 2026-12-07 09:00 CET
 //	  then user:ada until Mon 2026-12-14 09:00 CET
-func (t *Tenant) rotationSummary(b *strings.Builder, now time.Time) {
+func rotationSummary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
 	names := make([]string, 0, len(t.Rotations))
 	for n := range t.Rotations {
 		names = append(names, n)

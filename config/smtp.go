@@ -1,25 +1,6 @@
 package config
 
-import (
-	"fmt"
-	"net"
-	"net/mail"
-	"strconv"
-	"strings"
-)
-
-// SMTPProblem is one way SMTP settings are unusable. Key is the setting at
-// fault, a key of the smtp section: addr, tls, from, username or password
-// (for a username without a password, or the reverse, the one that is
-// set). Msg says what is wrong without the key, the way a problem in the
-// file reads after "smtp.KEY: "; it never holds the password.
-type SMTPProblem struct {
-	Key string
-	Msg string
-}
-
-// Error is the problem as "smtp.KEY: MSG", the path the file gives it.
-func (p SMTPProblem) Error() string { return "smtp." + p.Key + ": " + p.Msg }
+import "approvalsbot/notify/smtpconf"
 
 // reads is the settings the problem depends on: the decoder leaves it out
 // when one of them could not be read, which it has reported already. A
@@ -27,77 +8,14 @@ func (p SMTPProblem) Error() string { return "smtp." + p.Key + ": " + p.Msg }
 // username and password go together could fire on that alone; the other
 // rules read one setting, or a second one only once it is valid (tls none
 // to a loopback host is checked only for a good addr).
-func (p SMTPProblem) reads() []string {
+func reads(p smtpconf.Problem) []string {
 	if p.Key == "username" || p.Key == "password" {
 		return []string{"username", "password"}
 	}
 	return []string{p.Key}
 }
 
-// Problems checks SMTP settings against the rules for sending mail, in
-// the order addr, tls, from, username and password, and returns nil when
-// they are usable:
-//
-//   - addr is host:port, with a host and a numeric port;
-//   - tls is TLSStartTLS, TLSImplicit or TLSNone, and TLSNone only to a
-//     loopback host (LoopbackHost): credentials and approval content must
-//     not cross a network in clear text;
-//   - from parses as an address (display name allowed);
-//   - username and password are both set or both empty.
-//
-// It is the one place these rules live: the decoder reports each problem at
-// the line of its key, and notify.NewMailer refuses settings with any.
-// Messages quote addr, tls and from as given, but a value holding the
-// password is shown as "<secret>"; username and password are never quoted.
-func (s *SMTP) Problems() []SMTPProblem {
-	var ps []SMTPProblem
-	add := func(key, format string, args ...any) {
-		ps = append(ps, SMTPProblem{Key: key, Msg: fmt.Sprintf(format, args...)})
-	}
-	host, ok := smtpHost(s.Addr)
-	if !ok {
-		add("addr", "%q is not host:port (like smtp.acme.example:587)", s.shown(s.Addr))
-	}
-	switch s.TLS {
-	case TLSStartTLS, TLSImplicit:
-	case TLSNone:
-		if ok && !LoopbackHost(host) {
-			add("tls", "none is allowed only to a loopback address, not %s", s.shown(host))
-		}
-	default:
-		add("tls", "%q is not one of %s, %s, %s", s.shown(s.TLS), TLSStartTLS, TLSImplicit, TLSNone)
-	}
-	if _, err := mail.ParseAddress(s.From); err != nil {
-		add("from", "%q is not an address (like Approvals <approvals@acme.example>)", s.shown(s.From))
-	}
-	if (s.Username == "") != (s.Password == "") {
-		key := "username"
-		if s.Username == "" {
-			key = "password"
-		}
-		add(key, "username and password go together: set both or neither")
-	}
-	return ps
-}
-
-// smtpHost returns the host of a host:port addr, and whether addr is one:
-// a host and a port number.
-func smtpHost(addr string) (string, bool) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || host == "" {
-		return "", false
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", false
-	}
-	return host, true
-}
-
-// shown is v as a problem may quote it: "<secret>" when it holds the
-// password (a password pasted into the wrong setting).
-func (s *SMTP) shown(v string) string {
-	if pw := s.Password.Reveal(); pw != "" && strings.Contains(v, pw) {
-		return redacted
-	}
-	return v
+// Settings are the section as the mailer takes them.
+func (s *SMTP) Settings() smtpconf.Settings {
+	return smtpconf.Settings{Addr: s.Addr, TLS: s.TLS, Username: s.Username, Password: s.Password.Reveal(), From: s.From}
 }

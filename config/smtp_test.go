@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"approvalsbot/notify/smtpconf"
 	"fmt"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ const smtpTestPassword = "smtp-pw-Qx7!rule-9090"
 
 // smtpOK is settings with no problem, which each case spoils.
 func smtpOK(spoil func(*config.SMTP)) *config.SMTP {
-	s := &config.SMTP{Addr: "smtp.acme.example:587", TLS: config.TLSStartTLS, From: "Approvals <approvals@acme.example>"}
+	s := &config.SMTP{Addr: "smtp.acme.example:587", TLS: smtpconf.TLSStartTLS, From: "Approvals <approvals@acme.example>"}
 	if spoil != nil {
 		spoil(s)
 	}
@@ -26,76 +27,76 @@ func TestSMTPProblems(t *testing.T) {
 	tests := []struct {
 		name string
 		s    *config.SMTP
-		want []config.SMTPProblem
+		want []smtpconf.Problem
 	}{
 		{"starttls", smtpOK(nil), nil},
 		{"tls with credentials", smtpOK(func(s *config.SMTP) {
-			s.TLS, s.Username, s.Password = config.TLSImplicit, "u", smtpTestPassword
+			s.TLS, s.Username, s.Password = smtpconf.TLSImplicit, "u", smtpTestPassword
 		}), nil},
-		{"none to 127.0.0.1", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "127.0.0.1:25", config.TLSNone }), nil},
-		{"none to localhost", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "LocalHost:25", config.TLSNone }), nil},
-		{"none to ::1", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "[::1]:25", config.TLSNone }), nil},
-		{"no port", smtpOK(func(s *config.SMTP) { s.Addr = "smtp.acme.example" }), []config.SMTPProblem{
+		{"none to 127.0.0.1", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "127.0.0.1:25", smtpconf.TLSNone }), nil},
+		{"none to localhost", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "LocalHost:25", smtpconf.TLSNone }), nil},
+		{"none to ::1", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "[::1]:25", smtpconf.TLSNone }), nil},
+		{"no port", smtpOK(func(s *config.SMTP) { s.Addr = "smtp.acme.example" }), []smtpconf.Problem{
 			{Key: "addr", Msg: `"smtp.acme.example" is not host:port (like smtp.acme.example:587)`},
 		}},
-		{"port not a number", smtpOK(func(s *config.SMTP) { s.Addr = "smtp.acme.example:smtp" }), []config.SMTPProblem{
+		{"port not a number", smtpOK(func(s *config.SMTP) { s.Addr = "smtp.acme.example:smtp" }), []smtpconf.Problem{
 			{Key: "addr", Msg: `"smtp.acme.example:smtp" is not host:port (like smtp.acme.example:587)`},
 		}},
-		{"port out of range", smtpOK(func(s *config.SMTP) { s.Addr = "smtp.acme.example:65536" }), []config.SMTPProblem{
+		{"port out of range", smtpOK(func(s *config.SMTP) { s.Addr = "smtp.acme.example:65536" }), []smtpconf.Problem{
 			{Key: "addr", Msg: `"smtp.acme.example:65536" is not host:port (like smtp.acme.example:587)`},
 		}},
-		{"no host", smtpOK(func(s *config.SMTP) { s.Addr = ":587" }), []config.SMTPProblem{
+		{"no host", smtpOK(func(s *config.SMTP) { s.Addr = ":587" }), []smtpconf.Problem{
 			{Key: "addr", Msg: `":587" is not host:port (like smtp.acme.example:587)`},
 		}},
-		{"empty", &config.SMTP{}, []config.SMTPProblem{
+		{"empty", &config.SMTP{}, []smtpconf.Problem{
 			{Key: "addr", Msg: `"" is not host:port (like smtp.acme.example:587)`},
 			{Key: "tls", Msg: `"" is not one of starttls, tls, none`},
 			{Key: "from", Msg: `"" is not an address (like Approvals <approvals@acme.example>)`},
 		}},
-		{"unknown tls", smtpOK(func(s *config.SMTP) { s.TLS = "ssl" }), []config.SMTPProblem{
+		{"unknown tls", smtpOK(func(s *config.SMTP) { s.TLS = "ssl" }), []smtpconf.Problem{
 			{Key: "tls", Msg: `"ssl" is not one of starttls, tls, none`},
 		}},
-		{"none to a remote host", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "smtp.acme.example:25", config.TLSNone }), []config.SMTPProblem{
+		{"none to a remote host", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "smtp.acme.example:25", smtpconf.TLSNone }), []smtpconf.Problem{
 			{Key: "tls", Msg: "none is allowed only to a loopback address, not smtp.acme.example"},
 		}},
-		{"none to a LAN address", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "192.0.2.10:25", config.TLSNone }), []config.SMTPProblem{
+		{"none to a LAN address", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "192.0.2.10:25", smtpconf.TLSNone }), []smtpconf.Problem{
 			{Key: "tls", Msg: "none is allowed only to a loopback address, not 192.0.2.10"},
 		}},
 		// A bad addr is its own problem; where it would go is not known.
-		{"none to a bad addr", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "smtp.acme.example", config.TLSNone }), []config.SMTPProblem{
+		{"none to a bad addr", smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "smtp.acme.example", smtpconf.TLSNone }), []smtpconf.Problem{
 			{Key: "addr", Msg: `"smtp.acme.example" is not host:port (like smtp.acme.example:587)`},
 		}},
-		{"bad from", smtpOK(func(s *config.SMTP) { s.From = "approvals" }), []config.SMTPProblem{
+		{"bad from", smtpOK(func(s *config.SMTP) { s.From = "approvals" }), []smtpconf.Problem{
 			{Key: "from", Msg: `"approvals" is not an address (like Approvals <approvals@acme.example>)`},
 		}},
-		{"username without password", smtpOK(func(s *config.SMTP) { s.Username = "u" }), []config.SMTPProblem{
+		{"username without password", smtpOK(func(s *config.SMTP) { s.Username = "u" }), []smtpconf.Problem{
 			{Key: "username", Msg: "username and password go together: set both or neither"},
 		}},
-		{"password without username", smtpOK(func(s *config.SMTP) { s.Password = smtpTestPassword }), []config.SMTPProblem{
+		{"password without username", smtpOK(func(s *config.SMTP) { s.Password = smtpTestPassword }), []smtpconf.Problem{
 			{Key: "password", Msg: "username and password go together: set both or neither"},
 		}},
 		// A password pasted into another setting is not quoted back.
-		{"password as from", smtpOK(func(s *config.SMTP) { s.Username, s.Password, s.From = "u", smtpTestPassword, smtpTestPassword }), []config.SMTPProblem{
+		{"password as from", smtpOK(func(s *config.SMTP) { s.Username, s.Password, s.From = "u", smtpTestPassword, smtpTestPassword }), []smtpconf.Problem{
 			{Key: "from", Msg: `"<secret>" is not an address (like Approvals <approvals@acme.example>)`},
 		}},
 		{"password in addr and tls", smtpOK(func(s *config.SMTP) {
 			s.Username, s.Password = "u", smtpTestPassword
 			s.Addr, s.TLS = "smtp.acme.example/"+smtpTestPassword, "x"+smtpTestPassword
-		}), []config.SMTPProblem{
+		}), []smtpconf.Problem{
 			{Key: "addr", Msg: `"<secret>" is not host:port (like smtp.acme.example:587)`},
 			{Key: "tls", Msg: `"<secret>" is not one of starttls, tls, none`},
 		}},
 		{"password as host", smtpOK(func(s *config.SMTP) {
 			s.Username, s.Password = "u", smtpTestPassword
-			s.Addr, s.TLS = smtpTestPassword+":25", config.TLSNone
-		}), []config.SMTPProblem{
+			s.Addr, s.TLS = smtpTestPassword+":25", smtpconf.TLSNone
+		}), []smtpconf.Problem{
 			{Key: "tls", Msg: "none is allowed only to a loopback address, not <secret>"},
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := tc.s.Problems()
+			got := tc.s.Settings().Problems()
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Problems (-want +got):\n%s", diff)
 			}
@@ -146,21 +147,21 @@ func TestSMTPDecoderUsesProblems(t *testing.T) {
 		"no host":                    smtpOK(func(s *config.SMTP) { s.Addr = ":587" }),
 		"empty addr, tls and from":   &config.SMTP{},
 		"unknown tls":                smtpOK(func(s *config.SMTP) { s.TLS = "ssl" }),
-		"none to a remote host":      smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "192.0.2.10:25", config.TLSNone }),
+		"none to a remote host":      smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "192.0.2.10:25", smtpconf.TLSNone }),
 		"bad from":                   smtpOK(func(s *config.SMTP) { s.From = "approvals" }),
 		"username without password":  smtpOK(func(s *config.SMTP) { s.Username = "u" }),
 		"password without username":  smtpOK(func(s *config.SMTP) { s.Password = smtpTestPassword }),
 		"password as from":           smtpOK(func(s *config.SMTP) { s.Username, s.Password, s.From = "u", smtpTestPassword, smtpTestPassword }),
-		"several":                    smtpOK(func(s *config.SMTP) { s.Addr, s.TLS, s.Username = "smtp.acme.example:25", config.TLSNone, "u" }),
+		"several":                    smtpOK(func(s *config.SMTP) { s.Addr, s.TLS, s.Username = "smtp.acme.example:25", smtpconf.TLSNone, "u" }),
 		"accepted, with credentials": smtpOK(func(s *config.SMTP) { s.Username, s.Password = "u", smtpTestPassword }),
-		"accepted, none to loopback": smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "127.0.0.1:2525", config.TLSNone }),
+		"accepted, none to loopback": smtpOK(func(s *config.SMTP) { s.Addr, s.TLS = "127.0.0.1:2525", smtpconf.TLSNone }),
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			text, line := smtpYAML(s)
 			c, err := config.Parse("bot.yaml", []byte(text), baseEnv(map[string]string{"SMTP_PASSWORD": smtpTestPassword}))
 			var want, got []string
-			for _, p := range s.Problems() {
+			for _, p := range s.Settings().Problems() {
 				want = append(want, fmt.Sprintf("bot.yaml:%d: %s", line[p.Key], p))
 			}
 			if err != nil {

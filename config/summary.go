@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"approvalsbot/ladder"
+	"approvalsbot/tenant"
 )
 
 // Summary is what `bot check` prints for a valid file: the listen addresses,
@@ -74,7 +75,7 @@ func (c *Config) SummaryAt(now time.Time) string {
 	for _, id := range ids {
 		b.WriteString("\n")
 		t := c.Tenants[id]
-		t.summary(&b, now)
+		summary(t, &b, now)
 		if off := c.offSurface(t); len(off) > 0 {
 			fmt.Fprintf(&b, "  surface off, shown on the log surface (stdout) instead: %s\n", strings.Join(off, " "))
 		}
@@ -86,7 +87,7 @@ func (c *Config) SummaryAt(now time.Time) string {
 // targets on surfaces this config does not run. They are not errors (a
 // deployment may run fewer surfaces than its tenants name) but they are
 // skipped at run time, so `bot check` shows them.
-func (c *Config) offSurface(t *Tenant) []string {
+func (c *Config) offSurface(t *tenant.Tenant) []string {
 	on := map[string]bool{
 		ladder.SurfaceSlack:   c.Slack != nil,
 		ladder.SurfaceDiscord: c.Discord != nil,
@@ -125,7 +126,7 @@ func (c *Config) offSurface(t *Tenant) []string {
 	return off
 }
 
-func (t *Tenant) summary(b *strings.Builder, now time.Time) {
+func summary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
 	deciders := 0
 	for _, m := range t.Members {
 		if m.Role.CanDecide() {
@@ -147,7 +148,7 @@ func (t *Tenant) summary(b *strings.Builder, now time.Time) {
 	if t.Digest != nil {
 		fmt.Fprintf(b, "  digest %q in %s to %s\n", t.Digest.Cron, t.Digest.Zone, t.Digest.To)
 	}
-	t.rotationSummary(b, now)
+	rotationSummary(t, b, now)
 	for _, name := range ladderNames(t.Ladders) {
 		fmt.Fprintf(b, "  ladder %s, deadline %s:\n", name, ladder.FormatDuration(t.Deadline))
 		for _, line := range t.Ladders[name].Timeline(t.Post, t.Deadline) {
@@ -155,7 +156,7 @@ func (t *Tenant) summary(b *strings.Builder, now time.Time) {
 		}
 	}
 	for _, o := range t.Tools {
-		l := t.Ladders[DefaultLadder]
+		l := t.Ladders[tenant.DefaultLadder]
 		if o.Ladder != "" {
 			l = t.Ladders[o.Ladder]
 		}

@@ -10,6 +10,7 @@ import (
 
 	"approvalsbot/config"
 	"approvalsbot/ladder"
+	"approvalsbot/tenant"
 )
 
 // overrides is a tenant whose tool globs overlap, to show file order wins.
@@ -27,7 +28,7 @@ const overrides = base + `    deadline: 12h
       "*": {ladder: fast}
 `
 
-func overridesTenant(t *testing.T) *config.Tenant {
+func overridesTenant(t *testing.T) *tenant.Tenant {
 	t.Helper()
 	c, problems := parse(t, overrides)
 	if problems != nil {
@@ -99,10 +100,10 @@ func TestLadderDeadlinePostFor(t *testing.T) {
 	if got := full.LadderFor("mail.send", ""); got.Name != "default" || len(got.Steps) != 4 {
 		t.Errorf("LadderFor(mail.send) = %+v, want the 4-step default", got)
 	}
-	if got := (&config.Tenant{}).DeadlineFor("x"); got != 24*time.Hour {
+	if got := (&tenant.Tenant{}).DeadlineFor("x"); got != 24*time.Hour {
 		t.Errorf("zero tenant DeadlineFor = %v, want 24h", got)
 	}
-	if got := (&config.Tenant{}).LadderFor("x", "y"); got.Name != "default" || len(got.Steps) != 0 {
+	if got := (&tenant.Tenant{}).LadderFor("x", "y"); got.Name != "default" || len(got.Steps) != 0 {
 		t.Errorf("zero tenant LadderFor = %+v, want an empty default", got)
 	}
 }
@@ -120,16 +121,16 @@ func TestMemberLookups(t *testing.T) {
 	acme := loadFull(t).Tenants["acme"]
 	tests := []struct {
 		name   string
-		lookup func(string) (config.Member, bool)
+		lookup func(string) (tenant.Member, bool)
 		key    string
 		want   string // User, "" for no match
 	}{
-		{"slack", func(id string) (config.Member, bool) { return acme.MemberOn(ladder.SurfaceSlack, id) }, "U0ADA", "user:ada"},
-		{"discord", func(id string) (config.Member, bool) { return acme.MemberOn(ladder.SurfaceDiscord, id) }, "223344556677889900", "user:kevin"},
+		{"slack", func(id string) (tenant.Member, bool) { return acme.MemberOn(ladder.SurfaceSlack, id) }, "U0ADA", "user:ada"},
+		{"discord", func(id string) (tenant.Member, bool) { return acme.MemberOn(ladder.SurfaceDiscord, id) }, "223344556677889900", "user:kevin"},
 		{"user", acme.MemberByUser, "user:kevin", "user:kevin"},
-		{"unknown slack", func(id string) (config.Member, bool) { return acme.MemberOn(ladder.SurfaceSlack, id) }, "U0NOBODY", ""},
-		{"empty discord id never matches a member without one", func(id string) (config.Member, bool) { return acme.MemberOn(ladder.SurfaceDiscord, id) }, "", ""},
-		{"email", func(id string) (config.Member, bool) { return acme.MemberOn(ladder.SurfaceEmail, id) }, "Kevin@ACME.example", "user:kevin"},
+		{"unknown slack", func(id string) (tenant.Member, bool) { return acme.MemberOn(ladder.SurfaceSlack, id) }, "U0NOBODY", ""},
+		{"empty discord id never matches a member without one", func(id string) (tenant.Member, bool) { return acme.MemberOn(ladder.SurfaceDiscord, id) }, "", ""},
+		{"email", func(id string) (tenant.Member, bool) { return acme.MemberOn(ladder.SurfaceEmail, id) }, "Kevin@ACME.example", "user:kevin"},
 	}
 	for _, tt := range tests {
 		m, ok := tt.lookup(tt.key)
@@ -187,9 +188,9 @@ func TestMemberOn(t *testing.T) {
 
 func TestRoles(t *testing.T) {
 	t.Parallel()
-	want := map[config.Role]bool{config.RoleViewer: false, config.RoleOperator: true, config.RoleAdmin: true, config.RoleOwner: true}
-	got := map[config.Role]bool{}
-	for _, r := range config.Roles() {
+	want := map[tenant.Role]bool{tenant.RoleViewer: false, tenant.RoleOperator: true, tenant.RoleAdmin: true, tenant.RoleOwner: true}
+	got := map[tenant.Role]bool{}
+	for _, r := range tenant.Roles() {
 		if !r.Valid() {
 			t.Errorf("%q is not Valid", r)
 		}
@@ -198,7 +199,7 @@ func TestRoles(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CanDecide (-want +got):\n%s", diff)
 	}
-	if config.Role("approver").Valid() || config.Role("").CanDecide() {
+	if tenant.Role("approver").Valid() || tenant.Role("").CanDecide() {
 		t.Error("an unknown role is valid or can decide")
 	}
 }
@@ -306,7 +307,7 @@ func TestSummaryListsTargetsOnSurfacesOff(t *testing.T) {
 	}
 }
 
-// Addresses compare by config.AddressKey alone: ASCII case is one mailbox,
+// Addresses compare by tenant.AddressKey alone: ASCII case is one mailbox,
 // and a character that a Unicode fold would take for an ASCII letter (long
 // s, the Kelvin sign, dotless i, full-width letters) is another mailbox,
 // whose holder must never be taken for the member with the ASCII address.
@@ -371,8 +372,8 @@ func TestAddressKey(t *testing.T) {
 		"\uff33UE@acme.ex":   "\uff33ue@acme.ex",
 		"\u00c9MILE@acme.ex": "\u00c9mile@acme.ex",
 	} {
-		if got := config.AddressKey(in); got != want {
-			t.Errorf("AddressKey(%q) = %q, want %q", in, got, want)
+		if got := tenant.AddressKey(in); got != want {
+			t.Errorf("tenant.AddressKey(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

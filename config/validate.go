@@ -19,6 +19,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"approvalsbot/ladder"
+	"approvalsbot/notify/smtpconf"
+	"approvalsbot/tenant"
 )
 
 // idPattern is what tenant ids and ladder names may hold: they appear in
@@ -43,7 +45,7 @@ func (d *decoder) decodeFile(data []byte) *Config {
 		Tick:             DefaultTick,
 		Lease:            DefaultLease,
 		Retention:        DefaultRetention,
-		Tenants:          map[string]*Tenant{},
+		Tenants:          map[string]*tenant.Tenant{},
 	}
 	at := deref(root)
 	if at == nil {
@@ -384,7 +386,7 @@ func (d *decoder) smtp(k, v *yaml.Node, p string) *SMTP {
 	if isNull(v) {
 		return nil
 	}
-	s := &SMTP{TLS: TLSStartTLS}
+	s := &SMTP{TLS: smtpconf.TLSStartTLS}
 	// at is where each setting was written, for its problems (SMTP's
 	// Problems owns the rules); unread marks a setting whose value could
 	// not be read, reported already, or is missing, whose problems are
@@ -434,8 +436,8 @@ func (d *decoder) smtp(k, v *yaml.Node, p string) *SMTP {
 		d.missing(k, p, "from", "the From address")
 		unread["from"] = true
 	}
-	for _, pr := range s.Problems() {
-		if slices.ContainsFunc(pr.reads(), func(key string) bool { return unread[key] }) {
+	for _, pr := range s.Settings().Problems() {
+		if slices.ContainsFunc(reads(pr), func(key string) bool { return unread[key] }) {
 			continue
 		}
 		d.problemf(at[pr.Key], joinKey(p, pr.Key), "%s", pr.Msg)
@@ -484,7 +486,7 @@ type ladderPos struct {
 }
 
 type toolPos struct {
-	override  ToolOverride
+	override  tenant.ToolOverride
 	path      string
 	ladderN   *yaml.Node
 	deadlineN *yaml.Node // nil when the override sets none
@@ -502,8 +504,8 @@ func (d *decoder) positiveDuration(v *yaml.Node, p string) (time.Duration, bool)
 	return x, ok
 }
 
-func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
-	t := &Tenant{ID: id, Deadline: ladder.DefaultDeadline, MaxDeadline: DefaultMaxDeadline, Ladders: map[string]ladder.Ladder{}, EmailDecisions: DefaultEmailDecisions}
+func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
+	t := &tenant.Tenant{ID: id, Deadline: ladder.DefaultDeadline, MaxDeadline: DefaultMaxDeadline, Ladders: map[string]ladder.Ladder{}, EmailDecisions: tenant.DefaultEmailDecisions}
 	var ladders []ladderPos
 	var tools []toolPos
 	var rotations []rotationPos
@@ -541,7 +543,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 		},
 		"rotations": func(_, v *yaml.Node, p string) { rotations = d.rotations(v, p) },
 		"email_decisions": func(_, v *yaml.Node, p string) {
-			if s, ok := d.oneOf(v, p, EmailDecisionsOff, EmailDecisionsDeny, EmailDecisionsApprove); ok {
+			if s, ok := d.oneOf(v, p, tenant.EmailDecisionsOff, tenant.EmailDecisionsDeny, tenant.EmailDecisionsApprove); ok {
 				t.EmailDecisions = s
 			}
 		},
@@ -560,8 +562,8 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 		}
 		t.Ladders[l.name] = ladder.Ladder{Name: l.name, Steps: steps, AckPause: l.ackPause}
 	}
-	if _, ok := t.Ladders[DefaultLadder]; !ok {
-		t.Ladders[DefaultLadder] = ladder.Ladder{Name: DefaultLadder}
+	if _, ok := t.Ladders[tenant.DefaultLadder]; !ok {
+		t.Ladders[tenant.DefaultLadder] = ladder.Ladder{Name: tenant.DefaultLadder}
 	}
 	d.tenantTimes(t, ladders, rotations)
 
@@ -599,13 +601,13 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *Tenant {
 // reach is better moved or removed. Steps that fire under some deadlines
 // and not others are not problems: `bot check` shows them skipped in the
 // shorter timelines, and the card says so at run time.
-func (d *decoder) stepsUnderDeadlines(t *Tenant, ladders []ladderPos) {
+func (d *decoder) stepsUnderDeadlines(t *tenant.Tenant, ladders []ladderPos) {
 	for _, l := range ladders {
 		longest := t.Deadline
 		for _, o := range t.Tools {
 			name := o.Ladder
 			if name == "" {
-				name = DefaultLadder
+				name = tenant.DefaultLadder
 			}
 			if name == l.name && o.Deadline > longest {
 				longest = o.Deadline
@@ -630,13 +632,13 @@ func (d *decoder) stepsUnderDeadlines(t *Tenant, ladders []ladderPos) {
 func ladderNames(ls map[string]ladder.Ladder) []string {
 	names := make([]string, 0, len(ls))
 	for n := range ls {
-		if n != DefaultLadder {
+		if n != tenant.DefaultLadder {
 			names = append(names, n)
 		}
 	}
 	slices.Sort(names)
-	if _, ok := ls[DefaultLadder]; ok {
-		names = append([]string{DefaultLadder}, names...)
+	if _, ok := ls[tenant.DefaultLadder]; ok {
+		names = append([]string{tenant.DefaultLadder}, names...)
 	}
 	return names
 }
@@ -812,7 +814,7 @@ func (d *decoder) tools(v *yaml.Node, p string) []toolPos {
 		if _, err := path.Match(glob, ""); err != nil || glob == "" {
 			d.problemf(k, op, "%q is not a glob on function names (*, ? and [a-z] as in path.Match)", glob)
 		}
-		tp := toolPos{override: ToolOverride{Glob: glob}, path: joinKey(op, "ladder")}
+		tp := toolPos{override: tenant.ToolOverride{Glob: glob}, path: joinKey(op, "ladder")}
 		o := &tp.override
 		seen, ok := d.mapping(ov, op, map[string]field{
 			"ladder": func(_, v *yaml.Node, p string) {
@@ -834,11 +836,11 @@ func (d *decoder) tools(v *yaml.Node, p string) []toolPos {
 	return out
 }
 
-func (d *decoder) digest(v *yaml.Node, p string) *Digest {
+func (d *decoder) digest(v *yaml.Node, p string) *tenant.Digest {
 	if isNull(v) {
 		return nil
 	}
-	dg := &Digest{} // no zone: the tenant's (tenantTimes)
+	dg := &tenant.Digest{} // no zone: the tenant's (tenantTimes)
 	seen, ok := d.mapping(v, p, map[string]field{
 		"cron": func(_, v *yaml.Node, p string) {
 			if spec, ok := d.str(v, p); ok {
@@ -899,8 +901,8 @@ func checkCron(spec string) (err error) {
 	return nil
 }
 
-func (d *decoder) members(v *yaml.Node, p string) []Member {
-	var out []Member
+func (d *decoder) members(v *yaml.Node, p string) []tenant.Member {
+	var out []tenant.Member
 	// First path each identity was seen at, to name it in a duplicate.
 	first := map[string]string{}
 	type emailSeen struct {
@@ -918,17 +920,17 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 		}
 		first[kind+"\x00"+value] = p
 	}
-	roles := make([]string, 0, len(Roles()))
-	for _, r := range Roles() {
+	roles := make([]string, 0, len(tenant.Roles()))
+	for _, r := range tenant.Roles() {
 		roles = append(roles, string(r))
 	}
 	d.list(v, p, func(_ int, item *yaml.Node, mp string) {
-		var m Member
+		var m tenant.Member
 		fields := map[string]field{
 			"user": func(_, v *yaml.Node, p string) { m.User, _ = d.str(v, p) },
 			"role": func(_, v *yaml.Node, p string) {
 				if r, ok := d.oneOf(v, p, roles...); ok {
-					m.Role = Role(r)
+					m.Role = tenant.Role(r)
 				}
 			},
 			"content":    func(_, v *yaml.Node, p string) { m.Content = d.boolean(v, p) },
@@ -976,7 +978,7 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 		if !given(seen, "role") {
 			d.problemf(at, joinKey(mp, "role"), "missing: viewer, operator, admin or owner")
 		}
-		if m.Governance && m.Role == RoleViewer {
+		if m.Governance && m.Role == tenant.RoleViewer {
 			d.problemf(seen["governance"], joinKey(mp, "governance"), "a viewer cannot decide, so governance has no effect")
 		}
 		unique(seen["user"], joinKey(mp, "user"), "user", m.User)
@@ -987,7 +989,7 @@ func (d *decoder) members(v *yaml.Node, p string) []Member {
 		// from the decision page, act as the member it belongs to. Two
 		// addresses are one when MemberOn could not tell them apart.
 		if m.Email != "" {
-			key := AddressKey(m.Email)
+			key := tenant.AddressKey(m.Email)
 			n := seen["email"]
 			if prev, dup := firstEmail[key]; dup {
 				d.problemf(n, joinKey(mp, "email"), "%s is already %s (%s, line %d)", m.Email, prev.path, prev.addr, prev.line)

@@ -197,14 +197,6 @@ func windowZones(ladders []ladderPos, zone ladder.Zone) {
 	}
 }
 
-// Location is the tenant's time zone, UTC when the file names none.
-func (t *Tenant) Location() *time.Location {
-	if t.Zone == nil {
-		return time.UTC
-	}
-	return t.Zone
-}
-
 // formatLocal writes an instant for `bot check` in a zone: "Mon
 // 2026-12-07 09:00 CET".
 func formatLocal(t time.Time, loc *time.Location) string {

@@ -22,6 +22,7 @@ func LoadZone(name string) (Zone, error) {
 	case "":
 		return Zone{}, errors.New("empty time zone: name one like Europe/Berlin or UTC")
 	case "Local":
+		//lint:ignore ST1005 the message opens with the zone's name as written
 		return Zone{}, errors.New("Local depends on the machine: name a zone like Europe/Berlin or UTC")
 	}
 	loc, err := time.LoadLocation(name)
@@ -337,8 +338,7 @@ func (w Window) Next(t time.Time) time.Time {
 // Contains reports whether the window is open at t.
 func (w Window) Contains(t time.Time) bool { return w.Next(t).Equal(t) }
 
-// weekday is the day of the week of a civil date (the day may overflow
-// the month, as in time.Date).
+// weekday is the day of the week of a civil date (d may overflow the month).
 func weekday(y int, m time.Month, d int) time.Weekday {
 	return time.Date(y, m, d, 12, 0, 0, 0, time.UTC).Weekday()
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/emersion/go-smtp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"approvalsbot/config"
+	"approvalsbot/notify/smtpconf"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -43,7 +43,7 @@ const (
 
 // Options configures a Mailer.
 type Options struct {
-	Config   *config.SMTP        // required
+	SMTP     smtpconf.Settings   // checked by NewMailer
 	Renderer *templates.Renderer // required
 	// Now stamps each mail's Date; nil uses time.Now.
 	Now func() time.Time
@@ -74,7 +74,7 @@ type Options struct {
 // immutable after NewMailer and safe for concurrent use.
 type Mailer struct {
 	addr     string
-	mode     string // config.TLSStartTLS, config.TLSImplicit or config.TLSNone
+	mode     string // smtpconf.TLSStartTLS, smtpconf.TLSImplicit or smtpconf.TLSNone
 	tls      *tls.Config
 	from     string // the From header as configured
 	envFrom  string // its address, for MAIL FROM
@@ -99,20 +99,17 @@ var _ threads.Mailer = (*Mailer)(nil)
 var hostnamePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
 
 // NewMailer checks o and freezes it into a Mailer. It refuses SMTP
-// settings with any of config's SMTP.Problems, the rules the config file
+// settings with any of smtpconf's Settings.Problems, the rules the config file
 // is checked against, among them what would send approval content or
 // credentials in clear text over a network (tls none is allowed only to a
 // loopback address, an IP or "localhost"); and a Hostname, given or taken
 // from the From address, that is not a DNS name. Errors never carry the
 // password.
 func NewMailer(o Options) (*Mailer, error) {
-	if o.Config == nil {
-		return nil, errors.New("notify: no SMTP configuration")
-	}
 	if o.Renderer == nil {
 		return nil, errors.New("notify: no renderer")
 	}
-	c := o.Config
+	c := o.SMTP
 	m := &Mailer{
 		addr:              c.Addr,
 		mode:              c.TLS,
@@ -132,7 +129,7 @@ func NewMailer(o Options) (*Mailer, error) {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 
-	// The settings' own rules are config's (SMTP.Problems), the ones its
+	// The settings' own rules are smtpconf's (Settings.Problems), the ones its
 	// decoder reports at their lines; what follows them is the Mailer's.
 	var problems []error
 	for _, p := range c.Problems() {
@@ -156,7 +153,7 @@ func NewMailer(o Options) (*Mailer, error) {
 
 	if c.Username != "" {
 		user, pass := c.Username, c.Password
-		m.auth = func() sasl.Client { return sasl.NewPlainClient("", user, pass.Reveal()) }
+		m.auth = func() sasl.Client { return sasl.NewPlainClient("", user, pass) }
 	}
 	m.tls = &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.TLSConfig != nil {
@@ -394,14 +391,14 @@ func (m *Mailer) open(ctx context.Context) (_ *session, err error) {
 	conn := newBoundedConn(ctx, raw, m.commandTimeout)
 	var c *smtp.Client
 	switch m.mode {
-	case config.TLSImplicit:
+	case smtpconf.TLSImplicit:
 		tc := tls.Client(conn, m.tls)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = conn.Close()
 			return nil, fmt.Errorf("TLS handshake: %w", ctxCause(ctx, err))
 		}
 		c = smtp.NewClient(tc)
-	case config.TLSStartTLS:
+	case smtpconf.TLSStartTLS:
 		// Greets and says EHLO (as "localhost": go-smtp offers no other
 		// way to STARTTLS) before TLS; conn bounds its waits meanwhile.
 		c, err = smtp.NewClientStartTLS(conn, m.tls)
@@ -409,7 +406,7 @@ func (m *Mailer) open(ctx context.Context) (_ *session, err error) {
 			_ = conn.Close()
 			return nil, fmt.Errorf("STARTTLS: %w", ctxCause(ctx, err))
 		}
-	default: // config.TLSNone, to a loopback address (NewMailer checked)
+	default: // smtpconf.TLSNone, to a loopback address (NewMailer checked)
 		c = smtp.NewClient(conn)
 	}
 	c.CommandTimeout = m.commandTimeout
@@ -426,7 +423,7 @@ func (m *Mailer) open(ctx context.Context) (_ *session, err error) {
 	if m.auth == nil {
 		return s, nil
 	}
-	if _, secure := c.TLSConnectionState(); !secure && m.mode != config.TLSNone {
+	if _, secure := c.TLSConnectionState(); !secure && m.mode != smtpconf.TLSNone {
 		return nil, errors.New("refusing to authenticate over a connection without TLS")
 	}
 	if !c.SupportsAuth(sasl.Plain) {

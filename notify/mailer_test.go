@@ -19,8 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/notify/smtpconf"
 	"approvalsbot/notify/smtptest"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -44,7 +44,7 @@ func mailerFor(t *testing.T, addr, mode string, tweak func(*Options)) *Mailer {
 		t.Fatal(err)
 	}
 	o := Options{
-		Config:         &config.SMTP{Addr: addr, TLS: mode, From: testFrom},
+		SMTP:           smtpconf.Settings{Addr: addr, TLS: mode, From: testFrom},
 		Renderer:       r,
 		Now:            func() time.Time { return testNow },
 		TLSConfig:      testCert(t).client,
@@ -62,7 +62,7 @@ func mailerFor(t *testing.T, addr, mode string, tweak func(*Options)) *Mailer {
 
 func withAuth(user, password string) func(*Options) {
 	return func(o *Options) {
-		o.Config.Username, o.Config.Password = user, config.Secret(password)
+		o.SMTP.Username, o.SMTP.Password = user, password
 	}
 }
 
@@ -103,7 +103,7 @@ var messageIDPattern = regexp.MustCompile(`^a-merge1\.1\.2\.[0-9a-f]{16}@acme\.e
 func TestMailDeliversCardAsMultipart(t *testing.T) {
 	t.Parallel()
 	s := startSink(t, sinkOptions{})
-	m := mailerFor(t, s.Addr, config.TLSNone, nil)
+	m := mailerFor(t, s.Addr, smtpconf.TLSNone, nil)
 	card, _ := fixtureCard(t, "merge.json")
 
 	id, err := m.Mail(context.Background(), threads.MailRequest{To: "Leads <leads@acme.example>", Card: card, Step: 2})
@@ -177,7 +177,7 @@ func TestMailDeliversCardAsMultipart(t *testing.T) {
 func TestMailThreadsEachRecipientsOwnMails(t *testing.T) {
 	t.Parallel()
 	s := startSink(t, sinkOptions{})
-	m := mailerFor(t, s.Addr, config.TLSNone, nil)
+	m := mailerFor(t, s.Addr, smtpconf.TLSNone, nil)
 	card, _ := fixtureCard(t, "merge.json")
 	ctx := context.Background()
 
@@ -257,7 +257,7 @@ func readable(t *testing.T, raw []byte) map[string]string {
 func TestMailKeepsSecretsOut(t *testing.T) {
 	t.Parallel()
 	s := startSink(t, sinkOptions{})
-	m := mailerFor(t, s.Addr, config.TLSNone, nil)
+	m := mailerFor(t, s.Addr, smtpconf.TLSNone, nil)
 	card, body := fixtureCard(t, "secrets.json")
 	secrets := fixtureSecrets(t, body)
 	if len(secrets) < 6 {
@@ -288,7 +288,7 @@ func TestMailKeepsSecretsOut(t *testing.T) {
 func TestMailRestrictedCardCarriesNoDetails(t *testing.T) {
 	t.Parallel()
 	s := startSink(t, sinkOptions{})
-	m := mailerFor(t, s.Addr, config.TLSNone, nil)
+	m := mailerFor(t, s.Addr, smtpconf.TLSNone, nil)
 	card, _ := fixtureCard(t, "private.json")
 	a := card.Approval
 	if !a.Content.Restricted {
@@ -348,11 +348,11 @@ func TestMailTransports(t *testing.T) {
 		auth    bool
 		wantTLS bool
 	}{
-		{"starttls with AUTH PLAIN", sinkOptions{TLS: sinkStartTLS, Username: testUser, Password: testPassword}, config.TLSStartTLS, true, true},
-		{"starttls without AUTH", sinkOptions{TLS: sinkStartTLS}, config.TLSStartTLS, false, true},
-		{"implicit TLS with AUTH PLAIN", sinkOptions{TLS: sinkImplicit, Username: testUser, Password: testPassword}, config.TLSImplicit, true, true},
-		{"none to 127.0.0.1", sinkOptions{}, config.TLSNone, false, false},
-		{"none to 127.0.0.1 with AUTH PLAIN", sinkOptions{AllowInsecureAuth: true, Username: testUser, Password: testPassword}, config.TLSNone, true, false},
+		{"starttls with AUTH PLAIN", sinkOptions{TLS: sinkStartTLS, Username: testUser, Password: testPassword}, smtpconf.TLSStartTLS, true, true},
+		{"starttls without AUTH", sinkOptions{TLS: sinkStartTLS}, smtpconf.TLSStartTLS, false, true},
+		{"implicit TLS with AUTH PLAIN", sinkOptions{TLS: sinkImplicit, Username: testUser, Password: testPassword}, smtpconf.TLSImplicit, true, true},
+		{"none to 127.0.0.1", sinkOptions{}, smtpconf.TLSNone, false, false},
+		{"none to 127.0.0.1 with AUTH PLAIN", sinkOptions{AllowInsecureAuth: true, Username: testUser, Password: testPassword}, smtpconf.TLSNone, true, false},
 	}
 	card, _ := fixtureCard(t, "merge.json")
 	for _, tc := range tests {
@@ -400,7 +400,7 @@ func TestMailRefusesAuthWithoutStartTLS(t *testing.T) {
 	// The server offers AUTH PLAIN in clear text and no STARTTLS: the
 	// client must not fall back to sending the credentials.
 	s := startSink(t, sinkOptions{AllowInsecureAuth: true, Username: testUser, Password: testPassword})
-	m := mailerFor(t, s.Addr, config.TLSStartTLS, withAuth(testUser, testPassword))
+	m := mailerFor(t, s.Addr, smtpconf.TLSStartTLS, withAuth(testUser, testPassword))
 	card, _ := fixtureCard(t, "merge.json")
 	_, err := m.Mail(context.Background(), threads.MailRequest{To: "leads@acme.example", Card: card, Step: 1})
 	if err == nil {
@@ -428,25 +428,25 @@ func TestNewMailerValidates(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		cfg     *config.SMTP
+		cfg     smtpconf.Settings
 		wantErr string // "" accepts
 	}{
-		{"starttls to a remote host", &config.SMTP{Addr: "smtp.acme.example:587", TLS: config.TLSStartTLS, From: testFrom, Username: testUser, Password: testPassword}, ""},
-		{"tls to a remote host", &config.SMTP{Addr: "smtp.acme.example:465", TLS: config.TLSImplicit, From: testFrom}, ""},
-		{"none to 127.0.0.1", &config.SMTP{Addr: "127.0.0.1:25", TLS: config.TLSNone, From: testFrom, Username: testUser, Password: testPassword}, ""},
-		{"none to localhost", &config.SMTP{Addr: "localhost:25", TLS: config.TLSNone, From: testFrom}, ""},
-		{"none to ::1", &config.SMTP{Addr: "[::1]:25", TLS: config.TLSNone, From: testFrom}, ""},
-		{"none to a remote host", &config.SMTP{Addr: "smtp.acme.example:25", TLS: config.TLSNone, From: testFrom}, "loopback"},
-		{"none to a LAN address with credentials", &config.SMTP{Addr: "192.0.2.10:25", TLS: config.TLSNone, From: testFrom, Username: testUser, Password: testPassword}, "loopback"},
-		{"unknown tls", &config.SMTP{Addr: "smtp.acme.example:587", TLS: "maybe", From: testFrom}, "not one of"},
-		{"addr without port", &config.SMTP{Addr: "smtp.acme.example", TLS: config.TLSStartTLS, From: testFrom}, "host:port"},
-		{"bad from", &config.SMTP{Addr: "smtp.acme.example:587", TLS: config.TLSStartTLS, From: "approvals"}, "not an address"},
-		{"password without username", &config.SMTP{Addr: "smtp.acme.example:587", TLS: config.TLSStartTLS, From: testFrom, Password: testPassword}, "go together"},
+		{"starttls to a remote host", smtpconf.Settings{Addr: "smtp.acme.example:587", TLS: smtpconf.TLSStartTLS, From: testFrom, Username: testUser, Password: testPassword}, ""},
+		{"tls to a remote host", smtpconf.Settings{Addr: "smtp.acme.example:465", TLS: smtpconf.TLSImplicit, From: testFrom}, ""},
+		{"none to 127.0.0.1", smtpconf.Settings{Addr: "127.0.0.1:25", TLS: smtpconf.TLSNone, From: testFrom, Username: testUser, Password: testPassword}, ""},
+		{"none to localhost", smtpconf.Settings{Addr: "localhost:25", TLS: smtpconf.TLSNone, From: testFrom}, ""},
+		{"none to ::1", smtpconf.Settings{Addr: "[::1]:25", TLS: smtpconf.TLSNone, From: testFrom}, ""},
+		{"none to a remote host", smtpconf.Settings{Addr: "smtp.acme.example:25", TLS: smtpconf.TLSNone, From: testFrom}, "loopback"},
+		{"none to a LAN address with credentials", smtpconf.Settings{Addr: "192.0.2.10:25", TLS: smtpconf.TLSNone, From: testFrom, Username: testUser, Password: testPassword}, "loopback"},
+		{"unknown tls", smtpconf.Settings{Addr: "smtp.acme.example:587", TLS: "maybe", From: testFrom}, "not one of"},
+		{"addr without port", smtpconf.Settings{Addr: "smtp.acme.example", TLS: smtpconf.TLSStartTLS, From: testFrom}, "host:port"},
+		{"bad from", smtpconf.Settings{Addr: "smtp.acme.example:587", TLS: smtpconf.TLSStartTLS, From: "approvals"}, "not an address"},
+		{"password without username", smtpconf.Settings{Addr: "smtp.acme.example:587", TLS: smtpconf.TLSStartTLS, From: testFrom, Password: testPassword}, "go together"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := NewMailer(Options{Config: tc.cfg, Renderer: r})
+			_, err := NewMailer(Options{SMTP: tc.cfg, Renderer: r})
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -463,7 +463,7 @@ func TestNewMailerValidates(t *testing.T) {
 	if _, err := NewMailer(Options{Renderer: r}); err == nil {
 		t.Error("accepted no config")
 	}
-	if _, err := NewMailer(Options{Config: &config.SMTP{Addr: "127.0.0.1:25", TLS: config.TLSNone, From: testFrom}}); err == nil {
+	if _, err := NewMailer(Options{SMTP: smtpconf.Settings{Addr: "127.0.0.1:25", TLS: smtpconf.TLSNone, From: testFrom}}); err == nil {
 		t.Error("accepted no renderer")
 	}
 }
@@ -485,7 +485,7 @@ func TestMailClassifiesFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := startSink(t, tc.sink)
-			m := mailerFor(t, s.Addr, config.TLSNone, nil)
+			m := mailerFor(t, s.Addr, smtpconf.TLSNone, nil)
 			_, err := m.Mail(context.Background(), threads.MailRequest{To: "nobody@acme.example", Card: card, Step: 1})
 			if err == nil {
 				t.Fatal("Mail succeeded")
@@ -503,7 +503,7 @@ func TestMailClassifiesFailures(t *testing.T) {
 	}
 	t.Run("not an address", func(t *testing.T) {
 		t.Parallel()
-		m := mailerFor(t, "127.0.0.1:1", config.TLSNone, nil)
+		m := mailerFor(t, "127.0.0.1:1", smtpconf.TLSNone, nil)
 		_, err := m.Mail(context.Background(), threads.MailRequest{To: "leads", Card: card, Step: 1})
 		if !permanent(err) {
 			t.Errorf("bad recipient: %v, want permanent", err)
@@ -514,7 +514,7 @@ func TestMailClassifiesFailures(t *testing.T) {
 func TestMailTimesOutOnASilentServer(t *testing.T) {
 	t.Parallel()
 	card, _ := fixtureCard(t, "merge.json")
-	for _, mode := range []string{config.TLSNone, config.TLSStartTLS, config.TLSImplicit} {
+	for _, mode := range []string{smtpconf.TLSNone, smtpconf.TLSStartTLS, smtpconf.TLSImplicit} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			addr := silentServer(t)
@@ -543,7 +543,7 @@ func TestMailStopsWhenTheContextEnds(t *testing.T) {
 	t.Parallel()
 	card, _ := fixtureCard(t, "merge.json")
 	addr := silentServer(t)
-	m := mailerFor(t, addr, config.TLSStartTLS, func(o *Options) { o.CommandTimeout = time.Minute })
+	m := mailerFor(t, addr, smtpconf.TLSStartTLS, func(o *Options) { o.CommandTimeout = time.Minute })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -570,7 +570,7 @@ func TestMailCountsResults(t *testing.T) {
 		t.Helper()
 		s := startSink(t, o)
 		// Each Mailer registers with the same registry; the counter is shared.
-		m := mailerFor(t, s.Addr, config.TLSNone, func(o *Options) { o.Metrics = reg })
+		m := mailerFor(t, s.Addr, smtpconf.TLSNone, func(o *Options) { o.Metrics = reg })
 		_, _ = m.Mail(context.Background(), threads.MailRequest{To: "leads@acme.example", Card: card, Step: 1})
 	}
 	send(sinkOptions{})
@@ -607,7 +607,7 @@ func TestPasswordNeverShown(t *testing.T) {
 	// The server takes another password: AUTH fails with 535.
 	s := startSink(t, sinkOptions{TLS: sinkStartTLS, Username: testUser, Password: "the-right-one"})
 	var logs bytes.Buffer
-	m := mailerFor(t, s.Addr, config.TLSStartTLS, func(o *Options) {
+	m := mailerFor(t, s.Addr, smtpconf.TLSStartTLS, func(o *Options) {
 		withAuth(testUser, testPassword)(o)
 		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
@@ -635,7 +635,7 @@ func TestPasswordNeverShown(t *testing.T) {
 		"Mailer %#v":     fmt.Sprintf("%#v", *m),
 		"Mailer %v":      fmt.Sprint(*m),
 		"refused NewMailer": func() string {
-			_, err := NewMailer(Options{Renderer: m.render, Config: &config.SMTP{Addr: "192.0.2.1:25", TLS: config.TLSNone, From: testFrom, Username: testUser, Password: testPassword}})
+			_, err := NewMailer(Options{Renderer: m.render, SMTP: smtpconf.Settings{Addr: "192.0.2.1:25", TLS: smtpconf.TLSNone, From: testFrom, Username: testUser, Password: testPassword}})
 			return fmt.Sprint(err)
 		}(),
 	}
@@ -652,7 +652,7 @@ func TestPasswordNeverShown(t *testing.T) {
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	s := startSink(t, sinkOptions{TLS: sinkStartTLS, Username: testUser, Password: testPassword})
-	m := mailerFor(t, s.Addr, config.TLSStartTLS, withAuth(testUser, testPassword))
+	m := mailerFor(t, s.Addr, smtpconf.TLSStartTLS, withAuth(testUser, testPassword))
 	if err := m.Check(context.Background()); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
@@ -663,12 +663,12 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check sent %d mails", n)
 	}
 
-	silent := mailerFor(t, silentServer(t), config.TLSImplicit, func(o *Options) { o.CommandTimeout = 200 * time.Millisecond })
+	silent := mailerFor(t, silentServer(t), smtpconf.TLSImplicit, func(o *Options) { o.CommandTimeout = 200 * time.Millisecond })
 	if err := silent.Check(context.Background()); err == nil {
 		t.Error("Check passed a silent server")
 	}
 	// TLS against a server whose certificate the client does not trust.
-	untrusted := mailerFor(t, startSink(t, sinkOptions{TLS: sinkImplicit}).Addr, config.TLSImplicit, func(o *Options) { o.TLSConfig = nil })
+	untrusted := mailerFor(t, startSink(t, sinkOptions{TLS: sinkImplicit}).Addr, smtpconf.TLSImplicit, func(o *Options) { o.TLSConfig = nil })
 	if err := untrusted.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("Check with an untrusted certificate: %v", err)
 	}
@@ -676,7 +676,7 @@ func TestCheck(t *testing.T) {
 
 func TestMessageIDs(t *testing.T) {
 	t.Parallel()
-	m := mailerFor(t, "127.0.0.1:25", config.TLSNone, nil)
+	m := mailerFor(t, "127.0.0.1:25", smtpconf.TLSNone, nil)
 	seen := map[string]bool{}
 	for range 100 {
 		id, err := m.messageID("a-merge1", 1, 2, "")
@@ -688,7 +688,7 @@ func TestMessageIDs(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	named := mailerFor(t, "127.0.0.1:25", config.TLSNone, func(o *Options) { o.Hostname = "bot.acme.example" })
+	named := mailerFor(t, "127.0.0.1:25", smtpconf.TLSNone, func(o *Options) { o.Hostname = "bot.acme.example" })
 	// The same mail sent again (its outbox row after a crash) keeps its
 	// Message-ID; another mail's differs.
 	first, _ := m.messageID("a-merge1", 1, 2, "row-1")
@@ -701,7 +701,7 @@ func TestMessageIDs(t *testing.T) {
 		t.Errorf("Message-ID %q", id)
 	}
 	if _, err := NewMailer(Options{Renderer: m.render, Hostname: "bad host",
-		Config: &config.SMTP{Addr: "127.0.0.1:25", TLS: config.TLSNone, From: testFrom}}); err == nil {
+		SMTP: smtpconf.Settings{Addr: "127.0.0.1:25", TLS: smtpconf.TLSNone, From: testFrom}}); err == nil {
 		t.Error("accepted a hostname with a space")
 	}
 }

@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"approvalsbot/notify/smtpconf"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ func TestOneSMTPRuleSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := func(spoil func(*config.SMTP)) *config.SMTP {
-		s := &config.SMTP{Addr: "smtp.acme.example:587", TLS: config.TLSStartTLS, From: testFrom, Username: testUser, Password: testPassword}
+		s := &config.SMTP{Addr: "smtp.acme.example:587", TLS: smtpconf.TLSStartTLS, From: testFrom, Username: testUser, Password: testPassword}
 		if spoil != nil {
 			spoil(s)
 		}
@@ -70,10 +71,10 @@ func TestOneSMTPRuleSet(t *testing.T) {
 		refuse bool
 	}{
 		{"starttls with credentials", ok(nil), false},
-		{"tls without credentials", ok(func(s *config.SMTP) { s.TLS, s.Username, s.Password = config.TLSImplicit, "", "" }), false},
-		{"none to 127.0.0.1", ok(func(s *config.SMTP) { s.Addr, s.TLS = "127.0.0.1:2525", config.TLSNone }), false},
-		{"none to localhost", ok(func(s *config.SMTP) { s.Addr, s.TLS = "localhost:25", config.TLSNone }), false},
-		{"none to ::1", ok(func(s *config.SMTP) { s.Addr, s.TLS = "[::1]:25", config.TLSNone }), false},
+		{"tls without credentials", ok(func(s *config.SMTP) { s.TLS, s.Username, s.Password = smtpconf.TLSImplicit, "", "" }), false},
+		{"none to 127.0.0.1", ok(func(s *config.SMTP) { s.Addr, s.TLS = "127.0.0.1:2525", smtpconf.TLSNone }), false},
+		{"none to localhost", ok(func(s *config.SMTP) { s.Addr, s.TLS = "localhost:25", smtpconf.TLSNone }), false},
+		{"none to ::1", ok(func(s *config.SMTP) { s.Addr, s.TLS = "[::1]:25", smtpconf.TLSNone }), false},
 		{"addr without port", ok(func(s *config.SMTP) { s.Addr = "smtp.acme.example" }), true},
 		{"addr without host", ok(func(s *config.SMTP) { s.Addr = ":587" }), true},
 		{"addr with a named port", ok(func(s *config.SMTP) { s.Addr = "smtp.acme.example:submission" }), true},
@@ -81,13 +82,13 @@ func TestOneSMTPRuleSet(t *testing.T) {
 		{"empty addr", ok(func(s *config.SMTP) { s.Addr = "" }), true},
 		{"unknown tls", ok(func(s *config.SMTP) { s.TLS = "ssl" }), true},
 		{"empty tls", ok(func(s *config.SMTP) { s.TLS = "" }), true},
-		{"none to a remote host", ok(func(s *config.SMTP) { s.Addr, s.TLS = "smtp.acme.example:25", config.TLSNone }), true},
-		{"none to a LAN address", ok(func(s *config.SMTP) { s.Addr, s.TLS = "192.0.2.10:25", config.TLSNone }), true},
+		{"none to a remote host", ok(func(s *config.SMTP) { s.Addr, s.TLS = "smtp.acme.example:25", smtpconf.TLSNone }), true},
+		{"none to a LAN address", ok(func(s *config.SMTP) { s.Addr, s.TLS = "192.0.2.10:25", smtpconf.TLSNone }), true},
 		{"bad from", ok(func(s *config.SMTP) { s.From = "approvals" }), true},
 		{"empty from", ok(func(s *config.SMTP) { s.From = "" }), true},
 		{"password as from", ok(func(s *config.SMTP) { s.From = testPassword }), true},
 		{"password in addr", ok(func(s *config.SMTP) { s.Addr = testPassword + ":25" + "x" }), true},
-		{"password as a remote host", ok(func(s *config.SMTP) { s.Addr, s.TLS = testPassword+":25", config.TLSNone }), true},
+		{"password as a remote host", ok(func(s *config.SMTP) { s.Addr, s.TLS = testPassword+":25", smtpconf.TLSNone }), true},
 		{"username without password", ok(func(s *config.SMTP) { s.Password = "" }), true},
 		{"password without username", ok(func(s *config.SMTP) { s.Username = "" }), true},
 		{"everything", &config.SMTP{Addr: "smtp.acme.example", TLS: "maybe", From: "nobody", Password: testPassword}, true},
@@ -95,14 +96,14 @@ func TestOneSMTPRuleSet(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			problems := tc.s.Problems()
+			problems := tc.s.Settings().Problems()
 			if refused := len(problems) > 0; refused != tc.refuse {
 				t.Fatalf("Problems() = %v, want refused %v", problems, tc.refuse)
 			}
 
 			text := rulesYAML(tc.s)
 			_, cerr := config.Parse("bot.yaml", []byte(text), rulesEnv)
-			_, merr := NewMailer(Options{Config: tc.s, Renderer: r})
+			_, merr := NewMailer(Options{SMTP: tc.s.Settings(), Renderer: r})
 			if !tc.refuse {
 				if cerr != nil || merr != nil {
 					t.Fatalf("refused: config %v; NewMailer %v", cerr, merr)

@@ -77,14 +77,12 @@ type Store interface {
 	// ready_at is later: held by OutboxRetry's Hold, or spent by an earlier
 	// claim) is passed over, whatever Pace says. When Pace gives the key a
 	// budget (every > 0), the row is claimed only if the key has room at
-	// Now under GCRA, and takes one slot: room iff tat ≤ Now+(burst−1)·every
-	// (tat is 0 for a key never paced), then tat = max(tat, Now)+every and
-	// ready_at = tat−(burst−1)·every. So a key gives burst rows at once,
-	// then one per every. Rows of a key without room are skipped (neither
-	// claimed nor changed) and rows of other keys behind them in claim
-	// order are claimed instead. Claims that run at once, in one process or
-	// in replicas sharing one database, share each key's budget: together
-	// they never take more than it allows.
+	// Now under GCRA, and takes one slot: a key gives burst rows at once,
+	// then one per every (docs/design.md#pacing-outbox-claims). Rows of a
+	// key without room are skipped (neither claimed nor changed) and rows
+	// of other keys behind them in claim order are claimed instead. Claims
+	// that run at once, in one process or in replicas sharing one database,
+	// share each key's budget: together they never take more than it allows.
 	//
 	// A claim may take its rows in a few short transactions (rounds): a
 	// round that skips rows for want of room leaves those keys not ready,

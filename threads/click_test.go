@@ -74,7 +74,7 @@ func newClickBot(t *testing.T) *clickBot {
 // that fails as a test needs).
 func (b *clickBot) on(t *testing.T, st store.Store) *threads.Service {
 	t.Helper()
-	return threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: b.cfg, Backend: b.backend, CallsSecret: clickCallsSecret})
+	return threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: b.cfg, Backend: b.backend, CallsSecret: clickCallsSecret})
 }
 
 // ingest feeds a fixture event to threads, as the backend's event handler

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"time"
 
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 )
 
 // What /approvals reads and shows on every chat surface: whose approvals
@@ -40,7 +40,7 @@ const (
 // post to the channel it was given in (postsHere: cards, tool overrides,
 // ladder posts, digests), else those the person is a member of
 // (isMember). byChannel says which. The ids are sorted.
-func TenantsFor(tenants map[string]*config.Tenant, postsHere, isMember func(*config.Tenant) bool) (ids []string, byChannel bool) {
+func TenantsFor(tenants map[string]*tenant.Tenant, postsHere, isMember func(*tenant.Tenant) bool) (ids []string, byChannel bool) {
 	for id, t := range tenants {
 		if postsHere(t) {
 			ids = append(ids, id)
@@ -61,7 +61,7 @@ func TenantsFor(tenants map[string]*config.Tenant, postsHere, isMember func(*con
 // PostsTo reports whether a tenant posts anything to a target is
 // matches: its cards, a tool override's cards, a ladder step's posts, its
 // digest.
-func PostsTo(t *config.Tenant, is func(ladder.Target) bool) bool {
+func PostsTo(t *tenant.Tenant, is func(ladder.Target) bool) bool {
 	if slices.ContainsFunc(t.Post, is) {
 		return true
 	}
@@ -104,7 +104,7 @@ type Listed struct {
 // ListParams say what ListPending lists.
 type ListParams struct {
 	Tenant string
-	// Zone is the tenant's time zone (config.Tenant.Location), which
+	// Zone is the tenant's time zone (tenant.Tenant.Location), which
 	// deadlines are worded in; nil is UTC.
 	Zone *time.Location
 	Now  time.Time
@@ -166,7 +166,7 @@ type LadderView struct {
 // Ladders are a tenant's ladders as timelines, by name, then each tool
 // override with the ladder, deadline and channels it takes. A ladder
 // names people and addresses: show them to the tenant's members only.
-func Ladders(t *config.Tenant) []LadderView {
+func Ladders(t *tenant.Tenant) []LadderView {
 	var out []LadderView
 	names := make([]string, 0, len(t.Ladders))
 	for name := range t.Ladders {
@@ -187,8 +187,8 @@ func Ladders(t *config.Tenant) []LadderView {
 		}
 		lad, ok := t.Ladders[o.Ladder]
 		if !ok {
-			lad = t.Ladders[config.DefaultLadder]
-			lad.Name = config.DefaultLadder
+			lad = t.Ladders[tenant.DefaultLadder]
+			lad.Name = tenant.DefaultLadder
 		}
 		out = append(out, LadderView{Ladder: lad.Name, Glob: o.Glob, Deadline: orDefault(deadline),
 			Lines: lad.Timeline(post, deadline)})

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
 	"approvalsbot/store"
+	"approvalsbot/tenant"
 )
 
 // Backend is the job backend's calls out, as threads needs them. The
@@ -318,8 +318,8 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 
 // decider is who clicked, as configured now, and the revision clicked.
 type decider struct {
-	tenant  *config.Tenant
-	member  config.Member
+	tenant  *tenant.Tenant
+	member  tenant.Member
 	request *approval.Approval
 }
 
@@ -346,17 +346,17 @@ func (s *Service) decidable(ctx context.Context, tenantID, approvalID string, re
 // member finds the tenant as configured now and the member who clicked,
 // who must be able to decide; when they cannot, it returns why, worded
 // for act.
-func (s *Service) member(tenantID string, who Person, act say.Act) (*config.Tenant, config.Member, say.Reason) {
+func (s *Service) member(tenantID string, who Person, act say.Act) (*tenant.Tenant, tenant.Member, say.Reason) {
 	t, ok := s.tenants.Tenant(tenantID)
 	if !ok {
-		return nil, config.Member{}, say.Reason{Kind: say.NotServed, Act: act, Tenant: tenantID}
+		return nil, tenant.Member{}, say.Reason{Kind: say.NotServed, Act: act, Tenant: tenantID}
 	}
 	m, ok := t.MemberOn(who.Surface, who.User)
 	if !ok {
-		return nil, config.Member{}, say.Reason{Kind: say.NotMember, Act: act, Tenant: tenantID, Surface: who.Surface, User: who.User}
+		return nil, tenant.Member{}, say.Reason{Kind: say.NotMember, Act: act, Tenant: tenantID, Surface: who.Surface, User: who.User}
 	}
 	if !m.Role.CanDecide() {
-		return nil, config.Member{}, say.Reason{Kind: say.CannotDecide, Act: act, Tenant: tenantID, Role: string(m.Role)}
+		return nil, tenant.Member{}, say.Reason{Kind: say.CannotDecide, Act: act, Tenant: tenantID, Role: string(m.Role)}
 	}
 	return t, m, say.Reason{}
 }
@@ -450,7 +450,7 @@ func waitingDeadline(row *store.Approval, now time.Time) (deciding, bool) {
 }
 
 // refuse says why this member may not make this decision, if anything.
-func refuse(t *config.Tenant, m config.Member, a *approval.Approval, approve bool) say.Reason {
+func refuse(t *tenant.Tenant, m tenant.Member, a *approval.Approval, approve bool) say.Reason {
 	if a.DecidedByContentHolders() && !m.Content {
 		return say.Reason{Kind: say.PrivateChat, Tenant: a.Tenant}
 	}

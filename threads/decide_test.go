@@ -41,8 +41,7 @@ func newDecideHarnessFrom(t *testing.T, configText string, maxElapsed time.Durat
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h *harness
-	h = newHarnessFrom(t, configText, func(o *threads.Options) {
+	h := newHarnessFrom(t, configText, func(o *threads.Options) {
 		o.Backend = client.ForThreads()
 		o.Mailer = o.Fallback.(*recorder)
 		if opt != nil {

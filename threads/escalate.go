@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 )
 
 // KindEmail sends one escalation email.
@@ -327,7 +327,7 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 			k := t.String()
 			id := k
 			if t.Kind == ladder.KindEmail {
-				id = config.AddressKey(k) // one mailbox, however it is written
+				id = tenant.AddressKey(k) // one mailbox, however it is written
 			}
 			if !seen[id] {
 				seen[id] = true
@@ -400,7 +400,7 @@ func (s *Service) mentionsFor(tenantID string, targets []string) []templates.Men
 	return out
 }
 
-func displayName(tenant *config.Tenant, target string) string {
+func displayName(tenant *tenant.Tenant, target string) string {
 	t, err := ladder.ParseTarget(target)
 	if err != nil {
 		return target

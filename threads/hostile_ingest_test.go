@@ -120,7 +120,7 @@ func TestClickRecordedWhileHostileEventIngests(t *testing.T) {
 			signal.began, signal.once = make(chan struct{}), sync.Once{}
 			// A card to click: merge.json as an approval of its own.
 			card := "a-click" + string(rune('a'+i))
-			body, ev := readEvent(t, "merge.json")
+			body, _ := readEvent(t, "merge.json")
 			var m map[string]any
 			if err := json.Unmarshal(body, &m); err != nil {
 				t.Fatal(err)
@@ -131,7 +131,8 @@ func TestClickRecordedWhileHostileEventIngests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ev, err = approval.Parse(body); err != nil {
+			ev, err := approval.Parse(body)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := h.ingestBody(body, ev); err != nil {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/store"
+	"approvalsbot/tenant"
 )
 
 // Ingest at the disk's pace. An event is ingested in two parts:
@@ -40,7 +40,7 @@ const ingestLeaders = 4
 
 // prepared is one event with the work done before its transaction.
 type prepared struct {
-	tenant *config.Tenant
+	tenant *tenant.Tenant
 	ev     *approval.Event
 	now    time.Time
 	// work is nil when the event carries no request, or its approval
@@ -101,7 +101,7 @@ func (b approvalBase) same(o approvalBase) bool {
 }
 
 // prepare does an event's content work, before its transaction.
-func (s *Service) prepare(ctx context.Context, tenant *config.Tenant, ev *approval.Event, now time.Time) (*prepared, error) {
+func (s *Service) prepare(ctx context.Context, tenant *tenant.Tenant, ev *approval.Event, now time.Time) (*prepared, error) {
 	p := &prepared{tenant: tenant, ev: ev, now: now}
 	a := ev.Approval
 	if a == nil {

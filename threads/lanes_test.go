@@ -167,7 +167,7 @@ func TestAClockJumpDoesNotRepeatRowsInFlight(t *testing.T) {
 		clock := &jumpClock{}
 		// The fixture's time, not the bubble's year 2000, which would put
 		// its requested_at in the future.
-		clock.offset.Store(int64(threadstest.FixtureNow.Sub(time.Now())))
+		clock.offset.Store(int64(time.Until(threadstest.FixtureNow)))
 		surf := &gatedRecorder{recorder: &recorder{}, gate: make(chan struct{})}
 		svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Fallback: surf})
 		if err != nil {

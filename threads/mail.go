@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 )
 
 // Mail kinds: what one mail of a recipient's conversation says. Every
@@ -99,7 +99,7 @@ type LinkRequest struct {
 // ThreadRef the recipient's first (empty on the first itself).
 const mailTargetPrefix = "mail:"
 
-func mailTarget(addr string) string { return mailTargetPrefix + config.AddressKey(addr) }
+func mailTarget(addr string) string { return mailTargetPrefix + tenant.AddressKey(addr) }
 
 // isMailPost reports whether p records mail rather than a card: edits
 // and chat replies pass it by. The emailThread post is what earlier
@@ -175,7 +175,7 @@ func (s *Service) mailRows(posts []*store.Post, row *store.Approval, kind string
 // later, so that the two are not sent side by side: whichever goes second
 // finds the first's record and mails nothing more (sendMail).
 func outcomeRow(approvalID, addr string) string {
-	return "mail-outcome:" + approvalID + ":" + config.AddressKey(addr)
+	return "mail-outcome:" + approvalID + ":" + tenant.AddressKey(addr)
 }
 
 // recheckMailDelay is how long after the re-check's refusal its mail
@@ -212,8 +212,8 @@ const (
 	mailRefusedPrefix = "mail-refused:"
 )
 
-func mailEndTarget(addr string) string     { return mailEndPrefix + config.AddressKey(addr) }
-func mailRefusedTarget(addr string) string { return mailRefusedPrefix + config.AddressKey(addr) }
+func mailEndTarget(addr string) string     { return mailEndPrefix + tenant.AddressKey(addr) }
+func mailRefusedTarget(addr string) string { return mailRefusedPrefix + tenant.AddressKey(addr) }
 
 // mailedAfterClose enqueues the outcome mail for the recipient of a
 // step's or reask's mail that was recorded when its approval had already
@@ -257,7 +257,7 @@ func (s *Service) noteRow(row *store.Approval, d deciding, text string, now time
 // mailLinks is the member an address belongs to and the decision links
 // the mail gives them: none for an address that is no member's, or a
 // mail that asks nothing (an outcome, a note).
-func (s *Service) mailLinks(tenant *config.Tenant, card Card, kind, addr string) (string, []MailLink) {
+func (s *Service) mailLinks(tenant *tenant.Tenant, card Card, kind, addr string) (string, []MailLink) {
 	if tenant == nil {
 		return "", nil
 	}
@@ -280,7 +280,7 @@ func (s *Service) mailLinks(tenant *config.Tenant, card Card, kind, addr string)
 // deadline. A decision in flight does not take them away: a mail cannot
 // be edited, and if that decision does not land the links are the
 // member's way to decide (the page shows it on its way meanwhile).
-func MemberLinks(links DecisionLinks, tenant *config.Tenant, m config.Member, card Card) []MailLink {
+func MemberLinks(links DecisionLinks, tenant *tenant.Tenant, m tenant.Member, card Card) []MailLink {
 	a := card.Approval
 	if links == nil || a == nil || tenant == nil || card.State != approval.StatePending || card.Superseded ||
 		!tenant.MailDecides(false) || !m.Role.CanDecide() ||

@@ -15,9 +15,9 @@ import (
 
 	"approvalsbot/adapters/decidepage"
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/internal/golden"
 	"approvalsbot/notify"
+	"approvalsbot/notify/smtpconf"
 	"approvalsbot/notify/smtptest"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
@@ -51,7 +51,7 @@ func newSMTPHarness(t *testing.T) *smtpHarness {
 	h := newDecideHarnessFrom(t, smtpConfig, time.Minute, func(o *threads.Options) {
 		o.Links = links
 		m, err := notify.NewMailer(notify.Options{
-			Config:   &config.SMTP{Addr: sink.Addr, TLS: config.TLSNone, From: "Approvals <approvals@acme.example>"},
+			SMTP:     smtpconf.Settings{Addr: sink.Addr, TLS: smtpconf.TLSNone, From: "Approvals <approvals@acme.example>"},
 			Renderer: threadstest.Renderer(t), Now: o.Clock.Now, CommandTimeout: 5 * time.Second,
 		})
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/store"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -64,7 +65,7 @@ type reloadable struct {
 	cfg *config.Config
 }
 
-func (r *reloadable) Tenant(id string) (*config.Tenant, bool) {
+func (r *reloadable) Tenant(id string) (*tenant.Tenant, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	tn, ok := r.cfg.Tenants[id]

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
 )
@@ -42,11 +41,6 @@ import (
 type Retention struct {
 	Closed     time.Duration
 	Tombstones time.Duration
-}
-
-// RetentionOf is the retention a configuration sets.
-func RetentionOf(c *config.Config) Retention {
-	return Retention{Closed: c.Retention, Tombstones: c.Tombstones()}
 }
 
 // PruneEvery is how often a pruning pass runs: often enough that a chat

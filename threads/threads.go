@@ -23,10 +23,10 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 )
 
 // Clock is the time source; tests inject a fake one. A Clock that also
@@ -55,7 +55,7 @@ func timerClock(c Clock) TimerClock {
 // Tenants gives the configuration in force for a tenant. It is read per
 // event, so a reload changes only what arrives after it.
 type Tenants interface {
-	Tenant(id string) (*config.Tenant, bool)
+	Tenant(id string) (*tenant.Tenant, bool)
 }
 
 // Errors of Ingest that the backend adapter turns into answers.
@@ -81,7 +81,7 @@ const RequestAhead = 300 * time.Second
 // in year 9999 would keep the ladder from ever firing and the decision
 // links valid for as long. It answers like Parse, an
 // *approval.ValidationError naming each field (422 invalid).
-func checkTimes(tenant *config.Tenant, ev *approval.Event, now time.Time) error {
+func checkTimes(tenant *tenant.Tenant, ev *approval.Event, now time.Time) error {
 	var problems []*approval.FieldError
 	clock := now.UTC().Format(time.RFC3339)
 	if ev.Time.After(now.Add(RequestAhead)) {
@@ -496,7 +496,7 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, req *reques
 // Freeze gives a new approval its ladder, deadline, card targets and the
 // zone its cards print times in, from the tenant's configuration as it is
 // now (bot preview freezes a card's plan the same way).
-func Freeze(tenant *config.Tenant, a *approval.Approval) Frozen {
+func Freeze(tenant *tenant.Tenant, a *approval.Approval) Frozen {
 	lad := tenant.LadderFor(a.Call.Function, a.Ladder)
 	var override time.Duration
 	if t, ok := tenant.Tool(a.Call.Function); ok {
@@ -725,7 +725,7 @@ func editKey(p *store.Post) string {
 // enqueueAudit posts a one-line notice of an unattended call to the
 // tenant's audit channel; without one it is only counted. A call its
 // policy does not cover is posted as a warning instead (Notice).
-func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *config.Tenant, ev *approval.Event, now time.Time) (int, string, error) {
+func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *tenant.Tenant, ev *approval.Event, now time.Time) (int, string, error) {
 	ag := ev.AutoGranted
 	if tenant.Audit == nil {
 		return 0, "no audit channel configured: counted only", nil

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"approvalsbot/config"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -74,7 +74,7 @@ func TestADecisionFromThePageEditsEveryChatCopy(t *testing.T) {
 	} {
 		t.Run(c.action, func(t *testing.T) {
 			slack, discord := newCopies("slack"), newCopies("discord")
-			cfg := strings.Replace(strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", config.EmailDecisionsApprove),
+			cfg := strings.Replace(strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", tenant.EmailDecisionsApprove),
 				"    post: [slack:C0APPROVALS]\n",
 				"    post: [slack:C0APPROVALS, slack:C0LEADS, discord:channel:112233445566778899]\n", 1)
 			p := newPageSetUp(t, pageSetup{config: cfg, publicURL: "https://approvals.example",

@@ -44,11 +44,11 @@ import (
 	"unicode/utf8"
 
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -118,7 +118,7 @@ type Options struct {
 	// Tenants gives the configuration in force: a link's member must
 	// still be a member who may decide, and the tenant must still allow
 	// the link's action by mail. Required.
-	Tenants  func() map[string]*config.Tenant
+	Tenants  func() map[string]*tenant.Tenant
 	Renderer *templates.Renderer // required
 	// Now is the clock; nil uses time.Now.
 	Now func() time.Time
@@ -131,7 +131,7 @@ type Handler struct {
 	signer  *Signer
 	store   Store
 	service Service
-	tenants func() map[string]*config.Tenant
+	tenants func() map[string]*tenant.Tenant
 	render  *templates.Renderer
 	now     func() time.Time
 	log     *slog.Logger
@@ -200,8 +200,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type link struct {
 	token  string
 	claims Claims
-	tenant *config.Tenant
-	member config.Member
+	tenant *tenant.Tenant
+	member tenant.Member
 	row    *store.Approval
 	// expiredAt is the deadline the link expires at: the link's, or the
 	// approval's own when that comes first.
@@ -597,7 +597,7 @@ func decides(l *link, linkErr error) bool {
 
 // allowed says why the tenant as configured now does not let this link
 // decide, or "".
-func allowed(t *config.Tenant, action string) string {
+func allowed(t *tenant.Tenant, action string) string {
 	switch {
 	case !t.MailDecides(false):
 		return "Tenant " + t.ID + " no longer takes decisions by mail; decide in the console or in the chat thread."
@@ -607,7 +607,7 @@ func allowed(t *config.Tenant, action string) string {
 	return ""
 }
 
-func actAs(m config.Member) string {
+func actAs(m tenant.Member) string {
 	return m.User + " (" + m.Email + ")"
 }
 

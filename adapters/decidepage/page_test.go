@@ -25,6 +25,7 @@ import (
 	"approvalsbot/internal/golden"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -82,7 +83,7 @@ var fixtureNow = time.Date(2026, 11, 29, 18, 0, 1, 0, time.UTC)
 
 func newPage(t *testing.T) *page {
 	t.Helper()
-	return newPageWith(t, config.EmailDecisionsApprove)
+	return newPageWith(t, tenant.EmailDecisionsApprove)
 }
 
 // newPageWith serves a page for tenant acme allowing emailDecisions.
@@ -148,7 +149,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	lo := logsurface.Options{Out: io.Discard, Renderer: r}
 	if logOut != nil {
 		lo = logsurface.Options{Out: logOut, Renderer: r, Links: links,
-			Tenants: func() map[string]*config.Tenant { return cfg.Tenants }}
+			Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants }}
 	}
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Surfaces: ps.surfaces,
 		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links})
@@ -160,7 +161,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 		service = ps.service(svc)
 	}
 	h, err := decidepage.New(decidepage.Options{Links: links, Store: st, Service: service,
-		Tenants: func() map[string]*config.Tenant { return cfg.Tenants }, Renderer: r, Now: clock.Now})
+		Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants }, Renderer: r, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,16 +481,16 @@ func TestRefusalsSendNothing(t *testing.T) {
 	}
 	// The tenant's setting as configured now rules, not the one the
 	// mail was sent under.
-	for _, setting := range []string{config.EmailDecisionsDeny, config.EmailDecisionsOff} {
+	for _, setting := range []string{tenant.EmailDecisionsDeny, tenant.EmailDecisionsOff} {
 		cases = append(cases, tc{name: "an approve link where the tenant now allows " + setting, emailDecisions: setting,
 			do: func(p *page) answer { return p.get(kevinApprove(p)) }, status: http.StatusForbidden, says: "by mail"})
 	}
-	cases = append(cases, tc{name: "a deny link where the tenant now allows none", emailDecisions: config.EmailDecisionsOff,
+	cases = append(cases, tc{name: "a deny link where the tenant now allows none", emailDecisions: tenant.EmailDecisionsOff,
 		do:     func(p *page) answer { return p.get(p.link("acme", "a-merge1", 1, "user:kevin", "deny")) },
 		status: http.StatusForbidden, says: "no longer takes decisions by mail"})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := newPageWith(t, cmp.Or(c.emailDecisions, config.EmailDecisionsApprove))
+			p := newPageWith(t, cmp.Or(c.emailDecisions, tenant.EmailDecisionsApprove))
 			p.ingest("merge.json")
 			if c.setup != nil {
 				c.setup(p)

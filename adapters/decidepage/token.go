@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"approvalsbot/config"
 )
 
 // Actions a link may carry.
@@ -54,9 +52,9 @@ type Signer struct {
 // same secret: each configured secret is turned into a key of its own.
 const linkKeyLabel = "approvalsbot decision link v1"
 
-// minSecret is the shortest secret NewSigner takes: an HMAC-SHA256 key's
-// size, as config checks at load.
-const minSecret = config.MinHMACKey
+// MinSecret is the shortest secret NewSigner takes: an HMAC-SHA256 key's
+// size, as the configuration's decoder checks at load.
+const MinSecret = sha256.Size
 
 // NewSigner takes the configured link secrets, the signing one first.
 func NewSigner(secrets []string) (*Signer, error) {
@@ -65,8 +63,8 @@ func NewSigner(secrets []string) (*Signer, error) {
 	}
 	s := &Signer{}
 	for i, sec := range secrets {
-		if len(sec) < minSecret {
-			return nil, fmt.Errorf("decidepage: link secret %d is shorter than %d bytes", i, minSecret)
+		if len(sec) < MinSecret {
+			return nil, fmt.Errorf("decidepage: link secret %d is shorter than %d bytes", i, MinSecret)
 		}
 		m := hmac.New(sha256.New, []byte(sec))
 		m.Write([]byte(linkKeyLabel))

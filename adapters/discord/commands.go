@@ -10,10 +10,10 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"approvalsbot/adapters/chunk"
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -149,8 +149,8 @@ func (a *Adapter) command(in *inbound, who person) (*answer, threads.Work) {
 // what waits or its ladders.
 func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*templates.DiscordMessage {
 	tenants := a.tenants()
-	member := func(t *config.Tenant) bool { _, ok := t.MemberOn(ladder.SurfaceDiscord, who.user); return ok }
-	ids, byChannel := threads.TenantsFor(tenants, func(t *config.Tenant) bool { return postsTo(t, who.channel) }, member)
+	member := func(t *tenant.Tenant) bool { _, ok := t.MemberOn(ladder.SurfaceDiscord, who.user); return ok }
+	ids, byChannel := threads.TenantsFor(tenants, func(t *tenant.Tenant) bool { return postsTo(t, who.channel) }, member)
 	if len(ids) == 0 {
 		return textMessages([]string{"No tenant posts to this channel, and you are not a member of any tenant in this bot's " +
 			"configuration, so there is nothing to show. An admin can add your Discord id `" + markdown(who.user) + "`."})
@@ -174,7 +174,7 @@ func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*
 }
 
 // postsTo reports whether a tenant posts to a Discord channel.
-func postsTo(t *config.Tenant, channel string) bool {
+func postsTo(t *tenant.Tenant, channel string) bool {
 	if channel == "" {
 		return false
 	}
@@ -241,7 +241,7 @@ func cardIn(posts []threads.PostRef, byChannel bool, channel string) (threads.Po
 // ladderSections shows a tenant's ladders as `bot check` prints them,
 // each in a code block, and each tool override with the ladder, deadline
 // and channels it takes.
-func ladderSections(id string, t *config.Tenant) []string {
+func ladderSections(id string, t *tenant.Tenant) []string {
 	var out []string
 	for _, v := range threads.Ladders(t) {
 		head := fmt.Sprintf("**%s** · ladder %s (deadline %s):", markdown(id), markdown(v.Ladder), ladder.FormatDuration(v.Deadline))

@@ -20,10 +20,10 @@ import (
 	"golang.org/x/time/rate"
 
 	"approvalsbot/adapters/replay"
-	"approvalsbot/config"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/ladder"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -63,19 +63,28 @@ type GatewayLocker interface {
 	Acquire(ctx context.Context) (lost <-chan struct{}, release func(), err error)
 }
 
+// DefaultAPIURL is Discord's REST base.
+const DefaultAPIURL = "https://discord.com/api/v10/"
+
+// Credentials are the Discord application's: PublicKey is hex Ed25519.
+type Credentials struct {
+	BotToken, ApplicationID, PublicKey string
+}
+
 // Options configure NewSurface.
 type Options struct {
-	// Config is the discord section: BotToken and ApplicationID are
-	// required; PublicKey selects HTTP interactions (POST
-	// /discord/interactions) over the gateway; APIURL (default
-	// https://discord.com/api/v10/) chooses the scheme and host calls go
+	// Credentials: BotToken and ApplicationID are required; PublicKey
+	// selects HTTP interactions (POST /discord/interactions) over the
+	// gateway.
+	Credentials Credentials
+	// APIURL (default DefaultAPIURL) chooses the scheme and host calls go
 	// to: its path is not used, since discordgo builds every path itself
 	// (/api/v9/…).
-	Config *config.Discord
+	APIURL string
 	// Tenants gives the configuration in force (it may be swapped on
 	// SIGHUP): whether a clicker may decide (deny modal or not), and the
 	// channels Doctor checks. Required.
-	Tenants func() map[string]*config.Tenant
+	Tenants func() map[string]*tenant.Tenant
 	// Store is read, and keeps the signed requests seen (shared by every
 	// replica). Required.
 	Store Store
@@ -118,7 +127,7 @@ type Surface struct {
 	appID     string
 	publicKey ed25519.PublicKey // nil: interactions over the gateway
 	client    *http.Client
-	tenants   func() map[string]*config.Tenant
+	tenants   func() map[string]*tenant.Tenant
 	render    *templates.Renderer
 	store     Store
 	log       *slog.Logger
@@ -156,9 +165,9 @@ var apiPath = regexp.MustCompile(`^(/|/api/v[0-9]+/)?$`)
 // to Discord.
 func NewSurface(o Options) (*Surface, error) {
 	var errs []error
-	if o.Config == nil || strings.TrimPrefix(o.Config.BotToken.Reveal(), "Bot ") == "" {
+	if strings.TrimPrefix(o.Credentials.BotToken, "Bot ") == "" {
 		errs = append(errs, errors.New("discord: a bot token is required"))
-	} else if !ladder.IsSnowflake(o.Config.ApplicationID) {
+	} else if !ladder.IsSnowflake(o.Credentials.ApplicationID) {
 		errs = append(errs, errors.New("discord: the application id is required (a snowflake)"))
 	}
 	if o.Tenants == nil {
@@ -174,14 +183,14 @@ func NewSurface(o Options) (*Surface, error) {
 		return nil, errors.Join(errs...)
 	}
 	var pub ed25519.PublicKey
-	if k := o.Config.PublicKey.Reveal(); k != "" {
+	if k := o.Credentials.PublicKey; k != "" {
 		b, err := hex.DecodeString(k)
 		if err != nil || len(b) != ed25519.PublicKeySize {
 			return nil, errors.New("discord: public_key is not an Ed25519 public key (64 hex digits)")
 		}
 		pub = b
 	}
-	apiURL := cmp.Or(o.Config.APIURL, config.DefaultDiscordAPIURL)
+	apiURL := cmp.Or(o.APIURL, DefaultAPIURL)
 	u, err := url.Parse(apiURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || !apiPath.MatchString(u.Path) {
 		return nil, fmt.Errorf("discord: api_url %q: want an absolute http(s) URL with no path or /api/vN/", apiURL)
@@ -204,7 +213,7 @@ func NewSurface(o Options) (*Surface, error) {
 	client := *o.HTTPClient
 	client.Transport = rewrite(o.HTTPClient.Transport, u)
 
-	token := "Bot " + strings.TrimPrefix(o.Config.BotToken.Reveal(), "Bot ")
+	token := "Bot " + strings.TrimPrefix(o.Credentials.BotToken, "Bot ")
 	rest, err := discordgo.New(token)
 	if err != nil {
 		return nil, fmt.Errorf("discord: %w", err)
@@ -223,7 +232,7 @@ func NewSurface(o Options) (*Surface, error) {
 	a := &Surface{
 		rest:      rest,
 		token:     token,
-		appID:     o.Config.ApplicationID,
+		appID:     o.Credentials.ApplicationID,
 		publicKey: pub,
 		client:    &client,
 		tenants:   o.Tenants,

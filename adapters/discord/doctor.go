@@ -12,8 +12,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"approvalsbot/config"
 	"approvalsbot/ladder"
+	"approvalsbot/tenant"
 )
 
 // application is what Doctor reads of GET /applications/@me; discordgo's
@@ -247,7 +247,7 @@ type configuredRole struct {
 
 // configuredChannels lists every Discord channel the configuration sends
 // to, with what each is for.
-func configuredChannels(tenants map[string]*config.Tenant) []configuredChannel {
+func configuredChannels(tenants map[string]*tenant.Tenant) []configuredChannel {
 	uses := map[string][]string{}
 	cards := map[string]bool{}
 	forEachTarget(tenants, func(tenant, what string, card bool, t ladder.Target) {
@@ -268,7 +268,7 @@ func configuredChannels(tenants map[string]*config.Tenant) []configuredChannel {
 }
 
 // configuredRoles lists every Discord role a ladder mentions.
-func configuredRoles(tenants map[string]*config.Tenant) []configuredRole {
+func configuredRoles(tenants map[string]*tenant.Tenant) []configuredRole {
 	uses := map[string][]string{}
 	forEachTarget(tenants, func(tenant, what string, _ bool, t ladder.Target) {
 		if t.Kind != ladder.KindDiscordRole {
@@ -288,7 +288,7 @@ func configuredRoles(tenants map[string]*config.Tenant) []configuredRole {
 
 // forEachTarget calls fn for every target the configuration names, in a
 // stable order, saying what it is for and whether cards go there.
-func forEachTarget(tenants map[string]*config.Tenant, fn func(tenant, what string, cards bool, t ladder.Target)) {
+func forEachTarget(tenants map[string]*tenant.Tenant, fn func(tenant, what string, cards bool, t ladder.Target)) {
 	ids := make([]string, 0, len(tenants))
 	for id := range tenants {
 		ids = append(ids, id)

@@ -82,9 +82,7 @@ func TestDoctorFindsProblems(t *testing.T) {
 func TestDoctorBadToken(t *testing.T) {
 	h := newHarness(t)
 	o := h.opts
-	cfg := *o.Config
-	cfg.BotToken = "wrong-token"
-	o.Config = &cfg
+	o.Credentials.BotToken = "wrong-token"
 	ad, err := discordad.NewSurface(o)
 	if err != nil {
 		t.Fatal(err)

@@ -140,9 +140,7 @@ func TestGatewayLockLetsOneReplicaConnect(t *testing.T) {
 func TestGatewayRefusedTokenEndsRun(t *testing.T) {
 	h := newHarnessWith(t, harnessOptions{gateway: true, manual: true})
 	o := h.opts
-	cfg := *o.Config
-	cfg.BotToken = "not-the-token"
-	o.Config = &cfg
+	o.Credentials.BotToken = "not-the-token"
 	ad := newAdapter(t, o, h.svc)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

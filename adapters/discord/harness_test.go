@@ -22,6 +22,7 @@ import (
 	"approvalsbot/internal/syncbuf"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -172,7 +173,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	o := discordad.Options{Config: cfg.Discord, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+	o := discordad.Options{Credentials: discordad.Credentials{BotToken: cfg.Discord.BotToken.Reveal(), ApplicationID: cfg.Discord.ApplicationID, PublicKey: cfg.Discord.PublicKey.Reveal()}, APIURL: cfg.Discord.APIURL, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
 		Store: st, Renderer: renderer, Logger: log, PerChannelRate: 1000, Burst: 50}
 	if ho.pinned {
 		o.Now = clock.Now
@@ -184,7 +185,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: cfg, Backend: back, CallsSecret: callsSecret,
+	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
 		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}})
 	clicks := threadstest.NewSwitch(svc)
 	ad, err := discordad.New(surface, clicks)
@@ -223,7 +224,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 // store, or one that fails as a test needs.
 func (h *harness) threadsOn(t *testing.T, st store.Store) *threads.Service {
 	t.Helper()
-	return threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: h.cfg, Backend: h.backend,
+	return threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: h.cfg, Backend: h.backend,
 		CallsSecret: callsSecret, Clock: h.clock, Logger: slog.New(slog.NewTextHandler(h.logs, nil))})
 }
 

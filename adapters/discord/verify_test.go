@@ -127,9 +127,7 @@ func TestCommandsAreAnsweredEphemerally(t *testing.T) {
 func TestNoRouteWithoutPublicKey(t *testing.T) {
 	h := newHarness(t)
 	o := h.opts
-	cfg := *o.Config
-	cfg.PublicKey = ""
-	o.Config = &cfg
+	o.Credentials.PublicKey = ""
 	ad := newAdapter(t, o, h.svc)
 	mux := http.NewServeMux()
 	ad.Routes(mux)

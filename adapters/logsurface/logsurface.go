@@ -12,8 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"approvalsbot/config"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -28,7 +28,7 @@ type Options struct {
 	// decides as its member: give Links only where nobody else reads the
 	// output (a decision page on this machine). Nil names none.
 	Links   threads.DecisionLinks
-	Tenants func() map[string]*config.Tenant
+	Tenants func() map[string]*tenant.Tenant
 }
 
 // Surface writes cards as text.
@@ -37,7 +37,7 @@ type Surface struct {
 	out     io.Writer
 	r       *templates.Renderer
 	links   threads.DecisionLinks
-	tenants func() map[string]*config.Tenant
+	tenants func() map[string]*tenant.Tenant
 	seq     atomic.Uint64
 }
 

@@ -14,6 +14,7 @@ import (
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/ladder"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -127,7 +128,7 @@ tenants:
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	s := New(Options{Out: &out, Renderer: r, Links: links, Tenants: func() map[string]*config.Tenant { return cfg.Tenants }})
+	s := New(Options{Out: &out, Renderer: r, Links: links, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants }})
 	a := load(t, "merge.json") // started by user:ada: she may not decide it
 	deadline := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	card := threads.Card{Tenant: "acme", Approval: a, State: approval.StatePending,

@@ -11,10 +11,10 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/chunk"
-	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -120,13 +120,13 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 // tenantsFor finds whose /approvals this is: the tenants that post to the
 // channel (cards, tool overrides, ladder posts, digests), else the
 // tenants the user is a member of.
-func tenantsFor(tenants map[string]*config.Tenant, channel, user string) ([]string, bool) {
+func tenantsFor(tenants map[string]*tenant.Tenant, channel, user string) ([]string, bool) {
 	return threads.TenantsFor(tenants,
-		func(t *config.Tenant) bool { return postsTo(t, channel) },
-		func(t *config.Tenant) bool { _, ok := t.MemberOn(ladder.SurfaceSlack, user); return ok })
+		func(t *tenant.Tenant) bool { return postsTo(t, channel) },
+		func(t *tenant.Tenant) bool { _, ok := t.MemberOn(ladder.SurfaceSlack, user); return ok })
 }
 
-func postsTo(t *config.Tenant, channel string) bool {
+func postsTo(t *tenant.Tenant, channel string) bool {
 	if channel == "" {
 		return false
 	}
@@ -222,7 +222,7 @@ func (a *Surface) permalink(ctx context.Context, team string, p threads.PostRef)
 
 // ladderText shows a tenant's ladders as `bot check` prints them, and
 // each tool override with the ladder, deadline and channels it takes.
-func ladderText(id string, t *config.Tenant) []string {
+func ladderText(id string, t *tenant.Tenant) []string {
 	var out []string
 	for _, v := range threads.Ladders(t) {
 		head := fmt.Sprintf("*%s* · ladder `%s` (deadline %s):", mrkdwn(id), mrkdwn(v.Ladder), ladder.FormatDuration(v.Deadline))

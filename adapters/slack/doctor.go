@@ -11,8 +11,8 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
-	"approvalsbot/config"
 	"approvalsbot/ladder"
+	"approvalsbot/tenant"
 )
 
 // RequiredScopes are the bot token scopes of exactly the methods the
@@ -72,7 +72,7 @@ func (a *Surface) Doctor(ctx context.Context, w io.Writer) error {
 		} else {
 			say("interactions: Socket Mode; the app token works")
 		}
-	case a.secret.Reveal() != "":
+	case a.secret != "":
 		say("interactions: HTTP at POST /slack/interactions and POST /slack/commands, verified with the signing secret")
 	default:
 		problem("interactions: neither signing_secret nor app_token is set, so buttons and /approvals cannot work")
@@ -106,7 +106,7 @@ type configuredChannel struct {
 
 // configuredChannels lists every Slack channel the configuration sends
 // to, with what each is for.
-func configuredChannels(tenants map[string]*config.Tenant) []configuredChannel {
+func configuredChannels(tenants map[string]*tenant.Tenant) []configuredChannel {
 	uses := map[string][]string{}
 	add := func(tenant, what string, targets ...ladder.Target) {
 		for _, t := range targets {

@@ -29,6 +29,7 @@ import (
 	"approvalsbot/internal/syncbuf"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -159,7 +160,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
-	o := slackad.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
+	o := slackad.Options{Credentials: slackad.Credentials{BotToken: cfg.Slack.BotToken.Reveal(), SigningSecret: cfg.Slack.SigningSecret.Reveal(), AppToken: cfg.Slack.AppToken.Reveal()}, APIURL: cfg.Slack.APIURL, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
 		Renderer: renderer, Store: st, Logger: log, Now: clock.Now}
 	if ho.adapter != nil {
 		ho.adapter(&o)
@@ -168,7 +169,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: cfg, Backend: back, CallsSecret: callsSecret,
+	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
 		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}})
 	clicks := threadstest.NewSwitch(svc)
 	ad, err := slackad.New(surface, clicks)
@@ -201,7 +202,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 // store, or one that fails as a test needs.
 func (h *harness) threadsOn(t *testing.T, st store.Store) *threads.Service {
 	t.Helper()
-	return threadstest.Service(t, threadstest.ServiceOptions{Store: st, Config: h.cfg, Backend: h.backend,
+	return threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: h.cfg, Backend: h.backend,
 		CallsSecret: callsSecret, Clock: h.clock, Logger: slog.New(slog.NewTextHandler(h.logs, nil))})
 }
 

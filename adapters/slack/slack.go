@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,9 +18,9 @@ import (
 	"golang.org/x/time/rate"
 
 	"approvalsbot/adapters/replay"
-	"approvalsbot/config"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -50,16 +51,25 @@ var _ Service = (*threads.Service)(nil)
 // surfaceName names Slack in threads.Person and in log lines.
 const surfaceName = "slack"
 
+// DefaultAPIURL is Slack's Web API base.
+const DefaultAPIURL = "https://slack.com/api/"
+
+// Credentials are the Slack app's secrets.
+type Credentials struct {
+	BotToken, SigningSecret, AppToken string
+}
+
 // Options configure NewSurface.
 type Options struct {
-	// Config is the slack section: BotToken is required; SigningSecret
-	// verifies the HTTP endpoints; AppToken selects Socket Mode in Run;
-	// APIURL (default https://slack.com/api/) must end in "/".
-	Config *config.Slack
+	// Credentials: BotToken is required; SigningSecret verifies the HTTP
+	// endpoints; AppToken selects Socket Mode in Run.
+	Credentials Credentials
+	// APIURL is the Web API base (default DefaultAPIURL), ending in "/".
+	APIURL string
 	// Tenants gives the configuration in force (it may be swapped on
 	// SIGHUP): /approvals finds a channel's tenant in it, Doctor its
 	// channels. Required.
-	Tenants func() map[string]*config.Tenant
+	Tenants func() map[string]*tenant.Tenant
 	// Renderer renders cards and thread replies. Required.
 	Renderer *templates.Renderer
 	// Store is read, and keeps the signed requests seen (shared by every
@@ -99,9 +109,9 @@ type Surface struct {
 	api       *slackgo.Client
 	socketAPI *slackgo.Client // with the app-level token; nil without one
 	apiURL    *url.URL
-	secret    config.Secret
+	secret    string
 	appToken  bool
-	tenants   func() map[string]*config.Tenant
+	tenants   func() map[string]*tenant.Tenant
 	render    *templates.Renderer
 	store     Store
 	log       *slog.Logger
@@ -141,7 +151,7 @@ var (
 // to Slack.
 func NewSurface(o Options) (*Surface, error) {
 	var errs []error
-	if o.Config == nil || o.Config.BotToken.Reveal() == "" {
+	if o.Credentials.BotToken == "" {
 		errs = append(errs, errors.New("slack: a bot token is required"))
 	}
 	if o.Tenants == nil {
@@ -156,10 +166,7 @@ func NewSurface(o Options) (*Surface, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	apiURL := o.Config.APIURL
-	if apiURL == "" {
-		apiURL = config.DefaultSlackAPIURL
-	}
+	apiURL := cmp.Or(o.APIURL, DefaultAPIURL)
 	u, err := url.Parse(apiURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || !strings.HasSuffix(u.Path, "/") {
 		return nil, fmt.Errorf("slack: api_url %q: want an absolute http(s) URL ending in /", apiURL)
@@ -195,9 +202,9 @@ func NewSurface(o Options) (*Surface, error) {
 		return nil, err
 	}
 	a := &Surface{
-		api:      slackgo.New(o.Config.BotToken.Reveal(), opts...),
+		api:      slackgo.New(o.Credentials.BotToken, opts...),
 		apiURL:   u,
-		secret:   o.Config.SigningSecret,
+		secret:   o.Credentials.SigningSecret,
 		tenants:  o.Tenants,
 		render:   o.Renderer,
 		store:    o.Store,
@@ -208,10 +215,10 @@ func NewSurface(o Options) (*Surface, error) {
 		postRate: o.PerChannelRate, postBurst: o.Burst,
 		updateRate: o.UpdateRate, updateBurst: o.UpdateBurst,
 		dms:      map[string]string{},
-		appToken: o.Config.AppToken.Reveal() != "",
+		appToken: o.Credentials.AppToken != "",
 	}
 	if a.appToken {
-		a.socketAPI = slackgo.New(o.Config.BotToken.Reveal(), append(opts, slackgo.OptionAppLevelToken(o.Config.AppToken.Reveal()))...)
+		a.socketAPI = slackgo.New(o.Credentials.BotToken, append(opts, slackgo.OptionAppLevelToken(o.Credentials.AppToken))...)
 	}
 	return a, nil
 }

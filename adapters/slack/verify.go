@@ -25,7 +25,7 @@ import (
 // answered (401, 413, 415, or 503 when the store cannot say whether the
 // request is a replay) and returns false.
 func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	secret := a.secret.Reveal()
+	secret := a.secret
 	if secret == "" {
 		a.refuse(w, r, http.StatusUnauthorized, "this bot has no Slack signing secret configured", "no signing secret configured")
 		return nil, false

@@ -26,15 +26,13 @@ func TestBadRequestsAreRefusedBeforeParsing(t *testing.T) {
 	h.drain(t)
 	approve := button(t, h.card(t, "a-merge1", "C0APPROVALS", 1), templates.ActionApprove)
 	click := interaction(h.clickPayload("U0KEVIN", "C0APPROVALS", approve))
-	before := len(h.slack.Messages())
-
 	// One valid click, whose exact bytes are then replayed.
 	now := time.Now().Unix()
 	if status, _ := h.send(t, signedRequest{path: "/slack/interactions", body: click, ts: now}); status != 200 {
 		t.Fatalf("valid click: %d", status)
 	}
 	h.replaced(t, "C0APPROVALS", h.cardTS("C0APPROVALS", approve), "Recorded: user:kevin's approval is being sent")
-	before = len(h.slack.Messages())
+	before := len(h.slack.Messages())
 
 	tampered := []byte(strings.Replace(string(click), "U0KEVIN", "U0ADA", 1))
 	huge := append([]byte("payload="), make([]byte, 1<<20)...)
@@ -84,9 +82,7 @@ func TestBadRequestsAreRefusedBeforeParsing(t *testing.T) {
 
 func TestNoSigningSecretRefusesEverything(t *testing.T) {
 	h := newHarnessWith(t, harnessOptions{adapter: func(o *slackad.Options) {
-		cfg := *o.Config
-		cfg.SigningSecret = ""
-		o.Config = &cfg
+		o.Credentials.SigningSecret = ""
 	}})
 	status, body := h.send(t, signedRequest{path: "/slack/interactions", body: interaction(map[string]any{"type": "block_actions"})})
 	if status != http.StatusUnauthorized || !strings.Contains(body, "no Slack signing secret") {

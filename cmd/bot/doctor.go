@@ -24,6 +24,7 @@ import (
 	"approvalsbot/store/postgres"
 	"approvalsbot/store/sqlite"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 )
 
 // doctorTimeout bounds a whole doctor run: every check is one or a few
@@ -252,7 +253,7 @@ func doctorMail(ctx context.Context, sc *config.SMTP, r *doctorReport) {
 		r.problem("mail", "load the mail templates: %v", err)
 		return
 	}
-	m, err := notify.NewMailer(notify.Options{Config: sc, Renderer: renderer})
+	m, err := notify.NewMailer(notify.Options{SMTP: sc.Settings(), Renderer: renderer})
 	if err == nil {
 		err = m.Check(ctx)
 	}
@@ -300,15 +301,15 @@ func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *
 			r.problem(area, "%s", strings.TrimPrefix(err.Error(), area+": "))
 		}
 	}
-	tenants := func() map[string]*config.Tenant { return cfg.Tenants }
+	tenants := func() map[string]*tenant.Tenant { return cfg.Tenants }
 	if cfg.Slack != nil {
 		check("slack", func(rd *templates.Renderer) (surface, error) {
-			return slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: tenants, Renderer: rd, Store: st})
+			return slack.NewSurface(slack.Options{Credentials: app.SlackCredentials(cfg.Slack), APIURL: cfg.Slack.APIURL, Tenants: tenants, Renderer: rd, Store: st})
 		})
 	}
 	if cfg.Discord != nil {
 		check("discord", func(rd *templates.Renderer) (surface, error) {
-			ad, err := discord.NewSurface(discord.Options{Config: cfg.Discord, Tenants: tenants, Renderer: rd, Store: st})
+			ad, err := discord.NewSurface(discord.Options{Credentials: app.DiscordCredentials(cfg.Discord), APIURL: cfg.Discord.APIURL, Tenants: tenants, Renderer: rd, Store: st})
 			if err != nil || !register {
 				return ad, err
 			}

@@ -15,6 +15,7 @@ import (
 	"approvalsbot/ladder"
 	"approvalsbot/notify"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -93,7 +94,7 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	}
 	fz := threads.Frozen{Plan: ladder.Plan{Requested: a.RequestedAt, Deadline: ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0)},
 		Restricted: a.ContentRestricted()}
-	var tenant *config.Tenant
+	var tenant *tenant.Tenant
 	if *cfgPath != "" {
 		if tenant, err = previewTenant(*cfgPath, a.Tenant); err != nil {
 			return err
@@ -162,7 +163,7 @@ func cmdPreview(args []string, stdout io.Writer) error {
 // everyone mailed how it ended. A preview reads no link secret, so the
 // mail carries no decision links. The mail is dated when it would go
 // out, and so is the card in it unless --at (atSet) says otherwise.
-func previewMail(w io.Writer, r *templates.Renderer, card threads.Card, tenant *config.Tenant, sent time.Time, atSet bool) error {
+func previewMail(w io.Writer, r *templates.Renderer, card threads.Card, tenant *tenant.Tenant, sent time.Time, atSet bool) error {
 	a := card.Approval
 	req := threads.MailRequest{To: "you@bot.invalid", Kind: threads.MailEscalation, Card: card}
 	if card.State.Final() {
@@ -224,7 +225,7 @@ func set(fs *flag.FlagSet, name string) bool {
 // previewTenant reads a configuration for its tenant id only: a preview
 // sends nothing, so every ${NAME} reads as a placeholder of a secret's
 // length instead of the environment.
-func previewTenant(path, id string) (*config.Tenant, error) {
+func previewTenant(path, id string) (*tenant.Tenant, error) {
 	placeholder := func(string) (string, bool) { return strings.Repeat("p", config.MinHMACKey), true }
 	cfg, err := config.Load(path, placeholder)
 	if err != nil {

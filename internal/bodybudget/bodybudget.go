@@ -4,20 +4,11 @@
 // shared fairly between sources (a source is what the connection limiter
 // counts, connlimit.SourcePrefix: an IPv4 address, or an IPv6 prefix).
 //
-// A body is admitted when the budget has room for it (its Content-Length,
-// or a step at a time when it has none). When the budget is full, a source
-// holding less than its fair share (the budget divided by the sources
-// holding bytes, itself included) is admitted anyway: the read of the
-// largest body of the source holding the most is cut off, and that request
-// is answered 503. Any other request is answered 503 with Retry-After at
-// once, its body unread. So a source always keeps its fair share, however
-// many connections the others hold.
-//
-// A body must also keep arriving: after a grace period it must average at
-// least a minimum rate, enforced by the connection's read deadline, so a
-// body that trickles is cut off and gives its share back. Buffers are
-// allocated per request and never pooled: after an attack the memory is
-// the garbage collector's to return.
+// When the budget is full, a source holding less than its fair share is
+// still admitted, at the cost of the largest body of the source holding
+// the most; any other request is answered 503 with Retry-After, its body
+// unread. A body that trickles below a minimum rate is cut off. How and
+// why: docs/design.md#the-request-body-budget.
 package bodybudget
 
 import (
@@ -241,6 +232,7 @@ func (b *Budget) read(w http.ResponseWriter, r *http.Request, max int64) (_ []by
 		_ = rc.SetReadDeadline(until)
 	}()
 	defer b.release(h)
+	// Never pooled: after an attack the memory is the collector's to return.
 	buf := make([]byte, 0, want)
 	for {
 		if len(buf) == cap(buf) {

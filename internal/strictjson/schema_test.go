@@ -48,6 +48,7 @@ type TaggedWins struct {
 }
 
 type UntaggedLoses struct {
+	//lint:ignore SA5008 the name "-" is the case under test
 	Win string `json:"-,"` // named "-", another name
 	X   string `json:"win,omitempty"`
 }
@@ -59,11 +60,14 @@ type outer struct {
 	Shadow string `json:"shadow"`
 	Plain  string
 	Skip   string `json:"-"`
-	Dash   string `json:"-,"`
+	//lint:ignore SA5008 the name "-" is the case under test
+	Dash string `json:"-,"`
+	//lint:ignore SA5008 an invalid tag name is the case under test
 	Bad    string `json:"a\"b"` // not a valid tag name: the Go name stays
 	Opt    string `json:",omitempty"`
 	Kind   string `json:"kind"`
 	Status string `json:"status"`
+	//lint:ignore U1000 an unexported field is the case under test
 	hidden string // unexported: never decoded
 }
 

@@ -87,8 +87,7 @@ func (t *tx) OutboxDrop(ctx context.Context, p store.OutboxDropParams) error {
 	return nil
 }
 
-// inList is query.List in PostgreSQL's dialect: the ids come as one
-// text[] (idList).
+// inList is query.List in PostgreSQL's dialect: the ids as one text[].
 func inList(column string, n int) string {
 	return column + ` = ANY(CAST($` + strconv.Itoa(n) + ` AS TEXT[]))`
 }
@@ -106,17 +105,9 @@ func idList(ids []string) []string {
 // empty) to p.Worker until p.Now+p.Lease, returned in claim order
 // (highest priority, then oldest due, then id), passing over p.Exclude,
 // rows of pace keys not ready, and, under p.Pace, rows of keys without
-// room.
-//
-// Rows are picked FOR UPDATE SKIP LOCKED: workers on other replicas
-// claiming at the same moment pass over each other's rows instead of
-// waiting or taking them twice, and a row another transaction has locked
-// (one coalescing into it) waits for the next claim. A paced round then
-// creates the pace rows it lacks and locks them FOR UPDATE in key order,
-// both in one round trip, and decides on what they hold once locked:
-// claims spending one key take turns, each seeing the budget the one
-// before left, and since every claim waits for keys in the same order
-// (and never for an outbox row) no two wait for each other in a cycle.
+// room. Rows are picked FOR UPDATE SKIP LOCKED; a paced round locks its
+// pace rows FOR UPDATE in key order, so claims sharing a key take turns
+// and never wait in a cycle (docs/design.md#postgresql-concurrency).
 func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*store.OutboxRow, error) {
 	if p.Limit <= 0 {
 		return nil, nil

@@ -4,38 +4,13 @@
 // migrations, adding only what PostgreSQL needs and SQLite's single writer
 // makes unnecessary: locks (row and advisory) and notifications.
 //
-// Concurrency. Transactions run at READ COMMITTED. Every writer of an
-// approval reads it first with ApprovalGetForUpdate, which waits for that
-// approval's lock (a transaction-scoped advisory lock on its id, so a
-// writer waits even while the row does not exist yet, and then the row's
-// own FOR UPDATE lock) and then reads the newest committed row: READ
-// COMMITTED takes a fresh snapshot for each statement, and a row locked
-// FOR UPDATE is always its latest version. So each writer decides on the
-// state the previous one committed, and nobody else changes it until this
-// one commits: one writer per approval at a time. A stricter level would
-// add nothing to that and make the second writer fail with a
-// serialization error instead of waiting. Claims (outbox rows, due
-// approvals) lock with FOR UPDATE SKIP LOCKED and lease what they take,
-// so replicas never wait for each other's rows and a crashed replica's
-// claims return when their lease lapses. A paced outbox claim also locks
-// the pace rows of the keys it spends, FOR UPDATE in key order, so
-// replicas share one budget per key and take turns on it without ever
-// waiting in a cycle (OutboxClaim). An outbox row that
-// coalesces into a waiting one locks that one FOR SHARE until its
-// transaction ends, so no claim takes it in between (OutboxInsert).
-//
-// Times are the caller's: every time is a parameter in Unix milliseconds;
-// no statement reads the server's clock.
-//
-// Failures that mean the database cannot serve now (it cannot be reached,
-// the connection was lost or terminated, the server is shutting down or
-// out of resources, the store is closed) are store.ErrUnavailable. The
-// pool drops every connection when one is found lost, so the first call
-// after the server is back dials afresh and succeeds.
-//
-// Outbox rows wake workers at once: the transaction that inserts them
-// sends NOTIFY bot_outbox (delivered when it commits), and Listen, on a
-// connection of its own, calls back on each notification.
+// Every writer of an approval reads it first with ApprovalGetForUpdate,
+// which waits for the approval's lock, so there is one writer per approval
+// at a time; claims lock with FOR UPDATE SKIP LOCKED and lease what they
+// take. Every time is the caller's, in Unix milliseconds. Failures that
+// mean the database cannot serve now are store.ErrUnavailable. Committed
+// outbox rows wake workers through NOTIFY bot_outbox (Listen). Why these
+// locks, and why READ COMMITTED: docs/design.md#postgresql-concurrency.
 package postgres
 
 import (

@@ -58,8 +58,7 @@ func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) 
 	return nil
 }
 
-// inList is query.List in SQLite's dialect: the ids come as one JSON
-// array (idList), read by json_each.
+// inList is query.List in SQLite's dialect: one JSON array, via json_each.
 func inList(column string, n int) string {
 	return column + ` IN (SELECT value FROM json_each($` + strconv.Itoa(n) + `))`
 }

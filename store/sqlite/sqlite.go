@@ -53,18 +53,14 @@ type Options struct {
 }
 
 // DSN is the modernc.org/sqlite data source name for the database file at
-// path, with the settings the store relies on: busy_timeout(10000) so
-// writers wait for each other instead of failing, WAL so readers never
-// wait, synchronous(FULL) (every commit is on disk before it returns: in
-// WAL mode NORMAL may undo the last commits on a power cut, after the
-// backend was told 202 or a person saw their click acknowledged),
-// foreign_keys(1), and
-// _txlock=immediate so every transaction takes the write lock when it
-// begins. Anything that opens the same file raw (a benchmark comparing
-// against the store, a repair tool) should use it too.
-//
-// The path is escaped for SQLite's URI form, so a file name with '?',
-// '#' or '%' opens that file.
+// path, with the settings the store relies on: writers wait for each
+// other instead of failing, readers never wait (WAL), and every
+// transaction takes the write lock when it begins. synchronous(FULL) puts
+// each commit on disk before it returns: in WAL mode NORMAL may undo the
+// last commits on a power cut, after the backend was told 202 or a person
+// saw their click acknowledged. Anything that opens the file raw (a
+// benchmark, a repair tool) should use it too. The path is escaped for
+// SQLite's URI form ('?', '#', '%').
 func DSN(path string) string {
 	return "file:" + uriPath.Replace(path) +
 		"?_pragma=busy_timeout(10000)" +

@@ -96,8 +96,7 @@ const (
 	stateExpired  = "expired"
 )
 
-// at is the suite's clock: a fixed instant plus d, in UTC at millisecond
-// precision.
+// at is the suite's clock: a fixed UTC instant plus d.
 func at(d time.Duration) time.Time {
 	return time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC).Add(d)
 }

@@ -26,7 +26,6 @@ import (
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
-	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/store"
 	"approvalsbot/store/sqlite"
@@ -72,8 +71,8 @@ func Renderer(t testing.TB) *templates.Renderer {
 
 // ServiceOptions say what Service builds a threads.Service on.
 type ServiceOptions struct {
-	Store  store.Store
-	Config *config.Config
+	Store   store.Store
+	Tenants threads.Tenants
 	// Backend is the fake job backend the service decides at, through
 	// the real client, its calls signed with CallsSecret.
 	Backend     *backendtest.Fake
@@ -100,7 +99,7 @@ func Service(t testing.TB, o ServiceOptions) *threads.Service {
 	if o.Clock == nil {
 		o.Clock = clockwork.NewFakeClockAt(FixtureNow)
 	}
-	svc, err := threads.New(threads.Options{Store: o.Store, Tenants: o.Config, Clock: o.Clock, Logger: o.Logger,
+	svc, err := threads.New(threads.Options{Store: o.Store, Tenants: o.Tenants, Clock: o.Clock, Logger: o.Logger,
 		Surfaces: o.Surfaces, Backend: client.ForThreads(), FingerprintSecrets: [][]byte{[]byte(o.CallsSecret)},
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: Renderer(t)})})
 	if err != nil {

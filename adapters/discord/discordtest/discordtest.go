@@ -399,6 +399,42 @@ func (s *Server) AddChannelOfType(guildID, id, name string, typ discordgo.Channe
 	s.channels[id] = &channel{id: id, guildID: guildID, name: name, typ: typ}
 }
 
+// RemoveChannel deletes a channel with its threads and their messages:
+// calls on any of them then get 404 Unknown Channel.
+func (s *Server) RemoveChannel(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.channels {
+		if c.id == id || c.parentID == id {
+			for _, m := range c.order {
+				delete(s.messages, m)
+			}
+			delete(s.channels, c.id)
+		}
+	}
+}
+
+// DeleteMessage deletes a message, as a person may: an edit of it then
+// gets 404 Unknown Message. A thread started from it stays, as on
+// Discord.
+func (s *Server) DeleteMessage(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.messages[id]
+	if m == nil {
+		return
+	}
+	delete(s.messages, id)
+	if c := s.channels[m.ChannelID]; c != nil {
+		for i, o := range c.order {
+			if o == id {
+				c.order = append(c.order[:i:i], c.order[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
 // Deny removes permissions from the bot in one channel (an @everyone
 // overwrite); its threads inherit it.
 func (s *Server) Deny(channelID string, perms int64) {

@@ -216,6 +216,21 @@ func (s *Server) RemoveChannel(id string) {
 	delete(s.channels, id)
 }
 
+// DeleteMessage deletes a message, as a person may: chat.update of it
+// then gets message_not_found, a reply under it thread_not_found.
+func (s *Server) DeleteMessage(channel, ts string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.channels[channel]; c != nil {
+		for i, m := range c.messages {
+			if m.TS == ts {
+				c.messages = append(c.messages[:i:i], c.messages[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
 // ArchiveChannel archives a known channel: posts then get is_archived.
 func (s *Server) ArchiveChannel(id string) {
 	s.mu.Lock()

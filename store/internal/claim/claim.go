@@ -5,16 +5,11 @@
 // and PostgreSQL decide alike and the arithmetic is tested without a
 // database.
 //
-// Pacing is GCRA (the generic cell rate algorithm), kept in two numbers
-// per key in Unix milliseconds: tat, the theoretical arrival time of the
-// key's next call, and ready_at, the earliest instant the key allows one.
-// A key with budget (every, burst) allows a call at now iff
-// ready_at ≤ now and tat ≤ now + (burst−1)·every; the call moves tat to
-// max(tat, now) + every and ready_at to tat − (burst−1)·every. A key
-// never paced has tat = ready_at = 0, so it allows a full burst. ready_at
-// is what SQL can test without knowing the budget (a claim passes over
-// the rows of a key whose ready_at is later than now), and what a
-// platform's Retry-After raises (store.OutboxRetryParams.Hold).
+// Pacing is GCRA, kept in two numbers per key in Unix milliseconds: tat,
+// the theoretical arrival time of the key's next call, and ready_at, the
+// earliest instant the key allows one, which SQL tests without knowing
+// the budget and a Retry-After raises. The rule:
+// docs/design.md#pacing-outbox-claims.
 package claim
 
 import (
@@ -43,8 +38,7 @@ func BudgetOf(every time.Duration, burst int) (b Budget, ok bool) {
 	return Budget{Every: ms, Burst: max(int64(burst), 1)}, true
 }
 
-// allowance is how far ahead of now tat may be while the key still
-// allows a call: the burst less the one being made.
+// allowance is how far ahead of now tat may be and still allow a call.
 func (b Budget) allowance() int64 { return (b.Burst - 1) * b.Every }
 
 // State is a key's row of the pace table; the zero State is a key never

@@ -71,21 +71,11 @@ WHERE CAST($6 AS TEXT) = ''
 const OutboxCoalescePriority = `UPDATE outbox SET priority = $2
 WHERE coalesce_key = $1 AND state = 'pending' AND claimed_by = '' AND priority < $2`
 
-// outboxDue selects cols of the due rows nobody holds (never claimed,
-// released by a retry, or with a lapsed lease), in claim order: highest
-// priority first, then oldest due, then id.
-//
-// Of one lane (lanePar > 0, the lane bound to $lanePar) it reads
-// outbox_pending_lane in that order and stops at the limit. Of every lane
-// (lanePar 0: draining, tests) no index has that order; it reads the due
-// rows through outbox_pending_due and sorts them, O(due).
-//
-// A row of a pace key whose ready_at is later than now (held by a
-// Retry-After, or spent by an earlier claim) is passed over here, by the
-// pace row's primary key, so a backlog of such a key costs the claim an
-// index probe per row and nothing in Go. Rows listed in $3 (the caller's
-// in flight, and rows an earlier round of the same claim took) are never
-// selected. $1 now, $2 limit, $3 ids excluded (in's list).
+// outboxDue selects cols of the due rows nobody holds, in claim order.
+// Of one lane (lanePar > 0) it reads outbox_pending_lane in that order and
+// stops at the limit; of every lane (draining, tests) it sorts the due
+// rows of outbox_pending_due, O(due). A pace key not ready costs an index
+// probe per row. $1 now, $2 limit, $3 ids excluded (in's list).
 func outboxDue(cols string, lanePar int, in List, lock string) string {
 	lane := ""
 	if lanePar > 0 {
