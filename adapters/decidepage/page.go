@@ -6,12 +6,12 @@
 // it (GET) only shows: the card as the mail shows it, the approval's
 // state and whom the person acts as, so a mail scanner that opens every
 // link decides nothing. The decision is a POST from the page's own form,
-// checked by the same rules as a chat click (threads.Decide: member,
+// checked by the same rules as a chat click (threads.Click: member,
 // role, self-approval, superseded revision, typed confirmation), recorded
 // before the page answers, and sent to the backend with via.surface
 // "email"; the page then shows the outcome as the backend answers it.
 // Beside the decision the page offers I'm looking, as a chat card does
-// (threads.Acknowledge: the ladder's next steps wait while the member
+// (threads.Click too: the ladder's next steps wait while the member
 // looks), again only as a POST from its own form with its form check,
 // and to a member with the content permission the call's full
 // arguments, looked up at the job backend as them: a POST of the same

@@ -281,7 +281,7 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 }
 
 // record records an approval or denial before the click is answered
-// (package click), and answers it (recorded). An Approve that a content
+// (threads.Click), and answers it (recorded). An Approve that a content
 // holder gave a restricted call they were not shown records nothing: it
 // is answered with the call's content, to them alone, and the Approve
 // that decides it (reveal).
