@@ -1,16 +1,7 @@
-// Package config reads the bot's one configuration file (README, Configuration) and
-// freezes it into plain values the rest of the program takes.
-//
-// Reading happens in three stages. The YAML is parsed into yaml.Node, so
-// every value keeps its line; the nodes are then decoded strictly against
-// the schema (an unknown key is an error: a typo must not silently switch a
-// ladder off) with ${VAR} replaced from the environment; and everything is
-// validated, with every problem collected, so one `bot check` run lists all
-// of them as `file:line: field.path: message`. Only a file with no problem
-// at all becomes a *Config.
-//
-// A *Config is never modified after Parse returns it; a reload builds a new
-// one. Secrets are of type Secret, which never prints its value.
+// Package config reads the bot's one configuration file (README,
+// Configuration) into a *Config that is never modified once returned and
+// whose secrets never print. How a file is read and checked:
+// docs/design.md#reading-the-configuration-file.
 package config
 
 import (
@@ -24,39 +15,31 @@ import (
 
 // Defaults for what the file may leave out.
 const (
-	// DefaultMaxDeadline is a tenant's max_deadline: 30 days, the longest
-	// re-check threshold the platform allows.
+	// DefaultMaxDeadline: the longest re-check threshold the platform allows.
 	DefaultMaxDeadline = 30 * 24 * time.Hour
 	DefaultListen      = ":8080"
 	DefaultStoreDriver = DriverSQLite
 	DefaultSQLiteDSN   = "file:bot.db"
 	DefaultTick        = 10 * time.Second
-	// DefaultIPv6SourcePrefix is ipv6_source_prefix: an IPv6 /56, what one
-	// customer network is commonly given, counts as one source.
+	// DefaultIPv6SourcePrefix: one customer network is commonly given a /56.
 	DefaultIPv6SourcePrefix = 56
-	// DefaultLease is how long a replica's claim on work holds: after a
-	// replica dies, its claimed outbox rows and due approvals return to
-	// the others after this long. MinLease keeps it above one surface call.
+	// DefaultLease is how long a dead replica's claims hold before others
+	// take them over. MinLease keeps it above one surface call.
 	DefaultLease         = 2 * time.Minute
 	MinLease             = 5 * time.Second
 	DefaultSlackAPIURL   = "https://slack.com/api/"
 	DefaultDiscordAPIURL = "https://discord.com/api/v10/"
 )
 
-// What the store keeps, and for how long: the retention setting.
+// What the store keeps, and for how long.
 const (
-	// DefaultRetention is how long a closed approval keeps its content
-	// (request bodies, decision, where its cards went) and a finished
-	// outbox row is kept. MinRetention leaves time for what still follows
-	// a close: an approved call's outcome, a re-check, clicks on old cards.
+	// DefaultRetention is how long closed approvals keep their content and
+	// finished outbox rows are kept. MinRetention leaves time for what
+	// follows a close: an approved call's outcome, a re-check, old clicks.
 	DefaultRetention = 30 * 24 * time.Hour
 	MinRetention     = 24 * time.Hour
-	// TombstoneAge is how long a pruned approval's tombstone (its id,
-	// tenant, final state and event ids with their body digests) is kept
-	// after its last change and the last event about it, so that a
-	// redelivered or re-sent request for it still posts nothing: docs/protocol.md bounds no redelivery, and a
-	// backend retrying for a year is past any retry schedule. A retention
-	// longer than this keeps the tombstone as long (Config.Tombstones).
+	// TombstoneAge keeps a pruned approval's tombstone so that a redelivered
+	// request still posts nothing: docs/protocol.md bounds no redelivery.
 	TombstoneAge = 365 * 24 * time.Hour
 )
 
@@ -68,26 +51,21 @@ const (
 
 // Config is the whole validated file.
 type Config struct {
-	// Listen is the HTTP address: interactions, the decision page and
-	// health, and events and metrics too unless ListenPrivate is set.
+	// Listen is the HTTP address.
 	Listen string
-	// ListenPrivate, when set, is a second HTTP address, for the job
-	// backend's events and the metrics only (and health): a flood on the
-	// public listener then cannot refuse an event. Empty: one listener.
+	// ListenPrivate, when set, takes events and metrics off Listen, so a
+	// flood on Listen cannot refuse an event.
 	ListenPrivate string
 	// IPv6SourcePrefix is how many leading bits of an IPv6 address name
-	// the source a request comes from, 1 to 128: the connection limits,
-	// the body budget's fair shares and the refusal lines count per
-	// source. An IPv4 address is always a source of its own.
+	// the source that connection limits and the body budget count.
 	IPv6SourcePrefix int
 	Store            Store
 	// Tick is how often ladders and deadlines are checked.
 	Tick time.Duration
 	// Lease is how long a claim on work holds (outbox rows, due approvals).
 	Lease time.Duration
-	// Retention is how long a closed approval keeps its content and a
-	// finished outbox row is kept; then the approval is pruned to its
-	// tombstone (Tombstones) and the row deleted.
+	// Retention is how long until a closed approval is pruned to its
+	// tombstone (Tombstones) and a finished outbox row deleted.
 	Retention time.Duration
 	// Log is how much the bot logs.
 	Log Log
@@ -95,20 +73,17 @@ type Config struct {
 	// stays in the outbox for the next start. Always shorter than Lease.
 	StopTimeout time.Duration
 	Backend     Backend
-	// Slack, Discord and SMTP are nil when their section is omitted: the bot
-	// then runs without that surface, and tenants' targets on it are
-	// skipped (Summary lists them).
+	// Slack, Discord and SMTP are nil when their section is omitted; the
+	// tenants' targets on a surface that is off are skipped.
 	Slack   *Slack
 	Discord *Discord
 	SMTP    *SMTP
-	// DecisionPage, when public_url is set, lets escalation mail carry
-	// links to the bot's decision page; nil otherwise.
+	// DecisionPage is nil unless public_url is set.
 	DecisionPage *DecisionPage
 	// Tenants by id; never empty.
 	Tenants map[string]*tenant.Tenant
-	// SecretVars names, in file order, the environment variable each
-	// secret was read from, so that `bot check` can show where a secret
-	// comes from without showing it.
+	// SecretVars says where each secret came from, so `bot check` can show
+	// that without showing the secret.
 	SecretVars []SecretVar
 }
 
@@ -121,18 +96,15 @@ type SecretVar struct {
 	Var string
 }
 
-// Tombstones is how long a pruned approval's tombstone is kept after its
-// last change and the last event about it: TombstoneAge, or Retention
-// when that is longer.
+// Tombstones is how long tombstones are kept: TombstoneAge, or Retention.
 func (c *Config) Tombstones() time.Duration { return max(TombstoneAge, c.Retention) }
 
 // Store says where approvals and the outbox live.
 type Store struct {
 	// Driver is DriverSQLite or DriverPostgres.
 	Driver string
-	// DSN is a Secret because a Postgres DSN usually carries a password;
-	// Summary prints it with the password removed. The file may hold the
-	// DSN, but a password in it only as ${NAME}.
+	// DSN is a Secret because a Postgres DSN usually carries a password,
+	// which the file may hold only as ${NAME}.
 	DSN Secret
 }
 
@@ -142,8 +114,8 @@ type Backend struct {
 	URL string
 	// EventsSecrets verify events in; any of them may match (rotation).
 	EventsSecrets []Secret
-	// CallsSecrets sign calls out; the first signs, the list allows rotation
-	// on the backend's side.
+	// CallsSecrets sign calls out with the first; the list lets the
+	// backend rotate.
 	CallsSecrets []Secret
 }
 
@@ -162,10 +134,8 @@ type Slack struct {
 type Discord struct {
 	BotToken      Secret
 	ApplicationID string
-	// PublicKey, when set, selects HTTP interactions (POST
-	// /discord/interactions); otherwise interactions come over the gateway.
-	// It is hex Ed25519 and not confidential, so the file may hold it
-	// as written or as ${NAME}; it prints as <secret> all the same, since
+	// PublicKey, when set, selects HTTP interactions, not the gateway. It
+	// is no secret and may be written in the file, but prints as <secret>:
 	// a value from the environment is not known to be only a key.
 	PublicKey Secret
 	// APIURL is the REST base, always ending in "/".
@@ -185,10 +155,8 @@ type SMTP struct {
 	From string
 }
 
-// Load reads and validates the file at path. Problems name the file by the
-// path given, as `bot check` prints them, so a person running it from
-// anywhere can open the line. getenv resolves ${VAR}; nil means
-// os.LookupEnv.
+// Load reads and validates the file at path, which problems name as
+// given. getenv resolves ${VAR}; nil means os.LookupEnv.
 func Load(path string, getenv func(string) (string, bool)) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -197,9 +165,8 @@ func Load(path string, getenv func(string) (string, bool)) (*Config, error) {
 	return Parse(path, data, getenv)
 }
 
-// Parse validates data as a config file called name. It returns a *Error
-// listing every problem, or a Config that has none. getenv resolves
-// ${VAR}; nil means os.LookupEnv.
+// Parse validates data as a config file called name, getenv as for Load.
+// It returns a *Error listing every problem, or a Config that has none.
 func Parse(name string, data []byte, getenv func(string) (string, bool)) (*Config, error) {
 	if getenv == nil {
 		getenv = os.LookupEnv
@@ -224,7 +191,7 @@ type Problem struct {
 	// Line is 1-based; 0 when no line applies.
 	Line int
 	// Path is the field, like tenants.acme.ladders.default[1].after; empty
-	// for problems of the file as a whole (YAML syntax).
+	// for the file as a whole.
 	Path string
 	Msg  string
 }

@@ -17,24 +17,17 @@ import (
 	"approvalsbot/ladder"
 )
 
-// decoder walks the YAML node tree against the schema. It never stops at a
-// problem: it records it with the node's line and the field path, and goes
-// on with what it can, so one run reports everything.
-//
-// A null value (a key with nothing after it, or ~) counts as the key being
-// absent, so commenting out everything under a key behaves like removing
-// the key.
+// decoder walks the YAML tree against the schema, recording each problem
+// and going on, so one run reports all. A null value counts as the key
+// being absent (docs/design.md#reading-the-configuration-file).
 type decoder struct {
 	file     string
 	getenv   func(string) (string, bool)
 	problems []Problem
-	// fromEnv maps each value read from the environment to the ${NAME} it
-	// came from, so problems can show the reference instead of the value:
-	// a secret variable written into the wrong field must not end up in
-	// `bot check` output or logs.
+	// fromEnv maps each value read from the environment to its variable,
+	// so that problems show ${NAME}, never a secret in the wrong field.
 	fromEnv map[string]string
-	// secretVars lists, in file order, the variable each secret was read
-	// from.
+	// secretVars lists, in file order, where each secret was read from.
 	secretVars []SecretVar
 }
 
@@ -48,17 +41,14 @@ func (d *decoder) problemf(n *yaml.Node, path, format string, args ...any) {
 	d.problems = append(d.problems, Problem{File: d.file, Line: line, Path: path, Msg: msg})
 }
 
-// fixedProblem records a problem whose message is fixed text and the
-// file's own ${NAME} references, holding no value. It is not scrubbed:
-// scrubbing would only mangle its words where a short secret happens to
-// spell one ("short" in "shorter").
+// fixedProblem records a message that holds no value, unscrubbed: a short
+// secret may spell part of a word ("short" in "shorter").
 func (d *decoder) fixedProblem(n *yaml.Node, path, msg string) {
 	d.problems = append(d.problems, Problem{File: d.file, Line: n.Line, Path: path, Msg: msg})
 }
 
-// minScrub is the shortest environment value scrubbed from problems;
-// shorter ones ("1", "true") would mangle unrelated words and are not
-// secrets worth the name.
+// minScrub is the shortest environment value scrubbed from problems:
+// shorter ones ("1", "true") are no secrets and would mangle words.
 const minScrub = 4
 
 // scrub replaces values that came from the environment by their ${NAME},
@@ -85,8 +75,7 @@ func (d *decoder) scrub(msg string) string {
 	return msg
 }
 
-// err returns the problems as *Error in line order (the order a person
-// fixes them in), or nil.
+// err returns the problems as *Error in line order, or nil.
 func (d *decoder) err() error {
 	if len(d.problems) == 0 {
 		return nil
@@ -129,17 +118,15 @@ func (d *decoder) syntax(err error) {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
-	// yaml.v3 reports parser errors (not scanner errors) with a 0-based line,
-	// the start of the construct that failed, and omits the line when it
-	// is 0: shift those to 1-based so the line points at the construct.
+	// yaml.v3 gives parser errors (not scanner errors) a 0-based line,
+	// omitted when 0: make it 1-based.
 	if isParserProblem(msg) {
 		line++
 	}
 	d.problems = append(d.problems, Problem{File: d.file, Line: line, Msg: "YAML: " + msg})
 }
 
-// isParserProblem tells yaml.v3's parser messages (parserc.go) from its
-// scanner's.
+// isParserProblem tells yaml.v3's parser messages from its scanner's.
 func isParserProblem(msg string) bool {
 	switch msg {
 	case "did not find expected ',' or ']'",
@@ -194,9 +181,8 @@ func kindOf(n *yaml.Node) string {
 	return "nothing"
 }
 
-// joinKey extends a field path by a mapping key. Keys that are not plain
-// identifiers (globs, ids with dots) are quoted so the path stays readable:
-// tenants.acme.tools["payments.*"].ladder.
+// joinKey extends a field path by a mapping key, quoting one that is not
+// plain: tenants.acme.tools["payments.*"].ladder.
 func joinKey(path, key string) string {
 	if plainKey.MatchString(key) {
 		if path == "" {
@@ -214,10 +200,8 @@ func joinIndex(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i
 // field decodes one known key's value; path already names the key.
 type field func(key, val *yaml.Node, path string)
 
-// mapping decodes a mapping by its known keys, reporting unknown and
-// duplicate keys. A null node is an empty mapping. It returns the value
-// nodes of the known keys seen, by key, and false when n is not a mapping
-// at all.
+// mapping decodes a mapping by its known keys, reporting unknown ones. It
+// returns the known keys' value nodes, and false when n is no mapping.
 func (d *decoder) mapping(n *yaml.Node, path string, fields map[string]field) (map[string]*yaml.Node, bool) {
 	seen := map[string]*yaml.Node{}
 	if isNull(n) {
@@ -240,8 +224,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields map[string]field) (m
 	return seen, true
 }
 
-// pairs walks a mapping's key/value pairs in file order, rejecting
-// non-string and duplicate keys. The caller has checked n is a mapping.
+// pairs walks a mapping's pairs in file order, refusing bad or repeated keys.
 func (d *decoder) pairs(n *yaml.Node, path string, each func(k, v *yaml.Node, key string)) {
 	first := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -303,8 +286,7 @@ func given(seen map[string]*yaml.Node, key string) bool {
 	return ok && !isNull(v)
 }
 
-// list decodes a sequence item by item. A null node is an empty list. It
-// returns the number of items, and false when n is not a list.
+// list decodes each item of a sequence; ok is false when n is not one.
 func (d *decoder) list(n *yaml.Node, path string, each func(i int, item *yaml.Node, path string)) (int, bool) {
 	if isNull(n) {
 		return 0, true
@@ -325,7 +307,6 @@ func (d *decoder) list(n *yaml.Node, path string, each func(i int, item *yaml.No
 	return len(n.Content), true
 }
 
-// varName is what ${…} may hold.
 var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // expand replaces every ${VAR} in a scalar's text from the environment. An
@@ -367,8 +348,7 @@ func (d *decoder) expand(n *yaml.Node, path, s string) (string, bool) {
 	return b.String(), ok
 }
 
-// remember records that v came from the variable name, so problems show
-// ${name} instead of v.
+// remember records that v came from the variable name (scrub).
 func (d *decoder) remember(v, name string) {
 	if len(v) < minScrub {
 		return
@@ -400,9 +380,7 @@ func (d *decoder) text(n *yaml.Node, path, want string) (s string, set bool) {
 }
 
 // secret decodes a credential, which must be written as one ${NAME}: the
-// file is copied, committed and printed far more often than an
-// environment is. Its value never appears in a problem, and a literal is
-// reported without echoing what was written.
+// file is copied and printed far more often than an environment is.
 func (d *decoder) secret(n *yaml.Node, path string) (Secret, bool) {
 	name, ok := d.secretRef(n, path)
 	if !ok {
@@ -418,7 +396,6 @@ func (d *decoder) secret(n *yaml.Node, path string) (Secret, bool) {
 // envRef is one ${NAME} and nothing else.
 var envRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
 
-// refName returns the NAME of s when s is exactly one ${NAME}.
 func refName(s string) (string, bool) {
 	m := envRef.FindStringSubmatch(s)
 	if m == nil {
@@ -428,9 +405,7 @@ func refName(s string) (string, bool) {
 }
 
 // secretRef checks that a secret's node is one ${NAME} and returns NAME.
-// Null (the key left empty) and "" hold no secret and pass with no name,
-// as does a node that is not text, which str then reports. ok is false
-// after a problem.
+// Null, "" and a node that is not text (str reports it) pass, unnamed.
 func (d *decoder) secretRef(n *yaml.Node, path string) (name string, ok bool) {
 	m := deref(n)
 	if isNull(n) || m.Kind != yaml.ScalarNode || m.ShortTag() == "!!bool" || m.Value == "" {
@@ -444,14 +419,8 @@ func (d *decoder) secretRef(n *yaml.Node, path string) (name string, ok bool) {
 }
 
 // MinHMACKey is the shortest HMAC key the bot accepts for the secrets it
-// shares with the backend: a key shorter than the hash's output (SHA-256,
-// 32 bytes) is guessed sooner than the hash can be broken. The bot and
-// the backend choose these keys, so nothing stops them being long.
-//
-// Slack's signing secret also keys an HMAC-SHA256, but Slack issues it
-// (32 hex digits today) and its operator cannot choose another, so no
-// length is required of it: a rule the bot cannot help anyone meet would
-// only refuse a secret Slack changed the form of.
+// shares with the backend, SHA-256's output size; Slack's signing secret,
+// which Slack issues, is exempt: docs/design.md#hmac-keys.
 const MinHMACKey = 32
 
 // hmacKey reads a secret that keys an HMAC shared with the backend. The
@@ -467,8 +436,7 @@ func (d *decoder) hmacKey(n *yaml.Node, path string) (Secret, bool) {
 	return s, ok
 }
 
-// boolean decodes true or false. A value from ${VAR} is read as YAML would
-// read it written in place.
+// boolean decodes true or false; a ${VAR} is read as YAML would in place.
 func (d *decoder) boolean(n *yaml.Node, path string) bool {
 	if isNull(n) {
 		return false
@@ -498,9 +466,8 @@ func (d *decoder) boolean(n *yaml.Node, path string) bool {
 	return b
 }
 
-// duration decodes a Go duration (10s, 15m, 1h30m). Negative durations are
-// refused: nothing in the file counts backwards except before_deadline,
-// which is positive by its name.
+// duration decodes a Go duration (10s, 15m, 1h30m), refusing a negative
+// one: before_deadline counts backwards by its name.
 func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, bool) {
 	s, ok := d.text(n, path, "a duration")
 	if !ok {
@@ -531,8 +498,7 @@ func (d *decoder) oneOf(n *yaml.Node, path string, choices ...string) (string, b
 	return s, true
 }
 
-// targetRule says which kinds of target a field takes: want is the
-// phrase for the error, ok the test.
+// targetRule says which kinds of target a field takes.
 type targetRule struct {
 	want string
 	ok   func(ladder.Target) bool

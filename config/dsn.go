@@ -8,20 +8,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// dsn reads store.dsn. The file may hold a DSN, since it names where the
-// database is, but a password in it only as one ${NAME}: in a URL's user
-// info (postgres://bot:${PGPASSWORD}@db/bot) or query (?password=${…}),
-// or in a password= pair (host=db password=${PGPASSWORD}, quoted or not).
-// sslpassword, which unlocks the client's TLS key, is held to the same
-// rule. A whole DSN from one ${DSN} is the environment's, as it is.
-//
-// The variable holds the password itself, not a form of it escaped for
-// the DSN: the bot escapes it for where it is written (percent-encoding in
-// a URL, quoting in a pair), so that a password with @, :, /, a space or a
-// quote reaches the database as it is and the DSN still parses as it was
-// written. Without that, postgres://bot:${PGPASSWORD}@db/bot with a
-// password holding "@x/" would connect to host x, and `bot check` would
-// print the rest of the password as part of the DSN.
+// dsn reads store.dsn, whose passwords the file may hold only as one
+// ${NAME} each. A password's variable holds it unescaped, and the bot
+// escapes it for where it is written, or "@x/" in it would change the
+// host: docs/design.md#a-password-inside-a-dsn.
 func (d *decoder) dsn(n *yaml.Node, path string) (Secret, bool) {
 	m := deref(n)
 	if isNull(n) || m.Kind != yaml.ScalarNode || m.ShortTag() == "!!bool" {
@@ -77,9 +67,8 @@ func (d *decoder) dsn(n *yaml.Node, path string) (Secret, bool) {
 	return Secret(b.String()), true
 }
 
-// dsnField is where a password's value is written in a DSN: raw[start:end],
-// quotes excluded (quoted says the value is in single quotes), and how a
-// value is written there.
+// dsnField is where a password's value is written in a DSN, quotes
+// excluded, and how a value is escaped there.
 type dsnField struct {
 	start, end int
 	quoted     bool
@@ -103,9 +92,8 @@ func isDSNSecretKey(k string) bool {
 // password in it is caught before the driver check refuses the scheme.
 var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
 
-// dsnPasswords finds, in order, the passwords of a DSN as pgx (and libpq)
-// would read them, so that what is checked, and what Summary hides, is
-// what the driver takes for a password.
+// dsnPasswords finds the passwords of a DSN as pgx would read them, so
+// that what is checked and hidden is what the driver takes.
 func dsnPasswords(raw string) []dsnField {
 	if loc := urlScheme.FindStringIndex(raw); loc != nil {
 		return urlPasswords(raw, loc[1])
@@ -113,11 +101,8 @@ func dsnPasswords(raw string) []dsnField {
 	return pairPasswords(raw)
 }
 
-// urlPasswords finds the password in a URL's user info and any password
-// in its query. As in libpq, the user info ends at the first @ before any
-// /, even one in what looks like a query, and the password at the first
-// : of it; the query starts at the first ? after the user info. No
-// ${NAME} holds @, /, : or ?, so a reference never ends a part early.
+// urlPasswords finds the password in a URL's user info and any in its
+// query, split as libpq splits them.
 func urlPasswords(raw string, rest int) []dsnField {
 	var out []dsnField
 	if i := strings.IndexAny(raw[rest:], "@/"); i >= 0 && raw[rest+i] == '@' {
@@ -166,11 +151,8 @@ func percentEncode(v string) string {
 // dsnSpace is what separates key=value pairs, as libpq and pgx read them.
 const dsnSpace = " \t\n\r\v\f"
 
-// pairPasswords reads key=value pairs the way pgx does: spaces around =
-// allowed, a value either unquoted up to the next space or in single
-// quotes, with \ escaping the next byte in both. A DSN that does not
-// parse is read as far as it does (the driver refuses it at connect); an
-// unterminated quote runs to the end, so a password in it is still found.
+// pairPasswords reads key=value pairs the way pgx does, and a DSN that
+// does not parse as far as it does: an unterminated quote runs to the end.
 func pairPasswords(raw string) []dsnField {
 	var out []dsnField
 	i := 0
@@ -221,15 +203,12 @@ func escapePairValue(v string) string {
 	return strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v)
 }
 
-// quotePairValue writes a value where an unquoted one was: in quotes, so
-// that a space or a quote in it does not end it.
+// quotePairValue quotes a value where an unquoted one was written.
 func quotePairValue(v string) string { return "'" + escapePairValue(v) + "'" }
 
-// redactDSN replaces each password in a DSN, as the driver would read
-// it, by xxxxx (a quoted one with its quotes). A URL that net/url cannot
-// read either is hidden whole: what its writer meant for a password may
-// not be where the driver looks (postgres://bot:pa/ss@db has none for
-// pgx, whose user info ends at the /).
+// redactDSN replaces each password in a DSN by xxxxx. A URL net/url
+// cannot read is hidden whole: its writer's password may not be where
+// the driver looks (postgres://bot:pa/ss@db has none for pgx).
 func redactDSN(dsn string) string {
 	if urlScheme.MatchString(dsn) {
 		if _, err := url.Parse(dsn); err != nil {

@@ -9,8 +9,7 @@ import (
 )
 
 // DecisionPage is where people reach the bot's decision page from an
-// escalation mail (the public_url and link_secrets keys). Nil when
-// public_url is not set: mail then carries no decision links.
+// escalation mail (the public_url and link_secrets keys).
 type DecisionPage struct {
 	// PublicURL is the bot's address as a mail reader's browser reaches
 	// it, without a trailing "/": links are PublicURL + "/decide/…".
@@ -40,7 +39,6 @@ func (d *decoder) publicURL(n *yaml.Node, p string) (string, bool) {
 	return strings.TrimRight(s, "/"), true
 }
 
-// linkSecrets decodes the list of secrets that sign decision links.
 func (d *decoder) linkSecrets(k, v *yaml.Node, p string) []Secret {
 	var out []Secret
 	n, ok := d.list(v, p, func(_ int, item *yaml.Node, p string) {
@@ -60,8 +58,7 @@ func (d *decoder) linkSecrets(k, v *yaml.Node, p string) []Secret {
 	return out
 }
 
-// decisionPage puts public_url and link_secrets together: each needs the
-// other.
+// decisionPage puts public_url and link_secrets together.
 func (d *decoder) decisionPage(seen map[string]*yaml.Node, publicURL string, secrets []Secret) *DecisionPage {
 	switch {
 	case seen["public_url"] == nil && seen["link_secrets"] == nil:

@@ -15,11 +15,8 @@ import (
 	"approvalsbot/tenant"
 )
 
-// A tenant's zone and rotations, and the steps that name rotation:NAME.
-
-// Rules of the step fields that reach people: a rotation may stand for
-// its member on duty. The words of a refusal stay those of the plain
-// rules: a rotation is documented beside them.
+// Rules of the step fields that reach people, where a rotation may stand
+// for its member on duty. A refusal keeps the plain rule's words.
 var (
 	mentionableOrRotation = orRotation(mentionable)
 	peopleOrRotation      = orRotation(people)
@@ -38,9 +35,8 @@ type rotationRef struct {
 	n    *yaml.Node
 }
 
-// stepTargets decodes a step's mention, dm or email list as targets
-// does, recording where each rotation is named so that it can be checked
-// once the tenant's rotations and members are read.
+// stepTargets is targets, recording where each rotation is named for the
+// check once the tenant is read.
 func (d *decoder) stepTargets(v *yaml.Node, p string, rule targetRule, verb string, refs *[]rotationRef) (ts []ladder.Target, given int) {
 	given, ok := d.list(v, p, func(_ int, item *yaml.Node, p string) {
 		if t, ok := d.target(item, p, rule); ok {
@@ -99,10 +95,9 @@ type rotationPos struct {
 	ok        bool // every key read without a problem
 }
 
-// every is a shift's length: 1d, 3d, 1w, 2w (or daily, weekly).
+// everyPattern is a shift's length: 1d, 3d, 1w, 2w.
 var everyPattern = regexp.MustCompile(`^(\d{1,3})\s*([dw])$`)
 
-// maxShiftDays bounds a shift at a year.
 const maxShiftDays = 366
 
 func (d *decoder) rotations(v *yaml.Node, p string) []rotationPos {
@@ -228,7 +223,6 @@ func (d *decoder) rotation(k, v *yaml.Node, p, name string) rotationPos {
 	return r
 }
 
-// shiftDays reads a shift length in days.
 func shiftDays(s string) (int, bool) {
 	switch strings.TrimSpace(s) {
 	case "daily":
@@ -336,10 +330,8 @@ func parseLocal(s string) (localTime, error) {
 	return lt, nil
 }
 
-// tenantTimes finishes what needs the whole tenant: its zone given to
-// windows, rotations and the digest that name none; its rotations
-// resolved against its members; and every rotation a step names checked
-// and frozen into that step's ladder.
+// tenantTimes finishes what needs the whole tenant: its zone, and its
+// rotations, resolved and frozen into the ladders whose steps name them.
 func (d *decoder) tenantTimes(t *tenant.Tenant, ladders []ladderPos, rotations []rotationPos) {
 	zone := ladder.ZoneOf(t.Location())
 	windowZones(ladders, zone)
@@ -394,9 +386,8 @@ func haveNames(tenant string, rotations []rotationPos) string {
 	return " (it has " + strings.Join(names, ", ") + ")"
 }
 
-// resolveRotation turns a rotation as written into its frozen form: its
-// members the tenant's, its first hand-off on the first date from start
-// that falls on the hand-off's weekday, its overrides' bounds in its zone.
+// resolveRotation turns a rotation as written into its frozen form, its
+// first hand-off on the first date from start on the hand-off's weekday.
 func (d *decoder) resolveRotation(t *tenant.Tenant, rp rotationPos, tenantZone ladder.Zone) (ladder.Rotation, bool) {
 	ok := rp.ok
 	member := func(u userRef) (ladder.RotationMember, bool) {
@@ -459,8 +450,7 @@ func (d *decoder) resolveRotation(t *tenant.Tenant, rp rotationPos, tenantZone l
 }
 
 // reachable reports each member a step's rotation can put on duty whom
-// the step has no way to reach: a mention or DM needs a user id on a chat
-// surface, an email an address.
+// the step has no way to reach.
 func (d *decoder) reachable(t *tenant.Tenant, ref rotationRef, r ladder.Rotation) {
 	people := slices.Clone(r.Members)
 	for _, o := range r.Overrides {
@@ -488,8 +478,7 @@ func (d *decoder) reachable(t *tenant.Tenant, ref rotationRef, r ladder.Rotation
 	}
 }
 
-// anyChatID names what a member needs to be mentioned or DMed, the
-// chat surfaces' titles joined: "Slack or Discord id".
+// anyChatID is "Slack or Discord id", from the chat surfaces' titles.
 func anyChatID() string {
 	cs := ladder.ChatSurfaces()
 	titles := make([]string, len(cs))
@@ -512,16 +501,11 @@ func verbWords(verb string) string {
 	return "be mentioned"
 }
 
-// onDutyShown is how many shifts `bot check` shows per rotation: the one
-// running now and those after the next hand-offs.
+// onDutyShown is how many shifts `bot check` shows per rotation.
 const onDutyShown = 4
 
 // rotationSummary writes each rotation, and who is on duty at now and
-// after the next hand-offs (none for a zero now):
-//
-//	rotation primary: user:kevin, user:ada take turns of 1w, handing off mon 09:00 Europe/Berlin, the first on 2026-11-30
-//	  on duty now: user:kevin until Mon 2026-12-07 09:00 CET
-//	  then user:ada until Mon 2026-12-14 09:00 CET
+// after the next hand-offs (none for a zero now).
 func rotationSummary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
 	names := make([]string, 0, len(t.Rotations))
 	for n := range t.Rotations {

@@ -7,21 +7,17 @@ import (
 	"strings"
 )
 
-// redacted is what a Secret prints as, everywhere.
 const redacted = "<secret>"
 
 // Secret is a credential from the environment. Every way of printing it
-// (fmt with any verb, JSON, text, slog) gives "<secret>", so a Config, or
-// any struct holding one, can be logged or dumped without leaking; the one
-// way to the value is Reveal, which makes every use easy to find.
+// (fmt with any verb, JSON, text, slog) gives "<secret>"; the one way to
+// the value is Reveal, which makes every use easy to find.
 type Secret string
 
-// Reveal returns the value, for the one call that needs it (signing,
-// authenticating).
+// Reveal returns the value, for the one call that needs it.
 func (s Secret) Reveal() string { return string(s) }
 
-// RevealAll is each secret's bytes, in order: the keys a signer or
-// verifier takes (the first signs, all verify).
+// RevealAll is each secret's bytes, in order.
 func RevealAll(list []Secret) [][]byte {
 	out := make([][]byte, len(list))
 	for i, s := range list {
@@ -46,8 +42,7 @@ func (s Secret) Format(f fmt.State, verb rune) {
 	_, _ = io.WriteString(f, redacted)
 }
 
-// MarshalText gives "<secret>", for encoders that use text (slog's text
-// handler, YAML, map keys).
+// MarshalText gives "<secret>" to text encoders.
 func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
 // MarshalJSON gives "<secret>" as a JSON string.
@@ -65,11 +60,8 @@ var (
 )
 
 // The structs that hold secrets print through method-less copies of
-// themselves. Secret's own methods are not enough: while fmt prints a
-// bad-verb error (%s or %d of a pointer field, say) it ignores every
-// method of the values inside, Secret's included, and would print them raw.
-// Formatting each holder with the caller's verb and flags, as a copy whose
-// fields still carry their methods, keeps fmt out of that path.
+// themselves, or fmt's bad-verb path would print their secrets raw:
+// docs/design.md#printing-a-secret.
 type (
 	configFields  Config
 	storeFields   Store
@@ -109,8 +101,7 @@ func (s SMTP) Format(f fmt.State, verb rune) {
 	formatFields(f, verb, smtpFields(s), "smtpFields", "SMTP")
 }
 
-// formatFields prints v, a method-less copy, with the caller's verb and
-// flags; under %#v it names the real type.
+// formatFields prints v, a method-less copy, as asked; %#v names the real type.
 func formatFields(f fmt.State, verb rune, v any, copyName, name string) {
 	s := fmt.Sprintf(fmt.FormatString(f, verb), v)
 	if verb == 'v' && f.Flag('#') {

@@ -11,15 +11,10 @@ import (
 	"approvalsbot/ladder"
 )
 
-// How the process runs as a service: how much it logs and how long a
-// stop may take.
+// How long a stop may take.
 const (
-	// DefaultStopTimeout bounds a stop (SIGTERM) when the file sets no
-	// stop_timeout: requests in flight finish, the outbox finishes the
-	// rows it performs, and whatever is still running then (a decision
-	// retrying against a backend that is down) is left in the outbox
-	// for the next start. It is also capped at half the lease (see
-	// Config.StopTimeout).
+	// DefaultStopTimeout bounds a stop (SIGTERM) when the file sets none,
+	// capped at half the lease; what still runs then stays in the outbox.
 	DefaultStopTimeout = 10 * time.Second
 	// MinStopTimeout leaves a stop time to record what it stopped.
 	MinStopTimeout = time.Second
@@ -35,8 +30,7 @@ const (
 
 // Log is the logging section.
 type Log struct {
-	// Level is the least severe level written (slog.LevelInfo, the zero
-	// value, by default).
+	// Level is the least severe level written; info by default.
 	Level slog.Level
 }
 
@@ -69,8 +63,7 @@ func (d *decoder) logSection(v *yaml.Node, p string) Log {
 	return l
 }
 
-// stopTimeout decodes stop_timeout; 0 when it is absent or wrong
-// (reported).
+// stopTimeout decodes stop_timeout; 0 when it is absent or wrong.
 func (d *decoder) stopTimeout(v *yaml.Node, p string) time.Duration {
 	t, ok := d.duration(v, p)
 	if !ok {
@@ -84,10 +77,9 @@ func (d *decoder) stopTimeout(v *yaml.Node, p string) time.Duration {
 	return t
 }
 
-// settleStopTimeout checks stop_timeout against the lease once both are
-// read, or gives the default. A stop that outlasted the lease would let
-// another replica take over a row this one still performs, and perform it
-// a second time.
+// settleStopTimeout checks stop_timeout against the lease, or gives the
+// default: a stop that outlasted the lease would let another replica
+// take over a row this one still performs, and do it twice.
 func (d *decoder) settleStopTimeout(c *Config, n *yaml.Node) {
 	if isNull(n) || c.StopTimeout == 0 {
 		c.StopTimeout = min(DefaultStopTimeout, c.Lease/2)
@@ -99,12 +91,9 @@ func (d *decoder) settleStopTimeout(c *Config, n *yaml.Node) {
 	}
 }
 
-// LoadStore reads the store section of the file at path and nothing
-// else: what `bot migrate` and `bot backup` need. The other sections are
-// neither validated nor expanded, so those commands run without the
-// backend's or the chat surfaces' secrets in their environment (`bot
-// check` validates the whole file). Problems name the file by the path
-// given, as Load's do.
+// LoadStore reads only the store section of the file at path, so that
+// `bot migrate` and `bot backup` run without the other sections' secrets
+// in their environment.
 func LoadStore(path string, getenv func(string) (string, bool)) (Store, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -10,18 +10,13 @@ import (
 	"approvalsbot/tenant"
 )
 
-// Summary is what `bot check` prints for a valid file: the listen addresses,
-// the store (its DSN without password), how long what it stores is kept,
-// which surfaces are on and how interactions arrive, the variable each
-// secret is read from (the secret itself as <secret>), and per tenant where
-// cards go, how many members it has, the timeline each ladder gives under
-// the tenant's deadline, and the timeline each tool override gives. No
-// secret appears in it. Summary leaves out who is on duty in each
-// rotation, which depends on the time: SummaryAt says it.
+// Summary is what `bot check` prints for a valid file: the settings, the
+// surfaces, where each secret comes from, and each tenant's timelines. No
+// secret appears in it. Who is on duty depends on the time: see SummaryAt.
 func (c *Config) Summary() string { return c.SummaryAt(time.Time{}) }
 
-// SummaryAt is Summary with, for each rotation, who is on duty at now
-// and after each of the next hand-offs; a zero now leaves them out.
+// SummaryAt is Summary with who is on duty in each rotation at now,
+// unless now is zero.
 func (c *Config) SummaryAt(now time.Time) string {
 	var b strings.Builder
 	if c.ListenPrivate == "" {
@@ -83,10 +78,9 @@ func (c *Config) SummaryAt(now time.Time) string {
 	return b.String()
 }
 
-// offSurface lists, once each and in order of appearance, the tenant's
-// targets on surfaces this config does not run. They are not errors (a
-// deployment may run fewer surfaces than its tenants name) but they are
-// skipped at run time, so `bot check` shows them.
+// offSurface lists the tenant's targets on surfaces this config does not
+// run: no error, since a deployment may run fewer surfaces than its
+// tenants name, but skipped at run time.
 func (c *Config) offSurface(t *tenant.Tenant) []string {
 	on := map[string]bool{
 		ladder.SurfaceSlack:   c.Slack != nil,
@@ -175,8 +169,7 @@ func summary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
 	}
 }
 
-// days writes a duration of whole days as days, with the hours a duration
-// setting is written in: 720h (30 days).
+// days writes a duration of whole days as "720h (30 days)".
 func days(d time.Duration) string {
 	const day = 24 * time.Hour
 	if d%day != 0 {

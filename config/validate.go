@@ -29,9 +29,7 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 
 const idRule = "1 to 64 of A-Z a-z 0-9 . _ : -"
 
-// decodeFile is the schema of bot.yaml: it decodes and validates the whole
-// file, recording every problem. The result is only meaningful when no
-// problem was recorded.
+// decodeFile decodes and validates the whole file, recording every problem.
 func (d *decoder) decodeFile(data []byte) *Config {
 	root := d.document(data)
 	if len(d.problems) > 0 {
@@ -146,9 +144,7 @@ func (d *decoder) hostPort(n *yaml.Node, p, s, like string) bool {
 	return true
 }
 
-// sharesPort reports whether two host:port addresses would bind the same
-// port: the same port, not 0, on the same host or with either on every
-// address.
+// sharesPort reports whether two host:port addresses would bind one port.
 func sharesPort(a, b string) bool {
 	ha, pa, errA := net.SplitHostPort(a)
 	hb, pb, errB := net.SplitHostPort(b)
@@ -174,8 +170,7 @@ func (d *decoder) httpURL(n *yaml.Node, p, s string) bool {
 	return true
 }
 
-// missing reports a required key that is absent, at the line of the
-// section that should hold it.
+// missing reports a required key that is absent, at its section's line.
 func (d *decoder) missing(at *yaml.Node, p, key, what string) {
 	d.problemf(at, joinKey(p, key), "missing: %s", what)
 }
@@ -275,9 +270,8 @@ func (d *decoder) required(at, val *yaml.Node, p, key, what string, present bool
 	}
 }
 
-// secretOrFailed reads an optional secret and folds a failed ${VAR}
-// (reported already) into failed, so that a check on the secrets' absence
-// does not report it twice.
+// secretOrFailed reads an optional secret and folds a failed ${VAR} into
+// failed, so a check on the secrets' absence does not report it twice.
 func (d *decoder) secretOrFailed(v *yaml.Node, p string, failed bool) (Secret, bool) {
 	s, ok := d.secret(v, p)
 	return s, failed || !ok && !isNull(v)
@@ -387,11 +381,9 @@ func (d *decoder) smtp(k, v *yaml.Node, p string) *SMTP {
 		return nil
 	}
 	s := &SMTP{TLS: smtpconf.TLSStartTLS}
-	// at is where each setting was written, for its problems (SMTP's
-	// Problems owns the rules); unread marks a setting whose value could
-	// not be read, reported already, or is missing, whose problems are
-	// left out. A null username or password reads as empty, a null tls as
-	// the default.
+	// at is where each setting was written, for its problems; unread
+	// marks one unread or missing (reported already), whose problems are
+	// left out (reads).
 	at := map[string]*yaml.Node{}
 	unread := map[string]bool{}
 	text := func(key string, dst *string) field {
@@ -467,8 +459,7 @@ func (d *decoder) tenants(k, v *yaml.Node, p string, c *Config) {
 	}
 }
 
-// stepPos keeps where a step's fields were written, for the checks that
-// need the whole ladder and the tenant's deadlines.
+// stepPos keeps where a step's fields were written.
 type stepPos struct {
 	step              ladder.Step
 	path              string
@@ -493,8 +484,7 @@ type toolPos struct {
 	deadlineP string
 }
 
-// positiveDuration is a duration that must be more than 0s (a deadline):
-// a zero one is a problem, and not ok.
+// positiveDuration decodes a duration that must be more than 0s.
 func (d *decoder) positiveDuration(v *yaml.Node, p string) (time.Duration, bool) {
 	x, ok := d.duration(v, p)
 	if ok && x == 0 {
@@ -567,9 +557,8 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 	}
 	d.tenantTimes(t, ladders, rotations)
 
-	// The bot refuses a request's own deadline further away than
-	// max_deadline; a deadline the tenant gives every request must not
-	// reach further than that either.
+	// A deadline the tenant gives must not reach further than a request's
+	// own may.
 	if t.Deadline > t.MaxDeadline {
 		n := cmp.Or(deadlineN, maxDeadlineN, v)
 		d.problemf(n, joinKey(p, "deadline"), "%s is longer than max_deadline (%s), the furthest a deadline may lie",
@@ -592,15 +581,10 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 	return t
 }
 
-// stepsUnderDeadlines reports steps that can never fire. A ladder runs
-// under the tenant's deadline (when the function has no override, or a
-// request names it) and under the deadline of each tool override that
-// picks it; a step is reported only when it falls at or after the longest
-// of these. A request's own deadline may be longer still, but nothing in
-// the file promises one, and a step that only a request's deadline could
-// reach is better moved or removed. Steps that fire under some deadlines
-// and not others are not problems: `bot check` shows them skipped in the
-// shorter timelines, and the card says so at run time.
+// stepsUnderDeadlines reports steps at or after the longest deadline
+// their ladder runs under in the file: the tenant's, or a tool override's
+// that picks it. A step that only a request's own deadline could reach is
+// better moved; one skipped under shorter deadlines only is no problem.
 func (d *decoder) stepsUnderDeadlines(t *tenant.Tenant, ladders []ladderPos) {
 	for _, l := range ladders {
 		longest := t.Deadline
@@ -665,7 +649,6 @@ func (d *decoder) ladders(v *yaml.Node, p string) []ladderPos {
 			})
 		}
 		if longLadder(lv) {
-			// The long form: the steps and what the ladder does besides.
 			seen, _ := d.mapping(lv, lp, map[string]field{
 				"steps":     func(_, v *yaml.Node, p string) { steps(v, p) },
 				"ack_pause": func(_, v *yaml.Node, p string) { l.ackPause = d.ackPause(v, p) },
@@ -682,9 +665,8 @@ func (d *decoder) ladders(v *yaml.Node, p string) []ladderPos {
 	return out
 }
 
-// longLadder reports whether a ladder is written in its long form, a
-// mapping of steps and ack_pause. A mapping with neither key is taken for
-// a step written without its dash, and reported as the list it should be.
+// longLadder reports whether a ladder is a mapping of steps and
+// ack_pause; a mapping of neither is a step written without its dash.
 func longLadder(v *yaml.Node) bool {
 	v = deref(v)
 	if v.Kind != yaml.MappingNode {
@@ -717,10 +699,8 @@ func (d *decoder) ackPause(v *yaml.Node, p string) time.Duration {
 	return x
 }
 
-// stepOrder checks that steps are listed in the order they fire, separately
-// for the two anchors: `after` strictly increasing, `before_deadline`
-// strictly decreasing. Listing them in order is what lets a person read a
-// ladder top to bottom; Plan orders them by time in any case.
+// stepOrder checks that steps are listed in the order they fire, for
+// each anchor, so a person reads a ladder top to bottom.
 func (d *decoder) stepOrder(steps []stepPos) {
 	prevAfter, prevBefore := -1, -1
 	for i, s := range steps {

@@ -10,15 +10,11 @@ import (
 	"approvalsbot/ladder"
 )
 
-// A step's repeat and working hours (during), and the time zones they
-// and rotations are read in.
-
 // minRepeatEvery is the shortest gap between repetitions: under the
 // tick, repetitions only merge.
 const minRepeatEvery = time.Second
 
-// zone decodes a time zone name. ok is false when the key is empty or
-// after a problem.
+// zone decodes a time zone name; ok is false when it is empty or wrong.
 func (d *decoder) zone(v *yaml.Node, p string) (ladder.Zone, bool) {
 	name, ok := d.str(v, p)
 	if !ok || name == "" {
@@ -53,8 +49,7 @@ func (d *decoder) wholeNumber(v *yaml.Node, p string, lo, hi int) (int, bool) {
 	return x, true
 }
 
-// repeatPos keeps where a step's repeat was written, for the check
-// against the deadlines it runs under.
+// repeatPos keeps where a step's repeat was written.
 type repeatPos struct {
 	key, timesN *yaml.Node
 	path        string
@@ -98,10 +93,9 @@ func (d *decoder) repeat(k, v *yaml.Node, p string) (*ladder.Repeat, repeatPos) 
 	return &r, pos
 }
 
-// repeatsUnderDeadline reports a repetition that falls at or after the
-// longest deadline its step runs under: like a step there, it would
-// always be skipped. Windows only ever delay a repetition, so counting
-// without them finds every such one.
+// repeatsUnderDeadline reports a repetition at or after the longest
+// deadline its step runs under, always skipped. Windows only delay a
+// repetition, so counting without them finds every one.
 func (d *decoder) repeatsUnderDeadline(s stepPos, longest time.Duration) {
 	r := s.step.Repeat
 	if r == nil || s.repeat.timesN == nil {
@@ -128,9 +122,8 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// window decodes `during: {days: mon-fri, hours: "09:00-18:00", zone:
-// Europe/Berlin}`. A window with no zone is given the tenant's once the
-// tenant is read (windowZones); until then its Zone is zero.
+// window decodes `during: {days: mon-fri, hours: "09:00-18:00"}`; its
+// zone stays zero until windowZones gives it the tenant's.
 func (d *decoder) window(v *yaml.Node, p string) *ladder.Window {
 	if isNull(v) {
 		return nil
@@ -185,8 +178,7 @@ func (d *decoder) window(v *yaml.Node, p string) *ladder.Window {
 	return w
 }
 
-// windowZones gives every window of the tenant's steps that names no
-// zone the tenant's zone.
+// windowZones gives the tenant's zone to each window that names none.
 func windowZones(ladders []ladderPos, zone ladder.Zone) {
 	for _, l := range ladders {
 		for _, s := range l.steps {
@@ -197,8 +189,7 @@ func windowZones(ladders []ladderPos, zone ladder.Zone) {
 	}
 }
 
-// formatLocal writes an instant for `bot check` in a zone: "Mon
-// 2026-12-07 09:00 CET".
+// formatLocal writes an instant for `bot check` in a zone.
 func formatLocal(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format("Mon 2006-01-02 15:04 MST")
 }

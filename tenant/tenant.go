@@ -19,13 +19,10 @@ const DefaultLadder = "default"
 // Tenant is one tenant's people, places and ladders.
 type Tenant struct {
 	ID string
-	// Deadline applies when neither the request nor a tool override sets
-	// one.
+	// Deadline applies when neither the request nor a tool override sets one.
 	Deadline time.Duration
-	// MaxDeadline is how far past the bot's clock a request's own
-	// deadline may lie when it arrives (DefaultMaxDeadline); one further
-	// away is refused, so that no link stays valid and no ladder waits
-	// without end.
+	// MaxDeadline is how far away a request's own deadline may lie when it
+	// arrives, so that no link stays valid and no ladder waits without end.
 	MaxDeadline time.Duration
 	// Post is where each card goes (step 0).
 	Post []ladder.Target
@@ -34,9 +31,8 @@ type Tenant struct {
 	// Digest, when set, posts what still waits on a schedule.
 	Digest             *Digest
 	ForbidSelfApproval bool
-	// Zone is the tenant's time zone: working hours (a step's during),
-	// rotations and the digest that name no zone of their own are read in
-	// it. nil means UTC (Location).
+	// Zone is the time zone that windows, rotations and the digest naming
+	// none are read in; nil means UTC.
 	Zone *time.Location
 	// Rotations by name, for steps that name rotation:NAME; each ladder
 	// carries the ones its steps name (ladder.Ladder.Rotations).
@@ -47,16 +43,14 @@ type Tenant struct {
 	// matches wins.
 	Tools   []ToolOverride
 	Members []Member
-	// EmailDecisions is what a member may decide from escalation mail on
-	// the decision page: EmailDecisionsOff, EmailDecisionsDeny (the
-	// default) or EmailDecisionsApprove.
+	// EmailDecisions is what a member may decide from escalation mail: one
+	// of the EmailDecisions constants.
 	EmailDecisions string
 }
 
 // Digest posts a summary of what still waits.
 type Digest struct {
-	// Cron is a standard 5-field spec (or a descriptor such as @daily), read
-	// in Zone.
+	// Cron is a standard 5-field spec or a descriptor such as @daily.
 	Cron string
 	Zone *time.Location
 	// To is a channel.
@@ -86,9 +80,7 @@ type Member struct {
 	// paths.
 	Governance bool
 	// Chat holds the member's bare user id on each chat surface they are
-	// on (ladder.ChatSurfaces), keyed by the surface's name, as the file
-	// writes them (members[].slack: U…, members[].discord: a snowflake).
-	// Email is a bare address and may be empty.
+	// on, by the surface's name. Email is a bare address or empty.
 	Chat  ladder.ChatIDs
 	Email string
 }
@@ -115,13 +107,12 @@ func Roles() []Role { return []Role{RoleViewer, RoleOperator, RoleAdmin, RoleOwn
 func (r Role) Valid() bool { return slices.Contains(Roles(), r) }
 
 // CanDecide reports whether a member with this role may approve or deny.
-// A viewer only watches.
 func (r Role) CanDecide() bool {
 	return r == RoleOperator || r == RoleAdmin || r == RoleOwner
 }
 
-// Email decisions: what a tenant's escalation mail may let a member decide
-// on the bot's decision page (Tenant.EmailDecisions).
+// What a tenant's escalation mail may let a member decide on the bot's
+// decision page (Tenant.EmailDecisions).
 const (
 	// EmailDecisionsOff: mail carries no decision links.
 	EmailDecisionsOff = "off"
@@ -201,13 +192,10 @@ func (t *Tenant) DeadlineFor(function string) time.Duration {
 	return ladder.DefaultDeadline
 }
 
-// MemberOn finds the member who is id on surface: on a chat surface
-// (ladder.ChatSurfaces) the member with that bare user id, on
-// ladder.SurfaceEmail the member whose address has id's AddressKey (how a
-// ladder step that mails a member's address reaches someone who may
-// decide). It is the one lookup of a person by where they clicked or were
-// reached, so it names no platform; an empty id and a surface no member is
-// on match nobody.
+// MemberOn finds the member who is id on surface: by bare user id on a
+// chat surface, by AddressKey on ladder.SurfaceEmail. It is the one lookup
+// of a person by where they clicked or were reached; an empty id matches
+// nobody.
 func (t *Tenant) MemberOn(surface, id string) (Member, bool) {
 	if surface == ladder.SurfaceEmail {
 		key := AddressKey(id)
@@ -217,19 +205,9 @@ func (t *Tenant) MemberOn(surface, id string) (Member, bool) {
 }
 
 // AddressKey is the one form in which two e-mail addresses are compared:
-// the address with the ASCII letters A to Z lowered and every other
-// character kept as written. Two addresses are one mailbox to the bot
-// exactly when their keys are equal: a member is looked up by it, the
-// members' addresses must differ by it (bot check), and one recipient's
-// mails are recorded under it.
-//
-// Only ASCII is folded because every mail system treats Sam@ and sam@ as
-// one mailbox, while none folds the rest of Unicode in a local part: ſam@
-// (long s), Kim@ with the Kelvin sign, ıan@ (dotless i) and ｓam@
-// (full-width) are other mailboxes than sam@, kim@, ian@ and sam@. A
-// Unicode fold (strings.EqualFold, strings.ToLower) would merge them, so
-// whoever holds the look-alike mailbox would be taken for the member and
-// receive their decision links.
+// ASCII A to Z lowered, every other character as written. Never a Unicode
+// fold, which would take a look-alike mailbox (ſam@) for a member's:
+// docs/design.md#one-key-for-an-e-mail-address.
 func AddressKey(addr string) string {
 	for i := 0; i < len(addr); i++ {
 		if c := addr[i]; 'A' <= c && c <= 'Z' {
