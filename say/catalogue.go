@@ -112,6 +112,14 @@ func (r Reason) String() string {
 		return "The bot could not record that you are looking just now; nothing was recorded. Try again in a moment."
 	case FormLookupFailed:
 		return "The arguments cannot be shown just now; try again in a moment."
+	case FormNoContent:
+		return fmt.Sprintf("The arguments are shown only to members of tenant %s with the content permission, which %s does not hold.", r.Tenant, r.User)
+	case FormPrivateChat:
+		return fmt.Sprintf("This call comes from someone's private chat: only members of tenant %s with the content permission, which %s does not hold, decide it.", r.Tenant, r.User)
+	case FormLookupLimit:
+		return fmt.Sprintf("The job backend has been asked for call arguments as you as often as this page allows (%d a minute); try again in %d s.", r.Count, r.Seconds)
+	case FormNotShown:
+		return "The call's content could not be shown to you, so it cannot be approved here: " + r.Message
 
 	case Sending:
 		return fmt.Sprintf("Sending your %s of %s to the job backend…", verb(r.Approve), r.Function)

@@ -60,6 +60,10 @@ const (
 	FormNotRecorded  // the page could not record the decision
 	FormNotLooking   // the page could not record I'm looking
 	FormLookupFailed // the page could not look the arguments up
+	FormNoContent    // the page's member User holds no content permission in Tenant
+	FormPrivateChat  // only Tenant's content holders decide it, and User holds none
+	FormLookupLimit  // the member's look-ups are over Count a minute; Seconds to wait
+	FormNotShown     // the content could not be shown (Message), so no Approve
 
 	// A decision recorded, and what the backend answered.
 	Sending        // Approve of Function is on its way
@@ -115,8 +119,8 @@ type Reason struct {
 	Refused bool
 	// Mail: the tenant's escalation mail carries Approve links.
 	Mail bool
-	// Count is a number the sentence names.
-	Count int
+	// Count and Seconds are numbers the sentence names.
+	Count, Seconds int
 	// At, Until and Planned are times as the tenant reads them;
 	// UntilDeadline says Until is the deadline.
 	At, Until, Planned string

@@ -15,8 +15,8 @@ import (
 )
 
 // What people do to a waiting approval's ladder, as on-call tools let
-// them: "I'm looking" (Acknowledge) holds the ladder's next steps for its
-// ack_pause, and "Escalate now" (EscalateNow) fires its next step at
+// them: "I'm looking" (acknowledge) holds the ladder's next steps for its
+// ack_pause, and "Escalate now" (escalateNow) fires its next step at
 // once. Neither decides anything, and neither moves the deadline, which
 // only ever denies. Each is recorded, in one transaction with the
 // approval's next_step_at it moves and the edits of every copy of the

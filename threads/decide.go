@@ -114,14 +114,14 @@ type DecideRequest struct {
 	Person     Person
 	// ReceivedAt is when the bot received the click (zero: now). The
 	// deadline judges a click by it, not by when it was recorded. A
-	// surface takes it from a Receipt it holds open until Decide has
+	// surface takes it from a Receipt it holds open until Click has
 	// returned: on a store of this process's alone, the deadline waits
 	// only for the clicks whose receipts are open (Receive).
 	ReceivedAt time.Time
 	// Shown: the person was shown the call's content privately, and
 	// this is the Approve that came with it (Reveal). Without it, a
 	// member who holds the content permission does not approve a
-	// content-restricted call blind: Decide answers Reveal instead.
+	// content-restricted call blind: decide answers Reveal instead.
 	Shown bool
 	// ShownDigest is, from the decision page, the digest of the
 	// arguments the page showed the person with its Approve: Shown when
@@ -171,7 +171,7 @@ type deciding struct {
 	Due time.Time `json:"due,omitzero"`
 	// Sent: the deadline's deny was taken by its row, under the
 	// approval's lock, to go to the backend: no click takes its place
-	// any more (Decide).
+	// any more (decide).
 	Sent bool `json:"sent,omitempty"`
 }
 

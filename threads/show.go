@@ -41,7 +41,7 @@ type ShowResult struct {
 	Changes *ShownChanges
 }
 
-// ShownChanges is a changeset as ShowArguments shows it.
+// ShownChanges is a changeset as a look-up shows it.
 type ShownChanges struct {
 	Files       []approval.ChangedFile // protected ones first
 	Patch       string

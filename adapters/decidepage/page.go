@@ -278,7 +278,7 @@ func (h *Handler) showArguments(w http.ResponseWriter, r *http.Request, l *link,
 		// Closed, changed, expired, in flight or not allowed: the page
 		// says which, and asks the backend nothing.
 	case !l.member.Content:
-		v.Lead = fmt.Sprintf("The arguments are shown only to members of tenant %s with the content permission, which %s does not hold.", l.claims.Tenant, l.member.User)
+		v.Lead = say.Reason{Kind: say.FormNoContent, Tenant: l.claims.Tenant, User: l.member.User}.String()
 		status = http.StatusForbidden
 	case v.ArgumentsForm != "": // offered only where the page shows no arguments yet
 		v.Arguments = h.arguments(r.Context(), l)
@@ -296,7 +296,7 @@ func (h *Handler) arguments(ctx context.Context, l *link) *shown {
 		secs := int64((wait + time.Second - 1) / time.Second)
 		h.log.Info("decision page: argument look-up over the member's limit", "tenant", l.claims.Tenant,
 			"approval_id", l.claims.ApprovalID, "member", l.claims.Member)
-		return &shown{Refusal: fmt.Sprintf("The job backend has been asked for call arguments as you as often as this page allows (%d a minute); try again in %d s.", int(time.Minute/LookupEvery), secs),
+		return &shown{Refusal: say.Reason{Kind: say.FormLookupLimit, Count: int(time.Minute / LookupEvery), Seconds: int(secs)}.String(),
 			RetryAfter: time.Duration(secs) * time.Second}
 	}
 	out := h.service.Click(ctx, l.click(threads.ClickShow, templates.ActionShowArgs))
@@ -358,7 +358,7 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 	v.Lead = fmt.Sprintf("Waiting for a decision. Opening this page decided nothing: press %s below to decide.",
 		buttonWord(c.Action))
 	if card.Approval.DecidedByContentHolders() && !l.member.Content {
-		v.Lead = fmt.Sprintf("This call comes from someone's private chat: only members of tenant %s with the content permission, which %s does not hold, decide it.", c.Tenant, l.member.User)
+		v.Lead = say.Reason{Kind: say.FormPrivateChat, Tenant: c.Tenant, User: l.member.User}.String()
 		return v, http.StatusForbidden
 	}
 	v.Form = &form{Check: h.signer.FormCheck(l.token), Approve: c.Action == ActionApprove, ReasonMax: threads.MaxComment}
@@ -369,7 +369,7 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 		// digest shown. Without it, no Approve.
 		v.Arguments = h.arguments(ctx, l)
 		if v.Arguments.Refusal != "" {
-			v.Lead = "The call's content could not be shown to you, so it cannot be approved here: " + v.Arguments.Refusal
+			v.Lead = say.Reason{Kind: say.FormNotShown, Message: v.Arguments.Refusal}.String()
 			v.Form = nil
 			if v.Arguments.RetryAfter > 0 {
 				return v, http.StatusTooManyRequests
