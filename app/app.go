@@ -260,7 +260,7 @@ func (a *App) chatSurfaces(renderer *templates.Renderer, reg prometheus.Register
 		a.slackOut, surfaces[ladder.SurfaceSlack] = ad, ad
 	}
 	if cfg.Discord != nil {
-		ad, err := discord.NewSurface(discord.Options{Credentials: DiscordCredentials(cfg.Discord), APIURL: cfg.Discord.APIURL, Tenants: a.live.tenants, Renderer: renderer,
+		ad, err := discord.NewSurface(discord.Options{Credentials: DiscordCredentials(cfg.Discord), APIURL: cfg.Discord.APIURL, Tenants: a.live.tenants,
 			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st), Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
 		if err != nil {
 			return nil, fmt.Errorf("discord: %w", err)

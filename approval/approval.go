@@ -1,8 +1,7 @@
-// Package approval is the domain of the bot: the events the job backend
-// sends (docs/protocol.md), the Approval they carry, strict parsing with field
-// paths, the states an approval moves through and the pure transition
-// function, the effect line and flags a card shows (docs/cards.md), the RFC 8785
-// digest, and redaction of what is displayed. It does no I/O.
+// Package approval is the bot's domain: the events of docs/protocol.md and
+// their strict parsing, the states an approval moves through, what a card
+// says of a call (docs/cards.md), the RFC 8785 digest, and redaction. It
+// does no I/O.
 package approval
 
 import (
@@ -37,8 +36,7 @@ type Event struct {
 	Type   EventType
 	Time   time.Time
 	Tenant string
-	// Data is the event's data object as received, validated. The bot
-	// stores none of it as sent: a revision keeps its StoredForm.
+	// Data is the data object as received; a revision stores StoredForm.
 	Data json.RawMessage
 
 	Approval      *Approval      // requested, reasked
@@ -171,12 +169,10 @@ type Call struct {
 	Redaction    Redaction       `json:"redaction"`
 	ArgsSHA256   string          `json:"args_sha256"`
 	CallIndex    int             `json:"call_index,omitempty"`
-	// Fingerprints are the bot's own, kept with a stored revision
-	// (StoredForm) so that a reask can tell that a value the card hides
-	// changed; Parse drops any the backend sent.
+	// Fingerprints let a reask tell that a hidden value changed; the bot's
+	// own (StoredForm), so Parse drops any the backend sent.
 	Fingerprints *Fingerprints `json:"fingerprints,omitempty"`
-	// Received are the arguments as the backend sent them, beside the
-	// stored form StoredForm just made, in memory only.
+	// Received are the arguments as sent, held in memory only.
 	Received ReceivedArguments `json:"-"`
 }
 
@@ -200,10 +196,8 @@ type Role struct {
 	Values      []RoleValue `json:"values"`
 	LeftOut     int         `json:"left_out,omitempty"`
 	NotCompared bool        `json:"not_compared,omitempty"`
-	// Found is the bot's own, kept on a stored revision whose content is
-	// restricted: the warning line its values called for (a hidden
-	// character, mixed scripts), which the card still says once the
-	// values are not kept. Parse drops any the backend sent.
+	// Found is the warning line the values called for, kept once a stored
+	// restricted revision drops them; Parse drops any the backend sent.
 	Found string `json:"found,omitempty"`
 }
 

@@ -7,21 +7,15 @@ import (
 	"unicode"
 )
 
-// policyCovers is, for each platform policy that may grant a call
-// unattended, the functions it covers. The sandbox policy covers the
-// sandbox's own three tools only, never request_approval nor an MCP tool:
-// an auto_granted event naming anything else under it is no routine
-// notice but a warning.
+// policyCovers lists the functions each platform policy may grant
+// unattended; an auto_granted event naming another under it is a warning.
 var policyCovers = map[string][]string{
 	"sandbox.workspace.v1": {"run_command", "write_file", "edit_file"},
 }
 
-// lookalikePolicy is the known policy (policyCovers) that id looks like
-// without being it byte for byte: equal once case is folded and spaces
-// and invisible characters are dropped. An auto_granted event under
-// such an id is no routine notice: a reader would take it for the known
-// policy, whose bounds it need not keep. "" when id is a known policy
-// or looks like none.
+// lookalikePolicy is the known policy id equals once case, spaces and
+// invisible characters are ignored, without being it; "" if none. A reader
+// would take id for that policy, whose bounds it need not keep.
 func lookalikePolicy(id string) string {
 	if _, known := policyCovers[id]; known {
 		return ""
@@ -40,13 +34,10 @@ func lookalikePolicy(id string) string {
 	return ""
 }
 
-// Notice words the audit notice of a call that ran unattended, one line:
-// `Ran unattended: F · job J · agent A · policy P`, or a warning when the
-// policy does not cover the function (policyCovers) or only looks like
-// a known one. Every part comes from the event, which the agent may have
-// shaped: each is redacted, and the names a warning quotes show their
-// invisible characters. Every surface, the audit channel's and bot
-// preview's, says this same line.
+// Notice is the one-line audit notice of a call that ran unattended, or a
+// warning when the policy does not cover the function or only looks like
+// a known one. The agent may have shaped every part: each is redacted, and
+// a name a warning quotes shows its invisible characters.
 func (ag *AutoGranted) Notice() string {
 	fn, job, policy := RedactText(ag.Call.Function), RedactText(ag.Job.ID), RedactText(ag.PolicyID)
 	agent := "-"

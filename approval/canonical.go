@@ -12,16 +12,11 @@ import (
 	"github.com/gowebpki/jcs"
 )
 
-// Canonical JSON is RFC 8785 (JCS), the form the backend hashes into
-// args_sha256 (docs/protocol.md). github.com/gowebpki/jcs makes it, and
-// canonical_test.go runs every digest vector against it; Canonicalize
-// wraps it for a tighter nesting bound, a clear error for numbers that are
-// not finite doubles, and errors that never quote the arguments (see
-// docs/design.md#canonical-json).
+// Canonical JSON is RFC 8785, made by github.com/gowebpki/jcs; why
+// Canonicalize wraps it: docs/design.md#canonical-json.
 
-// CanonicalMaxDepth bounds the nesting of arrays and objects Canonicalize
-// accepts. Real tool arguments nest a few levels; the bound keeps a hostile
-// document from costing deep recursion.
+// CanonicalMaxDepth bounds the nesting Canonicalize accepts, so that a
+// hostile document cannot cost deep recursion.
 const CanonicalMaxDepth = 1000
 
 // digestPrefix starts every args_sha256 (docs/protocol.md).
@@ -37,18 +32,14 @@ var (
 	ErrInvalidUTF8 = errors.New("invalid UTF-8")
 	// ErrTooDeep: arrays and objects nest deeper than CanonicalMaxDepth.
 	ErrTooDeep = errors.New("nested too deep")
-	// ErrNumberRange: a number is not a finite IEEE 754 double (e.g. 1e400),
-	// so it has no canonical form.
+	// ErrNumberRange: a number is not a finite double (1e400).
 	ErrNumberRange = errors.New("number out of range")
 )
 
-// Canonicalize returns the RFC 8785 (JCS) serialisation of the JSON text
-// raw. Whitespace around the value is allowed. Errors wrap one of
-// ErrInvalidJSON, ErrInvalidUTF8, ErrTooDeep or ErrNumberRange and carry a
-// byte offset, never a piece of the input beyond one character.
-//
-// Numbers too small for a double (1e-400) round to 0, as ECMAScript's
-// JSON.parse does; they are finite, so they are not an error.
+// Canonicalize returns the RFC 8785 form of the JSON text raw. Errors wrap
+// ErrInvalidJSON, ErrInvalidUTF8, ErrTooDeep or ErrNumberRange and quote at
+// most one character of raw. Numbers too small for a double (1e-400) round
+// to 0, as JSON.parse does.
 func Canonicalize(raw []byte) ([]byte, error) {
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("canonicalize: %w", ErrInvalidUTF8)
@@ -90,15 +81,13 @@ func ValidDigest(s string) bool {
 	return true
 }
 
-// precheck walks raw once, outside strings, to enforce CanonicalMaxDepth
-// and to find numbers that overflow a double before jcs sees them. It does
-// not judge syntax: what it does not understand it leaves to jcs.
+// precheck enforces CanonicalMaxDepth and finds numbers that overflow a
+// double before jcs sees them; syntax it leaves to jcs.
 func precheck(raw []byte) error {
 	depth := 0
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
 		case c == '"':
-			// Skip the string; an escaped quote does not end it.
 			for i++; i < len(raw) && raw[i] != '"'; i++ {
 				if raw[i] == '\\' {
 					i++
@@ -131,10 +120,8 @@ func isNumberByte(c byte) bool {
 	return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
 }
 
-// classify turns a jcs error into one of ours without jcs's text, which may
-// quote the input. What encoding/json also refuses is a syntax error;
-// what it accepts and jcs refuses (duplicate keys, lone surrogates) is
-// reported by kind only.
+// classify turns a jcs error into ours without jcs's text, which may quote
+// the input: a syntax error, or (duplicate keys, lone surrogates) a kind.
 func classify(raw []byte, jcsErr error) error {
 	if !json.Valid(raw) {
 		return syntaxError(raw)
@@ -142,9 +129,8 @@ func classify(raw []byte, jcsErr error) error {
 	return fmt.Errorf("%w: duplicate key, lone surrogate or other I-JSON violation", ErrInvalidJSON)
 }
 
-// syntaxError describes why raw, which json.Valid refused, is not JSON:
-// encoding/json's message names one character and the byte offset, never
-// more of the input, so it is safe to log.
+// syntaxError says why raw is not JSON; encoding/json's message quotes one
+// character at most, so it is safe to log.
 func syntaxError(raw []byte) error {
 	var syn *json.SyntaxError
 	if err := json.Unmarshal(raw, new(json.RawMessage)); errors.As(err, &syn) {

@@ -9,51 +9,29 @@ import (
 	"unicode/utf8"
 )
 
-// Reask is what one reask changed of a call, as its cards show it: why
-// the backend asked again, and which paths of the arguments differ
-// between the two revisions' display projections. It is worked out once,
-// when the reask arrives, from the earlier revision as the bot stores it
-// and the new one as StoredForm just made it (StoredForm): a value a card
-// shows redacted or cut is compared by its fingerprint (fingerprint.go),
-// and shown redacted or cut, never as it was sent; a content-restricted
-// call's arguments are not kept, so nothing of them is compared but the
-// digest.
+// Reask is what one reask changed of a call, as its cards show it
+// (docs/cards.md, "What changed"), worked out once when it arrives.
 type Reask struct {
 	From     int `json:"from"`     // the revision asked about before
 	Revision int `json:"revision"` // the revision this reask made
 	Why      Why `json:"why,omitempty"`
-	// Arguments are the paths that differ, in the order of the newer
-	// arguments (removed paths where they stood), at most
-	// ReaskChangesMax; More counts those left out.
+	// Arguments are the paths that differ, in the newer arguments' order,
+	// at most ReaskChangesMax; More counts those left out.
 	Arguments []ArgumentChange `json:"arguments,omitempty"`
 	More      int              `json:"more,omitempty"`
-	// Unshown: the digest of the full arguments changed, but no value a
-	// card shows did, nor (where the revisions have fingerprints) a value
-	// it hides: the change is in what the bot cannot compare (a value the
-	// backend redacted or cut, a revision stored without fingerprints or
-	// keyed with a secret the bot no longer lists, or a content-restricted
-	// call's arguments).
+	// Unshown: the digest changed, but no value the bot could compare did.
 	Unshown bool `json:"unshown,omitempty"`
-	// Withheld: the call's content is restricted, so its arguments were
-	// not kept and nothing of them but the digest is compared, nothing
-	// shown.
+	// Withheld: the content is restricted; only the digest was compared.
 	Withheld bool `json:"withheld,omitempty"`
-	// SnapshotFrom and SnapshotTo are the function's snapshot digests
-	// when they differ (the snapshot is on every card).
+	// SnapshotFrom and SnapshotTo are the snapshot digests when they differ.
 	SnapshotFrom string `json:"snapshot_from,omitempty"`
 	SnapshotTo   string `json:"snapshot_to,omitempty"`
 }
 
-// ArgumentChange is one path of the arguments that differs between two
-// revisions. Old and New are the path's values as the cards show them
-// (compact JSON of the display projection, cut at ChangeValueMax
-// characters with "…"); Old is empty for an added path, New for a
-// removed one.
-//
-// Hidden marks a change in what the shown values hide (a redacted secret,
-// the part of a string past a cut, members left out): Old and New are
-// then the values as shown, which may read alike ("[redacted]"), and
-// never any part of what changed.
+// ArgumentChange is one path that differs. Old and New are its values as
+// cards show them, cut at ChangeValueMax characters; Old is empty for an
+// added path, New for a removed one. Hidden marks a change only in what the
+// shown values hide: Old and New may read alike ("[redacted]").
 type ArgumentChange struct {
 	Path   string     `json:"path"`
 	Kind   ChangeKind `json:"kind"`
@@ -83,22 +61,12 @@ const (
 	changePathMax = 120
 )
 
-// CompareRevisions works out what the reask from prev to next changed.
-// Both are revisions as stored (StoredForm), or as parsed: the arguments
-// are projected again (Project) before they are compared, so the result
-// never holds a value a card would not show.
-//
-// A value the projection hides is compared when prev has its
-// fingerprints (a revision stored with them), secrets (the list
-// StoredForm is given) holds the secret they were keyed with, and next
-// has its arguments as received (next as StoredForm made it, in memory:
-// the reask as it arrives); a changed one is reported at its path,
-// Hidden, shown as the card shows it. Otherwise a change only there
-// leaves Unshown.
-//
-// It never fails: arguments that cannot be read count as withheld. Of
-// withheld arguments (restricted content, or unreadable) only the digest
-// is compared: Unshown when it changed.
+// CompareRevisions works out what the reask from prev to next changed. The
+// arguments are projected again (Project) before they are compared, so the
+// result never holds a value a card would not show. A hidden value is
+// compared when prev's fingerprints were keyed with one of secrets and next
+// has its arguments as received; otherwise a change only there is Unshown.
+// It never fails: unreadable arguments count as withheld.
 func CompareRevisions(prev, next *Approval, secrets ...[]byte) Reask {
 	r := Reask{From: prev.Revision, Revision: next.Revision, Why: next.Why}
 	if prev.Call.Snapshot != next.Call.Snapshot && ValidDigest(prev.Call.Snapshot) && ValidDigest(next.Call.Snapshot) {
@@ -114,10 +82,8 @@ func CompareRevisions(prev, next *Approval, secrets ...[]byte) Reask {
 		withheld = err1 != nil || err2 != nil
 	}
 	if withheld {
-		// The digest is kept of a restricted call (it is what Show details
-		// checks the backend's look-up against): that it changed says
-		// nothing of the content, and lets a card asked again for another
-		// reason say that the arguments changed too.
+		// A restricted call keeps its digest: that it changed tells
+		// nothing of the content, and lets the card say so.
 		r.Withheld = true
 		r.Unshown = digestChanged && ValidDigest(prev.Call.ArgsSHA256) && ValidDigest(next.Call.ArgsSHA256)
 		return r
@@ -129,9 +95,8 @@ func CompareRevisions(prev, next *Approval, secrets ...[]byte) Reask {
 	return r
 }
 
-// ArgumentsChanged reports whether r saw the arguments change: a path
-// differs, shown or hidden, or the digest does where no value compared
-// does, or (withheld) the backend says so.
+// ArgumentsChanged reports whether r saw the arguments change, by a path,
+// the digest alone, or (withheld) the backend's word.
 func (r Reask) ArgumentsChanged() bool {
 	return len(r.Arguments) > 0 || r.More > 0 || r.Unshown || (r.Withheld && r.Why == WhyArgumentsChanged)
 }
@@ -197,7 +162,6 @@ func readTree(dec *json.Decoder) (*tree, error) {
 	return &tree{scalar: "null"}, nil
 }
 
-// compact writes t as compact JSON.
 func (t *tree) compact(b *strings.Builder) {
 	switch t.kind {
 	case 0:
@@ -242,9 +206,8 @@ func (t *tree) index(key string) int {
 	return -1
 }
 
-// differ collects the changes of one comparison, within ReaskChangesMax.
-// hidden are the paths at which a value the projections hide changed
-// (hiddenChanges).
+// differ collects one comparison's changes within ReaskChangesMax; hidden
+// are the paths where a hidden value changed (hiddenChanges).
 type differ struct {
 	kept   []ArgumentChange
 	more   int
@@ -260,9 +223,8 @@ func (d *differ) add(c ArgumentChange) {
 	d.kept = append(d.kept, c)
 }
 
-// diff compares two values at path: objects key by key (in the newer
-// order, a removed key where it stood), arrays index by index, anything
-// else by its text.
+// diff compares two values at path: objects key by key, arrays index by
+// index, anything else by its text.
 func (d *differ) diff(path string, a, b *tree) {
 	switch {
 	case a.kind == '{' && b.kind == '{':

@@ -13,11 +13,9 @@ const (
 	EffectOutside     = "reaches outside the tenant"
 )
 
-// EffectLine says what the call does, from the tool's annotations only
-// (never from what the agent says): `reads only`, `DESTRUCTIVE`, nothing
-// for a write that destroys nothing, `Unknown` when the tool is silent or
-// writes without saying whether it destroys; plus `reaches outside the
-// tenant` unless openWorldHint is exactly false. Joined with " · ".
+// EffectLine says what the call does from the tool's annotations only,
+// never from what the agent says (docs/cards.md); "reaches outside the
+// tenant" unless openWorldHint is exactly false.
 func EffectLine(a Annotations) string {
 	var words []string
 	switch {
@@ -36,21 +34,17 @@ func EffectLine(a Annotations) string {
 	return strings.Join(words, " · ")
 }
 
-// The warning's words (docs/cards.md, "The warning"), one per thing the function
-// declared about where it reaches: the backend's effects_mismatch says
-// its sandbox was refused a connection earlier in the job, and only a
-// function that declared openWorldHint: false said it stays inside.
+// The effects_mismatch warnings, one per thing the function declared about
+// where it reaches (docs/cards.md, "The warnings").
 const (
 	WarningSaidInside  = "The tool says it stays inside the tenant, but its sandbox was refused a connection earlier in this job."
 	WarningSaidSilent  = "The tool does not say whether it stays inside the tenant, and its sandbox was refused a connection earlier in this job."
 	WarningSaidOutside = "The tool says it reaches outside the tenant, and its sandbox was refused a connection earlier in this job."
 )
 
-// EffectsWarning words the backend's effects_mismatch signal for what the
-// function declared, so it agrees with the effect line: "says it stays
-// inside" only for openWorldHint exactly false; a function silent on it,
-// or one that says it reaches out, is told apart. The signal itself (a
-// refused connection) is kept in every case. "" without the signal.
+// EffectsWarning words the backend's effects_mismatch for what the
+// function declared, so it never contradicts the effect line; "" without
+// the signal.
 func (a *Approval) EffectsWarning() string {
 	if !a.EffectsMismatch {
 		return ""
@@ -64,16 +58,13 @@ func (a *Approval) EffectsWarning() string {
 	return WarningSaidSilent
 }
 
-// Warning lines a card adds when the effect line, which stays as the
-// tool's annotations give it, says less than the tool's other
-// declarations or than the card's own flags and reasons (docs/cards.md,
-// "The warnings").
+// Warnings a card adds where the effect line says less than the truth
+// (docs/cards.md, "The warnings").
 const (
 	WarningContradicts  = "The tool's declarations contradict each other: it says it only reads (readOnlyHint) and that it may destroy or overwrite (destructiveHint)."
 	WarningInsideEgress = "The tool says it stays inside the tenant, but the call's class is egress: it sends data out."
 	WarningInsideTaint  = "The tool says it stays inside the tenant, but the platform asked for this call because the job read untrusted input and this function can send data out."
-	// WarningReadsOnlyFmt and WarningNotDestructiveFmt take the call's
-	// class (flags.class_above.class).
+	// The Fmt lines take the call's class (flags.class_above.class).
 	WarningReadsOnlyFmt      = "The tool says it only reads, but the call's class is %s."
 	WarningNotDestructiveFmt = "The tool does not say it destroys or overwrites anything, but the call's class is %s."
 )
@@ -88,18 +79,10 @@ const (
 // tenant (flags.class_above.class).
 const ClassEgress = "egress"
 
-// WarningLines are the card's warnings, each a line, each putting Deny
-// first: EffectsWarning; the tool declaring both readOnlyHint and
-// destructiveHint true; a call whose class (flags.class_above) is above
-// what the effect line says (it says "reads only", or no DESTRUCTIVE for
-// a destructive class); and a tool that declares openWorldHint false
-// while the call's class is egress, or while the platform's taint check
-// asked for the call. Every taint source counts: whatever the job read
-// (open_world or any other source), the taint-default rule asks only for
-// a function that can send data out, so asked_by: taint with any reason
-// says this call can, whatever the tool declares. Last come the
-// IdentityWarnings: a function name or a role value that hides a
-// character or mixes scripts. nil when none applies.
+// WarningLines are the card's warning lines, each putting Deny first, in
+// the order docs/cards.md lists them; nil when none applies. Any taint
+// source counts: the taint-default rule asks only for a function that can
+// send data out, whatever the tool declares.
 func (a *Approval) WarningLines() []string {
 	var lines []string
 	if w := a.EffectsWarning(); w != "" {
@@ -133,21 +116,16 @@ func (a *Approval) Destructive() bool {
 	return !isTrue(a.Call.Annotations.ReadOnlyHint) && isTrue(a.Call.Annotations.DestructiveHint)
 }
 
-// IsOutOfScope reports whether the value lies below a tenant record, the
-// one rule for it (docs/protocol.md): the backend flagged it, or its
-// origin ranks below tenant_record (an unknown origin included), so a
-// missing flag fails closed. The card's row warning, the rows' order, the
-// cut's count and Deny-first all ask this.
+// IsOutOfScope reports whether the value lies below a tenant record: the
+// backend flagged it, or its origin ranks below tenant_record (an unknown
+// one included), so a missing flag fails closed. Every reader asks this.
 func (v RoleValue) IsOutOfScope() bool {
 	return v.OutOfScope || v.Origin.rank() < OriginTenantRecord.rank()
 }
 
-// OutOfScope reports whether any compared value lies below a tenant record
-// (RoleValue.IsOutOfScope), or a marked argument was not compared at
-// all, or an argument was not traced to the request, or the platform's
-// origin check (asked_by: origin) found an argument whose origin ranks
-// below tenant_record (an unknown origin included): one rule for the
-// same fact, wherever the card learns it.
+// OutOfScope reports whether the call reaches below a tenant record,
+// wherever the card learns it: a value, a marked argument not compared, an
+// argument not traced, or the origin check.
 func (a *Approval) OutOfScope() bool {
 	if a.AskedBy.Reason == ReasonOrigin && a.AskedBy.Origin.rank() < OriginTenantRecord.rank() {
 		return true
@@ -176,12 +154,9 @@ func (a *Approval) NewToJob(arg string) bool {
 	return false
 }
 
-// RoleValueShown is v as a card's role row may show it, redacted by the
-// rules the arguments are (Project): the whole value of an argument whose
-// name SensitiveKey calls secret is [redacted], and any other value loses
-// the credentials its shape gives away, as a whole argument value does
-// ("Bearer …" whatever follows it, URL user-info, NAME=secret, tokens by
-// their prefix). A secret never shows in a row.
+// RoleValueShown is v as a role row shows it: [redacted] whole when the
+// argument's name is secret, else redacted as a whole argument value is.
+// A secret never shows in a row.
 func (r Role) RoleValueShown(v RoleValue) string {
 	if SensitiveKey(r.Argument) {
 		return redactedMarker
@@ -190,26 +165,21 @@ func (r Role) RoleValueShown(v RoleValue) string {
 	return s
 }
 
-// DenyFirst reports whether Deny comes first and takes the focus: a
-// destructive call, one with a value out of scope, one new to the job, one
-// above the job's class so far, one the card warns about (WarningLines),
-// or one the platform's origin check asked about (asked_by: origin): it
-// found a value below the floor its rule needs, whatever the floor.
+// DenyFirst reports whether Deny comes first and takes the focus: the call
+// is destructive, out of scope, new to the job, of a class above the job's,
+// warned about, or asked by the origin check (whatever the floor).
 func (a *Approval) DenyFirst() bool {
 	return a.Destructive() || a.OutOfScope() || len(a.Flags.NewToJob) > 0 || a.Flags.ClassAbove != nil ||
 		a.AskedBy.Reason == ReasonOrigin || len(a.WarningLines()) > 0
 }
 
-// ChatMayApprove reports whether a chat may offer Approve: not when the call
-// needs a typed confirmation, which only the console takes, and never for
-// protected paths, whose approval only a person signed in with
-// governance.write gives, "never a key, an app, an MCP client, a chat or a
-// policy" (the platform's description of approvals).
+// ChatMayApprove reports whether a chat may offer Approve: not for a typed
+// confirmation, which only the console takes, nor for protected paths,
+// which only a person signed in with governance.write approves.
 func (a *Approval) ChatMayApprove() bool {
 	return a.Confirm == nil && a.Kind != KindProtectedPaths
 }
 
-// originPhrase says where a value came from in words.
 func originPhrase(o Origin) string {
 	switch o {
 	case OriginRequest:
@@ -226,10 +196,8 @@ func originPhrase(o Origin) string {
 	return string(o)
 }
 
-// FlagLines are the three facts of what the request never asked for, by
-// name and class only, never a value. The argument names come from the
-// request and pass through RedactText, as free text does: a flag line
-// shows on a restricted shared card too.
+// FlagLines are the three facts the request never asked for, by name and
+// class, never a value; names are redacted, as a restricted card shows them.
 func (a *Approval) FlagLines() []string {
 	var lines []string
 	for _, f := range a.Flags.NotTraced {
@@ -253,10 +221,8 @@ func (a *Approval) FlagLines() []string {
 	return lines
 }
 
-// AskedByLines say who sent the call to a person: a first line, then one
-// line per reason (each taint source, the origin or sequence detail). The
-// names in them (a rule, a hook, a function, an argument) come from the
-// request and pass through RedactText, as free text does.
+// AskedByLines say who sent the call to a person, then one line per
+// reason; the request's names in them are redacted.
 func (a *Approval) AskedByLines() []string {
 	ab := a.AskedBy
 	r := RedactText

@@ -12,16 +12,11 @@ import (
 	"strconv"
 )
 
-// Fingerprints are keyed fingerprints of the values a revision's display
-// projection hides, one for each place of the projection that hides
-// something, in the order of the arguments: a reask compares them to tell
-// that a hidden value changed, which the store does not keep. StoredForm
-// makes them; Parse drops any the backend sent. The key is derived per
-// revision from the calls secret and Salt, and never stored: see
-// docs/design.md#reask-fingerprints.
+// Fingerprints are keyed fingerprints of what a revision's projection
+// hides, so that a reask can tell a hidden value changed without the store
+// keeping it. The key is never stored: docs/design.md#reask-fingerprints.
 type Fingerprints struct {
-	// Salt is this revision's own random value (fingerprintSaltSize
-	// bytes) the key is derived from, with the secret KeyID names.
+	// Salt is the revision's own random value the key is derived from.
 	Salt []byte `json:"salt"`
 	// KeyID names the secret the key is derived from (keyID), never the
 	// key: it lets a reask pick the secret from the configured list.
@@ -30,8 +25,7 @@ type Fingerprints struct {
 }
 
 // Fingerprint is the keyed fingerprint of what the projection hides at
-// Path, a path as ArgumentChange names it: a redacted or cut value, or,
-// at the marker member of a cut collection, the members left out.
+// Path: a redacted or cut value, or the members a cut collection left out.
 type Fingerprint struct {
 	Path string `json:"path"`
 	MAC  []byte `json:"mac"`
@@ -46,9 +40,8 @@ const (
 	// tell a changed value apart, and keep a stored revision small.
 	fingerprintSize = 16
 
-	// The labels the key and the key id are derived under, so that
-	// neither is an HMAC of the calls secret the backend could be asked
-	// to check, nor like the other.
+	// Labels of their own, so that neither the key nor the key id is an
+	// HMAC of the calls secret the backend could be asked to check.
 	fingerprintKeyLabel   = "approvalsbot fingerprint v1"
 	fingerprintKeyIDLabel = "approvalsbot fingerprint key id"
 )
@@ -80,9 +73,8 @@ func usableSecrets(secrets [][]byte) [][]byte {
 	return out
 }
 
-// secretOf is the secret of the list that fp was keyed with; false when
-// fp cannot be used (no salt or key id: stored before fingerprints were
-// keyed so) or none of the list has its key id (rotated out).
+// secretOf is the secret of the list fp was keyed with; false when fp
+// lacks a salt or key id, or its secret was rotated out.
 func secretOf(fp *Fingerprints, secrets [][]byte) ([]byte, bool) {
 	if fp == nil || len(fp.Salt) != fingerprintSaltSize || len(fp.KeyID) != fingerprintKeyIDSize {
 		return nil, false
@@ -95,11 +87,9 @@ func secretOf(fp *Fingerprints, secrets [][]byte) ([]byte, bool) {
 	return nil, false
 }
 
-// ReceivedArguments are a call's arguments as the backend sent them,
-// which StoredForm holds beside the stored form in memory only, so that
-// the reask that arrives with it can fingerprint its hidden values
-// (CompareRevisions). They are never encoded (a revision keeps none of
-// them) and never printed.
+// ReceivedArguments are a call's arguments as sent, held beside the stored
+// form in memory only, for the reask that arrives with them. They never
+// encode and never print.
 type ReceivedArguments []byte
 
 // receivedShown is what ReceivedArguments print as.
@@ -116,10 +106,8 @@ func (ReceivedArguments) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, 
 // them be encoded without its json:"-".
 func (ReceivedArguments) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
 
-// newFingerprints fingerprints what p, the display projection of raw,
-// hides, under a key derived from the first usable secret and a new
-// random salt; nil when there is no secret, when the projection hides
-// nothing, or when raw cannot be read (which Parse never lets through).
+// newFingerprints fingerprints what p, raw's projection, hides under a new
+// salt and the first usable secret; nil without a secret or anything hidden.
 func newFingerprints(raw []byte, p Projection, secrets [][]byte) *Fingerprints {
 	usable := usableSecrets(secrets)
 	if len(usable) == 0 {
@@ -134,10 +122,9 @@ func newFingerprints(raw []byte, p Projection, secrets [][]byte) *Fingerprints {
 	return &Fingerprints{Salt: salt, KeyID: keyID(usable[0]), Values: values}
 }
 
-// fingerprintsOf fingerprints under key what p, the display projection
-// of raw, hides, in the order of the arguments. Where two places of the
-// projection have one path (two keys that show alike once redacted), one
-// fingerprint covers both, in order.
+// fingerprintsOf fingerprints under key what p, raw's projection, hides.
+// Two places with one path (keys that show alike once redacted) share one
+// fingerprint, in order.
 func fingerprintsOf(raw []byte, p Projection, key []byte) ([]Fingerprint, error) {
 	if !p.Redacted && !p.Truncated {
 		return nil, nil // the projection shows the arguments whole
@@ -181,11 +168,9 @@ func fingerprint(key []byte, path string, values [][]byte) []byte {
 	return m.Sum(nil)[:fingerprintSize]
 }
 
-// hider walks the arguments as received beside their display projection
-// and collects, by path, the canonical text of what the projection hides.
-// The projection keeps a prefix of each collection's members in order
-// (redacted, cut), and ends a cut collection with one marker member for
-// the rest, so the two are walked member by member.
+// hider collects, by path, the canonical text of what the projection
+// hides. The projection keeps a prefix of each collection's members and
+// ends a cut one with a marker member, so the two walk in step.
 type hider struct {
 	paths []string            // in the order first found
 	at    map[string][][]byte // what is hidden at each path
@@ -199,9 +184,8 @@ func (h *hider) hide(path string, t *tree) {
 	h.at[path] = append(h.at[path], canonicalText(t))
 }
 
-// walk compares received with shown at path. A shown scalar that is not
-// the received value (redacted, cut, or a marker for a collection nested
-// too deep) hides the received value.
+// walk compares received with shown at path: a shown scalar that is not
+// the received value (redacted, cut, a depth marker) hides it.
 func (h *hider) walk(path string, received, shown *tree) {
 	switch {
 	case shown.kind == 0:
@@ -265,13 +249,9 @@ func canonicalText(t *tree) []byte {
 	return text
 }
 
-// hiddenChanges are the paths at which what next's projection hides is
-// not what prev's hid: prev's fingerprints against next's arguments as
-// received, fingerprinted under prev's key, derived from the secret of
-// secrets prev names. It is nil when nothing hidden can be compared:
-// prev has no usable fingerprints (stored before them, or without a
-// secret), none of secrets is the one prev was keyed with, or next has no
-// arguments as received (read back from the store).
+// hiddenChanges are the paths where what next's projection hides differs
+// from what prev's hid, under prev's key; nil when nothing hidden can be
+// compared (secretOf fails, or next was read back from the store).
 func hiddenChanges(prev, next *Approval, secrets [][]byte) map[string]bool {
 	fp := prev.Call.Fingerprints
 	raw := bytes.TrimSpace(next.Call.Received)

@@ -10,32 +10,10 @@ import (
 	"unicode/utf8"
 )
 
-// Hidden characters and mixed scripts. A function name or a role value
-// can be shaped to look exactly like a trusted one: a zero width space in
-// acme_github.merge, a Cyrillic а in pаypal.com. The cards show every
-// invisible character as a visible [U+XXXX] (package templates), and the
-// card warns when the function name or a role value holds one, or mixes
-// scripts, so a person reads what the call is, not what it looks like.
-
 // Invisible reports whether r is a character a reader does not see as
-// itself, so a card must show it as [U+XXXX]:
-//   - C0 and C1 controls and DEL (tab and newline included: the card
-//     lets those two act in free text, see package templates);
-//   - every format control (general category Cf): bidi marks, embeddings,
-//     overrides and isolates, zero width space, joiners, word joiner, BOM,
-//     invisible operators, interlinear annotations, tag characters;
-//   - the rest of Unicode's Default_Ignorable_Code_Point set: soft hyphen,
-//     combining grapheme joiner, the Hangul fillers (U+115F, U+1160,
-//     U+3164, U+FFA0), Khmer inherent vowels, Mongolian variation
-//     selectors, variation selectors (U+FE00–U+FE0F, U+E0100–U+E01EF),
-//     musical formatting, and the reserved ranges the set holds
-//     (U+2065, U+FFF0–U+FFF8, U+E0000–U+E0FFF);
-//   - private-use characters (a font may draw them as anything, or as
-//     nothing: a reader cannot know what one says) and noncharacters
-//     (never text at all).
-//
-// Line and paragraph separators (U+2028, U+2029) are not in the set: a
-// card makes them the line breaks they are.
+// itself, which a card shows as [U+XXXX]: controls, format characters, the
+// rest of Default_Ignorable_Code_Point, private use and noncharacters. The
+// set in full: docs/design.md#invisible-characters-and-mixed-scripts.
 func Invisible(r rune) bool {
 	switch {
 	case r < 0x20 || r >= 0x7f && r <= 0x9f:
@@ -56,13 +34,9 @@ func Invisible(r rune) bool {
 	return unicode.Is(unicode.Cf, r)
 }
 
-// HiddenOrMixed tells whether an identifier (a function name, a host, an
-// address) holds an Invisible character, and whether it mixes scripts:
-// the scripts of its characters, Common and Inherited left aside (digits,
-// punctuation, combining marks), are more than one, other than the
-// combinations UTS #39 allows in a highly restrictive identifier: Latin
-// with Han, Hiragana and Katakana; Latin with Han and Bopomofo; Latin
-// with Han and Hangul. Linear in len(s).
+// HiddenOrMixed reports whether an identifier holds an Invisible character,
+// and whether it mixes scripts (Common and Inherited aside) beyond what
+// UTS #39 allows a highly restrictive identifier. Linear in len(s).
 func HiddenOrMixed(s string) (hidden, mixed bool) {
 	f := scanIdentifier(s)
 	return f.hidden > 0, f.mixed()
@@ -263,13 +237,10 @@ func (t *scriptTable) find(r rune) int {
 // warning line quotes.
 const identityNameMax = 80
 
-// IdentityWarnings are the card's warning lines about the call's
-// identifiers: one when the function name holds an Invisible character,
-// one when it mixes scripts (HiddenOrMixed), and at most one per role
-// argument for its values. A line names the function (every invisible
-// character in it shown as [U+XXXX]), the argument and its role, the
-// invisible characters by code point and the scripts by name; it never
-// quotes a value. Linear in the size of the call.
+// IdentityWarnings are the card's lines about the call's identifiers: the
+// function name holding an Invisible character or mixing scripts, and at
+// most one line per role argument. They name code points and scripts and
+// never quote a value. Linear in the size of the call.
 func (a *Approval) IdentityWarnings() []string {
 	var lines []string
 	f := scanIdentifier(a.Call.Function)
@@ -291,11 +262,9 @@ func (a *Approval) IdentityWarnings() []string {
 	return lines
 }
 
-// roleIdentityLine is the one line about a role argument's values, or "":
-// "A value of to (recipient) holds an invisible character (U+200B)",
-// "2 values of to (recipient) mix scripts (Latin, Cyrillic)", or both
-// findings joined with "; ". A stored restricted revision's role says it
-// in Found.
+// roleIdentityLine is the one line about a role's values ("A value of to
+// (recipient) holds an invisible character (U+200B)"), or "". A stored
+// restricted revision keeps it in Found.
 func roleIdentityLine(role Role) string {
 	if role.Found != "" {
 		return role.Found // the stored line of values not kept

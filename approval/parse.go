@@ -90,9 +90,8 @@ type wireEvent[D any] struct {
 	Data D `json:"data"`
 }
 
-// eventKeys are the field names of each event type's body. An event of an
-// unknown type is checked against the envelope's alone (its data's keys
-// for duplicates only); it is refused for its type anyway.
+// The field names of each event type's body; an unknown type is checked
+// against the envelope's alone, and refused for its type anyway.
 var (
 	envelopeKeys = strictjson.For[envelope]()
 	approvalKeys = strictjson.For[wireEvent[approvalWire]]()
@@ -125,13 +124,11 @@ func Parse(body []byte) (*Event, error) {
 	if err := json.Unmarshal(body, &env); err != nil {
 		return nil, decodeError(err, "")
 	}
-	// encoding/json lets the last of two equal keys win and matches keys
-	// to fields whatever their case, so `"content":{"restricted":true},
-	// "Content":{"restricted":false}` would decode as unrestricted. Such a
-	// body has two readings: refuse it before any value is used. env.Type
-	// picks the schema even when the body is ambiguous about it, which is
-	// safe: every schema checks the envelope's keys alike, so a second
-	// "type" or a "Type" is refused whichever was read.
+	// encoding/json lets the last of two equal keys win, in any case, so
+	// `"content":{"restricted":true},"Content":{"restricted":false}` would
+	// read as unrestricted: refuse a body with two readings before any
+	// value is used. An ambiguous env.Type is safe: every schema checks the
+	// envelope's keys alike.
 	keys, ok := eventKeys[env.Type]
 	if !ok {
 		keys = envelopeKeys
@@ -200,8 +197,7 @@ func Parse(body []byte) (*Event, error) {
 }
 
 // keyError turns strictjson's refusal into ours: a key with two readings
-// is a schema violation at its path (422); anything else was already
-// refused as not JSON by json.Unmarshal, and is bad JSON here too.
+// is a schema violation at its path (422), anything else bad JSON.
 func keyError(err error) error {
 	var ke *strictjson.KeyError
 	if !errors.As(err, &ke) {
@@ -226,9 +222,8 @@ func decodeData(data []byte, into any) error {
 	return nil
 }
 
-// locate turns a dotted field path without list indexes ("roles.role")
-// into the path of the first value of JSON kind kind along it
-// ("roles[0].role"), so an error names the exact element.
+// locate turns a field path without list indexes ("roles.role") into the
+// path of the first value of JSON kind kind along it ("roles[0].role").
 func locate(data []byte, field, kind string) string {
 	var v any
 	if json.Unmarshal(data, &v) != nil || field == "" {
@@ -555,9 +550,8 @@ func (v *validator) time(path, s string, required bool) time.Time {
 		return time.Time{}
 	}
 	if t.Year() < minYear {
-		// A zero-ish time would read as "not set" further on and silently
-		// replace a tool's own deadline with the default: refuse it here,
-		// saying the rule it breaks (it is valid RFC 3339).
+		// A zero-ish time would read as unset further on and silently
+		// replace a tool's own deadline with the default.
 		v.add(path, fmt.Sprintf("want a time in the year %d or later", minYear))
 		return time.Time{}
 	}

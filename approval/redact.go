@@ -12,48 +12,38 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Projection is arguments made safe and small enough to show.
-//
-// The bot redacts and cuts again whatever the backend already did (the product's
-// rule for content restricted, and secrets): a backend that forgot a secret must
-// not make the bot show it. The flags describe the JSON as returned, so a
-// card can say why it shows less than the call had.
+// Projection is arguments made safe and small enough to show. The bot
+// redacts and cuts again whatever the backend did: a backend that forgot a
+// secret must not make the bot show it.
 type Projection struct {
 	JSON      []byte // valid JSON, redacted and bounded; key order of the input kept
 	Redacted  bool   // something was replaced by [redacted], and that [redacted] is in JSON (not cut away)
 	Truncated bool   // something was cut (string, collection, depth or total size), with a visible marker
 }
 
-// Limits for a projection, the product's rules for what a card shows of
-// arguments ("Redaction and limits"). Display data stays within
-// 4 KiB, strings within 256 bytes, collections within 32 members, and six
-// levels of arrays and objects.
+// Limits of a projection: docs/design.md#projecting-arguments-for-a-card.
 const (
 	// ProjectionMaxBytes bounds len(Projection.JSON).
 	ProjectionMaxBytes = 4096
-	// ProjectionMaxString bounds the bytes kept of one string (value or key);
-	// a cut string keeps at most this many and then shows cutMarker.
+	// ProjectionMaxString bounds the bytes kept of one string or key.
 	ProjectionMaxString = 256
-	// ProjectionMaxMembers bounds the entries of one array or object,
-	// counting the marker entry that stands for the members left out.
+	// ProjectionMaxMembers bounds the entries of a collection, its marker
+	// entry for the members left out included.
 	ProjectionMaxMembers = 32
-	// ProjectionMaxDepth bounds how deeply arrays and objects nest: the
-	// outermost collection is level 1, and a collection that would be at
-	// level ProjectionMaxDepth+1 is replaced by deepMarker.
+	// ProjectionMaxDepth bounds nesting, the outermost collection level 1;
+	// a deeper one becomes deepMarker.
 	ProjectionMaxDepth = 6
 )
 
-// Visible markers. They are plain text a reader understands, and each is
-// distinct enough that a test can find it in the JSON.
+// Visible markers, plain text a reader understands.
 const (
 	// redactedMarker replaces a secret, or the secret part of a string.
 	redactedMarker = "[redacted]"
-	// moreKey is the key of the marker member of a cut object; its value is
-	// moreMarker. An array's marker is the moreMarker string itself.
+	// moreKey is the key of a cut object's marker member.
 	moreKey = "…"
-	// moreMarker, with the count of members left out, ends a cut collection.
+	// moreMarker, after the count of members left out, ends a collection.
 	moreMarker = " more left out]"
-	// cutMarker, with the count of bytes left out, ends a cut string.
+	// cutMarker, before the count of bytes left out, ends a cut string.
 	cutMarker = "…[cut: "
 )
 
@@ -61,16 +51,9 @@ const (
 var deepMarker = "[nested deeper than " + strconv.Itoa(ProjectionMaxDepth) + " levels]"
 
 // Project returns the display projection of the JSON text raw: secrets
-// redacted, strings, collections and depth cut, and the whole within
-// ProjectionMaxBytes, keeping the input's key order and its numbers as
-// written. It fails only when raw is not one JSON value (or nests deeper
-// than encoding/json's 10,000 levels); the error wraps ErrInvalidJSON and
-// quotes at most one character of the input.
-//
-// Redaction comes before any cut, so a cut never leaves part of a secret.
-// Strings are shown as valid UTF-8 JSON strings with only the escapes JSON
-// requires: a renderer must still escape for its own surface (Slack mrkdwn,
-// HTML).
+// redacted, then strings, collections and depth cut, key order and numbers
+// as written. Its error wraps ErrInvalidJSON and quotes at most one
+// character of raw. A renderer must still escape strings for its surface.
 func Project(raw []byte) (Projection, error) {
 	if !json.Valid(raw) {
 		return Projection{}, fmt.Errorf("project arguments: %w", syntaxError(raw))
@@ -82,34 +65,26 @@ func Project(raw []byte) (Projection, error) {
 	}
 	w := writer{buf: make([]byte, 0, min(root.size, ProjectionMaxBytes))}
 	if !w.fit(&root, ProjectionMaxBytes) {
-		// Unreachable by construction (a scalar is at most a cut string,
-		// far below the bound); kept so the contract holds regardless.
+		// Unreachable (a scalar is at most a cut string); kept for safety.
 		w = writer{cut: true}
 		w.more(kindArray, 1)
 	}
 	return Projection{JSON: w.buf, Redacted: w.red, Truncated: w.cut}, nil
 }
 
-// SensitiveKey reports whether an object key names a secret. The same
-// rule decides the NAME of a NAME=value or name: value in text (RedactText).
-// Only the key decides, read through its disguise (foldKey: invisible
-// characters, look-alikes, digits for letters). A part word (token,
-// password, secret, api key…) makes a key secret wherever it appears, on
-// purpose even inside max_tokens; a whole word (auth, pwd, cookie) only
-// as a whole segment. The rules and their examples:
-// docs/design.md#secret-keys.
+// SensitiveKey reports whether an object key, or the NAME of a NAME=value
+// in text, names a secret, read through its disguise (foldKey). A part word
+// matches anywhere, on purpose even in max_tokens; a whole word only as a
+// segment. The rules: docs/design.md#secret-keys.
 func SensitiveKey(k string) bool {
 	if printableASCII(k) {
 		return hasPartWord(k) || hasWholeWord(k)
 	}
-	// An invisible character may hide a separator as well as join a word
-	// ("x\u200bauth" is x and auth), so whole words are looked for both
-	// with it dropped and with it read as a space; part words ignore
-	// separators anyway. The key as received is checked too: folding
-	// never makes a key less secret than it reads.
-	// A look-alike of another case splits a word where it should not
-	// ("coo\u212aie" reads cooKie), so whole words are also looked for
-	// in the key folded to lower case, where only separators split.
+	// An invisible character may split a word or join one ("x\u200bauth"),
+	// so whole words are looked for with it dropped and read as a space; a
+	// look-alike of another case splits one ("coo\u212aie"), so also in the
+	// key lowered. The key as received counts too: folding never makes a
+	// key less secret.
 	if hasWholeWord(k) {
 		return true
 	}
@@ -126,7 +101,6 @@ func SensitiveKey(k string) bool {
 	return false
 }
 
-// lowerASCII folds b's ASCII letters to lower case, in place.
 func lowerASCII(b []byte) []byte {
 	for i, c := range b {
 		b[i] = lowerByte(c)
@@ -134,8 +108,7 @@ func lowerASCII(b []byte) []byte {
 	return b
 }
 
-// printableASCII reports whether k is all printable ASCII (no control):
-// such a key has nothing to fold.
+// printableASCII reports whether k has nothing to fold.
 func printableASCII(k string) bool {
 	for i := 0; i < len(k); i++ {
 		if c := k[i]; c < 0x20 || c >= 0x7f {
@@ -145,15 +118,10 @@ func printableASCII(k string) bool {
 	return true
 }
 
-// foldKey appends to b the key k seen through its disguise, as
-// SensitiveKey reads it: each Invisible character dropped (or, spaced,
-// read as ' '), and each combining mark dropped; each Unicode space read
-// as ' ', each Unicode hyphen, dash or minus as '-', each Unicode dot as
-// '.', slash as '/' and colon as ':'; a letter that is a compatibility
-// form or a look-alike of a Latin letter read as that letter, keeping its
-// case (the case splits camelCase words), and a precomposed letter (ä, é,
-// å) as its base letter, its marks dropped. Any other character is kept
-// as it is. Linear in len(k).
+// foldKey appends k as SensitiveKey reads it: invisible characters (spaced:
+// read as ' ') and combining marks dropped, Unicode spaces, dashes, dots,
+// slashes and colons made ASCII, look-alikes and precomposed letters read
+// as their Latin letter in its case (case splits camelCase). Linear.
 func foldKey(b []byte, k string, spaced bool) []byte {
 	for i, r := range k {
 		switch {
@@ -179,9 +147,8 @@ func foldKey(b []byte, k string, spaced bool) []byte {
 			b = append(b, c)
 			continue
 		}
-		// The canonical decomposition (Unicode's, kept by x/text) is the
-		// base letter and its marks, already fully decomposed: the base is
-		// read as any letter, and the marks, which split nothing, dropped.
+		// The canonical decomposition is the base letter and its marks:
+		// the base is read as any letter, the marks dropped.
 		if d := norm.NFD.PropertiesString(k[i:]).Decomposition(); len(d) > 0 {
 			base, _ := utf8.DecodeRune(d)
 			if base < utf8.RuneSelf {
@@ -198,8 +165,7 @@ func foldKey(b []byte, k string, spaced bool) []byte {
 	return b
 }
 
-// latinOf returns the ASCII character that r is a form or a look-alike
-// of, or 0.
+// latinOf returns the ASCII character r is a form or look-alike of, or 0.
 func latinOf(r rune) byte {
 	switch {
 	case r >= 0xff01 && r <= 0xff5e: // full-width ASCII
@@ -243,9 +209,8 @@ func latinOf(r rune) byte {
 	return 0
 }
 
-// lookAlikes are letters of other scripts, and Latin letters beyond
-// ASCII, that a reader takes for an ASCII letter: Unicode's confusables
-// of the letters secret names are made of, and their capitals.
+// lookAlikes are Unicode's confusables of the letters secret names are
+// made of, and their capitals.
 var lookAlikes = map[rune]byte{
 	// Cyrillic
 	'а': 'a', 'в': 'b', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x',
@@ -286,9 +251,7 @@ var lookAlikes = map[rune]byte{
 }
 
 // hasPartWord reports whether k holds one of partWords, ignoring case and
-// the separators '-', '_', ' ', '.', '/' and ':', and reading a digit or
-// sign that stands for a letter as that letter (foldEq: "passw0rd",
-// "pa$$word").
+// separators, digits and signs read as letters (foldEq).
 func hasPartWord(k string) bool {
 	var buf [64]byte
 	b := buf[:0]
@@ -310,8 +273,7 @@ func hasPartWord(k string) bool {
 	return false
 }
 
-// containsFold is bytes.Contains with foldEq: at most len(w) comparisons
-// per byte of b, and w is short.
+// containsFold is bytes.Contains with foldEq.
 func containsFold(b, w []byte) bool {
 	for i := 0; i+len(w) <= len(b); i++ {
 		j := 0
@@ -349,8 +311,7 @@ func foldEq(c, w byte) bool {
 	return false
 }
 
-// isLetterSign reports whether c is a digit or sign foldEq reads as a
-// letter.
+// isLetterSign reports whether foldEq may read c as a letter.
 func isLetterSign(c byte) bool {
 	switch c {
 	case '0', '1', '3', '4', '5', '7', '@', '$':
@@ -359,8 +320,8 @@ func isLetterSign(c byte) bool {
 	return false
 }
 
-// partWords are the normalised (lowercase, separators removed) words of
-// the card's rules that make a key secret wherever they appear in it.
+// partWords make a key secret wherever they appear (lowercase, no
+// separators).
 var partWords = [][]byte{
 	[]byte("token"), []byte("password"), []byte("passwd"), []byte("secret"),
 	[]byte("authorization"), []byte("credential"), []byte("apikey"), []byte("privatekey"),
@@ -371,20 +332,14 @@ var partWords = [][]byte{
 // would hide author and oauth_scope.
 var wholeWords = []string{"auth", "pwd", "cookie"}
 
-// hasWholeWord reports whether a segment of k, as wholeWordIn splits it,
-// is one of wholeWords or its plural. k is read twice: as written, and
-// with the digits and signs foldEq reads as letters taken for letters
-// ("au7h", "c00kie"), so that they join a segment instead of splitting it.
+// hasWholeWord reports whether a segment of k is one of wholeWords.
 func hasWholeWord(k string) bool {
 	return wholeWordIn(k, false) || wholeWordIn(k, true)
 }
 
-// wholeWordIn is hasWholeWord reading k as written or, signs, with the
-// digits and signs of foldEq as letters (of no case). A segment ends at a
-// byte that is not a letter or digit, between a letter and a digit, before
-// an upper-case letter after a lower-case one (sessionCookie), and before
-// the last capital of a run of three or more that a lower-case letter
-// other than a plural s follows (HTTPAuth is two; OAuth and PWDs one).
+// wholeWordIn looks for a segment of k that isWholeWord, reading k as
+// written or (signs) with letter signs as letters, so that they join a
+// segment ("au7h"). Segments: docs/design.md#part-words-and-whole-words.
 func wholeWordIn(k string, signs bool) bool {
 	letter := func(c byte) bool { return isWordByte(c) && !isDigit(c) || signs && isLetterSign(c) }
 	start := 0 // the current segment is k[start:i]
@@ -419,7 +374,6 @@ func wholeWordIn(k string, signs bool) bool {
 	return false
 }
 
-// hasLetterSign reports whether seg holds a byte isLetterSign.
 func hasLetterSign(seg string) bool {
 	for i := 0; i < len(seg); i++ {
 		if isLetterSign(seg[i]) {
@@ -429,14 +383,12 @@ func hasLetterSign(seg string) bool {
 	return false
 }
 
-// pluralAt reports whether k[i] is an 's' that ends a segment: the plural
-// of an acronym ("APIs", "PWDs") is one segment.
+// pluralAt reports whether k[i] is a plural 's' ending a segment ("PWDs").
 func pluralAt(k string, i int) bool {
 	return k[i] == 's' && (i+1 == len(k) || !isLower(k[i+1]))
 }
 
-// isWholeWord reports whether seg is one of wholeWords or its plural, in
-// any case, with foldEq's digits and signs read as letters.
+// isWholeWord reports whether seg is one of wholeWords or its plural.
 func isWholeWord(seg string) bool {
 	for _, w := range wholeWords {
 		if len(seg) == len(w) || len(seg) == len(w)+1 && foldEq(lowerByte(seg[len(w)]), 's') {
@@ -468,24 +420,16 @@ func lowerByte(c byte) byte {
 	return c
 }
 
-// RedactText redacts credentials inside free text (agent text, messages,
-// patches), each replaced by [redacted]; text without them is returned as
-// is. Words alone never redact in text, only the shapes of credentials: a
-// Bearer or Basic credential, URL user-info, a NAME=value whose name
-// SensitiveKey calls secret, tokens known by their prefix, JWTs, webhook
-// paths and PEM private keys. See docs/design.md#secrets-in-free-text.
+// RedactText replaces each credential in free text by [redacted]. Only a
+// credential's shape redacts, never a word alone:
+// docs/design.md#secrets-in-free-text.
 func RedactText(s string) string {
 	r, _ := redactText(s, false)
 	return r
 }
 
-// redactText does RedactText and reports whether it changed s. As a whole
-// value (a JSON string in arguments), a string that starts with "Bearer "
-// or "Basic " is a credential whatever follows, so all of the rest is
-// redacted; after a line break the text rule decides instead. In text,
-// "Bearer" redacts the next word (up to white space or a quote), and
-// "Basic" only a word that looks like base64, because "basic" is a common
-// English word.
+// redactText does RedactText and reports whether it changed s; a whole
+// value starting "Bearer " or "Basic " is redacted after it.
 func redactText(s string, value bool) (string, bool) {
 	if value {
 		if n, _, broke := schemeAt(s, 0); n > 0 && !broke && strings.TrimSpace(s[n:]) != "" {
@@ -506,9 +450,8 @@ func redactText(s string, value bool) (string, bool) {
 	return t.result()
 }
 
-// mayStart marks the bytes at which a rule of step may start: most bytes
-// of ordinary prose start none, and skipping them keeps RedactText cheap
-// on the text of every card.
+// mayStart marks the bytes a rule may start at; skipping the rest keeps
+// RedactText cheap on every card's text.
 var mayStart = func() (m [256]bool) {
 	for _, c := range []byte(":=/-bB") {
 		m[c] = true
@@ -520,16 +463,15 @@ var mayStart = func() (m [256]bool) {
 	return m
 }()
 
-// textRedactor builds the redacted copy of a text in one pass. Every rule
-// starts at the byte step looks at and returns where the scan goes on, past
-// whatever it redacted, so no rule sees the inside of another's redaction.
+// textRedactor builds the redacted copy of a text in one pass. Each rule
+// returns where the scan goes on, past what it redacted, so no rule sees
+// inside another's redaction.
 type textRedactor struct {
 	s    string
 	b    []byte // nil until the first change: most strings hold nothing
 	last int    // s[last:] is not yet copied to b
 	line lineCache
-	// Forward scans remembered so that a rule asked from many starts
-	// reads the text past them once: each pass stays linear in the text.
+	// Remembered scans: docs/design.md#linear-time-on-hostile-text.
 	urlEnd, jwtRun forward
 	userInfo       userInfoScan
 	jwtOK          bool
@@ -537,12 +479,10 @@ type textRedactor struct {
 	widest         nameRun
 }
 
-// nameRun is a run of name bytes, s[from:to], that widestName read back
-// (to 0: none); from is the run's start.
+// nameRun is the run of name bytes s[from:to] widestName read (to 0: none).
 type nameRun struct{ from, to int }
 
-// step applies the rule that may start at s[i] and returns where the scan
-// goes on (past i).
+// step applies the rule that may start at s[i].
 func (t *textRedactor) step(i int) int {
 	s := t.s
 	switch c := s[i]; c {
@@ -592,9 +532,8 @@ func (t *textRedactor) result() (string, bool) {
 	return string(append(t.b, t.s[t.last:]...)), true
 }
 
-// scheme redacts the credential after "Bearer" or "Basic" at i, a word
-// start. A word that cannot be a credential is not skipped: it is scanned
-// like any other ("basic password: x").
+// scheme redacts the credential after "Bearer" or "Basic" at i. A word
+// that cannot be one is scanned like any other ("basic password: x").
 func (t *textRedactor) scheme(i int) int {
 	s := t.s
 	n, basic, broke := schemeAt(s, i)
@@ -630,11 +569,9 @@ func isCredentialStart(c byte) bool {
 	return isWordByte(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
 }
 
-// schemeAt reports where the credential starts when s[i:] begins with
-// "bearer" or "basic" (any case) and a separator: spaces or tabs, a colon,
-// more spaces or tabs, and one line break with spaces or tabs after it,
-// each optional but not all ("Bearer x", "Bearer: x", "Bearer:x",
-// "Bearer\n  x"); 0 if not. broke says the separator holds a line break.
+// schemeAt returns where the credential starts when s[i:] is "bearer" or
+// "basic" (any case) and a separator of blanks, a colon and one line break,
+// not all absent; 0 if not. broke says a line break was in it.
 func schemeAt(s string, i int) (n int, basic, broke bool) {
 	var j int
 	switch {
@@ -673,9 +610,8 @@ func hasPrefixFold(s, prefix string) bool {
 }
 
 // looksLikeBase64 tells a Basic credential ("dXNlcjpwYXNz") from an English
-// word ("basic idea"): at least 4 bytes of the base64 alphabets, not
-// counting trailing punctuation, with a digit, '+', '/', '=' or both cases
-// past the first letter.
+// word ("basic idea"): 4 or more base64 bytes with a digit, a sign, or both
+// cases past the first letter.
 func looksLikeBase64(tok string) bool {
 	tok = strings.TrimRight(tok, `.,;:!?)]}'"`)
 	if len(tok) < 4 {
@@ -729,9 +665,8 @@ type shown struct {
 	red, cut bool // holds a visible [redacted]; was cut or is a marker
 }
 
-// node is one value of the projection before it is fitted to
-// ProjectionMaxBytes: redacted, strings cut, at most ProjectionMaxMembers
-// entries (kids plus one marker when omitted > 0), nesting bounded.
+// node is one value of the projection, redacted and cut, before it is
+// fitted to ProjectionMaxBytes.
 type node struct {
 	kind    nodeKind
 	str     shown  // kindLiteral (text only) and kindString
@@ -741,26 +676,17 @@ type node struct {
 	size    int    // bytes of the node written whole
 }
 
-// projector walks JSON text that json.Valid accepted and builds nodes in
-// document order, so key order and numbers stay as written.
-//
-// It does not use json.Decoder.Token: Token boxes every token in an
-// interface and decodes every scalar through reflection, which cost about
-// 70 µs and 400 allocations for 1.5 KB of arguments, on a path that runs
-// for every event. Validation stays with encoding/json (json.Valid), so
-// this walker only has to follow the grammar, never to judge it, and
-// strings with escapes or invalid UTF-8 are decoded by encoding/json too.
+// projector walks JSON text json.Valid accepted and builds nodes in
+// document order. Why not json.Decoder: see
+// docs/design.md#projecting-arguments-for-a-card.
 type projector struct {
 	b []byte // valid JSON
 	i int    // next byte to read
-	// seen is a lower bound on the bytes the whole projection has before
-	// the current point. Past ProjectionMaxBytes nothing can be shown, so
-	// members are only counted and skipped.
+	// seen is a lower bound on the projection's bytes so far: past
+	// ProjectionMaxBytes, members are only counted and skipped.
 	seen int
 	// stack holds the members of the collections being read, innermost
-	// last; a finished collection copies its own out into a slice of
-	// exactly its size. Growing one slice per collection by append cost a
-	// fifth of Project's time.
+	// last: one slice for all, not one grown per collection.
 	stack []node
 }
 
@@ -1150,12 +1076,9 @@ func leadSize(n *node, i int) int {
 	return size
 }
 
-// fit writes n in at most avail bytes and reports whether it could. A
-// scalar is written whole or not at all. A collection keeps its members in
-// order while they fit, leaving room at each step to close with a marker
-// for the rest; the first member that does not fit is written in part if
-// it is a collection, and everything after it is left out with one marker.
-// So what is shown is always a prefix of the input in document order.
+// fit writes n in at most avail bytes and reports whether it could, always
+// a prefix of the input in document order
+// (docs/design.md#projecting-arguments-for-a-card).
 func (w *writer) fit(n *node, avail int) bool {
 	if n.size <= avail {
 		w.whole(n)

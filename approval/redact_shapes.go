@@ -2,20 +2,15 @@ package approval
 
 import "strings"
 
-// The shapes of secrets RedactText finds in text besides "Bearer" and
-// "Basic": named values, URL credentials, webhook paths, PEM blocks, and
-// bare tokens known by their prefix. Each rule is a method of textRedactor
-// that starts at the byte step looks at and returns where the scan goes on.
+// The shapes of secrets RedactText finds besides "Bearer" and "Basic",
+// each a textRedactor rule.
 
-// maxNameLen bounds the NAME of a NAME=value or name: value, so that
-// looking back for it costs a bounded time per '=' or ':'.
+// maxNameLen bounds the NAME of a NAME=value, so looking back for it costs
+// a bounded time per '=' or ':'.
 const maxNameLen = 128
 
-// namedValue redacts the value of a NAME=value or name: value at i (the
-// '=' or ':') whose name SensitiveKey calls secret. Which names count
-// (quoted or not, with blanks around '=' or not) and where a value ends
-// (quotes, balanced JSON, a scheme kept, the end of a line, '&' in a
-// query): docs/design.md#named-values-in-text.
+// namedValue redacts the value of a NAME=value or name: value at i whose
+// name is secret: docs/design.md#named-values-in-text.
 func (t *textRedactor) namedValue(i int) int {
 	s := t.s
 	colon := s[i] == ':'
@@ -24,12 +19,9 @@ func (t *textRedactor) namedValue(i int) int {
 	}
 	n, ok := nameBefore(s, i, colon, nameNarrow)
 	if !ok || !SensitiveKey(n.name) {
-		// The name read with the characters beyond ASCII before it: a
-		// disguised name ("p\u0430ssword=…"), and then with the signs
-		// that join or disguise its parts too ("api/key=…",
-		// "p@ssword=…"). Read apart from them first, so that a name right
-		// after other text ("パスワードpassword=…", "see docs/token=…") is
-		// still found when the whole run is longer than a name.
+		// Read the name wider: with bytes beyond ASCII ("p\u0430ssword=…"),
+		// then with signs ("api/key=…", "p@ssword=…"); narrow first, so a
+		// name right after other text ("see docs/token=…") is still found.
 		found, tried := false, -1
 		for _, reach := range [2]nameReach{nameWide, nameWidest} {
 			var w name
@@ -114,9 +106,8 @@ const (
 	nameWidest                  // and '/', ':', '@' and '$'
 )
 
-// nameBefore finds the name that ends at s[i] (a '=' or ':'): blanks may
-// stand between it and a '=' but not a ':'. Unquoted, a name is the name
-// bytes of reach.
+// nameBefore finds the name that ends at s[i]: blanks may stand before a
+// '=' but not a ':'.
 func nameBefore(s string, i int, colon bool, reach nameReach) (name, bool) {
 	j := i
 	if !colon {
@@ -159,10 +150,8 @@ func nameBefore(s string, i int, colon bool, reach nameReach) (name, bool) {
 	return name{name: s[k:j], start: k, spaced: spaced}, true
 }
 
-// widestName is nameBefore(t.s, i, colon, nameWidest), reading each byte
-// of a run of name bytes once: "a:a:a:…" holds a ':' every other byte,
-// and reading back up to maxNameLen bytes from each would cost that many
-// times the text.
+// widestName is nameBefore with nameWidest, reading a run of name bytes
+// once ("a:a:a:…" has a ':' every other byte).
 func (t *textRedactor) widestName(i int, colon bool) (name, bool) {
 	s := t.s
 	j := i
@@ -202,11 +191,8 @@ func (t *textRedactor) widestName(i int, colon bool) (name, bool) {
 	return name{name: s[start:j], start: start, spaced: j < i}, true
 }
 
-// isNameByte reports whether c may be part of a name read with reach.
-// Wide, every byte of a character beyond ASCII may: a name disguised with
-// look-alike or invisible characters ("p\u0430ssword=…") is read whole,
-// and SensitiveKey sees through it; widest, the signs SensitiveKey reads
-// as separators or letters may too ("api/key=…", "pa$$word=…").
+// isNameByte reports whether c may be part of a name read with reach:
+// wide takes bytes beyond ASCII (look-alikes), widest also / : @ $.
 func isNameByte(c byte, reach nameReach) bool {
 	switch {
 	case isWordByte(c) || c == '_' || c == '-' || c == '.':
@@ -217,8 +203,7 @@ func isNameByte(c byte, reach nameReach) bool {
 	return reach == nameWidest && (c == '/' || c == ':' || c == '@' || c == '$')
 }
 
-// isCookieName reports whether a header name carries cookies, whose value
-// holds spaces ("Cookie: a=1; b=2").
+// isCookieName reports a cookie header, whose value holds spaces.
 func isCookieName(n string) bool {
 	return hasSuffixFold(n, "cookie") || hasSuffixFold(n, "cookies")
 }
@@ -229,10 +214,8 @@ func isCookieName(n string) bool {
 var authSchemes = []string{"basic", "bearer", "bot", "digest", "dpop", "negotiate", "ntlm", "oauth", "token", "aws4-hmac-sha256"}
 
 // afterAuthScheme returns where the credential starts if s[v:] is an
-// authentication scheme, blanks, and something more; otherwise v. Across
-// a line break the next line's first word must look like a credential, as
-// after "Bearer" in text, so the scheme never takes the next line's name
-// or PEM armor for one.
+// authentication scheme and more; otherwise v. Across a line break the word
+// must look like a credential, so a next line's name is never taken.
 func afterAuthScheme(s string, v int) int {
 	w := scanUntil(s, v, func(c byte) bool { return !isWordByte(c) && c != '-' })
 	k := skipBlanks(s, w)
@@ -267,14 +250,10 @@ func quoteAt(s string, v int) int {
 
 func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 
-// quotedValue returns the text inside the quote of length q opening at v
-// (from, to) and where the scan goes on (past the closing quote). A quote
-// that does not close on its line holds the rest of the line. Inside "…",
-// a backslash escapes the next byte, but not a line break.
-//
-// It reads only up to the closing quote or the line break, whichever
-// comes first: finding the end of the line first would read a long line
-// again for every quote on it.
+// quotedValue returns the text inside the quote of length q at v and where
+// the scan goes on. An unclosed quote holds the rest of its line; inside
+// "…" a backslash escapes the next byte, but not a line break. It reads no
+// further than the quote or the line break: see textRedactor.
 func quotedValue(s string, v, q int) (from, to, next int) {
 	from = v + q
 	quote := s[v]
@@ -297,9 +276,8 @@ func quotedValue(s string, v, q int) (from, to, next int) {
 	return from, trimEnd(s, from, len(s)), len(s)
 }
 
-// balancedEnd returns the end of the JSON-like object or array opening at
-// s[v], counting brackets outside strings; the end of s if it never
-// closes.
+// balancedEnd returns the end of the object or array opening at s[v], or
+// len(s).
 func balancedEnd(s string, v int) int {
 	depth, in := 0, false
 	for j := v; j < len(s); j++ {
@@ -320,9 +298,8 @@ func balancedEnd(s string, v int) int {
 	return len(s)
 }
 
-// lineCache says whether a position is at the start of its line (after
-// only blanks and line marks), keeping the line it last looked at so that
-// many names on one long line cost one pass over it.
+// lineCache says whether a position starts its line (after blanks and line
+// marks), keeping the line it last read.
 type lineCache struct {
 	ok         bool
 	from, seen int // the line starts at from; s[from:seen] holds no line break
@@ -352,9 +329,8 @@ func (l *lineCache) set(s string, from, p int) {
 	l.body = b
 }
 
-// isLineMark reports whether c may stand before a name at the start of a
-// line: indentation, a diff's '+' or '-', a list's '*', a comment's '#', a
-// quote's '>'.
+// isLineMark reports whether c may stand before a name at a line's start:
+// indentation, a diff's +/-, a list's *, a comment's #, a quote's >.
 func isLineMark(c byte) bool {
 	switch c {
 	case ' ', '\t', '+', '-', '*', '#', '>':
@@ -364,11 +340,8 @@ func isLineMark(c byte) bool {
 }
 
 // urlCredentials redacts the user-info of the URL whose authority starts
-// at start, after "://" or, in a scheme-relative URL, "//". The authority
-// ends where RFC 3986 ends it, or at white space or a quote in text; its
-// user-info is what precedes the last '@' in it. When it holds no '@', an
-// unencoded '/', '?' or '#' in a password may have ended it early: see
-// passwordPast.
+// at start: what precedes its last '@', or, with none, a password an
+// unencoded '/', '?' or '#' cut short (passwordPast).
 func (t *textRedactor) urlCredentials(start int) int {
 	s := t.s
 	end := scanUntil(s, start, isAuthorityEnd)
@@ -383,17 +356,10 @@ func (t *textRedactor) urlCredentials(start int) int {
 	return end
 }
 
-// passwordPast returns the '@' that ends the user-info of a URL whose
-// authority s[start:end] ended at a '/', '?' or '#' inside an unencoded
-// password ("https://u:pa/ss@host"), and the end of the authority after
-// that '@'; 0, 0 if none. It needs a ':' in the
-// authority that is not a port's (digits only up to the end), and a later
-// '@' in the same URL followed by an authority with no other '@'; so
+// passwordPast returns the '@' ending the user-info of an authority cut
+// short inside a password ("https://u:pa/ss@host"), and the authority's
+// end past it; 0, 0 if none. It needs a ':' that is no port's, so
 // "https://host:8080/users/@me" and "https://host/a@b" keep their path.
-//
-// Both searches past end are remembered (urlEnd, userInfo), so that many
-// URLs before one far '@' or one far end of a URL ("https://a:" repeated)
-// cost one pass over the text, not one each.
 func (t *textRedactor) passwordPast(start, end int) (at, next int) {
 	s := t.s
 	if end == len(s) || (s[end] != '/' && s[end] != '?' && s[end] != '#') || start == end || s[start] == '[' {
@@ -410,9 +376,8 @@ func (t *textRedactor) passwordPast(start, end int) (at, next int) {
 	return 0, 0
 }
 
-// forward remembers one forward scan for the first byte at or after a
-// position that stop accepts: asked again from any position the scan
-// crossed, it answers without reading the text again.
+// forward remembers a scan for the first byte stop accepts, to answer
+// again from any position it crossed.
 type forward struct {
 	ok       bool
 	from, at int // no byte of s[from:at] stops the scan; at is one, or len(s)
@@ -426,11 +391,8 @@ func (f *forward) next(s string, i int, stop func(byte) bool) int {
 }
 
 // userInfoScan remembers the search for the first '@' that can end a
-// URL's user-info: an '@' followed, before the authority's end, by at
-// least one byte and no other '@', so that RFC 3986's last '@' is this
-// one once the user-info is redacted. Whether an '@' can is a property
-// of the text after it alone, so one answer serves every position before
-// it that the scan crossed.
+// user-info: one followed by a byte and no other '@' before the
+// authority's end, a property of the text after it alone.
 type userInfoScan struct {
 	ok          bool
 	from, at, h int // no such '@' in s[from:at]; at is one (its authority ends at h), or len(s)
@@ -538,10 +500,8 @@ func skipAPIVersion(rest string) string {
 const pemBegin = "-----BEGIN "
 
 // pemBlock redacts the body of a PEM block at i whose label names a
-// private key ("-----BEGIN RSA PRIVATE KEY-----", "OPENSSH PRIVATE KEY",
-// "ENCRYPTED PRIVATE KEY", "PGP PRIVATE KEY BLOCK"), up to its END line
-// or the end of the text. The armor lines stay, and so do the line breaks
-// (and a patch's '+' mark) around the body.
+// private key, up to its END line or the end of the text; the armor lines,
+// line breaks and a patch's '+' marks around it stay.
 func (t *textRedactor) pemBlock(i int) int {
 	s := t.s
 	j := i + len(pemBegin)
@@ -640,13 +600,9 @@ func (t *textRedactor) knownToken(i int) int {
 	return i + 1
 }
 
-// jwtEnd returns the end of a JSON Web Token at i: a base64url header
-// that starts "eyJ" (`{"`), a payload, and a signature that may be empty
-// (alg none), or the five parts of an encrypted one; 0 if none.
-//
-// A base64url run holds word starts ('-' and '_' are in it: "eyJ-eyJ-…"),
-// so the run's end and what follows it are remembered (jwtRun, jwtAt,
-// jwtTo): every start in one run shares them, and the run is read once.
+// jwtEnd returns the end of a JSON Web Token at i: a header starting
+// "eyJ" (`{"`), a payload and a signature that may be empty (alg none), or
+// five parts, encrypted; 0 if none. The run's end is remembered.
 func (t *textRedactor) jwtEnd(i int) int {
 	s := t.s
 	if !strings.HasPrefix(s[i:], "eyJ") {
@@ -699,8 +655,7 @@ func hasSuffixFold(s, suffix string) bool {
 	return len(s) >= len(suffix) && hasPrefixFold(s[len(s)-len(suffix):], suffix)
 }
 
-// scanUntil returns the index of the first byte from i on for which stop
-// is true, or len(s).
+// scanUntil returns the first index from i whose byte stop accepts, or len(s).
 func scanUntil(s string, i int, stop func(byte) bool) int {
 	for i < len(s) && !stop(s[i]) {
 		i++
@@ -730,8 +685,7 @@ func trimEnd(s string, from, end int) int {
 	return end
 }
 
-// skipBlanks returns the index of the first byte from i on that is not a
-// space or tab.
+// skipBlanks returns the first index from i that is not a space or tab.
 func skipBlanks(s string, i int) int {
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 		i++

@@ -25,15 +25,13 @@ func Reveal(raw []byte) ([]byte, bool, error) {
 	return indentCapped(out.Bytes()), r.redacted, nil
 }
 
-// revealMaxIndent bounds the levels Reveal indents: deeper levels are
-// written at this indentation. json.Indent's output grows with the square
-// of the nesting (each line indented by its depth), which for arguments
-// nested thousands deep is gigabytes; capped, it stays linear in the input.
+// revealMaxIndent bounds the levels Reveal indents. json.Indent's output
+// grows with the square of the nesting, gigabytes for arguments nested
+// thousands deep; capped, it stays linear in the input.
 const revealMaxIndent = 16
 
-// indentCapped writes compact, valid JSON (no white space outside strings)
-// as json.Indent does with two spaces, but indents no deeper than
-// revealMaxIndent levels.
+// indentCapped indents compact JSON as json.Indent does with two spaces,
+// but no deeper than revealMaxIndent levels.
 func indentCapped(src []byte) []byte {
 	dst := make([]byte, 0, len(src)*2)
 	depth := 0

@@ -58,8 +58,7 @@ type Record struct {
 	Decision *Decision
 }
 
-// EffectKind is an outward consequence of a transition, which threads turns
-// into outbox rows.
+// EffectKind is an outward consequence of a transition (an outbox row).
 type EffectKind string
 
 // Effects of a transition.
@@ -120,9 +119,8 @@ func Transition(cur *Record, ev *Event, now time.Time) Result {
 			rec.Revision, rec.State, rec.Seen = a.Revision, StatePending, true
 			return Result{Next: rec, Changed: true, Effects: []Effect{{Kind: EffectPostCard}}}
 		case !rec.Seen:
-			// A tombstone: it was decided before anyone here saw it. It
-			// stays a tombstone, so nothing later speaks of a card that
-			// was never posted.
+			// A tombstone stays one, so nothing later speaks of a card
+			// that was never posted.
 			return ignore("decided before it was requested: no live card")
 		case rec.State.Final():
 			return ignore("already " + string(rec.State))
@@ -177,9 +175,8 @@ func Transition(cur *Record, ev *Event, now time.Time) Result {
 	return ignore("unknown event type " + string(ev.Type))
 }
 
-// closed finishes a transition into a final state: a stored record with
-// no card yet stays a tombstone; a seen one has every card edited and the
-// backend's message said in the threads.
+// closed finishes a transition into a final state; a tombstone stays one
+// and has no effects.
 func closed(rec Record, message string) Result {
 	res := Result{Next: rec, Changed: true}
 	if !rec.Seen {

@@ -11,12 +11,10 @@ import (
 // release that kept raw bodies.
 const StoredVersion = 1
 
-// Stored is the form in which the bot keeps one revision of an approval:
-// what its cards, thread replies and email show, as the bot shows it, and
-// nothing the bot would not show in the place the card goes; of a
-// content-restricted approval, none of the content. It decodes as an
-// Approval; Form marks it apart from a request kept as received. What it
-// keeps of each part, and why: docs/design.md#the-stored-form-of-a-revision.
+// Stored is the form in which the bot keeps one revision: what its cards
+// show, as the bot shows it, and of a restricted approval none of the
+// content. It decodes as an Approval; Form marks it. What it keeps, and
+// why: docs/design.md#the-stored-form-of-a-revision.
 type Stored struct {
 	Approval
 	Form StoredFormInfo `json:"stored"`
@@ -25,21 +23,15 @@ type Stored struct {
 // StoredFormInfo says what a Stored keeps.
 type StoredFormInfo struct {
 	Version int `json:"version"`
-	// ContentWithheld: the approval's content is restricted, so none of
-	// it was kept. A card revealed from this revision has no arguments,
-	// agent text, patch or role values to show: only the backend's
-	// look-up has them.
+	// ContentWithheld: the content is restricted and none of it was kept;
+	// only the backend's look-up has it.
 	ContentWithheld bool `json:"content_withheld,omitempty"`
 }
 
-// StoredForm builds the stored form of a parsed approval. a is not
-// changed. It fails only when the arguments are not one JSON value, which
-// Parse never lets through; the error carries no part of them.
-//
-// secrets key the fingerprints of what the projection hides: the bot's
-// calls secrets, the first keying them, the list as CompareRevisions is
-// given it. With none (a tool, a test), no fingerprints are kept and a
-// reask from this revision compares only what the card shows.
+// StoredForm builds the stored form of a parsed approval, leaving a as it
+// is; it fails only on arguments Parse never lets through, and its error
+// quotes none of them. secrets (the calls secrets, the first keying) key
+// the fingerprints; with none, a reask compares only what the card shows.
 func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	s := &Stored{Approval: *a, Form: StoredFormInfo{Version: StoredVersion}}
 	k := &s.Approval
@@ -80,15 +72,10 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	return s, nil
 }
 
-// storedArguments returns the arguments to keep, of raw and p, the bot's
-// projection of them.
-//
-// The projection is kept when projecting it again gives it back, so the
-// card shows it byte for byte as it shows the arguments received. A string
-// the projection cut would be cut again, with another count, by the card's
-// own projection; such arguments are kept with their secrets redacted as
-// Reveal redacts them (Project's rules, keys included) and nothing cut,
-// which the card projects to the same text.
+// storedArguments keeps p, raw's projection, when projecting it again gives
+// it back, so the card shows it byte for byte. A string p cut would be cut
+// again with another count, so then raw is kept with its secrets redacted
+// (Reveal) and nothing cut, which the card projects alike.
 func storedArguments(raw []byte, p Projection) json.RawMessage {
 	if again, err := Project(p.JSON); err == nil && bytes.Equal(again.JSON, p.JSON) {
 		return p.JSON
@@ -104,11 +91,9 @@ func storedArguments(raw []byte, p Projection) json.RawMessage {
 	return compact.Bytes()
 }
 
-// storedIdentifiers passes the identifiers of a and the text beside them
-// through RedactText into k, restricted or not: the calling side shapes
-// them, and a secret's shape in one would otherwise be kept. RedactText is
-// deterministic, so an argument named by a flag still names the same role
-// as storedRoles keeps it. k gets copies of a's slices and pointers.
+// storedIdentifiers redacts a's identifiers into k (copies), restricted or
+// not: the calling side shapes them. RedactText is deterministic, so a
+// flag still names the role storedRoles keeps.
 func storedIdentifiers(k, a *Approval) {
 	k.Call.Function = RedactText(a.Call.Function)
 	k.Job.ID = RedactText(a.Job.ID)
@@ -148,11 +133,9 @@ func storedIdentifiers(k, a *Approval) {
 	}
 }
 
-// storedRoles keeps each role's values redacted, or, restricted, without
-// them: their origins and scope decide the card's buttons. A role whose
-// argument is secret by its name keeps each value as [redacted] whole.
-// Each role's argument name passes through RedactText, as the flags'
-// names do (storedIdentifiers), so the card still pairs them.
+// storedRoles keeps each role's values redacted ([redacted] whole for a
+// secret argument), or, restricted, only their origins and scope, which
+// decide the card's buttons.
 func storedRoles(roles []Role, restricted bool) []Role {
 	if roles == nil {
 		return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jonboulle/clockwork"
 
+	"approvalsbot/adapters/discord"
 	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
 	"approvalsbot/config"
@@ -124,7 +125,7 @@ func renderings(t *testing.T, r *templates.Renderer, a *approval.Approval, state
 	if err != nil {
 		t.Fatal(err)
 	}
-	dj, err := templates.MarshalPreview(r.Discord(c))
+	dj, err := templates.MarshalPreview(discord.RenderCard(c))
 	if err != nil {
 		t.Fatal(err)
 	}

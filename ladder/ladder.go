@@ -1,19 +1,8 @@
-// Package ladder owns a tenant's escalation ladders and deadlines as plain
-// values: where people are reached (Target), what one rung of a ladder does
-// (Step: when, whom, how often it repeats, in which hours it may fire), who
-// is on duty in a rotation (Rotation), and the concrete schedule one
-// approval gets when it arrives (Plan), which is frozen into the stored
-// approval, rotations included, so that a config reload only changes later
-// approvals. It also renders the timeline `bot check` prints.
-//
-// The package does no I/O and reads no clock: every time is an argument.
-// The one lookup it makes is a time zone's rules by name (Zone).
-// Validation with file, line and field paths lives in package config, which
-// builds these values; the parsing of one target lives here because a
-// stored Plan must read its targets back without the config. The registry
-// of chat surfaces (ChatSurfaces) lives here too, beside the target kinds
-// it names: it is all that config's members and the threads core know of
-// each chat platform.
+// Package ladder holds a tenant's escalation ladders and deadlines as plain
+// values: targets, steps, rotations, the chat surfaces, and the Plan one
+// approval gets when it arrives, frozen into it so that a config reload
+// changes only later approvals. It does no I/O and reads no clock; what
+// lives here and why: docs/design.md#ladders-and-their-plans.
 package ladder
 
 import (
@@ -24,19 +13,15 @@ import (
 	"time"
 )
 
-// DefaultDeadline applies when neither the request, nor a tool override, nor
-// the tenant sets a deadline (README, Configuration).
+// DefaultDeadline applies when nothing sets a deadline (Deadline).
 const DefaultDeadline = 24 * time.Hour
 
-// DefaultAckPause is how long an acknowledgement ("I'm looking") holds a
-// ladder's steps when the ladder sets no ack_pause, as on-call tools
-// hold their escalations while someone is on it.
+// DefaultAckPause is how long "I'm looking" holds a ladder's steps when the
+// ladder sets no ack_pause.
 const DefaultAckPause = 30 * time.Minute
 
-// The bounds of a ladder's ack_pause: at least a second, as a
-// repetition's (second-scale ladders try a bot out), and at most a day,
-// past which a pause is a stop (the deadline is what ends a call nobody
-// decides).
+// The bounds of ack_pause: a second, as a repetition's, to a day, past
+// which a pause is a stop.
 const (
 	MinAckPause = time.Second
 	MaxAckPause = 24 * time.Hour
@@ -50,8 +35,7 @@ func (l Ladder) Pause() time.Duration {
 	return l.AckPause
 }
 
-// TargetKind says what a Target addresses. The values are stable strings
-// because they may appear in logs and stored data.
+// TargetKind says what a Target addresses; stored plans hold its values.
 type TargetKind string
 
 const (
@@ -91,9 +75,7 @@ const (
 )
 
 // Target is one place or person a card, mention, DM or email goes to. Its
-// text form (String, ParseTarget) is the one the README's Configuration
-// section documents, and it is
-// also how a Target is written to JSON, so stored plans stay readable.
+// text form (String, ParseTarget) is also its JSON, so plans stay readable.
 type Target struct {
 	Kind TargetKind
 	// ID is the Slack or Discord id without any prefix, or the email address.
@@ -107,10 +89,8 @@ const (
 	targetForms  = slackForms + "; " + discordForms + "; an email address; or rotation:NAME (whoever is on duty)"
 )
 
-// ParseTarget reads a target in the form the README documents:
-// slack:C…/slack:G… (channel), slack:U…/slack:W… (user), slack:S… (user
-// group), discord:channel:ID, discord:user:ID, discord:role:ID, a bare
-// email address, or rotation:NAME. Its errors say which form was wanted.
+// ParseTarget reads a target in its text form (targetForms); its errors say
+// which form was wanted.
 func ParseTarget(s string) (Target, error) {
 	switch {
 	case strings.HasPrefix(s, "slack:"):
@@ -150,9 +130,8 @@ func parseSlack(s, id string) (Target, error) {
 	return Target{}, fmt.Errorf("%q: a Slack id starting with %q is none of %s", s, id[:1], slackForms)
 }
 
-// isSlackID reports whether id looks like a Slack object id: an upper-case
-// letter followed by upper-case letters and digits. Real ids are 9 to 11
-// characters; shorter ones are allowed so examples and tests stay readable.
+// isSlackID reports whether id looks like a Slack object id. Real ids are 9
+// to 11 characters; shorter ones keep examples and tests readable.
 func isSlackID(id string) bool {
 	if len(id) < 2 || len(id) > 21 {
 		return false
@@ -166,8 +145,7 @@ func isSlackID(id string) bool {
 	return true
 }
 
-// IsSlackUserID reports whether id is a bare Slack user id (U… or W…), the
-// form config members use.
+// IsSlackUserID reports whether id is a bare Slack user id (U… or W…).
 func IsSlackUserID(id string) bool {
 	return isSlackID(id) && (id[0] == 'U' || id[0] == 'W')
 }
@@ -194,8 +172,7 @@ func parseDiscord(s, rest string) (Target, error) {
 	return Target{Kind: k, ID: id}, nil
 }
 
-// IsSnowflake reports whether s is a Discord snowflake as it appears in
-// config: 17 to 20 decimal digits.
+// IsSnowflake reports whether s is a Discord snowflake: 17 to 20 digits.
 func IsSnowflake(s string) bool {
 	if len(s) < 17 || len(s) > 20 {
 		return false
@@ -216,9 +193,8 @@ func parseEmail(s string) (Target, error) {
 	return Target{Kind: KindEmail, ID: addr}, nil
 }
 
-// ParseBareAddress accepts an email address written on its own
-// (ops@acme.example), not with a display name or angle brackets: a target is
-// an address, and the display name would be lost anyway.
+// ParseBareAddress accepts an email address written on its own, without a
+// display name, which a target would lose anyway.
 func ParseBareAddress(s string) (string, error) {
 	a, err := mail.ParseAddress(s)
 	if err != nil {
@@ -230,8 +206,7 @@ func ParseBareAddress(s string) (string, error) {
 	return a.Address, nil
 }
 
-// String gives the target's text form, which ParseTarget reads back. The
-// zero Target prints as "".
+// String gives the text form ParseTarget reads; "" for the zero Target.
 func (t Target) String() string {
 	switch t.Kind {
 	case KindSlackChannel, KindSlackUser, KindSlackUserGroup:
@@ -255,9 +230,8 @@ func (t Target) String() string {
 // IsZero reports whether t is the zero Target (no target at all).
 func (t Target) IsZero() bool { return t == Target{} }
 
-// Surface is where the target lives: SurfaceSlack, SurfaceDiscord or
-// SurfaceEmail ("" for the zero Target and a rotation, which lives
-// wherever its member on duty is reached).
+// Surface is where the target lives; "" for the zero Target and a rotation,
+// which lives wherever its member on duty is reached.
 func (t Target) Surface() string {
 	switch t.Kind {
 	case KindSlackChannel, KindSlackUser, KindSlackUserGroup:
@@ -270,14 +244,12 @@ func (t Target) Surface() string {
 	return ""
 }
 
-// IsChannel reports whether a card can be posted to t (a Slack or Discord
-// channel).
+// IsChannel reports whether a card can be posted to t.
 func (t Target) IsChannel() bool {
 	return t.Kind == KindSlackChannel || t.Kind == KindDiscordChannel
 }
 
-// IsUser reports whether t is one chat person (who can be mentioned and
-// DMed): the user kind of one of the ChatSurfaces.
+// IsUser reports whether t is one chat person, who can be mentioned and DMed.
 func (t Target) IsUser() bool {
 	for _, c := range chatSurfaces {
 		if t.Kind == c.UserKind {
@@ -287,14 +259,12 @@ func (t Target) IsUser() bool {
 	return false
 }
 
-// IsGroup reports whether t is a set of people mentioned at once (a Slack
-// user group or a Discord role); a group can be mentioned but not DMed.
+// IsGroup reports whether t is a group, mentioned at once but never DMed.
 func (t Target) IsGroup() bool {
 	return t.Kind == KindSlackUserGroup || t.Kind == KindDiscordRole
 }
 
-// IsRotation reports whether t names a rotation, to be resolved to its
-// member on duty before anything is sent.
+// IsRotation reports whether t names a rotation (see Plan.Resolve).
 func (t Target) IsRotation() bool { return t.Kind == KindRotation }
 
 // MarshalText writes the text form, so JSON holds "slack:C0APPROVALS".
@@ -302,8 +272,7 @@ func (t Target) MarshalText() ([]byte, error) {
 	return []byte(t.String()), nil
 }
 
-// UnmarshalText reads the text form; "" gives the zero Target so that a
-// marshalled zero value reads back.
+// UnmarshalText reads the text form; "" reads as the zero Target.
 func (t *Target) UnmarshalText(b []byte) error {
 	if len(b) == 0 {
 		*t = Target{}
@@ -317,13 +286,12 @@ func (t *Target) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Anchor says what a Step's time is counted from. It is what tells `after:
-// 0s` (at once) from a step that has no after at all.
+// Anchor says what a Step's time is counted from; it tells `after: 0s`
+// from no after at all.
 type Anchor string
 
 const (
-	// AnchorRequest counts Step.After from the moment the approval was
-	// requested.
+	// AnchorRequest counts Step.After from the request.
 	AnchorRequest Anchor = "request"
 	// AnchorDeadline counts Step.BeforeDeadline back from the deadline.
 	AnchorDeadline Anchor = "deadline"
@@ -341,8 +309,7 @@ type Step struct {
 	Anchor         Anchor        `json:"anchor"`
 	After          time.Duration `json:"after,omitempty"`
 	BeforeDeadline time.Duration `json:"before_deadline,omitempty"`
-	// Mention adds a reply in each of the card's threads mentioning these
-	// users and groups.
+	// Mention replies in each of the card's threads, mentioning these.
 	Mention []Target `json:"mention,omitempty"`
 	// DM sends these users the card with its buttons.
 	DM []Target `json:"dm,omitempty"`
@@ -350,12 +317,10 @@ type Step struct {
 	Email []Target `json:"email,omitempty"`
 	// Post posts the card to more channels.
 	Post []Target `json:"post,omitempty"`
-	// Repeat, when set, fires the step again: merged like any step, one
-	// message per thread each time.
+	// Repeat, when set, fires the step again, one message per thread.
 	Repeat *Repeat `json:"repeat,omitempty"`
-	// During, when set, holds the step (and each repetition) to a window:
-	// due outside it, it waits for the next opening, unless the deadline
-	// comes first, and then it is skipped.
+	// During, when set, holds the step and its repetitions to a window
+	// (docs/ladders.md, "Working hours").
 	During *Window `json:"during,omitempty"`
 }
 
@@ -375,8 +340,7 @@ func BeforeDeadlineStep(d time.Duration) Step {
 	return Step{Anchor: AnchorDeadline, BeforeDeadline: d}
 }
 
-// At is when the step falls for an approval requested at requested with the
-// given deadline.
+// At is when the step falls for an approval with these times.
 func (s Step) At(requested, deadline time.Time) time.Time {
 	if s.Anchor == AnchorDeadline {
 		return deadline.Add(-s.BeforeDeadline)
@@ -384,9 +348,8 @@ func (s Step) At(requested, deadline time.Time) time.Time {
 	return requested.Add(s.After)
 }
 
-// Offset is when the step falls counted from the request, under a deadline
-// that is deadline after the request. It is negative for a before_deadline
-// step longer than the deadline.
+// Offset is when the step falls after the request under that deadline;
+// negative for a before_deadline step longer than it.
 func (s Step) Offset(deadline time.Duration) time.Duration {
 	if s.Anchor == AnchorDeadline {
 		return deadline - s.BeforeDeadline
@@ -399,9 +362,8 @@ func (s Step) HasTargets() bool {
 	return len(s.Mention)+len(s.DM)+len(s.Email)+len(s.Post) > 0
 }
 
-// Validate checks what a Step must hold on its own: a known anchor, no
-// negative duration, and at least one target. Package config reports the
-// same problems with file and line; this guards values built in code.
+// Validate checks what a Step must hold on its own; config reports the same
+// with file and line, so this guards values built in code.
 func (s Step) Validate() error {
 	var errs []error
 	switch s.Anchor {
@@ -443,25 +405,20 @@ func (s Step) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Ladder is a named list of steps, in the order the config gives them.
-// Plan and Timeline order them by time.
+// Ladder is a named list of steps in the config's order.
 type Ladder struct {
 	Name  string `json:"name"`
 	Steps []Step `json:"steps"`
-	// AckPause is how long a member's "I'm looking" holds the steps
-	// still to come; zero means DefaultAckPause. It never holds the
-	// deadline.
+	// AckPause is how long "I'm looking" holds the steps to come (zero:
+	// DefaultAckPause), never the deadline.
 	AckPause time.Duration `json:"ack_pause,omitempty"`
-	// Rotations are the definitions of the rotations the steps name, by
-	// name, so that a Plan freezes them with the steps.
+	// Rotations are the rotations the steps name, frozen into a Plan.
 	Rotations map[string]Rotation `json:"rotations,omitempty"`
 }
 
-// Deadline resolves an approval's deadline with the documented precedence
-// (README, Configuration; docs/ladders.md): the
-// request's own (set by the tool or the agent), else the tool override's,
-// else the tenant's, else DefaultDeadline. A zero or negative duration and a
-// nil or zero time count as unset.
+// Deadline resolves an approval's deadline: the request's own, else the
+// tool override's, else the tenant's, else DefaultDeadline. A duration of
+// zero or less and a nil or zero time count as unset.
 func Deadline(requestOwn *time.Time, requested time.Time, toolOverride, tenantDefault time.Duration) time.Time {
 	if requestOwn != nil && !requestOwn.IsZero() {
 		return *requestOwn
@@ -474,8 +431,7 @@ func Deadline(requestOwn *time.Time, requested time.Time, toolOverride, tenantDe
 	return requested.Add(DefaultDeadline)
 }
 
-// FormatDuration prints d compactly, the way the config writes durations:
-// 0s, 30s, 15m, 1h, 1h30m, 23h. Sub-second parts keep Go's notation (1.5s).
+// FormatDuration prints d as the config writes it: 0s, 15m, 1h30m, 1.5s.
 func FormatDuration(d time.Duration) string {
 	if d == 0 {
 		return "0s"

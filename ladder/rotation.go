@@ -64,29 +64,23 @@ func (d *Date) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// RotationMember is one person a rotation can put on duty: a tenant
-// member with the ways they are reached, copied from the config when the
-// rotation is frozen, so the stored plan reaches them without the config.
+// RotationMember is one person a rotation can put on duty, copied with the
+// ways they are reached, so a stored plan reaches them without the config.
 type RotationMember struct {
 	// User is the tenant user id ("user:kevin").
 	User string
-	// Chat holds the member's bare user id on each chat surface they are
-	// on; Email is a bare address and may be empty.
+	// Chat and Email are how they are reached; either may be empty.
 	Chat  ChatIDs
 	Email string
 }
 
-// ChatUsers are the member's users on the chat surfaces they are on, in
-// ChatSurfaces order (Slack first).
+// ChatUsers are the member's chat users in ChatSurfaces order.
 func (m RotationMember) ChatUsers() []Target { return m.Chat.Users() }
 
-// UserOn is the member's user on a chat surface (SurfaceSlack,
-// SurfaceDiscord), if they have one there.
+// UserOn is the member's user on a chat surface, if any.
 func (m RotationMember) UserOn(surface string) (Target, bool) { return m.Chat.UserOn(surface) }
 
 // MarshalJSON writes the member as stored plans have always held one:
-// "user", then each chat id under its surface's name in ChatSurfaces
-// order, then "email", leaving out the empty ones:
 // {"user":"user:kevin","slack":"U0KEVIN","email":"kevin@acme.example"}.
 func (m RotationMember) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
@@ -115,9 +109,8 @@ func (m RotationMember) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// UnmarshalJSON reads what MarshalJSON writes. Members it does not know
-// are passed over, as a struct's would be, so a plan frozen by a release
-// that knows one more chat surface still reads.
+// UnmarshalJSON reads what MarshalJSON writes, passing over unknown keys so
+// a plan frozen by a release with one more chat surface still reads.
 func (m *RotationMember) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
@@ -167,21 +160,17 @@ func (m RotationMember) EmailTarget() (Target, bool) {
 	return Target{Kind: KindEmail, ID: m.Email}, true
 }
 
-// Override puts Member on duty from From until To, whoever the turns
-// would put there.
+// Override puts Member on duty from From until To, whatever the turns say.
 type Override struct {
 	Member RotationMember `json:"member"`
 	From   time.Time      `json:"from"`
 	To     time.Time      `json:"to"`
 }
 
-// Rotation is an on-call rotation: its members take turns in order,
-// each for a shift of EveryDays days. Members[0] takes over at Handoff
-// (a wall-clock time in Zone) on First, Members[1] EveryDays days later,
-// and so on round the list; the turns run before First too, backwards, so
-// someone is on duty at any time. Hand-offs keep their wall-clock time
-// across daylight saving changes. Overrides put someone else on duty for
-// a while; they never overlap.
+// Rotation is an on-call rotation: members take turns of EveryDays days,
+// Members[0] from Handoff (wall-clock time in Zone) on First. Turns run
+// before First too, so someone is always on duty (docs/ladders.md,
+// "Rotations").
 type Rotation struct {
 	Name      string           `json:"name"`
 	Members   []RotationMember `json:"members"`
@@ -192,8 +181,7 @@ type Rotation struct {
 	Overrides []Override       `json:"overrides,omitempty"`
 }
 
-// rotationName is what a rotation's name may hold: it is written in a
-// target (rotation:NAME), stored plans and field paths.
+// rotationName is what a rotation's name may hold (rotation:NAME).
 var rotationName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // RotationNameRule says what rotationName allows, for errors.
@@ -272,9 +260,7 @@ func floorDiv(a, b int) int {
 	return q
 }
 
-// OnDuty is the shift running at t: who is on duty, since when and until
-// when. A hand-off at exactly t has happened: the shift starting at t is
-// the one returned.
+// OnDuty is the shift running at t; a hand-off at exactly t has happened.
 func (r Rotation) OnDuty(t time.Time) Shift {
 	for _, o := range r.Overrides {
 		if !t.Before(o.From) && t.Before(o.To) {
@@ -301,8 +287,7 @@ func (r Rotation) OnDuty(t time.Time) Shift {
 
 func mod(a, n int) int { return (a%n + n) % n }
 
-// Shifts lists n shifts from the one running at t: who is on duty now,
-// and after each of the next hand-offs.
+// Shifts lists n shifts from the one running at t.
 func (r Rotation) Shifts(t time.Time, n int) []Shift {
 	if len(r.Members) == 0 {
 		return nil
@@ -324,9 +309,8 @@ func (r Rotation) Period() string {
 	return fmt.Sprintf("%dd", r.EveryDays)
 }
 
-// String describes the rotation for `bot check`: "user:kevin, user:ada
-// take turns of 1w, handing off mon 09:00 Europe/Berlin, the first on
-// 2026-11-30; 1 override".
+// String describes the rotation for `bot check` ("user:kevin, user:ada
+// take turns of 1w, handing off mon 09:00 Europe/Berlin, …").
 func (r Rotation) String() string {
 	users := make([]string, len(r.Members))
 	for i, m := range r.Members {

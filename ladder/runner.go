@@ -23,16 +23,14 @@ type Job struct {
 type RunnerOptions struct {
 	Jobs   []Job
 	Logger *slog.Logger
-	// Location is the scheduler's own zone for specs without CRON_TZ
-	// (default UTC, so a spec means the same on every machine).
+	// Location is the zone of specs without CRON_TZ (default UTC, the
+	// same on every machine).
 	Location *time.Location
 }
 
-// Runner runs jobs on cron schedules: each job is skipped while its last
-// run is still going (SkipIfStillRunning outermost) and a panic in a job is
-// logged, not fatal (Recover inside it): robfig/cron applies wrappers
-// outermost first, so with Recover outermost one panic would leave
-// SkipIfStillRunning's lock held and make every later run skip.
+// Runner runs jobs on cron schedules, skipping a job while its last run
+// goes on and logging a panic. SkipIfStillRunning wraps Recover: the other
+// way round, one panic would leave its lock held and skip every later run.
 type Runner struct {
 	cron *cron.Cron
 	jobs []Job

@@ -7,29 +7,22 @@ import (
 	"time"
 )
 
-// Plan is the concrete schedule of one approval: every step of its ladder
-// at an absolute time, in time order, with the ones that can never fire
-// marked Skipped. It is computed once when the approval arrives and stored
-// with it (it marshals to JSON, targets in their text form), so the runner
-// and the card read the schedule the approval was promised even after the
-// config changes.
+// Plan is one approval's schedule: every step of its ladder at a time, in
+// time order, those that can never fire Skipped. It is made once, when the
+// approval arrives, and stored with it: the runner and the card read the
+// schedule the approval was promised whatever the config says since.
 type Plan struct {
-	// Ladder is the name of the ladder the plan was made from.
 	Ladder    string    `json:"ladder,omitempty"`
 	Requested time.Time `json:"requested"`
 	Deadline  time.Time `json:"deadline"`
-	// Steps are ordered by At; steps falling at the same time keep their
-	// ladder order. A repeating step is here once per firing. Skipped
-	// steps stay in the list (the card says they were skipped) and count
-	// towards the done counter Due takes.
+	// Steps are ordered by At, then ladder order, a repeating step once per
+	// firing. Skipped steps stay (the card says so) and count towards done.
 	Steps []PlannedStep `json:"steps"`
-	// Rotations are the definitions the steps' rotation targets name, as
-	// they were when the approval arrived; Resolve reads who they put on
-	// duty at the moment a step fires.
+	// Rotations are the steps' rotations as they were when the approval
+	// arrived; Resolve reads who is on duty when a step fires.
 	Rotations map[string]Rotation `json:"rotations,omitempty"`
-	// AckPause is the ladder's ack_pause as it was when the approval
-	// arrived; zero (a plan frozen before acknowledgements existed)
-	// means DefaultAckPause. Pause reads it.
+	// AckPause is the ladder's ack_pause when the approval arrived; zero
+	// (frozen before acknowledgements existed) means DefaultAckPause.
 	AckPause time.Duration `json:"ack_pause,omitempty"`
 }
 
@@ -43,20 +36,16 @@ func (p Plan) Pause() time.Duration {
 
 // PlannedStep is one step of a Plan.
 type PlannedStep struct {
-	// Index is the step's position in Ladder.Steps, so messages can say
-	// "step 2" the way the config numbers it.
+	// Index is the step's position in Ladder.Steps, as messages number it.
 	Index int `json:"index"`
-	// Repeat is 0 for the step's first firing and k for its k-th
-	// repetition (Step.Repeat).
+	// Repeat is 0 for the first firing, k for the k-th repetition.
 	Repeat int       `json:"repeat,omitempty"`
 	At     time.Time `json:"at"`
-	// HeldFrom is when the step was due before its window (Step.During)
-	// held it to the window's next opening, At; zero when the window did
-	// not move it.
+	// HeldFrom is when the step was due before its window held it to At;
+	// zero when the window did not move it.
 	HeldFrom time.Time `json:"held_from,omitzero"`
-	// Skipped is set when the step falls at or after the deadline (its
-	// window's next opening included), or before the request; such a step
-	// never fires.
+	// Skipped: the step falls at or after the deadline, or before the
+	// request, and never fires (Plan.SkipReason says which).
 	Skipped bool `json:"skipped,omitempty"`
 	Step    Step `json:"step"`
 }
@@ -69,14 +58,8 @@ const (
 )
 
 // Plan schedules the ladder for an approval requested at requested that
-// expires at deadline. A step is skipped when it would fall at or after the
-// deadline (the deadline denies first) or before the request (a
-// before_deadline step longer than the whole deadline); a step falling
-// exactly at the request fires at once. A step with a window that is due
-// while the window is shut waits for its next opening, and is skipped
-// when that comes at or after the deadline. A repeating step is planned
-// once per firing, each repetition Every after the firing before it.
-// The rotations the steps name are frozen into the plan with them.
+// expires at deadline, freezing the rotations the steps name. How steps are
+// placed and skipped: docs/design.md#a-plan-is-made-once.
 func (l Ladder) Plan(requested, deadline time.Time) Plan {
 	return l.plan(requested, deadline, true)
 }
@@ -166,14 +149,9 @@ func (p Plan) OnDuty(name string, t time.Time) (Shift, bool) {
 }
 
 // Resolve gives whom targets reach when a step fires at t: each rotation
-// is replaced by the member its frozen definition puts on duty at t, in
-// the form verb needs. For VerbMention and VerbDM that is the member's
-// user on each of surfaces they have one on (a mention in a Slack thread
-// pings their Slack user), or, when they have none there, their chat
-// users elsewhere, which a thread shows by name; for VerbEmail it is
-// their address. Other targets pass as they are. A rotation the plan
-// does not hold, or a member with no way to be reached so, reaches nobody
-// (config refuses both).
+// becomes its member on duty at t, by address for VerbEmail, else by their
+// users on surfaces (or, with none there, elsewhere, shown by name). One
+// that cannot reach anyone so reaches nobody (config refuses it).
 func (p Plan) Resolve(targets []Target, verb string, surfaces []string, t time.Time) []Target {
 	out := make([]Target, 0, len(targets))
 	for _, tg := range targets {
@@ -216,9 +194,8 @@ func (p Plan) Next(after time.Time) (PlannedStep, bool) {
 	return PlannedStep{}, false
 }
 
-// Upcoming returns the first step that will fire once done steps are behind
-// it: what the runner stores as the approval's next_step_at. Unlike Next it
-// cannot lose a step that shares its time with one already fired.
+// Upcoming returns the first step to fire once done steps are behind it.
+// Unlike Next it cannot lose a step sharing its time with one fired.
 func (p Plan) Upcoming(done int) (PlannedStep, bool) {
 	for _, s := range p.Steps[clamp(done, len(p.Steps)):] {
 		if !s.Skipped {
@@ -228,12 +205,9 @@ func (p Plan) Upcoming(done int) (PlannedStep, bool) {
 	return PlannedStep{}, false
 }
 
-// Due returns the steps not yet handled whose time has come: those after
-// the first done steps (done counts steps already fired or passed over)
-// with At at or before now. Several come back when the bot was down through
-// them, so the caller can merge them into one message. Skipped steps are
-// included so that done advances past them by len(result); the caller fires
-// only those not Skipped.
+// Due returns the steps after the first done whose time has come, to merge
+// into one message. Skipped ones are included, so that done advances by
+// len(result); the caller fires only the others.
 func (p Plan) Due(now time.Time, done int) []PlannedStep {
 	rest := p.Steps[clamp(done, len(p.Steps)):]
 	n := 0
@@ -246,15 +220,9 @@ func (p Plan) Due(now time.Time, done int) []PlannedStep {
 	return slices.Clone(rest[:n])
 }
 
-// DueOpen is Due for steps that may fire at now: it stops before the
-// first due step held to a window (Step.During) that is shut at now, and
-// returns with the steps before it when that window next opens. Such a
-// step came due late, after a pause or while the bot was down, and its
-// window has closed since: it waits for the opening like any step due
-// outside its window, and the steps after it wait with it, so the ladder
-// keeps its order. (When the opening comes at or after the deadline, the
-// deadline denies first and the step never fires.) opens is zero when
-// nothing waits for a window.
+// DueOpen is Due stopping before the first step whose window is shut at
+// now: it and the steps after it wait for opens, so the ladder keeps its
+// order (docs/ladders.md, "Working hours"). opens is zero when none waits.
 func (p Plan) DueOpen(now time.Time, done int) (due []PlannedStep, opens time.Time) {
 	due = p.Due(now, done)
 	for i, st := range due {
@@ -271,12 +239,8 @@ func (p Plan) DueOpen(now time.Time, done int) (due []PlannedStep, opens time.Ti
 func clamp(i, n int) int { return min(max(i, 0), n) }
 
 // NextAt is when the runner next has a step to fire once done steps are
-// behind it, under a hold that lasts until hold (an acknowledgement; zero
-// for none): the upcoming step's time, or the hold's end when that is
-// later, for a step the hold keeps waiting goes when it ends. False when
-// no step is left. The hold never moves the deadline, which the caller
-// keeps apart: a step held past it never fires, as the deadline denies
-// first.
+// behind it: the upcoming step's time, or hold's end (an acknowledgement)
+// when later; false when none is left. A hold never moves the deadline.
 func (p Plan) NextAt(done int, hold time.Time) (time.Time, bool) {
 	st, ok := p.Upcoming(done)
 	if !ok {
@@ -288,13 +252,9 @@ func (p Plan) NextAt(done int, hold time.Time) (time.Time, bool) {
 	return st.At, true
 }
 
-// Through returns what firing the next step now means, once done steps
-// are behind it: the steps not yet handled up to and including the next
-// one that fires, and every other step planned at that same time, as the
-// runner would hand them over at that time (skipped ones included, so
-// done advances past them by len(result); the caller fires only those
-// not Skipped). It is nil when no step is left to fire. "Escalate now"
-// fires these.
+// Through returns what "Escalate now" fires once done steps are behind it:
+// Due at the next step's time, as the runner would hand them over then;
+// nil when no step is left.
 func (p Plan) Through(done int) []PlannedStep {
 	next, ok := p.Upcoming(done)
 	if !ok {
@@ -307,26 +267,13 @@ func (p Plan) Through(done int) []PlannedStep {
 const deadlineLine = "deadline: denied, nobody answered"
 
 // Timeline renders what a request would see under a deadline that far from
-// the request, one line per event, for `bot check`:
+// it (zero or less: DefaultDeadline), one line per event, for `bot check`:
 //
-//	0s post slack:C0APPROVALS discord:channel:112233445566778899
+//	0s post slack:C0APPROVALS
 //	15m mention slack:U0KEVIN slack:S0ONCALL
-//	1h dm slack:U0LEAD · email leads@acme.example
-//	23h mention slack:S0ONCALL (1h before the deadline)
 //	24h deadline: denied, nobody answered
 //
-// post is step 0, where the card goes, and always comes first. Steps that
-// can never fire say so ("… skipped: falls after the deadline") and are
-// placed by their time, so those at or after the deadline follow the
-// deadline line. A repeating step has a line per firing ("45m mention
-// slack:S0ONCALL (repeat 1 of 3)"). A step with a window is placed when it
-// is due, and its line names the window and how long it may wait for it
-// ("· during mon-fri 09:00-18:00 Europe/Berlin: may wait up to 63h, so
-// skipped when the deadline comes first"): when it fires depends on when
-// the request comes. A ladder with a step that can fire ends with what
-// the card's buttons do to it: "any time: I'm looking holds the steps to
-// come 30m (never the deadline) · Escalate now fires the next one at
-// once". A deadline of zero or less means DefaultDeadline.
+// The other lines: docs/design.md#the-timeline-bot-check-prints.
 func (l Ladder) Timeline(post []Target, deadline time.Duration) []string {
 	if deadline <= 0 {
 		deadline = DefaultDeadline
@@ -394,9 +341,8 @@ func describe(ps PlannedStep, skip string, left time.Duration) string {
 	return text
 }
 
-// Targets says whom a step tells, e.g. "mention slack:U0KEVIN · email
-// leads@acme.example"; "" for a step with none. The timeline and the
-// card's "next at …" both use it.
+// Targets says whom a step tells ("mention slack:U0KEVIN · email
+// leads@acme.example"), for the timeline and the card; "" for none.
 func (s Step) Targets() string {
 	var parts []string
 	for _, a := range []struct {

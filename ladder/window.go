@@ -9,10 +9,9 @@ import (
 	"time"
 )
 
-// Zone is a time zone by its IANA name (Europe/Berlin, UTC). Its text form
-// is the name, so a stored plan stays readable; reading it back looks the
-// name up in Go's time zone database (the binary embeds a copy, see
-// package config), the one lookup this package makes. The zero Zone is UTC.
+// Zone is a time zone by its IANA name, which is its text form, so a
+// stored plan stays readable; reading it back is the package's one lookup
+// (the binary embeds the database). The zero Zone is UTC.
 type Zone struct{ loc *time.Location }
 
 // LoadZone finds a zone by name. "Local" is refused: it would mean
@@ -71,8 +70,7 @@ type Days uint8
 // EveryDay holds all seven days.
 const EveryDay Days = 1<<7 - 1
 
-// dayNames are the days in the order a week is written here, Monday
-// first.
+// dayNames are the days, Monday first.
 var dayNames = []struct {
 	short, long string
 	day         time.Weekday
@@ -96,9 +94,8 @@ func ParseWeekday(s string) (time.Weekday, error) {
 	return 0, fmt.Errorf("%q is not a day (%s)", strings.TrimSpace(s), dayForms)
 }
 
-// ParseDays reads a set of days: single days and ranges separated by
-// commas, "mon-fri", "sat,sun", "mon-fri, sun". A range may wrap round
-// the week end: "fri-mon" is Friday to Monday.
+// ParseDays reads days and ranges separated by commas ("mon-fri, sun"); a
+// range may wrap round the week end ("fri-mon").
 func ParseDays(s string) (Days, error) {
 	if strings.TrimSpace(s) == "" {
 		return 0, fmt.Errorf("no days: write them like mon-fri or sat,sun (%s)", dayForms)
@@ -165,8 +162,7 @@ func (d *Days) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// TimeOfDay is a wall-clock time as minutes after midnight, 0 to 24*60
-// (24:00 ends a day).
+// TimeOfDay is a wall-clock time in minutes, 0 to 24*60 (24:00 ends a day).
 type TimeOfDay int
 
 // dayMinutes is 24:00.
@@ -200,16 +196,13 @@ func (t *TimeOfDay) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// on is the instant this time of day falls on the given date in loc. A
-// time that a daylight saving change skips is moved past the gap, the
-// way time.Date moves it.
+// on is t on the date in loc; a time DST skips moves past the gap (time.Date).
 func (t TimeOfDay) on(y int, m time.Month, d int, loc *time.Location) time.Time {
 	return time.Date(y, m, d, int(t)/60, int(t)%60, 0, 0, loc)
 }
 
-// Hours is a daily span from Open to Close. A Close at or before Open
-// runs past midnight: 22:00-06:00 opens at 22:00 and closes at 06:00 the
-// next morning. 00:00-24:00 is the whole day.
+// Hours is a daily span from Open to Close; a Close at or before Open runs
+// past midnight (22:00-06:00). 00:00-24:00 is the whole day.
 type Hours struct {
 	Open, Close TimeOfDay
 }
@@ -281,11 +274,8 @@ func (h *Hours) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Window is when a step may fire: on Days, during Hours, read in Zone. A
-// span past midnight belongs to the day it opens on: days mon-fri with
-// hours 22:00-06:00 opens Friday 22:00 and closes Saturday 06:00, and
-// does not open on Sunday night. Times are wall-clock times in Zone, so a
-// window keeps its hours across daylight saving changes.
+// Window is when a step may fire: on Days, during Hours, wall-clock times
+// in Zone. A span past midnight belongs to the day it opens on.
 type Window struct {
 	Days  Days  `json:"days"`
 	Hours Hours `json:"hours"`
@@ -309,9 +299,8 @@ func (w Window) Validate() error {
 func (w Window) Next(t time.Time) time.Time {
 	loc := w.Zone.Location()
 	y, m, d := t.In(loc).Date()
-	// The day before, for a span past midnight that is still open; then
-	// a week and a day ahead, which holds an opening of any window with
-	// a day in it.
+	// From the day before (a span past midnight still open) to a week and
+	// a day ahead, which holds an opening of any window with a day.
 	for i := -1; i <= 8; i++ {
 		if !w.Days.Has(weekday(y, m, d+i)) {
 			continue
@@ -344,8 +333,7 @@ func weekday(y int, m time.Month, d int) time.Weekday {
 }
 
 // LongestClosed is the longest the window stays shut in a week without a
-// clock change: how long a step due just after it closes may wait. It is
-// zero for a window that never closes.
+// clock change: how long a step may wait for it. Zero if it never closes.
 func (w Window) LongestClosed() time.Duration {
 	const week = 7 * int(dayMinutes)
 	type span struct{ from, to int }
@@ -371,8 +359,8 @@ func (w Window) LongestClosed() time.Duration {
 	return time.Duration(longest) * time.Minute
 }
 
-// String writes the window as the config reads it: "mon-fri 09:00-18:00
-// Europe/Berlin", "every day 22:00-06:00 UTC", "sat-sun all day UTC".
+// String writes the window as the config reads it ("mon-fri 09:00-18:00
+// Europe/Berlin", "every day all day UTC").
 func (w Window) String() string {
 	days := w.Days.String()
 	if w.Days&EveryDay == EveryDay {
@@ -385,16 +373,15 @@ func (w Window) String() string {
 	return days + " " + hours + " " + w.Zone.String()
 }
 
-// Repeat makes a step fire again: Times more times, each Every after the
-// one before it actually fired (after its window, when it has one).
+// Repeat makes a step fire Times more times, each Every after the one
+// before (after its window, when it has one).
 type Repeat struct {
 	Every time.Duration `json:"every"`
 	Times int           `json:"times"`
 }
 
-// MaxRepeat bounds Repeat.Times: a step that has paged fifty times more
-// has said what it can, and the plan frozen into every approval stays
-// small.
+// MaxRepeat bounds Repeat.Times: fifty pages say what a step can, and the
+// plan frozen into every approval stays small.
 const MaxRepeat = 50
 
 // Validate checks a repeat fires at least once more, forward in time.

@@ -19,12 +19,10 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migrationName is the form of a migration's file name; the number is its
-// version and orders it.
+// migrationName is a migration's file name; the number is its version.
 var migrationName = regexp.MustCompile(`^([0-9]{4})_[a-z0-9_]+\.sql$`)
 
-// The runner's own table. CREATE TABLE IF NOT EXISTS is the same on both
-// databases; applied_at is informational.
+// The runner's own table, the same DDL on both databases.
 const (
 	migrationsCreate = `CREATE TABLE IF NOT EXISTS schema_migrations (
     version    BIGINT NOT NULL PRIMARY KEY,
@@ -78,22 +76,18 @@ func Migrations() ([]Migration, error) {
 // Migrator is what a driver lends the migration runner: a lock and
 // transactions, nothing else, so one runner serves SQLite and PostgreSQL.
 type Migrator interface {
-	// MigrationLock runs fn while holding the lock that keeps other
-	// processes from migrating the same database at the same time
-	// (PostgreSQL: pg_advisory_lock on one session, released after fn). A
-	// database whose write transactions already exclude each other
-	// (SQLite under BEGIN IMMEDIATE) may just call fn: the runner checks
-	// each version again inside the transaction that applies it.
+	// MigrationLock runs fn holding the lock that keeps other processes
+	// from migrating at once. A database whose write transactions exclude
+	// each other may just call fn: the runner re-checks each version inside
+	// the transaction that applies it.
 	MigrationLock(ctx context.Context, fn func(ctx context.Context) error) error
-	// MigrationTx runs fn in one write transaction, committed when fn
-	// returns nil and rolled back otherwise.
+	// MigrationTx runs fn in one write transaction, committed on nil.
 	MigrationTx(ctx context.Context, fn func(ctx context.Context, tx MigrationTx) error) error
 }
 
 // MigrationTx is the part of a transaction the runner uses.
 type MigrationTx interface {
-	// Exec runs one statement with args, or, without args, a script of
-	// several statements.
+	// Exec runs one statement with args, or a script without.
 	Exec(ctx context.Context, query string, args ...any) error
 	// QueryInt64 runs a query returning one row of one integer column.
 	QueryInt64(ctx context.Context, query string, args ...any) (int64, error)
@@ -102,8 +96,7 @@ type MigrationTx interface {
 // MigrateOptions configures Migrate.
 type MigrateOptions struct {
 	Logger *slog.Logger // nil: discard
-	// Now stamps schema_migrations.applied_at, which nothing reads back;
-	// nil means time.Now.
+	// Now stamps schema_migrations.applied_at; nil means time.Now.
 	Now func() time.Time
 }
 

@@ -8,20 +8,16 @@ import (
 // ReplaySeenParams names one signed request a chat platform sent, for
 // ReplaySeen.
 type ReplaySeenParams struct {
-	// Key identifies the request: its decoded signature bytes, tagged
-	// with the platform, so two spellings of one signature are one key.
-	// Required.
+	// Key is the request's decoded signature bytes tagged with the
+	// platform, so two spellings of one signature are one key. Required.
 	Key []byte
-	// Now is the caller's clock: a key held until Now or earlier is
-	// forgotten and counts as unseen.
+	// Now is the caller's clock: a key held until Now or earlier is unseen.
 	Now time.Time
-	// Until is how long Key is remembered: past the time the signature
-	// could still be accepted. It must be after Now.
+	// Until is when Key is forgotten: past the signature's window, after Now.
 	Until time.Time
 }
 
-// Check reports what is wrong with p, for the implementations to refuse
-// before they touch the database.
+// Check reports what is wrong with p, before the database is touched.
 func (p ReplaySeenParams) Check() error {
 	switch {
 	case len(p.Key) == 0:

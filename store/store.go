@@ -1,17 +1,13 @@
-// Package store is the bot's durable state: the events it accepted (for
-// deduplication), approvals and their revisions, where each card was posted,
-// and the outbox of every effect outside the process. Store is the
-// contract; sqlite (embedded, the default) and postgres implement it and
-// both pass the conformance suite in storetest.
+// Package store is the bot's durable state: accepted events (for
+// deduplication), approvals and their revisions, where each card was
+// posted, and the outbox of every effect outside the process. Store is the
+// contract; sqlite (the default) and postgres implement it and pass
+// storetest.
 //
-// Times cross this boundary as time.Time and are stored as Unix
-// milliseconds taken from the caller's clock: SQL never reads its own
-// clock, so tests with a fake clock see the same order as production.
-// They come back in UTC, truncated to the millisecond; the zero time means
-// "unset" and comes back zero. Ids are TEXT made by the caller.
-//
-// Migrate (migrate.go) applies the embedded schema, one DDL for both
-// databases.
+// Times are stored as Unix milliseconds from the caller's clock (SQL never
+// reads its own, so a fake clock orders as production does) and come back
+// in UTC at millisecond precision; the zero time means unset. Ids are made
+// by the caller.
 package store
 
 import (
@@ -30,9 +26,8 @@ var (
 	ErrLeaseLost = errors.New("store: lease lost")
 	// ErrUnavailable: the database cannot be reached or cannot commit.
 	ErrUnavailable = errors.New("store: unavailable")
-	// ErrTxBroken: a savepoint could not be set or undone (Tx.Savepoint),
-	// so the transaction holds writes nobody can account for: the caller
-	// must end it with an error, never commit it.
+	// ErrTxBroken: a savepoint could not be set or undone, so the
+	// transaction must end with an error, never commit.
 	ErrTxBroken = errors.New("store: transaction broken")
 )
 
@@ -49,13 +44,10 @@ type Store interface {
 	// ApprovalListPending lists a tenant's pending approvals, oldest
 	// request first (ties by id).
 	ApprovalListPending(ctx context.Context, p ApprovalListPendingParams) ([]*Approval, error)
-	// ApprovalClaimDue claims pending approvals whose next step or deadline
-	// is due, through an index, with a lease (so a tick costs O(due)):
-	// NextStepAt ≤ Now or DeadlineAt ≤ Now, and ClaimedBy empty or
-	// ClaimedUntil ≤ Now. It sets ClaimedBy to Worker and ClaimedUntil to
-	// Now+Lease and returns them earliest due first (ties by id). The lease
-	// ends when the ladder writes the approval back (ApprovalUpsert) with
-	// ClaimedBy cleared, or when it lapses.
+	// ApprovalClaimDue leases to Worker until Now+Lease the pending
+	// approvals whose next step or deadline is due and that nobody holds,
+	// earliest due first (ties by id), through an index: a tick costs
+	// O(due). The lease ends when ApprovalUpsert clears ClaimedBy, or lapses.
 	ApprovalClaimDue(ctx context.Context, p ApprovalClaimDueParams) ([]*Approval, error)
 	// RevisionGet reads one revision (ErrNotFound when absent).
 	RevisionGet(ctx context.Context, approvalID string, revision int) (*Revision, error)
@@ -64,139 +56,87 @@ type Store interface {
 	PostList(ctx context.Context, approvalID string) ([]*Post, error)
 
 	// OutboxClaim leases up to Limit due rows of Lane (every lane when
-	// Lane is empty) to Worker until Now+Lease and returns them in claim
-	// order: highest Priority first, then oldest due, then id. A row is due
-	// when it is pending, NextAttemptAt ≤ Now, and it is unclaimed or its
-	// lease has lapsed. Each row is held by one worker at a time. Worker
-	// must name one claiming loop: the results below are accepted from the
-	// worker the row is claimed by. A row whose id is in Exclude is never
-	// returned, even when its lease has lapsed.
-	//
-	// Pacing happens here, not in the workers: no worker sleeps for a rate
-	// limit. A row with a PaceKey whose key is not ready at Now (its
-	// ready_at is later: held by OutboxRetry's Hold, or spent by an earlier
-	// claim) is passed over, whatever Pace says. When Pace gives the key a
-	// budget (every > 0), the row is claimed only if the key has room at
-	// Now under GCRA, and takes one slot: a key gives burst rows at once,
-	// then one per every (docs/design.md#pacing-outbox-claims). Rows of a
-	// key without room are skipped (neither claimed nor changed) and rows
-	// of other keys behind them in claim order are claimed instead. Claims
-	// that run at once, in one process or in replicas sharing one database,
-	// share each key's budget: together they never take more than it allows.
-	//
-	// A claim may take its rows in a few short transactions (rounds): a
-	// round that skips rows for want of room leaves those keys not ready,
-	// and the next reads past them. When a later round fails, the rows the
-	// earlier ones claimed are returned without the error (they are leased
-	// to Worker already); the next claim meets the failure again.
+	// empty) to Worker until Now+Lease, in claim order: highest Priority,
+	// then oldest due, then id. A row is due when pending, NextAttemptAt ≤
+	// Now, and unclaimed or its lease lapsed; ids in Exclude are never
+	// returned. Worker names one claiming loop, the only one whose results
+	// are accepted. Rows of a pace key not ready, or without room under
+	// Pace, are passed over; a claim may run in rounds, and returns the
+	// rows of earlier rounds without a later one's error
+	// (docs/design.md#what-a-claim-promises).
 	OutboxClaim(ctx context.Context, p OutboxClaimParams) ([]*OutboxRow, error)
 	// OutboxComplete marks a claimed row done and, in the same
-	// transaction, records the post it made (when Post is set; a zero
-	// CreatedAt takes Now; a post for the same approval, target and
-	// revision is replaced, keeping its CreatedAt).
+	// transaction, records Post when set (a zero CreatedAt takes Now; a post
+	// for the same approval, target and revision is replaced).
 	//
 	// OutboxComplete, OutboxRetry and OutboxDead act only while the row is
-	// pending and still claimed by Worker; otherwise (taken over after the
-	// lease lapsed, released by a retry, already finished) they change
-	// nothing and return ErrLeaseLost, and ErrNotFound for an unknown id.
-	// A lapsed lease nobody has taken over is still held.
+	// pending and claimed by Worker (a lapsed lease nobody took over still
+	// is); otherwise ErrLeaseLost, or ErrNotFound for an unknown id.
 	OutboxComplete(ctx context.Context, p OutboxCompleteParams) error
 	// OutboxRetry releases a claimed row to run again at NextAttemptAt,
-	// counting the attempt and keeping the error. With a Hold (the
-	// platform refused the row's pace key for a while: a 429's
-	// Retry-After), the row's pace key is held in the same transaction:
-	// its ready_at becomes max(ready_at, Hold) and its tat moves by as
-	// much, so no claim of any worker or replica takes that key's rows
-	// before Hold. Afterwards a key that had been paced resumes at its
-	// steady pace (one row at Hold, then one per every), its burst
-	// refilling from there; a key never paced before starts afresh, with
-	// its burst. A row without a PaceKey holds nothing. On ErrLeaseLost
-	// the hold is not applied either.
+	// counting the attempt and keeping the error. A Hold holds the row's
+	// pace key until then, in the same transaction, for every claim
+	// (docs/design.md#holding-a-pace-key).
 	OutboxRetry(ctx context.Context, p OutboxRetryParams) error
-	// OutboxDead ends a claimed row that can never succeed (a permanent
-	// rejection), keeping the error and counting the attempt; it is not
-	// retried.
+	// OutboxDead ends a claimed row that can never succeed, keeping the
+	// error and counting the attempt.
 	OutboxDead(ctx context.Context, p OutboxDeadParams) error
 	// OutboxStats counts what waits, in total and by lane, for /metrics.
 	OutboxStats(ctx context.Context, now time.Time) (OutboxStats, error)
 
-	// Retention. Each call below is one short transaction over at most
-	// Limit rows, found through an index in age order, and returns how
-	// many rows it changed: a caller prunes a backlog by calling again
-	// until fewer than Limit come back, and writers (ingest, clicks) wait
-	// for one batch at most. They are idempotent, and replicas may run
-	// them at once: on PostgreSQL each passes over the rows another
-	// transaction holds.
+	// Retention: each call below is one short transaction over at most
+	// Limit rows in age order, returning how many it changed; a caller
+	// calls again until fewer than Limit come back. They are idempotent and
+	// replicas may run them at once.
 
 	// OutboxPrune deletes up to Limit finished rows (done or dead) whose
 	// DoneAt is at or before Before. Pending rows are never deleted.
 	OutboxPrune(ctx context.Context, p OutboxPruneParams) (int, error)
-	// OutboxScrub rewrites the payloads of up to Limit rows of Kind,
-	// whatever their state, whose Target starts with TargetPrefix, whose
-	// CreatedAt is after CreatedAfter (zero: any) and at or before
-	// CreatedBefore, and whose payload contains Contains, oldest first:
-	// each is given to Scrub, and what it returns is stored (nil leaves
-	// the row as it is and does not count). It is how a chat handle that
-	// has expired leaves the rows that carried it.
+	// OutboxScrub passes to Scrub, oldest first, the payloads of up to
+	// Limit rows of Kind in any state whose Target starts with
+	// TargetPrefix, created in (CreatedAfter, CreatedBefore], that contain
+	// Contains, and stores what it returns (nil: left, not counted): how an
+	// expired chat handle leaves the rows that carried it.
 	OutboxScrub(ctx context.Context, p OutboxScrubParams) (int, error)
-	// ApprovalScrub rewrites up to Limit decisions in flight (Deciding)
-	// whose approval last changed at or before UpdatedBefore and that
-	// contain Contains, oldest change first, with Scrub as for
-	// OutboxScrub. It changes nothing else of the row (not UpdatedAt).
+	// ApprovalScrub rewrites, as OutboxScrub does, up to Limit Deciding
+	// values containing Contains of approvals last changed at or before
+	// UpdatedBefore; nothing else of the row changes, not UpdatedAt.
 	ApprovalScrub(ctx context.Context, p ApprovalScrubParams) (int, error)
-	// ApprovalPrune reduces up to Limit closed approvals that last
-	// changed at or before Before, with no decision in flight and no
-	// pending outbox row, to their tombstones, oldest change first: their
-	// revisions and posts are deleted and Decision, Plan, LadderState and
-	// Function are cleared; ID, Tenant, Revision, State, Seen, RequestedAt, CreatedAt
-	// and UpdatedAt stay. A tombstone still answers ApprovalGet and
-	// ApprovalGetForUpdate, as a closed approval (Pruned reports it), so
-	// a redelivered or re-sent request for it posts nothing. Its events
-	// stay too (EventPrune). A later write that gives it a decision again
-	// (a re-check) makes it a closed approval to prune once more.
+	// ApprovalPrune reduces to tombstones, oldest change first, up to Limit
+	// closed approvals last changed at or before Before with no decision in
+	// flight and no pending outbox row: revisions and posts go, and so do
+	// Decision, Plan, LadderState and Function. A tombstone still reads as
+	// a closed approval, so a re-sent request posts nothing
+	// (docs/design.md#tombstones).
 	ApprovalPrune(ctx context.Context, p ApprovalPruneParams) (int, error)
-	// ApprovalForget deletes up to Limit tombstones that last changed at
-	// or before Before and that no event received after Before is about
-	// (a request sent again keeps its tombstone), oldest first. After
-	// that the approval's id is unknown: a request for it would be a new
-	// approval.
+	// ApprovalForget deletes up to Limit tombstones last changed at or
+	// before Before that no later event is about, oldest first; a request
+	// for the id is then a new approval.
 	ApprovalForget(ctx context.Context, p ApprovalForgetParams) (int, error)
 	// EventPrune deletes up to Limit event ids received at or before
-	// Before whose approval the store no longer holds (forgotten, or
-	// never stored: an auto_granted notice, an event for an approval it
-	// did not know), oldest first. The events of an approval it holds,
-	// tombstones included, stay as long as the approval.
+	// Before whose approval the store does not hold, oldest first; an
+	// approval's events, a tombstone's included, stay as long as it does.
 	EventPrune(ctx context.Context, p EventPruneParams) (int, error)
 
-	// ReplaySeen records a signed request a chat platform sent (Key) as
-	// seen until Until, and reports whether it was held already at Now: a
-	// replay. A key held until Now or earlier counts as unseen (and is
-	// taken over); each call also forgets a few such keys. Of calls with
-	// one key at once, in one process or in replicas sharing the
-	// database, exactly one reports it unseen.
+	// ReplaySeen records Key, a signed request a chat platform sent, as
+	// seen until Until, and reports whether it was held already at Now (a
+	// replay). Of calls with one key at once, in any replica, exactly one
+	// reports it unseen.
 	ReplaySeen(ctx context.Context, p ReplaySeenParams) (seenBefore bool, err error)
 
 	// Ping checks that the database answers a query.
 	Ping(ctx context.Context) error
-	// WriteCheck checks that the store takes writes now: it commits one
-	// write, on the path every writer takes (SQLite's one writer,
-	// PostgreSQL's durable commit), to a table of one row that it updates
-	// in place, so the database does not grow however often it runs, and
-	// the row's lock is held for that one statement. It fails when a
-	// writer would: a file another process holds locked (once ctx ends,
-	// rather than after the busy timeout), a disk with no room, a
-	// read-only database (a PostgreSQL standby), an unreachable or closed
-	// store (those are ErrUnavailable). /readyz calls it with a short
-	// deadline.
+	// WriteCheck commits one write to a one-row table, on the path every
+	// writer takes, and fails when a writer would: a lock held elsewhere, a
+	// full disk, a read-only standby, an unreachable store (ErrUnavailable).
+	// /readyz calls it with a short deadline.
 	WriteCheck(ctx context.Context, now time.Time) error
 	Close() error
 }
 
 // Tx is the part of the store used inside a transaction. A write whose
-// result the caller does not read (ApprovalUpsert, RevisionInsert,
-// OutboxInsert) may be sent with the transaction's next read or at commit,
-// so its error may come from that call or from InTx itself; either way the
-// transaction rolls back.
+// result is not read may be sent with the next read or at commit, so its
+// error may come from that call or from InTx; either way it rolls back.
 type Tx interface {
 	// EventInsert records an event id once. When the id exists it
 	// returns Inserted false and the stored body digest, so the caller can
@@ -212,32 +152,21 @@ type Tx interface {
 	RevisionInsert(ctx context.Context, r *Revision) error
 	PostList(ctx context.Context, approvalID string) ([]*Post, error)
 	// OutboxInsert enqueues rows. A row with a CoalesceKey is not added
-	// when an unclaimed, unfinished row with the same key waits already:
-	// that one performs the latest state when it runs, and takes the new
-	// row's Priority when that is higher (a state change coalescing into a
-	// cosmetic edit keeps its place). A claimed one (in flight, or its
-	// lease lapsed but not taken over) may have read an older state, so
-	// the new row is added and runs after it.
+	// while an unclaimed pending row with that key waits: that one performs
+	// the latest state and takes the higher Priority. A claimed one may have
+	// read an older state, so the new row is added to run after it.
 	OutboxInsert(ctx context.Context, rows []OutboxInsertParams) error
-	// OutboxComplete marks a claimed row done in this transaction, with
-	// the same rules as Store.OutboxComplete (ErrLeaseLost unless Worker
-	// still holds it), so the effect's result and the row's end commit
-	// together: one commit where there were two. It records no post (Post
-	// must be nil).
+	// OutboxComplete is Store.OutboxComplete in this transaction, so the
+	// effect's result and the row's end commit together. Post must be nil.
 	OutboxComplete(ctx context.Context, p OutboxCompleteParams) error
-	// OutboxDrop ends ApprovalID's pending rows whose CoalesceKey starts
-	// with KeyPrefix and that no worker holds, as done: effects that
-	// closing the approval made moot (an escalation nobody need read),
-	// dropped before they spend a channel's budget. A row a worker holds
-	// is left to it.
+	// OutboxDrop ends as done ApprovalID's pending rows under KeyPrefix
+	// that no worker holds: effects closing the approval made moot, dropped
+	// before they spend a channel's budget.
 	OutboxDrop(ctx context.Context, p OutboxDropParams) error
-	// Savepoint runs fn inside a savepoint, so that one caller's work in a
-	// transaction shared by several (a group commit) fails alone: when fn
-	// fails, everything it wrote is undone, the transaction goes on as it
-	// stood before, and fn's error is returned as it is. A write fn
-	// queued is sent before the savepoint ends, so its error is fn's. When
-	// the savepoint itself cannot be set, undone or released, the error
-	// wraps ErrTxBroken and the transaction must not commit.
+	// Savepoint runs fn inside a savepoint, so one caller's work in a
+	// group commit fails alone: fn's writes (queued ones included) are
+	// undone and its error returned as it is. When the savepoint cannot be
+	// set, undone or released, the error wraps ErrTxBroken.
 	Savepoint(ctx context.Context, fn func(ctx context.Context) error) error
 }
 
@@ -259,8 +188,7 @@ type Approval struct {
 	Function string
 	// Decision is the JSON of approval.Decision, nil while pending.
 	Decision []byte
-	// Plan is the ladder and deadline frozen at request (JSON), nil for a
-	// tombstone.
+	// Plan is the ladder and deadline frozen at request (JSON).
 	Plan        []byte
 	StepsDone   int       // ladder steps already fired or skipped
 	NextStepAt  time.Time // zero: no step left, or not pending
@@ -268,16 +196,14 @@ type Approval struct {
 	RequestedAt time.Time
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
-	// Deciding is a decision in flight (JSON, owned by threads): set from a
-	// click or the deadline until the backend answers, so two clicks at
-	// once send one decision. nil when none is in flight.
+	// Deciding is a decision in flight (JSON, owned by threads) until the
+	// backend answers, so two clicks at once send one decision.
 	Deciding []byte
 	// ClaimedBy and ClaimedUntil lease the approval to one ladder worker.
 	ClaimedBy    string
 	ClaimedUntil time.Time
-	// LadderState is what people did to the ladder while the approval
-	// waits (JSON, owned by threads): who said they are looking, and the
-	// steps fired at once. nil when nobody did either.
+	// LadderState is what people did to the ladder while it waits (JSON,
+	// owned by threads): who is looking, steps fired at once.
 	LadderState []byte
 }
 
@@ -327,11 +253,8 @@ type EventInsertResult struct {
 	BodySHA256 string // the stored digest when not inserted
 }
 
-// OneWriter is a store whose transactions that write run one at a time
-// (SQLite): there, concurrent callers gain by sharing one transaction and
-// one commit. A store without it (PostgreSQL) runs writers side by side,
-// each holding its rows' locks only for its own work, and flushes the
-// commits of concurrent transactions together itself.
+// OneWriter is a store whose writing transactions run one at a time
+// (SQLite), where concurrent callers gain by sharing one transaction.
 type OneWriter interface {
 	OneWriter() bool
 }
@@ -341,11 +264,9 @@ type OneWriter interface {
 // again. Any other error of InTx means nothing was committed.
 var ErrCommit = errors.New("the commit's outcome is unknown")
 
-// ForPerson marks ctx as a person's own path: a click being checked,
-// recorded and answered, a decision page's record. A store that pools
-// connections keeps some for it that background work (the outbox's
-// lanes, the ladder's ticks) cannot take, so a click does not wait for a
-// connection behind them.
+// ForPerson marks ctx as a person's own path (a click, a decision page's
+// record), for which a pooling store keeps connections background work
+// cannot take.
 func ForPerson(ctx context.Context) context.Context {
 	return context.WithValue(ctx, personKey{}, true)
 }
@@ -379,10 +300,8 @@ type ApprovalClaimDueParams struct {
 	Limit  int
 }
 
-// Lanes of the outbox. Each lane is claimed by workers of its own
-// (OutboxClaimParams.Lane), so one kind of effect never waits behind
-// another's backlog. A lane is any name; these are the ones migration 0003
-// files the rows it finds under.
+// Lanes of the outbox, each claimed by workers of its own so one kind of
+// effect never waits behind another's backlog.
 const (
 	LaneChat    = "chat"    // posts, edits, replies and DMs; the default
 	LaneBackend = "backend" // decisions sent to the job backend
@@ -436,19 +355,14 @@ type OutboxClaimParams struct {
 	Now    time.Time
 	Lease  time.Duration
 	Limit  int
-	// Lane restricts the claim to one lane's rows; empty claims from
-	// every lane (draining, tests), ordered by priority, then due time,
-	// across lanes.
+	// Lane restricts the claim to one lane; empty claims from every lane.
 	Lane string
-	// Pace is the budget of a pace key: one row per every, with bursts of
-	// up to burst (< 1 counts as 1); every is counted in whole
-	// milliseconds, rounded up. nil, or every ≤ 0 for a key, leaves that
-	// key unpaced (a held key is still passed over). It is called while
-	// the claim runs, so it must be quick and must not use the store.
+	// Pace is a key's budget: one row per every (whole ms, rounded up),
+	// bursts of up to burst; nil or every ≤ 0 leaves it unpaced. It runs
+	// inside the claim: quick, and never using the store.
 	Pace func(key string) (every time.Duration, burst int)
-	// Exclude lists ids of rows the caller has in flight; they are never
-	// returned, so a clock jumping past their lease cannot make the
-	// caller claim its own rows a second time.
+	// Exclude lists the caller's rows in flight, never returned, so a
+	// clock jumping past their lease cannot claim them twice.
 	Exclude []string
 }
 
@@ -470,9 +384,8 @@ type OutboxRetryParams struct {
 	// Attempt counts the try (false for a wait that is not a failure, such
 	// as a reply whose card is not posted yet).
 	Attempt bool
-	// Hold, when set, holds the row's pace key until then (see
-	// OutboxRetry): the platform answered 429 with a Retry-After for the
-	// whole key, not just this row. Zero holds nothing.
+	// Hold holds the row's pace key until then (a 429's Retry-After for
+	// the whole key); zero holds nothing.
 	Hold time.Time
 }
 
@@ -489,9 +402,8 @@ type OutboxStats struct {
 	Pending   int           // not done, not dead (rows in flight included)
 	OldestAge time.Duration // age of the oldest pending row's due time; 0 when none
 	Dead      int
-	// Lanes holds the same figures for each lane with pending rows; nil
-	// when no row is pending. Pending and OldestAge above are their total
-	// and their largest.
+	// Lanes holds the same figures per lane with pending rows; the ones
+	// above are their total and largest.
 	Lanes map[string]LaneStats
 }
 
@@ -516,14 +428,12 @@ type OutboxScrubParams struct {
 	TargetPrefix  string // empty: every target
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
-	// Contains must occur in the payload (a plain substring, no LIKE
-	// wildcards % or _): the mark of what Scrub removes, so rows already
-	// scrubbed are not read again.
+	// Contains must occur in the payload (no LIKE wildcards): the mark of
+	// what Scrub removes, so scrubbed rows are not read again.
 	Contains string
 	Limit    int
-	// Scrub returns the new payload, or nil to leave the row. It runs
-	// inside the store's transaction: it must be quick and must not use
-	// the store.
+	// Scrub returns the new payload, or nil to leave the row. It runs in
+	// the store's transaction: quick, and never using the store.
 	Scrub func(payload []byte) []byte
 }
 

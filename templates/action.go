@@ -74,6 +74,10 @@ const actionPrefix = "ab1"
 // actionSep separates the parts; approval ids cannot hold it.
 const actionSep = "|"
 
+// MaxActionLen bounds a payload: Discord's custom_id, the smallest of the
+// platforms' limits on what a button carries back.
+const MaxActionLen = 100
+
 // maxRevisionDigits keeps every encoding within Discord's custom_id limit:
 // "ab1|show_details|" (or "ab1|approve_note|", as long) + a 64-byte id +
 // "|" leaves 18 digits of 100, and so does "ab1|escalate|" + a 64-byte id
@@ -104,8 +108,8 @@ func EncodeAction(a Action) string {
 // over 100 characters) is an error wrapping ErrBadAction. Button payloads
 // come back from the platform and are untrusted input.
 func ParseAction(s string) (Action, error) {
-	if len(s) > discordCustomIDMax {
-		return Action{}, fmt.Errorf("%w: longer than %d bytes", ErrBadAction, discordCustomIDMax)
+	if len(s) > MaxActionLen {
+		return Action{}, fmt.Errorf("%w: longer than %d bytes", ErrBadAction, MaxActionLen)
 	}
 	parts := strings.Split(s, actionSep)
 	if len(parts) < 2 || parts[0] != actionPrefix {

@@ -25,7 +25,7 @@ func TestActionRoundTrip(t *testing.T) {
 	}
 	for _, a := range tests {
 		s := EncodeAction(a)
-		if len(s) > discordCustomIDMax || len(s) > slackActionIDMax || len(s) > slackButtonValueMax {
+		if len(s) > MaxActionLen || len(s) > slackActionIDMax || len(s) > slackButtonValueMax {
 			t.Errorf("%q is %d bytes, over a platform limit", s, len(s))
 		}
 		got, err := ParseAction(s)
@@ -92,7 +92,7 @@ func FuzzParseAction(f *testing.F) {
 		if got := EncodeAction(a); got != s {
 			t.Errorf("ParseAction(%q) = %+v, which encodes as %q", s, a, got)
 		}
-		if a.Revision < 1 || len(s) > discordCustomIDMax || a.Escalations < 0 || a.Escalations > MaxEscalations {
+		if a.Revision < 1 || len(s) > MaxActionLen || a.Escalations < 0 || a.Escalations > MaxEscalations {
 			t.Errorf("accepted %q", s)
 		}
 	})

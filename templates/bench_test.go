@@ -24,7 +24,6 @@ func BenchmarkRender(b *testing.B) {
 			render func(Card)
 		}{
 			{"slack", func(c Card) { _ = r.Slack(c) }},
-			{"discord", func(c Card) { _ = r.Discord(c) }},
 			{"email", func(c Card) { _ = r.Email(c) }},
 			{"text", func(c Card) { _ = r.Text(c) }},
 		} {

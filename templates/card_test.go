@@ -98,13 +98,6 @@ func TestStatusLine(t *testing.T) {
 			if hasSlackActions(sm) != tt.waiting {
 				t.Errorf("slack: actions block present = %v, want %v", !tt.waiting, tt.waiting)
 			}
-			dm := r.Discord(c)
-			if !strings.HasPrefix(discordTimeless(dm.Content), "**"+discordWant(tt.wantStatus)+"**") {
-				t.Errorf("discord: content %q does not start with the status", dm.Content)
-			}
-			if (len(dm.Components) > 0) != tt.waiting {
-				t.Errorf("discord: components %v, want some only on a waiting card", dm.Components)
-			}
 			if txt := r.Text(c); !strings.HasPrefix(txt, tt.wantStatus+"\n") {
 				t.Errorf("text does not start with the status:\n%s", txt)
 			}
@@ -216,20 +209,6 @@ func slackButtonsOf(m SlackMessage) []*slack.ButtonBlockElement {
 	return out
 }
 
-func discordButtonsOf(m *DiscordMessage) []DiscordButton {
-	var out []DiscordButton
-	for _, row := range m.Components {
-		if ar, ok := row.(DiscordActionRow); ok {
-			for _, c := range ar.Components {
-				if b, ok := c.(DiscordButton); ok {
-					out = append(out, b)
-				}
-			}
-		}
-	}
-	return out
-}
-
 // TestButtons: Deny as prominent as Approve and first (the default) for a
 // destructive call, a value out of scope, one new to the job, a class
 // above or a warning; only Deny where a typed confirmation is needed; Show all
@@ -281,30 +260,28 @@ func TestButtons(t *testing.T) {
 			}
 
 			sb := slackButtonsOf(r.Slack(c))
-			db := discordButtonsOf(r.Discord(c))
-			if len(sb) != len(tt.want) || len(db) != len(tt.want) {
-				t.Fatalf("slack %d, discord %d buttons, want %d", len(sb), len(db), len(tt.want))
+			if len(sb) != len(tt.want) {
+				t.Fatalf("slack %d buttons, want %d", len(sb), len(tt.want))
 			}
 			for i, label := range tt.want {
-				if sb[i].Text.Text != label || db[i].Label != label {
-					t.Errorf("button %d: slack %q, discord %q, want %q", i, sb[i].Text.Text, db[i].Label, label)
+				if sb[i].Text.Text != label {
+					t.Errorf("button %d: slack %q, want %q", i, sb[i].Text.Text, label)
 				}
-				if sb[i].ActionID != c.Buttons[i].Payload || sb[i].Value != c.Buttons[i].Payload || db[i].CustomID != c.Buttons[i].Payload {
+				if sb[i].ActionID != c.Buttons[i].Payload || sb[i].Value != c.Buttons[i].Payload {
 					t.Errorf("button %d: payloads differ from the card's", i)
 				}
 				var wantSlack slack.Style
-				wantDiscord := DiscordButtonSecondary
 				switch label {
 				case "Deny":
-					wantSlack, wantDiscord = slack.StyleDanger, DiscordButtonDanger
+					wantSlack = slack.StyleDanger
 				case "Approve":
-					wantSlack, wantDiscord = slack.StylePrimary, DiscordButtonSuccess
+					wantSlack = slack.StylePrimary
 					if (sb[i].Confirm != nil) != tt.confirm {
 						t.Errorf("slack approve confirm dialog = %v, want %v", sb[i].Confirm != nil, tt.confirm)
 					}
 				}
-				if sb[i].Style != wantSlack || db[i].Style != wantDiscord {
-					t.Errorf("%s: slack style %q, discord style %d", label, sb[i].Style, db[i].Style)
+				if sb[i].Style != wantSlack {
+					t.Errorf("%s: slack style %q", label, sb[i].Style)
 				}
 			}
 			if a.Confirm != nil {
@@ -352,13 +329,11 @@ func TestDomainLines(t *testing.T) {
 				if l == "" {
 					continue
 				}
-				for name, s := range map[string]string{"slack": x.slack, "discord": x.discord, "text": x.text, "email": x.emailText, "html": x.emailHTML} {
+				for name, s := range map[string]string{"slack": x.slack, "text": x.text, "email": x.emailText, "html": x.emailHTML} {
 					var want string
 					switch name {
 					case "slack":
 						want = jsonString(l)
-					case "discord":
-						want = jsonString(discordMarkdown(l))
 					case "html":
 						want = htmlEscape(l)
 					default:
@@ -573,12 +548,9 @@ func TestArguments(t *testing.T) {
 			if tt.wantCut {
 				x := renderAll(t, r, c)
 				note := "[cut; Show all arguments shows all]"
-				for name, s := range map[string]string{"slack": x.slack, "discord": x.discord, "text": x.text, "email": x.emailText} {
+				for name, s := range map[string]string{"slack": x.slack, "text": x.text, "email": x.emailText} {
 					want := note
-					switch name {
-					case "discord":
-						want = jsonString(discordMarkdown(note))
-					case "email": // no Show all arguments button in a mail
+					if name == "email" { // no Show all arguments button in a mail
 						want = mailArgsCutNote
 					}
 					if !strings.Contains(s, want) {
@@ -630,12 +602,12 @@ func TestRoles(t *testing.T) {
 	if !strings.HasPrefix(c.Roles.Table, warned+plain) {
 		t.Errorf("table:\n%s", c.Roles.Table)
 	}
-	for name, s := range map[string]string{"slack": x.slack, "discord": x.discord, "text": x.text, "email": x.emailText, "html": x.emailHTML} {
+	for name, s := range map[string]string{"slack": x.slack, "text": x.text, "email": x.emailText, "html": x.emailHTML} {
 		if !strings.Contains(s, warned) {
 			t.Errorf("%s lacks the out-of-scope row %q", name, warned)
 		}
 		for _, n := range wantNotes {
-			if !strings.Contains(s, n) && !strings.Contains(s, discordMarkdown(n)) && !strings.Contains(s, htmlEscape(n)) {
+			if !strings.Contains(s, n) && !strings.Contains(s, htmlEscape(n)) {
 				t.Errorf("%s lacks %q", name, n)
 			}
 		}
@@ -800,17 +772,6 @@ func TestAgentSaysBox(t *testing.T) {
 	if diff := cmp.Diff([]string{c.AgentSays}, quoted); diff != "" {
 		t.Errorf("slack: the quote box (-want +got):\n%s", diff)
 	}
-	desc := r.Discord(c).Embeds[0].Description
-	i := strings.Index(desc, "**The agent says**\n")
-	if i < 0 {
-		t.Fatal("discord: no agent box")
-	}
-	box, _, _ := strings.Cut(desc[i+len("**The agent says**\n"):], "\n\n")
-	for _, l := range strings.Split(box, "\n") {
-		if !strings.HasPrefix(l, "> ") {
-			t.Errorf("discord: line %q escapes the quote", l)
-		}
-	}
 	txt := r.Text(c)
 	for _, l := range lines {
 		if !strings.Contains(txt, "  > "+l+"\n") {
@@ -863,30 +824,6 @@ func TestEscaping(t *testing.T) {
 			}
 		}
 	}
-	dm := r.Discord(c)
-	desc := dm.Embeds[0].Description
-	for _, bad := range []string{"@everyone", "@here", "[click](", "**bold**", "<@U0BOSS>"} {
-		// A backslash before markup shows it as text.
-		for i := strings.Index(desc, bad); i >= 0; i = indexFrom(desc, bad, i+1) {
-			if i == 0 || desc[i-1] != '\\' {
-				t.Errorf("discord renders %q live", bad)
-				break
-			}
-		}
-	}
-	if dm.AllowedMentions == nil || dm.AllowedMentions.Parse == nil || len(dm.AllowedMentions.Parse) != 0 {
-		t.Errorf("discord card may ping: %+v", dm.AllowedMentions)
-	}
-}
-
-func indexFrom(s, sub string, from int) int {
-	if from > len(s) {
-		return -1
-	}
-	if i := strings.Index(s[from:], sub); i >= 0 {
-		return from + i
-	}
-	return -1
 }
 
 // A restricted card does not name the private turn's other calls.

@@ -2,7 +2,10 @@ package templates
 
 import (
 	"cmp"
+	"slices"
 	"strings"
+
+	"approvalsbot/internal/utf16text"
 )
 
 // Fitting rendered text into a platform's limits. Cuts are visible (a
@@ -10,34 +13,15 @@ import (
 // is closed, and a cut never ends inside an escape.
 
 const (
-	slackCutMarker   = "_[cut to fit Slack; the console shows all]_"
-	discordCutMarker = "*[cut to fit Discord; the console shows all]*"
-	fenceClose       = "\n```"
+	slackCutMarker = "_[cut to fit Slack; the console shows all]_"
 	// minKept is the least of a part worth keeping; a part that would keep
 	// less is replaced by a line that says it was left out.
 	minKept = 80
 )
 
-// cutText fits s into max characters: as much as fits, preferring a line
-// boundary, a closing fence if a code block was left open, and marker on a
-// line of its own. trim removes a partial escape at the cut.
+// cutText is utf16text.Fit: s within max characters, cut visibly.
 func cutText(s string, max int, marker string, trim func(string) string) string {
-	if charLen(s) <= max {
-		return s
-	}
-	budget := max - charLen(marker) - 1 - len(fenceClose)
-	if budget <= 0 {
-		return prefixChars(marker, max)
-	}
-	kept := prefixChars(s, budget)
-	if i := strings.LastIndexByte(kept, '\n'); i > 0 && charLen(kept[:i]) > budget/2 {
-		kept = kept[:i]
-	}
-	kept = trim(strings.TrimRight(kept, " \t"))
-	if strings.Count(kept, "```")%2 == 1 {
-		kept += fenceClose
-	}
-	return kept + "\n" + marker
+	return utf16text.Fit(s, max, marker, trim)
 }
 
 // trimSlack drops a cut entity (&amp; → &am) and a link cut open (<http…).
@@ -51,36 +35,15 @@ func trimSlack(s string) string {
 	return s
 }
 
-// trimDiscord drops a lone escaping backslash at the end, which would
-// escape the marker's newline, and a link, a <URL> or a timestamp cut
-// open.
-func trimDiscord(s string) string {
-	n := 0
-	for n < len(s) && s[len(s)-1-n] == '\\' {
-		n++
-	}
-	if n%2 == 1 {
-		s = s[:len(s)-1]
-	}
-	// A URL kept in <…> cut before its > would be a bare URL, with a
-	// preview, and a timestamp would show as <t:17…: each goes whole.
-	for _, open := range []string{"<http", "<t:"} {
-		if i := strings.LastIndex(s, open); i >= 0 && (i == 0 || s[i-1] != '\\') && !strings.Contains(s[i:], ">") {
-			s = s[:i]
-		}
-	}
-	if i := strings.LastIndex(s, "]("); i >= 0 && !strings.Contains(s[i:], ")") {
-		if j := strings.LastIndexByte(s[:i], '['); j >= 0 {
-			s = s[:j]
-		}
-	}
-	return s
+// TextPart is one part of a chat card as a platform wrote it: its name
+// (one of CardParts) and its text.
+type TextPart struct {
+	Name, Text string
 }
 
-// textPart is one rendered part of a card, named as its template.
-type textPart struct {
-	name, text string
-}
+// CardParts names the parts of a chat card below its title, in
+// docs/cards.md's order.
+func CardParts() []string { return slices.Clone(cardParts) }
 
 // cutOrder is which parts give way first when a card is too long: what
 // the agent wrote and the bulky details first; the status, effect line and
@@ -104,13 +67,17 @@ var partNames = map[string]string{
 	"card.reask": "what changed",
 }
 
-// fitParts makes parts, joined by sep, fit in max characters, cutting
-// parts in cutOrder and each only as much as needed.
-func fitParts(parts []textPart, sep string, max int, marker, leftOut string, trim func(string) string) []textPart {
+// FitParts makes parts, joined by sep, fit in max characters, cutting
+// parts in cutOrder and each only as much as needed (with marker, and
+// trim, which cutText takes); a part that would keep less than minKept
+// is replaced by leftOut, its %s the part's words, unless it must be
+// kept. The platform passes its markup: the order, the parts always kept
+// and the words are the card's, the same on every chat.
+func FitParts(parts []TextPart, sep string, max int, marker, leftOut string, trim func(string) string) []TextPart {
 	total := -charLen(sep)
 	for _, p := range parts {
-		if p.text != "" {
-			total += charLen(p.text) + charLen(sep)
+		if p.Text != "" {
+			total += charLen(p.Text) + charLen(sep)
 		}
 	}
 	for _, name := range cutOrder {
@@ -119,40 +86,26 @@ func fitParts(parts []textPart, sep string, max int, marker, leftOut string, tri
 			break
 		}
 		for i := range parts {
-			if parts[i].name != name || parts[i].text == "" {
+			if parts[i].Name != name || parts[i].Text == "" {
 				continue
 			}
-			old := charLen(parts[i].text)
+			old := charLen(parts[i].Text)
 			target := old - over
 			var nt string
 			switch {
 			case target >= minKept:
-				nt = cutText(parts[i].text, target, marker, trim)
+				nt = cutText(parts[i].Text, target, marker, trim)
 			case mustKeep[name]:
 				// The effect line and the flags are cut, never left out.
-				nt = cutText(parts[i].text, minKept, marker, trim)
+				nt = cutText(parts[i].Text, minKept, marker, trim)
 			default:
 				nt = strings.ReplaceAll(leftOut, "%s", cmp.Or(partNames[name], "this part"))
 			}
 			if n := charLen(nt); n < old {
-				parts[i].text = nt
+				parts[i].Text = nt
 				total += n - old
 			}
 		}
 	}
 	return parts
-}
-
-func joinParts(parts []textPart, sep string) string {
-	var b strings.Builder
-	for _, p := range parts {
-		if p.text == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString(sep)
-		}
-		b.WriteString(p.text)
-	}
-	return b.String()
 }

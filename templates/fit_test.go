@@ -29,20 +29,10 @@ func TestCutText(t *testing.T) {
 				t.Errorf("cut entity: %q", body)
 			}
 		}},
-		{"discord backslash", strings.Repeat(`a\*`, 60), 52 + len(discordCutMarker), trimDiscord, func(t *testing.T, got string) { // the cut falls after a backslash
-			body := strings.TrimSuffix(got, "\n"+discordCutMarker)
-			n := len(body) - len(strings.TrimRight(body, `\`))
-			if n%2 == 1 {
-				t.Errorf("lone backslash at the cut: %q", body)
-			}
-		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			marker := slackCutMarker
-			if tt.name == "discord backslash" {
-				marker = discordCutMarker
-			}
 			got := cutText(tt.in, tt.max, marker, tt.trim)
 			if charLen(got) > tt.max {
 				t.Errorf("%d chars, max %d", charLen(got), tt.max)
@@ -52,30 +42,5 @@ func TestCutText(t *testing.T) {
 			}
 			tt.check(t, got)
 		})
-	}
-}
-
-// TestCharLen counts as JavaScript does: a rune outside the BMP is two.
-func TestCharLen(t *testing.T) {
-	for s, want := range map[string]int{"abc": 3, "é": 1, "⚠": 1, "😀": 2, "a😀b": 4} {
-		if got := charLen(s); got != want {
-			t.Errorf("charLen(%q) = %d, want %d", s, got, want)
-		}
-	}
-	if got := prefixChars("a😀b", 2); got != "a" {
-		t.Errorf("prefixChars split a surrogate pair: %q", got)
-	}
-}
-
-// TestDiscordCutsBulkFirst: a card too long for Discord gives up its bulky
-// parts (agent text, patch, roles) before the short ones after them.
-func TestDiscordCutsBulkFirst(t *testing.T) {
-	r := newRenderer(t)
-	c := cardIn(t, huge(t, false), "pending")
-	desc := r.Discord(c).Embeds[0].Description
-	for _, want := range []string{c.Ladder, c.Turn, "to fit Discord"} {
-		if !strings.Contains(discordTimeless(desc), discordWant(want)) {
-			t.Errorf("description lacks %q", want)
-		}
 	}
 }

@@ -4,18 +4,12 @@ import (
 	htmltemplate "html/template"
 	"strings"
 	texttemplate "text/template"
-
-	"approvalsbot/approval"
 )
 
 // The functions each surface's templates may call. Escaping is by
-// surface: on Discord, esc for text from the backend or the agent, timed
-// for a line of the card that prints times (escaped as esc escapes, each
-// time a timestamp), code for text in a code block, url for a link
-// target; on Slack, whose
-// mrkdwn cannot escape markup, a card's text is written as elements
-// (slackElemFuncs) and esc serves only a message's notification text;
-// plain text and html/template need none of their own.
+// surface: on Slack, whose mrkdwn cannot escape markup, a card's text is
+// written as elements (slackElemFuncs) and esc serves only a message's
+// notification text; plain text and html/template need none of their own.
 
 var slackFuncs = func() texttemplate.FuncMap {
 	m := texttemplate.FuncMap{
@@ -27,17 +21,6 @@ var slackFuncs = func() texttemplate.FuncMap {
 	}
 	return m
 }()
-
-var discordFuncs = texttemplate.FuncMap{
-	"esc":    discordMarkdown,
-	"timed":  discordTimed,
-	"join":   strings.Join,
-	"inline": func(s string) string { return inlineCode(s, func(s string) string { return s }, discordMarkdown) },
-	"code":   discordCode,
-	"url":    linkURL,
-	"digest": approval.ValidDigest,
-	"quote":  func(s string) string { return quoteLines("> ", s) },
-}
 
 var plainFuncs = texttemplate.FuncMap{
 	"indent": func(prefix, s string) string { return quoteLines(prefix, s) },
@@ -60,14 +43,4 @@ var emailColors = map[Tone]string{
 	ToneApproved: "#1e7b55",
 	ToneDenied:   "#b4173f",
 	ToneClosed:   "#5f5f5f",
-}
-
-// inlineCode shows a value exactly, in a code span (no links, no
-// formatting), escaped by inside; a value holding a backtick cannot be in
-// a span and is shown escaped by outside instead.
-func inlineCode(s string, inside, outside func(string) string) string {
-	if s == "" || strings.Contains(s, "`") {
-		return outside(s)
-	}
-	return "`" + inside(s) + "`"
 }

@@ -3,7 +3,6 @@ package templates
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +123,7 @@ func renderAll(t testing.TB, r *Renderer, c Card) rendering {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dj, err := MarshalPreview(r.Discord(c))
+	dj, err := MarshalPreview(discordCard(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,22 +156,4 @@ func readFixture(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-var (
-	// discordTimestampRE is a timestamp a Discord card writes.
-	discordTimestampRE = regexp.MustCompile(`<t:[0-9]+:[tf]>`)
-	// cardTimeRE is a time a card's line prints in the tenant's zone.
-	cardTimeRE = regexp.MustCompile(`([0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{2}:[0-9]{2} ([A-Z]{3,5}|[+-][0-9]{2,4})`)
-)
-
-// discordTimeless is Discord text with each timestamp as TIME, to compare
-// with discordWant of the card's line: which instant each one is, is
-// TestTimesInEachReadersZone's to check.
-func discordTimeless(s string) string { return discordTimestampRE.ReplaceAllString(s, "TIME") }
-
-// discordWant is a card's line as a Discord card shows it, escaped, each
-// of its times as TIME.
-func discordWant(line string) string {
-	return discordMarkdown(cardTimeRE.ReplaceAllString(line, "TIME"))
 }

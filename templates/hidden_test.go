@@ -167,7 +167,7 @@ func TestHiddenCharactersShownEverywhere(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dj, err := MarshalPreview(r.DiscordThread(m))
+			dj, err := MarshalPreview(discordSurface.thread(m))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,8 +1,8 @@
 package templates
 
-// Platform limits. Slack and Discord reject (or silently cut) a message
-// that breaks one, and neither slack-go nor discordgo checks them, so the
-// renderers do. Lengths are counted as the platforms count them: in
+// Platform limits. Slack rejects (or silently cuts) a message that breaks
+// one, and slack-go checks none of them, so the renderer does (Discord's
+// are its adapter's). Lengths are counted as the platforms count them: in
 // characters of a JavaScript string (UTF-16 code units), see charLen.
 
 // Slack Block Kit.
@@ -44,26 +44,6 @@ const (
 	// slackMessageTextMax bounds the top-level text of chat.postMessage,
 	// which Slack cuts beyond: https://api.slack.com/methods/chat.postMessage#truncating
 	slackMessageTextMax = 40000
-)
-
-// Discord messages, embeds and components.
-const (
-	// discordContentMax: https://discord.com/developers/docs/resources/message#create-message-jsonform-params
-	discordContentMax = 2000
-	// Embed limits: https://discord.com/developers/docs/resources/message#embed-object-embed-limits
-	discordEmbedTitleMax       = 256
-	discordEmbedDescriptionMax = 4096
-	discordEmbedFooterMax      = 2048
-	// discordEmbedTotalMax bounds title, description, field names and
-	// values, footer and author of all embeds of one message together (a
-	// card's embed has a title, a description and a footer).
-	discordEmbedTotalMax = 6000
-	// Component limits: https://discord.com/developers/docs/components/reference#button
-	// and https://discord.com/developers/docs/components/reference#action-row
-	discordCustomIDMax    = 100
-	discordButtonLabelMax = 80
-	discordButtonsPerRow  = 5
-	discordRowsMax        = 5
 )
 
 // The card's own bounds, the same on every surface so that every surface

@@ -97,7 +97,6 @@ func TestLimits(t *testing.T) {
 					t.Errorf("%d flags, %d reasons: lists are not bounded", len(c.Flags), len(c.Reasons))
 				}
 				checkSlack(t, c, r.Slack(c))
-				checkDiscord(t, c, r.Discord(c))
 				e := r.Email(c)
 				txt := r.Text(c)
 				for surface, s := range map[string]string{"email text": e.Text, "text": txt, "email html": e.HTML} {
@@ -163,77 +162,10 @@ func checkSlack(t *testing.T, c Card, m SlackMessage) {
 	}
 }
 
-func checkDiscord(t *testing.T, c Card, m *DiscordMessage) {
-	t.Helper()
-	if n := charLen(m.Content); n > discordContentMax {
-		t.Errorf("discord: content %d chars", n)
-	}
-	if len(m.Embeds) > 10 {
-		t.Errorf("discord: %d embeds", len(m.Embeds))
-	}
-	total := 0
-	var all []string
-	for _, e := range m.Embeds {
-		for _, lim := range []struct {
-			s   string
-			max int
-			f   string
-		}{{e.Title, discordEmbedTitleMax, "title"}, {e.Description, discordEmbedDescriptionMax, "description"}} {
-			if n := charLen(lim.s); n > lim.max {
-				t.Errorf("discord: %s %d chars", lim.f, n)
-			}
-			total += charLen(lim.s)
-		}
-		if e.Footer != nil {
-			if n := charLen(e.Footer.Text); n > discordEmbedFooterMax {
-				t.Errorf("discord: footer %d chars", n)
-			}
-			total += charLen(e.Footer.Text)
-		}
-		all = append(all, e.Description)
-	}
-	if total > discordEmbedTotalMax {
-		t.Errorf("discord: embeds total %d chars", total)
-	}
-	if len(m.Components) > discordRowsMax {
-		t.Errorf("discord: %d rows", len(m.Components))
-	}
-	n := 0
-	for _, row := range m.Components {
-		ar := row.(DiscordActionRow)
-		if len(ar.Components) > discordButtonsPerRow {
-			t.Errorf("discord: %d buttons in a row", len(ar.Components))
-		}
-		for _, comp := range ar.Components {
-			b := comp.(DiscordButton)
-			n++
-			if len(b.CustomID) > discordCustomIDMax || b.CustomID == "" || charLen(b.Label) > discordButtonLabelMax {
-				t.Errorf("discord: button %q custom_id %d bytes", b.Label, len(b.CustomID))
-			}
-		}
-	}
-	if n != len(c.Buttons) {
-		t.Errorf("discord: %d buttons, the card has %d", n, len(c.Buttons))
-	}
-	if !strings.HasPrefix(discordTimeless(m.Content), "**"+discordWant(c.Status)+"**") {
-		t.Error("discord: the status is not on top")
-	}
-	joined := discordTimeless(strings.Join(all, "\n"))
-	for _, want := range essentials(c)[1:] {
-		if !strings.Contains(joined, discordWant(want)) {
-			t.Errorf("discord lacks %q", want)
-		}
-	}
-}
-
 // TestHugeCutsVisibly: what a surface leaves out, it says it left out.
 func TestHugeCutsVisibly(t *testing.T) {
 	r := newRenderer(t)
 	c := cardIn(t, huge(t, false), "pending")
-	desc := r.Discord(c).Embeds[0].Description
-	if !strings.Contains(desc, "to fit Discord") {
-		t.Error("discord: the description was cut without saying so")
-	}
 	sj, err := MarshalPreview(r.Slack(c))
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package templates
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -105,15 +104,10 @@ func TestLongLadderKeepsTheEssentials(t *testing.T) {
 					t.Errorf("plan line of %d chars: %q", n, c.Ladder)
 				}
 				checkSlack(t, c, r.Slack(c))
-				dm := r.Discord(c)
-				checkDiscord(t, c, dm)
-				if !strings.Contains(discordTimeless(dm.Embeds[0].Description), discordWant(c.Ladder)) {
-					t.Error("discord: the plan line gave way")
-				}
 				// The same controls as under a short ladder, on every surface.
 				want := len(cardIn(t, a, state).Buttons)
-				if len(c.Buttons) != want || len(discordButtonsOf(dm)) != want || len(slackButtonsOf(r.Slack(c))) != want {
-					t.Errorf("buttons: card %d, discord %d, slack %d, want %d", len(c.Buttons), len(discordButtonsOf(dm)), len(slackButtonsOf(r.Slack(c))), want)
+				if len(c.Buttons) != want || len(slackButtonsOf(r.Slack(c))) != want {
+					t.Errorf("buttons: card %d, slack %d, want %d", len(c.Buttons), len(slackButtonsOf(r.Slack(c))), want)
 				}
 				for surface, s := range map[string]string{"text": r.Text(c), "email": r.Email(c).Text} {
 					for _, want := range append(essentials(c), c.Ladder) {
@@ -210,20 +204,10 @@ func TestDeciding(t *testing.T) {
 			if sb := slackButtonsOf(x.slackMsg); len(sb) != len(tt.buttons) {
 				t.Errorf("slack: %d buttons", len(sb))
 			}
-			dm := r.Discord(c)
-			if db := discordButtonsOf(dm); len(db) != len(tt.buttons) {
-				t.Errorf("discord: %d buttons", len(db))
-			}
-			if len(tt.buttons) == 0 && (dm.Components != nil || !strings.Contains(mustJSON(t, dm.Edit()), `"components":[]`)) {
-				t.Error("discord: an edit to a deciding card keeps the buttons")
-			}
 			for _, s := range []string{x.text, x.emailText} {
 				if !strings.HasPrefix(s, tt.wantStatus+"\n"+tt.wantDetail+"\n") {
 					t.Errorf("does not start with the status and its detail:\n%s", s)
 				}
-			}
-			if !strings.HasPrefix(discordTimeless(dm.Content), "**"+discordWant(tt.wantStatus)+"**\n"+discordWant(tt.wantDetail)) {
-				t.Errorf("discord content %q", dm.Content)
 			}
 			if lines := slackLines(x.slackMsg); slackStatus(x.slackMsg) != tt.wantStatus || len(lines) == 0 || !strings.Contains(lines[0], "\n"+tt.wantDetail) {
 				t.Error("slack lacks the status")
@@ -246,13 +230,4 @@ func TestDeciding(t *testing.T) {
 			})
 		})
 	}
-}
-
-func mustJSON(t testing.TB, e *DiscordEdit) string {
-	t.Helper()
-	b, err := json.Marshal(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

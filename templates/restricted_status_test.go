@@ -98,12 +98,12 @@ func wholeRenderings(t *testing.T, r *Renderer, c Card) map[string]string {
 		}
 		return string(b)
 	}
-	d := r.Discord(c)
+	d, de := discordSurface.card(c)
 	e := r.Email(c)
 	return map[string]string{
 		"slack":         marshal(r.Slack(c)),
 		"discord":       marshal(d),
-		"discord edit":  marshal(d.Edit()),
+		"discord edit":  marshal(de),
 		"email":         marshal(e),
 		"email subject": e.Subject,
 		"text":          r.Text(c),

@@ -1,11 +1,11 @@
 // Package templates owns what a person reads of an approval: the card
 // model, decided once from an approval, its ladder plan as frozen at
 // request and its decision (Build), and its renderings for each surface:
-// Slack Block Kit, a Discord embed with buttons, an email (subject, text
-// and HTML) and plain text (logs, bot preview), plus the replies the bot
-// posts in a card's threads. docs/cards.md is what a card shows, and
-// says which lines are state (edited at once) and which are plan (shown
-// once).
+// Slack Block Kit, an email (subject, text and HTML) and plain text
+// (logs, bot preview), plus the replies the bot posts in a card's
+// threads. The Discord adapter lays out the same card and replies itself.
+// docs/cards.md is what a card shows, and says which lines are state
+// (edited at once) and which are plan (shown once).
 //
 // Wording and markup live in embedded templates, one file per message
 // kind, namespaced by surface (slack/card.tmpl, email/card.html.tmpl, …),
@@ -28,14 +28,14 @@ import (
 	"approvalsbot/approval"
 )
 
-//go:embed slack discord email text
+//go:embed slack email text
 var embedded embed.FS
 
 // Options configures a Renderer.
 type Options struct {
 	// Templates replaces the embedded template files; nil uses the
 	// embedded ones. It must hold the same layout (slack/*.tmpl,
-	// discord/*.tmpl, email/*.tmpl, text/*.tmpl).
+	// email/*.tmpl, text/*.tmpl).
 	Templates fs.FS
 }
 
@@ -43,7 +43,6 @@ type Options struct {
 // immutable after New and safe for concurrent use.
 type Renderer struct {
 	slack     *texttemplate.Template
-	discord   *texttemplate.Template
 	text      *texttemplate.Template
 	emailText *texttemplate.Template
 	emailHTML *htmltemplate.Template
@@ -53,14 +52,13 @@ type Renderer struct {
 // a missing or broken template is an error at start-up, not a blank card.
 var (
 	slackNames     = slices.Concat([]string{"card.status", "card.title", "thread", "thread.blocks"}, cardParts)
-	discordNames   = slices.Concat([]string{"card.content", "card.footer", "thread"}, cardParts)
 	textNames      = []string{"card", "thread"}
 	emailTextNames = []string{"card.subject", "card.text"}
 	emailHTMLNames = []string{"card.html"}
 )
 
-// cardParts are the parts of a Slack or Discord card below its title, in
-// docs/cards.md's order; each is a template of that name.
+// cardParts are the parts of a chat card below its title, in
+// docs/cards.md's order; each is a Slack template of that name.
 var cardParts = []string{
 	"card.meta", "card.effect", "card.flags", "card.asked", "card.warning",
 	"card.reask", "card.args", "card.digest", "card.roles", "card.changes", "card.patch",
@@ -77,9 +75,6 @@ func New(opts Options) (*Renderer, error) {
 	r := &Renderer{}
 	var err error
 	if r.slack, err = parseText(fsys, "slack", slackFuncs, slackNames); err != nil {
-		return nil, err
-	}
-	if r.discord, err = parseText(fsys, "discord", discordFuncs, discordNames); err != nil {
 		return nil, err
 	}
 	if r.text, err = parseText(fsys, "text", plainFuncs, textNames); err != nil {
@@ -140,7 +135,6 @@ func (r *Renderer) selfTest() error {
 	}
 	runs := []run{
 		{r.slack, slices.Concat([]string{"card.status", "card.title"}, cardParts)},
-		{r.discord, slices.Concat([]string{"card.content", "card.footer"}, cardParts)},
 		{r.text, []string{"card"}},
 		{r.emailText, emailTextNames},
 	}
@@ -164,8 +158,8 @@ func (r *Renderer) selfTest() error {
 		}
 	}
 	for _, m := range selfTestThreads() {
-		for s, t := range map[surface]*texttemplate.Template{surfaceSlack: r.slack, surfaceDiscord: r.discord, surfaceText: r.text} {
-			d, _, _ := prepareThread(m, s)
+		for s, t := range map[surface]*texttemplate.Template{surfaceSlack: r.slack, surfaceText: r.text} {
+			d := prepareThread(m, s)
 			if _, err := execText(t, "thread", d); err != nil {
 				return fmt.Errorf("render thread %s: %w", m.Kind, err)
 			}

@@ -30,7 +30,7 @@ func TestNewReportsTemplateErrors(t *testing.T) {
 			m["slack/card.tmpl"] = &fstest.MapFile{Data: []byte(`{{define "card.status"}}{{.Status`)}
 		},
 		"missing part": func(m fstest.MapFS) {
-			m["discord/card.tmpl"] = &fstest.MapFile{Data: []byte(strings.ReplaceAll(string(m["discord/card.tmpl"].Data), `"card.ladder"`, `"card.lader"`))}
+			m["text/thread.tmpl"] = &fstest.MapFile{Data: []byte(strings.ReplaceAll(string(m["text/thread.tmpl"].Data), `"thread"`, `"thred"`))}
 		},
 		"missing file": func(m fstest.MapFS) { delete(m, "text/thread.tmpl") },
 		"unknown field": func(m fstest.MapFS) {
@@ -64,7 +64,7 @@ func TestNewReportsTemplateErrors(t *testing.T) {
 
 // TestTemplateLayout: one file per message kind, namespaced by surface.
 func TestTemplateLayout(t *testing.T) {
-	want := []string{"discord/card.tmpl", "discord/thread.tmpl", "email/card.html.tmpl", "email/card.txt.tmpl", "slack/card.tmpl", "slack/thread.tmpl", "text/card.tmpl", "text/thread.tmpl"}
+	want := []string{"email/card.html.tmpl", "email/card.txt.tmpl", "slack/card.tmpl", "slack/thread.tmpl", "text/card.tmpl", "text/thread.tmpl"}
 	var got []string
 	_ = fs.WalkDir(embedded, ".", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -82,7 +82,7 @@ func TestZeroCard(t *testing.T) {
 	r := newRenderer(t)
 	for _, c := range []Card{{}, Build(Input{})} {
 		_ = r.Slack(c)
-		_ = r.Discord(c)
+		_ = discordCard(c)
 		_ = r.Email(c)
 		_ = r.Text(c)
 	}

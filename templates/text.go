@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"approvalsbot/approval"
+	"approvalsbot/internal/utf16text"
 )
 
 // Everything a card shows passes through cleanText or oneLine first. They
@@ -119,48 +120,11 @@ func oneLine(s string) string {
 	return s
 }
 
-// charLen counts s as Slack and Discord count their limits: as a
-// JavaScript string's length (UTF-16 code units), never less than runes.
-func charLen(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c < 0x80 || c >= 0xc0 && c < 0xf0:
-			n++ // ASCII, or the lead byte of a 2- or 3-byte rune
-		case c >= 0xf0:
-			n += 2 // a 4-byte rune is a surrogate pair
-		}
-	}
-	return n
-}
-
-// prefixChars returns the longest prefix of s of at most max chars.
-func prefixChars(s string, max int) string {
-	if max <= 0 {
-		return ""
-	}
-	n := 0
-	for i, r := range s {
-		w := 1
-		if r >= 0x10000 {
-			w = 2
-		}
-		if n+w > max {
-			return s[:i]
-		}
-		n += w
-	}
-	return s
-}
-
-// cutLine cuts a one-line field to max chars, ending with "…" when cut.
-func cutLine(s string, max int) string {
-	if charLen(s) <= max {
-		return s
-	}
-	return prefixChars(s, max-1) + "…"
-}
+// charLen, prefixChars and cutLine count and cut as Slack and Discord
+// count their limits (package utf16text).
+func charLen(s string) int                 { return utf16text.Len(s) }
+func prefixChars(s string, max int) string { return utf16text.Prefix(s, max) }
+func cutLine(s string, max int) string     { return utf16text.Cut(s, max) }
 
 // cutAtLine returns the longest prefix of s of at most max bytes that ends
 // at a line break, or on a rune boundary when the first line alone is

@@ -145,40 +145,60 @@ type surface int
 const (
 	surfaceText surface = iota
 	surfaceSlack
-	surfaceDiscord
 )
 
 var (
-	slackUserID    = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
-	slackGroupID   = regexp.MustCompile(`^S[A-Z0-9]{2,20}$`)
-	discordSnowflk = regexp.MustCompile(`^[0-9]{1,20}$`)
+	slackUserID  = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
+	slackGroupID = regexp.MustCompile(`^S[A-Z0-9]{2,20}$`)
 )
 
-// prepareThread also returns the Discord users and roles the reply may
-// ping: exactly those it mentions.
-func prepareThread(m ThreadMessage, s surface) (d threadData, users, roles []string) {
-	d = threadData{Kind: m.Kind, Text: cutLine(cleanText(approval.RedactText(m.Text)), messageMax)}
+// ThreadLines is what a thread reply says, for a surface to lay out and
+// escape: Text cleaned, redacted and cut, the bot's own Lead before it
+// where the kind has one, and for an escalation the wait and who fired
+// it. Mentions are whom it tells (an escalation, or the approver of a
+// re-check refusal), at most maxMentions, each Name on one line and cut;
+// More words the rest ("and 3 more"). Which Targets ping is the
+// surface's to decide.
+type ThreadLines struct {
+	Kind             ThreadKind
+	Lead, Text       string
+	Waited, By, More string
+	Mentions         []Mention
+}
+
+// Lines is m as every surface shows it.
+func (m ThreadMessage) Lines() ThreadLines {
+	l := ThreadLines{Kind: m.Kind, Text: cutLine(cleanText(approval.RedactText(m.Text)), messageMax)}
 	if m.Kind == ThreadRecheckRefused {
 		reason, longWait := RecheckReason(m.Text)
-		d.Lead, d.Text = recheckLead(longWait), cutLine(cleanText(approval.RedactText(reason)), messageMax)
+		l.Lead, l.Text = recheckLead(longWait), cutLine(cleanText(approval.RedactText(reason)), messageMax)
 	}
 	switch m.Kind {
 	case ThreadEscalation:
-		d.Waited = shortDuration(m.Waited)
-		d.By = cutLine(oneLine(m.By), lineMax)
+		l.Waited = shortDuration(m.Waited)
+		l.By = cutLine(oneLine(m.By), lineMax)
 	case ThreadRecheckRefused:
 		// The approver, who read "Approved", is told the call never ran.
 	default:
-		return d, nil, nil
+		return l
 	}
 	for i, mn := range m.Mentions {
 		if i == maxMentions {
-			more := fmt.Sprintf("and %d more", len(m.Mentions)-maxMentions)
-			d.Mentions = append(d.Mentions, more)
-			d.MentionElems += styledText(nil)(more + " ")
+			l.More = fmt.Sprintf("and %d more", len(m.Mentions)-maxMentions)
 			break
 		}
-		name := cutLine(oneLine(cmp.Or(mn.Name, mn.Target)), 64)
+		l.Mentions = append(l.Mentions, Mention{Target: mn.Target, Name: cutLine(oneLine(cmp.Or(mn.Name, mn.Target)), 64)})
+	}
+	return l
+}
+
+// prepareThread is m's Lines for one surface's template, mentions in
+// the surface's syntax.
+func prepareThread(m ThreadMessage, s surface) threadData {
+	l := m.Lines()
+	d := threadData{Kind: l.Kind, Lead: l.Lead, Text: l.Text, Waited: l.Waited, By: l.By}
+	for _, mn := range l.Mentions {
+		name := mn.Name
 		switch s {
 		case surfaceSlack:
 			id, isSlack := strings.CutPrefix(mn.Target, "slack:")
@@ -194,21 +214,15 @@ func prepareThread(m ThreadMessage, s surface) (d threadData, users, roles []str
 				d.MentionElems += styledText(nil)("@" + name)
 			}
 			d.MentionElems += styledText(nil)(" ")
-		case surfaceDiscord:
-			if id, ok := strings.CutPrefix(mn.Target, "discord:user:"); ok && discordSnowflk.MatchString(id) {
-				d.Mentions = append(d.Mentions, "<@"+id+">")
-				users = append(users, id)
-			} else if id, ok := strings.CutPrefix(mn.Target, "discord:role:"); ok && discordSnowflk.MatchString(id) {
-				d.Mentions = append(d.Mentions, "<@&"+id+">")
-				roles = append(roles, id)
-			} else {
-				d.Mentions = append(d.Mentions, "@"+discordMarkdown(name))
-			}
 		default:
 			d.Mentions = append(d.Mentions, "@"+name)
 		}
 	}
-	return d, users, roles
+	if l.More != "" {
+		d.Mentions = append(d.Mentions, l.More)
+		d.MentionElems += styledText(nil)(l.More + " ")
+	}
+	return d
 }
 
 // shortDuration words a wait as people say it: 45s, 15m, 1h30m, 2d3h.
@@ -238,7 +252,7 @@ func shortDuration(d time.Duration) string {
 // carries text from the backend or a person, which it shows as literal
 // text in a rich_text block, its escaped text serving notifications.
 func (r *Renderer) SlackThread(m ThreadMessage) SlackMessage {
-	d, _, _ := prepareThread(m, surfaceSlack)
+	d := prepareThread(m, surfaceSlack)
 	msg := SlackMessage{Text: cutText(part(r.slack, "thread", d), slackSectionTextMax, slackCutMarker, trimSlack)}
 	if elems := slackPart(r.slack, "thread.blocks", d); len(elems) > 0 {
 		msg.Blocks = []slack.Block{slackRichText(cutSlackElems(elems, slackRichTextMax))}
@@ -246,18 +260,8 @@ func (r *Renderer) SlackThread(m ThreadMessage) SlackMessage {
 	return msg
 }
 
-// DiscordThread renders a thread reply as Discord content. It pings
-// exactly the users and roles an escalation mentions, and nobody else.
-func (r *Renderer) DiscordThread(m ThreadMessage) *DiscordMessage {
-	d, users, roles := prepareThread(m, surfaceDiscord)
-	return &DiscordMessage{
-		Content:         cutText(part(r.discord, "thread", d), discordContentMax, discordCutMarker, trimDiscord),
-		AllowedMentions: &DiscordAllowedMentions{Parse: []string{}, Users: users, Roles: roles},
-	}
-}
-
 // TextThread renders a thread reply as plain text.
 func (r *Renderer) TextThread(m ThreadMessage) string {
-	d, _, _ := prepareThread(m, surfaceText)
+	d := prepareThread(m, surfaceText)
 	return part(r.text, "thread", d) + "\n"
 }

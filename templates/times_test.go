@@ -2,7 +2,6 @@ package templates
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,23 +45,6 @@ func slackDates(t *testing.T, m SlackMessage) []shownTime {
 				}
 			}
 		}
-	}
-	return out
-}
-
-// discordTokenRE is a Discord timestamp not escaped by a backslash.
-var discordTokenRE = regexp.MustCompile(`(?:^|[^\\])<t:(-?[0-9]+):([a-zA-Z])>`)
-
-// discordDates reads back every timestamp of s, in order.
-func discordDates(t *testing.T, s string) []shownTime {
-	t.Helper()
-	var out []shownTime
-	for _, m := range discordTokenRE.FindAllStringSubmatch(s, -1) {
-		n, err := strconv.ParseInt(m[1], 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, shownTime{Unix: n, Format: m[2]})
 	}
 	return out
 }
@@ -133,22 +115,6 @@ func TestTimesInEachReadersZone(t *testing.T) {
 				}
 			}
 
-			dm := r.Discord(c)
-			var want []shownTime
-			for _, w := range tt.want {
-				want = append(want, shownTime{Unix: w.Unix, Format: "f"})
-			}
-			got := append(discordDates(t, dm.Content), discordDates(t, dm.Embeds[0].Description)...)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("discord timestamps (-want +got):\n%s", diff)
-			}
-			// The tenant's text is not shown beside the token.
-			for _, w := range tt.want {
-				if strings.Contains(dm.Content+dm.Embeds[0].Description, w.Fallback) {
-					t.Errorf("discord shows %q as text", w.Fallback)
-				}
-			}
-
 			// Every other surface prints the tenant's zone, as before.
 			for surface, s := range map[string]string{"text": r.Text(c), "email": r.Email(c).Text} {
 				for _, w := range tt.want {
@@ -169,9 +135,6 @@ func TestTimesInEachReadersZone(t *testing.T) {
 				raw, _ := json.Marshal(sm.Blocks)
 				if !strings.Contains(string(raw), `\u003ct:0:f\u003e \u003c!date^0^{time}|x\u003e`) {
 					t.Errorf("slack does not show the comment as text: %s", raw)
-				}
-				if !strings.Contains(dm.Content, `\<t:0:f> \<!date^0^{time}\|x>`) {
-					t.Errorf("discord does not escape the comment: %q", dm.Content)
 				}
 			}
 		})
@@ -195,19 +158,6 @@ func TestSlackContextDate(t *testing.T) {
 	for _, i := range []int{0, 2} {
 		if o, ok := els[i].(*slack.TextBlockObject); !ok || o.Type != slack.PlainTextType {
 			t.Errorf("element %d %+v, want plain_text", i, els[i])
-		}
-	}
-}
-
-// TestDiscordTimestampCut: a cut never leaves a timestamp open.
-func TestDiscordTimestampCut(t *testing.T) {
-	for in, want := range map[string]string{
-		"at <t:1795975":       "at ",
-		"at <t:1795975380:t>": "at <t:1795975380:t>",
-		`at \<t:17`:           `at \<t:17`,
-	} {
-		if got := trimDiscord(in); got != want {
-			t.Errorf("trimDiscord(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

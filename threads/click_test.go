@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/say"
@@ -59,7 +60,7 @@ type clickBot struct {
 
 func newClickBot(t *testing.T) *clickBot {
 	t.Helper()
-	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(clickCallsSecret)}})
+	back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(clickCallsSecret)}})
 	cfg, err := config.Parse("bot.yaml", fmt.Appendf(nil, clickConfig, back.URL()), clickEnv)
 	if err != nil {
 		t.Fatal(err)

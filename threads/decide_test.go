@@ -11,6 +11,7 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/templates"
@@ -35,7 +36,7 @@ func newDecideHarness(t *testing.T, maxElapsed time.Duration) *decideHarness {
 func newDecideHarnessFrom(t *testing.T, configText string, maxElapsed time.Duration, opt func(*threads.Options)) *decideHarness {
 	t.Helper()
 	secret := [][]byte{[]byte(testCallsSecret)}
-	fake := backendtest.New(t, backendtest.Options{Secrets: secret})
+	fake := backendtest.New(t, standin.Options{Secrets: secret})
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret,
 		MaxElapsed: maxElapsed, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/approval"
 	"approvalsbot/store"
 	"approvalsbot/threads"
@@ -53,7 +54,7 @@ func (h *retentionHarness) pruned(t *testing.T, what string) float64 {
 func newRetentionHarness(t *testing.T) *retentionHarness {
 	t.Helper()
 	secret := [][]byte{[]byte(testCallsSecret)}
-	fake := backendtest.New(t, backendtest.Options{Secrets: secret})
+	fake := backendtest.New(t, standin.Options{Secrets: secret})
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret,
 		MaxElapsed: time.Minute, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jonboulle/clockwork"
 
+	"approvalsbot/adapters/discord"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
@@ -57,7 +58,7 @@ func renderAll(t *testing.T, r *templates.Renderer, in templates.Input) map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	dj, err := templates.MarshalPreview(r.Discord(c))
+	dj, err := templates.MarshalPreview(discord.RenderCard(c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/logsurface"
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
@@ -260,7 +261,7 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 		sl.AddChannel(stormChannel(c), strings.ToLower(stormChannel(c)), true)
 	}
 	sl.AddUser("U0KEVIN")
-	back := backendtest.New(tb, backendtest.Options{Secrets: [][]byte{[]byte(stormCallsSecret)}})
+	back := backendtest.New(tb, standin.Options{Secrets: [][]byte{[]byte(stormCallsSecret)}})
 	cfg, err := config.Parse("bot.yaml", []byte(stormConfig(o, back.URL(), sl.APIURL())), stormEnv)
 	if err != nil {
 		tb.Fatal(err)

@@ -26,13 +26,11 @@ const (
 	DefaultMaxElapsed = time.Minute
 )
 
-// idleConnsPerHost: connections to the backend kept open between calls,
-// one for each decision the outbox may send at once.
+// idleConnsPerHost: one kept connection per decision the outbox sends at once.
 const idleConnsPerHost = 32
 
-// Backoff between tries when the backend gives no Retry-After: 500 ms,
-// doubling, capped at 8 s, each wait drawn from [d/2, d] so that bots that
-// failed together do not retry together.
+// Backoff between tries without a Retry-After, each wait drawn from
+// [d/2, d] so bots that failed together do not retry together.
 const (
 	backoffFirst = 500 * time.Millisecond
 	backoffMax   = 8 * time.Second
@@ -44,19 +42,15 @@ const (
 	Deny    = "deny"
 )
 
-// ErrUnavailable means the client gave up: every try until MaxElapsed failed
-// with a network error, a timeout, a 5xx or a 429. Nothing was recorded as
-// far as the bot can know, and the person must be told their decision was
-// not recorded. The error also wraps the last try's cause.
+// ErrUnavailable means every try until MaxElapsed failed: as far as the
+// bot knows nothing was recorded, and the person must be told so.
 var ErrUnavailable = errors.New("job backend unavailable")
 
 // ErrTooLarge: the backend's answer is over MaxBody, so it was not read.
 var ErrTooLarge = errors.New("answer over the protocol's size cap")
 
-// ProtocolError is an answer the protocol does not list for the call: any
-// other 4xx or 3xx, or a listed status with another error code. It is not
-// retried; it usually means a bug or a misconfiguration (401 bad_signature:
-// the calls secret differs from the backend's).
+// ProtocolError is an answer the protocol does not list for the call, not
+// retried: a bug or a misconfiguration, such as a wrong calls secret.
 type ProtocolError struct {
 	Status  int    // HTTP status code
 	Code    string // the body's "error", "" when the body was not the error shape
@@ -75,22 +69,17 @@ type Outcome string
 
 // Outcomes the protocol lists. Anything else is an error, not an Outcome.
 const (
-	// OutcomeRecorded: 200 to a decision; DecisionResult.Status is "approved"
-	// or "denied" and Message is what the model reads (post it in threads).
+	// OutcomeRecorded: 200 to a decision; Message is what the model reads.
 	OutcomeRecorded Outcome = "recorded"
 	// OutcomeOK: 200 to an argument look-up; the arguments are in the result.
 	OutcomeOK Outcome = "ok"
-	// OutcomeAlreadyDecided: 409 already_decided; someone decided first.
-	// DecisionResult.Status and Actor say what and who.
+	// OutcomeAlreadyDecided: 409; Status and Actor say what and who.
 	OutcomeAlreadyDecided Outcome = "already_decided"
-	// OutcomeStaleRevision: 409 stale_revision; the call changed and the
-	// person must look at the new card.
+	// OutcomeStaleRevision: 409; the call changed since the card.
 	OutcomeStaleRevision Outcome = "stale_revision"
-	// OutcomeDigestMismatch: 422 digest_mismatch; Message is the backend's
-	// sentence, to be shown verbatim.
+	// OutcomeDigestMismatch: 422; Message is shown verbatim.
 	OutcomeDigestMismatch Outcome = "digest_mismatch"
-	// OutcomeForbidden: 403 forbidden; the person may not decide, or may not
-	// see the content. Shown to them alone.
+	// OutcomeForbidden: 403; the person may not decide or see the content.
 	OutcomeForbidden Outcome = "forbidden"
 	// OutcomeNotFound: 404 not_found; the approval is gone.
 	OutcomeNotFound Outcome = "not_found"
@@ -108,24 +97,20 @@ func Outcomes() []Outcome {
 
 // ClientOptions configures NewClient.
 type ClientOptions struct {
-	// BaseURL is backend.url: http or https, no user info, query or
-	// fragment; a path prefix is kept.
+	// BaseURL is backend.url: http(s), no user info, query or fragment.
 	BaseURL string
 	// Secrets are backend.calls_secrets; requests are signed with the first.
 	Secrets [][]byte
-	// HTTPClient sends the requests; nil means a client of our own. It is
-	// copied, and the copy never follows redirects: a signed decision goes
-	// to BaseURL or nowhere.
+	// HTTPClient sends the requests (nil: our own); its copy never follows
+	// redirects: a signed decision goes to BaseURL or nowhere.
 	HTTPClient *http.Client
 	// TryTimeout bounds one try, answer body included; 0 means 10 s.
 	TryTimeout time.Duration
-	// MaxElapsed bounds all tries of one call, waits included; 0 means one
-	// minute. The client gives up rather than start a wait past it.
+	// MaxElapsed bounds all tries of one call, waits included; 0: a minute.
 	MaxElapsed time.Duration
 	// Now is the clock for signatures and MaxElapsed; nil means time.Now.
 	Now func() time.Time
-	// Sleep waits between tries and returns early with ctx's error; nil
-	// means a timer. Tests inject one that records and advances a fake Now.
+	// Sleep waits between tries or returns ctx's error; nil means a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger gets one line per retry; nil discards.
 	Logger *slog.Logger
@@ -143,8 +128,7 @@ func (o ClientOptions) GoString() string { return o.String() }
 // LogValue keeps secrets out of slog.
 func (o ClientOptions) LogValue() slog.Value { return slog.StringValue(o.String()) }
 
-// Client makes the bot's calls out to the job backend. It is safe for
-// concurrent use.
+// Client makes the bot's calls out to the job backend.
 type Client struct {
 	base       string
 	secret     []byte
@@ -273,21 +257,18 @@ type Decision struct {
 	Actor      string `json:"actor"`    // the tenant user, e.g. user:kevin, or system:deadline
 	Via        Via    `json:"via"`
 	Comment    string `json:"comment,omitempty"`
-	// ArgsSHA256 is the digest the clicked card showed, passed through
-	// unchanged; empty (and then omitted) when the card showed none.
+	// ArgsSHA256 is the digest the clicked card showed, if any.
 	ArgsSHA256 string `json:"args_sha256,omitempty"`
 }
 
 // DecisionResult is the backend's answer to a decision.
 type DecisionResult struct {
 	Outcome Outcome
-	// Status is "approved" or "denied": the recorded decision
-	// (OutcomeRecorded) or the earlier one (OutcomeAlreadyDecided).
+	// Status is "approved" or "denied": this decision or the earlier one.
 	Status string
 	// Actor decided first (OutcomeAlreadyDecided).
 	Actor string
-	// Message is the backend's sentence, verbatim: what the model reads
-	// (OutcomeRecorded) or what the person is told.
+	// Message is the backend's sentence, verbatim.
 	Message string
 }
 
@@ -300,27 +281,21 @@ type ArgumentsRequest struct {
 
 // ArgumentsResult is the backend's answer to an argument look-up.
 type ArgumentsResult struct {
-	// Outcome is OutcomeOK, OutcomeForbidden, OutcomeNotFound,
-	// OutcomeCancelled or OutcomeStaleRevision.
+	// Outcome is OutcomeOK, Forbidden, NotFound, Cancelled or StaleRevision.
 	Outcome Outcome
-	// Arguments are the call's full arguments (OutcomeOK), NOT yet checked:
-	// the caller must compare their JCS digest with the card's before it
-	// shows a byte.
+	// Arguments are the call's full arguments, NOT checked against the card.
 	Arguments json.RawMessage
 	// ArgsSHA256 is the digest the backend claims for Arguments.
 	ArgsSHA256 string
-	// Changes is a changeset's files and whole patch (OutcomeOK, for an
-	// approval of kind changes or protected_paths), NOT yet checked: the
-	// caller must compare the patch's digest with the approval's
-	// patch_sha256 before it shows a byte. Nil when the answer has none.
+	// Changes is a changeset's files and patch, if any, NOT yet checked
+	// against the approval's patch_sha256.
 	Changes *ChangesAnswer
 	// Message is the backend's sentence when the outcome is not OutcomeOK.
 	Message string
 }
 
-// ChangesAnswer is the changeset an argument look-up may carry
-// (docs/protocol.md): added to the answer without a new version, so a
-// backend that sends none is answered as before.
+// ChangesAnswer is the changeset an argument look-up may carry, optional
+// so a backend that sends none is answered as before.
 type ChangesAnswer struct {
 	Files       []ChangedFileAnswer `json:"files"`
 	Patch       string              `json:"patch"`
@@ -333,13 +308,9 @@ type ChangedFileAnswer struct {
 	Protected bool   `json:"protected,omitempty"`
 }
 
-// Decide sends d. idempotencyKey names the intent (one click, one deadline)
-// and must be the same for every call that retries it, across restarts;
-// the client reuses it for its own retries.
-//
-// The error is nil for every answer the protocol lists (see Outcome); it
-// wraps ErrUnavailable when the client gave up, ctx's error when ctx ended
-// first, *ProtocolError for an unlisted answer.
+// Decide sends d; idempotencyKey names the intent (one click, one
+// deadline), the same across restarts. The error is nil for every listed
+// answer, else ErrUnavailable, ctx's error or a *ProtocolError.
 func (c *Client) Decide(ctx context.Context, d Decision, idempotencyKey string) (DecisionResult, error) {
 	op := fmt.Sprintf("decide %s revision %d", d.ApprovalID, d.Revision)
 	if err := d.validate(); err != nil {
@@ -375,9 +346,8 @@ func (c *Client) Decide(ctx context.Context, d Decision, idempotencyKey string) 
 	return res, nil
 }
 
-// Arguments looks up the full arguments of an approval for req.Actor, who
-// must hold the content permission. idempotencyKey is as for Decide: a
-// look-up changes nothing, but the protocol asks it of every call.
+// Arguments looks up an approval's full arguments for req.Actor;
+// idempotencyKey is as for Decide, which the protocol asks of every call.
 func (c *Client) Arguments(ctx context.Context, req ArgumentsRequest, idempotencyKey string) (ArgumentsResult, error) {
 	op := fmt.Sprintf("look up arguments of %s revision %d", req.ApprovalID, req.Revision)
 	if err := req.validate(); err != nil {
@@ -415,9 +385,8 @@ func (c *Client) Arguments(ctx context.Context, req ArgumentsRequest, idempotenc
 	return ArgumentsResult{Outcome: out, Message: e.Message}, nil
 }
 
-// statusCode keys the answers the protocol lists. Both must match: a bare
-// 404 from a proxy in front of the backend must not tell people an
-// approval is gone.
+// statusCode keys the listed answers. Both must match: a proxy's bare 404
+// must not tell people an approval is gone.
 type statusCode struct {
 	status int
 	code   string
@@ -524,8 +493,7 @@ type errorBody struct {
 	Actor   string `json:"actor"`
 }
 
-// errorBody parses a non-2xx body; one that is not the error shape leaves
-// every field empty, which no listed answer matches.
+// errorBody parses a non-2xx body; another shape matches no listed answer.
 func (a answer) errorBody() errorBody {
 	var e errorBody
 	if decodeAnswer(a.body, errorBodyKeys, &e) != nil {
@@ -554,12 +522,8 @@ var (
 	errorBodyKeys       = strictjson.For[errorBody]()
 )
 
-// decodeAnswer decodes a backend answer into v, refusing first one with
-// two readings: a key twice in an object (the arguments included, whose
-// digest would otherwise depend on which copy was read) or a field's name
-// in another letter case, both of which encoding/json would resolve
-// silently. The error names no key inside the arguments: those are
-// restricted content, and this error is logged.
+// decodeAnswer decodes an answer into v, refusing one with two readings
+// (docs/design.md#json-with-one-reading). The error names no key.
 func decodeAnswer(body []byte, keys *strictjson.Schema, v any) error {
 	if err := strictjson.Check(body, keys); err != nil {
 		return err
@@ -571,8 +535,7 @@ func (e errorBody) protocolError(status int) *ProtocolError {
 	return &ProtocolError{Status: status, Code: e.Code, Message: e.Message}
 }
 
-// post sends body to {base}/v1/approvals/{id}/{kind} until it gets an
-// answer that is not worth retrying, and returns it.
+// post sends body to {base}/v1/approvals/{id}/{kind} until a final answer.
 func (c *Client) post(ctx context.Context, op, id, kind string, body []byte, key string) (answer, error) {
 	if err := validKey(key); err != nil {
 		return answer{}, fmt.Errorf("%s: %w", op, err)
@@ -616,9 +579,8 @@ type permanentError struct{ err error }
 
 func (p permanentError) Error() string { return p.err.Error() }
 
-// try makes one request. A nil error means a final answer. Otherwise the
-// error is retryable unless it is a permanentError, and retryAfter is what
-// the backend asked for (0 when it did not say).
+// try makes one request. A nil error means a final answer; any other but
+// a permanentError is retried, after retryAfter if the backend said.
 func (c *Client) try(ctx context.Context, target string, body []byte, key string) (ans answer, retryAfter time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.tryTimeout)
 	defer cancel()
@@ -661,8 +623,7 @@ func (c *Client) try(ctx context.Context, target string, body []byte, key string
 	return answer{status: resp.StatusCode, body: data}, 0, nil
 }
 
-// retryAfter reads a Retry-After header: delay-seconds, or an HTTP date
-// taken against the injected clock. 0 means absent or unreadable.
+// retryAfter reads Retry-After, seconds or an HTTP date; 0 if unreadable.
 func (c *Client) retryAfter(h string) time.Duration {
 	if h == "" {
 		return 0

@@ -30,8 +30,7 @@ type HandlerOptions struct {
 	Ingester Ingester
 	Logger   *slog.Logger
 	Registry prometheus.Registerer // nil: no metrics registered
-	// IPv6Prefix names the source of a refusal's line, as the connection
-	// limits do (0: connlimit.DefaultIPv6Prefix).
+	// IPv6Prefix names a refusal's source (0: connlimit.DefaultIPv6Prefix).
 	IPv6Prefix int
 }
 
@@ -59,9 +58,8 @@ func NewHandler(o HandlerOptions) *Handler {
 	if o.Registry != nil {
 		o.Registry.MustRegister(h.events)
 	}
-	// The answers an alert watches are counted from 0 at start, so that
-	// the first bad signature or store outage after a start is a rise
-	// (a series that first appears at 1 shows none).
+	// Series an alert watches start at 0, so the first bad signature or
+	// store outage after a start is a rise.
 	h.events.WithLabelValues(typeUnparsed, codeBadSig)
 	for _, typ := range approval.EventTypes() {
 		h.events.WithLabelValues(string(typ), codeUnavailable)
@@ -95,8 +93,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, typeUnparsed, http.StatusRequestEntityTooLarge, codeTooLarge, "the body is over 1 MiB; an event is at most 1 MiB")
 		return
 	}
-	// The raw body is read once, bounded, within the budget for unsigned
-	// bytes, and verified before any parsing.
+	// Read once, within the unsigned-bytes budget; verified before parsing.
 	body, err := bodybudget.Read(w, r, MaxBody)
 	var tooBig *http.MaxBytesError
 	switch {

@@ -29,6 +29,7 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/store"
@@ -300,7 +301,7 @@ func newSenderBed(tb testing.TB, m bedMaker) *senderBed {
 		tb.Fatalf("config.Parse: %v", err)
 	}
 	calls := [][]byte{[]byte(cfg.Backend.CallsSecrets[0].Reveal())}
-	fake := backendtest.New(tb, backendtest.Options{Secrets: calls})
+	fake := backendtest.New(tb, standin.Options{Secrets: calls})
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: calls, MaxElapsed: 10 * time.Second})
 	if err != nil {
 		tb.Fatal(err)
@@ -666,7 +667,7 @@ func (bed *senderBed) checkDecided(tb testing.TB, ids []string) {
 	var outbox sync.WaitGroup
 	outbox.Go(func() { _ = bed.service.RunOutbox(octx, threads.WorkerOptions{Concurrency: 1}) })
 	defer func() { stop(); outbox.Wait() }()
-	answers := map[string]backendtest.ReceivedDecision{}
+	answers := map[string]standin.ReceivedDecision{}
 	for deadline := time.Now().Add(30 * time.Second); len(answers) < len(ids); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			tb.Fatalf("the backend received a decision on %d of %d approvals clicked within 30 s", len(answers), len(ids))

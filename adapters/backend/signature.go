@@ -20,15 +20,13 @@ const (
 	MaxBody = 1 << 20
 	// MaxSkew is how far t may be from the receiver's clock, either way.
 	MaxSkew = 300 * time.Second
-	// MaxSignatures caps the v1 entries of one header. A sender needs one per
-	// secret it rotates through; the cap bounds the HMAC work an
-	// unauthenticated request can cause.
+	// MaxSignatures caps the v1 entries of one header, bounding the HMAC
+	// work an unauthenticated request can cause.
 	MaxSignatures = 8
 )
 
-// ErrBadSignature is returned by Verify for every request that must be
-// answered 401 {"error":"bad_signature"}. The wrapped reason is for logs
-// and never contains a secret or a signature value.
+// ErrBadSignature is Verify's error for a request to answer 401; the
+// wrapped reason never contains a secret or a signature value.
 var ErrBadSignature = errors.New("bad signature")
 
 // Sign returns the header value that signs body at time t with secret:
@@ -38,9 +36,8 @@ func Sign(secret []byte, t time.Time, body []byte) string {
 	return "t=" + ts + ",v1=" + hex.EncodeToString(mac(secret, ts, body))
 }
 
-// SignAll signs body with every secret, one v1 entry each, in order, as a
-// sender does while secrets rotate. With no secrets the header has no v1
-// and every receiver refuses it.
+// SignAll signs body with every secret, one v1 entry each, as a sender
+// does while secrets rotate.
 func SignAll(secrets [][]byte, t time.Time, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
 	var b strings.Builder
@@ -61,34 +58,25 @@ func mac(secret []byte, ts string, body []byte) []byte {
 	return m.Sum(nil)
 }
 
-// Verifier checks the signature header of a received request.
-//
-// It keeps no memory of what it saw: a replay inside the MaxSkew window
-// verifies again. Receivers make that harmless by being idempotent (event
-// ids, Idempotency-Key), as the protocol requires.
+// Verifier checks the signature header of a received request. A replay
+// within MaxSkew verifies again: receivers are idempotent.
 type Verifier struct {
-	// Secrets are all currently valid secrets; a header is accepted when any
-	// v1 matches any of them. Empty secrets are ignored, since an HMAC with
-	// an empty key is one anybody can compute.
+	// Secrets are the valid secrets; empty ones are ignored, since anybody
+	// can compute an HMAC with an empty key.
 	Secrets [][]byte
 	// Now is the receiver's clock; nil means time.Now.
 	Now func() time.Time
 }
 
-// Verify accepts header as a signature of body, or returns an error wrapping
-// ErrBadSignature.
-//
-// The header must be exactly comma-separated "key=value" elements: one t,
-// decimal Unix seconds with no sign or leading zeros, and 1 to
-// MaxSignatures v1, each 64 lowercase hex digits (docs/protocol.md says
-// lowercase, and one spelling per value keeps the check simple). No spaces,
-// no other keys.
+// Verify accepts header as a signature of body, or returns an error
+// wrapping ErrBadSignature. The header is exactly one t and 1 to
+// MaxSignatures v1, in one spelling each (docs/design.md#the-backend-client).
 func (v Verifier) Verify(header string, body []byte) error {
 	if header == "" {
 		return badSignature("no " + SignatureHeader + " header")
 	}
-	// One t and MaxSignatures v1 at most: splitting into one more part than
-	// that detects "too many" without splitting an arbitrarily long header.
+	// One part more than allowed detects "too many" without splitting an
+	// arbitrarily long header.
 	parts := strings.SplitN(header, ",", MaxSignatures+2)
 	if len(parts) > MaxSignatures+1 {
 		return badSignature(fmt.Sprintf("more than %d elements", MaxSignatures+1))
@@ -188,8 +176,7 @@ func (v Verifier) String() string {
 // GoString keeps secrets out of %#v.
 func (v Verifier) GoString() string { return v.String() }
 
-// LogValue keeps secrets out of slog, whose JSON handler would otherwise
-// marshal them.
+// LogValue keeps secrets out of slog's JSON handler.
 func (v Verifier) LogValue() slog.Value {
 	return slog.StringValue(v.String())
 }

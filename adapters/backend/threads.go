@@ -9,8 +9,7 @@ import (
 	"approvalsbot/threads"
 )
 
-// ForThreads is the client as threads.Backend: threads keeps its own
-// types so the core does not depend on the wire.
+// ForThreads is the client as threads.Backend, whose types are the core's.
 func (c *Client) ForThreads() threads.Backend { return threadsBackend{c} }
 
 type threadsBackend struct{ c *Client }

@@ -1,40 +1,20 @@
 // Package chunk cuts and splits chat text to fit a platform's character
-// limits, counted as Slack and Discord count them: UTF-16 code units, as
-// a JavaScript string's length. Both adapters split long text the same
-// way; only how each escapes it differs, and that the caller passes in.
+// limits, counted as Slack and Discord count them (package utf16text).
+// Both adapters split long text the same way; only how each escapes it
+// differs, and that the caller passes in.
 package chunk
 
 import (
 	"strings"
-	"unicode/utf16"
+
+	"approvalsbot/internal/utf16text"
 )
 
-// Len counts s as Slack and Discord count their limits: UTF-16 code units.
-func Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
+// Len is utf16text.Len, for the adapters that split with this package.
+func Len(s string) int { return utf16text.Len(s) }
 
-// Cut shortens s to at most max characters, ending it with "…" when cut.
-func Cut(s string, max int) string {
-	if Len(s) <= max {
-		return s
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		l := utf16.RuneLen(r)
-		if n+l > max-1 {
-			break
-		}
-		b.WriteRune(r)
-		n += l
-	}
-	return b.String() + "…"
-}
+// Cut is utf16text.Cut, for the adapters that split with this package.
+func Cut(s string, max int) string { return utf16text.Cut(s, max) }
 
 // Fence keeps text inside a ``` block from closing it early: a zero width
 // space between backticks breaks the run, so no ``` is left, on both

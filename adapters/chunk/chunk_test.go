@@ -5,51 +5,6 @@ import (
 	"testing"
 )
 
-func TestLenCountsUTF16CodeUnits(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name string
-		in   string
-		want int
-	}{
-		{"empty", "", 0},
-		{"ascii", "abc", 3},
-		{"two-byte", "é", 1},
-		{"three-byte", "…", 1},
-		{"surrogate pair", "😀", 2},
-		{"mixed", "aé😀", 4},
-	}
-	for _, c := range cases {
-		if got := Len(c.in); got != c.want {
-			t.Errorf("%s: Len(%q) = %d, want %d", c.name, c.in, got, c.want)
-		}
-	}
-}
-
-func TestCutMarksTheCutAndStaysWithinMax(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name string
-		in   string
-		max  int
-		want string
-	}{
-		{"fits", "hello", 5, "hello"},
-		{"cut", "hello world", 6, "hello…"},
-		{"pair not split", "ab😀cd", 4, "ab…"},
-		{"pair kept", "ab😀cd", 5, "ab😀…"},
-	}
-	for _, c := range cases {
-		got := Cut(c.in, c.max)
-		if got != c.want {
-			t.Errorf("%s: Cut(%q, %d) = %q, want %q", c.name, c.in, c.max, got, c.want)
-		}
-		if Len(got) > c.max {
-			t.Errorf("%s: %d characters, max %d", c.name, Len(got), c.max)
-		}
-	}
-}
-
 func TestFenceLeavesNoClosingFence(t *testing.T) {
 	t.Parallel()
 	for _, in := range []string{"```", "a ``` b ```` c", "``", "`x`", "``````"} {

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/decidepage"
 	"approvalsbot/approval"
 	"approvalsbot/config"
@@ -71,7 +71,7 @@ func (p *page) checkOf(link string) string {
 	return htmlUnescape(m[1])
 }
 
-func (p *page) decisions() []backendtest.ReceivedDecision {
+func (p *page) decisions() []standin.ReceivedDecision {
 	p.t.Helper()
 	p.drain()
 	return p.fake.Decisions()

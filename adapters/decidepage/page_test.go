@@ -19,6 +19,7 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/decidepage"
 	"approvalsbot/adapters/logsurface"
 	"approvalsbot/config"
@@ -132,7 +133,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	st := open(t)
 	clock := clockwork.NewFakeClockAt(fixtureNow)
 	secret := [][]byte{[]byte(testCallsSecret)}
-	fake := backendtest.New(t, backendtest.Options{Secrets: secret, Now: clock.Now})
+	fake := backendtest.New(t, standin.Options{Secrets: secret, Now: clock.Now})
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret, Now: clock.Now,
 		MaxElapsed: time.Second, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"approvalsbot/adapters/chunk"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
-	"approvalsbot/templates"
 	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
@@ -147,7 +146,7 @@ func (a *Adapter) command(in *inbound, who person) (*answer, threads.Work) {
 // of at most contentMax characters (at least one): per tenant whose
 // approvals the command is about (threads.TenantsFor), to its members only,
 // what waits or its ladders.
-func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*templates.DiscordMessage {
+func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*Message {
 	tenants := a.tenants()
 	member := func(t *tenant.Tenant) bool { _, ok := t.MemberOn(ladder.SurfaceDiscord, who.user); return ok }
 	ids, byChannel := threads.TenantsFor(tenants, func(t *tenant.Tenant) bool { return postsTo(t, who.channel) }, member)
@@ -264,7 +263,7 @@ func ladderSections(id string, t *tenant.Tenant) []string {
 // textMessages packs sections into ephemeral messages of at most
 // contentMax characters, a section cut into lines where it alone is
 // longer; at least one message.
-func textMessages(sections []string) []*templates.DiscordMessage {
+func textMessages(sections []string) []*Message {
 	var texts []string
 	cur := ""
 	for _, s := range sections {
@@ -286,9 +285,9 @@ func textMessages(sections []string) []*templates.DiscordMessage {
 	if cur != "" || len(texts) == 0 {
 		texts = append(texts, cur)
 	}
-	msgs := make([]*templates.DiscordMessage, len(texts))
+	msgs := make([]*Message, len(texts))
 	for i, t := range texts {
-		msgs[i] = &templates.DiscordMessage{Content: t, Flags: ephemeralText, AllowedMentions: templates.DiscordNoMentions()}
+		msgs[i] = &Message{Content: t, Flags: ephemeralText, AllowedMentions: noMentions()}
 	}
 	return msgs
 }

@@ -39,7 +39,7 @@ func (c discordConformance) New(t *testing.T) (threads.Surface, surfacetest.Fake
 	fake.AddChannel(guildID, chApproval, "approvals")
 	s, err := discordad.NewSurface(discordad.Options{Credentials: discordad.Credentials{BotToken: botToken, ApplicationID: appID}, APIURL: fake.URL(),
 		Tenants: func() map[string]*tenant.Tenant { return nil },
-		Store:   c.store, Renderer: c.renderer, PerChannelRate: 1000, Burst: 50})
+		Store:   c.store, PerChannelRate: 1000, Burst: 50})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,6 @@ import (
 	"approvalsbot/adapters/replay"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/ladder"
-	"approvalsbot/templates"
 	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
@@ -88,8 +87,6 @@ type Options struct {
 	// Store is read, and keeps the signed requests seen (shared by every
 	// replica). Required.
 	Store Store
-	// Renderer renders cards and thread replies. Required.
-	Renderer *templates.Renderer
 	// Logger gets the refused requests (at most one line per source and
 	// reason a minute, package refusal), failed answers and gateway
 	// changes; nil discards.
@@ -128,7 +125,6 @@ type Surface struct {
 	publicKey ed25519.PublicKey // nil: interactions over the gateway
 	client    *http.Client
 	tenants   func() map[string]*tenant.Tenant
-	render    *templates.Renderer
 	store     Store
 	log       *slog.Logger
 	refusals  *refusal.Counter // refused requests: counted, and logged at most once a minute per source and reason
@@ -175,9 +171,6 @@ func NewSurface(o Options) (*Surface, error) {
 	}
 	if o.Store == nil {
 		errs = append(errs, errors.New("discord: Store is required"))
-	}
-	if o.Renderer == nil {
-		errs = append(errs, errors.New("discord: Renderer is required"))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -236,7 +229,6 @@ func NewSurface(o Options) (*Surface, error) {
 		publicKey: pub,
 		client:    &client,
 		tenants:   o.Tenants,
-		render:    o.Renderer,
 		store:     o.Store,
 		log:       o.Logger,
 		refusals:  refusals,

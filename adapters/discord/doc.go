@@ -25,11 +25,13 @@
 // registered at start by Run and by RegisterCommands) answer the
 // tenant's members alone, as Slack's /approvals does.
 //
-// Every body the adapter sends is one of its own wire types (package
-// templates' Discord* types, wire.go), with exactly the fields Discord's
-// API documents: discordgo v0.29's own bodies carry nulls and fields the
-// API does not take, and it knows no label component, so its request
-// functions carry the bot's bodies and its types read Discord's answers.
+// Every body the adapter sends is one of its own wire types (wire.go),
+// with exactly the fields Discord's API documents: discordgo v0.29's own
+// bodies carry nulls and fields the API does not take, and it knows no
+// label component, so its request functions carry the bot's bodies and
+// its types read Discord's answers. The card and the thread replies are
+// laid out here (RenderCard, RenderThread) from package templates'
+// platform-neutral card and thread lines.
 //
 // The adapter decides nothing about approvals: threads.Service does (who
 // may decide, self-approval, typed confirmations, superseded cards,

@@ -15,6 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/approval"
@@ -152,7 +153,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	for _, u := range []string{kevin, ada, noc, vic, lee, stranger} {
 		fake.AddUser(u)
 	}
-	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(callsSecret)}})
+	back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(callsSecret)}})
 	keyLine := ""
 	if !ho.gateway {
 		keyLine = fmt.Sprintf("  public_key: %q\n", fake.PublicKeyHex())
@@ -170,11 +171,10 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		open = threadstest.OpenExclusiveSQLite
 	}
 	st := open(t)
-	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o := discordad.Options{Credentials: discordad.Credentials{BotToken: cfg.Discord.BotToken.Reveal(), ApplicationID: cfg.Discord.ApplicationID, PublicKey: cfg.Discord.PublicKey.Reveal()}, APIURL: cfg.Discord.APIURL, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
-		Store: st, Renderer: renderer, Logger: log, PerChannelRate: 1000, Burst: 50}
+		Store: st, Logger: log, PerChannelRate: 1000, Burst: 50}
 	if ho.pinned {
 		o.Now = clock.Now
 	}

@@ -16,11 +16,6 @@ import (
 const (
 	reasonInputID  = "reason"
 	commentInputID = "comment"
-	// labelDescriptionMax: https://discord.com/developers/docs/components/reference#label
-	labelDescriptionMax = 100
-	// textDisplayMax bounds a modal's text display, kept far below
-	// Discord's 4,000 characters.
-	textDisplayMax = 1000
 )
 
 // person is who clicked, where, the interaction token that answers them
@@ -55,9 +50,9 @@ func ephemeral(text string) *answer {
 
 // ephemeralMessage is one sentence to one person, text alone: pinging
 // nobody, showing no link preview.
-func ephemeralMessage(text string) *templates.DiscordMessage {
-	return &templates.DiscordMessage{Content: chunk.Cut(markdown(text), contentMax), Flags: ephemeralText,
-		AllowedMentions: templates.DiscordNoMentions()}
+func ephemeralMessage(text string) *Message {
+	return &Message{Content: chunk.Cut(markdown(text), contentMax), Flags: ephemeralText,
+		AllowedMentions: noMentions()}
 }
 
 // interaction is the one handler both transports feed: it decides the
@@ -99,7 +94,7 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 	if err == nil {
 		act, err = templates.ParseAction(data.CustomID)
 	}
-	if err == nil && data.ComponentType != templates.DiscordButtonType {
+	if err == nil && data.ComponentType != componentButton {
 		err = errors.New("the component is not a button")
 	}
 	if err != nil {
@@ -192,7 +187,7 @@ func denyModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
 		Title:    chunk.Cut(say.DenyTitle(d.Function), modalTitleMax),
-		Components: []templates.DiscordComponent{
+		Components: []Component{
 			textField(say.ReasonLabel, say.ReasonHint(d.Restricted), reasonInputID),
 		},
 	}}
@@ -205,8 +200,8 @@ func commentModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
 		Title:    chunk.Cut(say.ApproveTitle(d.Function), modalTitleMax),
-		Components: []templates.DiscordComponent{
-			templates.DiscordTextDisplay{Content: question(d, act)},
+		Components: []Component{
+			TextDisplay{Content: question(d, act)},
 			textField(say.CommentLabel, say.CommentHint(d.Restricted), commentInputID),
 		},
 	}}
@@ -218,8 +213,8 @@ func confirmModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
 		Title:    chunk.Cut(say.ConfirmTitle, modalTitleMax),
-		Components: []templates.DiscordComponent{
-			templates.DiscordTextDisplay{Content: question(d, act)},
+		Components: []Component{
+			TextDisplay{Content: question(d, act)},
 			textField(say.CommentLabel, say.CommentHint(d.Restricted), commentInputID),
 		},
 	}}
@@ -234,13 +229,13 @@ func question(d threads.Dialog, act templates.Action) string {
 
 // textField is an optional paragraph of at most threads.MaxComment
 // characters, labelled.
-func textField(label, description, id string) templates.DiscordLabel {
-	return templates.DiscordLabel{
+func textField(label, description, id string) Label {
+	return Label{
 		Label:       chunk.Cut(label, textInputLabelMax),
 		Description: chunk.Cut(description, labelDescriptionMax),
-		Component: templates.DiscordTextInput{
+		Component: TextInput{
 			CustomID:  id,
-			Style:     templates.DiscordTextInputParagraph,
+			Style:     textInputParagraph,
 			MaxLength: threads.MaxComment,
 			Required:  false,
 		},
@@ -300,7 +295,7 @@ func (a *Adapter) record(ctx context.Context, act templates.Action, who person, 
 // was.
 func (a *Adapter) recorded(out threads.Clicked) *answer {
 	if card := out.Card; card != nil {
-		msg := a.render.Discord(templates.Build(card.Input()))
+		msg := RenderCard(templates.Build(card.Input()))
 		// Every field set, so buttons that are gone are removed.
 		return &answer{Type: answerUpdate, Data: msg.Edit()}
 	}
@@ -320,7 +315,7 @@ func (a *Adapter) answer(ctx context.Context, who person, text string) {
 // answer Discord may not have recorded it yet and says Unknown Webhook:
 // fresh retries that for a few seconds. A 429 waits as Discord asks, a
 // few times, within ctx.
-func (a *Surface) followup(ctx context.Context, token string, msg *templates.DiscordMessage, fresh bool) error {
+func (a *Surface) followup(ctx context.Context, token string, msg *Message, fresh bool) error {
 	if token == "" {
 		return threads.Permanent(errors.New("no interaction token to answer with"))
 	}
@@ -333,7 +328,7 @@ func (a *Surface) followup(ctx context.Context, token string, msg *templates.Dis
 // editOriginal edits the interaction's original message (for a click,
 // the message clicked; for a deferred answer, its placeholder) through
 // the webhook, under the same retries as followup.
-func (a *Surface) editOriginal(ctx context.Context, token string, edit *templates.DiscordEdit, fresh bool) error {
+func (a *Surface) editOriginal(ctx context.Context, token string, edit *MessageEdit, fresh bool) error {
 	if token == "" {
 		return threads.Permanent(errors.New("no interaction token to answer with"))
 	}

@@ -108,7 +108,7 @@ func TestScrubKeepsTheInteractionTokenOut(t *testing.T) {
 }
 
 func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
-	r := ephemeral(strings.Repeat("@everyone ", 400)).Data.(*templates.DiscordMessage)
+	r := ephemeral(strings.Repeat("@everyone ", 400)).Data.(*Message)
 	if chunk.Len(r.Content) > contentMax || r.AllowedMentions == nil || len(r.AllowedMentions.Parse) != 0 ||
 		strings.Contains(r.Content, "@everyone") {
 		t.Fatalf("%d characters, mentions %+v", chunk.Len(r.Content), r.AllowedMentions)

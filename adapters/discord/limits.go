@@ -9,8 +9,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Discord's limits and deadlines the adapter keeps to. discordgo checks
-// none of them; the card's own limits live in package templates.
+// Discord's limits and deadlines the adapter keeps to; discordgo checks
+// none of them. Lengths are counted as Discord counts them: in UTF-16
+// code units (package utf16text).
 const (
 	// maxRequestBody bounds an interaction body, read once before its
 	// signature is checked. Discord's are a few KB.
@@ -30,13 +31,30 @@ const (
 	// (one store write) may take; a store slower than that is answered
 	// "try again", nothing done.
 	replayCheckBound = 400 * time.Millisecond
-	// tokenLifetime is how long an interaction's token takes follow-ups.
-	tokenLifetime = 15 * time.Minute
 	// followupSettle is how long a follow-up is retried while Discord has
 	// not yet recorded the HTTP answer it follows (Unknown Webhook).
 	followupSettle = 5 * time.Second
 	// contentMax: https://discord.com/developers/docs/resources/message#create-message-jsonform-params
 	contentMax = 2000
+	// Embed limits: https://discord.com/developers/docs/resources/message#embed-object-embed-limits
+	embedTitleMax       = 256
+	embedDescriptionMax = 4096
+	embedFooterMax      = 2048
+	// embedTotalMax bounds title, description, field names and values,
+	// footer and author of all embeds of one message together (a card's
+	// embed has a title, a description and a footer).
+	embedTotalMax = 6000
+	// Component limits: https://discord.com/developers/docs/components/reference#button
+	// and https://discord.com/developers/docs/components/reference#action-row
+	customIDMax    = 100
+	buttonLabelMax = 80
+	buttonsPerRow  = 5
+	rowsMax        = 5
+	// labelDescriptionMax: https://discord.com/developers/docs/components/reference#label
+	labelDescriptionMax = 100
+	// textDisplayMax bounds a modal's text display, kept far below
+	// Discord's 4,000 characters.
+	textDisplayMax = 1000
 	// modalTitleMax, textInputLabelMax and textInputPlaceholderMax:
 	// https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-response-object-modal
 	// and https://discord.com/developers/docs/components/reference#text-input
@@ -68,7 +86,7 @@ const (
 // seconds.
 const (
 	DefaultPerChannelRate rate.Limit = 0.8 // one every 1.25 s
-	DefaultBurst                     = 1
+	DefaultBurst          int        = 1
 	// defaultRetryAfter is the wait for a 429 that names none.
 	defaultRetryAfter = 5 * time.Second
 )

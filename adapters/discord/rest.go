@@ -6,8 +6,6 @@ import (
 	"errors"
 
 	"github.com/bwmarrin/discordgo"
-
-	"approvalsbot/templates"
 )
 
 // call sends body (nil for none) to Discord's REST API through
@@ -39,20 +37,20 @@ type sent struct {
 // pace: the outbox claimed the row within the channel's budget
 // (PaceKey), and a 429 returns the row with Discord's wait, which holds
 // the budget.
-func (a *Surface) send(ctx context.Context, channel string, msg *templates.DiscordMessage) (*sent, error) {
+func (a *Surface) send(ctx context.Context, channel string, msg *Message) (*sent, error) {
 	body, err := a.call(ctx, "POST", discordgo.EndpointChannelMessages(channel), msg, discordgo.EndpointChannelMessages(channel))
 	if err != nil {
 		return nil, err
 	}
 	var m sent
 	if err := json.Unmarshal(body, &m); err != nil || m.ID == "" {
-		return nil, errors.New("Discord returned no message id")
+		return nil, errors.New("no message id in Discord's answer")
 	}
 	return &m, nil
 }
 
 // editMessage replaces a posted message's content, embeds and buttons.
-func (a *Surface) editMessage(ctx context.Context, channel, message string, edit *templates.DiscordEdit) error {
+func (a *Surface) editMessage(ctx context.Context, channel, message string, edit *MessageEdit) error {
 	_, err := a.call(ctx, "PATCH", discordgo.EndpointChannelMessage(channel, message), edit, discordgo.EndpointChannelMessage(channel, ""))
 	return err
 }
@@ -80,7 +78,7 @@ func (a *Surface) startThread(ctx context.Context, channel, messageID, name stri
 	}
 	var ch sent
 	if err := json.Unmarshal(body, &ch); err != nil || ch.ID == "" {
-		return "", errors.New("Discord returned no thread id")
+		return "", errors.New("no thread id in Discord's answer")
 	}
 	return ch.ID, nil
 }

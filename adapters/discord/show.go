@@ -27,13 +27,13 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 		a.answer(ctx, who, out.Reason.String())
 		return
 	}
-	var msgs []*templates.DiscordMessage
+	var msgs []*Message
 	if shown.Details != nil {
 		msgs = append(msgs, a.details(*shown.Details))
 	}
 	for _, text := range argumentMessages(act, shown.Arguments, maxShowMessages-len(msgs)) {
-		msgs = append(msgs, &templates.DiscordMessage{Content: text, Flags: ephemeralText,
-			AllowedMentions: templates.DiscordNoMentions()})
+		msgs = append(msgs, &Message{Content: text, Flags: ephemeralText,
+			AllowedMentions: noMentions()})
 	}
 	for _, m := range msgs {
 		if err := a.followup(ctx, who.token, m, true); err != nil {
@@ -64,15 +64,15 @@ func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) 
 		a.answer(ctx, who, shown.TooLarge.String())
 		return
 	}
-	msgs := []*templates.DiscordMessage{ephemeralMessage(shown.Lead.String())}
+	msgs := []*Message{ephemeralMessage(shown.Lead.String())}
 	for _, text := range body {
-		msgs = append(msgs, &templates.DiscordMessage{Content: text, Flags: ephemeralText,
-			AllowedMentions: templates.DiscordNoMentions()})
+		msgs = append(msgs, &Message{Content: text, Flags: ephemeralText,
+			AllowedMentions: noMentions()})
 	}
 	last := ephemeralMessage(say.ApproveShownLine)
-	last.Components = []templates.DiscordComponent{templates.DiscordActionRow{Components: []templates.DiscordComponent{
-		templates.DiscordButton{Style: templates.DiscordButtonSuccess, Label: say.ApproveShown, CustomID: templates.EncodeAction(*shown.Approve)},
-		templates.DiscordButton{Style: templates.DiscordButtonSecondary, Label: say.ApproveNoteShown, CustomID: templates.EncodeAction(*shown.ApproveNote)}}}}
+	last.Components = []Component{ActionRow{Components: []Component{
+		Button{Style: buttonSuccess, Label: say.ApproveShown, CustomID: templates.EncodeAction(*shown.Approve)},
+		Button{Style: buttonSecondary, Label: say.ApproveNoteShown, CustomID: templates.EncodeAction(*shown.ApproveNote)}}}}
 	msgs = append(msgs, last)
 	for _, m := range msgs {
 		if err := a.followup(ctx, who.token, m, true); err != nil {
@@ -85,13 +85,13 @@ func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) 
 
 // details renders the card of Show details as a follow-up, without its
 // buttons. It carries the card's embed, so it cannot suppress embeds.
-func (a *Surface) details(in templates.Input) *templates.DiscordMessage {
-	msg := a.render.Discord(templates.Build(in))
-	return &templates.DiscordMessage{
+func (a *Surface) details(in templates.Input) *Message {
+	msg := RenderCard(templates.Build(in))
+	return &Message{
 		Content:         chunk.Cut(say.Details+" "+msg.Content, contentMax),
 		Embeds:          msg.Embeds,
-		Flags:           templates.DiscordFlagEphemeral,
-		AllowedMentions: templates.DiscordNoMentions(),
+		Flags:           flagEphemeral,
+		AllowedMentions: noMentions(),
 	}
 }
 

@@ -21,10 +21,10 @@ import (
 // title and image under the bot's name). SUPPRESS_EMBEDS hides every
 // embed of a message, so a card, which is an embed, cannot carry it.
 // https://discord.com/developers/docs/resources/message#message-object-message-flags
-const noPreviews = templates.DiscordFlagSuppressEmbeds
+const noPreviews = flagSuppressEmbeds
 
 // ephemeralText is an answer to one person that is text alone.
-const ephemeralText = templates.DiscordFlagEphemeral | noPreviews
+const ephemeralText = flagEphemeral | noPreviews
 
 // Post puts a card at a target: a channel (discord:channel:ID), where a
 // thread is started from the card's message for everything that follows,
@@ -39,7 +39,7 @@ func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
 	}
 	what := fmt.Sprintf("post card of %s to %s", req.Card.Approval.ID, req.Target)
-	msg := a.render.Discord(templates.Build(req.Card.Input()))
+	msg := RenderCard(templates.Build(req.Card.Input()))
 	if req.Thread != nil {
 		channel, inThread, err := a.threadOf(ctx, *req.Thread, req.Card)
 		if err != nil {
@@ -86,7 +86,7 @@ func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Card.Approval == nil {
 		return threads.Permanent(errors.New("edit card: the card has no approval"))
 	}
-	msg := a.render.Discord(templates.Build(req.Card.Input()))
+	msg := RenderCard(templates.Build(req.Card.Input()))
 	err := a.editMessage(ctx, req.Post.Channel, req.Post.Ref, msg.Edit())
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
@@ -104,7 +104,7 @@ func (a *Surface) Reply(ctx context.Context, req threads.ReplyRequest) error {
 	if err != nil {
 		return classify(what, err)
 	}
-	msg := a.render.DiscordThread(req.Message())
+	msg := RenderThread(req.Message())
 	msg.Flags |= noPreviews
 	_, err = a.send(ctx, channel, msg)
 	return classify(what, err)
@@ -118,7 +118,7 @@ func (a *Surface) Notice(ctx context.Context, req threads.NoticeRequest) error {
 		return err
 	}
 	for _, text := range chunk.Lines(markdown(approval.RedactText(req.Text)), contentMax) {
-		if _, err := a.send(ctx, channel, &templates.DiscordMessage{Content: text, AllowedMentions: templates.DiscordNoMentions(), Flags: noPreviews}); err != nil {
+		if _, err := a.send(ctx, channel, &Message{Content: text, AllowedMentions: noMentions(), Flags: noPreviews}); err != nil {
 			return classify("post notice to "+req.Target, err)
 		}
 	}
@@ -134,7 +134,7 @@ func (a *Surface) Notice(ctx context.Context, req threads.NoticeRequest) error {
 func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 	text := approval.RedactText(req.Text)
 	if req.Card != nil && req.Reply != "" {
-		msg := a.render.Discord(templates.Build(req.Card.Input()))
+		msg := RenderCard(templates.Build(req.Card.Input()))
 		_, err := a.call(ctx, "PATCH", endpointOriginal(a.appID, req.Reply), msg.Edit(), endpointOriginal(a.appID, ""))
 		if err != nil {
 			if !refused(err) {
@@ -167,8 +167,8 @@ func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.send(ctx, channel, &templates.DiscordMessage{Content: chunk.Cut(markdown(text), contentMax),
-		AllowedMentions: templates.DiscordNoMentions(), Flags: noPreviews})
+	_, err = a.send(ctx, channel, &Message{Content: chunk.Cut(markdown(text), contentMax),
+		AllowedMentions: noMentions(), Flags: noPreviews})
 	return classify("answer "+req.User+" by DM", err)
 }
 

@@ -229,7 +229,7 @@ func newBubbleBot(t *testing.T, h *harness, limit rate.Limit, burst int) *bubble
 	reg := prometheus.NewRegistry()
 	svc, err := threads.New(threads.Options{Store: st, Tenants: h.cfg, Clock: bubbleClock{}, Logger: o.Logger,
 		Metrics: threads.NewMetrics(reg), Surfaces: map[string]threads.Surface{"discord": ad},
-		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: o.Renderer})})
+		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: threadstest.Renderer(t)})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,21 +3,224 @@ package discord
 import (
 	"encoding/json"
 	"errors"
-
-	"approvalsbot/templates"
 )
 
-// The adapter's own wire types for what it sends and reads of an
-// interaction, beside the message bodies of package templates. Like
-// those, they carry exactly the fields Discord's API documents (checked
-// against discord-api-types 0.38: APIInteractionResponse and its
-// callback data, APIModalInteractionResponseCallbackData,
-// APIInteraction, APIModalSubmission, RESTPutAPIApplicationCommandsJSONBody),
-// because discordgo v0.29 cannot: its InteractionResponseData sends
-// "tts", "content", "embeds" and "components" in a modal, nulls where
-// the API wants a field absent, and knows no label component, so its
-// Interaction cannot even decode a submitted modal that has one (the
-// whole interaction fails on "unknown component type: 18").
+// Discord's wire format for what the bot sends (message bodies, edits,
+// the components of messages and modals, interaction answers) and what
+// it reads of an interaction, with exactly the fields Discord's API
+// documents (checked field by field against discord-api-types 0.38:
+// RESTPostAPIChannelMessageJSONBody, RESTPatchAPIChannelMessageJSONBody,
+// RESTPostAPIWebhookWithTokenJSONBody, APIInteractionResponse and its
+// callback data, APIModalInteractionResponseCallbackData, APIInteraction,
+// APIModalSubmission, RESTPutAPIApplicationCommandsJSONBody and the
+// component types of payloads/v10/message.ts) and no other.
+//
+// discordgo v0.29 cannot say these bodies: its MessageSend has no
+// omitempty on embeds, components and sticker_ids, so every message
+// without them carries "embeds": null, "components": null and
+// "sticker_ids": null, which the API's types do not take (each is an
+// optional array, never null); InteractionResponseData always carries
+// "tts", "content", "embeds" and "components", which a modal must not
+// carry; WebhookParams carries "components": null; MessageEdit marshals
+// its ID and Channel as keys of the body; and it knows no label
+// component (type 18), which replaces action rows in modals (action rows
+// there are deprecated), so its Interaction cannot even decode a
+// submitted modal that has one (the whole interaction fails on "unknown
+// component type: 18"). So the bot sends these types through discordgo's
+// request functions, and reads Discord's other answers with discordgo's
+// types.
+
+// Message flags the bot sets and reads:
+// https://discord.com/developers/docs/resources/message#message-object-message-flags
+const (
+	flagSuppressEmbeds = 1 << 2
+	flagEphemeral      = 1 << 6
+)
+
+// Message is a new message: a create (POST /channels/{id}/messages), an
+// interaction's follow-up (POST /webhooks/{app}/{token}) or a message
+// answer to an interaction (type 4). A field left empty is not sent.
+type Message struct {
+	Content         string           `json:"content,omitempty"`
+	Embeds          []Embed          `json:"embeds,omitempty"`
+	Components      []Component      `json:"components,omitempty"`
+	AllowedMentions *AllowedMentions `json:"allowed_mentions,omitempty"`
+	Flags           int              `json:"flags,omitempty"`
+}
+
+// MessageEdit replaces a message's content, embeds and components: an
+// edit (PATCH /channels/{id}/messages/{id}, PATCH …/messages/@original)
+// or the data of an UPDATE_MESSAGE answer (type 7). Embeds and
+// components are always sent, as arrays (an empty one removes them all):
+// a decided card's buttons go. Build one with Message.Edit.
+type MessageEdit struct {
+	Content         string           `json:"content"`
+	Embeds          []Embed          `json:"embeds"`
+	Components      []Component      `json:"components"`
+	AllowedMentions *AllowedMentions `json:"allowed_mentions,omitempty"`
+}
+
+// Edit is m as the edit of a posted message.
+func (m *Message) Edit() *MessageEdit {
+	e := &MessageEdit{Content: m.Content, Embeds: m.Embeds, Components: m.Components, AllowedMentions: m.AllowedMentions}
+	if e.Embeds == nil {
+		e.Embeds = []Embed{}
+	}
+	if e.Components == nil {
+		e.Components = []Component{}
+	}
+	return e
+}
+
+// Embed is a rich embed: the fields a card uses.
+type Embed struct {
+	Title       string       `json:"title,omitempty"`
+	URL         string       `json:"url,omitempty"`
+	Description string       `json:"description,omitempty"`
+	Color       int          `json:"color,omitempty"`
+	Footer      *EmbedFooter `json:"footer,omitempty"`
+}
+
+// EmbedFooter is an embed's footer.
+type EmbedFooter struct {
+	Text string `json:"text"`
+}
+
+// AllowedMentions says whom a message may ping. Parse is always sent: an
+// empty list parses no mention from the content, so only Users and Roles
+// ping.
+type AllowedMentions struct {
+	Parse []string `json:"parse"`
+	Users []string `json:"users,omitempty"`
+	Roles []string `json:"roles,omitempty"`
+}
+
+// noMentions pings nobody.
+func noMentions() *AllowedMentions {
+	return &AllowedMentions{Parse: []string{}}
+}
+
+// Component types:
+// https://discord.com/developers/docs/components/reference#component-object-component-types
+const (
+	componentActionRow   = 1
+	componentButton      = 2
+	componentTextInput   = 4
+	componentTextDisplay = 10
+	componentLabel       = 18
+)
+
+// Button styles and text input styles:
+// https://discord.com/developers/docs/components/reference#button-button-styles
+const (
+	buttonSecondary = 2
+	buttonSuccess   = 3
+	buttonDanger    = 4
+
+	textInputParagraph = 2
+)
+
+// Component is one of the component types below; each writes its own
+// "type".
+type Component interface {
+	json.Marshaler
+	component()
+}
+
+// ActionRow holds a message's buttons (at most five). It is not used in
+// modals, where Discord has deprecated it for Label.
+type ActionRow struct {
+	Components []Component
+}
+
+// Button is a button that sends its CustomID back when clicked.
+type Button struct {
+	Style    int
+	Label    string
+	CustomID string
+}
+
+// Label is a modal's field: its label, an optional description, and the
+// input it labels.
+type Label struct {
+	Label       string
+	Description string
+	Component   Component
+}
+
+// TextInput is a text field of a modal, inside a Label (which carries
+// its label: a text input in a label takes none).
+type TextInput struct {
+	CustomID    string
+	Style       int
+	Placeholder string
+	MaxLength   int
+	Required    bool
+}
+
+// TextDisplay is markdown text in a modal.
+type TextDisplay struct {
+	Content string
+}
+
+func (ActionRow) component()   {}
+func (Button) component()      {}
+func (Label) component()       {}
+func (TextInput) component()   {}
+func (TextDisplay) component() {}
+
+// MarshalJSON writes an action row; its components are always an array.
+func (r ActionRow) MarshalJSON() ([]byte, error) {
+	c := r.Components
+	if c == nil {
+		c = []Component{}
+	}
+	return json.Marshal(struct {
+		Type       int         `json:"type"`
+		Components []Component `json:"components"`
+	}{componentActionRow, c})
+}
+
+// MarshalJSON writes a button.
+func (b Button) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type     int    `json:"type"`
+		Style    int    `json:"style"`
+		Label    string `json:"label,omitempty"`
+		CustomID string `json:"custom_id"`
+	}{componentButton, b.Style, b.Label, b.CustomID})
+}
+
+// MarshalJSON writes a label.
+func (l Label) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type        int       `json:"type"`
+		Label       string    `json:"label"`
+		Description string    `json:"description,omitempty"`
+		Component   Component `json:"component"`
+	}{componentLabel, l.Label, l.Description, l.Component})
+}
+
+// MarshalJSON writes a text input; required is always said, since
+// Discord's default is true.
+func (t TextInput) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type        int    `json:"type"`
+		CustomID    string `json:"custom_id"`
+		Style       int    `json:"style"`
+		Placeholder string `json:"placeholder,omitempty"`
+		MaxLength   int    `json:"max_length,omitempty"`
+		Required    bool   `json:"required"`
+	}{componentTextInput, t.CustomID, t.Style, t.Placeholder, t.MaxLength, t.Required})
+}
+
+// MarshalJSON writes a text display.
+func (t TextDisplay) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type    int    `json:"type"`
+		Content string `json:"content"`
+	}{componentTextDisplay, t.Content})
+}
 
 // Interaction and answer types:
 // https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-object-interaction-type
@@ -53,9 +256,9 @@ type flagsOnly struct {
 // modal is a modal's data: at most five labels or text displays (action
 // rows in modals are deprecated).
 type modal struct {
-	CustomID   string                       `json:"custom_id"`
-	Title      string                       `json:"title"`
-	Components []templates.DiscordComponent `json:"components"`
+	CustomID   string      `json:"custom_id"`
+	Title      string      `json:"title"`
+	Components []Component `json:"components"`
 }
 
 // choices answers autocomplete; the bot offers none.
@@ -84,13 +287,10 @@ type inboundMessage struct {
 	Flags int `json:"flags"`
 }
 
-// messageEphemeral is Discord's EPHEMERAL message flag (1 << 6).
-const messageEphemeral = 1 << 6
-
 // fromPrivateAnswer reports whether the component used is on an
 // ephemeral message: a private answer of the bot's.
 func (in *inbound) fromPrivateAnswer() bool {
-	return in.Message != nil && in.Message.Flags&messageEphemeral != 0
+	return in.Message != nil && in.Message.Flags&flagEphemeral != 0
 }
 
 type inboundMember struct {
@@ -139,7 +339,7 @@ type submitted struct {
 func value(cs []submitted, id string) string {
 	for _, c := range cs {
 		switch {
-		case c.Type == templates.DiscordTextInputType && c.CustomID == id:
+		case c.Type == componentTextInput && c.CustomID == id:
 			return c.Value
 		case c.Component != nil:
 			if v := value([]submitted{*c.Component}, id); v != "" {
@@ -179,6 +379,6 @@ func (in *inbound) data(v any) error {
 }
 
 // messageAnswer is an ephemeral or public message as an answer.
-func messageAnswer(m *templates.DiscordMessage) *answer {
+func messageAnswer(m *Message) *answer {
 	return &answer{Type: answerMessage, Data: m}
 }

@@ -24,10 +24,6 @@ import (
 // 0.38): no field it does not take, no null where the field is to be
 // left out.
 func TestEveryBodyIsWhatDiscordTakes(t *testing.T) {
-	r, err := templates.New(templates.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	check := func(what string, f func([]byte) string, v any) {
 		t.Helper()
 		b, err := json.Marshal(v)
@@ -54,7 +50,7 @@ func TestEveryBodyIsWhatDiscordTakes(t *testing.T) {
 		}
 		if ev.Approval == nil {
 			if m, ok := templates.ThreadFromEvent(ev); ok {
-				msg := r.DiscordThread(m)
+				msg := RenderThread(m)
 				msg.Flags |= noPreviews
 				check(f+" thread reply", discordtest.CheckMessageCreate, msg)
 				bodies++
@@ -66,14 +62,14 @@ func TestEveryBodyIsWhatDiscordTakes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg := r.Discord(templates.Build(in))
+			msg := RenderCard(templates.Build(in))
 			name := f + " " + state
 			check(name+" post", discordtest.CheckMessageCreate, msg)
 			check(name+" edit", discordtest.CheckMessageEdit, msg.Edit())
 			check(name+" @original edit", discordtest.CheckOriginalEdit, msg.Edit())
 			check(name+" UPDATE_MESSAGE", discordtest.CheckResponse, &answer{Type: answerUpdate, Data: msg.Edit()})
 			in.RevealContent = true
-			check(name+" details", discordtest.CheckFollowup, (&Surface{render: r}).details(in))
+			check(name+" details", discordtest.CheckFollowup, (&Surface{}).details(in))
 			bodies += 5
 		}
 		act := templates.Action{Kind: templates.ActionApprove, ApprovalID: ev.Approval.ID, Revision: ev.Approval.Revision}
@@ -86,12 +82,12 @@ func TestEveryBodyIsWhatDiscordTakes(t *testing.T) {
 		check(f+" deny modal", discordtest.CheckResponse, denyModal(d, act))
 		bodies += 3
 	}
-	escalation := r.DiscordThread(templates.Escalation("a-1", []templates.Mention{{Target: "discord:user:1", Name: "k"},
+	escalation := RenderThread(templates.Escalation("a-1", []templates.Mention{{Target: "discord:user:1", Name: "k"},
 		{Target: "discord:role:2", Name: "o"}}, 15*time.Minute))
 	check("escalation", discordtest.CheckMessageCreate, escalation)
 	check("ephemeral answer", discordtest.CheckResponse, ephemeral("no"))
 	check("ephemeral follow-up", discordtest.CheckFollowup, ephemeralMessage(strings.Repeat("x", 3000)))
-	check("notice", discordtest.CheckMessageCreate, &templates.DiscordMessage{Content: "n", AllowedMentions: templates.DiscordNoMentions(),
+	check("notice", discordtest.CheckMessageCreate, &Message{Content: "n", AllowedMentions: noMentions(),
 		Flags: noPreviews})
 	check("deferred update", discordtest.CheckResponse, deferUpdate())
 	check("deferred ephemeral", discordtest.CheckResponse, &answer{Type: answerDeferredMessage, Data: flagsOnly{Flags: ephemeralText}})

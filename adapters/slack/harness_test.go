@@ -22,6 +22,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/approval"
@@ -138,7 +139,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	for _, u := range []string{"U0KEVIN", "U0ADA", "U0LEE", "U0NOC", "U0VIC", "U0STRANGER"} {
 		fake.AddUser(u)
 	}
-	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(callsSecret)}})
+	back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(callsSecret)}})
 	appLine := ""
 	if ho.socket {
 		appLine = "  app_token: \"${SLACK_APP_TOKEN}\"\n"

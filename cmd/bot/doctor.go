@@ -309,7 +309,7 @@ func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *
 	}
 	if cfg.Discord != nil {
 		check("discord", func(rd *templates.Renderer) (surface, error) {
-			ad, err := discord.NewSurface(discord.Options{Credentials: app.DiscordCredentials(cfg.Discord), APIURL: cfg.Discord.APIURL, Tenants: tenants, Renderer: rd, Store: st})
+			ad, err := discord.NewSurface(discord.Options{Credentials: app.DiscordCredentials(cfg.Discord), APIURL: cfg.Discord.APIURL, Tenants: tenants, Store: st})
 			if err != nil || !register {
 				return ad, err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/store/sqlite"
 )
@@ -71,7 +72,7 @@ func TestDoctorReportsNetworkFailuresAsSuch(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	migratedStore(t, filepath.Join(dir, "bot.db"))
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	down := closedAddr(t)
 	cfg := `store: {dsn: "file:` + filepath.Join(dir, "bot.db") + `"}
 backend:
@@ -130,7 +131,7 @@ tenants:
 // wrong secret, or something that does not speak the protocol.
 func TestDoctorChecksTheBackend(t *testing.T) {
 	t.Parallel()
-	otherSecret := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte("not-the-bot-calls-secret-0123456789")}})
+	otherSecret := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte("not-the-bot-calls-secret-0123456789")}})
 	notABackend := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(notABackend.Close)
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -177,7 +178,7 @@ func TestDoctorDoesNotCreateTheStore(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "bot.db")
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	code, out, errOut := runDoctor(t, dir, `store: {dsn: "file:`+db+`"}
 backend:
   url: "`+fake.URL()+`"
@@ -211,7 +212,7 @@ func TestDoctorAllWell(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	migratedStore(t, filepath.Join(dir, "bot.db"))
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	code, out, errOut := runDoctor(t, dir, `store: {dsn: "file:`+filepath.Join(dir, "bot.db")+`"}
 backend:
   url: "`+fake.URL()+`"
@@ -230,7 +231,7 @@ tenants:
 // address the internet reaches is a problem.
 func TestDoctorChecksBothListeners(t *testing.T) {
 	t.Parallel()
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	public := "listen: :8080 serves interactions, the decision page and health\n"
 	for _, c := range []struct{ name, private, want string }{
 		{"loopback", "127.0.0.1:9090", "listen_private: 127.0.0.1:9090 serves the job backend's events, metrics and health\n"},
@@ -272,7 +273,7 @@ func TestDoctorRegistersDiscordsCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	migratedStore(t, filepath.Join(dir, "bot.db"))
-	back := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	dc := discordtest.New(t, discordtest.Options{Token: "doctor-discord-token", ApplicationID: "1100000000000000000"})
 	dc.AddGuild("1200000000000000000", "acme", discordgo.PermissionViewChannel|discordgo.PermissionSendMessages|
 		discordgo.PermissionEmbedLinks|discordgo.PermissionCreatePublicThreads|discordgo.PermissionSendMessagesInThreads|

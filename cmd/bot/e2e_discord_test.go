@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
@@ -32,7 +34,7 @@ func endToEndDiscord(t *testing.T, ev *fixtureEvents) {
 	dc.AddGuild(guildID, "acme", discordad.Permissions)
 	dc.AddChannel(guildID, channel, "approvals")
 	dc.AddUser(kevin)
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	fake.AddApproval("a-merge1", 1, readArguments(t, "a-merge1.json"), false)
 	cfg := fmt.Sprintf(`listen: "127.0.0.1:0"
 store: {driver: sqlite, dsn: "file:%s"}
@@ -100,10 +102,9 @@ tenants:
 	if res.Status != http.StatusOK || !res.Answered() || time.Since(start) > 3*time.Second {
 		t.Fatalf("the confirmation was answered %d %q (%s) after %s", res.Status, res.Body, res.Problem, time.Since(start))
 	}
-	for len(fake.Decisions()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	got := fake.Decisions()
+	wait, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	got := fake.WaitDecisions(wait, 1)
 	if len(got) != 1 {
 		t.Fatalf("the backend got %d decisions", len(got))
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/internal/bodybudget"
 	"approvalsbot/internal/connlimit"
@@ -361,7 +362,7 @@ var argumentsCheck = regexp.MustCompile(`<input type="hidden" name="check" value
 func TestClosedLinkLooksNothingUp(t *testing.T) {
 	dir := t.TempDir()
 	sink := smtptest.Start(t, smtptest.Options{})
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	fake.AddApproval(ladderApproval, 1, readArguments(t, ladderApproval+".json"), false)
 	fake.SetFunction(ladderApproval, "acme_github.merge")
 	bot := startBot(t, mailConfig(t, dir, freeAddr(t), fake.URL(), sink.Addr))

@@ -15,6 +15,7 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/templates"
 )
@@ -45,7 +46,7 @@ func TestKillDuringLoad(t *testing.T) {
 		sl.AddChannel(killChannel(c), strings.ToLower(killChannel(c)), true)
 	}
 	sl.AddUser("U0KEVIN")
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	args := readArguments(t, "a-merge1.json")
 	for i := range approvals {
 		fake.AddApproval(killApproval(i), 1, args, false)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 )
 
 // The ladder end to end: the built binary with second-scale ladders, its
@@ -68,7 +69,7 @@ tenants:
 // checks the calls secret the bot is given (botEnv).
 func ladderBackend(t *testing.T) *backendtest.Fake {
 	t.Helper()
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	fake.AddApproval(ladderApproval, 1, readArguments(t, ladderApproval+".json"), false)
 	fake.SetFunction(ladderApproval, "acme_github.merge")
 	return fake

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/notify/smtptest"
 )
 
@@ -103,7 +104,7 @@ func TestMailDecisionPageEndToEnd(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	sink := smtptest.Start(t, smtptest.Options{})
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	fake.AddApproval(ladderApproval, 1, readArguments(t, ladderApproval+".json"), false)
 	fake.SetFunction(ladderApproval, "acme_github.merge")
 	listen := freeAddr(t)

@@ -23,6 +23,7 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/templates"
 )
@@ -745,7 +746,7 @@ func startReplicaFleet(t *testing.T) *replicaRig {
 	sl.AddChannel("C0APPROVALS", "approvals", true)
 	sl.AddUser("U0KEVIN")
 	sl.AddUser("U0ADA")
-	f.fake = backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	f.fake = backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	args := readArguments(t, "a-merge1.json")
 	f.events = eventsNow(t)
 	f.digest = eventDigest(t, f.events.event(t, "merge.json"))
@@ -1115,14 +1116,14 @@ type decisionTally struct {
 // Deny clicked again because its dialog did not open.
 func (f *replicaRig) checkBackendSaw(t *testing.T, load *replicaLoad, kill *replicaKill) decisionTally {
 	var tally decisionTally
-	var decisions map[string][]backendtest.ReceivedDecision
+	var decisions map[string][]standin.ReceivedDecision
 	decisions, tally.replays = f.checkDecisionCalls(t, kill.allowedRepeats())
 	stored := f.storedApprovals(t)
 	for i := range f.n {
 		id := replicaApprovalID(i)
 		ds := decisions[id]
 		firsts := 0
-		var first backendtest.DecisionRequest
+		var first standin.DecisionRequest
 		for _, d := range ds {
 			if !d.Replay {
 				firsts++
@@ -1184,8 +1185,8 @@ func (f *replicaRig) checkBackendSaw(t *testing.T, load *replicaLoad, kill *repl
 // (allowed is its allowedRepeats). It checks that the backend got
 // decisions on every approval, and returns them by approval with the
 // number of replays.
-func (f *replicaRig) checkDecisionCalls(t *testing.T, allowed map[string]bool) (map[string][]backendtest.ReceivedDecision, int) {
-	decisions := map[string][]backendtest.ReceivedDecision{}
+func (f *replicaRig) checkDecisionCalls(t *testing.T, allowed map[string]bool) (map[string][]standin.ReceivedDecision, int) {
+	decisions := map[string][]standin.ReceivedDecision{}
 	keys := map[string]string{}
 	replays := 0
 	for _, d := range f.fake.Decisions() {

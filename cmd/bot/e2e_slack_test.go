@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/templates"
 )
@@ -45,7 +47,7 @@ func endToEndSlack(t *testing.T, ev *fixtureEvents) {
 	sl := slacktest.New(t, slacktest.Options{Token: "xoxb-e2e"})
 	sl.AddChannel("C0APPROVALS", "approvals", true)
 	sl.AddUser("U0KEVIN")
-	fake := backendtest.New(t, backendtest.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
 	fake.AddApproval("a-merge1", 1, readArguments(t, "a-merge1.json"), false)
 	cfg := fmt.Sprintf(`listen: "127.0.0.1:0"
 store: {driver: sqlite, dsn: "file:%s"}
@@ -94,11 +96,9 @@ tenants:
 		t.Fatalf("the click was answered %d after %s", status, time.Since(start))
 	}
 
-	deadline := time.Now().Add(20 * time.Second)
-	for len(fake.Decisions()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	got := fake.Decisions()
+	wait, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got := fake.WaitDecisions(wait, 1)
 	if len(got) != 1 {
 		t.Fatalf("the backend got %d decisions", len(got))
 	}

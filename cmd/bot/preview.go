@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"approvalsbot/adapters/discord"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
@@ -76,7 +77,7 @@ func cmdPreview(args []string, stdout io.Writer) error {
 		case "slack":
 			return printJSON(stdout, r.SlackThread(msg))
 		case "discord":
-			return printJSON(stdout, r.DiscordThread(msg))
+			return printJSON(stdout, discord.RenderThread(msg))
 		}
 		_, err := io.WriteString(stdout, r.TextThread(msg))
 		return err
@@ -148,7 +149,7 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	case "slack":
 		return printJSON(stdout, r.Slack(c))
 	case "discord":
-		return printJSON(stdout, r.Discord(c))
+		return printJSON(stdout, discord.RenderCard(c))
 	}
 	_, err = io.WriteString(stdout, r.Text(c))
 	return err

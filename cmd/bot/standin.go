@@ -42,7 +42,7 @@ func cmdBackend(ctx context.Context, args []string, stdout io.Writer, getenv env
 			return err
 		}
 	}
-	b, err := standin.New(standin.Options{Secrets: config.RevealAll(cfg.Backend.CallsSecrets), Arguments: *arguments, Out: stdout})
+	b, err := standin.New(standin.Options{Secrets: config.RevealAll(cfg.Backend.CallsSecrets), Learn: true, Arguments: *arguments, Out: stdout})
 	if err != nil {
 		return err
 	}

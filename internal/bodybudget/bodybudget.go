@@ -1,14 +1,7 @@
-// Package bodybudget bounds the memory that request bodies hold before
-// their signature is verified. Until then anyone on the internet can send
-// them, so the bytes of all bodies being read come out of one budget,
-// shared fairly between sources (a source is what the connection limiter
-// counts, connlimit.SourcePrefix: an IPv4 address, or an IPv6 prefix).
-//
-// When the budget is full, a source holding less than its fair share is
-// still admitted, at the cost of the largest body of the source holding
-// the most; any other request is answered 503 with Retry-After, its body
-// unread. A body that trickles below a minimum rate is cut off. How and
-// why: docs/design.md#the-request-body-budget.
+// Package bodybudget bounds the memory request bodies hold before their
+// signature is verified: the bytes of all bodies being read come out of
+// one budget, shared fairly between sources (connlimit.SourcePrefix), and
+// a body that trickles is cut off (docs/design.md#the-request-body-budget).
 package bodybudget
 
 import (
@@ -31,26 +24,22 @@ import (
 // Defaults (README, Security: "Open connections").
 const (
 	// DefaultTotal is the budget: 32 full-size (1 MiB) events at once, or
-	// thousands of clicks of a few KiB. It bounds what unsigned bodies may
-	// cost, on top of what open connections cost (their header buffers).
+	// thousands of clicks of a few KiB.
 	DefaultTotal = 32 << 20
-	// DefaultMinRate is the rate a body must average after the grace: a
-	// 1 MiB body takes at most 16 s at it, within the server's 30 s
-	// ReadTimeout.
+	// DefaultMinRate is the rate a body must average after the grace: 16 s
+	// for 1 MiB, within the server's 30 s ReadTimeout.
 	DefaultMinRate = 64 << 10
 	// DefaultGrace is how long a body may take before the rate counts.
 	DefaultGrace = 5 * time.Second
 	// DefaultRetryAfter is what a refused request is told to wait: about
 	// how long a trickling body holds its bytes before it is cut off.
 	DefaultRetryAfter = 10 * time.Second
-	// step is what a body without a Content-Length is admitted for first;
-	// it grows by doubling, each growth admitted again.
+	// step is what a body without a Content-Length is admitted for first.
 	step = 16 << 10
 )
 
-// ErrBusy is Read's error for a request refused by the budget, unread or
-// cut off to make room for a source under its share. Read has set
-// Retry-After and Connection: close; the caller answers 503.
+// ErrBusy is Read's error for a request the budget refused or cut off;
+// Read has set Retry-After and Connection: close: answer 503.
 var ErrBusy = errors.New("the budget for unauthenticated request bodies is spent; retry later")
 
 // ErrTooSlow is Read's error for a body that fell under the minimum rate.
@@ -62,21 +51,17 @@ type Options struct {
 	MinRate    int64         // bytes per second a body must average after Grace
 	Grace      time.Duration // how long a body may take before MinRate counts
 	RetryAfter time.Duration // told to a refused request
-	// ReadTimeout is the server's: the read deadline a request gets back
-	// once its body is read (0: none), so the server's own bound holds
-	// for the rest of the request.
+	// ReadTimeout is the server's, the read deadline a request gets back
+	// once its body is read (0: none).
 	ReadTimeout time.Duration
-	// IPv6Prefix is how many leading bits of an IPv6 address name its
-	// source, as the connection limiter counts them (0:
-	// connlimit.DefaultIPv6Prefix).
+	// IPv6Prefix names a source, as the connection limiter counts them
+	// (0: connlimit.DefaultIPv6Prefix).
 	IPv6Prefix int
-	// Registry gets bot_body_budget_bytes and
-	// bot_body_budget_refused_total{reason} (nil: unregistered).
+	// Registry gets the budget's metrics (nil: unregistered).
 	Registry prometheus.Registerer
 }
 
 // Budget is shared by every handler that reads an unauthenticated body.
-// Its methods are safe to call from several goroutines.
 type Budget struct {
 	o       Options
 	refused *prometheus.CounterVec
@@ -176,11 +161,9 @@ func (b *Budget) Handler(h http.Handler) http.Handler {
 	})
 }
 
-// Read reads r's body, at most max bytes, before anything else of it is
-// trusted, spending the budget its server's Handler attached (none
-// attached, as in a handler's own tests: a plain bounded read). Errors:
-// *http.MaxBytesError for a body over max (answer 413), ErrBusy (answer
-// 503: Retry-After is set), ErrTooSlow, or the read's own error.
+// Read reads r's body, at most max bytes, spending the budget Handler
+// attached (none: a plain bounded read). Errors: *http.MaxBytesError
+// (answer 413), ErrBusy (503), ErrTooSlow, or the read's own.
 func Read(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
 	if r.ContentLength > max {
 		return nil, &http.MaxBytesError{Limit: max}
@@ -214,13 +197,10 @@ func (b *Budget) read(w http.ResponseWriter, r *http.Request, max int64) (_ []by
 		_ = rc.SetReadDeadline(time.Now()) // see the deadline below
 		return nil, b.busy(w, reasonBusy)
 	}
-	// Deferred in this order so that the bytes are given back first: a
-	// hold given back is never cut, so the deadline set last stays. It
-	// matters past the end of the body too, where net/http keeps a read
-	// pending to see the client leave: it must not time out early.
-	// A body refused stays refused: net/http would otherwise read what
-	// is left of it (up to 256 KiB) at the sender's pace before closing
-	// the connection, and a trickle would hold it until the read timeout.
+	// Deferred in this order so the bytes are given back first and the
+	// deadline set last stays (net/http keeps a read pending past the
+	// body). A refused body stays refused: net/http would otherwise read
+	// up to 256 KiB more of it at the sender's pace.
 	defer func() {
 		var until time.Time // the server's own bound back, for the rest of the request
 		switch {
@@ -286,9 +266,8 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// busy sets what a 503 tells the client, counts it under reason (unless
-// ""), and returns ErrBusy. Connection: close, so net/http does not read
-// what is left of the body either.
+// busy sets a 503's headers (Connection: close, so net/http reads no
+// more of the body), counts reason unless "", and returns ErrBusy.
 func (b *Budget) busy(w http.ResponseWriter, reason string) error {
 	if reason != "" {
 		b.refused.WithLabelValues(reason).Inc()
@@ -299,9 +278,8 @@ func (b *Budget) busy(w http.ResponseWriter, reason string) error {
 	return ErrBusy
 }
 
-// acquire admits n more bytes for h, taking them back from the sources
-// over their share if h's source is under its own; false: not admitted
-// (h keeps what it held).
+// acquire admits n more bytes for h, preempting sources over their share
+// if h's is under its own; false: not admitted.
 func (b *Budget) acquire(h *hold, n int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -1,16 +1,9 @@
-// Package connlimit bounds what open connections can cost a server. Its
-// listener closes a new connection at once, before a byte of it is read,
-// when the connection's source already holds PerSource open connections,
-// when the listener holds Total in all, or when the listener is at least
-// half full and the source already holds its busy share (PerSource/8; see
-// BusyShare).
-//
-// A connection holds its slot from Accept until it is closed, whatever
-// its state: reading a header, serving a request, or idle between
-// requests. A source is an IPv4 address, or an IPv6 prefix (a /56 unless
-// configured): one host is commonly given a whole /64 and one customer a
-// /56, so counting IPv6 addresses, or even /64s, one by one would bound
-// nothing.
+// Package connlimit bounds what open connections can cost a server: its
+// listener closes a new connection unread when its source holds PerSource,
+// the listener holds Total, or the listener is half full and the source
+// holds its busy share (BusyShare). A connection holds its slot until it
+// is closed. A source is an IPv4 address or an IPv6 prefix
+// (docs/design.md#connection-caps).
 package connlimit
 
 import (
@@ -33,54 +26,42 @@ const (
 	ReasonPerSource Reason = "per_source"
 	// ReasonTotal: the listener already held Total connections.
 	ReasonTotal Reason = "total"
-	// ReasonShare: the listener was at least half full and the source
-	// already held its busy share (BusyShare).
+	// ReasonShare: the listener was half full and the source held its
+	// busy share.
 	ReasonShare Reason = "share"
 )
 
 // DefaultIPv6Prefix is how many leading bits of an IPv6 address name its
-// source: a /56, what a provider commonly gives one customer, who can
-// then dial from 256 /64s and any address in each.
+// source: a /56, what a provider commonly gives one customer.
 const DefaultIPv6Prefix = 56
 
-// BusyShare divides PerSource once the listener is busy: when it holds
-// at least half of Total, a source may hold at most PerSource/BusyShare
-// connections (at least 1), and one holding more keeps them but gets no
-// more. Filling the listener then takes Total/(2·PerSource) sources at
-// PerSource and Total·BusyShare/(2·PerSource) more at the busy share (72
-// sources for 64 and 1,024), where without it Total/PerSource (16) did;
-// until it is full, every source below the busy share can still open
-// connections.
+// BusyShare divides PerSource once the listener holds half of Total: a
+// source may then hold at most PerSource/BusyShare connections (at least
+// 1), so filling the listener takes many more sources.
 const BusyShare = 8
 
-// LogEvery is how often at most a refusal is logged; each line counts the
-// refusals since the line before, and the counter counts every one. A
-// flood of refusals is the attack itself: logging each would let it fill
-// the disk instead.
+// LogEvery is how often at most a refusal is logged, each line counting
+// those since the last: logging each would let a flood fill the disk.
 const LogEvery = time.Minute
 
 // Options configure a Listener.
 type Options struct {
 	// PerSource is how many connections one source may hold open (> 0).
 	PerSource int
-	// Total is how many connections the listener may hold open in all
-	// (at least PerSource).
+	// Total is how many the listener may hold open (at least PerSource).
 	Total int
-	// IPv6Prefix is how many leading bits of an IPv6 address name its
-	// source, 1 to 128 (0: DefaultIPv6Prefix).
+	// IPv6Prefix names a source, 1 to 128 (0: DefaultIPv6Prefix).
 	IPv6Prefix int
 	// Logger gets the refusals, at most one line per LogEvery (nil: none).
 	Logger *slog.Logger
-	// Registry gets bot_connections_open and
-	// bot_connections_refused_total{reason} (nil: unregistered).
+	// Registry gets the listener's metrics (nil: unregistered).
 	Registry prometheus.Registerer
 	// Now decides when the next refusal is logged (nil: time.Now).
 	Now func() time.Time
 }
 
 // Listener is a net.Listener whose Accept returns only connections within
-// the caps; the others it closes and counts. Its methods are safe to call
-// from several goroutines.
+// the caps; the others it closes and counts.
 type Listener struct {
 	net.Listener
 	perSource, total int
@@ -98,8 +79,7 @@ type Listener struct {
 }
 
 // Wrap returns ln with the caps of opts. Closing the Listener closes ln;
-// connections already accepted stay open and keep their slots until they
-// are closed.
+// accepted connections keep their slots until closed.
 func Wrap(ln net.Listener, opts Options) (*Listener, error) {
 	if opts.PerSource <= 0 {
 		return nil, fmt.Errorf("connection limits: per source %d: want at least 1", opts.PerSource)
@@ -142,10 +122,8 @@ func Wrap(ln net.Listener, opts Options) (*Listener, error) {
 	return l, nil
 }
 
-// Accept waits for a connection within the caps. A connection over a cap
-// is closed at once and Accept waits for the next: a refusal answers
-// nothing, since answering would spend on the attacker what the cap
-// saves.
+// Accept waits for a connection within the caps, closing those over a cap
+// unanswered: answering would spend on the attacker what the cap saves.
 func (l *Listener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
@@ -169,10 +147,8 @@ func (l *Listener) Open() int {
 	return l.open
 }
 
-// acquire takes a slot for src, or says which cap refuses it. The busy
-// share applies only once the listener is at least half full, so a lone
-// source (a reverse proxy) keeps its whole PerSource while the listener
-// is quiet.
+// acquire takes a slot for src, or says which cap refuses it. A lone
+// source (a reverse proxy) keeps its whole PerSource while it is quiet.
 func (l *Listener) acquire(src netip.Prefix) (Reason, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -219,19 +195,15 @@ func (l *Listener) refuse(src netip.Prefix, reason Reason) {
 		"open", open, "per_source_cap", l.perSource, "total_cap", l.total)
 }
 
-// Source names the source a remote address (host:port, as in
-// http.Request.RemoteAddr) counts against, as the listener's log lines
-// name it: the IPv4 address, the IPv6 prefix of ipv6Prefix bits (0:
-// DefaultIPv6Prefix), or "non-IP".
+// Source names the source remoteAddr (host:port) counts against as the
+// listener's log lines do: an IPv4 address, an IPv6 prefix, or "non-IP".
 func Source(remoteAddr string, ipv6Prefix int) string {
 	return sourceString(SourcePrefix(remoteAddr, ipv6Prefix))
 }
 
-// SourcePrefix is the source a remote address (host:port, as in
-// http.Request.RemoteAddr) counts against, for a limit of another kind
-// that shares the listener's sources (the body budget): its IPv4 address
-// or its IPv6 prefix of ipv6Prefix bits (0: DefaultIPv6Prefix); the zero
-// Prefix when it is not IP:port.
+// SourcePrefix is the source remoteAddr (host:port) counts against, for a
+// limit sharing the listener's sources (0 bits: DefaultIPv6Prefix); the
+// zero Prefix when it is not IP:port.
 func SourcePrefix(remoteAddr string, ipv6Prefix int) netip.Prefix {
 	if ipv6Prefix == 0 {
 		ipv6Prefix = DefaultIPv6Prefix
@@ -243,10 +215,8 @@ func SourcePrefix(remoteAddr string, ipv6Prefix int) netip.Prefix {
 	return prefixOf(ip, ipv6Prefix)
 }
 
-// sourceOf is the source a connection counts against: its IPv4 address
-// (an IPv4-mapped IPv6 address counts as the IPv4 one), or its IPv6
-// prefix of ipv6Prefix bits. Connections whose address is not IP (a Unix
-// socket) share one source.
+// sourceOf is the source a connection counts against (an IPv4-mapped
+// address as IPv4); non-IP connections share one source.
 func sourceOf(a net.Addr, ipv6Prefix int) netip.Prefix {
 	var ip netip.Addr
 	switch a := a.(type) {

@@ -1,6 +1,5 @@
-// Package golden compares what a test renders with a file kept beside
-// it, or rewrites the file when the test runs with its -update flag (each
-// test package declares its own flag and passes its value).
+// Package golden compares what a test renders with a file beside it, or
+// rewrites the file under the test package's own -update flag.
 package golden
 
 import (

@@ -1,10 +1,7 @@
-// Package inprocess is an http.RoundTripper that answers requests by
-// calling a handler on the caller's goroutine: no socket, no goroutine of
-// its own. The platform fakes (slacktest, discordtest) offer it to tests
-// under testing/synctest, which cannot advance time while a goroutine
-// waits on a real socket: with it a fake's pace and its clock are the
-// bubble's, the same clock the bot's outbox paces its rows by, so a test
-// sees that pacing exactly, without loopback jitter.
+// Package inprocess is an http.RoundTripper that calls a handler on the
+// caller's goroutine, with no socket: under testing/synctest, which cannot
+// advance time while a goroutine waits on a real socket, a platform fake's
+// pace then runs on the bubble's clock, without loopback jitter.
 package inprocess
 
 import (
@@ -44,9 +41,7 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // NoCalls is the transport of a client that must call nothing: it counts
-// each call and refuses it, so a call shows without reaching a socket (a
-// goroutine waiting on one would keep a synctest bubble from ever
-// settling).
+// and refuses each call without a socket, which a synctest bubble needs.
 type NoCalls struct{ n atomic.Int64 }
 
 // RoundTrip counts the call and refuses it.

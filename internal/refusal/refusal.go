@@ -1,13 +1,8 @@
 // Package refusal logs refused requests so that a flood of them cannot
-// fill the disk: at most one line per source and reason per interval
-// (Every), each carrying how many refusals of that source and reason it
-// stands for. A refusal between lines is not lost: the next line of its
-// source and reason counts it, and the caller's counter counts every one
-// (the log is for finding the source, the counter for alerts).
-//
-// A source is what the connection limits count against
-// (connlimit.Source): an IPv4 address or an IPv6 /56, so rotating
-// through the addresses of one network does not make new lines either.
+// fill the disk: at most one line per source (connlimit.Source) and
+// reason per Every, counting the refusals it stands for. The log is for
+// finding the source; the caller's counter, counting every one, for
+// alerts.
 package refusal
 
 import (
@@ -25,10 +20,8 @@ import (
 // Every is the least time between two lines of one source and reason.
 const Every = time.Minute
 
-// maxKeys bounds the sources and reasons remembered, so that refusals
-// from many networks cannot grow the memory they cost without bound;
-// past it, stale ones are forgotten and new ones share the source
-// "others".
+// maxKeys bounds the sources and reasons remembered; past it, stale ones
+// are forgotten and new ones share the source "others".
 const maxKeys = 4096
 
 // Options configure a Log.
@@ -43,8 +36,7 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Log writes the lines. Its methods are safe to call from several
-// goroutines.
+// Log writes the lines; it is safe for concurrent use.
 type Log struct {
 	log        *slog.Logger
 	msg        string
@@ -73,13 +65,10 @@ func New(o Options) *Log {
 	return &Log{log: o.Logger, msg: o.Message, ipv6Prefix: o.IPv6Prefix, now: o.Now, seen: map[key]*tally{}}
 }
 
-// Refused notes one refused request from remoteAddr (host:port, as in
-// http.Request.RemoteAddr) for reason, and writes its line when one is
-// due: the first refusal of a source and reason, then the first after
-// Every has passed since its last line. The line has the source, the
-// reason, "refused" (the refusals it stands for, this one included) and
-// attrs (key-value pairs, as slog takes them). A reason must come from a
-// bounded set, and never hold what the request sent.
+// Refused notes one refused request from remoteAddr (host:port) and
+// writes its line when due, with the source, reason, the refusals it
+// stands for and attrs (as slog takes them). A reason must come from a
+// bounded set, never from what the request sent.
 func (l *Log) Refused(remoteAddr, reason string, attrs ...any) {
 	now := l.now()
 	k := key{connlimit.Source(remoteAddr, l.ipv6Prefix), reason}
@@ -96,8 +85,7 @@ func (l *Log) Refused(remoteAddr, reason string, attrs ...any) {
 	l.log.Warn(l.msg, append([]any{"source", k.source, "reason", reason, "refused", n}, attrs...)...)
 }
 
-// tallyOf finds or makes k's tally, and says the key it is under; l.mu
-// is held.
+// tallyOf finds or makes k's tally and its key; l.mu is held.
 func (l *Log) tallyOf(k key, now time.Time) (key, *tally) {
 	if t, ok := l.seen[k]; ok {
 		return k, t
@@ -131,8 +119,7 @@ const (
 	LabelOther        = "other"
 )
 
-// Labels lists every label Label returns, for a counter to start each
-// series at 0.
+// Labels lists every label Label returns, to start each series at 0.
 func Labels() []string {
 	return []string{LabelBadRequest, LabelBadSignature, LabelTooLarge, LabelMediaType, LabelUnavailable, LabelOther}
 }
@@ -161,11 +148,9 @@ type Counter struct {
 	refused *prometheus.CounterVec
 }
 
-// NewCounter makes a surface's log of refused requests, its lines saying
-// message, and its counter of them by reason (opts names it: the
-// deployment's tests find the metric by its literal name at the call),
-// each label's series counted from 0 so that the first refusal after a
-// start is a rise.
+// NewCounter makes a surface's Counter: its lines say message, and its
+// counter, named by opts at the call (the deployment's tests find it
+// there), starts each label at 0 so the first refusal is a rise.
 func NewCounter(opts prometheus.CounterOpts, message string, log *slog.Logger, reg prometheus.Registerer, ipv6Prefix int) (*Counter, error) {
 	refused := prometheus.NewCounterVec(opts, []string{"reason"})
 	for _, l := range Labels() {

@@ -10,8 +10,7 @@ import (
 )
 
 // Schema holds the JSON field names encoding/json matches at every object
-// path of one Go type. A nil *Schema knows no names: Check then refuses
-// duplicate keys only, which is all it can do for data of any shape.
+// path of one Go type.
 type Schema struct {
 	root *node
 }
@@ -20,9 +19,7 @@ type Schema struct {
 func For[T any]() *Schema { return Of(reflect.TypeFor[T]()) }
 
 // Of derives the Schema of t with encoding/json's rules for which fields
-// a struct decodes: exported fields and the fields promoted from embedded
-// structs, named by their json tag or Go name, a shallower field hiding a
-// deeper one of the same name, "-" and ambiguous names left out.
+// a struct decodes, embedded and tagged ones included.
 func Of(t reflect.Type) *Schema {
 	b := builder{seen: map[reflect.Type]*node{}}
 	return &Schema{root: b.node(t)}
@@ -116,9 +113,8 @@ type field struct {
 	tagged bool // the name comes from a json tag
 }
 
-// structFields lists the fields encoding/json decodes into t, walking
-// embedded structs breadth first as its typeFields does, then keeping for
-// each name only the dominant field.
+// structFields lists the fields encoding/json decodes into t, breadth
+// first as its typeFields does, keeping each name's dominant field.
 func structFields(t reflect.Type) []field {
 	type level struct {
 		typ   reflect.Type
@@ -195,9 +191,8 @@ func structFields(t reflect.Type) []field {
 	return out
 }
 
-// dominant picks the field a name means among fields of that name: the
-// shallowest, or among the shallowest the only tagged one. Otherwise the
-// name is ambiguous and encoding/json decodes none of them.
+// dominant picks the shallowest field of a name, or among those the only
+// tagged one; otherwise the name is ambiguous and decodes none.
 func dominant(fs []field) (field, bool) {
 	depth := fs[0].depth
 	for _, f := range fs {
@@ -240,9 +235,8 @@ func validTag(s string) bool {
 	return true
 }
 
-// fold maps s to a form that two strings share exactly when
-// strings.EqualFold holds for them: the fold encoding/json uses to match
-// a key to a field (so "\u212Aind", with a Kelvin sign, is "kind").
+// fold maps s to a form two strings share exactly when strings.EqualFold
+// holds, as encoding/json matches keys ("\u212Aind" is "kind").
 func fold(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))

@@ -1,16 +1,9 @@
 // Package strictjson refuses JSON that encoding/json would read one way
-// while the sender, a signature or a digest meant another: an object that
-// holds a key twice (encoding/json keeps the last), and a key that differs
-// from a field's name only in letter case (encoding/json matches it
-// anyway, so `"Content"` overrides `"content"`). The names a type decodes
-// are derived from its json tags by reflection, with encoding/json's own
-// rules, so they cannot drift from the struct the bytes are decoded into.
-//
-// Check is a second reading, run before json.Unmarshal: a scan of bytes
-// that json.Valid has accepted, which hands any key whose text is not its
-// value (an escape, invalid UTF-8) to encoding/json to decode, so both
-// readings see the same keys. Check decides nothing about unknown keys,
-// which encoding/json ignores and so does it; CheckKnown refuses them too.
+// while the sender, a signature or a digest meant another: a key twice in
+// one object, or a key that differs from a field's name only in letter
+// case. Check runs before json.Unmarshal, with the field names derived
+// from the target type by encoding/json's own rules
+// (docs/design.md#json-with-one-reading).
 package strictjson
 
 import (
@@ -38,13 +31,10 @@ const (
 	// Duplicate: the key appears a second time in one object.
 	Duplicate Problem = iota + 1
 	// CaseVariant: the key is not a field's name, but encoding/json would
-	// match it to one (letter case, or a rune such as the Kelvin sign that
-	// folds to a letter of the name).
+	// match it to one (letter case, or a rune such as the Kelvin sign).
 	CaseVariant
-	// FoldedTwice: with no schema (a type that decodes itself, as
-	// encoding/json does, matching keys whatever their case), two keys of
-	// one object differ only in letter case, so either may be the one
-	// read.
+	// FoldedTwice: with no schema, two keys of one object differ only in
+	// letter case, so either may be the one read.
 	FoldedTwice
 	// Unknown: in an object the schema describes, the key names no field
 	// (CheckKnown only), so encoding/json would drop its value unread.
@@ -54,10 +44,9 @@ const (
 // KeyError is the first key of a document that has two readings.
 type KeyError struct {
 	Problem Problem
-	// Path names the key, as `data.roles[0].role`. Inside data of free
-	// shape (an interface, json.RawMessage, a map) it stops at that value
-	// and Opaque is set: such keys are someone's data and may carry a
-	// secret, so no error repeats them. "" is the top-level value.
+	// Path names the key, as `data.roles[0].role` ("" the top level). It
+	// stops, with Opaque set, at data of free shape: such keys may carry a
+	// secret, so no error repeats them.
 	Path   string
 	Opaque bool
 	// Field is the name the key would be matched to (CaseVariant).
@@ -90,26 +79,16 @@ func (e *KeyError) Error() string {
 	return e.Path + ": " + e.Reason()
 }
 
-// Check reads data, which must be exactly one JSON text, and returns the
-// first key in document order that is repeated in its object or, in an
-// object s describes, differs from a field's name only as encoding/json's
-// case folding allows. Keys are compared as encoding/json decodes them
-// (escapes resolved, invalid UTF-8 as U+FFFD), so `"a"` and `"\u0061"`
-// are the same key. Keys inside data of free shape may differ in case:
-// they are distinct there. A nil s (for a type that decodes itself)
-// refuses duplicates and, in every object, two keys that differ only in
-// letter case, since encoding/json would read either for a field.
-//
-// The error is a *KeyError, or wraps ErrSyntax when encoding/json would
-// refuse data as JSON (that takes precedence over any key problem).
+// Check reads data, exactly one JSON text, and returns as a *KeyError the
+// first key repeated in its object or, in an object s describes, differing
+// from a field's name only by case folding. Keys compare as encoding/json
+// decodes them. A nil s refuses, in every object, keys that differ only in
+// case. Data encoding/json would refuse is an error wrapping ErrSyntax.
 func Check(data []byte, s *Schema) error { return check(data, s, false) }
 
-// CheckKnown is Check that also refuses, in every object s describes as a
-// struct, a key that names none of its fields (Problem Unknown): a sender
-// must not believe the reader used what it dropped. Objects of free shape
-// (a map, an interface, json.RawMessage, a type that decodes itself) may
-// hold any key. A key with two readings anywhere is reported before the
-// first unknown one.
+// CheckKnown is Check that also refuses a key naming no field of a struct
+// s describes (Unknown): a sender must not believe the reader used what it
+// dropped. A key with two readings anywhere is reported first.
 func CheckKnown(data []byte, s *Schema) error { return check(data, s, true) }
 
 func check(data []byte, s *Schema, known bool) error {
@@ -160,9 +139,8 @@ func check(data []byte, s *Schema, known bool) error {
 	return nil
 }
 
-// stringEnd returns the index just past the string that starts with the
-// quote at data[i], and whether its text is its value (no escape, valid
-// UTF-8). data is valid JSON, so the string is closed.
+// stringEnd returns the index past the string whose quote is data[i], and
+// whether its text is its value (no escape, valid UTF-8).
 func stringEnd(data []byte, i int) (int, bool) {
 	plain := true
 	j := i + 1
@@ -193,17 +171,15 @@ func endsLiteral(c byte) bool {
 }
 
 // walker follows one document with a stack of the open arrays and
-// objects. Frames are reused as depth comes and goes, so an object's list
-// of keys costs nothing after the first object at its depth.
+// objects, frames reused as depth comes and goes.
 type walker struct {
 	root  *node
 	stack []frame
 	// foldAll: no schema, so every object may be decoded matching keys
 	// whatever their case: two keys that fold alike are two readings.
 	foldAll bool
-	// known: a key that names no field of a struct is refused; unknown
-	// is the first such key, reported only when the document has no key
-	// with two readings, which is the graver fault.
+	// known: a key naming no field is refused; unknown is the first,
+	// reported only when no key has two readings, the graver fault.
 	known   bool
 	unknown *KeyError
 }
@@ -282,9 +258,8 @@ func (w *walker) valueDone() {
 	}
 }
 
-// key takes the quoted key raw of the innermost object. A plain key is its
-// own text; any other is decoded by encoding/json itself, so escapes and
-// invalid UTF-8 read exactly as they will when the document is decoded.
+// key takes the innermost object's quoted key raw; a key that is not
+// plain is decoded by encoding/json itself, to read as it will.
 func (w *walker) key(raw []byte, plain bool) error {
 	top := &w.stack[len(w.stack)-1]
 	top.expectKey = false
@@ -356,9 +331,8 @@ func (f *frame) seen(key []byte) bool {
 	return false
 }
 
-// keyError names the key being read, in the innermost object, by its path: every
-// step through a struct's field or a typed array's element is named; the
-// first step into data of free shape ends the path.
+// keyError names the key being read by its path, which ends at the first
+// step into data of free shape.
 func (w *walker) keyError(p Problem, field string) *KeyError {
 	var b strings.Builder
 	for i := range w.stack {

@@ -1,6 +1,5 @@
-// Package syncbuf is a bytes.Buffer that goroutines may write at once: the
-// log a test's bot (or its subprocess's stderr copier) writes while the
-// test reads it.
+// Package syncbuf is a bytes.Buffer that goroutines may write at once,
+// such as a test bot's log read by the test.
 package syncbuf
 
 import (
@@ -8,8 +7,7 @@ import (
 	"sync"
 )
 
-// Buffer collects writes from every goroutine; its zero value is empty
-// and ready.
+// Buffer collects writes from every goroutine; its zero value is ready.
 type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

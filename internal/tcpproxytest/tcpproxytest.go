@@ -1,8 +1,6 @@
 // Package tcpproxytest stands a loopback TCP proxy between a test's client
-// and a server, so the test can take the server away (refuse new
-// connections, cut the open ones, or accept and pass nothing on) and give
-// it back at the same address. The PostgreSQL store's outage tests and
-// the bot's end-to-end outage tests use it to cut a database connection.
+// and a server, so the test can take the server away (refuse, cut, or
+// blackhole connections) and give it back at the same address.
 package tcpproxytest
 
 import (
@@ -13,8 +11,7 @@ import (
 	"testing"
 )
 
-// Proxy passes connections on a loopback port through to a target. Its
-// methods are safe to call from several goroutines.
+// Proxy passes connections on a loopback port through to a target.
 type Proxy struct {
 	target    string
 	blackhole atomic.Bool
@@ -26,9 +23,8 @@ type Proxy struct {
 	wg    sync.WaitGroup
 }
 
-// Start listens on a free loopback port and passes every connection to
-// target (host:port). When the test ends the proxy stops accepting, cuts
-// every connection and waits for its goroutines.
+// Start proxies a free loopback port to target (host:port) until the test
+// ends, then cuts every connection and waits for its goroutines.
 func Start(t testing.TB, target string) *Proxy {
 	t.Helper()
 	p := &Proxy{target: target, addr: "127.0.0.1:0", conns: map[net.Conn]bool{}}
@@ -41,8 +37,7 @@ func Start(t testing.TB, target string) *Proxy {
 	return p
 }
 
-// HostPort is where the proxy listens; it stays the same across Refuse
-// and Listen.
+// HostPort is where the proxy listens, the same across Refuse and Listen.
 func (p *Proxy) HostPort() (host, port string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -50,8 +45,8 @@ func (p *Proxy) HostPort() (host, port string) {
 	return host, port
 }
 
-// Listen accepts connections (again) at the proxy's address. Calling it
-// while the proxy already listens fails the test.
+// Listen accepts connections (again) at the proxy's address; it fails the
+// test if the proxy listens already.
 func (p *Proxy) Listen(t testing.TB) {
 	t.Helper()
 	p.mu.Lock()
@@ -100,8 +95,7 @@ func (p *Proxy) track(c net.Conn) {
 	p.conns[c] = true
 }
 
-// Refuse stops accepting: new connections are refused until Listen.
-// Connections already open stay open.
+// Refuse refuses new connections until Listen; open ones stay open.
 func (p *Proxy) Refuse() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -122,7 +116,5 @@ func (p *Proxy) Cut() {
 }
 
 // Blackhole makes the server unresponsive rather than unreachable: while
-// on, connections accepted from then on are held open but never reach the
-// target, so a client waits for an answer that does not come.
-// Connections already passed through are untouched (Cut ends them).
+// on, new connections are held open but never reach the target.
 func (p *Proxy) Blackhole(on bool) { p.blackhole.Store(on) }

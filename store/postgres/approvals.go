@@ -11,12 +11,9 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// approvalLock takes the transaction-scoped advisory lock of one approval
-// id. ApprovalGetForUpdate takes it before it reads, so writers of an
-// approval that does not exist yet wait for each other too: FOR UPDATE
-// locks only rows that exist, and two ingests of a new approval's first
-// events would otherwise both find nothing and the second upsert would
-// overwrite the first. $1 lockClassApproval, $2 lockKey(id).
+// approvalLock takes an approval id's transaction-scoped advisory lock,
+// so writers of an approval not stored yet wait for each other too: FOR
+// UPDATE locks only rows that exist. $1 lockClassApproval, $2 lockKey(id).
 const approvalLock = `SELECT pg_advisory_xact_lock($1, $2)`
 
 // ApprovalGet reads one approval (store.ErrNotFound when absent).
@@ -34,12 +31,9 @@ func (s *Store) ApprovalGet(ctx context.Context, id string) (*store.Approval, er
 	return a, nil
 }
 
-// ApprovalGetForUpdate reads an approval and holds it until the
-// transaction ends: it waits for the approval's advisory lock (held by
-// any other transaction that read the same id this way, whether or not
-// the row exists) and then reads the row FOR UPDATE, in one round trip.
-// Absent, it is store.ErrNotFound, and the id stays locked: a writer that
-// creates it is still the only one.
+// ApprovalGetForUpdate takes the approval's advisory lock and reads its
+// row FOR UPDATE, in one round trip. Absent, it is store.ErrNotFound and
+// the id stays locked, so a writer that creates it is the only one.
 func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approval, error) {
 	op := "get approval " + id + " for update"
 	// The queued writes go in the same round trip.
@@ -66,8 +60,7 @@ func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approv
 	return a, err
 }
 
-// ApprovalUpsert writes the whole row, times at millisecond precision.
-// It is queued and sent with the transaction's next read or its commit.
+// ApprovalUpsert queues a write of the whole row.
 func (t *tx) ApprovalUpsert(ctx context.Context, a *store.Approval) error {
 	t.queue(queuedWrite{op: "upsert approval " + a.ID, sql: query.ApprovalUpsert, args: []any{
 		a.ID, a.Tenant, a.Revision, a.State, query.Bool(a.Seen), a.Function,
@@ -78,8 +71,7 @@ func (t *tx) ApprovalUpsert(ctx context.Context, a *store.Approval) error {
 	return nil
 }
 
-// ApprovalListPending lists a tenant's pending approvals, oldest request
-// first (ties by id); Limit ≤ 0 lists them all.
+// ApprovalListPending lists a tenant's pending approvals; Limit ≤ 0: all.
 func (s *Store) ApprovalListPending(ctx context.Context, p store.ApprovalListPendingParams) ([]*store.Approval, error) {
 	limit := int64(p.Limit)
 	if limit <= 0 {
@@ -99,14 +91,9 @@ func (s *Store) ApprovalListPending(ctx context.Context, p store.ApprovalListPen
 	return as, nil
 }
 
-// ApprovalClaimDue leases to p.Worker, until p.Now+p.Lease, up to p.Limit
-// pending approvals whose next step or deadline is at or before p.Now and
-// that nobody else holds (never claimed, or the lease lapsed). One UPDATE
-// selects them FOR UPDATE SKIP LOCKED: an approval another replica is
-// claiming, or a writer holds in a transaction, is passed over rather than
-// waited for (the next tick finds it). They are returned earliest due
-// first (ties by id). The lease ends when the ladder writes the approval
-// back with ClaimedBy cleared, or when it lapses.
+// ApprovalClaimDue leases due approvals (store.Store.ApprovalClaimDue) in
+// one UPDATE, SKIP LOCKED: an approval another replica or a writer holds
+// is left for the next tick.
 func (s *Store) ApprovalClaimDue(ctx context.Context, p store.ApprovalClaimDueParams) ([]*store.Approval, error) {
 	if p.Limit <= 0 {
 		return nil, nil

@@ -9,10 +9,8 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// EventInsert records an event id once; for an id already held it
-// returns the digest stored with it. Two transactions inserting the same
-// id at once: the second waits for the first and, if it commits, finds
-// the id taken.
+// EventInsert records an event id once, or returns the digest it holds; a
+// second insert of one id waits for the first.
 func (t *tx) EventInsert(ctx context.Context, p store.EventInsertParams) (store.EventInsertResult, error) {
 	op := "record event " + p.ID
 	// The queued writes go in the same round trip.

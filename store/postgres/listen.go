@@ -14,23 +14,18 @@ import (
 	"approvalsbot/store"
 )
 
-// OutboxChannel is the notification channel OutboxInsert notifies and
-// Listen listens on. Channels are per database, not per schema: stores of
-// several schemas in one database wake each other, needlessly but
+// OutboxChannel is the channel OutboxInsert notifies and Listen listens
+// on. It is per database, so stores of several schemas wake each other,
 // harmlessly.
 const OutboxChannel = "bot_outbox"
 
-// outboxNotify notifies a channel; inside a transaction PostgreSQL
-// delivers it at commit, and merges a transaction's identical ones into
-// one. $1 channel.
+// outboxNotify notifies a channel at commit, a transaction's identical
+// ones merged. $1 channel.
 const outboxNotify = `SELECT pg_notify($1, '')`
 
-// The listener's timing. A connection that has been silent for listenIdle
-// is pinged (within listenPingTimeout), so one that died without a word
-// is noticed even if TCP keepalive is slow to. Reconnections back off
-// from listenBackoffMin, doubling to listenBackoffMax, with jitter so
-// replicas do not all reconnect at once; a connection that lasted
-// listenBackoffMax resets the backoff.
+// The listener's timing: a connection silent for listenIdle is pinged;
+// reconnections back off, doubling with jitter, and a connection that
+// lasted listenBackoffMax resets the backoff.
 const (
 	listenIdle        = 30 * time.Second
 	listenPingTimeout = 5 * time.Second
@@ -39,21 +34,12 @@ const (
 	listenSuffix      = " listen" // the listener's application_name suffix
 )
 
-// Listen keeps a connection of its own (outside the pool) listening on
-// OutboxChannel and calls wake for each notification: another replica,
-// or this one, committed outbox rows. wake runs on Listen's goroutine and
-// must not block (a non-blocking send on a channel of one is enough:
-// wake-ups only say "claim now", so they may be merged).
-//
-// It also calls wake each time it has (re)connected and is listening,
-// because notifications sent while nobody listened are lost: the caller
-// then claims what arrived in the gap. Keep the worker's periodic poll
-// regardless; Listen makes it prompt, not reliable.
-//
-// When the connection fails or drops (the server restarts, terminates the
-// session, or the network goes), Listen logs it and reconnects with
-// backoff, for as long as ctx lasts. It returns nil when ctx ends, and an
-// error wrapping store.ErrUnavailable if the store is or gets closed.
+// Listen listens on OutboxChannel on a connection of its own and calls
+// wake for each notification, and each time it has (re)connected, since
+// notifications sent while nobody listened are lost: keep the periodic
+// poll. wake must not block; wake-ups may be merged. Listen reconnects
+// with backoff until ctx ends (nil) or the store closes
+// (store.ErrUnavailable).
 func (s *Store) Listen(ctx context.Context, wake func()) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx) // also cancelled by Close

@@ -13,15 +13,13 @@ import (
 // replica does at a time (the Discord gateway connection).
 const lockClassSingleton = 2
 
-// singletonPoll is how often a replica that waits for a singleton lock
-// tries again, and how often the holder checks its session still lives.
+// singletonPoll is how often a waiting replica tries the lock again, and
+// how often the holder checks its session.
 const singletonPoll = 2 * time.Second
 
-// Singleton takes the named session-level advisory lock on a connection of
-// its own, waiting until it is free, so exactly one replica holds it. It
-// returns lost, closed when the lock's session dies (the server then frees
-// the lock and another replica takes it), and release. The lock is scoped
-// to the store's schema, like the migrations'.
+// Singleton waits for the named session-level advisory lock of the
+// store's schema, on a connection of its own, so one replica holds it. lost
+// is closed when the lock's session dies and the server frees the lock.
 func (s *Store) Singleton(ctx context.Context, name string) (lost <-chan struct{}, release func(), err error) {
 	for {
 		lost, release, err := s.trySingleton(ctx, name)

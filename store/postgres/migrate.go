@@ -11,9 +11,7 @@ import (
 )
 
 // Migrate applies the migrations the schema lacks (store.Migrate) under a
-// session advisory lock on the schema, so replicas that start together
-// migrate it once: the others wait for the lock, then find every version
-// applied. It is safe to run at every start.
+// session advisory lock on the schema, so replicas migrate it once.
 func (s *Store) Migrate(ctx context.Context) error {
 	if err := store.Migrate(ctx, &migrator{s: s}, store.MigrateOptions{Logger: s.log}); err != nil {
 		return s.fail(ctx, "migrate postgres store", err)
@@ -21,17 +19,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// migrator lends the runner one session: the one that holds the lock also
-// runs every migration transaction, so the lock and the work can never
-// be on different connections (nor wait for each other in a small pool).
+// migrator runs every migration transaction on the session holding the
+// lock, so the two never wait for each other in a small pool.
 type migrator struct {
 	s    *Store
 	conn *pgxpool.Conn // holding the lock, while the runner's fn runs
 }
 
-// The migration lock is keyed by the schema migrations create tables in
-// (current_schema(), the first of search_path that exists), so stores of
-// different schemas in one database do not wait for each other.
+// The migration lock is keyed by current_schema(), so stores of
+// different schemas do not wait for each other.
 const (
 	migrationSchema = `SELECT COALESCE(current_schema(), '')`
 	migrationLock   = `SELECT pg_advisory_lock($1, $2)`

@@ -17,17 +17,9 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// OutboxInsert enqueues rows in order, in the caller's transaction, and
-// notifies OutboxChannel, which PostgreSQL delivers when (and only if) the
-// transaction commits; the rows and the notification go in one round
-// trip. A row whose CoalesceKey matches a pending row that no worker has
-// claimed is skipped (that row performs the latest state when it runs),
-// including a row added earlier in the same call; a row whose match is
-// claimed is added, to run after the one in flight. The waiting row a new
-// one coalesces into is locked FOR SHARE until the transaction ends, so no
-// worker claims it, and renders the state from before this transaction,
-// in between; it takes the new row's priority when that is higher. A
-// zero NotBefore means Now; an empty Lane, store.LaneChat.
+// OutboxInsert queues rows (store.Tx.OutboxInsert) and a notification of
+// OutboxChannel, delivered at commit. The row a new one coalesces into is
+// locked FOR SHARE, so no claim takes it before this transaction ends.
 func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) error {
 	if len(rows) == 0 {
 		return nil
@@ -78,9 +70,8 @@ func (t *tx) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams) e
 	return t.s.outboxFinish(ctx, t.q, op, p.ID, query.OutboxComplete, p.ID, p.Worker, query.Millis(p.Now))
 }
 
-// OutboxDrop ends the approval's pending, unclaimed rows under p.KeyPrefix, in
-// the caller's transaction; its result is not read, so it is queued
-// with the transaction's other writes.
+// OutboxDrop queues the end of the approval's moot rows
+// (store.Tx.OutboxDrop).
 func (t *tx) OutboxDrop(ctx context.Context, p store.OutboxDropParams) error {
 	t.queue(queuedWrite{op: fmt.Sprintf("drop the %s rows of %s", p.KeyPrefix, p.ApprovalID),
 		sql: query.OutboxDrop, args: []any{p.ApprovalID, query.LikePrefix(p.KeyPrefix), query.Millis(p.Now)}})
@@ -101,13 +92,9 @@ func idList(ids []string) []string {
 	return ids
 }
 
-// OutboxClaim leases up to p.Limit due rows of p.Lane (every lane when
-// empty) to p.Worker until p.Now+p.Lease, returned in claim order
-// (highest priority, then oldest due, then id), passing over p.Exclude,
-// rows of pace keys not ready, and, under p.Pace, rows of keys without
-// room. Rows are picked FOR UPDATE SKIP LOCKED; a paced round locks its
-// pace rows FOR UPDATE in key order, so claims sharing a key take turns
-// and never wait in a cycle (docs/design.md#postgresql-concurrency).
+// OutboxClaim leases due rows (store.Store.OutboxClaim), picked FOR UPDATE
+// SKIP LOCKED; a paced round locks its pace rows in key order, so claims
+// sharing a key take turns (docs/design.md#postgresql-concurrency).
 func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*store.OutboxRow, error) {
 	if p.Limit <= 0 {
 		return nil, nil
@@ -146,12 +133,9 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*
 	return out, nil
 }
 
-// claimRound is one round of a paced claim, in one READ COMMITTED
-// transaction of four round trips: select and lock up to need candidates;
-// create and lock their keys' pace rows in key order; lease the rows
-// claim.Plan chose and store the pace rows it changed; commit. It returns
-// the rows claimed, how many candidates it read and how many it skipped
-// for want of room.
+// claimRound is one round of a paced claim (claim.RoundFunc) in four round
+// trips: lock candidates; create and lock pace rows in key order; lease
+// and store what claim.Plan chose; commit.
 func (s *Store) claimRound(ctx context.Context, p store.OutboxClaimParams, need int, exclude []string, budget func(string) (claim.Budget, bool)) ([]*store.OutboxRow, int, int, error) {
 	pgTx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
@@ -255,10 +239,7 @@ func collectOutboxRows(rows pgx.Rows) ([]*store.OutboxRow, error) {
 	})
 }
 
-// OutboxComplete marks a row done and records p.Post (a zero CreatedAt
-// takes p.Now) in one transaction. It fails with store.ErrLeaseLost unless
-// the row is pending and still claimed by p.Worker, which includes a lapsed
-// lease nobody has taken over: that result is still the only one.
+// OutboxComplete marks a row done and records p.Post in one transaction.
 func (s *Store) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams) error {
 	op := "complete outbox row " + p.ID
 	if p.Post == nil {
@@ -287,12 +268,8 @@ func (s *Store) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams
 	return nil
 }
 
-// OutboxRetry releases a row held by p.Worker to run again at
-// p.NextAttemptAt, keeping p.Error and counting the try when p.Attempt;
-// store.ErrLeaseLost when the worker no longer holds it. With p.Hold, the
-// row's pace key is held until then in the same transaction; it waits
-// for a claim spending that key to commit, and holds only the one key,
-// so it waits in no cycle.
+// OutboxRetry releases a row to run again, holding its pace key until
+// p.Hold in the same transaction (docs/design.md#holding-a-pace-key).
 func (s *Store) OutboxRetry(ctx context.Context, p store.OutboxRetryParams) error {
 	var add int64
 	if p.Attempt {
@@ -326,18 +303,15 @@ func (s *Store) OutboxRetry(ctx context.Context, p store.OutboxRetryParams) erro
 	return nil
 }
 
-// OutboxDead ends a row held by p.Worker for good, keeping p.Error and
-// counting the try; store.ErrLeaseLost when the worker no longer holds it.
+// OutboxDead ends a row held by p.Worker for good.
 func (s *Store) OutboxDead(ctx context.Context, p store.OutboxDeadParams) error {
 	return s.outboxFinish(ctx, s.pool, "end outbox row "+p.ID, p.ID, query.OutboxDead,
 		p.ID, p.Worker, p.Error, query.Millis(p.Now))
 }
 
-// outboxFinish runs one of the worker's result updates, which change the
-// row only while the worker holds it, and tells a lost lease (the row
-// exists) from an unknown id. The update waits for a claim that has the
-// row locked at that moment and then re-reads it, so a result racing a
-// takeover is either applied before it or refused after it.
+// outboxFinish runs a result update, which changes the row only while the
+// worker holds it, and tells a lost lease from an unknown id. It waits for
+// a claim holding the row, so a racing takeover is before or after it.
 func (s *Store) outboxFinish(ctx context.Context, q querier, op, id, sqlText string, args ...any) error {
 	tag, err := q.Exec(ctx, sqlText, args...)
 	if err != nil {
@@ -356,9 +330,7 @@ func (s *Store) outboxFinish(ctx context.Context, q querier, op, id, sqlText str
 	return fmt.Errorf("%s: %w", op, store.ErrLeaseLost)
 }
 
-// OutboxStats counts pending rows, in total and by lane, and dead rows;
-// OldestAge is how long the earliest due pending row has been due (0 when
-// none is due yet).
+// OutboxStats counts pending rows, in total and by lane, and dead rows.
 func (s *Store) OutboxStats(ctx context.Context, now time.Time) (store.OutboxStats, error) {
 	const op = "read outbox stats"
 	rows, err := s.pool.Query(ctx, query.OutboxStats)

@@ -1,16 +1,8 @@
-// Package postgres is the store for many replicas: store.Store on
-// PostgreSQL through pgx/v5 and a bounded pgxpool. It runs the SQL text it
-// shares with the SQLite driver (store/internal/query) and the shared
-// migrations, adding only what PostgreSQL needs and SQLite's single writer
-// makes unnecessary: locks (row and advisory) and notifications.
-//
-// Every writer of an approval reads it first with ApprovalGetForUpdate,
-// which waits for the approval's lock, so there is one writer per approval
-// at a time; claims lock with FOR UPDATE SKIP LOCKED and lease what they
-// take. Every time is the caller's, in Unix milliseconds. Failures that
-// mean the database cannot serve now are store.ErrUnavailable. Committed
-// outbox rows wake workers through NOTIFY bot_outbox (Listen). Why these
-// locks, and why READ COMMITTED: docs/design.md#postgresql-concurrency.
+// Package postgres is store.Store on PostgreSQL through pgx/v5, for many
+// replicas. It runs the SQL shared with the SQLite driver
+// (store/internal/query), adding what SQLite's single writer makes
+// unnecessary: row and advisory locks, and notifications. Why these locks,
+// and READ COMMITTED: docs/design.md#postgresql-concurrency.
 package postgres
 
 import (
@@ -40,46 +32,38 @@ const (
 	// DefaultMaxConns bounds the pool when Options.MaxConns is zero.
 	DefaultMaxConns = 8
 	// DefaultPersonConns bounds the connections kept for people's clicks
-	// (store.ForPerson) when Options.PersonConns is zero.
+	// when Options.PersonConns is zero.
 	DefaultPersonConns = 2
 	// defaultConnectTimeout bounds a connection attempt when the DSN sets
-	// no connect_timeout, so a server that does not answer makes calls
-	// fail instead of hanging.
+	// none, so a silent server fails calls instead of hanging them.
 	defaultConnectTimeout = 10 * time.Second
-	// applicationName names the store's sessions in pg_stat_activity
-	// when the DSN does not; the listener's session adds listenSuffix.
+	// applicationName names the store's sessions when the DSN does not.
 	applicationName = "approvalsbot"
 	// cleanupTimeout bounds a rollback or unlock that runs after the
 	// caller's context may have ended.
 	cleanupTimeout = 5 * time.Second
 )
 
-// TCP keepalive on every connection, so one whose peer vanished without
-// a word (a dropped network, a failed-over host) fails within about
-// keepAliveIdle + keepAliveCount×keepAliveInterval instead of the
-// operating system's default of hours.
+// TCP keepalive, so a connection whose peer vanished fails within about
+// half a minute instead of the operating system's hours.
 const (
 	keepAliveIdle     = 15 * time.Second
 	keepAliveInterval = 5 * time.Second
 	keepAliveCount    = 3
 )
 
-// Row-locking clauses appended to the shared SQL (store/internal/query),
-// where SQLite passes "".
+// Row-locking clauses for the shared SQL, where SQLite passes "".
 const (
 	forUpdate  = " FOR UPDATE"
 	skipLocked = " FOR UPDATE SKIP LOCKED"
 	forShare   = " FOR SHARE"
-	// skipLockedOutbox locks only the outbox rows of a claim's selection,
-	// not the pace rows its filter reads: those are locked FOR UPDATE,
-	// waiting, in key order, once the keys are known.
+	// skipLockedOutbox locks a claim's outbox rows, not the pace rows its
+	// filter reads: those are locked later, waiting, in key order.
 	skipLockedOutbox = " FOR UPDATE OF outbox SKIP LOCKED"
 )
 
-// Advisory lock classes: the first key of the two-key form
-// pg_advisory_lock(int4, int4), whose space is apart from the one-key
-// (bigint) form other parts of the bot may use. The second key is lockKey
-// of the name locked.
+// Advisory lock classes: the first key of the two-key form, apart from
+// the one-key form's space; the second is lockKey of the name.
 const (
 	lockClassApproval int32 = 0x61707072 // "appr": one approval's writers (transaction scope)
 	lockClassMigrate  int32 = 0x6d696772 // "migr": one schema's migrators (session scope)
@@ -95,23 +79,17 @@ func lockKey(name string) int32 {
 
 // Options configures Open.
 type Options struct {
-	// DSN is a pgx connection string, URL (postgres://…) or key=value.
-	// It may hold a password: the store never prints it. Settings of the
-	// session go in it too: search_path (the schema), connect_timeout in
-	// seconds (default 10), application_name (default approvalsbot),
-	// plan_cache_mode (default force_custom_plan: see Open).
+	// DSN is a pgx connection string, URL or key=value, and may hold a
+	// password, never printed. Session settings (search_path,
+	// connect_timeout, application_name, plan_cache_mode) go in it too.
 	DSN string
-	// MaxConns bounds the pool's connections; 0 means DefaultMaxConns.
-	// It takes precedence over a pool_max_conns in the DSN. Listen holds
-	// one more connection of its own.
+	// MaxConns bounds the pool (over the DSN's pool_max_conns); 0 means
+	// DefaultMaxConns. Listen holds one more of its own.
 	MaxConns int32
-	// PersonConns bounds a second pool, kept open for a person's own
-	// path (store.ForPerson: a click's check, record and answer), which
-	// background work cannot take, and which a click takes only when one
-	// of it is free (on); 0 means DefaultPersonConns.
+	// PersonConns bounds a second pool kept open for store.ForPerson
+	// contexts; 0 means DefaultPersonConns.
 	PersonConns int32
-	// Logger receives the store's own events (migrations applied, the
-	// listener's reconnections); nil discards them.
+	// Logger receives the store's own events; nil discards them.
 	Logger *slog.Logger
 }
 
@@ -130,9 +108,8 @@ type Store struct {
 	nextID    int
 }
 
-// Open creates the pool and checks that the database answers. It does not
-// migrate: call Migrate before use (`bot migrate`, or at start). A
-// database that cannot be reached is store.ErrUnavailable.
+// Open creates the pool and checks that the database answers
+// (store.ErrUnavailable if not). It does not migrate.
 func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.DSN == "" {
 		return nil, errors.New("open postgres store: no DSN")
@@ -161,14 +138,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		cc.RuntimeParams["application_name"] = applicationName
 	}
 	if cc.RuntimeParams["plan_cache_mode"] == "" {
-		// pgx prepares each statement once per session, and after five
-		// runs PostgreSQL may keep a generic plan made from the
-		// statistics of that moment. One made while the tables were
-		// nearly empty (a fresh deploy) scans a whole index where a
-		// claim or a coalescing check should touch a few rows, and stays
-		// until the statistics change. A custom plan per run costs tens
-		// of microseconds and always sees the parameters and the tables'
-		// current size, so the partial indexes keep every claim O(due).
+		// A generic plan made while the tables were nearly empty would
+		// scan whole indexes until the statistics change
+		// (docs/design.md#pools-batches-and-plans).
 		cc.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	}
 	dialer := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{
@@ -187,10 +159,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
-	// People's clicks get a pool of their own: the outbox's workers and
-	// the ticks share the main one, and under a storm they can hold every
-	// connection of it, with a click queued behind them past its
-	// RecordBound. Its connections are kept open, so a click dials none.
+	// People's clicks get a pool of their own, kept open, so a storm of
+	// background work cannot queue a click past its RecordBound.
 	pcfg := cfg.Copy()
 	pcfg.MaxConns = cmp.Or(o.PersonConns, DefaultPersonConns)
 	pcfg.MinConns = pcfg.MaxConns
@@ -214,19 +184,15 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
-// conn is what a store method runs its statements on: the main pool, or
-// a connection kept for people.
+// conn is the main pool, or a connection kept for people.
 type conn interface {
 	querier
 	BeginTx(ctx context.Context, o pgx.TxOptions) (pgx.Tx, error)
 }
 
-// on is where ctx's statements run, and what to call when they are done:
-// a connection kept for people for a person's own path (store.ForPerson),
-// the main pool for everything else. The kept ones are a reserve, not a
-// cage: a person takes one only when one is free (a token of reserve,
-// taken without waiting), and otherwise, or when it cannot be had, waits
-// for the main pool like any other caller.
+// on is where ctx's statements run, and what to call when done: a kept
+// connection for a person's path when one is free without waiting, else
+// the main pool. The kept ones are a reserve, not a cage.
 func (s *Store) on(ctx context.Context) (conn, func()) {
 	if store.IsPerson(ctx) {
 		select {
@@ -258,9 +224,7 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Ping checks that the database answers, on a connection of the main
-// pool, and on one kept for people's clicks when one is free (busy with
-// clicks, they answer).
+// Ping checks the main pool, and the people's pool when one of it is free.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
 		return s.fail(ctx, "ping postgres store", err)
@@ -276,15 +240,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// InTx runs fn in one READ COMMITTED transaction. It serialises with other
-// writers of an approval through ApprovalGetForUpdate, which every writer
-// calls before it changes the approval (see the package comment for why
-// that, and not a stricter isolation level, is what makes one writer at a
-// time). fn's error is returned as it is, after rollback. A panic in fn
-// rolls back and continues to panic.
-//
-// fn should use only tx: the Store's own methods take other connections
-// and do not see fn's writes.
+// InTx runs fn in one READ COMMITTED transaction (store.Store.InTx),
+// serialised with an approval's other writers by ApprovalGetForUpdate.
+// fn should use only tx: the Store's own methods do not see its writes.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
 	c, release := s.on(ctx)
 	defer release() // after the rollback deferred below
@@ -295,9 +253,8 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.
 	done := false
 	defer func() {
 		if !done {
-			// Runs on error and on panic, also when ctx has ended. A
-			// failed rollback leaves nothing committed either: the pool
-			// destroys a connection left in a transaction.
+			// On error and on panic; a failed rollback commits nothing:
+			// the pool destroys a connection left in a transaction.
 			rollback(ctx, pgTx)
 		}
 	}()
@@ -326,11 +283,9 @@ func rollback(ctx context.Context, t pgx.Tx) {
 	_ = t.Rollback(ctx)
 }
 
-// tx is store.Tx over one pgx transaction. Writes whose result the caller
-// does not read (approval upsert, revision insert, outbox rows) are queued
-// and sent together, in one round trip, before the next read or at
-// commit: an ingest then costs five round trips, not seven. A queued
-// write's error surfaces at that point and rolls the transaction back.
+// tx is store.Tx over one pgx transaction. Writes whose result is not
+// read are queued and sent in one round trip with the next read or the
+// commit (docs/design.md#pools-batches-and-plans).
 type tx struct {
 	s      *Store
 	q      pgx.Tx
@@ -349,11 +304,8 @@ type queuedWrite struct {
 
 func (t *tx) queue(w queuedWrite) { t.queued = append(t.queued, w) }
 
-// sendWith sends the queued writes and then the statements stmts adds,
-// in one batch (one round trip), reads the queued writes' results, and
-// returns the batch positioned at stmts' first result, for the caller to
-// read and Close. A queued write's error closes the batch and is
-// returned.
+// sendWith sends the queued writes and stmts' statements in one batch and
+// returns it at stmts' first result, for the caller to read and Close.
 func (t *tx) sendWith(ctx context.Context, stmts func(b *pgx.Batch)) (pgx.BatchResults, error) {
 	queued := t.queued
 	t.queued = nil
@@ -391,12 +343,9 @@ func (t *tx) flush(ctx context.Context) error {
 	return nil
 }
 
-// Savepoint runs fn inside a savepoint of the transaction
-// (store.Tx.Savepoint). Setting and releasing it cost no round trip of
-// their own: SAVEPOINT goes with fn's first statement, RELEASE with the
-// next caller's, and fn's queued writes are sent before the savepoint
-// ends, so their errors are fn's. An fn that fails before anything was
-// sent costs no round trip at all; otherwise ROLLBACK TO goes in one.
+// Savepoint runs fn inside a savepoint (store.Tx.Savepoint). SAVEPOINT
+// and RELEASE are queued, costing no round trip of their own; ROLLBACK TO
+// costs one only when something was sent.
 func (t *tx) Savepoint(ctx context.Context, fn func(ctx context.Context) error) error {
 	const name = "one_of_group"
 	mark := len(t.queued) // the writes before it are the transaction's
@@ -426,8 +375,7 @@ func (t *tx) Savepoint(ctx context.Context, fn func(ctx context.Context) error) 
 	return err
 }
 
-// querier is what *pgxpool.Pool and pgx.Tx share, so each query is written
-// once for use inside and outside a transaction.
+// querier is what *pgxpool.Pool and pgx.Tx share.
 type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
@@ -443,12 +391,9 @@ var (
 // errClosed is the cause of store.ErrUnavailable once Close has run.
 var errClosed = errors.New("store closed")
 
-// fail wraps err with what was being done, translating the failures that
-// mean the database cannot be used now into store.ErrUnavailable. It is
-// the one place driver errors meet the store's sentinels. When the
-// failure says a connection was lost, the pool's idle connections, which
-// an outage or a server restart has most likely broken too, are dropped
-// so the next call dials afresh.
+// fail wraps err with op, translating the failures that mean the database
+// cannot serve now into store.ErrUnavailable. A lost connection resets the
+// pools, whose idle connections an outage most likely broke too.
 func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if errors.Is(err, store.ErrUnavailable) {
 		return fmt.Errorf("%s: %w", op, err)
@@ -471,9 +416,8 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// classify says whether err means the database cannot serve now (rather
-// than that the request was wrong) and whether the connection it came on
-// is lost.
+// classify says whether err means the database cannot serve now, and
+// whether its connection is lost.
 func classify(err error) (unavailable, lost bool) {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

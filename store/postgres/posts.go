@@ -11,8 +11,7 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// PostList lists an approval's posts by revision, then time, then target;
-// none is an empty list, not an error.
+// PostList lists an approval's posts (store.Store.PostList).
 func (s *Store) PostList(ctx context.Context, approvalID string) ([]*store.Post, error) {
 	c, done := s.on(ctx)
 	defer done()

@@ -10,13 +10,9 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// ReplaySeen records p.Key until p.Until and reports whether it was held
-// already at p.Now, forgetting a few keys past their time first, in one
-// round trip (one batch, one transaction). The
-// keys it forgets are taken FOR UPDATE SKIP LOCKED, so replicas pruning
-// at once never wait for each other. Replicas recording one key at once
-// meet at its primary key: the second waits for the first and, when it
-// commits, finds the key held, so exactly one reports it unseen.
+// ReplaySeen records p.Key and reports a replay, in one round trip.
+// Replicas pruning at once skip each other's keys; replicas recording one
+// key meet at its primary key, so exactly one reports it unseen.
 func (s *Store) ReplaySeen(ctx context.Context, p store.ReplaySeenParams) (bool, error) {
 	const op = "record a signed request"
 	if err := p.Check(); err != nil {
@@ -24,10 +20,9 @@ func (s *Store) ReplaySeen(ctx context.Context, p store.ReplaySeenParams) (bool,
 	}
 	now := query.Millis(p.Now)
 	b := &pgx.Batch{}
-	// A key is worth a commit that does not wait for its WAL flush: it
-	// sits on a click's path before the decision's own durable commit,
-	// and what a crash could lose of it is the last fraction of a
-	// second's keys, whose decisions, if any, Decide still holds to one.
+	// No WAL flush for a key on a click's path: a crash loses at most the
+	// last fraction of a second's keys, whose decisions, if any, Decide
+	// still holds to one.
 	b.Queue("BEGIN")
 	b.Queue("SET LOCAL synchronous_commit TO OFF")
 	b.Queue(query.ReplayPrune(skipLocked), now, query.ReplayPruneBatch)

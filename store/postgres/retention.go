@@ -11,34 +11,25 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// Each retention call is one short READ COMMITTED transaction over at
-// most Limit rows, selected FOR UPDATE SKIP LOCKED: replicas pruning at
-// once take disjoint rows, and a row a writer holds (an ingest or a click
-// on that approval, which lock it through ApprovalGetForUpdate) is passed
-// over, so pruning never makes a writer wait for more than one batch, nor
-// waits for one. A writer that comes after the batch reads what it left:
-// a tombstone, still closed.
+// Each retention call selects FOR UPDATE SKIP LOCKED, so it passes over
+// what replicas and writers hold (docs/design.md#tombstones).
 
-// OutboxPrune deletes up to p.Limit finished rows finished at or before
-// p.Before.
+// OutboxPrune deletes up to p.Limit rows finished at or before p.Before.
 func (s *Store) OutboxPrune(ctx context.Context, p store.OutboxPruneParams) (int, error) {
 	return s.deleteBatch(ctx, "prune finished outbox rows", query.OutboxPrune(skipLocked), p.Before, p.Limit)
 }
 
-// ApprovalForget deletes up to p.Limit tombstones last changed at or
-// before p.Before.
+// ApprovalForget deletes up to p.Limit tombstones.
 func (s *Store) ApprovalForget(ctx context.Context, p store.ApprovalForgetParams) (int, error) {
 	return s.deleteBatch(ctx, "forget tombstones", query.ApprovalForget(skipLocked), p.Before, p.Limit)
 }
 
-// EventPrune deletes up to p.Limit event ids received at or before
-// p.Before whose approval is not held.
+// EventPrune deletes up to p.Limit event ids whose approval is not held.
 func (s *Store) EventPrune(ctx context.Context, p store.EventPruneParams) (int, error) {
 	return s.deleteBatch(ctx, "prune event ids", query.EventPrune(skipLocked), p.Before, p.Limit)
 }
 
-// deleteBatch runs one DELETE of the retention queries ($1 before,
-// $2 limit), a transaction of its own, and returns the rows it deleted.
+// deleteBatch runs one retention DELETE ($1 before, $2 limit).
 func (s *Store) deleteBatch(ctx context.Context, op, q string, before time.Time, limit int) (int, error) {
 	if limit <= 0 || before.IsZero() {
 		return 0, nil
@@ -50,9 +41,7 @@ func (s *Store) deleteBatch(ctx context.Context, op, q string, before time.Time,
 	return int(tag.RowsAffected()), nil
 }
 
-// OutboxScrub rewrites with p.Scrub up to p.Limit payloads of p.Kind
-// created in (p.CreatedAfter, p.CreatedBefore] whose target starts with
-// p.TargetPrefix and that contain p.Contains.
+// OutboxScrub rewrites up to p.Limit payloads with p.Scrub.
 func (s *Store) OutboxScrub(ctx context.Context, p store.OutboxScrubParams) (int, error) {
 	const op = "scrub outbox payloads"
 	if p.Limit <= 0 || p.CreatedBefore.IsZero() {
@@ -72,9 +61,7 @@ func (s *Store) OutboxScrub(ctx context.Context, p store.OutboxScrubParams) (int
 	return n, err
 }
 
-// ApprovalScrub rewrites with p.Scrub up to p.Limit decisions in flight
-// of approvals last changed at or before p.UpdatedBefore that contain
-// p.Contains.
+// ApprovalScrub rewrites up to p.Limit decisions in flight with p.Scrub.
 func (s *Store) ApprovalScrub(ctx context.Context, p store.ApprovalScrubParams) (int, error) {
 	const op = "scrub decisions in flight"
 	if p.Limit <= 0 || p.UpdatedBefore.IsZero() {
@@ -93,10 +80,8 @@ func (s *Store) ApprovalScrub(ctx context.Context, p store.ApprovalScrubParams) 
 	return n, err
 }
 
-// ApprovalPrune reduces up to p.Limit closed approvals last changed at or
-// before p.Before to tombstones, with their revisions and posts deleted,
-// in one transaction: it selects and locks them, cuts those that still
-// qualify, then deletes those ones' revisions and posts.
+// ApprovalPrune reduces up to p.Limit closed approvals to tombstones: it
+// locks them, cuts those that still qualify, then deletes their rows.
 func (s *Store) ApprovalPrune(ctx context.Context, p store.ApprovalPruneParams) (int, error) {
 	if p.Limit <= 0 || p.Before.IsZero() {
 		return 0, nil
@@ -111,9 +96,8 @@ func (s *Store) ApprovalPrune(ctx context.Context, p store.ApprovalPruneParams) 
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		// The tombstones first, the conditions checked again by a
-		// statement that sees what committed since the selection; the
-		// revisions and posts go only with the approvals it cut.
+		// Checked again by a statement that sees what committed since the
+		// selection; revisions and posts go only with what it cut.
 		rows, err = q.Query(ctx, query.ApprovalToTombstoneChecked(inList), ids)
 		if err != nil {
 			return err
@@ -155,9 +139,8 @@ func (s *Store) batch(ctx context.Context, op string, fn func(ctx context.Contex
 	return nil
 }
 
-// rewrite selects (id, text) rows with sel and args, locked, gives each
-// text to scrub and stores what it returns with set ($1 id, $2 text), in
-// one round trip, returning how many it changed.
+// rewrite stores with set ($1 id, $2 text) what scrub makes of each
+// (id, text) row sel selects, in one round trip; it returns the count.
 func rewrite(ctx context.Context, q pgx.Tx, set string, scrub func([]byte) []byte, sel string, args ...any) (int, error) {
 	type found struct {
 		id   string

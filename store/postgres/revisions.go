@@ -11,9 +11,7 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// RevisionInsert keeps a revision's body; an existing (approval, revision)
-// keeps the body it has.
-// It is queued and sent with the transaction's next read or its commit.
+// RevisionInsert queues a revision's body; an existing one is kept.
 func (t *tx) RevisionInsert(ctx context.Context, r *store.Revision) error {
 	t.queue(queuedWrite{op: fmt.Sprintf("insert revision %d of %s", r.Revision, r.ApprovalID),
 		sql: query.RevisionInsert, args: []any{r.ApprovalID, r.Revision, query.Text(r.Body), query.Millis(r.CreatedAt)}})

@@ -16,9 +16,7 @@ func (s *Store) ApprovalGet(ctx context.Context, id string) (*store.Approval, er
 	return s.approvalGet(ctx, preparedDB{s.stmts}, query.ApprovalGet, id)
 }
 
-// ApprovalGetForUpdate reads an approval inside the transaction. SQLite
-// needs no row lock: the IMMEDIATE transaction already holds the database's
-// write lock until it ends.
+// ApprovalGetForUpdate reads an approval; the write lock excludes others.
 func (t *tx) ApprovalGetForUpdate(ctx context.Context, id string) (*store.Approval, error) {
 	return t.s.approvalGet(ctx, t.q, query.ApprovalGetForUpdate(""), id)
 }
@@ -48,8 +46,7 @@ func (t *tx) ApprovalUpsert(ctx context.Context, a *store.Approval) error {
 	return nil
 }
 
-// ApprovalListPending lists a tenant's pending approvals, oldest request
-// first (ties by id); Limit ≤ 0 lists them all.
+// ApprovalListPending lists a tenant's pending approvals; Limit ≤ 0: all.
 func (s *Store) ApprovalListPending(ctx context.Context, p store.ApprovalListPendingParams) ([]*store.Approval, error) {
 	limit := int64(p.Limit)
 	if limit <= 0 {
@@ -67,11 +64,7 @@ func (s *Store) ApprovalListPending(ctx context.Context, p store.ApprovalListPen
 	return as, nil
 }
 
-// ApprovalClaimDue leases to p.Worker, until p.Now+p.Lease, up to p.Limit
-// pending approvals whose next step or deadline is at or before p.Now and
-// that nobody else holds (never claimed, or the lease lapsed). They are
-// returned earliest due first (ties by id). The lease ends when the ladder
-// writes the approval back with ClaimedBy cleared, or when it lapses.
+// ApprovalClaimDue leases due approvals (store.Store.ApprovalClaimDue).
 func (s *Store) ApprovalClaimDue(ctx context.Context, p store.ApprovalClaimDueParams) ([]*store.Approval, error) {
 	if p.Limit <= 0 {
 		return nil, nil

@@ -8,10 +8,8 @@ import (
 	"path/filepath"
 )
 
-// vacuumInto writes the database, as one read transaction sees it, into a
-// new file: SQLite's own consistent copy, which readers and writers of
-// the live database do not wait for (WAL). The copy holds every commit
-// up to one instant and none after it, with no -wal of its own.
+// vacuumInto writes the database as one read transaction sees it into a
+// new file, with no -wal of its own; nobody waits for it (WAL).
 const vacuumInto = `VACUUM INTO ?`
 
 // ErrBackupExists: the file a backup was to be written to exists already.
@@ -25,17 +23,10 @@ type BackupResult struct {
 	Bytes int64
 }
 
-// Backup writes a consistent copy of the database to path while the
-// store stays in use, by this process or the bot serving from the same
-// file: VACUUM INTO, in one read transaction, so writers go on meanwhile
-// and the copy is the database as of one commit.
-//
-// The copy is private (privateMode, like the store's own files: it holds
-// the same approvals), and never overwrites anything: path must not
-// exist (ErrBackupExists). It is written to a temporary file beside
-// path, synced, and only then linked to path, so a copy cut short (a full
-// disk, a crash) never appears under path; the temporary file is removed
-// on failure. path's directory must exist.
+// Backup writes a copy of the database as of one commit to path while
+// the store stays in use. The copy is private and never overwrites
+// (ErrBackupExists); it appears under path only once whole and synced
+// (docs/design.md#one-writer-on-sqlite). path's directory must exist.
 func (s *Store) Backup(ctx context.Context, path string) (BackupResult, error) {
 	if path == "" {
 		return BackupResult{}, errors.New("back up sqlite store: no path for the copy")

@@ -7,8 +7,7 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// EventInsert records an event id once; for an id already held it
-// returns the digest stored with it.
+// EventInsert records an event id once, or returns the digest it holds.
 func (t *tx) EventInsert(ctx context.Context, p store.EventInsertParams) (store.EventInsertResult, error) {
 	op := "record event " + p.ID
 	res, err := t.q.ExecContext(ctx, query.EventInsert,

@@ -7,8 +7,7 @@ import (
 	"approvalsbot/store"
 )
 
-// Migrate applies the migrations the database lacks (store.Migrate). It is
-// safe to run at every start and from several processes at once.
+// Migrate applies the migrations the database lacks (store.Migrate).
 func (s *Store) Migrate(ctx context.Context) error {
 	if err := store.Migrate(ctx, migrator{s}, store.MigrateOptions{Logger: s.log}); err != nil {
 		return s.fail("migrate sqlite store", err)
@@ -16,9 +15,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// migrator lends the runner SQLite transactions. It needs no lock of its
-// own: each transaction begins IMMEDIATE, excluding other migrators while
-// the runner re-checks and applies a version.
+// migrator needs no lock of its own: each IMMEDIATE transaction excludes
+// other migrators while the runner re-checks and applies a version.
 type migrator struct{ s *Store }
 
 func (m migrator) MigrationLock(ctx context.Context, fn func(ctx context.Context) error) error {

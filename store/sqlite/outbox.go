@@ -17,13 +17,8 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// OutboxInsert enqueues rows in order, in the caller's transaction. A row
-// whose CoalesceKey matches a pending row that no worker has claimed is
-// skipped (that row performs the latest state when it runs, and takes the
-// skipped row's priority when it is higher), including a row added
-// earlier in the same call; a row whose match is claimed is added, to run
-// after the one in flight. A zero NotBefore means Now; an empty Lane,
-// store.LaneChat.
+// OutboxInsert enqueues rows in order (store.Tx.OutboxInsert). A zero
+// NotBefore means Now; an empty Lane, store.LaneChat.
 func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) error {
 	for _, r := range rows {
 		op := fmt.Sprintf("enqueue %s %s for %s", r.Kind, r.ID, r.ApprovalID)
@@ -82,8 +77,7 @@ func (t *tx) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams) e
 	return t.s.outboxFinish(ctx, t.q, op, p.ID, query.OutboxComplete, p.ID, p.Worker, query.Millis(p.Now))
 }
 
-// OutboxDrop ends the approval's pending, unclaimed rows under p.KeyPrefix, in
-// the caller's transaction.
+// OutboxDrop ends the approval's moot rows (store.Tx.OutboxDrop).
 func (t *tx) OutboxDrop(ctx context.Context, p store.OutboxDropParams) error {
 	if _, err := t.q.ExecContext(ctx, query.OutboxDrop, p.ApprovalID, query.LikePrefix(p.KeyPrefix), query.Millis(p.Now)); err != nil {
 		return t.s.fail(fmt.Sprintf("drop the %s rows of %s", p.KeyPrefix, p.ApprovalID), err)
@@ -91,13 +85,9 @@ func (t *tx) OutboxDrop(ctx context.Context, p store.OutboxDropParams) error {
 	return nil
 }
 
-// OutboxClaim leases up to p.Limit due rows of p.Lane (every lane when
-// empty) to p.Worker until p.Now+p.Lease, returned in claim order
-// (highest priority, then oldest due, then id), passing over p.Exclude,
-// rows of pace keys not ready, and, under p.Pace, rows of keys without
-// room. Under SQLite's single writer each round's transaction runs alone,
-// so no two workers get the same row while its lease lasts, and a key's
-// budget is spent by one claim at a time.
+// OutboxClaim leases due rows (store.Store.OutboxClaim). Each round runs
+// alone under SQLite's single writer, so no two workers get one row and a
+// key's budget is spent by one claim at a time.
 func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*store.OutboxRow, error) {
 	if p.Limit <= 0 {
 		return nil, nil
@@ -141,11 +131,9 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]*
 	return out, nil
 }
 
-// claimRound is one round of a paced claim, in one IMMEDIATE transaction:
-// it reads up to need candidates in claim order, reads the pace rows of
-// their paced keys, lets claim.Plan choose, and writes the leases and the
-// pace rows back. It returns the rows claimed, how many candidates it
-// read and how many it skipped for want of room.
+// claimRound is one round of a paced claim (claim.RoundFunc) in one
+// IMMEDIATE transaction: read candidates and pace rows, let claim.Plan
+// choose, write leases and pace rows back.
 func (s *Store) claimRound(ctx context.Context, p store.OutboxClaimParams, need int, exclude []string, budget func(string) (claim.Budget, bool)) ([]*store.OutboxRow, int, int, error) {
 	done, err := s.write(ctx)
 	if err != nil {
@@ -233,10 +221,7 @@ func scanOutboxRows(rows *sql.Rows) ([]*store.OutboxRow, error) {
 	return out, rows.Err()
 }
 
-// OutboxComplete marks a row done and records p.Post (a zero CreatedAt
-// takes p.Now) in one transaction. It fails with store.ErrLeaseLost unless
-// the row is pending and still claimed by p.Worker, which includes a lapsed
-// lease nobody has taken over: that result is still the only one.
+// OutboxComplete marks a row done and records p.Post in one transaction.
 func (s *Store) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams) error {
 	op := "complete outbox row " + p.ID
 	done, err := s.write(ctx)
@@ -264,10 +249,8 @@ func (s *Store) OutboxComplete(ctx context.Context, p store.OutboxCompleteParams
 	return nil
 }
 
-// OutboxRetry releases a row held by p.Worker to run again at
-// p.NextAttemptAt, keeping p.Error and counting the try when p.Attempt;
-// store.ErrLeaseLost when the worker no longer holds it. With p.Hold, the
-// row's pace key is held until then in the same transaction.
+// OutboxRetry releases a row to run again, holding its pace key until
+// p.Hold in the same transaction.
 func (s *Store) OutboxRetry(ctx context.Context, p store.OutboxRetryParams) error {
 	var add int64
 	if p.Attempt {
@@ -301,8 +284,7 @@ func (s *Store) OutboxRetry(ctx context.Context, p store.OutboxRetryParams) erro
 	return nil
 }
 
-// OutboxDead ends a row held by p.Worker for good, keeping p.Error and
-// counting the try; store.ErrLeaseLost when the worker no longer holds it.
+// OutboxDead ends a row held by p.Worker for good.
 func (s *Store) OutboxDead(ctx context.Context, p store.OutboxDeadParams) error {
 	done, err := s.write(ctx)
 	if err != nil {
@@ -313,9 +295,8 @@ func (s *Store) OutboxDead(ctx context.Context, p store.OutboxDeadParams) error 
 		p.ID, p.Worker, p.Error, query.Millis(p.Now))
 }
 
-// outboxFinish runs one of the worker's result updates, which change the row
-// only while the worker holds it, and tells a lost lease (the row exists)
-// from an unknown id.
+// outboxFinish runs a result update, which changes the row only while the
+// worker holds it, and tells a lost lease from an unknown id.
 func (s *Store) outboxFinish(ctx context.Context, q querier, op, id, sqlText string, args ...any) error {
 	res, err := q.ExecContext(ctx, sqlText, args...)
 	if err != nil {
@@ -338,9 +319,7 @@ func (s *Store) outboxFinish(ctx context.Context, q querier, op, id, sqlText str
 	return fmt.Errorf("%s: %w", op, store.ErrLeaseLost)
 }
 
-// OutboxStats counts pending rows, in total and by lane, and dead rows;
-// OldestAge is how long the earliest due pending row has been due (0 when
-// none is due yet).
+// OutboxStats counts pending rows, in total and by lane, and dead rows.
 func (s *Store) OutboxStats(ctx context.Context, now time.Time) (store.OutboxStats, error) {
 	const op = "read outbox stats"
 	rows, err := preparedDB{s.stmts}.QueryContext(ctx, query.OutboxStats)

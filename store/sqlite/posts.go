@@ -9,8 +9,7 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// PostList lists an approval's posts by revision, then time, then target;
-// none is an empty list, not an error.
+// PostList lists an approval's posts (store.Store.PostList).
 func (s *Store) PostList(ctx context.Context, approvalID string) ([]*store.Post, error) {
 	return s.postList(ctx, preparedDB{s.stmts}, approvalID)
 }

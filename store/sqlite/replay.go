@@ -8,10 +8,8 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// ReplaySeen records p.Key until p.Until and reports whether it was held
-// already at p.Now, forgetting a few keys past their time first, in one
-// IMMEDIATE transaction through the writer slot: SQLite's single writer
-// orders calls with one key, so exactly one of them finds it unseen.
+// ReplaySeen records p.Key and reports a replay, in one IMMEDIATE
+// transaction: the single writer orders calls with one key.
 func (s *Store) ReplaySeen(ctx context.Context, p store.ReplaySeenParams) (bool, error) {
 	const op = "record a signed request"
 	if err := p.Check(); err != nil {

@@ -10,31 +10,25 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// Each retention call is one IMMEDIATE transaction of at most Limit rows,
-// taken through the store's writer slot like every other write: a writer
-// waiting for it (an ingest, a click) is next once the batch commits, and
-// the caller's next batch queues behind that writer.
+// Each retention call is one IMMEDIATE transaction through the writer
+// slot, like every other write (docs/design.md#tombstones).
 
-// OutboxPrune deletes up to p.Limit finished rows finished at or before
-// p.Before.
+// OutboxPrune deletes up to p.Limit rows finished at or before p.Before.
 func (s *Store) OutboxPrune(ctx context.Context, p store.OutboxPruneParams) (int, error) {
 	return s.deleteBatch(ctx, "prune finished outbox rows", query.OutboxPrune(""), p.Before, p.Limit)
 }
 
-// ApprovalForget deletes up to p.Limit tombstones last changed at or
-// before p.Before.
+// ApprovalForget deletes up to p.Limit tombstones.
 func (s *Store) ApprovalForget(ctx context.Context, p store.ApprovalForgetParams) (int, error) {
 	return s.deleteBatch(ctx, "forget tombstones", query.ApprovalForget(""), p.Before, p.Limit)
 }
 
-// EventPrune deletes up to p.Limit event ids received at or before
-// p.Before whose approval is not held.
+// EventPrune deletes up to p.Limit event ids whose approval is not held.
 func (s *Store) EventPrune(ctx context.Context, p store.EventPruneParams) (int, error) {
 	return s.deleteBatch(ctx, "prune event ids", query.EventPrune(""), p.Before, p.Limit)
 }
 
-// deleteBatch runs one DELETE of the retention queries ($1 before,
-// $2 limit) and returns the rows it deleted.
+// deleteBatch runs one retention DELETE ($1 before, $2 limit).
 func (s *Store) deleteBatch(ctx context.Context, op, q string, before time.Time, limit int) (int, error) {
 	if limit <= 0 || before.IsZero() {
 		return 0, nil
@@ -52,9 +46,7 @@ func (s *Store) deleteBatch(ctx context.Context, op, q string, before time.Time,
 	return n, err
 }
 
-// OutboxScrub rewrites with p.Scrub up to p.Limit payloads of p.Kind
-// created in (p.CreatedAfter, p.CreatedBefore] whose target starts with
-// p.TargetPrefix and that contain p.Contains.
+// OutboxScrub rewrites up to p.Limit payloads with p.Scrub.
 func (s *Store) OutboxScrub(ctx context.Context, p store.OutboxScrubParams) (int, error) {
 	const op = "scrub outbox payloads"
 	if p.Limit <= 0 || p.CreatedBefore.IsZero() {
@@ -76,9 +68,7 @@ func (s *Store) OutboxScrub(ctx context.Context, p store.OutboxScrubParams) (int
 	return n, err
 }
 
-// ApprovalScrub rewrites with p.Scrub up to p.Limit decisions in flight
-// of approvals last changed at or before p.UpdatedBefore that contain
-// p.Contains.
+// ApprovalScrub rewrites up to p.Limit decisions in flight with p.Scrub.
 func (s *Store) ApprovalScrub(ctx context.Context, p store.ApprovalScrubParams) (int, error) {
 	const op = "scrub decisions in flight"
 	if p.Limit <= 0 || p.UpdatedBefore.IsZero() {
@@ -100,9 +90,7 @@ func (s *Store) ApprovalScrub(ctx context.Context, p store.ApprovalScrubParams) 
 	return n, err
 }
 
-// ApprovalPrune reduces up to p.Limit closed approvals last changed at or
-// before p.Before to tombstones, with their revisions and posts deleted,
-// in one transaction.
+// ApprovalPrune reduces up to p.Limit closed approvals to tombstones.
 func (s *Store) ApprovalPrune(ctx context.Context, p store.ApprovalPruneParams) (int, error) {
 	if p.Limit <= 0 || p.Before.IsZero() {
 		return 0, nil
@@ -155,9 +143,8 @@ func (s *Store) batch(ctx context.Context, op string, fn func(ctx context.Contex
 	return nil
 }
 
-// rewrite reads (id, text) rows, gives each text to scrub and stores what
-// it returns with set ($1 id, $2 text), returning how many it changed.
-// The rows are read to the end before the first write.
+// rewrite stores with set ($1 id, $2 text) what scrub makes of each
+// (id, text) row, all read before the first write; it returns the count.
 func rewrite(ctx context.Context, q querier, rows *sql.Rows, set string, scrub func([]byte) []byte) (int, error) {
 	type found struct {
 		id   string

@@ -10,8 +10,7 @@ import (
 	"approvalsbot/store/internal/query"
 )
 
-// RevisionInsert keeps a revision's body; an existing (approval, revision)
-// keeps the body it has.
+// RevisionInsert keeps a revision's body; an existing one is kept.
 func (t *tx) RevisionInsert(ctx context.Context, r *store.Revision) error {
 	_, err := t.q.ExecContext(ctx, query.RevisionInsert,
 		r.ApprovalID, r.Revision, query.Text(r.Body), query.Millis(r.CreatedAt))

@@ -1,15 +1,10 @@
-// Package sqlite is the embedded store: store.Store on one SQLite file
-// through modernc.org/sqlite (pure Go, no cgo), for a single instance of
-// the bot. It runs the SQL text it shares with the PostgreSQL driver
-// (store/internal/query) and the shared migrations.
+// Package sqlite is store.Store on one SQLite file through
+// modernc.org/sqlite (pure Go), for a single instance of the bot, running
+// the SQL it shares with the PostgreSQL driver (store/internal/query).
 //
-// SQLite has one writer at a time. Every transaction begins IMMEDIATE, so
-// a transaction that reads then writes holds the write lock from its first
-// statement and never fails with BUSY_SNAPSHOT; other writers wait for it
-// up to the busy timeout (10 s). Readers never wait (WAL). That single
-// writer is also why claims need no row locks: the UPDATE that leases rows
-// runs alone, and so does a paced claim's transaction, which reads the
-// pace keys' budgets, spends them and leases the rows it chose.
+// Every transaction begins IMMEDIATE, so one that reads then writes never
+// fails with BUSY_SNAPSHOT; readers never wait (WAL). The single writer is
+// why claims need no row locks (docs/design.md#one-writer-on-sqlite).
 package sqlite
 
 import (
@@ -33,9 +28,8 @@ import (
 
 var _ store.Store = (*Store)(nil)
 
-// maxOpenConns bounds the pool. Writers serialise on SQLite's lock anyway
-// (waiting under busy_timeout), so more connections only add readers; a
-// few let reads (PostList, stats, /readyz) proceed beside a writer.
+// maxOpenConns bounds the pool: writers serialise anyway, so more
+// connections only add readers beside a writer.
 const maxOpenConns = 4
 
 // Options configures Open.
@@ -43,24 +37,17 @@ type Options struct {
 	// Path is the database file; it is created when missing (its
 	// directory must exist).
 	Path string
-	// Logger receives the store's own events (migrations applied); nil
-	// discards them.
+	// Logger receives the store's own events; nil discards them.
 	Logger *slog.Logger
-	// Exclusive holds a lock file (Path + ".lock") for the store's life,
-	// so only one process serves from the file, and allows ReleaseClaims.
-	// `bot serve` opens its store this way.
+	// Exclusive holds a lock file for the store's life, so one process
+	// serves from the file, and allows ReleaseClaims.
 	Exclusive bool
 }
 
-// DSN is the modernc.org/sqlite data source name for the database file at
-// path, with the settings the store relies on: writers wait for each
-// other instead of failing, readers never wait (WAL), and every
-// transaction takes the write lock when it begins. synchronous(FULL) puts
-// each commit on disk before it returns: in WAL mode NORMAL may undo the
-// last commits on a power cut, after the backend was told 202 or a person
-// saw their click acknowledged. Anything that opens the file raw (a
-// benchmark, a repair tool) should use it too. The path is escaped for
-// SQLite's URI form ('?', '#', '%').
+// DSN is the data source name of the database file at path with the
+// settings the store relies on; anything that opens the file raw should
+// use it too. synchronous(FULL): in WAL mode NORMAL may undo the last
+// commits on a power cut, after a 202 or an acknowledged click.
 func DSN(path string) string {
 	return "file:" + uriPath.Replace(path) +
 		"?_pragma=busy_timeout(10000)" +
@@ -81,16 +68,12 @@ type Store struct {
 	closed atomic.Bool
 	lock   *os.File // held for the store's life when opened Exclusive
 	stmts  *stmts
-	// writer admits one writer at a time. SQLite serialises writers
-	// anyway, but one waiting on its lock sleeps in the busy handler (up
-	// to 100 ms a try), so under load a write (a person's click) could
-	// wait for sleeps rather than for work; writers queued here are woken
-	// the moment the writer before them is done.
+	// writer admits one writer at a time, waking the next at once where
+	// SQLite's busy handler would sleep up to 100 ms a try.
 	writer chan struct{}
 }
 
-// write waits for the store's one writer slot, or ctx; the returned
-// func gives the slot back.
+// write waits for the writer slot; the returned func gives it back.
 func (s *Store) write(ctx context.Context) (func(), error) {
 	select {
 	case s.writer <- struct{}{}:
@@ -100,9 +83,8 @@ func (s *Store) write(ctx context.Context) (func(), error) {
 	}
 }
 
-// Open opens (creating if needed) the database at o.Path and checks that it
-// answers. It does not migrate: call Migrate before use (`bot migrate`, or
-// at start).
+// Open opens (creating if needed) the database at o.Path and checks that
+// it answers. It does not migrate: call Migrate before use.
 func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.Path == "" {
 		return nil, errors.New("open sqlite store: no path")
@@ -139,23 +121,17 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
-// privateMode is the mode of every file of the store: its owner's only.
-// The database holds request bodies (arguments, agent text), decisions
-// and chat handles; its -wal holds the latest of them, its -shm the
-// index of the -wal.
+// privateMode (owner only) is the mode of the store's files, which hold
+// request bodies, decisions and chat handles.
 const privateMode os.FileMode = 0o600
 
-// sidecars are the files SQLite keeps beside the database in WAL mode (and
-// the rollback journal, which a database last used in another mode may
-// still have). SQLite creates each with the database file's mode, so a
-// database created private keeps them private whatever the umask.
+// sidecars are the files SQLite keeps beside the database, each created
+// with the database file's mode whatever the umask.
 var sidecars = []string{"-wal", "-shm", "-journal"}
 
-// private creates the database file with privateMode when it is missing
-// (before SQLite would create it with 0644 less the umask), and refuses a
-// database, or a file beside it, that its group or others may read or
-// write: it may hold what a person saw on a card, and whoever can write it
-// can forge an approval's state.
+// private creates the database with privateMode when missing (SQLite
+// would use 0644 less the umask) and refuses one, or a sidecar, that
+// others may read or write: whoever can write it can forge a decision.
 func private(path string) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, privateMode)
 	if err != nil {
@@ -192,8 +168,7 @@ func sidecarPaths(path string) []string {
 	return ps
 }
 
-// shellQuote quotes each path that a shell would split or expand, for a
-// command a person pastes.
+// shellQuote quotes each path a shell would split or expand.
 func shellQuote(ps []string) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
@@ -210,19 +185,13 @@ func shellQuote(ps []string) []string {
 // ErrFileMode: a file of the store is open to its group or others.
 var ErrFileMode = errors.New("the store's files are open to other users")
 
-// lockPath is where the lock of the database at path lives: beside the
-// file the path names once symbolic links are followed, so two processes
-// that reach one database through different links take one lock. (A
-// hard link, or the file alone bind-mounted into two containers, is not
-// seen: SQLite itself tells the journals of two names of one file
-// apart, and warns against both.)
+// lockPath names the lock beside path's target: symlinks share one lock.
 func lockPath(path string) string {
 	return realPath(path, 0) + ".lock"
 }
 
-// realPath is path with its symbolic links followed, as far as they
-// lead: to the file SQLite opens (or creates, when a link names a file
-// that does not exist yet).
+// realPath is path with its symbolic links followed to the file SQLite
+// opens, or creates when a link names a file that does not exist yet.
 func realPath(path string, depth int) string {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		return real
@@ -248,9 +217,8 @@ func realPath(path string, depth int) string {
 	return path
 }
 
-// lockFile takes an exclusive advisory lock beside the database, so a
-// second bot on the same file fails at start instead of racing this one.
-// It is created privateMode too, though it holds nothing.
+// lockFile takes an exclusive flock, so a second bot on the same file
+// fails at start instead of racing this one.
 func lockFile(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, privateMode)
 	if err != nil {
@@ -273,9 +241,8 @@ func unlock(f *os.File) {
 var ErrLocked = errors.New("store locked")
 
 // ReleaseClaims frees every outbox and approval claim. Only an Exclusive
-// store may do it: holding the file lock proves that no other process is
-// alive to hold a claim, so the claims left are a crashed process's, and
-// its work resumes at once instead of after the lease.
+// store may: its lock proves the claims left are a crashed process's, so
+// their work resumes at once instead of after the lease.
 func (s *Store) ReleaseClaims(ctx context.Context) (int64, error) {
 	if s.lock == nil {
 		return 0, errors.New("release claims: the store was not opened Exclusive")
@@ -322,15 +289,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// InTx runs fn in one IMMEDIATE transaction: it holds SQLite's write lock
-// from the start, so it serialises with every other writer, not only those
-// of the same approval. fn's error is returned as it is, after rollback. A
-// panic in fn rolls back and continues to panic.
-//
-// fn should use only tx. The Store's own methods take another connection:
-// a writing one waits for the write lock fn holds until the busy timeout
-// fails it, and even a read can wait for a free connection when every one
-// is held by a transaction.
+// InTx runs fn in one IMMEDIATE transaction, serialised with every other
+// writer (store.Store.InTx). fn should use only tx: the Store's own
+// methods take another connection, and a writing one waits for the lock fn
+// holds until the busy timeout fails it.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
 	release, err := s.write(ctx)
 	if err != nil {
@@ -344,9 +306,8 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.
 	done := false
 	defer func() {
 		if !done {
-			// Runs on error and on panic. A failed rollback leaves
-			// nothing committed either; database/sql discards the
-			// connection.
+			// On error and on panic; a failed rollback commits
+			// nothing either.
 			_ = sqlTx.Rollback()
 		}
 	}()
@@ -376,8 +337,7 @@ type tx struct {
 	q querier
 }
 
-// querier is what *sql.DB and *sql.Tx share, so each query is written once
-// for use inside and outside a transaction.
+// querier is what *sql.DB and *sql.Tx share.
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -389,9 +349,8 @@ var (
 	_ querier = (*sql.Tx)(nil)
 )
 
-// fail wraps err with what was being done, translating the failures that
-// mean the database cannot be used now into store.ErrUnavailable. It is
-// the one place driver errors meet the store's sentinels.
+// fail wraps err with op, translating the failures that mean the database
+// cannot serve now into store.ErrUnavailable: the one place for that.
 func (s *Store) fail(op string, err error) error {
 	if !errors.Is(err, store.ErrUnavailable) && s.unavailable(err) {
 		return fmt.Errorf("%s: %w: %w", op, store.ErrUnavailable, err)
@@ -400,8 +359,7 @@ func (s *Store) fail(op string, err error) error {
 }
 
 // unavailable reports whether err says the database cannot serve now
-// (rather than that the request was wrong): closed, locked beyond the busy
-// timeout, out of disk or memory, failing I/O, or damaged.
+// rather than that the request was wrong.
 func (s *Store) unavailable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		// The caller gave up; the database may be fine.
@@ -430,11 +388,9 @@ func notFound(op string) error {
 	return fmt.Errorf("%s: %w", op, store.ErrNotFound)
 }
 
-// Savepoint runs fn inside a savepoint of the transaction
-// (store.Tx.Savepoint). SQLite's savepoints nest by name; a group commit
-// sets one at a time. A failure that rolled back the whole transaction
-// (SQLite does so on a full disk or an I/O error) leaves no savepoint to
-// roll back to, and is reported as store.ErrTxBroken.
+// Savepoint runs fn inside a savepoint (store.Tx.Savepoint). A failure
+// that rolled back the whole transaction (SQLite does on a full disk or an
+// I/O error) leaves none to roll back to: store.ErrTxBroken.
 func (t *tx) Savepoint(ctx context.Context, fn func(ctx context.Context) error) error {
 	broken := func(op string, err error) error {
 		return fmt.Errorf("%w: %w", store.ErrTxBroken, t.s.fail(op, err))

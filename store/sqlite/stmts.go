@@ -6,15 +6,10 @@ import (
 	"sync"
 )
 
-// stmts prepares each query text once per store and reuses it: the
-// driver keeps no statement cache, and compiling SQL was over a third of
-// an ingest's cost. database/sql prepares a statement again on each pooled
-// connection it meets, once.
-//
-// A query not prepared yet runs unprepared, and is prepared in the
-// background: preparing takes a pooled connection, and a transaction that
-// waited for one while holding SQLite's write lock could wait on the very
-// transactions it blocks.
+// stmts prepares each query text once per store: the driver keeps no
+// statement cache. A query not prepared yet runs unprepared while it is
+// prepared in the background, since preparing takes a pooled connection
+// (docs/design.md#one-writer-on-sqlite).
 type stmts struct {
 	db      *sql.DB
 	mu      sync.Mutex
@@ -24,8 +19,7 @@ type stmts struct {
 	wg      sync.WaitGroup
 }
 
-// get returns the prepared statement of q, or nil when it is not prepared
-// yet (then it starts preparing it).
+// get returns q's prepared statement, or nil and starts preparing it.
 func (c *stmts) get(q string) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -101,8 +95,7 @@ func (p preparedTx) QueryRowContext(ctx context.Context, q string, args ...any) 
 	return p.tx.QueryRowContext(ctx, q, args...)
 }
 
-// preparedDB runs the store's prepared statements outside a transaction,
-// each on whichever pooled connection database/sql gives it.
+// preparedDB runs the store's prepared statements outside a transaction.
 type preparedDB struct{ c *stmts }
 
 var _ querier = preparedDB{}

@@ -1,18 +1,19 @@
-// Package standin is a stand-in job backend for trying the bot on one
-// machine (`bot backend`): it answers the bot's calls out as docs/protocol.md
-// says the real backend does, checks every signature, prints each
-// decision it receives, and answers argument look-ups from a folder of
-// argument files, so an integrator or a newcomer can see a card, decide
-// it and see the decision arrive without a job platform.
+// Package standin is the fake job backend: it answers the bot's calls out
+// (POST /v1/approvals/{id}/decision and /arguments) as docs/protocol.md
+// says the real backend does, with real signature checks, Idempotency-Key
+// replays and JCS digest checks, so the bot meets the protocol's refusals
+// and not a mock's idea of them.
 //
-// It keeps what it is told in memory: the first decision of an approval
-// wins, a later one is answered already_decided, a retry with the same
-// Idempotency-Key gets the first answer again. An approval whose
-// arguments it knows is checked against the digest a decision carries.
+// `bot backend` serves it so the whole loop runs on one machine: it hears
+// no events, so it learns each approval from the calls (Options.Learn),
+// reads arguments from a folder and prints each decision. Tests serve it
+// with backendtest and set the backend's truth per approval (AddApproval
+// and the setters), inject failures, and read the calls it received.
 package standin
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,12 +25,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gowebpki/jcs"
+
 	"approvalsbot/adapters/backend"
-	"approvalsbot/approval"
 	"approvalsbot/internal/strictjson"
 )
 
@@ -37,30 +41,115 @@ import (
 type Options struct {
 	// Secrets verify the bot's calls (backend.calls_secrets). Required.
 	Secrets [][]byte
+	// Now is the clock for the signature window; nil uses time.Now.
+	Now func() time.Time
+	// Learn takes an approval it was not told of (AddApproval) as pending
+	// at the highest revision a call names, its arguments read from
+	// Arguments; without Learn such an approval is answered not_found.
+	Learn bool
 	// Arguments is a folder of argument files (ID.json, ID.rN.json for
 	// revision N, each {"arguments": {…}}, and for a changeset
-	// "changes": {"files": […], "patch": "…"}, answered with its
-	// patch_sha256); "" knows none.
+	// "changes": {"files": […], "patch": "…"}), read with Learn; "" knows
+	// none.
 	Arguments string
-	// Out gets one line per call; nil discards.
+	// Out gets one line per decision and refusal of note; nil discards.
 	Out io.Writer
-	// Now is the clock for signatures; nil uses time.Now.
-	Now func() time.Time
 }
 
-// Backend is the stand-in's handler.
+// Backend is the fake job backend, an http.Handler. Its methods are safe
+// to call while the bot is calling it; those that set an approval's truth
+// panic when misused (no such approval, arguments that are not JSON).
 type Backend struct {
 	verifier  backend.Verifier
+	learn     bool
 	arguments string
 	out       io.Writer
+	mux       *http.ServeMux
 
 	mu        sync.Mutex
-	decided   map[string]decided // by approval id
-	idempoten map[string][]byte  // answers by approval id and key
+	approvals map[string]*truth
+	forbidden map[string]bool // actors answered 403 on everything
+	noContent map[string]bool // actors without the content permission
+	failures  []failure       // injected answers, first is next
+	replies   map[string]reply
+	decisions []ReceivedDecision
+	lookups   []ReceivedLookup
+	received  chan struct{} // closed and replaced at each call recorded
 }
 
-type decided struct {
-	status, actor string
+// truth is the backend's truth about one approval.
+type truth struct {
+	revision    int
+	function    string          // "" words answers as the stand-in's
+	args        json.RawMessage // full arguments; nil: none known
+	digest      string          // "sha256:" + hex SHA-256 of JCS(args); "": none
+	served      json.RawMessage // what the look-up answers; nil: args
+	restricted  bool
+	changes     *backend.ChangesAnswer // nil: no changeset
+	servedPatch *string                // the patch the look-up answers; nil: changes.Patch
+	status      string                 // pending, approved, denied, expired, cancelled
+	actor       string
+	learned     bool // from a call (Options.Learn), not AddApproval
+}
+
+type failure struct {
+	status     int
+	retryAfter string
+}
+
+// reply is a 200 answer to a decision, replayed for a retry that carries
+// the same Idempotency-Key and body.
+type reply struct {
+	request []byte
+	answer  []byte
+}
+
+// DecisionRequest is a decision body as the backend read it.
+type DecisionRequest struct {
+	ApprovalID string `json:"approval_id"`
+	Revision   int    `json:"revision"`
+	Decision   string `json:"decision"`
+	Actor      string `json:"actor"`
+	Via        Via    `json:"via"`
+	Comment    string `json:"comment"`
+	// ArgsSHA256 is "" when the request carried none.
+	ArgsSHA256 string `json:"-"`
+}
+
+// Via is a decision's via as the backend read it.
+type Via struct {
+	Surface string `json:"surface"`
+	User    string `json:"user"`
+}
+
+// LookupRequest is an argument look-up body as the backend read it.
+type LookupRequest struct {
+	ApprovalID string `json:"approval_id"`
+	Revision   int    `json:"revision"`
+	Actor      string `json:"actor"`
+}
+
+// ReceivedDecision is one decision request and the backend's answer to it.
+type ReceivedDecision struct {
+	ApprovalID     string // from the path
+	IdempotencyKey string
+	SignatureOK    bool
+	Body           []byte          // as received
+	Request        DecisionRequest // zero when the body was not read
+	Status         int             // HTTP status answered
+	Code           string          // the error code answered; "" for 200
+	Replay         bool            // answered from an earlier 200 with the same key
+}
+
+// ReceivedLookup is one argument look-up and the backend's answer to it.
+type ReceivedLookup struct {
+	ApprovalID     string
+	IdempotencyKey string
+	SignatureOK    bool
+	Body           []byte
+	Request        LookupRequest
+	Status         int
+	Code           string
 }
 
 // New checks o and builds the backend.
@@ -69,6 +158,9 @@ func New(o Options) (*Backend, error) {
 		return nil, errors.New("standin: at least one calls secret is required")
 	}
 	if o.Arguments != "" {
+		if !o.Learn {
+			return nil, errors.New("standin: an arguments folder is read only with Learn")
+		}
 		if fi, err := os.Stat(o.Arguments); err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("standin: arguments folder %s: not a folder", o.Arguments)
 		}
@@ -76,214 +168,588 @@ func New(o Options) (*Backend, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	return &Backend{verifier: backend.Verifier{Secrets: o.Secrets, Now: o.Now}, arguments: o.Arguments, out: o.Out,
-		decided: map[string]decided{}, idempoten: map[string][]byte{}}, nil
+	b := &Backend{
+		verifier: backend.Verifier{Secrets: o.Secrets, Now: o.Now}, learn: o.Learn, arguments: o.Arguments, out: o.Out,
+		approvals: map[string]*truth{}, forbidden: map[string]bool{}, noContent: map[string]bool{},
+		replies: map[string]reply{}, received: make(chan struct{}),
+	}
+	b.mux = http.NewServeMux()
+	b.mux.HandleFunc("/v1/approvals/{id}/decision", b.serveDecision)
+	b.mux.HandleFunc("/v1/approvals/{id}/arguments", b.serveLookup)
+	b.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeAnswer(w, &answer{status: http.StatusNotFound, code: "not_found", message: "no such endpoint: " + r.URL.Path})
+	})
+	return b, nil
 }
-
-// maxBody bounds a call's body, as the real backend does.
-const maxBody = 1 << 20
 
 // ServeHTTP answers POST /v1/approvals/{id}/decision and /arguments.
-func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/approvals/")
-	id, what, _ := strings.Cut(rest, "/")
-	if !ok || id == "" || (what != "decision" && what != "arguments") {
-		b.answer(w, http.StatusNotFound, map[string]any{"error": "not_found", "message": "no such endpoint: " + r.URL.Path})
-		return
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		b.answer(w, http.StatusMethodNotAllowed, map[string]any{"error": "method_not_allowed", "message": "use POST"})
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.mux.ServeHTTP(w, r) }
+
+// AddApproval makes id known at revision, pending, with args its full
+// arguments and their JCS digest. Adding it again at a higher revision is
+// a reask: decisions for lower ones become stale. restricted is
+// content.restricted.
+func (b *Backend) AddApproval(id string, revision int, args json.RawMessage, restricted bool) {
+	digest, err := digestOf(args)
 	if err != nil {
-		b.answer(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "too_large", "message": "the body is over 1 MiB"})
-		return
+		panic(fmt.Sprintf("standin: AddApproval %s: %v", id, err))
 	}
-	if err := b.verifier.Verify(r.Header.Get(backend.SignatureHeader), body); err != nil {
-		fmt.Fprintf(b.out, "refused a call to %s: %v\n", r.URL.Path, err)
-		b.answer(w, http.StatusUnauthorized, map[string]any{"error": "bad_signature", "message": err.Error()})
-		return
+	if revision < 1 {
+		panic(fmt.Sprintf("standin: AddApproval %s: revision %d, want ≥ 1", id, revision))
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		b.answer(w, http.StatusUnsupportedMediaType, map[string]any{"error": "unsupported_media_type", "message": "send application/json"})
-		return
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := b.approvals[id]
+	if a == nil {
+		a = &truth{status: "pending"}
+		b.approvals[id] = a
+	} else if revision < a.revision {
+		panic(fmt.Sprintf("standin: AddApproval %s: revision %d is below the current %d", id, revision, a.revision))
 	}
-	key := r.Header.Get("Idempotency-Key")
-	if key == "" {
-		b.answer(w, http.StatusBadRequest, map[string]any{"error": "missing_idempotency_key", "message": "send an Idempotency-Key header"})
-		return
-	}
-	if what == "decision" {
-		b.decision(w, id, key, body)
-		return
-	}
-	b.lookup(w, id, body)
+	a.revision, a.args, a.digest, a.served, a.restricted, a.learned = revision, bytes.Clone(args), digest, nil, restricted, false
 }
 
-type decisionBody struct {
-	ApprovalID string  `json:"approval_id"`
-	Revision   int     `json:"revision"`
-	Decision   string  `json:"decision"`
-	Actor      string  `json:"actor"`
-	Via        via     `json:"via"`
-	Comment    string  `json:"comment,omitempty"`
-	ArgsSHA256 *string `json:"args_sha256,omitempty"`
+// SetFunction names the approval's function, which the 200 messages quote
+// ("The call to acme_github.merge runs."); until set they are the
+// stand-in's ("approved by user:kevin (recorded by the stand-in backend)").
+func (b *Backend) SetFunction(id, function string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.get(id).function = function
 }
 
-type via struct {
-	Surface string `json:"surface"`
-	User    string `json:"user,omitempty"`
+// Digest is the args_sha256 of id's current arguments.
+func (b *Backend) Digest(id string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.get(id).digest
+}
+
+// Status is id's state (pending, approved, denied, expired, cancelled) and
+// who decided it.
+func (b *Backend) Status(id string) (status, actor string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := b.get(id)
+	return a.status, a.actor
+}
+
+// SetStatus records that id was decided elsewhere (console, CLI): status is
+// approved, denied or expired. Later decisions get 409 already_decided.
+func (b *Backend) SetStatus(id, status, actor string) {
+	if status != "approved" && status != "denied" && status != "expired" {
+		panic(fmt.Sprintf("standin: SetStatus %s: status %q, want approved, denied or expired", id, status))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := b.get(id)
+	a.status, a.actor = status, actor
+}
+
+// Cancel cancels id: later calls get 410 cancelled.
+func (b *Backend) Cancel(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.get(id).status = "cancelled"
+}
+
+// SetForbidden makes every call from actor answer 403 forbidden, as for a
+// person whose role, a wall or self-approval stops them.
+func (b *Backend) SetForbidden(actor string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.forbidden[actor] = true
+}
+
+// SetNoContent takes the content permission from actor: their argument
+// look-ups get 403, and so do their decisions that carry a digest.
+func (b *Backend) SetNoContent(actor string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.noContent[actor] = true
+}
+
+// SetChanges gives id a changeset, which its look-up answers beside the
+// arguments, and returns its patch_sha256 (the SHA-256 of the patch).
+func (b *Backend) SetChanges(id string, files []backend.ChangedFileAnswer, patch string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := b.get(id)
+	a.changes, a.servedPatch = changesOf(files, patch), nil
+	return a.changes.PatchSHA256
+}
+
+// TamperPatch makes the look-up for id answer patch under the digest of
+// the true one, as a meddler between would. SetChanges undoes it.
+func (b *Backend) TamperPatch(id, patch string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.get(id).servedPatch = &patch
+}
+
+// TamperArguments makes the look-up for id answer args under the digest
+// of the true arguments, as a meddler between would. AddApproval undoes it.
+func (b *Backend) TamperArguments(id string, args json.RawMessage) {
+	if !json.Valid(args) {
+		panic("standin: TamperArguments " + id + ": not JSON")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.get(id).served = bytes.Clone(args)
+}
+
+// FailNext makes the next n calls, of either kind, answer status with the
+// protocol's error body before anything else is checked, as a backend or
+// its proxy does when it is down or overloaded.
+func (b *Backend) FailNext(n, status int) { b.failNext(n, status, "") }
+
+// FailNextRetryAfter is FailNext with a Retry-After of after, in seconds.
+func (b *Backend) FailNextRetryAfter(n, status int, after time.Duration) {
+	b.failNext(n, status, strconv.Itoa(int(after/time.Second)))
+}
+
+func (b *Backend) failNext(n, status int, retryAfter string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for range n {
+		b.failures = append(b.failures, failure{status: status, retryAfter: retryAfter})
+	}
+}
+
+// Decisions lists every decision request received, in order, whatever
+// was answered.
+func (b *Backend) Decisions() []ReceivedDecision {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.decisions)
+}
+
+// Lookups lists every argument look-up received, in order.
+func (b *Backend) Lookups() []ReceivedLookup {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.lookups)
+}
+
+// WaitDecisions waits until n decision requests were received or ctx
+// ends, and returns the decisions received by then.
+func (b *Backend) WaitDecisions(ctx context.Context, n int) []ReceivedDecision {
+	for {
+		b.mu.Lock()
+		got, wake := slices.Clone(b.decisions), b.received
+		b.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return got
+		}
+	}
+}
+
+// get must be called with b.mu held.
+func (b *Backend) get(id string) *truth {
+	a := b.approvals[id]
+	if a == nil {
+		panic("standin: no approval " + id + "; AddApproval it first")
+	}
+	return a
+}
+
+// learnFrom takes a call for id at revision as the truth, with Learn, for
+// an approval not added: `bot backend` hears no events. b.mu is held.
+func (b *Backend) learnFrom(id string, revision int) {
+	a := b.approvals[id]
+	if !b.learn || (a != nil && (!a.learned || revision <= a.revision)) {
+		return
+	}
+	if a == nil {
+		a = &truth{status: "pending", learned: true}
+		b.approvals[id] = a
+	}
+	a.revision = revision
+	a.args, a.digest, a.changes = b.argumentsOf(id, revision)
+}
+
+// argumentsOf reads an approval's arguments and changeset from the
+// folder: ID.rN.json for revision N > 1, else ID.json; nothing when the
+// folder has no such file.
+func (b *Backend) argumentsOf(id string, revision int) (json.RawMessage, string, *backend.ChangesAnswer) {
+	if b.arguments == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
+		return nil, "", nil
+	}
+	name := id + ".json"
+	if revision > 1 {
+		name = fmt.Sprintf("%s.r%d.json", id, revision)
+	}
+	raw, err := os.ReadFile(filepath.Join(b.arguments, name))
+	if err != nil {
+		return nil, "", nil
+	}
+	var fx struct {
+		Arguments json.RawMessage        `json:"arguments"`
+		Changes   *backend.ChangesAnswer `json:"changes"`
+	}
+	if json.Unmarshal(raw, &fx) != nil || len(fx.Arguments) == 0 {
+		return nil, "", nil
+	}
+	digest, err := digestOf(fx.Arguments)
+	if err != nil {
+		return nil, "", nil
+	}
+	if fx.Changes != nil {
+		fx.Changes = changesOf(fx.Changes.Files, fx.Changes.Patch)
+	}
+	return fx.Arguments, digest, fx.Changes
+}
+
+// digestOf is args_sha256, computed with the JCS library directly so that
+// a fault in the bot's own canonical form shows.
+func digestOf(args json.RawMessage) (string, error) {
+	canon, err := jcs.Transform(args)
+	if err != nil {
+		return "", fmt.Errorf("arguments are not JSON: %w", err)
+	}
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+func changesOf(files []backend.ChangedFileAnswer, patch string) *backend.ChangesAnswer {
+	sum := sha256.Sum256([]byte(patch))
+	return &backend.ChangesAnswer{Files: slices.Clone(files), Patch: patch, PatchSHA256: "sha256:" + hex.EncodeToString(sum[:])}
+}
+
+// answer is what the backend says to one call.
+type answer struct {
+	status     int
+	body       []byte // a 200's body
+	code       string // the error code of any other answer
+	message    string
+	extra      map[string]string // more fields of an error body
+	retryAfter string
+	replay     bool
 }
 
 var digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
-func (b *Backend) decision(w http.ResponseWriter, id, key string, body []byte) {
-	var d decisionBody
-	if err := decode(body, &d, decisionSchema); err != nil {
-		b.answer(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid", "message": err.Error()})
-		return
-	}
-	switch {
-	case d.ApprovalID != id || d.Revision < 1 || d.Actor == "" || d.Via.Surface == "" ||
-		(d.Decision != backend.Approve && d.Decision != backend.Deny) ||
-		(d.ArgsSHA256 != nil && !digestPattern.MatchString(*d.ArgsSHA256)):
-		b.answer(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid",
-			"message": "want approval_id (the path's), revision ≥ 1, decision approve|deny, actor, via.surface, args_sha256 sha256:<hex>"})
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	replay := id + "\x00" + key
-	if prev, ok := b.idempoten[replay]; ok {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(prev)
-		return
-	}
-	if prev, ok := b.decided[id]; ok {
-		fmt.Fprintf(b.out, "%s %s revision %d by %s: refused, already %s by %s\n", d.Decision, id, d.Revision, d.Actor, prev.status, prev.actor)
-		b.answer(w, http.StatusConflict, map[string]any{"error": "already_decided", "status": prev.status, "actor": prev.actor,
-			"message": "already " + prev.status + " by " + prev.actor})
-		return
-	}
-	if d.ArgsSHA256 != nil {
-		if _, digest, _, ok := b.argumentsOf(id, d.Revision); ok && digest != *d.ArgsSHA256 {
-			fmt.Fprintf(b.out, "%s %s revision %d by %s: refused, digest %s is not the arguments' %s\n",
-				d.Decision, id, d.Revision, d.Actor, *d.ArgsSHA256, digest)
-			b.answer(w, http.StatusUnprocessableEntity, map[string]any{"error": "digest_mismatch",
-				"message": fmt.Sprintf("approval %s is not for the arguments %s you decided on: look at the call again", id, *d.ArgsSHA256)})
-			return
-		}
-	}
-	status := map[string]string{backend.Approve: "approved", backend.Deny: "denied"}[d.Decision]
-	b.decided[id] = decided{status: status, actor: d.Actor}
-	line := fmt.Sprintf("%s %s revision %d by %s via %s", status, id, d.Revision, d.Actor, d.Via.Surface)
-	if d.Via.User != "" {
-		line += " (" + d.Via.User + ")"
-	}
-	if d.Comment != "" {
-		line += fmt.Sprintf(": %q", d.Comment)
-	}
-	if d.ArgsSHA256 != nil {
-		line += " · bound to " + *d.ArgsSHA256
-	}
-	fmt.Fprintln(b.out, line)
-	ans, _ := json.Marshal(map[string]string{"status": status, "message": status + " by " + d.Actor + " (recorded by the stand-in backend)"})
-	b.idempoten[replay] = ans
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(ans)
+// call is what every request shares before its kind is looked at.
+type call struct {
+	id, key string
+	body    []byte
+	sigErr  error
 }
 
-type lookupBody struct {
-	ApprovalID string `json:"approval_id"`
-	Revision   int    `json:"revision"`
-	Actor      string `json:"actor"`
+// read reads a request's body, at most backend.MaxBody of it.
+func read(w http.ResponseWriter, r *http.Request) (call, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, backend.MaxBody))
+	return call{id: r.PathValue("id"), key: r.Header.Get("Idempotency-Key"), body: body}, err
 }
 
-func (b *Backend) lookup(w http.ResponseWriter, id string, body []byte) {
-	var l lookupBody
-	if err := decode(body, &l, lookupSchema); err != nil || l.ApprovalID != id || l.Revision < 1 || l.Actor == "" {
-		b.answer(w, http.StatusUnprocessableEntity, map[string]any{"error": "invalid", "message": "want approval_id (the path's), revision ≥ 1, actor"})
-		return
+// receive checks what every call must have, in the order a real backend
+// would: injected failures first (they stand for the network), then
+// method, size, signature, media type, Idempotency-Key and JSON. A non-nil
+// answer ends the call. b.mu is held.
+func (b *Backend) receive(r *http.Request, c *call, err error) *answer {
+	c.sigErr = errors.New("the body was not read")
+	if err == nil {
+		c.sigErr = b.verifier.Verify(r.Header.Get(backend.SignatureHeader), c.body)
 	}
-	args, digest, changes, ok := b.argumentsOf(id, l.Revision)
-	if !ok {
-		fmt.Fprintf(b.out, "arguments of %s revision %d for %s: none in the arguments folder\n", id, l.Revision, l.Actor)
-		b.answer(w, http.StatusNotFound, map[string]any{"error": "not_found", "message": "the stand-in backend has no arguments for " + id})
-		return
+	if len(b.failures) > 0 {
+		fail := b.failures[0]
+		b.failures = b.failures[1:]
+		return &answer{status: fail.status, code: failureCode(fail.status),
+			message: "the backend was told to fail this call; retry later", retryAfter: fail.retryAfter}
 	}
-	fmt.Fprintf(b.out, "arguments of %s revision %d shown to %s\n", id, l.Revision, l.Actor)
-	ans := map[string]any{"arguments": args, "args_sha256": digest}
-	if changes != nil {
-		ans["changes"] = changes
+	if r.Method != http.MethodPost {
+		return &answer{status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: "use POST"}
 	}
-	b.answer(w, http.StatusOK, ans)
-}
-
-// argumentsOf reads an approval's arguments from the folder: ID.rN.json
-// for revision N > 1, else ID.json; and its changeset, when the file has
-// one, with patch_sha256 the SHA-256 of the patch's bytes.
-func (b *Backend) argumentsOf(id string, revision int) (json.RawMessage, string, *backend.ChangesAnswer, bool) {
-	if b.arguments == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
-		return nil, "", nil, false
-	}
-	names := []string{id + ".json"}
-	if revision > 1 {
-		names = []string{fmt.Sprintf("%s.r%d.json", id, revision)}
-	}
-	for _, n := range names {
-		raw, err := os.ReadFile(filepath.Join(b.arguments, n))
-		if err != nil {
-			continue
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return &answer{status: http.StatusRequestEntityTooLarge, code: "too_large", message: "the body is over 1 MiB"}
 		}
-		var fx struct {
-			Arguments json.RawMessage        `json:"arguments"`
-			Changes   *backend.ChangesAnswer `json:"changes"`
-		}
-		if json.Unmarshal(raw, &fx) != nil || len(fx.Arguments) == 0 {
-			continue
-		}
-		digest, err := approval.Digest(fx.Arguments)
-		if err != nil {
-			continue
-		}
-		if fx.Changes != nil {
-			sum := sha256.Sum256([]byte(fx.Changes.Patch))
-			fx.Changes.PatchSHA256 = "sha256:" + hex.EncodeToString(sum[:])
-		}
-		return fx.Arguments, digest, fx.Changes, true
+		return &answer{status: http.StatusBadRequest, code: "bad_json", message: "the body could not be read"}
 	}
-	return nil, "", nil, false
-}
-
-var (
-	decisionSchema = strictjson.For[decisionBody]()
-	lookupSchema   = strictjson.For[lookupBody]()
-)
-
-// decode reads body as the real backend does: one JSON object, no key
-// twice or in another case, no field the protocol does not name.
-func decode(body []byte, v any, schema *strictjson.Schema) error {
-	if err := strictjson.Check(body, schema); err != nil {
-		return err
+	if c.sigErr != nil {
+		fmt.Fprintf(b.out, "refused a call to %s: %v\n", r.URL.Path, c.sigErr)
+		return &answer{status: http.StatusUnauthorized, code: "bad_signature", message: c.sigErr.Error()}
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("body: %w", err)
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return &answer{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type",
+			message: "send the body as Content-Type: application/json"}
 	}
-	if dec.More() {
-		return errors.New("body: more than one JSON value")
+	if c.key == "" {
+		return &answer{status: http.StatusBadRequest, code: "missing_idempotency_key",
+			message: "send an Idempotency-Key header, the same on every retry of one intent"}
+	}
+	if t := bytes.TrimLeft(c.body, " \t\r\n"); !json.Valid(c.body) || len(t) == 0 || t[0] != '{' {
+		return &answer{status: http.StatusBadRequest, code: "bad_json", message: "the body is not a JSON object"}
 	}
 	return nil
 }
 
-func (b *Backend) answer(w http.ResponseWriter, status int, v map[string]any) {
-	body, _ := json.Marshal(v)
+func failureCode(status int) string {
+	switch status {
+	case http.StatusTooManyRequests:
+		return "rate_limited"
+	case http.StatusServiceUnavailable:
+		return "unavailable"
+	case http.StatusGatewayTimeout:
+		return "timeout"
+	}
+	if status >= 500 {
+		return "internal"
+	}
+	return "injected"
+}
+
+// decode reads body as the real backend does: no key twice or in another
+// case, no field the protocol does not name.
+func decode(body []byte, v any, schema *strictjson.Schema) *answer {
+	if err := strictjson.CheckKnown(body, schema); err != nil {
+		return invalid("body: %v", err)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return invalid("body: %v", err)
+	}
+	return nil
+}
+
+func invalid(format string, args ...any) *answer {
+	return &answer{status: http.StatusUnprocessableEntity, code: "invalid", message: fmt.Sprintf(format, args...)}
+}
+
+// record ends a call: it is kept and waiters wake. b.mu is held.
+func (b *Backend) record() {
+	close(b.received)
+	b.received = make(chan struct{})
+}
+
+func (b *Backend) serveDecision(w http.ResponseWriter, r *http.Request) {
+	c, err := read(w, r)
+	writeAnswer(w, b.onDecision(r, c, err))
+}
+
+func (b *Backend) onDecision(r *http.Request, c call, err error) *answer {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ans := b.receive(r, &c, err)
+	rec := ReceivedDecision{ApprovalID: c.id, IdempotencyKey: c.key, SignatureOK: c.sigErr == nil, Body: c.body}
+	if ans == nil {
+		ans = b.decide(c, &rec.Request)
+	}
+	rec.Status, rec.Code, rec.Replay = ans.status, ans.code, ans.replay
+	b.decisions = append(b.decisions, rec)
+	b.record()
+	return ans
+}
+
+// decisionWire is a decision body on the wire, telling an absent digest
+// from an empty one.
+type decisionWire struct {
+	DecisionRequest
+	ArgsSHA256 *string `json:"args_sha256"`
+}
+
+var (
+	decisionSchema = strictjson.For[decisionWire]()
+	lookupSchema   = strictjson.For[LookupRequest]()
+)
+
+// decide answers a decision that passed receive. b.mu is held.
+func (b *Backend) decide(c call, req *DecisionRequest) *answer {
+	var wire decisionWire
+	bad := decode(c.body, &wire, decisionSchema)
+	*req = wire.DecisionRequest
+	if wire.ArgsSHA256 != nil {
+		req.ArgsSHA256 = *wire.ArgsSHA256
+	}
+	replayKey := c.id + "\x00" + c.key
+	if prev, ok := b.replies[replayKey]; ok {
+		if !bytes.Equal(prev.request, c.body) {
+			return &answer{status: http.StatusUnprocessableEntity, code: "idempotency_key_reused",
+				message: "this Idempotency-Key was used for another decision; use a new key for a new intent"}
+		}
+		// A retry of a recorded decision: the first answer again, whatever
+		// happened since, as a real idempotent API does.
+		return &answer{status: http.StatusOK, body: prev.answer, replay: true}
+	}
+	if bad != nil {
+		return bad
+	}
+	switch {
+	case req.ApprovalID != c.id:
+		return invalid("approval_id: %q differs from the path's %q", req.ApprovalID, c.id)
+	case req.Revision < 1:
+		return invalid("revision: want ≥ 1")
+	case req.Decision != backend.Approve && req.Decision != backend.Deny:
+		return invalid("decision: want approve or deny")
+	case req.Actor == "":
+		return invalid("actor: required")
+	case req.Via.Surface == "":
+		return invalid("via.surface: required")
+	case wire.ArgsSHA256 != nil && !digestPattern.MatchString(*wire.ArgsSHA256):
+		return invalid("args_sha256: want sha256:<64 hex>")
+	}
+
+	b.learnFrom(c.id, req.Revision)
+	a := b.approvals[c.id]
+	switch {
+	case a == nil:
+		return &answer{status: http.StatusNotFound, code: "not_found", message: "approval " + c.id + " is not known here"}
+	case a.status == "cancelled":
+		return &answer{status: http.StatusGone, code: "cancelled", message: "approval " + c.id + " was cancelled: the call is no longer wanted"}
+	case b.forbidden[req.Actor]:
+		return &answer{status: http.StatusForbidden, code: "forbidden", message: req.Actor + " may not decide approval " + c.id}
+	case req.Decision == backend.Approve && (strings.HasPrefix(req.Actor, "system:") || req.Via.Surface == "deadline"):
+		return &answer{status: http.StatusForbidden, code: "forbidden", message: "an automatic decision may only deny"}
+	case req.Revision < a.revision:
+		return &answer{status: http.StatusConflict, code: "stale_revision",
+			message: fmt.Sprintf("approval %s changed (revision %d is now %d): look at the new card", c.id, req.Revision, a.revision)}
+	case req.Revision > a.revision:
+		return invalid("revision: approval %s has no revision %d", c.id, req.Revision)
+	case a.status != "pending":
+		fmt.Fprintf(b.out, "%s %s revision %d by %s: refused, already %s by %s\n", req.Decision, c.id, req.Revision, req.Actor, a.status, a.actor)
+		return &answer{status: http.StatusConflict, code: "already_decided",
+			message: fmt.Sprintf("approval %s was already decided: %s by %s", c.id, a.status, a.actor),
+			extra:   map[string]string{"status": a.status, "actor": a.actor}}
+	case req.ArgsSHA256 != "" && b.noContent[req.Actor]:
+		return &answer{status: http.StatusForbidden, code: "forbidden",
+			message: req.Actor + " does not hold the content permission, so a decision from them may not carry a digest"}
+	case req.ArgsSHA256 != "" && a.digest != "" && req.ArgsSHA256 != a.digest:
+		fmt.Fprintf(b.out, "%s %s revision %d by %s: refused, digest %s is not the arguments' %s\n",
+			req.Decision, c.id, req.Revision, req.Actor, req.ArgsSHA256, a.digest)
+		return &answer{status: http.StatusUnprocessableEntity, code: "digest_mismatch",
+			message: "approval " + c.id + " is not for the arguments " + req.ArgsSHA256 + " you decided on: look at the call again"}
+	}
+
+	a.status, a.actor = "denied", req.Actor
+	if req.Decision == backend.Approve {
+		a.status = "approved"
+	}
+	fmt.Fprintln(b.out, printed(a.status, req))
+	body, _ := json.Marshal(map[string]string{"status": a.status, "message": message(a, req)}) // strings always encode
+	b.replies[replayKey] = reply{request: bytes.Clone(c.body), answer: body}
+	return &answer{status: http.StatusOK, body: body}
+}
+
+// printed is the line Out gets for a recorded decision.
+func printed(status string, req *DecisionRequest) string {
+	line := fmt.Sprintf("%s %s revision %d by %s via %s", status, req.ApprovalID, req.Revision, req.Actor, req.Via.Surface)
+	if req.Via.User != "" {
+		line += " (" + req.Via.User + ")"
+	}
+	if req.Comment != "" {
+		line += fmt.Sprintf(": %q", req.Comment)
+	}
+	if req.ArgsSHA256 != "" {
+		line += " · bound to " + req.ArgsSHA256
+	}
+	return line
+}
+
+// message is a recorded decision's message, which the bot posts in the
+// threads: the backend's words when it knows the function.
+func message(a *truth, req *DecisionRequest) string {
+	switch {
+	case a.function == "":
+		return a.status + " by " + req.Actor + " (recorded by the stand-in backend)"
+	case a.status == "approved":
+		return "The call to " + a.function + " runs."
+	}
+	msg := "The call to " + a.function + " was not made: " + req.Actor + " denied it"
+	if comment := strings.TrimRight(req.Comment, "."); comment != "" {
+		msg += ": " + comment
+	}
+	return msg + "."
+}
+
+func (b *Backend) serveLookup(w http.ResponseWriter, r *http.Request) {
+	c, err := read(w, r)
+	writeAnswer(w, b.onLookup(r, c, err))
+}
+
+func (b *Backend) onLookup(r *http.Request, c call, err error) *answer {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ans := b.receive(r, &c, err)
+	rec := ReceivedLookup{ApprovalID: c.id, IdempotencyKey: c.key, SignatureOK: c.sigErr == nil, Body: c.body}
+	if ans == nil {
+		ans = b.lookUp(c, &rec.Request)
+	}
+	rec.Status, rec.Code = ans.status, ans.code
+	b.lookups = append(b.lookups, rec)
+	b.record()
+	return ans
+}
+
+// lookUp answers an argument look-up that passed receive. A look-up for a
+// lower revision gets the current arguments and digest: the bot's check
+// against its card's digest is what must catch that. b.mu is held.
+func (b *Backend) lookUp(c call, req *LookupRequest) *answer {
+	if a := decode(c.body, req, lookupSchema); a != nil {
+		return a
+	}
+	switch {
+	case req.ApprovalID != c.id:
+		return invalid("approval_id: %q differs from the path's %q", req.ApprovalID, c.id)
+	case req.Revision < 1:
+		return invalid("revision: want ≥ 1")
+	case req.Actor == "":
+		return invalid("actor: required")
+	}
+	b.learnFrom(c.id, req.Revision)
+	a := b.approvals[c.id]
+	switch {
+	case a == nil:
+		return &answer{status: http.StatusNotFound, code: "not_found", message: "approval " + c.id + " is not known here"}
+	case a.status == "cancelled":
+		return &answer{status: http.StatusGone, code: "cancelled", message: "approval " + c.id + " was cancelled: the call is no longer wanted"}
+	case b.forbidden[req.Actor] || b.noContent[req.Actor]:
+		return &answer{status: http.StatusForbidden, code: "forbidden", message: req.Actor + " does not hold the content permission"}
+	case req.Revision > a.revision:
+		return invalid("revision: approval %s has no revision %d", c.id, req.Revision)
+	case a.args == nil:
+		fmt.Fprintf(b.out, "arguments of %s revision %d for %s: none in the arguments folder\n", c.id, req.Revision, req.Actor)
+		return &answer{status: http.StatusNotFound, code: "not_found", message: "the stand-in backend has no arguments for " + c.id}
+	}
+	args := a.args
+	if a.served != nil {
+		args = a.served
+	}
+	out := map[string]any{"approval_id": c.id, "arguments": args, "args_sha256": a.digest}
+	if a.changes != nil {
+		ch := *a.changes
+		if a.servedPatch != nil {
+			ch.Patch = *a.servedPatch
+		}
+		out["changes"] = ch
+	}
+	body, err := json.Marshal(out)
+	if err != nil { // args were checked as JSON when set
+		return &answer{status: http.StatusInternalServerError, code: "internal", message: err.Error()}
+	}
+	fmt.Fprintf(b.out, "arguments of %s revision %d shown to %s\n", c.id, req.Revision, req.Actor)
+	return &answer{status: http.StatusOK, body: body}
+}
+
+// writeAnswer writes a 200's body, or docs/protocol.md's error shape with
+// any extra fields.
+func writeAnswer(w http.ResponseWriter, a *answer) {
+	if a.retryAfter != "" {
+		w.Header().Set("Retry-After", a.retryAfter)
+	}
+	body := a.body
+	if a.code != "" {
+		e := map[string]string{"error": a.code, "message": a.message}
+		for k, v := range a.extra {
+			e[k] = v
+		}
+		body, _ = json.Marshal(e) // strings always encode
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
+	w.WriteHeader(a.status)
 	_, _ = w.Write(body)
 }

@@ -3,6 +3,7 @@ package standin_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,13 +11,14 @@ import (
 	"time"
 
 	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/threads"
 )
 
-const secret = "calls-secret-of-the-stand-in-tests-0123"
+const standinSecret = "calls-secret-of-the-stand-in-tests-0123"
 
 // serve runs the stand-in on the fixtures' arguments, and the bot's own
 // backend client against it.
@@ -27,13 +29,13 @@ func serve(t *testing.T) (threads.Backend, *bytes.Buffer, string) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	b, err := standin.New(standin.Options{Secrets: [][]byte{[]byte(secret)}, Arguments: dir, Out: &out})
+	b, err := standin.New(standin.Options{Secrets: [][]byte{[]byte(standinSecret)}, Learn: true, Arguments: dir, Out: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
-	c, err := backend.NewClient(backend.ClientOptions{BaseURL: srv.URL, Secrets: [][]byte{[]byte(secret)}, MaxElapsed: time.Second})
+	c, err := backend.NewClient(backend.ClientOptions{BaseURL: srv.URL, Secrets: [][]byte{[]byte(standinSecret)}, MaxElapsed: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,5 +125,81 @@ func TestStandInRefusesUnsignedCalls(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "user:x") {
 		t.Errorf("an unsigned decision was recorded:\n%s", out.String())
+	}
+}
+
+// TestStandInLearnsFromCalls: an approval with no argument file is taken
+// as pending at the call's revision, its first decision recorded with no
+// digest to check, a later revision already decided, a lower one stale.
+func TestStandInLearnsFromCalls(t *testing.T) {
+	var out bytes.Buffer
+	_, c := learning(t, &out)
+	ctx := context.Background()
+	digest := "sha256:" + strings.Repeat("1", 64)
+	decide := func(revision int, decision, actor, user, digest, key string) backend.DecisionResult {
+		t.Helper()
+		res, err := c.Decide(ctx, backend.Decision{ApprovalID: "a-none", Revision: revision, Decision: decision, Actor: actor,
+			Via: backend.Via{Surface: "slack", User: user}, ArgsSHA256: digest}, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if got := decide(2, backend.Deny, "user:ada", "U0ADA", digest, "k1"); got.Outcome != backend.OutcomeRecorded || got.Status != "denied" ||
+		got.Message != "denied by user:ada (recorded by the stand-in backend)" {
+		t.Fatalf("the first decision: %+v", got)
+	}
+	if got := decide(3, backend.Approve, "user:kevin", "U0KEVIN", "", "k2"); got.Outcome != backend.OutcomeAlreadyDecided || got.Actor != "user:ada" {
+		t.Errorf("a decision of a later revision: %+v", got)
+	}
+	if got := decide(1, backend.Approve, "user:kevin", "U0KEVIN", "", "k3"); got.Outcome != backend.OutcomeStaleRevision {
+		t.Errorf("a decision of an earlier revision: %+v", got)
+	}
+	want := "denied a-none revision 2 by user:ada via slack (U0ADA) · bound to " + digest + "\n" +
+		"approve a-none revision 3 by user:kevin: refused, already denied by user:ada\n"
+	if !strings.HasPrefix(out.String(), want) {
+		t.Errorf("the stand-in printed:\n%s\nwant first:\n%s", out.String(), want)
+	}
+}
+
+// learning serves a stand-in that learns from calls, as `bot backend`
+// does, and a client of it.
+func learning(t *testing.T, out io.Writer) (*backendtest.Fake, *backend.Client) {
+	t.Helper()
+	dir, err := fixtures.Path("arguments", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(standinSecret)}, Learn: true, Arguments: dir, Out: out})
+	c, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: [][]byte{[]byte(standinSecret)}, MaxElapsed: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, c
+}
+
+// TestWaitDecisions: a wait ends at the n-th decision, or with what came
+// when its context ends.
+func TestWaitDecisions(t *testing.T) {
+	fake, c := learning(t, io.Discard)
+	go func() {
+		_, _ = c.Decide(context.Background(), backend.Decision{ApprovalID: "a-merge1", Revision: 1, Decision: backend.Deny,
+			Actor: "user:kevin", Via: backend.Via{Surface: "slack", User: "U0KEVIN"}}, "k1")
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got := fake.WaitDecisions(ctx, 1); len(got) != 1 || got[0].Request.Actor != "user:kevin" || got[0].Status != http.StatusOK {
+		t.Fatalf("waited for one decision: %+v", got)
+	}
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if got := fake.WaitDecisions(short, 2); len(got) != 1 {
+		t.Errorf("a wait for a second decision that never comes: %+v", got)
+	}
+}
+
+func TestNewRefusesArgumentsWithoutLearn(t *testing.T) {
+	if _, err := standin.New(standin.Options{Secrets: [][]byte{[]byte(standinSecret)}, Arguments: t.TempDir()}); err == nil {
+		t.Error("an arguments folder without Learn was taken")
 	}
 }

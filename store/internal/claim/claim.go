@@ -1,15 +1,8 @@
-// Package claim decides an outbox claim for the store drivers: which of
-// the due rows a claim takes under their pace keys' budgets, what it
-// writes back to the pace table, and how many rounds it runs. The drivers
-// read, lock and write the rows; this package only computes, so SQLite
-// and PostgreSQL decide alike and the arithmetic is tested without a
-// database.
-//
-// Pacing is GCRA, kept in two numbers per key in Unix milliseconds: tat,
-// the theoretical arrival time of the key's next call, and ready_at, the
-// earliest instant the key allows one, which SQL tests without knowing
-// the budget and a Retry-After raises. The rule:
-// docs/design.md#pacing-outbox-claims.
+// Package claim decides an outbox claim for the store drivers: which due
+// rows it takes under their pace keys' budgets (GCRA), what it writes back
+// to the pace table, and how many rounds it runs. The drivers read, lock
+// and write; this package only computes, so both databases decide alike
+// (docs/design.md#pacing-outbox-claims).
 package claim
 
 import (
@@ -26,10 +19,8 @@ type Budget struct {
 	Burst int64 // ≥ 1
 }
 
-// BudgetOf turns the answer of store.OutboxClaimParams.Pace into a
-// Budget: every in whole milliseconds, rounded up so a sub-millisecond
-// budget still paces; a burst below 1 counts as 1. ok is false when every
-// ≤ 0: the key is not paced.
+// BudgetOf turns an answer of store.OutboxClaimParams.Pace into a Budget,
+// rounding every up to whole milliseconds; ok is false when every ≤ 0.
 func BudgetOf(every time.Duration, burst int) (b Budget, ok bool) {
 	if every <= 0 {
 		return Budget{}, false
@@ -59,8 +50,7 @@ func (s State) Take(now int64, b Budget) State {
 	return State{TAT: tat, ReadyAt: tat - b.allowance()}
 }
 
-// Budgets memoises pace for one claim, which asks for a key once per
-// candidate row. A nil pace paces nothing.
+// Budgets memoises pace for one claim; a nil pace paces nothing.
 func Budgets(pace func(key string) (time.Duration, int)) func(key string) (Budget, bool) {
 	type answer struct {
 		b  Budget
@@ -86,9 +76,8 @@ type Candidate struct {
 	Key string // pace key; empty: not paced
 }
 
-// Keys returns the distinct paced keys among cands, sorted: the order in
-// which a driver that locks pace rows must lock them, so that two claims
-// wanting the same keys never wait for each other in a cycle.
+// Keys returns the distinct paced keys among cands, sorted: the order a
+// driver must lock pace rows in, so claims never wait in a cycle.
 func Keys(cands []Candidate, budget func(string) (Budget, bool)) []string {
 	var keys []string
 	for _, c := range cands {
@@ -104,22 +93,18 @@ func Keys(cands []Candidate, budget func(string) (Budget, bool)) []string {
 type Round struct {
 	// Take lists the ids to claim, in claim order.
 	Take []string
-	// Write holds the pace rows to store, by key: each key a row was
-	// taken for, and each key found without room whose ready_at was
-	// earlier than its tat allows (the budget shrank since it was
-	// written), so that the next round's SQL passes over its rows.
+	// Write holds the pace rows to store: each key taken from, and each
+	// without room whose ready_at lagged (the budget shrank), so the next
+	// round's SQL passes over its rows.
 	Write map[string]State
-	// Skipped counts candidates passed over for want of room. Every key
-	// skipped is not ready at now after Write, so the next round at the
-	// same now reads none of its rows.
+	// Skipped counts candidates passed over for want of room; after
+	// Write, none of their keys is ready at now.
 	Skipped int
 }
 
-// Plan decides one round at now: it walks cands in claim order and takes
-// up to limit of them, an unpaced row always, a paced one when its key
-// has room, spending it. states holds the pace rows of the paced keys
-// among cands as read (locked) in this round; a key missing from it has
-// the zero State.
+// Plan decides one round at now: in claim order it takes up to limit
+// cands, an unpaced row always, a paced one when its key has room. states
+// holds the pace rows read in this round; a missing key is the zero State.
 func Plan(now int64, limit int, cands []Candidate, budget func(string) (Budget, bool), states map[string]State) Round {
 	r := Round{Write: map[string]State{}}
 	cur := map[string]State{}
@@ -153,17 +138,14 @@ func Plan(now int64, limit int, cands []Candidate, budget func(string) (Budget, 
 	return r
 }
 
-// RoundFunc runs one claim round in a transaction of its own: it claims
-// up to need rows whose ids are not in exclude and reports how many
-// candidates it read and how many of them it skipped for want of room.
+// RoundFunc runs one claim round in a transaction of its own, claiming up
+// to need rows not in exclude; it reports the candidates read and skipped.
 type RoundFunc func(need int, exclude []string) (rows []*store.OutboxRow, read, skipped int, err error)
 
 // Run runs a claim's rounds until limit rows are claimed, the due rows run
-// out, a round skips nothing, or MaxRounds have run. Each round excludes
-// the rows the earlier ones took (a lease of zero would make them due
-// again). When a round after the first fails, Run returns the rows
-// claimed so far together with that error: they are leased already, and
-// the caller hands them on rather than let them wait out their lease.
+// out, a round skips nothing, or MaxRounds have run, each excluding the
+// rows taken before. On a failure it returns the rows claimed so far with
+// the error (docs/design.md#what-a-claim-promises).
 func Run(limit int, exclude []string, round RoundFunc) ([]*store.OutboxRow, error) {
 	exclude = slices.Clip(exclude) // appends below never write into the caller's array
 	var out []*store.OutboxRow
@@ -184,17 +166,12 @@ func Run(limit int, exclude []string, round RoundFunc) ([]*store.OutboxRow, erro
 	return out, nil
 }
 
-// MaxRounds bounds the rounds of one claim. A round after the first runs
-// only when the one before skipped rows for want of room and left its
-// limit unfilled, which takes a backlog of several keys that had room
-// for fewer rows than they had queued; a handful of rounds covers that,
-// and the next claim goes on where this one stopped.
+// MaxRounds bounds the rounds of one claim; the next claim goes on where
+// it stopped.
 const MaxRounds = 4
 
-// Again reports whether a claim that asked a round for need rows, read
-// read candidates of which it took took and skipped skipped, should run
-// another: only when the round read as many as it asked for (more may
-// be due behind them) and passed some over.
+// Again reports whether to run another round: only when the last read as
+// many as it asked for (more may be due) and passed some over.
 func Again(need, read, took, skipped int) bool {
 	return took < need && read >= need && skipped > 0
 }

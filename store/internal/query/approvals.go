@@ -1,7 +1,6 @@
 package query
 
-// ApprovalColumns is the column list every approval query returns, in
-// Scan order.
+// ApprovalColumns is every approval query's column list, in Scan order.
 const ApprovalColumns = `id, tenant, revision, state, seen, function, decision, plan, steps_done,
     next_step_at, deadline_at, requested_at, created_at, updated_at, claimed_by, claimed_until, deciding,
     ladder_state`
@@ -9,10 +8,7 @@ const ApprovalColumns = `id, tenant, revision, state, seen, function, decision, 
 // ApprovalGet reads one approval. $1 id.
 const ApprovalGet = `SELECT ` + ApprovalColumns + ` FROM approvals WHERE id = $1`
 
-// ApprovalGetForUpdate reads one approval inside a transaction and, with
-// lock " FOR UPDATE" (PostgreSQL), holds its row until the transaction
-// ends. SQLite passes "": its write transaction already excludes every
-// other writer. $1 id.
+// ApprovalGetForUpdate is ApprovalGet with lock appended. $1 id.
 func ApprovalGetForUpdate(lock string) string { return ApprovalGet + lock }
 
 // ApprovalUpsert writes the whole row. $1…$18 in ApprovalColumns order.
@@ -54,13 +50,9 @@ const approvalDue = `CASE
     END`
 
 // ApprovalClaimable selects the ids of due, unleased, pending approvals,
-// earliest due first. The inner query is two range scans, one on
-// approvals_next_step_due and one on approvals_deadline_due, so the cost
-// follows the number of due approvals, never the number pending; the
-// outer query then reads those rows by primary key. It must be UNION ALL:
-// for a plain UNION SQLite merges the two arms in id order, which it gets
-// by scanning the whole primary key. (An id due both ways appears twice;
-// IN does not mind.) $1 now, $2 limit.
+// earliest due first, through two range scans (next step, deadline): the
+// cost follows the due approvals, never the pending ones. UNION ALL: for
+// a plain UNION SQLite scans the whole primary key. $1 now, $2 limit.
 const ApprovalClaimable = `SELECT id FROM approvals
 WHERE id IN (
         SELECT id FROM approvals WHERE state = 'pending' AND next_step_at <= $1
@@ -72,10 +64,9 @@ WHERE id IN (
 ORDER BY ` + approvalDue + `, id
 LIMIT $2`
 
-// ApprovalClaimDue leases due approvals to a worker and returns them (in
-// no particular order: RETURNING has none). lock is appended to the
-// selecting subquery: " FOR UPDATE SKIP LOCKED" on PostgreSQL, "" on
-// SQLite. $1 now, $2 limit, $3 worker, $4 claimed_until.
+// ApprovalClaimDue leases due approvals to a worker and returns them in
+// no order; lock is appended to the selection. $1 now, $2 limit,
+// $3 worker, $4 claimed_until.
 func ApprovalClaimDue(lock string) string {
 	return `UPDATE approvals SET claimed_by = $3, claimed_until = $4
 WHERE id IN (` + ApprovalClaimable + lock + `)

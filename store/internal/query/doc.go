@@ -1,13 +1,10 @@
-// Package query is the SQL text the store drivers share and the encoding
-// of values in the shared schema (store/migrations). Every statement is
-// written once, with $N placeholders, so SQLite and PostgreSQL run the
-// same text; where PostgreSQL must lock rows (FOR UPDATE, SKIP LOCKED) a
-// function takes the locking clause and SQLite, whose single writer makes
-// it unnecessary, passes "". Likewise a list of ids bound as one
-// parameter, which the two spell differently, is a List the driver
-// passes in.
+// Package query is the SQL the store drivers share, written once with $N
+// placeholders, and the encoding of values in the shared schema. Where
+// PostgreSQL must lock rows a function takes the locking clause (SQLite
+// passes ""); a list of ids is a List in the driver's dialect
+// (docs/design.md#one-sql-for-two-databases).
 //
 // A predicate on state is always a literal ('pending'), never a
-// parameter: the partial indexes are used only when the query repeats
-// their WHERE clause.
+// parameter: the partial indexes are used only when a query repeats their
+// WHERE clause.
 package query

@@ -2,9 +2,8 @@ package query
 
 import "time"
 
-// Millis encodes a time for a NOT NULL time column: Unix milliseconds, and
-// 0 for the zero time (so the Unix epoch itself cannot be stored, which no
-// caller needs).
+// Millis encodes a time for a NOT NULL column: Unix milliseconds, 0 for
+// the zero time (so the epoch itself cannot be stored).
 func Millis(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
@@ -20,8 +19,7 @@ func Time(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-// NullMillis encodes a time for a nullable time column: NULL for the zero
-// time. Both database/sql and pgx bind a nil *int64 as NULL.
+// NullMillis encodes a time for a nullable column: NULL for the zero time.
 func NullMillis(t time.Time) *int64 {
 	if t.IsZero() {
 		return nil
@@ -38,9 +36,8 @@ func NullTime(ms *int64) time.Time {
 	return Time(*ms)
 }
 
-// Text encodes bytes for a NOT NULL TEXT column. Bytes bound as such
-// would be a BLOB in SQLite and BYTEA in PostgreSQL; as a string both
-// store and compare the same text.
+// Text encodes bytes for a TEXT column: bound as bytes they would be a
+// BLOB in SQLite and BYTEA in PostgreSQL.
 func Text(b []byte) string { return string(b) }
 
 // NullText encodes bytes for a nullable TEXT column: NULL for nil.

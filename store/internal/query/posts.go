@@ -3,9 +3,8 @@ package query
 // PostColumns is the column list PostList returns, in Scan order.
 const PostColumns = `approval_id, target, revision, channel, ref, thread_ref, created_at`
 
-// PostUpsert records where a card went. Posting the same (approval,
-// target, revision) again replaces the surface's reference, so edits go to
-// the message that exists now; created_at stays the first one's.
+// PostUpsert records where a card went; the same (approval, target,
+// revision) again replaces the reference, keeping created_at.
 // $1 approval_id, $2 target, $3 revision, $4 channel, $5 ref,
 // $6 thread_ref, $7 created_at.
 const PostUpsert = `INSERT INTO posts (` + PostColumns + `)

@@ -2,15 +2,10 @@ package query
 
 import "encoding/hex"
 
-// Replay refusal: the signed requests chat platforms sent (migration
-// 0005's replay_seen).
-
-// ReplayRecord records a key until a time, unless it is held already and
-// not yet past its time: rows affected is 1 for a key unseen (new, or
-// forgotten), 0 for a replay. A key past its time is taken over in place,
-// so the answer never depends on whether it was pruned yet. Two
-// statements with one key at once: the second waits for the first and,
-// when it commits, finds the key held. $1 key, $2 forget at, $3 now.
+// ReplayRecord records a key until a time unless it is held and not past
+// its time (rows affected 0: a replay). A key past its time is taken over
+// in place, so the answer never depends on pruning. $1 key, $2 forget at,
+// $3 now.
 const ReplayRecord = `INSERT INTO replay_seen (key, forget_at) VALUES ($1, $2)
 ON CONFLICT (key) DO UPDATE SET forget_at = excluded.forget_at WHERE replay_seen.forget_at <= $3`
 
@@ -23,9 +18,8 @@ func ReplayPrune(lock string) string {
     LIMIT $2` + lock + `)`
 }
 
-// ReplayPruneBatch is how many keys past their time one ReplaySeen
-// forgets: more than it records, so the table holds what is live and a
-// short backlog at most, and each call stays small.
+// ReplayPruneBatch is how many old keys one ReplaySeen forgets: more than
+// it records, so the table holds what is live and a short backlog.
 const ReplayPruneBatch = 8
 
 // ReplayKey is how a key is stored: lower-case hex, one spelling per key.

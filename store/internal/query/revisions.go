@@ -3,8 +3,7 @@ package query
 // RevisionColumns is the column list RevisionGet returns, in Scan order.
 const RevisionColumns = `approval_id, revision, body, created_at`
 
-// RevisionInsert keeps the first body of a revision; a second insert of
-// the same (approval_id, revision) changes nothing. $1 approval_id,
+// RevisionInsert keeps the first body of a revision. $1 approval_id,
 // $2 revision, $3 body, $4 created_at.
 const RevisionInsert = `INSERT INTO revisions (` + RevisionColumns + `)
 VALUES ($1, $2, $3, $4)

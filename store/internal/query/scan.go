@@ -66,16 +66,14 @@ func ScanPost(r Scanner) (*store.Post, error) {
 	return &p, nil
 }
 
-// SortByDue puts claimed approvals in the claim query's order (RETURNING
-// has none): earliest due first, ties by id.
+// SortByDue puts claimed approvals in the claim query's order.
 func SortByDue(as []*store.Approval) {
 	slices.SortFunc(as, func(a, b *store.Approval) int {
 		return cmp.Or(dueAt(a).Compare(dueAt(b)), cmp.Compare(a.ID, b.ID))
 	})
 }
 
-// SortOutbox puts claimed outbox rows in the claim query's order: highest
-// priority first, then oldest due, ties by id.
+// SortOutbox puts claimed outbox rows in the claim query's order.
 func SortOutbox(rows []*store.OutboxRow) {
 	slices.SortFunc(rows, func(a, b *store.OutboxRow) int {
 		return cmp.Or(cmp.Compare(b.Priority, a.Priority), a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
@@ -83,9 +81,7 @@ func SortOutbox(rows []*store.OutboxRow) {
 }
 
 // AddOutboxStats adds one row of OutboxStats to st: a lane's pending
-// count and earliest due time (Unix ms), or the dead count (dead ≠ 0).
-// A lane's OldestAge is how long its earliest due row has been due at
-// now (0 while none is due); the totals are the lanes' sum and largest.
+// count and earliest due time, or the dead count (dead ≠ 0).
 func AddOutboxStats(st *store.OutboxStats, now time.Time, dead int64, lane string, n, earliest int64) {
 	if dead != 0 {
 		st.Dead += int(n)

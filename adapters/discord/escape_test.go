@@ -1,4 +1,4 @@
-package templates
+package discord
 
 import (
 	"strings"
@@ -14,7 +14,7 @@ const (
 )
 
 // Link marks for the fuzz test: bytes no input it keeps holds, so what
-// discordEscape made a link is told apart from text.
+// escapeWith made a link is told apart from text.
 const (
 	linkOpen  = "\x00"
 	linkClose = "\x01"
@@ -22,7 +22,7 @@ const (
 
 func markLink(u string) string { return linkOpen + u + linkClose }
 
-// readDiscord reads discordEscape's output (links marked) back as Discord
+// readDiscord reads escapeWith's output (links marked) back as Discord
 // would see the text, and reports the first place where Discord would
 // read markup, a link or a mention the input did not mean, or where the
 // escaping added what it need not; otherwise it returns the text read.
@@ -37,7 +37,7 @@ func readDiscord(out string) (string, string) {
 				return "", "a link left open"
 			}
 			u := out[i+1 : i+j]
-			if discordBareURL.FindString(u) != u || !strings.Contains(u, "://") {
+			if bareURL.FindString(u) != u || !strings.Contains(u, "://") {
 				return "", "a link that is not one URL: " + u
 			}
 			plain.WriteString(u)
@@ -97,22 +97,22 @@ func FuzzDiscordEscape(f *testing.F) {
 		if strings.ContainsAny(in, linkOpen+linkClose) || strings.Contains(in, "@\u200b") {
 			t.Skip("holds the test's link marks, or a mention broken already")
 		}
-		out := discordEscape(in, markLink)
+		out := escapeWith(in, markLink, true)
 		got, problem := readDiscord(out)
 		if problem != "" {
-			t.Fatalf("discordEscape(%q) = %q: %s", in, out, problem)
+			t.Fatalf("escapeWith(%q) = %q: %s", in, out, problem)
 		}
 		if got != in {
-			t.Fatalf("discordEscape(%q) = %q, which reads as %q", in, out, got)
+			t.Fatalf("escapeWith(%q) = %q, which reads as %q", in, out, got)
 		}
 		if utf8.ValidString(in) && !utf8.ValidString(out) {
-			t.Fatalf("discordEscape(%q) = %q: not UTF-8", in, out)
+			t.Fatalf("escapeWith(%q) = %q: not UTF-8", in, out)
 		}
-		if card := strings.NewReplacer(linkOpen, "<", linkClose, ">").Replace(out); discordMarkdown(in) != card {
-			t.Fatalf("discordMarkdown(%q) = %q, want %q", in, discordMarkdown(in), card)
+		if card := strings.NewReplacer(linkOpen, "<", linkClose, ">").Replace(out); escape(in) != card {
+			t.Fatalf("escape(%q) = %q, want %q", in, escape(in), card)
 		}
-		if msg := strings.NewReplacer(linkOpen, "", linkClose, "").Replace(out); DiscordText(in) != msg {
-			t.Fatalf("DiscordText(%q) = %q, want %q", in, DiscordText(in), msg)
+		if msg := strings.NewReplacer(linkOpen, "", linkClose, "").Replace(out); escapeBare(in) != msg {
+			t.Fatalf("escapeBare(%q) = %q, want %q", in, escapeBare(in), msg)
 		}
 	})
 }
@@ -134,11 +134,11 @@ func TestDiscordEscapeForms(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := discordMarkdown(c.in); got != c.card {
-				t.Errorf("discordMarkdown(%q) = %q, want %q", c.in, got, c.card)
+			if got := escape(c.in); got != c.card {
+				t.Errorf("escape(%q) = %q, want %q", c.in, got, c.card)
 			}
-			if got := DiscordText(c.in); got != c.message {
-				t.Errorf("DiscordText(%q) = %q, want %q", c.in, got, c.message)
+			if got := escapeBare(c.in); got != c.message {
+				t.Errorf("escapeBare(%q) = %q, want %q", c.in, got, c.message)
 			}
 		})
 	}

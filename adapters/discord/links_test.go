@@ -1,4 +1,4 @@
-package templates
+package discord
 
 import (
 	"regexp"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"approvalsbot/approval"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // bareDiscordURL finds a URL Discord would preview: one not inside <…>.
@@ -18,14 +20,13 @@ var bareDiscordURL = regexp.MustCompile(`(^|[^<])https?://`)
 // URL is kept exactly, escaping works around it, and a cut never leaves
 // one open.
 func TestDiscordCardLinksShowNoPreview(t *testing.T) {
-	r := newRenderer(t)
 	const evil = "https://evil.example/track?card=1&who=_me_"
-	a := synthetic()
+	a := templatestest.Synthetic()
 	a.AgentSays = "see " + evil + ". *now*\n" + evil
 	at := a.RequestedAt.Add(time.Minute)
-	in := Input{Approval: a, State: approval.StateRefused,
+	in := templates.Input{Approval: a, State: approval.StateRefused,
 		Decision: &approval.Decision{Actor: "user:x", Message: "refused: read " + evil + ", then _retry_", At: at}}
-	m := r.Discord(Build(in))
+	m := RenderCard(templates.Build(in))
 	texts := map[string]string{"content": m.Content, "description": m.Embeds[0].Description}
 	for where, text := range texts {
 		if !strings.Contains(text, "<"+evil+">") {
@@ -46,15 +47,15 @@ func TestDiscordCardLinksShowNoPreview(t *testing.T) {
 		"https://", "x https://a.example/b) y", "(https://a.example/b)", "`https://a.example`",
 		"<https://a.example>", "a\nhttps://a.example/#x-y\n- z", "@here https://a.example/@everyone",
 	} {
-		got := discordMarkdown(s)
+		got := escape(s)
 		if bareDiscordURL.MatchString(got) && strings.Contains(got, "://a.example") {
-			t.Errorf("discordMarkdown(%q) = %q: a bare URL", s, got)
+			t.Errorf("escape(%q) = %q: a bare URL", s, got)
 		}
 		if strings.Contains(got, "@here") || strings.Contains(got, "@everyone") && !strings.Contains(got, "<https://a.example/@everyone>") {
-			t.Errorf("discordMarkdown(%q) = %q: a mention outside a URL", s, got)
+			t.Errorf("escape(%q) = %q: a mention outside a URL", s, got)
 		}
 	}
-	if got := trimDiscord("cut <https://evil.example/lo"); strings.Contains(got, "http") {
+	if got := trimCut("cut <https://evil.example/lo"); strings.Contains(got, "http") {
 		t.Errorf("a <URL> cut open is kept: %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package backendtest_test
+package standin_test
 
 import (
 	"bytes"
@@ -21,6 +21,7 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/internal/fixtures"
 )
 
@@ -58,7 +59,7 @@ func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
 func setup(t *testing.T) (*backendtest.Fake, *backend.Client, *clock) {
 	t.Helper()
 	clk := &clock{now: start}
-	f := backendtest.New(t, backendtest.Options{Secrets: [][]byte{secret}, Now: clk.Now})
+	f := backendtest.New(t, standin.Options{Secrets: [][]byte{secret}, Now: clk.Now})
 	f.AddApproval(mergeID, 1, mergeArgs, false)
 	f.SetFunction(mergeID, "acme_github.merge")
 	c, err := backend.NewClient(backend.ClientOptions{
@@ -125,7 +126,7 @@ func TestDigestsMatchFixtures(t *testing.T) {
 			ArgsSHA256 string          `json:"args_sha256"`
 		}{Name: filepath.Base(file), Arguments: fx.Arguments, ArgsSHA256: fx.ArgsSHA256})
 	}
-	f := backendtest.New(t, backendtest.Options{Secrets: [][]byte{secret}})
+	f := backendtest.New(t, standin.Options{Secrets: [][]byte{secret}})
 	for _, v := range vectors {
 		args := v.Arguments
 		if v.Raw != "" {

@@ -1,0 +1,160 @@
+package discord
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/internal/utf16text"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
+)
+
+// essentials are what must survive every cut: the status line, the effect
+// line and the flags.
+func essentials(c templates.Card) []string {
+	out := []string{c.Status}
+	if c.Effect != "" {
+		out = append(out, c.Effect)
+	}
+	return append(out, c.Flags...)
+}
+
+// checkLimits fails t for each of Discord's limits m breaks, and for a
+// status not on top, an effect line or flag missing, or a button lost.
+func checkLimits(t *testing.T, c templates.Card, m *Message) {
+	t.Helper()
+	if n := utf16text.Len(m.Content); n > contentMax {
+		t.Errorf("content %d chars", n)
+	}
+	if len(m.Embeds) > 10 {
+		t.Errorf("%d embeds", len(m.Embeds))
+	}
+	total := 0
+	var all []string
+	for _, e := range m.Embeds {
+		for _, lim := range []struct {
+			s   string
+			max int
+			f   string
+		}{{e.Title, embedTitleMax, "title"}, {e.Description, embedDescriptionMax, "description"}} {
+			if n := utf16text.Len(lim.s); n > lim.max {
+				t.Errorf("%s %d chars", lim.f, n)
+			}
+			total += utf16text.Len(lim.s)
+		}
+		if e.Footer != nil {
+			if n := utf16text.Len(e.Footer.Text); n > embedFooterMax {
+				t.Errorf("footer %d chars", n)
+			}
+			total += utf16text.Len(e.Footer.Text)
+		}
+		all = append(all, e.Description)
+	}
+	if total > embedTotalMax {
+		t.Errorf("embeds total %d chars", total)
+	}
+	if len(m.Components) > rowsMax {
+		t.Errorf("%d rows", len(m.Components))
+	}
+	n := 0
+	for _, row := range m.Components {
+		ar := row.(ActionRow)
+		if len(ar.Components) > buttonsPerRow {
+			t.Errorf("%d buttons in a row", len(ar.Components))
+		}
+		for _, comp := range ar.Components {
+			b := comp.(Button)
+			n++
+			if len(b.CustomID) > customIDMax || b.CustomID == "" || utf16text.Len(b.Label) > buttonLabelMax {
+				t.Errorf("button %q custom_id %d bytes", b.Label, len(b.CustomID))
+			}
+		}
+	}
+	if n != len(c.Buttons) {
+		t.Errorf("%d buttons, the card has %d", n, len(c.Buttons))
+	}
+	if !strings.HasPrefix(timeless(m.Content), "**"+want(c.Status)+"**") {
+		t.Error("the status is not on top")
+	}
+	joined := timeless(strings.Join(all, "\n"))
+	for _, w := range essentials(c)[1:] {
+		if !strings.Contains(joined, want(w)) {
+			t.Errorf("lacks %q", w)
+		}
+	}
+}
+
+// TestLimits: every limit holds, for the fixtures and a ~1 MiB approval,
+// in every state, and the status line, the effect line, the flags and
+// the buttons are all there.
+func TestLimits(t *testing.T) {
+	cases := map[string]*approval.Approval{
+		"huge":            templatestest.Huge(t, false),
+		"huge confirm":    templatestest.Huge(t, true),
+		"synthetic small": templatestest.Synthetic(),
+	}
+	for _, f := range []string{"big", "merge", "protected", "secrets", "refund", "private"} {
+		cases[f+".json"] = templatestest.Approval(t, f+".json")
+	}
+	for name, a := range cases {
+		for _, state := range templates.PreviewStates() {
+			t.Run(name+"/"+state, func(t *testing.T) {
+				c := templatestest.Card(t, a, state)
+				checkLimits(t, c, RenderCard(c))
+			})
+		}
+	}
+}
+
+// TestHugeCutsVisibly: a card too long for Discord says it was cut, and
+// gives up its bulky parts (agent text, patch, roles) before the short
+// ones after them.
+func TestHugeCutsVisibly(t *testing.T) {
+	c := templatestest.Card(t, templatestest.Huge(t, false), "pending")
+	desc := RenderCard(c).Embeds[0].Description
+	for _, w := range []string{c.Ladder, c.Turn, "to fit Discord"} {
+		if !strings.Contains(timeless(desc), want(w)) {
+			t.Errorf("description lacks %q", w)
+		}
+	}
+}
+
+// TestLongLadderKeepsTheEssentials: a 30-step ladder, each step telling
+// dozens of people, never pushes the status, the effect line, the flags,
+// the plan line or the buttons out.
+func TestLongLadderKeepsTheEssentials(t *testing.T) {
+	for name, a := range map[string]*approval.Approval{"merge.json": templatestest.Approval(t, "merge.json"),
+		"huge": templatestest.Huge(t, false), "huge confirm": templatestest.Huge(t, true)} {
+		for _, state := range []string{"pending", templates.PreviewDeciding} {
+			t.Run(name+"/"+state, func(t *testing.T) {
+				long := templatestest.LongLadder().Plan(a.RequestedAt, a.RequestedAt.Add(24*time.Hour))
+				c := templatestest.CardWith(t, a, state, templatestest.Frozen(long))
+				dm := RenderCard(c)
+				checkLimits(t, c, dm)
+				if !strings.Contains(timeless(dm.Embeds[0].Description), want(c.Ladder)) {
+					t.Error("the plan line gave way")
+				}
+				// The same controls as under a short ladder.
+				if n := len(templatestest.Card(t, a, state).Buttons); len(buttonsOf(dm)) != n {
+					t.Errorf("%d buttons, want %d", len(buttonsOf(dm)), n)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkRenderCard builds and lays out one card per iteration:
+// go test ./adapters/discord -run '^$' -bench RenderCard -benchmem.
+func BenchmarkRenderCard(b *testing.B) {
+	for _, name := range []string{"merge", "big"} {
+		in := templatestest.Input(b, templatestest.Approval(b, name+".json"), "pending")
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = RenderCard(templates.Build(in))
+			}
+		})
+	}
+}
