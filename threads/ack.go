@@ -8,16 +8,15 @@ import (
 	"strings"
 	"time"
 
-	"approvalsbot/approval"
 	"approvalsbot/ladder"
+	"approvalsbot/say"
 	"approvalsbot/store"
 	"approvalsbot/templates"
-	"approvalsbot/tenant"
 )
 
 // What people do to a waiting approval's ladder, as on-call tools let
-// them: "I'm looking" (Acknowledge) holds the ladder's next steps for its
-// ack_pause, and "Escalate now" (EscalateNow) fires its next step at
+// them: "I'm looking" (acknowledge) holds the ladder's next steps for its
+// ack_pause, and "Escalate now" (escalateNow) fires its next step at
 // once. Neither decides anything, and neither moves the deadline, which
 // only ever denies. Each is recorded, in one transaction with the
 // approval's next_step_at it moves and the edits of every copy of the
@@ -112,12 +111,15 @@ type LadderRequest struct {
 // LadderResult says what became of the click.
 type LadderResult struct {
 	// Done: recorded, with the edits that show it on every copy; the
-	// surface shows the clicked copy as it now stands at once.
-	Done bool
-	Text string // a sentence for the person
+	// surface shows the clicked copy as it now stands at once (Card).
+	Done   bool
+	Reason say.Reason // what the person is told
+	// Card is the clicked copy as the click's transaction left the
+	// approval, when Done; nil when it could not be built (logged).
+	Card *Card
 }
 
-// Acknowledge records that a member is looking at the call: the card's
+// acknowledge records that a member is looking at the call: the card's
 // copies say who and since when, and the ladder's steps still to come
 // wait for the tenant's ack_pause (frozen with the plan), then go on
 // where they were (a step the hold kept waiting goes when it ends,
@@ -128,42 +130,40 @@ type LadderResult struct {
 //
 // Only a member who may decide this call may say they are looking: a
 // hold by anyone else would keep the call from those who can.
-func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderResult, error) {
+func (s *Service) acknowledge(ctx context.Context, req LadderRequest) (LadderResult, error) {
 	ctx = ForPerson(ctx)
-	who, text, err := s.ladderClicker(ctx, req)
-	if text != "" || err != nil {
-		return LadderResult{Text: text}, err
+	who, why, err := s.ladderClicker(ctx, req)
+	if !why.IsZero() || err != nil {
+		return LadderResult{Reason: why}, err
 	}
 	m, a := who.member, who.request
 	if who.tenant.ForbidSelfApproval && a.Job.StartedBy != "" && m.User == a.Job.StartedBy {
-		return LadderResult{Text: fmt.Sprintf("You started job %s, and tenant %s forbids deciding your own job's calls, so the ladder does not wait for you; nothing was recorded.",
-			a.Job.ID, a.Tenant)}, nil
+		return LadderResult{Reason: say.Reason{Kind: say.OwnJob, Act: say.Ladder, Job: a.Job.ID, Tenant: a.Tenant}}, nil
 	}
 	now := s.clock.Now()
 	act := looking{ID: s.newID(now), Actor: m.User, Surface: req.Person.Surface, User: req.Person.User, Since: now}
 	var res LadderResult
+	var written *store.Approval
 	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		row, fz, refusal, err := s.waitingRow(ctx, tx, req, now)
-		if refusal != "" || err != nil {
-			res = LadderResult{Text: refusal}
+		if !refusal.IsZero() || err != nil {
+			res = LadderResult{Reason: refusal}
 			return err
 		}
 		st := ladderStateOf(row)
 		act.Since, act.From, act.Until = now, "", now.Add(fz.Plan.Pause())
 		k := personClock{zone: fz.zone(), now: now}
-		until := "until " + k.at(act.Until)
+		res.Reason = say.Reason{Kind: say.Looking, Function: row.Function, Until: k.at(act.Until)}
 		if !row.DeadlineAt.IsZero() && !act.Until.Before(row.DeadlineAt) {
-			until = "until the deadline (" + k.at(row.DeadlineAt) + ")"
+			res.Reason.Until, res.Reason.UntilDeadline = k.at(row.DeadlineAt), true
 		}
 		switch prev := st.Looking; {
 		case prev != nil && prev.Actor == m.User && st.holds(now):
 			act.Since, act.From = prev.Since, prev.From
-			res.Text = fmt.Sprintf("You are still looking at %s: the ladder's next steps wait %s. The deadline stays.", row.Function, until)
+			res.Reason.Kind = say.StillLooking
 		case prev != nil && st.holds(now):
 			act.From = prev.Actor
-			res.Text = fmt.Sprintf("You took over from %s: the ladder's next steps wait for you %s. The deadline stays.", prev.Actor, until)
-		default:
-			res.Text = fmt.Sprintf("You are looking at %s: the ladder's next steps wait %s. The deadline stays.", row.Function, until)
+			res.Reason.Kind, res.Reason.Actor = say.TookOver, prev.Actor
 		}
 		st.Looking, st.Last = &act, act.ID
 		row.LadderState, _ = json.Marshal(st) // plain data: cannot fail
@@ -172,16 +172,17 @@ func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderRes
 		if err := tx.ApprovalUpsert(ctx, row); err != nil {
 			return err
 		}
-		res.Done = true
+		res.Done, written = true, row
 		return s.editCopies(ctx, tx, row, now)
 	})
 	if errors.Is(err, store.ErrCommit) && s.actRecorded(ctx, req.ApprovalID, act.ID) {
-		err = nil // committed after all, though its answer was lost (Decide's recorded)
+		err = nil // committed after all, though its answer was lost (decide's recorded)
 	}
 	if err != nil {
 		return LadderResult{}, fmt.Errorf("record an acknowledgement of %s: %w", req.ApprovalID, err)
 	}
 	if res.Done {
+		res.Card = s.clickedCard(written, a, now)
 		s.log.Info("acknowledged", "tenant", req.Tenant, "approval_id", req.ApprovalID, "actor", m.User,
 			"surface", req.Person.Surface, "until", act.Until, "took_over_from", act.From)
 		s.Wake()
@@ -189,7 +190,7 @@ func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderRes
 	return res, nil
 }
 
-// EscalateNow fires the ladder's next step at once, for a member who may
+// escalateNow fires the ladder's next step at once, for a member who may
 // decide: what the ladder would send at that step's time (the skipped
 // steps before it passed over, the steps planned with it merged, one
 // message per thread), by the same rules as the tick, rotations resolved
@@ -201,42 +202,42 @@ func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderRes
 // press on a card that is behind fires nothing and says what the press
 // before it fired, so two presses of one card (a double click, two
 // members at once) fire one step, and each step fires once.
-func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderResult, error) {
+func (s *Service) escalateNow(ctx context.Context, req LadderRequest) (LadderResult, error) {
 	ctx = ForPerson(ctx)
-	who, text, err := s.ladderClicker(ctx, req)
-	if text != "" || err != nil {
-		return LadderResult{Text: text}, err
+	who, why, err := s.ladderClicker(ctx, req)
+	if !why.IsZero() || err != nil {
+		return LadderResult{Reason: why}, err
 	}
 	m := who.member
 	now := s.clock.Now()
 	act := escalation{ID: s.newID(now), Actor: m.User, Surface: req.Person.Surface, User: req.Person.User, At: now}
 	var res LadderResult
+	var written *store.Approval
 	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		row, fz, refusal, err := s.waitingRow(ctx, tx, req, now)
-		if refusal != "" || err != nil {
-			res = LadderResult{Text: refusal}
+		if !refusal.IsZero() || err != nil {
+			res = LadderResult{Reason: refusal}
 			return err
 		}
 		st := ladderStateOf(row)
 		k := personClock{zone: fz.zone(), now: now}
 		if n := len(st.Escalations); req.Escalations != n {
-			res.Text = "This card's Escalate now no longer matches the call; nothing was sent. Look at the card again."
+			res.Reason = say.Reason{Kind: say.EscalateStale}
 			if req.Escalations < n {
 				last := st.Escalations[n-1]
-				res.Text = fmt.Sprintf("%s escalated this call at %s, after the card you pressed was shown: %s went out then. Nothing more was sent; press Escalate now on the card as it is now to fire the step after it.",
-					last.Actor, k.at(last.At), firedWho(fz.Plan, last, false))
+				res.Reason = say.Reason{Kind: say.EscalatedBefore, Actor: last.Actor, At: k.at(last.At), Who: firedWho(fz.Plan, last, false)}
 			}
 			return nil
 		}
 		if len(st.Escalations) >= templates.MaxEscalations {
-			res.Text = fmt.Sprintf("This call's ladder was escalated %d times already; nothing was sent.", len(st.Escalations))
+			res.Reason = say.Reason{Kind: say.EscalatedMax, Count: len(st.Escalations)}
 			return nil
 		}
 		due := fz.Plan.Through(row.StepsDone)
 		if len(due) == 0 {
-			res.Text = "Every step of this call's ladder has gone out already; nothing was sent. Nobody's answer by the deadline counts as a no."
+			res.Reason = say.Reason{Kind: say.StepsAllGone}
 			if !row.DeadlineAt.IsZero() {
-				res.Text = fmt.Sprintf("Every step of this call's ladder has gone out already; nothing was sent. Nobody's answer by the deadline (%s) counts as a no.", k.at(row.DeadlineAt))
+				res.Reason.At = k.at(row.DeadlineAt)
 			}
 			return nil
 		}
@@ -256,7 +257,8 @@ func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderRes
 		if err := s.insert(ctx, tx, rows); err != nil {
 			return err
 		}
-		res = LadderResult{Done: true, Text: fmt.Sprintf("Escalated now: %s went out (planned for %s).", firedWho(fz.Plan, act, false), k.at(act.Planned))}
+		res = LadderResult{Done: true, Reason: say.Reason{Kind: say.Escalated, Who: firedWho(fz.Plan, act, false), Planned: k.at(act.Planned)}}
+		written = row
 		return s.editCopies(ctx, tx, row, now)
 	})
 	if errors.Is(err, store.ErrCommit) && s.actRecorded(ctx, req.ApprovalID, act.ID) {
@@ -266,6 +268,7 @@ func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderRes
 		return LadderResult{}, fmt.Errorf("record an escalation of %s: %w", req.ApprovalID, err)
 	}
 	if res.Done {
+		res.Card = s.clickedCard(written, who.request, now)
 		s.log.Info("escalated now", "tenant", req.Tenant, "approval_id", req.ApprovalID, "actor", m.User,
 			"surface", req.Person.Surface, "steps", act.To-act.From)
 		s.Wake()
@@ -273,82 +276,56 @@ func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderRes
 	return res, nil
 }
 
-// clicker is who pressed a ladder button, as configured now, and the
-// revision of the card pressed.
-type clicker struct {
-	tenant  *tenant.Tenant
-	member  tenant.Member
-	request *approval.Approval
-}
-
 // ladderClicker finds the tenant as configured now, the member who
 // clicked and the revision clicked; when the click cannot go on, it
-// returns the sentence that says why.
-func (s *Service) ladderClicker(ctx context.Context, req LadderRequest) (clicker, string, error) {
-	tenant, ok := s.tenants.Tenant(req.Tenant)
-	if !ok {
-		return clicker{}, "This bot does not serve tenant " + req.Tenant + "; nothing was recorded.", nil
+// returns why.
+func (s *Service) ladderClicker(ctx context.Context, req LadderRequest) (decider, say.Reason, error) {
+	t, m, why := s.member(req.Tenant, req.Person, say.Ladder)
+	if !why.IsZero() {
+		return decider{}, why, nil
 	}
-	m, ok := tenant.MemberOn(req.Person.Surface, req.Person.User)
-	if !ok {
-		return clicker{}, fmt.Sprintf("You are not a member of tenant %s in this bot's configuration, so nothing was recorded. An admin can add your %s id %s.",
-			req.Tenant, req.Person.Surface, req.Person.User), nil
+	a, why, err := s.revisionOf(ctx, req.Tenant, req.ApprovalID, req.Revision, say.Ladder)
+	if !why.IsZero() || err != nil {
+		return decider{}, why, err
 	}
-	if !m.Role.CanDecide() {
-		return clicker{}, fmt.Sprintf("Your role in tenant %s is %s, which cannot decide approvals, so the ladder is not yours to hold or hurry; nothing was recorded.",
-			req.Tenant, m.Role), nil
-	}
-	rev, err := s.store.RevisionGet(ctx, req.ApprovalID, req.Revision)
-	if errors.Is(err, store.ErrNotFound) {
-		return clicker{}, "The bot knows no such card; nothing was recorded.", nil
-	}
-	if err != nil {
-		return clicker{}, "", fmt.Errorf("read revision %d of %s: %w", req.Revision, req.ApprovalID, err)
-	}
-	var a approval.Approval
-	if err := json.Unmarshal(rev.Body, &a); err != nil {
-		return clicker{}, "", fmt.Errorf("decode revision %d of %s: %w", req.Revision, req.ApprovalID, err)
-	}
-	if a.Tenant != req.Tenant {
-		return clicker{}, "The bot knows no such card; nothing was recorded.", nil
-	}
-	return clicker{tenant: tenant, member: m, request: &a}, "", nil
+	return decider{tenant: t, member: m, request: a}, say.Reason{}, nil
 }
 
 // waitingRow reads the approval in tx, locked, when it still waits for a
 // decision that a card can make: not closed, not superseded for the
 // card clicked, no decision on its way, its deadline not passed. Else it
-// returns the sentence that says why nothing is recorded.
-func (s *Service) waitingRow(ctx context.Context, tx store.Tx, req LadderRequest, now time.Time) (*store.Approval, Frozen, string, error) {
+// returns why nothing is recorded.
+func (s *Service) waitingRow(ctx context.Context, tx store.Tx, req LadderRequest, now time.Time) (*store.Approval, Frozen, say.Reason, error) {
+	unknown := say.Reason{Kind: say.UnknownCard, Act: say.Ladder}
 	row, err := tx.ApprovalGetForUpdate(ctx, req.ApprovalID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, Frozen{}, "The bot knows no such card; nothing was recorded.", nil
+		return nil, Frozen{}, unknown, nil
 	}
 	if err != nil {
-		return nil, Frozen{}, "", err
+		return nil, Frozen{}, say.Reason{}, err
 	}
 	if row.Tenant != req.Tenant {
-		return nil, Frozen{}, "The bot knows no such card; nothing was recorded.", nil
+		return nil, Frozen{}, unknown, nil
 	}
-	if text := staleSaying(row, req.Revision, "nothing was recorded"); text != "" {
-		return nil, Frozen{}, text, nil
+	if why := stale(row, req.Revision, say.Ladder); !why.IsZero() {
+		return nil, Frozen{}, why, nil
 	}
 	if len(row.Deciding) > 0 {
 		var other deciding
 		_ = json.Unmarshal(row.Deciding, &other) // our own JSON
 		if other.Surface == DeadlineSurface {
-			return nil, Frozen{}, "Nobody answered by the deadline, and the denial is on its way; nothing was recorded.", nil
+			return nil, Frozen{}, say.Reason{Kind: say.DeadlineDenying, Act: say.Ladder}, nil
 		}
-		return nil, Frozen{}, fmt.Sprintf("%s is deciding this call already; nothing was recorded. Wait for the card to change.", other.Actor), nil
+		return nil, Frozen{}, say.Reason{Kind: say.Deciding, Act: say.Ladder, Actor: other.Actor}, nil
 	}
 	if !row.DeadlineAt.IsZero() && !now.Before(row.DeadlineAt) {
-		return nil, Frozen{}, "The deadline has passed: no answer by then counts as a no, and the denial is on its way; nothing was recorded.", nil
+		return nil, Frozen{}, say.Reason{Kind: say.DeadlinePassed, Act: say.Ladder}, nil
 	}
 	fz, err := frozenOf(row)
 	if err != nil {
-		return nil, Frozen{}, "", err
+		return nil, Frozen{}, say.Reason{}, err
 	}
-	return row, fz, "", nil
+	return row, fz, say.Reason{}, nil
 }
 
 // editCopies enqueues the edits that show every copy of the card as it

@@ -67,7 +67,7 @@ func TestAcknowledgeHoldsTheStepsUntilThePauseRunsOut(t *testing.T) {
 	h.at(t, 10*time.Minute)
 	edits := len(h.surf.edits)
 	res := h.look(t, "a-merge1", 1, "U0KEVIN")
-	if !res.Done || !strings.Contains(res.Text, "until 18:40 UTC") {
+	if !res.Done || !strings.Contains(res.Reason.String(), "until 18:40 UTC") {
 		t.Fatalf("acknowledge: %+v", res)
 	}
 	a := h.state(t, "a-merge1")
@@ -127,7 +127,7 @@ func TestAcknowledgeNeverMovesTheDeadline(t *testing.T) {
 	before := len(h.escalations())
 	res := h.look(t, "a-merge1", 1, "U0LEE")
 	if !res.Done {
-		t.Fatal(res.Text)
+		t.Fatal(res.Reason.String())
 	}
 	h.at(t, 23*time.Hour) // the last call, held
 	if r := h.tick(t); r.Steps != 0 {
@@ -145,7 +145,7 @@ func TestAcknowledgeNeverMovesTheDeadline(t *testing.T) {
 	// the steps wait until the deadline, and the deadline is as it was.
 	h.at(t, 23*time.Hour+50*time.Minute)
 	res = h.look(t, "a-merge1", 1, "U0LEE")
-	if !res.Done || !strings.Contains(res.Text, "until the deadline") {
+	if !res.Done || !strings.Contains(res.Reason.String(), "until the deadline") {
 		t.Fatalf("a hold past the deadline: %+v", res)
 	}
 	if c := h.shownNow(t, "a-merge1"); !strings.HasSuffix(c.Looking, "wait until the deadline") {
@@ -173,7 +173,7 @@ func TestAcknowledgeTakesOverAndHoldsAgain(t *testing.T) {
 	h.look(t, "a-merge1", 1, "U0KEVIN")
 	h.at(t, 8*time.Minute)
 	res := h.look(t, "a-merge1", 1, "U0LEE")
-	if !res.Done || !strings.Contains(res.Text, "took over from user:kevin") {
+	if !res.Done || !strings.Contains(res.Reason.String(), "took over from user:kevin") {
 		t.Fatalf("take-over: %+v", res)
 	}
 	if c := h.shownNow(t, "a-merge1"); c.Looking != "user:lee is looking since 18:08 UTC, taking over from user:kevin; the ladder's next steps wait until 18:38 UTC" {
@@ -181,7 +181,7 @@ func TestAcknowledgeTakesOverAndHoldsAgain(t *testing.T) {
 	}
 	h.at(t, 12*time.Minute)
 	res = h.look(t, "a-merge1", 1, "U0LEE")
-	if !res.Done || !strings.Contains(res.Text, "still looking") {
+	if !res.Done || !strings.Contains(res.Reason.String(), "still looking") {
 		t.Fatalf("again: %+v", res)
 	}
 	if c := h.shownNow(t, "a-merge1"); c.Looking != "user:lee is looking since 18:08 UTC, taking over from user:kevin; the ladder's next steps wait until 18:42 UTC" {
@@ -192,7 +192,7 @@ func TestAcknowledgeTakesOverAndHoldsAgain(t *testing.T) {
 	}
 	h.at(t, 43*time.Minute)
 	res = h.look(t, "a-merge1", 1, "U0KEVIN")
-	if !res.Done || strings.Contains(res.Text, "took over") {
+	if !res.Done || strings.Contains(res.Reason.String(), "took over") {
 		t.Fatalf("after the hold: %+v", res)
 	}
 	if c := h.shownNow(t, "a-merge1"); c.Looking != "user:kevin is looking since 18:43 UTC; the ladder's next steps wait until 19:13 UTC" {
@@ -237,7 +237,7 @@ func TestLadderClicksRefused(t *testing.T) {
 			if escalate {
 				res = h.escalateNow(t, c.id, c.rev, 0, c.user)
 			}
-			if res.Done || !strings.Contains(res.Text, c.want) || !strings.Contains(res.Text, "nothing was recorded") {
+			if res.Done || !strings.Contains(res.Reason.String(), c.want) || !strings.Contains(res.Reason.String(), "nothing was recorded") {
 				t.Errorf("%s (escalate %v): %+v, want a refusal with %q", c.name, escalate, res, c.want)
 			}
 		}
@@ -255,7 +255,7 @@ func TestLadderClicksRefused(t *testing.T) {
 	// After the deadline, neither.
 	h.at(t, 24*time.Hour)
 	for _, res := range []threads.LadderResult{h.look(t, "a-merge1", 2, "U0KEVIN"), h.escalateNow(t, "a-merge1", 2, 1, "U0KEVIN")} {
-		if res.Done || !strings.Contains(res.Text, "deadline has passed") {
+		if res.Done || !strings.Contains(res.Reason.String(), "deadline has passed") {
 			t.Errorf("after the deadline: %+v", res)
 		}
 	}
@@ -290,11 +290,11 @@ func TestEscalateNowFiresEachStepOnce(t *testing.T) {
 		if r.Done {
 			done++
 			first = []string{"user:kevin", "user:lee"}[i]
-			if r.Text != "Escalated now: mention slack:U0KEVIN slack:S0ONCALL went out (planned for 18:15 UTC)." {
-				t.Errorf("told %q", r.Text)
+			if r.Reason.String() != "Escalated now: mention slack:U0KEVIN slack:S0ONCALL went out (planned for 18:15 UTC)." {
+				t.Errorf("told %q", r.Reason.String())
 			}
-		} else if !strings.Contains(r.Text, "escalated this call at 18:05 UTC, after the card you pressed was shown: mention slack:U0KEVIN slack:S0ONCALL went out then") {
-			t.Errorf("the other press was told %q", r.Text)
+		} else if !strings.Contains(r.Reason.String(), "escalated this call at 18:05 UTC, after the card you pressed was shown: mention slack:U0KEVIN slack:S0ONCALL went out then") {
+			t.Errorf("the other press was told %q", r.Reason.String())
 		}
 	}
 	if done != 1 {
@@ -328,7 +328,7 @@ func TestEscalateNowFiresEachStepOnce(t *testing.T) {
 	}
 	// The card as it is now fires the next step: a DM and a mail.
 	h.at(t, 20*time.Minute)
-	if res := h.escalateNow(t, "a-merge1", 1, 1, "U0KEVIN"); !res.Done || !strings.Contains(res.Text, "dm slack:U0LEE · email leads@acme.example went out (planned for 19:00 UTC)") {
+	if res := h.escalateNow(t, "a-merge1", 1, 1, "U0KEVIN"); !res.Done || !strings.Contains(res.Reason.String(), "dm slack:U0LEE · email leads@acme.example went out (planned for 19:00 UTC)") {
 		t.Fatalf("second step: %+v", res)
 	}
 	h.drain(t)
@@ -350,7 +350,7 @@ func TestEscalateNowFiresEachStepOnce(t *testing.T) {
 		t.Fatalf("the 4h step: %+v", r)
 	}
 	h.escalateNow(t, "a-merge1", 1, 2, "U0KEVIN") // the last call
-	if res := h.escalateNow(t, "a-merge1", 1, 3, "U0KEVIN"); res.Done || !strings.Contains(res.Text, "Every step of this call's ladder has gone out already") {
+	if res := h.escalateNow(t, "a-merge1", 1, 3, "U0KEVIN"); res.Done || !strings.Contains(res.Reason.String(), "Every step of this call's ladder has gone out already") {
 		t.Fatalf("with no step left: %+v", res)
 	}
 }
@@ -369,7 +369,7 @@ func TestEscalateNowDuringAHold(t *testing.T) {
 	}
 	h.at(t, 55*time.Minute)
 	if res := h.escalateNow(t, "a-merge1", 1, 0, "U0KEVIN"); !res.Done {
-		t.Fatal(res.Text)
+		t.Fatal(res.Reason.String())
 	}
 	a := h.state(t, "a-merge1")
 	if a.StepsDone != 2 || !a.NextStepAt.Equal(requested.Add(4*time.Hour)) {
@@ -396,7 +396,7 @@ func TestAcknowledgeHoldsRepetitionsAndMergesThem(t *testing.T) {
 	h.ingest(t, "merge.json")
 	h.drain(t)
 	h.at(t, 10*time.Minute)
-	if res := h.look(t, "a-merge1", 1, "U0KEVIN"); !res.Done || !strings.Contains(res.Text, "until 20:10 CET") {
+	if res := h.look(t, "a-merge1", 1, "U0KEVIN"); !res.Done || !strings.Contains(res.Reason.String(), "until 20:10 CET") {
 		t.Fatalf("acknowledge: %+v", res)
 	}
 	for _, d := range []time.Duration{15 * time.Minute, 45 * time.Minute, 69 * time.Minute} {
@@ -441,7 +441,7 @@ func TestEscalateNowTellsWhoIsOnDutyNow(t *testing.T) {
 		t.Fatalf("next step %v, want the DM step held to Monday 09:00 in Berlin", a.NextStepAt)
 	}
 	res := h.escalateNow(t, "a-merge1", 1, 2, "U0LEE")
-	if !res.Done || !strings.Contains(res.Text, "(planned for 2026-11-30 09:00 CET)") {
+	if !res.Done || !strings.Contains(res.Reason.String(), "(planned for 2026-11-30 09:00 CET)") {
 		t.Fatalf("the DM step: %+v", res)
 	}
 	h.drain(t)

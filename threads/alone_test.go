@@ -121,7 +121,7 @@ func TestOnlyClicksOpenFromBeforeTheDeadlineHoldTheDeny(t *testing.T) {
 		h.drain(t)
 		h.onlyTheDeadlinesDeny(t)
 		res, err := clickAt(h.svc, true, "U0KEVIN", 1, rc.At)
-		if err != nil || res.Sent || !strings.Contains(res.Text, "deadline") {
+		if err != nil || res.Sent || !strings.Contains(res.Reason.String(), "deadline") {
 			t.Fatalf("an approval received at the deadline: %+v %v, want it refused", res, err)
 		}
 	})

@@ -71,7 +71,7 @@ func TestPrivateChatDecidedOnlyByContentHolders(t *testing.T) {
 	})
 	h.drain(t)
 	for _, approve := range []bool{true, false} {
-		if res := h.decide(t, "a-priv1", 1, approve, "U0NOC"); res.Sent || !strings.Contains(res.Text, "private chat") {
+		if res := h.decide(t, "a-priv1", 1, approve, "U0NOC"); res.Sent || !strings.Contains(res.Reason.String(), "private chat") {
 			t.Fatalf("no content, approve %v: %+v", approve, res)
 		}
 	}
@@ -126,7 +126,7 @@ func TestShowArgumentsChecksThePatch(t *testing.T) {
 		return res
 	}
 	res := show()
-	if res.Refusal != "" || res.Changes == nil || res.Changes.PatchSHA256 != threads.PatchDigest(patch) ||
+	if !res.Refusal.IsZero() || res.Changes == nil || res.Changes.PatchSHA256 != threads.PatchDigest(patch) ||
 		res.Changes.Files[0].Path != "rules/policy.yaml" || !strings.Contains(res.Changes.Patch, "+ok") {
 		t.Fatalf("show: %+v", res)
 	}
@@ -134,7 +134,7 @@ func TestShowArgumentsChecksThePatch(t *testing.T) {
 		t.Fatalf("text %q", text)
 	}
 	h.fake.TamperPatch("a-chg1", patch+"+rm -rf /\n")
-	if res := show(); res.Refusal == "" || res.Arguments != nil || res.Changes != nil || strings.Contains(res.Refusal, "rm -rf") {
+	if res := show(); res.Refusal.IsZero() || res.Arguments != nil || res.Changes != nil || strings.Contains(res.Refusal.String(), "rm -rf") {
 		t.Fatalf("tampered patch: %+v", res)
 	}
 }

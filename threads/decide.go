@@ -10,6 +10,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/ladder"
+	"approvalsbot/say"
 	"approvalsbot/store"
 	"approvalsbot/tenant"
 )
@@ -113,22 +114,14 @@ type DecideRequest struct {
 	Person     Person
 	// ReceivedAt is when the bot received the click (zero: now). The
 	// deadline judges a click by it, not by when it was recorded. A
-	// surface takes it from a Receipt it holds open until Decide has
+	// surface takes it from a Receipt it holds open until Click has
 	// returned: on a store of this process's alone, the deadline waits
 	// only for the clicks whose receipts are open (Receive).
 	ReceivedAt time.Time
-	// RefuseOnly asks only why the decision would be refused, recording
-	// nothing: a surface that read that the person may not decide, or
-	// that the card is closed, lets threads word it. Where nothing
-	// refuses it after all (the configuration or the approval changed
-	// between the two reads), the person is asked to click again: a
-	// decision is recorded only from the click, or the dialog, that
-	// makes it.
-	RefuseOnly bool
 	// Shown: the person was shown the call's content privately, and
 	// this is the Approve that came with it (Reveal). Without it, a
 	// member who holds the content permission does not approve a
-	// content-restricted call blind: Decide answers Reveal instead.
+	// content-restricted call blind: decide answers Reveal instead.
 	Shown bool
 	// ShownDigest is, from the decision page, the digest of the
 	// arguments the page showed the person with its Approve: Shown when
@@ -144,16 +137,19 @@ type DecideRequest struct {
 // before the deadline is never beaten by it.
 const RecordBound = time.Second
 
-// DecideResult says what to tell the person at once (ephemerally).
+// DecideResult says what became of a decision.
 type DecideResult struct {
-	Sent bool   // the decision is on its way to the backend
-	Text string // a sentence for the person
+	Sent   bool       // the decision is on its way to the backend
+	Reason say.Reason // what the person is told at once
 	// Reveal: nothing was recorded; the person holds the content
 	// permission and was not shown the restricted call they approve.
-	// The surface shows it to them privately (ShowArguments), with the
+	// The surface shows it to them privately (ClickReveal), with the
 	// Approve that decides (DecideRequest.Shown), bound to the same
 	// revision and so to the same digest.
 	Reveal bool
+	// Card is the clicked copy as the decision's transaction left the
+	// approval, when Sent; nil when it could not be built (logged).
+	Card *Card
 }
 
 // deciding is a decision in flight, kept on the approval until the backend
@@ -175,7 +171,7 @@ type deciding struct {
 	Due time.Time `json:"due,omitzero"`
 	// Sent: the deadline's deny was taken by its row, under the
 	// approval's lock, to go to the backend: no click takes its place
-	// any more (Decide).
+	// any more (decide).
 	Sent bool `json:"sent,omitempty"`
 }
 
@@ -196,49 +192,19 @@ const (
 // allow as much).
 const MaxComment = 1000
 
-// Decide checks that the person may decide this card, and records the
+// decide checks that the person may decide this card, and records the
 // decision and its outbox row in one transaction. Exactly one decision is
 // in flight per approval: a second click is told who is deciding. The
-// backend's answer reaches the person and every card later.
-func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, error) {
+// backend's answer reaches the person and every card later. row is the
+// approval as the click read it (nil: read it here if needed).
+func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Approval) (DecideResult, error) {
 	ctx = ForPerson(ctx)
-	tenant, ok := s.tenants.Tenant(req.Tenant)
-	if !ok {
-		return DecideResult{Text: "This bot does not serve tenant " + req.Tenant + "; nothing was sent."}, nil
+	chk, why, err := s.decidable(ctx, req.Tenant, req.ApprovalID, req.Revision, req.Person, req.Approve)
+	if !why.IsZero() || err != nil {
+		return DecideResult{Reason: why}, err
 	}
-	m, ok := tenant.MemberOn(req.Person.Surface, req.Person.User)
-	if !ok {
-		return DecideResult{Text: fmt.Sprintf("You are not a member of tenant %s in this bot's configuration, so nothing was sent. An admin can add your %s id %s.",
-			req.Tenant, req.Person.Surface, req.Person.User)}, nil
-	}
-	if !m.Role.CanDecide() {
-		return DecideResult{Text: fmt.Sprintf("Your role in tenant %s is %s, which cannot decide approvals; nothing was sent.", req.Tenant, m.Role)}, nil
-	}
+	m, a := chk.member, chk.request
 	comment := strings.TrimSpace(req.Comment)
-	if len([]rune(comment)) > MaxComment {
-		what := "reason"
-		if req.Approve {
-			what = "comment" // an approval's comment, from Approve with comment…
-		}
-		return DecideResult{Text: fmt.Sprintf("The %s is longer than %d characters; nothing was sent.", what, MaxComment)}, nil
-	}
-	rev, err := s.store.RevisionGet(ctx, req.ApprovalID, req.Revision)
-	if errors.Is(err, store.ErrNotFound) {
-		return DecideResult{Text: "The bot knows no such card; nothing was sent."}, nil
-	}
-	if err != nil {
-		return DecideResult{}, fmt.Errorf("read revision %d of %s: %w", req.Revision, req.ApprovalID, err)
-	}
-	var a approval.Approval
-	if err := json.Unmarshal(rev.Body, &a); err != nil {
-		return DecideResult{}, fmt.Errorf("decode revision %d of %s: %w", req.Revision, req.ApprovalID, err)
-	}
-	if a.Tenant != req.Tenant {
-		return DecideResult{Text: "The bot knows no such card; nothing was sent."}, nil
-	}
-	if text := refuse(tenant, m, &a, req.Approve); text != "" {
-		return DecideResult{Text: text}, nil
-	}
 	// Only a content holder's Approve of a restricted call is ever shown
 	// the call first, so only theirs may say what it was shown: anyone
 	// else's ShownDigest is ignored unread, or its answer would tell them
@@ -246,24 +212,26 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 	reveals := req.Approve && m.Content && a.ContentRestricted()
 	if reveals && req.ShownDigest != "" {
 		if req.ShownDigest != a.Call.ArgsSHA256 {
-			return DecideResult{Text: "The arguments you were shown are not this call's; nothing was sent. Look at the call again."}, nil
+			return DecideResult{Reason: say.Reason{Kind: say.NotShownThis}}, nil
 		}
 		req.Shown = true
 	}
-	if reveals && !req.Shown && !req.RefuseOnly {
+	if reveals && !req.Shown {
 		// A card a reask replaced is told so, not shown the call again
 		// (the look-up would answer for the new revision).
-		row, err := s.store.ApprovalGet(ctx, req.ApprovalID)
-		if errors.Is(err, store.ErrNotFound) {
-			return DecideResult{Text: "The bot knows no such card; nothing was sent."}, nil
+		if row == nil {
+			row, err = s.store.ApprovalGet(ctx, req.ApprovalID)
+			if errors.Is(err, store.ErrNotFound) {
+				return DecideResult{Reason: say.Reason{Kind: say.UnknownCard}}, nil
+			}
+			if err != nil {
+				return DecideResult{}, fmt.Errorf("read approval %s: %w", req.ApprovalID, err)
+			}
 		}
-		if err != nil {
-			return DecideResult{}, fmt.Errorf("read approval %s: %w", req.ApprovalID, err)
+		if why := stale(row, req.Revision, say.Decision); !why.IsZero() {
+			return DecideResult{Reason: why}, nil
 		}
-		if text := stale(row, req.Revision); text != "" {
-			return DecideResult{Text: text}, nil
-		}
-		return DecideResult{Reveal: true, Text: SayRevealFirst}, nil
+		return DecideResult{Reveal: true, Reason: say.Reason{Kind: say.RevealFirst}}, nil
 	}
 	now := s.clock.Now()
 	d := deciding{Actor: m.User, Approve: req.Approve, Surface: req.Person.Surface, User: req.Person.User,
@@ -275,18 +243,20 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 	if m.Content {
 		d.Digest = a.Call.ArgsSHA256
 	}
+	sending := say.Reason{Kind: say.Sending, Approve: req.Approve, Function: a.Call.Function}
 	var res DecideResult
+	var written *store.Approval // the approval as the transaction wrote it
 	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		row, err := tx.ApprovalGetForUpdate(ctx, req.ApprovalID)
 		if errors.Is(err, store.ErrNotFound) {
-			res = DecideResult{Text: "The bot knows no such card; nothing was sent."}
+			res = DecideResult{Reason: say.Reason{Kind: say.UnknownCard}}
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if text := stale(row, req.Revision); text != "" {
-			res = DecideResult{Text: text}
+		if why := stale(row, req.Revision, say.Decision); !why.IsZero() {
+			res = DecideResult{Reason: why}
 			return nil
 		}
 		// A receipt is never taken as earlier than it says, even when
@@ -304,7 +274,7 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 		if req.Approve && !deadlineAt.IsZero() && !received.Before(deadlineAt) {
 			// The card promised that no answer by the deadline counts as a
 			// no; the deadline's deny is on its way.
-			res = DecideResult{Text: "The deadline has passed: no answer by then counts as a no, so your approval was not sent."}
+			res = DecideResult{Reason: say.Reason{Kind: say.DeadlinePassed}}
 			return nil
 		}
 		if waiting {
@@ -318,11 +288,7 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 		if len(row.Deciding) > 0 {
 			var other deciding
 			_ = json.Unmarshal(row.Deciding, &other) // our own JSON
-			res = DecideResult{Text: fmt.Sprintf("%s is deciding this call already; wait for the card to change.", other.Actor)}
-			return nil
-		}
-		if req.RefuseOnly {
-			res = DecideResult{Text: "The call or the bot's settings changed as your click arrived; nothing was sent. Click the button again."}
+			res = DecideResult{Reason: say.Reason{Kind: say.Deciding, Actor: other.Actor}}
 			return nil
 		}
 		row.Deciding, _ = json.Marshal(d) // plain data: cannot fail
@@ -330,23 +296,89 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, 
 		if err := tx.ApprovalUpsert(ctx, row); err != nil {
 			return err
 		}
-		res = DecideResult{Sent: true, Text: sending(req.Approve, a.Call.Function)}
+		res, written = DecideResult{Sent: true, Reason: sending}, row
 		return s.insert(ctx, tx, []store.OutboxInsertParams{s.decisionRowFor(row, d, now, now)})
 	})
-	if errors.Is(err, store.ErrCommit) && !req.RefuseOnly && s.recorded(ctx, req.ApprovalID, d) {
+	if errors.Is(err, store.ErrCommit) && written != nil && s.recorded(ctx, req.ApprovalID, d) {
 		// The commit went through although its answer was lost (the
 		// click's time ran out while it was confirmed: a slow flush, a
 		// synchronous standby; or the connection): the decision is on
 		// its way, and the person must hear so.
-		err, res = nil, DecideResult{Sent: true, Text: sending(req.Approve, a.Call.Function)}
+		err, res = nil, DecideResult{Sent: true, Reason: sending}
 	}
 	if err != nil {
 		return DecideResult{}, fmt.Errorf("record the decision on %s: %w", req.ApprovalID, err)
 	}
 	if res.Sent {
 		s.Wake()
+		res.Card = s.clickedCard(written, a, now)
 	}
 	return res, nil
+}
+
+// decider is who clicked, as configured now, and the revision clicked.
+type decider struct {
+	tenant  *tenant.Tenant
+	member  tenant.Member
+	request *approval.Approval
+}
+
+// decidable checks, as a decision's first step, that the clicker is a
+// member of the tenant who may decide, that the revision clicked is the
+// tenant's, and that nothing about the call or the member refuses the
+// decision; when something does, it returns why.
+func (s *Service) decidable(ctx context.Context, tenantID, approvalID string, revision int, who Person,
+	approve bool) (decider, say.Reason, error) {
+	t, m, why := s.member(tenantID, who, say.Decision)
+	if !why.IsZero() {
+		return decider{}, why, nil
+	}
+	a, why, err := s.revisionOf(ctx, tenantID, approvalID, revision, say.Decision)
+	if !why.IsZero() || err != nil {
+		return decider{}, why, err
+	}
+	if why := refuse(t, m, a, approve); !why.IsZero() {
+		return decider{}, why, nil
+	}
+	return decider{tenant: t, member: m, request: a}, say.Reason{}, nil
+}
+
+// member finds the tenant as configured now and the member who clicked,
+// who must be able to decide; when they cannot, it returns why, worded
+// for act.
+func (s *Service) member(tenantID string, who Person, act say.Act) (*tenant.Tenant, tenant.Member, say.Reason) {
+	t, ok := s.tenants.Tenant(tenantID)
+	if !ok {
+		return nil, tenant.Member{}, say.Reason{Kind: say.NotServed, Act: act, Tenant: tenantID}
+	}
+	m, ok := t.MemberOn(who.Surface, who.User)
+	if !ok {
+		return nil, tenant.Member{}, say.Reason{Kind: say.NotMember, Act: act, Tenant: tenantID, Surface: who.Surface, User: who.User}
+	}
+	if !m.Role.CanDecide() {
+		return nil, tenant.Member{}, say.Reason{Kind: say.CannotDecide, Act: act, Tenant: tenantID, Role: string(m.Role)}
+	}
+	return t, m, say.Reason{}
+}
+
+// revisionOf reads the revision a click names, which must be the
+// tenant's; when it is not, or there is none, it returns why.
+func (s *Service) revisionOf(ctx context.Context, tenantID, approvalID string, revision int, act say.Act) (*approval.Approval, say.Reason, error) {
+	rev, err := s.store.RevisionGet(ctx, approvalID, revision)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, say.Reason{Kind: say.UnknownCard, Act: act}, nil
+	}
+	if err != nil {
+		return nil, say.Reason{}, fmt.Errorf("read revision %d of %s: %w", revision, approvalID, err)
+	}
+	var a approval.Approval
+	if err := json.Unmarshal(rev.Body, &a); err != nil {
+		return nil, say.Reason{}, fmt.Errorf("decode revision %d of %s: %w", revision, approvalID, err)
+	}
+	if a.Tenant != tenantID {
+		return nil, say.Reason{Kind: say.UnknownCard, Act: act}, nil
+	}
+	return &a, say.Reason{}, nil
 }
 
 // recorded reports whether the decision in flight on the approval is d,
@@ -417,78 +449,40 @@ func waitingDeadline(row *store.Approval, now time.Time) (deciding, bool) {
 	return d, true
 }
 
-// sending is what a person whose decision was recorded is told.
-func sending(approve bool, function string) string {
-	return fmt.Sprintf("Sending your %s of %s to the job backend…", verb(approve), function)
-}
-
-func verb(approve bool) string {
-	if approve {
-		return "approval"
-	}
-	return "denial"
-}
-
-// SayRevealFirst is what a content holder's Approve of a restricted call
-// answers with, above the call's content shown to them alone.
-const SayRevealFirst = "You have not been shown this call's content: here it is, to you alone. Approve below decides it; nothing was sent yet."
-
-// refuse says why this member may not make this decision, or "".
-func refuse(t *tenant.Tenant, m tenant.Member, a *approval.Approval, approve bool) string {
+// refuse says why this member may not make this decision, if anything.
+func refuse(t *tenant.Tenant, m tenant.Member, a *approval.Approval, approve bool) say.Reason {
 	if a.DecidedByContentHolders() && !m.Content {
-		return fmt.Sprintf("This call comes from someone's private chat: only members of tenant %s with the content permission, which you do not hold, decide it; nothing was sent.", a.Tenant)
+		return say.Reason{Kind: say.PrivateChat, Tenant: a.Tenant}
 	}
 	if t.ForbidSelfApproval && a.Job.StartedBy != "" && m.User == a.Job.StartedBy {
-		return fmt.Sprintf("You started job %s, and tenant %s forbids deciding your own job's calls; nothing was sent.", a.Job.ID, a.Tenant)
+		return say.Reason{Kind: say.OwnJob, Job: a.Job.ID, Tenant: a.Tenant}
 	}
 	if !approve {
-		return ""
+		return say.Reason{}
 	}
 	if a.Confirm != nil {
-		text := fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console", a.Confirm.Argument)
-		if a.ConsoleURL != "" {
-			text += " (" + a.ConsoleURL + ")"
-		}
-		return text + ". Nothing was sent."
+		return say.Reason{Kind: say.TypedConfirm, Argument: a.Confirm.Argument, Console: a.ConsoleURL}
 	}
 	if a.Kind == approval.KindProtectedPaths {
-		text := "A change to protected paths is approved only in the console, by another person signed in with governance.write who neither started the job nor approved its changes"
-		if a.ConsoleURL != "" {
-			text += " (" + a.ConsoleURL + ")"
-		}
-		return text + ". Nothing was sent."
+		return say.Reason{Kind: say.ProtectedPaths, Console: a.ConsoleURL}
 	}
-	return ""
+	return say.Reason{}
 }
 
-// stale says why a card can no longer be decided, or "".
-func stale(row *store.Approval, revision int) string {
-	return staleSaying(row, revision, "nothing was sent")
-}
-
-// staleSaying is stale, ending with what became of the click.
-func staleSaying(row *store.Approval, revision int, nothing string) string {
+// stale says why a card can no longer be decided (closed, or superseded),
+// worded for act; the zero Reason when it can.
+func stale(row *store.Approval, revision int, act say.Act) say.Reason {
 	if approval.State(row.State).Final() || !row.Seen {
-		who := ""
-		if rec, err := recordOf(row); err == nil && rec.Decision != nil && rec.Decision.Actor != "" {
-			who = " by " + rec.Decision.Actor
+		why := say.Reason{Kind: say.Closed, Act: act, State: row.State}
+		if rec, err := recordOf(row); err == nil && rec.Decision != nil {
+			why.Actor = rec.Decision.Actor
 		}
-		return fmt.Sprintf("This call was already %s%s; %s.", stateWord(approval.State(row.State)), who, nothing)
+		return why
 	}
 	if revision < row.Revision {
-		return "This card is superseded: the call changed. Look at the new card in the thread; " + nothing + "."
+		return say.Reason{Kind: say.Superseded, Act: act}
 	}
-	return ""
-}
-
-func stateWord(s approval.State) string {
-	switch s {
-	case approval.StateExpired:
-		return "denied (nobody answered by the deadline)"
-	case approval.StateRefused:
-		return "refused by the platform's re-check"
-	}
-	return string(s)
+	return say.Reason{}
 }
 
 // performDecision sends the decision in flight and applies the answer.
@@ -529,7 +523,7 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 	if d.Revision < a.Revision || approval.State(a.State).Final() {
 		// The call changed (or closed) between the click and now: the
 		// bot refuses a decision for a card that is no longer current.
-		return s.settle(context.WithoutCancel(ctx), row, d, nil, stale(a, d.Revision))
+		return s.settle(context.WithoutCancel(ctx), row, d, nil, stale(a, d.Revision, say.Decision))
 	}
 	ans, err := s.backend.Decide(ctx, DecisionCall{ApprovalID: a.ID, Revision: d.Revision, Approve: d.Approve,
 		Actor: d.Actor, Surface: d.Surface, User: d.User, Comment: d.Comment, ArgsSHA256: d.Digest,
@@ -541,14 +535,12 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 			return err
 		}
 		s.log.Warn("decision not recorded", "approval_id", a.ID, "tenant", a.Tenant, "err", err)
-		why := "the job backend did not answer"
-		if !errors.Is(err, ErrBackendUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
-			why = "the job backend refused the bot's request (an operator can see why in the bot's log)"
-		}
+		why := say.Reason{Kind: say.NotAnswered, Approve: d.Approve,
+			Refused: !errors.Is(err, ErrBackendUnavailable) && !errors.Is(err, context.DeadlineExceeded)}
 		// Recorded with a fresh context: ctx may be spent by the retries.
-		return s.settle(context.WithoutCancel(ctx), row, d, nil, "Your "+verb(d.Approve)+" was not recorded: "+why+". Try again in a moment.")
+		return s.settle(context.WithoutCancel(ctx), row, d, nil, why)
 	}
-	return s.settle(context.WithoutCancel(ctx), row, d, &ans, "")
+	return s.settle(context.WithoutCancel(ctx), row, d, &ans, say.Reason{})
 }
 
 // takeDeadline marks the deadline's deny d, in flight on the approval,
@@ -585,7 +577,7 @@ var errSettled = errors.New("the decision row was completed with its answer")
 // replies, the answer to the person, and the end of the decision's
 // outbox row (one commit where there were two, which a thousand deadline
 // denies at once feel). It returns errSettled when it committed.
-func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, ans *DecisionAnswer, tell string) error {
+func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, ans *DecisionAnswer, tell say.Reason) error {
 	now := s.clock.Now()
 	id := dec.ApprovalID
 	var enqueued int
@@ -607,10 +599,11 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 		} // else a person's decision took the place of the deadline's deny as it went out: its row answers them
 		row.UpdatedAt = now
 		var ev *approval.Event
-		text := tell
+		why := tell
 		if ans != nil {
-			ev, text = outcome(row, d, *ans)
+			ev, why = outcome(row, d, *ans)
 		}
+		text := why.String()
 		var rows []store.OutboxInsertParams
 		if ev != nil {
 			cur, err := recordOf(row)
@@ -693,8 +686,8 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 }
 
 // outcome turns the backend's answer into the event it implies (nil for
-// none) and the sentence for the person who clicked.
-func outcome(row *store.Approval, d deciding, ans DecisionAnswer) (*approval.Event, string) {
+// none) and what the person who clicked is told.
+func outcome(row *store.Approval, d deciding, ans DecisionAnswer) (*approval.Event, say.Reason) {
 	resolved := func(status approval.State, actor, comment, via, message string) *approval.Event {
 		return &approval.Event{Type: approval.EventResolved, Tenant: row.Tenant, Resolved: &approval.Resolved{
 			ApprovalID: row.ID, Revision: d.Revision, Status: status, Actor: actor, Comment: comment, Via: via, Message: message}}
@@ -708,7 +701,7 @@ func outcome(row *store.Approval, d deciding, ans DecisionAnswer) (*approval.Eve
 		if d.Surface == DeadlineSurface && status == approval.StateDenied {
 			status = approval.StateExpired
 		}
-		return resolved(status, d.Actor, d.Comment, d.Surface, ans.Message), "Recorded: your " + verb(d.Approve) + " reached the job backend."
+		return resolved(status, d.Actor, d.Comment, d.Surface, ans.Message), say.Reason{Kind: say.Recorded, Approve: d.Approve}
 	case DecisionAlreadyDecided:
 		actor := ans.Actor
 		if actor == "" {
@@ -718,26 +711,19 @@ func outcome(row *store.Approval, d deciding, ans DecisionAnswer) (*approval.Eve
 		if status != approval.StateApproved {
 			status = approval.StateDenied
 		}
-		return resolved(status, actor, "", "", ans.Message), fmt.Sprintf("Already decided: %s %s it first; your %s was not recorded.", actor, status, verb(d.Approve))
+		return resolved(status, actor, "", "", ans.Message),
+			say.Reason{Kind: say.AlreadyDecided, Actor: actor, State: string(status), Approve: d.Approve}
 	case DecisionStaleRevision:
-		return nil, "The call changed while you decided, so your " + verb(d.Approve) + " was not recorded. Look at the new card in the thread."
+		return nil, say.Reason{Kind: say.StaleRevision, Approve: d.Approve}
 	case DecisionDigestMismatch:
-		msg := ans.Message
-		if msg == "" {
-			msg = "the backend says the arguments differ from those the card showed: look at the call again"
-		}
-		return nil, msg
+		return nil, say.Reason{Kind: say.BackendSays, Message: ans.Message}
 	case DecisionForbidden:
-		msg := "The platform refused your decision: you may not decide this call."
-		if ans.Message != "" {
-			msg = "The platform refused your decision: " + ans.Message
-		}
-		return nil, msg
+		return nil, say.Reason{Kind: say.Forbidden, Message: ans.Message}
 	case DecisionNotFound, DecisionCancelled:
 		return &approval.Event{Type: approval.EventCancelled, Tenant: row.Tenant, Cancelled: &approval.Cancelled{
-			ApprovalID: row.ID, Reason: "the job backend no longer waits for this call"}}, "This approval is gone: the job backend no longer waits for it."
+			ApprovalID: row.ID, Reason: "the job backend no longer waits for this call"}}, say.Reason{Kind: say.Gone}
 	}
-	return nil, "The job backend gave an answer the bot does not know; your decision may not be recorded."
+	return nil, say.Reason{Kind: say.UnknownAnswer}
 }
 
 func (s *Service) tellRow(row *store.Approval, d deciding, text string, now time.Time) store.OutboxInsertParams {

@@ -91,7 +91,7 @@ func TestApproveReachesBackendBoundToTheCard(t *testing.T) {
 	h.drain(t)
 	res := h.decide(t, "a-merge1", 1, true, "U0KEVIN")
 	if !res.Sent {
-		t.Fatalf("not sent: %s", res.Text)
+		t.Fatalf("not sent: %s", res.Reason.String())
 	}
 	h.drain(t)
 	got := h.fake.Decisions()
@@ -118,7 +118,7 @@ func TestApproveReachesBackendBoundToTheCard(t *testing.T) {
 		t.Fatalf("tell %+v", tell)
 	}
 	// A second click on the decided card is refused without a call.
-	if res := h.decide(t, "a-merge1", 1, false, "U0LEE"); res.Sent || !strings.Contains(res.Text, "already approved by user:kevin") {
+	if res := h.decide(t, "a-merge1", 1, false, "U0LEE"); res.Sent || !strings.Contains(res.Reason.String(), "already approved by user:kevin") {
 		t.Fatalf("click on a decided card: %+v", res)
 	}
 	if len(h.fake.Decisions()) != 1 {
@@ -154,7 +154,7 @@ func TestRefusedBeforeAnythingIsSent(t *testing.T) {
 	}
 	for _, c := range cases {
 		res := h.decide(t, c.id, c.rev, c.approve, c.user)
-		if res.Sent || !strings.Contains(res.Text, c.want) {
+		if res.Sent || !strings.Contains(res.Reason.String(), c.want) {
 			t.Errorf("%s: %+v, want refusal containing %q", c.name, res, c.want)
 		}
 	}
@@ -182,8 +182,8 @@ func TestSimultaneousClicksSendOneDecision(t *testing.T) {
 	for _, r := range results {
 		if r.Sent {
 			sent++
-		} else if !strings.Contains(r.Text, "is deciding this call already") {
-			t.Errorf("the other click was told %q", r.Text)
+		} else if !strings.Contains(r.Reason.String(), "is deciding this call already") {
+			t.Errorf("the other click was told %q", r.Reason.String())
 		}
 	}
 	if sent != 1 {
@@ -291,7 +291,7 @@ func TestShowArgumentsOnlyWithContentAndMatchingDigest(t *testing.T) {
 		return res
 	}
 	res := show("a-sec1", "U0KEVIN")
-	if res.Refusal != "" || !res.Redacted || !strings.Contains(string(res.Arguments), "token rotation") {
+	if !res.Refusal.IsZero() || !res.Redacted || !strings.Contains(string(res.Arguments), "token rotation") {
 		t.Fatalf("show: %+v", res)
 	}
 	for _, secret := range []string{"hunter2", "ak_live_51H8", "cs_9f8e", "correct horse"} {
@@ -299,16 +299,16 @@ func TestShowArgumentsOnlyWithContentAndMatchingDigest(t *testing.T) {
 			t.Fatalf("%q shown", secret)
 		}
 	}
-	if res := show("a-sec1", "U0NOC"); !strings.Contains(res.Refusal, "content permission") || res.Arguments != nil {
+	if res := show("a-sec1", "U0NOC"); !strings.Contains(res.Refusal.String(), "content permission") || res.Arguments != nil {
 		t.Fatalf("member without content: %+v", res)
 	}
-	if res := show("a-sec1", "U0STRANGER"); !strings.Contains(res.Refusal, "not a member") {
+	if res := show("a-sec1", "U0STRANGER"); !strings.Contains(res.Refusal.String(), "not a member") {
 		t.Fatalf("stranger: %+v", res)
 	}
 	// The backend returns other arguments under the card's digest: not one byte is shown.
 	h.fake.TamperArguments("a-merge1", json.RawMessage(`{"repo":"acme/api","pr":1234,"method":"force-push"}`))
 	res = show("a-merge1", "U0KEVIN")
-	if res.Arguments != nil || !strings.Contains(res.Refusal, "do not match the digest") || strings.Contains(res.Refusal, "force-push") {
+	if res.Arguments != nil || !strings.Contains(res.Refusal.String(), "do not match the digest") || strings.Contains(res.Refusal.String(), "force-push") {
 		t.Fatalf("tampered: %+v", res)
 	}
 }
@@ -318,7 +318,7 @@ func TestApproveAfterTheDeadlineIsRefused(t *testing.T) {
 	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
 	h.ingest(t, "merge.json")
 	h.at(t, 24*time.Hour+time.Second) // past the deadline, before the tick
-	if res := h.decide(t, "a-merge1", 1, true, "U0KEVIN"); res.Sent || !strings.Contains(res.Text, "deadline has passed") {
+	if res := h.decide(t, "a-merge1", 1, true, "U0KEVIN"); res.Sent || !strings.Contains(res.Reason.String(), "deadline has passed") {
 		t.Fatalf("approve after the deadline: %+v", res)
 	}
 	if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
@@ -365,7 +365,7 @@ func TestClickReceivedBeforeTheDeadlineBeatsIt(t *testing.T) {
 	h2.at(t, 24*time.Hour+threads.RecordBound/2)
 	res, err = h2.svc.Decide(context.Background(), threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
 		Revision: 1, Approve: true, Person: slackPerson("U0KEVIN"), ReceivedAt: deadline})
-	if err != nil || res.Sent || !strings.Contains(res.Text, "deadline has passed") {
+	if err != nil || res.Sent || !strings.Contains(res.Reason.String(), "deadline has passed") {
 		t.Fatalf("a click received at the deadline: %+v %v", res, err)
 	}
 }

@@ -198,7 +198,7 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 			// recorded (denyAt: at once where this process holds every
 			// click that can be, else RecordBound after the deadline):
 			// such a click is judged by when it arrived, and takes the
-			// deny's place until then (Decide). Recording it during that
+			// deny's place until then (decide). Recording it during that
 			// grace, rather than after, leaves the backend call alone on
 			// the deadline's path.
 			send := s.denyAt(row.DeadlineAt, now)

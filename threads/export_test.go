@@ -1,5 +1,7 @@
 package threads
 
+import "context"
+
 // IngestQueued is how many events wait in the ingest group's queue for
 // the transaction that commits them.
 func IngestQueued(s *Service) int {
@@ -13,4 +15,26 @@ func SetIngestLeaders(s *Service, n int) {
 	s.ingests.mu.Lock()
 	defer s.ingests.mu.Unlock()
 	s.ingests.leaders = n
+}
+
+// Decide is a decision as Click records it, for tests that make one
+// without a click's read of the approval.
+func (s *Service) Decide(ctx context.Context, req DecideRequest) (DecideResult, error) {
+	return s.decide(ctx, req, nil)
+}
+
+// Acknowledge is I'm looking as Click records it.
+func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderResult, error) {
+	return s.acknowledge(ctx, req)
+}
+
+// EscalateNow is Escalate now as Click records it.
+func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderResult, error) {
+	return s.escalateNow(ctx, req)
+}
+
+// ShowArguments is the look-up Click makes for Show all arguments.
+func (s *Service) ShowArguments(ctx context.Context, req ShowRequest) (ShowResult, error) {
+	res, _, err := s.showArguments(ctx, req)
+	return res, err
 }

@@ -284,11 +284,11 @@ func MemberLinks(links DecisionLinks, tenant *tenant.Tenant, m tenant.Member, ca
 	a := card.Approval
 	if links == nil || a == nil || tenant == nil || card.State != approval.StatePending || card.Superseded ||
 		!tenant.MailDecides(false) || !m.Role.CanDecide() ||
-		m.Email == "" || refuse(tenant, m, a, false) != "" {
+		m.Email == "" || !refuse(tenant, m, a, false).IsZero() {
 		return nil
 	}
 	actions := []string{"deny"}
-	if tenant.MailDecides(true) && refuse(tenant, m, a, true) == "" {
+	if tenant.MailDecides(true) && refuse(tenant, m, a, true).IsZero() {
 		actions = []string{"approve", "deny"}
 	}
 	expires := card.Frozen.Plan.Deadline

@@ -259,7 +259,7 @@ func TestARepetitionWaitsWhileADecisionIsOnItsWay(t *testing.T) {
 	h.at(t, 74*time.Minute)
 	h.fake.SetForbidden("user:kevin") // the backend will refuse the denial
 	if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
-		t.Fatal(res.Text)
+		t.Fatal(res.Reason.String())
 	}
 	claimDecisions(t, h, 1, 3*time.Minute)
 	h.drain(t)
@@ -320,7 +320,7 @@ func TestARepetitionHeldForADecisionNeverFiresOnceItLands(t *testing.T) {
 	h.drain(t)
 	h.at(t, 42*time.Minute)
 	if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
-		t.Fatal(res.Text)
+		t.Fatal(res.Reason.String())
 	}
 	claimDecisions(t, h, 1, 8*time.Minute)
 	h.at(t, 45*time.Minute)
@@ -349,7 +349,7 @@ func TestADecisionHoldsTheLadderOnlyWhileItCanLand(t *testing.T) {
 		h.drain(t)
 		h.at(t, 14*time.Minute)
 		if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
-			t.Fatal(res.Text)
+			t.Fatal(res.Reason.String())
 		}
 		claimDecisions(t, h, 1, time.Hour) // a worker that hangs
 		h.at(t, 15*time.Minute)
@@ -368,7 +368,7 @@ func TestADecisionHoldsTheLadderOnlyWhileItCanLand(t *testing.T) {
 		h.drain(t)
 		h.at(t, 14*time.Minute)
 		if res := h.decide(t, "a-merge1", 1, false, "U0KEVIN"); !res.Sent {
-			t.Fatal(res.Text)
+			t.Fatal(res.Reason.String())
 		}
 		claimDecisions(t, h, 1, time.Hour)
 		h.fake.AddApproval("a-merge1", 2, arguments(t, "a-merge1.r2.json"), false)
@@ -419,7 +419,7 @@ func heldApprovals(t *testing.T, h *decideHarness, at, lease time.Duration) {
 	h.at(t, at)
 	for i := range n - 1 {
 		if res := h.decide(t, fmt.Sprintf("a-h%03d", i), 1, false, "U0KEVIN"); !res.Sent {
-			t.Fatal(res.Text)
+			t.Fatal(res.Reason.String())
 		}
 	}
 	claimDecisions(t, h, n-1, lease)

@@ -602,25 +602,46 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 	if err := json.Unmarshal(rev.Body, &req); err != nil {
 		return Card{}, Permanent(fmt.Errorf("decode revision %d: %w", revision, err))
 	}
-	rec, err := recordOf(a)
-	if err != nil {
-		return Card{}, Permanent(err)
-	}
-	fz, err := frozenOf(a)
+	c, err := cardOf(a, &req, s.clock.Now())
 	if err != nil {
 		return Card{}, Permanent(err)
 	}
 	// A copy is superseded when a newer revision of the request exists; a
 	// resolve may name a higher revision than any request the bot saw.
-	superseded := false
 	if revision < a.Revision {
 		if _, err := s.store.RevisionGet(ctx, approvalID, a.Revision); err == nil {
-			superseded = true
+			c.Superseded = true
 		}
 	}
-	return Card{Tenant: a.Tenant, Approval: &req, State: rec.State, Decision: rec.Decision,
-		Superseded: superseded, Deciding: decidingCard(a),
-		Frozen: fz, ladder: ladderStateOf(a), HeldRevision: a.Revision, Now: s.clock.Now()}, nil
+	return c, nil
+}
+
+// cardOf is a copy of the card of revision req, the approval standing as
+// a says, not superseded: it reads nothing.
+func cardOf(a *store.Approval, req *approval.Approval, now time.Time) (Card, error) {
+	rec, err := recordOf(a)
+	if err != nil {
+		return Card{}, err
+	}
+	fz, err := frozenOf(a)
+	if err != nil {
+		return Card{}, err
+	}
+	return Card{Tenant: a.Tenant, Approval: req, State: rec.State, Decision: rec.Decision, Deciding: decidingCard(a),
+		Frozen: fz, ladder: ladderStateOf(a), HeldRevision: a.Revision, Now: now}, nil
+}
+
+// clickedCard is the clicked copy as a click's transaction left the
+// approval (row, as written) and req (the revision clicked, its newest,
+// so not superseded); nil when it cannot be built (logged): the person
+// is then told in words.
+func (s *Service) clickedCard(row *store.Approval, req *approval.Approval, now time.Time) *Card {
+	c, err := cardOf(row, req, now)
+	if err != nil {
+		s.log.Warn("build the clicked card", "tenant", row.Tenant, "approval_id", row.ID, "err", err.Error())
+		return nil
+	}
+	return &c
 }
 
 // decidingCard is the decision in flight as a card shows it: recorded and

@@ -43,7 +43,7 @@ func (r *Receipt) Bound(ctx context.Context) (context.Context, context.CancelFun
 // clicked card change or a dialog open after the answer; not listings,
 // nor the decision page's views. Where the store pools connections, it
 // keeps some for such contexts that the outbox's lanes and the ticks
-// cannot take. Decide, Acknowledge and EscalateNow mark their own.
+// cannot take. Click marks its own for decisions, dialogs and ladder clicks.
 func ForPerson(ctx context.Context) context.Context { return store.ForPerson(ctx) }
 
 // Receive opens a receipt for a click received now.

@@ -110,7 +110,7 @@ func TestPrunedApprovalNeverPostsAgain(t *testing.T) {
 	h.ingest(t, "merge.json")
 	h.drain(t)
 	if res := h.decide(t, "a-merge1", 1, true, "U0KEVIN"); !res.Sent {
-		t.Fatalf("not sent: %s", res.Text)
+		t.Fatalf("not sent: %s", res.Reason.String())
 	}
 	h.drain(t)
 	if a := h.state(t, "a-merge1"); a.State != string(approval.StateApproved) {
@@ -183,7 +183,7 @@ func TestPrunedApprovalNeverPostsAgain(t *testing.T) {
 		t.Errorf("performed %d rows for a pruned approval", n)
 	}
 	// A click on the old card sends nothing.
-	if res := h.decide(t, "a-merge1", 1, false, "U0LEE"); res.Sent || !strings.Contains(res.Text, "nothing was sent") {
+	if res := h.decide(t, "a-merge1", 1, false, "U0LEE"); res.Sent || !strings.Contains(res.Reason.String(), "nothing was sent") {
 		t.Errorf("click on a pruned card: %+v", res)
 	}
 	h.drain(t)
@@ -268,7 +268,7 @@ func TestLapsedHandleLeavesDecisionInFlight(t *testing.T) {
 	h.ingest(t, "merge.json")
 	h.drain(t)
 	if res := h.decide(t, "a-merge1", 1, true, "U0KEVIN"); !res.Sent {
-		t.Fatalf("not sent: %s", res.Text)
+		t.Fatalf("not sent: %s", res.Reason.String())
 	}
 	// The backend does not answer for a while (the decision stays in
 	// flight); the click's response_url lapses meanwhile.

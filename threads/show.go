@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"approvalsbot/approval"
+	"approvalsbot/say"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 )
@@ -28,7 +29,7 @@ type ShowRequest struct {
 // ShowResult is what that person alone may see: either Refusal, or the
 // arguments (redacted of secrets, not cut) with the digest they match.
 type ShowResult struct {
-	Refusal   string
+	Refusal   say.Reason
 	Function  string
 	Arguments []byte // indented JSON
 	Digest    string
@@ -40,7 +41,7 @@ type ShowResult struct {
 	Changes *ShownChanges
 }
 
-// ShownChanges is a changeset as ShowArguments shows it.
+// ShownChanges is a changeset as a look-up shows it.
 type ShownChanges struct {
 	Files       []approval.ChangedFile // protected ones first
 	Patch       string
@@ -59,53 +60,49 @@ func PatchDigest(patch string) string {
 // it says the call is too large to show, not that the answer was broken.
 var ErrAnswerTooLarge = errors.New("the job backend's answer is over the protocol's 1 MiB")
 
-// SayTooLargeToShow answers a look-up whose answer is over the cap: where
-// the call can be seen and decided instead (console, the approval's
-// console_url, or "" for none given).
-func SayTooLargeToShow(console string) string {
-	where := "the console"
-	if console != "" {
-		where += " (" + console + ")"
-	}
-	return "This call is too large to show here: look at it and decide it in " + where + "."
-}
-
 // showTimeout bounds a look-up: the person waits for it.
 const showTimeout = 70 * time.Second
 
-// ShowArguments looks the arguments up at the backend as the member who
+// showArguments looks the arguments up at the backend as the member who
 // asked, and shows them only when the member holds the content permission
 // and their RFC 8785 digest equals the one the card carries: on a
-// mismatch not one byte of them is returned.
-func (s *Service) ShowArguments(ctx context.Context, req ShowRequest) (ShowResult, error) {
-	refuse := func(text string) (ShowResult, error) { return ShowResult{Refusal: text}, nil }
+// mismatch not one byte of them is returned. It also returns the
+// revision as stored, for what else the click shows of it; nil when the
+// look-up is refused before it is read.
+func (s *Service) showArguments(ctx context.Context, req ShowRequest) (ShowResult, *approval.Stored, error) {
+	refuse := func(why say.Reason) (ShowResult, *approval.Stored, error) { return ShowResult{Refusal: why}, nil, nil }
 	tenant, ok := s.tenants.Tenant(req.Tenant)
 	if !ok {
-		return refuse("This bot does not serve tenant " + req.Tenant + ".")
+		return refuse(say.Reason{Kind: say.NotServed, Act: say.LookUp, Tenant: req.Tenant})
 	}
 	m, ok := tenant.MemberOn(req.Person.Surface, req.Person.User)
 	if !ok {
-		return refuse(fmt.Sprintf("You are not a member of tenant %s in this bot's configuration, so the arguments are not shown.", req.Tenant))
+		return refuse(say.Reason{Kind: say.NotMember, Act: say.LookUp, Tenant: req.Tenant})
 	}
 	if !m.Content {
-		return refuse(fmt.Sprintf("The arguments are shown only to members of tenant %s with the content permission, which you do not hold.", req.Tenant))
+		return refuse(say.Reason{Kind: say.NoContent, Tenant: req.Tenant})
 	}
 	if s.backend == nil {
-		return refuse("This bot has no job backend to look the arguments up at.")
+		return refuse(say.Reason{Kind: say.NoBackend})
 	}
+	unknown := say.Reason{Kind: say.UnknownCard, Act: say.LookUp}
 	rev, err := s.store.RevisionGet(ctx, req.ApprovalID, req.Revision)
 	if errors.Is(err, store.ErrNotFound) {
-		return refuse("The bot knows no such card.")
+		return refuse(unknown)
 	}
 	if err != nil {
-		return ShowResult{}, fmt.Errorf("read revision %d of %s: %w", req.Revision, req.ApprovalID, err)
+		return ShowResult{}, nil, fmt.Errorf("read revision %d of %s: %w", req.Revision, req.ApprovalID, err)
 	}
-	var a approval.Approval
-	if err := json.Unmarshal(rev.Body, &a); err != nil {
-		return ShowResult{}, fmt.Errorf("decode revision %d of %s: %w", req.Revision, req.ApprovalID, err)
+	var stored approval.Stored
+	if err := json.Unmarshal(rev.Body, &stored); err != nil {
+		return ShowResult{}, nil, fmt.Errorf("decode revision %d of %s: %w", req.Revision, req.ApprovalID, err)
 	}
+	a := &stored.Approval
 	if a.Tenant != req.Tenant {
-		return refuse("The bot knows no such card.")
+		return refuse(unknown)
+	}
+	refuseRead := func(why say.Reason) (ShowResult, *approval.Stored, error) {
+		return ShowResult{Refusal: why}, &stored, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, showTimeout)
 	defer cancel()
@@ -113,37 +110,37 @@ func (s *Service) ShowArguments(ctx context.Context, req ShowRequest) (ShowResul
 		IdempotencyKey: s.newID(s.clock.Now())})
 	switch {
 	case errors.Is(err, ErrBackendUnavailable):
-		return refuse("The job backend did not answer, so the arguments cannot be shown now. Try again in a moment.")
+		return refuseRead(say.Reason{Kind: say.BackendDown})
 	case errors.Is(err, ErrAnswerTooLarge):
-		return refuse(SayTooLargeToShow(a.ConsoleURL))
+		return refuseRead(say.Reason{Kind: say.TooLargeToShow, Console: a.ConsoleURL})
 	case err != nil:
 		s.log.Warn("arguments look-up failed", "tenant", a.Tenant, "approval_id", a.ID, "err", err)
-		return refuse("The job backend's answer could not be read, so the arguments are not shown.")
+		return refuseRead(say.Reason{Kind: say.AnswerUnreadable})
 	case ans.Forbidden:
-		return refuse("The platform refused to show you these arguments: you may not see this call's content.")
+		return refuseRead(say.Reason{Kind: say.LookupForbidden})
 	case ans.Gone:
-		return refuse("This approval is gone: the job backend no longer has it.")
+		return refuseRead(say.Reason{Kind: say.LookupGone})
 	}
 	digest, err := approval.Digest(ans.Arguments)
 	if err != nil || digest != a.Call.ArgsSHA256 || ans.ArgsSHA256 != a.Call.ArgsSHA256 {
 		s.log.Error("looked-up arguments do not match the card's digest: not shown", "tenant", a.Tenant, "approval_id", a.ID)
-		return refuse(fmt.Sprintf("The arguments the job backend returned do not match the digest on the card (%s), so none of them is shown. Decide from the card, or look at the call in the console.", a.Call.ArgsSHA256))
+		return refuseRead(say.Reason{Kind: say.DigestMismatch, Digest: a.Call.ArgsSHA256})
 	}
 	var changes *ShownChanges
 	if a.Changes != nil {
-		if changes = checkedChanges(&a, ans.Changes); changes == nil {
+		if changes = checkedChanges(a, ans.Changes); changes == nil {
 			s.log.Error("looked-up changeset does not match the card's patch digest: not shown", "tenant", a.Tenant, "approval_id", a.ID)
-			return refuse("The changeset the job backend returned does not match the patch digest this approval names, so nothing of it, and none of the arguments, is shown. Decide from the card, or look at the call in the console.")
+			return refuseRead(say.Reason{Kind: say.ChangesMismatch})
 		}
 	}
 	pretty, redacted, err := approval.Reveal(ans.Arguments)
 	if err != nil {
-		return refuse("The arguments could not be read, so none of them is shown.")
+		return refuseRead(say.Reason{Kind: say.ArgumentsUnreadable})
 	}
 	// Every surface and the page print these as they are: each invisible
 	// character is shown, as on the card.
 	return ShowResult{Function: templates.VisibleLine(a.Call.Function), Arguments: []byte(templates.VisibleJSON(string(pretty))),
-		Digest: digest, Redacted: redacted, Changes: changes}, nil
+		Digest: digest, Redacted: redacted, Changes: changes}, &stored, nil
 }
 
 // checkedChanges is the look-up's changeset for approval a, when its

@@ -54,7 +54,7 @@ func TestShowArgumentsShowsHiddenCharacters(t *testing.T) {
 	}
 	res, err := h.svc.ShowArguments(context.Background(), threads.ShowRequest{Tenant: "acme", ApprovalID: "a-merge1",
 		Revision: 1, Person: slackPerson("U0KEVIN")})
-	if err != nil || res.Refusal != "" {
+	if err != nil || !res.Refusal.IsZero() {
 		t.Fatalf("show: %+v, %v", res, err)
 	}
 	if res.Function != "acme_github.[U+200B]merge" {

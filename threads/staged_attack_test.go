@@ -181,13 +181,13 @@ func (h *stagedHarness) exactlyOne(t *testing.T, res threads.DecideResult) {
 	if res.Sent {
 		if len(got) != 1 || got[0].actor != "user:kevin" || got[0].decision != "approve" || a.State != "approved" {
 			t.Fatalf("kevin was told %q, but the backend got %s and the approval is %s; kevin was told next %q",
-				res.Text, describe(got), a.State, h.tellsTo("U0KEVIN"))
+				res.Reason.String(), describe(got), a.State, h.tellsTo("U0KEVIN"))
 		}
 		return
 	}
 	if len(got) != 1 || got[0].actor != threads.DeadlineActor || a.State != "expired" {
 		t.Fatalf("kevin was told %q (not sent); the backend got %s, state %s: want the deadline's deny alone",
-			res.Text, describe(got), a.State)
+			res.Reason.String(), describe(got), a.State)
 	}
 }
 

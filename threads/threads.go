@@ -2,8 +2,10 @@
 // state. It ingests events (new state and the outbox rows that state
 // implies, in one transaction), and runs the outbox worker that keeps every
 // copy of a card in step with its approval through the Surface interface.
-// Adapters (Slack, Discord, email, the log) implement Surface; the backend
-// adapter calls Ingest.
+// It takes people's clicks too (Click), and answers them with a reason
+// (package say words it) and the card to show. Adapters (Slack, Discord,
+// email, the log) implement Surface and send their clicks to Click; the
+// backend adapter calls Ingest.
 package threads
 
 import (

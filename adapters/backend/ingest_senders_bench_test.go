@@ -35,6 +35,7 @@ import (
 	"approvalsbot/store"
 	"approvalsbot/store/postgres"
 	"approvalsbot/store/sqlite"
+	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
@@ -577,15 +578,12 @@ func clickDuringFlood(b *testing.B, refs *senderRefs) {
 	var clicked []string
 	click := func(id string) (time.Duration, error) {
 		t0 := time.Now()
-		res, err := bed.service.Decide(ctx, threads.DecideRequest{Tenant: "acme", ApprovalID: id, Revision: 1,
-			Approve: true, Comment: "ok by me", Person: threads.Person{Surface: "slack", User: "U0KEVIN",
-				Channel: "C0APPROVALS", Reply: "https://hooks.example/U0KEVIN"}})
+		res := bed.service.Click(ctx, threads.ClickRequest{Do: threads.ClickRecord,
+			Action: templates.Action{Kind: templates.ActionApprove, ApprovalID: id, Revision: 1}, Comment: "ok by me",
+			Person: threads.Person{Surface: "slack", User: "U0KEVIN", Channel: "C0APPROVALS", Reply: "https://hooks.example/U0KEVIN"}})
 		d := time.Since(t0)
-		if err != nil {
-			return d, fmt.Errorf("click on %s: %w", id, err)
-		}
 		if !res.Sent {
-			return d, fmt.Errorf("click on %s not recorded: %q", id, res.Text)
+			return d, fmt.Errorf("click on %s not recorded: %q", id, res.Reason)
 		}
 		clicked = append(clicked, id)
 		return d, nil

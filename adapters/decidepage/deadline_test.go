@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"approvalsbot/adapters/click/clicktest"
 	"approvalsbot/adapters/decidepage"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
@@ -19,10 +18,10 @@ import (
 // deadline and still being recorded when the deadline's tick comes is the
 // one decision.
 func TestAPostArrivedBeforeTheDeadlineIsNotBeatenByIt(t *testing.T) {
-	var stall *clicktest.Stall
+	var stall *threadstest.Stall
 	p := newPageSetUp(t, pageSetup{config: strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", "approve"),
 		publicURL: "https://approvals.example", alone: true,
-		service: func(svc *threads.Service) decidepage.Service { stall = clicktest.NewStall(svc); return stall }})
+		service: func(svc *threads.Service) decidepage.Service { stall = threadstest.NewStall(svc); return stall }})
 	defer stall.Release() // a failure below must not leave the POST held
 	p.ingest("merge.json")
 	p.drain()

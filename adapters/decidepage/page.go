@@ -6,12 +6,12 @@
 // it (GET) only shows: the card as the mail shows it, the approval's
 // state and whom the person acts as, so a mail scanner that opens every
 // link decides nothing. The decision is a POST from the page's own form,
-// checked by the same rules as a chat click (threads.Decide: member,
+// checked by the same rules as a chat click (threads.Click: member,
 // role, self-approval, superseded revision, typed confirmation), recorded
 // before the page answers, and sent to the backend with via.surface
 // "email"; the page then shows the outcome as the backend answers it.
 // Beside the decision the page offers I'm looking, as a chat card does
-// (threads.Acknowledge: the ladder's next steps wait while the member
+// (threads.Click too: the ladder's next steps wait while the member
 // looks), again only as a POST from its own form with its form check,
 // and to a member with the content permission the call's full
 // arguments, looked up at the job backend as them: a POST of the same
@@ -45,6 +45,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/ladder"
+	"approvalsbot/say"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/tenant"
@@ -63,11 +64,10 @@ type Store interface {
 // Service is what the page decides through; *threads.Service satisfies
 // it.
 type Service interface {
-	Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error)
+	// Click takes the page's decision, I'm looking and argument look-up
+	// as it takes a chat card's clicks.
+	Click(ctx context.Context, req threads.ClickRequest) threads.Clicked
 	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
-	ShowArguments(ctx context.Context, req threads.ShowRequest) (threads.ShowResult, error)
-	// Acknowledge takes the page's I'm looking, as a chat card's.
-	Acknowledge(ctx context.Context, req threads.LadderRequest) (threads.LadderResult, error)
 	// Receive opens the receipt of a decision just received
 	// (threads.Receipt).
 	Receive() *threads.Receipt
@@ -278,7 +278,7 @@ func (h *Handler) showArguments(w http.ResponseWriter, r *http.Request, l *link,
 		// Closed, changed, expired, in flight or not allowed: the page
 		// says which, and asks the backend nothing.
 	case !l.member.Content:
-		v.Lead = fmt.Sprintf("The arguments are shown only to members of tenant %s with the content permission, which %s does not hold.", l.claims.Tenant, l.member.User)
+		v.Lead = say.Reason{Kind: say.FormNoContent, Tenant: l.claims.Tenant, User: l.member.User}.String()
 		status = http.StatusForbidden
 	case v.ArgumentsForm != "": // offered only where the page shows no arguments yet
 		v.Arguments = h.arguments(r.Context(), l)
@@ -296,18 +296,18 @@ func (h *Handler) arguments(ctx context.Context, l *link) *shown {
 		secs := int64((wait + time.Second - 1) / time.Second)
 		h.log.Info("decision page: argument look-up over the member's limit", "tenant", l.claims.Tenant,
 			"approval_id", l.claims.ApprovalID, "member", l.claims.Member)
-		return &shown{Refusal: fmt.Sprintf("The job backend has been asked for call arguments as you as often as this page allows (%d a minute); try again in %d s.", int(time.Minute/LookupEvery), secs),
+		return &shown{Refusal: say.Reason{Kind: say.FormLookupLimit, Count: int(time.Minute / LookupEvery), Seconds: int(secs)}.String(),
 			RetryAfter: time.Duration(secs) * time.Second}
 	}
-	res, err := h.service.ShowArguments(ctx, threads.ShowRequest{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID,
-		Revision: l.claims.Revision, Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}})
+	out := h.service.Click(ctx, l.click(threads.ClickShow, templates.ActionShowArgs))
 	switch {
-	case err != nil:
-		h.log.Error("decision page: look the arguments up", "approval_id", l.claims.ApprovalID, "err", err.Error())
-		return &shown{Refusal: "The arguments cannot be shown just now; try again in a moment."}
-	case res.Refusal != "":
-		return &shown{Refusal: res.Refusal}
+	case out.Retry:
+		h.log.Error("decision page: look the arguments up", "approval_id", l.claims.ApprovalID, "why", out.Reason.String())
+		return &shown{Refusal: say.FormLookupFailed.Text()}
+	case out.Shown == nil:
+		return &shown{Refusal: out.Reason.String()}
 	}
+	res := out.Shown.Arguments
 	note := "The call's full arguments, as the job backend holds them; they match the card's digest " + res.Digest + "."
 	if res.Redacted {
 		note += " Values that look like secrets are hidden."
@@ -358,7 +358,7 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 	v.Lead = fmt.Sprintf("Waiting for a decision. Opening this page decided nothing: press %s below to decide.",
 		buttonWord(c.Action))
 	if card.Approval.DecidedByContentHolders() && !l.member.Content {
-		v.Lead = fmt.Sprintf("This call comes from someone's private chat: only members of tenant %s with the content permission, which %s does not hold, decide it.", c.Tenant, l.member.User)
+		v.Lead = say.Reason{Kind: say.FormPrivateChat, Tenant: c.Tenant, User: l.member.User}.String()
 		return v, http.StatusForbidden
 	}
 	v.Form = &form{Check: h.signer.FormCheck(l.token), Approve: c.Action == ActionApprove, ReasonMax: threads.MaxComment}
@@ -369,7 +369,7 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 		// digest shown. Without it, no Approve.
 		v.Arguments = h.arguments(ctx, l)
 		if v.Arguments.Refusal != "" {
-			v.Lead = "The call's content could not be shown to you, so it cannot be approved here: " + v.Arguments.Refusal
+			v.Lead = say.Reason{Kind: say.FormNotShown, Message: v.Arguments.Refusal}.String()
 			v.Form = nil
 			if v.Arguments.RetryAfter > 0 {
 				return v, http.StatusTooManyRequests
@@ -459,7 +459,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	}
 	if !fromForm || r.PostForm.Get("action") != l.claims.Action {
 		h.log.Info("decision page: a POST not from the page's form", "approval_id", l.claims.ApprovalID, "member", l.claims.Member)
-		h.page(w, http.StatusForbidden, view{Title: sayBadForm, Lead: "This decision did not come from the page's own form; nothing was sent. Open the link from the mail again."})
+		h.page(w, http.StatusForbidden, view{Title: sayBadForm, Lead: say.FormNotOwn.Text()})
 		return
 	}
 	if !decides(l, err) {
@@ -476,7 +476,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	}
 	if utf8.RuneCountInString(reason) > threads.MaxComment {
 		v, _ := h.view(r.Context(), l, nil)
-		v.Lead = fmt.Sprintf("The reason is longer than %d characters; nothing was sent.", threads.MaxComment)
+		v.Lead = say.Reason{Kind: say.FormTooLong, Count: threads.MaxComment}.String()
 		v.Form.Reason = reason
 		h.page(w, http.StatusUnprocessableEntity, v)
 		return
@@ -487,17 +487,21 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	defer rc.Done()
 	ctx, cancel := rc.Bound(r.Context())
 	defer cancel()
-	res, err := h.service.Decide(ctx, threads.DecideRequest{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID,
-		Revision: l.claims.Revision, Approve: l.claims.Action == ActionApprove, Comment: reason,
-		Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}, ReceivedAt: rc.At,
-		ShownDigest: shownDigest(r.PostForm.Get("shown"), l.claims.Action)})
+	kind := templates.ActionDeny
+	if l.claims.Action == ActionApprove {
+		kind = templates.ActionApprove
+	}
+	req := l.click(threads.ClickRecord, kind)
+	req.Comment, req.ReceivedAt = reason, rc.At
+	req.ShownDigest = shownDigest(r.PostForm.Get("shown"), l.claims.Action)
+	res := h.service.Click(ctx, req)
 	log := h.log.With("tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID, "member", l.claims.Member,
 		"action", l.claims.Action)
 	switch {
-	case err != nil:
-		log.Error("decision page: record a decision", "err", err.Error())
+	case res.Retry:
+		log.Error("decision page: record a decision", "why", res.Reason.String())
 		v, _ := h.view(context.WithoutCancel(r.Context()), l, nil)
-		v.Lead = "The bot could not record your decision just now; nothing was sent. Try again in a moment."
+		v.Lead = say.FormNotRecorded.Text()
 		if v.Form != nil {
 			v.Form.Reason = reason
 		}
@@ -509,9 +513,9 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		v, status := h.view(r.Context(), l, nil)
 		h.page(w, status, v)
 	case !res.Sent:
-		log.Info("decision page: decision refused", "why", res.Text)
+		log.Info("decision page: decision refused", "why", res.Reason.String())
 		v, _ := h.view(r.Context(), l, nil)
-		v.Lead, v.Form, v.Look, v.ArgumentsForm = res.Text, nil, nil, ""
+		v.Lead, v.Form, v.Look, v.ArgumentsForm = res.Reason.String(), nil, nil, ""
 		h.page(w, http.StatusConflict, v)
 	default:
 		log.Info("decision page: decision recorded")
@@ -555,27 +559,32 @@ func (h *Handler) look(w http.ResponseWriter, r *http.Request, l *link, linkErr 
 		h.page(w, status, v)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), threads.RecordBound)
-	defer cancel()
-	res, err := h.service.Acknowledge(ctx, threads.LadderRequest{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID,
-		Revision: l.claims.Revision, Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}})
+	// Bounded by threads.RecordBound, as a chat card's I'm looking.
+	res := h.service.Click(r.Context(), l.click(threads.ClickLadder, templates.ActionLook))
 	log := h.log.With("tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID, "member", l.claims.Member)
 	switch {
-	case err != nil:
-		log.Error("decision page: record an acknowledgement", "err", err.Error())
+	case res.Retry:
+		log.Error("decision page: record an acknowledgement", "why", res.Reason.String())
 		v, _ := h.view(context.WithoutCancel(r.Context()), l, nil)
-		v.Lead = "The bot could not record that you are looking just now; nothing was recorded. Try again in a moment."
+		v.Lead = say.FormNotLooking.Text()
 		h.page(w, http.StatusServiceUnavailable, v)
-	case !res.Done:
-		log.Info("decision page: acknowledgement refused", "why", res.Text)
+	case !res.Sent:
+		log.Info("decision page: acknowledgement refused", "why", res.Reason.String())
 		v, _ := h.view(r.Context(), l, nil)
-		v.Lead, v.Look = res.Text, nil
+		v.Lead, v.Look = res.Reason.String(), nil
 		h.page(w, http.StatusConflict, v)
 	default:
 		log.Info("decision page: acknowledgement recorded")
 		w.Header().Set("Location", l.token)
 		w.WriteHeader(http.StatusSeeOther)
 	}
+}
+
+// click is a click on the link's approval and revision, as its member
+// on the decision page.
+func (l *link) click(do threads.ClickDo, kind templates.ActionKind) threads.ClickRequest {
+	return threads.ClickRequest{Do: do, Action: templates.Action{Kind: kind, ApprovalID: l.claims.ApprovalID, Revision: l.claims.Revision},
+		Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}}
 }
 
 // decides reports whether the link may decide now: the call waits on

@@ -10,8 +10,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"approvalsbot/adapters/chunk"
-	"approvalsbot/adapters/click"
 	"approvalsbot/ladder"
+	"approvalsbot/say"
 	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
@@ -113,20 +113,20 @@ func (a *Surface) commandsRegistered(ctx context.Context) (bool, error) {
 // command answers /approvals: its subcommand's answer goes to the person
 // alone, after a deferred ephemeral answer (reading what waits takes
 // longer than a first answer may), through the interaction's webhook.
-func (a *Adapter) command(in *inbound, who person) (*answer, click.Work) {
+func (a *Adapter) command(in *inbound, who person) (*answer, threads.Work) {
 	var data commandData
 	if err := in.data(&data); err != nil || data.Name != commandName {
 		a.log.Info("discord: a command the bot does not have", "discord_user", who.user)
-		return ephemeral("The bot knows no such command.\n" + commandHelp), click.Work{}
+		return ephemeral("The bot knows no such command.\n" + commandHelp), threads.Work{}
 	}
 	sub := ""
 	if len(data.Options) == 1 && data.Options[0].Type == optSubcommand {
 		sub = data.Options[0].Name
 	}
 	if sub != subList && sub != subLadder {
-		return ephemeral(commandHelp), click.Work{}
+		return ephemeral(commandHelp), threads.Work{}
 	}
-	return &answer{Type: answerDeferredMessage, Data: flagsOnly{Flags: ephemeralText}}, click.Work{Timeout: commandTimeout,
+	return &answer{Type: answerDeferredMessage, Data: flagsOnly{Flags: ephemeralText}}, threads.Work{Timeout: commandTimeout,
 		Run: func(ctx context.Context) {
 			msgs := a.commandAnswer(ctx, sub, who)
 			if err := a.editOriginal(ctx, who.token, msgs[0].Edit(), true); err != nil {
@@ -144,12 +144,12 @@ func (a *Adapter) command(in *inbound, who person) (*answer, click.Work) {
 
 // commandAnswer is the answer to /approvals list or ladder, in messages
 // of at most contentMax characters (at least one): per tenant whose
-// approvals the command is about (click.TenantsFor), to its members only,
+// approvals the command is about (threads.TenantsFor), to its members only,
 // what waits or its ladders.
 func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*Message {
 	tenants := a.tenants()
 	member := func(t *tenant.Tenant) bool { _, ok := t.MemberOn(ladder.SurfaceDiscord, who.user); return ok }
-	ids, byChannel := click.TenantsFor(tenants, func(t *tenant.Tenant) bool { return postsTo(t, who.channel) }, member)
+	ids, byChannel := threads.TenantsFor(tenants, func(t *tenant.Tenant) bool { return postsTo(t, who.channel) }, member)
 	if len(ids) == 0 {
 		return textMessages([]string{"No tenant posts to this channel, and you are not a member of any tenant in this bot's " +
 			"configuration, so there is nothing to show. An admin can add your Discord id `" + markdown(who.user) + "`."})
@@ -159,8 +159,8 @@ func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*
 		t := tenants[id]
 		if !member(t) {
 			// What waits and whom a ladder tells: members only, however
-			// public the channel (click.MembersOnly says why).
-			sections = append(sections, click.MembersOnly("**"+markdown(id)+"**"))
+			// public the channel (say.MembersOnly says why).
+			sections = append(sections, say.MembersOnly("**"+markdown(id)+"**"))
 			continue
 		}
 		if sub == subLadder {
@@ -177,7 +177,7 @@ func postsTo(t *tenant.Tenant, channel string) bool {
 	if channel == "" {
 		return false
 	}
-	return click.PostsTo(t, func(tg ladder.Target) bool { return tg.Kind == ladder.KindDiscordChannel && tg.ID == channel })
+	return threads.PostsTo(t, func(tg ladder.Target) bool { return tg.Kind == ladder.KindDiscordChannel && tg.ID == channel })
 }
 
 // pendingSection lists a tenant's waiting approvals, oldest first,
@@ -185,7 +185,7 @@ func postsTo(t *tenant.Tenant, channel string) bool {
 // each linked to its card; elsewhere each with the channel its card is
 // in. The functions and ids are the backend's, escaped.
 func (a *Adapter) pendingSection(ctx context.Context, tenant string, zone *time.Location, byChannel bool, who person) string {
-	p := click.ListPending(ctx, a.store, a.log.With("surface", "discord"), click.ListParams{Tenant: tenant, Zone: zone, Now: a.now(),
+	p := threads.ListPending(ctx, a.store, a.log.With("surface", "discord"), threads.ListParams{Tenant: tenant, Zone: zone, Now: a.now(),
 		InChannel: byChannel,
 		Card:      func(posts []threads.PostRef) (threads.PostRef, bool) { return cardIn(posts, byChannel, who.channel) }})
 	if p.Failed {
@@ -209,7 +209,7 @@ func (a *Adapter) pendingSection(ctx context.Context, tenant string, zone *time.
 			// A channel mention links it in any server and pings nobody.
 			name += " in <#" + w.Card.Channel + ">"
 		}
-		fmt.Fprintf(&b, "\n• %s · %s · waiting %s", name, markdown(chunk.Cut(w.ID, 120)), click.Waited(w.Waited))
+		fmt.Fprintf(&b, "\n• %s · %s · waiting %s", name, markdown(chunk.Cut(w.ID, 120)), threads.Waited(w.Waited))
 		if w.Due != "" {
 			b.WriteString(" · deadline " + w.Due)
 		}
@@ -242,7 +242,7 @@ func cardIn(posts []threads.PostRef, byChannel bool, channel string) (threads.Po
 // and channels it takes.
 func ladderSections(id string, t *tenant.Tenant) []string {
 	var out []string
-	for _, v := range click.Ladders(t) {
+	for _, v := range threads.Ladders(t) {
 		head := fmt.Sprintf("**%s** · ladder %s (deadline %s):", markdown(id), markdown(v.Ladder), ladder.FormatDuration(v.Deadline))
 		if v.Glob != "" {
 			head = fmt.Sprintf("**%s** · calls of %s take ladder %s (deadline %s):", markdown(id), markdown(v.Glob),

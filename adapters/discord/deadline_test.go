@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"approvalsbot/adapters/click/clicktest"
-	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/store"
 	"approvalsbot/threads"
@@ -40,7 +38,7 @@ func TestAClickArrivedBeforeTheDeadlineIsNotBeatenByIt(t *testing.T) {
 				t.Fatalf("Approve answered %+v, want the confirmation", res.Response)
 			}
 
-			stall := clicktest.NewStall(h.svc)
+			stall := threadstest.NewStall(h.svc)
 			h.clicks.Use(stall)
 			defer stall.Release() // a failure below must not leave the click held
 			submitted := make(chan discordtest.Result, 1)
@@ -59,11 +57,11 @@ func TestAClickArrivedBeforeTheDeadlineIsNotBeatenByIt(t *testing.T) {
 	}
 }
 
-// slowRevisions is the adapter's store with its revision reads held up
-// past RecordBound once slow is set: a dialog's reads that take the
+// slowRevisions is the store threads reads with its revision reads held
+// up past RecordBound once slow is set: a dialog's reads that take the
 // click's whole time to record.
 type slowRevisions struct {
-	discordad.Store
+	store.Store
 	slow atomic.Bool
 }
 
@@ -80,11 +78,9 @@ func (s *slowRevisions) RevisionGet(ctx context.Context, approvalID string, revi
 // is recorded, and the deadline's grace, which is as long, still covers
 // every click that is.
 func TestAClickIsRecordedWithinRecordBoundOfItsReceipt(t *testing.T) {
-	var slow *slowRevisions
-	h := newHarnessWith(t, harnessOptions{adapter: func(o *discordad.Options) {
-		slow = &slowRevisions{Store: o.Store}
-		o.Store = slow
-	}})
+	h := newHarness(t)
+	slow := &slowRevisions{Store: h.store}
+	h.clicks.Use(h.threadsOn(t, slow))
 	h.ingest(t, "big.json") // not destructive: Approve records at once
 	h.drain(t)
 	slow.slow.Store(true)

@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
-	"approvalsbot/adapters/click"
 	"approvalsbot/adapters/replay"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/ladder"
@@ -27,19 +26,28 @@ import (
 	"approvalsbot/threads"
 )
 
-// Store is what the adapter reads of the bot's state: the approval a
-// click names (for its tenant and function) and its revisions (Show
-// details, a dialog's words), and what waits with its cards (/approvals
-// list). The one thing it writes is the signed requests Discord sent, so
-// no replica takes one twice (package replay). store.Store satisfies it.
+// Store is what the adapter reads of the bot's state: what waits with
+// its cards (/approvals list). The one thing it writes is the signed
+// requests Discord sent, so no replica takes one twice (package replay).
+// store.Store satisfies it.
 type Store interface {
 	replay.Store
-	click.Reads
+	threads.CommandStore
 }
 
-// Service is what a click calls (package click's); *threads.Service
-// satisfies it.
-type Service = click.Service
+// Service is where clicks go; *threads.Service satisfies it.
+type Service interface {
+	// Click takes a click and returns its whole outcome (threads.Click).
+	Click(ctx context.Context, req threads.ClickRequest) threads.Clicked
+	// Receive opens the receipt of a click just received, which the
+	// adapter ends once the click is answered (threads.Receipt).
+	Receive() *threads.Receipt
+}
+
+var _ Service = (*threads.Service)(nil)
+
+// surfaceName names Discord in threads.Person and in log lines.
+const surfaceName = "discord"
 
 // GatewayLocker lets exactly one replica hold the gateway connection
 // (Discord delivers each interaction to one session; two replicas would
@@ -135,9 +143,9 @@ type Surface struct {
 // to go to.
 type Adapter struct {
 	*Surface
-	replay *replay.Guard
-	clicks *click.Flow
-	work   *click.Runner // what follows answers, and answers over the gateway; Close waits for it
+	replay  *replay.Guard
+	service Service
+	work    *threads.Runner // what follows answers, and answers over the gateway; Close waits for it
 }
 
 // Compile-time guards: the surface can answer one person privately.
@@ -239,13 +247,11 @@ func New(s *Surface, svc Service) (*Adapter, error) {
 	if s == nil {
 		return nil, errors.New("discord: a Surface is required")
 	}
-	clicks, err := click.New(click.Options{Surface: "discord", Store: s.store, Service: svc, Tenants: s.tenants,
-		Logger: s.log})
-	if err != nil {
-		return nil, fmt.Errorf("discord: %w", err)
+	if svc == nil {
+		return nil, errors.New("discord: a Service is required")
 	}
-	return &Adapter{Surface: s, replay: replay.New(s.store, "discord", signatureWindow), clicks: clicks,
-		work: click.NewRunner(s.log.With("surface", "discord"))}, nil
+	return &Adapter{Surface: s, replay: replay.New(s.store, "discord", signatureWindow), service: svc,
+		work: threads.NewRunner(s.log.With("surface", "discord"))}, nil
 }
 
 // discordHost is where discordgo sends every REST call.

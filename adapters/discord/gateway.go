@@ -12,7 +12,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
-	"approvalsbot/adapters/click"
+	"approvalsbot/say"
+	"approvalsbot/threads"
 )
 
 // Gateway timings.
@@ -207,9 +208,9 @@ func (a *Adapter) onGatewayInteraction(in *inbound) {
 		return
 	}
 	var ans *answer
-	var next click.Work
+	var next threads.Work
 	if a.work.Closing() {
-		ans = ephemeral(click.SayShuttingDown) // refused before anything is recorded
+		ans = ephemeral(say.ShuttingDown.Text()) // refused before anything is recorded
 	} else {
 		bctx, bcancel := context.WithTimeout(ctx, answerBudget)
 		ans, next = a.interaction(bctx, in)

@@ -16,7 +16,6 @@ import (
 
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/backend/standin"
-	"approvalsbot/adapters/click/clicktest"
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/approval"
@@ -109,7 +108,7 @@ type harness struct {
 	adapter *discordad.Adapter
 	// clicks is the service the adapter's clicks go to: threads, until
 	// a test switches it.
-	clicks *clicktest.Switch
+	clicks *threadstest.Switch
 	opts   discordad.Options
 	http   *httptest.Server // nil on the gateway
 	clock  *clockwork.FakeClock
@@ -188,7 +187,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	}
 	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
 		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}})
-	clicks := clicktest.NewSwitch(svc)
+	clicks := threadstest.NewSwitch(svc)
 	ad, err := discordad.New(surface, clicks)
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +220,14 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 
 // runGateway runs the adapter's gateway until the test ends, and waits
 // for its session.
+// threadsOn is threads as the harness builds it, on st: the harness's
+// store, or one that fails as a test needs.
+func (h *harness) threadsOn(t *testing.T, st store.Store) *threads.Service {
+	t.Helper()
+	return threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: h.cfg, Backend: h.backend,
+		CallsSecret: callsSecret, Clock: h.clock, Logger: slog.New(slog.NewTextHandler(h.logs, nil))})
+}
+
 func (h *harness) runGateway(t *testing.T, ad *discordad.Adapter) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/chunk"
-	"approvalsbot/adapters/click"
+	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -30,7 +30,13 @@ type person struct {
 }
 
 func (p person) threads() threads.Person {
-	return threads.Person{User: p.user, Channel: p.channel, Reply: p.token}
+	return threads.Person{Surface: surfaceName, User: p.user, Channel: p.channel, Reply: p.token}
+}
+
+// click takes a click to threads, received when who's receipt says.
+func (a *Adapter) click(ctx context.Context, do threads.ClickDo, act templates.Action, who person, comment string) threads.Clicked {
+	return a.service.Click(ctx, threads.ClickRequest{Do: do, Action: act, Person: who.threads(), Comment: comment,
+		ReceivedAt: who.receipt.At})
 }
 
 // deferUpdate acknowledges a click without a visible answer; the work
@@ -54,16 +60,16 @@ func ephemeralMessage(text string) *Message {
 // the record of a decision, and returns the work to do after it. A nil
 // answer means the type is not one the bot takes. PING never reaches it
 // (only HTTP sends one).
-func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, click.Work) {
+func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, threads.Work) {
 	// The click is received now: the deadline judges it by then, and
 	// what it records (after a dialog's reads, too) is recorded within
 	// threads.RecordBound of then (record).
 	ctx = threads.ForPerson(ctx)
-	rc := a.clicks.Receive()
+	rc := a.service.Receive()
 	defer rc.Done()
 	who := person{user: in.user(), channel: in.ChannelID, guild: in.GuildID, token: in.Token, receipt: rc}
 	if who.user == "" {
-		return ephemeral(click.SayUnknownButton), click.Work{}
+		return ephemeral(say.UnknownButton.Text()), threads.Work{}
 	}
 	switch in.Type {
 	case interactionComponent:
@@ -73,15 +79,15 @@ func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, click.
 	case interactionCommand:
 		return a.command(in, who)
 	case interactionAutocomplete:
-		return &answer{Type: answerChoices, Data: choices{Choices: []struct{}{}}}, click.Work{}
+		return &answer{Type: answerChoices, Data: choices{Choices: []struct{}{}}}, threads.Work{}
 	}
-	return nil, click.Work{}
+	return nil, threads.Work{}
 }
 
 // button handles a click on a button. Its custom_id is untrusted:
 // ParseAction reads it strictly, and one that is not the card's is
 // answered and logged, with nothing sent.
-func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer, click.Work) {
+func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer, threads.Work) {
 	var data componentData
 	err := in.data(&data)
 	var act templates.Action
@@ -94,14 +100,14 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 	if err != nil {
 		a.log.Warn("discord: click on a button the bot does not know", "discord_user", who.user, "channel", who.channel,
 			"err", err.Error())
-		return ephemeral(click.SayUnknownButton), click.Work{}
+		return ephemeral(say.UnknownButton.Text()), threads.Work{}
 	}
 	if act.Kind.Seen() && !in.fromPrivateAnswer() {
 		// The bot puts this button only on the private answer that shows
 		// the call: from anywhere else it would approve unseen.
 		a.log.Warn("discord: a private answer's Approve pressed on a message that is not private", "discord_user", who.user,
 			"channel", who.channel, "approval_id", act.ApprovalID)
-		return ephemeral(click.SayApproveFromAnswer), click.Work{}
+		return ephemeral(say.ApproveFromAnswer.Text()), threads.Work{}
 	}
 	switch act.Kind {
 	case templates.ActionApprove, templates.ActionApproveSeen:
@@ -112,13 +118,13 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 	case templates.ActionApproveNote, templates.ActionApproveNoteSeen:
 		return a.askComment(ctx, act, who)
 	case templates.ActionDeny:
-		return a.askReason(ctx, act, who), click.Work{}
+		return a.askReason(ctx, act, who), threads.Work{}
 	case templates.ActionLook, templates.ActionEscalate:
 		// Recorded before the answer, which is the clicked card as it
 		// now stands: who is looking, or the step escalated now.
-		return a.recorded(ctx, act, a.clicks.Ladder(ctx, act, who.threads())), click.Work{}
+		return a.recorded(a.click(ctx, threads.ClickLadder, act, who, "")), threads.Work{}
 	default: // ActionShowArgs, ActionShowDetails
-		return deferUpdate(), click.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
+		return deferUpdate(), threads.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
 	}
 }
 
@@ -128,61 +134,61 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 // comment): its submission approves. Any other call's Approve is
 // recorded at once. Someone who may not decide is refused through
 // threads, as with Deny.
-func (a *Adapter) approve(ctx context.Context, act templates.Action, who person) (*answer, click.Work) {
-	d, out := a.clicks.Ask(ctx, act, who.threads(), true, who.receipt.At)
-	switch {
+func (a *Adapter) approve(ctx context.Context, act templates.Action, who person) (*answer, threads.Work) {
+	out := a.click(ctx, threads.ClickAsk, act, who, "")
+	switch d := out.Dialog; {
 	case d == nil:
-		return a.revealOr(ctx, act, who, out)
+		return a.revealOr(act, who, out)
 	case d.Destructive:
-		return confirmModal(*d, act), click.Work{}
+		return confirmModal(*d, act), threads.Work{}
 	}
-	return a.record(ctx, act, who, true, "")
+	return a.record(ctx, act, who, "")
 }
 
 // askComment answers Approve with comment… with its modal for a person
 // who may decide; anyone else is refused at once.
-func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person) (*answer, click.Work) {
-	d, out := a.clicks.Ask(ctx, act, who.threads(), true, who.receipt.At)
-	if d == nil {
-		return a.revealOr(ctx, act, who, out)
+func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person) (*answer, threads.Work) {
+	out := a.click(ctx, threads.ClickAsk, act, who, "")
+	if out.Dialog == nil {
+		return a.revealOr(act, who, out)
 	}
-	return commentModal(*d, act), click.Work{}
+	return commentModal(*out.Dialog, act), threads.Work{}
 }
 
 // revealOr answers a click that recorded nothing: a content holder's
 // Approve of a restricted call they were not shown with the call's
 // content, to them alone (reveal), anything else as recorded does.
-func (a *Adapter) revealOr(ctx context.Context, act templates.Action, who person, out click.Outcome) (*answer, click.Work) {
+func (a *Adapter) revealOr(act templates.Action, who person, out threads.Clicked) (*answer, threads.Work) {
 	if out.Reveal {
-		return deferUpdate(), click.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.reveal(ctx, act, who) }}
+		return deferUpdate(), threads.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.reveal(ctx, act, who) }}
 	}
-	return a.recorded(ctx, act, out), click.Work{}
+	return a.recorded(out), threads.Work{}
 }
 
 // askReason answers Deny with the reason modal for a person who may
-// decide. Anyone else is refused through threads at once (package click:
-// its sentence, nothing recorded), without a modal. The modal must be the
+// decide. Anyone else is refused through threads at once (its reason,
+// nothing recorded), without a modal. The modal must be the
 // first answer, so the store is read (the approval, and the revision
 // clicked: whether the reason may go onto the card) before answering.
 func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person) *answer {
-	d, out := a.clicks.Deny(ctx, act, who.threads(), who.receipt.At)
-	if d == nil {
-		return a.recorded(ctx, act, out)
+	out := a.click(ctx, threads.ClickAsk, act, who, "")
+	if out.Dialog == nil {
+		return a.recorded(out)
 	}
-	return denyModal(*d, act)
+	return denyModal(*out.Dialog, act)
 }
 
-// denyModal asks for an optional reason, at most click.ReasonMax
+// denyModal asks for an optional reason, at most threads.MaxComment
 // characters, in a label (Discord deprecated action rows in modals),
 // saying where it goes: not onto a restricted call's card. Its custom_id
 // is the Deny action itself, so the submission says which card and
 // revision it denies.
-func denyModal(d click.Dialog, act templates.Action) *answer {
+func denyModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
-		Title:    chunk.Cut(click.DenyTitle(d.Function), modalTitleMax),
+		Title:    chunk.Cut(say.DenyTitle(d.Function), modalTitleMax),
 		Components: []Component{
-			textField(click.SayReasonLabel, click.ReasonHint(d.Restricted), reasonInputID),
+			textField(say.ReasonLabel, say.ReasonHint(d.Restricted), reasonInputID),
 		},
 	}}
 }
@@ -190,38 +196,38 @@ func denyModal(d click.Dialog, act templates.Action) *answer {
 // commentModal asks for an optional comment to approve with. Its
 // custom_id is the Approve with comment… action, so the submission says
 // which card and revision it approves.
-func commentModal(d click.Dialog, act templates.Action) *answer {
+func commentModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
-		Title:    chunk.Cut(click.ApproveTitle(d.Function), modalTitleMax),
+		Title:    chunk.Cut(say.ApproveTitle(d.Function), modalTitleMax),
 		Components: []Component{
 			TextDisplay{Content: question(d, act)},
-			textField(click.SayCommentLabel, click.CommentHint(d.Restricted), commentInputID),
+			textField(say.CommentLabel, say.CommentHint(d.Restricted), commentInputID),
 		},
 	}}
 }
 
 // confirmModal asks again before a destructive call is approved, and
 // takes an optional comment. Its custom_id is the Approve action.
-func confirmModal(d click.Dialog, act templates.Action) *answer {
+func confirmModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
-		Title:    chunk.Cut(click.SayConfirmTitle, modalTitleMax),
+		Title:    chunk.Cut(say.ConfirmTitle, modalTitleMax),
 		Components: []Component{
 			TextDisplay{Content: question(d, act)},
-			textField(click.SayCommentLabel, click.CommentHint(d.Restricted), commentInputID),
+			textField(say.CommentLabel, say.CommentHint(d.Restricted), commentInputID),
 		},
 	}}
 }
 
 // question is a dialog's question in markdown: the function (the
 // backend's, escaped) in bold, and what it does.
-func question(d click.Dialog, act templates.Action) string {
-	return chunk.Cut(click.ApproveQuestion("**"+markdown(chunk.Cut(d.Function, 200))+"**", markdown(act.ApprovalID),
+func question(d threads.Dialog, act templates.Action) string {
+	return chunk.Cut(say.ApproveQuestion("**"+markdown(chunk.Cut(d.Function, 200))+"**", markdown(act.ApprovalID),
 		act.Revision, markdown(d.Effect)), textDisplayMax)
 }
 
-// textField is an optional paragraph of at most click.ReasonMax
+// textField is an optional paragraph of at most threads.MaxComment
 // characters, labelled.
 func textField(label, description, id string) Label {
 	return Label{
@@ -230,7 +236,7 @@ func textField(label, description, id string) Label {
 		Component: TextInput{
 			CustomID:  id,
 			Style:     textInputParagraph,
-			MaxLength: click.ReasonMax,
+			MaxLength: threads.MaxComment,
 			Required:  false,
 		},
 	}
@@ -240,7 +246,7 @@ func textField(label, description, id string) Label {
 // comment of Approve with comment…, or a destructive call's confirmed
 // Approve with its comment. The decision is recorded, then answered
 // (record).
-func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer, click.Work) {
+func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer, threads.Work) {
 	var data modalData
 	err := in.data(&data)
 	var act templates.Action
@@ -253,10 +259,10 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 	}
 	if err != nil {
 		a.log.Warn("discord: dialog the bot does not know", "discord_user", who.user, "err", err.Error())
-		return ephemeral(click.SayUnknownDialog), click.Work{}
+		return ephemeral(say.UnknownDialog.Text()), threads.Work{}
 	}
 	if act.Kind == templates.ActionDeny {
-		return a.record(ctx, act, who, false, value(data.Components, reasonInputID))
+		return a.record(ctx, act, who, value(data.Components, reasonInputID))
 	}
 	// The decision is the card's Approve of the clicked revision,
 	// whichever dialog asked for it; a dialog of the private answer that
@@ -266,18 +272,18 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 	} else {
 		act.Kind = templates.ActionApprove
 	}
-	return a.record(ctx, act, who, true, value(data.Components, commentInputID))
+	return a.record(ctx, act, who, value(data.Components, commentInputID))
 }
 
 // record records an approval or denial before the click is answered
-// (package click), and answers it (recorded). An Approve that a content
+// (threads.Click), and answers it (recorded). An Approve that a content
 // holder gave a restricted call they were not shown records nothing: it
 // is answered with the call's content, to them alone, and the Approve
 // that decides it (reveal).
-func (a *Adapter) record(ctx context.Context, act templates.Action, who person, approve bool, comment string) (*answer, click.Work) {
+func (a *Adapter) record(ctx context.Context, act templates.Action, who person, comment string) (*answer, threads.Work) {
 	rctx, cancel := who.receipt.Bound(ctx)
 	defer cancel()
-	return a.revealOr(ctx, act, who, a.clicks.Record(rctx, act, who.threads(), approve, comment, who.receipt.At))
+	return a.revealOr(act, who, a.click(rctx, threads.ClickRecord, act, who, comment))
 }
 
 // recorded is the first answer to a click on Approve or Deny, I'm looking
@@ -287,13 +293,13 @@ func (a *Adapter) record(ctx context.Context, act templates.Action, who person, 
 // escalated now), which spends none of the channel's edit budget;
 // anything else is told to the person alone, and the card stays as it
 // was.
-func (a *Adapter) recorded(ctx context.Context, act templates.Action, out click.Outcome) *answer {
-	if card, ok := a.clicks.Card(ctx, act, out); ok {
+func (a *Adapter) recorded(out threads.Clicked) *answer {
+	if card := out.Card; card != nil {
 		msg := RenderCard(templates.Build(card.Input()))
 		// Every field set, so buttons that are gone are removed.
 		return &answer{Type: answerUpdate, Data: msg.Edit()}
 	}
-	return ephemeral(out.Text)
+	return ephemeral(out.Reason.String())
 }
 
 // answer tells the person who clicked one sentence, ephemerally, logging

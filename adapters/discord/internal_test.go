@@ -11,7 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"approvalsbot/adapters/chunk"
-	"approvalsbot/adapters/click"
+	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -113,7 +113,7 @@ func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
 		strings.Contains(r.Content, "@everyone") {
 		t.Fatalf("%d characters, mentions %+v", chunk.Len(r.Content), r.AllowedMentions)
 	}
-	b, _ := json.Marshal(denyModal(click.Dialog{Function: strings.Repeat("very_long_function_name.", 10)}, templates.Action{Kind: templates.ActionDeny, ApprovalID: "a-1", Revision: 1}))
+	b, _ := json.Marshal(denyModal(threads.Dialog{Function: strings.Repeat("very_long_function_name.", 10)}, templates.Action{Kind: templates.ActionDeny, ApprovalID: "a-1", Revision: 1}))
 	var m struct {
 		Data struct {
 			Title    string `json:"title"`
@@ -129,7 +129,7 @@ func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
 // a field's description, which Discord bounds; cut, it would stop short
 // of saying the card will not show it.
 func TestDialogHintsFitUncut(t *testing.T) {
-	for _, hint := range []string{click.ReasonHint(false), click.ReasonHint(true), click.CommentHint(false), click.CommentHint(true)} {
+	for _, hint := range []string{say.ReasonHint(false), say.ReasonHint(true), say.CommentHint(false), say.CommentHint(true)} {
 		if n := chunk.Len(hint); n > labelDescriptionMax {
 			t.Errorf("%q is %d characters, over Discord's %d", hint, n, labelDescriptionMax)
 		}

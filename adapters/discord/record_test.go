@@ -2,7 +2,6 @@ package discord_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,19 +9,21 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"approvalsbot/adapters/click"
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
+	"approvalsbot/say"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
-// gatedService is threads with a gate before Decide: Decide says it
-// started (entered, with the click's interaction token), then waits until
-// the test opens the gate (release) or the click's context ends, as a
-// store busy with other writers would hold it. After the real Decide
-// committed it notes whether the fake had the click answered by then.
+// gatedService is threads with a gate before a decision is recorded: the
+// decision's click says it started (entered, with the click's
+// interaction token), then waits until the test opens the gate (release)
+// or the click's context ends (it is then told, as threads tells it, that
+// it could not be recorded in time), as a store busy with other writers
+// would hold it. After threads committed it notes whether the fake had
+// the click answered by then.
 type gatedService struct {
 	*threads.Service
 	fake    *discordtest.Server
@@ -38,18 +39,21 @@ func newGatedService(h *harness) *gatedService {
 		answeredAtCommit: map[string]bool{}}
 }
 
-func (g *gatedService) Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error) {
+func (g *gatedService) Click(ctx context.Context, req threads.ClickRequest) threads.Clicked {
+	if req.Do != threads.ClickRecord {
+		return g.Service.Click(ctx, req)
+	}
 	g.entered <- req.Person.Reply
 	select {
 	case <-g.release:
 	case <-ctx.Done():
-		return threads.DecideResult{}, fmt.Errorf("record the decision on %s: %w", req.ApprovalID, ctx.Err())
+		return threads.Clicked{Retry: true, Reason: say.Reason{Kind: say.NotInTime}}
 	}
-	res, err := g.Service.Decide(ctx, req)
+	out := g.Service.Click(ctx, req)
 	g.mu.Lock()
 	g.answeredAtCommit[req.Person.Reply] = g.fake.Answered(req.Person.Reply)
 	g.mu.Unlock()
-	return res, err
+	return out
 }
 
 // waitEntered waits for Decide to start on a click.
@@ -161,7 +165,7 @@ func TestUnrecordedClickIsToldInTime(t *testing.T) {
 				if !gateway && hold == "store lock" {
 					// Over HTTP the store is met first by the replay
 					// check, which gives up within its own bound.
-					want = click.SayCannotCheck
+					want = say.CannotCheck.Text()
 				}
 				answeredAtOnce(t, res, want)
 				if !strings.Contains(res.Response.Content, "Nothing was sent") || res.Elapsed >= 3*time.Second {

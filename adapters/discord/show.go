@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"approvalsbot/adapters/chunk"
-	"approvalsbot/adapters/click"
+	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -18,13 +18,13 @@ const (
 	codeClose = "\n```"
 )
 
-// show answers Show all arguments and Show details with what package
-// click decides to show, in ephemeral follow-ups to the person who
-// clicked.
+// show answers Show all arguments and Show details with what threads
+// decides to show, in ephemeral follow-ups to the person who clicked.
 func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
-	shown := a.clicks.Show(ctx, act, who.threads())
-	if shown.Say != "" {
-		a.answer(ctx, who, shown.Say)
+	out := a.click(ctx, threads.ClickShow, act, who, "")
+	shown := out.Shown
+	if shown == nil {
+		a.answer(ctx, who, out.Reason.String())
 		return
 	}
 	var msgs []*Message
@@ -37,7 +37,7 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 	}
 	for _, m := range msgs {
 		if err := a.followup(ctx, who.token, m, true); err != nil {
-			a.log.Warn("discord: could not show the arguments", "tenant", shown.Tenant, "approval_id", act.ApprovalID,
+			a.log.Warn("discord: could not show the arguments", "tenant", out.Tenant, "approval_id", act.ApprovalID,
 				"discord_user", who.user, "err", scrub(err).Error())
 			return
 		}
@@ -51,31 +51,32 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 // Approve that decides it; or, when not all of it fits, only where to decide
 // it instead. Nothing is recorded here.
 func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) {
-	shown := a.clicks.Reveal(ctx, act, who.threads())
-	if shown.Say != "" {
-		a.answer(ctx, who, shown.Say)
+	out := a.click(ctx, threads.ClickReveal, act, who, "")
+	shown := out.Shown
+	if shown == nil {
+		a.answer(ctx, who, out.Reason.String())
 		return
 	}
 	body, left := laidOut(act, shown.Arguments, maxShowMessages-2)
 	if left > 0 {
 		// Decided before a part is sent: the lead would promise an
 		// Approve that is not offered.
-		a.answer(ctx, who, a.clicks.RevealTooLarge(ctx, act, shown.Tenant))
+		a.answer(ctx, who, shown.TooLarge.String())
 		return
 	}
-	msgs := []*Message{ephemeralMessage(shown.Lead)}
+	msgs := []*Message{ephemeralMessage(shown.Lead.String())}
 	for _, text := range body {
 		msgs = append(msgs, &Message{Content: text, Flags: ephemeralText,
 			AllowedMentions: noMentions()})
 	}
-	last := ephemeralMessage(click.SayApproveShownLine)
+	last := ephemeralMessage(say.ApproveShownLine)
 	last.Components = []Component{ActionRow{Components: []Component{
-		Button{Style: buttonSuccess, Label: click.SayApproveShown, CustomID: templates.EncodeAction(*shown.Approve)},
-		Button{Style: buttonSecondary, Label: click.SayApproveNoteShown, CustomID: templates.EncodeAction(*shown.ApproveNote)}}}}
+		Button{Style: buttonSuccess, Label: say.ApproveShown, CustomID: templates.EncodeAction(*shown.Approve)},
+		Button{Style: buttonSecondary, Label: say.ApproveNoteShown, CustomID: templates.EncodeAction(*shown.ApproveNote)}}}}
 	msgs = append(msgs, last)
 	for _, m := range msgs {
 		if err := a.followup(ctx, who.token, m, true); err != nil {
-			a.log.Warn("discord: could not show a restricted call before its approval", "tenant", shown.Tenant,
+			a.log.Warn("discord: could not show a restricted call before its approval", "tenant", out.Tenant,
 				"approval_id", act.ApprovalID, "discord_user", who.user, "err", scrub(err).Error())
 			return
 		}
@@ -87,7 +88,7 @@ func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) 
 func (a *Surface) details(in templates.Input) *Message {
 	msg := RenderCard(templates.Build(in))
 	return &Message{
-		Content:         chunk.Cut(click.SayDetails+" "+msg.Content, contentMax),
+		Content:         chunk.Cut(say.Details+" "+msg.Content, contentMax),
 		Embeds:          msg.Embeds,
 		Flags:           flagEphemeral,
 		AllowedMentions: noMentions(),
@@ -106,16 +107,16 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]string, int) {
 	limit = max(limit, 1)
 	function := "**" + markdown(chunk.Cut(res.Function, 100)) + "**"
-	first := click.ArgumentsHeading(function, markdown(act.ApprovalID), act.Revision) + "\n" +
-		click.ArgumentsDigest(markdown(res.Digest), res.Redacted)
-	later := func(part, of int) string { return click.ArgumentsPart(function, part, of) }
+	first := say.ArgumentsHeading(function, markdown(act.ApprovalID), act.Revision) + "\n" +
+		say.ArgumentsDigest(markdown(res.Digest), res.Redacted)
+	later := func(part, of int) string { return say.ArgumentsPart(function, part, of) }
 	header := max(chunk.Len(first), chunk.Len(later(limit, limit)))
 	// Every part keeps room for the closing line of the last one, when
 	// the arguments do not fit.
-	budget := contentMax - header - 1 - len(codeOpen) - len(codeClose) - 1 - chunk.Len(click.ArgumentsLeftOut(1<<40))
-	chunks := chunk.Code(click.ShownText(res), budget)
+	budget := contentMax - header - 1 - len(codeOpen) - len(codeClose) - 1 - chunk.Len(say.ArgumentsLeftOut(1<<40))
+	chunks := chunk.Code(res.Text(), budget)
 	if len(chunks) == 0 {
-		chunks = []string{click.SayNoArguments}
+		chunks = []string{say.NoArguments}
 	}
 	left := 0
 	if len(chunks) > limit {
@@ -132,7 +133,7 @@ func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]string,
 		}
 		text := head + "\n" + codeOpen + strings.TrimSuffix(c, "\n") + codeClose
 		if i == len(chunks)-1 && left > 0 {
-			text += "\n" + click.ArgumentsLeftOut(left)
+			text += "\n" + say.ArgumentsLeftOut(left)
 		}
 		msgs = append(msgs, text)
 	}

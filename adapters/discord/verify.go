@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"time"
 
-	"approvalsbot/adapters/click"
 	"approvalsbot/internal/bodybudget"
 	"approvalsbot/internal/strictjson"
+	"approvalsbot/say"
 	"approvalsbot/threads"
 )
 
@@ -68,7 +68,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		// Nothing is done, and the person is told so: the same answer to
 		// a replay would tell its sender nothing either.
 		a.log.Error("discord: could not check a request for a replay", "discord_user", in.user(), "err", err.Error())
-		writeAnswer(w, ephemeral(click.SayCannotCheck))
+		writeAnswer(w, ephemeral(say.CannotCheck.Text()))
 		return
 	}
 	if !first {
@@ -76,7 +76,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.work.Closing() {
-		writeAnswer(w, ephemeral(click.SayShuttingDown))
+		writeAnswer(w, ephemeral(say.ShuttingDown.Text()))
 		return
 	}
 	ans, next := a.interaction(ctx, &in)

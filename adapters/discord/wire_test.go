@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"approvalsbot/adapters/click"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/templates"
+	"approvalsbot/threads"
 )
 
 // TestEveryBodyIsWhatDiscordTakes renders every body the adapter sends
@@ -73,7 +73,7 @@ func TestEveryBodyIsWhatDiscordTakes(t *testing.T) {
 			bodies += 5
 		}
 		act := templates.Action{Kind: templates.ActionApprove, ApprovalID: ev.Approval.ID, Revision: ev.Approval.Revision}
-		d := click.Dialog{Function: ev.Approval.Call.Function, Effect: approval.EffectLine(ev.Approval.Call.Annotations),
+		d := threads.Dialog{Function: ev.Approval.Call.Function, Effect: approval.EffectLine(ev.Approval.Call.Annotations),
 			Destructive: ev.Approval.Destructive(), Restricted: ev.Approval.Content.Restricted}
 		check(f+" confirmation", discordtest.CheckResponse, confirmModal(d, act))
 		act.Kind = templates.ActionApproveNote

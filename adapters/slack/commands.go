@@ -11,8 +11,8 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/chunk"
-	"approvalsbot/adapters/click"
 	"approvalsbot/ladder"
+	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/tenant"
 	"approvalsbot/threads"
@@ -52,7 +52,7 @@ func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
 	cmd := slackgo.SlashCommand{Command: form.Get("command"), Text: form.Get("text"), UserID: form.Get("user_id"),
 		ChannelID: form.Get("channel_id"), ResponseURL: form.Get("response_url"), TeamID: form.Get("team_id")}
 	if !a.work.Start(a.command(cmd)) {
-		a.refuse(w, r, http.StatusServiceUnavailable, click.SayShuttingDown, "shutting down")
+		a.refuse(w, r, http.StatusServiceUnavailable, say.ShuttingDown.Text(), "shutting down")
 		return
 	}
 	// An empty 200 shows nothing; the answer follows through response_url.
@@ -61,9 +61,9 @@ func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
 
 // command handles a slash command from either transport: acknowledged
 // empty at once, answered privately after.
-func (a *Adapter) command(cmd slackgo.SlashCommand) click.Work {
+func (a *Adapter) command(cmd slackgo.SlashCommand) threads.Work {
 	who := person{user: cmd.UserID, channel: cmd.ChannelID, reply: a.allowedReply(cmd.ResponseURL)}
-	return click.Work{Timeout: commandTimeout, Run: func(ctx context.Context) {
+	return threads.Work{Timeout: commandTimeout, Run: func(ctx context.Context) {
 		msgs := a.commandAnswer(ctx, cmd)
 		if err := a.tell(ctx, who, msgs); err != nil {
 			a.log.Warn("slack: could not answer a command", "slack_user", who.user, "channel", who.channel,
@@ -99,8 +99,8 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 		t := tenants[id]
 		if _, ok := t.MemberOn(ladder.SurfaceSlack, cmd.UserID); !ok {
 			// What waits and whom a ladder tells: members only, however
-			// public the channel (click.MembersOnly says why).
-			sections = append(sections, section{mrkdwn: click.MembersOnly("*" + mrkdwn(id) + "*")})
+			// public the channel (say.MembersOnly says why).
+			sections = append(sections, section{mrkdwn: say.MembersOnly("*" + mrkdwn(id) + "*")})
 			continue
 		}
 		if sub == subLadder {
@@ -121,7 +121,7 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 // channel (cards, tool overrides, ladder posts, digests), else the
 // tenants the user is a member of.
 func tenantsFor(tenants map[string]*tenant.Tenant, channel, user string) ([]string, bool) {
-	return click.TenantsFor(tenants,
+	return threads.TenantsFor(tenants,
 		func(t *tenant.Tenant) bool { return postsTo(t, channel) },
 		func(t *tenant.Tenant) bool { _, ok := t.MemberOn(ladder.SurfaceSlack, user); return ok })
 }
@@ -130,7 +130,7 @@ func postsTo(t *tenant.Tenant, channel string) bool {
 	if channel == "" {
 		return false
 	}
-	return click.PostsTo(t, func(tg ladder.Target) bool { return tg.Kind == ladder.KindSlackChannel && tg.ID == channel })
+	return threads.PostsTo(t, func(tg ladder.Target) bool { return tg.Kind == ladder.KindSlackChannel && tg.ID == channel })
 }
 
 // pendingText lists a tenant's waiting approvals, oldest first, each
@@ -139,7 +139,7 @@ func postsTo(t *tenant.Tenant, channel string) bool {
 // the list is literal text, each line a link to its card labelled with
 // the function.
 func (a *Adapter) pendingText(ctx context.Context, tenant string, zone *time.Location, byChannel bool, channel, team string) section {
-	p := click.ListPending(ctx, a.store, a.log.With("surface", "slack"), click.ListParams{Tenant: tenant, Zone: zone, Now: a.now(),
+	p := threads.ListPending(ctx, a.store, a.log.With("surface", "slack"), threads.ListParams{Tenant: tenant, Zone: zone, Now: a.now(),
 		InChannel: byChannel,
 		Card:      func(posts []threads.PostRef) (threads.PostRef, bool) { return cardOf(posts, byChannel, channel) }})
 	if p.Failed {
@@ -154,7 +154,7 @@ func (a *Adapter) pendingText(ctx context.Context, tenant string, zone *time.Loc
 				line[1] = templates.SlackLink(link, name)
 			}
 		}
-		rest := fmt.Sprintf(" · %s · waiting %s", chunk.Cut(w.ID, 120), click.Waited(w.Waited))
+		rest := fmt.Sprintf(" · %s · waiting %s", chunk.Cut(w.ID, 120), threads.Waited(w.Waited))
 		if w.Due != "" {
 			rest += " · deadline " + w.Due
 		}
@@ -224,7 +224,7 @@ func (a *Surface) permalink(ctx context.Context, team string, p threads.PostRef)
 // each tool override with the ladder, deadline and channels it takes.
 func ladderText(id string, t *tenant.Tenant) []string {
 	var out []string
-	for _, v := range click.Ladders(t) {
+	for _, v := range threads.Ladders(t) {
 		head := fmt.Sprintf("*%s* · ladder `%s` (deadline %s):", mrkdwn(id), mrkdwn(v.Ladder), ladder.FormatDuration(v.Deadline))
 		if v.Glob != "" {
 			head = fmt.Sprintf("*%s* · calls of `%s` take ladder `%s` (deadline %s):", mrkdwn(id), mrkdwn(v.Glob),

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"approvalsbot/adapters/click/clicktest"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -24,7 +23,7 @@ func TestAClickArrivedBeforeTheDeadlineIsNotBeatenByIt(t *testing.T) {
 	deadline := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC) // the request's, 24 h after it
 	h.clock.Advance(deadline.Add(-5 * time.Millisecond).Sub(h.clock.Now()))
 
-	stall := clicktest.NewStall(h.svc)
+	stall := threadstest.NewStall(h.svc)
 	h.clicks.Use(stall)
 	defer stall.Release() // a failure below must not leave the click held
 	answered := make(chan int, 1)

@@ -12,7 +12,7 @@
 // (POST /slack/interactions, POST /slack/commands; verified with the
 // signing secret on the raw body before anything is parsed) or Socket
 // Mode when an app-level token is configured. Every interaction is
-// acknowledged at once; the work (threads.Decide, views.open, the argument
+// acknowledged at once; the work (threads.Click, views.open, the argument
 // look-up, the command's answer) runs after the ack in a goroutine that
 // Run and Close wait for, with its own timeout.
 //

@@ -23,7 +23,6 @@ import (
 
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/backend/standin"
-	"approvalsbot/adapters/click/clicktest"
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/approval"
@@ -105,7 +104,7 @@ type harness struct {
 	adapter *slackad.Adapter
 	// clicks is the service the adapter's clicks go to: threads, until
 	// a test switches it.
-	clicks *clicktest.Switch
+	clicks *threadstest.Switch
 	opts   slackad.Options
 	http   *httptest.Server
 	clock  *clockwork.FakeClock
@@ -173,7 +172,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	}
 	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
 		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}})
-	clicks := clicktest.NewSwitch(svc)
+	clicks := threadstest.NewSwitch(svc)
 	ad, err := slackad.New(surface, clicks)
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +197,14 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		}
 	})
 	return h
+}
+
+// threadsOn is threads as the harness builds it, on st: the harness's
+// store, or one that fails as a test needs.
+func (h *harness) threadsOn(t *testing.T, st store.Store) *threads.Service {
+	t.Helper()
+	return threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: h.cfg, Backend: h.backend,
+		CallsSecret: callsSecret, Clock: h.clock, Logger: slog.New(slog.NewTextHandler(h.logs, nil))})
 }
 
 // ingest feeds a fixture event to threads, with the arguments behind it

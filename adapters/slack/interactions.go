@@ -13,8 +13,8 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/chunk"
-	"approvalsbot/adapters/click"
 	"approvalsbot/internal/strictjson"
+	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -62,11 +62,11 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	}
 	if a.work.Closing() {
 		// Refused before anything is recorded: "nothing was sent" is true.
-		a.refuse(w, r, http.StatusServiceUnavailable, click.SayShuttingDown, "shutting down")
+		a.refuse(w, r, http.StatusServiceUnavailable, say.ShuttingDown.Text(), "shutting down")
 		return
 	}
 	// The click is received once it is verified and read.
-	rc := a.clicks.Receive()
+	rc := a.service.Receive()
 	defer rc.Done()
 	reply, next := a.interaction(r.Context(), &cb, rc)
 	if !a.work.Start(next) {
@@ -119,7 +119,7 @@ func writeAck(w http.ResponseWriter, reply ackBody) {
 // decision first (within threads.RecordBound of the click's receipt, rc),
 // decides the ack, and returns the work to do after it. The deadline
 // judges the click by when rc says the bot got it.
-func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallback, rc *threads.Receipt) (ackBody, click.Work) {
+func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallback, rc *threads.Receipt) (ackBody, threads.Work) {
 	ctx, cancel := rc.Bound(ctx)
 	defer cancel()
 	received := rc.At
@@ -132,7 +132,7 @@ func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallba
 	default:
 		// view_closed, shortcuts and the like: nothing to do.
 		a.log.Debug("slack: interaction ignored", "type", string(cb.Type))
-		return nil, click.Work{}
+		return nil, threads.Work{}
 	}
 }
 
@@ -141,7 +141,7 @@ func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallba
 // card's is answered and logged, with nothing sent. Approve, I'm looking
 // and Escalate now are recorded before the ack; Deny opens the dialog
 // after it (views.open needs the trigger_id, not an ack).
-func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, who person, received time.Time) click.Work {
+func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, who person, received time.Time) threads.Work {
 	actions := cb.ActionCallback.BlockActions
 	var act templates.Action
 	err := errors.New("no action in the click")
@@ -154,42 +154,49 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 	if err != nil {
 		a.log.Warn("slack: click on a button the bot does not know", "slack_user", who.user, "channel", who.channel,
 			"err", err.Error())
-		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.answer(ctx, who, click.SayUnknownButton) }}
+		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.answer(ctx, who, say.UnknownButton.Text()) }}
 	}
 	if act.Kind.Seen() && !cb.Container.IsEphemeral {
 		// The bot puts this button only on the private answer that shows
 		// the call: from anywhere else it would approve unseen.
 		a.log.Warn("slack: a private answer's Approve pressed on a message that is not private", "slack_user", who.user,
 			"channel", who.channel, "approval_id", act.ApprovalID)
-		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.answer(ctx, who, click.SayApproveFromAnswer) }}
+		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.answer(ctx, who, say.ApproveFromAnswer.Text()) }}
 	}
 	switch act.Kind {
 	case templates.ActionApprove, templates.ActionApproveSeen:
 		// ActionApproveSeen is the Approve of a private answer that showed
 		// a restricted call's content (reveal): it decides the card's
 		// revision, and the clicked card shown after it is that card.
-		out := a.clicks.Record(ctx, act, who.threads(), true, "", received)
-		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
+		out := a.click(ctx, threads.ClickRecord, act, who, "", received)
+		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 	case templates.ActionDeny:
 		trigger := cb.TriggerID
-		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askReason(ctx, act, who, trigger, received) }}
+		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askReason(ctx, act, who, trigger, received) }}
 	case templates.ActionApproveNote, templates.ActionApproveNoteSeen:
 		// Slack's confirm dialog takes no text: the comment comes through
 		// a modal, opened after the ack like Deny's.
 		trigger := cb.TriggerID
-		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askComment(ctx, act, who, trigger, received) }}
+		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askComment(ctx, act, who, trigger, received) }}
 	case templates.ActionLook, templates.ActionEscalate:
 		// Recorded before the ack, like Approve; the clicked card then
 		// shows who is looking, or the step escalated now.
-		out := a.clicks.Ladder(ctx, act, who.threads())
-		return click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
+		out := a.click(ctx, threads.ClickLadder, act, who, "", received)
+		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 	default: // ActionShowArgs, ActionShowDetails
-		return click.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
+		return threads.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
 	}
 }
 
 func (who person) threads() threads.Person {
-	return threads.Person{User: who.user, Channel: who.channel, Reply: who.reply}
+	return threads.Person{Surface: surfaceName, User: who.user, Channel: who.channel, Reply: who.reply}
+}
+
+// click takes a click to threads.
+func (a *Adapter) click(ctx context.Context, do threads.ClickDo, act templates.Action, who person, comment string,
+	received time.Time) threads.Clicked {
+	return a.service.Click(ctx, threads.ClickRequest{Do: do, Action: act, Person: who.threads(), Comment: comment,
+		ReceivedAt: received})
 }
 
 // afterRecord shows the person what became of their click: the clicked
@@ -197,7 +204,7 @@ func (who person) threads() threads.Person {
 // or who is looking, or the step escalated now), through the click's own
 // response_url, which spends none of chat.update's budget; or, when
 // nothing was recorded, why, to them alone, the card as it was.
-func (a *Adapter) afterRecord(ctx context.Context, act templates.Action, who person, out click.Outcome) {
+func (a *Adapter) afterRecord(ctx context.Context, act templates.Action, who person, out threads.Clicked) {
 	// The clicked card changes at once: its reads take the connections
 	// kept for people.
 	ctx = threads.ForPerson(ctx)
@@ -207,17 +214,15 @@ func (a *Adapter) afterRecord(ctx context.Context, act templates.Action, who per
 		a.reveal(ctx, act, who)
 		return
 	}
-	if who.reply != "" {
-		if card, ok := a.clicks.Card(ctx, act, out); ok && a.replaceClicked(ctx, act, who, out, card) {
-			return
-		}
+	if who.reply != "" && out.Card != nil && a.replaceClicked(ctx, act, who, *out.Card) {
+		return
 	}
-	a.answer(ctx, who, out.Text)
+	a.answer(ctx, who, out.Reason.String())
 }
 
 // replaceClicked replaces the clicked message with card through the
 // response_url; false when it could not.
-func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who person, out click.Outcome, card threads.Card) bool {
+func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who person, card threads.Card) bool {
 	if err := a.replace(ctx, who.reply, card); err != nil {
 		a.log.Info("slack: the response_url did not take the clicked card", "approval_id", act.ApprovalID,
 			"slack_user", who.user, "err", scrub(err).Error())
@@ -227,7 +232,10 @@ func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who 
 	// this message, while the card above was on its way: a replacement
 	// that crossed a newer state is replaced again with the card as it
 	// stands now.
-	if now, ok := a.clicks.Card(ctx, act, out); ok && !card.SameState(now) {
+	now, err := a.service.Card(ctx, act.ApprovalID, act.Revision)
+	if err != nil {
+		a.log.Warn("slack: read the clicked card again", "approval_id", act.ApprovalID, "err", err.Error())
+	} else if !card.SameState(now) {
 		if err := a.replace(ctx, who.reply, now); err != nil {
 			a.log.Info("slack: the response_url did not take the clicked card again", "approval_id", act.ApprovalID,
 				"slack_user", who.user, "err", scrub(err).Error())
@@ -267,16 +275,16 @@ func metaAction(raw string) string {
 var denyMetaKeys = strictjson.For[denyMeta]()
 
 // askReason opens the deny modal for a person who may decide; anyone
-// else is told at once why not (package click: threads' sentence,
-// nothing recorded).
+// else is told at once why not (threads' reason, nothing recorded).
 func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person, trigger string, received time.Time) {
 	ctx = threads.ForPerson(ctx) // the dialog opens within the trigger's 3 s
-	d, out := a.clicks.Deny(ctx, act, who.threads(), received)
+	out := a.click(ctx, threads.ClickAsk, act, who, "", received)
+	d := out.Dialog
 	if d == nil {
 		a.afterRecord(ctx, act, who, out)
 		return
 	}
-	a.openDialog(ctx, act, who, trigger, d.Tenant, func(meta string) slackgo.ModalViewRequest {
+	a.openDialog(ctx, act, who, trigger, out.Tenant, func(meta string) slackgo.ModalViewRequest {
 		return denyModal(*d, act, meta)
 	})
 }
@@ -285,12 +293,13 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 // person who may decide; anyone else is told at once why not.
 func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person, trigger string, received time.Time) {
 	ctx = threads.ForPerson(ctx) // the dialog opens within the trigger's 3 s
-	d, out := a.clicks.Ask(ctx, act, who.threads(), true, received)
+	out := a.click(ctx, threads.ClickAsk, act, who, "", received)
+	d := out.Dialog
 	if d == nil {
 		a.afterRecord(ctx, act, who, out)
 		return
 	}
-	a.openDialog(ctx, act, who, trigger, d.Tenant, func(meta string) slackgo.ModalViewRequest {
+	a.openDialog(ctx, act, who, trigger, out.Tenant, func(meta string) slackgo.ModalViewRequest {
 		return approveModal(*d, act, meta)
 	})
 }
@@ -311,52 +320,52 @@ func (a *Adapter) openDialog(ctx context.Context, act templates.Action, who pers
 	if _, err := a.api.OpenViewContext(mctx, trigger, modal(string(raw))); err != nil {
 		a.log.Warn("slack: open a dialog", "tenant", tenant, "approval_id", act.ApprovalID, "kind", string(act.Kind),
 			"slack_user", who.user, "err", scrub(err).Error())
-		a.answer(ctx, who, click.SayDialogFailed)
+		a.answer(ctx, who, say.DialogFailed.Text())
 	}
 }
 
-// approveModal asks for an optional comment, at most click.ReasonMax
+// approveModal asks for an optional comment, at most threads.MaxComment
 // characters, saying what the call does when its effect line says
 // anything (a destructive call's Approve asks again through Slack's own
 // confirm dialog; this modal is that confirmation too).
-func approveModal(d click.Dialog, act templates.Action, meta string) slackgo.ModalViewRequest {
-	input := slackgo.NewPlainTextInputBlockElement(nil, commentActionID).WithMultiline(true).WithMaxLength(click.ReasonMax)
+func approveModal(d threads.Dialog, act templates.Action, meta string) slackgo.ModalViewRequest {
+	input := slackgo.NewPlainTextInputBlockElement(nil, commentActionID).WithMultiline(true).WithMaxLength(threads.MaxComment)
 	comment := slackgo.NewInputBlock(commentBlockID,
-		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayCommentLabel, false, false),
-		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.CommentHint(d.Restricted), false, false), input)
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, say.CommentLabel, false, false),
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, say.CommentHint(d.Restricted), false, false), input)
 	comment.Optional = true
 	return slackgo.ModalViewRequest{
 		Type:            slackgo.VTModal,
 		CallbackID:      approveCallbackID,
-		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut(click.ApproveTitle(d.Function), modalTitleMax), false, false),
-		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayApproveSubmit, false, false),
-		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayDenyClose, false, false),
+		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut(say.ApproveTitle(d.Function), modalTitleMax), false, false),
+		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, say.ApproveSubmit, false, false),
+		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, say.DenyClose, false, false),
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
 			// The function and the id are the backend's: literal text.
-			templates.SlackRichText(withBold(click.ApproveQuestion(placeholder, act.ApprovalID, act.Revision, d.Effect), chunk.Cut(d.Function, 200))...),
+			templates.SlackRichText(withBold(say.ApproveQuestion(placeholder, act.ApprovalID, act.Revision, d.Effect), chunk.Cut(d.Function, 200))...),
 			comment,
 		}},
 	}
 }
 
-// denyModal asks for an optional reason, at most click.ReasonMax
+// denyModal asks for an optional reason, at most threads.MaxComment
 // characters, saying where it goes: not onto a restricted call's card.
-func denyModal(d click.Dialog, act templates.Action, meta string) slackgo.ModalViewRequest {
-	input := slackgo.NewPlainTextInputBlockElement(nil, reasonActionID).WithMultiline(true).WithMaxLength(click.ReasonMax)
+func denyModal(d threads.Dialog, act templates.Action, meta string) slackgo.ModalViewRequest {
+	input := slackgo.NewPlainTextInputBlockElement(nil, reasonActionID).WithMultiline(true).WithMaxLength(threads.MaxComment)
 	reason := slackgo.NewInputBlock(reasonBlockID,
-		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayReasonLabel, false, false), nil, input)
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, say.ReasonLabel, false, false), nil, input)
 	reason.Optional = true
 	return slackgo.ModalViewRequest{
 		Type:            slackgo.VTModal,
 		CallbackID:      denyCallbackID,
-		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut(click.DenyTitle(d.Function), modalTitleMax), false, false),
-		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayDenySubmit, false, false),
-		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayDenyClose, false, false),
+		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut(say.DenyTitle(d.Function), modalTitleMax), false, false),
+		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, say.DenySubmit, false, false),
+		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, say.DenyClose, false, false),
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
 			// The function and the id are the backend's: literal text.
-			templates.SlackRichText(withBold(click.DenyQuestion(placeholder, act.ApprovalID, act.Revision, d.Restricted),
+			templates.SlackRichText(withBold(say.DenyQuestion(placeholder, act.ApprovalID, act.Revision, d.Restricted),
 				chunk.Cut(d.Function, 200))...),
 			reason,
 		}},
@@ -369,7 +378,7 @@ func denyModal(d click.Dialog, act templates.Action, meta string) slackgo.ModalV
 // decision could not be recorded, so the person can submit it again), and
 // the clicked card is replaced through the response_url the click carried
 // in the modal's private_metadata.
-func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, click.Work) {
+func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, threads.Work) {
 	// Each dialog's action, and the field that holds its text.
 	var kind templates.ActionKind
 	var blockID, actionID string
@@ -385,7 +394,7 @@ func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, r
 		}
 	default:
 		a.log.Debug("slack: submission of a view the bot does not know", "callback_id", chunk.Cut(cb.View.CallbackID, 64))
-		return nil, click.Work{}
+		return nil, threads.Work{}
 	}
 	var meta denyMeta
 	err := strictjson.Check([]byte(cb.View.PrivateMetadata), denyMetaKeys)
@@ -402,7 +411,7 @@ func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, r
 	if err != nil {
 		a.log.Warn("slack: dialog with a payload the bot does not know", "slack_user", cb.User.ID,
 			"callback_id", cb.View.CallbackID, "err", err.Error())
-		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{blockID: click.SayUnknownDialog}), click.Work{}
+		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{blockID: say.UnknownDialog.Text()}), threads.Work{}
 	}
 	text := ""
 	if cb.View.State != nil {
@@ -417,14 +426,14 @@ func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, r
 		decided.Kind = templates.ActionApprove
 	}
 	if kind == templates.ActionApproveNoteSeen {
-		approve, decided.Kind = true, templates.ActionApproveSeen
+		decided.Kind = templates.ActionApproveSeen
 	}
-	out := a.clicks.Record(ctx, decided, who.threads(), approve, text, received)
+	out := a.click(ctx, threads.ClickRecord, decided, who, text, received)
 	if out.Retry {
 		// Nothing was recorded, and submitting again may be: the modal
 		// stays open with the text in it.
-		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{blockID: out.Text}), click.Work{}
+		return slackgo.NewErrorsViewSubmissionResponse(map[string]string{blockID: out.Reason.String()}), threads.Work{}
 	}
 	act = decided
-	return nil, click.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
+	return nil, threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 }

@@ -56,7 +56,7 @@ const (
 
 // How long the work after an ack may take.
 const (
-	// decideTimeout bounds recording a click (threads.Decide only
+	// decideTimeout bounds recording a click (threads.Click only
 	// records and enqueues) and answering it.
 	decideTimeout = 20 * time.Second
 	// modalTimeout bounds views.open: the trigger_id expires 3 s after the

@@ -15,17 +15,17 @@ import (
 	"testing/synctest"
 	"time"
 
-	"approvalsbot/adapters/click"
 	slackad "approvalsbot/adapters/slack"
+	"approvalsbot/say"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
-// gatedService is threads with every Decide held at a gate: entered
-// receives when a Decide begins, which then records (through threads)
-// only once release is closed. committed is set once threads has
-// committed a decision.
+// gatedService is threads with every decision held at a gate: entered
+// receives when a decision's click begins, which then goes to threads
+// (and is recorded there) only once release is closed. committed is set once
+// threads has committed a decision.
 type gatedService struct {
 	*threads.Service
 	entered   chan struct{}
@@ -37,47 +37,51 @@ func newGatedService(svc *threads.Service) *gatedService {
 	return &gatedService{Service: svc, entered: make(chan struct{}, 1), release: make(chan struct{})}
 }
 
-func (g *gatedService) Decide(ctx context.Context, req threads.DecideRequest) (threads.DecideResult, error) {
+func (g *gatedService) Click(ctx context.Context, req threads.ClickRequest) threads.Clicked {
+	if req.Do != threads.ClickRecord {
+		return g.Service.Click(ctx, req)
+	}
 	g.entered <- struct{}{}
 	select {
 	case <-g.release:
 	case <-ctx.Done():
-		return threads.DecideResult{}, ctx.Err()
+		return threads.Clicked{Retry: true, Reason: say.Reason{Kind: say.NotInTime}}
 	}
-	res, err := g.Service.Decide(ctx, req)
-	if err == nil && res.Sent {
+	out := g.Service.Click(ctx, req)
+	if out.Sent {
 		g.committed.Store(true)
 	}
-	return res, err
+	return out
 }
 
-// failingService is threads whose Decide fails, recording nothing, as
-// when the store refuses the transaction.
-type failingService struct{ *threads.Service }
+// failingTx is a store that refuses every transaction, recording
+// nothing, as when the store refuses the decision's transaction.
+type failingTx struct{ store.Store }
 
-func (failingService) Decide(context.Context, threads.DecideRequest) (threads.DecideResult, error) {
-	return threads.DecideResult{}, errors.New("record the decision: database is locked")
+func (failingTx) InTx(context.Context, func(context.Context, store.Tx) error) error {
+	return errors.New("record the decision: database is locked")
 }
 
-// stuckService is threads whose Decide records nothing and returns only
-// when its context ends: a store that cannot take the transaction in
-// time.
-type stuckService struct{ *threads.Service }
+// brokenApprovals is a store whose ApprovalGet fails, as when the
+// database cannot be reached.
+type brokenApprovals struct{ store.Store }
 
-func (stuckService) Decide(ctx context.Context, _ threads.DecideRequest) (threads.DecideResult, error) {
-	<-ctx.Done()
-	return threads.DecideResult{}, ctx.Err()
+func (brokenApprovals) ApprovalGet(context.Context, string) (*store.Approval, error) {
+	return nil, store.ErrUnavailable
 }
 
-// snapshotStore is the adapter's read of the store with one approval as
-// the test read it beforehand. An adapter inside a testing/synctest bubble
-// reads it rather than the harness's store, whose connection pool (and
-// its goroutine) lives outside the bubble: a bubbled goroutine waiting for
-// a connection from it would be woken from outside, which synctest
-// forbids.
+// snapshotStore is the store with one approval and its first revision as
+// the test read them beforehand, whose transactions return only when
+// their context ends, recording nothing: a store that cannot take the
+// transaction in time. threads and an adapter inside a testing/synctest
+// bubble read it rather than the harness's store, whose connection pool
+// (and its goroutine) lives outside the bubble: a bubbled goroutine
+// waiting for a connection from it would be woken from outside, which
+// synctest forbids.
 type snapshotStore struct {
-	slackad.Store
+	store.Store
 	approval *store.Approval
+	revision *store.Revision
 	seen     *seenKeys
 }
 
@@ -110,11 +114,37 @@ func (s snapshotStore) ApprovalGet(_ context.Context, id string) (*store.Approva
 	return &a, nil
 }
 
+func (s snapshotStore) RevisionGet(_ context.Context, id string, rev int) (*store.Revision, error) {
+	if id != s.revision.ApprovalID || rev != s.revision.Revision {
+		return nil, store.ErrNotFound
+	}
+	r := *s.revision
+	return &r, nil
+}
+
+func (snapshotStore) InTx(ctx context.Context, _ func(context.Context, store.Tx) error) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
 // stuckAdapter is an in-process adapter, for a synctest bubble, whose
-// clicks go to stuckService and read the approval from snap.
-func stuckAdapter(t *testing.T, h *harness, snap *store.Approval) *slackad.Adapter {
+// clicks go to threads on a snapshotStore of the approval id (taken
+// before the bubble, snap), and which keeps the requests seen there too.
+func stuckAdapter(t *testing.T, h *harness, snap snapshotStore) *slackad.Adapter {
 	t.Helper()
-	return inProcessAdapterWith(t, h, stuckService{h.svc}, func(o *slackad.Options) { o.Store = snapshotStore{o.Store, snap, &seenKeys{}} })
+	snap.seen = &seenKeys{}
+	return inProcessAdapterWith(t, h, h.threadsOn(t, snap), func(o *slackad.Options) { o.Store = snap })
+}
+
+// snapshot is the approval id and its first revision as the store holds
+// them now, for stuckAdapter.
+func (h *harness) snapshot(t *testing.T, id string) snapshotStore {
+	t.Helper()
+	rev, err := h.store.RevisionGet(context.Background(), id, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snapshotStore{Store: h.store, approval: h.approval(t, id), revision: rev}
 }
 
 // answerWatch wraps a handler and calls answered once per request, when
@@ -269,9 +299,9 @@ func TestUnrecordedApproveIsAnsweredInTime(t *testing.T) {
 		h.ingest(t, "merge.json")
 		h.drain(t)
 		card := h.card(t, "a-merge1", "C0APPROVALS", 1)
-		h.clicks.Use(failingService{h.svc})
+		h.clicks.Use(h.threadsOn(t, failingTx{h.store}))
 		h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionApprove)) // within 1 s
-		h.told(t, "U0KEVIN", click.SayNotRecorded)
+		h.told(t, "U0KEVIN", say.NotRecorded.Text())
 		h.adapter.Close() // the answer's work has ended
 		h.untouched(t, "C0APPROVALS", card.TS)
 		h.drain(t)
@@ -290,7 +320,7 @@ func TestUnrecordedApproveIsAnsweredInTime(t *testing.T) {
 		h.drain(t)
 		card := h.card(t, "a-merge1", "C0APPROVALS", 1)
 		payload := interaction(h.clickPayload("U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionApprove)))
-		snap := h.approval(t, "a-merge1")
+		snap := h.snapshot(t, "a-merge1")
 		synctest.Test(t, func(t *testing.T) {
 			ad := stuckAdapter(t, h, snap)
 			status, body, took := serveInProcess(t, ad, payload)
@@ -302,7 +332,7 @@ func TestUnrecordedApproveIsAnsweredInTime(t *testing.T) {
 			}
 			ad.Close() // the answer's work has ended
 		})
-		h.told(t, "U0KEVIN", click.SayNotInTime)
+		h.told(t, "U0KEVIN", say.NotInTime.Text())
 		h.untouched(t, "C0APPROVALS", card.TS)
 		h.drain(t)
 		if n := len(h.backend.Decisions()); n != 0 || h.committed(t, "a-merge1") {
@@ -360,14 +390,6 @@ func errorsView(t *testing.T, body string) map[string]string {
 	return v.Errors
 }
 
-// brokenApprovals is the adapter's read of the store with ApprovalGet
-// failing, as when the database cannot be reached.
-type brokenApprovals struct{ slackad.Store }
-
-func (brokenApprovals) ApprovalGet(context.Context, string) (*store.Approval, error) {
-	return nil, store.ErrUnavailable
-}
-
 // TestDenySubmissionThatCannotBeRecordedStaysOpen: the deny modal's
 // submission is recorded before it is answered. When the denial cannot be
 // recorded for a reason that may pass (the bot starting, the store down,
@@ -380,27 +402,20 @@ func (brokenApprovals) ApprovalGet(context.Context, string) (*store.Approval, er
 func TestDenySubmissionThatCannotBeRecordedStaysOpen(t *testing.T) {
 	cases := []struct {
 		name  string
-		setup func(h *harness)
-		store func(slackad.Store) slackad.Store
+		store func(store.Store) store.Store
 		want  string
 	}{
-		{name: "store down", store: func(s slackad.Store) slackad.Store { return brokenApprovals{s} }, want: click.SayStoreDown},
-		{name: "Decide fails", setup: func(h *harness) { h.clicks.Use(failingService{h.svc}) }, want: click.SayNotRecorded},
+		{name: "store down", store: func(s store.Store) store.Store { return brokenApprovals{s} }, want: say.StoreDown.Text()},
+		{name: "Decide fails", store: func(s store.Store) store.Store { return failingTx{s} }, want: say.NotRecorded.Text()},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var ho harnessOptions
-			if c.store != nil {
-				ho.adapter = func(o *slackad.Options) { o.Store = c.store(o.Store) }
-			}
-			h := newHarnessWith(t, ho)
+			h := newHarness(t)
 			h.ingest(t, "merge.json")
 			h.drain(t)
 			card := h.card(t, "a-merge1", "C0APPROVALS", 1)
 			deny := button(t, card, templates.ActionDeny)
-			if c.setup != nil {
-				c.setup(h)
-			}
+			h.clicks.Use(h.threadsOn(t, c.store(h.store)))
 			ru := h.slack.ResponseURLFor("C0APPROVALS", "U0KEVIN", card.TS)
 			status, body := h.send(t, signedRequest{path: "/slack/interactions",
 				body: denySubmission("U0KEVIN", deny, "C0APPROVALS", ru, "not before the release")})
@@ -428,12 +443,12 @@ func TestDenySubmissionThatCannotBeRecordedStaysOpen(t *testing.T) {
 		card := h.card(t, "a-merge1", "C0APPROVALS", 1)
 		body := denySubmission("U0KEVIN", button(t, card, templates.ActionDeny), "C0APPROVALS",
 			h.slack.ResponseURLFor("C0APPROVALS", "U0KEVIN", card.TS), "")
-		snap := h.approval(t, "a-merge1")
+		snap := h.snapshot(t, "a-merge1")
 		synctest.Test(t, func(t *testing.T) {
 			ad := stuckAdapter(t, h, snap)
 			status, answer, took := serveInProcess(t, ad, body)
-			if errs := errorsView(t, answer); status != http.StatusOK || errs["reason"] != click.SayNotInTime {
-				t.Fatalf("submission answered %d %q, want the errors view %q", status, answer, click.SayNotInTime)
+			if errs := errorsView(t, answer); status != http.StatusOK || errs["reason"] != say.NotInTime.Text() {
+				t.Fatalf("submission answered %d %q, want the errors view %q", status, answer, say.NotInTime.Text())
 			}
 			if took < threads.RecordBound || took >= 3*time.Second {
 				t.Fatalf("answered after %s: want the record cut off at %s, within Slack's 3 s", took, threads.RecordBound)

@@ -3,11 +3,12 @@ package slack
 import (
 	"context"
 	"strings"
+	"time"
 
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/chunk"
-	"approvalsbot/adapters/click"
+	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -26,12 +27,13 @@ const (
 	maxShowMessages    = 8
 )
 
-// show answers Show all arguments and Show details with what package
-// click decides to show, to the person who clicked alone.
+// show answers Show all arguments and Show details with what threads
+// decides to show, to the person who clicked alone.
 func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
-	shown := a.clicks.Show(ctx, act, who.threads())
-	if shown.Say != "" {
-		a.answer(ctx, who, shown.Say)
+	out := a.click(ctx, threads.ClickShow, act, who, "", time.Time{})
+	shown := out.Shown
+	if shown == nil {
+		a.answer(ctx, who, out.Reason.String())
 		return
 	}
 	var msgs []templates.SlackMessage
@@ -40,7 +42,7 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 	}
 	msgs = append(msgs, argumentMessages(act, shown.Arguments, maxShowMessages-len(msgs))...)
 	if err := a.tell(ctx, who, msgs); err != nil {
-		a.log.Warn("slack: could not show the arguments", "tenant", shown.Tenant, "approval_id", act.ApprovalID,
+		a.log.Warn("slack: could not show the arguments", "tenant", out.Tenant, "approval_id", act.ApprovalID,
 			"slack_user", who.user, "err", scrub(err).Error())
 	}
 }
@@ -52,29 +54,30 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 // it; or, when not all of it fits, only where to decide it instead. Nothing
 // is recorded here.
 func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) {
-	shown := a.clicks.Reveal(ctx, act, who.threads())
-	if shown.Say != "" {
-		a.answer(ctx, who, shown.Say)
+	out := a.click(ctx, threads.ClickReveal, act, who, "", time.Time{})
+	shown := out.Shown
+	if shown == nil {
+		a.answer(ctx, who, out.Reason.String())
 		return
 	}
 	body, left := laidOut(act, shown.Arguments, maxShowMessages-2)
 	if left > 0 {
 		// Decided before a part is sent: the lead would promise an
 		// Approve that is not offered.
-		a.answer(ctx, who, a.clicks.RevealTooLarge(ctx, act, shown.Tenant))
+		a.answer(ctx, who, shown.TooLarge.String())
 		return
 	}
-	msgs := append([]templates.SlackMessage{literal(shown.Lead)}, body...)
+	msgs := append([]templates.SlackMessage{literal(shown.Lead.String())}, body...)
 	approve := slackgo.NewButtonBlockElement(templates.EncodeAction(*shown.Approve), templates.EncodeAction(*shown.Approve),
-		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayApproveShown, false, false))
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, say.ApproveShown, false, false))
 	approve.Style = slackgo.StylePrimary
 	note := slackgo.NewButtonBlockElement(templates.EncodeAction(*shown.ApproveNote), templates.EncodeAction(*shown.ApproveNote),
-		slackgo.NewTextBlockObject(slackgo.PlainTextType, click.SayApproveNoteShown, false, false))
-	msgs = append(msgs, templates.SlackMessage{Text: click.SayApproveShownLine, Blocks: []slackgo.Block{
-		templates.SlackRichText(templates.SlackText(click.SayApproveShownLine)),
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, say.ApproveNoteShown, false, false))
+	msgs = append(msgs, templates.SlackMessage{Text: say.ApproveShownLine, Blocks: []slackgo.Block{
+		templates.SlackRichText(templates.SlackText(say.ApproveShownLine)),
 		slackgo.NewActionBlock("", approve, note)}})
 	if err := a.tell(ctx, who, msgs); err != nil {
-		a.log.Warn("slack: could not show a restricted call before its approval", "tenant", shown.Tenant,
+		a.log.Warn("slack: could not show a restricted call before its approval", "tenant", out.Tenant,
 			"approval_id", act.ApprovalID, "slack_user", who.user, "err", scrub(err).Error())
 	}
 }
@@ -89,7 +92,7 @@ func (a *Adapter) details(in templates.Input) templates.SlackMessage {
 		}
 	}
 	msg.Blocks = kept
-	msg.Text = click.SayDetails + " " + msg.Text
+	msg.Text = say.Details + " " + msg.Text
 	return msg
 }
 
@@ -105,9 +108,9 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 
 // laidOut is argumentMessages, and how many characters it left out.
 func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]templates.SlackMessage, int) {
-	chunks := chunk.Split(click.ShownText(res), codeChunkMax)
+	chunks := chunk.Split(res.Text(), codeChunkMax)
 	if len(chunks) == 0 {
-		chunks = []string{click.SayNoArguments}
+		chunks = []string{say.NoArguments}
 	}
 	left := 0
 	if capacity := max(limit, 1) * sectionsPerMessage; len(chunks) > capacity {
@@ -123,23 +126,23 @@ func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]templat
 		var blocks []slackgo.Block
 		if part == 1 {
 			blocks = append(blocks,
-				templates.SlackRichText(withBold(click.ArgumentsHeading(placeholder, act.ApprovalID, act.Revision), function)...),
-				templates.SlackContext(click.ArgumentsDigest(res.Digest, res.Redacted)))
+				templates.SlackRichText(withBold(say.ArgumentsHeading(placeholder, act.ApprovalID, act.Revision), function)...),
+				templates.SlackContext(say.ArgumentsDigest(res.Digest, res.Redacted)))
 		} else {
-			blocks = append(blocks, templates.SlackRichText(withBold(click.ArgumentsPart(placeholder, part, n), function)...))
+			blocks = append(blocks, templates.SlackRichText(withBold(say.ArgumentsPart(placeholder, part, n), function)...))
 		}
 		for _, c := range chunks[(part-1)*sectionsPerMessage : min(part*sectionsPerMessage, len(chunks))] {
 			blocks = append(blocks, templates.SlackRichText(templates.SlackPre(strings.TrimSuffix(c, "\n"))))
 		}
 		if part == n && left > 0 {
-			blocks = append(blocks, templates.SlackContext(click.ArgumentsLeftOut(left)))
+			blocks = append(blocks, templates.SlackContext(say.ArgumentsLeftOut(left)))
 		}
-		msgs = append(msgs, templates.SlackMessage{Text: click.ArgumentsPart(mrkdwn(function), part, n), Blocks: blocks})
+		msgs = append(msgs, templates.SlackMessage{Text: say.ArgumentsPart(mrkdwn(function), part, n), Blocks: blocks})
 	}
 	return msgs, left
 }
 
-// placeholder stands for a value in one of package click's sentences,
+// placeholder stands for a value in one of package say's sentences,
 // so withBold can show the sentence with that value in bold.
 const placeholder = "\x00"
 

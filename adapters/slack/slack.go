@@ -17,7 +17,6 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"golang.org/x/time/rate"
 
-	"approvalsbot/adapters/click"
 	"approvalsbot/adapters/replay"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/templates"
@@ -25,19 +24,32 @@ import (
 	"approvalsbot/threads"
 )
 
-// Store is what the adapter reads of the bot's state: the approval a
-// click names (for its tenant), its revisions (Show details), and what
-// waits with its posts (/approvals). The one thing it writes is the
-// signed requests Slack sent, so no replica takes one twice (package
-// replay). store.Store satisfies it.
+// Store is what the adapter reads of the bot's state: what waits with
+// its posts (/approvals). The one thing it writes is the signed requests
+// Slack sent, so no replica takes one twice (package replay). store.Store
+// satisfies it.
 type Store interface {
 	replay.Store
-	click.Reads
+	threads.CommandStore
 }
 
-// Service is what a click calls (package click's); *threads.Service
-// satisfies it.
-type Service = click.Service
+// Service is where clicks go; *threads.Service satisfies it.
+type Service interface {
+	// Click takes a click and returns its whole outcome (threads.Click).
+	Click(ctx context.Context, req threads.ClickRequest) threads.Clicked
+	// Card reads a copy of a card as it stands now: a clicked card
+	// replaced through the response_url is read again, to catch the
+	// backend's answer crossing it.
+	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
+	// Receive opens the receipt of a click just received, which the
+	// adapter ends once the click is answered (threads.Receipt).
+	Receive() *threads.Receipt
+}
+
+var _ Service = (*threads.Service)(nil)
+
+// surfaceName names Slack in threads.Person and in log lines.
+const surfaceName = "slack"
 
 // DefaultAPIURL is Slack's Web API base.
 const DefaultAPIURL = "https://slack.com/api/"
@@ -124,9 +136,9 @@ type Surface struct {
 // has a service to go to.
 type Adapter struct {
 	*Surface
-	replay *replay.Guard
-	clicks *click.Flow
-	work   *click.Runner // what follows acks; Close waits for it
+	replay  *replay.Guard
+	service Service
+	work    *threads.Runner // what follows acks; Close waits for it
 }
 
 // Compile-time guards: the surface can answer one person privately.
@@ -217,13 +229,11 @@ func New(s *Surface, svc Service) (*Adapter, error) {
 	if s == nil {
 		return nil, errors.New("slack: a Surface is required")
 	}
-	clicks, err := click.New(click.Options{Surface: "slack", Store: s.store, Service: svc, Tenants: s.tenants,
-		Logger: s.log})
-	if err != nil {
-		return nil, fmt.Errorf("slack: %w", err)
+	if svc == nil {
+		return nil, errors.New("slack: a Service is required")
 	}
-	return &Adapter{Surface: s, replay: replay.New(s.store, "slack", signatureWindow), clicks: clicks,
-		work: click.NewRunner(s.log.With("surface", "slack"))}, nil
+	return &Adapter{Surface: s, replay: replay.New(s.store, "slack", signatureWindow), service: svc,
+		work: threads.NewRunner(s.log.With("surface", "slack"))}, nil
 }
 
 // Routes registers POST /slack/interactions and POST /slack/commands.

@@ -9,7 +9,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
-	"approvalsbot/adapters/click"
+	"approvalsbot/threads"
 )
 
 // runSocket takes interactions and commands over Socket Mode until ctx
@@ -55,8 +55,8 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, evt so
 		}
 		// Each interaction is recorded and acked on its own, so one
 		// click's record does not hold up the clicks behind it.
-		rc, req := a.clicks.Receive(), evt.Request
-		started := a.work.Start(click.Work{Timeout: ackWithin, Run: func(wctx context.Context) {
+		rc, req := a.service.Receive(), evt.Request
+		started := a.work.Start(threads.Work{Timeout: ackWithin, Run: func(wctx context.Context) {
 			defer rc.Done()
 			reply, next := a.interaction(wctx, &cb, rc)
 			a.ack(ctx, sm, req, reply)

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"approvalsbot/adapters/click"
 	slackad "approvalsbot/adapters/slack"
+	"approvalsbot/say"
 	"approvalsbot/templates"
 )
 
@@ -100,8 +100,8 @@ func TestDenyDialogWithMetadataKeyTwiceIsRefused(t *testing.T) {
 				"view": map[string]any{"id": "V1", "type": "modal", "callback_id": "ab1-deny",
 					"private_metadata": meta(deny, strings.Replace(deny, "|deny|", "|show|", 1), ru)}})
 			status, answer := h.send(t, signedRequest{path: "/slack/interactions", body: body})
-			if errs := errorsView(t, answer); status != http.StatusOK || errs["reason"] != click.SayUnknownDialog {
-				t.Fatalf("submission answered %d %q, want the errors view %q", status, answer, click.SayUnknownDialog)
+			if errs := errorsView(t, answer); status != http.StatusOK || errs["reason"] != say.UnknownDialog.Text() {
+				t.Fatalf("submission answered %d %q, want the errors view %q", status, answer, say.UnknownDialog.Text())
 			}
 			nothingRecorded(t, h, card.TS)
 		})

@@ -12,8 +12,8 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
-	"approvalsbot/adapters/click"
 	"approvalsbot/internal/bodybudget"
+	"approvalsbot/say"
 	"approvalsbot/threads"
 )
 
@@ -75,7 +75,7 @@ func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	cancel()
 	if err != nil {
 		a.log.Error("slack: could not check a request for a replay", "path", r.URL.Path, "err", err.Error())
-		a.refuse(w, r, http.StatusServiceUnavailable, click.SayCannotCheck, "replay check failed")
+		a.refuse(w, r, http.StatusServiceUnavailable, say.CannotCheck.Text(), "replay check failed")
 		return nil, false
 	}
 	if !first {

@@ -2,7 +2,6 @@ package slack_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	slackad "approvalsbot/adapters/slack"
+	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
@@ -113,32 +113,24 @@ type slowService struct {
 	release          chan struct{}
 }
 
-func (s slowService) Decide(context.Context, threads.DecideRequest) (threads.DecideResult, error) {
-	return threads.DecideResult{Text: "decided"}, nil
+// slowly is what slowService tells: the backend's own words.
+func slowly(text string) threads.Clicked {
+	return threads.Clicked{Reason: say.Reason{Kind: say.BackendSays, Message: text}}
 }
 
-func (s slowService) Card(context.Context, string, int) (threads.Card, error) {
-	return threads.Card{}, errors.New("no cards in this test")
-}
-
-func (s slowService) Acknowledge(context.Context, threads.LadderRequest) (threads.LadderResult, error) {
-	return threads.LadderResult{Text: "acknowledged"}, nil
-}
-
-func (s slowService) EscalateNow(context.Context, threads.LadderRequest) (threads.LadderResult, error) {
-	return threads.LadderResult{Text: "escalated"}, nil
-}
-
-func (s slowService) ShowArguments(ctx context.Context, _ threads.ShowRequest) (threads.ShowResult, error) {
+func (s slowService) Click(ctx context.Context, req threads.ClickRequest) threads.Clicked {
+	if req.Do != threads.ClickShow {
+		return slowly("not a look-up")
+	}
 	select {
 	case s.started <- struct{}{}:
 	default:
 	}
 	select {
 	case <-s.release:
-		return threads.ShowResult{Refusal: "the slow answer"}, nil
+		return slowly("the slow answer")
 	case <-ctx.Done():
-		return threads.ShowResult{}, ctx.Err()
+		return threads.Clicked{Retry: true, Reason: say.Reason{Kind: say.LookupFailed}}
 	}
 }
 

@@ -1,4 +1,4 @@
-package click_test
+package threads_test
 
 import (
 	"context"
@@ -8,18 +8,18 @@ import (
 	"testing/synctest"
 	"time"
 
-	"approvalsbot/adapters/click"
 	"approvalsbot/internal/syncbuf"
+	"approvalsbot/threads"
 )
 
 func TestCloseWaitsForTheWorkInFlight(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		r := click.NewRunner(nil)
+		r := threads.NewRunner(nil)
 		release := make(chan struct{})
 		var deadline time.Time
 		start := time.Now()
-		if !r.Start(click.Work{Timeout: 20 * time.Second, Run: func(ctx context.Context) {
+		if !r.Start(threads.Work{Timeout: 20 * time.Second, Run: func(ctx context.Context) {
 			deadline, _ = ctx.Deadline()
 			<-release
 		}}) {
@@ -39,7 +39,7 @@ func TestCloseWaitsForTheWorkInFlight(t *testing.T) {
 		if !r.Closing() {
 			t.Fatal("Closing is false once Close has begun")
 		}
-		if r.Start(click.Work{Timeout: time.Second, Run: func(context.Context) { t.Error("work started after Close ran") }}) {
+		if r.Start(threads.Work{Timeout: time.Second, Run: func(context.Context) { t.Error("work started after Close ran") }}) {
 			t.Fatal("Start took work after Close began")
 		}
 		if done, ok := r.Enter(); ok || done != nil {
@@ -56,10 +56,10 @@ func TestCloseWaitsForTheWorkInFlight(t *testing.T) {
 func TestWorkEndsWithItsTimeout(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		r := click.NewRunner(nil)
+		r := threads.NewRunner(nil)
 		start := time.Now()
 		var took time.Duration
-		r.Start(click.Work{Timeout: 90 * time.Second, Run: func(ctx context.Context) {
+		r.Start(threads.Work{Timeout: 90 * time.Second, Run: func(ctx context.Context) {
 			<-ctx.Done()
 			took = time.Since(start)
 		}})
@@ -73,7 +73,7 @@ func TestWorkEndsWithItsTimeout(t *testing.T) {
 func TestEnterIsWaitedForUntilDone(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		r := click.NewRunner(nil)
+		r := threads.NewRunner(nil)
 		done, ok := r.Enter()
 		if !ok {
 			t.Fatal("Enter refused before Close")
@@ -101,17 +101,17 @@ type lockedBuffer = syncbuf.Buffer
 func TestPanickingWorkIsLoggedAndWaitedFor(t *testing.T) {
 	t.Parallel()
 	logs := &lockedBuffer{}
-	r := click.NewRunner(slog.New(slog.NewTextHandler(logs, nil)))
-	if !r.Start(click.Work{Timeout: time.Second, Run: func(context.Context) { panic("boom") }}) {
+	r := threads.NewRunner(slog.New(slog.NewTextHandler(logs, nil)))
+	if !r.Start(threads.Work{Timeout: time.Second, Run: func(context.Context) { panic("boom") }}) {
 		t.Fatal("Start refused")
 	}
 	ran := false
-	r.Start(click.Work{Timeout: time.Second, Run: func(context.Context) { ran = true }})
+	r.Start(threads.Work{Timeout: time.Second, Run: func(context.Context) { ran = true }})
 	r.Close()
 	if !strings.Contains(logs.String(), "panicked") || !strings.Contains(logs.String(), "boom") || !ran {
 		t.Fatalf("after a panic, ran the next work %v; logs %q", ran, logs.String())
 	}
-	if !r.Start(click.Work{}) {
+	if !r.Start(threads.Work{}) {
 		t.Fatal("work with nothing to run is refused after Close: want it done at once")
 	}
 }

@@ -1,4 +1,4 @@
-package click
+package threads
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package click
+package threads
 
 import (
 	"cmp"
@@ -12,7 +12,6 @@ import (
 	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/tenant"
-	"approvalsbot/threads"
 )
 
 // What /approvals reads and shows on every chat surface: whose approvals
@@ -21,7 +20,7 @@ import (
 // decide what they hold, so Slack's and Discord's answers say the same.
 //
 // Both surfaces answer about a tenant to its members only, what waits
-// as well as its ladders, however public the channel (MembersOnly).
+// as well as its ladders, however public the channel (say.MembersOnly).
 
 // CommandStore is what a command reads; store.Store satisfies it.
 type CommandStore interface {
@@ -59,19 +58,6 @@ func TenantsFor(tenants map[string]*tenant.Tenant, postsHere, isMember func(*ten
 	return ids, byChannel
 }
 
-// MembersOnly is what a command says of a tenant to someone who is not
-// its member, the tenant's name in the surface's bold. A card in a
-// channel shows its function, job and deadline to everyone there, but a
-// listing is more than those cards: every call still waiting, gathered on
-// request, those whose cards scrolled away long ago and how many lie past
-// ListMax, at any hour. Someone the configuration does not name cannot
-// decide any of them, so the list serves them nothing and is one more
-// way to watch what a tenant's agents are doing; they are told only that
-// members see it, on Slack as on Discord.
-func MembersOnly(boldTenant string) string {
-	return boldTenant + ": only the tenant's members see its approvals and ladders."
-}
-
 // PostsTo reports whether a tenant posts anything to a target is
 // matches: its cards, a tool override's cards, a ladder step's posts, its
 // digest.
@@ -99,20 +85,20 @@ type Pending struct {
 	Tenant string
 	// Failed: the store could not be read (logged); nothing is listed.
 	Failed bool
-	Items  []Waiting
+	Items  []Listed
 	// More counts the approvals past ListMax.
 	More int
 }
 
-// Waiting is one approval that waits.
-type Waiting struct {
+// Listed is one approval that waits.
+type Listed struct {
 	ID, Function string
 	Waited       time.Duration
-	// Due is the deadline as the tenant reads it (threads.TimeAt); ""
+	// Due is the deadline as the tenant reads it (TimeAt); ""
 	// for none.
 	Due string
 	// Card is the card to link, nil for none.
-	Card *threads.PostRef
+	Card *PostRef
 }
 
 // ListParams say what ListPending lists.
@@ -126,7 +112,7 @@ type ListParams struct {
 	InChannel bool
 	// Card picks, from an approval's posts, the surface's card to link
 	// (a card in the channel, a card anyone may open).
-	Card func([]threads.PostRef) (threads.PostRef, bool)
+	Card func([]PostRef) (PostRef, bool)
 }
 
 // ListPending lists a tenant's pending approvals, oldest first, each
@@ -146,8 +132,8 @@ func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, p ListP
 		if err != nil {
 			log.Warn("list the posts of an approval", "tenant", p.Tenant, "approval_id", row.ID, "err", err.Error())
 		}
-		var post *threads.PostRef
-		if c, ok := p.Card(threads.RefsOf(posts)); ok {
+		var post *PostRef
+		if c, ok := p.Card(RefsOf(posts)); ok {
 			post = &c
 		}
 		if p.InChannel && post == nil {
@@ -157,10 +143,10 @@ func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, p ListP
 			out.More++
 			continue
 		}
-		w := Waiting{ID: row.ID, Function: templates.VisibleLine(cmp.Or(row.Function, row.ID)), Waited: p.Now.Sub(row.RequestedAt),
+		w := Listed{ID: row.ID, Function: templates.VisibleLine(cmp.Or(row.Function, row.ID)), Waited: p.Now.Sub(row.RequestedAt),
 			Card: post}
 		if !row.DeadlineAt.IsZero() {
-			w.Due = threads.TimeAt(row.DeadlineAt, p.Now, p.Zone)
+			w.Due = TimeAt(row.DeadlineAt, p.Now, p.Zone)
 		}
 		out.Items = append(out.Items, w)
 	}

@@ -1,0 +1,138 @@
+// Package say owns every sentence a person reads about what they
+// clicked, in chat or on the decision page: the reasons the core gives
+// (Reason, its Kind and the few values a sentence needs) and the one
+// catalogue that words them (catalogue.go). It imports nothing of the
+// bot's, so the core, the adapters and the page all word a reason alike.
+package say
+
+// Act is what a click asked for. Some sentences end with what became of
+// it: a decision's "nothing was sent", a ladder click's "nothing was
+// recorded"; a look-up's say neither.
+type Act uint8
+
+// The acts.
+const (
+	Decision Act = iota // Approve, Deny, Approve with comment…
+	Ladder              // I'm looking, Escalate now
+	LookUp              // Show all arguments, Show details
+)
+
+// Kind is why a click went as it did.
+type Kind uint8
+
+// The kinds. Each names the values of Reason its sentence reads.
+const (
+	None Kind = iota
+
+	// What a surface says when the click never reached a decision.
+	UnknownButton     // the button is not one the bot knows
+	ApproveFromAnswer // a private answer's Approve pressed elsewhere
+	UnknownDialog     // the dialog is not one the bot knows
+	StoreDown         // the approval could not be read
+	NotRecorded       // the record failed (Act)
+	NotInTime         // the record outlasted its bound (Act)
+	LookupFailed      // the look-up failed outright
+	ShuttingDown      // the bot stops taking clicks
+	TooLong           // a dialog's reason or comment (Approve) is over 1,000 characters
+	DialogFailed      // the reason dialog did not open
+	CannotCheck       // the replay check failed
+
+	// Why a click is refused (Act picks the ending).
+	UnknownCard      // the bot holds no such card
+	NotServed        // Tenant is not served
+	NotMember        // Surface User is no member of Tenant
+	CannotDecide     // Role in Tenant cannot decide
+	NoContent        // a look-up by a member without the content permission
+	NoBackend        // no backend to look arguments up at
+	PrivateChat      // only Tenant's content holders decide it
+	OwnJob           // Job was started by the clicker, and Tenant forbids it
+	TypedConfirm     // the call needs Argument typed in the Console
+	ProtectedPaths   // a change to protected paths, decided in the Console
+	NotShownThis     // the page showed another call's arguments
+	RevealFirst      // a content holder is shown the call before approving it
+	Closed           // the call was already State (by Actor)
+	Superseded       // a newer revision replaced the card
+	DeadlinePassed   // no answer by the deadline counts as a no
+	DeadlineDenying  // the deadline's denial is on its way
+	Deciding         // Actor is deciding it already
+	FormTooLong      // the page's reason is over Count characters
+	FormNotOwn       // the page's POST did not come from its form
+	FormNotRecorded  // the page could not record the decision
+	FormNotLooking   // the page could not record I'm looking
+	FormLookupFailed // the page could not look the arguments up
+	FormNoContent    // the page's member User holds no content permission in Tenant
+	FormPrivateChat  // only Tenant's content holders decide it, and User holds none
+	FormLookupLimit  // the member's look-ups are over Count a minute; Seconds to wait
+	FormNotShown     // the content could not be shown (Message), so no Approve
+
+	// A decision recorded, and what the backend answered.
+	Sending        // Approve of Function is on its way
+	Recorded       // the backend recorded it
+	AlreadyDecided // Actor State it first
+	StaleRevision  // the call changed while the person decided
+	BackendSays    // the backend's own Message (a digest mismatch)
+	Forbidden      // the platform refused it (Message)
+	Gone           // the backend no longer waits for it
+	UnknownAnswer  // an answer the bot does not know
+	NotAnswered    // the backend did not answer (Refused: it refused the request)
+
+	// The ladder's buttons.
+	Looking         // Function; steps wait Until (UntilDeadline)
+	StillLooking    // the same member pressed again
+	TookOver        // from Actor
+	EscalateStale   // the card's Escalate now no longer matches
+	EscalatedBefore // Actor escalated at At, Who was told
+	EscalatedMax    // Count escalations already
+	StepsAllGone    // every step went out (the deadline At, if any)
+	Escalated       // Who was told, planned for Planned
+
+	// A look-up's refusals.
+	BackendDown         // the backend did not answer
+	TooLargeToShow      // over the protocol's cap (Console)
+	AnswerUnreadable    // the backend's answer could not be read
+	LookupForbidden     // the platform refused to show them
+	LookupGone          // the backend no longer has it
+	DigestMismatch      // the arguments do not match Digest
+	ChangesMismatch     // the changeset does not match its patch digest
+	ArgumentsUnreadable // the arguments could not be read
+	RevealTooLarge      // too large for chat (Console, Mail)
+)
+
+// Reason is why a click went as it did, with the values its sentence
+// reads; String words it (catalogue.go).
+type Reason struct {
+	Kind Kind
+	Act  Act
+	// Tenant is the approval's tenant; Surface and User name the clicker
+	// as their surface does, Role their role there.
+	Tenant, Surface, User, Role string
+	// Actor is the member who decided, is deciding, looks or escalated.
+	Actor string
+	// Function, Job, Argument, Console and Digest are the call's, as the
+	// backend gave them.
+	Function, Job, Argument, Console, Digest string
+	// State is the approval's state (approval.State).
+	State string
+	// Approve: the click approves (else it denies).
+	Approve bool
+	// Refused: the backend refused the bot's request (NotAnswered).
+	Refused bool
+	// Mail: the tenant's escalation mail carries Approve links.
+	Mail bool
+	// Count and Seconds are numbers the sentence names.
+	Count, Seconds int
+	// At, Until and Planned are times as the tenant reads them;
+	// UntilDeadline says Until is the deadline.
+	At, Until, Planned string
+	UntilDeadline      bool
+	// Who is whom a ladder step told.
+	Who string
+	// Message is the backend's own sentence.
+	Message string
+}
+
+// IsZero reports whether r gives no reason.
+func (r Reason) IsZero() bool { return r.Kind == None }
+
+// Text words a reason of kind k that reads no values.
+func (k Kind) Text() string { return Reason{Kind: k}.String() }
