@@ -36,6 +36,18 @@ func Cut(s string, max int) string {
 	return b.String() + "…"
 }
 
+// Prefix is the longest prefix of s of at most max characters; it never
+// splits a surrogate pair.
+func Prefix(s string, max int) string {
+	n := 0
+	for i, r := range s {
+		if n += utf16.RuneLen(r); n > max {
+			return s[:i]
+		}
+	}
+	return s
+}
+
 // Fence keeps text inside a ``` block from closing it early: a zero width
 // space between backticks breaks the run, so no ``` is left, on both
 // platforms.

@@ -50,6 +50,19 @@ func TestCutMarksTheCutAndStaysWithinMax(t *testing.T) {
 	}
 }
 
+func TestPrefixKeepsSurrogatePairsWhole(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{{"a😀b", 2, "a"}, {"a😀b", 3, "a😀"}, {"a😀b", 4, "a😀b"}, {"abc", 0, ""}, {"abc", -1, ""}} {
+		if got := Prefix(c.in, c.max); got != c.want {
+			t.Errorf("Prefix(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
+}
+
 func TestFenceLeavesNoClosingFence(t *testing.T) {
 	t.Parallel()
 	for _, in := range []string{"```", "a ``` b ```` c", "``", "`x`", "``````"} {
