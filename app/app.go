@@ -252,7 +252,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 func (a *App) chatSurfaces(renderer *templates.Renderer, reg prometheus.Registerer) (map[string]threads.Surface, error) {
 	cfg, surfaces := a.cfg, map[string]threads.Surface{}
 	if cfg.Slack != nil {
-		ad, err := slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: a.live.tenants, Renderer: renderer, Store: a.st, Logger: a.log,
+		ad, err := slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: a.live.tenants, Store: a.st, Logger: a.log,
 			Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)

@@ -22,6 +22,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"approvalsbot/adapters/logsurface"
+	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
@@ -120,7 +121,7 @@ func renderings(t *testing.T, r *templates.Renderer, a *approval.Approval, state
 	}
 	in.RevealContent = reveal
 	c := templates.Build(in)
-	sj, err := templates.MarshalPreview(r.Slack(c))
+	sj, err := templates.MarshalPreview(slackad.CardMessage(c))
 	if err != nil {
 		t.Fatal(err)
 	}

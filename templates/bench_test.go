@@ -7,7 +7,8 @@ import (
 )
 
 // BenchmarkRender builds and renders one card per iteration, for each
-// surface: go test ./templates -run '^$' -bench Render -benchmem -cpu 1.
+// surface (Slack's is the adapter's BenchmarkCardMessage):
+// go test ./templates -run '^$' -bench Render -benchmem -cpu 1.
 // With -cpu 1, cpu-ns/op is the process's CPU time per card, which stays
 // honest on a busy machine where ns/op (wall time) does not.
 func BenchmarkRender(b *testing.B) {
@@ -23,7 +24,6 @@ func BenchmarkRender(b *testing.B) {
 			name   string
 			render func(Card)
 		}{
-			{"slack", func(c Card) { _ = r.Slack(c) }},
 			{"discord", func(c Card) { _ = r.Discord(c) }},
 			{"email", func(c Card) { _ = r.Email(c) }},
 			{"text", func(c Card) { _ = r.Text(c) }},

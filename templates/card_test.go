@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/slack-go/slack"
 
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
@@ -90,14 +89,7 @@ func TestStatusLine(t *testing.T) {
 				t.Errorf("deciding %v", c.Deciding)
 			}
 
-			// On top of every surface.
-			sm := r.Slack(c)
-			if got := slackStatus(sm); got != tt.wantStatus {
-				t.Errorf("slack: the first block's bold line is %q, want the status", got)
-			}
-			if hasSlackActions(sm) != tt.waiting {
-				t.Errorf("slack: actions block present = %v, want %v", !tt.waiting, tt.waiting)
-			}
+			// On top of every surface (Slack's: the adapter's TestStatusLine).
 			dm := r.Discord(c)
 			if !strings.HasPrefix(discordTimeless(dm.Content), "**"+discordWant(tt.wantStatus)+"**") {
 				t.Errorf("discord: content %q does not start with the status", dm.Content)
@@ -122,100 +114,6 @@ func TestStatusLine(t *testing.T) {
 	}
 }
 
-// slackStatus is the first line of the first block when it is bold
-// literal text, as the status is.
-func slackStatus(m SlackMessage) string {
-	if len(m.Blocks) == 0 {
-		return ""
-	}
-	rt, ok := m.Blocks[0].(*slack.RichTextBlock)
-	if !ok || len(rt.Elements) == 0 {
-		return ""
-	}
-	sec, ok := rt.Elements[0].(*slack.RichTextSection)
-	if !ok || len(sec.Elements) == 0 {
-		return ""
-	}
-	// The bold run it starts with: text, and times as their fallback.
-	var b strings.Builder
-	for _, e := range sec.Elements {
-		switch e := e.(type) {
-		case *slack.RichTextSectionTextElement:
-			if e.Style == nil || !e.Style.Bold {
-				return b.String()
-			}
-			b.WriteString(e.Text)
-		case *slack.RichTextSectionDateElement:
-			if e.Style == nil || !e.Style.Bold || e.Fallback == nil {
-				return b.String()
-			}
-			b.WriteString(*e.Fallback)
-		default:
-			return b.String()
-		}
-	}
-	return b.String()
-}
-
-// slackLines is the text of each rich_text section of m, each time as
-// its fallback (what the card's own line says), a link as its label and
-// an icon as :name:.
-func slackLines(m SlackMessage) []string {
-	var out []string
-	for _, blk := range m.Blocks {
-		rt, ok := blk.(*slack.RichTextBlock)
-		if !ok {
-			continue
-		}
-		for _, el := range rt.Elements {
-			sec, ok := el.(*slack.RichTextSection)
-			if !ok {
-				continue
-			}
-			var b strings.Builder
-			for _, e := range sec.Elements {
-				switch e := e.(type) {
-				case *slack.RichTextSectionTextElement:
-					b.WriteString(e.Text)
-				case *slack.RichTextSectionDateElement:
-					if e.Fallback != nil {
-						b.WriteString(*e.Fallback)
-					}
-				case *slack.RichTextSectionLinkElement:
-					b.WriteString(e.Text)
-				case *slack.RichTextSectionEmojiElement:
-					b.WriteString(":" + e.Name + ":")
-				}
-			}
-			out = append(out, b.String())
-		}
-	}
-	return out
-}
-
-func hasSlackActions(m SlackMessage) bool {
-	for _, b := range m.Blocks {
-		if _, ok := b.(*slack.ActionBlock); ok {
-			return true
-		}
-	}
-	return false
-}
-
-func slackButtonsOf(m SlackMessage) []*slack.ButtonBlockElement {
-	var out []*slack.ButtonBlockElement
-	for _, b := range m.Blocks {
-		if a, ok := b.(*slack.ActionBlock); ok {
-			for _, e := range a.Elements.ElementSet {
-				if btn, ok := e.(*slack.ButtonBlockElement); ok {
-					out = append(out, btn)
-				}
-			}
-		}
-	}
-	return out
-}
-
 func discordButtonsOf(m *DiscordMessage) []DiscordButton {
 	var out []DiscordButton
 	for _, row := range m.Components {
@@ -237,7 +135,7 @@ func discordButtonsOf(m *DiscordMessage) []DiscordButton {
 // restricted card; a confirm dialog on Slack's Approve of a destructive
 // call; Approve with comment… after the pair wherever Approve is; and the
 // ladder's I'm looking and Escalate now on every waiting card, even one
-// a chat cannot approve.
+// a chat cannot approve. (Slack's buttons: the adapter's TestButtons.)
 func TestButtons(t *testing.T) {
 	r := newRenderer(t)
 	const note = "Approve with comment…"
@@ -280,31 +178,29 @@ func TestButtons(t *testing.T) {
 				t.Errorf("confirm line %q", c.ConfirmLine)
 			}
 
-			sb := slackButtonsOf(r.Slack(c))
 			db := discordButtonsOf(r.Discord(c))
-			if len(sb) != len(tt.want) || len(db) != len(tt.want) {
-				t.Fatalf("slack %d, discord %d buttons, want %d", len(sb), len(db), len(tt.want))
+			if len(db) != len(tt.want) {
+				t.Fatalf("discord %d buttons, want %d", len(db), len(tt.want))
 			}
 			for i, label := range tt.want {
-				if sb[i].Text.Text != label || db[i].Label != label {
-					t.Errorf("button %d: slack %q, discord %q, want %q", i, sb[i].Text.Text, db[i].Label, label)
+				if db[i].Label != label {
+					t.Errorf("button %d: discord %q, want %q", i, db[i].Label, label)
 				}
-				if sb[i].ActionID != c.Buttons[i].Payload || sb[i].Value != c.Buttons[i].Payload || db[i].CustomID != c.Buttons[i].Payload {
+				if db[i].CustomID != c.Buttons[i].Payload {
 					t.Errorf("button %d: payloads differ from the card's", i)
 				}
-				var wantSlack slack.Style
 				wantDiscord := DiscordButtonSecondary
 				switch label {
 				case "Deny":
-					wantSlack, wantDiscord = slack.StyleDanger, DiscordButtonDanger
+					wantDiscord = DiscordButtonDanger
 				case "Approve":
-					wantSlack, wantDiscord = slack.StylePrimary, DiscordButtonSuccess
-					if (sb[i].Confirm != nil) != tt.confirm {
-						t.Errorf("slack approve confirm dialog = %v, want %v", sb[i].Confirm != nil, tt.confirm)
+					wantDiscord = DiscordButtonSuccess
+					if (c.Buttons[i].Confirm != nil) != tt.confirm {
+						t.Errorf("approve confirm dialog = %v, want %v", c.Buttons[i].Confirm != nil, tt.confirm)
 					}
 				}
-				if sb[i].Style != wantSlack || db[i].Style != wantDiscord {
-					t.Errorf("%s: slack style %q, discord style %d", label, sb[i].Style, db[i].Style)
+				if db[i].Style != wantDiscord {
+					t.Errorf("%s: discord style %d", label, db[i].Style)
 				}
 			}
 			if a.Confirm != nil {
@@ -775,31 +671,7 @@ func TestAgentSaysBox(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("agent text lines %q", lines)
 	}
-	// Slack: a bold label, then one quote box holding all of the text.
-	var quoted []string
-	for _, b := range r.Slack(c).Blocks {
-		rt, ok := b.(*slack.RichTextBlock)
-		if !ok || len(rt.Elements) != 2 {
-			continue
-		}
-		label, ok := rt.Elements[0].(*slack.RichTextSection)
-		if !ok || len(label.Elements) != 1 {
-			continue
-		}
-		if l, ok := label.Elements[0].(*slack.RichTextSectionTextElement); !ok || l.Text != "The agent says" || l.Style == nil || !l.Style.Bold {
-			continue
-		}
-		q, ok := rt.Elements[1].(*slack.RichTextQuote)
-		if !ok {
-			t.Fatalf("slack: the agent's text is in a %T", rt.Elements[1])
-		}
-		for _, e := range q.Elements {
-			quoted = append(quoted, e.(*slack.RichTextSectionTextElement).Text)
-		}
-	}
-	if diff := cmp.Diff([]string{c.AgentSays}, quoted); diff != "" {
-		t.Errorf("slack: the quote box (-want +got):\n%s", diff)
-	}
+	// Slack's quote box: the adapter's TestAgentSaysBox.
 	desc := r.Discord(c).Embeds[0].Description
 	i := strings.Index(desc, "**The agent says**\n")
 	if i < 0 {
@@ -854,15 +726,7 @@ func TestEscaping(t *testing.T) {
 	a.AgentSays = "<!channel> <@U0BOSS> @everyone @here [click](https://evil.invalid) **bold**"
 	a.Job.Agent = "<https://evil.invalid|bot>"
 	c := Build(Input{Approval: a})
-	// Slack shows them as literal text only (TestSlackUntrustedTextIsLiteral
-	// has the full table).
-	for _, s := range slackShownTexts(t, r.Slack(c)) {
-		for _, bad := range []string{"<!channel>", "<@U0BOSS>", "<https://evil.invalid|bot>"} {
-			if strings.Contains(s.text, bad) && s.holder != "text" && s.holder != "plain_text" {
-				t.Errorf("slack shows %q in a %s object", bad, s.holder)
-			}
-		}
-	}
+	// Slack shows them as literal text only: the adapter's TestEscaping.
 	dm := r.Discord(c)
 	desc := dm.Embeds[0].Description
 	for _, bad := range []string{"@everyone", "@here", "[click](", "**bold**", "<@U0BOSS>"} {

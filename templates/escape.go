@@ -7,19 +7,8 @@ import (
 
 // Escaping for each surface. Every value that came from the backend or the
 // agent goes through the surface's escaper in the templates; only the
-// templates' own markup stays live.
-
-var slackEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-
-// mrkdwn escapes s for Slack mrkdwn. Slack asks for exactly these three
-// (https://api.slack.com/reference/surfaces/formatting#escaping): with
-// them escaped, text cannot form a link, a mention or <!channel>.
-func mrkdwn(s string) string {
-	if !strings.ContainsAny(s, "&<>") {
-		return s
-	}
-	return slackEscaper.Replace(s)
-}
+// templates' own markup stays live. (Slack's escaper is the Slack
+// adapter's, which builds its payload in Go.)
 
 // fence keeps text inside a Discord ``` code block from closing it early:
 // a zero width space between backticks breaks the run. (Slack needs no
@@ -126,9 +115,9 @@ func discordEscapeRun(s string, lineStart bool) string {
 // not read: only the fence needs keeping.
 func discordCode(s string) string { return fence(s) }
 
-// urlEscaper percent-encodes what would end a link early in Slack's
-// <url|text> (a context block's link) or Discord's [text](url). Links come from validated http(s)
-// URLs; this keeps a stray character from bending the markup.
+// urlEscaper percent-encodes what would end a link early in Discord's
+// [text](url). Links come from validated http(s) URLs; this keeps a
+// stray character from bending the markup.
 var urlEscaper = strings.NewReplacer(
 	"|", "%7C", ">", "%3E", "<", "%3C", "(", "%28", ")", "%29",
 	" ", "%20", `"`, "%22", "`", "%60", "[", "%5B", "]", "%5D",

@@ -10,7 +10,6 @@ import (
 // is closed, and a cut never ends inside an escape.
 
 const (
-	slackCutMarker   = "_[cut to fit Slack; the console shows all]_"
 	discordCutMarker = "*[cut to fit Discord; the console shows all]*"
 	fenceClose       = "\n```"
 	// minKept is the least of a part worth keeping; a part that would keep
@@ -38,17 +37,6 @@ func cutText(s string, max int, marker string, trim func(string) string) string 
 		kept += fenceClose
 	}
 	return kept + "\n" + marker
-}
-
-// trimSlack drops a cut entity (&amp; → &am) and a link cut open (<http…).
-func trimSlack(s string) string {
-	if i := strings.LastIndexByte(s, '&'); i >= 0 && !strings.Contains(s[i:], ";") {
-		s = s[:i]
-	}
-	if i := strings.LastIndexByte(s, '<'); i >= 0 && !strings.Contains(s[i:], ">") {
-		s = s[:i]
-	}
-	return s
 }
 
 // trimDiscord drops a lone escaping backslash at the end, which would

@@ -12,21 +12,7 @@ import (
 // surface: on Discord, esc for text from the backend or the agent, timed
 // for a line of the card that prints times (escaped as esc escapes, each
 // time a timestamp), code for text in a code block, url for a link
-// target; on Slack, whose
-// mrkdwn cannot escape markup, a card's text is written as elements
-// (slackElemFuncs) and esc serves only a message's notification text;
-// plain text and html/template need none of their own.
-
-var slackFuncs = func() texttemplate.FuncMap {
-	m := texttemplate.FuncMap{
-		"esc":  mrkdwn,
-		"join": strings.Join,
-	}
-	for k, f := range slackElemFuncs {
-		m[k] = f
-	}
-	return m
-}()
+// target; plain text and html/template need none of their own.
 
 var discordFuncs = texttemplate.FuncMap{
 	"esc":    discordMarkdown,

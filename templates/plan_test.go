@@ -94,7 +94,8 @@ func TestPlanLineWhilePending(t *testing.T) {
 
 // TestLongLadderKeepsTheEssentials: a 30-step ladder, each step telling
 // dozens of people, leaves the plan line bounded and never pushes the
-// status, the effect line, the flags or the buttons out, on any surface.
+// status, the effect line, the flags or the buttons out, on any surface
+// (Slack: the adapter's TestLongLadderKeepsTheEssentials).
 func TestLongLadderKeepsTheEssentials(t *testing.T) {
 	r := newRenderer(t)
 	for name, a := range map[string]*approval.Approval{"merge.json": loadApproval(t, "merge.json"), "huge": huge(t, false), "huge confirm": huge(t, true)} {
@@ -104,7 +105,6 @@ func TestLongLadderKeepsTheEssentials(t *testing.T) {
 				if n := charLen(c.Ladder); n > 1000 || !strings.Contains(c.Ladder, "and 25 more steps") {
 					t.Errorf("plan line of %d chars: %q", n, c.Ladder)
 				}
-				checkSlack(t, c, r.Slack(c))
 				dm := r.Discord(c)
 				checkDiscord(t, c, dm)
 				if !strings.Contains(discordTimeless(dm.Embeds[0].Description), discordWant(c.Ladder)) {
@@ -112,8 +112,8 @@ func TestLongLadderKeepsTheEssentials(t *testing.T) {
 				}
 				// The same controls as under a short ladder, on every surface.
 				want := len(cardIn(t, a, state).Buttons)
-				if len(c.Buttons) != want || len(discordButtonsOf(dm)) != want || len(slackButtonsOf(r.Slack(c))) != want {
-					t.Errorf("buttons: card %d, discord %d, slack %d, want %d", len(c.Buttons), len(discordButtonsOf(dm)), len(slackButtonsOf(r.Slack(c))), want)
+				if len(c.Buttons) != want || len(discordButtonsOf(dm)) != want {
+					t.Errorf("buttons: card %d, discord %d, want %d", len(c.Buttons), len(discordButtonsOf(dm)), want)
 				}
 				for surface, s := range map[string]string{"text": r.Text(c), "email": r.Email(c).Text} {
 					for _, want := range append(essentials(c), c.Ladder) {
@@ -207,9 +207,6 @@ func TestDeciding(t *testing.T) {
 			}
 
 			x := renderAll(t, r, c)
-			if sb := slackButtonsOf(x.slackMsg); len(sb) != len(tt.buttons) {
-				t.Errorf("slack: %d buttons", len(sb))
-			}
 			dm := r.Discord(c)
 			if db := discordButtonsOf(dm); len(db) != len(tt.buttons) {
 				t.Errorf("discord: %d buttons", len(db))
@@ -224,9 +221,6 @@ func TestDeciding(t *testing.T) {
 			}
 			if !strings.HasPrefix(discordTimeless(dm.Content), "**"+discordWant(tt.wantStatus)+"**\n"+discordWant(tt.wantDetail)) {
 				t.Errorf("discord content %q", dm.Content)
-			}
-			if lines := slackLines(x.slackMsg); slackStatus(x.slackMsg) != tt.wantStatus || len(lines) == 0 || !strings.Contains(lines[0], "\n"+tt.wantDetail) {
-				t.Error("slack lacks the status")
 			}
 			if !strings.Contains(x.emailHTML, htmlEscape(tt.wantStatus)) || !strings.Contains(x.emailHTML, htmlEscape(tt.wantDetail)) {
 				t.Error("email html lacks the status")

@@ -100,8 +100,9 @@ func wholeRenderings(t *testing.T, r *Renderer, c Card) map[string]string {
 	}
 	d := r.Discord(c)
 	e := r.Email(c)
+	sj, _ := SlackCard(c)
 	return map[string]string{
-		"slack":         marshal(r.Slack(c)),
+		"slack":         sj,
 		"discord":       marshal(d),
 		"discord edit":  marshal(d.Edit()),
 		"email":         marshal(e),

@@ -4,26 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/slack-go/slack"
 )
-
-// TestSlackMsgOptions: the options carry the blocks and the fallback text
-// as rendered (already escaped, so slack-go must not escape again).
-func TestSlackMsgOptions(t *testing.T) {
-	r := newRenderer(t)
-	m := r.Slack(cardIn(t, loadApproval(t, "merge.json"), "pending"))
-	_, form, err := slack.UnsafeApplyMsgOptions("xoxb-test", "C1", "https://slack.invalid/api/", m.MsgOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if form.Get("text") != m.Text || form.Get("unfurl_links") != "false" || form.Get("unfurl_media") != "false" {
-		t.Errorf("form %v", form)
-	}
-	if n := len(m.MsgOptions()); n != 4 {
-		t.Errorf("%d options, want text, two unfurl settings and blocks", n)
-	}
-}
 
 // TestDiscordEdit: an edit of a decided card removes its buttons.
 func TestDiscordEdit(t *testing.T) {
@@ -57,7 +38,6 @@ func TestConcurrentUse(t *testing.T) {
 	done := make(chan string)
 	for range 8 {
 		go func() {
-			_ = r.Slack(c)
 			_ = r.Discord(c)
 			_ = r.Email(c)
 			done <- r.Text(c)

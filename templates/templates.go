@@ -1,14 +1,15 @@
 // Package templates owns what a person reads of an approval: the card
 // model, decided once from an approval, its ladder plan as frozen at
 // request and its decision (Build), and its renderings for each surface:
-// Slack Block Kit, a Discord embed with buttons, an email (subject, text
-// and HTML) and plain text (logs, bot preview), plus the replies the bot
-// posts in a card's threads. docs/cards.md is what a card shows, and
-// says which lines are state (edited at once) and which are plan (shown
-// once).
+// a Discord embed with buttons, an email (subject, text and HTML) and
+// plain text (logs, bot preview), plus the replies the bot posts in a
+// card's threads; Slack's Block Kit is built in Go by its adapter from
+// the same card (CardParts, ThreadMessage.Prepare). docs/cards.md is what
+// a card shows, and says which lines are state (edited at once) and
+// which are plan (shown once).
 //
 // Wording and markup live in embedded templates, one file per message
-// kind, namespaced by surface (slack/card.tmpl, email/card.html.tmpl, …),
+// kind, namespaced by surface (text/card.tmpl, email/card.html.tmpl, …),
 // parsed once by New. The Go code decides what a card says and keeps every
 // rendering inside its platform's limits; it never re-derives the
 // approval's rules (effect line, flags, who asks, Deny first), which
@@ -28,21 +29,20 @@ import (
 	"approvalsbot/approval"
 )
 
-//go:embed slack discord email text
+//go:embed discord email text
 var embedded embed.FS
 
 // Options configures a Renderer.
 type Options struct {
 	// Templates replaces the embedded template files; nil uses the
-	// embedded ones. It must hold the same layout (slack/*.tmpl,
-	// discord/*.tmpl, email/*.tmpl, text/*.tmpl).
+	// embedded ones. It must hold the same layout (discord/*.tmpl,
+	// email/*.tmpl, text/*.tmpl).
 	Templates fs.FS
 }
 
 // Renderer renders cards and thread messages for every surface. It is
 // immutable after New and safe for concurrent use.
 type Renderer struct {
-	slack     *texttemplate.Template
 	discord   *texttemplate.Template
 	text      *texttemplate.Template
 	emailText *texttemplate.Template
@@ -52,14 +52,13 @@ type Renderer struct {
 // The named templates each surface must define; New checks every one, so
 // a missing or broken template is an error at start-up, not a blank card.
 var (
-	slackNames     = slices.Concat([]string{"card.status", "card.title", "thread", "thread.blocks"}, cardParts)
 	discordNames   = slices.Concat([]string{"card.content", "card.footer", "thread"}, cardParts)
 	textNames      = []string{"card", "thread"}
 	emailTextNames = []string{"card.subject", "card.text"}
 	emailHTMLNames = []string{"card.html"}
 )
 
-// cardParts are the parts of a Slack or Discord card below its title, in
+// cardParts are the parts of a chat card below its title, in
 // docs/cards.md's order; each is a template of that name.
 var cardParts = []string{
 	"card.meta", "card.effect", "card.flags", "card.asked", "card.warning",
@@ -76,9 +75,6 @@ func New(opts Options) (*Renderer, error) {
 	}
 	r := &Renderer{}
 	var err error
-	if r.slack, err = parseText(fsys, "slack", slackFuncs, slackNames); err != nil {
-		return nil, err
-	}
 	if r.discord, err = parseText(fsys, "discord", discordFuncs, discordNames); err != nil {
 		return nil, err
 	}
@@ -139,7 +135,6 @@ func (r *Renderer) selfTest() error {
 		names []string
 	}
 	runs := []run{
-		{r.slack, slices.Concat([]string{"card.status", "card.title"}, cardParts)},
 		{r.discord, slices.Concat([]string{"card.content", "card.footer"}, cardParts)},
 		{r.text, []string{"card"}},
 		{r.emailText, emailTextNames},
@@ -147,14 +142,8 @@ func (r *Renderer) selfTest() error {
 	for _, c := range []*Card{{}, &full} {
 		for _, x := range runs {
 			for _, n := range x.names {
-				out, err := execText(x.t, n, c)
-				if err != nil {
+				if _, err := execText(x.t, n, c); err != nil {
 					return fmt.Errorf("render %s: %w", n, err)
-				}
-				if x.t == r.slack && n != "card.title" {
-					if _, err := readElems(out); err != nil {
-						return fmt.Errorf("render slack %s: %w", n, err)
-					}
 				}
 			}
 		}
@@ -164,20 +153,10 @@ func (r *Renderer) selfTest() error {
 		}
 	}
 	for _, m := range selfTestThreads() {
-		for s, t := range map[surface]*texttemplate.Template{surfaceSlack: r.slack, surfaceDiscord: r.discord, surfaceText: r.text} {
+		for s, t := range map[surface]*texttemplate.Template{surfaceDiscord: r.discord, surfaceText: r.text} {
 			d, _, _ := prepareThread(m, s)
 			if _, err := execText(t, "thread", d); err != nil {
 				return fmt.Errorf("render thread %s: %w", m.Kind, err)
-			}
-			if s != surfaceSlack {
-				continue
-			}
-			out, err := execText(t, "thread.blocks", d)
-			if err == nil {
-				_, err = readElems(out)
-			}
-			if err != nil {
-				return fmt.Errorf("render slack thread.blocks %s: %w", m.Kind, err)
 			}
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slack-go/slack"
-
 	"approvalsbot/approval"
 )
 
@@ -114,6 +112,50 @@ func ThreadFromEvent(ev *approval.Event) (ThreadMessage, bool) {
 	return ThreadMessage{}, false
 }
 
+// PreparedThread is a thread message as a chat surface lays it out: its
+// words cleaned, redacted and cut, not yet escaped for any surface.
+type PreparedThread struct {
+	Kind ThreadKind
+	// Lead is the bot's own words before Text, where the kind has some.
+	Lead string
+	Text string
+	// Mentions are whom ThreadEscalation and ThreadRecheckRefused tell,
+	// each Name cleaned and cut; More says how many were left out ("and 3
+	// more"), "" when none.
+	Mentions []Mention
+	More     string
+	// Waited and By are ThreadEscalation's: how long the card waited
+	// ("15m"), and who fired the step at once.
+	Waited string
+	By     string
+}
+
+// Prepare is m with its words ready to lay out.
+func (m ThreadMessage) Prepare() PreparedThread {
+	p := PreparedThread{Kind: m.Kind, Text: cutLine(cleanText(approval.RedactText(m.Text)), messageMax)}
+	if m.Kind == ThreadRecheckRefused {
+		reason, longWait := RecheckReason(m.Text)
+		p.Lead, p.Text = recheckLead(longWait), cutLine(cleanText(approval.RedactText(reason)), messageMax)
+	}
+	switch m.Kind {
+	case ThreadEscalation:
+		p.Waited = shortDuration(m.Waited)
+		p.By = cutLine(oneLine(m.By), lineMax)
+	case ThreadRecheckRefused:
+		// The approver, who read "Approved", is told the call never ran.
+	default:
+		return p
+	}
+	for i, mn := range m.Mentions {
+		if i == maxMentions {
+			p.More = fmt.Sprintf("and %d more", len(m.Mentions)-maxMentions)
+			break
+		}
+		p.Mentions = append(p.Mentions, Mention{Target: mn.Target, Name: cutLine(oneLine(cmp.Or(mn.Name, mn.Target)), 64)})
+	}
+	return p
+}
+
 // threadData is a thread message prepared for one surface's template:
 // Text cleaned and redacted (escaped by the template), mentions already in
 // the surface's syntax (safe: built only from validated ids).
@@ -123,11 +165,8 @@ type threadData struct {
 	Lead     string
 	Text     string
 	Mentions []string
-	// MentionElems are the Mentions as Slack rich text elements (user
-	// and user group elements, which notify from inside a block).
-	MentionElems string
-	Waited       string
-	By           string
+	Waited   string
+	By       string
 }
 
 // recheckLead is what a re-check refusal's reply says before the
@@ -144,56 +183,18 @@ type surface int
 
 const (
 	surfaceText surface = iota
-	surfaceSlack
 	surfaceDiscord
 )
 
-var (
-	slackUserID    = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
-	slackGroupID   = regexp.MustCompile(`^S[A-Z0-9]{2,20}$`)
-	discordSnowflk = regexp.MustCompile(`^[0-9]{1,20}$`)
-)
+var discordSnowflk = regexp.MustCompile(`^[0-9]{1,20}$`)
 
 // prepareThread also returns the Discord users and roles the reply may
 // ping: exactly those it mentions.
 func prepareThread(m ThreadMessage, s surface) (d threadData, users, roles []string) {
-	d = threadData{Kind: m.Kind, Text: cutLine(cleanText(approval.RedactText(m.Text)), messageMax)}
-	if m.Kind == ThreadRecheckRefused {
-		reason, longWait := RecheckReason(m.Text)
-		d.Lead, d.Text = recheckLead(longWait), cutLine(cleanText(approval.RedactText(reason)), messageMax)
-	}
-	switch m.Kind {
-	case ThreadEscalation:
-		d.Waited = shortDuration(m.Waited)
-		d.By = cutLine(oneLine(m.By), lineMax)
-	case ThreadRecheckRefused:
-		// The approver, who read "Approved", is told the call never ran.
-	default:
-		return d, nil, nil
-	}
-	for i, mn := range m.Mentions {
-		if i == maxMentions {
-			more := fmt.Sprintf("and %d more", len(m.Mentions)-maxMentions)
-			d.Mentions = append(d.Mentions, more)
-			d.MentionElems += styledText(nil)(more + " ")
-			break
-		}
-		name := cutLine(oneLine(cmp.Or(mn.Name, mn.Target)), 64)
+	p := m.Prepare()
+	d = threadData{Kind: p.Kind, Lead: p.Lead, Text: p.Text, Waited: p.Waited, By: p.By}
+	for _, mn := range p.Mentions {
 		switch s {
-		case surfaceSlack:
-			id, isSlack := strings.CutPrefix(mn.Target, "slack:")
-			switch {
-			case isSlack && slackUserID.MatchString(id):
-				d.Mentions = append(d.Mentions, "<@"+id+">")
-				d.MentionElems += writeElem(slackElem{Kind: elemUser, Text: id})
-			case isSlack && slackGroupID.MatchString(id):
-				d.Mentions = append(d.Mentions, "<!subteam^"+id+">")
-				d.MentionElems += writeElem(slackElem{Kind: elemGroup, Text: id})
-			default:
-				d.Mentions = append(d.Mentions, "@"+mrkdwn(name))
-				d.MentionElems += styledText(nil)("@" + name)
-			}
-			d.MentionElems += styledText(nil)(" ")
 		case surfaceDiscord:
 			if id, ok := strings.CutPrefix(mn.Target, "discord:user:"); ok && discordSnowflk.MatchString(id) {
 				d.Mentions = append(d.Mentions, "<@"+id+">")
@@ -202,11 +203,14 @@ func prepareThread(m ThreadMessage, s surface) (d threadData, users, roles []str
 				d.Mentions = append(d.Mentions, "<@&"+id+">")
 				roles = append(roles, id)
 			} else {
-				d.Mentions = append(d.Mentions, "@"+discordMarkdown(name))
+				d.Mentions = append(d.Mentions, "@"+discordMarkdown(mn.Name))
 			}
 		default:
-			d.Mentions = append(d.Mentions, "@"+name)
+			d.Mentions = append(d.Mentions, "@"+mn.Name)
 		}
+	}
+	if p.More != "" {
+		d.Mentions = append(d.Mentions, p.More)
 	}
 	return d, users, roles
 }
@@ -231,19 +235,6 @@ func shortDuration(d time.Duration) string {
 		}
 		return fmt.Sprintf("%dd%dh", days, h)
 	}
-}
-
-// SlackThread renders a thread reply (post it with thread_ts). An
-// escalation is mrkdwn text whose mentions notify; every other reply
-// carries text from the backend or a person, which it shows as literal
-// text in a rich_text block, its escaped text serving notifications.
-func (r *Renderer) SlackThread(m ThreadMessage) SlackMessage {
-	d, _, _ := prepareThread(m, surfaceSlack)
-	msg := SlackMessage{Text: cutText(part(r.slack, "thread", d), slackSectionTextMax, slackCutMarker, trimSlack)}
-	if elems := slackPart(r.slack, "thread.blocks", d); len(elems) > 0 {
-		msg.Blocks = []slack.Block{slackRichText(cutSlackElems(elems, slackRichTextMax))}
-	}
-	return msg
 }
 
 // DiscordThread renders a thread reply as Discord content. It pings

@@ -1,7 +1,6 @@
 package templates
 
 import (
-	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/slack-go/slack"
 
 	"approvalsbot/approval"
 )
@@ -18,36 +16,8 @@ import (
 // zone: the instant, and what the card says in the tenant's zone.
 type shownTime struct {
 	Unix     int64
-	Fallback string // Slack only
+	Fallback string // the card's own text of it, in the tenant's zone
 	Format   string // Slack's format, or Discord's style
-}
-
-// slackDates reads back every date element of m, in order.
-func slackDates(t *testing.T, m SlackMessage) []shownTime {
-	t.Helper()
-	var out []shownTime
-	for _, blk := range m.Blocks {
-		rt, ok := blk.(*slack.RichTextBlock)
-		if !ok {
-			continue
-		}
-		for _, el := range rt.Elements {
-			sec, ok := el.(*slack.RichTextSection)
-			if !ok {
-				continue
-			}
-			for _, e := range sec.Elements {
-				if d, ok := e.(*slack.RichTextSectionDateElement); ok {
-					fb := ""
-					if d.Fallback != nil {
-						fb = *d.Fallback
-					}
-					out = append(out, shownTime{Unix: int64(d.Timestamp), Fallback: fb, Format: d.Format})
-				}
-			}
-		}
-	}
-	return out
 }
 
 // discordTokenRE is a Discord timestamp not escaped by a backslash.
@@ -67,12 +37,12 @@ func discordDates(t *testing.T, s string) []shownTime {
 	return out
 }
 
-// TestTimesInEachReadersZone: Slack and Discord write every time a card
-// prints (the status, who is looking, what was escalated now, the plan's
-// steps and deadline) as the platform's date token for the instant meant,
-// Slack's fallback the card's own text in the tenant's zone, and with the
-// date where that text has one; the text around each reads as the card's
-// line. A token a person wrote is shown as text, never as a time.
+// TestTimesInEachReadersZone: Discord writes every time a card prints
+// (the status, who is looking, what was escalated now, the plan's steps
+// and deadline) as its timestamp for the instant meant, and the text
+// around each reads as the card's line; every other surface prints the
+// tenant's zone. A token a person wrote is shown as text, never as a
+// time. (Slack's dates: the adapter's TestTimesInEachReadersZone.)
 func TestTimesInEachReadersZone(t *testing.T) {
 	r := newRenderer(t)
 	a := synthetic() // requested 2030-01-02 09:00 UTC
@@ -117,22 +87,6 @@ func TestTimesInEachReadersZone(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := Build(tt.in)
-			sm := r.Slack(c)
-			if diff := cmp.Diff(tt.want, slackDates(t, sm)); diff != "" {
-				t.Errorf("slack dates (-want +got):\n%s", diff)
-			}
-			// With each date as its fallback, Slack reads as the card.
-			lines := slackLines(sm)
-			if slackStatus(sm) != c.Status {
-				t.Errorf("slack status %q, want %q", slackStatus(sm), c.Status)
-			}
-			joined := strings.Join(lines, "\n")
-			for _, l := range append([]string{c.StatusDetail, c.Looking, c.Ladder}, c.Escalated...) {
-				if !strings.Contains(joined, l) {
-					t.Errorf("slack lacks %q", l)
-				}
-			}
-
 			dm := r.Discord(c)
 			var want []shownTime
 			for _, w := range tt.want {
@@ -166,36 +120,11 @@ func TestTimesInEachReadersZone(t *testing.T) {
 				if !strings.Contains(c.Status+c.StatusDetail, "<t:0:f>") {
 					t.Fatalf("the card does not show the comment: %q %q", c.Status, c.StatusDetail)
 				}
-				raw, _ := json.Marshal(sm.Blocks)
-				if !strings.Contains(string(raw), `\u003ct:0:f\u003e \u003c!date^0^{time}|x\u003e`) {
-					t.Errorf("slack does not show the comment as text: %s", raw)
-				}
 				if !strings.Contains(dm.Content, `\<t:0:f> \<!date^0^{time}\|x>`) {
 					t.Errorf("discord does not escape the comment: %q", dm.Content)
 				}
 			}
 		})
-	}
-}
-
-// TestSlackContextDate: a date in a context block is mrkdwn holding only
-// its token, verbatim, the fallback escaped and the token itself not.
-func TestSlackContextDate(t *testing.T) {
-	at := time.Date(2030, 1, 2, 9, 3, 0, 0, time.UTC)
-	blk := slackContext([]slackElem{{Kind: elemText, Text: "sent "}, slackDate(Stamp{Text: "09:03 <UTC>", At: at}, nil), {Kind: elemText, Text: " by a&b"}})
-	els := blk.ContextElements.Elements
-	if len(els) != 3 {
-		t.Fatalf("%d elements: %+v", len(els), els)
-	}
-	o, ok := els[1].(*slack.TextBlockObject)
-	want := "<!date^" + strconv.FormatInt(at.Unix(), 10) + "^{date_short_pretty} {time}|09:03 &lt;UTC&gt;>"
-	if !ok || o.Type != slack.MarkdownType || !o.Verbatim || o.Text != want {
-		t.Errorf("date %+v, want verbatim mrkdwn %q", els[1], want)
-	}
-	for _, i := range []int{0, 2} {
-		if o, ok := els[i].(*slack.TextBlockObject); !ok || o.Type != slack.PlainTextType {
-			t.Errorf("element %d %+v, want plain_text", i, els[i])
-		}
 	}
 }
 

@@ -156,12 +156,11 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		open = threadstest.OpenExclusiveSQLite
 	}
 	st := open(t)
-	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
 	o := slackad.Options{Config: cfg.Slack, Tenants: func() map[string]*config.Tenant { return cfg.Tenants },
-		Renderer: renderer, Store: st, Logger: log, Now: clock.Now}
+		Store: st, Logger: log, Now: clock.Now}
 	if ho.adapter != nil {
 		ho.adapter(&o)
 	}

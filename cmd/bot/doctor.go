@@ -302,8 +302,8 @@ func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *
 	}
 	tenants := func() map[string]*config.Tenant { return cfg.Tenants }
 	if cfg.Slack != nil {
-		check("slack", func(rd *templates.Renderer) (surface, error) {
-			return slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: tenants, Renderer: rd, Store: st})
+		check("slack", func(*templates.Renderer) (surface, error) {
+			return slack.NewSurface(slack.Options{Config: cfg.Slack, Tenants: tenants, Store: st})
 		})
 	}
 	if cfg.Discord != nil {

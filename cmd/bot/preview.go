@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"approvalsbot/adapters/slack"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
@@ -73,7 +74,7 @@ func cmdPreview(args []string, stdout io.Writer) error {
 		msg, _ := templates.ThreadFromEvent(ev)
 		switch *as {
 		case "slack":
-			return printJSON(stdout, r.SlackThread(msg))
+			return printJSON(stdout, slack.ThreadReply(msg))
 		case "discord":
 			return printJSON(stdout, r.DiscordThread(msg))
 		}
@@ -145,7 +146,7 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	c := templates.Build(cin)
 	switch *as {
 	case "slack":
-		return printJSON(stdout, r.Slack(c))
+		return printJSON(stdout, slack.CardMessage(c))
 	case "discord":
 		return printJSON(stdout, r.Discord(c))
 	}
