@@ -238,7 +238,7 @@ func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who 
 
 // replace posts a card to a response_url in place of the message clicked.
 func (a *Surface) replace(ctx context.Context, responseURL string, card threads.Card) error {
-	msg := a.render.Slack(templates.Build(card.Input()))
+	msg := CardMessage(templates.Build(card.Input()))
 	opts := append(msg.MsgOptions(), slackgo.MsgOptionReplaceOriginal(responseURL))
 	_, _, err := a.api.PostMessageContext(ctx, "", opts...)
 	return err
@@ -334,7 +334,7 @@ func approveModal(d click.Dialog, act templates.Action, meta string) slackgo.Mod
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
 			// The function and the id are the backend's: literal text.
-			templates.SlackRichText(withBold(click.ApproveQuestion(placeholder, act.ApprovalID, act.Revision, d.Effect), chunk.Cut(d.Function, 200))...),
+			richText(withBold(click.ApproveQuestion(placeholder, act.ApprovalID, act.Revision, d.Effect), chunk.Cut(d.Function, 200))...),
 			comment,
 		}},
 	}
@@ -356,7 +356,7 @@ func denyModal(d click.Dialog, act templates.Action, meta string) slackgo.ModalV
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
 			// The function and the id are the backend's: literal text.
-			templates.SlackRichText(withBold(click.DenyQuestion(placeholder, act.ApprovalID, act.Revision, d.Restricted),
+			richText(withBold(click.DenyQuestion(placeholder, act.ApprovalID, act.Revision, d.Restricted),
 				chunk.Cut(d.Function, 200))...),
 			reason,
 		}},
