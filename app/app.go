@@ -165,7 +165,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		}
 		mailer = m
 	}
-	surfaces, err := a.chatSurfaces(renderer, reg)
+	surfaces, err := a.chatSurfaces(reg)
 	if err != nil {
 		return err
 	}
@@ -249,10 +249,10 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 }
 
 // chatSurfaces builds the configured chat adapters.
-func (a *App) chatSurfaces(renderer *templates.Renderer, reg prometheus.Registerer) (map[string]threads.Surface, error) {
+func (a *App) chatSurfaces(reg prometheus.Registerer) (map[string]threads.Surface, error) {
 	cfg, surfaces := a.cfg, map[string]threads.Surface{}
 	if cfg.Slack != nil {
-		ad, err := slack.NewSurface(slack.Options{Credentials: SlackCredentials(cfg.Slack), APIURL: cfg.Slack.APIURL, Tenants: a.live.tenants, Renderer: renderer, Store: a.st, Logger: a.log,
+		ad, err := slack.NewSurface(slack.Options{Credentials: SlackCredentials(cfg.Slack), APIURL: cfg.Slack.APIURL, Tenants: a.live.tenants, Store: a.st, Logger: a.log,
 			Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)

@@ -23,6 +23,7 @@ import (
 
 	"approvalsbot/adapters/discord"
 	"approvalsbot/adapters/logsurface"
+	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
@@ -121,7 +122,7 @@ func renderings(t *testing.T, r *templates.Renderer, a *approval.Approval, state
 	}
 	in.RevealContent = reveal
 	c := templates.Build(in)
-	sj, err := templates.MarshalPreview(r.Slack(c))
+	sj, err := templates.MarshalPreview(slackad.CardMessage(c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,9 @@ import (
 )
 
 // BenchmarkRender builds and renders one card per iteration, for each
-// surface: go test ./templates -run '^$' -bench Render -benchmem -cpu 1.
+// surface (the chats' are their adapters' BenchmarkCardMessage and
+// BenchmarkRenderCard):
+// go test ./templates -run '^$' -bench Render -benchmem -cpu 1.
 // With -cpu 1, cpu-ns/op is the process's CPU time per card, which stays
 // honest on a busy machine where ns/op (wall time) does not.
 func BenchmarkRender(b *testing.B) {
@@ -23,7 +25,6 @@ func BenchmarkRender(b *testing.B) {
 			name   string
 			render func(Card)
 		}{
-			{"slack", func(c Card) { _ = r.Slack(c) }},
 			{"email", func(c Card) { _ = r.Email(c) }},
 			{"text", func(c Card) { _ = r.Text(c) }},
 		} {

@@ -1512,7 +1512,7 @@ func buttons(a *approval.Approval, c *Card, waiting bool, lc controls) []Button 
 	if a.Destructive() {
 		approve.Confirm = &Confirmation{
 			Title:   confirmTitle,
-			Text:    cutLine(c.Function+" is "+c.Effect+". Approve it?", slackConfirmTextMax),
+			Text:    cutLine(c.Function+" is "+c.Effect+". Approve it?", confirmTextMax),
 			Confirm: labelApprove,
 			Cancel:  confirmCancel,
 		}

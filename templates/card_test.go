@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/slack-go/slack"
 
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
@@ -90,14 +89,7 @@ func TestStatusLine(t *testing.T) {
 				t.Errorf("deciding %v", c.Deciding)
 			}
 
-			// On top of every surface.
-			sm := r.Slack(c)
-			if got := slackStatus(sm); got != tt.wantStatus {
-				t.Errorf("slack: the first block's bold line is %q, want the status", got)
-			}
-			if hasSlackActions(sm) != tt.waiting {
-				t.Errorf("slack: actions block present = %v, want %v", !tt.waiting, tt.waiting)
-			}
+			// On top of every surface (the chats': their adapters' tests).
 			if txt := r.Text(c); !strings.HasPrefix(txt, tt.wantStatus+"\n") {
 				t.Errorf("text does not start with the status:\n%s", txt)
 			}
@@ -115,100 +107,6 @@ func TestStatusLine(t *testing.T) {
 	}
 }
 
-// slackStatus is the first line of the first block when it is bold
-// literal text, as the status is.
-func slackStatus(m SlackMessage) string {
-	if len(m.Blocks) == 0 {
-		return ""
-	}
-	rt, ok := m.Blocks[0].(*slack.RichTextBlock)
-	if !ok || len(rt.Elements) == 0 {
-		return ""
-	}
-	sec, ok := rt.Elements[0].(*slack.RichTextSection)
-	if !ok || len(sec.Elements) == 0 {
-		return ""
-	}
-	// The bold run it starts with: text, and times as their fallback.
-	var b strings.Builder
-	for _, e := range sec.Elements {
-		switch e := e.(type) {
-		case *slack.RichTextSectionTextElement:
-			if e.Style == nil || !e.Style.Bold {
-				return b.String()
-			}
-			b.WriteString(e.Text)
-		case *slack.RichTextSectionDateElement:
-			if e.Style == nil || !e.Style.Bold || e.Fallback == nil {
-				return b.String()
-			}
-			b.WriteString(*e.Fallback)
-		default:
-			return b.String()
-		}
-	}
-	return b.String()
-}
-
-// slackLines is the text of each rich_text section of m, each time as
-// its fallback (what the card's own line says), a link as its label and
-// an icon as :name:.
-func slackLines(m SlackMessage) []string {
-	var out []string
-	for _, blk := range m.Blocks {
-		rt, ok := blk.(*slack.RichTextBlock)
-		if !ok {
-			continue
-		}
-		for _, el := range rt.Elements {
-			sec, ok := el.(*slack.RichTextSection)
-			if !ok {
-				continue
-			}
-			var b strings.Builder
-			for _, e := range sec.Elements {
-				switch e := e.(type) {
-				case *slack.RichTextSectionTextElement:
-					b.WriteString(e.Text)
-				case *slack.RichTextSectionDateElement:
-					if e.Fallback != nil {
-						b.WriteString(*e.Fallback)
-					}
-				case *slack.RichTextSectionLinkElement:
-					b.WriteString(e.Text)
-				case *slack.RichTextSectionEmojiElement:
-					b.WriteString(":" + e.Name + ":")
-				}
-			}
-			out = append(out, b.String())
-		}
-	}
-	return out
-}
-
-func hasSlackActions(m SlackMessage) bool {
-	for _, b := range m.Blocks {
-		if _, ok := b.(*slack.ActionBlock); ok {
-			return true
-		}
-	}
-	return false
-}
-
-func slackButtonsOf(m SlackMessage) []*slack.ButtonBlockElement {
-	var out []*slack.ButtonBlockElement
-	for _, b := range m.Blocks {
-		if a, ok := b.(*slack.ActionBlock); ok {
-			for _, e := range a.Elements.ElementSet {
-				if btn, ok := e.(*slack.ButtonBlockElement); ok {
-					out = append(out, btn)
-				}
-			}
-		}
-	}
-	return out
-}
-
 // TestButtons: Deny as prominent as Approve and first (the default) for a
 // destructive call, a value out of scope, one new to the job, a class
 // above or a warning; only Deny where a typed confirmation is needed; Show all
@@ -216,7 +114,7 @@ func slackButtonsOf(m SlackMessage) []*slack.ButtonBlockElement {
 // restricted card; a confirm dialog on Slack's Approve of a destructive
 // call; Approve with comment… after the pair wherever Approve is; and the
 // ladder's I'm looking and Escalate now on every waiting card, even one
-// a chat cannot approve.
+// a chat cannot approve. (Each chat's buttons: its adapter's TestButtons.)
 func TestButtons(t *testing.T) {
 	r := newRenderer(t)
 	const note = "Approve with comment…"
@@ -259,29 +157,9 @@ func TestButtons(t *testing.T) {
 				t.Errorf("confirm line %q", c.ConfirmLine)
 			}
 
-			sb := slackButtonsOf(r.Slack(c))
-			if len(sb) != len(tt.want) {
-				t.Fatalf("slack %d buttons, want %d", len(sb), len(tt.want))
-			}
-			for i, label := range tt.want {
-				if sb[i].Text.Text != label {
-					t.Errorf("button %d: slack %q, want %q", i, sb[i].Text.Text, label)
-				}
-				if sb[i].ActionID != c.Buttons[i].Payload || sb[i].Value != c.Buttons[i].Payload {
-					t.Errorf("button %d: payloads differ from the card's", i)
-				}
-				var wantSlack slack.Style
-				switch label {
-				case "Deny":
-					wantSlack = slack.StyleDanger
-				case "Approve":
-					wantSlack = slack.StylePrimary
-					if (sb[i].Confirm != nil) != tt.confirm {
-						t.Errorf("slack approve confirm dialog = %v, want %v", sb[i].Confirm != nil, tt.confirm)
-					}
-				}
-				if sb[i].Style != wantSlack {
-					t.Errorf("%s: slack style %q", label, sb[i].Style)
+			for _, b := range c.Buttons {
+				if b.Action.Kind == ActionApprove && (b.Confirm != nil) != tt.confirm {
+					t.Errorf("approve confirm dialog = %v, want %v", b.Confirm != nil, tt.confirm)
 				}
 			}
 			if a.Confirm != nil {
@@ -747,31 +625,7 @@ func TestAgentSaysBox(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("agent text lines %q", lines)
 	}
-	// Slack: a bold label, then one quote box holding all of the text.
-	var quoted []string
-	for _, b := range r.Slack(c).Blocks {
-		rt, ok := b.(*slack.RichTextBlock)
-		if !ok || len(rt.Elements) != 2 {
-			continue
-		}
-		label, ok := rt.Elements[0].(*slack.RichTextSection)
-		if !ok || len(label.Elements) != 1 {
-			continue
-		}
-		if l, ok := label.Elements[0].(*slack.RichTextSectionTextElement); !ok || l.Text != "The agent says" || l.Style == nil || !l.Style.Bold {
-			continue
-		}
-		q, ok := rt.Elements[1].(*slack.RichTextQuote)
-		if !ok {
-			t.Fatalf("slack: the agent's text is in a %T", rt.Elements[1])
-		}
-		for _, e := range q.Elements {
-			quoted = append(quoted, e.(*slack.RichTextSectionTextElement).Text)
-		}
-	}
-	if diff := cmp.Diff([]string{c.AgentSays}, quoted); diff != "" {
-		t.Errorf("slack: the quote box (-want +got):\n%s", diff)
-	}
+	// Slack's and Discord's boxes: their adapters' TestAgentSaysBox.
 	txt := r.Text(c)
 	for _, l := range lines {
 		if !strings.Contains(txt, "  > "+l+"\n") {
@@ -804,25 +658,6 @@ func TestCleanText(t *testing.T) {
 	}
 	if got := oneLine("a\nb\t c"); got != "a b c" {
 		t.Errorf("oneLine = %q", got)
-	}
-}
-
-// TestEscaping: text from the agent or the backend cannot form markup,
-// links or mentions on a surface.
-func TestEscaping(t *testing.T) {
-	r := newRenderer(t)
-	a := synthetic()
-	a.AgentSays = "<!channel> <@U0BOSS> @everyone @here [click](https://evil.invalid) **bold**"
-	a.Job.Agent = "<https://evil.invalid|bot>"
-	c := Build(Input{Approval: a})
-	// Slack shows them as literal text only (TestSlackUntrustedTextIsLiteral
-	// has the full table).
-	for _, s := range slackShownTexts(t, r.Slack(c)) {
-		for _, bad := range []string{"<!channel>", "<@U0BOSS>", "<https://evil.invalid|bot>"} {
-			if strings.Contains(s.text, bad) && s.holder != "text" && s.holder != "plain_text" {
-				t.Errorf("slack shows %q in a %s object", bad, s.holder)
-			}
-		}
 	}
 }
 

@@ -1,24 +1,30 @@
 package templates
 
-// The Discord adapter lays out the card and the thread replies itself,
-// and imports this package. chat_ext_test.go (package templates_test)
-// registers its renderings here, so that this package's tests across
+// The chat adapters lay out the card and the thread replies themselves,
+// and import this package. chat_ext_test.go (package templates_test)
+// registers their renderings here, so that this package's tests across
 // every surface (hidden characters, secrets, restricted content, hostile
-// cards, a fired step editing no card) hold for Discord too; what only
-// Discord shows is tested in its adapter.
-var discordSurface struct {
-	card   func(Card) (msg, edit any)
-	thread func(ThreadMessage) any
+// cards, a fired step editing no card) hold for Slack and Discord too;
+// what only one chat shows is tested in its adapter.
+
+// Chats are the chat adapters' renderings: Slack's card and thread reply
+// as the message's JSON (MarshalPreview) and its notification text,
+// Discord's card as its message and that message's edit, and its thread
+// reply as its message.
+type Chats struct {
+	SlackCard     func(Card) (json, text string)
+	SlackThread   func(ThreadMessage) (json, text string)
+	DiscordCard   func(Card) (msg, edit any)
+	DiscordThread func(ThreadMessage) any
 }
 
-// UseDiscord registers Discord's renderings: a card as its message and
-// that message's edit, a thread reply as its message.
-func UseDiscord(card func(Card) (msg, edit any), thread func(ThreadMessage) any) {
-	discordSurface.card, discordSurface.thread = card, thread
-}
+var chats Chats
+
+// UseChats registers the chat adapters' renderings.
+func UseChats(c Chats) { chats = c }
 
 // discordCard is c as Discord posts it.
 func discordCard(c Card) any {
-	m, _ := discordSurface.card(c)
+	m, _ := chats.DiscordCard(c)
 	return m
 }

@@ -6,24 +6,11 @@ import (
 	texttemplate "text/template"
 )
 
-// The functions each surface's templates may call. Escaping is by
-// surface: on Slack, whose mrkdwn cannot escape markup, a card's text is
-// written as elements (slackElemFuncs) and esc serves only a message's
-// notification text; plain text and html/template need none of their own.
-
-var slackFuncs = func() texttemplate.FuncMap {
-	m := texttemplate.FuncMap{
-		"esc":  mrkdwn,
-		"join": strings.Join,
-	}
-	for k, f := range slackElemFuncs {
-		m[k] = f
-	}
-	return m
-}()
+// The functions the templates may call. Plain text and html/template
+// need no escaper of their own.
 
 var plainFuncs = texttemplate.FuncMap{
-	"indent": func(prefix, s string) string { return quoteLines(prefix, s) },
+	"indent": quoteLines,
 	"join":   strings.Join,
 }
 
@@ -43,4 +30,13 @@ var emailColors = map[Tone]string{
 	ToneApproved: "#1e7b55",
 	ToneDenied:   "#b4173f",
 	ToneClosed:   "#5f5f5f",
+}
+
+// quoteLines prefixes every line of s with prefix, so a quote box holds
+// all of the text and no line of it escapes into the card.
+func quoteLines(prefix, s string) string {
+	if s == "" {
+		return prefix
+	}
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }

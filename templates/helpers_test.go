@@ -113,22 +113,17 @@ func cardWith(t testing.TB, a *approval.Approval, state string, plan LadderPlan)
 // rendering is one card on all four surfaces, as text to search.
 type rendering struct {
 	slack, discord, emailText, emailHTML, emailSubject, text string
-	slackMsg                                                 SlackMessage
 }
 
 func renderAll(t testing.TB, r *Renderer, c Card) rendering {
 	t.Helper()
-	sm := r.Slack(c)
-	sj, err := MarshalPreview(sm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sj, _ := chats.SlackCard(c)
 	dj, err := MarshalPreview(discordCard(c))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := r.Email(c)
-	return rendering{slack: string(sj), discord: string(dj), emailText: e.Text, emailHTML: e.HTML, emailSubject: e.Subject, text: r.Text(c), slackMsg: sm}
+	return rendering{slack: sj, discord: string(dj), emailText: e.Text, emailHTML: e.HTML, emailSubject: e.Subject, text: r.Text(c)}
 }
 
 // each calls f with every surface's name and text.

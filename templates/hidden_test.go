@@ -163,15 +163,12 @@ func TestHiddenCharactersShownEverywhere(t *testing.T) {
 			{Kind: ThreadEscalation, ApprovalID: a.ID, Waited: time.Hour, By: "user:" + string(h) + "ada",
 				Mentions: []Mention{{Target: "email:x", Name: "ke" + string(h) + "vin"}}},
 		} {
-			sj, err := MarshalPreview(r.SlackThread(m))
+			sj, _ := chats.SlackThread(m)
+			dj, err := MarshalPreview(chats.DiscordThread(m))
 			if err != nil {
 				t.Fatal(err)
 			}
-			dj, err := MarshalPreview(discordSurface.thread(m))
-			if err != nil {
-				t.Fatal(err)
-			}
-			check("slack thread "+string(m.Kind), jsonStrings(t, string(sj)))
+			check("slack thread "+string(m.Kind), jsonStrings(t, sj))
 			check("discord thread "+string(m.Kind), jsonStrings(t, string(dj)))
 			check("text thread "+string(m.Kind), r.TextThread(m))
 		}

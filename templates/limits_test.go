@@ -75,7 +75,8 @@ func TestHugeIsHuge(t *testing.T) {
 
 // TestLimits: every platform limit holds on every surface, for the
 // fixtures and a ~1 MiB approval, in every state, and the status line, the
-// effect line, the flags and the buttons are all there.
+// effect line, the flags and the buttons are all there (the chats':
+// their adapters' TestLimits).
 func TestLimits(t *testing.T) {
 	r := newRenderer(t)
 	cases := map[string]*approval.Approval{
@@ -96,7 +97,6 @@ func TestLimits(t *testing.T) {
 				if len(c.Flags) > 3*listMax || len(c.Reasons) > listMax+1 {
 					t.Errorf("%d flags, %d reasons: lists are not bounded", len(c.Flags), len(c.Reasons))
 				}
-				checkSlack(t, c, r.Slack(c))
 				e := r.Email(c)
 				txt := r.Text(c)
 				for surface, s := range map[string]string{"email text": e.Text, "text": txt, "email html": e.HTML} {
@@ -130,49 +130,11 @@ func essentials(c Card) []string {
 	return append(out, c.Flags...)
 }
 
-func checkSlack(t *testing.T, c Card, m SlackMessage) {
-	t.Helper()
-	if n := len(m.Blocks); n > slackMaxBlocks {
-		t.Errorf("slack: %d blocks", n)
-	}
-	if charLen(m.Text) > slackMessageTextMax {
-		t.Errorf("slack: text %d chars", charLen(m.Text))
-	}
-	checkSlackShape(t, m)
-	var all []string
-	total := 0
-	for _, s := range slackShownTexts(t, m) {
-		all = append(all, s.text)
-		total += charLen(s.text)
-	}
-	if total > slackBlocksTextMax {
-		t.Errorf("slack: the blocks hold %d chars in all", total)
-	}
-	joined := strings.Join(append(all, slackLines(m)...), "\n")
-	for _, want := range essentials(c) {
-		if !strings.Contains(joined, want) {
-			t.Errorf("slack lacks %q", want)
-		}
-	}
-	if slackStatus(m) != c.Status {
-		t.Error("slack: the status is not on top")
-	}
-	if n := len(slackButtonsOf(m)); n != len(c.Buttons) {
-		t.Errorf("slack: %d buttons, the card has %d", n, len(c.Buttons))
-	}
-}
-
-// TestHugeCutsVisibly: what a surface leaves out, it says it left out.
+// TestHugeCutsVisibly: what a surface leaves out, it says it left out
+// (the chats': their adapters' TestHugeCutsVisibly).
 func TestHugeCutsVisibly(t *testing.T) {
 	r := newRenderer(t)
 	c := cardIn(t, huge(t, false), "pending")
-	sj, err := MarshalPreview(r.Slack(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(sj), "left out to fit Slack") || !strings.Contains(string(sj), slackCutNote) {
-		t.Error("slack: the card was cut without saying so")
-	}
 	for _, want := range []string{"[cut; Show all arguments shows all]", " …[cut]", "[cut; the console shows the whole patch]", "and 290 more: Not traced to the request", "New to this job: arg0 (host), arg1 (host)", "A class above the job's so far: destructive (so far: read)", "and 290 more reasons", "and 290 more"} {
 		if !strings.Contains(r.Text(c), want) {
 			t.Errorf("text lacks %q", want)

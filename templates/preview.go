@@ -43,7 +43,7 @@ const previewActor = "user:reviewer"
 //
 //	ev, _ := approval.Parse(body)
 //	in, _ := templates.PreviewInput(ev.Approval, "denied", now, ladder)
-//	msg := renderer.Slack(templates.Build(in))
+//	msg := slack.CardMessage(templates.Build(in)) // approvalsbot/adapters/slack
 //	json.MarshalIndent(msg, "", "  ")
 //
 // An event without an approval renders its thread reply instead

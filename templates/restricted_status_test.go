@@ -98,10 +98,11 @@ func wholeRenderings(t *testing.T, r *Renderer, c Card) map[string]string {
 		}
 		return string(b)
 	}
-	d, de := discordSurface.card(c)
+	d, de := chats.DiscordCard(c)
 	e := r.Email(c)
+	sj, _ := chats.SlackCard(c)
 	return map[string]string{
-		"slack":         marshal(r.Slack(c)),
+		"slack":         sj,
 		"discord":       marshal(d),
 		"discord edit":  marshal(de),
 		"email":         marshal(e),

@@ -81,11 +81,12 @@ func TestSecretsInFreeText(t *testing.T) {
 		})
 	}
 	for _, m := range []ThreadMessage{BackendMessage(a.ID, leak), RecheckRefused(&approval.RecheckFailed{ApprovalID: a.ID, Message: leak})} {
-		dj, err := MarshalPreview(discordSurface.thread(m))
+		dj, err := MarshalPreview(chats.DiscordThread(m))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for surface, s := range map[string]string{"slack": r.SlackThread(m).Text, "discord": string(dj), "text": r.TextThread(m)} {
+		_, slackText := chats.SlackThread(m)
+		for surface, s := range map[string]string{"slack": slackText, "discord": string(dj), "text": r.TextThread(m)} {
 			for _, sec := range []string{bearer, urlPass} {
 				if strings.Contains(s, sec) {
 					t.Errorf("thread %s/%s shows %q", m.Kind, surface, sec)

@@ -1,14 +1,14 @@
 // Package templates owns what a person reads of an approval: the card
 // model, decided once from an approval, its ladder plan as frozen at
-// request and its decision (Build), and its renderings for each surface:
-// Slack Block Kit, an email (subject, text and HTML) and plain text
-// (logs, bot preview), plus the replies the bot posts in a card's
-// threads. The Discord adapter lays out the same card and replies itself.
-// docs/cards.md is what a card shows, and says which lines are state
-// (edited at once) and which are plan (shown once).
+// request and its decision (Build), and its renderings as an email
+// (subject, text and HTML) and plain text (logs, bot preview), plus the
+// replies the bot posts in a card's threads. Each chat adapter lays out
+// the same card and replies itself, from CardParts and
+// ThreadMessage.Lines. docs/cards.md is what a card shows, and says which
+// lines are state (edited at once) and which are plan (shown once).
 //
 // Wording and markup live in embedded templates, one file per message
-// kind, namespaced by surface (slack/card.tmpl, email/card.html.tmpl, …),
+// kind, namespaced by surface (text/card.tmpl, email/card.html.tmpl, …),
 // parsed once by New. The Go code decides what a card says and keeps every
 // rendering inside its platform's limits; it never re-derives the
 // approval's rules (effect line, flags, who asks, Deny first), which
@@ -20,7 +20,6 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"io/fs"
-	"slices"
 	"strings"
 	texttemplate "text/template"
 	"time"
@@ -28,21 +27,20 @@ import (
 	"approvalsbot/approval"
 )
 
-//go:embed slack email text
+//go:embed email text
 var embedded embed.FS
 
 // Options configures a Renderer.
 type Options struct {
 	// Templates replaces the embedded template files; nil uses the
-	// embedded ones. It must hold the same layout (slack/*.tmpl,
-	// email/*.tmpl, text/*.tmpl).
+	// embedded ones. It must hold the same layout (email/*.tmpl,
+	// text/*.tmpl).
 	Templates fs.FS
 }
 
-// Renderer renders cards and thread messages for every surface. It is
+// Renderer renders cards and thread messages as email and plain text. It is
 // immutable after New and safe for concurrent use.
 type Renderer struct {
-	slack     *texttemplate.Template
 	text      *texttemplate.Template
 	emailText *texttemplate.Template
 	emailHTML *htmltemplate.Template
@@ -51,19 +49,10 @@ type Renderer struct {
 // The named templates each surface must define; New checks every one, so
 // a missing or broken template is an error at start-up, not a blank card.
 var (
-	slackNames     = slices.Concat([]string{"card.status", "card.title", "thread", "thread.blocks"}, cardParts)
 	textNames      = []string{"card", "thread"}
 	emailTextNames = []string{"card.subject", "card.text"}
 	emailHTMLNames = []string{"card.html"}
 )
-
-// cardParts are the parts of a chat card below its title, in
-// docs/cards.md's order; each is a Slack template of that name.
-var cardParts = []string{
-	"card.meta", "card.effect", "card.flags", "card.asked", "card.warning",
-	"card.reask", "card.args", "card.digest", "card.roles", "card.changes", "card.patch",
-	"card.agent", "card.turn", "card.ladder", "card.confirm", "card.restricted",
-}
 
 // New parses the templates and proves each renders a full and an empty
 // card, so rendering itself cannot fail later.
@@ -74,9 +63,6 @@ func New(opts Options) (*Renderer, error) {
 	}
 	r := &Renderer{}
 	var err error
-	if r.slack, err = parseText(fsys, "slack", slackFuncs, slackNames); err != nil {
-		return nil, err
-	}
 	if r.text, err = parseText(fsys, "text", plainFuncs, textNames); err != nil {
 		return nil, err
 	}
@@ -134,21 +120,14 @@ func (r *Renderer) selfTest() error {
 		names []string
 	}
 	runs := []run{
-		{r.slack, slices.Concat([]string{"card.status", "card.title"}, cardParts)},
 		{r.text, []string{"card"}},
 		{r.emailText, emailTextNames},
 	}
 	for _, c := range []*Card{{}, &full} {
 		for _, x := range runs {
 			for _, n := range x.names {
-				out, err := execText(x.t, n, c)
-				if err != nil {
+				if _, err := execText(x.t, n, c); err != nil {
 					return fmt.Errorf("render %s: %w", n, err)
-				}
-				if x.t == r.slack && n != "card.title" {
-					if _, err := readElems(out); err != nil {
-						return fmt.Errorf("render slack %s: %w", n, err)
-					}
 				}
 			}
 		}
@@ -158,21 +137,8 @@ func (r *Renderer) selfTest() error {
 		}
 	}
 	for _, m := range selfTestThreads() {
-		for s, t := range map[surface]*texttemplate.Template{surfaceSlack: r.slack, surfaceText: r.text} {
-			d := prepareThread(m, s)
-			if _, err := execText(t, "thread", d); err != nil {
-				return fmt.Errorf("render thread %s: %w", m.Kind, err)
-			}
-			if s != surfaceSlack {
-				continue
-			}
-			out, err := execText(t, "thread.blocks", d)
-			if err == nil {
-				_, err = readElems(out)
-			}
-			if err != nil {
-				return fmt.Errorf("render slack thread.blocks %s: %w", m.Kind, err)
-			}
+		if _, err := execText(r.text, "thread", textThread(m)); err != nil {
+			return fmt.Errorf("render thread %s: %w", m.Kind, err)
 		}
 	}
 	return nil

@@ -27,7 +27,7 @@ func TestNewReportsTemplateErrors(t *testing.T) {
 	}
 	tests := map[string]func(fstest.MapFS){
 		"syntax error": func(m fstest.MapFS) {
-			m["slack/card.tmpl"] = &fstest.MapFile{Data: []byte(`{{define "card.status"}}{{.Status`)}
+			m["text/card.tmpl"] = &fstest.MapFile{Data: []byte(`{{define "card"}}{{.Status`)}
 		},
 		"missing part": func(m fstest.MapFS) {
 			m["text/thread.tmpl"] = &fstest.MapFile{Data: []byte(strings.ReplaceAll(string(m["text/thread.tmpl"].Data), `"thread"`, `"thred"`))}
@@ -35,14 +35,6 @@ func TestNewReportsTemplateErrors(t *testing.T) {
 		"missing file": func(m fstest.MapFS) { delete(m, "text/thread.tmpl") },
 		"unknown field": func(m fstest.MapFS) {
 			m["text/card.tmpl"] = &fstest.MapFile{Data: []byte(`{{define "card"}}{{.Nope}}{{end}}`)}
-		},
-		"slack part writes mrkdwn": func(m fstest.MapFS) {
-			m["slack/card.tmpl"] = &fstest.MapFile{Data: []byte(strings.ReplaceAll(string(m["slack/card.tmpl"].Data),
-				`{{define "card.effect"}}{{with .Effect}}{{bold .}}{{end}}{{end}}`, `{{define "card.effect"}}*{{.Effect}}*{{end}}`))}
-		},
-		"slack reply writes text": func(m fstest.MapFS) {
-			m["slack/thread.tmpl"] = &fstest.MapFile{Data: []byte(strings.ReplaceAll(string(m["slack/thread.tmpl"].Data),
-				`{{- else}}{{with .Text}}{{text .}}{{end}}{{end}}`, `{{- else}}{{.Text}}{{end}}`))}
 		},
 		"html broken": func(m fstest.MapFS) {
 			m["email/card.html.tmpl"] = &fstest.MapFile{Data: []byte(`{{define "card.html"}}<a href="{{.ConsoleURL}}{{end}}`)}
@@ -64,7 +56,7 @@ func TestNewReportsTemplateErrors(t *testing.T) {
 
 // TestTemplateLayout: one file per message kind, namespaced by surface.
 func TestTemplateLayout(t *testing.T) {
-	want := []string{"email/card.html.tmpl", "email/card.txt.tmpl", "slack/card.tmpl", "slack/thread.tmpl", "text/card.tmpl", "text/thread.tmpl"}
+	want := []string{"email/card.html.tmpl", "email/card.txt.tmpl", "text/card.tmpl", "text/thread.tmpl"}
 	var got []string
 	_ = fs.WalkDir(embedded, ".", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -77,11 +69,12 @@ func TestTemplateLayout(t *testing.T) {
 	}
 }
 
-// TestZeroCard: a card with nothing in it renders without panicking.
+// TestZeroCard: a card with nothing in it renders without panicking
+// (Slack's: the adapter's TestZeroCard).
 func TestZeroCard(t *testing.T) {
 	r := newRenderer(t)
 	for _, c := range []Card{{}, Build(Input{})} {
-		_ = r.Slack(c)
+		_, _ = chats.SlackCard(c)
 		_ = discordCard(c)
 		_ = r.Email(c)
 		_ = r.Text(c)

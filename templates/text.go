@@ -60,6 +60,10 @@ func Visible(s string) string { return cleanText(s) }
 // function name, an id) on one line, every invisible character shown.
 func VisibleLine(s string) string { return oneLine(s) }
 
+// Linkable is s as a card links it (an absolute http(s) URL, every byte
+// a URL may not hold raw escaped), or "" when a card would not link it.
+func Linkable(s string) string { return linkable(s) }
+
 // clean is cleanText; prose keeps one presentation selector after a
 // symbol.
 func clean(s string, prose bool) string {

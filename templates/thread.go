@@ -3,11 +3,7 @@ package templates
 import (
 	"cmp"
 	"fmt"
-	"regexp"
-	"strings"
 	"time"
-
-	"github.com/slack-go/slack"
 
 	"approvalsbot/approval"
 )
@@ -114,22 +110,6 @@ func ThreadFromEvent(ev *approval.Event) (ThreadMessage, bool) {
 	return ThreadMessage{}, false
 }
 
-// threadData is a thread message prepared for one surface's template:
-// Text cleaned and redacted (escaped by the template), mentions already in
-// the surface's syntax (safe: built only from validated ids).
-type threadData struct {
-	Kind ThreadKind
-	// Lead is the bot's own words before Text, where the kind has some.
-	Lead     string
-	Text     string
-	Mentions []string
-	// MentionElems are the Mentions as Slack rich text elements (user
-	// and user group elements, which notify from inside a block).
-	MentionElems string
-	Waited       string
-	By           string
-}
-
 // recheckLead is what a re-check refusal's reply says before the
 // reason: once, that the platform refused the call after it was
 // approved.
@@ -139,18 +119,6 @@ func recheckLead(longWait bool) string {
 	}
 	return "The platform refused the call after approval"
 }
-
-type surface int
-
-const (
-	surfaceText surface = iota
-	surfaceSlack
-)
-
-var (
-	slackUserID  = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
-	slackGroupID = regexp.MustCompile(`^S[A-Z0-9]{2,20}$`)
-)
 
 // ThreadLines is what a thread reply says, for a surface to lay out and
 // escape: Text cleaned, redacted and cut, the bot's own Lead before it
@@ -192,39 +160,6 @@ func (m ThreadMessage) Lines() ThreadLines {
 	return l
 }
 
-// prepareThread is m's Lines for one surface's template, mentions in
-// the surface's syntax.
-func prepareThread(m ThreadMessage, s surface) threadData {
-	l := m.Lines()
-	d := threadData{Kind: l.Kind, Lead: l.Lead, Text: l.Text, Waited: l.Waited, By: l.By}
-	for _, mn := range l.Mentions {
-		name := mn.Name
-		switch s {
-		case surfaceSlack:
-			id, isSlack := strings.CutPrefix(mn.Target, "slack:")
-			switch {
-			case isSlack && slackUserID.MatchString(id):
-				d.Mentions = append(d.Mentions, "<@"+id+">")
-				d.MentionElems += writeElem(slackElem{Kind: elemUser, Text: id})
-			case isSlack && slackGroupID.MatchString(id):
-				d.Mentions = append(d.Mentions, "<!subteam^"+id+">")
-				d.MentionElems += writeElem(slackElem{Kind: elemGroup, Text: id})
-			default:
-				d.Mentions = append(d.Mentions, "@"+mrkdwn(name))
-				d.MentionElems += styledText(nil)("@" + name)
-			}
-			d.MentionElems += styledText(nil)(" ")
-		default:
-			d.Mentions = append(d.Mentions, "@"+name)
-		}
-	}
-	if l.More != "" {
-		d.Mentions = append(d.Mentions, l.More)
-		d.MentionElems += styledText(nil)(l.More + " ")
-	}
-	return d
-}
-
 // shortDuration words a wait as people say it: 45s, 15m, 1h30m, 2d3h.
 func shortDuration(d time.Duration) string {
 	switch {
@@ -247,21 +182,27 @@ func shortDuration(d time.Duration) string {
 	}
 }
 
-// SlackThread renders a thread reply (post it with thread_ts). An
-// escalation is mrkdwn text whose mentions notify; every other reply
-// carries text from the backend or a person, which it shows as literal
-// text in a rich_text block, its escaped text serving notifications.
-func (r *Renderer) SlackThread(m ThreadMessage) SlackMessage {
-	d := prepareThread(m, surfaceSlack)
-	msg := SlackMessage{Text: cutText(part(r.slack, "thread", d), slackSectionTextMax, slackCutMarker, trimSlack)}
-	if elems := slackPart(r.slack, "thread.blocks", d); len(elems) > 0 {
-		msg.Blocks = []slack.Block{slackRichText(cutSlackElems(elems, slackRichTextMax))}
-	}
-	return msg
+// threadData is a thread reply's Lines for the text template, each
+// mention as @name.
+type threadData struct {
+	Kind                   ThreadKind
+	Lead, Text, Waited, By string
+	Mentions               []string
 }
 
 // TextThread renders a thread reply as plain text.
 func (r *Renderer) TextThread(m ThreadMessage) string {
-	d := prepareThread(m, surfaceText)
-	return part(r.text, "thread", d) + "\n"
+	return part(r.text, "thread", textThread(m)) + "\n"
+}
+
+func textThread(m ThreadMessage) threadData {
+	l := m.Lines()
+	d := threadData{Kind: l.Kind, Lead: l.Lead, Text: l.Text, Waited: l.Waited, By: l.By}
+	for _, mn := range l.Mentions {
+		d.Mentions = append(d.Mentions, "@"+mn.Name)
+	}
+	if l.More != "" {
+		d.Mentions = append(d.Mentions, l.More)
+	}
+	return d
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"approvalsbot/adapters/discord"
+	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/fixtures"
@@ -54,7 +55,7 @@ func filesHold(t *testing.T, dir string, texts []string) []string {
 func renderAll(t *testing.T, r *templates.Renderer, in templates.Input) map[string]string {
 	t.Helper()
 	c := templates.Build(in)
-	sj, err := templates.MarshalPreview(r.Slack(c))
+	sj, err := templates.MarshalPreview(slackad.CardMessage(c))
 	if err != nil {
 		t.Fatal(err)
 	}

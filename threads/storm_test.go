@@ -273,7 +273,7 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 	}
 	log := slog.New(slog.DiscardHandler)
 	surface, err := slackad.NewSurface(slackad.Options{Credentials: slackad.Credentials{BotToken: cfg.Slack.BotToken.Reveal(), SigningSecret: cfg.Slack.SigningSecret.Reveal(), AppToken: cfg.Slack.AppToken.Reveal()}, APIURL: cfg.Slack.APIURL, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
-		Renderer: renderer, Store: st, Logger: log,
+		Store: st, Logger: log,
 		PerChannelRate: rate.Limit(o.scale), Burst: stormPostBurst,
 		UpdateRate: rate.Limit(50.0 / 60 * o.scale), UpdateBurst: stormUpdateBurst})
 	if err != nil {
@@ -686,7 +686,7 @@ func TestReplicasShareAChannelsPace(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 	for range 2 {
 		ad, err := slackad.NewSurface(slackad.Options{Credentials: slackad.Credentials{BotToken: cfg.Slack.BotToken.Reveal(), SigningSecret: cfg.Slack.SigningSecret.Reveal(), AppToken: cfg.Slack.AppToken.Reveal()}, APIURL: cfg.Slack.APIURL, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
-			Renderer: renderer, Store: first.st, Logger: slog.New(slog.DiscardHandler), PerChannelRate: postRate, Burst: postBurst})
+			Store: first.st, Logger: slog.New(slog.DiscardHandler), PerChannelRate: postRate, Burst: postBurst})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,13 +18,12 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	surfacetest.Run(t, discordConformance{store: threadstest.OpenSQLite(t), renderer: threadstest.Renderer(t)})
+	surfacetest.Run(t, discordConformance{store: threadstest.OpenSQLite(t)})
 }
 
 // discordConformance is the Discord surface over a fresh fake Discord.
 type discordConformance struct {
-	store    store.Store
-	renderer *templates.Renderer
+	store store.Store
 }
 
 func (discordConformance) Traits() surfacetest.Traits {

@@ -44,14 +44,19 @@ const (
 func RenderCard(c templates.Card) *Message {
 	content := utf16text.Fit(trimLines(cardContent(&c)), contentMax, cutMarker, trimCut)
 	names := templates.CardParts()
-	parts := make([]templates.TextPart, 0, len(names))
+	parts := make([]templates.Part[string], 0, len(names))
+	seps := -utf16text.Len(partSep) // between the parts shown
 	for _, name := range names {
-		parts = append(parts, templates.TextPart{Name: name, Text: trimLines(cardPart(name, &c))})
+		text := trimLines(cardPart(name, &c))
+		if text != "" {
+			seps += utf16text.Len(partSep)
+		}
+		parts = append(parts, templates.Part[string]{Name: name, Content: text})
 	}
 	title := utf16text.Cut(c.Function, embedTitleMax)
 	footer := utf16text.Cut(trimLines(cardFooter(&c)), embedFooterMax)
 	budget := min(embedDescriptionMax, embedTotalMax-utf16text.Len(title)-utf16text.Len(footer))
-	parts = templates.FitParts(parts, partSep, budget, cutMarker, leftOut, trimCut)
+	templates.FitParts(parts, budget-seps, fitText)
 	// FitParts always fits today (every part can shrink far below the
 	// budget); this cut keeps the limit whatever the parts become.
 	desc := utf16text.Fit(joinParts(parts), budget, cutMarker, trimCut)
@@ -78,11 +83,19 @@ func RenderCard(c templates.Card) *Message {
 // line is absent.
 func trimLines(s string) string { return strings.Trim(s, "\n") }
 
-func joinParts(parts []templates.TextPart) string {
+// fitText cuts a part's markdown as Discord reads it; a part cut or
+// left out is never empty, so the separators between parts stay as many.
+var fitText = templates.Fitter[string]{
+	Len:     utf16text.Len,
+	Cut:     func(s string, max int) string { return utf16text.Fit(s, max, cutMarker, trimCut) },
+	LeftOut: func(what string) string { return strings.ReplaceAll(leftOut, "%s", what) },
+}
+
+func joinParts(parts []templates.Part[string]) string {
 	var texts []string
 	for _, p := range parts {
-		if p.Text != "" {
-			texts = append(texts, p.Text)
+		if p.Content != "" {
+			texts = append(texts, p.Content)
 		}
 	}
 	return strings.Join(texts, partSep)

@@ -13,7 +13,6 @@ import (
 	"approvalsbot/adapters/chunk"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
-	"approvalsbot/templates"
 	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
@@ -72,7 +71,7 @@ func (a *Adapter) command(cmd slackgo.SlashCommand) threads.Work {
 	}}
 }
 
-func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) []templates.SlackMessage {
+func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) []Message {
 	args := strings.Fields(cmd.Text)
 	sub := ""
 	if len(args) > 0 {
@@ -81,16 +80,16 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 	tenants := a.tenants()
 	switch {
 	case sub == subHelp && len(args) == 1:
-		return []templates.SlackMessage{{Text: commandHelp}}
+		return []Message{{Text: commandHelp}}
 	case sub == "":
 		sub = subList
 	case (sub != subList && sub != subLadder) || len(args) > 1:
-		return []templates.SlackMessage{{Text: fmt.Sprintf("The bot knows no `%s %s`.\n%s",
+		return []Message{{Text: fmt.Sprintf("The bot knows no `%s %s`.\n%s",
 			mrkdwn(chunk.Cut(cmd.Command, 40)), mrkdwn(chunk.Cut(cmd.Text, 80)), commandHelp)}}
 	}
 	ids, byChannel := tenantsFor(tenants, cmd.ChannelID, cmd.UserID)
 	if len(ids) == 0 {
-		return []templates.SlackMessage{{Text: "No tenant posts to this channel, and you are not a member of any tenant " +
+		return []Message{{Text: "No tenant posts to this channel, and you are not a member of any tenant " +
 			"in this bot's configuration, so there is nothing to show. An admin can add your Slack id " + mrkdwn(cmd.UserID) + "."}}
 	}
 	var sections []section
@@ -145,20 +144,20 @@ func (a *Adapter) pendingText(ctx context.Context, tenant string, zone *time.Loc
 	if p.Failed {
 		return section{mrkdwn: fmt.Sprintf("*%s*: the bot cannot read what waits right now; try again in a moment.", mrkdwn(tenant))}
 	}
-	var lines [][]templates.SlackElem
+	var lines [][]elem
 	for _, w := range p.Items {
 		name := chunk.Cut(w.Function, 80)
-		line := []templates.SlackElem{templates.SlackText("• "), templates.SlackText(name)}
+		line := []elem{textElem("• "), textElem(name)}
 		if w.Card != nil {
 			if link := a.permalink(ctx, team, *w.Card); link != "" {
-				line[1] = templates.SlackLink(link, name)
+				line[1] = linkElem(link, name)
 			}
 		}
 		rest := fmt.Sprintf(" · %s · waiting %s", chunk.Cut(w.ID, 120), threads.Waited(w.Waited))
 		if w.Due != "" {
 			rest += " · deadline " + w.Due
 		}
-		lines = append(lines, append(line, templates.SlackText(rest)))
+		lines = append(lines, append(line, textElem(rest)))
 	}
 	where := ""
 	if byChannel {
@@ -167,11 +166,11 @@ func (a *Adapter) pendingText(ctx context.Context, tenant string, zone *time.Loc
 	if len(lines) == 0 {
 		return section{mrkdwn: fmt.Sprintf("*%s*: nothing waits for a decision%s.", mrkdwn(tenant), where)}
 	}
-	head := []templates.SlackElem{templates.SlackBold(tenant),
-		templates.SlackText(fmt.Sprintf(": %d wait for a decision%s, oldest first:", len(lines)+p.More, where))}
-	out := section{lines: append([][]templates.SlackElem{head}, lines...)}
+	head := []elem{boldElem(tenant),
+		textElem(fmt.Sprintf(": %d wait for a decision%s, oldest first:", len(lines)+p.More, where))}
+	out := section{lines: append([][]elem{head}, lines...)}
 	if p.More > 0 {
-		out.lines = append(out.lines, []templates.SlackElem{templates.SlackText(fmt.Sprintf("…and %d more.", p.More))})
+		out.lines = append(out.lines, []elem{textElem(fmt.Sprintf("…and %d more.", p.More))})
 	}
 	return out
 }
@@ -245,19 +244,19 @@ func codeBlock(lines []string) string {
 // the store holds (the backend's function names and ids).
 type section struct {
 	mrkdwn string
-	lines  [][]templates.SlackElem
+	lines  [][]elem
 }
 
 // layout puts sections into messages within Slack's limits: mrkdwn in
 // section blocks, literal lines in rich_text blocks, each block within
 // 3,000 characters, a message within 50 blocks and 12,000 characters.
-func layout(sections []section) []templates.SlackMessage {
-	var msgs []templates.SlackMessage
+func layout(sections []section) []Message {
+	var msgs []Message
 	var blocks []slackgo.Block
 	text := 0
 	add := func(b slackgo.Block, n int) {
-		if len(blocks) == maxBlocks || (len(blocks) > 0 && text+n > templates.SlackBlocksTextMax) {
-			msgs = append(msgs, templates.SlackMessage{Text: "Approvals", Blocks: blocks})
+		if len(blocks) == maxBlocks || (len(blocks) > 0 && text+n > blocksTextMax) {
+			msgs = append(msgs, Message{Text: "Approvals", Blocks: blocks})
 			blocks, text = nil, 0
 		}
 		blocks = append(blocks, b)
@@ -270,24 +269,24 @@ func layout(sections []section) []templates.SlackMessage {
 			}
 			continue
 		}
-		var cur []templates.SlackElem
+		var cur []elem
 		for _, line := range s.lines {
-			n := templates.SlackElemsLen(line)
-			if len(cur) > 0 && templates.SlackElemsLen(cur)+1+n > templates.SlackRichTextMax {
-				add(templates.SlackRichText(cur...), templates.SlackElemsLen(cur))
+			n := elemsLen(line)
+			if len(cur) > 0 && elemsLen(cur)+1+n > richTextMax {
+				add(richText(cur...), elemsLen(cur))
 				cur = nil
 			}
 			if len(cur) > 0 {
-				cur = append(cur, templates.SlackBreak())
+				cur = append(cur, breakElem())
 			}
 			cur = append(cur, line...)
 		}
 		if len(cur) > 0 {
-			add(templates.SlackRichText(cur...), templates.SlackElemsLen(cur))
+			add(richText(cur...), elemsLen(cur))
 		}
 	}
 	if len(blocks) > 0 {
-		msgs = append(msgs, templates.SlackMessage{Text: "Approvals", Blocks: blocks})
+		msgs = append(msgs, Message{Text: "Approvals", Blocks: blocks})
 	}
 	return msgs
 }

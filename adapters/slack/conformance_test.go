@@ -18,13 +18,12 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	surfacetest.Run(t, slackConformance{store: threadstest.OpenSQLite(t), renderer: threadstest.Renderer(t)})
+	surfacetest.Run(t, slackConformance{store: threadstest.OpenSQLite(t)})
 }
 
 // slackConformance is the Slack surface over a fresh fake Slack.
 type slackConformance struct {
-	store    store.Store
-	renderer *templates.Renderer
+	store store.Store
 }
 
 func (slackConformance) Traits() surfacetest.Traits {
@@ -38,8 +37,8 @@ func (c slackConformance) New(t *testing.T) (threads.Surface, surfacetest.Fake) 
 	fake := slacktest.New(t, slacktest.Options{Token: botToken})
 	fake.AddChannel("C0APPROVALS", "approvals", true)
 	s, err := slackad.NewSurface(slackad.Options{Credentials: slackad.Credentials{BotToken: botToken, SigningSecret: signingSecret}, APIURL: fake.APIURL(),
-		Tenants:  func() map[string]*tenant.Tenant { return nil },
-		Renderer: c.renderer, Store: c.store})
+		Tenants: func() map[string]*tenant.Tenant { return nil },
+		Store:   c.store})
 	if err != nil {
 		t.Fatal(err)
 	}

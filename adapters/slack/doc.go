@@ -1,5 +1,6 @@
 // Package slack is the bot's Slack surface, on slack-go: it posts each
-// card (Block Kit, with its buttons) to the tenant's channels and, for
+// card (Block Kit built in Go from the platform-neutral templates.Card,
+// with its buttons) to the tenant's channels and, for
 // slack:U… targets, into a DM; edits every copy when the approval moves;
 // replies in the card's thread; posts audit notices; and answers one
 // person privately (ephemeral messages, or the interaction's

@@ -157,12 +157,11 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		open = threadstest.OpenExclusiveSQLite
 	}
 	st := open(t)
-	renderer := threadstest.Renderer(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
 	o := slackad.Options{Credentials: slackad.Credentials{BotToken: cfg.Slack.BotToken.Reveal(), SigningSecret: cfg.Slack.SigningSecret.Reveal(), AppToken: cfg.Slack.AppToken.Reveal()}, APIURL: cfg.Slack.APIURL, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
-		Renderer: renderer, Store: st, Logger: log, Now: clock.Now}
+		Store: st, Logger: log, Now: clock.Now}
 	if ho.adapter != nil {
 		ho.adapter(&o)
 	}

@@ -246,7 +246,7 @@ func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who 
 
 // replace posts a card to a response_url in place of the message clicked.
 func (a *Surface) replace(ctx context.Context, responseURL string, card threads.Card) error {
-	msg := a.render.Slack(templates.Build(card.Input()))
+	msg := CardMessage(templates.Build(card.Input()))
 	opts := append(msg.MsgOptions(), slackgo.MsgOptionReplaceOriginal(responseURL))
 	_, _, err := a.api.PostMessageContext(ctx, "", opts...)
 	return err
@@ -343,7 +343,7 @@ func approveModal(d threads.Dialog, act templates.Action, meta string) slackgo.M
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
 			// The function and the id are the backend's: literal text.
-			templates.SlackRichText(withBold(say.ApproveQuestion(placeholder, act.ApprovalID, act.Revision, d.Effect), chunk.Cut(d.Function, 200))...),
+			richText(withBold(say.ApproveQuestion(placeholder, act.ApprovalID, act.Revision, d.Effect), chunk.Cut(d.Function, 200))...),
 			comment,
 		}},
 	}
@@ -365,7 +365,7 @@ func denyModal(d threads.Dialog, act templates.Action, meta string) slackgo.Moda
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
 			// The function and the id are the backend's: literal text.
-			templates.SlackRichText(withBold(say.DenyQuestion(placeholder, act.ApprovalID, act.Revision, d.Restricted),
+			richText(withBold(say.DenyQuestion(placeholder, act.ApprovalID, act.Revision, d.Restricted),
 				chunk.Cut(d.Function, 200))...),
 			reason,
 		}},

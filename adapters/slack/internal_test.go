@@ -44,7 +44,7 @@ func textLen(raw []byte) int {
 
 func TestArgumentMessagesSplitAndSayWhatIsLeftOut(t *testing.T) {
 	act := templates.Action{Kind: templates.ActionShowArgs, ApprovalID: "a-big1", Revision: 1}
-	check := func(t *testing.T, msgs []templates.SlackMessage) string {
+	check := func(t *testing.T, msgs []Message) string {
 		t.Helper()
 		var all strings.Builder
 		for _, m := range msgs {
@@ -81,7 +81,7 @@ func TestArgumentMessagesSplitAndSayWhatIsLeftOut(t *testing.T) {
 					all.WriteString(body + "\n")
 				}
 			}
-			if n := textLen(raw); n > templates.SlackBlocksTextMax {
+			if n := textLen(raw); n > blocksTextMax {
 				t.Fatalf("a message of %d characters", n)
 			}
 		}
@@ -127,16 +127,16 @@ func TestArgumentMessagesSplitAndSayWhatIsLeftOut(t *testing.T) {
 
 func TestSplitTextAndLayout(t *testing.T) {
 	var lines []string
-	var literal [][]templates.SlackElem
+	var literal [][]elem
 	for i := range 500 {
 		lines = append(lines, fmt.Sprintf("• line %d %s", i, strings.Repeat("y", 40)))
-		literal = append(literal, []templates.SlackElem{templates.SlackText(fmt.Sprintf("• row %d %s", i, strings.Repeat("w", 40)))})
+		literal = append(literal, []elem{textElem(fmt.Sprintf("• row %d %s", i, strings.Repeat("w", 40)))})
 	}
 	msgs := layout([]section{{mrkdwn: strings.Join(lines, "\n")}, {mrkdwn: strings.Repeat("z", 5000)}, {lines: literal}})
 	var all strings.Builder
 	for _, m := range msgs {
 		raw, _ := json.Marshal(m.Blocks)
-		if len(m.Blocks) > maxBlocks || textLen(raw) > templates.SlackBlocksTextMax {
+		if len(m.Blocks) > maxBlocks || textLen(raw) > blocksTextMax {
 			t.Fatalf("a message of %d blocks, %d characters", len(m.Blocks), textLen(raw))
 		}
 		var blocks []map[string]any

@@ -6,8 +6,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Slack's limits and deadlines the adapter keeps to. slack-go checks none
-// of them; the card's own limits live in package templates.
+// Slack's limits and deadlines the adapter keeps to. Slack rejects (or
+// silently cuts) a message that breaks one, and slack-go checks none of
+// them. Lengths are counted as Slack counts them: in characters of a
+// JavaScript string (UTF-16 code units, chunk.Len).
 const (
 	// maxRequestBody bounds an interaction or command body, read once
 	// before its signature is checked. Slack's are a few KB.
@@ -27,10 +29,6 @@ const (
 	// socketAckMax bounds a Socket Mode ack's JSON; slack-go refuses
 	// larger: https://api.slack.com/apis/socket-mode#acknowledge
 	socketAckMax = 20 * 1024
-	// sectionTextMax: https://api.slack.com/reference/block-kit/blocks#section
-	sectionTextMax = 3000
-	// maxBlocks per message: https://api.slack.com/reference/block-kit/blocks
-	maxBlocks = 50
 	// modalTitleMax: https://api.slack.com/reference/surfaces/views
 	modalTitleMax = 24
 	// privateMetadataMax: https://api.slack.com/reference/surfaces/views
@@ -38,6 +36,47 @@ const (
 	// responseURLUses: a response_url takes five posts within 30 minutes:
 	// https://api.slack.com/interactivity/handling#message_responses
 	responseURLUses = 5
+)
+
+// Block Kit.
+const (
+	// maxBlocks per message: https://api.slack.com/reference/block-kit/blocks
+	maxBlocks = 50
+	// sectionTextMax: https://api.slack.com/reference/block-kit/blocks#section
+	sectionTextMax = 3000
+	// headerTextMax: https://api.slack.com/reference/block-kit/blocks#header
+	headerTextMax = 150
+	// contextElementsMax: https://api.slack.com/reference/block-kit/blocks#context
+	contextElementsMax = 10
+	// richTextMax bounds the text of one rich_text block. Slack documents
+	// no limit of its own for rich_text
+	// (https://api.slack.com/reference/block-kit/blocks#rich_text); a
+	// section's 3,000 keeps one part from crowding the message.
+	richTextMax = 3000
+	// blocksTextMax bounds the text of all of a message's blocks
+	// together. Slack refuses more with msg_blocks_too_long; the limit is
+	// not documented, and Slack's SDK maintainers name 12,000 characters
+	// with room left for the blocks' own fields:
+	// https://github.com/slackapi/bolt-js/issues/2509
+	blocksTextMax = 12000
+	// textObjectMax bounds any text object, context elements included:
+	// https://api.slack.com/reference/block-kit/composition-objects#text
+	textObjectMax = 3000
+	// buttonTextMax, buttonValueMax, actionIDMax:
+	// https://api.slack.com/reference/block-kit/block-elements#button
+	buttonTextMax  = 75
+	buttonValueMax = 2000
+	actionIDMax    = 255
+	// actionsElementsMax: https://api.slack.com/reference/block-kit/blocks#actions
+	actionsElementsMax = 25
+	// confirmTitleMax, confirmTextMax, confirmButtonMax:
+	// https://api.slack.com/reference/block-kit/composition-objects#confirm
+	confirmTitleMax  = 100
+	confirmTextMax   = 300
+	confirmButtonMax = 30
+	// messageTextMax bounds the top-level text of chat.postMessage,
+	// which Slack cuts beyond: https://api.slack.com/methods/chat.postMessage#truncating
+	messageTextMax = 40000
 )
 
 // Pace defaults. Slack allows about one chat.postMessage a second per

@@ -21,9 +21,9 @@ import (
 // the response_url, the rest with chat.postEphemeral). What does not fit
 // is said, not dropped silently.
 const (
-	codeChunkMax       = templates.SlackRichTextMax
+	codeChunkMax       = richTextMax
 	headingsReserve    = 1000
-	sectionsPerMessage = (templates.SlackBlocksTextMax - headingsReserve) / codeChunkMax
+	sectionsPerMessage = (blocksTextMax - headingsReserve) / codeChunkMax
 	maxShowMessages    = 8
 )
 
@@ -36,7 +36,7 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 		a.answer(ctx, who, out.Reason.String())
 		return
 	}
-	var msgs []templates.SlackMessage
+	var msgs []Message
 	if shown.Details != nil {
 		msgs = append(msgs, a.details(*shown.Details))
 	}
@@ -67,14 +67,14 @@ func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) 
 		a.answer(ctx, who, shown.TooLarge.String())
 		return
 	}
-	msgs := append([]templates.SlackMessage{literal(shown.Lead.String())}, body...)
+	msgs := append([]Message{literal(shown.Lead.String())}, body...)
 	approve := slackgo.NewButtonBlockElement(templates.EncodeAction(*shown.Approve), templates.EncodeAction(*shown.Approve),
 		slackgo.NewTextBlockObject(slackgo.PlainTextType, say.ApproveShown, false, false))
 	approve.Style = slackgo.StylePrimary
 	note := slackgo.NewButtonBlockElement(templates.EncodeAction(*shown.ApproveNote), templates.EncodeAction(*shown.ApproveNote),
 		slackgo.NewTextBlockObject(slackgo.PlainTextType, say.ApproveNoteShown, false, false))
-	msgs = append(msgs, templates.SlackMessage{Text: say.ApproveShownLine, Blocks: []slackgo.Block{
-		templates.SlackRichText(templates.SlackText(say.ApproveShownLine)),
+	msgs = append(msgs, Message{Text: say.ApproveShownLine, Blocks: []slackgo.Block{
+		richText(textElem(say.ApproveShownLine)),
 		slackgo.NewActionBlock("", approve, note)}})
 	if err := a.tell(ctx, who, msgs); err != nil {
 		a.log.Warn("slack: could not show a restricted call before its approval", "tenant", out.Tenant,
@@ -83,8 +83,8 @@ func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) 
 }
 
 // details renders the card of Show details without its buttons.
-func (a *Adapter) details(in templates.Input) templates.SlackMessage {
-	msg := a.render.Slack(templates.Build(in))
+func (a *Adapter) details(in templates.Input) Message {
+	msg := CardMessage(templates.Build(in))
 	kept := msg.Blocks[:0:0]
 	for _, b := range msg.Blocks {
 		if b.BlockType() != slackgo.MBTAction {
@@ -101,13 +101,13 @@ func (a *Adapter) details(in templates.Input) templates.SlackMessage {
 // is counted in a closing line. The function, the approval id and the
 // digest are shown as literal text too; only the top-level text of each
 // message (notifications) is mrkdwn, escaped.
-func argumentMessages(act templates.Action, res threads.ShowResult, limit int) []templates.SlackMessage {
+func argumentMessages(act templates.Action, res threads.ShowResult, limit int) []Message {
 	msgs, _ := laidOut(act, res, limit)
 	return msgs
 }
 
 // laidOut is argumentMessages, and how many characters it left out.
-func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]templates.SlackMessage, int) {
+func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]Message, int) {
 	chunks := chunk.Split(res.Text(), codeChunkMax)
 	if len(chunks) == 0 {
 		chunks = []string{say.NoArguments}
@@ -121,23 +121,23 @@ func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]templat
 	}
 	n := (len(chunks) + sectionsPerMessage - 1) / sectionsPerMessage
 	function := chunk.Cut(res.Function, 200)
-	msgs := make([]templates.SlackMessage, 0, n)
+	msgs := make([]Message, 0, n)
 	for part := 1; part <= n; part++ {
 		var blocks []slackgo.Block
 		if part == 1 {
 			blocks = append(blocks,
-				templates.SlackRichText(withBold(say.ArgumentsHeading(placeholder, act.ApprovalID, act.Revision), function)...),
-				templates.SlackContext(say.ArgumentsDigest(res.Digest, res.Redacted)))
+				richText(withBold(say.ArgumentsHeading(placeholder, act.ApprovalID, act.Revision), function)...),
+				contextText(say.ArgumentsDigest(res.Digest, res.Redacted)))
 		} else {
-			blocks = append(blocks, templates.SlackRichText(withBold(say.ArgumentsPart(placeholder, part, n), function)...))
+			blocks = append(blocks, richText(withBold(say.ArgumentsPart(placeholder, part, n), function)...))
 		}
 		for _, c := range chunks[(part-1)*sectionsPerMessage : min(part*sectionsPerMessage, len(chunks))] {
-			blocks = append(blocks, templates.SlackRichText(templates.SlackPre(strings.TrimSuffix(c, "\n"))))
+			blocks = append(blocks, richText(preElem(strings.TrimSuffix(c, "\n"))))
 		}
 		if part == n && left > 0 {
-			blocks = append(blocks, templates.SlackContext(say.ArgumentsLeftOut(left)))
+			blocks = append(blocks, contextText(say.ArgumentsLeftOut(left)))
 		}
-		msgs = append(msgs, templates.SlackMessage{Text: say.ArgumentsPart(mrkdwn(function), part, n), Blocks: blocks})
+		msgs = append(msgs, Message{Text: say.ArgumentsPart(mrkdwn(function), part, n), Blocks: blocks})
 	}
 	return msgs, left
 }
@@ -148,18 +148,18 @@ const placeholder = "\x00"
 
 // withBold is sentence as literal text, the placeholder in it shown as
 // value in bold.
-func withBold(sentence, value string) []templates.SlackElem {
+func withBold(sentence, value string) []elem {
 	before, after, ok := strings.Cut(sentence, placeholder)
 	if !ok {
-		return []templates.SlackElem{templates.SlackText(sentence)}
+		return []elem{textElem(sentence)}
 	}
-	var out []templates.SlackElem
+	var out []elem
 	if before != "" {
-		out = append(out, templates.SlackText(before))
+		out = append(out, textElem(before))
 	}
-	out = append(out, templates.SlackBold(value))
+	out = append(out, boldElem(value))
 	if after != "" {
-		out = append(out, templates.SlackText(after))
+		out = append(out, textElem(after))
 	}
 	return out
 }

@@ -19,7 +19,6 @@ import (
 
 	"approvalsbot/adapters/replay"
 	"approvalsbot/internal/refusal"
-	"approvalsbot/templates"
 	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
@@ -70,8 +69,6 @@ type Options struct {
 	// SIGHUP): /approvals finds a channel's tenant in it, Doctor its
 	// channels. Required.
 	Tenants func() map[string]*tenant.Tenant
-	// Renderer renders cards and thread replies. Required.
-	Renderer *templates.Renderer
 	// Store is read, and keeps the signed requests seen (shared by every
 	// replica). Required.
 	Store Store
@@ -112,7 +109,6 @@ type Surface struct {
 	secret    string
 	appToken  bool
 	tenants   func() map[string]*tenant.Tenant
-	render    *templates.Renderer
 	store     Store
 	log       *slog.Logger
 	refusals  *refusal.Counter // refused requests: counted, and logged at most once a minute per source and reason
@@ -156,9 +152,6 @@ func NewSurface(o Options) (*Surface, error) {
 	}
 	if o.Tenants == nil {
 		errs = append(errs, errors.New("slack: Tenants is required"))
-	}
-	if o.Renderer == nil {
-		errs = append(errs, errors.New("slack: Renderer is required"))
 	}
 	if o.Store == nil {
 		errs = append(errs, errors.New("slack: Store is required"))
@@ -206,7 +199,6 @@ func NewSurface(o Options) (*Surface, error) {
 		apiURL:   u,
 		secret:   o.Credentials.SigningSecret,
 		tenants:  o.Tenants,
-		render:   o.Renderer,
 		store:    o.Store,
 		log:      o.Logger,
 		refusals: refusals,

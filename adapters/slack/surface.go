@@ -24,7 +24,7 @@ func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 	if req.Card.Approval == nil {
 		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
 	}
-	msg := a.render.Slack(templates.Build(req.Card.Input()))
+	msg := CardMessage(templates.Build(req.Card.Input()))
 	var channel, threadTS string
 	if req.Thread != nil && req.Thread.Channel != "" && req.Thread.Ref != "" {
 		channel = req.Thread.Channel
@@ -55,7 +55,7 @@ func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Card.Approval == nil {
 		return threads.Permanent(errors.New("edit card: the card has no approval"))
 	}
-	msg := a.render.Slack(templates.Build(req.Card.Input()))
+	msg := CardMessage(templates.Build(req.Card.Input()))
 	_, _, _, err := a.api.UpdateMessageContext(ctx, req.Post.Channel, req.Post.Ref, msg.MsgOptions()...)
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
@@ -67,7 +67,7 @@ func (a *Surface) Reply(ctx context.Context, req threads.ReplyRequest) error {
 	if req.Root.Channel == "" || req.Root.Ref == "" {
 		return threads.Permanent(errors.New("reply: the card has no Slack channel or ts"))
 	}
-	msg := a.render.SlackThread(req.Message())
+	msg := ThreadReply(req.Message())
 	opts := append(msg.MsgOptions(), slackgo.MsgOptionTS(cmp.Or(req.Root.ThreadRef, req.Root.Ref)),
 		slackgo.MsgOptionDisableLinkUnfurl(), slackgo.MsgOptionDisableMediaUnfurl())
 	_, err := a.postMessage(ctx, req.Root.Channel, opts)
@@ -105,7 +105,7 @@ func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 				"tenant", req.Tenant, "slack_user", req.User, "err", scrub(err).Error())
 		}
 	}
-	err := a.tell(ctx, who, []templates.SlackMessage{literal(approval.RedactText(req.Text))})
+	err := a.tell(ctx, who, []Message{literal(approval.RedactText(req.Text))})
 	if err != nil {
 		return classify("answer "+req.User, err)
 	}
@@ -168,7 +168,7 @@ type person struct {
 // tell sends msgs to one person only: through the response_url while it
 // takes them (five posts), then, or when it fails, with
 // chat.postEphemeral in the channel.
-func (a *Surface) tell(ctx context.Context, p person, msgs []templates.SlackMessage) error {
+func (a *Surface) tell(ctx context.Context, p person, msgs []Message) error {
 	uses := 0
 	for _, m := range msgs {
 		if p.reply != "" && uses < responseURLUses {
@@ -200,7 +200,7 @@ func (a *Surface) answer(ctx context.Context, p person, text string) {
 	if text == "" {
 		return
 	}
-	if err := a.tell(ctx, p, []templates.SlackMessage{literal(text)}); err != nil {
+	if err := a.tell(ctx, p, []Message{literal(text)}); err != nil {
 		a.log.Warn("slack: could not answer a person", "slack_user", p.user, "channel", p.channel, "err", err.Error())
 	}
 }
@@ -232,10 +232,9 @@ func (a *Surface) allowedReply(raw string) string {
 // block (Slack's mrkdwn has no escape for * _ ~ and backticks, so text
 // from the backend or a person is never mrkdwn), with the text escaped
 // as the fallback notifications show.
-func literal(text string) templates.SlackMessage {
+func literal(text string) Message {
 	if text == "" {
-		return templates.SlackMessage{}
+		return Message{}
 	}
-	return templates.SlackMessage{Text: chunk.Cut(templates.SlackFallback(text), 3000),
-		Blocks: []slackgo.Block{templates.SlackRichText(templates.SlackText(text))}}
+	return Message{Text: chunk.Cut(mrkdwn(text), 3000), Blocks: []slackgo.Block{richText(textElem(text))}}
 }

@@ -166,7 +166,7 @@ func newBurstBot(t *testing.T, h *harness, limit rate.Limit, burst int) burstBot
 	svc, err := threads.New(threads.Options{Store: st, Tenants: h.cfg,
 		Clock:    bubbleClock{offset: time.Until(h.clock.Now())},
 		Surfaces: map[string]threads.Surface{"slack": ad}, Logger: slog.New(slog.DiscardHandler),
-		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: h.opts.Renderer})})
+		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: threadstest.Renderer(t)})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,3 +18,30 @@ func mrkdwn(s string) string { return escaper.Replace(templates.Visible(s)) }
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(templates.Visible(s)), " ")
 }
+
+// urlEscaper percent-encodes what would end a <url|label> link early.
+// Links come from validated http(s) URLs; this keeps a stray character
+// from bending the markup.
+var urlEscaper = strings.NewReplacer(
+	"|", "%7C", ">", "%3E", "<", "%3C", "(", "%28", ")", "%29",
+	" ", "%20", `"`, "%22", "`", "%60", "[", "%5B", "]", "%5D",
+)
+
+func linkURL(u string) string { return urlEscaper.Replace(u) }
+
+// cutMarker ends mrkdwn text that was cut (utf16text.Fit).
+const cutMarker = "_[cut to fit Slack; the console shows all]_"
+
+// trimMrkdwn drops a cut entity (&amp; → &am) and a link cut open (<http…).
+func trimMrkdwn(s string) string {
+	if i := strings.LastIndexByte(s, '&'); i >= 0 && !strings.Contains(s[i:], ";") {
+		s = s[:i]
+	}
+	if i := strings.LastIndexByte(s, '<'); i >= 0 && !strings.Contains(s[i:], ">") {
+		s = s[:i]
+	}
+	return s
+}
+
+// noTrim is for plain_text, which has no markup to leave broken.
+func noTrim(s string) string { return s }

@@ -279,16 +279,12 @@ func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *
 	type surface interface {
 		Doctor(ctx context.Context, w io.Writer) error
 	}
-	check := func(area string, build func(*templates.Renderer) (surface, error)) {
+	check := func(area string, build func() (surface, error)) {
 		if st == nil {
 			r.say(area, "not checked: the adapter needs the store, which did not answer")
 			return
 		}
-		renderer, err := templates.New(templates.Options{})
-		var ad surface
-		if err == nil {
-			ad, err = build(renderer)
-		}
+		ad, err := build()
 		if err == nil {
 			before := r.problems
 			err = ad.Doctor(ctx, r)
@@ -303,12 +299,12 @@ func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *
 	}
 	tenants := func() map[string]*tenant.Tenant { return cfg.Tenants }
 	if cfg.Slack != nil {
-		check("slack", func(rd *templates.Renderer) (surface, error) {
-			return slack.NewSurface(slack.Options{Credentials: app.SlackCredentials(cfg.Slack), APIURL: cfg.Slack.APIURL, Tenants: tenants, Renderer: rd, Store: st})
+		check("slack", func() (surface, error) {
+			return slack.NewSurface(slack.Options{Credentials: app.SlackCredentials(cfg.Slack), APIURL: cfg.Slack.APIURL, Tenants: tenants, Store: st})
 		})
 	}
 	if cfg.Discord != nil {
-		check("discord", func(rd *templates.Renderer) (surface, error) {
+		check("discord", func() (surface, error) {
 			ad, err := discord.NewSurface(discord.Options{Credentials: app.DiscordCredentials(cfg.Discord), APIURL: cfg.Discord.APIURL, Tenants: tenants, Store: st})
 			if err != nil || !register {
 				return ad, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/discord"
+	"approvalsbot/adapters/slack"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
@@ -75,7 +76,7 @@ func cmdPreview(args []string, stdout io.Writer) error {
 		msg, _ := templates.ThreadFromEvent(ev)
 		switch *as {
 		case "slack":
-			return printJSON(stdout, r.SlackThread(msg))
+			return printJSON(stdout, slack.ThreadReply(msg))
 		case "discord":
 			return printJSON(stdout, discord.RenderThread(msg))
 		}
@@ -147,7 +148,7 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	c := templates.Build(cin)
 	switch *as {
 	case "slack":
-		return printJSON(stdout, r.Slack(c))
+		return printJSON(stdout, slack.CardMessage(c))
 	case "discord":
 		return printJSON(stdout, discord.RenderCard(c))
 	}

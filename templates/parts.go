@@ -1,0 +1,111 @@
+package templates
+
+import (
+	"cmp"
+	"slices"
+)
+
+// A chat adapter lays a card out as parts below its title, in its own
+// markup, and fits them into its platform's limits with FitParts: the
+// parts, their order, which give way first and the words for one left
+// out are the card's, the same on every chat.
+
+// cardParts are the parts of a chat card below its title, in
+// docs/cards.md's order.
+var cardParts = []string{
+	"card.meta", "card.effect", "card.flags", "card.asked", "card.warning",
+	"card.reask", "card.args", "card.digest", "card.roles", "card.changes", "card.patch",
+	"card.agent", "card.turn", "card.ladder", "card.confirm", "card.restricted",
+}
+
+// cutOrder is which parts give way first when a card is too long: what
+// the agent wrote and the bulky details first; the status, effect line and
+// flags last (only if they alone are too long). Buttons are not text and
+// never give way.
+var cutOrder = []string{
+	"card.agent", "card.patch", "card.roles", "card.changes", "card.args",
+	"card.asked", "card.turn", "card.digest", "card.meta", "card.reask", "card.ladder",
+	"card.warning", "card.confirm", "card.restricted", "card.flags", "card.effect",
+}
+
+// mustKeep are the parts a card never leaves out (with the status and the
+// buttons, which are not among the parts).
+var mustKeep = map[string]bool{"card.effect": true, "card.flags": true, "card.warning": true}
+
+// partNames are the words an omission line uses.
+var partNames = map[string]string{
+	"card.agent": "the agent's text", "card.patch": "the patch", "card.roles": "the argument roles",
+	"card.args": "the arguments", "card.changes": "the files", "card.asked": "who asks",
+	"card.turn": "the turn", "card.digest": "the digest", "card.meta": "the job",
+	"card.reask": "what changed",
+}
+
+// minKept is the least of a part worth keeping, in characters; a part
+// that would keep less is replaced by a line that says it was left out.
+const minKept = 80
+
+// CardParts names the parts of a chat card below its title, in
+// docs/cards.md's order.
+func CardParts() []string { return slices.Clone(cardParts) }
+
+// CutOrder is the order in which parts give way when a card is too long.
+func CutOrder() []string { return slices.Clone(cutOrder) }
+
+// MustKeep reports whether a part is cut, never left out.
+func MustKeep(part string) bool { return mustKeep[part] }
+
+// Part is one part of a chat card as a platform writes it: its name (one
+// of CardParts) and its content in the platform's markup.
+type Part[T any] struct {
+	Name    string
+	Content T
+}
+
+// Fitter is how a platform measures and cuts the content of a part.
+type Fitter[T any] struct {
+	// Len is the characters c counts toward the limit, 0 for no content.
+	Len func(c T) int
+	// Cut keeps c within max characters, cut visibly; never to nothing.
+	Cut func(c T, max int) T
+	// LeftOut stands in for a part left out; what names it ("the patch").
+	LeftOut func(what string) T
+}
+
+// FitParts makes parts fit in max characters together, cutting parts in
+// CutOrder and each only as much as needed; a part that would keep less
+// than minKept is replaced by f.LeftOut, unless it must be kept (then it
+// keeps minKept). A part not in CutOrder is never cut.
+func FitParts[T any](parts []Part[T], max int, f Fitter[T]) {
+	total := 0
+	for _, p := range parts {
+		total += f.Len(p.Content)
+	}
+	for _, name := range cutOrder {
+		over := total - max
+		if over <= 0 {
+			return
+		}
+		for i := range parts {
+			if parts[i].Name != name {
+				continue
+			}
+			old := f.Len(parts[i].Content)
+			if old == 0 {
+				continue
+			}
+			var c T
+			switch target := old - over; {
+			case target >= minKept:
+				c = f.Cut(parts[i].Content, target)
+			case mustKeep[name]:
+				c = f.Cut(parts[i].Content, minKept)
+			default:
+				c = f.LeftOut(cmp.Or(partNames[name], "this part"))
+			}
+			if n := f.Len(c); n < old {
+				parts[i].Content = c
+				total += n - old
+			}
+		}
+	}
+}
