@@ -1,26 +1,6 @@
-// Package app is the bot as one running process. New builds every part
-// from the configuration and the dependencies its caller injects (the
-// clock, the logger, the stream the log surface writes cards to); Run
-// runs the parts as one group until its context ends, Stop is called, or
-// an essential part stops; Stop ends it. `bot serve` is New, Run and
-// Stop, and tests run the whole bot in-process the same way.
-//
-// Every long-running part is essential: the HTTP server, the outbox
-// worker, the scheduler (ladder ticks, retention, digests), the Slack
-// Socket Mode and Discord gateway connections, PostgreSQL's outbox
-// listener and configuration reloads. The parts that reconnect by design
-// (Socket Mode, the gateway, the listener) do so inside, and return only
-// when no reconnection can help: a refused token, a closed store. So when
-// one returns while the bot runs, Run stops the others, within the stop
-// timeout as at any stop, and returns why, and `bot serve` exits non-zero
-// for a supervisor to restart it, instead of answering 202 to events it
-// would never deliver.
-//
-// /readyz answers 200 only while the store takes a write
-// (store.Store's WriteCheck), not merely a query: a SQLite file another
-// process holds locked, a full disk or a read-only PostgreSQL makes it
-// answer 503 at once, where every event would wait for the store and then
-// be answered 503.
+// Package app is the bot as one running process: New builds it, Run runs
+// its parts as one group, Stop ends it; `bot serve` and the in-process
+// tests use it alike (docs/design.md#the-process-and-its-commands).
 package app
 
 import (
@@ -57,20 +37,16 @@ import (
 type Options struct {
 	// Config is the configuration to start with. Required.
 	Config *config.Config
-	// LoadConfig reads the configuration again (the file, with the
-	// environment's secrets) for a reload; nil: the bot does not reload.
+	// LoadConfig reads the configuration again for a reload; nil: none.
 	LoadConfig func() (*config.Config, error)
-	// Reloads asks for a reload with each value received (`bot serve`
-	// sends SIGHUP here). A reload changes tenants, members, ladders and
-	// targets for later approvals; a configuration that does not load
-	// keeps the one in force, and the log says why. Nil: none.
+	// Reloads asks for a reload at each value (`bot serve` sends SIGHUP);
+	// a configuration that does not load keeps the one in force. Nil: none.
 	Reloads <-chan os.Signal
 	// Clock decides everything that depends on time; nil: the real one.
 	Clock clockwork.Clock
 	// Logger gets the bot's log; nil discards it.
 	Logger *slog.Logger
-	// Stdout is where the log surface writes cards when no chat surface
-	// takes them; nil discards them.
+	// Stdout gets the log surface's cards; nil discards them.
 	Stdout io.Writer
 }
 
@@ -104,10 +80,9 @@ type App struct {
 	released sync.Once
 }
 
-// New builds the bot: it opens and migrates the store, builds the
-// surfaces, the service, the scheduler and the HTTP routes, and binds the
-// listen addresses, so Addr and PrivateAddr are known before Run. It
-// starts nothing. On an error it releases what it had opened.
+// New opens and migrates the store, builds every part and binds the
+// listen addresses, so Addr is known before Run; it starts nothing. On an
+// error it releases what it had opened.
 func New(ctx context.Context, o Options) (*App, error) {
 	if o.Config == nil {
 		return nil, errors.New("app: a configuration is required")
@@ -182,9 +157,8 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		Backend:  client.ForThreads(),
 		Mailer:   mailer,
 		Lease:    cfg.Lease,
-		// The calls secrets key the fingerprints of hidden argument
-		// values: the store never holds them, and the backend they sign
-		// for already has every argument.
+		// The calls secrets key hidden values' fingerprints: the store never
+		// holds them, and the backend already has every argument.
 		FingerprintSecrets: config.RevealAll(cfg.Backend.CallsSecrets),
 	})
 	if err != nil {
@@ -232,9 +206,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Each listener has its own connection caps; with two, their
-	// connection metrics say which is which. The body budget is one for
-	// both.
+	// One body budget for both listeners; each has its own connection caps.
 	var publicReg prometheus.Registerer = reg
 	if cfg.ListenPrivate != "" {
 		publicReg = listenerMetrics(reg, "public")
@@ -248,7 +220,6 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	return err
 }
 
-// chatSurfaces builds the configured chat adapters.
 func (a *App) chatSurfaces(reg prometheus.Registerer) (map[string]threads.Surface, error) {
 	cfg, surfaces := a.cfg, map[string]threads.Surface{}
 	if cfg.Slack != nil {
@@ -273,8 +244,7 @@ func (a *App) chatSurfaces(reg prometheus.Registerer) (map[string]threads.Surfac
 // Addr is the address the bot listens on (the port chosen, for ":0").
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
-// PrivateAddr is the address of the private listener (listen_private,
-// the port chosen for ":0"), or "" when there is none.
+// PrivateAddr is listen_private's address, or "" when there is none.
 func (a *App) PrivateAddr() string {
 	if a.privLn == nil {
 		return ""
@@ -284,14 +254,8 @@ func (a *App) PrivateAddr() string {
 
 // Run serves until ctx ends or Stop is called (then it returns nil), or
 // until an essential part stops (then it returns which and why). Either
-// way it stops every part within the configuration's stop timeout first:
-// no more requests (those in flight finish), then no more claims, ticks
-// or interactions, while the outbox finishes the rows it performs within
-// its grace and puts back those still running (a decision retrying
-// against a backend that is down) for the next start. Then it closes the
-// store. Work still running at the timeout, which the outbox's grace
-// makes rare, is left to the lease: its claims are released at the next
-// start (SQLite), or taken over by another replica (PostgreSQL).
+// way it first stops every part within the stop timeout and closes the
+// store: see docs/design.md#stopping.
 func (a *App) Run(ctx context.Context) error {
 	a.mu.Lock()
 	if a.ran || a.stopped {
@@ -320,7 +284,6 @@ func (a *App) Run(ctx context.Context) error {
 	return g.Err()
 }
 
-// serving serves srv on ln until it is shut down.
 func serving(srv *http.Server, ln net.Listener) func(context.Context) error {
 	return func(context.Context) error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -330,7 +293,6 @@ func serving(srv *http.Server, ln net.Listener) func(context.Context) error {
 	}
 }
 
-// start runs every part under g.
 func (a *App) start(g *group) {
 	g.Go("the HTTP server", serving(a.srv, a.ln))
 	if a.privSrv != nil {
@@ -389,10 +351,8 @@ func (a *App) shutdown(g *group) {
 		"stop_timeout", timeout)
 }
 
-// Stop stops the bot. A Run in progress ends as if its context had, and
-// Stop waits for it; a bot that never ran releases what New opened (the
-// listener, the store). It may be called more than once, from any
-// goroutine.
+// Stop ends a Run in progress and waits for it; a bot that never ran
+// releases what New opened. It is safe to call again, from any goroutine.
 func (a *App) Stop() {
 	a.mu.Lock()
 	ran := a.ran

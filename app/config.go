@@ -10,9 +10,8 @@ import (
 	"approvalsbot/tenant"
 )
 
-// liveConfig holds the configuration in force; a reload swaps it.
-// Approvals keep what they were given at request, so a swap changes only
-// later ones.
+// liveConfig holds the configuration in force; a reload swaps it, which
+// changes only later approvals (each keeps what it was given).
 type liveConfig struct{ p atomic.Pointer[config.Config] }
 
 func (l *liveConfig) Tenant(id string) (*tenant.Tenant, bool) {
@@ -22,9 +21,7 @@ func (l *liveConfig) Tenant(id string) (*tenant.Tenant, bool) {
 
 func (l *liveConfig) tenants() map[string]*tenant.Tenant { return l.p.Load().Tenants }
 
-// reload swaps in the configuration LoadConfig reads at each value from
-// Reloads, until ctx ends; a configuration that does not load keeps the
-// one in force and says why.
+// reload serves Options.Reloads until ctx ends.
 func (a *App) reload(ctx context.Context) error {
 	reloads := a.reloads
 	for {
@@ -48,14 +45,12 @@ func (a *App) reload(ctx context.Context) error {
 	}
 }
 
-// SlackCredentials are the slack section's secrets, as the adapter takes
-// them.
+// SlackCredentials are the slack section's secrets, as the adapter takes them.
 func SlackCredentials(c *config.Slack) slack.Credentials {
 	return slack.Credentials{BotToken: c.BotToken.Reveal(), SigningSecret: c.SigningSecret.Reveal(), AppToken: c.AppToken.Reveal()}
 }
 
-// DiscordCredentials are the discord section's, as the adapter takes
-// them.
+// DiscordCredentials are the discord section's, as the adapter takes them.
 func DiscordCredentials(c *config.Discord) discord.Credentials {
 	return discord.Credentials{BotToken: c.BotToken.Reveal(), ApplicationID: c.ApplicationID, PublicKey: c.PublicKey.Reveal()}
 }

@@ -9,12 +9,9 @@ import (
 	"sync/atomic"
 )
 
-// group runs the app's essential parts, each in a goroutine of its own
-// under one context, and notices the first that ends before the group is
-// stopped. Every part runs until it is stopped; a part that reconnects by
-// design (Socket Mode, the Discord gateway, PostgreSQL's listener) does
-// so inside, and returns only when no reconnection can help. So a part
-// that returns early, with an error or without one, has failed.
+// group runs the app's essential parts under one context and notices the
+// first that ends before Stop: a part that returns early, with an error or
+// without one, has failed (docs/design.md#essential-parts).
 type group struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -35,7 +32,6 @@ func newGroup(parent context.Context, log *slog.Logger) *group {
 // errReturned is the failure of a part that returned nil before the stop.
 var errReturned = errors.New("it returned, with no error, while the bot was running")
 
-// Go runs part under the group's context.
 func (g *group) Go(name string, part func(ctx context.Context) error) {
 	g.wg.Go(func() {
 		err := part(g.ctx)
@@ -55,8 +51,7 @@ func (g *group) Go(name string, part func(ctx context.Context) error) {
 	})
 }
 
-// Failed is closed when a part has ended before the stop; Err then says
-// which and why.
+// Failed is closed when a part ended before the stop; Err says why.
 func (g *group) Failed() <-chan struct{} { return g.failed }
 
 // Err is the first failure, or nil.
@@ -80,9 +75,8 @@ func (g *group) Cancel() {
 	g.cancel()
 }
 
-// Wait waits until every part has returned or ctx ends, and reports
-// whether they all returned. When it gives up, the parts still running
-// are left to end with the process (the stop's bound is the point).
+// Wait reports whether every part returned before ctx ended; those
+// still running are left to end with the process.
 func (g *group) Wait(ctx context.Context) bool {
 	done := make(chan struct{})
 	go func() { g.wg.Wait(); close(done) }()

@@ -8,9 +8,8 @@ import (
 	"approvalsbot/threads"
 )
 
-// scheduled is the cron work: the ladder tick, the retention pass, and
-// each tenant's digest in its zone. Digests and retention are scheduled
-// from the configuration at start.
+// scheduled is the ladder tick, the retention pass and each digest, all
+// scheduled from the configuration at start (a reload changes none).
 func scheduled(cfg *config.Config, svc *threads.Service) []ladder.Job {
 	jobs := []ladder.Job{{Name: "ladder", Spec: ladder.Every(cfg.Tick), Run: func(ctx context.Context) error {
 		_, err := svc.Tick(ctx)

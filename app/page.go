@@ -13,8 +13,7 @@ import (
 	"approvalsbot/threads"
 )
 
-// pageLinks makes the decision links escalation mail carries, when the
-// configuration has a public_url; nil (no links) otherwise.
+// pageLinks makes mail's decision links; nil without a decision page.
 func pageLinks(cfg *config.Config) (*decidepage.Links, error) {
 	dp := cfg.DecisionPage
 	if dp == nil {
@@ -57,8 +56,7 @@ func decisionLinks(links *decidepage.Links) threads.DecisionLinks {
 	return links
 }
 
-// mountPage serves the decision page at decidepage.Path when links are
-// made.
+// mountPage serves the decision page when links are made.
 func mountPage(mux *http.ServeMux, links *decidepage.Links, st store.Store, svc *threads.Service,
 	live *liveConfig, renderer *templates.Renderer, log *slog.Logger) error {
 	if links == nil {

@@ -13,11 +13,9 @@ import (
 	"approvalsbot/store/sqlite"
 )
 
-// OpenStore opens and migrates the configured store (`bot serve` and
-// `bot migrate`). A SQLite store is held by this process alone (a lock
-// file beside it), so the claims left in it are those of a process that
-// died, and they are released: its work resumes now. Replicas starting
-// together on PostgreSQL migrate once, under an advisory lock.
+// OpenStore opens and migrates the configured store. A SQLite store is
+// held by this process alone, so the claims left in it are a dead
+// process's and are released: its work resumes now.
 func OpenStore(ctx context.Context, c config.Store, log *slog.Logger) (store.Store, error) {
 	switch c.Driver {
 	case "", config.DriverSQLite:
@@ -66,9 +64,8 @@ func SQLiteFile(dsn string) string {
 	return p
 }
 
-// gatewayLocker lets exactly one replica hold Discord's gateway: a
-// PostgreSQL advisory lock when replicas share a database; none for the
-// one process of a SQLite store.
+// gatewayLocker lets one replica hold Discord's gateway: a PostgreSQL
+// advisory lock; none for the one process of a SQLite store.
 func gatewayLocker(st store.Store) discord.GatewayLocker {
 	pg, ok := st.(*postgres.Store)
 	if !ok {

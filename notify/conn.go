@@ -7,16 +7,11 @@ import (
 	"time"
 )
 
-// boundedConn puts a deadline on every read and write of one SMTP
-// session. go-smtp has no context and sets its own deadlines around each
-// command (its defaults are minutes, and NewClientStartTLS greets and
-// says EHLO before its timeouts can be changed), then clears them,
-// leaving the message body's writes with none. boundedConn keeps every
-// deadline it is given, or an empty one, within wait from now; when the
-// context ends (cancelled or past its deadline) it expires the connection,
-// so a blocked read or write returns at once and ctx.Err() says why.
-//
-// It wraps the TCP connection under TLS, so tls.Conn's deadlines reach it.
+// boundedConn keeps every deadline it is given, or an empty one, within
+// wait from now, and expires the connection when ctx ends, so a blocked
+// read or write returns at once. go-smtp takes no context and leaves the
+// body's writes without a deadline: docs/design.md#smtp-sessions. It
+// wraps the TCP connection under TLS, so tls.Conn's deadlines reach it.
 type boundedConn struct {
 	net.Conn
 
@@ -78,7 +73,6 @@ func (b *boundedConn) SetWriteDeadline(t time.Time) error {
 	return b.Conn.SetWriteDeadline(b.bound(t))
 }
 
-// Close stops the context watch and closes the connection.
 func (b *boundedConn) Close() error {
 	b.stop()
 	return b.Conn.Close()

@@ -51,20 +51,16 @@ type Options struct {
 	Logger *slog.Logger
 	// DialTimeout bounds connecting; 0 uses DefaultDialTimeout.
 	DialTimeout time.Duration
-	// CommandTimeout bounds each exchange with the server (greeting, TLS
-	// handshake, each command and its answer, writing the message); 0
-	// uses DefaultCommandTimeout.
+	// CommandTimeout bounds each exchange with the server, the message's
+	// writing included; 0 uses DefaultCommandTimeout.
 	CommandTimeout time.Duration
-	// SubmissionTimeout bounds the server's answer to the end of the
-	// message, which may wait on its filters; 0 uses
-	// DefaultSubmissionTimeout.
+	// SubmissionTimeout bounds the answer to the end of the message (the
+	// server's filters run first); 0 uses DefaultSubmissionTimeout.
 	SubmissionTimeout time.Duration
-	// TLSConfig is the base TLS configuration (tests pass one trusting
-	// their certificate); nil uses the system roots. ServerName defaults
-	// to the host of Config.Addr.
+	// TLSConfig is the base TLS configuration; nil uses the system roots.
+	// ServerName defaults to the host of SMTP.Addr.
 	TLSConfig *tls.Config
-	// Hostname names the bot in EHLO and in Message-IDs; empty uses the
-	// domain of Config.From.
+	// Hostname names the bot in EHLO and Message-IDs; empty: From's domain.
 	Hostname string
 	// Metrics registers bot_mail_total; nil keeps no metrics.
 	Metrics prometheus.Registerer
@@ -99,12 +95,9 @@ var _ threads.Mailer = (*Mailer)(nil)
 var hostnamePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
 
 // NewMailer checks o and freezes it into a Mailer. It refuses SMTP
-// settings with any of smtpconf's Settings.Problems, the rules the config file
-// is checked against, among them what would send approval content or
-// credentials in clear text over a network (tls none is allowed only to a
-// loopback address, an IP or "localhost"); and a Hostname, given or taken
-// from the From address, that is not a DNS name. Errors never carry the
-// password.
+// settings with any smtpconf Problems (clear text over a network among
+// them) and a Hostname, given or From's, that is not a DNS name. Errors
+// never carry the password.
 func NewMailer(o Options) (*Mailer, error) {
 	if o.Renderer == nil {
 		return nil, errors.New("notify: no renderer")
@@ -129,8 +122,6 @@ func NewMailer(o Options) (*Mailer, error) {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 
-	// The settings' own rules are smtpconf's (Settings.Problems), the ones its
-	// decoder reports at their lines; what follows them is the Mailer's.
 	var problems []error
 	for _, p := range c.Problems() {
 		problems = append(problems, p)
@@ -244,9 +235,8 @@ func (m *Mailer) mail(ctx context.Context, req threads.MailRequest) (string, err
 	return id, nil
 }
 
-// threadOf is the References of a follow-up: the recipient's first mail
-// and their latest (RFC 5322 lets a long chain keep its ends), the ones
-// that cannot be a Message-ID left out.
+// threadOf is a follow-up's References: the thread's first and latest
+// mail (RFC 5322 lets a long chain keep its ends), if usable.
 func threadOf(t threads.MailThread) []string {
 	var refs []string
 	for _, id := range []string{t.Root, t.Last} {
@@ -257,7 +247,6 @@ func threadOf(t threads.MailThread) []string {
 	return refs
 }
 
-// approvalID names the approval of req in logs.
 func approvalID(req threads.MailRequest) string {
 	if req.Card.Approval == nil {
 		return ""
@@ -265,11 +254,9 @@ func approvalID(req threads.MailRequest) string {
 	return req.Card.Approval.ID
 }
 
-// messageID makes a Message-ID unique to one mail:
-// approval.revision.step.tag@hostname, where tag is derived from the
-// mail's key (its outbox row), so that sending the same mail again after
-// a crash gives it the same Message-ID and receivers can deduplicate it;
-// random when there is no key.
+// messageID is approval.revision.step.tag@hostname, tag derived from the
+// mail's outbox key (random without one), so a mail sent again after a
+// crash keeps its Message-ID and receivers can deduplicate it.
 func (m *Mailer) messageID(approvalID string, revision, step int, key string) (string, error) {
 	var b [8]byte
 	if key != "" {
@@ -296,9 +283,8 @@ func idLeft(s string) string {
 	return string(b)
 }
 
-// threadRef takes the Message-ID of the thread's first mail, with or
-// without angle brackets; ok is false when it cannot be a Message-ID
-// (it would otherwise reach a header).
+// threadRef takes a Message-ID with or without angle brackets; ok is
+// false when it cannot be one, which would otherwise reach a header.
 func threadRef(id string) (ref string, ok bool) {
 	ref = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(id), "<"), ">")
 	if ref == "" {
@@ -355,8 +341,7 @@ func (m *Mailer) send(ctx context.Context, to string, raw []byte) (err error) {
 	return nil
 }
 
-// Check connects, greets, secures the connection, authenticates when a
-// username is configured and quits, for bot doctor. It sends no mail.
+// Check opens a session as Mail would and quits, for bot doctor.
 func (m *Mailer) Check(ctx context.Context) error {
 	s, err := m.open(ctx)
 	if err != nil {
@@ -378,10 +363,9 @@ type session struct {
 // close drops the connection (after QUIT, or instead of it).
 func (s *session) close() { _ = s.c.Close() }
 
-// open dials, secures (implicit TLS or STARTTLS), says EHLO with the
-// hostname and authenticates when a username is configured. It sends
-// credentials only over TLS, or in clear text to a loopback address with
-// tls none; a server that does not offer STARTTLS is refused before.
+// open dials, secures, says EHLO and authenticates when a username is
+// set. Credentials go only over TLS, or with tls none to a loopback
+// address; a server not offering STARTTLS is refused before.
 func (m *Mailer) open(ctx context.Context) (_ *session, err error) {
 	d := net.Dialer{Timeout: m.dialTimeout}
 	raw, err := d.DialContext(ctx, "tcp", m.addr)

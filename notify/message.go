@@ -1,10 +1,6 @@
-// Package notify sends escalation email: it builds each message as
-// multipart/alternative (text and HTML from the card's email rendering)
-// with headers that keep one approval's mails in one mail thread, and
-// delivers it over SMTP (Mailer, threads.Mailer's implementation): one
-// connection a mail, TLS unless the server is on the loopback, bounded
-// waits, and failures classified for the outbox (an SMTP 5xx is permanent,
-// the rest is retried).
+// Package notify sends escalation email over SMTP (Mailer):
+// multipart/alternative messages threaded per approval, one connection a
+// mail, TLS unless the server is on the loopback, an SMTP 5xx permanent.
 package notify
 
 import (
@@ -27,10 +23,8 @@ type Message struct {
 	Date    time.Time
 	// MessageID is this mail's id (without angle brackets), unique per mail.
 	MessageID string
-	// References are the Message-IDs of the mails this one follows in
-	// the recipient's thread, the first of the thread first and the one it
-	// answers last: In-Reply-To names the last, References all, so mail
-	// clients show one thread per recipient and approval. Empty for the
+	// References are the Message-IDs this mail follows in the recipient's
+	// thread, first to last; In-Reply-To names the last. Empty for the
 	// first mail.
 	References []string
 }

@@ -1,7 +1,6 @@
 // Package tenant is a tenant's policy as the bot runs it: its people and
-// their roles, where its cards go, its ladders, deadlines and tool
-// overrides. The configuration file is one way to build it (package
-// config decodes it); the core reads only these types.
+// roles, where its cards go, its ladders, deadlines and tool overrides.
+// Package config builds it from the file; the core reads only these types.
 package tenant
 
 import (
@@ -12,8 +11,7 @@ import (
 	"approvalsbot/ladder"
 )
 
-// DefaultLadder is the ladder every tenant has, empty when the file
-// configures none.
+// DefaultLadder is the ladder every tenant has, empty unless configured.
 const DefaultLadder = "default"
 
 // Tenant is one tenant's people, places and ladders.
@@ -21,8 +19,8 @@ type Tenant struct {
 	ID string
 	// Deadline applies when neither the request nor a tool override sets one.
 	Deadline time.Duration
-	// MaxDeadline is how far away a request's own deadline may lie when it
-	// arrives, so that no link stays valid and no ladder waits without end.
+	// MaxDeadline bounds how far off a request's own deadline may lie, so
+	// no link stays valid and no ladder waits without end.
 	MaxDeadline time.Duration
 	// Post is where each card goes (step 0).
 	Post []ladder.Target
@@ -31,20 +29,17 @@ type Tenant struct {
 	// Digest, when set, posts what still waits on a schedule.
 	Digest             *Digest
 	ForbidSelfApproval bool
-	// Zone is the time zone that windows, rotations and the digest naming
-	// none are read in; nil means UTC.
+	// Zone is the time zone windows, rotations and digests are read in by
+	// default; nil means UTC.
 	Zone *time.Location
-	// Rotations by name, for steps that name rotation:NAME; each ladder
-	// carries the ones its steps name (ladder.Ladder.Rotations).
+	// Rotations by name; each ladder carries those its steps name.
 	Rotations map[string]ladder.Rotation
 	// Ladders by name; always holds DefaultLadder.
 	Ladders map[string]ladder.Ladder
-	// Tools are per-function overrides in file order: the first whose glob
-	// matches wins.
+	// Tools are per-function overrides; the first whose glob matches wins.
 	Tools   []ToolOverride
 	Members []Member
-	// EmailDecisions is what a member may decide from escalation mail: one
-	// of the EmailDecisions constants.
+	// EmailDecisions is what escalation mail lets a member decide.
 	EmailDecisions string
 }
 
@@ -76,17 +71,15 @@ type Member struct {
 	Role Role
 	// Content lets the member see arguments and digests.
 	Content bool
-	// Governance lets the member give the second approval of protected
-	// paths.
+	// Governance lets the member give protected paths' second approval.
 	Governance bool
-	// Chat holds the member's bare user id on each chat surface they are
-	// on, by the surface's name. Email is a bare address or empty.
+	// Chat is the member's bare user id by chat surface name; Email is a
+	// bare address or empty.
 	Chat  ladder.ChatIDs
 	Email string
 }
 
-// ChatID is the member's bare user id on the chat surface called surface
-// ("slack", "discord"), or "" when they are not on it.
+// ChatID is the member's user id on surface, or "" when not on it.
 func (m Member) ChatID(surface string) string { return m.Chat[surface] }
 
 // Role is what a member may do.
@@ -119,9 +112,8 @@ const (
 	// EmailDecisionsDeny: mail carries a Deny link only. A Deny never
 	// makes anything run, so it is the default.
 	EmailDecisionsDeny = "deny"
-	// EmailDecisionsApprove: mail carries Approve and Deny links (Approve
-	// only where a chat click could approve: never a call that needs a
-	// typed confirmation or a change to protected paths).
+	// EmailDecisionsApprove: Approve and Deny links, Approve only where a
+	// click could approve (no typed confirmation, no protected paths).
 	EmailDecisionsApprove = "approve"
 )
 
@@ -141,8 +133,7 @@ func (t *Tenant) MailDecides(approve bool) bool {
 	return false
 }
 
-// Tool returns the first override, in file order, whose glob matches the
-// function name.
+// Tool returns the first override whose glob matches function.
 func (t *Tenant) Tool(function string) (ToolOverride, bool) {
 	for _, o := range t.Tools {
 		if ok, _ := path.Match(o.Glob, function); ok {
@@ -170,8 +161,7 @@ func (t *Tenant) LadderFor(function, requested string) ladder.Ladder {
 	return ladder.Ladder{Name: DefaultLadder}
 }
 
-// PostFor is where cards for function go: the tool override's post when it
-// has one (it replaces the tenant's), else the tenant's.
+// PostFor is where cards for function go: the tool override's, else the tenant's.
 func (t *Tenant) PostFor(function string) []ladder.Target {
 	if o, ok := t.Tool(function); ok && len(o.Post) > 0 {
 		return o.Post
@@ -192,10 +182,9 @@ func (t *Tenant) DeadlineFor(function string) time.Duration {
 	return ladder.DefaultDeadline
 }
 
-// MemberOn finds the member who is id on surface: by bare user id on a
-// chat surface, by AddressKey on ladder.SurfaceEmail. It is the one lookup
-// of a person by where they clicked or were reached; an empty id matches
-// nobody.
+// MemberOn is the one lookup of a person by where they clicked or were
+// reached: by user id on a chat surface, by AddressKey on email. An empty
+// id matches nobody.
 func (t *Tenant) MemberOn(surface, id string) (Member, bool) {
 	if surface == ladder.SurfaceEmail {
 		key := AddressKey(id)

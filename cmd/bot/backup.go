@@ -13,11 +13,8 @@ import (
 	"approvalsbot/store/sqlite"
 )
 
-// cmdBackup copies the SQLite store to a new file while the bot runs:
-// SQLite's consistent copy (VACUUM INTO), private like the store, never
-// over an existing file. It reads only the configuration's store, so it
-// needs none of the bot's other secrets. A PostgreSQL store is the
-// database's to back up (pg_dump), and is refused with that advice.
+// cmdBackup copies the SQLite store (VACUUM INTO) while the bot runs,
+// never over an existing file; it reads no secret but the store's.
 func cmdBackup(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	path := configFlag(fs)

@@ -27,25 +27,20 @@ import (
 	"approvalsbot/tenant"
 )
 
-// doctorTimeout bounds a whole doctor run: every check is one or a few
-// calls, and a run that hangs helps nobody.
+// doctorTimeout bounds a whole run: a doctor that hangs helps nobody.
 const doctorTimeout = 60 * time.Second
 
-// The signed probe of the job backend: an argument look-up (it changes
-// nothing at the backend, unlike a decision) of an approval no backend
-// holds, by an actor no tenant has. The protocol answers it 404
-// not_found (or 403 forbidden): either proves the address, the protocol
-// and the calls secret at once.
+// The signed probe of the job backend: a look-up (it changes nothing) of
+// an approval no backend holds. Its 404 (or 403) proves the address, the
+// protocol and the calls secret at once.
 const (
 	probeApproval = "bot-doctor-probe"
 	probeActor    = "system:doctor"
 )
 
-// cmdDoctor checks what the configuration points at: the store, the job
-// backend, the mail server and each chat surface. It writes one line per
-// finding, `AREA: what it found` or `AREA: PROBLEM: what is wrong and what
-// to do`, the same style as the chat surfaces' own checks, and fails with
-// the number of PROBLEM lines it wrote.
+// cmdDoctor checks what the configuration points at, one line a finding
+// (`AREA: found` or `AREA: PROBLEM: what to do`, as the chat surfaces'
+// own checks write), and fails with the number of PROBLEM lines.
 func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	path := configFlag(fs)
@@ -79,9 +74,8 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env)
 	return nil
 }
 
-// doctorReport writes the findings and counts the PROBLEM lines, its
-// own and those the chat surfaces' checks write through it, so the count
-// is what a person reads.
+// doctorReport writes the findings and counts the PROBLEM lines, the
+// surfaces' checks' too, so the count is what a person reads.
 type doctorReport struct {
 	w        io.Writer
 	problems int
@@ -133,10 +127,9 @@ func count(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// doctorListeners says what each listener serves, and finds a private
-// listener bound to an address the internet reaches. It reads only the
-// configuration: the bot need not run, and a probe could not tell this
-// machine's bot from another process on the port.
+// doctorListeners says what each listener serves and finds a public
+// listen_private. It reads only the configuration: a probe could not tell
+// this bot from another process on the port.
 func doctorListeners(cfg *config.Config, r *doctorReport) {
 	if cfg.ListenPrivate == "" {
 		r.say("listen", "%s serves everything: interactions, the decision page, health, and the job backend's events and metrics "+
@@ -158,9 +151,8 @@ func doctorListeners(cfg *config.Config, r *doctorReport) {
 	}
 }
 
-// doctorStore opens the store to check it, as a reader beside a running
-// bot: no exclusive lock, no migration, no released claims. A SQLite file
-// that does not exist is reported, not created.
+// doctorStore opens the store as a reader beside a running bot (no lock,
+// migration or released claims); a missing SQLite file is not created.
 func doctorStore(ctx context.Context, sc config.Store, r *doctorReport) store.Store {
 	what := sc.Driver
 	if sc.Driver == config.DriverSQLite || sc.Driver == "" {
@@ -187,8 +179,7 @@ func doctorStore(ctx context.Context, sc config.Store, r *doctorReport) store.St
 	return st
 }
 
-// pingStore opens the store as a reader and pings it; the store returned
-// (when not nil) must be closed.
+// pingStore opens and pings the store; a non-nil store must be closed.
 func pingStore(ctx context.Context, sc config.Store) (store.Store, error) {
 	var (
 		st  store.Store
@@ -245,8 +236,7 @@ func answerOf(pe *backend.ProtocolError) string {
 	return fmt.Sprintf("%d %s", pe.Status, pe.Code)
 }
 
-// doctorMail connects, secures and authenticates to the mail server, and
-// quits.
+// doctorMail connects, secures, authenticates and quits.
 func doctorMail(ctx context.Context, sc *config.SMTP, r *doctorReport) {
 	renderer, err := templates.New(templates.Options{})
 	if err != nil {
@@ -267,10 +257,8 @@ func doctorMail(ctx context.Context, sc *config.SMTP, r *doctorReport) {
 	}
 }
 
-// doctorSurfaces runs each configured chat surface's own checks (its
-// token, scopes or permissions, and each configured channel), which
-// write their findings in the same style; with register, Discord's
-// /approvals is registered first.
+// doctorSurfaces runs each chat surface's own checks; with register,
+// Discord's /approvals is registered first.
 func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *doctorReport, register bool) {
 	if cfg.Slack == nil && cfg.Discord == nil {
 		r.say("chat", "none configured: cards go to the log surface (stdout)")
@@ -319,9 +307,8 @@ func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *
 	}
 }
 
-// isNetwork reports whether err is a failure to reach a server at all
-// (refused, unreachable, no such host, timed out connecting), as opposed
-// to an answer: a doctor must not call an outage a bad token.
+// isNetwork reports whether err is a failure to reach a server at all,
+// not an answer: a doctor must not call an outage a bad token.
 func isNetwork(err error) bool {
 	var (
 		ue *url.Error
@@ -345,8 +332,7 @@ func networkCause(err error) error {
 	return err
 }
 
-// lastCause is the innermost cause of the last try of a call that gave
-// up.
+// lastCause is the innermost cause of a given-up call's last try.
 func lastCause(err error) error {
 	for {
 		var next error

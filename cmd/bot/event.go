@@ -18,12 +18,9 @@ import (
 	"approvalsbot/config"
 )
 
-// cmdEvent signs an event file with the first events secret and posts it
-// to a running bot: how a backend integrator tries the wiring. By default
-// the event is moved to now first (its instants shifted together, so a
-// deadline keeps its distance from the request) and given a fresh id, so
-// that an example file written on another day shows a live card and can
-// be sent again; --as-is sends the file's bytes unchanged.
+// cmdEvent signs an event file and posts it to a running bot, first (unless
+// --as-is) moved to now with a fresh id, so an old example shows a live
+// card and can be sent again.
 func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
 	fs := flag.NewFlagSet("event", flag.ContinueOnError)
 	path := configFlag(fs)
@@ -85,10 +82,8 @@ type movedEvent struct {
 	Delta time.Duration // how far its instants moved
 }
 
-// moveEventToNow moves an event so that its envelope time is now (to the
-// millisecond, which is what the store keeps) and gives it a fresh id
-// derived from its own, so the bot does not take it for the event of that
-// id it may have been sent before.
+// moveEventToNow moves an event to now (to the store's millisecond) with
+// a fresh id, so the bot does not take it for one sent before.
 func moveEventToNow(body []byte, now time.Time) (movedEvent, error) {
 	at, err := eventTime(body)
 	if err != nil {
@@ -106,7 +101,6 @@ func moveEventToNow(body []byte, now time.Time) (movedEvent, error) {
 // envelope: its own time, and an approval's request time and deadline.
 var eventTimeFields = [][]string{{"time"}, {"data", "requested_at"}, {"data", "deadline"}}
 
-// eventTime reads an event's envelope time.
 func eventTime(body []byte) (time.Time, error) {
 	var head struct {
 		Time string `json:"time"`
@@ -121,10 +115,8 @@ func eventTime(body []byte) (time.Time, error) {
 	return at, nil
 }
 
-// moveEventTimes shifts every instant of an event (eventTimeFields) by
-// delta, so their offsets from one another hold, then lets edit change
-// the decoded event when edit is not nil (a new id, say). Numbers keep
-// their digits; the rest of the body is the same JSON, re-encoded.
+// moveEventTimes shifts eventTimeFields by delta, then lets a non-nil
+// edit change the event. The rest is the same JSON; numbers keep their digits.
 func moveEventTimes(body []byte, delta time.Duration, edit func(ev map[string]any)) (movedEvent, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()

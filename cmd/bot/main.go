@@ -97,9 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 	return 0
 }
 
-// usageErr is a command line that cannot be run as given, with the
-// sentence that says why: run prints it and exits 2, as for a flag the
-// command does not know (errUsage, whose flag package said why already).
+// usageErr is a command line that cannot run as given, with the sentence
+// saying why: run prints it and exits 2, as for errUsage.
 type usageErr struct{ msg string }
 
 func (e usageErr) Error() string { return e.msg }
@@ -108,9 +107,8 @@ func usageError(format string, args ...any) error {
 	return usageErr{msg: fmt.Sprintf(format, args...)}
 }
 
-// newLogger is the JSON logger of `bot serve` on w: records below level
-// are dropped, and a duration is written as one (1.5s), not as the
-// nanoseconds slog's JSON handler would print.
+// newLogger is `bot serve`'s JSON logger; it writes a duration as 1.5s,
+// not as slog's nanoseconds.
 func newLogger(w io.Writer, level slog.Leveler) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level,
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {

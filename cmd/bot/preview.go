@@ -21,10 +21,8 @@ import (
 	"approvalsbot/threads"
 )
 
-// cmdPreview prints how a surface would show an event file, before
-// anything is wired: the card of a request, or the thread reply of any
-// other event. The card is made as the bot makes each copy of it
-// (threads.Card), and a mail as the bot mails it (threads.MailRequest).
+// cmdPreview prints how a surface would show an event file: a request's
+// card (as threads.Card makes it) or another event's thread reply.
 func cmdPreview(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
 	as := fs.String("as", "text", "the surface: slack, discord, email or text; email writes, as an .eml, the mail the bot sends: with --config the first ladder step's that mails someone (to its first address, saying why they get it), the outcome mail for a closed state; without decision links, as no secret is read")
@@ -84,9 +82,8 @@ func cmdPreview(args []string, stdout io.Writer) error {
 		return err
 	}
 	a := ev.Approval
-	// Decided at the event's own time and with the default deadline unless
-	// the request has one, so a preview is the same every run. Without a
-	// configuration the plan has no steps: only the deadline shows.
+	// Dated from the event, not the clock, so a preview is the same every
+	// run. Without a configuration the plan has no steps.
 	decided := a.RequestedAt.Add(3 * time.Minute)
 	shown := decided
 	if *at != "" {
@@ -101,14 +98,10 @@ func cmdPreview(args []string, stdout io.Writer) error {
 		if tenant, err = previewTenant(*cfgPath, a.Tenant); err != nil {
 			return err
 		}
-		// Frozen as ingest freezes it: the request's ladder if the tenant
-		// has it, else the tool's, else default, the deadline likewise,
-		// and the tenant's zone.
 		fz = threads.Freeze(tenant, a)
 	}
-	// Every card the bot posts is built from the revision as it keeps it
-	// (approval.StoredForm: redacted, a restricted call's content not
-	// kept), read back: a preview shows that card, not the event's.
+	// The bot builds every card from the revision as it keeps it
+	// (approval.StoredForm), not from the event: so does a preview.
 	raw := a // what a reask is compared by, as the bot compares on arrival
 	if a, err = asKept(a); err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
@@ -156,15 +149,10 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	return err
 }
 
-// previewMail writes, as a mail client opens it, the mail the bot would
-// send of card: for a call waiting (a decision on its way shown, as a
-// step's mail queued before the click shows it), the mail of the first
-// ladder step that mails someone, to its first
-// address, with the step's "why you get this" line (threads.MailRequest,
-// the mail the bot renders); for a closed one, the mail that tells
-// everyone mailed how it ended. A preview reads no link secret, so the
-// mail carries no decision links. The mail is dated when it would go
-// out, and so is the card in it unless --at (atSet) says otherwise.
+// previewMail writes the .eml the bot would send of card: for a waiting
+// call, the first mailing step's to its first address; for a closed one,
+// the outcome mail. It has no decision links (no link secret is read),
+// and is dated when it would go out, its card too unless --at (atSet).
 func previewMail(w io.Writer, r *templates.Renderer, card threads.Card, tenant *tenant.Tenant, sent time.Time, atSet bool) error {
 	a := card.Approval
 	req := threads.MailRequest{To: "you@bot.invalid", Kind: threads.MailEscalation, Card: card}
@@ -224,9 +212,8 @@ func set(fs *flag.FlagSet, name string) bool {
 	return found
 }
 
-// previewTenant reads a configuration for its tenant id only: a preview
-// sends nothing, so every ${NAME} reads as a placeholder of a secret's
-// length instead of the environment.
+// previewTenant reads a configuration for tenant id only, every ${NAME}
+// a placeholder: a preview sends nothing, so it reads no secret.
 func previewTenant(path, id string) (*tenant.Tenant, error) {
 	placeholder := func(string) (string, bool) { return strings.Repeat("p", config.MinHMACKey), true }
 	cfg, err := config.Load(path, placeholder)
@@ -240,9 +227,8 @@ func previewTenant(path, id string) (*tenant.Tenant, error) {
 	return t, nil
 }
 
-// asKept is a as the bot keeps it and reads it back to build each card
-// it posts. The fingerprints a reask compares by are left out: a preview
-// compares revisions itself (previewReask).
+// asKept is a as the bot keeps it and reads it back for each card, but
+// without fingerprints: a preview compares revisions itself.
 func asKept(a *approval.Approval) (*approval.Approval, error) {
 	st, err := approval.StoredForm(a)
 	if err != nil {
@@ -259,10 +245,8 @@ func asKept(a *approval.Approval) (*approval.Approval, error) {
 	return &kept, nil
 }
 
-// previewReask is what a reask changed, as the bot works it out from
-// the two revisions it keeps: from the request in file to a (flag
-// --previous, an earlier revision of a's approval), or, with later set,
-// from a to the request in file (--next, a later one).
+// previewReask is what a reask changed: from file's request to a
+// (--previous), or with later from a to file's (--next).
 func previewReask(flagName, file string, a *approval.Approval, later bool) (*approval.Reask, error) {
 	body, err := os.ReadFile(file)
 	if err != nil {
@@ -289,10 +273,8 @@ func previewReask(flagName, file string, a *approval.Approval, later bool) (*app
 	if later {
 		prev, next = a, o
 	}
-	// The two revisions are compared as the bot compares them, a value
-	// the card hides by its fingerprint; the fingerprints are keyed with
-	// a secret of this run's own, as the bot keys them with its calls
-	// secret, which a preview neither needs nor reads.
+	// Hidden values compare by fingerprint, keyed here with this run's own
+	// secret: a preview reads no calls secret.
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret) // never fails (crypto/rand)
 	p, err := approval.StoredForm(prev, secret)

@@ -22,10 +22,9 @@ func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", "bot.yaml", "the configuration file")
 }
 
-// cmdServe runs the bot (package app) until a signal stops it or one of
-// its essential parts stops; then it returns that part's failure, and the
-// process exits 1 for its supervisor to start it again. SIGHUP reloads
-// the configuration file.
+// cmdServe runs the bot until a signal stops it, or until an essential
+// part stops: then it exits 1 for a supervisor to restart it. SIGHUP
+// reloads the configuration.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -15,11 +15,9 @@ import (
 	"approvalsbot/config"
 )
 
-// cmdBackend runs a stand-in job backend at the configuration's
-// backend.url: it verifies the bot's signatures with the calls secrets,
-// prints each decision it receives and answers argument look-ups from a
-// folder of argument files, so the whole loop (event, card, decision,
-// decision received) runs on one machine.
+// cmdBackend runs a stand-in job backend at backend.url, so the whole
+// loop runs on one machine: it checks the bot's signatures, prints each
+// decision and answers look-ups from a folder of argument files.
 func cmdBackend(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
 	fs := flag.NewFlagSet("backend", flag.ContinueOnError)
 	path := configFlag(fs)

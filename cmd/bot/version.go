@@ -7,15 +7,11 @@ import (
 	"strings"
 )
 
-// readBuildInfo is the build information the go command embedded in the
-// binary: the module's version, the commit, the toolchain.
+// readBuildInfo is the build information the go command embedded.
 func readBuildInfo() (*debug.BuildInfo, bool) { return debug.ReadBuildInfo() }
 
-// versionText is what `bot version` prints. The module version is the
-// one the go command stamped: a tag (v1.2.0) or a pseudo-version naming
-// the commit when built from a checkout, "(devel)" when it had no
-// version control to read (a build with -buildvcs=false, or from a copy
-// of the source without its .git).
+// versionText is what `bot version` prints: the go command's stamp, or
+// "(devel)" when it had no version control to read (-buildvcs=false).
 func versionText(bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {
 		return "bot: no build information in this binary\n"

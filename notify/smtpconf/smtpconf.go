@@ -1,7 +1,6 @@
-// Package smtpconf holds the SMTP settings the mailer takes and the
-// rules they must meet: the one place those rules live. The
-// configuration file's decoder reports each broken rule at its line; the
-// mailer refuses settings that break any.
+// Package smtpconf holds the mailer's SMTP settings and the one copy of
+// their rules: the config decoder reports each at its line, the mailer
+// refuses settings that break any.
 package smtpconf
 
 import (
@@ -12,9 +11,8 @@ import (
 	"strings"
 )
 
-// Transport security: STARTTLS after connecting, TLS from the first byte,
-// or none (allowed only to a loopback address, since credentials and
-// approval content would otherwise cross the network in clear).
+// Transport security: STARTTLS, TLS from the first byte, or none (only
+// to a loopback address: nothing crosses a network in clear).
 const (
 	TLSStartTLS = "starttls"
 	TLSImplicit = "tls"
@@ -45,11 +43,8 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Problem is one way SMTP settings are unusable. Key is the setting at
-// fault, a key of the smtp section: addr, tls, from, username or password
-// (for a username without a password, or the reverse, the one that is
-// set). Msg says what is wrong without the key, the way a problem in the
-// file reads after "smtp.KEY: "; it never holds the password.
+// Problem is one way SMTP settings are unusable: Key is the smtp
+// section's key at fault, Msg what is wrong, never holding the password.
 type Problem struct {
 	Key string
 	Msg string
@@ -58,21 +53,10 @@ type Problem struct {
 // Error is the problem as "smtp.KEY: MSG", the path the file gives it.
 func (p Problem) Error() string { return "smtp." + p.Key + ": " + p.Msg }
 
-// Problems checks SMTP settings against the rules for sending mail, in
-// the order addr, tls, from, username and password, and returns nil when
-// they are usable:
-//
-//   - addr is host:port, with a host and a numeric port;
-//   - tls is TLSStartTLS, TLSImplicit or TLSNone, and TLSNone only to a
-//     loopback host : credentials and approval content must
-//     not cross a network in clear text;
-//   - from parses as an address (display name allowed);
-//   - username and password are both set or both empty.
-//
-// It is the one place these rules live: the decoder reports each problem at
-// the line of its key, and the mailer refuses settings with any.
-// Messages quote addr, tls and from as given, but a value holding the
-// password is shown as "<secret>"; username and password are never quoted.
+// Problems checks the settings, in key order, and is nil when they are
+// usable: addr is host:port; tls is one of the TLS constants, TLSNone
+// only to a loopback host; from is an address; username and password go
+// together. A value holding the password is quoted as "<secret>".
 func (s Settings) Problems() []Problem {
 	var ps []Problem
 	add := func(key, format string, args ...any) {
@@ -104,8 +88,7 @@ func (s Settings) Problems() []Problem {
 	return ps
 }
 
-// smtpHost returns the host of a host:port addr, and whether addr is one:
-// a host and a port number.
+// smtpHost returns addr's host, and whether addr is host:port.
 func smtpHost(addr string) (string, bool) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || host == "" {

@@ -1,14 +1,8 @@
-// Package standin is the fake job backend: it answers the bot's calls out
-// (POST /v1/approvals/{id}/decision and /arguments) as docs/protocol.md
-// says the real backend does, with real signature checks, Idempotency-Key
-// replays and JCS digest checks, so the bot meets the protocol's refusals
-// and not a mock's idea of them.
-//
-// `bot backend` serves it so the whole loop runs on one machine: it hears
-// no events, so it learns each approval from the calls (Options.Learn),
-// reads arguments from a folder and prints each decision. Tests serve it
-// with backendtest and set the backend's truth per approval (AddApproval
-// and the setters), inject failures, and read the calls it received.
+// Package standin is the fake job backend: it answers the bot's decisions
+// and look-ups as docs/protocol.md says the real one does, signatures,
+// replays and digests checked, so the bot meets the protocol's refusals
+// and not a mock's. `bot backend` and the tests (through backendtest)
+// serve it: docs/design.md#the-stand-in-backend.
 package standin
 
 import (
@@ -43,22 +37,19 @@ type Options struct {
 	Secrets [][]byte
 	// Now is the clock for the signature window; nil uses time.Now.
 	Now func() time.Time
-	// Learn takes an approval it was not told of (AddApproval) as pending
-	// at the highest revision a call names, its arguments read from
-	// Arguments; without Learn such an approval is answered not_found.
+	// Learn takes an approval not added as pending at the highest revision
+	// a call names, its arguments read from Arguments; else it is not_found.
 	Learn bool
-	// Arguments is a folder of argument files (ID.json, ID.rN.json for
-	// revision N, each {"arguments": {…}}, and for a changeset
-	// "changes": {"files": […], "patch": "…"}), read with Learn; "" knows
-	// none.
+	// Arguments is a folder of ID.json and ID.rN.json files, each
+	// {"arguments": {…}, "changes": {"files": […], "patch": "…"}} (changes
+	// optional), read with Learn; "" knows none.
 	Arguments string
 	// Out gets one line per decision and refusal of note; nil discards.
 	Out io.Writer
 }
 
 // Backend is the fake job backend, an http.Handler. Its methods are safe
-// to call while the bot is calling it; those that set an approval's truth
-// panic when misused (no such approval, arguments that are not JSON).
+// while the bot calls it; the setters panic when misused.
 type Backend struct {
 	verifier  backend.Verifier
 	learn     bool
@@ -97,8 +88,7 @@ type failure struct {
 	retryAfter string
 }
 
-// reply is a 200 answer to a decision, replayed for a retry that carries
-// the same Idempotency-Key and body.
+// reply is a 200 answer replayed for a retry with the same key and body.
 type reply struct {
 	request []byte
 	answer  []byte
@@ -185,10 +175,8 @@ func New(o Options) (*Backend, error) {
 // ServeHTTP answers POST /v1/approvals/{id}/decision and /arguments.
 func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.mux.ServeHTTP(w, r) }
 
-// AddApproval makes id known at revision, pending, with args its full
-// arguments and their JCS digest. Adding it again at a higher revision is
-// a reask: decisions for lower ones become stale. restricted is
-// content.restricted.
+// AddApproval makes id pending at revision with args its full arguments.
+// Adding it again at a higher revision is a reask: lower ones go stale.
 func (b *Backend) AddApproval(id string, revision int, args json.RawMessage, restricted bool) {
 	digest, err := digestOf(args)
 	if err != nil {
@@ -209,9 +197,7 @@ func (b *Backend) AddApproval(id string, revision int, args json.RawMessage, res
 	a.revision, a.args, a.digest, a.served, a.restricted, a.learned = revision, bytes.Clone(args), digest, nil, restricted, false
 }
 
-// SetFunction names the approval's function, which the 200 messages quote
-// ("The call to acme_github.merge runs."); until set they are the
-// stand-in's ("approved by user:kevin (recorded by the stand-in backend)").
+// SetFunction names id's function, which the 200 messages then quote.
 func (b *Backend) SetFunction(id, function string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -225,8 +211,7 @@ func (b *Backend) Digest(id string) string {
 	return b.get(id).digest
 }
 
-// Status is id's state (pending, approved, denied, expired, cancelled) and
-// who decided it.
+// Status is id's state and who decided it.
 func (b *Backend) Status(id string) (status, actor string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -234,8 +219,8 @@ func (b *Backend) Status(id string) (status, actor string) {
 	return a.status, a.actor
 }
 
-// SetStatus records that id was decided elsewhere (console, CLI): status is
-// approved, denied or expired. Later decisions get 409 already_decided.
+// SetStatus records id as decided elsewhere: approved, denied or
+// expired. Later decisions get 409 already_decided.
 func (b *Backend) SetStatus(id, status, actor string) {
 	if status != "approved" && status != "denied" && status != "expired" {
 		panic(fmt.Sprintf("standin: SetStatus %s: status %q, want approved, denied or expired", id, status))
@@ -253,8 +238,7 @@ func (b *Backend) Cancel(id string) {
 	b.get(id).status = "cancelled"
 }
 
-// SetForbidden makes every call from actor answer 403 forbidden, as for a
-// person whose role, a wall or self-approval stops them.
+// SetForbidden makes every call from actor answer 403 forbidden.
 func (b *Backend) SetForbidden(actor string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -269,8 +253,7 @@ func (b *Backend) SetNoContent(actor string) {
 	b.noContent[actor] = true
 }
 
-// SetChanges gives id a changeset, which its look-up answers beside the
-// arguments, and returns its patch_sha256 (the SHA-256 of the patch).
+// SetChanges gives id's look-up a changeset and returns its patch_sha256.
 func (b *Backend) SetChanges(id string, files []backend.ChangedFileAnswer, patch string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -298,9 +281,8 @@ func (b *Backend) TamperArguments(id string, args json.RawMessage) {
 	b.get(id).served = bytes.Clone(args)
 }
 
-// FailNext makes the next n calls, of either kind, answer status with the
-// protocol's error body before anything else is checked, as a backend or
-// its proxy does when it is down or overloaded.
+// FailNext makes the next n calls answer status with the protocol's
+// error body before anything is checked, as a backend that is down does.
 func (b *Backend) FailNext(n, status int) { b.failNext(n, status, "") }
 
 // FailNextRetryAfter is FailNext with a Retry-After of after, in seconds.
@@ -316,8 +298,7 @@ func (b *Backend) failNext(n, status int, retryAfter string) {
 	}
 }
 
-// Decisions lists every decision request received, in order, whatever
-// was answered.
+// Decisions lists every decision request received, in order.
 func (b *Backend) Decisions() []ReceivedDecision {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -331,8 +312,7 @@ func (b *Backend) Lookups() []ReceivedLookup {
 	return slices.Clone(b.lookups)
 }
 
-// WaitDecisions waits until n decision requests were received or ctx
-// ends, and returns the decisions received by then.
+// WaitDecisions returns the decisions once n arrived, or when ctx ends.
 func (b *Backend) WaitDecisions(ctx context.Context, n int) []ReceivedDecision {
 	for {
 		b.mu.Lock()
@@ -373,9 +353,8 @@ func (b *Backend) learnFrom(id string, revision int) {
 	a.args, a.digest, a.changes = b.argumentsOf(id, revision)
 }
 
-// argumentsOf reads an approval's arguments and changeset from the
-// folder: ID.rN.json for revision N > 1, else ID.json; nothing when the
-// folder has no such file.
+// argumentsOf reads ID.rN.json (revision N > 1) or ID.json from the
+// folder; nothing when there is no such file.
 func (b *Backend) argumentsOf(id string, revision int) (json.RawMessage, string, *backend.ChangesAnswer) {
 	if b.arguments == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
 		return nil, "", nil
@@ -447,10 +426,8 @@ func read(w http.ResponseWriter, r *http.Request) (call, error) {
 	return call{id: r.PathValue("id"), key: r.Header.Get("Idempotency-Key"), body: body}, err
 }
 
-// receive checks what every call must have, in the order a real backend
-// would: injected failures first (they stand for the network), then
-// method, size, signature, media type, Idempotency-Key and JSON. A non-nil
-// answer ends the call. b.mu is held.
+// receive checks what every call must have, in a real backend's order
+// after injected failures. A non-nil answer ends the call. b.mu is held.
 func (b *Backend) receive(r *http.Request, c *call, err error) *answer {
 	c.sigErr = errors.New("the body was not read")
 	if err == nil {
@@ -546,8 +523,7 @@ func (b *Backend) onDecision(r *http.Request, c call, err error) *answer {
 	return ans
 }
 
-// decisionWire is a decision body on the wire, telling an absent digest
-// from an empty one.
+// decisionWire tells an absent digest from an empty one.
 type decisionWire struct {
 	DecisionRequest
 	ArgsSHA256 *string `json:"args_sha256"`
@@ -650,8 +626,7 @@ func printed(status string, req *DecisionRequest) string {
 	return line
 }
 
-// message is a recorded decision's message, which the bot posts in the
-// threads: the backend's words when it knows the function.
+// message is a recorded decision's message, which the bot posts.
 func message(a *truth, req *DecisionRequest) string {
 	switch {
 	case a.function == "":
@@ -735,8 +710,7 @@ func (b *Backend) lookUp(c call, req *LookupRequest) *answer {
 	return &answer{status: http.StatusOK, body: body}
 }
 
-// writeAnswer writes a 200's body, or docs/protocol.md's error shape with
-// any extra fields.
+// writeAnswer writes a 200's body, or docs/protocol.md's error shape.
 func writeAnswer(w http.ResponseWriter, a *answer) {
 	if a.retryAfter != "" {
 		w.Header().Set("Retry-After", a.retryAfter)
