@@ -14,51 +14,31 @@ import (
 	"approvalsbot/store"
 )
 
-// groupCommit runs the transactions of concurrent callers together, one
-// commit for many (the classic group commit): every durable commit waits
-// for an fsync, so a thousand deadline denies answered at once, or eight
-// backends' events, would otherwise queue a fsync each behind each
-// other. The first caller leads: it runs everything queued by then (up to
-// maxGroup callers and maxGroupBytes of their weight) in one transaction,
-// hands the lead to the next caller waiting, if any, and returns. Nobody
-// waits for company: a caller alone runs at once, alone.
-//
-// Without savepoints, when the shared transaction fails each of its
-// callers runs alone, so one caller's failure is its own; a caller's
-// function may then run more than once (in the group, then alone), each
-// time in a fresh transaction, so it must set its results afresh on every
-// run. With savepoints (Tx.Savepoint), each caller's work runs in a
-// savepoint of the shared transaction and a caller whose work fails is
-// undone alone; the others commit. Only a failure of the transaction
-// itself (its commit, a broken savepoint) runs everyone alone.
+// groupCommit runs the transactions of concurrent callers in one commit
+// (see docs/design.md#group-commit). A caller's function may run more than
+// once (in the group, then alone), each time in a fresh transaction, so it
+// must set its results afresh on every run.
 type groupCommit struct {
 	mu    sync.Mutex
 	queue []*commitCall
 	// leading is how many groups run now; at most leaders (1 when unset).
 	leading int
 	leaders int
-	// savepoints: each caller's work runs in a savepoint of the group's
-	// transaction.
+	// savepoints: each caller's work runs in a savepoint of the group's.
 	savepoints bool
-	// ordered: the group runs its callers in key order (ties in arrival
-	// order), so that replicas sharing a database take the rows' locks in
-	// one order and never wait on each other in a cycle. (Ingest keeps an
-	// approval's events out of one group: it takes them one at a time.)
+	// ordered: callers run in key order (ties in arrival order), so replicas
+	// sharing a database take row locks in one order, never in a cycle.
 	ordered bool
-	// ownContext: a caller that runs alone (in a group of one) runs on
-	// its own context, as a transaction of its own would; a group runs on
-	// one of its own, bounded by recordTimeout, whatever the leader's
-	// does.
+	// ownContext: a caller alone runs on its own context; a group runs on one
+	// of its own, bounded by recordTimeout, whatever the leader's does.
 	ownContext bool
-	// sizes, when set, observes how many callers each transaction ran.
+	// sizes, when set, observes each transaction's callers.
 	sizes prometheus.Observer
 }
 
 // maxGroup bounds one shared transaction, so a group holds the writer for
-// a few milliseconds, not a long time; maxGroupBytes bounds it by the
-// callers' weight (an event's body size), so that sixty-four events near
-// the 1 MiB bound do not hold it for a long one either. A caller heavier
-// than the bound runs in a group of its own.
+// milliseconds; maxGroupBytes bounds the callers' weight (an event's body
+// size) for the same reason. A heavier caller runs in a group of its own.
 const (
 	maxGroup      = 64
 	maxGroupBytes = 4 << 20
@@ -83,23 +63,20 @@ type commitResult struct {
 	lead bool // the caller is to lead the next group, its own among it
 }
 
-// commit runs fn in a transaction, shared with other callers' functions
-// queued at the same time, and returns once that transaction (or fn's own,
-// if the shared one failed) has committed or failed.
+// commit runs fn in a transaction shared with other callers queued at the
+// same time, and returns once it (or fn's own, if it failed) has ended.
 func (s *Service) commit(ctx context.Context, fn func(context.Context, store.Tx) error) error {
 	if !s.oneWriter() {
-		// Writers run side by side: a shared transaction would only hold
-		// every caller's row locks (a click waits on them) for the whole
-		// group's work.
+		// Writers run side by side: sharing would only hold every caller's
+		// row locks (a click waits on them) for the whole group's work.
 		return s.store.InTx(ctx, fn)
 	}
 	return s.commitGrouped(ctx, fn)
 }
 
-// commitGrouped is commit on every store: for work so small (one row read
-// and written) that holding the group's row locks for it costs a click
-// nothing it would notice, while a commit each would cost a burst of
-// them one flush each on a store that runs writers side by side.
+// commitGrouped is commit on every store, for work so small (one row read
+// and written) that the group's row locks cost a click nothing noticeable,
+// while a commit each would cost a burst one flush each.
 func (s *Service) commitGrouped(ctx context.Context, fn func(context.Context, store.Tx) error) error {
 	return s.runGrouped(ctx, &s.group, &commitCall{fn: fn})
 }
@@ -114,12 +91,10 @@ func (s *Service) runGrouped(ctx context.Context, g *groupCommit, c *commitCall)
 		if r := <-c.done; !r.lead {
 			return r.err
 		}
-		// The lead was handed to c, and c taken out of the queue with
-		// it, so no other leader takes it or hands it the lead again.
+		// c was handed the lead and taken out of the queue with it.
 		g.mu.Lock()
 	} else {
-		// A fresh leader takes its group before anyone can see it in the
-		// queue.
+		// A fresh leader takes its group before anyone sees it in the queue.
 		g.leading++
 	}
 	batch := g.take(c)
@@ -140,9 +115,8 @@ func (s *Service) runGrouped(ctx context.Context, g *groupCommit, c *commitCall)
 	return own
 }
 
-// recovering is fn with a panic turned into its error: in a group, one
-// caller's panic would otherwise unwind its leader and leave the others
-// waiting for a result, and the queue for a leader, for ever.
+// recovering turns fn's panic into its error: in a group, one caller's
+// panic would leave the others and the queue waiting for ever.
 func (s *Service) recovering(fn func(context.Context, store.Tx) error) func(context.Context, store.Tx) error {
 	return func(ctx context.Context, tx store.Tx) (err error) {
 		defer func() {
@@ -155,9 +129,8 @@ func (s *Service) recovering(fn func(context.Context, store.Tx) error) func(cont
 	}
 }
 
-// take removes the next group from the queue: own (the leader, which is
-// not in it) first, then the callers queued longest. Call it with g.mu
-// held.
+// take removes the next group from the queue, own (the leader) first;
+// g.mu held.
 func (g *groupCommit) take(own *commitCall) []*commitCall {
 	batch, weight := []*commitCall{own}, own.weight
 	n := 0
@@ -179,8 +152,7 @@ func (g *groupCommit) take(own *commitCall) []*commitCall {
 // runGroup runs batch in one transaction, or each alone when that fails,
 // tells every other caller its result, and returns own's.
 func (s *Service) runGroup(ctx context.Context, g *groupCommit, batch []*commitCall, own *commitCall) error {
-	// The group does not end with its leader's context: the others wait
-	// on it too.
+	// The others wait on the group too: it outlives the leader's context.
 	if !g.ownContext || len(batch) > 1 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)

@@ -14,28 +14,12 @@ import (
 	"approvalsbot/tenant"
 )
 
-// Ingest at the disk's pace. An event is ingested in two parts:
-//
-//   - prepare, outside any transaction: the work on the event's content,
-//     whose cost grows with what the agent put in it (the stored form's
-//     projection, redaction and fingerprints, its JSON, the frozen ladder,
-//     what a reask changed), done from the event and from the approval as
-//     it stood when read without a lock;
-//   - the transaction, which only reads and writes rows (the dedup insert,
-//     the approval for update, the revision, the outbox), and is shared
-//     with the other events arriving meanwhile: one commit, one fsync, for
-//     the group (commit.go), each event in a savepoint of its own, so one
-//     refused on its own (422) fails alone.
-//
-// The store's write lock (SQLite's one writer) is held only for the
-// second, so a person's click waits at most for one group's row writes.
-// One event of an approval is ingested at a time in this process (turns),
-// so what prepare read is what the transaction finds, unless another
-// replica changed the approval in between: then the transaction sees the
-// difference (approvalBase) and does the work again itself.
+// An event is ingested in two parts, the content work outside any
+// transaction (prepare) and a shared transaction that only reads and
+// writes rows: see docs/design.md#ingesting-in-two-parts.
 
-// ingestLeaders is how many ingest groups run at once on a store whose
-// writers run side by side (PostgreSQL); SQLite runs one.
+// ingestLeaders is how many ingest groups run at once where writers run
+// side by side (PostgreSQL); SQLite runs one.
 const ingestLeaders = 4
 
 // prepared is one event with the work done before its transaction.
@@ -43,24 +27,22 @@ type prepared struct {
 	tenant *tenant.Tenant
 	ev     *approval.Event
 	now    time.Time
-	// work is nil when the event carries no request, or its approval
-	// was another tenant's or pruned when read (the transaction refuses or
-	// ignores the event, or, when that changed meanwhile, does the work).
+	// work is nil when the event carries no request, or its approval was
+	// another tenant's or pruned when read (the transaction sees to it).
 	work *contentWork
 	// request is nil when the event carries none.
 	request *request
 }
 
 // request is what an approval seen for the first time is given from the
-// event's request (nextRow), whatever the store holds.
+// event's request (nextRow).
 type request struct {
 	a        *approval.Approval
 	frozen   Frozen // from the tenant's configuration (Freeze)
 	function string // redacted: it is shown in answers and digests
 }
 
-// weight is what the event counts against a group's bound: the size of
-// the revision it writes.
+// weight is what the event counts against a group's bound.
 func (p *prepared) weight() int {
 	if p.work == nil {
 		return 0
@@ -68,20 +50,18 @@ func (p *prepared) weight() int {
 	return len(p.work.body)
 }
 
-// contentWork is what an event's request becomes in the store, worked
-// out from the approval as it stood (base).
+// contentWork is what an event's request becomes in the store, worked out
+// from the approval as it stood (base).
 type contentWork struct {
 	base approvalBase
 	kept *approval.Stored // the revision as kept (approval.StoredForm)
 	body []byte           // kept's JSON
-	// reask is what the request changed from the revision people saw;
-	// nil when it asks nothing again.
+	// reask is what the request changed from the revision people saw; nil
+	// when it asks nothing again.
 	reask *approval.Reask
 }
 
-// approvalBase is what of a stored approval the content work depends on:
-// whether it exists, its revision, whether its request was seen, and its
-// frozen plan (which says whether the content is walled off).
+// approvalBase is what of a stored approval the content work depends on.
 type approvalBase struct {
 	found    bool
 	revision int
@@ -115,8 +95,7 @@ func (s *Service) prepare(ctx context.Context, tenant *tenant.Tenant, ev *approv
 	case err != nil:
 		return nil, fmt.Errorf("read approval %s: %w", ev.ApprovalID(), err)
 	case row.Tenant != ev.Tenant || row.Pruned():
-		// The transaction refuses it (another tenant's) or ignores it
-		// (a tombstone): no work to do for it.
+		// The transaction refuses (another tenant's) or ignores (a tombstone) it.
 		return p, nil
 	}
 	if p.work, err = s.workOn(ctx, row, ev); err != nil {
@@ -125,8 +104,8 @@ func (s *Service) prepare(ctx context.Context, tenant *tenant.Tenant, ev *approv
 	return p, nil
 }
 
-// workOn works out what ev's request becomes in the store, given the
-// approval row as it stands (nil when there is none).
+// workOn works out what ev's request becomes in the store, from row (nil
+// when there is none).
 func (s *Service) workOn(ctx context.Context, row *store.Approval, ev *approval.Event) (*contentWork, error) {
 	w := &contentWork{base: baseOf(row)}
 	cur, err := recordOf(row)
@@ -137,9 +116,8 @@ func (s *Service) workOn(ctx context.Context, row *store.Approval, ev *approval.
 	if err != nil {
 		return nil, err
 	}
-	// The revision keeps what the bot shows, not the request as sent: the
-	// backend's arguments before the bot's redaction, and a restricted
-	// call's content, never reach the store.
+	// The revision keeps what the bot shows: the backend's arguments before
+	// redaction, and a restricted call's content, never reach the store.
 	if w.kept, err = approval.StoredForm(a, s.fingerprints...); err != nil {
 		return nil, fmt.Errorf("stored form of revision %d of %s: %w", a.Revision, a.ID, err)
 	}
@@ -162,8 +140,7 @@ type turns struct {
 	held map[string]chan struct{} // closed when its holder is done
 }
 
-// take waits until key is free, or ctx ends, and holds it until done is
-// called.
+// take waits until key is free (or ctx ends) and holds it until done.
 func (t *turns) take(ctx context.Context, key string) (done func(), err error) {
 	for {
 		t.mu.Lock()

@@ -12,49 +12,23 @@ import (
 	"approvalsbot/store"
 )
 
-// Retention is how long the bot keeps what it stores.
-//
-// A closed approval keeps its content (the request bodies with their
-// arguments and agent text, the decision and its comment, where each card
-// went) for Closed after its last change; then it is pruned to a
-// tombstone: its id, tenant, revision and final state, and the ids of the
-// events that made it with their body digests. Ingest still finds the
-// approval, closed, so a redelivered request (the same event id: a
-// duplicate) or a re-sent one (a new event id for the same approval and
-// revision) posts no card. The tombstone and the event ids are kept for
-// Tombstones after the approval's last change and the last event about
-// it, then forgotten; other event ids (auto_granted notices, events for
-// approvals the bot never held) are kept as long after they arrived.
-//
-// Outbox rows are deleted Closed after they finished, dead ones as done
-// ones: a dead row says what was never delivered, which the metrics and
-// logs said when it died, and it holds the same content (a thread reply's
-// text) that the retention promises not to keep longer.
-//
-// A chat handle (a Slack response_url, a Discord interaction token) is a
-// capability to answer in the person's name-space for as long as the
-// platform honours it (ladder.ChatSurface.HandleLifetime); once it lapses
-// it is dropped from the rows that carry it, pending or not. A row that
-// still needs to answer the person then does so without it (an ephemeral
-// message in the channel, a DM), as it does when a handle has lapsed in
-// flight.
+// Retention is how long the bot keeps what it stores: a closed approval's
+// content for Closed after its last change, then a tombstone and the event
+// ids for Tombstones (see docs/design.md#retention).
 type Retention struct {
 	Closed     time.Duration
 	Tombstones time.Duration
 }
 
-// PruneEvery is how often a pruning pass runs: often enough that a chat
-// handle outlives its lifetime by minutes, and a pass with nothing to do
-// costs a few index probes.
+// PruneEvery is how often a pruning pass runs: a handle outlives its
+// lifetime by minutes, and an idle pass costs a few index probes.
 const PruneEvery = 5 * time.Minute
 
-// pruneBatch bounds each transaction of a pass, so an ingest or a click
-// waits for one batch at most.
+// pruneBatch bounds each transaction of a pass: a click waits for one.
 const pruneBatch = 500
 
-// handleLifetime is how long the handle for answering one person
-// (Person.Reply) that a click on surface left works: the chat surface's
-// HandleLifetime. A surface not known to have one is given the shortest.
+// handleLifetime is how long a click's handle for answering the person
+// (Person.Reply) works on surface; the shortest for an unknown surface.
 func handleLifetime(surface string) time.Duration {
 	if c, ok := ladder.ChatSurfaceNamed(surface); ok {
 		return c.HandleLifetime
@@ -63,7 +37,7 @@ func handleLifetime(surface string) time.Duration {
 }
 
 // shortestHandleLifetime is the shortest lifetime of any chat surface's
-// handle: no handle younger than that has lapsed.
+// handle: none younger has lapsed.
 func shortestHandleLifetime() time.Duration {
 	var d time.Duration
 	for i, c := range ladder.ChatSurfaces() {
@@ -74,13 +48,12 @@ func shortestHandleLifetime() time.Duration {
 	return d
 }
 
-// handleKey is the JSON member that carries a handle, in a decision in
-// flight (deciding) and in a KindTell row's payload (tellPayload).
+// handleKey is the JSON member that carries a handle (deciding, tellPayload).
 const handleKey = "reply"
 
 // handleMark finds the values that still carry one: json.Marshal writes
-// the member as "reply": with no space, and a quote inside a string is
-// escaped, so the mark occurs only where the member does.
+// "reply": with no space, and escapes a quote inside a string, so the mark
+// occurs only where the member does.
 const handleMark = `"` + handleKey + `":`
 
 // What bot_pruned_total counts.
@@ -92,17 +65,16 @@ const (
 	PrunedEvents     = "events"      // event ids forgotten
 )
 
-// PruneResult counts what one pass removed, by PrunedWhat.
+// PruneResult counts what one pass removed, by the Pruned values.
 type PruneResult map[string]int
 
-// Pruner runs the retention passes of one process. Replicas may run their
-// own at once: every step is idempotent and takes rows no other holds.
+// Pruner runs the retention passes of one process. Replicas may run theirs
+// at once: every step is idempotent and takes rows no other holds.
 type Pruner struct {
 	s *Service
 	r Retention
-	// mu serialises passes; scrubbed remembers, per surface, the creation
-	// time up to which its handles have been dropped from outbox rows, so
-	// a pass reads only rows created since (the first reads them all).
+	// mu serialises passes; scrubbed is, per surface, the creation time up to
+	// which handles were dropped from outbox rows (a pass reads rows since).
 	mu       sync.Mutex
 	scrubbed map[string]time.Time
 }
@@ -112,11 +84,10 @@ func (s *Service) Pruner(r Retention) *Pruner {
 	return &Pruner{s: s, r: r, scrubbed: map[string]time.Time{}}
 }
 
-// Prune runs one pass, in batches of pruneBatch rows: it drops the chat
-// handles that lapsed, cuts closed approvals to tombstones, deletes
-// finished outbox rows, and forgets old tombstones and event ids. It
-// stops at the first error (the next pass resumes: nothing is half done)
-// or when ctx ends, and returns what it removed.
+// Prune runs one pass in batches: it drops the lapsed chat handles, cuts
+// closed approvals to tombstones, deletes finished outbox rows and forgets
+// old tombstones and event ids. It stops at the first error (the next pass
+// resumes: nothing is half done) or when ctx ends.
 func (p *Pruner) Prune(ctx context.Context) (PruneResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -168,8 +139,7 @@ func (p *Pruner) Prune(ctx context.Context) (PruneResult, error) {
 	return res, err
 }
 
-// batches runs one step's batch until a batch comes back short, or ctx
-// ends between batches.
+// batches runs batch until one comes back short, or ctx ends.
 func batches(batch func(ctx context.Context) (int, error)) func(ctx context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
 		total := 0
@@ -186,21 +156,19 @@ func batches(batch func(ctx context.Context) (int, error)) func(ctx context.Cont
 	}
 }
 
-// dropHandles removes the handles that lapsed from the answers waiting
-// for a person (KindTell rows, any state) and from decisions in flight.
+// dropHandles removes lapsed handles from the answers waiting for a person
+// (KindTell rows, any state) and from decisions in flight.
 func (p *Pruner) dropHandles(ctx context.Context, now time.Time) (int, error) {
 	total := 0
-	// The clicks of every chat surface leave a handle; the rows answering
-	// one are addressed to the person's user there, whose text starts with
-	// the surface's name (tellRow).
+	// The rows answering a click are addressed to the person's user, whose
+	// text starts with the surface's name (tellRow).
 	for _, c := range ladder.ChatSurfaces() {
 		surface := c.Name
 		before := now.Add(-c.HandleLifetime)
 		prev := p.scrubbed[surface]
 		after := time.Time{}
 		if !prev.IsZero() {
-			// One pass of overlap: a row stamped by a replica whose clock
-			// runs a little behind is not passed over.
+			// One pass of overlap, for a replica whose clock runs behind.
 			after = prev.Add(-PruneEvery)
 		}
 		n, err := batches(func(ctx context.Context) (int, error) {
@@ -214,18 +182,16 @@ func (p *Pruner) dropHandles(ctx context.Context, now time.Time) (int, error) {
 		}
 		p.scrubbed[surface] = before
 	}
-	// Decisions in flight are few (one per approval, until the backend
-	// answers): one batch, oldest first. Each is judged by its own click
-	// time and surface; UpdatedBefore only narrows the read to rows
-	// older than the shortest lifetime (a row changes at or after its
-	// click).
+	// Decisions in flight are few: one batch, each judged by its own click
+	// time and surface; UpdatedBefore only narrows the read (a row changes at
+	// or after its click).
 	n, err := p.s.store.ApprovalScrub(ctx, store.ApprovalScrubParams{UpdatedBefore: now.Add(-shortestHandleLifetime()),
 		Contains: handleMark, Limit: pruneBatch, Scrub: func(b []byte) []byte { return lapsedDeciding(b, now) }})
 	return total + n, err
 }
 
-// lapsedDeciding is a decision in flight without its handle when that has
-// lapsed at now, or nil to leave it.
+// lapsedDeciding is a decision in flight without its lapsed handle; nil
+// to leave it.
 func lapsedDeciding(b []byte, now time.Time) []byte {
 	var d struct {
 		Surface string    `json:"surface"`
@@ -240,8 +206,8 @@ func lapsedDeciding(b []byte, now time.Time) []byte {
 	return dropMember(b, handleKey)
 }
 
-// dropMember is the JSON object b without its member key, keeping every
-// other member as it is; nil when b is no object or has no such member.
+// dropMember is the JSON object b without its member key, the others
+// unchanged; nil when b is no object or has no such member.
 func dropMember(b []byte, key string) []byte {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
