@@ -14,25 +14,18 @@ import (
 	"approvalsbot/templates"
 )
 
-// What people do to a waiting approval's ladder, as on-call tools let
-// them: "I'm looking" (acknowledge) holds the ladder's next steps for its
-// ack_pause, and "Escalate now" (escalateNow) fires its next step at
-// once. Neither decides anything, and neither moves the deadline, which
-// only ever denies. Each is recorded, in one transaction with the
-// approval's next_step_at it moves and the edits of every copy of the
-// card, before the click is answered; the clicked copy then changes at
-// once through the click's own answer (the surface's part).
+// What people do to a waiting approval's ladder, I'm looking (acknowledge)
+// and Escalate now (escalateNow): see
+// docs/design.md#im-looking-and-escalate-now.
 
-// ladderState is what people did to an approval's ladder while it waits,
-// kept as JSON in store.Approval.LadderState.
+// ladderState is what people did to an approval's ladder while it waits
+// (store.Approval.LadderState).
 type ladderState struct {
-	// Looking is the acknowledgement in force, or the last one (its hold
-	// over): one at a time, a second member's taking over from the first.
+	// Looking is the acknowledgement in force, or the last one.
 	Looking *looking `json:"looking,omitempty"`
 	// Escalations are the steps fired at once, oldest first.
 	Escalations []escalation `json:"escalations,omitempty"`
-	// Last is the id of the latest act: two reads of a card with the same
-	// Last show the same ladder state.
+	// Last is the latest act's id: reads with one Last show one state.
 	Last string `json:"last,omitempty"`
 }
 
@@ -42,8 +35,8 @@ type looking struct {
 	Actor   string `json:"actor"`
 	Surface string `json:"surface"`
 	User    string `json:"user,omitempty"`
-	// Since is when Actor said they are looking (a second press while
-	// their hold lasts keeps it); Until is when the hold ends.
+	// Since is when Actor said they are looking (a second press keeps it);
+	// Until is when the hold ends.
 	Since time.Time `json:"since"`
 	Until time.Time `json:"until"`
 	// From is whom Actor took over from, while that member's hold lasted.
@@ -51,8 +44,7 @@ type looking struct {
 }
 
 // escalation is one press of Escalate now: the plan's steps From to To
-// (positions, To exclusive) that it handed over, the one it fired among
-// them planned for Planned.
+// (exclusive) it handed over, the one it fired planned for Planned.
 type escalation struct {
 	ID      string    `json:"id"`
 	Actor   string    `json:"actor"`
@@ -64,9 +56,8 @@ type escalation struct {
 	Planned time.Time `json:"planned"`
 }
 
-// ladderStateOf reads the row's ladder state; a zero state for none (or
-// for one this release cannot read, which shows nobody looking rather
-// than no card).
+// ladderStateOf reads the row's ladder state; one this release cannot
+// read shows nobody looking rather than no card.
 func ladderStateOf(row *store.Approval) ladderState {
 	var st ladderState
 	if len(row.LadderState) > 0 {
@@ -75,8 +66,7 @@ func ladderStateOf(row *store.Approval) ladderState {
 	return st
 }
 
-// hold is until when the ladder's steps wait for the member looking;
-// zero when nobody has looked.
+// hold is when the hold of the member looking ends; zero for none.
 func (st ladderState) hold() time.Time {
 	if st.Looking == nil {
 		return time.Time{}
@@ -87,10 +77,9 @@ func (st ladderState) hold() time.Time {
 // holds reports whether the steps wait for someone at now.
 func (st ladderState) holds(now time.Time) bool { return now.Before(st.hold()) }
 
-// nextStepAt is the row's next_step_at under plan p after done steps:
-// the upcoming step's time, or the hold's end when the hold keeps it
-// waiting longer; zero when no step is left. The deadline is not its
-// business.
+// nextStepAt is the row's next_step_at after done steps: the next step's
+// time, or the hold's end if later; zero when none is left. The deadline
+// is not its business.
 func nextStepAt(p ladder.Plan, done int, st ladderState) time.Time {
 	at, _ := p.NextAt(done, st.hold())
 	return at
@@ -102,34 +91,23 @@ type LadderRequest struct {
 	ApprovalID string
 	Revision   int // the revision of the card clicked
 	Person     Person
-	// Escalations is, for Escalate now, how many steps the clicked card
-	// showed fired at once already: a press on a card that is behind
-	// (another member pressed first) fires nothing.
+	// Escalations is how many escalations the clicked card showed: a press
+	// on a card that is behind fires nothing.
 	Escalations int
 }
 
 // LadderResult says what became of the click.
 type LadderResult struct {
-	// Done: recorded, with the edits that show it on every copy; the
-	// surface shows the clicked copy as it now stands at once (Card).
+	// Done: recorded, with the edits of every copy.
 	Done   bool
 	Reason say.Reason // what the person is told
-	// Card is the clicked copy as the click's transaction left the
-	// approval, when Done; nil when it could not be built (logged).
+	// Card is the clicked copy as the click left it, when Done; nil when it
+	// could not be built (logged).
 	Card *Card
 }
 
-// acknowledge records that a member is looking at the call: the card's
-// copies say who and since when, and the ladder's steps still to come
-// wait for the tenant's ack_pause (frozen with the plan), then go on
-// where they were (a step the hold kept waiting goes when it ends,
-// merged with any other, as steps missed while the bot was down do). The
-// deadline stays. One acknowledgement holds at a time: another member's
-// press while it lasts takes over, from now, and the card says whom from;
-// the same member's press holds the steps again from now.
-//
-// Only a member who may decide this call may say they are looking: a
-// hold by anyone else would keep the call from those who can.
+// acknowledge records that a member who may decide is looking: the
+// ladder's next steps wait for the frozen ack_pause; the deadline stays.
 func (s *Service) acknowledge(ctx context.Context, req LadderRequest) (LadderResult, error) {
 	ctx = ForPerson(ctx)
 	who, why, err := s.ladderClicker(ctx, req)
@@ -191,17 +169,8 @@ func (s *Service) acknowledge(ctx context.Context, req LadderRequest) (LadderRes
 }
 
 // escalateNow fires the ladder's next step at once, for a member who may
-// decide: what the ladder would send at that step's time (the skipped
-// steps before it passed over, the steps planned with it merged, one
-// message per thread), by the same rules as the tick, rotations resolved
-// now. The step then does not fire again at its time; later steps keep
-// theirs, and a hold stays as it was (the member looking is still
-// looking). Every copy of the card records who escalated and what.
-//
-// A card carries how many steps were escalated when it was shown: a
-// press on a card that is behind fires nothing and says what the press
-// before it fired, so two presses of one card (a double click, two
-// members at once) fire one step, and each step fires once.
+// decide, as the tick would at its time. A press on a card that is behind
+// (LadderRequest.Escalations) fires nothing, so each step fires once.
 func (s *Service) escalateNow(ctx context.Context, req LadderRequest) (LadderResult, error) {
 	ctx = ForPerson(ctx)
 	who, why, err := s.ladderClicker(ctx, req)
@@ -276,9 +245,8 @@ func (s *Service) escalateNow(ctx context.Context, req LadderRequest) (LadderRes
 	return res, nil
 }
 
-// ladderClicker finds the tenant as configured now, the member who
-// clicked and the revision clicked; when the click cannot go on, it
-// returns why.
+// ladderClicker finds the tenant, the member who clicked and the revision
+// clicked; when the click cannot go on, it returns why.
 func (s *Service) ladderClicker(ctx context.Context, req LadderRequest) (decider, say.Reason, error) {
 	t, m, why := s.member(req.Tenant, req.Person, say.Ladder)
 	if !why.IsZero() {
@@ -291,10 +259,9 @@ func (s *Service) ladderClicker(ctx context.Context, req LadderRequest) (decider
 	return decider{tenant: t, member: m, request: a}, say.Reason{}, nil
 }
 
-// waitingRow reads the approval in tx, locked, when it still waits for a
-// decision that a card can make: not closed, not superseded for the
-// card clicked, no decision on its way, its deadline not passed. Else it
-// returns why nothing is recorded.
+// waitingRow reads the approval in tx, locked, while a card can still
+// decide it (not closed, not superseded, nothing in flight, its deadline
+// not passed); else it returns why nothing is recorded.
 func (s *Service) waitingRow(ctx context.Context, tx store.Tx, req LadderRequest, now time.Time) (*store.Approval, Frozen, say.Reason, error) {
 	unknown := say.Reason{Kind: say.UnknownCard, Act: say.Ladder}
 	row, err := tx.ApprovalGetForUpdate(ctx, req.ApprovalID)
@@ -328,8 +295,7 @@ func (s *Service) waitingRow(ctx context.Context, tx store.Tx, req LadderRequest
 	return row, fz, say.Reason{}, nil
 }
 
-// editCopies enqueues the edits that show every copy of the card as it
-// now stands, ahead of other chat work like every state change.
+// editCopies enqueues the edits of every copy (editEveryCopy).
 func (s *Service) editCopies(ctx context.Context, tx store.Tx, row *store.Approval, now time.Time) error {
 	edits, err := s.editEveryCopy(ctx, tx, row, now)
 	if err != nil {
@@ -341,9 +307,7 @@ func (s *Service) editCopies(ctx context.Context, tx store.Tx, row *store.Approv
 	return s.insert(ctx, tx, edits)
 }
 
-// actRecorded reports whether the act of that id is the approval's
-// latest, read afresh: whether a transaction whose commit's outcome its
-// caller could not learn committed after all (bounded as recorded is).
+// actRecorded is recorded for ladder acts: whether act id is the latest.
 func (s *Service) actRecorded(ctx context.Context, approvalID, id string) bool {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordBound)
 	defer cancel()
@@ -354,9 +318,8 @@ func (s *Service) actRecorded(ctx context.Context, approvalID, id string) bool {
 	return ladderStateOf(row).Last == id
 }
 
-// firedWho words whom an escalation's steps told, as the plan line words
-// a step ("dm slack:U0LEE · email leads@acme.example"); mail counts the
-// addresses rather than naming them.
+// firedWho words whom an escalation's steps told, as the plan line does
+// ("dm slack:U0LEE · email leads@acme.example"); mail counts addresses.
 func firedWho(p ladder.Plan, e escalation, mail bool) string {
 	var parts []string
 	for i := max(e.From, 0); i < min(e.To, len(p.Steps)); i++ {
@@ -375,8 +338,7 @@ func firedWho(p ladder.Plan, e escalation, mail bool) string {
 	return strings.Join(parts, " · ")
 }
 
-// ladderCard puts the ladder state into the card's words; mail counts
-// the addresses an escalated step mailed.
+// ladderCard puts the ladder state into the card's words.
 func ladderCard(st ladderState, p ladder.Plan, mail bool) (*templates.Looking, []templates.EscalatedStep) {
 	var l *templates.Looking
 	if st.Looking != nil {
@@ -389,9 +351,7 @@ func ladderCard(st ladderState, p ladder.Plan, mail bool) (*templates.Looking, [
 	return l, es
 }
 
-// personClock words a time for the person who clicked, in the tenant's
-// zone as frozen with the approval: the time of day, with the date when
-// it is not today.
+// personClock words a time for the clicker in the approval's frozen zone.
 type personClock struct {
 	zone *time.Location
 	now  time.Time
@@ -399,9 +359,8 @@ type personClock struct {
 
 func (k personClock) at(t time.Time) string { return TimeAt(t, k.now, k.zone) }
 
-// TimeAt words t as a card words its times, in zone (nil is UTC): its
-// time of day when it falls on now's date there ("21:00 CET"), else its
-// date too ("2026-11-30 19:00 CET").
+// TimeAt words t as a card does, in zone (nil is UTC): its time of day
+// ("21:00 CET"), with its date when not on now's ("2026-11-30 19:00 CET").
 func TimeAt(t, now time.Time, zone *time.Location) string {
 	if zone == nil {
 		zone = time.UTC

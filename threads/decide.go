@@ -15,9 +15,8 @@ import (
 	"approvalsbot/tenant"
 )
 
-// Backend is the job backend's calls out, as threads needs them. The
-// backend adapter implements it; each call retries within itself and
-// returns ErrBackendUnavailable when it gave up.
+// Backend is the job backend's calls out; each call retries within itself
+// and returns ErrBackendUnavailable when it gave up.
 type Backend interface {
 	Decide(ctx context.Context, c DecisionCall) (DecisionAnswer, error)
 	Arguments(ctx context.Context, c ArgumentsCall) (ArgumentsAnswer, error)
@@ -75,8 +74,7 @@ type ArgumentsAnswer struct {
 	Gone       bool // not found or cancelled
 	Arguments  json.RawMessage
 	ArgsSHA256 string
-	// Changes is a changeset's files and whole patch, for an approval
-	// of kind changes or protected_paths; nil when the answer has none.
+	// Changes is a changeset's files and patch; nil when the answer has none.
 	Changes *ArgumentsChanges
 	Message string
 }
@@ -89,14 +87,11 @@ type ArgumentsChanges struct {
 	PatchSHA256 string
 }
 
-// SurfaceEmail names decisions made on the decision page, reached from
-// an escalation mail (docs/protocol.md's via.surface); the Person's User is
-// the member's address.
+// SurfaceEmail names decisions made on the decision page (protocol's
+// via.surface); the Person's User is then the member's address.
 const SurfaceEmail = ladder.SurfaceEmail
 
-// Person is who clicked, on which surface, and how to answer them alone
-// later (the surface's own reference: a Slack response_url, a Discord
-// interaction token).
+// Person is who clicked, on which surface, and how to answer them alone.
 type Person struct {
 	Surface string // slack, discord, email
 	User    string // the surface's user id
@@ -112,48 +107,39 @@ type DecideRequest struct {
 	Approve    bool
 	Comment    string
 	Person     Person
-	// ReceivedAt is when the bot received the click (zero: now). The
-	// deadline judges a click by it, not by when it was recorded. A
-	// surface takes it from a Receipt it holds open until Click has
-	// returned: on a store of this process's alone, the deadline waits
-	// only for the clicks whose receipts are open (Receive).
+	// ReceivedAt is when the bot received the click (zero: now), from the
+	// surface's Receipt; the deadline judges a click by it (see
+	// docs/design.md#the-deadline-and-the-clicks-before-it).
 	ReceivedAt time.Time
-	// Shown: the person was shown the call's content privately, and
-	// this is the Approve that came with it (Reveal). Without it, a
-	// member who holds the content permission does not approve a
-	// content-restricted call blind: decide answers Reveal instead.
+	// Shown: this is the Approve that came with a private showing of the
+	// call's content (Reveal). Without it, a content holder's Approve of a
+	// restricted call is answered with Reveal: nobody approves it blind.
 	Shown bool
-	// ShownDigest is, from the decision page, the digest of the
-	// arguments the page showed the person with its Approve: Shown when
-	// it is the revision's own, refused when it is another's.
+	// ShownDigest is the digest the decision page showed with its Approve:
+	// Shown when it is the revision's own, refused when another's.
 	ShownDigest string
 }
 
 // RecordBound is how long a click may take to be recorded before the
-// surface answers it: well inside the 3 s Slack and Discord give an
-// interaction's first answer. The deadline's deny waits as long past the
-// deadline (on a store of this process's alone, only while a click
-// received before the deadline is open: Receipt), so a click received
-// before the deadline is never beaten by it.
+// surface answers it, well inside the 3 s Slack and Discord allow; the
+// deadline's deny waits as long for clicks received before it (see
+// docs/design.md#the-deadline-and-the-clicks-before-it).
 const RecordBound = time.Second
 
 // DecideResult says what became of a decision.
 type DecideResult struct {
 	Sent   bool       // the decision is on its way to the backend
 	Reason say.Reason // what the person is told at once
-	// Reveal: nothing was recorded; the person holds the content
-	// permission and was not shown the restricted call they approve.
-	// The surface shows it to them privately (ClickReveal), with the
-	// Approve that decides (DecideRequest.Shown), bound to the same
-	// revision and so to the same digest.
+	// Reveal: nothing was recorded; the surface shows the restricted call to
+	// the content holder privately (ClickReveal), with an Approve bound to
+	// the same revision and digest (DecideRequest.Shown).
 	Reveal bool
 	// Card is the clicked copy as the decision's transaction left the
 	// approval, when Sent; nil when it could not be built (logged).
 	Card *Card
 }
 
-// deciding is a decision in flight, kept on the approval until the backend
-// answers.
+// deciding is a decision in flight, kept on the approval until answered.
 type deciding struct {
 	Actor    string    `json:"actor"`
 	Approve  bool      `json:"approve"`
@@ -165,13 +151,11 @@ type deciding struct {
 	Revision int       `json:"revision"`
 	Digest   string    `json:"digest,omitempty"`
 	At       time.Time `json:"at"`
-	// Due is the deadline the deadline's deny is for (zero for a
-	// person's), so a deny that did not land re-arms that deadline, not
-	// a later one.
+	// Due is the deadline the deadline's deny is for (zero for a person's):
+	// a deny that did not land re-arms that deadline, not a later one.
 	Due time.Time `json:"due,omitzero"`
-	// Sent: the deadline's deny was taken by its row, under the
-	// approval's lock, to go to the backend: no click takes its place
-	// any more (decide).
+	// Sent: the deadline's deny left for the backend (takeDeadline); no
+	// click takes its place any more.
 	Sent bool `json:"sent,omitempty"`
 }
 
@@ -188,15 +172,13 @@ const (
 	KindTell     = "tell"
 )
 
-// MaxComment bounds a deny reason or an approval's comment (the dialogs
-// allow as much).
+// MaxComment bounds a deny reason or an approval's comment.
 const MaxComment = 1000
 
-// decide checks that the person may decide this card, and records the
-// decision and its outbox row in one transaction. Exactly one decision is
-// in flight per approval: a second click is told who is deciding. The
-// backend's answer reaches the person and every card later. row is the
-// approval as the click read it (nil: read it here if needed).
+// decide checks that the person may decide this card and records the
+// decision and its outbox row in one transaction. One decision is in
+// flight per approval: a second click is told who is deciding. row is the
+// approval as the click read it (nil: read here if needed).
 func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Approval) (DecideResult, error) {
 	ctx = ForPerson(ctx)
 	chk, why, err := s.decidable(ctx, req.Tenant, req.ApprovalID, req.Revision, req.Person, req.Approve)
@@ -237,9 +219,8 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 	d := deciding{Actor: m.User, Approve: req.Approve, Surface: req.Person.Surface, User: req.Person.User,
 		Channel: req.Person.Channel, Reply: req.Person.Reply, Comment: comment, Revision: req.Revision, At: now}
 	// The decision carries the digest exactly when the person holds the
-	// content permission: they were shown the call (the card, Show
-	// details, or the private answer Approve gave them first), and the
-	// backend refuses a digest from anyone else.
+	// content permission (they were shown the call): the backend refuses a
+	// digest from anyone else.
 	if m.Content {
 		d.Digest = a.Call.ArgsSHA256
 	}
@@ -272,16 +253,14 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 			deadlineAt = staged.Due
 		}
 		if req.Approve && !deadlineAt.IsZero() && !received.Before(deadlineAt) {
-			// The card promised that no answer by the deadline counts as a
-			// no; the deadline's deny is on its way.
+			// No answer by the deadline is a no: the deny is on its way.
 			res = DecideResult{Reason: say.Reason{Kind: say.DeadlinePassed}}
 			return nil
 		}
 		if waiting {
 			// The deadline's deny waits for clicks like this one: the
-			// person's decision takes its place (its row then sends
-			// nothing), and the deadline is armed again should the
-			// person's decision not land.
+			// person's decision takes its place (its row sends nothing),
+			// with the deadline armed again should it not land.
 			row.Deciding = nil
 			row.DeadlineAt = staged.Due
 		}
@@ -300,10 +279,9 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 		return s.insert(ctx, tx, []store.OutboxInsertParams{s.decisionRowFor(row, d, now, now)})
 	})
 	if errors.Is(err, store.ErrCommit) && written != nil && s.recorded(ctx, req.ApprovalID, d) {
-		// The commit went through although its answer was lost (the
-		// click's time ran out while it was confirmed: a slow flush, a
-		// synchronous standby; or the connection): the decision is on
-		// its way, and the person must hear so.
+		// The commit went through though its answer was lost (the
+		// click's time ran out while a slow flush or a standby confirmed
+		// it): the decision is on its way, and the person must hear so.
 		err, res = nil, DecideResult{Sent: true, Reason: sending}
 	}
 	if err != nil {
@@ -323,10 +301,9 @@ type decider struct {
 	request *approval.Approval
 }
 
-// decidable checks, as a decision's first step, that the clicker is a
-// member of the tenant who may decide, that the revision clicked is the
-// tenant's, and that nothing about the call or the member refuses the
-// decision; when something does, it returns why.
+// decidable checks that the clicker is a member who may decide, that the
+// revision clicked is the tenant's, and that nothing refuses the decision;
+// else it returns why.
 func (s *Service) decidable(ctx context.Context, tenantID, approvalID string, revision int, who Person,
 	approve bool) (decider, say.Reason, error) {
 	t, m, why := s.member(tenantID, who, say.Decision)
@@ -343,9 +320,8 @@ func (s *Service) decidable(ctx context.Context, tenantID, approvalID string, re
 	return decider{tenant: t, member: m, request: a}, say.Reason{}, nil
 }
 
-// member finds the tenant as configured now and the member who clicked,
-// who must be able to decide; when they cannot, it returns why, worded
-// for act.
+// member finds the tenant as configured now and the clicker, who must be
+// able to decide; else it returns why, worded for act.
 func (s *Service) member(tenantID string, who Person, act say.Act) (*tenant.Tenant, tenant.Member, say.Reason) {
 	t, ok := s.tenants.Tenant(tenantID)
 	if !ok {
@@ -381,10 +357,9 @@ func (s *Service) revisionOf(ctx context.Context, tenantID, approvalID string, r
 	return &a, say.Reason{}, nil
 }
 
-// recorded reports whether the decision in flight on the approval is d,
-// read afresh: whether a transaction whose commit's outcome its caller
-// could not learn committed after all. The read is bounded by
-// RecordBound: the person is waiting for the answer.
+// recorded reports whether a transaction whose commit's outcome was lost
+// committed after all (d is in flight), read within RecordBound: the
+// person is waiting.
 func (s *Service) recorded(ctx context.Context, approvalID string, d deciding) bool {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordBound)
 	defer cancel()
@@ -397,33 +372,29 @@ func (s *Service) recorded(ctx context.Context, approvalID string, d deciding) b
 		got.Revision == d.Revision && got.Approve == d.Approve && got.At.Equal(d.At)
 }
 
-// decisionRowFor is the outbox row that sends d, the decision just put
-// in flight on row, from send on. It names d by when it was made, so a
-// row whose decision another took the place of (a click received before
-// the deadline, over the deadline's deny still waiting) sends nothing.
+// decisionRowFor is the outbox row that sends d, just put in flight on
+// row, from send on. It names d by its time, so a row whose decision
+// another took the place of sends nothing.
 func (s *Service) decisionRowFor(row *store.Approval, d deciding, send, now time.Time) store.OutboxInsertParams {
 	body, _ := json.Marshal(decisionPayload{At: d.At, Actor: d.Actor, Surface: d.Surface}) // plain data: cannot fail
 	return store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID,
 		Kind: KindDecision, Target: surfaceBackend, Payload: body, NotBefore: send, Now: now}
 }
 
-// decisionPayload is a decision row's payload: which decision in flight
-// it sends (zero in rows from before it was kept: whichever is in flight).
+// decisionPayload names the decision in flight a row sends (sends).
 type decisionPayload struct {
 	At      time.Time `json:"at,omitzero"`
 	Actor   string    `json:"actor,omitempty"`
 	Surface string    `json:"surface,omitempty"`
 }
 
-// sends reports whether a row with this payload sends d: a row from
-// before payloads named their decision (the previous release's `{}`)
-// sends whichever is in flight.
+// sends reports whether this row sends d; a row of the previous release
+// (`{}`) sends whichever is in flight.
 func (p decisionPayload) sends(d deciding) bool {
 	return p.At.IsZero() || p.At.Equal(d.At) && p.Actor == d.Actor && p.Surface == d.Surface
 }
 
-// decidingOf is the decision in flight on row, with ok; ok is false when
-// none is (or its JSON, our own, does not read).
+// decidingOf is the decision in flight on row; false for none.
 func decidingOf(row *store.Approval) (deciding, bool) {
 	var d deciding
 	if len(row.Deciding) == 0 || json.Unmarshal(row.Deciding, &d) != nil {
@@ -438,9 +409,8 @@ func inFlight(row *store.Approval, d deciding) bool {
 	return ok && cur.Actor == d.Actor && cur.Surface == d.Surface && cur.At.Equal(d.At)
 }
 
-// waitingDeadline is the deadline's deny in flight on row when it is
-// still waiting to be sent (a click received before the deadline may yet
-// take its place), with ok; otherwise ok is false.
+// waitingDeadline is the deadline's deny in flight on row while a click
+// received before the deadline may still take its place.
 func waitingDeadline(row *store.Approval, now time.Time) (deciding, bool) {
 	d, ok := decidingOf(row)
 	if !ok || d.Surface != DeadlineSurface || d.Sent || d.Due.IsZero() || !now.Before(d.Due.Add(RecordBound)) {
@@ -521,8 +491,7 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 		d.Sent = true
 	}
 	if d.Revision < a.Revision || approval.State(a.State).Final() {
-		// The call changed (or closed) between the click and now: the
-		// bot refuses a decision for a card that is no longer current.
+		// The call changed or closed since the click: refused as stale.
 		return s.settle(context.WithoutCancel(ctx), row, d, nil, stale(a, d.Revision, say.Decision))
 	}
 	ans, err := s.backend.Decide(ctx, DecisionCall{ApprovalID: a.ID, Revision: d.Revision, Approve: d.Approve,
@@ -543,14 +512,12 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 	return s.settle(context.WithoutCancel(ctx), row, d, &ans, say.Reason{})
 }
 
-// takeDeadline marks the deadline's deny d, in flight on the approval,
-// as sent, in a transaction that holds the approval's lock; false when d
-// is no longer the decision in flight.
+// takeDeadline marks the deadline's deny d as sent under the approval's
+// lock; false when d is no longer in flight.
 func (s *Service) takeDeadline(ctx context.Context, id string, d deciding) (bool, error) {
 	took := false
-	// Grouped with other commits on every store: a thousand deadlines
-	// falling due together take a few commits, not a thousand, and each
-	// holds its approval's lock for one read and one write (commit.go).
+	// Grouped on every store: a thousand deadlines due together take a few
+	// commits, each holding its approval's lock for one read and one write.
 	err := s.commitGrouped(ctx, func(ctx context.Context, tx store.Tx) error {
 		took = false
 		row, err := tx.ApprovalGetForUpdate(ctx, id)
@@ -568,21 +535,18 @@ func (s *Service) takeDeadline(ctx context.Context, id string, d deciding) (bool
 	return took, err
 }
 
-// errSettled: performDecision ended its outbox row itself, in the
-// transaction that applied the backend's answer.
+// errSettled: settle ended the decision's row with the answer's commit.
 var errSettled = errors.New("the decision row was completed with its answer")
 
-// settle clears the decision in flight and applies the backend's answer
-// in one transaction: the state it implies, the card edits and thread
-// replies, the answer to the person, and the end of the decision's
-// outbox row (one commit where there were two, which a thousand deadline
-// denies at once feel). It returns errSettled when it committed.
+// settle applies the backend's answer in one transaction: it clears the
+// decision in flight, enqueues the state's effects and the answer to the
+// person, and ends the decision's row (one commit, not two). It returns
+// errSettled when it committed.
 func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, ans *DecisionAnswer, tell say.Reason) error {
 	now := s.clock.Now()
 	id := dec.ApprovalID
 	var enqueued int
-	// Answers that arrive together commit together where the store has
-	// one writer (commit.go).
+	// Answers arriving together commit together on one writer (commit.go).
 	err := s.commit(ctx, func(ctx context.Context, tx store.Tx) error {
 		enqueued = 0
 		if err := tx.OutboxComplete(ctx, store.OutboxCompleteParams{ID: dec.ID, Worker: s.worker, Now: now}); err != nil {
@@ -612,8 +576,7 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			}
 			res := approval.Transition(cur, ev, now)
 			if res.Changed {
-				// The same rule as ingest; no request here, so no tenant
-				// configuration is read (nothing is frozen).
+				// As ingest does; nothing is frozen, so no tenant is read.
 				row, _ = s.nextRow(row, res.Next, nil, now)
 			}
 			fz, err := frozenOf(row)
@@ -629,21 +592,17 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			}
 			rows = append(rows, ended...)
 		} else if d.Surface != DeadlineSurface {
-			// A person's decision did not land (refused, stale, not
-			// answered): the card that showed it on its way, the clicked
-			// copy above all, gets its buttons back on every copy, whether
-			// or not the click's own handle (a response_url, a token)
-			// still works. (The deadline's deny is due again at once: its
-			// copies keep saying so.)
+			// A person's decision did not land: every copy, the clicked
+			// one above all, gets its buttons back, whatever became of the
+			// click's handle. (A deadline's deny is due again at once.)
 			if rows, err = s.editEveryCopy(ctx, tx, row, now); err != nil {
 				return err
 			}
 		}
 		if d.Surface == DeadlineSurface && row.State == string(approval.StatePending) {
 			// The deadline's deny did not land (the call changed at the
-			// last moment): the deadline is due again at the next tick,
-			// the same deadline, so a click received after it is still
-			// refused.
+			// last moment): the same deadline is due again at the next
+			// tick, so a click received after it is still refused.
 			row.DeadlineAt = d.Due
 			if row.DeadlineAt.IsZero() {
 				row.DeadlineAt = now // a deny recorded before Due was kept
@@ -661,9 +620,8 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 		switch {
 		case text == "" || d.Surface == DeadlineSurface:
 		case d.Surface == SurfaceEmail:
-			// The decision page shows the state; a decision that did not
-			// land is told by mail in the member's thread (one that did,
-			// by the outcome mail everyone mailed gets).
+			// The page shows the state; a decision that did not land is told
+			// in the member's mail thread (one that did, by the outcome mail).
 			if ev == nil || !approval.State(row.State).Final() {
 				rows = append(rows, s.noteRow(row, d, text, now))
 			}
@@ -727,14 +685,12 @@ func outcome(row *store.Approval, d deciding, ans DecisionAnswer) (*approval.Eve
 }
 
 func (s *Service) tellRow(row *store.Approval, d deciding, text string, now time.Time) store.OutboxInsertParams {
-	// The answer also shows the clicked copy of the card as it now
-	// stands, through the click's own handle (a response_url, an
-	// interaction token), which spends no edit budget.
+	// The answer shows the clicked copy as it now stands too, through the
+	// click's own handle, which spends no edit budget.
 	body, _ := json.Marshal(tellPayload{User: d.User, Channel: d.Channel, Reply: d.Reply, Text: text, // plain data
 		Card: d.Reply != "", Revision: d.Revision})
-	// To the person's own user on the surface they clicked on (slack:U…,
-	// discord:user:…): its text starts with the surface's name, by which
-	// retention finds the handle the row carries.
+	// To the person's user on the surface clicked (slack:U…): retention
+	// finds the handle by the surface's name it starts with.
 	target := d.Surface + ":" + d.User
 	if c, ok := ladder.ChatSurfaceNamed(d.Surface); ok {
 		target = c.User(d.User).String()
@@ -766,8 +722,7 @@ type TellRequest struct {
 	Channel string
 	Reply   string
 	Text    string
-	// Card is the card as it now stands, for the copy the person clicked,
-	// to be shown through Reply (the click's own handle); nil for none.
+	// Card is the clicked copy as it now stands, shown through Reply, or nil.
 	Card *Card
 }
 

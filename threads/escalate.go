@@ -28,8 +28,7 @@ type Mailer interface {
 // errNoSMTP: a mail is due but nothing can send it.
 var errNoSMTP = errors.New("no SMTP server is configured")
 
-// Linker is a surface that can give a posted card's web address, so an
-// escalation mail can link to the card's thread.
+// Linker is a surface that can give a posted card's web address, for mail.
 type Linker interface {
 	Link(ctx context.Context, p PostRef) string
 }
@@ -47,10 +46,9 @@ const tickBatch = 200
 // tickLease is the default hold on a due approval while a tick handles it.
 const tickLease = time.Minute
 
-// Tick fires every ladder step and deadline that is due now. It claims
-// due approvals through the store's index, so it costs O(due), not
-// O(pending). Steps missed while the bot was down fire once, merged into
-// one message per thread. The deadline only ever denies.
+// Tick fires every ladder step and deadline due now, claiming due
+// approvals through the store's index (O(due), not O(pending)). Steps
+// missed while the bot was down fire once, merged. The deadline only denies.
 func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 	var total TickResult
 	seen := map[string]bool{}
@@ -78,38 +76,27 @@ func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 		if len(due) < tickBatch || len(failed) > 0 {
 			return total, errors.Join(failed...)
 		}
-		// A full batch: claim the next. Approvals that wait on a
-		// decision on its way (at a step or at the deadline) stay claimed
-		// past now (decisionHoldRecheck), so the next batch is the ones
-		// behind them, however many wait: they cannot keep a tick from
-		// the approvals behind them. A round that claims again an
-		// approval this tick handled (in a tick slower than that claim)
-		// has gone round them: the next tick looks again. The rounds are
-		// bounded too.
+		// A full batch: claim the next. Approvals waiting on a decision stay
+		// claimed (decisionHoldRecheck), so they cannot keep a tick from
+		// those behind them; a round that claims one again has gone round,
+		// and the next tick looks again.
 		if again || round == tickRounds {
 			return total, nil
 		}
 	}
 }
 
-// tickRounds bounds the batches one tick claims: tickRounds × tickBatch
-// approvals; a later tick takes up the rest.
+// tickRounds bounds the batches of one tick; a later tick takes the rest.
 const tickRounds = 50
 
-// tickGroup is how many due approvals one transaction handles on a store
-// with one writer: a thousand deadlines falling due together commit in a
-// few dozen transactions, not a thousand, so their denies go out
-// promptly.
+// tickGroup is how many due approvals one transaction handles on one
+// writer: a thousand deadlines due together take a few dozen commits.
 const tickGroup = 50
 
-// tickGroupSideBySide is the group where writers run side by side
-// (PostgreSQL): small, so a click waits on the row locks of a few
-// approvals at most (a replica frozen mid-group holds them until it
-// dies), yet a step over a thousand approvals is a hundred commits, not
-// a thousand.
+// tickGroupSideBySide is the group where writers run side by side: small,
+// so a click waits on few approvals' row locks, yet not a commit each.
 const tickGroupSideBySide = 10
 
-// tickGroup is the group for this store.
 func (s *Service) tickGroup() int {
 	if s.oneWriter() {
 		return tickGroup
@@ -117,10 +104,9 @@ func (s *Service) tickGroup() int {
 	return tickGroupSideBySide
 }
 
-// escalateGroup handles due approvals in one transaction. When that
-// fails, each is handled in a transaction of its own, so one approval
-// that cannot be handled does not hold up the others: its claim lapses
-// and a later tick tries it again.
+// escalateGroup handles due approvals in one transaction, or, when that
+// fails, each in its own, so one that cannot be handled holds up no other
+// (its claim lapses and a later tick tries again).
 func (s *Service) escalateGroup(ctx context.Context, due []*store.Approval, now time.Time) (TickResult, []error) {
 	var res TickResult
 	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -165,9 +151,8 @@ func (r *TickResult) add(steps int, deadline bool) {
 	}
 }
 
-// escalateTx handles one due approval in the caller's transaction: its
-// deadline, or its due steps. A decision that committed since the claim
-// wins: a closed approval fires nothing.
+// escalateTx handles one due approval's deadline or due steps in tx. A
+// decision that committed since the claim wins: a closed one fires nothing.
 func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now time.Time) (int, bool, error) {
 	steps, deadline := 0, false
 	err := func() error {
@@ -183,32 +168,24 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 		var rows []store.OutboxInsertParams
 		switch {
 		case !row.DeadlineAt.IsZero() && !now.Before(row.DeadlineAt):
-			// While the deadline waits, the approval stays claimed until
-			// it is worth looking at again, so this tick (and the others)
-			// claim the approvals behind it instead of this one again.
+			// While the deadline waits, the approval stays claimed, so ticks
+			// claim the ones behind it.
 			if len(row.Deciding) > 0 {
-				// A person's decision is in flight; if it fails, the
-				// deadline is still due, and settle lets the next tick
-				// take the approval up at once.
+				// A person's decision is in flight; should it fail, settle
+				// lets the next tick take the deadline up at once.
 				row.ClaimedBy, row.ClaimedUntil = s.worker+ladderClaim, now.Add(decisionHoldRecheck)
 				return tx.ApprovalUpsert(ctx, row)
 			}
-			// The deny is recorded now, and sent once a click the bot
-			// received before the deadline can no longer be being
-			// recorded (denyAt: at once where this process holds every
-			// click that can be, else RecordBound after the deadline):
-			// such a click is judged by when it arrived, and takes the
-			// deny's place until then (decide). Recording it during that
-			// grace, rather than after, leaves the backend call alone on
-			// the deadline's path.
+			// The deny is recorded now and sent at denyAt, so a click
+			// received before the deadline can still take its place (see
+			// docs/design.md#the-deadline-and-the-clicks-before-it).
 			send := s.denyAt(row.DeadlineAt, now)
 			d := deciding{Actor: DeadlineActor, Approve: false, Surface: DeadlineSurface,
 				Comment: DeadlineComment, Revision: row.Revision, At: now, Due: row.DeadlineAt}
 			row.Deciding, _ = json.Marshal(d) // plain data
 			row.NextStepAt, row.DeadlineAt = time.Time{}, time.Time{}
 			rows = append(rows, s.decisionRowFor(row, d, send, now))
-			// The buttons leave every copy of the card as the deny goes,
-			// first among chat work.
+			// The buttons leave every copy as the deny goes.
 			edits, err := s.editEveryCopy(ctx, tx, row, now)
 			if err != nil {
 				return err
@@ -224,25 +201,21 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 				return err
 			}
 			if until, ok := decisionHolds(row, now); ok {
-				// A person's decision is on its way to the backend: nobody
-				// more need be told while it goes. The step stays due, so
-				// should the decision not land the ladder goes on where it
-				// was, the steps it missed merged; until then the approval
-				// stays claimed, so the ticks look at the ones behind it.
+				// A person's decision is on its way: nobody more need be
+				// told. The step stays due, so should it not land the ladder
+				// goes on, merged; the approval stays claimed meanwhile.
 				row.ClaimedBy, row.ClaimedUntil = s.worker+ladderClaim, until
 				return tx.ApprovalUpsert(ctx, row)
 			}
 			st := ladderStateOf(row)
 			if st.holds(now) {
-				// Someone is looking: the steps wait for the hold's end
-				// (a row claimed by a time set before the hold was).
+				// Someone is looking: the steps wait for the hold's end.
 				row.NextStepAt = nextStepAt(fz.Plan, row.StepsDone, st)
 				return tx.ApprovalUpsert(ctx, row)
 			}
-			// A hold that ran out lets what it kept waiting go now, merged
-			// as steps missed while the bot was down are; up to a step
-			// whose window has closed since it came due, which waits for
-			// the window's opening (DueOpen).
+			// What a lapsed hold kept waiting goes now, merged, up to a step
+			// whose window has closed since, which waits for its opening
+			// (DueOpen).
 			due, opens := fz.Plan.DueOpen(now, row.StepsDone)
 			row.StepsDone += len(due)
 			row.NextStepAt = nextStepAt(fz.Plan, row.StepsDone, st)
@@ -275,26 +248,21 @@ func (s *Service) escalateTx(ctx context.Context, tx store.Tx, id string, now ti
 }
 
 // A person's decision on its way holds the ladder's steps (decisionHolds)
-// for at most decisionHoldMax after it was recorded: longer than one
-// decision row may take (decisionTimeout) with a lease's lapse to spare,
-// so only a decision that is stuck (its row dead, a store that refuses
-// its answer) outlasts it, and then the ladder tells people again rather
-// than stay quiet. decisionHoldRecheck is how long a held approval stays
-// claimed before a tick looks at it again.
+// for at most decisionHoldMax, longer than a decision row may take: only a
+// stuck decision outlasts it, and then the ladder tells people again.
+// decisionHoldRecheck is how long a held approval stays claimed.
 const (
 	decisionHoldMax     = 5 * time.Minute
 	decisionHoldRecheck = 15 * time.Second
 )
 
-// ladderClaim ends the worker name of the ladder's claims on approvals,
-// its ticks' and its holds', which settle releases when a decision the
-// ladder held for did not land.
+// ladderClaim ends the worker name of the ladder's claims, which settle
+// releases when a decision the ladder held for did not land.
 const ladderClaim = "-ladder"
 
 // decisionHolds reports whether row's due steps wait for a person's
-// decision on its way to the backend, and until when the approval stays
-// claimed meanwhile. A decision on an older revision (a reask came after
-// it) holds nothing: the backend refuses it as stale.
+// decision, and until when the approval stays claimed. One on an older
+// revision holds nothing: the backend refuses it as stale.
 func decisionHolds(row *store.Approval, now time.Time) (time.Time, bool) {
 	d, ok := decidingOf(row)
 	if !ok || d.Surface == DeadlineSurface || d.Revision != row.Revision {
@@ -314,11 +282,9 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// stepRows turns the due steps into outbox rows, merged: one reply per
-// thread mentioning everyone the steps tell, one card per new DM or
-// channel, one mail per address.
-// by is the member who fired them at once (Escalate now), "" for the
-// ladder's own time; the thread replies name them.
+// stepRows turns due steps into outbox rows, merged: one reply per thread
+// mentioning everyone, one card per new DM or channel, one mail per
+// address. by is who pressed Escalate now ("" for the ladder's time).
 func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval, fz Frozen, due []ladder.PlannedStep, now time.Time, by string) ([]store.OutboxInsertParams, error) {
 	var mention, dm, post, email []string
 	seen := map[string]bool{}
@@ -370,17 +336,13 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 		push(KindEmail, t, rowPayload{Revision: row.Revision, Step: lastStep,
 			Waited: now.Sub(row.RequestedAt).Round(time.Second)})
 	}
-	// No card is edited: a card shows the ladder as frozen at request
-	// (docs/cards.md), so a step changes nothing on it; the thread reply
-	// says what happened.
+	// No card is edited: a step changes nothing on a card (docs/cards.md).
 	return rows, nil
 }
 
-// stillWaiting reports whether a row that tells people of a waiting call
-// should still go out: a decision that landed after its step was claimed
-// means nobody need be told any more. A row queued before a decision that
-// is still on its way goes out: it was due before the click, and should
-// the decision not land, the people it tells must know.
+// stillWaiting reports whether a row telling people of a waiting call
+// should still go: not once a decision landed. A decision still on its
+// way does not stop it: should it not land, people must know.
 func (s *Service) stillWaiting(ctx context.Context, approvalID string) (bool, error) {
 	a, err := s.store.ApprovalGet(ctx, approvalID)
 	if err != nil {
@@ -389,8 +351,7 @@ func (s *Service) stillWaiting(ctx context.Context, approvalID string) (bool, er
 	return a.State == string(approval.StatePending), nil
 }
 
-// mentionsFor names the people of an escalation reply for the templates:
-// a member by their tenant user name, anyone else by the id.
+// mentionsFor names an escalation reply's people: a member by user name.
 func (s *Service) mentionsFor(tenantID string, targets []string) []templates.Mention {
 	tenant, _ := s.tenants.Tenant(tenantID)
 	out := make([]templates.Mention, 0, len(targets))
@@ -406,7 +367,6 @@ func displayName(tenant *tenant.Tenant, target string) string {
 		return target
 	}
 	if tenant != nil && t.IsUser() {
-		// A chat user's target lives on the surface its id is kept under.
 		if m, ok := tenant.MemberOn(t.Surface(), t.ID); ok {
 			return strings.TrimPrefix(m.User, "user:")
 		}
@@ -414,13 +374,11 @@ func displayName(tenant *tenant.Tenant, target string) string {
 	return t.ID
 }
 
-// emailThread is the post target that records an approval's first mail,
-// whose Message-ID later mails refer to. It is not a card: edits and
-// replies pass it by.
+// emailThread is the post target that recorded an approval's first mail
+// in earlier releases (isMailPost); not a card.
 const emailThread = "mail-thread"
 
-// threadLink is the web address of the approval's first card among its
-// posts on a surface that can give one, or "".
+// threadLink is the web address of the approval's first card, or "".
 func (s *Service) threadLink(ctx context.Context, posts []*store.Post) string {
 	for _, p := range posts {
 		if _, surface := s.surfaceFor(p.Target); surface != nil {

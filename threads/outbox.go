@@ -21,30 +21,22 @@ import (
 // WorkerOptions tune the outbox worker; zero values take the defaults.
 type WorkerOptions struct {
 	Concurrency int // chat rows performed at once (default 8)
-	// Backend: decisions performed at once (default 32). Each waits on
-	// the job backend, not the CPU; on a store with one writer their
-	// answers commit together (commit.go).
+	// Backend: decisions performed at once (default 32); each waits on the
+	// job backend, not the CPU.
 	Backend int
 	Mail    int           // emails sent at once (default 2)
 	Batch   int           // rows claimed per round (default 32)
 	Lease   time.Duration // how long a claim holds (default 2m)
 	Poll    time.Duration // idle poll, the safety net behind Wake (default 1s)
-	// PacedPoll is how often the chat lane looks again for rows whose
-	// budget has room (default 100ms): a paced row is left in the outbox
-	// until its channel has room, and this bounds how late it goes then.
+	// PacedPoll is how often the chat lane looks again for paced rows whose
+	// budget has room (default 100ms): how late such a row may go.
 	PacedPoll time.Duration
-	// PerformTimeout bounds one surface call (default 30s). In-flight calls
-	// finish after shutdown starts, within this bound and StopGrace.
+	// PerformTimeout bounds one surface call (default 30s, within the lease).
 	PerformTimeout time.Duration
-	// StopGrace bounds how long the rows being performed when ctx ends
-	// may still take (default PerformTimeout). Then their calls are
-	// cancelled, and each row goes back to the outbox as it was, due at
-	// once and with no attempt counted, for whoever claims it next: this
-	// process after a restart, or another replica. So a decision that
-	// retries against a backend that is down does not hold a stop; it is
-	// sent at the next start. An effect cut short may have happened
-	// (the platform got the call, its answer did not come back), and is
-	// then performed again: the same repeat a crash allows, at most once.
+	// StopGrace bounds how long the rows in flight when ctx ends may still
+	// take (default PerformTimeout); then they are cancelled and go back to
+	// the outbox, due at once, no attempt counted (see
+	// docs/design.md#stopping-the-outbox).
 	StopGrace time.Duration
 }
 
@@ -53,16 +45,14 @@ const (
 	retryBase   = 2 * time.Second
 	retryMax    = 5 * time.Minute
 	maxAttempts = 25 // about a day and a half at retryMax: then the row is dead
-	// orphanAfter: a reply whose card was never posted waits this long for
-	// the card before it is given up.
+	// orphanAfter: how long a reply waits for its card to be posted.
 	orphanAfter = time.Hour
 	// notYet is the wait for a row whose card is still being posted.
 	notYet = 2 * time.Second
 	// recordTimeout bounds recording a row's result.
 	recordTimeout = 10 * time.Second
-	// decisionTimeout bounds one decision row: the backend client retries
-	// for a minute within it (docs/protocol.md). A lease shorter than this
-	// shortens it (see RunOutbox).
+	// decisionTimeout bounds one decision row: the backend client retries for
+	// a minute within it (docs/protocol.md); a shorter lease shortens it.
 	decisionTimeout = 90 * time.Second
 )
 
@@ -98,9 +88,8 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	return o
 }
 
-// errStopping is the cause a stop cancels rows in flight with, once
-// their StopGrace is over: what is cut short by it is put back in the
-// outbox, not counted as a failure.
+// errStopping cancels the rows still in flight once StopGrace is over:
+// what it cuts short goes back to the outbox, not counted as a failure.
 var errStopping = errors.New("the outbox is stopping")
 
 // stopping reports whether ctx ended because the outbox is stopping.
@@ -108,11 +97,9 @@ func stopping(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), errStopping)
 }
 
-// RunOutbox performs due rows until ctx ends, each lane with workers of
-// its own (Lanes). Then it claims no more, and returns once the rows
-// being performed are finished and recorded, or, when that takes longer
-// than StopGrace, once those still running are cancelled and put back in
-// the outbox.
+// RunOutbox performs due rows, each lane with workers of its own, until
+// ctx ends. Then it claims no more and returns once the rows in flight are
+// recorded, or once StopGrace is over and they are put back.
 func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 	o = o.withDefaults()
 	// Rows are performed under work, which outlives ctx by StopGrace.
@@ -145,14 +132,11 @@ func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 	return nil
 }
 
-// runLane claims one lane's due rows and performs them. It claims only as
-// many rows as it has free workers, so no claimed row waits for a worker
-// while its lease runs out (another replica would then perform it too),
-// and never a row it has in flight, so a clock that jumps past the lease
-// does not make it claim its own rows again.
-//
-// Rows are performed under work, not ctx: ctx ending stops the claims,
-// work ending (RunOutbox's grace is over) cuts the rows in flight short.
+// runLane claims one lane's due rows and performs them under work, which
+// outlives ctx by the grace. It claims only as many rows as it has free
+// workers, so no claimed row waits out its lease (another replica would
+// then perform it too), and never one it has in flight, so a clock that
+// jumps past the lease does not make it claim its own rows again.
 func (s *Service) runLane(ctx, work context.Context, lane string, workers int, poll time.Duration, o WorkerOptions) {
 	finished := make(chan string, workers)
 	inflight := map[string]bool{}
@@ -188,8 +172,7 @@ func (s *Service) runLane(ctx, work context.Context, lane string, workers int, p
 					defer func() { finished <- row.ID }()
 					timeout := o.PerformTimeout
 					if row.Kind == KindDecision {
-						// Within the lease too, so no other replica sends the
-						// same decision while this one still waits on it.
+						// Within the lease, so no other replica sends it too.
 						timeout = min(decisionTimeout, o.Lease*3/4)
 					}
 					pctx, cancel := context.WithTimeout(work, timeout)
@@ -199,9 +182,8 @@ func (s *Service) runLane(ctx, work context.Context, lane string, workers int, p
 			}
 		}
 		if free > 0 && claimed > 0 {
-			// More may be due: claim again while claims find rows. A
-			// paced claim may stop short of free workers for rows of
-			// budgets it passed over this time, though others have room.
+			// More may be due: claim again while claims find rows (a paced
+			// claim may stop short of its free workers).
 			continue
 		}
 		wait := poll
@@ -209,15 +191,13 @@ func (s *Service) runLane(ctx, work context.Context, lane string, workers int, p
 			if until <= 0 {
 				continue // rows enqueued for later are due: claim them
 			}
-			// Not sooner than dueGrain: a clock that stands still
-			// (one without timers, read by wall-clock timers) must not
+			// Not sooner than dueGrain: a clock that stands still must not
 			// make the lane claim in a tight loop.
 			wait = min(wait, max(until, dueGrain))
 		}
 		if !timer.Stop() {
-			// A timer that fired unheard (the first, of 0) keeps its tick
-			// on a clock whose channel is buffered: drop it, or the lane
-			// wakes for nothing.
+			// A tick that fired unheard (the first, of 0) stays buffered on
+			// some clocks: drop it, or the lane wakes for nothing.
 			select {
 			case <-timer.Chan():
 			default:
@@ -235,8 +215,8 @@ func (s *Service) runLane(ctx, work context.Context, lane string, workers int, p
 	}
 }
 
-// DrainOutbox performs every row due now, one round after another, until
-// none is left: RunOutbox without the waiting, for tests.
+// DrainOutbox performs every row due now until none is left: RunOutbox
+// without the waiting, for tests.
 func (s *Service) DrainOutbox(ctx context.Context) (int, error) {
 	done := 0
 	for {
@@ -263,15 +243,14 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow, stop <-chan
 		"approval_id", row.ApprovalID, "target", row.Target)
 	post, shown, wait, err := s.do(ctx, surface, row)
 	if errors.Is(err, errSettled) {
-		// A decision row ended in the transaction that applied its
-		// answer: nothing is left to record.
+		// A decision row ended with its answer's transaction (settle).
 		s.metrics.Deliveries.WithLabelValues(surfaceName, row.Kind, resultOK).Inc()
 		return
 	}
 	now := s.clock.Now()
 	pctx := ctx
-	// The surface call may have used up ctx; the result is recorded all
-	// the same, or the effect would be performed again after the lease.
+	// The surface call may have used up ctx: the result is recorded all the
+	// same, or the effect would be performed again after the lease.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	result := resultOK
@@ -285,25 +264,22 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow, stop <-chan
 		if row.Kind == KindEditCard {
 			record = nil
 		}
-		// The effect happened: its record is retried here rather than
-		// left to the lease, or the effect would be performed again (a
-		// card posted twice, the first copy's buttons live for ever).
+		// The effect happened: its record is retried here, not left to the
+		// lease, or it would happen again (a card posted twice, both live).
 		err = s.retryRecord(ctx, row, log, stop, func(ctx context.Context) error {
 			return s.store.OutboxComplete(ctx, store.OutboxCompleteParams{ID: row.ID, Worker: s.worker, Now: now, Post: record})
 		})
 		if err == nil && post != nil && shown != nil {
-			// A card posted or edited from a state that has moved on
-			// since (two edits of one card can cross) is edited again.
+			// A card shown from a state that moved on since is edited again.
 			s.followUp(ctx, row, post, shown)
 		}
 		if err == nil && post != nil && row.Kind == KindEmail {
-			// A mail recorded after its approval closed missed the
-			// outcome mails the close enqueued: its recipient gets one.
+			// A mail recorded after its approval closed missed the close's
+			// outcome mails: its recipient gets one.
 			s.mailedAfterClose(ctx, row, log)
 		}
 	case stopping(pctx):
-		// The stop cut the effect short: the row goes back as it was,
-		// due now, and whoever claims it next performs it.
+		// The stop cut the effect short: the row goes back, due now.
 		log.Info("outbox row stopped in flight; it stays in the outbox for the next start", "err", err.Error())
 		err = s.store.OutboxRetry(ctx, store.OutboxRetryParams{ID: row.ID, Worker: s.worker, Now: now,
 			NextAttemptAt: now, Error: "stopped in flight: " + err.Error()})
@@ -322,20 +298,17 @@ func (s *Service) perform(ctx context.Context, row *store.OutboxRow, stop <-chan
 	s.metrics.Deliveries.WithLabelValues(surfaceName, row.Kind, result).Inc()
 }
 
-// Recording a performed effect is retried with these waits, up to the
-// row's lease.
+// Waits of retryRecord.
 const (
 	recordRetryFirst = 50 * time.Millisecond
 	recordRetryMax   = 2 * time.Second
 	recordAttempts   = 20 // about half a minute of waits
 )
 
-// retryRecord runs record until it succeeds, the lease is lost, the
-// row's lease is about to lapse (another worker may take the row then,
-// and a record by this one would be refused anyway), or stop closes (the
-// outbox stops: the effect may be performed again after a restart, as
-// after a crash). The waits are for a store that failed (a full disk, a
-// lost connection), never for a rate limit.
+// retryRecord runs record until it succeeds, the lease is lost or about
+// to lapse (a later record would be refused anyway), or stop closes (a
+// restart may perform the effect again, as after a crash). It waits out a
+// store that failed (a full disk, a lost connection), never a rate limit.
 func (s *Service) retryRecord(ctx context.Context, row *store.OutboxRow, log *slog.Logger, stop <-chan struct{}, record func(context.Context) error) error {
 	wait := recordRetryFirst
 	err := record(ctx)
@@ -363,8 +336,7 @@ func (s *Service) retryRecord(ctx context.Context, row *store.OutboxRow, log *sl
 func (s *Service) fail(ctx context.Context, log *slog.Logger, row *store.OutboxRow, cause error, now time.Time) string {
 	permanent, after := classify(cause)
 	msg := cause.Error()
-	// A decision row is the deadline's (a person's never fails here): it
-	// retries until the backend answers, however long that takes.
+	// A decision row here is the deadline's: it retries until answered.
 	if permanent || (after <= 0 && row.Attempts+1 >= maxAttempts && row.Kind != KindDecision) {
 		log.Error("outbox row failed for good", "err", msg, "attempts", row.Attempts+1)
 		if err := s.store.OutboxDead(ctx, store.OutboxDeadParams{ID: row.ID, Worker: s.worker, Now: now, Error: msg}); err != nil {
@@ -372,10 +344,9 @@ func (s *Service) fail(ctx context.Context, log *slog.Logger, row *store.OutboxR
 		}
 		return resultDead
 	}
-	// A surface's own wait (a 429's Retry-After) is the row's turn coming
-	// later, not a failure: it does not count towards maxAttempts, and it
-	// holds the row's whole budget (its channel, for every replica), not
-	// only this row.
+	// A surface's own wait (a 429's Retry-After) is not a failure: it counts
+	// no attempt, and it holds the row's whole budget (its channel, for every
+	// replica), not only this row.
 	counted := after <= 0
 	var hold time.Time
 	if counted {
@@ -391,8 +362,7 @@ func (s *Service) fail(ctx context.Context, log *slog.Logger, row *store.OutboxR
 	return resultRetry
 }
 
-// backoff grows from 2 s to 5 min with ±20% jitter, so rows failing
-// together do not retry together.
+// backoff grows from 2 s to 5 min, ±20% jitter so failures spread out.
 func backoff(attempts int) time.Duration {
 	d := retryBase << min(attempts, 16)
 	if d > retryMax || d <= 0 {
@@ -402,9 +372,8 @@ func backoff(attempts int) time.Duration {
 	return d + jitter
 }
 
-// do performs the row. It returns the post made (for post_card) with the
-// approval version its card showed, or wait=true when the row must wait
-// for its card to be posted first.
+// do performs the row: it returns the post made with the card it showed,
+// or wait=true when the row waits for its card to be posted first.
 func (s *Service) do(ctx context.Context, surface Surface, row *store.OutboxRow) (*store.Post, *Card, bool, error) {
 	var p rowPayload
 	if err := json.Unmarshal(row.Payload, &p); err != nil {
@@ -434,8 +403,7 @@ func (s *Service) do(ctx context.Context, surface Surface, row *store.OutboxRow)
 	return nil, nil, wait, err
 }
 
-// editCard edits one copy and returns it with the card it showed, so a
-// state that moved on meanwhile is edited again.
+// editCard edits one copy and returns it with the card it showed.
 func (s *Service) editCard(ctx context.Context, surface Surface, row *store.OutboxRow, p rowPayload) (*store.Post, *Card, bool, error) {
 	posts, err := s.store.PostList(ctx, row.ApprovalID)
 	if err != nil {
@@ -524,8 +492,7 @@ func (s *Service) postCard(ctx context.Context, surface Surface, row *store.Outb
 	if !p.InThread {
 		thread = nil
 	} else if thread == nil && len(posts) == 0 && s.clock.Now().Sub(row.CreatedAt) < orphanAfter {
-		// The first revision's card is still on its way: post under it
-		// once it lands, so one thread holds the whole story.
+		// The first card is still on its way: post under it once it lands.
 		return nil, nil, true, nil
 	}
 	card, err := s.card(ctx, row.ApprovalID, p.Revision)
@@ -549,8 +516,7 @@ func (s *Service) postCard(ctx context.Context, surface Surface, row *store.Outb
 		Channel: res.Channel, Ref: res.Ref, ThreadRef: threadRef, CreatedAt: s.clock.Now()}, &card, false, nil
 }
 
-// followUp edits a card that was posted while its approval moved on: the
-// card it showed may be older than the approval now.
+// followUp re-edits a card shown from a state its approval has left.
 func (s *Service) followUp(ctx context.Context, row *store.OutboxRow, post *store.Post, shown *Card) {
 	a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
 	if err != nil {
@@ -572,8 +538,8 @@ func (s *Service) followUp(ctx context.Context, row *store.OutboxRow, post *stor
 	}
 }
 
-// threadRoot is the first card posted at a target: its thread holds the
-// approval's whole story.
+// threadRoot is the first card posted at a target, whose thread holds
+// the approval's story.
 func (s *Service) threadRoot(ctx context.Context, approvalID, target string) (*store.Post, error) {
 	posts, err := s.store.PostList(ctx, approvalID)
 	if err != nil {
@@ -606,8 +572,8 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 	if err != nil {
 		return Card{}, Permanent(err)
 	}
-	// A copy is superseded when a newer revision of the request exists; a
-	// resolve may name a higher revision than any request the bot saw.
+	// Superseded when a newer revision exists: a resolve may name a higher
+	// revision than any request the bot saw.
 	if revision < a.Revision {
 		if _, err := s.store.RevisionGet(ctx, approvalID, a.Revision); err == nil {
 			c.Superseded = true
@@ -616,8 +582,8 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 	return c, nil
 }
 
-// cardOf is a copy of the card of revision req, the approval standing as
-// a says, not superseded: it reads nothing.
+// cardOf is the card of revision req, not superseded, the approval
+// standing as a says; it reads nothing.
 func cardOf(a *store.Approval, req *approval.Approval, now time.Time) (Card, error) {
 	rec, err := recordOf(a)
 	if err != nil {
@@ -631,10 +597,9 @@ func cardOf(a *store.Approval, req *approval.Approval, now time.Time) (Card, err
 		Frozen: fz, ladder: ladderStateOf(a), HeldRevision: a.Revision, Now: now}, nil
 }
 
-// clickedCard is the clicked copy as a click's transaction left the
-// approval (row, as written) and req (the revision clicked, its newest,
-// so not superseded); nil when it cannot be built (logged): the person
-// is then told in words.
+// clickedCard is the clicked copy as the click's transaction wrote row,
+// of revision req (its newest); nil when it cannot be built (logged), and
+// the person is then told in words.
 func (s *Service) clickedCard(row *store.Approval, req *approval.Approval, now time.Time) *Card {
 	c, err := cardOf(row, req, now)
 	if err != nil {
@@ -644,8 +609,7 @@ func (s *Service) clickedCard(row *store.Approval, req *approval.Approval, now t
 	return &c
 }
 
-// decidingCard is the decision in flight as a card shows it: recorded and
-// on its way to the backend; nil when none is.
+// decidingCard is the decision in flight as a card shows it; nil for none.
 func decidingCard(a *store.Approval) *templates.Deciding {
 	d, ok := decidingOf(a)
 	if !ok {
