@@ -13,14 +13,10 @@ import (
 	"approvalsbot/templates"
 )
 
-// Input is what the card renderings take for this copy: the request, the
-// state (a decision in flight, who is looking and the steps fired at once
-// with Escalate now included), the ladder as it was frozen at request,
-// and what the reasks changed. Which steps have fired is not in it, on
-// purpose: a pending card is the same before and after each step fires,
-// so a step edits no card (docs/cards.md); its thread reply says what
-// happened. A press of I'm looking or Escalate now is state, and edits
-// every copy.
+// Input is what the card renderings take for this copy: the request, its
+// state (a decision in flight, who is looking, the steps escalated now),
+// the ladder as frozen and what the reasks changed. Which steps have fired
+// is left out on purpose: a step edits no card (docs/cards.md).
 func (c Card) Input() templates.Input {
 	in := templates.Input{
 		Approval:   c.Approval,
@@ -44,10 +40,8 @@ func (c Card) Input() templates.Input {
 	return in
 }
 
-// MailInput is Input as a mail (and the decision page, which shows the
-// mail's card) shows it: the email addresses of the ladder's steps, and
-// of the steps escalated now, counted rather than named, so no recipient
-// reads the others' addresses.
+// MailInput is Input as a mail (and the decision page) shows it: the
+// ladder's email addresses counted, so no recipient reads the others'.
 func (c Card) MailInput() templates.Input {
 	in := c.Input()
 	in.Ladder = MailPlan(in.Ladder, c.Frozen.Plan)
@@ -55,9 +49,8 @@ func (c Card) MailInput() templates.Input {
 	return in
 }
 
-// plan puts a frozen plan into the card's words: every step, skipped ones
-// included (with the plan's reason), at its time, and the deadline. The
-// steps keep the plan's order: MailPlan reads them by index.
+// plan puts a frozen plan into the card's words, skipped steps included,
+// in the plan's order: MailPlan reads them by index.
 func plan(p ladder.Plan) templates.LadderPlan {
 	out := templates.LadderPlan{Deadline: p.Deadline, Name: p.Ladder}
 	if len(p.Steps) > 0 {
@@ -70,8 +63,7 @@ func plan(p ladder.Plan) templates.LadderPlan {
 	return out
 }
 
-// skipReason is the plan's reason for skipping a step in the card's
-// words; "" for a step that runs.
+// skipReason words the plan's reason for skipping a step; "" if none.
 func skipReason(why string) templates.SkipReason {
 	switch why {
 	case ladder.SkipAfterDeadline:
@@ -84,9 +76,8 @@ func skipReason(why string) templates.SkipReason {
 	return ""
 }
 
-// reasksAround finds, for a card of revision rev, the reask that made
-// that revision (what changed since the one before) and the reask that
-// replaced it (why it is superseded); nil for either that is not kept.
+// reasksAround finds, for a card of revision rev, the reask that made it
+// and the one that replaced it; nil for either not kept.
 func (fz Frozen) reasksAround(rev int) (made, replaced *approval.Reask) {
 	for i := range fz.Reasks {
 		r := &fz.Reasks[i]
@@ -100,22 +91,19 @@ func (fz Frozen) reasksAround(rev int) (made, replaced *approval.Reask) {
 	return made, replaced
 }
 
-// maxReasks bounds the reasks kept with one approval: a call asked again
-// more often than that keeps its latest.
+// maxReasks bounds the reasks kept with one approval; the latest stay.
 const maxReasks = 20
 
-// noteReask keeps with the approval what a reask to next (as stored)
-// changed (reaskChange, worked out before the transaction), so every card
-// of either revision, and every mail, can say it without reading both
-// revisions again. It writes row's frozen plan back in tx and returns it.
+// noteReask keeps with the approval what a reask to next changed, so its
+// cards and mails can say it without reading both revisions, and writes
+// the frozen plan back in tx.
 func (s *Service) noteReask(ctx context.Context, tx store.Tx, row *store.Approval, change approval.Reask, next *approval.Approval) (*Frozen, error) {
 	fz, err := frozenOf(row)
 	if err != nil {
 		return nil, err
 	}
 	fz.Reasks = append(fz.Reasks, change)
-	// Restriction is sticky: a reask that walls the content off walls it
-	// for every later reply and card (stickyRestriction).
+	// Restriction is sticky (stickyRestriction).
 	fz.Restricted = fz.Restricted || next.ContentRestricted()
 	if n := len(fz.Reasks); n > maxReasks {
 		fz.Reasks = fz.Reasks[n-maxReasks:]
@@ -132,11 +120,9 @@ func (s *Service) noteReask(ctx context.Context, tx store.Tx, row *store.Approva
 	return &fz, nil
 }
 
-// reaskChange is what a reask of approval id from revision from to next
-// changed, compared with the revision kept (approval.CompareRevisions);
-// when that revision is gone (pruned, or never kept) only why. It reads
-// the kept revision outside any transaction: a revision never changes
-// once written.
+// reaskChange is what a reask from revision from to next changed
+// (approval.CompareRevisions); only why when from is gone. It reads
+// outside any transaction: a revision never changes once written.
 func (s *Service) reaskChange(ctx context.Context, id string, from int, next *approval.Approval) (approval.Reask, error) {
 	change := approval.Reask{From: from, Revision: next.Revision, Why: next.Why, Withheld: true}
 	rev, err := s.store.RevisionGet(ctx, id, from)
@@ -154,11 +140,9 @@ func (s *Service) reaskChange(ctx context.Context, id string, from int, next *ap
 	return change, nil
 }
 
-// shownSuperseded reports whether p is a card a newer revision's card
-// was posted after: its copy says "Superseded" whatever the approval does
-// next (a decision, a cancel), so editing it again would send the same
-// text. The supersede itself edits it once (the newest revision's posts
-// are not yet among posts then).
+// shownSuperseded reports whether a newer revision's card was posted
+// after p, whose copy then says "Superseded" whatever comes next: editing
+// it again would send the same text. The supersede itself edits it once.
 func shownSuperseded(posts []*store.Post, p *store.Post) bool {
 	for _, q := range posts {
 		if q.Revision > p.Revision {
@@ -168,9 +152,8 @@ func shownSuperseded(posts []*store.Post, p *store.Post) bool {
 	return false
 }
 
-// frozeFor says in the log that a request named a ladder its tenant does
-// not have, so the tool override's or the default ran as if it named
-// none; its card says the same (Card.Input).
+// frozeFor logs a request naming a ladder its tenant lacks, which ran the
+// one it would get naming none; its card says so too.
 func (s *Service) frozeFor(rec approval.Record, a *approval.Approval, fz *Frozen) {
 	if a.Ladder == "" || a.Ladder == fz.Plan.Ladder {
 		return
@@ -179,8 +162,8 @@ func (s *Service) frozeFor(rec approval.Record, a *approval.Approval, fz *Frozen
 		"tenant", rec.Tenant, "approval_id", rec.ID, "ladder", approval.RedactText(a.Ladder), "instead", fz.Plan.Ladder)
 }
 
-// zone is the frozen zone's location; UTC for none, or for a name this
-// machine cannot load (the config loaded it when it was read).
+// zone is the frozen zone's location; nil (UTC) for none, or one this
+// machine cannot load.
 func (fz Frozen) zone() *time.Location {
 	if fz.Zone == "" {
 		return nil

@@ -80,8 +80,8 @@ func (s *Service) Digest(ctx context.Context, tenantID string) error {
 	}
 	now := s.clock.Now()
 	body, _ := json.Marshal(rowPayload{Text: DigestText(tenantID, items, more, now)}) // plain data
-	// Every replica's scheduler fires; the first to record this minute's
-	// digest sends it, through the events table that deduplicates events.
+	// Every replica's scheduler fires; the first to record this minute's slot
+	// in the events table (which deduplicates) sends the digest.
 	slot := "digest:" + tenantID + ":" + now.UTC().Truncate(time.Minute).Format("2006-01-02T15:04")
 	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		ins, err := tx.EventInsert(ctx, store.EventInsertParams{ID: slot, Tenant: tenantID, Type: "digest",

@@ -10,27 +10,22 @@ import (
 	"approvalsbot/store"
 )
 
-// The outbox's lanes. Each lane has workers of its own, so an effect of
-// one lane never waits for a worker busy with another: a decision (a
-// person's, or the deadline's) never queues behind chat or mail, and a
-// slow mail server holds up no card.
+// The outbox's lanes, each with workers of its own: a decision never
+// queues behind chat or mail, and a slow mail server holds up no card.
 const (
 	LaneBackend = store.LaneBackend // decisions sent to the job backend
 	LaneChat    = store.LaneChat    // cards, edits, thread replies, private answers, notices
 	LaneMail    = store.LaneMail    // escalation email
 )
 
-// Lanes lists every lane, in the order their loops start.
+// Lanes lists every lane.
 var Lanes = []string{LaneBackend, LaneChat, LaneMail}
 
-// Priorities within the chat lane: what a person needs now comes first.
-// A row of higher priority is claimed before an older row of lower
-// priority. Card edits all change state (a decision, the deadline's deny,
-// superseded, cancelled, refused): the ladder's plan is shown once when
-// the card is posted (docs/cards.md), so firing a step edits no card.
+// Priorities within the chat lane: a row of higher priority is claimed
+// before an older one of lower. Every card edit changes state; firing a
+// ladder step edits no card (docs/cards.md).
 const (
-	// PriorityState: an edit that changes what a card says, and a private
-	// answer to the person who clicked.
+	// PriorityState: a card edit, a private answer to who clicked.
 	PriorityState = 40
 	// PriorityCard: a new card (the request, a reask, a ladder step's DM).
 	PriorityCard = 30
@@ -65,22 +60,18 @@ func priorityOf(kind string) int {
 }
 
 // Paced is a surface whose platform limits how fast it may be called. The
-// outbox paces its rows when it claims them, with the budget shared in the
-// store: a row whose budget has no room stays in the outbox until it has,
-// holding no worker, and replicas on one database share one budget per
-// channel, as the platforms count it.
+// outbox paces rows when it claims them, against budgets kept in the
+// store, shared by replicas (see docs/design.md#pacing-outbox-claims).
 type Paced interface {
 	// PaceKey names the budget a row's call spends (a channel's message
-	// rate, a workspace's edit rate), prefixed with the surface's name
-	// ("slack:…"); "" for a call that is not paced.
+	// rate), prefixed with the surface's name ("slack:…"); "" for none.
 	PaceKey(kind, target string) string
-	// Pace is a key's budget: a call every `every`, in bursts of up to
-	// burst. every ≤ 0: not paced.
+	// Pace is a key's budget: a call every `every`, in bursts of burst;
+	// every ≤ 0: not paced.
 	Pace(key string) (every time.Duration, burst int)
 }
 
-// insert enqueues rows in the caller's transaction, each in its lane, with
-// its priority and the budget it spends.
+// insert enqueues rows in tx, each with its lane, priority and budget.
 func (s *Service) insert(ctx context.Context, tx store.Tx, rows []store.OutboxInsertParams) error {
 	for i := range rows {
 		r := &rows[i]
@@ -99,7 +90,7 @@ func (s *Service) insert(ctx context.Context, tx store.Tx, rows []store.OutboxIn
 	return tx.OutboxInsert(ctx, rows)
 }
 
-// pace is the budget of a pace key, from the surface its prefix names.
+// pace is a key's budget, from the surface its prefix names.
 func (s *Service) pace(key string) (time.Duration, int) {
 	name, _, _ := strings.Cut(key, ":")
 	if p, ok := s.surfaces[name].(Paced); ok {
@@ -108,22 +99,18 @@ func (s *Service) pace(key string) (time.Duration, int) {
 	return 0, 0
 }
 
-// dueTimes are the times rows this process enqueued for later fall due
-// in one lane (the deadline's deny, sent once its grace is over): the
-// lane wakes at the first instead of at its next poll, so such a row goes
-// when it may, not up to a poll later. Rows other replicas enqueued are
-// found by the poll, or by their own replica.
+// dueTimes are when rows this process enqueued for later (the deadline's
+// deny after its grace) fall due in one lane, which wakes then rather
+// than at its next poll. Other replicas' rows are found by the poll.
 type dueTimes struct {
 	mu    sync.Mutex
 	times []time.Time // sorted, no two within dueGrain
 }
 
-// dueGrain merges due times this close: the rows of one burst of
-// deadlines wake the lane once.
+// dueGrain merges due times this close: a burst wakes the lane once.
 const dueGrain = 10 * time.Millisecond
 
-// dueKept bounds the times kept; past it the latest are dropped, for the
-// poll to find.
+// dueKept bounds the times kept; the poll finds the rest.
 const dueKept = 1024
 
 func dues() map[string]*dueTimes {
@@ -151,9 +138,8 @@ func (d *dueTimes) add(t time.Time) {
 	}
 }
 
-// next is how long from now until the first kept time, dropping those
-// passed; ok is false when none is kept. A time that has passed gives 0
-// once: the lane claims at once.
+// next is how long until the first kept time, dropping those passed (a
+// passed one gives 0, once); false when none is kept.
 func (d *dueTimes) next(now time.Time) (time.Duration, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

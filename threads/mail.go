@@ -17,24 +17,20 @@ import (
 	"approvalsbot/tenant"
 )
 
-// Mail kinds: what one mail of a recipient's conversation says. Every
-// recipient's mails about one approval form one thread of their own.
+// Mail kinds. Every recipient's mails about one approval form one thread
+// of their own.
 const (
-	// MailEscalation is a ladder step's mail: the card, and why this
-	// person gets it.
+	// MailEscalation is a ladder step's mail: the card, and why they get it.
 	MailEscalation = ""
-	// MailReask is the new revision of a call that changed, to everyone
-	// who was mailed the old one.
+	// MailReask is a changed call's new revision, to all mailed the old one.
 	MailReask = "reask"
 	// MailOutcome is how the approval ended, to everyone who was mailed.
 	MailOutcome = "outcome"
-	// MailRecheck is the row of an outcome that came after the outcome:
-	// the platform's re-check refused a call after its approval, which
-	// everyone mailed may have been told of already. It is sent as an
-	// outcome mail (MailRequest.Kind is MailOutcome).
+	// MailRecheck is the outcome of a re-check that refused an approved
+	// call, which everyone mailed may have been told of: sent as MailOutcome.
 	MailRecheck = "recheck"
-	// MailNote answers one member who decided on the decision page, when
-	// the decision did not land (the page shows the rest).
+	// MailNote tells a member who decided on the decision page that the
+	// decision did not land.
 	MailNote = "note"
 )
 
@@ -44,25 +40,21 @@ type MailRequest struct {
 	To   string
 	Kind string // MailEscalation, MailReask, MailOutcome or MailNote
 	Card Card
-	// Step is the ladder step that sends an escalation (1-based), of
-	// Card.Frozen.Plan's ladder; Waited is how long the call had waited
-	// when it fired.
+	// Step is the ladder step that sends an escalation (1-based); Waited is
+	// how long the call had waited then.
 	Step   int
 	Waited time.Duration
 	// Note is a MailNote's sentence.
 	Note string
-	// Thread is what this recipient received before: a follow-up answers
-	// it. Zero for their first mail.
+	// Thread is what this recipient received before (zero for none).
 	Thread MailThread
-	// Member is the tenant user the address belongs to, "" for an address
-	// that is no member's (a list): such a recipient gets no links.
+	// Member is the tenant user the address belongs to; "" for a list,
+	// which gets no links.
 	Member string
-	// Links are the decision links for Member on the decision page, none
-	// when the tenant, the call or the member allows no decision by mail.
+	// Links are Member's decision links (MemberLinks).
 	Links []MailLink
-	// Key names this one mail (its outbox row): a repeat of the same mail
-	// after a crash carries the same Message-ID, so receivers can tell it
-	// is the same message.
+	// Key names this mail (its outbox row): a repeat after a crash carries
+	// the same Message-ID.
 	Key string
 }
 
@@ -78,8 +70,7 @@ type MailLink struct {
 	URL    string
 }
 
-// DecisionLinks makes decision links for the decision page; the
-// decidepage package implements it. Threads decides who gets which.
+// DecisionLinks makes decision links; the decidepage package implements it.
 type DecisionLinks interface {
 	Links(req LinkRequest) []MailLink
 }
@@ -95,15 +86,13 @@ type LinkRequest struct {
 }
 
 // mailTargetPrefix marks the posts that record a recipient's mails: one
-// post per recipient and revision, Ref its latest Message-ID there and
-// ThreadRef the recipient's first (empty on the first itself).
+// per recipient and revision, Ref its latest Message-ID, ThreadRef the first.
 const mailTargetPrefix = "mail:"
 
 func mailTarget(addr string) string { return mailTargetPrefix + tenant.AddressKey(addr) }
 
-// isMailPost reports whether p records mail rather than a card: edits
-// and chat replies pass it by. The emailThread post is what earlier
-// releases recorded (one per approval, no recipient).
+// isMailPost reports whether p records mail rather than a card (edits and
+// replies pass it by).
 func isMailPost(p *store.Post) bool {
 	return p.Target == emailThread || strings.HasPrefix(p.Target, mailTargetPrefix) ||
 		strings.HasPrefix(p.Target, mailEndPrefix) || strings.HasPrefix(p.Target, mailRefusedPrefix)
@@ -133,8 +122,7 @@ func mailThreadOf(posts []*store.Post, addr string) MailThread {
 	return t
 }
 
-// mailRecipients lists the addresses mailed about the approval, in the
-// order they were first mailed.
+// mailRecipients lists the addresses mailed, first mailed first.
 func mailRecipients(posts []*store.Post) []string {
 	var out []string
 	for _, p := range posts {
@@ -145,8 +133,8 @@ func mailRecipients(posts []*store.Post) []string {
 	return out
 }
 
-// mailRows is one mail of kind to each address mailed about the approval
-// (a reask is moot once the approval closes: the outcome follows).
+// mailRows is one mail of kind to each address mailed (a reask's is moot
+// once the approval closes).
 func (s *Service) mailRows(posts []*store.Post, row *store.Approval, kind string, now time.Time) []store.OutboxInsertParams {
 	var rows []store.OutboxInsertParams
 	for _, addr := range mailRecipients(posts) {
@@ -168,25 +156,20 @@ func (s *Service) mailRows(posts []*store.Post, row *store.Approval, kind string
 	return rows
 }
 
-// outcomeRow is the coalesce key of a recipient's outcome mails: a
-// re-check's refusal enqueued while the outcome still waits (SMTP slow or
-// down) is that one row, which mails the approval as it ended by then.
-// One in flight is followed by the re-check's own row, recheckMailDelay
-// later, so that the two are not sent side by side: whichever goes second
-// finds the first's record and mails nothing more (sendMail).
+// outcomeRow is the coalesce key of a recipient's outcome mails, so a
+// re-check's refusal joins an outcome still waiting. One already in flight
+// is followed recheckMailDelay later: whichever goes second finds the
+// first's record and mails nothing more (sendMail).
 func outcomeRow(approvalID, addr string) string {
 	return "mail-outcome:" + approvalID + ":" + tenant.AddressKey(addr)
 }
 
-// recheckMailDelay is how long after the re-check's refusal its mail
-// goes; see outcomeRow.
+// recheckMailDelay: see outcomeRow.
 const recheckMailDelay = time.Minute
 
 // closingMail is the outcome mail to everyone mailed about an approval
-// that has just closed (was open before this transaction): one each. An
-// approval the platform's re-check refused after its approval closes a
-// second time: everyone mailed may have read "Approved" already, and is
-// told that the call never ran (MailRecheck).
+// that closed in this transaction, one each; a re-check that refused it
+// after its approval closes it again (MailRecheck).
 func (s *Service) closingMail(ctx context.Context, tx store.Tx, before approval.State, row *store.Approval, now time.Time) ([]store.OutboxInsertParams, error) {
 	kind := MailOutcome
 	switch {
@@ -203,10 +186,8 @@ func (s *Service) closingMail(ctx context.Context, tx store.Tx, before approval.
 	return s.mailRows(posts, row, kind, now), nil
 }
 
-// mailEndPrefix marks the post that records a recipient's outcome mail,
-// so that they are told how it ended once, however many rows ask;
-// mailRefusedPrefix the one of an outcome mail that said the re-check
-// refused the call, which nothing follows.
+// mailEndPrefix marks the post of a recipient's outcome mail, so they are
+// told once; mailRefusedPrefix one that said the re-check refused the call.
 const (
 	mailEndPrefix     = "mail-end:"
 	mailRefusedPrefix = "mail-refused:"
@@ -215,11 +196,9 @@ const (
 func mailEndTarget(addr string) string     { return mailEndPrefix + tenant.AddressKey(addr) }
 func mailRefusedTarget(addr string) string { return mailRefusedPrefix + tenant.AddressKey(addr) }
 
-// mailedAfterClose enqueues the outcome mail for the recipient of a
-// step's or reask's mail that was recorded when its approval had already
-// closed: the close listed only the mails recorded before it. The
-// outcome row finds out by itself whether that recipient was told
-// already.
+// mailedAfterClose enqueues the outcome mail for the recipient of a mail
+// recorded after its approval closed, which the close did not list; the
+// outcome row sees whether they were told already.
 func (s *Service) mailedAfterClose(ctx context.Context, row *store.OutboxRow, log *slog.Logger) {
 	var p rowPayload
 	if json.Unmarshal(row.Payload, &p) != nil || (p.Mail != MailEscalation && p.Mail != MailReask) {
@@ -246,17 +225,15 @@ func (s *Service) mailedAfterClose(ctx context.Context, row *store.OutboxRow, lo
 	s.Wake()
 }
 
-// noteRow answers a member who decided on the decision page, by mail in
-// their thread, when the decision did not land.
+// noteRow is a MailNote in the member's thread.
 func (s *Service) noteRow(row *store.Approval, d deciding, text string, now time.Time) store.OutboxInsertParams {
 	body, _ := json.Marshal(rowPayload{Revision: d.Revision, Mail: MailNote, Text: text}) // plain data
 	return store.OutboxInsertParams{ID: s.newID(now), Tenant: row.Tenant, ApprovalID: row.ID, Kind: KindEmail,
 		Target: d.User, Payload: body, NotBefore: now, Now: now}
 }
 
-// mailLinks is the member an address belongs to and the decision links
-// the mail gives them: none for an address that is no member's, or a
-// mail that asks nothing (an outcome, a note).
+// mailLinks is the member an address belongs to and their links: none for
+// no member, or a mail that asks nothing (an outcome, a note).
 func (s *Service) mailLinks(tenant *tenant.Tenant, card Card, kind, addr string) (string, []MailLink) {
 	if tenant == nil {
 		return "", nil
@@ -271,15 +248,12 @@ func (s *Service) mailLinks(tenant *tenant.Tenant, card Card, kind, addr string)
 	return m.User, MemberLinks(s.links, tenant, m, card)
 }
 
-// MemberLinks is the decision links member m gets for the card: none
-// without a decision page, for a closed or superseded card, a tenant
-// that allows none by mail, or a member who may not decide this call; a
-// Deny link where the tenant allows decisions by mail; an Approve link
-// too where it allows approvals and a chat click could approve the call
-// (never one that needs a typed confirmation). The links expire at the
-// deadline. A decision in flight does not take them away: a mail cannot
-// be edited, and if that decision does not land the links are the
-// member's way to decide (the page shows it on its way meanwhile).
+// MemberLinks is the decision links m gets for the card, expiring at the
+// deadline: none without a decision page, for a closed or superseded card,
+// or for a member or tenant that may not decide it by mail; Deny where the
+// tenant allows decisions by mail, Approve too where it allows approvals
+// and a click could approve (no typed confirmation). A decision in flight
+// keeps them: mail cannot be edited, and they are the way on should it fail.
 func MemberLinks(links DecisionLinks, tenant *tenant.Tenant, m tenant.Member, card Card) []MailLink {
 	a := card.Approval
 	if links == nil || a == nil || tenant == nil || card.State != approval.StatePending || card.Superseded ||
@@ -302,9 +276,7 @@ func MemberLinks(links DecisionLinks, tenant *tenant.Tenant, m tenant.Member, ca
 		Member: m.User, Actions: actions, Expires: expires})
 }
 
-// Render is the mail r asks for, in the templates' terms: the card as a
-// mail shows it (the ladder's mail recipients counted, not named), why
-// this person gets it, and their decision links.
+// Render is the mail r asks for in the templates' terms.
 func (r MailRequest) Render() templates.Mail {
 	in := r.Card.MailInput()
 	m := templates.Mail{Card: templates.Build(in), Kind: r.Kind, Reply: r.Thread.Root != "",
@@ -324,14 +296,12 @@ func (r MailRequest) Render() templates.Mail {
 	return m
 }
 
-// sendMail performs an email row: one mail of the recipient's
-// conversation, answering what they received before. It returns the post
-// that records it.
+// sendMail performs an email row, answering what the recipient received
+// before, and returns the post that records it.
 func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPayload) (*store.Post, error) {
 	mailer := s.mailer
 	if mailer == nil {
-		// Without SMTP, the fallback surface shows the mail if it can
-		// (the log surface prints it), as bot check says.
+		// Without SMTP, the fallback shows the mail if it can (bot check says so).
 		m, ok := s.fallback.(Mailer)
 		if !ok {
 			return nil, Permanent(errNoSMTP)
@@ -345,12 +315,9 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 	revision := p.Revision
 	outcome := p.Mail == MailOutcome || p.Mail == MailRecheck
 	if outcome || p.Mail == MailEscalation {
-		// An outcome shows the approval as it ended, on its last card: a
-		// resolve may name a higher revision than any request the bot
-		// saw, and then the last one it holds shows it. A step's mail
-		// shows the call as it stands when it goes: a reask that came
-		// since it was queued (its mail went only to those mailed before)
-		// is what this recipient must decide.
+		// An outcome shows the approval on its last card held (a resolve may
+		// name a revision never received); a step's mail shows the call as it
+		// stands, a reask since included.
 		a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
 		if err != nil {
 			return nil, fmt.Errorf("read approval: %w", err)
@@ -394,11 +361,8 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 	return post, nil
 }
 
-// toldOfEnd reports whether addr was told all there is of how a's
-// approval ended: that the re-check refused it (nothing comes after
-// that), or how it ended, unless the re-check has refused it since
-// (whichever row carries that, this recipient's outcome or the
-// re-check's own, which may have coalesced into it).
+// toldOfEnd reports whether addr was told all of how a's approval ended:
+// the re-check's refusal, or the end unless the re-check refused it since.
 func toldOfEnd(posts []*store.Post, addr string, a *store.Approval) bool {
 	told := func(target string) bool {
 		return slices.ContainsFunc(posts, func(x *store.Post) bool { return x.Target == target })
@@ -406,9 +370,8 @@ func toldOfEnd(posts []*store.Post, addr string, a *store.Approval) bool {
 	return told(mailRefusedTarget(addr)) || told(mailEndTarget(addr)) && a.State != string(approval.StateRefused)
 }
 
-// heldRevision is want when the store holds that revision, else the
-// highest one the recipient was mailed (which it holds: a mail is of a
-// revision received).
+// heldRevision is want when the store holds it, else the highest the
+// recipient was mailed (which it holds).
 func (s *Service) heldRevision(ctx context.Context, approvalID string, want int, posts []*store.Post, addr string) (int, error) {
 	_, err := s.store.RevisionGet(ctx, approvalID, want)
 	if err == nil {
@@ -429,9 +392,8 @@ func (s *Service) heldRevision(ctx context.Context, approvalID string, want int,
 	return mailed, nil
 }
 
-// MailPlan is the ladder as a mail shows it: each step's email
-// recipients counted, not listed, so no recipient reads the others'
-// addresses.
+// MailPlan is the ladder as a mail shows it: email recipients counted, so
+// no recipient reads the others' addresses.
 func MailPlan(p templates.LadderPlan, plan ladder.Plan) templates.LadderPlan {
 	out := p
 	out.Steps = slices.Clone(p.Steps)
@@ -446,8 +408,7 @@ func MailPlan(p templates.LadderPlan, plan ladder.Plan) templates.LadderPlan {
 	return out
 }
 
-// mailWho is whom a step tells, as a mail says it: its email recipients
-// counted, not listed.
+// mailWho is whom a step tells, as a mail says it.
 func mailWho(st ladder.Step) string {
 	n := len(st.Email)
 	if n == 0 {
@@ -462,7 +423,5 @@ func mailWho(st ladder.Step) string {
 	return who + " · " + more
 }
 
-// CardPlan is a frozen plan in the card's words, as every copy of a card
-// shows it: for `bot preview`, which freezes a tenant's ladder the way
-// ingest does without a store.
+// CardPlan is a frozen plan in the card's words, for bot preview.
 func CardPlan(p ladder.Plan) templates.LadderPlan { return plan(p) }

@@ -15,12 +15,10 @@ type Metrics struct {
 	Deliveries  *prometheus.CounterVec // surface, kind, result
 	AutoGranted *prometheus.CounterVec // tenant
 	Pruned      *prometheus.CounterVec // what: PrunedApprovals, PrunedOutbox, …
-	// IngestGroup is how many events each ingest transaction committed
-	// (a group commit, ingest.go).
+	// IngestGroup is how many events each ingest transaction committed.
 	IngestGroup prometheus.Histogram
-	// IngestReworked counts events whose content work was done again
-	// inside their transaction: another writer changed the approval
-	// between the read that work was done from and the transaction.
+	// IngestReworked counts events whose content work was redone inside their
+	// transaction: another writer changed the approval meanwhile.
 	IngestReworked prometheus.Counter
 }
 
@@ -49,11 +47,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Events whose redaction and reask were worked out again inside their transaction, because another writer changed the approval in between.",
 		}),
 	}
-	// Every label set perform can count starts at 0, so that the first
-	// row to die (or be retried) is an increase: a series that first
-	// appears at 1 is one increase() and rate() read as none, and the
-	// alerts on dead and failing rows (deploy/prometheus/alerts.yml)
-	// would miss it.
+	// Every label set starts at 0, so the first row to die is an increase:
+	// a series born at 1 is none to increase() and rate(), and the alerts on
+	// dead and failing rows (deploy/prometheus/alerts.yml) would miss it.
 	for _, d := range deliverySeries() {
 		m.Deliveries.WithLabelValues(d.Surface, d.Kind, d.Result)
 	}
@@ -63,8 +59,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// The values of bot_deliveries_total's result label: how perform ended
-// a row.
+// The values of bot_deliveries_total's result label.
 const (
 	resultOK         = "ok"         // performed and recorded
 	resultWait       = "wait"       // waits for its card to be posted
@@ -75,13 +70,11 @@ const (
 	resultUnrecorded = "unrecorded" // the store refused the result
 )
 
-// deliveryResults lists every result, in the order above.
+// deliveryResults lists every result.
 var deliveryResults = []string{resultOK, resultWait, resultRetry, resultDead, resultStopped, resultLeaseLost, resultUnrecorded}
 
-// Surfaces a row's delivery is counted under (surfaceFor), besides the
-// chat surfaces and email: a decision's, whose target is the backend, and
-// "log" for a row whose surface is not configured, which the fallback
-// performs.
+// Surfaces a delivery is counted under besides the chat surfaces and
+// email: the backend's for decisions, and "log" for the fallback.
 const (
 	surfaceBackend = "backend" // decisions, sent to the job backend
 	surfaceLog     = "log"
@@ -97,9 +90,7 @@ var outboxKinds = []string{KindDecision, KindPostCard, KindEditCard, KindReply, 
 type deliveryLabels struct{ Surface, Kind, Result string }
 
 // deliverySeries lists every label set of bot_deliveries_total the bot
-// can count: each kind under the surfaces of its lane (a decision under
-// backend, an email under email, the chat lane's kinds under each chat
-// surface), with every result.
+// can count: each kind under its lane's surfaces, with every result.
 func deliverySeries() []deliveryLabels {
 	var out []deliveryLabels
 	for _, kind := range outboxKinds {
@@ -132,8 +123,7 @@ var (
 	descOldest  = prometheus.NewDesc("bot_outbox_oldest_seconds", "Age of the oldest due outbox row.", nil, nil)
 	descDead    = prometheus.NewDesc("bot_outbox_dead", "Outbox rows given up for good (permanent failures).", nil, nil)
 	descUp      = prometheus.NewDesc("bot_store_up", "1 when the store answered the last scrape.", nil, nil)
-	// Per lane (backend, chat, mail): a decision waiting behind nothing
-	// shows here, apart from a chat backlog.
+	// Per lane: a decision waiting shows apart from a chat backlog.
 	descLanePending = prometheus.NewDesc("bot_outbox_lane_pending", "Outbox rows waiting to be performed, by lane.", []string{"lane"}, nil)
 	descLaneOldest  = prometheus.NewDesc("bot_outbox_lane_oldest_seconds", "Age of the oldest due outbox row, by lane.", []string{"lane"}, nil)
 )

@@ -7,13 +7,11 @@ import (
 	"approvalsbot/ladder"
 )
 
-// A step that names a rotation tells whoever the rotation, as frozen into
-// the approval's plan, puts on duty at the moment the step fires
-// (ladder.Plan.Resolve): a late step after downtime tells who is on duty
-// then, not who was when it was due.
+// A step naming a rotation tells whoever is on duty when the step fires
+// (ladder.Plan.Resolve), so a late step tells who is on duty then.
 
-// postSurfaces are the surfaces the approval's cards went to: a
-// rotation's member on duty is sent a DM there.
+// postSurfaces are the surfaces the approval's cards went to, where a
+// rotation's member on duty is sent a DM.
 func postSurfaces(fz Frozen) []string {
 	var out []string
 	for _, t := range fz.Post {
@@ -24,9 +22,8 @@ func postSurfaces(fz Frozen) []string {
 	return out
 }
 
-// threadMentions is whom one thread's escalation reply mentions: the
-// steps' mentions, each rotation as its member on duty at now, by their
-// user on the thread's surface (or named, when they have none there).
+// threadMentions is whom one thread's escalation reply mentions, each
+// rotation as its member on duty at now, by their user on that surface.
 func threadMentions(p ladder.Plan, mentions []string, thread string, now time.Time) []string {
 	var surfaces []string
 	if tg, err := ladder.ParseTarget(thread); err == nil {

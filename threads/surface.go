@@ -11,12 +11,11 @@ import (
 	"approvalsbot/templates"
 )
 
-// Surface is a place cards go: Slack, Discord, email, the log. Every call
-// is one outward effect, made with no transaction open; the surface
-// classifies its failures (Permanent, RetryAfter) and the outbox decides.
+// Surface is a place cards go: Slack, Discord, email, the log. Each call
+// is one outward effect made with no transaction open; the surface
+// classifies its failures (Permanent, RetryAfter), the outbox decides.
 type Surface interface {
-	// Post puts a card at a target, under Thread's card when Thread is set,
-	// and says where it landed.
+	// Post puts a card at a target, under Thread when set, and says where.
 	Post(ctx context.Context, req PostRequest) (PostResult, error)
 	// Edit replaces a posted card with the current state.
 	Edit(ctx context.Context, req EditRequest) error
@@ -26,7 +25,7 @@ type Surface interface {
 	Notice(ctx context.Context, req NoticeRequest) error
 }
 
-// Card is one copy of a card to show: the revision it shows and where the
+// Card is one copy of a card to show: its revision, and where the
 // approval stands now.
 type Card struct {
 	Tenant     string
@@ -34,35 +33,30 @@ type Card struct {
 	State      approval.State
 	Decision   *approval.Decision
 	Superseded bool // a newer revision replaced this copy
-	// Deciding is a decision recorded and on its way to the backend; nil
-	// when none is in flight.
+	// Deciding is the decision in flight, if any.
 	Deciding *templates.Deciding
-	// Frozen is the ladder as frozen at request; which of its steps have
-	// fired is not part of a card (docs/cards.md).
+	// Frozen is the ladder as frozen at request (fired steps are no part of
+	// a card: docs/cards.md).
 	Frozen Frozen
-	// ladder is what people did to the ladder (who is looking, the steps
-	// fired at once): state, shown on every copy.
+	// ladder is what people did to the ladder, shown on every copy.
 	ladder ladderState
 	// HeldRevision is the approval's newest revision when the card was made.
 	HeldRevision int
-	// ThreadURL is the web address of the card's chat thread, where known
-	// (for mail).
+	// ThreadURL is the web address of the card's chat thread (for mail).
 	ThreadURL string
 	Now       time.Time
 }
 
-// SameState reports whether two reads of a copy show the approval in the
-// same place: its state, its newest revision, the decision in flight and
-// what people did to its ladder. When they differ the approval moved on
-// in between, and a copy shown from the first read is shown again.
+// SameState reports whether two reads of a copy show the approval alike
+// (state, newest revision, decision in flight, ladder); when not, a copy
+// shown from the first read is shown again.
 func (c Card) SameState(o Card) bool {
 	return c.State == o.State && c.HeldRevision == o.HeldRevision && sameDeciding(c.Deciding, o.Deciding) &&
 		c.ladder.Last == o.ladder.Last
 }
 
-// PostRef is one posted copy of a card, as the surface said where it
-// landed (PostResult) and the bot keeps it: what an adapter needs to edit
-// it, reply under it or link to it, in threads' own terms.
+// PostRef is one posted copy of a card, as the bot keeps it: what an
+// adapter needs to edit it, reply under it or link to it.
 type PostRef struct {
 	ApprovalID string
 	Target     string // where it went, as configured: slack:C…, dm:slack:U…, discord:channel:…
@@ -113,8 +107,8 @@ type ReplyRequest struct {
 	Tenant string
 	Kind   templates.ThreadKind
 	Text   string
-	// Mentions and Waited make an escalation reply (Kind ThreadEscalation);
-	// By names the member who fired its step at once, if one did.
+	// Mentions, Waited and By (who pressed Escalate now) make an escalation
+	// reply (Kind ThreadEscalation).
 	Mentions []templates.Mention
 	Waited   time.Duration
 	By       string

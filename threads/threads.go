@@ -1,11 +1,9 @@
 // Package threads is the core of the bot and the only writer of approval
-// state. It ingests events (new state and the outbox rows that state
-// implies, in one transaction), and runs the outbox worker that keeps every
-// copy of a card in step with its approval through the Surface interface.
-// It takes people's clicks too (Click), and answers them with a reason
-// (package say words it) and the card to show. Adapters (Slack, Discord,
-// email, the log) implement Surface and send their clicks to Click; the
-// backend adapter calls Ingest.
+// state. It ingests events (new state and the outbox rows it implies, in
+// one transaction), runs the outbox worker that keeps every copy of a card
+// in step through Surface, and answers clicks (Click) with a reason that
+// package say words and the card to show. Adapters implement Surface and
+// send clicks to Click; the backend adapter calls Ingest.
 package threads
 
 import (
@@ -32,9 +30,8 @@ import (
 )
 
 // Clock is the time source; tests inject a fake one. A Clock that also
-// makes timers (TimerClock, as clockwork's clocks do) runs the outbox's
-// idle poll too, so a test's fake clock moves it; any other runs it on
-// the wall clock.
+// makes timers (TimerClock) runs the outbox's idle poll too, so a fake
+// clock moves it; any other runs it on the wall clock.
 type Clock interface {
 	Now() time.Time
 }
@@ -45,8 +42,6 @@ type TimerClock interface {
 	NewTimer(d time.Duration) clockwork.Timer
 }
 
-// timerClock is the clock the outbox's idle poll runs on: c when it
-// makes timers, else the wall clock.
 func timerClock(c Clock) TimerClock {
 	if tc, ok := c.(TimerClock); ok {
 		return tc
@@ -64,31 +59,25 @@ type Tenants interface {
 var (
 	// ErrUnknownTenant: no tenant of that id is configured (422 unknown_tenant).
 	ErrUnknownTenant = errors.New("unknown tenant")
-	// ErrIDReused: an accepted event id arrived again with another body
-	// (422 invalid): an event id names one event.
+	// ErrIDReused: an accepted event id came again with another body (422).
 	ErrIDReused = errors.New("event id reused with a different body")
 	// ErrForeignApproval: the approval id belongs to another tenant.
 	ErrForeignApproval = errors.New("approval belongs to another tenant")
 )
 
 // RequestAhead is how far past the bot's clock a request's requested_at
-// may lie: the signature's own skew (300 s either way, docs/protocol.md),
-// since a request signed now cannot have been made later than that.
+// may lie: the signature's own skew (300 s either way, docs/protocol.md).
 const RequestAhead = 300 * time.Second
 
 // checkTimes bounds a request's times against the bot's clock, which
-// approval.Parse has not: every event's envelope time and a request's
-// requested_at at most RequestAhead in the future, a deadline at most the
-// tenant's max_deadline away. Unbounded, a deadline
-// in year 9999 would keep the ladder from ever firing and the decision
-// links valid for as long. It answers like Parse, an
-// *approval.ValidationError naming each field (422 invalid).
+// approval.Parse cannot: the envelope's time and requested_at at most
+// RequestAhead ahead, a deadline at most the tenant's max_deadline away (a
+// deadline in year 9999 would never fire the ladder, and keep the decision
+// links valid as long). It answers like Parse: *approval.ValidationError.
 func checkTimes(tenant *tenant.Tenant, ev *approval.Event, now time.Time) error {
 	var problems []*approval.FieldError
 	clock := now.UTC().Format(time.RFC3339)
 	if ev.Time.After(now.Add(RequestAhead)) {
-		// Every event's envelope time, as requested_at: an event cannot
-		// have happened later than it is sent.
 		problems = append(problems, &approval.FieldError{Path: "time",
 			Msg: fmt.Sprintf("want a time at most %s after the bot's clock (%s): an event cannot happen later than it is sent",
 				ladder.FormatDuration(RequestAhead), clock)})
@@ -116,33 +105,27 @@ type Options struct {
 	Tenants Tenants
 	Clock   Clock
 	Logger  *slog.Logger
-	// Surfaces perform outbox rows by the surface a target names (slack,
-	// discord, email). Fallback takes every target whose surface is not
-	// configured: the log surface, so a bot without chat tokens still shows
-	// its cards.
+	// Surfaces perform outbox rows by the surface a target names; Fallback
+	// takes every other target: the log surface, so a bot without chat tokens
+	// still shows its cards.
 	Surfaces map[string]Surface
 	Fallback Surface
 	Metrics  *Metrics
-	// Backend takes decisions and argument look-ups; nil in a bot that
-	// only shows cards.
+	// Backend takes decisions and argument look-ups; nil: cards only.
 	Backend Backend
 	// Mailer sends escalation email; nil without SMTP.
 	Mailer Mailer
-	// Links makes decision links for escalation mail to members; nil
-	// without a decision page (mail then carries none).
+	// Links makes members' decision links for mail; nil: no decision page.
 	Links DecisionLinks
 	// Worker names this process in outbox claims; default a random id.
 	Worker string
 	// Lease is how long this replica's claim on a due approval holds
 	// (default 1 minute); the outbox worker takes its own in WorkerOptions.
 	Lease time.Duration
-	// FingerprintSecrets key the fingerprints a stored revision keeps of
-	// the argument values its card hides, so that a reask can say such a
-	// value changed (approval.StoredForm): the bot's calls secrets, the
-	// first keying new revisions, the rest still compared by after a
-	// rotation. The store never holds them. Without any, no fingerprints
-	// are kept and a reask says only that the change is in values the
-	// card does not show.
+	// FingerprintSecrets key the fingerprints a stored revision keeps of the
+	// values its card hides, so a reask can say such a value changed: the
+	// first keys new revisions, the rest are still compared after a rotation;
+	// the store never holds them (see docs/design.md#reask-fingerprints).
 	FingerprintSecrets [][]byte
 }
 
@@ -169,8 +152,7 @@ type Service struct {
 	turns    turns       // an approval's events, one at a time (ingest.go)
 	alone    bool        // the store is this process's alone (store.Alone)
 	receipts receipts    // the clicks received and not yet answered
-	// fingerprints key the fingerprints of hidden argument values
-	// (Options.FingerprintSecrets).
+	// fingerprints: Options.FingerprintSecrets.
 	fingerprints [][]byte
 }
 
@@ -199,16 +181,14 @@ func New(o Options) (*Service, error) {
 		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets),
 		ingests: groupCommit{savepoints: true, ordered: true, ownContext: true, sizes: o.Metrics.IngestGroup}}
 	if !s.oneWriter() {
-		// Writers run side by side: a few groups at once keep the
-		// database's round trips overlapping while each shares its
-		// commit.
+		// Writers run side by side: a few groups at once keep round trips
+		// overlapping while each shares its commit.
 		s.ingests.leaders = ingestLeaders
 	}
 	return s, nil
 }
 
-// copySecrets is a copy of secrets that a caller changing its own slices
-// leaves alone.
+// copySecrets copies secrets out of the caller's reach.
 func copySecrets(secrets [][]byte) [][]byte {
 	if len(secrets) == 0 {
 		return nil
@@ -242,8 +222,7 @@ type Frozen struct {
 	Restricted bool `json:"restricted,omitempty"`
 	// Reasks are what each reask changed, oldest first (noteReask).
 	Reasks []approval.Reask `json:"reasks,omitempty"`
-	// Zone is the tenant's time zone at request, which the card's times
-	// are printed in; "" for UTC.
+	// Zone is the tenant's time zone at request, for card times; "" is UTC.
 	Zone string `json:"zone,omitempty"`
 }
 
@@ -255,13 +234,11 @@ const (
 	KindNotice   = "notice"
 )
 
-// mootKey marks an outbox row that closing its approval makes moot: a
-// ladder step's escalation reply, DM or post, or mail, which tell people
-// to look at a call nobody need decide any more. Closing the approval
-// drops the ones still waiting (store.Tx.OutboxDrop) before they spend a
-// channel's budget. The key is the row's own, so it coalesces with
-// nothing, and the rows keep their kinds, so a replica of the previous
-// release performs them as it always did.
+// mootKey prefixes the coalesce key of a row that closing its approval
+// makes moot (a ladder step's reply, DM, post or mail): the close drops
+// those still waiting (store.Tx.OutboxDrop). The key is the row's own, so
+// it coalesces with nothing; the rows keep their kinds, so a replica of the
+// previous release performs them as it always did.
 const mootKey = "moot:"
 
 func mootRow(approvalID, rowID string) string { return mootKey + approvalID + ":" + rowID }
@@ -276,20 +253,17 @@ type rowPayload struct {
 	Mentions []string      `json:"mentions,omitempty"` // an escalation's people (targets)
 	Waited   time.Duration `json:"waited,omitempty"`   // how long the card has waited
 	Step     int           `json:"step,omitempty"`     // the ladder step that made the row (1-based)
-	// Mail is an email row's kind of mail (MailReask, …); "" for a
-	// ladder step's escalation.
+	// Mail is an email row's kind (MailReask, …); "" for a step's escalation.
 	Mail string `json:"mail,omitempty"`
-	// By is the member who fired an escalation's step at once (Escalate
-	// now); "" when the ladder's time did.
+	// By is who pressed Escalate now; "" when the ladder's time fired it.
 	By string `json:"by,omitempty"`
 }
 
 // Ingest applies one event: it records the event id, moves the approval
-// with approval.Transition, and enqueues the effects, all in one
-// transaction, which it may share with other events arriving at the same
-// time (a group commit, ingest.go). It returns only after the commit. A
-// request whose times lie out of bounds (checkTimes) is refused first
-// with an *approval.ValidationError.
+// (approval.Transition) and enqueues the effects in one transaction, shared
+// with other events arriving at the same time (see
+// docs/design.md#ingesting-in-two-parts), and returns after the commit. A
+// request whose times are out of bounds (checkTimes) is refused first.
 func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, error) {
 	ev := req.Event
 	tenant, ok := s.tenants.Tenant(ev.Tenant)
@@ -347,9 +321,8 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, 
 	return res, nil
 }
 
-// apply runs the transition inside the ingest transaction and returns how
-// many outbox rows it enqueued. The work on the event's content was done
-// before (p); here rows are only read and written.
+// apply runs the transition in the ingest transaction, which only reads
+// and writes rows (p holds the content work), and returns the rows enqueued.
 func (s *Service) apply(ctx context.Context, tx store.Tx, p *prepared) (int, string, error) {
 	tenant, ev, now := p.tenant, p.ev, p.now
 	if ev.Type == approval.EventAutoGranted {
@@ -376,10 +349,8 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, p *prepared) (int, str
 	}
 	work := p.work
 	if ev.Approval != nil && (work == nil || !work.base.same(baseOf(row))) {
-		// Another writer changed the approval since it was read (another
-		// replica's event for it), or it was not worked out (the approval
-		// was another tenant's or pruned then): the work is done here,
-		// from the row as it stands.
+		// Another replica changed the approval since prepare read it, or it
+		// was not worked on then: the work is done here, from the row.
 		s.metrics.IngestReworked.Inc()
 		if work, err = s.workOn(ctx, row, ev); err != nil {
 			return 0, "", err
@@ -396,10 +367,8 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, p *prepared) (int, str
 		row = next
 	}
 	if a := ev.Approval; a != nil && result.Changed {
-		// The revision keeps what the bot shows, not the request as sent:
-		// the backend's arguments before the bot's redaction, and a
-		// restricted call's content, never reach the store. Deduplication
-		// still compares the digest of the body received (EventInsert).
+		// The revision keeps what the bot shows, never the request as sent
+		// (workOn); deduplication compares the digest of the body received.
 		if err := tx.RevisionInsert(ctx, &store.Revision{ApprovalID: id, Revision: a.Revision, Body: work.body, CreatedAt: now}); err != nil {
 			return 0, "", fmt.Errorf("store revision %d of %s: %w", a.Revision, id, err)
 		}
@@ -519,9 +488,8 @@ func Freeze(tenant *tenant.Tenant, a *approval.Approval) Frozen {
 // frozen plan and targets fz.
 func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval, fz Frozen, typ approval.EventType, effects []approval.Effect, now time.Time) ([]store.OutboxInsertParams, error) {
 	if row != nil && approval.State(row.State).Final() {
-		// Nobody need be told to look at a closed approval: the
-		// escalations still waiting go, rather than spend each channel's
-		// budget on rows that would post nothing.
+		// A closed approval drops the escalations still waiting (mootKey)
+		// rather than spend each channel's budget on them.
 		if err := tx.OutboxDrop(ctx, store.OutboxDropParams{ApprovalID: row.ID, KeyPrefix: mootKey, Now: now}); err != nil {
 			return nil, err
 		}
@@ -556,9 +524,8 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 				add(KindPostCard, t, "", rowPayload{Revision: row.Revision})
 			}
 		case approval.EffectSupersede:
-			// Every copy is marked superseded, and the new card goes in
-			// the same threads: the channels and the DMs and step posts
-			// the ladder made.
+			// Every copy is marked superseded; the new card goes in the same
+			// threads, the ladder's DMs and step posts included.
 			targets := slices.Clone(fz.Post)
 			for _, p := range posts {
 				if isMailPost(p) || shownSuperseded(posts, p) {
@@ -572,9 +539,8 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 			for _, t := range targets {
 				add(KindPostCard, t, "", rowPayload{Revision: row.Revision, InThread: true})
 			}
-			// Whoever was mailed the old revision is mailed the new one,
-			// in their thread; the old mail's links are dead (bound to
-			// its revision).
+			// Whoever was mailed the old revision is mailed the new one; the
+			// old mail's links die with its revision.
 			rows = append(rows, s.mailRows(posts, row, MailReask, now)...)
 		case approval.EffectEditCards:
 			for _, p := range posts {
@@ -597,9 +563,8 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 				add(KindReply, t, "", rowPayload{Text: text, Thread: string(kind), Mentions: approver.on(t)})
 			}
 			for _, t := range approver.direct() {
-				// The card in their own messages, as a ladder step's DM:
-				// edited to the refusal if they have it already, so it
-				// is told beneath it too.
+				// Beneath their own copy (a step's DM), edited to the
+				// refusal; with none, the card itself goes to them.
 				if slices.ContainsFunc(posts, func(p *store.Post) bool { return p.Target == t }) {
 					add(KindReply, t, "", rowPayload{Text: text, Thread: string(kind)})
 				} else {
@@ -612,17 +577,15 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 }
 
 // approverOnChat is the member who approved a call, by their user on each
-// chat surface its cards are on, and the surface they decided on when it
-// was one.
+// chat surface its cards are on, and the surface they decided on.
 type approverOnChat struct {
 	users   map[string]string // surface name: target (slack:U…, discord:user:…)
 	decided string            // the chat surface of the decision; "" when not one
 }
 
-// approverOf finds who approved row, for a re-check's refusal to reach
-// them as more than a card edit: a member of the tenant as configured
-// now, named by the decision's actor. nil when the decision names nobody
-// the bot knows, or a member on none of the surfaces the cards are on.
+// approverOf finds who approved row, so a re-check's refusal reaches them
+// as more than a card edit: the member the decision's actor names now; nil
+// when nobody the bot knows, or a member on none of the cards' surfaces.
 func (s *Service) approverOf(row *store.Approval, fz Frozen) *approverOnChat {
 	var d approval.Decision
 	if len(row.Decision) == 0 || json.Unmarshal(row.Decision, &d) != nil || d.Actor == "" {
@@ -652,8 +615,7 @@ func (s *Service) approverOf(row *store.Approval, fz Frozen) *approverOnChat {
 	return a
 }
 
-// on is whom a reply in the thread of the card at target mentions: the
-// approver by their user on that card's surface.
+// on is whom a reply in the thread of the card at target mentions.
 func (a *approverOnChat) on(target string) []string {
 	if a == nil {
 		return nil
@@ -686,8 +648,7 @@ func (a *approverOnChat) direct() []string {
 	return out
 }
 
-// editEveryCopy is the edits that show every copy of the approval's card
-// as it now stands (the posts an approval's state change edits).
+// editEveryCopy is the edits that show every copy as the approval stands.
 func (s *Service) editEveryCopy(ctx context.Context, tx store.Tx, row *store.Approval, now time.Time) ([]store.OutboxInsertParams, error) {
 	fz, err := frozenOf(row)
 	if err != nil {
@@ -724,9 +685,8 @@ func editKey(p *store.Post) string {
 	return "edit:" + p.ApprovalID + ":" + p.Target + ":" + strconv.Itoa(p.Revision)
 }
 
-// enqueueAudit posts a one-line notice of an unattended call to the
-// tenant's audit channel; without one it is only counted. A call its
-// policy does not cover is posted as a warning instead (Notice).
+// enqueueAudit posts a one-line notice of an unattended call (or a warning,
+// Notice) to the tenant's audit channel; without one it is only counted.
 func (s *Service) enqueueAudit(ctx context.Context, tx store.Tx, tenant *tenant.Tenant, ev *approval.Event, now time.Time) (int, string, error) {
 	ag := ev.AutoGranted
 	if tenant.Audit == nil {

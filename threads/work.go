@@ -8,20 +8,18 @@ import (
 	"time"
 )
 
-// Work is what runs after a click is answered (telling the person,
-// opening a dialog, showing the arguments), within its own timeout: the
-// platform's answer is already sent, so nothing else bounds it. It is not
-// a person's own path (threads.ForPerson) by itself: a listing of every
-// pending approval must not take the connections a click is kept.
+// Work is what runs after a click is answered (telling the person, a
+// dialog, the arguments), within its own timeout: nothing else bounds it.
+// It is not a person's own path (ForPerson) by itself: a listing of every
+// pending approval must not take the connections kept for clicks.
 type Work struct {
 	Timeout time.Duration
 	Run     func(ctx context.Context) // nil: nothing to do
 }
 
-// Runner runs the work that follows answers, and on Close stops taking
-// more and waits for what is in flight. A surface refuses a click once
-// Closing reports true, before anything is recorded, so "nothing was
-// sent" is true of it.
+// Runner runs the work that follows answers; Close stops taking more and
+// waits for what is in flight. A surface refuses a click once Closing
+// reports true, before recording anything, so "nothing was sent" holds.
 type Runner struct {
 	log *slog.Logger
 
@@ -30,7 +28,7 @@ type Runner struct {
 	wg      sync.WaitGroup
 }
 
-// NewRunner builds a Runner; log gets a line for work that panicked (nil
+// NewRunner builds a Runner that logs work that panicked to log (nil
 // discards).
 func NewRunner(log *slog.Logger) *Runner {
 	if log == nil {
@@ -39,10 +37,9 @@ func NewRunner(log *slog.Logger) *Runner {
 	return &Runner{log: log}
 }
 
-// Start runs w in its own goroutine, with a context that ends after
-// w.Timeout, tracked so Close waits for it; a panic in it is logged, not
-// fatal. It returns false, and runs nothing, once Close has begun. Work
-// with nothing to run is done at once.
+// Start runs w in a goroutine of its own with a context that ends after
+// w.Timeout; a panic is logged. Work with nothing to run is done at once.
+// It returns false, running nothing, once Close has begun.
 func (r *Runner) Start(w Work) bool {
 	if w.Run == nil {
 		return true
@@ -65,9 +62,8 @@ func (r *Runner) Start(w Work) bool {
 	return true
 }
 
-// Enter counts one more piece of work Close waits for, run by the caller
-// (a platform library's own goroutine), unless Close has begun; the
-// caller calls done when it ends.
+// Enter counts work Close waits for that the caller runs (on a platform
+// library's goroutine), unless Close has begun; call done when it ends.
 func (r *Runner) Enter() (done func(), ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -85,8 +81,7 @@ func (r *Runner) Closing() bool {
 	return r.closing
 }
 
-// Close stops taking new work and waits for the work in flight, each
-// piece within its own timeout.
+// Close stops taking work and waits for what is in flight.
 func (r *Runner) Close() {
 	r.mu.Lock()
 	r.closing = true
