@@ -188,8 +188,7 @@ func (r Reason) String() string {
 	case ArgumentsUnreadable:
 		return "The arguments could not be read, so none of them is shown."
 	case RevealTooLarge:
-		// The person would approve what they were not shown: they are
-		// told where to decide it instead.
+		// They were not shown it, so they cannot approve it here: say where.
 		w := where(r.Console)
 		if r.Mail {
 			w += ", or on the decision page from an escalation mail's Approve link"
@@ -207,7 +206,6 @@ func (r Reason) nothing() string {
 	return "nothing was sent"
 }
 
-// inConsole names the console's address, when the call gave one.
 func (r Reason) inConsole() string {
 	if r.Console == "" {
 		return ""
@@ -215,7 +213,6 @@ func (r Reason) inConsole() string {
 	return " (" + r.Console + ")"
 }
 
-// until is how long the ladder's steps wait for the member looking.
 func (r Reason) until() string {
 	if r.UntilDeadline {
 		return "until the deadline (" + r.Until + ")"
@@ -251,28 +248,23 @@ func stateWord(state string) string {
 // The reason dialog a click on Deny opens. A surface cuts what it shows
 // to its own limits.
 const (
-	// ReasonLabel names the reason's text field, which may stay empty:
-	// Slack marks an optional field, Discord a required one, so the label
-	// need not say it.
+	// ReasonLabel names the reason's field, which may stay empty (Slack
+	// marks an optional field, Discord a required one).
 	ReasonLabel = "Why not?"
-	// ReasonGoes says where the reason goes (beside the field, or as its
-	// placeholder); ReasonWithheld says it on a call whose content is
-	// restricted, whose card and thread show no reason (ReasonHint).
+	// ReasonGoes says where the reason goes; ReasonWithheld says it for a
+	// restricted call, whose card and thread leave it out (ReasonHint).
 	ReasonGoes     = "Your reason goes to the job backend and into the card's thread."
 	ReasonWithheld = "Sent with your denial; its card and thread will not show it (this call's content is restricted)."
-	// DenySubmit and DenyClose label the dialog's own buttons, on a
-	// surface whose dialogs have them.
+	// DenySubmit and DenyClose label the dialog's buttons, where it has them.
 	DenySubmit = "Deny"
 	DenyClose  = "Cancel"
 )
 
-// The dialog Approve with comment… opens, and on a surface whose buttons
-// cannot ask again (Discord), the one a destructive call's Approve opens
-// to confirm it. The comment may stay empty.
+// The dialog Approve with comment… opens (on Discord, whose buttons cannot
+// ask again, a destructive call's Approve too); the comment may stay empty.
 const (
 	CommentLabel = "Comment"
-	// CommentGoes says where the comment goes; CommentWithheld says it
-	// on a call whose content is restricted.
+	// CommentGoes and CommentWithheld say where the comment goes (ReasonHint).
 	CommentGoes     = "Optional. It goes to the job backend with your approval, and onto the card."
 	CommentWithheld = "Optional. Sent with your approval; the card will not show it (this call's content is restricted)."
 	ApproveSubmit   = "Approve"
@@ -280,9 +272,8 @@ const (
 	ConfirmTitle = "Approve a destructive call?"
 )
 
-// ReasonHint says where a denial's reason goes: on a restricted call the
-// card and its thread leave it out, so the dialog must not promise the
-// thread.
+// ReasonHint says where a denial's reason goes: a restricted call's card
+// and thread leave it out, so the dialog must not promise the thread.
 func ReasonHint(restricted bool) string {
 	if restricted {
 		return ReasonWithheld
@@ -301,9 +292,8 @@ func CommentHint(restricted bool) string {
 // ApproveTitle is the comment dialog's title: which call is approved.
 func ApproveTitle(function string) string { return "Approve " + function }
 
-// ApproveQuestion asks, above the comment's field, whether to approve
-// the call, saying what it does when the effect line says anything;
-// function and approvalID arrive as the surface shows them.
+// ApproveQuestion asks, above the comment's field, whether to approve the
+// call, with what it does when effect says anything.
 func ApproveQuestion(function, approvalID string, revision int, effect string) string {
 	if effect != "" {
 		return fmt.Sprintf("%s is %s. Approve it (approval %s, revision %d)?", function, effect, approvalID, revision)
@@ -327,9 +317,8 @@ const (
 	Details = "Details, only you see this."
 	// NoArguments stands in for a call without arguments.
 	NoArguments = "(no arguments)"
-	// ApproveShown labels the Approve a Reveal's answer ends with,
-	// ApproveNoteShown its Approve with comment…, and ApproveShownLine
-	// stands above them.
+	// ApproveShown and ApproveNoteShown label the buttons a Reveal's answer
+	// ends with; ApproveShownLine stands above them.
 	ApproveShown     = "Approve"
 	ApproveNoteShown = "Approve with comment…"
 	ApproveShownLine = "Approve below decides the revision shown above, with its digest; nothing was sent yet."
@@ -340,8 +329,7 @@ func ArgumentsHeading(function, approvalID string, revision int) string {
 	return fmt.Sprintf("Arguments of %s · approval %s, revision %d · only you see this", function, approvalID, revision)
 }
 
-// ArgumentsDigest names the digest the arguments shown match, and
-// whether secrets were redacted from them.
+// ArgumentsDigest names the digest the arguments match, and any redaction.
 func ArgumentsDigest(digest string, redacted bool) string {
 	if redacted {
 		return "digest " + digest + " · secrets are redacted"
@@ -360,10 +348,8 @@ func ArgumentsLeftOut(characters int) string {
 		characters)
 }
 
-// MembersOnly is what /approvals says of a tenant to someone who is not
-// its member, the tenant's name in the surface's bold: a listing gathers
-// every call still waiting, and someone the configuration does not name
-// can decide none of them.
+// MembersOnly is what /approvals says to a non-member of a tenant, named
+// in the surface's bold: only members can decide what it lists.
 func MembersOnly(boldTenant string) string {
 	return boldTenant + ": only the tenant's members see its approvals and ladders."
 }

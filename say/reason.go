@@ -1,13 +1,11 @@
-// Package say owns every sentence a person reads about what they
-// clicked, in chat or on the decision page: the reasons the core gives
-// (Reason, its Kind and the few values a sentence needs) and the one
-// catalogue that words them (catalogue.go). It imports nothing of the
-// bot's, so the core, the adapters and the page all word a reason alike.
+// Package say owns every sentence a person reads about what they clicked,
+// in chat or on the decision page: the core's reasons (Reason, its Kind and
+// the values a sentence needs) and the one catalogue that words them. It
+// imports nothing of the bot's, so every caller words a reason alike.
 package say
 
-// Act is what a click asked for. Some sentences end with what became of
-// it: a decision's "nothing was sent", a ladder click's "nothing was
-// recorded"; a look-up's say neither.
+// Act is what a click asked for; it picks a refusal's ending: "nothing was
+// sent" for a decision, "nothing was recorded" for a ladder click.
 type Act uint8
 
 // The acts.
@@ -108,8 +106,7 @@ type Reason struct {
 	Tenant, Surface, User, Role string
 	// Actor is the member who decided, is deciding, looks or escalated.
 	Actor string
-	// Function, Job, Argument, Console and Digest are the call's, as the
-	// backend gave them.
+	// Function, Job, Argument, Console and Digest are the call's.
 	Function, Job, Argument, Console, Digest string
 	// State is the approval's state (approval.State).
 	State string
