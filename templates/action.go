@@ -20,27 +20,21 @@ const (
 	ActionApproveNote ActionKind = "approve_note"
 	ActionShowArgs    ActionKind = "show_args"    // answer the clicker alone with the whole arguments
 	ActionShowDetails ActionKind = "show_details" // answer the clicker alone with the restricted details
-	// ActionLook is "I'm looking": the clicker acknowledges the call, and
-	// the ladder holds its next steps for a while.
+	// ActionLook is "I'm looking": the ladder holds its next steps a while.
 	ActionLook ActionKind = "look"
 	// ActionEscalate is "Escalate now": the ladder's next step fires at
-	// once. Its payload carries how many steps the card showed fired at
-	// once already (Action.Escalations), so two presses of one card fire
-	// one step.
+	// once. Its payload counts the steps the card showed fired already
+	// (Action.Escalations), so two presses of one card fire one step.
 	ActionEscalate ActionKind = "escalate"
-	// ActionApproveSeen is the Approve that comes with a restricted
-	// call's content, shown privately to a member who holds the content
-	// permission after their Approve on the card (which does not decide
-	// blind). It decides the same revision as the card's Approve; only a
-	// private answer carries it.
+	// ActionApproveSeen is the Approve of the private answer that showed a
+	// content holder a restricted call's content (their Approve on the
+	// card does not decide blind); it decides the card's revision.
 	ActionApproveSeen ActionKind = "approve_seen"
-	// ActionApproveNoteSeen is Approve with comment… of the same private
-	// answer: its dialog's approval decides as ActionApproveSeen does.
+	// ActionApproveNoteSeen is that private answer's Approve with comment….
 	ActionApproveNoteSeen ActionKind = "note_seen"
 )
 
-// Seen reports whether k is a control of the private answer that showed
-// a restricted call's content, whose approval decides at once.
+// Seen reports whether k is ActionApproveSeen or ActionApproveNoteSeen.
 func (k ActionKind) Seen() bool {
 	return k == ActionApproveSeen || k == ActionApproveNoteSeen
 }
@@ -57,14 +51,12 @@ type Action struct {
 	Kind       ActionKind
 	ApprovalID string
 	Revision   int
-	// Escalations is, for ActionEscalate, how many steps the card showed
-	// fired at once (0 to MaxEscalations); 0 for every other kind.
+	// Escalations is ActionEscalate's count (0 to MaxEscalations), else 0.
 	Escalations int
 }
 
 // MaxEscalations bounds the steps one approval's members may fire at
-// once: its payload's count stays within three digits, so the longest
-// encoding stays within Discord's custom_id. A plan has far fewer steps.
+// once: three digits keep the longest encoding within Discord's custom_id.
 const MaxEscalations = 999
 
 // actionPrefix versions the encoding and marks it as ours, so a payload of
@@ -74,25 +66,21 @@ const actionPrefix = "ab1"
 // actionSep separates the parts; approval ids cannot hold it.
 const actionSep = "|"
 
-// MaxActionLen bounds a payload: Discord's custom_id, the smallest of the
-// platforms' limits on what a button carries back.
+// MaxActionLen is Discord's custom_id: the platforms' smallest payload.
 const MaxActionLen = 100
 
-// maxRevisionDigits keeps every encoding within Discord's custom_id limit:
-// "ab1|show_details|" (or "ab1|approve_note|", as long) + a 64-byte id +
-// "|" leaves 18 digits of 100, and so does "ab1|escalate|" + a 64-byte id
-// + "|", with "|" and three digits of MaxEscalations after the revision.
+// maxRevisionDigits keeps every encoding within Discord's custom_id:
+// "ab1|show_details|" + a 64-byte id + "|" leaves 18 of 100, as does
+// "ab1|escalate|" + a 64-byte id + "|" with "|999" after the revision.
 const maxRevisionDigits = 18
 
 // ErrBadAction is wrapped by every ParseAction error.
 var ErrBadAction = errors.New("not a card action")
 
-// EncodeAction writes a as a button payload: "ab1|approve|a-7Q2K9|1", and
-// for Escalate now the count after it: "ab1|escalate|a-7Q2K9|1|0". For
-// every valid action (known kind, approval.ValidID id, revision from 1 to
-// 18 digits, an escalation count from 0 to MaxEscalations) the result is
-// at most 100 characters, fits Slack's action_id and value and Discord's
-// custom_id, and ParseAction returns a again.
+// EncodeAction writes a as a button payload: "ab1|approve|a-7Q2K9|1", or
+// "ab1|escalate|a-7Q2K9|1|0". For every valid action the result fits
+// Slack's action_id and value and Discord's custom_id (MaxActionLen), and
+// ParseAction returns a again.
 func EncodeAction(a Action) string {
 	s := actionPrefix + actionSep + string(a.Kind) + actionSep + a.ApprovalID + actionSep + strconv.Itoa(a.Revision)
 	if a.Kind == ActionEscalate {
@@ -101,12 +89,9 @@ func EncodeAction(a Action) string {
 	return s
 }
 
-// ParseAction reads a payload that EncodeAction wrote, strictly: anything
-// else (another prefix, an unknown kind, an id outside [A-Za-z0-9._:-]{1,64},
-// a revision that is not a plain decimal ≥ 1, an escalation count that is
-// not a plain decimal from 0 to MaxEscalations, extra or missing parts,
-// over 100 characters) is an error wrapping ErrBadAction. Button payloads
-// come back from the platform and are untrusted input.
+// ParseAction reads a payload that EncodeAction wrote, strictly: button
+// payloads come back from the platform untrusted, so anything else is an
+// error wrapping ErrBadAction.
 func ParseAction(s string) (Action, error) {
 	if len(s) > MaxActionLen {
 		return Action{}, fmt.Errorf("%w: longer than %d bytes", ErrBadAction, MaxActionLen)

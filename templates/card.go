@@ -16,15 +16,10 @@ import (
 	"approvalsbot/approval"
 )
 
-// Card is everything any surface shows of one approval, in docs/cards.md's
-// order, already decided: every string is cleaned (see cleanText),
-// redacted again (approval.Project for arguments, approval.RedactText for
-// free text) and within the card's own bounds, and every rule (which
-// buttons, in which order, what a restricted card hides) is applied. The
-// renderers only lay it out and escape it for their surface, so all four
-// surfaces say the same thing.
-//
-// A field left empty (or nil) is not shown.
+// Card is everything any surface shows of one approval, already decided:
+// cleaned, redacted again, bounded, every rule applied. Renderers only lay
+// it out and escape it (docs/design.md#one-card-every-surface). A field
+// left empty (or nil) is not shown.
 type Card struct {
 	ApprovalID string
 	Revision   int
@@ -37,31 +32,22 @@ type Card struct {
 	Deciding bool
 	Tone     Tone
 
-	// Status is the line on top of every card, pending or decided:
-	// "Waiting for a decision", "Approved by user:kevin at 14:03 UTC",
-	// "Denied by user:kevin: not before the release", …
+	// Status is the line on top of every card: "Approved by user:kevin …".
 	Status string
 	// StatusDetail says how or when, below the status ("via console").
 	StatusDetail string
-	// Message is the backend's sentence on a refused card (what the model
-	// reads about the refusal).
+	// Message is the backend's sentence on a refused card.
 	Message string
-	// StatusNote says, on a restricted card, what the status leaves out (a
-	// person's comment or reason, the backend's message) and where to read
-	// it: any of them can quote what the card hides.
+	// StatusNote says what a restricted card's status leaves out (a comment,
+	// a reason, the backend's message: each may quote what the card hides).
 	StatusNote string
-	// Headline is one line for notifications, Slack's fallback text and the
-	// email subject: "acme_github.merge waits for a decision (DESTRUCTIVE)".
+	// Headline is one line for notifications, fallback text and subjects.
 	Headline string
-	// Looking says who said they are looking at the call, since when, and
-	// until when the ladder holds its steps for them: "user:kevin is
-	// looking since 14:03 UTC; the ladder's next steps wait until 14:33
-	// UTC". State, like the status: every copy shows it while the call
-	// waits. Empty when nobody is looking.
+	// Looking says who is looking at the call, since when, and until when
+	// the ladder holds its steps; state, like the status. Empty: nobody.
 	Looking string
-	// Escalated says, oldest first, the steps members fired at once with
-	// Escalate now: "Escalated now by user:ada at 14:05 UTC: dm
-	// slack:U0LEE (planned for 15:00 UTC)". State too.
+	// Escalated says, oldest first, the steps members fired with Escalate
+	// now. State too.
 	Escalated []string
 
 	// 1. Title.
@@ -70,31 +56,25 @@ type Card struct {
 	ConsoleURL string
 	ThreadURL  string
 
-	// 2. Effect line, from approval.EffectLine; empty for a write that
-	// destroys nothing and stays inside the tenant.
+	// 2. Effect line (approval.EffectLine); empty for a contained write.
 	Effect string
 	// 3. Flags, from FlagLines: by name and class only.
 	Flags []string
 	// 4. Who asks (AskedBy) and each reason (Reasons), from AskedByLines.
 	AskedBy string
 	Reasons []string
-	// 5. Warnings, one line each, each putting Deny first: the tool did
-	// not keep to what it declares, or its declarations contradict each
-	// other, or the effect line says less than the call's flags or
-	// reasons (approval.Approval.WarningLines).
+	// 5. Warnings, one line each, each putting Deny first
+	// (approval.Approval.WarningLines).
 	Warnings []string
 
-	// Reask says, on the card of a call asked again, why and what changed
-	// since the revision before; nil on a first revision.
+	// Reask says why and what changed since the last revision; nil on a first.
 	Reask *Reask
 
-	// Restricted cards hide arguments, digest, role values, file paths,
-	// patch and agent text, and say RestrictedNote instead.
+	// Restricted cards hide the call's content and say RestrictedNote.
 	Restricted     bool
 	RestrictedNote string
 
-	// 6. Arguments, their digest and the function's snapshot: its
-	// digest, or notGiven when the request named none.
+	// 6. Arguments, their digest, and the snapshot's digest or notGiven.
 	Arguments *Arguments
 	Digest    string
 	Snapshot  string
@@ -106,37 +86,28 @@ type Card struct {
 	AgentSays string
 	// 10. The turn's other calls that wait with this one.
 	Turn string
-	// 11. The plan line: the ladder as frozen at request and the
-	// deadline, the same from request to decision; none on a closed card.
+	// 11. The plan line: the frozen ladder and deadline; none once closed.
 	Ladder string
-	// LadderNote says the request named a ladder the tenant does not
-	// have, and which ran instead; shown with the plan line.
+	// LadderNote says the request named a ladder the tenant lacks.
 	LadderNote string
-	// ConfirmLine says the call needs a typed confirmation, which only the
-	// console takes; the console link is ConsoleURL.
+	// ConfirmLine says the call needs a typed confirmation in the console.
 	ConfirmLine string
-	// 12. Buttons, in order; none on a closed card, and no Approve or Deny
-	// while a decision is being sent.
+	// 12. Buttons, in order; none on a closed card.
 	Buttons []Button
 
-	// Times says where the lines above print a time, so that Slack and
-	// Discord, which can show each reader a time in their own zone,
-	// write those times as the platform's date tokens; the line's own
-	// text, in the tenant's zone, is what every other surface prints
-	// and what a client that cannot format a token shows.
+	// Times says where the lines above print a time, for Slack and Discord
+	// to show in each reader's zone (docs/cards.md#times-on-a-card).
 	Times Times
 }
 
-// Times are the times each line of a card prints, in the order the line
-// prints them.
+// Times are the times each line of a card prints, in order.
 type Times struct {
 	Status, StatusDetail, Looking, Ladder []Stamp
 	// Escalated holds the times of each line of Card.Escalated.
 	Escalated [][]Stamp
 }
 
-// EscalatedLine is the times line i of Card.Escalated prints; nil for a
-// line that prints none.
+// EscalatedLine is the times line i of Card.Escalated prints, or nil.
 func (t Times) EscalatedLine(i int) []Stamp {
 	if i < 0 || i >= len(t.Escalated) {
 		return nil
@@ -148,9 +119,7 @@ func (t Times) EscalatedLine(i int) []Stamp {
 type Stamp struct {
 	// Off is where in the line the time's text starts, in bytes.
 	Off int
-	// Text is the time as the line prints it, in the tenant's zone:
-	// "14:03 UTC", or "2026-11-30 14:03 UTC" when it is not on the day the
-	// card is shown (or is a deadline).
+	// Text is the time as the line prints it, in the tenant's zone.
 	Text string
 	At   time.Time
 }
@@ -166,19 +135,14 @@ const (
 	ToneClosed   Tone = "closed" // cancelled, superseded: nothing happened
 )
 
-// Reask is what a card of a call asked again says of the change: a line
-// saying why, then what changed in the arguments, path by path, on the
-// display projections (a redacted or cut value shows as such). A
-// content-restricted card says only why.
+// Reask is what a card of a call asked again says of the change: why,
+// then what changed, path by path; a restricted card says only why.
 type Reask struct {
 	// Line: "Asked again: the arguments changed since revision 1".
 	Line string
-	// Changes, one line each: `method: "squash" → "rebase"`,
-	// `labels[2] added: "urgent"`, `draft removed (was true)`,
-	// `snapshot sha256:79374e6187e3… → sha256:0a1b2c3d4e5f…`.
+	// Changes, one line each: `method: "squash" → "rebase"`.
 	Changes []string
-	// Note says what Changes leave out: "and 3 more changes", or that
-	// the change is in values the card does not show.
+	// Note says what Changes leave out, or that they are in unshown values.
 	Note string
 }
 
@@ -192,25 +156,19 @@ type Job struct {
 type Arguments struct {
 	// JSON is the projection pretty-printed, at most 2 KB.
 	JSON string
-	// Marks names what the projection shows in place of values:
-	// "redacted", "truncated", or both joined with " · ".
+	// Marks says what the projection hides: "redacted", "truncated", both.
 	Marks string
-	// CutNote is "[cut; Show all arguments shows all]" when JSON is not all
-	// of the arguments.
+	// CutNote says when JSON is not all of the arguments.
 	CutNote string
 }
 
 // Roles are the rows of marked arguments and what the rows leave out.
 type Roles struct {
 	Rows []RoleRow
-	// Table is Rows as surfaces show them, one line each in a monospaced
-	// block (no links, no formatting), an out-of-scope value marked:
-	// "  repo · repository · acme/api · request",
-	// "⚠ to · recipient · x@evil.example · job_read · out of scope".
+	// Table is Rows as surfaces show them, one line each for a monospaced
+	// block, an out-of-scope value marked "⚠".
 	Table string
-	// Notes say what the rows leave out, the notes that count values out
-	// of scope first: "80 more values of to left out (1 of them out of
-	// scope)", "to: not compared past 200 values …".
+	// Notes say what the rows leave out, out-of-scope counts first.
 	Notes []string
 }
 
@@ -261,8 +219,7 @@ type Button struct {
 	// Default marks the button the focus starts on (Deny, where
 	// approval.DenyFirst); surfaces without focus show it first.
 	Default bool
-	// Confirm asks again before the click counts (Approve on a destructive
-	// call); nil for none.
+	// Confirm asks again before the click counts; nil for none.
 	Confirm *Confirmation
 }
 
@@ -271,10 +228,8 @@ type Confirmation struct {
 	Title, Text, Confirm, Cancel string
 }
 
-// LadderPlan is the escalation ladder frozen at request: what it will do and
-// when. It does not change as steps fire, and neither does the card's plan
-// line, so firing a step edits no card: the step's thread reply says what
-// happened (docs/cards.md).
+// LadderPlan is the escalation ladder frozen at request. It does not
+// change as steps fire, so firing a step edits no card (docs/cards.md).
 type LadderPlan struct {
 	// Steps in time order, skipped ones included.
 	Steps []PlanStep
@@ -282,46 +237,38 @@ type LadderPlan struct {
 	Deadline time.Time
 	// Name is the ladder the plan was made from.
 	Name string
-	// Unknown is the ladder the request named when the tenant has none
-	// of that name, so Name ran instead; "" otherwise.
+	// Unknown is the ladder the request named that the tenant lacks, or "".
 	Unknown string
 }
 
 // PlanStep is one step of a LadderPlan.
 type PlanStep struct {
-	// At is when the step fires: when it is due, or its window's next
-	// opening when the window held it (ladder.PlannedStep.At).
+	// At is when the step fires (ladder.PlannedStep.At).
 	At time.Time
-	// Who is whom the step tells, as ladder.Step.Targets words it:
-	// "mention slack:U0KEVIN · email leads@acme.example".
+	// Who is whom the step tells, as ladder.Step.Targets words it.
 	Who string
 	// Skipped: the step will not run, for Skip's reason.
 	Skipped bool
-	// Skip is why a skipped step will not run, as the plan says
-	// (ladder.Plan.SkipReason); empty, the card tells from At whether
-	// the step falls before the request or after the deadline.
+	// Skip is why (ladder.Plan.SkipReason); empty, the card tells from At
+	// whether the step falls before the request or after the deadline.
 	Skip SkipReason
-	// HeldFrom is when a step its window held was due
-	// (ladder.PlannedStep.HeldFrom); zero when the window did not move
-	// it. A step whose window stays shut until the deadline is shown at
-	// this time, when it was due.
+	// HeldFrom is when a step its window held was due; zero when the
+	// window did not move it (ladder.PlannedStep.HeldFrom).
 	HeldFrom time.Time
 }
 
 // SkipReason is why a planned step will not run, as the card says it.
 type SkipReason string
 
-// Why a step is skipped (ladder.SkipAfterDeadline, SkipBeforeRequest
-// and SkipWindowShut).
+// Why a step is skipped (ladder's Skip reasons).
 const (
 	SkipAfterDeadline SkipReason = "after the deadline"
 	SkipBeforeRequest SkipReason = "before the request"
 	SkipWindowShut    SkipReason = "its window does not open before the deadline"
 )
 
-// shownAt is when the plan line shows the step: when it fires, or, for a
-// step its window keeps shut until the deadline, when it was due (the
-// window's opening, past the deadline, says nothing).
+// shownAt is when the plan line shows the step: when it fires, or when it
+// was due if its window stays shut until the deadline.
 func (s PlanStep) shownAt() time.Time {
 	if s.Skipped && s.Skip == SkipWindowShut && !s.HeldFrom.IsZero() {
 		return s.HeldFrom
@@ -336,8 +283,7 @@ type Looking struct {
 	Since time.Time
 	// Until is when the ladder's steps go on; it never moves the deadline.
 	Until time.Time
-	// From is the member Actor took over from, whose hold had not run
-	// out; "" for none.
+	// From is the member whose unexpired hold Actor took over; "" for none.
 	From string
 }
 
@@ -351,14 +297,12 @@ type EscalatedStep struct {
 	Planned time.Time
 }
 
-// Deciding is a person's decision that the bot recorded and is sending to
-// the job backend: the approval is still pending, but nobody can decide it
-// from a card any more.
+// Deciding is a recorded decision being sent to the job backend: the
+// approval is pending, but no card can decide it any more.
 type Deciding struct {
 	Actor   string
 	Approve bool
-	// Comment is the person's reason; a content-restricted card never
-	// shows it.
+	// Comment is the person's reason; a restricted card never shows it.
 	Comment string
 	At      time.Time
 	// Deadline: the deadline's own deny (nobody answered), not a person's.
@@ -381,38 +325,29 @@ type Input struct {
 	// steps have fired: a pending card is the same before and after each.
 	Ladder LadderPlan
 	// Looking is who acknowledged the call; nil when nobody has. Like
-	// Escalations it is state: it applies to a card that waits for a
-	// decision (pending, not superseded, no decision on its way).
+	// Escalations it applies only to a card that waits for a decision.
 	Looking *Looking
 	// Escalations are the steps members fired at once, oldest first.
-	// Escalate now's button carries how many there are.
 	Escalations []EscalatedStep
-	// Reask is what changed from the revision before to this one; nil
-	// for a first revision.
+	// Reask is what changed since the revision before; nil for a first.
 	Reask *approval.Reask
-	// SupersededBy is the reask that replaced this revision, for the
-	// superseded card's status to say why; nil when unknown.
+	// SupersededBy is the reask that replaced this revision; nil if unknown.
 	SupersededBy *approval.Reask
 	// Now is when the card is shown: a time on another day than Now (in
 	// Zone) carries its date. Zero means the request's time.
 	Now time.Time
-	// Zone is the tenant's time zone for the times a card prints; nil
-	// means UTC.
+	// Zone is the tenant's time zone for a card's times; nil means UTC.
 	Zone *time.Location
-	// Restricted renders without details even when the approval is not
-	// content-restricted (a walled job in a shared place). A
-	// content-restricted approval is always rendered without details
-	// unless RevealContent is set.
+	// Restricted renders without details (a walled job in a shared place);
+	// a content-restricted approval always is, unless RevealContent.
 	Restricted bool
-	// RevealContent shows a content-restricted approval's details. Set it
-	// only for the ephemeral answer to Show details, after checking that
-	// the person holds the content permission. It never overrides
-	// Restricted.
+	// RevealContent shows a content-restricted approval's details: only for
+	// the private answer to Show details, once the person is known to hold
+	// the content permission. It never overrides Restricted.
 	RevealContent bool
-	// ContentHolder: the card's reader is known to hold the content
-	// permission (Show details, a DM or mail to such a member, their
-	// decision page). Only then does the card show the digest, which
-	// lets a guess at a redacted or small value be checked offline.
+	// ContentHolder: the reader is known to hold the content permission.
+	// Only then does the card show the digest, against which a guess at a
+	// redacted or small value can be checked offline.
 	ContentHolder bool
 	// Tenant names the tenant in subjects; empty means Approval.Tenant.
 	Tenant string
@@ -428,13 +363,11 @@ const (
 	statusDecidingFmt = "Recorded: %s is being sent to the job backend…"
 	statusDeadlineDue = "Nobody answered by the deadline: the denial is being sent to the job backend…"
 	restrictedNote    = "details are shown only to operators with the content permission"
-	// restrictedRoleNote ends each line a restricted card says of a
-	// role's values it does not show.
+	// restrictedRoleNote ends each role line of a restricted card.
 	restrictedRoleNote = "values are shown only to operators with the content permission"
 	// restrictedArgMax bounds the argument's name on such a line.
 	restrictedArgMax = 32
-	// What a restricted card says in place of a comment, a reason or the
-	// backend's message, worded as the thread's replies word it.
+	// What a restricted card says in place of a comment, reason or message.
 	withheldComment   = "the comment is shown only in the console (this call's content is restricted)"
 	withheldReason    = "the reason is shown only in the console (this call's content is restricted)"
 	withheldRecheck   = "the console shows why (this call's content is restricted)"
@@ -553,8 +486,7 @@ func Build(in Input) Card {
 }
 
 // lookingLine words an acknowledgement: who, since when, whom they took
-// over from, and until when the ladder's next steps wait (the deadline,
-// when the hold reaches it: the hold never moves it). "" for none.
+// over from, and until when the ladder's next steps wait.
 func lookingLine(l *Looking, dl time.Time, k clock) (string, []Stamp) {
 	if l == nil {
 		return "", nil
@@ -576,9 +508,8 @@ func lookingLine(l *Looking, dl time.Time, k clock) (string, []Stamp) {
 	return ln.done(statusMax)
 }
 
-// escalatedLines words the steps fired at once, the last escalatedMax of
-// them, oldest first, and how many came before those; and where each
-// line prints a time.
+// escalatedLines words the last escalatedMax steps fired at once, oldest
+// first, and how many came before; and where each line prints a time.
 func escalatedLines(es []EscalatedStep, k clock) ([]string, [][]Stamp) {
 	if len(es) == 0 {
 		return nil, nil
@@ -606,11 +537,8 @@ func escalatedLines(es []EscalatedStep, k clock) ([]string, [][]Stamp) {
 	return out, times
 }
 
-// controls are the ladder's buttons a waiting card offers: "I'm looking"
-// always, and "Escalate now", carrying how many steps were escalated
-// already, while the plan has a step that can fire. The plan decides,
-// never which steps have fired: a pending card is the same before and
-// after each (a press when none is left is told so).
+// controls are the ladder's buttons a waiting card offers: I'm looking,
+// and Escalate now while the plan has a step that can fire.
 type controls struct {
 	escalate    bool
 	escalations int
@@ -627,11 +555,9 @@ func ladderControls(in Input) controls {
 	return c
 }
 
-// linkable keeps only absolute http(s) links without user-info, which
-// parsing already demands; a card is also built from approvals that were
-// not parsed (tests, previews), and a link is one click from a person.
-// What it keeps is escapedLink's: no character a URL may not hold raw,
-// so no surface shows or follows a hidden one.
+// linkable keeps only absolute http(s) links without user-info, escaped
+// (escapedLink): a card is also built from approvals never parsed
+// (tests, previews), and a link is one click from a person.
 func linkable(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
@@ -640,13 +566,9 @@ func linkable(s string) string {
 	return escapedLink(s)
 }
 
-// escapedLink is s with every byte a URL may not hold raw percent-encoded
-// (RFC 3986: only the unreserved and reserved characters are left, and a
-// "%" that starts an escape): a control, a space, a quote or bracket, and
-// every byte of a non-ASCII character, so each invisible one
-// (approval.Invisible: bidi controls, zero-width characters, fillers,
-// tags) shows as its UTF-8 escape, which a browser follows to the same
-// place and no reader mistakes for nothing.
+// escapedLink percent-encodes every byte a URL may not hold raw (RFC
+// 3986), each non-ASCII byte included, so an invisible character shows as
+// its escape, which a browser follows to the same place.
 func escapedLink(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -663,8 +585,7 @@ func escapedLink(s string) string {
 	return b.String()
 }
 
-// urlRaw reports whether a URL may hold c raw: an unreserved or a
-// reserved character of RFC 3986.
+// urlRaw reports whether c is an unreserved or reserved RFC 3986 character.
 func urlRaw(c byte) bool {
 	switch {
 	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
@@ -688,9 +609,7 @@ func deadline(in Input, a *approval.Approval) time.Time {
 	return time.Time{}
 }
 
-// statusLines are the line on top, what follows it (each with the times
-// it prints), the backend's message, the note that says what a
-// restricted card leaves out, and the tone.
+// statusLines are the status lines with their times, message, note and tone.
 type statusLines struct {
 	line, detail  line
 	message, note string
@@ -718,8 +637,7 @@ func status(s approval.State, superseded bool, by *approval.Reask, d *approval.D
 			out.detail.time(k.at(d.At))
 		}
 	}
-	// withhold keeps the comment off a restricted card and words the
-	// note that replaces it.
+	// withhold keeps the comment off a restricted card, noting what.
 	withhold := func(what string) {
 		if restricted && comment != "" {
 			comment, out.note = "", what
@@ -783,11 +701,8 @@ func status(s approval.State, superseded bool, by *approval.Reask, d *approval.D
 		at()
 		out.tone = ToneClosed
 	case s == approval.StateRefused:
-		// Said once: the status says the platform refused the call after
-		// it was approved (a re-check only ever turns a yes into a no),
-		// and the line below says why, without the backend's own
-		// "was not made: the platform refused it: the re-check … refused
-		// it" around it.
+		// Said once: the status says the platform refused the approved
+		// call, the line below why, without the backend's clauses around it.
 		if actor != "" {
 			out.line.say("The platform refused the call after " + actor + " approved it")
 		} else {
@@ -807,8 +722,7 @@ func status(s approval.State, superseded bool, by *approval.Reask, d *approval.D
 	return out
 }
 
-// whyPhrase says why a call was asked again, as a clause: "the arguments
-// changed". It carries no words of anyone's.
+// whyPhrase says why a call was asked again, as a clause of the bot's.
 func whyPhrase(w approval.Why) string {
 	switch w {
 	case approval.WhyArgumentsChanged:
@@ -872,8 +786,7 @@ func reask(r approval.Reask, restricted bool) *Reask {
 	return out
 }
 
-// shortDigest is "sha256:" and the first 12 hex digits, enough to tell
-// two snapshots apart on a line.
+// shortDigest is "sha256:" and 12 hex digits: enough to tell two apart.
 func shortDigest(d string) string {
 	if len(d) > len("sha256:")+12 {
 		return d[:len("sha256:")+12] + "…"
@@ -891,10 +804,8 @@ var (
 	recheckAny      = regexp.MustCompile(`(?i)^the re-check refused it(?::\s*|\.?\s*$)`)
 )
 
-// RecheckReason is why the platform's re-check refused a call, from the
-// backend's message: the clauses that repeat that the call was refused
-// peeled off, and whether it was the re-check after a long wait. A
-// message of another shape is returned as it is.
+// RecheckReason peels the clauses that repeat the refusal off the
+// backend's re-check message, and says whether it was after a long wait.
 func RecheckReason(message string) (reason string, longWait bool) {
 	r := strings.TrimSpace(message)
 	r = recheckNotMade.ReplaceAllString(r, "")
@@ -937,8 +848,7 @@ func newClock(in Input, a *approval.Approval) clock {
 	return k
 }
 
-// at is t as "14:03 UTC" on the day the card is shown, else as
-// "2026-11-30 14:03 UTC".
+// at is t as "14:03 UTC" on the card's day, else with its date.
 func (k clock) at(t time.Time) Stamp {
 	in := t.In(k.zone)
 	if k.today.IsZero() || !sameDay(in, k.today.In(k.zone)) {
@@ -985,10 +895,8 @@ func (l *line) done(max int) (string, []Stamp) {
 	return s, kept
 }
 
-// decidingStatus words a decision on its way to the backend: "Recorded:
-// user:kevin's approval is being sent to the job backend…", and below it
-// when, and the person's comment, which a content-restricted card leaves
-// out (a reason may quote what the card hides) and notes instead.
+// decidingStatus words a decision on its way to the backend, when, and
+// the person's comment, which a restricted card leaves out and notes.
 func decidingStatus(d *Deciding, restricted bool, k clock) statusLines {
 	out := statusLines{tone: TonePending}
 	noun, what := "denial", "a denial"
@@ -1027,8 +935,7 @@ func decidingStatus(d *Deciding, restricted bool, k clock) statusLines {
 	return out
 }
 
-// headline is one line for notifications and subjects: the function and
-// what happened, and while it waits the effect's first word.
+// headline is one line for notifications and subjects: what happened.
 func headline(c *Card) string {
 	f := cutLine(c.Function, 120)
 	var h string
@@ -1058,8 +965,7 @@ func headline(c *Card) string {
 	return h
 }
 
-// arguments projects the call's arguments again, whatever the backend did,
-// pretty-prints them and cuts them at 2 KB.
+// arguments projects the call's arguments again and cuts them at 2 KB.
 func arguments(a *approval.Approval) *Arguments {
 	raw := bytes.TrimSpace(a.Call.Arguments)
 	if len(raw) == 0 {
@@ -1080,9 +986,8 @@ func arguments(a *approval.Approval) *Arguments {
 	}
 	text, cut := cutAtLine(visibleJSON(buf.String()), argumentsPreviewMax)
 	out.JSON = text
-	// Whatever left part of the arguments out (our 2 KB cut, the
-	// backend's cut, or a string, collection or depth cut in either
-	// projection), the reader learns how to see all of them.
+	// Whatever cut the arguments (ours, the backend's, either projection),
+	// the reader learns how to see all of them.
 	if cut || a.Call.ArgumentsCut || p.Truncated || a.Call.Redaction.Truncated {
 		out.CutNote = argsCutNote
 	}
@@ -1096,19 +1001,14 @@ func arguments(a *approval.Approval) *Arguments {
 	return out
 }
 
-// showAll reports whether the card offers Show all arguments: the
-// projection was cut, redacted or truncated, by the backend or by us.
+// showAll reports whether the projection was cut, redacted or truncated.
 func (x *Arguments) showAll() bool {
 	return x != nil && (x.CutNote != "" || x.Marks != "")
 }
 
-// roles words the rows of marked arguments: out-of-scope values first
-// (approval.RoleValue.IsOutOfScope, the rule that puts Deny first), then
-// the values of arguments flagged new to the job, then the rest, each
-// group in the request's order, at most roleRowsMax rows in all, so a cut
-// never hides the values that matter. Each argument's note counts what
-// its rows leave out (the backend's left_out included) and how many of
-// those are out of scope. Values are redacted as the arguments are.
+// roles words the rows of marked arguments and their notes, in the order
+// docs/cards.md#argument-roles-which-values-in-which-order gives, so a cut
+// never hides the values that matter.
 func roles(a *approval.Approval) *Roles {
 	if len(a.Roles) == 0 {
 		return nil
@@ -1198,9 +1098,8 @@ func roles(a *approval.Approval) *Roles {
 	return r
 }
 
-// roleNote is one note under the role rows: its line, how many values
-// out of scope it counts, and whether it counts values whose scope the
-// card cannot know (the backend's own left_out, a role not compared).
+// roleNote is one note under the role rows: its line, the out-of-scope
+// values it counts, and whether it counts values of unknown scope.
 type roleNote struct {
 	text    string
 	out     int
@@ -1213,19 +1112,16 @@ func roleArgument(role approval.Role) string {
 	return cutLine(oneLine(approval.RedactText(role.Argument)), lineMax)
 }
 
-// backendLeftOut words the values the job backend left out of a role
-// (left_out): the card never saw them, so it cannot say whether any is
-// out of scope, and says so.
+// backendLeftOut words the values the job backend left out of a role,
+// whose scope the card cannot know.
 func backendLeftOut(n int, arg string) string {
 	return fmt.Sprintf("%d more %s of %s left out by the job backend (not known whether any is out of scope)",
 		n, plural(n, "value", "values"), arg)
 }
 
-// limitRoleNotes keeps the first listMax notes; the line that stands for
-// the rest counts the out-of-scope values they count, and the arguments
-// among them whose values' scope is not known, so every out-of-scope value
-// is in a row or counted somewhere on the card: "and 30 more notes (10
-// values out of scope among them)".
+// limitRoleNotes keeps the first listMax notes; the line for the rest
+// counts their out-of-scope values and unknown scopes, so every
+// out-of-scope value is in a row or counted.
 func limitRoleNotes(ns []roleNote) []string {
 	out := make([]string, 0, min(len(ns), listMax+1))
 	for i, n := range ns {
@@ -1257,9 +1153,8 @@ func limitRoleNotes(ns []roleNote) []string {
 	return out
 }
 
-// restrictedRoleLine is "ARG (ROLE): WHAT (NOTE)" within lineMax: the
-// name and role cut short, and what is said (the out-of-scope count
-// first) cut so that the note stays whole.
+// restrictedRoleLine is "ARG (ROLE): WHAT (NOTE)" within lineMax, cut so
+// that the note stays whole.
 func restrictedRoleLine(role approval.Role, says []string) string {
 	head := cutLine(roleArgument(role), restrictedArgMax) + " (" + cutLine(oneLine(string(role.Role)), restrictedArgMax/2) + "): "
 	tail := " (" + restrictedRoleNote + ")"
@@ -1267,14 +1162,9 @@ func restrictedRoleLine(role approval.Role, says []string) string {
 }
 
 // restrictedRoles is what a restricted card says of the role values it
-// does not show: per argument whose values matter, its name and role and
-// how many of its values are out of scope, whether it is new to the job,
-// what the job backend left out or did not compare, never a value:
-// "to (recipient): 2 values out of scope (values are shown only to
-// operators with the content permission)". A stored restricted revision
-// keeps each value's origin and scope without the value, so the counts
-// are the same before and after it is stored. nil when no argument has
-// anything to say.
+// hides: per argument, its counts and flags, never a value; nil when no
+// argument has anything to say. A stored restricted revision keeps the
+// scopes without the values, so the counts survive storing.
 func restrictedRoles(a *approval.Approval) *Roles {
 	var ns []roleNote
 	for _, role := range a.Roles {
@@ -1386,18 +1276,9 @@ func turn(waiting []string) string {
 		n, plural(n, "call", "calls"), plural(n, "waits", "wait"), strings.Join(names, ", "))
 }
 
-// planLine words the frozen plan on one line: "ladder: 18:15 UTC mention
-// slack:U0KEVIN · 19:00 UTC email leads@acme.example · 2026-11-30 09:00
-// UTC dm slack:U0LEAD · deadline 2026-11-30 18:00 UTC (no answer counts as
-// a no)", the steps in the order they are shown at. A step on another day
-// than the one the card is shown on (in the tenant's zone) shows its
-// date, as every time on a card does; a skipped step says why it will not
-// run, in the plan's words. A long ladder shows its first planStepsMax
-// steps that run and how many more, and every skipped step (up to
-// planSkippedMax): they are what the card must say will not happen, and
-// "and N more steps" stands where the steps it counts would be. Nothing
-// in it depends on which steps have fired, so firing one edits no card.
-// Without steps only the deadline is said.
+// planLine words the frozen plan on one line, as
+// docs/cards.md#plan-the-escalation-ladder-shown-once shows it. Nothing in
+// it depends on which steps have fired, so firing one edits no card.
 func planLine(l LadderPlan, dl, requested time.Time, k clock) *line {
 	steps := slices.Clone(l.Steps)
 	slices.SortStableFunc(steps, func(a, b PlanStep) int { return a.shownAt().Compare(b.shownAt()) })
@@ -1457,8 +1338,7 @@ func skipReason(s PlanStep, requested time.Time) SkipReason {
 	return SkipAfterDeadline
 }
 
-// ladderNote says that the request named a ladder the tenant lacks, and
-// which ran instead, as the log says it.
+// ladderNote says the request named a ladder the tenant lacks, and which ran.
 func ladderNote(l LadderPlan, tenant string) string {
 	if l.Unknown == "" {
 		return ""
@@ -1480,13 +1360,10 @@ func sameDay(a, b time.Time) bool {
 	return ay == by && am == bm && ad == bd
 }
 
-// buttons decides the controls of a pending card: Deny as prominent as
-// Approve, Deny first (and the focus) where approval.DenyFirst, only Deny
-// where a typed confirmation is needed, then the ladder's I'm looking and
-// Escalate now (controls), Show all arguments where the projection was
-// cut or redacted, Show details on a restricted card. A card that no
-// longer waits for a decision (one is being sent) keeps only the last
-// two: they answer the person who asks, and decide nothing.
+// buttons decides a pending card's controls: Deny as prominent as
+// Approve, first where approval.DenyFirst, alone where only the console
+// may approve; the ladder's; then Show all arguments or Show details,
+// which decide nothing and so stay while a decision is being sent.
 func buttons(a *approval.Approval, c *Card, waiting bool, lc controls) []Button {
 	mk := func(k ActionKind) (Action, string, bool) {
 		act := Action{Kind: k, ApprovalID: a.ID, Revision: a.Revision}
@@ -1517,10 +1394,8 @@ func buttons(a *approval.Approval, c *Card, waiting bool, lc controls) []Button 
 			Cancel:  confirmCancel,
 		}
 	}
-	// Approve with comment… opens a dialog that takes the comment (and,
-	// for a destructive call, says what it is): a comment goes with the
-	// approval to the backend and onto the card, but a restricted card's
-	// shared copies never show it.
+	// Approve with comment…'s comment goes to the backend and onto the
+	// card, but never onto a restricted card's shared copies.
 	note := Button{Label: labelApproveNote}
 	switch {
 	case !waiting:
@@ -1551,11 +1426,9 @@ func buttons(a *approval.Approval, c *Card, waiting bool, lc controls) []Button 
 	return out
 }
 
-// limitFlags bounds the flag lines without losing a kind of flag: the
-// lines of one kind share the words before their first colon ("Not
-// traced to the request"), and every kind keeps its first line however
-// many lines another kind has. What is left out of a kind is said after
-// its last line shown.
+// limitFlags bounds the flag lines without losing a kind (the words
+// before a line's first colon): every kind keeps its first line, and what
+// is left out of a kind is said after its last line shown.
 func limitFlags(lines []string) []string {
 	kindOf := func(l string) string {
 		k, _, _ := strings.Cut(l, ":")

@@ -9,9 +9,8 @@ import (
 	"time"
 )
 
-// Email is one rendered mail: a subject, a text part and an HTML part
-// carrying the same facts. The notify package builds the MIME message
-// (multipart/alternative, threading headers) from it.
+// Email is one rendered mail: a subject, and a text and an HTML part with
+// the same facts, from which package notify builds the MIME message.
 type Email struct {
 	Subject string
 	Text    string
@@ -31,8 +30,7 @@ const (
 type Mail struct {
 	Card Card
 	Kind string
-	// Reply marks a follow-up in the recipient's thread: the subject
-	// answers their first mail ("Re: …").
+	// Reply marks a follow-up in the recipient's thread ("Re: …").
 	Reply bool
 	// Why says in one line why this person gets an escalation.
 	Why string
@@ -40,8 +38,7 @@ type Mail struct {
 	Note string
 	// Changed says why a reask's call changed (the event's why).
 	Changed approval.Why
-	// Links are the decision links for this recipient, none when they may
-	// not decide by mail.
+	// Links are this recipient's decision links; none if they may not.
 	Links []MailLink
 	// ActAs names the member the links act as ("user:kevin").
 	ActAs string
@@ -85,8 +82,7 @@ func MailWhy(waited time.Duration, step int, ladder string) string {
 	return fmt.Sprintf("%s; you are on step %d of the %s ladder.", wait, step, ladder)
 }
 
-// spokenDuration words a wait in a sentence: "15 minutes", "2 hours",
-// "1 hour 30 minutes", "3 days".
+// spokenDuration words a wait in a sentence: "1 hour 30 minutes".
 func spokenDuration(d time.Duration) string {
 	unit := func(n int, one string) string {
 		if n == 1 {
@@ -112,19 +108,15 @@ func spokenDuration(d time.Duration) string {
 	}
 }
 
-// Email renders c as a ladder step's mail with no decision links: what
-// `bot preview --as email` shows.
+// Email renders c as a step's mail without links, as bot preview shows it.
 func (r *Renderer) Email(c Card) Email {
 	return r.Mail(Mail{Card: c})
 }
 
 // Mail renders one mail of a conversation. The HTML uses inline styles
-// only and loads nothing (no images, no style sheets), so it reads the
-// same with images off, in a narrow window and in a client that strips
-// <style>. It carries no form and no button that decides: its decision
-// links open the decision page, which shows the call and decides only
-// on a POST from its own form, so a mail scanner that opens every link
-// decides nothing.
+// and loads nothing. Nothing in it decides: its links open the decision
+// page, which decides only on a POST from its own form, so a mail scanner
+// that opens every link decides nothing.
 func (r *Renderer) Mail(m Mail) Email {
 	m.Card = forMail(m.Card)
 	subject := MailSubject(m.Card.Function, m.Card.ApprovalID)
@@ -154,13 +146,11 @@ func (r *Renderer) CardHTML(c Card) htmltemplate.HTML {
 	return htmltemplate.HTML(h.String()) // html/template escaped every value
 }
 
-// mailArgsCutNote is the cut note where no Show all arguments button
-// exists.
+// mailArgsCutNote is the cut note where no Show all arguments exists.
 const mailArgsCutNote = "[cut; the console shows all arguments]"
 
 // forMail words c for a mail or the decision page, which have no chat
-// buttons: a cut note that points at Show all arguments points at the
-// console instead.
+// buttons: a cut note points at the console instead.
 func forMail(c Card) Card {
 	if c.Arguments != nil && c.Arguments.CutNote == argsCutNote {
 		args := *c.Arguments
@@ -180,9 +170,8 @@ func (m *Mail) Reask() bool { return m.Kind == MailReask }
 func (m *Mail) IsNote() bool { return m.Kind == MailNote }
 
 // Asks is true for a mail that asks for a decision: a step's or a
-// reask's, of a call still waiting. A decision on its way when the mail
-// goes still asks: a mail cannot be edited, and if that decision does
-// not land the mail is the person's way to decide.
+// reask's, of a call still waiting. A decision on its way still asks: a
+// mail cannot be edited, and is the way to decide if that one fails.
 func (m *Mail) Asks() bool {
 	return (m.Kind == MailEscalation || m.Kind == MailReask) && !m.Card.Superseded &&
 		(m.Card.State == "" || m.Card.State == approval.StatePending)
@@ -201,9 +190,8 @@ func (m *Mail) LinksNote() string {
 	return "A link opens a page that shows this call; nothing is decided until you press the button on that page."
 }
 
-// ReaskLine says what a reask mail is. When the card says why and what
-// changed (its Reask part), the line only says what that means for the
-// mail's links.
+// ReaskLine says what a reask mail is, and what it means for the links
+// (the card's Reask part, when it has one, says why).
 func (m *Mail) ReaskLine() string {
 	if m.Card.Reask != nil {
 		return fmt.Sprintf("The call changed, as the card below says: this mail is for revision %d, and the links in earlier mails no longer work.", m.Card.Revision)

@@ -5,31 +5,22 @@ import (
 	"slices"
 )
 
-// A chat adapter lays a card out as parts below its title, in its own
-// markup, and fits them into its platform's limits with FitParts: the
-// parts, their order, which give way first and the words for one left
-// out are the card's, the same on every chat.
-
-// cardParts are the parts of a chat card below its title, in
-// docs/cards.md's order.
+// cardParts are a chat card's parts below its title, in docs/cards.md's order.
 var cardParts = []string{
 	"card.meta", "card.effect", "card.flags", "card.asked", "card.warning",
 	"card.reask", "card.args", "card.digest", "card.roles", "card.changes", "card.patch",
 	"card.agent", "card.turn", "card.ladder", "card.confirm", "card.restricted",
 }
 
-// cutOrder is which parts give way first when a card is too long: what
-// the agent wrote and the bulky details first; the status, effect line and
-// flags last (only if they alone are too long). Buttons are not text and
-// never give way.
+// cutOrder is which parts give way first when a card is too long: the
+// agent's text and bulky details first, the effect line and flags last.
 var cutOrder = []string{
 	"card.agent", "card.patch", "card.roles", "card.changes", "card.args",
 	"card.asked", "card.turn", "card.digest", "card.meta", "card.reask", "card.ladder",
 	"card.warning", "card.confirm", "card.restricted", "card.flags", "card.effect",
 }
 
-// mustKeep are the parts a card never leaves out (with the status and the
-// buttons, which are not among the parts).
+// mustKeep are the parts never left out (besides the status and buttons).
 var mustKeep = map[string]bool{"card.effect": true, "card.flags": true, "card.warning": true}
 
 // partNames are the words an omission line uses.
@@ -40,12 +31,10 @@ var partNames = map[string]string{
 	"card.reask": "what changed",
 }
 
-// minKept is the least of a part worth keeping, in characters; a part
-// that would keep less is replaced by a line that says it was left out.
+// minKept is the least of a part worth keeping; less is left out.
 const minKept = 80
 
-// CardParts names the parts of a chat card below its title, in
-// docs/cards.md's order.
+// CardParts names a chat card's parts below its title, in order.
 func CardParts() []string { return slices.Clone(cardParts) }
 
 // CutOrder is the order in which parts give way when a card is too long.

@@ -12,8 +12,7 @@ func (r *Renderer) Text(c Card) string {
 }
 
 // squeezeBlankLines leaves at most one blank line between paragraphs and
-// one newline at the end, so templates can skip absent parts freely. Other
-// lines are kept as they are (a patch's trailing spaces included).
+// one final newline, so templates may skip parts; other lines stay as is.
 func squeezeBlankLines(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	var b strings.Builder

@@ -10,9 +10,8 @@ import (
 	"approvalsbot/approval"
 )
 
-// Preview states that are not an approval.State: a card a newer revision
-// replaced, and a pending card whose decision is being sent to the
-// backend.
+// Preview states that are not an approval.State: a superseded card, and
+// a pending card whose decision is being sent.
 const (
 	PreviewSuperseded = "superseded"
 	PreviewDeciding   = "deciding"
@@ -31,23 +30,13 @@ func PreviewStates() []string {
 	return append(out, PreviewSuperseded)
 }
 
-// previewActor decides every sample decision: plainly an example, never a
-// real member.
+// previewActor decides every sample decision: plainly no real member.
 const previewActor = "user:reviewer"
 
-// PreviewInput is the Input that bot preview (and this package's golden
-// files) render: a in the named state (see PreviewStates), decided (or,
-// deciding, approved and being sent) by a sample reviewer at the time at,
-// with the frozen ladder plan given. So
-// `bot preview --as slack FILE --state denied` is:
-//
-//	ev, _ := approval.Parse(body)
-//	in, _ := templates.PreviewInput(ev.Approval, "denied", now, ladder)
-//	msg := slack.CardMessage(templates.Build(in)) // approvalsbot/adapters/slack
-//	json.MarshalIndent(msg, "", "  ")
-//
-// An event without an approval renders its thread reply instead
-// (ThreadFromEvent).
+// PreviewInput is the Input that bot preview and the golden files render:
+// a in the named state (PreviewStates), decided by a sample reviewer at
+// at, with the given frozen ladder plan. An event without an approval
+// renders its thread reply instead (ThreadFromEvent).
 func PreviewInput(a *approval.Approval, state string, at time.Time, ladder LadderPlan) (Input, error) {
 	if a == nil {
 		return Input{}, fmt.Errorf("preview: the event carries no approval")
@@ -88,9 +77,8 @@ func PreviewInput(a *approval.Approval, state string, at time.Time, ladder Ladde
 	return in, nil
 }
 
-// MarshalPreview writes a rendered Slack or Discord message as indented
-// JSON for bot preview and golden files, without escaping <, > and & so it
-// reads as sent.
+// MarshalPreview writes a rendered message as indented JSON for bot
+// preview and golden files, <, > and & unescaped so it reads as sent.
 func MarshalPreview(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -102,10 +90,9 @@ func MarshalPreview(v any) ([]byte, error) {
 	return unescapeHTML(b.Bytes()), nil
 }
 
-// unescapeHTML turns the \u003c, \u003e and \u0026 escapes that a
-// library's own MarshalJSON wrote (slack-go's blocks do) back into <, >
-// and &. It reads escapes pairwise, so an escaped backslash followed by
-// "u003c" stays as it is; the JSON means the same either way.
+// unescapeHTML turns the \u003c, \u003e and \u0026 escapes a library's
+// MarshalJSON wrote (slack-go's do) back into <, > and &, reading escapes
+// pairwise so an escaped backslash before "u003c" stays as it is.
 func unescapeHTML(b []byte) []byte {
 	out := b[:0:0]
 	for i := 0; i < len(b); i++ {

@@ -1,18 +1,10 @@
 // Package templates owns what a person reads of an approval: the card
-// model, decided once from an approval, its ladder plan as frozen at
-// request and its decision (Build), and its renderings as an email
-// (subject, text and HTML) and plain text (logs, bot preview), plus the
-// replies the bot posts in a card's threads. Each chat adapter lays out
-// the same card and replies itself, from CardParts and
-// ThreadMessage.Lines. docs/cards.md is what a card shows, and says which
-// lines are state (edited at once) and which are plan (shown once).
-//
-// Wording and markup live in embedded templates, one file per message
-// kind, namespaced by surface (text/card.tmpl, email/card.html.tmpl, …),
-// parsed once by New. The Go code decides what a card says and keeps every
-// rendering inside its platform's limits; it never re-derives the
-// approval's rules (effect line, flags, who asks, Deny first), which
-// belong to package approval. Nothing here does I/O.
+// model, decided once from an approval, its frozen ladder plan and its
+// decision (Build); its renderings as email and plain text, from embedded
+// templates that New parses once; and the replies the bot posts in a
+// card's threads. Each chat adapter lays out the same card itself
+// (CardParts, ThreadMessage.Lines). Nothing here does I/O. What a card
+// shows: docs/cards.md; why: docs/design.md#one-card-every-surface.
 package templates
 
 import (
@@ -32,9 +24,8 @@ var embedded embed.FS
 
 // Options configures a Renderer.
 type Options struct {
-	// Templates replaces the embedded template files; nil uses the
-	// embedded ones. It must hold the same layout (email/*.tmpl,
-	// text/*.tmpl).
+	// Templates replaces the embedded template files (the same layout:
+	// email/*.tmpl, text/*.tmpl); nil uses the embedded ones.
 	Templates fs.FS
 }
 
@@ -111,8 +102,7 @@ func parseHTML(fsys fs.FS, pattern string, names []string) (*htmltemplate.Templa
 	return t, nil
 }
 
-// selfTest executes every template against an empty card, a card with
-// every part, and every thread message kind, returning the first error.
+// selfTest runs every template on an empty and a full card, and every reply.
 func (r *Renderer) selfTest() error {
 	full := Build(selfTestInput())
 	type run struct {
@@ -151,9 +141,8 @@ func execText(t *texttemplate.Template, name string, data any) (string, error) {
 	return b.String(), err
 }
 
-// brokenPart stands in for a part whose template failed. New's self-test
-// makes this unreachable for the embedded templates; it exists so a card
-// still goes out (status, buttons) rather than nothing.
+// brokenPart stands in for a part whose template failed (unreachable
+// after New's self-test), so a card still goes out rather than nothing.
 const brokenPart = "[this part of the card could not be shown]"
 
 // part runs a named template and trims the blank lines around it.

@@ -11,23 +11,8 @@ import (
 	"approvalsbot/internal/utf16text"
 )
 
-// Everything a card shows passes through cleanText or oneLine first. They
-// keep text from steering the reader: control characters could rewrite a
-// terminal (bot preview), bidirectional overrides could reorder what a
-// person reads ("Trojan Source"), and zero width characters, Hangul
-// fillers, tag characters and the rest of approval.Invisible could make
-// acme_github.\u200bmerge look exactly like the trusted tool or smuggle
-// text past the reader, so each is shown as a visible [U+XXXX] instead of
-// acting. Line separators become newlines, so a quote box's ">" reaches
-// every line a reader sees.
-//
-// One exception, in free text only (cleanText: what the agent wrote, a
-// comment, a patch): a single emoji or text presentation selector
-// (U+FE0F, U+FE0E) right after a symbol is kept, as in "⚠️": it only
-// picks how that symbol is drawn, and agents write it often enough that
-// marking it would teach readers to skip the marks. Identifiers (oneLine)
-// and argument values (visibleJSON) show every variation selector: there
-// a run of them can carry hidden data after an innocent character.
+// Everything a card shows passes through cleanText or oneLine first, so
+// no character acts on the reader: docs/design.md#cleaning-text.
 
 // invisible reports whether r must be shown as [U+XXXX] rather than act:
 // approval.Invisible, except the tab and newline free text keeps.
@@ -48,24 +33,21 @@ func needsClean(s string) bool {
 
 // cleanText makes multi-line free text safe to show: valid UTF-8, CRLF, CR
 // and U+2028/U+2029 as newlines, and invisible characters made visible
-// (one presentation selector after a symbol kept, see above).
+// (one presentation selector after a symbol kept).
 func cleanText(s string) string { return clean(s, true) }
 
-// Visible is cleanText for the adapters: free text of a call (or a
-// sentence quoting it) with every invisible character shown as [U+XXXX]
-// and line breaks kept.
+// Visible is cleanText for the adapters: free text with every invisible
+// character shown as [U+XXXX] and line breaks kept.
 func Visible(s string) string { return cleanText(s) }
 
-// VisibleLine is oneLine for the adapters: an identifier of a call (a
-// function name, an id) on one line, every invisible character shown.
+// VisibleLine is oneLine for the adapters: an identifier on one line.
 func VisibleLine(s string) string { return oneLine(s) }
 
 // Linkable is s as a card links it (an absolute http(s) URL, every byte
 // a URL may not hold raw escaped), or "" when a card would not link it.
 func Linkable(s string) string { return linkable(s) }
 
-// clean is cleanText; prose keeps one presentation selector after a
-// symbol.
+// clean is cleanText, or oneLine's cleaning when prose is false.
 func clean(s string, prose bool) string {
 	if !needsClean(s) {
 		return s
@@ -124,8 +106,7 @@ func oneLine(s string) string {
 	return s
 }
 
-// charLen, prefixChars and cutLine count and cut as Slack and Discord
-// count their limits (package utf16text).
+// charLen, prefixChars and cutLine count as the chats do (utf16text).
 func charLen(s string) int                 { return utf16text.Len(s) }
 func prefixChars(s string, max int) string { return utf16text.Prefix(s, max) }
 func cutLine(s string, max int) string     { return utf16text.Cut(s, max) }
@@ -147,10 +128,9 @@ func cutAtLine(s string, max int) (string, bool) {
 	return s[:k], true
 }
 
-// visibleJSON prepares pretty-printed projection JSON for display: inside
-// its strings (the only place non-ASCII can be) invisible characters and
-// line separators become JSON \u escapes (a pair of them past U+FFFF), so
-// the text stays valid JSON and a reader sees them.
+// visibleJSON makes invisible characters and line separators in JSON's
+// strings (its only non-ASCII) \u escapes, a pair past U+FFFF, so the
+// text stays valid JSON and a reader sees them.
 func visibleJSON(s string) string {
 	needs := false
 	for i := 0; i < len(s) && !needs; i++ {
@@ -179,12 +159,10 @@ func visibleJSON(s string) string {
 	return b.String()
 }
 
-// VisibleJSON is visibleJSON for the adapters and the page: indented JSON
-// whose strings show their invisible characters as \u escapes.
+// VisibleJSON is visibleJSON for the adapters and the decision page.
 func VisibleJSON(s string) string { return visibleJSON(s) }
 
-// limitList keeps at most max items, each cut to lineMax, and says how
-// many it left out.
+// limitList keeps at most max items, cut to lineMax, and counts the rest.
 func limitList(items []string, max int, more func(n int) string) []string {
 	out := make([]string, 0, min(len(items), max+1))
 	for i, it := range items {

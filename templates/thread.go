@@ -13,21 +13,17 @@ type ThreadKind string
 
 // Thread replies.
 const (
-	// ThreadBackendMessage is the backend's sentence after a decision:
-	// what the model reads ("The call to … was not made: user:kevin denied it: …").
+	// ThreadBackendMessage is the backend's sentence after a decision.
 	ThreadBackendMessage ThreadKind = "backend_message"
-	// ThreadRecheckRefused is a yes that the backend's re-check turned into
-	// a denial, with the backend's message.
+	// ThreadRecheckRefused is a yes the backend's re-check turned into a no.
 	ThreadRecheckRefused ThreadKind = "recheck_refused"
 	// ThreadOutcome is what an approved call did (call.finished).
 	ThreadOutcome ThreadKind = "outcome"
 	// ThreadCancelled says the approval is no longer wanted, and why.
 	ThreadCancelled ThreadKind = "cancelled"
-	// ThreadAutoGranted is the audit notice of a call that ran unattended
-	// (approval.AutoGranted.Notice, which says it all).
+	// ThreadAutoGranted is the audit notice of a call that ran unattended.
 	ThreadAutoGranted ThreadKind = "auto_granted"
-	// ThreadEscalation mentions the people a ladder step tells:
-	// "@kevin @oncall: waiting 15m".
+	// ThreadEscalation mentions whom a ladder step tells: "@kevin: waiting 15m".
 	ThreadEscalation ThreadKind = "escalation"
 )
 
@@ -39,17 +35,15 @@ type ThreadMessage struct {
 	Text       string
 	Mentions   []Mention     // ThreadEscalation, ThreadRecheckRefused (the approver)
 	Waited     time.Duration // ThreadEscalation: how long the card has waited
-	// By is, for ThreadEscalation, the member who fired the step at once
-	// (Escalate now); "" when the ladder's own time fired it.
+	// By is who fired an escalation with Escalate now; "" for the ladder.
 	By string
 }
 
 // Mention is one person or group a ladder step tells.
 type Mention struct {
-	// Target as the tenant's config names it: slack:U…/slack:W… (a user),
-	// slack:S… (a user group), discord:user:ID, discord:role:ID. A target
-	// of another surface, or a malformed one, is shown as @Name and pings
-	// nobody.
+	// Target as the tenant's config names it (slack:U…, slack:S…,
+	// discord:user:ID, discord:role:ID); another surface's, or a malformed
+	// one, shows as @Name and pings nobody.
 	Target string
 	// Name is how text and email show it: "kevin", "oncall".
 	Name string
@@ -79,10 +73,9 @@ func Escalation(approvalID string, mentions []Mention, waited time.Duration) Thr
 	return ThreadMessage{Kind: ThreadEscalation, ApprovalID: approvalID, Mentions: mentions, Waited: waited}
 }
 
-// ThreadFromEvent is the thread reply an event other than a request
-// calls for, and false for approval.requested and approval.reasked, which
-// post or edit cards instead. Whether to post it is the caller's rule
-// (approval.Transition); bot preview shows it.
+// ThreadFromEvent is the thread reply an event other than a request or a
+// reask calls for (false for those); whether to post it is the caller's
+// rule (approval.Transition).
 func ThreadFromEvent(ev *approval.Event) (ThreadMessage, bool) {
 	switch {
 	case ev.Resolved != nil:
@@ -110,9 +103,7 @@ func ThreadFromEvent(ev *approval.Event) (ThreadMessage, bool) {
 	return ThreadMessage{}, false
 }
 
-// recheckLead is what a re-check refusal's reply says before the
-// reason: once, that the platform refused the call after it was
-// approved.
+// recheckLead is what a re-check refusal's reply says before the reason.
 func recheckLead(longWait bool) string {
 	if longWait {
 		return "The platform refused the call after approval (re-checked after a long wait)"
@@ -121,12 +112,9 @@ func recheckLead(longWait bool) string {
 }
 
 // ThreadLines is what a thread reply says, for a surface to lay out and
-// escape: Text cleaned, redacted and cut, the bot's own Lead before it
-// where the kind has one, and for an escalation the wait and who fired
-// it. Mentions are whom it tells (an escalation, or the approver of a
-// re-check refusal), at most maxMentions, each Name on one line and cut;
-// More words the rest ("and 3 more"). Which Targets ping is the
-// surface's to decide.
+// escape: Text cleaned, redacted and cut, the bot's Lead before it, an
+// escalation's wait and who fired it, at most maxMentions Mentions and
+// More for the rest. Which Targets ping is the surface's to decide.
 type ThreadLines struct {
 	Kind             ThreadKind
 	Lead, Text       string
@@ -182,8 +170,7 @@ func shortDuration(d time.Duration) string {
 	}
 }
 
-// threadData is a thread reply's Lines for the text template, each
-// mention as @name.
+// threadData is a reply's Lines for the text template, mentions as @name.
 type threadData struct {
 	Kind                   ThreadKind
 	Lead, Text, Waited, By string

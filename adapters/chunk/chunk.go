@@ -1,7 +1,6 @@
 // Package chunk cuts and splits chat text to fit a platform's character
-// limits, counted as Slack and Discord count them (package utf16text).
-// Both adapters split long text the same way; only how each escapes it
-// differs, and that the caller passes in.
+// limits, counted as Slack and Discord count them (package utf16text);
+// escaping is the caller's.
 package chunk
 
 import (
@@ -48,10 +47,8 @@ func Lines(text string, max int) []string {
 	return out
 }
 
-// Code splits text into pieces for ``` blocks (Discord's, which need no
-// escaping inside): each piece fenced, and at most max characters, cut
-// at line ends where a line fits and inside a line where it does not.
-// Every character of text is in one piece.
+// Code splits text into fenced pieces for ``` blocks, each within max,
+// cut at line ends where a line fits and inside one where it does not.
 func Code(text string, max int) []string {
 	var chunks []string
 	var cur strings.Builder
@@ -88,11 +85,8 @@ func Code(text string, max int) []string {
 	return chunks
 }
 
-// Split splits text into pieces of at most max characters, cut at line
-// ends where a line fits and inside a line where it does not; every
-// character of text is in one piece, and nothing is added or escaped.
-// It serves boxes that show text literally (Slack's
-// rich_text_preformatted), which need neither escaping nor a fence.
+// Split is Code without the fence, for boxes that show text literally
+// (Slack's rich_text_preformatted).
 func Split(text string, max int) []string {
 	var chunks []string
 	var cur strings.Builder

@@ -73,11 +73,8 @@ func redactURL(raw string) string {
 }
 
 // classify wraps a Discord call's error with what was being done and
-// marks it for the outbox: a rate limit waits as Discord says, a 4xx no
-// retry can fix (Unknown Channel 10003, Missing Access 50001, Missing
-// Permissions 50013, Cannot send messages to this user 50007, Invalid
-// Form Body 50035, an unknown message, a bad token, …) is permanent,
-// anything else (network, 5xx, 408) is plain and retried with backoff.
+// marks it for the outbox: a 429 waits as Discord says, another 4xx is
+// permanent, anything else (network, 5xx, 408) is retried with backoff.
 func classify(what string, err error) error {
 	if err == nil {
 		return nil
@@ -98,8 +95,7 @@ func classify(what string, err error) error {
 	return wrapped
 }
 
-// retryAfter is the wait Discord asked for in err (a 429), and whether
-// it was one.
+// retryAfter is the wait a 429 in err asked for, and whether it was one.
 func retryAfter(err error) (time.Duration, bool) {
 	var rl *discordgo.RateLimitError
 	if errors.As(err, &rl) {
@@ -115,8 +111,7 @@ func retryAfter(err error) (time.Duration, bool) {
 	return 0, false
 }
 
-// refused reports whether Discord answered err with a 4xx other than 429:
-// the request itself was refused, and sending it again changes nothing.
+// refused reports whether err is a 4xx other than 429: no retry helps.
 func refused(err error) bool {
 	var re *discordgo.RESTError
 	if !errors.As(err, &re) || re.Response == nil {

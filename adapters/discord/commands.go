@@ -40,10 +40,8 @@ type commandOptionDef struct {
 	Description string `json:"description"`
 }
 
-// commands are the commands the bot registers (the element of
-// RESTPutAPIApplicationCommandsJSONBody: a chat input command with
-// subcommand options), usable in servers and in the bot's DMs: exactly
-// /approvals list and /approvals ladder.
+// commands are the commands the bot registers: /approvals list and
+// /approvals ladder, in servers and in the bot's DMs.
 func commands() []json.RawMessage {
 	cmd := struct {
 		Name        string             `json:"name"`
@@ -65,10 +63,8 @@ func commands() []json.RawMessage {
 }
 
 // RegisterCommands registers /approvals (list, ladder) as the
-// application's global commands, replacing any the application had
-// (PUT /applications/{id}/commands: the same commands again change
-// nothing). Run calls it at start; bot doctor --register too. Discord
-// may take a while to show new global commands in its clients.
+// application's global commands, replacing any it had; Run calls it at
+// start, bot doctor --register too.
 func (a *Surface) RegisterCommands(ctx context.Context) error {
 	url := discordgo.EndpointApplicationGlobalCommands(a.appID)
 	if _, err := a.call(ctx, "PUT", url, commands(), url); err != nil {
@@ -85,8 +81,7 @@ type registeredCommand struct {
 	} `json:"options"`
 }
 
-// commandsRegistered reports whether /approvals list and ladder are
-// registered as the application's global commands.
+// commandsRegistered reports whether /approvals list and ladder are registered.
 func (a *Surface) commandsRegistered(ctx context.Context) (bool, error) {
 	url := discordgo.EndpointApplicationGlobalCommands(a.appID)
 	body, err := a.call(ctx, "GET", url, nil, url)
@@ -110,9 +105,8 @@ func (a *Surface) commandsRegistered(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// command answers /approvals: its subcommand's answer goes to the person
-// alone, after a deferred ephemeral answer (reading what waits takes
-// longer than a first answer may), through the interaction's webhook.
+// command answers /approvals to the person alone, after a deferred
+// ephemeral answer (reading what waits takes longer), through the webhook.
 func (a *Adapter) command(in *inbound, who person) (*answer, threads.Work) {
 	var data commandData
 	if err := in.data(&data); err != nil || data.Name != commandName {
@@ -142,10 +136,8 @@ func (a *Adapter) command(in *inbound, who person) (*answer, threads.Work) {
 		}}
 }
 
-// commandAnswer is the answer to /approvals list or ladder, in messages
-// of at most contentMax characters (at least one): per tenant whose
-// approvals the command is about (threads.TenantsFor), to its members only,
-// what waits or its ladders.
+// commandAnswer is the answer to /approvals list or ladder, for the
+// tenants threads.TenantsFor finds, in at least one message.
 func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*Message {
 	tenants := a.tenants()
 	member := func(t *tenant.Tenant) bool { _, ok := t.MemberOn(ladder.SurfaceDiscord, who.user); return ok }
@@ -180,10 +172,9 @@ func postsTo(t *tenant.Tenant, channel string) bool {
 	return threads.PostsTo(t, func(tg ladder.Target) bool { return tg.Kind == ladder.KindDiscordChannel && tg.ID == channel })
 }
 
-// pendingSection lists a tenant's waiting approvals, oldest first,
-// deadlines in the tenant's zone: in a channel, those with a card in it,
-// each linked to its card; elsewhere each with the channel its card is
-// in. The functions and ids are the backend's, escaped.
+// pendingSection lists a tenant's waiting approvals, oldest first: in a
+// channel, those with a card there, linked; elsewhere each with its card's
+// channel. The functions and ids are the backend's, escaped.
 func (a *Adapter) pendingSection(ctx context.Context, tenant string, zone *time.Location, byChannel bool, who person) string {
 	p := threads.ListPending(ctx, a.store, a.log.With("surface", "discord"), threads.ListParams{Tenant: tenant, Zone: zone, Now: a.now(),
 		InChannel: byChannel,
@@ -220,9 +211,8 @@ func (a *Adapter) pendingSection(ctx context.Context, tenant string, zone *time.
 	return b.String()
 }
 
-// cardIn is the card to name for an approval: its first card in the
-// channel, or (outside one) its first card in any server channel (a DM
-// is someone's own).
+// cardIn is the card to name for an approval: its first in the channel,
+// or (outside one) in any server channel (a DM is someone's own).
 func cardIn(posts []threads.PostRef, byChannel bool, channel string) (threads.PostRef, bool) {
 	for _, p := range posts {
 		t, err := ladder.ParseTarget(p.Target)
@@ -237,9 +227,8 @@ func cardIn(posts []threads.PostRef, byChannel bool, channel string) (threads.Po
 	return threads.PostRef{}, false
 }
 
-// ladderSections shows a tenant's ladders as `bot check` prints them,
-// each in a code block, and each tool override with the ladder, deadline
-// and channels it takes.
+// ladderSections shows a tenant's ladders, and its tool overrides', as
+// `bot check` prints them, in code blocks.
 func ladderSections(id string, t *tenant.Tenant) []string {
 	var out []string
 	for _, v := range threads.Ladders(t) {
@@ -260,9 +249,8 @@ func ladderSections(id string, t *tenant.Tenant) []string {
 	return out
 }
 
-// textMessages packs sections into ephemeral messages of at most
-// contentMax characters, a section cut into lines where it alone is
-// longer; at least one message.
+// textMessages packs sections into at least one ephemeral message within
+// contentMax, a longer section split at lines.
 func textMessages(sections []string) []*Message {
 	var texts []string
 	cur := ""

@@ -26,10 +26,9 @@ import (
 	"approvalsbot/threads"
 )
 
-// Store is what the adapter reads of the bot's state: what waits with
-// its cards (/approvals list). The one thing it writes is the signed
-// requests Discord sent, so no replica takes one twice (package replay).
-// store.Store satisfies it.
+// Store is what the adapter reads of the bot's state (/approvals), and
+// where it records the signed requests seen (package replay). store.Store
+// satisfies it.
 type Store interface {
 	replay.Store
 	threads.CommandStore
@@ -50,14 +49,9 @@ var _ Service = (*threads.Service)(nil)
 const surfaceName = "discord"
 
 // GatewayLocker lets exactly one replica hold the gateway connection
-// (Discord delivers each interaction to one session; two replicas would
-// each get some, and a replica without the lock none). Acquire blocks
-// until this process holds the lock or ctx ends (then it returns ctx's
-// error); the lock is held until release is called, or until lost is
-// closed (a nil lost is never lost): the gateway then disconnects, since
-// another replica may hold the lock now. A PostgreSQL advisory lock on a
-// dedicated connection fits: when the holder dies, its connection ends and
-// the next waiter takes over.
+// (docs/design.md#discords-gateway). Acquire blocks until this process
+// holds the lock or ctx ends; the lock is held until release is called
+// or lost is closed (a nil lost is never lost).
 type GatewayLocker interface {
 	Acquire(ctx context.Context) (lost <-chan struct{}, release func(), err error)
 }
@@ -73,51 +67,38 @@ type Credentials struct {
 // Options configure NewSurface.
 type Options struct {
 	// Credentials: BotToken and ApplicationID are required; PublicKey
-	// selects HTTP interactions (POST /discord/interactions) over the
-	// gateway.
+	// selects HTTP interactions over the gateway.
 	Credentials Credentials
-	// APIURL (default DefaultAPIURL) chooses the scheme and host calls go
-	// to: its path is not used, since discordgo builds every path itself
-	// (/api/v9/…).
+	// APIURL (default DefaultAPIURL) chooses the scheme and host; discordgo
+	// builds every path itself (/api/v9/…).
 	APIURL string
-	// Tenants gives the configuration in force (it may be swapped on
-	// SIGHUP): whether a clicker may decide (deny modal or not), and the
-	// channels Doctor checks. Required.
+	// Tenants gives the configuration in force (swapped on SIGHUP), for
+	// /approvals and Doctor. Required.
 	Tenants func() map[string]*tenant.Tenant
-	// Store is read, and keeps the signed requests seen (shared by every
-	// replica). Required.
+	// Store is read, and keeps the signed requests seen. Required.
 	Store Store
-	// Logger gets the refused requests (at most one line per source and
-	// reason a minute, package refusal), failed answers and gateway
-	// changes; nil discards.
+	// Logger gets refusals, failed answers and gateway news; nil discards.
 	Logger *slog.Logger
 	// IPv6Prefix names the source of a refused request's line, as the
 	// connection limits do (0: connlimit.DefaultIPv6Prefix).
 	IPv6Prefix int
-	// Registry gets bot_discord_requests_refused_total{reason} (nil:
-	// unregistered).
+	// Registry gets bot_discord_requests_refused_total; nil: unregistered.
 	Registry prometheus.Registerer
-	// HTTPClient calls Discord's REST API; nil means a client with a 30 s
-	// timeout. It is copied, with a transport that sends discord.com's
-	// calls to APIURL's host.
+	// HTTPClient calls Discord (nil: a 30 s timeout), copied with a
+	// transport that sends discord.com's calls to APIURL's host.
 	HTTPClient *http.Client
-	// Now is the clock signed timestamps are checked against; nil means
-	// time.Now.
+	// Now is the clock signed timestamps are checked against (nil: time.Now).
 	Now func() time.Time
-	// PerChannelRate and Burst are the budget per channel and route
-	// (message creates with their thread starts, edits) the outbox paces
-	// rows with; zero means DefaultPerChannelRate and DefaultBurst,
-	// rate.Inf switches pacing off.
+	// PerChannelRate and Burst are the outbox's budget per channel and
+	// route; zero means the defaults, rate.Inf switches pacing off.
 	PerChannelRate rate.Limit
 	Burst          int
-	// Locker guards the gateway connection across replicas; nil means
-	// this process is the only one.
+	// Locker guards the gateway across replicas; nil: this is the only one.
 	Locker GatewayLocker
 }
 
-// Surface is the outbound half of the adapter, what the outbox posts,
-// edits, replies and tells through (and what registers /approvals): the
-// service takes it as a threads.Surface, so it exists first.
+// Surface is the outbound half of the adapter, what the outbox posts
+// through; it exists before the service, which takes it.
 type Surface struct {
 	rest      *discordgo.Session // REST only: never opened
 	token     string             // "Bot …", for gateway sessions
@@ -137,10 +118,8 @@ type Surface struct {
 	dms  map[string]string // user id → DM channel id
 }
 
-// Adapter is the whole Discord adapter: the Surface, and the interaction
-// endpoint or gateway that takes clicks and commands to the service. It
-// is built once the service exists (New), so every click has a service
-// to go to.
+// Adapter is the whole Discord adapter: the Surface, and the endpoint or
+// gateway that takes clicks and commands to the service.
 type Adapter struct {
 	*Surface
 	replay  *replay.Guard
@@ -157,8 +136,7 @@ var (
 // apiPath is the path an api_url may carry: none, or Discord's /api/vN/.
 var apiPath = regexp.MustCompile(`^(/|/api/v[0-9]+/)?$`)
 
-// NewSurface checks o and builds the outbound surface; it makes no call
-// to Discord.
+// NewSurface checks o and builds the outbound surface, calling nothing.
 func NewSurface(o Options) (*Surface, error) {
 	var errs []error
 	if strings.TrimPrefix(o.Credentials.BotToken, "Bot ") == "" {
@@ -241,8 +219,7 @@ func NewSurface(o Options) (*Surface, error) {
 	return a, nil
 }
 
-// New builds the adapter's inbound half on s, taking clicks and commands
-// to svc; it makes no call to Discord.
+// New builds the inbound half on s, taking clicks and commands to svc.
 func New(s *Surface, svc Service) (*Adapter, error) {
 	if s == nil {
 		return nil, errors.New("discord: a Surface is required")
@@ -263,9 +240,8 @@ var discordHost = func() string {
 	return u.Host
 }()
 
-// rewrite sends discordgo's calls to api_url's scheme and host, leaving
-// the path (/api/v9/…) as discordgo built it: discordgo's endpoints are
-// package globals, which the adapter reads and never changes.
+// rewrite sends discordgo's calls to api_url's scheme and host, the path
+// as discordgo built it (its endpoints are globals, never changed here).
 func rewrite(base http.RoundTripper, to *url.URL) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -291,8 +267,7 @@ func (t rewriter) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // Routes registers POST /discord/interactions when a public key is
-// configured; without one interactions come over the gateway and no
-// route is registered.
+// configured (else interactions come over the gateway).
 func (a *Adapter) Routes(mux *http.ServeMux) {
 	if a.publicKey == nil {
 		return
@@ -300,11 +275,9 @@ func (a *Adapter) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /discord/interactions", a.serveInteraction)
 }
 
-// Run holds the gateway connection, while holding the GatewayLocker, when
-// no public key is configured; otherwise it only waits for ctx (the HTTP
-// endpoint needs no loop). When ctx ends it closes the connection, stops
-// taking work and waits for the work in flight. It returns an error when
-// the gateway cannot go on: Discord refused the token or the intents.
+// Run holds the gateway connection under the GatewayLocker when no public
+// key is configured, else waits for ctx; then it waits for the work in
+// flight. It returns an error when Discord refuses the token or intents.
 func (a *Adapter) Run(ctx context.Context) error {
 	defer a.Close()
 	a.registerAtStart(ctx)
@@ -315,10 +288,8 @@ func (a *Adapter) Run(ctx context.Context) error {
 	return a.runGateway(ctx)
 }
 
-// registerAtStart registers /approvals (RegisterCommands) as Run starts,
-// without holding Run up for long: a Discord that does not answer is
-// logged, and the commands registered at the last start (or by bot
-// doctor) still work.
+// registerAtStart registers /approvals as Run starts, briefly: a Discord
+// that does not answer is logged, and the last registration still works.
 func (a *Adapter) registerAtStart(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, registerTimeout)
 	defer cancel()

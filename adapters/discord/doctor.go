@@ -25,17 +25,11 @@ type application struct {
 	InteractionsEndpointURL string `json:"interactions_endpoint_url"`
 }
 
-// Doctor checks the Discord side and writes one line per finding: that
-// the token works (GET /users/@me) and for whom; that the application is
-// the configured one and its Interactions Endpoint URL and public key fit
-// the transport configured (HTTP with public_key, else the gateway, which
-// gets no interactions while a URL is set); for each configured channel
-// that the bot sees it and holds the permissions its use needs
-// (cards: all of Permissions; notices: View Channel and Send Messages);
-// that mentioned roles are mentionable where Doctor can see them; whether
-// /approvals is registered (RegisterCommands registers it; Run does at
-// start); and the invite URL with exactly Permissions. It writes no secret. It returns an
-// error counting the problems found.
+// Doctor checks the Discord side and writes one line per finding, never a
+// secret: the token, the application and its interactions transport, each
+// configured channel's permissions, roles' mentionability, /approvals'
+// registration, and the invite URL. It returns an error counting the
+// problems found.
 func (a *Surface) Doctor(ctx context.Context, w io.Writer) error {
 	say := func(format string, args ...any) { fmt.Fprintf(w, "discord: "+format+"\n", args...) }
 	problems := 0
@@ -190,9 +184,8 @@ func (a *Surface) checkChannel(ctx context.Context, c configuredChannel, botID s
 	say("discord:channel:%s #%s (%s): the bot %s", c.id, ch.Name, c.uses, does)
 }
 
-// apiBase is where the adapter's REST calls go: api_url's scheme and
-// host (discordgo names discord.com in every request, which the
-// transport rewrites), for lines a person checks the address in.
+// apiBase is where the REST calls go (api_url's scheme and host, which
+// the transport puts in place of discord.com), for lines a person reads.
 func (a *Surface) apiBase() string {
 	if rw, ok := a.client.Transport.(rewriter); ok {
 		return rw.scheme + "://" + rw.host
@@ -200,10 +193,8 @@ func (a *Surface) apiBase() string {
 	return "https://" + discordHost
 }
 
-// unreachable is, for a call that got no answer at all (refused, no
-// such host, timed out), the network's own words without the request's
-// address, which names discord.com whatever api_url says; nil for an
-// answer, or no error.
+// unreachable is the network's own words for a call never answered,
+// without its address (which names discord.com whatever api_url says).
 func unreachable(err error) error {
 	var (
 		ue *url.Error
@@ -215,8 +206,7 @@ func unreachable(err error) error {
 	return ue.Err
 }
 
-// describe is an error as a person checking the configuration reads it:
-// Discord's answer, or a failure to reach the configured host.
+// describe is an error as a person checking the configuration reads it.
 func (a *Surface) describe(err error) string {
 	if cause := unreachable(err); cause != nil {
 		return fmt.Sprintf("cannot reach %s: %v", a.apiBase(), cause)
@@ -245,8 +235,7 @@ type configuredRole struct {
 	uses string
 }
 
-// configuredChannels lists every Discord channel the configuration sends
-// to, with what each is for.
+// configuredChannels lists the Discord channels the configuration uses.
 func configuredChannels(tenants map[string]*tenant.Tenant) []configuredChannel {
 	uses := map[string][]string{}
 	cards := map[string]bool{}

@@ -43,10 +43,9 @@ var fatalClose = map[int]string{
 // errConnectionLost: the gateway connection dropped after it was up.
 var errConnectionLost = errors.New("the gateway connection dropped")
 
-// runGateway holds the gateway connection while holding the lock: it
-// acquires the lock, connects, and keeps the connection until ctx ends or
-// the connection drops; then it releases the lock, waits, and starts
-// over, so another replica can take over a connection that failed here.
+// runGateway holds the gateway connection while holding the lock, until
+// ctx ends; when the connection drops it releases the lock, waits and
+// starts over, so another replica can take over.
 func (a *Adapter) runGateway(ctx context.Context) error {
 	wait := gatewayRetryMin
 	for {
@@ -108,11 +107,9 @@ func fatalGateway(err error) string {
 	return ""
 }
 
-// holdGateway connects one session with no intents (interactions need
-// none), takes its interactions, and returns when ctx ends or the
-// connection drops; up says whether it was connected at all. The session
-// never reconnects by itself: discordgo's own reconnect loop has no
-// context and would outlive the lock.
+// holdGateway connects one session, takes its interactions, and returns
+// when ctx ends or it drops (up: it connected). It never reconnects
+// itself: discordgo's loop has no context and would outlive the lock.
 func (a *Adapter) holdGateway(ctx context.Context) (up bool, err error) {
 	conns := &connSet{}
 	s, err := discordgo.New(a.token)
@@ -137,11 +134,9 @@ func (a *Adapter) holdGateway(ctx context.Context) (up bool, err error) {
 		default:
 		}
 	})
-	// Interactions are read from the raw event, as the HTTP endpoint
-	// reads them: discordgo's Interaction cannot decode a modal's
-	// submission with a label component, and would log its failure to
-	// the process's stdout, so its own logging is off (the adapter logs
-	// what the gateway does).
+	// Interactions are read from the raw event, as over HTTP: discordgo's
+	// Interaction cannot decode a modal with a label, and would log that
+	// to stdout, so its logging is off.
 	s.LogLevel = discordgo.LogError - 1
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.Event) {
 		// discordgo calls handlers in goroutines of its own: track them,
@@ -230,8 +225,7 @@ func (a *Adapter) onGatewayInteraction(in *inbound) {
 	}
 }
 
-// connSet keeps a session's sockets, so that a connect that hangs can be
-// cut.
+// connSet keeps a session's sockets, so a hanging connect can be cut.
 type connSet struct {
 	mu    sync.Mutex
 	conns []net.Conn

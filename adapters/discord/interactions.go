@@ -19,8 +19,7 @@ const (
 )
 
 // person is who clicked, where, the interaction token that answers them
-// alone for 15 minutes, and when the bot received the click (the
-// deadline judges it by then).
+// alone (15 minutes), and their click's receipt.
 type person struct {
 	user    string
 	channel string
@@ -48,18 +47,15 @@ func ephemeral(text string) *answer {
 	return messageAnswer(ephemeralMessage(text))
 }
 
-// ephemeralMessage is one sentence to one person, text alone: pinging
-// nobody, showing no link preview.
+// ephemeralMessage is one sentence to one person: no ping, no preview.
 func ephemeralMessage(text string) *Message {
 	return &Message{Content: chunk.Cut(markdown(text), contentMax), Flags: ephemeralText,
 		AllowedMentions: noMentions()}
 }
 
 // interaction is the one handler both transports feed: it decides the
-// first answer, with no I/O but the local store reads a dialog needs and
-// the record of a decision, and returns the work to do after it. A nil
-// answer means the type is not one the bot takes. PING never reaches it
-// (only HTTP sends one).
+// first answer, with no I/O but local store reads and a decision's
+// record, and returns the work after it; nil for a type it does not take.
 func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, threads.Work) {
 	// The click is received now: the deadline judges it by then, and
 	// what it records (after a dialog's reads, too) is recorded within
@@ -111,29 +107,23 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 	}
 	switch act.Kind {
 	case templates.ActionApprove, templates.ActionApproveSeen:
-		// ActionApproveSeen is the Approve of a private answer that
-		// showed a restricted call's content (reveal): it decides the
-		// card's revision, a destructive call's after its modal too.
+		// ActionApproveSeen (reveal's Approve) decides the card's revision.
 		return a.approve(ctx, act, who)
 	case templates.ActionApproveNote, templates.ActionApproveNoteSeen:
 		return a.askComment(ctx, act, who)
 	case templates.ActionDeny:
 		return a.askReason(ctx, act, who), threads.Work{}
 	case templates.ActionLook, templates.ActionEscalate:
-		// Recorded before the answer, which is the clicked card as it
-		// now stands: who is looking, or the step escalated now.
+		// Recorded before the answer: the clicked card as it now stands.
 		return a.recorded(a.click(ctx, threads.ClickLadder, act, who, "")), threads.Work{}
 	default: // ActionShowArgs, ActionShowDetails
 		return deferUpdate(), threads.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
 	}
 }
 
-// approve answers Approve. A button on Discord cannot ask again as
-// Slack's confirm dialog does, so a destructive call's Approve first
-// opens a modal that says what the call does (and takes an optional
-// comment): its submission approves. Any other call's Approve is
-// recorded at once. Someone who may not decide is refused through
-// threads, as with Deny.
+// approve answers Approve: a Discord button cannot ask again as Slack's
+// confirm does, so a destructive call's Approve first opens a modal whose
+// submission approves; any other is recorded at once.
 func (a *Adapter) approve(ctx context.Context, act templates.Action, who person) (*answer, threads.Work) {
 	out := a.click(ctx, threads.ClickAsk, act, who, "")
 	switch d := out.Dialog; {
@@ -145,8 +135,7 @@ func (a *Adapter) approve(ctx context.Context, act templates.Action, who person)
 	return a.record(ctx, act, who, "")
 }
 
-// askComment answers Approve with comment… with its modal for a person
-// who may decide; anyone else is refused at once.
+// askComment answers Approve with comment… with its modal, or refuses.
 func (a *Adapter) askComment(ctx context.Context, act templates.Action, who person) (*answer, threads.Work) {
 	out := a.click(ctx, threads.ClickAsk, act, who, "")
 	if out.Dialog == nil {
@@ -155,9 +144,8 @@ func (a *Adapter) askComment(ctx context.Context, act templates.Action, who pers
 	return commentModal(*out.Dialog, act), threads.Work{}
 }
 
-// revealOr answers a click that recorded nothing: a content holder's
-// Approve of a restricted call they were not shown with the call's
-// content, to them alone (reveal), anything else as recorded does.
+// revealOr answers a click that recorded nothing: with reveal for a
+// content holder's Approve of a restricted call, else as recorded does.
 func (a *Adapter) revealOr(act templates.Action, who person, out threads.Clicked) (*answer, threads.Work) {
 	if out.Reveal {
 		return deferUpdate(), threads.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.reveal(ctx, act, who) }}
@@ -166,10 +154,8 @@ func (a *Adapter) revealOr(act templates.Action, who person, out threads.Clicked
 }
 
 // askReason answers Deny with the reason modal for a person who may
-// decide. Anyone else is refused through threads at once (its reason,
-// nothing recorded), without a modal. The modal must be the
-// first answer, so the store is read (the approval, and the revision
-// clicked: whether the reason may go onto the card) before answering.
+// decide, anyone else refused at once. The modal must be the first
+// answer, so the store is read before answering.
 func (a *Adapter) askReason(ctx context.Context, act templates.Action, who person) *answer {
 	out := a.click(ctx, threads.ClickAsk, act, who, "")
 	if out.Dialog == nil {
@@ -178,11 +164,9 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 	return denyModal(*out.Dialog, act)
 }
 
-// denyModal asks for an optional reason, at most threads.MaxComment
-// characters, in a label (Discord deprecated action rows in modals),
-// saying where it goes: not onto a restricted call's card. Its custom_id
-// is the Deny action itself, so the submission says which card and
-// revision it denies.
+// denyModal asks for an optional reason in a label (Discord deprecated
+// action rows in modals); its custom_id is the Deny action itself, so the
+// submission says which card and revision it denies.
 func denyModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
@@ -193,9 +177,8 @@ func denyModal(d threads.Dialog, act templates.Action) *answer {
 	}}
 }
 
-// commentModal asks for an optional comment to approve with. Its
-// custom_id is the Approve with comment… action, so the submission says
-// which card and revision it approves.
+// commentModal asks for an optional comment to approve with; its
+// custom_id is the Approve with comment… action.
 func commentModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
@@ -227,8 +210,7 @@ func question(d threads.Dialog, act templates.Action) string {
 		act.Revision, markdown(d.Effect)), textDisplayMax)
 }
 
-// textField is an optional paragraph of at most threads.MaxComment
-// characters, labelled.
+// textField is an optional labelled paragraph, threads.MaxComment at most.
 func textField(label, description, id string) Label {
 	return Label{
 		Label:       chunk.Cut(label, textInputLabelMax),
@@ -242,10 +224,8 @@ func textField(label, description, id string) Label {
 	}
 }
 
-// submit handles a modal's submission: the deny modal's reason, the
-// comment of Approve with comment…, or a destructive call's confirmed
-// Approve with its comment. The decision is recorded, then answered
-// (record).
+// submit handles a modal's submission (Deny's reason, a comment, a
+// destructive call's confirmed Approve): recorded, then answered.
 func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer, threads.Work) {
 	var data modalData
 	err := in.data(&data)
@@ -264,9 +244,8 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 	if act.Kind == templates.ActionDeny {
 		return a.record(ctx, act, who, value(data.Components, reasonInputID))
 	}
-	// The decision is the card's Approve of the clicked revision,
-	// whichever dialog asked for it; a dialog of the private answer that
-	// showed a restricted call's content says it was shown.
+	// The decision is the card's Approve of the clicked revision, whichever
+	// dialog asked; one from reveal's private answer says it was shown.
 	if act.Kind.Seen() {
 		act.Kind = templates.ActionApproveSeen
 	} else {
@@ -276,23 +255,18 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 }
 
 // record records an approval or denial before the click is answered
-// (threads.Click), and answers it (recorded). An Approve that a content
-// holder gave a restricted call they were not shown records nothing: it
-// is answered with the call's content, to them alone, and the Approve
-// that decides it (reveal).
+// (recorded); a content holder's Approve of a restricted call they were
+// not shown records nothing and shows them the call (reveal).
 func (a *Adapter) record(ctx context.Context, act templates.Action, who person, comment string) (*answer, threads.Work) {
 	rctx, cancel := who.receipt.Bound(ctx)
 	defer cancel()
 	return a.revealOr(act, who, a.click(rctx, threads.ClickRecord, act, who, comment))
 }
 
-// recorded is the first answer to a click on Approve or Deny, I'm looking
-// or Escalate now: a recorded click updates the clicked message itself
-// (UPDATE_MESSAGE) to its card as the approval now stands (its buttons
-// gone and the decision on its way, or who is looking, or the step
-// escalated now), which spends none of the channel's edit budget;
-// anything else is told to the person alone, and the card stays as it
-// was.
+// recorded is the first answer to a click on Approve, Deny, I'm looking
+// or Escalate now: a recorded click updates the clicked message to its
+// card as it now stands (which spends no edit budget); anything else is
+// told to the person alone.
 func (a *Adapter) recorded(out threads.Clicked) *answer {
 	if card := out.Card; card != nil {
 		msg := RenderCard(templates.Build(card.Input()))
@@ -302,8 +276,7 @@ func (a *Adapter) recorded(out threads.Clicked) *answer {
 	return ephemeral(out.Reason.String())
 }
 
-// answer tells the person who clicked one sentence, ephemerally, logging
-// what could not be sent.
+// answer tells the clicker one sentence, ephemerally, logging a failure.
 func (a *Adapter) answer(ctx context.Context, who person, text string) {
 	if err := a.followup(ctx, who.token, ephemeralMessage(text), true); err != nil {
 		a.log.Warn("discord: could not answer a person", "discord_user", who.user, "channel", who.channel,
@@ -325,9 +298,8 @@ func (a *Surface) followup(ctx context.Context, token string, msg *Message, fres
 	})
 }
 
-// editOriginal edits the interaction's original message (for a click,
-// the message clicked; for a deferred answer, its placeholder) through
-// the webhook, under the same retries as followup.
+// editOriginal edits the interaction's original message (the one
+// clicked, or a deferred answer's placeholder), retried as followup is.
 func (a *Surface) editOriginal(ctx context.Context, token string, edit *MessageEdit, fresh bool) error {
 	if token == "" {
 		return threads.Permanent(errors.New("no interaction token to answer with"))

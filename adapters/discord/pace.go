@@ -10,10 +10,8 @@ import (
 	"approvalsbot/threads"
 )
 
-// The budgets an outbox row spends (threads.Paced). The outbox paces rows
-// when it claims them, with the budgets kept in the store, so no worker
-// sleeps for Discord's limits and every replica spends the same budget,
-// as Discord counts it: per route and channel.
+// The budgets an outbox row spends (threads.Paced), per route and channel
+// as Discord counts them (docs/design.md#pacing-chat-calls).
 const (
 	paceSend = "discord:send:" // + the channel, or dm: + the user: a card (and its thread) or a notice
 	paceEdit = "discord:edit:" // + the target's id: edits of its cards
@@ -21,10 +19,9 @@ const (
 
 var _ threads.Paced = (*Surface)(nil)
 
-// PaceKey names the budget a row's call spends. A thread reply goes into
-// the approval's own thread, a channel of its own with its own limit,
-// which one approval's few replies never reach; a private answer goes
-// through the interaction's webhook: neither is paced.
+// PaceKey names the budget a row's call spends. Neither a thread reply
+// (its thread has its own limit, which one approval never reaches) nor a
+// private answer (the interaction's webhook) is paced.
 func (a *Surface) PaceKey(kind, target string) string {
 	t, err := ladder.ParseTarget(target)
 	if err != nil || t.Surface() != ladder.SurfaceDiscord {
@@ -51,8 +48,7 @@ func (a *Surface) Pace(key string) (time.Duration, int) {
 	return 0, 0
 }
 
-// every turns a rate into the spacing of its calls; rate.Inf (pacing off)
-// is 0.
+// every turns a rate into its calls' spacing; rate.Inf (pacing off) is 0.
 func every(r rate.Limit) time.Duration {
 	if r == rate.Inf || r <= 0 {
 		return 0

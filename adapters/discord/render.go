@@ -11,13 +11,10 @@ import (
 	"approvalsbot/templates"
 )
 
-// The card and the thread replies as Discord shows them, laid out in Go
-// from package templates' platform-neutral Card and ThreadLines: markdown
-// text, built here rather than by a text template, so each part's escape
-// sits beside its markup. Everything from the backend, the agent or a
-// person goes through escape, timed (a line that prints times) or
-// chunk.Fence (inside a ``` block), and links through linkEscaper; only
-// this file's own markup is live.
+// The card and thread replies as Discord markdown, from the neutral card.
+// Everything from the backend, the agent or a person goes through escape,
+// timed or chunk.Fence, links through linkEscaper: only this file's own
+// markup is live.
 
 // Colours of a card embed's edge, by tone.
 var toneColors = map[templates.Tone]int{
@@ -33,14 +30,10 @@ const (
 	leftOut   = "*[%s left out to fit Discord; the console shows all]*"
 )
 
-// RenderCard renders c as a message: the status line as the content (on
-// top, pinging nobody), one embed whose title is the function and whose
-// description holds the card's parts in docs/cards.md's order, and the
-// buttons in action rows. The description is fitted to Discord's limits
-// by cutting the bulkiest parts first (templates.FitParts); the status,
-// the effect line, the flags and the buttons always survive. Post it as
-// it is; edit a posted card with its Edit, which removes buttons that
-// are gone.
+// RenderCard renders c as a message: the status as its content, one
+// embed with the function as title and the parts fitted to Discord's
+// limits (templates.FitParts), and the buttons in rows. Edit a posted
+// card with the message's Edit, which removes buttons that are gone.
 func RenderCard(c templates.Card) *Message {
 	content := utf16text.Fit(trimLines(cardContent(&c)), contentMax, cutMarker, trimCut)
 	names := templates.CardParts()
@@ -79,8 +72,7 @@ func RenderCard(c templates.Card) *Message {
 	}
 }
 
-// trimLines drops the blank lines around a part whose first or last
-// line is absent.
+// trimLines drops the blank lines around a part.
 func trimLines(s string) string { return strings.Trim(s, "\n") }
 
 // fitText cuts a part's markdown as Discord reads it; a part cut or
@@ -101,9 +93,7 @@ func joinParts(parts []templates.Part[string]) string {
 	return strings.Join(texts, partSep)
 }
 
-// cardContent is the status in bold, then what follows it: its detail,
-// the backend's message, what a restricted card leaves out, who is
-// looking, and the steps escalated now.
+// cardContent is the status in bold, then the lines that follow it.
 func cardContent(c *templates.Card) string {
 	s := "**" + timed(c.Status, c.Times.Status) + "**" + with("\n", timed(c.StatusDetail, c.Times.StatusDetail), "") +
 		with("\n", escape(c.Message), "") + with("\n*", escape(c.StatusNote), "*") +
@@ -123,8 +113,7 @@ func cardFooter(c *templates.Card) string {
 	return "approval " + c.ApprovalID + " · revision " + strconv.Itoa(c.Revision) + with(" · tenant ", c.Tenant, "")
 }
 
-// with is pre+s+post, or "" for no s: a line, or its markup, shown only
-// when there is something to show.
+// with is pre+s+post, or "" for no s.
 func with(pre, s, post string) string {
 	if s == "" {
 		return ""
@@ -144,8 +133,7 @@ func each(items []string, pre, post string) string {
 // code is s in a ``` block of the given language, after a newline.
 func code(lang, s string) string { return "\n```" + lang + "\n" + chunk.Fence(s) + "\n```" }
 
-// cardParts writes each of templates.CardParts; each part's blank lines
-// around it are dropped after.
+// cardParts writes each of templates.CardParts.
 var cardParts = map[string]func(c *templates.Card) string{
 	"card.meta":   metaPart,
 	"card.effect": func(c *templates.Card) string { return with("**", escape(c.Effect), "**") },
@@ -313,13 +301,8 @@ func cardButtons(buttons []templates.Button) []Component {
 	return rows
 }
 
-// Discord's timestamp styles
-// (https://discord.com/developers/docs/reference#message-formatting-timestamp-styles):
-// the date and the short time ("20 April 2021 16:20"), in each reader's
-// own zone and locale. The date is always there: whether a time is today
-// depends on the reader's zone, not the tenant's, so the card's own text
-// (dated only off the tenant's day) cannot decide it for them, and
-// Discord has no style that says "today".
+// dateStyle always names the day (docs/cards.md#times-on-a-card):
+// https://discord.com/developers/docs/reference#message-formatting-timestamp-styles
 const dateStyle = "f"
 
 // timestamp is a time a card prints as Discord's <t:UNIX:STYLE>.
@@ -327,10 +310,9 @@ func timestamp(st templates.Stamp) string {
 	return "<t:" + strconv.FormatInt(st.At.Unix(), 10) + ":" + dateStyle + ">"
 }
 
-// timed escapes s as escape does, each of its times (at, as Card.Times
-// has them) a timestamp, which Discord shows in each reader's own zone;
-// its escaped < cannot start one, so only the card's own times are
-// timestamps. A time that is not where it says in s stays text.
+// timed escapes s as escape does, each of its times a timestamp shown in
+// the reader's zone; its escaped < starts none, so only the card's own
+// times are timestamps, and one not where it says in s stays text.
 func timed(s string, at []templates.Stamp) string {
 	var b strings.Builder
 	pos := 0

@@ -8,12 +8,9 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// call sends body (nil for none) to Discord's REST API through
-// discordgo's request function, which signs it with the bot token, keeps
-// Discord's rate-limit buckets and turns an error answer into
-// *discordgo.RESTError, and returns the answer's body. body is one of the
-// bot's own wire types (package templates, wire.go): discordgo's own
-// bodies carry fields Discord does not take.
+// call sends body (nil, or one of the bot's wire types) to Discord's REST
+// API through discordgo's request function, which signs it and keeps the
+// rate-limit buckets, and returns the answer's body.
 func (a *Surface) call(ctx context.Context, method, url string, body any, bucket string) ([]byte, error) {
 	return a.rest.RequestWithBucketID(method, url, body, bucket, discordgo.WithContext(ctx))
 }
@@ -33,10 +30,9 @@ type sent struct {
 	ID string `json:"id"`
 }
 
-// send posts a message to a channel. It does not wait for the channel's
-// pace: the outbox claimed the row within the channel's budget
-// (PaceKey), and a 429 returns the row with Discord's wait, which holds
-// the budget.
+// send posts a message to a channel without waiting for its pace: the
+// outbox claimed the row within its budget (PaceKey), and a 429 returns
+// the row with Discord's wait.
 func (a *Surface) send(ctx context.Context, channel string, msg *Message) (*sent, error) {
 	body, err := a.call(ctx, "POST", discordgo.EndpointChannelMessages(channel), msg, discordgo.EndpointChannelMessages(channel))
 	if err != nil {
@@ -55,10 +51,8 @@ func (a *Surface) editMessage(ctx context.Context, channel, message string, edit
 	return err
 }
 
-// threadStart starts a thread from a message
-// (RESTPostAPIChannelMessagesThreadsJSONBody): discordgo's ThreadStart
-// always carries "invitable", which only a thread without a message
-// takes.
+// threadStart starts a thread from a message: discordgo's ThreadStart
+// always carries "invitable", which only a thread without one takes.
 type threadStart struct {
 	Name                string `json:"name"`
 	AutoArchiveDuration int    `json:"auto_archive_duration,omitempty"`

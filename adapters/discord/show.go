@@ -10,16 +10,14 @@ import (
 	"approvalsbot/threads"
 )
 
-// How the whole arguments reach one person: ``` blocks of JSON, one a
-// message within Discord's 2,000 characters, at most maxShowMessages
-// ephemeral follow-ups. What does not fit is said, not dropped silently.
+// The whole arguments reach one person as ``` blocks of JSON, one a
+// message, at most maxShowMessages; what does not fit is said.
 const (
 	codeOpen  = "```json\n"
 	codeClose = "\n```"
 )
 
-// show answers Show all arguments and Show details with what threads
-// decides to show, in ephemeral follow-ups to the person who clicked.
+// show answers Show all arguments and Show details in ephemeral follow-ups.
 func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 	out := a.click(ctx, threads.ClickShow, act, who, "")
 	shown := out.Shown
@@ -44,12 +42,9 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 	}
 }
 
-// reveal answers the Approve of a member who holds the content
-// permission on a restricted call they were not shown: the call's
-// content (arguments, a changeset's files and patch), checked against
-// the approval's digests, in ephemeral follow-ups to them alone, then the
-// Approve that decides it; or, when not all of it fits, only where to decide
-// it instead. Nothing is recorded here.
+// reveal answers a content holder's Approve of a restricted call they
+// were not shown: its content, checked against its digests, to them
+// alone, then the Approve that decides it. Nothing is recorded here.
 func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) {
 	out := a.click(ctx, threads.ClickReveal, act, who, "")
 	shown := out.Shown
@@ -95,9 +90,8 @@ func (a *Surface) details(in templates.Input) *Message {
 	}
 }
 
-// argumentMessages lays the arguments out in ``` blocks over as many
-// messages as Discord's 2,000 characters need, at most limit; what does
-// not fit is counted in a closing line.
+// argumentMessages lays the arguments out in ``` blocks over at most
+// limit messages, counting what does not fit in a closing line.
 func argumentMessages(act templates.Action, res threads.ShowResult, limit int) []string {
 	msgs, _ := laidOut(act, res, limit)
 	return msgs

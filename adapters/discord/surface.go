@@ -15,25 +15,17 @@ import (
 )
 
 // noPreviews is the flag of every message the bot sends that is text
-// alone: a thread reply, a notice, an answer to one person. Their text
-// comes from the backend, the agent or a person, and a link in it must
-// not make Discord fetch the page and show its preview (an attacker's
-// title and image under the bot's name). SUPPRESS_EMBEDS hides every
-// embed of a message, so a card, which is an embed, cannot carry it.
-// https://discord.com/developers/docs/resources/message#message-object-message-flags
+// alone: a link in it must not show an attacker's preview under the bot's
+// name. A card, which is an embed, cannot carry it.
 const noPreviews = flagSuppressEmbeds
 
 // ephemeralText is an answer to one person that is text alone.
 const ephemeralText = flagEphemeral | noPreviews
 
-// Post puts a card at a target: a channel (discord:channel:ID), where a
-// thread is started from the card's message for everything that follows,
-// or a user (discord:user:ID), in a DM opened with UserChannelCreate, with
-// working buttons. Under Thread (a reasked card) it goes into that card's
-// thread (a DM's channel itself).
-//
-// A thread that cannot be started does not undo the card: the card is
-// recorded without a thread, and the first reply starts it.
+// Post puts a card at a target: a channel, with a thread started from it
+// for what follows, or a user's DM; under Thread (a reasked card), into
+// that card's thread. A thread that cannot be started does not undo the
+// card: the first reply starts it.
 func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
 	if req.Card.Approval == nil {
 		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
@@ -77,8 +69,7 @@ func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 	return res, nil
 }
 
-// Edit replaces a posted card (in a channel, a thread or a DM) with the
-// card as the approval now stands; a decided card loses its buttons.
+// Edit replaces a posted card with the card as it now stands.
 func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Post.Channel == "" || req.Post.Ref == "" {
 		return threads.Permanent(errors.New("edit card: the post has no Discord channel or message id"))
@@ -91,10 +82,8 @@ func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
 
-// Reply posts in the thread of a card: the backend's message, an outcome,
-// a re-check refusal, or an escalation that mentions users (<@id>) and
-// roles (<@&id>), allowed to ping exactly those. Links in it show no
-// preview (noPreviews).
+// Reply posts in a card's thread, pinging exactly the users and roles it
+// mentions; its links show no preview (noPreviews).
 func (a *Surface) Reply(ctx context.Context, req threads.ReplyRequest) error {
 	if req.Root.Channel == "" || req.Root.Ref == "" {
 		return threads.Permanent(errors.New("reply: the card has no Discord channel or message id"))
@@ -125,12 +114,9 @@ func (a *Surface) Notice(ctx context.Context, req threads.NoticeRequest) error {
 	return nil
 }
 
-// Tell answers one person privately: an ephemeral follow-up through the
-// interaction's webhook while its token lives (15 minutes), else a DM.
-//
-// With a card, the clicked message is first edited to it through the
-// interaction's webhook (@original), so the person sees the outcome on
-// the card they clicked at once; the other copies follow at their pace.
+// Tell answers one person privately: an ephemeral follow-up while the
+// interaction's token lives (15 minutes), else a DM. A card first replaces
+// the clicked message (@original), so they see the outcome at once.
 func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 	text := approval.RedactText(req.Text)
 	if req.Card != nil && req.Reply != "" {
@@ -138,14 +124,12 @@ func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 		_, err := a.call(ctx, "PATCH", endpointOriginal(a.appID, req.Reply), msg.Edit(), endpointOriginal(a.appID, ""))
 		if err != nil {
 			if !refused(err) {
-				// A 429, Discord down, the network: tried again (with
-				// Discord's wait), since this edit is how the person sees
-				// the outcome.
+				// A 429, Discord down, the network: tried again, since this
+				// edit is how the person sees the outcome.
 				return classify("show the clicked card to "+req.User, err)
 			}
-			// The token lapsed (15 minutes), the card is gone, or Discord
-			// refused the edit: the REST edit of every copy shows the
-			// card, and the person is still told below.
+			// Refused (the token lapsed, the card is gone): the edit of
+			// every copy shows the card, and the person is told below.
 			a.log.Info("discord: the interaction's webhook did not take the clicked card; the edit of every copy shows it",
 				"tenant", req.Tenant, "discord_user", req.User, "err", scrub(err).Error())
 		}
@@ -201,8 +185,7 @@ func threadName(card threads.Card) string {
 	return chunk.Cut(templates.VisibleLine(card.Approval.Call.Function)+" · "+card.Approval.ID, threadNameMax)
 }
 
-// channelFor turns a target into the channel to post in, and whether it
-// is a DM.
+// channelFor turns a target into the channel to post in, and if a DM.
 func (a *Surface) channelFor(ctx context.Context, target string) (string, bool, error) {
 	t, err := ladder.ParseTarget(target)
 	if err != nil {

@@ -7,50 +7,32 @@ import (
 	"approvalsbot/templates"
 )
 
-// Escaping for Discord markdown. Every value from the backend, the agent
-// or a person goes through escape (cards and thread replies) or markdown
-// (the adapter's own messages); only the bot's own markup stays live.
+// Every value from the backend, the agent or a person goes through escape
+// or markdown (docs/design.md#escaping-for-discord).
 
-// bareURL is an http(s) URL in text: what Discord would link and show a
-// preview of.
+// bareURL is an http(s) URL in text, which Discord would link and preview.
 var bareURL = regexp.MustCompile(`https?://[^\s<>()\[\]` + "`" + `]+`)
 
-// escape escapes s (escapeWith) for a card or a thread reply, each URL
-// kept as written inside <…>, which Discord links without a preview
-// (https://support.discord.com/hc/en-us/articles/206342858): a card
-// carries its own embed, so it cannot suppress embeds as a whole, and a
-// link in the backend's message or the agent's text must not make Discord
-// fetch the page and show it as if the card said it. Inside the brackets
-// Discord reads no markdown; the URL holds no < > or white space to end
-// them.
+// escape escapes s for a card or a thread reply, each URL kept in <…>,
+// which Discord links without a preview: a card cannot suppress embeds.
 func escape(s string) string { return escapeWith(s, angleLink, true) }
 
-// escapeBare escapes s for a message sent with flagSuppressEmbeds, as
-// the adapter's answers, notices and questions are: each URL is kept
-// bare, so Discord links it, and the flag keeps its preview away. It is
-// escape, with that one difference.
+// escapeBare is escape for a message sent with flagSuppressEmbeds: each
+// URL bare, the flag keeping its preview away.
 func escapeBare(s string) string { return escapeWith(s, bareLink, true) }
 
-// markdown escapes a sentence for the messages the adapter sends
-// (answers, notices, questions), all with embeds suppressed: text from
-// the backend or a person can neither format, link, nor look like a
-// mention, and an invisible character in it shows as [U+XXXX]
-// (templates.Visible), as on cards; the escaper's own zero width spaces
-// come after.
+// markdown escapes a sentence for the adapter's own messages (embeds
+// suppressed), every invisible character shown first (templates.Visible),
+// so the escaper's own zero width spaces stay.
 func markdown(s string) string { return escapeBare(templates.Visible(s)) }
 
 func angleLink(u string) string { return "<" + u + ">" }
 func bareLink(u string) string  { return u }
 
-// escapeWith escapes s for Discord markdown, which honours a backslash
-// before any punctuation. Inline markers are escaped everywhere; line
-// markers (quote, heading, list, subtext) only where they start a line,
-// and s starts one unless lineStart is false (text after a timestamp).
-// "@everyone" and "@here" get a zero width space, so they never ping even
-// where allowed mentions would let them. Each http(s) URL is kept as
-// written and given to link, which writes it: Discord reads no markdown
-// inside a URL, so it needs no escape (one would become part of it).
-// Punctuation that ends a sentence is not taken into the URL.
+// escapeWith escapes s for Discord markdown: inline markers everywhere,
+// line markers where a line starts (s starts one unless lineStart is
+// false), @everyone and @here broken; each URL is kept as written and
+// given to link.
 func escapeWith(s string, link func(url string) string, lineStart bool) string {
 	var b strings.Builder
 	last := 0
@@ -104,9 +86,8 @@ func escapeRun(s string, lineStart bool) string {
 	return b.String()
 }
 
-// linkEscaper percent-encodes what would end a [text](url) link early.
-// A card's links come from validated http(s) URLs; this keeps a stray
-// character from bending the markup.
+// linkEscaper percent-encodes what would end a [text](url) link early,
+// should a validated URL still hold it.
 var linkEscaper = strings.NewReplacer(
 	"|", "%7C", ">", "%3E", "<", "%3C", "(", "%28", ")", "%29",
 	" ", "%20", `"`, "%22", "`", "%60", "[", "%5B", "]", "%5D",

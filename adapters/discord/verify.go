@@ -19,18 +19,15 @@ import (
 	"approvalsbot/threads"
 )
 
-// serveInteraction is POST /discord/interactions: it verifies the
-// request, answers a PING with PONG, refuses a replay, and otherwise
-// answers at once (the response body is the interaction's first answer)
-// and starts the work after the answer is written.
+// serveInteraction is POST /discord/interactions: verified, PING answered
+// with PONG, a replay refused, the first answer in the response body.
 func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	body, sig, now, ok := a.verified(w, r)
 	if !ok {
 		return
 	}
-	// Discord never sends a key twice in one object; encoding/json would
-	// read the last copy, which a signature-checking proxy or a log may
-	// not, so such a body has two readings and is refused before either.
+	// A body with a key twice has two readings; Discord sends none, so it
+	// is refused (docs/design.md#json-with-one-reading).
 	if err := strictjson.Check(body, nil); err != nil {
 		var ke *strictjson.KeyError
 		if errors.As(err, &ke) {
@@ -99,15 +96,11 @@ func writeAnswer(w http.ResponseWriter, ans *answer) {
 	_ = json.NewEncoder(w).Encode(ans)
 }
 
-// verified reads a request's body once, bounded, and checks Discord's
-// signature on exactly those bytes before anything is parsed: Ed25519
-// over the timestamp and the body with the application's public key,
-// and the timestamp within five minutes of now (discordgo.VerifyInteraction
-// does not check its age). It returns the body, the signature's bytes
-// (the request's key for the replay check: no other spelling of its hex
-// is another key) and when the request was checked. Discord sends a
-// badly signed request when the endpoint URL is saved and wants 401 for
-// it. On failure it has answered (401, 413, 415) and returns false.
+// verified reads a request's body once, bounded, and before anything is
+// parsed checks Ed25519 over the timestamp and those bytes, and the
+// timestamp's age (discordgo does not). It returns the body, the
+// signature's bytes (the replay key) and when it checked; on failure it
+// has answered (401, which Discord tests for) and returns false.
 func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) (body, sig []byte, now time.Time, ok bool) {
 	body, err := bodybudget.Read(w, r, maxRequestBody)
 	if err != nil {

@@ -5,30 +5,9 @@ import (
 	"errors"
 )
 
-// Discord's wire format for what the bot sends (message bodies, edits,
-// the components of messages and modals, interaction answers) and what
-// it reads of an interaction, with exactly the fields Discord's API
-// documents (checked field by field against discord-api-types 0.38:
-// RESTPostAPIChannelMessageJSONBody, RESTPatchAPIChannelMessageJSONBody,
-// RESTPostAPIWebhookWithTokenJSONBody, APIInteractionResponse and its
-// callback data, APIModalInteractionResponseCallbackData, APIInteraction,
-// APIModalSubmission, RESTPutAPIApplicationCommandsJSONBody and the
-// component types of payloads/v10/message.ts) and no other.
-//
-// discordgo v0.29 cannot say these bodies: its MessageSend has no
-// omitempty on embeds, components and sticker_ids, so every message
-// without them carries "embeds": null, "components": null and
-// "sticker_ids": null, which the API's types do not take (each is an
-// optional array, never null); InteractionResponseData always carries
-// "tts", "content", "embeds" and "components", which a modal must not
-// carry; WebhookParams carries "components": null; MessageEdit marshals
-// its ID and Channel as keys of the body; and it knows no label
-// component (type 18), which replaces action rows in modals (action rows
-// there are deprecated), so its Interaction cannot even decode a
-// submitted modal that has one (the whole interaction fails on "unknown
-// component type: 18"). So the bot sends these types through discordgo's
-// request functions, and reads Discord's other answers with discordgo's
-// types.
+// Discord's wire format for what the bot sends and what it reads of an
+// interaction, with exactly the fields Discord's API documents, which
+// discordgo v0.29's types cannot say: docs/design.md#discords-wire-types.
 
 // Message flags the bot sets and reads:
 // https://discord.com/developers/docs/resources/message#message-object-message-flags
@@ -37,9 +16,8 @@ const (
 	flagEphemeral      = 1 << 6
 )
 
-// Message is a new message: a create (POST /channels/{id}/messages), an
-// interaction's follow-up (POST /webhooks/{app}/{token}) or a message
-// answer to an interaction (type 4). A field left empty is not sent.
+// Message is a new message: a create, an interaction's follow-up, or a
+// message answer (type 4). A field left empty is not sent.
 type Message struct {
 	Content         string           `json:"content,omitempty"`
 	Embeds          []Embed          `json:"embeds,omitempty"`
@@ -48,11 +26,9 @@ type Message struct {
 	Flags           int              `json:"flags,omitempty"`
 }
 
-// MessageEdit replaces a message's content, embeds and components: an
-// edit (PATCH /channels/{id}/messages/{id}, PATCH …/messages/@original)
-// or the data of an UPDATE_MESSAGE answer (type 7). Embeds and
-// components are always sent, as arrays (an empty one removes them all):
-// a decided card's buttons go. Build one with Message.Edit.
+// MessageEdit replaces a message's content, embeds and components (an
+// edit, or an UPDATE_MESSAGE answer); both lists are always sent, so a
+// decided card's buttons go. Build one with Message.Edit.
 type MessageEdit struct {
 	Content         string           `json:"content"`
 	Embeds          []Embed          `json:"embeds"`
@@ -86,9 +62,8 @@ type EmbedFooter struct {
 	Text string `json:"text"`
 }
 
-// AllowedMentions says whom a message may ping. Parse is always sent: an
-// empty list parses no mention from the content, so only Users and Roles
-// ping.
+// AllowedMentions says whom a message may ping. Parse is always sent:
+// empty, it parses no mention, so only Users and Roles ping.
 type AllowedMentions struct {
 	Parse []string `json:"parse"`
 	Users []string `json:"users,omitempty"`
@@ -120,8 +95,7 @@ const (
 	textInputParagraph = 2
 )
 
-// Component is one of the component types below; each writes its own
-// "type".
+// Component is one of the component types below; each writes its "type".
 type Component interface {
 	json.Marshaler
 	component()
@@ -140,8 +114,7 @@ type Button struct {
 	CustomID string
 }
 
-// Label is a modal's field: its label, an optional description, and the
-// input it labels.
+// Label is a modal's field: label, optional description, and its input.
 type Label struct {
 	Label       string
 	Description string
@@ -240,15 +213,13 @@ const (
 	answerModal           = 9
 )
 
-// answer is an interaction's first answer. Data is one of *answerData's
-// kinds below, or nil for PONG and a deferred update.
+// answer is an interaction's first answer (Data nil: PONG, deferred update).
 type answer struct {
 	Type int `json:"type"`
 	Data any `json:"data,omitempty"`
 }
 
-// flagsOnly is the data of a deferred message answer: whether the
-// message that follows is ephemeral.
+// flagsOnly is a deferred message answer's data (ephemeral or not).
 type flagsOnly struct {
 	Flags int `json:"flags,omitempty"`
 }
@@ -266,8 +237,7 @@ type choices struct {
 	Choices []struct{} `json:"choices"`
 }
 
-// inbound is what the bot reads of an interaction, from either
-// transport.
+// inbound is what the bot reads of an interaction, from either transport.
 type inbound struct {
 	ID            string          `json:"id"`
 	ApplicationID string          `json:"application_id"`
@@ -287,8 +257,7 @@ type inboundMessage struct {
 	Flags int `json:"flags"`
 }
 
-// fromPrivateAnswer reports whether the component used is on an
-// ephemeral message: a private answer of the bot's.
+// fromPrivateAnswer reports whether the component is on an ephemeral message.
 func (in *inbound) fromPrivateAnswer() bool {
 	return in.Message != nil && in.Message.Flags&flagEphemeral != 0
 }
@@ -301,8 +270,7 @@ type inboundUser struct {
 	ID string `json:"id"`
 }
 
-// user is who sent the interaction: the member's user in a guild, the
-// user in a DM.
+// user is who sent the interaction: the member's user, or the DM's user.
 func (in *inbound) user() string {
 	switch {
 	case in.Member != nil && in.Member.User != nil:
@@ -354,8 +322,7 @@ func value(cs []submitted, id string) string {
 	return ""
 }
 
-// commandData is a slash command's data: its name and, for a command
-// with subcommands, the one chosen.
+// commandData is a slash command's data, with the subcommand chosen.
 type commandData struct {
 	Name    string          `json:"name"`
 	Type    int             `json:"type"`

@@ -21,12 +21,10 @@ import (
 type Options struct {
 	Out      io.Writer
 	Renderer *templates.Renderer
-	// Links, with a decision page, makes each pending card name the
-	// decision links of the tenant's members who may decide by mail
-	// (Tenants gives them), and mail printed here keep theirs, so the
-	// whole loop runs on one machine with neither chat nor mail. A link
-	// decides as its member: give Links only where nobody else reads the
-	// output (a decision page on this machine). Nil names none.
+	// Links makes each pending card name the decision links of the members
+	// who may decide by mail (from Tenants), and keeps mail's, so the loop
+	// runs on one machine. A link decides as its member: give Links only
+	// where nobody else reads the output. Nil names none.
 	Links   threads.DecisionLinks
 	Tenants func() map[string]*tenant.Tenant
 }

@@ -1,19 +1,7 @@
-// Package replay refuses a signed request a chat platform sent before: a
-// click captured on the wire carries a signature that stays valid for the
-// platform's signature window, and could be sent again within it, to this
-// replica or to any other behind the same load balancer. Each request is
-// remembered by its decoded signature bytes (so no other spelling of the
-// same signature, upper-case hex, passes as new) in the store every
-// replica shares, for two windows (a timestamp may be a window ahead of
-// this replica's clock and still be accepted for a window after that).
-//
-// There is no memory in front of the store: every request that passes
-// the signature check is new in the common case and must be written
-// anyway, so a memory could only save the write of a replay to the same
-// replica, and a memory that says "new" proves nothing about the others.
-// Only what passed the signature check is recorded, so only the
-// platform's own traffic can grow the table, and the store forgets what
-// is past its time.
+// Package replay refuses a signed chat request that any replica has seen
+// before: each is remembered by its decoded signature bytes in the store
+// every replica shares, for two signature windows
+// (docs/design.md#replayed-requests).
 package replay
 
 import (

@@ -11,19 +11,16 @@ import (
 )
 
 // Message is what the bot sends to chat.postMessage or chat.update:
-// Blocks for the card, Text for notifications, screen readers and
-// clients that show no blocks (a message with blocks does not show it).
-// Text is mrkdwn, already escaped: it cannot form a link or a mention.
+// Blocks for the card, Text for notifications and clients without blocks;
+// Text is mrkdwn, escaped, so it forms no link or mention.
 type Message struct {
 	Text   string          `json:"text"`
 	Blocks []slackgo.Block `json:"blocks,omitempty"`
 }
 
-// MsgOptions are the slack-go options that send m. The text is passed
-// unescaped by slack-go: it is escaped already. Unfurling is off: a link
-// in an agent's text or an argument must not make Slack fetch it (and
-// tell its owner the card was seen) or show its preview as if the card
-// said it.
+// MsgOptions are the slack-go options that send m, unfurling off: a link
+// in an agent's text must not make Slack fetch it (telling its owner the
+// card was seen) or show its preview as if the card said it.
 func (m Message) MsgOptions() []slackgo.MsgOption {
 	opts := []slackgo.MsgOption{
 		slackgo.MsgOptionText(m.Text, false),
@@ -36,14 +33,10 @@ func (m Message) MsgOptions() []slackgo.MsgOption {
 	return opts
 }
 
-// CardMessage renders c as Block Kit: the status line on top, the title
-// as a header, one block per part of the card in docs/cards.md's order,
-// and the buttons last. Text from the backend, the agent or a person is
-// only ever literal text (rich_text text elements, plain_text), never
-// mrkdwn; the only mrkdwn is a link of the bot's own words or a date,
-// with verbatim set so Slack parses nothing else in it. Each text stays
-// within Slack's limits, cut visibly; the status, the effect line, the
-// flags and the buttons are always there.
+// CardMessage renders c as Block Kit within Slack's limits: the status,
+// the title as a header, one block per part, the buttons. Text from the
+// backend, the agent or a person is only ever literal
+// (docs/cards.md#how-slack-shows-a-cards-text).
 func CardMessage(c templates.Card) Message {
 	title := utf16text.Cut(strings.Trim(c.Function, "\n"), headerTextMax)
 	actions := buttons(c.Buttons)
@@ -84,8 +77,7 @@ func CardMessage(c templates.Card) Message {
 	return Message{Text: utf16text.Cut(mrkdwn(c.Headline), messageTextMax), Blocks: out}
 }
 
-// cardParts are the card's parts below its title, in docs/cards.md's
-// order; cutOrder is the order in which they give way.
+// cardParts are the card's parts below its title; cutOrder how they give way.
 var (
 	cardParts = templates.CardParts()
 	cutOrder  = templates.CutOrder()
@@ -96,8 +88,7 @@ var (
 // context block could not hold as many as a plan has.
 var contextParts = map[string]bool{"card.meta": true, "card.digest": true}
 
-// namedBlock is a block and the part it shows, so the block cap can drop
-// the parts that give way first.
+// namedBlock is a block and the part it shows, for capBlocks.
 type namedBlock struct {
 	name  string
 	block slackgo.Block
@@ -106,8 +97,7 @@ type namedBlock struct {
 // leftOut stands in for a part that no longer fits at all.
 const leftOut = "[%s left out to fit Slack; the console shows all]"
 
-// fitElems measures and cuts a part's elements as Slack counts the
-// text of a message's blocks.
+// fitElems measures and cuts parts as Slack counts a message's blocks.
 var fitElems = templates.Fitter[[]elem]{
 	Len: elemsLen,
 	Cut: cutElems,
@@ -129,9 +119,7 @@ func buttonsTextLen(buttons []templates.Button) int {
 }
 
 // capBlocks keeps a message within maxBlocks by dropping parts in
-// cutOrder (never the status, the effect line, the flags or the
-// buttons). A card has far fewer blocks than the cap; this holds the limit
-// should a card ever have more parts.
+// cutOrder (never one MustKeep); a card today has far fewer.
 func capBlocks(blocks []namedBlock) []namedBlock {
 	for _, name := range cutOrder {
 		if len(blocks) <= maxBlocks {
@@ -155,8 +143,7 @@ func plainText(s string, max int) *slackgo.TextBlockObject {
 	return slackgo.NewTextBlockObject(slackgo.PlainTextType, utf16text.Cut(s, max), false, false)
 }
 
-// buttons renders the card's buttons. The payload is both action_id and
-// value, so the adapter can read it from either.
+// buttons renders the buttons, each payload both action_id and value.
 func buttons(bs []templates.Button) []slackgo.BlockElement {
 	var out []slackgo.BlockElement
 	for i, b := range bs {
@@ -186,10 +173,8 @@ func buttons(bs []templates.Button) []slackgo.BlockElement {
 	return out
 }
 
-// ThreadReply renders a thread reply (post it with thread_ts). An
-// escalation is mrkdwn text whose mentions notify; every other reply
-// carries text from the backend or a person, which it shows as literal
-// text in a rich_text block, its escaped text serving notifications.
+// ThreadReply renders a thread reply (post it with thread_ts): an
+// escalation as mrkdwn whose mentions notify, any other as literal text.
 func ThreadReply(m templates.ThreadMessage) Message {
 	l := m.Lines()
 	msg := Message{Text: utf16text.Fit(threadText(l), sectionTextMax, cutMarker, trimMrkdwn)}
@@ -263,10 +248,8 @@ func threadText(l templates.ThreadLines) string {
 	return strings.Trim(b.String(), "\n")
 }
 
-// threadElems is what a reply shows of every kind but an escalation: its
-// text from the backend or a person as literal text, a re-check
-// refusal's mentions as mention elements, which notify from inside a
-// block.
+// threadElems is what a reply other than an escalation shows: its text
+// literally, a re-check refusal's mentions as elements, which notify.
 func threadElems(l templates.ThreadLines) elems {
 	var e elems
 	switch l.Kind {

@@ -8,9 +8,8 @@ import (
 	"approvalsbot/templates"
 )
 
-// elems is a part of a card being written, element by element. The
-// card's text is cleaned already (templates.Build), so it goes in as it
-// is; an empty text or box adds nothing.
+// elems is a part of a card being written, element by element; the
+// card's text is cleaned already, and an empty text adds nothing.
 type elems []elem
 
 func (e *elems) text(s string)   { e.styled(s, nil) }
@@ -30,8 +29,7 @@ func (e *elems) icon(name string) {
 	e.text(" ")
 }
 
-// link is the bot's own label linked to a checked URL; without one, the
-// label as text.
+// link is the bot's label linked to a checked URL, or the label alone.
 func (e *elems) link(url, label string) {
 	u := templates.Linkable(url)
 	if u == "" {
@@ -48,10 +46,8 @@ func (e *elems) box(kind elemKind, s string) {
 	}
 }
 
-// timed writes a line of the card in a style, each of its times (as
-// Card.Times notes them) as a date element, which Slack shows in each
-// reader's own zone, the line's text its fallback. A time that is not
-// where it says in s stays text.
+// timed writes a line in a style, each of its times a date element (the
+// line's text its fallback); a time not where it says in s stays text.
 func (e *elems) timed(s string, style *slackgo.RichTextSectionTextStyle, at []templates.Stamp) {
 	pos := 0
 	for _, t := range at {
@@ -66,9 +62,7 @@ func (e *elems) timed(s string, style *slackgo.RichTextSectionTextStyle, at []te
 	e.styled(s[pos:], style)
 }
 
-// statusElems is the status on top, with how or when, the backend's
-// message, what a restricted card leaves out, who is looking and what
-// was escalated now.
+// statusElems is the status with the lines that follow it on a card.
 func statusElems(c *templates.Card) elems {
 	var e elems
 	e.timed(c.Status, boldStyle, c.Times.Status)

@@ -11,11 +11,8 @@ import (
 	"approvalsbot/threads"
 )
 
-// permanentCodes are Slack's error codes that no retry can fix: the
-// channel or user is not there or not ours, the token is dead or lacks a
-// scope, or the message itself is refused. The outbox records them and
-// stops. Codes not listed (internal_error, fatal_error, request_timeout,
-// service_unavailable, anything new) are retried.
+// permanentCodes are Slack's error codes no retry can fix; the outbox
+// records them and stops, and retries any other:
 // https://api.slack.com/methods/chat.postMessage#errors,
 // https://api.slack.com/methods/chat.update#errors,
 // https://api.slack.com/methods/conversations.open#errors
@@ -40,8 +37,7 @@ var permanentCodes = map[string]bool{
 
 // classify wraps a Slack call's error with what was being done and marks
 // it for the outbox: a rate limit waits as Slack says, a refusal no retry
-// can fix is permanent, anything else (network, 5xx, Slack's internal
-// errors) is plain and retried with backoff.
+// can fix is permanent, anything else is retried with backoff.
 func classify(what string, err error) error {
 	if err == nil {
 		return nil

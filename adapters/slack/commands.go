@@ -58,8 +58,7 @@ func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// command handles a slash command from either transport: acknowledged
-// empty at once, answered privately after.
+// command handles a slash command: acked empty at once, answered after.
 func (a *Adapter) command(cmd slackgo.SlashCommand) threads.Work {
 	who := person{user: cmd.UserID, channel: cmd.ChannelID, reply: a.allowedReply(cmd.ResponseURL)}
 	return threads.Work{Timeout: commandTimeout, Run: func(ctx context.Context) {
@@ -117,8 +116,7 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 }
 
 // tenantsFor finds whose /approvals this is: the tenants that post to the
-// channel (cards, tool overrides, ladder posts, digests), else the
-// tenants the user is a member of.
+// channel, else those the user is a member of.
 func tenantsFor(tenants map[string]*tenant.Tenant, channel, user string) ([]string, bool) {
 	return threads.TenantsFor(tenants,
 		func(t *tenant.Tenant) bool { return postsTo(t, channel) },
@@ -133,10 +131,8 @@ func postsTo(t *tenant.Tenant, channel string) bool {
 }
 
 // pendingText lists a tenant's waiting approvals, oldest first, each
-// linked to its card, deadlines in the tenant's zone: in a channel, only
-// those with a card in it. The functions and ids come from the backend:
-// the list is literal text, each line a link to its card labelled with
-// the function.
+// linked to its card, as literal text (the functions and ids are the
+// backend's); in a channel, only those with a card in it.
 func (a *Adapter) pendingText(ctx context.Context, tenant string, zone *time.Location, byChannel bool, channel, team string) section {
 	p := threads.ListPending(ctx, a.store, a.log.With("surface", "slack"), threads.ListParams{Tenant: tenant, Zone: zone, Now: a.now(),
 		InChannel: byChannel,
@@ -193,8 +189,7 @@ func cardOf(posts []threads.PostRef, byChannel bool, channel string) (threads.Po
 	return threads.PostRef{}, false
 }
 
-// workspaceURL is the workspace's address from auth.test, asked once
-// and kept; "" while Slack does not say.
+// workspaceURL is the workspace's address from auth.test, kept; "" unknown.
 func (a *Surface) workspaceURL(ctx context.Context) string {
 	a.teamMu.Lock()
 	defer a.teamMu.Unlock()
@@ -219,8 +214,7 @@ func (a *Surface) permalink(ctx context.Context, team string, p threads.PostRef)
 	return link
 }
 
-// ladderText shows a tenant's ladders as `bot check` prints them, and
-// each tool override with the ladder, deadline and channels it takes.
+// ladderText shows a tenant's ladders and overrides as `bot check` does.
 func ladderText(id string, t *tenant.Tenant) []string {
 	var out []string
 	for _, v := range threads.Ladders(t) {
@@ -238,10 +232,8 @@ func codeBlock(lines []string) string {
 	return "```\n" + chunk.Fence(mrkdwn(strings.Join(lines, "\n"))) + "\n```"
 }
 
-// section is one part of a command's answer: the bot's own words and
-// the names in its configuration as mrkdwn (sent verbatim, so Slack
-// links nothing in it), or lines of literal text where it carries what
-// the store holds (the backend's function names and ids).
+// section is one part of a command's answer: the bot's own words as
+// verbatim mrkdwn, or literal lines for what the store holds.
 type section struct {
 	mrkdwn string
 	lines  [][]elem

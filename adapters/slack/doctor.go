@@ -16,20 +16,15 @@ import (
 )
 
 // RequiredScopes are the bot token scopes of exactly the methods the
-// adapter calls: chat:write (chat.postMessage, chat.update,
-// chat.postEphemeral), im:write (conversations.open for DMs), commands
-// (/approvals), channels:read and groups:read (conversations.info in
-// Doctor, public and private channels). auth.test, views.open and
-// response_url posts need none. deploy/slack-app-manifest.yaml asks for
-// these.
+// adapter calls: chat:write, im:write (conversations.open), commands,
+// channels:read and groups:read (conversations.info in Doctor), as
+// deploy/slack-app-manifest.yaml asks.
 var RequiredScopes = []string{"chat:write", "im:write", "commands", "channels:read", "groups:read"}
 
-// Doctor checks the Slack side and writes one line per finding: that the
-// token works (auth.test) and for whom, the scopes Slack granted (from
-// the X-OAuth-Scopes header) against those needed, how interactions
-// arrive, and for each configured channel whether the bot can post
-// there (conversations.info: a member, not archived). It writes no secret.
-// It returns an error counting the problems found.
+// Doctor checks the Slack side and writes one line per finding, never a
+// secret: the token (auth.test), the granted scopes, how interactions
+// arrive, and whether the bot can post in each configured channel. It
+// returns an error counting the problems found.
 func (a *Surface) Doctor(ctx context.Context, w io.Writer) error {
 	say := func(format string, args ...any) { fmt.Fprintf(w, "slack: "+format+"\n", args...) }
 	problems := 0
@@ -104,8 +99,7 @@ type configuredChannel struct {
 	uses string // "acme post, acme audit"
 }
 
-// configuredChannels lists every Slack channel the configuration sends
-// to, with what each is for.
+// configuredChannels lists the Slack channels the configuration uses.
 func configuredChannels(tenants map[string]*tenant.Tenant) []configuredChannel {
 	uses := map[string][]string{}
 	add := func(tenant, what string, targets ...ladder.Target) {
@@ -154,10 +148,8 @@ func configuredChannels(tenants map[string]*tenant.Tenant) []configuredChannel {
 	return out
 }
 
-// unreachable is, for a call that got no answer from Slack at all
-// (refused, no such host, timed out), the network's own words without
-// the request's address; nil for an answer, or no error. Doctor must not
-// blame such a failure on a token.
+// unreachable is the network's own words for a call Slack never answered,
+// without its address; nil otherwise. Doctor must not blame a token.
 func unreachable(err error) error {
 	var ue *url.Error
 	if err == nil || slackCode(err) != "" || !errors.As(err, &ue) {
@@ -166,8 +158,7 @@ func unreachable(err error) error {
 	return ue.Err
 }
 
-// describe is an error as a person fixing it reads it: Slack's code, or
-// the cause.
+// describe is an error as a person fixing it reads it.
 func describe(err error) string {
 	if code := slackCode(err); code != "" {
 		return code

@@ -10,13 +10,9 @@ import (
 	"approvalsbot/templates"
 )
 
-// Literal text. Slack's mrkdwn has no escape for * _ ~ or backticks, so
-// text from the backend, the agent or a person is never mrkdwn: it is a
-// sequence of elements, laid out as a rich_text block (text runs, line
-// breaks, icons, links, preformatted and quote boxes) or, for a card's
-// small parts, a context block of plain_text. Slack shows the text of
-// either exactly as given: no *bold*, no links, no mentions, no
-// &-entities.
+// Text from the backend, the agent or a person is never mrkdwn, which
+// cannot escape it, but elements laid out as rich_text or plain_text
+// (docs/cards.md#how-slack-shows-a-cards-text).
 
 // elem is one element of literal text.
 type elem struct {
@@ -24,8 +20,7 @@ type elem struct {
 	text  string
 	url   string
 	style *slackgo.RichTextSectionTextStyle
-	// unix and format are a date's: its instant and Slack's format
-	// string; its text is the fallback.
+	// unix and format are a date's instant and format; text its fallback.
 	unix   int64
 	format string
 }
@@ -53,23 +48,17 @@ var (
 	codeStyle   = &slackgo.RichTextSectionTextStyle{Code: true}
 )
 
-// dateFormat is how Slack writes a card's time
-// (https://docs.slack.dev/reference/block-kit/block-elements/date-element,
-// "Formatting text for app surfaces" → "Date formatting"): the day as the
-// reader says it ("today", "yesterday", "Mar 18") and the time, in the
-// reader's own zone and locale. The day is always there: whether a time
-// is today depends on the reader's zone, not the tenant's, so the card's
-// own text (dated only off the tenant's day) cannot decide it for them.
+// dateFormat always names the day: whether a time is today is the
+// reader's zone's to say (docs/cards.md#times-on-a-card).
+// https://docs.slack.dev/reference/block-kit/block-elements/date-element
 const dateFormat = "{date_short_pretty} {time}"
 
 // cutNote says a rich_text or plain_text part was cut.
 const cutNote = "[cut to fit Slack; the console shows all]"
 
 // textElem, boldElem, breakElem, preElem and linkElem are the adapter's
-// own literal text: its answers, notices and dialogs show text from the
-// backend, the agent or a person exactly as cards do, each invisible
-// character as [U+XXXX] (templates.Visible). A link takes an absolute
-// http(s) URL; without one it is its label as text.
+// own literal text, shown as cards show it (templates.Visible); a link
+// without an absolute http(s) URL is its label.
 func textElem(s string) elem { return elem{kind: elemText, text: templates.Visible(s)} }
 
 func boldElem(s string) elem {
@@ -88,12 +77,10 @@ func linkElem(url, label string) elem {
 	return elem{kind: elemLink, url: u, text: templates.Visible(label)}
 }
 
-// richText lays elements out as one rich_text block, cut visibly to
-// richTextMax.
+// richText is elements as one rich_text block, cut to richTextMax.
 func richText(elems ...elem) slackgo.Block { return richTextBlock(cutElems(elems, richTextMax)) }
 
-// contextText is a context block of one plain_text (small print), cut
-// visibly to Slack's limit.
+// contextText is a context block of one plain_text, cut to Slack's limit.
 func contextText(text string) slackgo.Block {
 	return contextBlock([]elem{{kind: elemText, text: templates.Visible(text)}})
 }
@@ -126,9 +113,8 @@ func elemsLen(elems []elem) int {
 	return n
 }
 
-// cutElems keeps elements within max characters of text: as many as
-// fit, the one that does not cut (at a line break where one is near), and
-// the cut note after them.
+// cutElems keeps elements within max characters: those that fit, the
+// next one cut (at a near line break), and the cut note.
 func cutElems(elems []elem, max int) []elem {
 	if elemsLen(elems) <= max {
 		return elems
@@ -157,11 +143,9 @@ func cutElems(elems []elem, max int) []elem {
 	return append(out, elem{kind: elemBreak}, elem{kind: elemText, text: cutNote, style: italicStyle})
 }
 
-// richTextBlock lays elements out as a rich_text block: runs of text,
-// icons and links as rich_text_section lines, and each box its own
-// rich_text_preformatted or rich_text_quote. A line break that would
-// start or end a section is dropped, and adjacent runs of one style are
-// joined, so a line reads as one text.
+// richTextBlock lays elements out as a rich_text block: runs as sections
+// (breaks at their ends dropped, runs of one style joined), each box its
+// own preformatted or quote element.
 func richTextBlock(elems []elem) *slackgo.RichTextBlock {
 	var out []slackgo.RichTextElement
 	var run []elem
@@ -239,11 +223,9 @@ func sameStyle(a, b *slackgo.RichTextSectionTextStyle) bool {
 	return *a == *b
 }
 
-// contextBlock lays elements out as a context block: text as plain_text
-// (styles and icons dropped), and a link or a date as mrkdwn holding only
-// the link, or only the date's token with its fallback escaped, verbatim,
-// so Slack parses nothing else in it. Each text object stays within
-// Slack's limit, and the block within its element count.
+// contextBlock lays elements out as a context block within Slack's
+// limits: text as plain_text, a link or a date alone in a verbatim mrkdwn
+// object, so Slack parses nothing else in it.
 func contextBlock(elems []elem) *slackgo.ContextBlock {
 	var objs []slackgo.MixedElement
 	var b strings.Builder

@@ -19,8 +19,7 @@ import (
 	"approvalsbot/threads"
 )
 
-// The dialogs' wire names (the deny dialog's reason, Approve with
-// comment…'s comment), and how many actions a click carries.
+// The dialogs' wire names, and how many actions a click carries.
 const (
 	denyCallbackID    = "ab1-deny"
 	approveCallbackID = "ab1-approve"
@@ -90,14 +89,9 @@ func oneValueEach(form url.Values) (field string, ok bool) {
 }
 
 // oneReading reports whether an interaction payload has one reading: no
-// object in it holds a key twice. Slack never sends one that does, and
-// encoding/json would read the last copy where another reader (a proxy,
-// a log) may read the first, so such a payload is forged or broken, and
-// refused before it is read. There is no schema to check against
-// (slack.InteractionCallback decodes parts of itself with its own
-// methods), so keys are refused that repeat, or that differ only in
-// letter case, in any object. What is not JSON at all is left to
-// json.Unmarshal.
+// object holds a key twice, or two differing only in case. Slack sends
+// none, so such a payload is forged or broken, and refused before it is
+// read (docs/design.md#json-with-one-reading).
 func oneReading(payload []byte) (reason string, ok bool) {
 	var ke *strictjson.KeyError
 	if err := strictjson.Check(payload, nil); errors.As(err, &ke) {
@@ -136,11 +130,10 @@ func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallba
 	}
 }
 
-// button handles a click on a button. Its payload is untrusted:
-// ParseAction reads it strictly, and a payload that is not one of the
-// card's is answered and logged, with nothing sent. Approve, I'm looking
-// and Escalate now are recorded before the ack; Deny opens the dialog
-// after it (views.open needs the trigger_id, not an ack).
+// button handles a click on a button, its payload untrusted (ParseAction
+// reads it strictly). Approve, I'm looking and Escalate now are recorded
+// before the ack; a dialog opens after it (views.open needs the
+// trigger_id, not an ack).
 func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, who person, received time.Time) threads.Work {
 	actions := cb.ActionCallback.BlockActions
 	var act templates.Action
@@ -165,9 +158,7 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 	}
 	switch act.Kind {
 	case templates.ActionApprove, templates.ActionApproveSeen:
-		// ActionApproveSeen is the Approve of a private answer that showed
-		// a restricted call's content (reveal): it decides the card's
-		// revision, and the clicked card shown after it is that card.
+		// ActionApproveSeen (reveal's Approve) decides the card's revision.
 		out := a.click(ctx, threads.ClickRecord, act, who, "", received)
 		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 	case templates.ActionDeny:
@@ -179,8 +170,7 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 		trigger := cb.TriggerID
 		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askComment(ctx, act, who, trigger, received) }}
 	case templates.ActionLook, templates.ActionEscalate:
-		// Recorded before the ack, like Approve; the clicked card then
-		// shows who is looking, or the step escalated now.
+		// Recorded before the ack, like Approve.
 		out := a.click(ctx, threads.ClickLadder, act, who, "", received)
 		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
 	default: // ActionShowArgs, ActionShowDetails
@@ -200,10 +190,8 @@ func (a *Adapter) click(ctx context.Context, do threads.ClickDo, act templates.A
 }
 
 // afterRecord shows the person what became of their click: the clicked
-// card as it now stands (its buttons gone and the decision on its way,
-// or who is looking, or the step escalated now), through the click's own
-// response_url, which spends none of chat.update's budget; or, when
-// nothing was recorded, why, to them alone, the card as it was.
+// card as it now stands, through the response_url (which spends none of
+// chat.update's budget), or, when nothing was recorded, why.
 func (a *Adapter) afterRecord(ctx context.Context, act templates.Action, who person, out threads.Clicked) {
 	// The clicked card changes at once: its reads take the connections
 	// kept for people.
@@ -228,10 +216,8 @@ func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who 
 			"slack_user", who.user, "err", scrub(err).Error())
 		return false
 	}
-	// The backend may have answered, and the outbox shown the outcome on
-	// this message, while the card above was on its way: a replacement
-	// that crossed a newer state is replaced again with the card as it
-	// stands now.
+	// The outbox may have shown the backend's answer on this message while
+	// the card above was on its way: a crossed replacement is replaced again.
 	now, err := a.service.Card(ctx, act.ApprovalID, act.Revision)
 	if err != nil {
 		a.log.Warn("slack: read the clicked card again", "approval_id", act.ApprovalID, "err", err.Error())
@@ -252,8 +238,7 @@ func (a *Surface) replace(ctx context.Context, responseURL string, card threads.
 	return err
 }
 
-// denyMeta is a dialog's private_metadata (the deny modal's, the comment
-// modal's): the click it answers.
+// denyMeta is a dialog's private_metadata: the click it answers.
 type denyMeta struct {
 	Action  string `json:"a"`
 	Channel string `json:"c,omitempty"`
@@ -324,10 +309,9 @@ func (a *Adapter) openDialog(ctx context.Context, act templates.Action, who pers
 	}
 }
 
-// approveModal asks for an optional comment, at most threads.MaxComment
-// characters, saying what the call does when its effect line says
-// anything (a destructive call's Approve asks again through Slack's own
-// confirm dialog; this modal is that confirmation too).
+// approveModal asks for an optional comment (threads.MaxComment at most),
+// saying what the call does: for a destructive call it is the
+// confirmation too.
 func approveModal(d threads.Dialog, act templates.Action, meta string) slackgo.ModalViewRequest {
 	input := slackgo.NewPlainTextInputBlockElement(nil, commentActionID).WithMultiline(true).WithMaxLength(threads.MaxComment)
 	comment := slackgo.NewInputBlock(commentBlockID,
@@ -372,12 +356,9 @@ func denyModal(d threads.Dialog, act templates.Action, meta string) slackgo.Moda
 	}
 }
 
-// submit handles a dialog's submission (the deny modal's reason, the
-// comment modal's approval): the decision is recorded first, then the
-// modal closes (or shows what is wrong with the text, or that the
-// decision could not be recorded, so the person can submit it again), and
-// the clicked card is replaced through the response_url the click carried
-// in the modal's private_metadata.
+// submit handles a dialog's submission: the decision is recorded first,
+// then the modal closes (or stays, saying what is wrong), and the clicked
+// card is replaced through the response_url kept in private_metadata.
 func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, threads.Work) {
 	// Each dialog's action, and the field that holds its text.
 	var kind templates.ActionKind
@@ -388,8 +369,7 @@ func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, r
 	case approveCallbackID:
 		kind, blockID, actionID = templates.ActionApproveNote, commentBlockID, commentActionID
 		if act, err := templates.ParseAction(metaAction(cb.View.PrivateMetadata)); err == nil && act.Kind == templates.ActionApproveNoteSeen {
-			// The comment dialog of a private answer that showed a
-			// restricted call's content.
+			// The comment dialog of reveal's private answer.
 			kind = templates.ActionApproveNoteSeen
 		}
 	default:

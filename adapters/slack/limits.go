@@ -6,25 +6,19 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Slack's limits and deadlines the adapter keeps to. Slack rejects (or
-// silently cuts) a message that breaks one, and slack-go checks none of
-// them. Lengths are counted as Slack counts them: in characters of a
-// JavaScript string (UTF-16 code units, chunk.Len).
+// Slack's limits and deadlines; slack-go checks none of them. Lengths
+// count as Slack does: UTF-16 code units (chunk.Len).
 const (
-	// maxRequestBody bounds an interaction or command body, read once
-	// before its signature is checked. Slack's are a few KB.
+	// maxRequestBody bounds a body read before its signature is checked.
 	maxRequestBody = 1 << 20
-	// signatureWindow is how old a signed request may be; slack-go's
-	// verifier checks it:
+	// signatureWindow (slack-go checks it):
 	// https://api.slack.com/authentication/verifying-requests-from-slack
 	signatureWindow = 5 * time.Minute
 	// ackWithin is how soon Slack wants an interaction acknowledged:
 	// https://api.slack.com/interactivity/handling#acknowledgment_response
 	ackWithin = 3 * time.Second
-	// replayCheckBound is what the replay check (one store write) may
-	// take of the 3 s; a store slower than that is refused with 503,
-	// nothing done. With the record's own bound (threads.RecordBound,
-	// 1 s) it leaves a second for the network.
+	// replayCheckBound is the replay check's part of the 3 s: with
+	// threads.RecordBound (1 s) it leaves a second for the network.
 	replayCheckBound = time.Second
 	// socketAckMax bounds a Socket Mode ack's JSON; slack-go refuses
 	// larger: https://api.slack.com/apis/socket-mode#acknowledge
@@ -48,15 +42,11 @@ const (
 	headerTextMax = 150
 	// contextElementsMax: https://api.slack.com/reference/block-kit/blocks#context
 	contextElementsMax = 10
-	// richTextMax bounds the text of one rich_text block. Slack documents
-	// no limit of its own for rich_text
-	// (https://api.slack.com/reference/block-kit/blocks#rich_text); a
-	// section's 3,000 keeps one part from crowding the message.
+	// richTextMax: Slack documents none for rich_text; a section's 3,000
+	// keeps one part from crowding the message.
 	richTextMax = 3000
-	// blocksTextMax bounds the text of all of a message's blocks
-	// together. Slack refuses more with msg_blocks_too_long; the limit is
-	// not documented, and Slack's SDK maintainers name 12,000 characters
-	// with room left for the blocks' own fields:
+	// blocksTextMax bounds all of a message's blocks: undocumented (Slack
+	// says msg_blocks_too_long); Slack's SDK maintainers name 12,000:
 	// https://github.com/slackapi/bolt-js/issues/2509
 	blocksTextMax = 12000
 	// textObjectMax bounds any text object, context elements included:
@@ -95,11 +85,9 @@ const (
 
 // How long the work after an ack may take.
 const (
-	// decideTimeout bounds recording a click (threads.Click only
-	// records and enqueues) and answering it.
+	// decideTimeout bounds recording a click and answering it.
 	decideTimeout = 20 * time.Second
-	// modalTimeout bounds views.open: the trigger_id expires 3 s after the
-	// click.
+	// modalTimeout bounds views.open: the trigger_id lasts 3 s.
 	modalTimeout = ackWithin
 	// showTimeout bounds an argument look-up and its answer; threads
 	// bounds the look-up itself at 70 s.

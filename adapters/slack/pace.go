@@ -10,11 +10,9 @@ import (
 	"approvalsbot/threads"
 )
 
-// The budgets an outbox row spends (threads.Paced). The outbox paces rows
-// when it claims them, with the budgets kept in the store, so no worker
-// sleeps for Slack's limits and every replica on one database spends the
-// same budget, as Slack counts it: per channel for chat.postMessage, per
-// workspace for chat.update.
+// The budgets an outbox row spends (threads.Paced), as Slack counts them:
+// per channel for chat.postMessage, per workspace for chat.update
+// (docs/design.md#pacing-chat-calls).
 const (
 	paceUpdates = "slack:update" // chat.update, the workspace's Tier 3 budget
 	pacePosts   = "slack:post:"  // + the channel (or the user of a DM)
@@ -22,11 +20,9 @@ const (
 
 var _ threads.Paced = (*Surface)(nil)
 
-// PaceKey names the budget a row's call spends: an edit spends the
-// workspace's chat.update budget; a card, a thread reply or a notice the
-// channel's (a DM's, by its user). A private answer goes through the
-// click's response_url or chat.postEphemeral, which Slack does not limit
-// per channel: not paced.
+// PaceKey names the budget a row's call spends: an edit the workspace's,
+// a post the channel's (a DM's, by its user); a private answer, which
+// Slack does not limit per channel, none.
 func (a *Surface) PaceKey(kind, target string) string {
 	switch kind {
 	case threads.KindEditCard:
@@ -41,12 +37,9 @@ func (a *Surface) PaceKey(kind, target string) string {
 	return pacePosts + t.ID
 }
 
-// Pace is a key's budget, from the options (DefaultPerChannelRate and
-// friends), at the platform's rate with one call of its burst kept in
-// hand: the outbox spends the budget when it claims a row, a moment
-// before the call, and calls claimed at the pace can reach Slack closer
-// together than they left; the call in hand absorbs that, so the pace
-// never meets a 429 of its own making.
+// Pace is a key's budget from the options, with one call of its burst
+// kept in hand so that the pace never meets a 429 of its own making
+// (docs/design.md#pacing-chat-calls).
 func (a *Surface) Pace(key string) (time.Duration, int) {
 	switch {
 	case key == paceUpdates:
@@ -60,8 +53,7 @@ func (a *Surface) Pace(key string) (time.Duration, int) {
 // inHand is a burst less the one call kept in hand, at least 1.
 func inHand(burst int) int { return max(burst-1, 1) }
 
-// every turns a rate into the spacing of its calls; rate.Inf (pacing off)
-// is 0.
+// every turns a rate into its calls' spacing; rate.Inf (pacing off) is 0.
 func every(r rate.Limit) time.Duration {
 	if r == rate.Inf || r <= 0 {
 		return 0

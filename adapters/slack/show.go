@@ -13,13 +13,9 @@ import (
 	"approvalsbot/threads"
 )
 
-// How the whole arguments are split for one person: each piece a
-// rich_text block of one preformatted box (literal text: nothing in the
-// arguments can format, link or mention) within Slack's 3,000
-// characters, the pieces of a message within its 12,000 in all (with
-// room for the headings), at most eight messages (the first five through
-// the response_url, the rest with chat.postEphemeral). What does not fit
-// is said, not dropped silently.
+// The whole arguments go to one person in literal preformatted boxes
+// within Slack's 3,000 characters, a message's within its 12,000 with room
+// for the headings, in at most eight messages; what does not fit is said.
 const (
 	codeChunkMax       = richTextMax
 	headingsReserve    = 1000
@@ -27,8 +23,7 @@ const (
 	maxShowMessages    = 8
 )
 
-// show answers Show all arguments and Show details with what threads
-// decides to show, to the person who clicked alone.
+// show answers Show all arguments and Show details, to the clicker alone.
 func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 	out := a.click(ctx, threads.ClickShow, act, who, "", time.Time{})
 	shown := out.Shown
@@ -47,12 +42,9 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 	}
 }
 
-// reveal answers the Approve of a member who holds the content
-// permission on a restricted call they were not shown: the call's
-// content (arguments, a changeset's files and patch), checked against
-// the approval's digests, to them alone, then the Approve that decides
-// it; or, when not all of it fits, only where to decide it instead. Nothing
-// is recorded here.
+// reveal answers a content holder's Approve of a restricted call they
+// were not shown: its content, checked against its digests, to them
+// alone, then the Approve that decides it. Nothing is recorded here.
 func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) {
 	out := a.click(ctx, threads.ClickReveal, act, who, "", time.Time{})
 	shown := out.Shown
@@ -96,11 +88,8 @@ func (a *Adapter) details(in templates.Input) Message {
 	return msg
 }
 
-// argumentMessages lays the arguments out in preformatted boxes over as
-// many messages as Slack's limits need, at most limit; what does not fit
-// is counted in a closing line. The function, the approval id and the
-// digest are shown as literal text too; only the top-level text of each
-// message (notifications) is mrkdwn, escaped.
+// argumentMessages lays the arguments out over at most limit messages,
+// counting what does not fit in a closing line.
 func argumentMessages(act templates.Action, res threads.ShowResult, limit int) []Message {
 	msgs, _ := laidOut(act, res, limit)
 	return msgs
@@ -146,8 +135,7 @@ func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]Message
 // so withBold can show the sentence with that value in bold.
 const placeholder = "\x00"
 
-// withBold is sentence as literal text, the placeholder in it shown as
-// value in bold.
+// withBold is sentence as literal text, its placeholder value in bold.
 func withBold(sentence, value string) []elem {
 	before, after, ok := strings.Cut(sentence, placeholder)
 	if !ok {

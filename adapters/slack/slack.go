@@ -23,9 +23,8 @@ import (
 	"approvalsbot/threads"
 )
 
-// Store is what the adapter reads of the bot's state: what waits with
-// its posts (/approvals). The one thing it writes is the signed requests
-// Slack sent, so no replica takes one twice (package replay). store.Store
+// Store is what the adapter reads of the bot's state (/approvals), and
+// where it records the signed requests seen (package replay). store.Store
 // satisfies it.
 type Store interface {
 	replay.Store
@@ -36,9 +35,8 @@ type Store interface {
 type Service interface {
 	// Click takes a click and returns its whole outcome (threads.Click).
 	Click(ctx context.Context, req threads.ClickRequest) threads.Clicked
-	// Card reads a copy of a card as it stands now: a clicked card
-	// replaced through the response_url is read again, to catch the
-	// backend's answer crossing it.
+	// Card reads a card as it stands now, to catch the backend's answer
+	// crossing a clicked card replaced through the response_url.
 	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
 	// Receive opens the receipt of a click just received, which the
 	// adapter ends once the click is answered (threads.Receipt).
@@ -65,21 +63,17 @@ type Options struct {
 	Credentials Credentials
 	// APIURL is the Web API base (default DefaultAPIURL), ending in "/".
 	APIURL string
-	// Tenants gives the configuration in force (it may be swapped on
-	// SIGHUP): /approvals finds a channel's tenant in it, Doctor its
-	// channels. Required.
+	// Tenants gives the configuration in force (swapped on SIGHUP), for
+	// /approvals and Doctor. Required.
 	Tenants func() map[string]*tenant.Tenant
-	// Store is read, and keeps the signed requests seen (shared by every
-	// replica). Required.
+	// Store is read, and keeps the signed requests seen. Required.
 	Store Store
-	// Logger gets the refused requests (at most one line per source and
-	// reason a minute, package refusal) and failed answers; nil discards.
+	// Logger gets refused requests and failed answers; nil discards.
 	Logger *slog.Logger
 	// IPv6Prefix names the source of a refused request's line, as the
 	// connection limits do (0: connlimit.DefaultIPv6Prefix).
 	IPv6Prefix int
-	// Registry gets bot_slack_requests_refused_total{reason} (nil:
-	// unregistered).
+	// Registry gets bot_slack_requests_refused_total; nil: unregistered.
 	Registry prometheus.Registerer
 	// HTTPClient calls Slack; nil means a client with a 30 s timeout.
 	HTTPClient *http.Client
@@ -87,21 +81,18 @@ type Options struct {
 	// waited); nil means time.Now. Signatures are checked against the
 	// wall clock, as Slack signs them.
 	Now func() time.Time
-	// PerChannelRate and Burst are the budget of chat.postMessage per
-	// channel (cards, thread replies, notices) the outbox paces rows with;
-	// zero means DefaultPerChannelRate and DefaultBurst, rate.Inf switches
-	// pacing off.
+	// PerChannelRate and Burst are chat.postMessage's budget per channel,
+	// which the outbox paces rows with; zero means the defaults, rate.Inf
+	// switches pacing off.
 	PerChannelRate rate.Limit
 	Burst          int
-	// UpdateRate and UpdateBurst are chat.update's budget across the
-	// workspace; zero means DefaultUpdateRate and DefaultUpdateBurst.
+	// UpdateRate and UpdateBurst are chat.update's workspace budget (0: defaults).
 	UpdateRate  rate.Limit
 	UpdateBurst int
 }
 
-// Surface is the outbound half of the adapter, what the outbox posts,
-// edits, replies and tells through: the service takes it as a
-// threads.Surface, so it exists first.
+// Surface is the outbound half of the adapter, what the outbox posts
+// through; it exists before the service, which takes it.
 type Surface struct {
 	api       *slackgo.Client
 	socketAPI *slackgo.Client // with the app-level token; nil without one
@@ -126,10 +117,8 @@ type Surface struct {
 	teamURL string // the workspace URL, from auth.test, for links
 }
 
-// Adapter is the whole Slack adapter: the Surface, and the interaction
-// endpoints and Socket Mode that take clicks and commands to the
-// service. It is built once the service exists (New), so every click
-// has a service to go to.
+// Adapter is the whole Slack adapter: the Surface, and the endpoints and
+// Socket Mode that take clicks and commands to the service.
 type Adapter struct {
 	*Surface
 	replay  *replay.Guard
@@ -143,8 +132,7 @@ var (
 	_ threads.Teller  = (*Surface)(nil)
 )
 
-// NewSurface checks o and builds the outbound surface; it makes no call
-// to Slack.
+// NewSurface checks o and builds the outbound surface, calling nothing.
 func NewSurface(o Options) (*Surface, error) {
 	var errs []error
 	if o.Credentials.BotToken == "" {
@@ -215,8 +203,7 @@ func NewSurface(o Options) (*Surface, error) {
 	return a, nil
 }
 
-// New builds the adapter's inbound half on s, taking clicks and commands
-// to svc; it makes no call to Slack.
+// New builds the inbound half on s, taking clicks and commands to svc.
 func New(s *Surface, svc Service) (*Adapter, error) {
 	if s == nil {
 		return nil, errors.New("slack: a Surface is required")
@@ -236,10 +223,8 @@ func (a *Adapter) Routes(mux *http.ServeMux) {
 }
 
 // Run takes interactions over Socket Mode when an app token is
-// configured, else only waits for ctx (the HTTP endpoints need no loop).
-// When ctx ends it stops taking work and waits for the work in flight.
-// It returns an error when Socket Mode cannot go on (the app token is
-// refused).
+// configured, else waits for ctx; then it waits for the work in flight.
+// It returns an error when Socket Mode refuses the app token.
 func (a *Adapter) Run(ctx context.Context) error {
 	defer a.Close()
 	if a.socketAPI == nil {

@@ -13,10 +13,8 @@ import (
 )
 
 // runSocket takes interactions and commands over Socket Mode until ctx
-// ends: every envelope is acked at once (within Slack's 3 s), with the
-// same ack the HTTP endpoint would answer, and the work runs after.
-// slack-go reconnects on its own; Run returns when the app token is
-// refused.
+// ends, acking each within Slack's 3 s as the HTTP endpoint would;
+// slack-go reconnects itself, and it returns when the app token is refused.
 func (a *Adapter) runSocket(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -17,9 +17,8 @@ import (
 	"approvalsbot/threads"
 )
 
-// Post puts a card at a target: a channel (slack:C…/G…), or a user
-// (slack:U…/W…) in a DM opened with conversations.open, with working
-// buttons. Under Thread it goes into that card's thread (a reasked card).
+// Post puts a card in a channel, or a user's DM (conversations.open), with
+// working buttons; under Thread (a reasked card), into that card's thread.
 func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.PostResult, error) {
 	if req.Card.Approval == nil {
 		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
@@ -46,8 +45,7 @@ func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 	return threads.PostResult{Channel: channel, Ref: ts, ThreadRef: threadTS}, nil
 }
 
-// Edit replaces a posted card (chat.update on the post's channel and ts)
-// with the card as the approval now stands.
+// Edit replaces a posted card (chat.update) with the card as it now stands.
 func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Post.Channel == "" || req.Post.Ref == "" {
 		return threads.Permanent(errors.New("edit card: the post has no Slack channel or ts"))
@@ -60,9 +58,8 @@ func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
 
-// Reply posts in the thread of a card: the backend's message, an outcome,
-// a re-check refusal, or an escalation that mentions people (<@U…>) and
-// groups (<!subteam^S…>), which notifies them.
+// Reply posts in a card's thread; an escalation's mentions (<@U…>,
+// <!subteam^S…>) notify.
 func (a *Surface) Reply(ctx context.Context, req threads.ReplyRequest) error {
 	if req.Root.Channel == "" || req.Root.Ref == "" {
 		return threads.Permanent(errors.New("reply: the card has no Slack channel or ts"))
@@ -86,14 +83,9 @@ func (a *Surface) Notice(ctx context.Context, req threads.NoticeRequest) error {
 }
 
 // Tell answers one person privately: through the interaction's
-// response_url (ephemeral) when the request holds one that still works,
-// else with chat.postEphemeral in the channel where they clicked.
-//
-// With a card, the clicked copy is first replaced with it through the
-// response_url, so the person sees the outcome on the card they clicked
-// at once; the other copies follow with chat.update at its pace. A
-// response_url that no longer takes it (30 minutes, five uses) leaves
-// that to chat.update too.
+// response_url while it works, else chat.postEphemeral where they
+// clicked. A card first replaces the clicked copy through the
+// response_url, so they see the outcome at once; chat.update does the rest.
 func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 	who := person{user: req.User, channel: req.Channel, reply: a.allowedReply(req.Reply)}
 	if req.Card != nil && who.reply != "" {
@@ -228,10 +220,8 @@ func (a *Surface) allowedReply(raw string) string {
 	return ""
 }
 
-// literal is a message that shows text exactly as it is: a rich_text
-// block (Slack's mrkdwn has no escape for * _ ~ and backticks, so text
-// from the backend or a person is never mrkdwn), with the text escaped
-// as the fallback notifications show.
+// literal is a message that shows text exactly as it is, in a rich_text
+// block, its escaped mrkdwn the fallback notifications show.
 func literal(text string) Message {
 	if text == "" {
 		return Message{}

@@ -19,9 +19,8 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(templates.Visible(s)), " ")
 }
 
-// urlEscaper percent-encodes what would end a <url|label> link early.
-// Links come from validated http(s) URLs; this keeps a stray character
-// from bending the markup.
+// urlEscaper percent-encodes what would end a <url|label> link early,
+// should a validated URL still hold it.
 var urlEscaper = strings.NewReplacer(
 	"|", "%7C", ">", "%3E", "<", "%3C", "(", "%28", ")", "%29",
 	" ", "%20", `"`, "%22", "`", "%60", "[", "%5B", "]", "%5D",

@@ -17,13 +17,10 @@ import (
 	"approvalsbot/threads"
 )
 
-// verified reads a request's body once, bounded, and checks Slack's
-// signature on exactly those bytes before anything is parsed: the
-// signing secret, the 5-minute window and a constant-time compare
-// (slack-go's SecretsVerifier), and that the same signed request was not
-// seen before by any replica (package replay). On failure it has
-// answered (401, 413, 415, or 503 when the store cannot say whether the
-// request is a replay) and returns false.
+// verified reads a request's body once, bounded, and before anything is
+// parsed checks Slack's signature on those bytes within the 5-minute
+// window (slack-go's SecretsVerifier) and that no replica saw it before
+// (package replay). On failure it has answered and returns false.
 func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	secret := a.secret
 	if secret == "" {
