@@ -8,7 +8,6 @@ import (
 
 	"approvalsbot/adapters/decidepage"
 	"approvalsbot/config"
-	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -57,13 +56,12 @@ func decisionLinks(links *decidepage.Links) threads.DecisionLinks {
 }
 
 // mountPage serves the decision page when links are made.
-func mountPage(mux *http.ServeMux, links *decidepage.Links, st store.Store, svc *threads.Service,
-	live *liveConfig, renderer *templates.Renderer, log *slog.Logger) error {
+func mountPage(mux *http.ServeMux, links *decidepage.Links, svc *threads.Service, renderer *templates.Renderer,
+	log *slog.Logger) error {
 	if links == nil {
 		return nil
 	}
-	h, err := decidepage.New(decidepage.Options{Links: links, Store: st, Service: svc, Tenants: live.tenants,
-		Renderer: renderer, Logger: log})
+	h, err := decidepage.New(decidepage.Options{Links: links, Service: svc, Renderer: renderer, Logger: log})
 	if err != nil {
 		return fmt.Errorf("the decision page: %w", err)
 	}

@@ -121,6 +121,49 @@ func (r Reason) String() string {
 	case FormNotShown:
 		return "The call's content could not be shown to you, so it cannot be approved here: " + r.Message
 
+	case PageNotFound:
+		return "Decision links look like /decide/… and come from the bot's escalation mail."
+	case PageMethod:
+		return "This page is read with GET and decided with its own form."
+	case PageStoreDown:
+		return "The bot cannot read its store just now; nothing was decided."
+	case PageBroken:
+		return "The page could not be shown; nothing was decided."
+	case LinkBroken:
+		return "The link is not one this bot made, or it was altered on its way (a mail client or scanner may have cut it). Open it from the mail again; nothing was decided."
+	case LinkNotServed:
+		return "This bot no longer serves the tenant this link is for."
+	case LinkNotMember:
+		return fmt.Sprintf("%s may no longer decide approvals in tenant %s, so this link decides nothing.", r.User, r.Tenant)
+	case LinkUnknown:
+		return "The bot no longer holds this approval; nothing can be decided here."
+	case FormNotForm:
+		return "The decision comes from the page's own form."
+	case FormTooLarge:
+		return fmt.Sprintf("The form was too large; a reason is at most %d characters.", r.Count)
+	case FormUnreadable:
+		return "The form could not be read; open the link again."
+	case MailOff:
+		return "Tenant " + r.Tenant + " no longer takes decisions by mail; decide in the console or in the chat thread."
+	case MailDenyOnly:
+		return "Tenant " + r.Tenant + " takes only denials by mail; approve in the console or in the chat thread."
+	case PageWaiting:
+		button := "Deny"
+		if r.Approve {
+			button = "Approve"
+		}
+		return "Waiting for a decision. Opening this page decided nothing: press " + button + " below to decide."
+	case PageWaitingShown:
+		return "Waiting for a decision. Opening this page decided nothing: the call's content is below, shown to you alone; press Approve to decide."
+	case PageInFlight:
+		return r.Message + "."
+	case LinkClosed:
+		return "This call is closed: " + r.Message + "."
+	case LinkChanged:
+		return fmt.Sprintf("The call changed since this link was sent: it is now revision %d, which was mailed to you with links of its own. This link no longer decides.", r.Count)
+	case LinkExpired:
+		return "This link expired at the deadline (" + r.At + " UTC); nothing can be decided with it."
+
 	case Sending:
 		return fmt.Sprintf("Sending your %s of %s to the job backend…", verb(r.Approve), r.Function)
 	case Recorded:
@@ -194,6 +237,24 @@ func (r Reason) String() string {
 			w += ", or on the decision page from an escalation mail's Approve link"
 		}
 		return "This call's content is too large to show in chat, so it cannot be approved here: decide it in " + w + ". Nothing was sent."
+	}
+	return ""
+}
+
+// Title heads a decision page that shows no call: a wrong address,
+// link or form, or a store that cannot be read; "" for other reasons.
+func (r Reason) Title() string {
+	switch r.Kind {
+	case PageNotFound, PageMethod:
+		return "No such page"
+	case LinkBroken, LinkNotServed, LinkNotMember:
+		return "This link does not work"
+	case LinkUnknown:
+		return "Approval not found"
+	case PageStoreDown:
+		return "Try again in a moment"
+	case FormNotForm, FormTooLarge, FormUnreadable, FormNotOwn:
+		return "Nothing was sent"
 	}
 	return ""
 }
@@ -335,6 +396,16 @@ func ArgumentsDigest(digest string, redacted bool) string {
 		return "digest " + digest + " · secrets are redacted"
 	}
 	return "digest " + digest
+}
+
+// ArgumentsNote heads the call's full arguments on the decision page:
+// the digest they match, and whether secrets were hidden from them.
+func ArgumentsNote(digest string, redacted bool) string {
+	note := "The call's full arguments, as the job backend holds them; they match the card's digest " + digest + "."
+	if redacted {
+		note += " Values that look like secrets are hidden."
+	}
+	return note
 }
 
 // ArgumentsPart heads each later part of arguments split over messages.

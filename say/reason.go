@@ -63,6 +63,28 @@ const (
 	FormLookupLimit  // the member's look-ups are over Count a minute; Seconds to wait
 	FormNotShown     // the content could not be shown (Message), so no Approve
 
+	// The decision page's own: its address, its link, its form, and what
+	// it says of the call (Title heads the pages that show no call).
+	PageNotFound     // the address is no decision link
+	PageMethod       // a method the page does not take
+	PageStoreDown    // the store cannot be read
+	PageBroken       // the page could not be rendered
+	LinkBroken       // the link is not one the bot made, or was altered
+	LinkNotServed    // the bot no longer serves the link's tenant
+	LinkNotMember    // User may no longer decide in Tenant
+	LinkUnknown      // the bot no longer holds the approval
+	FormNotForm      // a POST that is no form
+	FormTooLarge     // the form is too large; a reason is at most Count characters
+	FormUnreadable   // the form could not be read
+	MailOff          // Tenant takes no decisions by mail
+	MailDenyOnly     // Tenant takes only denials by mail
+	PageWaiting      // the call waits; Approve names the link's button
+	PageWaitingShown // the call waits, its content shown below
+	PageInFlight     // a decision is on its way (Message: the card's status)
+	LinkClosed       // the call is closed (Message: the card's status)
+	LinkChanged      // the call is now revision Count
+	LinkExpired      // the link expired at the deadline At (UTC)
+
 	// A decision recorded, and what the backend answered.
 	Sending        // Approve of Function is on its way
 	Recorded       // the backend recorded it

@@ -44,6 +44,9 @@ const (
 	// Approve asked to decide (Clicked.Reveal), then the Approve that
 	// decides it.
 	ClickReveal
+	// ClickView is the decision page opening a link (Link): what the
+	// page may show and offer (Clicked.Page). Nothing is recorded.
+	ClickView
 )
 
 // ClickRequest is one click a surface has verified.
@@ -61,6 +64,8 @@ type ClickRequest struct {
 	ReceivedAt time.Time
 	// ShownDigest is the decision page's (DecideRequest.ShownDigest).
 	ShownDigest string
+	// Link is the decision link a ClickView opens; nil for other clicks.
+	Link *PageLink
 }
 
 // Clicked is what became of a click.
@@ -90,6 +95,9 @@ type Clicked struct {
 	// Shown is what ClickShow and ClickReveal show; nil when nothing is
 	// (Reason says why).
 	Shown *Shown
+	// Page is what ClickView's page shows; nil when the link opens none
+	// (Reason says why).
+	Page *Page
 }
 
 // Dialog is what a decision's dialog says of the call it decides: the
@@ -143,6 +151,10 @@ func (s *Service) Click(ctx context.Context, req ClickRequest) Clicked {
 		return s.clickLadder(ForPerson(ctx), req)
 	case ClickShow, ClickReveal:
 		return s.clickShow(ctx, req)
+	case ClickView:
+		if req.Link != nil {
+			return s.clickView(ctx, req)
+		}
 	}
 	return Clicked{Reason: say.Reason{Kind: say.UnknownButton}}
 }

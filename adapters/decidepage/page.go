@@ -2,10 +2,12 @@
 // to: a member who was mailed can decide a call there without any chat.
 //
 // A link is a signed token (token.go) bound to the approval, its
-// revision, the member and the action, expiring at the deadline. Opening
-// it (GET) only shows: the card as the mail shows it, the approval's
-// state and whom the person acts as, so a mail scanner that opens every
-// link decides nothing. The decision is a POST from the page's own form,
+// revision, the member and the action, expiring at the deadline; the
+// page checks its signature and expiry, and threads.Click (ClickView)
+// all the rest: what the page may show and offer. Opening it (GET) only
+// shows: the card as the mail shows it, the approval's state and whom
+// the person acts as, so a mail scanner that opens every link decides
+// nothing. The decision is a POST from the page's own form,
 // checked by the same rules as a chat click (threads.Click: member,
 // role, self-approval, superseded revision, typed confirmation), recorded
 // before the page answers, and sent to the backend with via.surface
@@ -46,28 +48,19 @@ import (
 	"approvalsbot/approval"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
-	"approvalsbot/store"
 	"approvalsbot/templates"
-	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
 // Path is where the page is mounted: links are PublicURL + Path + token.
 const Path = "/decide/"
 
-// Store is what the page reads of the bot's state; store.Store satisfies
-// it.
-type Store interface {
-	ApprovalGet(ctx context.Context, id string) (*store.Approval, error)
-}
-
-// Service is what the page decides through; *threads.Service satisfies
-// it.
+// Service is what the page reads and decides through; *threads.Service
+// satisfies it.
 type Service interface {
-	// Click takes the page's decision, I'm looking and argument look-up
-	// as it takes a chat card's clicks.
+	// Click takes the page's view of a link, its decision, I'm looking
+	// and argument look-up as it takes a chat card's clicks.
 	Click(ctx context.Context, req threads.ClickRequest) threads.Clicked
-	Card(ctx context.Context, approvalID string, revision int) (threads.Card, error)
 	// Receive opens the receipt of a decision just received
 	// (threads.Receipt).
 	Receive() *threads.Receipt
@@ -113,13 +106,9 @@ func (l *Links) Links(req threads.LinkRequest) []threads.MailLink {
 // Options configure New.
 type Options struct {
 	Links   *Links  // required
-	Store   Store   // required
 	Service Service // required
-	// Tenants gives the configuration in force: a link's member must
-	// still be a member who may decide, and the tenant must still allow
-	// the link's action by mail. Required.
-	Tenants  func() map[string]*tenant.Tenant
-	Renderer *templates.Renderer // required
+	// Renderer renders the card threads builds. Required.
+	Renderer *templates.Renderer
 	// Now is the clock; nil uses time.Now.
 	Now func() time.Time
 	// Logger gets a line per decision and per refused link; nil discards.
@@ -129,9 +118,7 @@ type Options struct {
 // Handler serves the decision page and makes its links.
 type Handler struct {
 	signer  *Signer
-	store   Store
 	service Service
-	tenants func() map[string]*tenant.Tenant
 	render  *templates.Renderer
 	now     func() time.Time
 	log     *slog.Logger
@@ -140,11 +127,10 @@ type Handler struct {
 
 // New checks o and builds the handler.
 func New(o Options) (*Handler, error) {
-	if o.Links == nil || o.Store == nil || o.Service == nil || o.Tenants == nil || o.Renderer == nil {
-		return nil, errors.New("decidepage: Links, Store, Service, Tenants and Renderer are required")
+	if o.Links == nil || o.Service == nil || o.Renderer == nil {
+		return nil, errors.New("decidepage: Links, Service and Renderer are required")
 	}
-	h := &Handler{signer: o.Links.signer, store: o.Store, service: o.Service,
-		tenants: o.Tenants, render: o.Renderer, now: o.Now, log: o.Logger}
+	h := &Handler{signer: o.Links.signer, service: o.Service, render: o.Renderer, now: o.Now, log: o.Logger}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -181,7 +167,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	secure(w)
 	token, ok := strings.CutPrefix(r.URL.Path, Path)
 	if !ok || token == "" || strings.Contains(token, "/") {
-		h.page(w, http.StatusNotFound, view{Title: sayNoPage, Lead: sayNoPageLead})
+		h.page(w, http.StatusNotFound, titled(say.Reason{Kind: say.PageNotFound}))
 		return
 	}
 	switch r.Method {
@@ -191,65 +177,75 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.decide(w, r, token)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
-		h.page(w, http.StatusMethodNotAllowed, view{Title: sayNoPage, Lead: "This page is read with GET and decided with its own form."})
+		h.page(w, http.StatusMethodNotAllowed, titled(say.Reason{Kind: say.PageMethod}))
 	}
 }
 
-// link is a checked link: its claims, the tenant and member as
-// configured now, and the approval as it stands.
+// titled is the page of a reason that shows no call.
+func titled(why say.Reason) view { return view{Title: why.Title(), Lead: why.String()} }
+
+// link is a link whose signature checked, and what threads says its
+// page shows.
 type link struct {
 	token  string
 	claims Claims
-	tenant *tenant.Tenant
-	member tenant.Member
-	row    *store.Approval
-	// expiredAt is the deadline the link expires at: the link's, or the
-	// approval's own when that comes first.
-	expiredAt time.Time
+	// expired: past the link's own expiry.
+	expired bool
+	page    *threads.Page
 }
 
-// open checks the token and reads what it names. When it cannot be
-// acted on it writes the page that says why and returns nil. An expired
-// link is not refused here: the caller shows the state without a form.
-func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string) (*link, error) {
+// open checks the token and asks threads what its page shows (sending:
+// without the card, which a POST that decides does not show). When the
+// link opens no page it writes the page that says why and returns nil.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string, sending bool) *link {
 	c, err := h.signer.Verify(token, h.now())
 	if errors.Is(err, ErrMalformed) {
 		h.log.Info("decision link refused", "reason", "malformed or altered", "remote", r.RemoteAddr)
-		h.page(w, http.StatusForbidden, view{Title: sayBadLink, Lead: sayBadLinkLead})
-		return nil, err
+		h.page(w, http.StatusForbidden, titled(say.Reason{Kind: say.LinkBroken}))
+		return nil
 	}
-	expired := errors.Is(err, ErrExpired)
-	t, ok := h.tenants()[c.Tenant]
-	if !ok || t == nil {
-		h.page(w, http.StatusForbidden, view{Title: sayBadLink, Lead: "This bot no longer serves the tenant this link is for."})
-		return nil, errors.New("unknown tenant")
+	l := &link{token: token, claims: c, expired: errors.Is(err, ErrExpired)}
+	out := h.service.Click(r.Context(), l.viewing(sending))
+	if out.Page == nil {
+		h.page(w, notOpened(out), titled(out.Reason))
+		return nil
 	}
-	m, ok := t.MemberByUser(c.Member)
-	if !ok || !m.Role.CanDecide() || m.Email == "" {
-		h.page(w, http.StatusForbidden, view{Title: sayBadLink,
-			Lead: fmt.Sprintf("%s may no longer decide approvals in tenant %s, so this link decides nothing.", c.Member, c.Tenant)})
-		return nil, errors.New("not a member who may decide")
+	l.page = out.Page
+	return l
+}
+
+// viewing is the click that opens the link's page.
+func (l *link) viewing(sending bool) threads.ClickRequest {
+	kind := templates.ActionDeny
+	if l.claims.Action == ActionApprove {
+		kind = templates.ActionApprove
 	}
-	row, err := h.store.ApprovalGet(r.Context(), c.ApprovalID)
+	return threads.ClickRequest{Do: threads.ClickView,
+		Action: templates.Action{Kind: kind, ApprovalID: l.claims.ApprovalID, Revision: l.claims.Revision},
+		Link: &threads.PageLink{Tenant: l.claims.Tenant, Member: l.claims.Member, Expires: l.claims.Expires,
+			Expired: l.expired, Sending: sending}}
+}
+
+// notOpened is the status of a link that opens no page.
+func notOpened(out threads.Clicked) int {
 	switch {
-	case errors.Is(err, store.ErrNotFound), err == nil && (row.Tenant != c.Tenant || row.Pruned()):
-		h.page(w, http.StatusNotFound, view{Title: "Approval not found", Lead: "The bot no longer holds this approval; nothing can be decided here."})
-		return nil, store.ErrNotFound
-	case err != nil:
-		h.log.Error("decision page: read the approval", "approval_id", c.ApprovalID, "err", err.Error())
-		h.page(w, http.StatusServiceUnavailable, view{Title: sayUnavailable, Lead: sayUnavailableLead})
-		return nil, err
+	case out.Retry:
+		return http.StatusServiceUnavailable
+	case out.Reason.Kind == say.LinkUnknown:
+		return http.StatusNotFound
 	}
-	l := &link{token: token, claims: c, tenant: t, member: m, row: row, expiredAt: c.Expires}
-	if !row.DeadlineAt.IsZero() && row.DeadlineAt.Before(c.Expires) && !h.now().Before(row.DeadlineAt) {
-		// The approval's own deadline came first: the link is no longer
-		// live, even before the deadline's tick closes the approval.
-		expired, l.expiredAt = true, row.DeadlineAt
+	return http.StatusForbidden
+}
+
+// again is the link's page read afresh, after a click that recorded
+// nothing: the card as it stands now.
+func (h *Handler) again(ctx context.Context, l *link) (view, int) {
+	out := h.service.Click(ctx, l.viewing(false))
+	if out.Page == nil {
+		return titled(out.Reason), notOpened(out)
 	}
-	if expired {
-		return l, ErrExpired
-	}
-	return l, nil
+	l.page = out.Page
+	return h.view(ctx, l)
 }
 
 // show answers a GET: it never decides, and it looks nothing up at the
@@ -257,11 +253,11 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string) (*l
 // shows first (view). The full arguments are the page's own form's
 // (showArguments); a query string asks nothing.
 func (h *Handler) show(w http.ResponseWriter, r *http.Request, token string) {
-	l, err := h.open(w, r, token)
+	l := h.open(w, r, token, false)
 	if l == nil {
 		return
 	}
-	v, status := h.view(r.Context(), l, err)
+	v, status := h.view(r.Context(), l)
 	h.page(w, status, v)
 }
 
@@ -269,16 +265,16 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request, token string) {
 // arguments: the page again, with the call's full arguments looked up at
 // the backend as the link's member and checked against the card's
 // digest, as Show all arguments and Show details answer in chat. Only
-// while the link is live and the page offers the form, only to a member
+// while the link decides and the page offers the form, only to a member
 // with the content permission, and within the member's limit.
-func (h *Handler) showArguments(w http.ResponseWriter, r *http.Request, l *link, linkErr error) {
-	v, status := h.view(r.Context(), l, linkErr)
+func (h *Handler) showArguments(w http.ResponseWriter, r *http.Request, l *link) {
+	v, status := h.view(r.Context(), l)
 	switch {
-	case !decides(l, linkErr):
+	case !l.page.Decides:
 		// Closed, changed, expired, in flight or not allowed: the page
 		// says which, and asks the backend nothing.
-	case !l.member.Content:
-		v.Lead = say.Reason{Kind: say.FormNoContent, Tenant: l.claims.Tenant, User: l.member.User}.String()
+	case !l.page.Content:
+		v.Lead = say.Reason{Kind: say.FormNoContent, Tenant: l.claims.Tenant, User: l.page.User}.String()
 		status = http.StatusForbidden
 	case v.ArgumentsForm != "": // offered only where the page shows no arguments yet
 		v.Arguments = h.arguments(r.Context(), l)
@@ -292,7 +288,7 @@ func (h *Handler) showArguments(w http.ResponseWriter, r *http.Request, l *link,
 // arguments is what the backend shows the link's member of the call,
 // looked up only within the member's limit.
 func (h *Handler) arguments(ctx context.Context, l *link) *shown {
-	if wait := h.lookups.take(l.claims.Tenant+"\x00"+l.member.User, h.now()); wait > 0 {
+	if wait := h.lookups.take(l.claims.Tenant+"\x00"+l.page.User, h.now()); wait > 0 {
 		secs := int64((wait + time.Second - 1) / time.Second)
 		h.log.Info("decision page: argument look-up over the member's limit", "tenant", l.claims.Tenant,
 			"approval_id", l.claims.ApprovalID, "member", l.claims.Member)
@@ -308,11 +304,7 @@ func (h *Handler) arguments(ctx context.Context, l *link) *shown {
 		return &shown{Refusal: out.Reason.String()}
 	}
 	res := out.Shown.Arguments
-	note := "The call's full arguments, as the job backend holds them; they match the card's digest " + res.Digest + "."
-	if res.Redacted {
-		note += " Values that look like secrets are hidden."
-	}
-	return &shown{JSON: res.Text(), Note: note, Digest: res.Digest}
+	return &shown{JSON: res.Text(), Note: say.ArgumentsNote(res.Digest, res.Redacted), Digest: res.Digest}
 }
 
 // shown is the arguments part of a page: the arguments (and a
@@ -324,49 +316,30 @@ type shown struct {
 	RetryAfter                  time.Duration
 }
 
-// view is the page for a link as things stand: the card, the state, and
-// the form when the link may still decide.
-func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) {
-	if !live(l, linkErr) {
-		return h.outcome(ctx, l, linkErr)
+// view lays out the page threads gave for the link: the card, the state,
+// and the forms it offers.
+func (h *Handler) view(ctx context.Context, l *link) (view, int) {
+	p, c := l.page, l.claims
+	v := view{Title: p.Title, Lead: p.Lead.String(), ActAs: p.User + " (" + p.Email + ")", Action: c.Action}
+	if p.Card != nil {
+		v.Card = h.render.CardHTML(*p.Card)
 	}
-	c := l.claims
-	v := view{ActAs: actAs(l.member), Action: c.Action}
-	card, err := h.service.Card(ctx, c.ApprovalID, c.Revision)
-	if err != nil {
-		h.log.Error("decision page: read the card", "approval_id", c.ApprovalID, "err", err.Error())
-		return view{Title: sayUnavailable, Lead: sayUnavailableLead}, http.StatusServiceUnavailable
-	}
-	// The card as the mail shows it: its ladder's mail recipients
-	// counted, not named.
-	in := card.MailInput()
-	// The page answers this member alone: the digest shows only to a
-	// member who holds the content permission.
-	in.ContentHolder = l.member.Content
-	built := templates.Build(in)
-	v.Card = h.render.CardHTML(built)
-	v.Title = card.Approval.Call.Function
-	if len(l.row.Deciding) > 0 {
-		v.Lead = built.Status + "."
+	switch p.Lead.Kind {
+	case say.LinkChanged, say.LinkExpired:
+		return v, http.StatusGone
+	case say.PageInFlight:
 		v.Refresh = true
+	case say.MailOff, say.MailDenyOnly, say.FormPrivateChat:
+		return v, http.StatusForbidden
+	}
+	if !p.Form {
 		return v, http.StatusOK
 	}
-	if why := allowed(l.tenant, c.Action); why != "" {
-		v.Lead = why
-		return v, http.StatusForbidden
-	}
-	v.Lead = fmt.Sprintf("Waiting for a decision. Opening this page decided nothing: press %s below to decide.",
-		buttonWord(c.Action))
-	if card.Approval.DecidedByContentHolders() && !l.member.Content {
-		v.Lead = say.Reason{Kind: say.FormPrivateChat, Tenant: c.Tenant, User: l.member.User}.String()
-		return v, http.StatusForbidden
-	}
 	v.Form = &form{Check: h.signer.FormCheck(l.token), Approve: c.Action == ActionApprove, ReasonMax: threads.MaxComment}
-	if v.Form.Approve && l.member.Content && card.Approval.ContentRestricted() {
-		// A content holder never approves blind: the page shows them the
-		// call (its arguments, a changeset's files and patch), checked
-		// against the approval's digests, and its Approve carries the
-		// digest shown. Without it, no Approve.
+	if p.ShowFirst {
+		// The page shows the call (its arguments, a changeset's files
+		// and patch), checked against the approval's digests, and its
+		// Approve carries the digest shown. Without it, no Approve.
 		v.Arguments = h.arguments(ctx, l)
 		if v.Arguments.Refusal != "" {
 			v.Lead = say.Reason{Kind: say.FormNotShown, Message: v.Arguments.Refusal}.String()
@@ -377,53 +350,12 @@ func (h *Handler) view(ctx context.Context, l *link, linkErr error) (view, int) 
 			return v, http.StatusOK
 		}
 		v.Form.Shown = v.Arguments.Digest
-		v.Lead = "Waiting for a decision. Opening this page decided nothing: the call's content is below, shown to you alone; press Approve to decide."
 	}
-	v.Look = &lookForm{Check: v.Form.Check, Pause: ladder.FormatDuration(card.Frozen.Plan.Pause())}
-	if l.member.Content && v.Arguments == nil {
+	v.Look = &lookForm{Check: v.Form.Check, Pause: ladder.FormatDuration(p.Pause)}
+	if p.Content && v.Arguments == nil {
 		v.ArgumentsForm = v.Form.Check
 	}
 	return v, http.StatusOK
-}
-
-// live reports whether the link still stands for a call that waits: the
-// approval is not closed, the link's revision is its latest, and the
-// deadline has not passed. Only a live link's page shows the card, a
-// form or arguments.
-func live(l *link, linkErr error) bool {
-	return !approval.State(l.row.State).Final() && l.claims.Revision >= l.row.Revision && !errors.Is(linkErr, ErrExpired)
-}
-
-// outcome is the page of a link that is no longer live: how the call
-// ended, or why the link no longer works, and nothing else (no card, no
-// form, no arguments). It reads only the store: the approval's last
-// card, for the words of its outcome.
-func (h *Handler) outcome(ctx context.Context, l *link, linkErr error) (view, int) {
-	c := l.claims
-	v := view{Title: l.row.Function, ActAs: actAs(l.member), Action: c.Action}
-	switch {
-	case approval.State(l.row.State).Final():
-		// How it ended is on the last revision's card, whichever revision
-		// the link was for.
-		card, err := h.service.Card(ctx, c.ApprovalID, l.row.Revision)
-		if err != nil && l.row.Revision != c.Revision {
-			card, err = h.service.Card(ctx, c.ApprovalID, c.Revision)
-		}
-		if err != nil {
-			h.log.Error("decision page: read the card", "approval_id", c.ApprovalID, "err", err.Error())
-			return view{Title: sayUnavailable, Lead: sayUnavailableLead}, http.StatusServiceUnavailable
-		}
-		in := card.MailInput()
-		in.ContentHolder = l.member.Content
-		v.Lead = "This call is closed: " + templates.Build(in).Status + "."
-		return v, http.StatusOK
-	case c.Revision < l.row.Revision:
-		v.Lead = fmt.Sprintf("The call changed since this link was sent: it is now revision %d, which was mailed to you with links of its own. This link no longer decides.", l.row.Revision)
-		return v, http.StatusGone
-	default:
-		v.Lead = "This link expired at the deadline (" + l.expiredAt.UTC().Format(time.DateTime) + " UTC); nothing can be decided with it."
-		return v, http.StatusGone
-	}
 }
 
 // decide answers a POST from the page's form: it records the decision
@@ -432,41 +364,42 @@ func (h *Handler) outcome(ctx context.Context, l *link, linkErr error) (view, in
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if mt := r.Header.Get("Content-Type"); !strings.HasPrefix(mt, "application/x-www-form-urlencoded") {
-		h.page(w, http.StatusUnsupportedMediaType, view{Title: sayBadForm, Lead: "The decision comes from the page's own form."})
+		h.page(w, http.StatusUnsupportedMediaType, titled(say.Reason{Kind: say.FormNotForm}))
 		return
 	}
 	if err := r.ParseForm(); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			h.page(w, http.StatusRequestEntityTooLarge, view{Title: sayBadForm, Lead: fmt.Sprintf("The form was too large; a reason is at most %d characters.", threads.MaxComment)})
+			h.page(w, http.StatusRequestEntityTooLarge, titled(say.Reason{Kind: say.FormTooLarge, Count: threads.MaxComment}))
 			return
 		}
-		h.page(w, http.StatusBadRequest, view{Title: sayBadForm, Lead: "The form could not be read; open the link again."})
-		return
-	}
-	l, err := h.open(w, r, token)
-	if l == nil {
+		h.page(w, http.StatusBadRequest, titled(say.Reason{Kind: say.FormUnreadable}))
 		return
 	}
 	fromForm := h.signer.CheckForm(token, r.PostForm.Get("check"))
-	if fromForm && r.PostForm.Get("action") == actionLook {
-		h.look(w, r, l, err)
+	action := r.PostForm.Get("action")
+	l := h.open(w, r, token, !fromForm || action != actionArguments)
+	if l == nil {
 		return
 	}
-	if fromForm && r.PostForm.Get("action") == actionArguments {
-		h.showArguments(w, r, l, err)
+	if fromForm && action == actionLook {
+		h.look(w, r, l)
 		return
 	}
-	if !fromForm || r.PostForm.Get("action") != l.claims.Action {
+	if fromForm && action == actionArguments {
+		h.showArguments(w, r, l)
+		return
+	}
+	if !fromForm || action != l.claims.Action {
 		h.log.Info("decision page: a POST not from the page's form", "approval_id", l.claims.ApprovalID, "member", l.claims.Member)
-		h.page(w, http.StatusForbidden, view{Title: sayBadForm, Lead: say.FormNotOwn.Text()})
+		h.page(w, http.StatusForbidden, titled(say.Reason{Kind: say.FormNotOwn}))
 		return
 	}
-	if !decides(l, err) {
+	if !l.page.Decides {
 		// Closed, changed, expired, in flight or not allowed: the page
-		// says which, and nothing is sent. (Only then is the card read and
-		// rendered: a decision goes to threads without that work.)
-		v, status := h.view(r.Context(), l, err)
+		// says which, and nothing is sent. (Only then did threads build
+		// the card: a decision goes to threads without that work.)
+		v, status := h.view(r.Context(), l)
 		h.page(w, status, v)
 		return
 	}
@@ -475,9 +408,11 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		reason = ""
 	}
 	if utf8.RuneCountInString(reason) > threads.MaxComment {
-		v, _ := h.view(r.Context(), l, nil)
+		v, _ := h.again(r.Context(), l)
 		v.Lead = say.Reason{Kind: say.FormTooLong, Count: threads.MaxComment}.String()
-		v.Form.Reason = reason
+		if v.Form != nil {
+			v.Form.Reason = reason
+		}
 		h.page(w, http.StatusUnprocessableEntity, v)
 		return
 	}
@@ -500,7 +435,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	switch {
 	case res.Retry:
 		log.Error("decision page: record a decision", "why", res.Reason.String())
-		v, _ := h.view(context.WithoutCancel(r.Context()), l, nil)
+		v, _ := h.again(context.WithoutCancel(r.Context()), l)
 		v.Lead = say.FormNotRecorded.Text()
 		if v.Form != nil {
 			v.Form.Reason = reason
@@ -510,11 +445,11 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		// Nothing was recorded: the form did not carry the content it
 		// showed. The page shows it now, with the Approve that decides.
 		log.Info("decision page: approval of a restricted call not shown first")
-		v, status := h.view(r.Context(), l, nil)
+		v, status := h.again(r.Context(), l)
 		h.page(w, status, v)
 	case !res.Sent:
 		log.Info("decision page: decision refused", "why", res.Reason.String())
-		v, _ := h.view(r.Context(), l, nil)
+		v, _ := h.again(r.Context(), l)
 		v.Lead, v.Form, v.Look, v.ArgumentsForm = res.Reason.String(), nil, nil, ""
 		h.page(w, http.StatusConflict, v)
 	default:
@@ -549,13 +484,11 @@ const actionArguments = "arguments"
 
 // look answers a POST of the page's I'm looking: recorded through
 // threads before the page answers, then the page again, which shows who
-// is looking on its card. It records nothing where the page would show
-// no form (closed, changed, expired, in flight, not allowed).
-func (h *Handler) look(w http.ResponseWriter, r *http.Request, l *link, linkErr error) {
-	if !decides(l, linkErr) {
-		// As for a decision: the card is read and rendered only to say
-		// why not.
-		v, status := h.view(r.Context(), l, linkErr)
+// is looking on its card. It records nothing where the link does not
+// decide (closed, changed, expired, in flight, not allowed).
+func (h *Handler) look(w http.ResponseWriter, r *http.Request, l *link) {
+	if !l.page.Decides {
+		v, status := h.view(r.Context(), l)
 		h.page(w, status, v)
 		return
 	}
@@ -565,12 +498,12 @@ func (h *Handler) look(w http.ResponseWriter, r *http.Request, l *link, linkErr 
 	switch {
 	case res.Retry:
 		log.Error("decision page: record an acknowledgement", "why", res.Reason.String())
-		v, _ := h.view(context.WithoutCancel(r.Context()), l, nil)
+		v, _ := h.again(context.WithoutCancel(r.Context()), l)
 		v.Lead = say.FormNotLooking.Text()
 		h.page(w, http.StatusServiceUnavailable, v)
 	case !res.Sent:
 		log.Info("decision page: acknowledgement refused", "why", res.Reason.String())
-		v, _ := h.view(r.Context(), l, nil)
+		v, _ := h.again(r.Context(), l)
 		v.Lead, v.Look = res.Reason.String(), nil
 		h.page(w, http.StatusConflict, v)
 	default:
@@ -584,50 +517,8 @@ func (h *Handler) look(w http.ResponseWriter, r *http.Request, l *link, linkErr 
 // on the decision page.
 func (l *link) click(do threads.ClickDo, kind templates.ActionKind) threads.ClickRequest {
 	return threads.ClickRequest{Do: do, Action: templates.Action{Kind: kind, ApprovalID: l.claims.ApprovalID, Revision: l.claims.Revision},
-		Person: threads.Person{Surface: threads.SurfaceEmail, User: l.member.Email}}
+		Person: threads.Person{Surface: threads.SurfaceEmail, User: l.page.Email}}
 }
-
-// decides reports whether the link may decide now: the call waits on
-// the link's revision, the link has not expired, no decision is on its
-// way, and the tenant allows the link's action by mail. view words each
-// case where it may not, and offers the form only where it may.
-func decides(l *link, linkErr error) bool {
-	return live(l, linkErr) && len(l.row.Deciding) == 0 && allowed(l.tenant, l.claims.Action) == ""
-}
-
-// allowed says why the tenant as configured now does not let this link
-// decide, or "".
-func allowed(t *tenant.Tenant, action string) string {
-	switch {
-	case !t.MailDecides(false):
-		return "Tenant " + t.ID + " no longer takes decisions by mail; decide in the console or in the chat thread."
-	case !t.MailDecides(action == ActionApprove):
-		return "Tenant " + t.ID + " takes only denials by mail; approve in the console or in the chat thread."
-	}
-	return ""
-}
-
-func actAs(m tenant.Member) string {
-	return m.User + " (" + m.Email + ")"
-}
-
-func buttonWord(action string) string {
-	if action == ActionApprove {
-		return "Approve"
-	}
-	return "Deny"
-}
-
-// Sentences of the pages that show no card.
-const (
-	sayNoPage          = "No such page"
-	sayNoPageLead      = "Decision links look like /decide/… and come from the bot's escalation mail."
-	sayBadLink         = "This link does not work"
-	sayBadLinkLead     = "The link is not one this bot made, or it was altered on its way (a mail client or scanner may have cut it). Open it from the mail again; nothing was decided."
-	sayBadForm         = "Nothing was sent"
-	sayUnavailable     = "Try again in a moment"
-	sayUnavailableLead = "The bot cannot read its store just now; nothing was decided."
-)
 
 // view is what one page shows.
 type view struct {
@@ -680,7 +571,7 @@ func (h *Handler) page(w http.ResponseWriter, status int, v view) {
 		h.log.Error("decision page: render", "err", err.Error())
 		status = http.StatusInternalServerError
 		b.Reset()
-		b.WriteString("<!DOCTYPE html><title>Error</title><p>The page could not be shown; nothing was decided.</p>")
+		b.WriteString("<!DOCTYPE html><title>Error</title><p>" + say.PageBroken.Text() + "</p>")
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if v.Arguments != nil && v.Arguments.RetryAfter > 0 { // over the member's look-up limit

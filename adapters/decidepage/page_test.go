@@ -161,8 +161,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	if ps.service != nil {
 		service = ps.service(svc)
 	}
-	h, err := decidepage.New(decidepage.Options{Links: links, Store: st, Service: service,
-		Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants }, Renderer: r, Now: clock.Now})
+	h, err := decidepage.New(decidepage.Options{Links: links, Service: service, Renderer: r, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

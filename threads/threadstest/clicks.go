@@ -70,10 +70,13 @@ func NewStall(c Clicker) *Stall {
 	return &Stall{Clicker: c, entered: make(chan struct{}), release: make(chan struct{})}
 }
 
-// Click waits for Release (the first call only), then passes the call on.
+// Click waits for Release (the first call but a page's view, which
+// records nothing), then passes the call on.
 func (s *Stall) Click(ctx context.Context, req threads.ClickRequest) threads.Clicked {
 	first := false
-	s.in.Do(func() { first = true; close(s.entered) })
+	if req.Do != threads.ClickView {
+		s.in.Do(func() { first = true; close(s.entered) })
+	}
 	if first {
 		<-s.release
 	}

@@ -1,0 +1,172 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/say"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+	"approvalsbot/tenant"
+)
+
+// PageLink is what a decision link names beside its Action's approval,
+// revision and decision. The page checked its signature and expiry; the
+// rest is judged here against the approval as it stands.
+type PageLink struct {
+	Tenant  string    // the tenant the link was signed for
+	Member  string    // the member's user id
+	Expires time.Time // the link's own expiry
+	Expired bool      // the page found the link past Expires
+	// Sending: the page sends the link's decision or I'm looking on when
+	// the link decides; no card is built then.
+	Sending bool
+}
+
+// Page is what the decision page may show of a link, to its member.
+type Page struct {
+	// User and Email name the member as configured now; the page's
+	// clicks are theirs, on SurfaceEmail.
+	User, Email string
+	// Content: the member holds the content permission.
+	Content bool
+	// Title is the call's function, as the backend gave it.
+	Title string
+	// Lead is what the page says on top: how the call stands, or why it
+	// offers no decision.
+	Lead say.Reason
+	// Card is the card as the mail shows it, to this member; nil where
+	// the page shows none (closed, changed, expired) or Sending.
+	Card *templates.Card
+	// Decides: the call waits on the link's revision, the link has not
+	// expired, no decision is on its way, and the tenant takes the link's
+	// action by mail. Only then does the page send a POST on.
+	Decides bool
+	// Form: the page offers the decision and I'm looking, which holds
+	// the ladder for Pause; not to a member who may not decide a private
+	// chat's call.
+	Form  bool
+	Pause time.Duration
+	// ShowFirst: a content holder's Approve of a restricted call, which
+	// the page shows them first; its Approve carries the digest shown.
+	ShowFirst bool
+}
+
+// clickView reads the link's tenant and member as configured now, the
+// approval, and the revision whose card the page shows, once each.
+func (s *Service) clickView(ctx context.Context, req ClickRequest) Clicked {
+	l, act := req.Link, req.Action
+	t, ok := s.tenants.Tenant(l.Tenant)
+	if !ok || t == nil {
+		return Clicked{Reason: say.Reason{Kind: say.LinkNotServed}}
+	}
+	m, ok := t.MemberByUser(l.Member)
+	if !ok || !m.Role.CanDecide() || m.Email == "" {
+		return Clicked{Reason: say.Reason{Kind: say.LinkNotMember, User: l.Member, Tenant: l.Tenant}}
+	}
+	row, err := s.store.ApprovalGet(ctx, act.ApprovalID)
+	switch {
+	case errors.Is(err, store.ErrNotFound), err == nil && (row.Tenant != l.Tenant || row.Pruned()):
+		return Clicked{Reason: say.Reason{Kind: say.LinkUnknown}}
+	case err != nil:
+		s.log.Error("decision page: read the approval", "approval_id", act.ApprovalID, "err", err.Error())
+		return Clicked{Retry: true, Reason: say.Reason{Kind: say.PageStoreDown}}
+	}
+	p := &Page{User: m.User, Email: m.Email, Content: m.Content, Title: row.Function}
+	expired, expiredAt := l.Expired, l.Expires
+	if !row.DeadlineAt.IsZero() && row.DeadlineAt.Before(l.Expires) && !s.clock.Now().Before(row.DeadlineAt) {
+		// The approval's own deadline came first, even before its tick
+		// closes the approval.
+		expired, expiredAt = true, row.DeadlineAt
+	}
+	switch {
+	case approval.State(row.State).Final():
+		// How it ended is on the last revision's card, whichever
+		// revision the link was for.
+		_, card, err := s.pageCard(ctx, row, row.Revision, m)
+		if err != nil && row.Revision != act.Revision {
+			_, card, err = s.pageCard(ctx, row, act.Revision, m)
+		}
+		if err != nil {
+			return s.cardUnread(row, err)
+		}
+		p.Lead = say.Reason{Kind: say.LinkClosed, Message: card.Status}
+	case act.Revision < row.Revision:
+		p.Lead = say.Reason{Kind: say.LinkChanged, Count: row.Revision}
+	case expired:
+		p.Lead = say.Reason{Kind: say.LinkExpired, At: expiredAt.UTC().Format(time.DateTime)}
+	default:
+		return s.livePage(ctx, req, row, t, m, p)
+	}
+	return Clicked{Tenant: row.Tenant, Page: p}
+}
+
+// livePage is the page of a link whose call waits on its revision.
+func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.Approval, t *tenant.Tenant,
+	m tenant.Member, p *Page) Clicked {
+	approve := req.approves()
+	var mail say.Reason
+	switch {
+	case !t.MailDecides(false):
+		mail = say.Reason{Kind: say.MailOff, Tenant: t.ID}
+	case !t.MailDecides(approve):
+		mail = say.Reason{Kind: say.MailDenyOnly, Tenant: t.ID}
+	}
+	p.Decides = len(row.Deciding) == 0 && mail.IsZero()
+	if p.Decides && req.Link.Sending {
+		return Clicked{Tenant: row.Tenant, Page: p}
+	}
+	c, card, err := s.pageCard(ctx, row, req.Action.Revision, m)
+	if err != nil {
+		return s.cardUnread(row, err)
+	}
+	p.Card, p.Title = card, c.Approval.Call.Function
+	switch {
+	case len(row.Deciding) > 0:
+		p.Lead = say.Reason{Kind: say.PageInFlight, Message: card.Status}
+	case !mail.IsZero():
+		p.Lead = mail
+	case c.Approval.DecidedByContentHolders() && !m.Content:
+		p.Lead = say.Reason{Kind: say.FormPrivateChat, Tenant: req.Link.Tenant, User: m.User}
+	default:
+		p.Form, p.Pause = true, c.Frozen.Plan.Pause()
+		// A content holder never approves blind.
+		p.ShowFirst = approve && m.Content && c.Approval.ContentRestricted()
+		p.Lead = say.Reason{Kind: say.PageWaiting, Approve: approve}
+		if p.ShowFirst {
+			p.Lead = say.Reason{Kind: say.PageWaitingShown}
+		}
+	}
+	return Clicked{Tenant: row.Tenant, Page: p}
+}
+
+// pageCard is the card of revision as the mail shows it, the approval
+// standing as row says, built for member m: the digest shows only to a
+// content holder.
+func (s *Service) pageCard(ctx context.Context, row *store.Approval, revision int, m tenant.Member) (Card, *templates.Card, error) {
+	rev, err := s.store.RevisionGet(ctx, row.ID, revision)
+	if err != nil {
+		return Card{}, nil, fmt.Errorf("read revision %d: %w", revision, err)
+	}
+	var a approval.Approval
+	if err := json.Unmarshal(rev.Body, &a); err != nil {
+		return Card{}, nil, fmt.Errorf("decode revision %d: %w", revision, err)
+	}
+	c, err := cardOf(row, &a, s.clock.Now())
+	if err != nil {
+		return Card{}, nil, err
+	}
+	in := c.MailInput()
+	in.ContentHolder = m.Content
+	built := templates.Build(in)
+	return c, &built, nil
+}
+
+func (s *Service) cardUnread(row *store.Approval, err error) Clicked {
+	s.log.Error("decision page: read the card", "approval_id", row.ID, "err", err.Error())
+	return Clicked{Tenant: row.Tenant, Retry: true, Reason: say.Reason{Kind: say.PageStoreDown}}
+}
