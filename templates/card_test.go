@@ -351,16 +351,7 @@ func TestArguments(t *testing.T) {
 // is left out and what was not compared said per argument.
 func TestRoles(t *testing.T) {
 	r := newRenderer(t)
-	a := templatestest.Synthetic()
-	var vals []approval.RoleValue
-	for i := range 25 {
-		vals = append(vals, approval.RoleValue{Value: fmt.Sprintf("u%d@example.invalid", i), Origin: approval.OriginTenantRecord})
-	}
-	vals[3].OutOfScope, vals[3].Origin = true, approval.OriginJobRead
-	a.Roles = []approval.Role{
-		{Argument: "to", Role: approval.RoleRecipient, Values: vals, LeftOut: 5},
-		{Argument: "cc", Role: approval.RoleRecipient, Values: vals[:2], NotCompared: true},
-	}
+	a := templatestest.WithRoles()
 	c := templates.Build(templates.Input{Approval: a})
 	if n := len(c.Roles.Rows); n != templates.RoleRowsMax {
 		t.Fatalf("%d rows, want %d", n, templates.RoleRowsMax)

@@ -28,33 +28,31 @@ func TestHugeIsHuge(t *testing.T) {
 // their adapters' TestLimits).
 func TestLimits(t *testing.T) {
 	r := newRenderer(t)
-	for name, a := range templatestest.Limited(t) {
-		for _, state := range templates.PreviewStates() {
-			t.Run(name+"/"+state, func(t *testing.T) {
-				c := templatestest.Card(t, a, state)
-				if len(c.Flags) > 3*templates.ListMax || len(c.Reasons) > templates.ListMax+1 {
-					t.Errorf("%d flags, %d reasons: lists are not bounded", len(c.Flags), len(c.Reasons))
+	for _, tt := range templatestest.LimitCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			c := tt.Card
+			if len(c.Flags) > 3*templates.ListMax || len(c.Reasons) > templates.ListMax+1 {
+				t.Errorf("%d flags, %d reasons: lists are not bounded", len(c.Flags), len(c.Reasons))
+			}
+			e := r.Email(c)
+			txt := r.Text(c)
+			for surface, s := range map[string]string{"email text": e.Text, "text": txt, "email html": e.HTML} {
+				if len(s) > 64<<10 {
+					t.Errorf("%s is %d bytes: the card's own bounds failed", surface, len(s))
 				}
-				e := r.Email(c)
-				txt := r.Text(c)
-				for surface, s := range map[string]string{"email text": e.Text, "text": txt, "email html": e.HTML} {
-					if len(s) > 64<<10 {
-						t.Errorf("%s is %d bytes: the card's own bounds failed", surface, len(s))
+				for _, want := range templatestest.Essentials(c) {
+					if surface == "email html" {
+						want = htmlEscape(want)
 					}
-					for _, want := range templatestest.Essentials(c) {
-						if surface == "email html" {
-							want = htmlEscape(want)
-						}
-						if !strings.Contains(s, want) {
-							t.Errorf("%s lacks %q", surface, want)
-						}
+					if !strings.Contains(s, want) {
+						t.Errorf("%s lacks %q", surface, want)
 					}
 				}
-				if strings.ContainsAny(e.Subject, "\r\n") || utf16text.Len(e.Subject) > templates.EmailSubjectMax {
-					t.Errorf("subject %q", e.Subject)
-				}
-			})
-		}
+			}
+			if strings.ContainsAny(e.Subject, "\r\n") || utf16text.Len(e.Subject) > templates.EmailSubjectMax {
+				t.Errorf("subject %q", e.Subject)
+			}
+		})
 	}
 }
 

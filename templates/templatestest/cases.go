@@ -2,7 +2,9 @@ package templatestest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -220,19 +222,47 @@ func ZoneCases() []ZoneCase {
 	}
 }
 
-// Limited are the approvals every surface's limits are tested on: the
-// fixtures and a ~1 MiB approval, by name.
-func Limited(t testing.TB) map[string]*approval.Approval {
+// WithRoles is Synthetic sending to 25 recipients and 5 more left out,
+// the fourth out of scope, and copying two it did not compare.
+func WithRoles() *approval.Approval {
+	a := Synthetic()
+	var vals []approval.RoleValue
+	for i := range 25 {
+		vals = append(vals, approval.RoleValue{Value: fmt.Sprintf("u%d@example.invalid", i), Origin: approval.OriginTenantRecord})
+	}
+	vals[3].OutOfScope, vals[3].Origin = true, approval.OriginJobRead
+	a.Roles = []approval.Role{
+		{Argument: "to", Role: approval.RoleRecipient, Values: vals, LeftOut: 5},
+		{Argument: "cc", Role: approval.RoleRecipient, Values: vals[:2], NotCompared: true},
+	}
+	return a
+}
+
+// LimitCase is a card every surface's limits are tested on.
+type LimitCase struct {
+	Name string // approval/state
+	Card templates.Card
+}
+
+// LimitCases are the cards of the fixtures and of a ~1 MiB approval, in
+// every preview state.
+func LimitCases(t testing.TB) []LimitCase {
 	t.Helper()
-	cases := map[string]*approval.Approval{
+	approvals := map[string]*approval.Approval{
 		"huge":            Huge(t, false),
 		"huge confirm":    Huge(t, true),
 		"synthetic small": Synthetic(),
 	}
 	for _, f := range []string{"big", "merge", "protected", "secrets", "refund", "private"} {
-		cases[f+".json"] = Approval(t, f+".json")
+		approvals[f+".json"] = Approval(t, f+".json")
 	}
-	return cases
+	var out []LimitCase
+	for name, a := range approvals {
+		for _, state := range templates.PreviewStates() {
+			out = append(out, LimitCase{Name: name + "/" + state, Card: Card(t, a, state)})
+		}
+	}
+	return out
 }
 
 // Essentials are what must survive every cut: the status line, the
@@ -299,6 +329,20 @@ func Warnings() map[string]Warning {
 			a.EffectsMismatch = true
 		}, []string{approval.WarningSaidInside, approval.WarningInsideEgress, approval.WarningInsideTaint}},
 	}
+}
+
+// Decides reads a message's button payloads: the approval they act on,
+// and whether one of them approves or denies it.
+func Decides(payloads ...string) (approvalID string, decidable bool) {
+	for _, p := range payloads {
+		a, err := templates.ParseAction(p)
+		if err != nil {
+			continue
+		}
+		approvalID = cmp.Or(approvalID, a.ApprovalID)
+		decidable = decidable || a.Kind == templates.ActionApprove || a.Kind == templates.ActionDeny
+	}
+	return approvalID, decidable
 }
 
 // JSONString is s as it appears inside a JSON string MarshalPreview

@@ -69,6 +69,26 @@ func RunGolden(t *testing.T, update bool, render func(t *testing.T, g GoldenCase
 	}
 }
 
+// RunChatGolden is RunGolden for a chat: the message card or thread
+// makes of each case, as MarshalPreview writes it, in the file ending in
+// suffix.
+func RunChatGolden[M any](t *testing.T, update bool, suffix string, card func(templates.Card) M, thread func(templates.ThreadMessage) M) {
+	t.Helper()
+	RunGolden(t, update, func(t *testing.T, g GoldenCase) map[string]string {
+		var msg M
+		if g.Card != nil {
+			msg = card(*g.Card)
+		} else {
+			msg = thread(*g.Thread)
+		}
+		b, err := templates.MarshalPreview(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string]string{suffix: string(b)}
+	})
+}
+
 // goldenStates are the states rendered beyond pending, per fixture: every
 // state for merge, the ones a fixture's later event leads to, and a
 // decision being sent on a content-restricted card.
