@@ -1,6 +1,6 @@
 package templates
 
-// Limits, words and helpers the tests in package templates_test check
+// Limits, words and functions the tests in package templates_test check
 // the card against.
 const (
 	ListMax         = listMax

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The tests of unexported helpers. The rest of this package's tests are in
+// The tests of unexported functions. The rest of this package's tests are in
 // package templates_test, which can use package templatestest.
 
 // TestPlanLine: the ladder as frozen at request, on one line with
