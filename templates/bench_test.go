@@ -1,9 +1,11 @@
-package templates
+package templates_test
 
 import (
 	"testing"
 
 	"approvalsbot/approval"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // BenchmarkRender builds and renders one card per iteration, for each
@@ -15,24 +17,24 @@ import (
 func BenchmarkRender(b *testing.B) {
 	r := newRenderer(b)
 	for _, name := range []string{"merge.json", "big.json"} {
-		a := loadApproval(b, name)
-		at, ladder := pinned(a)
-		in, err := PreviewInput(a, "pending", at, ladder)
+		a := templatestest.Approval(b, name)
+		at, ladder := templatestest.Pinned(a)
+		in, err := templates.PreviewInput(a, "pending", at, ladder)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, s := range []struct {
 			name   string
-			render func(Card)
+			render func(templates.Card)
 		}{
-			{"email", func(c Card) { _ = r.Email(c) }},
-			{"text", func(c Card) { _ = r.Text(c) }},
+			{"email", func(c templates.Card) { _ = r.Email(c) }},
+			{"text", func(c templates.Card) { _ = r.Text(c) }},
 		} {
 			b.Run(fixtureName(name)+"/"+s.name, func(b *testing.B) {
 				b.ReportAllocs()
 				start, ok := cpuTime()
 				for b.Loop() {
-					s.render(Build(in))
+					s.render(templates.Build(in))
 				}
 				if end, _ := cpuTime(); ok && b.N > 0 {
 					b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
@@ -45,11 +47,11 @@ func BenchmarkRender(b *testing.B) {
 // BenchmarkBuild is the model alone, which every surface shares.
 func BenchmarkBuild(b *testing.B) {
 	for _, name := range []string{"merge.json", "big.json"} {
-		a := loadApproval(b, name)
+		a := templatestest.Approval(b, name)
 		b.Run(fixtureName(name), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = Build(Input{Approval: a, State: approval.StatePending})
+				_ = templates.Build(templates.Input{Approval: a, State: approval.StatePending})
 			}
 		})
 	}

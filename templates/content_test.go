@@ -1,37 +1,40 @@
-package templates
+package templates_test
 
 import (
 	"strings"
 	"testing"
+
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // TestDigestOnlyForAContentHolder: the digest lets a guess at a redacted
 // or small value be checked, so no surface shows it unless the card's
 // reader is known to hold the content permission.
 func TestDigestOnlyForAContentHolder(t *testing.T) {
-	r, err := New(Options{})
+	r, err := templates.New(templates.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"merge.json", "secrets.json", "changes.json"} {
-		a := loadApproval(t, name)
+		a := templatestest.Approval(t, name)
 		digest := a.Call.ArgsSHA256
-		at, plan := pinned(a)
-		in, err := PreviewInput(a, "pending", at, plan)
+		at, plan := templatestest.Pinned(a)
+		in, err := templates.PreviewInput(a, "pending", at, plan)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Any part of it would do for a guess: its first 12 hex digits
 		// are looked for, on every surface and the page.
 		part := digest[len("sha256:") : len("sha256:")+12]
-		shared := Build(in)
+		shared := templates.Build(in)
 		renderAll(t, r, shared).each(func(surface, text string) {
 			if strings.Contains(text, part) {
 				t.Errorf("%s on %s shows the digest to a reader not known to hold the content permission", name, surface)
 			}
 		})
 		in.ContentHolder = true
-		c := Build(in)
+		c := templates.Build(in)
 		if c.Digest != digest {
 			t.Errorf("%s for a content holder: digest %q, want %q", name, c.Digest, digest)
 		}
@@ -53,19 +56,19 @@ func TestDigestOnlyForAContentHolder(t *testing.T) {
 // no arguments, role values, agent text or digest, even for a content
 // holder's copy of a shared card.
 func TestPrivateChatRestrictedWhateverTheFlag(t *testing.T) {
-	r, err := New(Options{})
+	r, err := templates.New(templates.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := loadApproval(t, "private.json")
+	a := templatestest.Approval(t, "private.json")
 	a.Content.Restricted = false
-	at, plan := pinned(a)
-	in, err := PreviewInput(a, "pending", at, plan)
+	at, plan := templatestest.Pinned(a)
+	in, err := templates.PreviewInput(a, "pending", at, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.ContentHolder = true
-	c := Build(in)
+	c := templates.Build(in)
 	if !c.Restricted || c.Arguments != nil || c.Digest != "" || c.AgentSays != "" || c.RestrictedNote == "" {
 		t.Fatalf("card %+v: want it restricted", c)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package templates
+package templates_test
 
 import (
 	"syscall"

@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"path/filepath"
@@ -10,6 +10,9 @@ import (
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/internal/golden"
+	"approvalsbot/internal/utf16text"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // TestEmailHTMLIsSelfContained: inline styles only, nothing loaded, one
@@ -18,9 +21,9 @@ func TestEmailHTMLIsSelfContained(t *testing.T) {
 	r := newRenderer(t)
 	forbidden := regexp.MustCompile(`(?i)<style|<img|<link|<script|<iframe|<object|<embed|<table|<form|\ssrc=|url\(|@import|<svg|<video|<audio|background=`)
 	for _, name := range []string{"merge.json", "protected.json", "mail.json", "big.json", "private.json"} {
-		a := loadApproval(t, name)
-		for _, state := range PreviewStates() {
-			h := r.Email(cardIn(t, a, state)).HTML
+		a := templatestest.Approval(t, name)
+		for _, state := range templates.PreviewStates() {
+			h := r.Email(templatestest.Card(t, a, state)).HTML
 			if m := forbidden.FindString(h); m != "" {
 				t.Errorf("%s/%s: HTML holds %q", name, state, m)
 			}
@@ -35,13 +38,13 @@ func TestEmailHTMLIsSelfContained(t *testing.T) {
 func TestEmailEscapes(t *testing.T) {
 	r := newRenderer(t)
 	const evil = `</td><script>alert(1)</script>`
-	a := synthetic()
+	a := templatestest.Synthetic()
 	a.Call.Arguments = []byte(`{"note":"` + strings.ReplaceAll(evil, `"`, `\"`) + `"}`)
 	a.AgentSays = evil
 	a.Job.Agent = evil
 	a.Roles = []approval.Role{{Argument: evil, Role: approval.RoleRecipient, Values: []approval.RoleValue{{Value: evil, Origin: approval.OriginRequest}}}}
 	a.ConsoleURL = "javascript:alert(1)"
-	e := r.Email(Build(Input{Approval: a}))
+	e := r.Email(templates.Build(templates.Input{Approval: a}))
 	if strings.Contains(e.HTML, "<script") || strings.Contains(e.HTML, "</td>") {
 		t.Errorf("HTML runs the value:\n%s", e.HTML)
 	}
@@ -60,10 +63,10 @@ func TestEmailEscapes(t *testing.T) {
 func TestEmailSameFacts(t *testing.T) {
 	r := newRenderer(t)
 	for _, name := range []string{"merge.json", "mail.json", "protected.json", "refund.json"} {
-		a := loadApproval(t, name)
-		c := cardIn(t, a, "pending")
+		a := templatestest.Approval(t, name)
+		c := templatestest.Card(t, a, "pending")
 		e := r.Email(c)
-		facts := append(essentials(c), c.AskedBy, c.Turn, c.Ladder, c.Digest, c.Snapshot, c.AgentSays, c.ConfirmLine, c.ConsoleURL)
+		facts := append(templatestest.Essentials(c), c.AskedBy, c.Turn, c.Ladder, c.Digest, c.Snapshot, c.AgentSays, c.ConfirmLine, c.ConsoleURL)
 		if c.Arguments != nil {
 			facts = append(facts, strings.Split(c.Arguments.JSON, "\n")...)
 		}
@@ -98,26 +101,26 @@ func TestEmailSameFacts(t *testing.T) {
 // follow-up answers it.
 func TestEmailSubject(t *testing.T) {
 	r := newRenderer(t)
-	merge := loadApproval(t, "merge.json")
+	merge := templatestest.Approval(t, "merge.json")
 	want := "Approval needed: " + merge.Call.Function + " · " + merge.ID
-	for _, state := range PreviewStates() {
-		c := cardIn(t, merge, state)
+	for _, state := range templates.PreviewStates() {
+		c := templatestest.Card(t, merge, state)
 		if got := r.Email(c).Subject; got != want {
 			t.Errorf("%s: subject %q, want %q", state, got, want)
 		}
-		for _, kind := range []string{MailReask, MailOutcome, MailNote} {
-			if got := r.Mail(Mail{Card: c, Kind: kind, Reply: true}).Subject; got != "Re: "+want {
+		for _, kind := range []string{templates.MailReask, templates.MailOutcome, templates.MailNote} {
+			if got := r.Mail(templates.Mail{Card: c, Kind: kind, Reply: true}).Subject; got != "Re: "+want {
 				t.Errorf("%s %s: subject %q, want %q", state, kind, got, "Re: "+want)
 			}
 		}
 	}
 	// A card built by hand (not by Build) gets the same guard.
-	if s := r.Email(Card{Tenant: "t", Function: "x\r\nBcc: all@example.invalid " + strings.Repeat("a", 1000)}).Subject; strings.ContainsAny(s, "\r\n") || charLen(s) > emailSubjectMax {
+	if s := r.Email(templates.Card{Tenant: "t", Function: "x\r\nBcc: all@example.invalid " + strings.Repeat("a", 1000)}).Subject; strings.ContainsAny(s, "\r\n") || utf16text.Len(s) > templates.EmailSubjectMax {
 		t.Errorf("subject %q", s)
 	}
-	a := synthetic()
+	a := templatestest.Synthetic()
 	a.Call.Function = "evil\r\nBcc: all@example.invalid"
-	if s := r.Email(Build(Input{Approval: a})).Subject; strings.ContainsAny(s, "\r\n") {
+	if s := r.Email(templates.Build(templates.Input{Approval: a})).Subject; strings.ContainsAny(s, "\r\n") {
 		t.Errorf("subject carries a line break: %q", s)
 	}
 }
@@ -132,19 +135,19 @@ func TestEmailSubject(t *testing.T) {
 // SMTP by threads' golden files (threads/testdata/mail).
 func TestMailGolden(t *testing.T) {
 	r := newRenderer(t)
-	merge := loadApproval(t, "merge.json")
-	reasked := loadApproval(t, "merge-reasked.json")
+	merge := templatestest.Approval(t, "merge.json")
+	reasked := templatestest.Approval(t, "merge-reasked.json")
 	deadline := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
-	links := []MailLink{{Approve: true, URL: "https://approvals.example/decide/1approve"}, {URL: "https://approvals.example/decide/1deny"}}
-	why := MailWhy(15*time.Minute, 1, "default")
-	mails := map[string]Mail{
-		"step-member": {Card: cardIn(t, merge, "pending"), Why: why, Links: links, ActAs: "user:kevin", Expires: deadline},
-		"step-list":   {Card: cardIn(t, merge, "pending"), Why: why},
-		"reask": {Card: cardIn(t, reasked, "pending"), Kind: MailReask, Reply: true, Changed: reasked.Why, Links: links[1:], ActAs: "user:kevin",
+	links := []templates.MailLink{{Approve: true, URL: "https://approvals.example/decide/1approve"}, {URL: "https://approvals.example/decide/1deny"}}
+	why := templates.MailWhy(15*time.Minute, 1, "default")
+	mails := map[string]templates.Mail{
+		"step-member": {Card: templatestest.Card(t, merge, "pending"), Why: why, Links: links, ActAs: "user:kevin", Expires: deadline},
+		"step-list":   {Card: templatestest.Card(t, merge, "pending"), Why: why},
+		"reask": {Card: templatestest.Card(t, reasked, "pending"), Kind: templates.MailReask, Reply: true, Changed: reasked.Why, Links: links[1:], ActAs: "user:kevin",
 			Expires: deadline},
-		"approved": {Card: cardIn(t, merge, "approved"), Kind: MailOutcome, Reply: true},
-		"expired":  {Card: cardIn(t, merge, "expired"), Kind: MailOutcome, Reply: true},
-		"note": {Card: cardIn(t, merge, "pending"), Kind: MailNote, Reply: true,
+		"approved": {Card: templatestest.Card(t, merge, "approved"), Kind: templates.MailOutcome, Reply: true},
+		"expired":  {Card: templatestest.Card(t, merge, "expired"), Kind: templates.MailOutcome, Reply: true},
+		"note": {Card: templatestest.Card(t, merge, "pending"), Kind: templates.MailNote, Reply: true,
 			Note: "Your denial was not recorded: the job backend did not answer. Try again in a moment."},
 	}
 	for name, m := range mails {
@@ -162,12 +165,12 @@ func TestMailGolden(t *testing.T) {
 // land).
 func TestMailOffersNoDecisionWhereNoneIsAsked(t *testing.T) {
 	r := newRenderer(t)
-	merge := loadApproval(t, "merge.json")
-	links := []MailLink{{URL: "https://approvals.example/decide/1deny"}}
-	for name, m := range map[string]Mail{
-		"outcome":    {Card: cardIn(t, merge, "denied"), Kind: MailOutcome, Links: links},
-		"note":       {Card: cardIn(t, merge, "pending"), Kind: MailNote, Note: "n", Links: links},
-		"superseded": {Card: cardIn(t, merge, "superseded"), Kind: MailReask, Links: links},
+	merge := templatestest.Approval(t, "merge.json")
+	links := []templates.MailLink{{URL: "https://approvals.example/decide/1deny"}}
+	for name, m := range map[string]templates.Mail{
+		"outcome":    {Card: templatestest.Card(t, merge, "denied"), Kind: templates.MailOutcome, Links: links},
+		"note":       {Card: templatestest.Card(t, merge, "pending"), Kind: templates.MailNote, Note: "n", Links: links},
+		"superseded": {Card: templatestest.Card(t, merge, "superseded"), Kind: templates.MailReask, Links: links},
 	} {
 		e := r.Mail(m)
 		for part, s := range map[string]string{"text": e.Text, "html": e.HTML} {
@@ -176,7 +179,7 @@ func TestMailOffersNoDecisionWhereNoneIsAsked(t *testing.T) {
 			}
 		}
 	}
-	e := r.Mail(Mail{Card: cardIn(t, merge, "deciding"), Links: links, ActAs: "user:kevin"})
+	e := r.Mail(templates.Mail{Card: templatestest.Card(t, merge, "deciding"), Links: links, ActAs: "user:kevin"})
 	if !strings.Contains(e.Text, "Deny on the decision page: https://approvals.example/decide/1deny") ||
 		!strings.Contains(e.HTML, `href="https://approvals.example/decide/1deny"`) {
 		t.Errorf("a step's mail while a decision is on its way lost its link:\n%s", e.Text)
@@ -196,7 +199,7 @@ func TestMailWhy(t *testing.T) {
 		{time.Minute, 1, "x", "Nobody has decided for 1 minute; you are on step 1 of the x ladder."},
 		{10 * time.Second, 1, "x", "Nobody has decided yet; you are on step 1 of the x ladder."},
 	} {
-		if got := MailWhy(c.waited, c.step, c.ladder); got != c.want {
+		if got := templates.MailWhy(c.waited, c.step, c.ladder); got != c.want {
 			t.Errorf("MailWhy(%v, %d, %q) = %q, want %q", c.waited, c.step, c.ladder, got, c.want)
 		}
 	}
@@ -211,12 +214,12 @@ func TestMailHasNoChatWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		ev := loadEvent(t, filepath.Base(f))
+		ev := templatestest.Event(t, filepath.Base(f))
 		if ev.Approval == nil {
 			continue
 		}
-		for _, state := range PreviewStates() {
-			e := r.Email(cardIn(t, ev.Approval, state))
+		for _, state := range templates.PreviewStates() {
+			e := r.Email(templatestest.Card(t, ev.Approval, state))
 			for part, s := range map[string]string{"text": e.Text, "html": e.HTML} {
 				for _, chat := range []string{"Show all", "Show details", "chat thread", "in the thread"} {
 					if strings.Contains(s, chat) {

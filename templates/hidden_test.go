@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	"approvalsbot/approval"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // hiddenClasses holds a character of each class a reader cannot see:
@@ -31,7 +33,7 @@ var hiddenClasses = []rune{
 // hostileApproval is a call whose every field a card prints holds h.
 func hostileApproval(t *testing.T, h string) *approval.Approval {
 	t.Helper()
-	a := *loadApproval(t, "mail.json")
+	a := *templatestest.Approval(t, "mail.json")
 	w := func(s string) string { return s[:len(s)/2] + h + s[len(s)/2:] }
 	a.Call.Function = w("acme_github.merge")
 	a.Job.ID = w("j-42")
@@ -121,8 +123,8 @@ func TestHiddenCharactersShownEverywhere(t *testing.T) {
 				t.Errorf("U+%04X: %s lets %v through unshown", h, what, bad)
 			}
 		}
-		for _, state := range []string{"pending", "approved", "denied", PreviewSuperseded} {
-			c := cardIn(t, a, state)
+		for _, state := range []string{"pending", "approved", "denied", templates.PreviewSuperseded} {
+			c := templatestest.Card(t, a, state)
 			x := renderAll(t, r, c)
 			x.slack, x.discord = jsonStrings(t, x.slack), jsonStrings(t, x.discord)
 			x.emailHTML = html.UnescapeString(x.emailHTML)
@@ -149,22 +151,22 @@ func TestHiddenCharactersShownEverywhere(t *testing.T) {
 		// Show details: a restricted call's card, revealed to one person.
 		b := *a
 		b.Content.Restricted = true
-		c := Build(Input{Approval: &b, State: approval.StatePending, RevealContent: true})
+		c := templates.Build(templates.Input{Approval: &b, State: approval.StatePending, RevealContent: true})
 		x := renderAll(t, r, c)
 		x.slack, x.discord = jsonStrings(t, x.slack), jsonStrings(t, x.discord)
 		x.each(func(surface, text string) { check("details "+surface, text) })
 
 		text := "The call to " + string(h) + "acme_github.merge was not made:" + string(h) + " user:kevin denied it"
-		for _, m := range []ThreadMessage{
-			BackendMessage(a.ID, text),
-			RecheckRefused(&approval.RecheckFailed{ApprovalID: a.ID, Message: text}),
-			Outcome(&approval.Finished{ApprovalID: a.ID, Outcome: approval.OutcomeCompleted, Summary: text}),
-			{Kind: ThreadCancelled, ApprovalID: a.ID, Text: text},
-			{Kind: ThreadEscalation, ApprovalID: a.ID, Waited: time.Hour, By: "user:" + string(h) + "ada",
-				Mentions: []Mention{{Target: "email:x", Name: "ke" + string(h) + "vin"}}},
+		for _, m := range []templates.ThreadMessage{
+			templates.BackendMessage(a.ID, text),
+			templates.RecheckRefused(&approval.RecheckFailed{ApprovalID: a.ID, Message: text}),
+			templates.Outcome(&approval.Finished{ApprovalID: a.ID, Outcome: approval.OutcomeCompleted, Summary: text}),
+			{Kind: templates.ThreadCancelled, ApprovalID: a.ID, Text: text},
+			{Kind: templates.ThreadEscalation, ApprovalID: a.ID, Waited: time.Hour, By: "user:" + string(h) + "ada",
+				Mentions: []templates.Mention{{Target: "email:x", Name: "ke" + string(h) + "vin"}}},
 		} {
 			sj, _ := chats.SlackThread(m)
-			dj, err := MarshalPreview(chats.DiscordThread(m))
+			dj, err := templates.MarshalPreview(chats.DiscordThread(m))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +174,7 @@ func TestHiddenCharactersShownEverywhere(t *testing.T) {
 			check("discord thread "+string(m.Kind), jsonStrings(t, string(dj)))
 			check("text thread "+string(m.Kind), r.TextThread(m))
 		}
-		check("mail subject", MailSubject(a.Call.Function, a.ID))
+		check("mail subject", templates.MailSubject(a.Call.Function, a.ID))
 	}
 }
 
@@ -185,7 +187,7 @@ func TestHiddenInArguments(t *testing.T) {
 			continue // the JSON encoder escapes ASCII controls itself
 		}
 		in := `{"k` + string(h) + `": "a` + string(h) + `b"}`
-		got := visibleJSON(in)
+		got := templates.VisibleJSON(in)
 		if bad := unshown(got); len(bad) > 0 {
 			t.Errorf("visibleJSON(%+q) = %q", in, got)
 		}
@@ -210,15 +212,15 @@ func TestPresentationSelector(t *testing.T) {
 		"😀\U000E0100":       "😀[U+E0100]",
 		"😀\U000E0041\ufe0f": "😀[U+E0041][U+FE0F]",
 	} {
-		if got := cleanText(in); got != want {
+		if got := templates.Visible(in); got != want {
 			t.Errorf("cleanText(%+q) = %+q, want %+q", in, got, want)
 		}
 	}
-	if got := oneLine("acme⚠\ufe0f.merge"); got != "acme⚠[U+FE0F].merge" {
+	if got := templates.VisibleLine("acme⚠\ufe0f.merge"); got != "acme⚠[U+FE0F].merge" {
 		t.Errorf("oneLine = %+q", got)
 	}
 	// A role value is cleaned as text first, then as a line: shown.
-	if got := oneLine(cleanText("⚠\ufe0f@acme.example")); got != "⚠[U+FE0F]@acme.example" {
+	if got := templates.VisibleLine(templates.Visible("⚠\ufe0f@acme.example")); got != "⚠[U+FE0F]@acme.example" {
 		t.Errorf("oneLine(cleanText) = %+q", got)
 	}
 }
@@ -232,7 +234,7 @@ func BenchmarkCleanText(b *testing.B) {
 			b.Run(fmt.Sprintf("%+q/%d", unit, size), func(b *testing.B) {
 				b.SetBytes(int64(len(s)))
 				for b.Loop() {
-					cleanText(s)
+					templates.Visible(s)
 				}
 			})
 		}

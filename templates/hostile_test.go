@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 // Property tests over generated hostile calls: an approval.requested event
 // whose arguments, roles, flags, free text, annotations and names an
@@ -35,19 +35,22 @@ import (
 	"time"
 
 	"approvalsbot/approval"
+	"approvalsbot/internal/utf16text"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // asContentHolder makes in the card of a reader known to hold the content
 // permission (Show details, a DM or mail to such a member, their decision
 // page): the digest is shown only then, and the content of a restricted
 // call is revealed.
-func asContentHolder(in *Input) {
+func asContentHolder(in *templates.Input) {
 	in.RevealContent = true
 	in.ContentHolder = true
 }
 
 // warningsOf is the card's warning lines.
-func warningsOf(c Card) []string { return c.Warnings }
+func warningsOf(c templates.Card) []string { return c.Warnings }
 
 var (
 	hostileSeed = flag.Uint64("hostile.seed", 1, "seed of TestHostileCards (0: a new one each run, printed on failure); fixed by default so CI reruns the same calls")
@@ -705,7 +708,7 @@ func hostileJSONText(t testing.TB, b string) string {
 var hostileSlackUnescape = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">")
 
 // hostileRender renders c on every surface the package offers.
-func hostileRender(t testing.TB, r *Renderer, c Card) []hostileSurface {
+func hostileRender(t testing.TB, r *templates.Renderer, c templates.Card) []hostileSurface {
 	t.Helper()
 	x := renderAll(t, r, c)
 	// A Discord code block's run of backticks is broken with U+200B on
@@ -724,7 +727,7 @@ func hostileRender(t testing.TB, r *Renderer, c Card) []hostileSurface {
 
 // hostileCheck renders h for a shared place and for a content holder,
 // builds its stored row, and returns every property broken.
-func hostileCheck(t testing.TB, r *Renderer, h *hostile) []hostileViolation {
+func hostileCheck(t testing.TB, r *templates.Renderer, h *hostile) []hostileViolation {
 	t.Helper()
 	ev, err := approval.Parse(h.body)
 	if err != nil {
@@ -735,17 +738,17 @@ func hostileCheck(t testing.TB, r *Renderer, h *hostile) []hostileViolation {
 	add := func(prop, where, format string, args ...any) {
 		out = append(out, hostileViolation{prop, where, fmt.Sprintf(format, args...)})
 	}
-	var shared Input // the shared card's input
+	var shared templates.Input // the shared card's input
 	for _, holder := range []bool{false, true} {
-		at, plan := pinned(a)
-		in, err := PreviewInput(a, string(approval.StatePending), at, plan)
+		at, plan := templatestest.Pinned(a)
+		in, err := templates.PreviewInput(a, string(approval.StatePending), at, plan)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if holder {
 			asContentHolder(&in)
 		}
-		c := Build(in)
+		c := templates.Build(in)
 		out = append(out, hostileCheckCard(h, holder, c, hostileRender(t, r, c))...)
 		if !holder {
 			shared = in
@@ -771,12 +774,12 @@ func hostileCheck(t testing.TB, r *Renderer, h *hostile) []hostileViolation {
 	if err := json.Unmarshal(row, &kept); err != nil {
 		t.Fatalf("the stored row does not read back: %v", err)
 	}
-	at, plan := pinned(&kept)
-	in, err := PreviewInput(&kept, string(approval.StatePending), at, plan)
+	at, plan := templatestest.Pinned(&kept)
+	in, err := templates.PreviewInput(&kept, string(approval.StatePending), at, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, posted := Build(shared), Build(in)
+	fresh, posted := templates.Build(shared), templates.Build(in)
 	if !slices.Equal(warningsOf(fresh), warningsOf(posted)) {
 		add(propStoredSame, "stored card", "warns %q, the request's card %q", warningsOf(posted), warningsOf(fresh))
 	}
@@ -794,7 +797,7 @@ func hostileCheck(t testing.TB, r *Renderer, h *hostile) []hostileViolation {
 
 // hostileCheckCard checks one card of h, for a shared place or for a
 // content holder, and its renderings.
-func hostileCheckCard(h *hostile, holder bool, c Card, surfaces []hostileSurface) []hostileViolation {
+func hostileCheckCard(h *hostile, holder bool, c templates.Card, surfaces []hostileSurface) []hostileViolation {
 	var out []hostileViolation
 	add := func(prop, where, format string, args ...any) {
 		out = append(out, hostileViolation{prop, where, fmt.Sprintf(format, args...)})
@@ -884,7 +887,7 @@ func hostileCheckCard(h *hostile, holder bool, c Card, surfaces []hostileSurface
 // hostileCheckLockedRoles: a restricted card shows no role value, but
 // counts each argument's out-of-scope values on a line of its own, or in
 // the line that stands for the lines cut, on every surface.
-func hostileCheckLockedRoles(view string, h *hostile, c Card, surfaces []hostileSurface) []hostileViolation {
+func hostileCheckLockedRoles(view string, h *hostile, c templates.Card, surfaces []hostileSurface) []hostileViolation {
 	var out []hostileViolation
 	add := func(where, format string, args ...any) {
 		out = append(out, hostileViolation{propOutOfScope, where, fmt.Sprintf(format, args...)})
@@ -941,7 +944,7 @@ func hostileCheckLockedRoles(view string, h *hostile, c Card, surfaces []hostile
 // to the job is in a row, or counted by its argument's cut line, and a
 // cut never hides one while it shows another value; an out-of-scope row
 // is marked so.
-func hostileCheckRoles(view string, h *hostile, c Card, surfaces []hostileSurface) []hostileViolation {
+func hostileCheckRoles(view string, h *hostile, c templates.Card, surfaces []hostileSurface) []hostileViolation {
 	var out []hostileViolation
 	add := func(where, format string, args ...any) {
 		out = append(out, hostileViolation{propOutOfScope, where, fmt.Sprintf(format, args...)})
@@ -954,7 +957,7 @@ func hostileCheckRoles(view string, h *hostile, c Card, surfaces []hostileSurfac
 		return out
 	}
 	rowsOf := map[string]int{}
-	shown := map[string]RoleRow{}
+	shown := map[string]templates.RoleRow{}
 	for _, row := range c.Roles.Rows {
 		rowsOf[row.Argument]++
 		for _, m := range hostileRoleRE.FindAllString(row.Value, -1) {
@@ -1076,12 +1079,12 @@ func hostilePriorityWhy(v hostileValue, r hostileRole) string {
 
 // hostileDenyFirst reports whether the card's first decision button is Deny,
 // and the focused one.
-func hostileDenyFirst(c Card) bool {
+func hostileDenyFirst(c templates.Card) bool {
 	for _, b := range c.Buttons {
 		switch b.Action.Kind {
-		case ActionDeny:
+		case templates.ActionDeny:
 			return b.Default
-		case ActionApprove, ActionApproveNote:
+		case templates.ActionApprove, templates.ActionApproveNote:
 			return false
 		}
 	}
@@ -1187,7 +1190,7 @@ func TestHostileCards(t *testing.T) {
 		for _, cause := range slices.Sorted(maps.Keys(worst[p])) {
 			f := worst[p][cause]
 			fmt.Fprintf(&b, "\n  %s: %d calls; the smallest, call %d (%d bytes): %s: %s",
-				cause, f.count, f.index, f.size, f.first.where, cutLine(f.first.detail, 300))
+				cause, f.count, f.index, f.size, f.first.where, utf16text.Cut(f.first.detail, 300))
 			if *hostileKeep {
 				fmt.Fprintf(&b, "\n    kept as %s", hostileKeepCorpus(t, p, f.trace))
 			}
@@ -1309,12 +1312,12 @@ func TestHostileFlagLineCheckCanFail(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		at, plan := pinned(ev.Approval)
-		in, err := PreviewInput(ev.Approval, string(approval.StatePending), at, plan)
+		at, plan := templatestest.Pinned(ev.Approval)
+		in, err := templates.PreviewInput(ev.Approval, string(approval.StatePending), at, plan)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := Build(in)
+		c := templates.Build(in)
 		c.Flags = append(c.Flags, "New to this job: to (recipient) "+value)
 		for _, v := range hostileCheckCard(h, false, c, hostileRender(t, r, c)) {
 			if v.prop == propFlagValue {

@@ -1,10 +1,12 @@
-package templates
+package templates_test
 
 import (
 	"strings"
 	"testing"
 
 	"approvalsbot/approval"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // TestIdentifiersRedacted: a secret shape placed in any name the card
@@ -33,7 +35,7 @@ func TestIdentifiersRedacted(t *testing.T) {
 		"ladder":       "ghp_S3cr3tL4dd3raaaaaaaaaaaaaaaaaaaaaaaaa",
 	}
 	mk := func(restricted bool) *approval.Approval {
-		a := synthetic()
+		a := templatestest.Synthetic()
 		a.Content.Restricted = restricted
 		a.Job.StartedBy = secrets["started_by"]
 		a.Job.Agent = secrets["agent"]
@@ -52,19 +54,19 @@ func TestIdentifiersRedacted(t *testing.T) {
 		a.Changes = &approval.Changes{Files: []approval.ChangedFile{{Path: secrets["file"]}}, Patch: "+x"}
 		return a
 	}
-	gov := synthetic()
+	gov := templatestest.Synthetic()
 	gov.Kind = approval.KindProtectedPaths
 	gov.Job.StartedBy = secrets["governance"]
 	gov.Changes = &approval.Changes{Files: []approval.ChangedFile{{Path: "tests/a_test.go", Protected: true}}}
-	decided := &approval.Decision{Actor: secrets["actor"], Via: secrets["via"], At: synthetic().RequestedAt}
-	for name, in := range map[string]Input{
+	decided := &approval.Decision{Actor: secrets["actor"], Via: secrets["via"], At: templatestest.Synthetic().RequestedAt}
+	for name, in := range map[string]templates.Input{
 		"details":    {Approval: mk(false)},
 		"restricted": {Approval: mk(true)},
 		"governance": {Approval: gov},
 		"resolved":   {Approval: mk(false), State: approval.StateDenied, Decision: decided},
-		"ladder":     {Approval: mk(false), Ladder: LadderPlan{Name: "default", Unknown: secrets["ladder"]}},
+		"ladder":     {Approval: mk(false), Ladder: templates.LadderPlan{Name: "default", Unknown: secrets["ladder"]}},
 	} {
-		x := renderAll(t, r, Build(in))
+		x := renderAll(t, r, templates.Build(in))
 		x.each(func(surface, text string) {
 			for what, s := range secrets {
 				_, tail, _ := strings.Cut(s, "S3cr3t")
@@ -82,11 +84,11 @@ func TestIdentifiersRedacted(t *testing.T) {
 // so every surface shows the escape and the link still leads there.
 func TestLinksShowNoHiddenCharacter(t *testing.T) {
 	r := newRenderer(t)
-	a := synthetic()
+	a := templatestest.Synthetic()
 	a.Job.URL = "https://console.example/jobs/\u202egpj.24-j"
 	a.ConsoleURL = "https://console.example/approvals/\u200ba-merge1 x\"<é"
 	a.Confirm = &approval.Confirm{Argument: "repo"} // Slack and Discord link the console then
-	c := Build(Input{Approval: a, ThreadURL: "https://chat.example/t/\u2060\U000E0041"})
+	c := templates.Build(templates.Input{Approval: a, ThreadURL: "https://chat.example/t/\u2060\U000E0041"})
 	if want := "https://console.example/jobs/%E2%80%AEgpj.24-j"; c.Job.URL != want {
 		t.Errorf("job url %q, want %q", c.Job.URL, want)
 	}
@@ -114,11 +116,11 @@ func TestLinksShowNoHiddenCharacter(t *testing.T) {
 		}
 	}
 	// A link an adapter lays out (Linkable) is escaped as the card's are.
-	if got := Linkable("https://chat.example/t/\u200bx"); got != "https://chat.example/t/%E2%80%8Bx" {
+	if got := templates.Linkable("https://chat.example/t/\u200bx"); got != "https://chat.example/t/%E2%80%8Bx" {
 		t.Errorf("Linkable kept %q", got)
 	}
 	// A link escaped already is kept as it is, its escapes not escaped again.
-	if got := linkable("https://h.example/a%20b?q=%E2%80%8B&r=%zz"); got != "https://h.example/a%20b?q=%E2%80%8B&r=%25zz" {
+	if got := templates.Linkable("https://h.example/a%20b?q=%E2%80%8B&r=%zz"); got != "https://h.example/a%20b?q=%E2%80%8B&r=%25zz" {
 		t.Errorf("linkable kept %q", got)
 	}
 }

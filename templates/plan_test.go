@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"strings"
@@ -8,7 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"approvalsbot/approval"
-	"approvalsbot/ladder"
+	"approvalsbot/internal/utf16text"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // TestFiredStepsEditNoCard is the point of the plan line: the card of a
@@ -20,11 +22,11 @@ import (
 func TestFiredStepsEditNoCard(t *testing.T) {
 	r := newRenderer(t)
 	for _, name := range []string{"merge.json", "refund.json", "private.json", "secrets.json"} {
-		for _, state := range []string{"pending", PreviewDeciding} {
+		for _, state := range []string{"pending", templates.PreviewDeciding} {
 			t.Run(name+"/"+state, func(t *testing.T) {
-				a := loadApproval(t, name)
-				p := pinnedPlan(a)
-				render := func() rendering { return renderAll(t, r, cardWith(t, a, state, frozen(p))) }
+				a := templatestest.Approval(t, name)
+				p := templatestest.PinnedPlan(a)
+				render := func() rendering { return renderAll(t, r, templatestest.CardWith(t, a, state, templatestest.Frozen(p))) }
 				want := render()
 
 				done, fired := 0, 0
@@ -66,8 +68,8 @@ func TestFiredStepsEditNoCard(t *testing.T) {
 // waiting card and the card whose decision is being sent; a closed card
 // drops it (nothing more will happen).
 func TestPlanLineWhilePending(t *testing.T) {
-	a := loadApproval(t, "merge.json")
-	want := cardIn(t, a, "pending").Ladder
+	a := templatestest.Approval(t, "merge.json")
+	want := templatestest.Card(t, a, "pending").Ladder
 	if want == "" || strings.Contains(want, "\n") {
 		t.Fatalf("plan line %q", want)
 	}
@@ -76,10 +78,10 @@ func TestPlanLineWhilePending(t *testing.T) {
 			t.Errorf("plan line %q says %q: it must not depend on progress", want, s)
 		}
 	}
-	for _, state := range PreviewStates() {
-		got := cardIn(t, a, state).Ladder
+	for _, state := range templates.PreviewStates() {
+		got := templatestest.Card(t, a, state).Ladder
 		switch state {
-		case "pending", PreviewDeciding:
+		case "pending", templates.PreviewDeciding:
 			if got != want {
 				t.Errorf("%s: plan line %q, want %q", state, got, want)
 			}
@@ -97,43 +99,25 @@ func TestPlanLineWhilePending(t *testing.T) {
 // (the chats': their adapters' TestLongLadderKeepsTheEssentials).
 func TestLongLadderKeepsTheEssentials(t *testing.T) {
 	r := newRenderer(t)
-	for name, a := range map[string]*approval.Approval{"merge.json": loadApproval(t, "merge.json"), "huge": huge(t, false), "huge confirm": huge(t, true)} {
-		for _, state := range []string{"pending", PreviewDeciding} {
-			t.Run(name+"/"+state, func(t *testing.T) {
-				c := cardWith(t, a, state, frozen(longLadder().Plan(a.RequestedAt, a.RequestedAt.Add(24*time.Hour))))
-				if n := charLen(c.Ladder); n > 1000 || !strings.Contains(c.Ladder, "and 25 more steps") {
-					t.Errorf("plan line of %d chars: %q", n, c.Ladder)
-				}
-				// The same controls as under a short ladder.
-				if want := len(cardIn(t, a, state).Buttons); len(c.Buttons) != want {
-					t.Errorf("buttons: card %d, want %d", len(c.Buttons), want)
-				}
-				for surface, s := range map[string]string{"text": r.Text(c), "email": r.Email(c).Text} {
-					for _, want := range append(essentials(c), c.Ladder) {
-						if !strings.Contains(s, want) {
-							t.Errorf("%s lacks %q", surface, want)
-						}
+	for _, tt := range templatestest.LongLadderCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			c := tt.Card
+			if n := utf16text.Len(c.Ladder); n > 1000 || !strings.Contains(c.Ladder, "and 25 more steps") {
+				t.Errorf("plan line of %d chars: %q", n, c.Ladder)
+			}
+			// The same controls as under a short ladder.
+			if want := len(tt.Short.Buttons); len(c.Buttons) != want {
+				t.Errorf("buttons: card %d, want %d", len(c.Buttons), want)
+			}
+			for surface, s := range map[string]string{"text": r.Text(c), "email": r.Email(c).Text} {
+				for _, want := range append(templatestest.Essentials(c), c.Ladder) {
+					if !strings.Contains(s, want) {
+						t.Errorf("%s lacks %q", surface, want)
 					}
 				}
-			})
-		}
+			}
+		})
 	}
-}
-
-// longLadder has 30 steps, each mentioning 40 people and emailing 10.
-func longLadder() ladder.Ladder {
-	var l ladder.Ladder
-	for i := range 30 {
-		s := ladder.AfterStep(time.Duration(i+1) * 20 * time.Minute)
-		for j := range 40 {
-			s.Mention = append(s.Mention, ladder.Target{Kind: ladder.KindSlackUser, ID: "U0PERSON" + string(rune('A'+j%26)) + string(rune('A'+i%26))})
-		}
-		for j := range 10 {
-			s.Email = append(s.Email, ladder.Target{Kind: ladder.KindEmail, ID: "lead" + string(rune('a'+j)) + "@acme.example"})
-		}
-		l.Steps = append(l.Steps, s)
-	}
-	return l
 }
 
 // TestDeciding: a pending card whose decision is on its way says who
@@ -142,70 +126,37 @@ func longLadder() ladder.Ladder {
 // content-restricted card.
 func TestDeciding(t *testing.T) {
 	r := newRenderer(t)
-	const reason = "not before the release"
-	tests := []struct {
-		name       string
-		fixture    string
-		d          Deciding
-		reveal     bool
-		wantStatus string
-		wantDetail string
-		buttons    []ActionKind
-	}{
-		{"approval", "merge.json", Deciding{Actor: "user:kevin", Approve: true}, false,
-			"Recorded: user:kevin's approval is being sent to the job backend…", "at 18:03 UTC", nil},
-		{"denial with a reason", "merge.json", Deciding{Actor: "user:kevin", Comment: reason}, false,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC · reason: " + reason, nil},
-		{"approval with a comment", "mail.json", Deciding{Actor: "user:kevin", Approve: true, Comment: "checked"}, false,
-			"Recorded: user:kevin's approval is being sent to the job backend…", "at 18:03 UTC · comment: checked", nil},
-		{"no actor", "search.json", Deciding{}, false,
-			"Recorded: a denial is being sent to the job backend…", "at 18:03 UTC", nil},
-		{"restricted: no comment", "private.json", Deciding{Actor: "user:kevin", Comment: reason}, false,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC", []ActionKind{ActionShowDetails}},
-		{"revealed to a content holder", "private.json", Deciding{Actor: "user:kevin", Comment: reason}, true,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC · reason: " + reason, nil},
-		{"redacted arguments keep Show all arguments", "secrets.json", Deciding{Actor: "user:kevin", Approve: true}, false,
-			"Recorded: user:kevin's approval is being sent to the job backend…", "at 18:03 UTC", []ActionKind{ActionShowArgs}},
-		{"the deadline's deny", "merge.json", Deciding{Actor: "system:deadline", Comment: "nobody answered", Deadline: true}, false,
-			"Nobody answered by the deadline: the denial is being sent to the job backend…", "at 18:03 UTC", nil},
-		{"typed confirmation", "refund.json", Deciding{Actor: "user:kevin", Comment: "Bearer sk-live-0123456789abcdef"}, false,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC · reason: Bearer [redacted]", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := loadApproval(t, tt.fixture)
-			at, plan := pinned(a)
-			d := tt.d
-			d.At = at
-			in := Input{Approval: a, State: approval.StatePending, Deciding: &d, Ladder: plan, RevealContent: tt.reveal}
-			c := Build(in)
-			if c.Status != tt.wantStatus || c.StatusDetail != tt.wantDetail {
-				t.Errorf("status %q / %q, want %q / %q", c.Status, c.StatusDetail, tt.wantStatus, tt.wantDetail)
+	for _, tt := range templatestest.DecidingCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			a := tt.In.Approval
+			c := templates.Build(tt.In)
+			if c.Status != tt.Status || c.StatusDetail != tt.Detail {
+				t.Errorf("status %q / %q, want %q / %q", c.Status, c.StatusDetail, tt.Status, tt.Detail)
 			}
-			if !c.Deciding || c.State != approval.StatePending || c.Tone != TonePending {
+			if !c.Deciding || c.State != approval.StatePending || c.Tone != templates.TonePending {
 				t.Errorf("deciding %v, state %s, tone %s", c.Deciding, c.State, c.Tone)
 			}
 			if c.ConfirmLine != "" {
 				t.Errorf("confirm line %q while a decision is being sent", c.ConfirmLine)
 			}
-			if c.Ladder != Build(Input{Approval: a, Ladder: plan, RevealContent: tt.reveal}).Ladder {
+			if c.Ladder != templates.Build(templates.Input{Approval: a, Ladder: tt.In.Ladder, RevealContent: tt.In.RevealContent}).Ladder {
 				t.Error("the plan line changed with the decision")
 			}
-			var kinds []ActionKind
+			var kinds []templates.ActionKind
 			for _, b := range c.Buttons {
 				kinds = append(kinds, b.Action.Kind)
 			}
-			if diff := cmp.Diff(tt.buttons, kinds); diff != "" {
+			if diff := cmp.Diff(tt.Buttons, kinds); diff != "" {
 				t.Errorf("buttons (-want +got):\n%s", diff)
 			}
 
 			x := renderAll(t, r, c)
 			for _, s := range []string{x.text, x.emailText} {
-				if !strings.HasPrefix(s, tt.wantStatus+"\n"+tt.wantDetail+"\n") {
+				if !strings.HasPrefix(s, tt.Status+"\n"+tt.Detail+"\n") {
 					t.Errorf("does not start with the status and its detail:\n%s", s)
 				}
 			}
-			if !strings.Contains(x.emailHTML, htmlEscape(tt.wantStatus)) || !strings.Contains(x.emailHTML, htmlEscape(tt.wantDetail)) {
+			if !strings.Contains(x.emailHTML, htmlEscape(tt.Status)) || !strings.Contains(x.emailHTML, htmlEscape(tt.Detail)) {
 				t.Error("email html lacks the status")
 			}
 			if x.emailSubject != "Approval needed: "+a.Call.Function+" · "+a.ID {
@@ -217,7 +168,7 @@ func TestDeciding(t *testing.T) {
 						t.Errorf("%s shows %q while a decision is being sent", surface, bad)
 					}
 				}
-				if c.Restricted && strings.Contains(s, reason) {
+				if comment := tt.In.Deciding.Comment; c.Restricted && comment != "" && strings.Contains(s, comment) {
 					t.Errorf("%s: a restricted card shows the comment", surface)
 				}
 			})

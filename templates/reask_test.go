@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"strings"
@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"approvalsbot/approval"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // TestReaskLines: a card asked again says why, since which revision, and
@@ -31,9 +33,9 @@ func TestReaskLines(t *testing.T) {
 		name       string
 		reask      approval.Reask
 		restricted bool
-		want       Reask
+		want       templates.Reask
 	}{
-		{"arguments", approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged, Arguments: changes}, false, Reask{
+		{"arguments", approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged, Arguments: changes}, false, templates.Reask{
 			Line: "Asked again: the arguments changed since revision 1",
 			Changes: []string{`method: "squash" → "rebase"`, `labels[2] added: "urgent"`, `draft removed (was true)`,
 				`api_key added: "[redacted]"`}}},
@@ -41,35 +43,35 @@ func TestReaskLines(t *testing.T) {
 			Arguments: []approval.ArgumentChange{
 				{Path: "headers.X-Api-Key", Kind: approval.ChangeChanged, Old: `"[redacted]"`, New: `"[redacted]"`, Hidden: true},
 				{Path: "memo", Kind: approval.ChangeChanged, Old: `"Refund for order 7781, …"`, New: `"Refund for order 7781 …"`, Hidden: true},
-			}}, false, Reask{
+			}}, false, templates.Reask{
 			Line: "Asked again: the arguments changed since revision 1",
 			Changes: []string{`headers.X-Api-Key: "[redacted]", changed (not shown)`,
 				`memo: "Refund for order 7781, …" → "Refund for order 7781 …" (more changed than shown)`}}},
-		{"a hook's change reads the same way", approval.Reask{From: 1, Revision: 2, Why: approval.WhyHookChanged, Arguments: changes[:1]}, false, Reask{
+		{"a hook's change reads the same way", approval.Reask{From: 1, Revision: 2, Why: approval.WhyHookChanged, Arguments: changes[:1]}, false, templates.Reask{
 			Line:    "Asked again: a pre_tool_call hook changed the call since revision 1; the arguments changed too",
 			Changes: []string{`method: "squash" → "rebase"`}}},
-		{"policy, nothing else", approval.Reask{From: 2, Revision: 3, Why: approval.WhyPolicyChanged}, false, Reask{
+		{"policy, nothing else", approval.Reask{From: 2, Revision: 3, Why: approval.WhyPolicyChanged}, false, templates.Reask{
 			Line: "Asked again: the tenant's tool policy changed since revision 2"}},
-		{"snapshot", approval.Reask{From: 1, Revision: 2, Why: approval.WhySnapshotChanged, SnapshotFrom: snap1, SnapshotTo: snap2}, false, Reask{
+		{"snapshot", approval.Reask{From: 1, Revision: 2, Why: approval.WhySnapshotChanged, SnapshotFrom: snap1, SnapshotTo: snap2}, false, templates.Reask{
 			Line:    "Asked again: the function's snapshot changed since revision 1",
 			Changes: []string{"snapshot sha256:111111111111… → sha256:222222222222…"}}},
-		{"unshown", approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged, Unshown: true}, false, Reask{
+		{"unshown", approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged, Unshown: true}, false, templates.Reask{
 			Line: "Asked again: the arguments changed since revision 1",
 			Note: "the change is in values this card does not show (redacted or cut): Show all arguments shows them"}},
-		{"more than fit", approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged, Arguments: many, More: 3}, false, Reask{
+		{"more than fit", approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged, Arguments: many, More: 3}, false, templates.Reask{
 			Line:    "Asked again: the arguments changed since revision 1",
-			Changes: strings.Split(strings.Repeat("k: 1 → 2\n", listMax-1)+"k: 1 → 2", "\n"),
+			Changes: strings.Split(strings.Repeat("k: 1 → 2\n", templates.ListMax-1)+"k: 1 → 2", "\n"),
 			Note:    "and 7 more changes"}},
-		{"restricted: only why", approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged, Arguments: changes}, true, Reask{
+		{"restricted: only why", approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged, Arguments: changes}, true, templates.Reask{
 			Line: "Asked again: the arguments changed since revision 1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := synthetic()
+			a := templatestest.Synthetic()
 			a.Revision = tt.reask.Revision
 			a.Content.Restricted = tt.restricted
 			reask := tt.reask
-			c := Build(Input{Approval: a, Reask: &reask})
+			c := templates.Build(templates.Input{Approval: a, Reask: &reask})
 			if diff := cmp.Diff(&tt.want, c.Reask); diff != "" {
 				t.Fatalf("reask (-want +got):\n%s", diff)
 			}
@@ -106,12 +108,12 @@ func jsonUnquote(line, surface string) string {
 // date. The plan line's steps too: a card shown on a later day dates a
 // step of the request's day.
 func TestTimesCarryADate(t *testing.T) {
-	a := synthetic() // requested 2030-01-02 09:00 UTC
+	a := templatestest.Synthetic() // requested 2030-01-02 09:00 UTC
 	at := a.RequestedAt.Add(3 * time.Minute)
 	decided := &approval.Decision{Actor: "user:kevin", At: at}
 	berlin := time.FixedZone("CET", 3600)
 	la := time.FixedZone("PST", -8*3600)
-	plan := LadderPlan{Steps: []PlanStep{{At: a.RequestedAt.Add(15 * time.Hour), Who: "dm lead"}}, Deadline: a.RequestedAt.Add(24 * time.Hour)}
+	plan := templates.LadderPlan{Steps: []templates.PlanStep{{At: a.RequestedAt.Add(15 * time.Hour), Who: "dm lead"}}, Deadline: a.RequestedAt.Add(24 * time.Hour)}
 	tests := []struct {
 		name       string
 		now        time.Time
@@ -137,15 +139,15 @@ func TestTimesCarryADate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Build(Input{Approval: a, State: approval.StateApproved, Decision: decided, Now: tt.now, Zone: tt.zone})
+			c := templates.Build(templates.Input{Approval: a, State: approval.StateApproved, Decision: decided, Now: tt.now, Zone: tt.zone})
 			if c.Status != tt.wantStatus {
 				t.Errorf("status %q, want %q", c.Status, tt.wantStatus)
 			}
-			p := Build(Input{Approval: a, Ladder: plan, Now: tt.now, Zone: tt.zone})
+			p := templates.Build(templates.Input{Approval: a, Ladder: plan, Now: tt.now, Zone: tt.zone})
 			if p.Ladder != tt.wantPlan {
 				t.Errorf("plan line %q, want %q", p.Ladder, tt.wantPlan)
 			}
-			d := Build(Input{Approval: a, Deciding: &Deciding{Actor: "user:kevin", Approve: true, At: at}, Now: tt.now, Zone: tt.zone})
+			d := templates.Build(templates.Input{Approval: a, Deciding: &templates.Deciding{Actor: "user:kevin", Approve: true, At: at}, Now: tt.now, Zone: tt.zone})
 			if want := "at " + strings.TrimPrefix(tt.wantStatus, "Approved by user:kevin at "); d.StatusDetail != want {
 				t.Errorf("deciding detail %q, want %q", d.StatusDetail, want)
 			}
@@ -157,10 +159,10 @@ func TestTimesCarryADate(t *testing.T) {
 // which ran instead, while the card waits.
 func TestLadderNote(t *testing.T) {
 	r := newRenderer(t)
-	a := synthetic()
-	in := Input{Approval: a, Tenant: "acme", Ladder: LadderPlan{Name: "default", Unknown: "payments2",
+	a := templatestest.Synthetic()
+	in := templates.Input{Approval: a, Tenant: "acme", Ladder: templates.LadderPlan{Name: "default", Unknown: "payments2",
 		Deadline: a.RequestedAt.Add(time.Hour)}}
-	c := Build(in)
+	c := templates.Build(in)
 	want := `The request named ladder "payments2", which tenant acme does not have, so the default ladder runs as if it named none.`
 	if c.LadderNote != want {
 		t.Fatalf("note %q, want %q", c.LadderNote, want)
@@ -172,11 +174,11 @@ func TestLadderNote(t *testing.T) {
 		}
 	}
 	in.Ladder.Unknown = ""
-	if c := Build(in); c.LadderNote != "" {
+	if c := templates.Build(in); c.LadderNote != "" {
 		t.Errorf("a named ladder the tenant has gives the note %q", c.LadderNote)
 	}
 	in.Ladder.Unknown, in.State = "payments2", approval.StateApproved
-	if c := Build(in); c.LadderNote != "" {
+	if c := templates.Build(in); c.LadderNote != "" {
 		t.Errorf("a closed card keeps the note %q", c.LadderNote)
 	}
 }
@@ -184,19 +186,19 @@ func TestLadderNote(t *testing.T) {
 // TestApproveComment: the comment a person gave with their approval is
 // on the card, deciding and decided, except on a restricted one.
 func TestApproveComment(t *testing.T) {
-	a := synthetic()
+	a := templatestest.Synthetic()
 	at := a.RequestedAt.Add(time.Minute)
 	const comment = "fine after the freeze"
 	for _, restricted := range []bool{false, true} {
 		a.Content.Restricted = restricted
-		deciding := Build(Input{Approval: a, Deciding: &Deciding{Actor: "user:kevin", Approve: true, Comment: comment, At: at}})
-		decided := Build(Input{Approval: a, State: approval.StateApproved, Decision: &approval.Decision{Actor: "user:kevin", Comment: comment, At: at}})
-		for name, c := range map[string]Card{"deciding": deciding, "decided": decided} {
+		deciding := templates.Build(templates.Input{Approval: a, Deciding: &templates.Deciding{Actor: "user:kevin", Approve: true, Comment: comment, At: at}})
+		decided := templates.Build(templates.Input{Approval: a, State: approval.StateApproved, Decision: &approval.Decision{Actor: "user:kevin", Comment: comment, At: at}})
+		for name, c := range map[string]templates.Card{"deciding": deciding, "decided": decided} {
 			shows := strings.Contains(c.Status+c.StatusDetail, comment)
 			if shows == restricted {
 				t.Errorf("restricted %v, %s: status %q · %q", restricted, name, c.Status, c.StatusDetail)
 			}
-			if restricted && c.StatusNote != withheldComment {
+			if restricted && c.StatusNote != templates.WithheldComment {
 				t.Errorf("%s: note %q", name, c.StatusNote)
 			}
 		}

@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"approvalsbot/approval"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // TestRestrictedStatusWithholdsText: on a content-restricted card (and a
@@ -17,7 +19,7 @@ import (
 func TestRestrictedStatusWithholdsText(t *testing.T) {
 	r := newRenderer(t)
 	const secret = "ledger 4471 for the quartz account"
-	private := loadApproval(t, "private.json")
+	private := templatestest.Approval(t, "private.json")
 	if !private.Content.Restricted {
 		t.Fatal("private.json is not content-restricted")
 	}
@@ -27,30 +29,30 @@ func TestRestrictedStatusWithholdsText(t *testing.T) {
 	}
 	cases := []struct {
 		name     string
-		in       Input
+		in       templates.Input
 		walled   bool   // the approval is not restricted; the place is
 		note     string // what the card says instead; "" for none
 		revealed bool   // a content holder's card shows the text
 	}{
-		{"refused message", Input{State: approval.StateRefused, Decision: decided("", "The call was not made: "+secret)}, false, withheldRecheck, true},
-		{"approved comment", Input{State: approval.StateApproved, Decision: decided("fine, "+secret, "")}, false, withheldComment, true},
-		{"denied comment", Input{State: approval.StateDenied, Decision: decided("no: "+secret, "")}, false, withheldReason, true},
-		{"cancel reason", Input{State: approval.StateCancelled, Decision: &approval.Decision{Comment: "the job ended over " + secret, At: at}}, false, withheldReason, true},
-		{"deciding approve comment", Input{Deciding: &Deciding{Actor: "user:kevin", Approve: true, Comment: secret, At: at}}, false, withheldComment, true},
-		{"deciding deny reason", Input{Deciding: &Deciding{Actor: "user:kevin", Comment: secret, At: at}}, false, withheldReason, true},
-		{"expired", Input{State: approval.StateExpired, Decision: decided(secret, secret)}, false, "", false},
-		{"superseded", Input{Superseded: true, Decision: decided(secret, secret)}, false, "", false},
-		{"walled denied comment", Input{State: approval.StateDenied, Decision: decided("no: "+secret, ""), Restricted: true}, true, withheldReason, true},
-		{"walled refused message", Input{State: approval.StateRefused, Decision: decided("", secret), Restricted: true}, true, withheldRecheck, true},
+		{"refused message", templates.Input{State: approval.StateRefused, Decision: decided("", "The call was not made: "+secret)}, false, templates.WithheldRecheck, true},
+		{"approved comment", templates.Input{State: approval.StateApproved, Decision: decided("fine, "+secret, "")}, false, templates.WithheldComment, true},
+		{"denied comment", templates.Input{State: approval.StateDenied, Decision: decided("no: "+secret, "")}, false, templates.WithheldReason, true},
+		{"cancel reason", templates.Input{State: approval.StateCancelled, Decision: &approval.Decision{Comment: "the job ended over " + secret, At: at}}, false, templates.WithheldReason, true},
+		{"deciding approve comment", templates.Input{Deciding: &templates.Deciding{Actor: "user:kevin", Approve: true, Comment: secret, At: at}}, false, templates.WithheldComment, true},
+		{"deciding deny reason", templates.Input{Deciding: &templates.Deciding{Actor: "user:kevin", Comment: secret, At: at}}, false, templates.WithheldReason, true},
+		{"expired", templates.Input{State: approval.StateExpired, Decision: decided(secret, secret)}, false, "", false},
+		{"superseded", templates.Input{Superseded: true, Decision: decided(secret, secret)}, false, "", false},
+		{"walled denied comment", templates.Input{State: approval.StateDenied, Decision: decided("no: "+secret, ""), Restricted: true}, true, templates.WithheldReason, true},
+		{"walled refused message", templates.Input{State: approval.StateRefused, Decision: decided("", secret), Restricted: true}, true, templates.WithheldRecheck, true},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			in := tt.in
 			in.Approval = private
 			if tt.walled {
-				in.Approval = loadApproval(t, "mail.json")
+				in.Approval = templatestest.Approval(t, "mail.json")
 			}
-			c := Build(in)
+			c := templates.Build(in)
 			if c.StatusNote != tt.note {
 				t.Errorf("note %q, want %q", c.StatusNote, tt.note)
 			}
@@ -70,7 +72,7 @@ func TestRestrictedStatusWithholdsText(t *testing.T) {
 			} else {
 				in.RevealContent = true
 			}
-			open := Build(in)
+			open := templates.Build(in)
 			if open.StatusNote != "" {
 				t.Errorf("revealed card notes %q", open.StatusNote)
 			}
@@ -89,7 +91,7 @@ func TestRestrictedStatusWithholdsText(t *testing.T) {
 // wholeRenderings is every rendering of c as sent: the Slack message and
 // the Discord message and its edit marshalled to JSON, the email
 // marshalled to JSON (subject, text and HTML) and the plain text.
-func wholeRenderings(t *testing.T, r *Renderer, c Card) map[string]string {
+func wholeRenderings(t *testing.T, r *templates.Renderer, c templates.Card) map[string]string {
 	t.Helper()
 	marshal := func(v any) string {
 		b, err := json.Marshal(v)

@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"approvalsbot/approval"
+	"approvalsbot/internal/utf16text"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // TestRoleNotesCutCountsOutOfScope: 40 arguments, each with a tenant
@@ -15,7 +18,7 @@ import (
 // so every out-of-scope value is in a row or counted on every surface.
 func TestRoleNotesCutCountsOutOfScope(t *testing.T) {
 	r := newRenderer(t)
-	a := synthetic()
+	a := templatestest.Synthetic()
 	for i := range 40 {
 		a.Roles = append(a.Roles, approval.Role{Argument: fmt.Sprintf("a%d", i), Role: approval.RoleRecipient,
 			Values: []approval.RoleValue{
@@ -23,18 +26,18 @@ func TestRoleNotesCutCountsOutOfScope(t *testing.T) {
 				{Value: fmt.Sprintf("a%d@evil.example", i), Origin: approval.OriginJobRead},
 			}})
 	}
-	c := Build(Input{Approval: a})
-	if n := len(c.Roles.Rows); n != roleRowsMax {
-		t.Fatalf("%d rows, want %d", n, roleRowsMax)
+	c := templates.Build(templates.Input{Approval: a})
+	if n := len(c.Roles.Rows); n != templates.RoleRowsMax {
+		t.Fatalf("%d rows, want %d", n, templates.RoleRowsMax)
 	}
-	if len(c.Roles.Notes) != listMax+1 {
-		t.Fatalf("notes %q, want %d", c.Roles.Notes, listMax+1)
+	if len(c.Roles.Notes) != templates.ListMax+1 {
+		t.Fatalf("notes %q, want %d", c.Roles.Notes, templates.ListMax+1)
 	}
 	if got := c.Roles.Notes[0]; got != "2 more values of a20 left out (1 of them out of scope)" {
 		t.Errorf("first note %q", got)
 	}
 	const last = "and 30 more notes (10 values out of scope among them)"
-	if got := c.Roles.Notes[listMax]; got != last {
+	if got := c.Roles.Notes[templates.ListMax]; got != last {
 		t.Errorf("last note %q, want %q", got, last)
 	}
 	wantLine(t, renderAll(t, r, c), last)
@@ -45,15 +48,15 @@ func TestRoleNotesCutCountsOutOfScope(t *testing.T) {
 // cannot know their scope; the bot's cut keeps CARD.md's form.
 func TestRoleNotesBackendLeftOut(t *testing.T) {
 	r := newRenderer(t)
-	a := synthetic()
-	vals := recipients(22)
+	a := templatestest.Synthetic()
+	vals := templatestest.Recipients(22)
 	vals[21].Origin = approval.OriginJobRead
 	vals[20].Origin = approval.OriginJobRead
 	for i := range 19 {
 		vals[i].Origin = approval.OriginNowhere
 	}
 	a.Roles = []approval.Role{{Argument: "to", Role: approval.RoleRecipient, Values: vals, LeftOut: 80}}
-	c := Build(Input{Approval: a})
+	c := templates.Build(templates.Input{Approval: a})
 	want := []string{
 		"2 more values of to left out (1 of them out of scope)",
 		"80 more values of to left out by the job backend (not known whether any is out of scope)",
@@ -71,7 +74,7 @@ func TestRoleNotesBackendLeftOut(t *testing.T) {
 // two values out of scope (one by origin, one by the backend's flag) and
 // is new to the job; cc has none.
 func restrictedScopeApproval() *approval.Approval {
-	a := synthetic()
+	a := templatestest.Synthetic()
 	a.Content.Restricted = true
 	a.Roles = []approval.Role{
 		{Argument: "to", Role: approval.RoleRecipient, Values: []approval.RoleValue{
@@ -100,16 +103,16 @@ func TestRestrictedCardCountsOutOfScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	walled := synthetic()
+	walled := templatestest.Synthetic()
 	walled.Roles = restrictedScopeApproval().Roles
-	for name, in := range map[string]Input{
+	for name, in := range map[string]templates.Input{
 		"restricted": {Approval: restrictedScopeApproval()},
 		"stored":     {Approval: &s.Approval},
 		"private":    {Approval: private},
 		"walled":     {Approval: walled, Restricted: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := Build(in)
+			c := templates.Build(in)
 			if !c.Restricted {
 				t.Fatal("card not restricted")
 			}
@@ -139,22 +142,22 @@ func TestRestrictedCardCountsOutOfScope(t *testing.T) {
 // scope on a restricted card: at most listMax lines, and the line that
 // stands for the rest counts their out-of-scope values.
 func TestRestrictedCardRoleLinesBounded(t *testing.T) {
-	a := synthetic()
+	a := templatestest.Synthetic()
 	a.Content.Restricted = true
 	for i := range 15 {
 		a.Roles = append(a.Roles, approval.Role{Argument: fmt.Sprintf("a%d", i), Role: approval.RoleHost,
 			Values: []approval.RoleValue{{Value: "h.evil.example", Origin: approval.OriginNowhere}}})
 	}
-	c := Build(Input{Approval: a})
-	if n := len(c.Roles.Notes); n != listMax+1 {
-		t.Fatalf("%d notes, want %d: %q", n, listMax+1, c.Roles.Notes)
+	c := templates.Build(templates.Input{Approval: a})
+	if n := len(c.Roles.Notes); n != templates.ListMax+1 {
+		t.Fatalf("%d notes, want %d: %q", n, templates.ListMax+1, c.Roles.Notes)
 	}
-	if got, want := c.Roles.Notes[listMax], "and 5 more notes (5 values out of scope among them)"; got != want {
+	if got, want := c.Roles.Notes[templates.ListMax], "and 5 more notes (5 values out of scope among them)"; got != want {
 		t.Errorf("last note %q, want %q", got, want)
 	}
 	for _, n := range c.Roles.Notes {
-		if charLen(n) > lineMax {
-			t.Errorf("note of %d characters: %q", charLen(n), n)
+		if utf16text.Len(n) > templates.LineMax {
+			t.Errorf("note of %d characters: %q", utf16text.Len(n), n)
 		}
 	}
 }
@@ -166,11 +169,11 @@ func TestRestrictedCardRoleLinesBounded(t *testing.T) {
 func TestOriginCheckPutsDenyFirst(t *testing.T) {
 	r := newRenderer(t)
 	for _, origin := range []approval.Origin{approval.OriginJobRead, approval.OriginTenantRecord} {
-		a := synthetic()
+		a := templatestest.Synthetic()
 		a.AskedBy = approval.AskedBy{Reason: approval.ReasonOrigin, Argument: "to", Role: approval.RoleRecipient,
 			Floor: approval.OriginRequest, Origin: origin}
-		c := Build(Input{Approval: a})
-		if len(c.Buttons) == 0 || c.Buttons[0].Label != labelDeny || !c.Buttons[0].Default {
+		c := templates.Build(templates.Input{Approval: a})
+		if len(c.Buttons) == 0 || c.Buttons[0].Label != templates.LabelDeny || !c.Buttons[0].Default {
 			t.Errorf("origin %s: first button %+v, want Deny, the default", origin, c.Buttons)
 		}
 		x := renderAll(t, r, c)
@@ -178,9 +181,9 @@ func TestOriginCheckPutsDenyFirst(t *testing.T) {
 			if strings.HasPrefix(surface, "email") {
 				return // mail carries its decision links, not the card's buttons
 			}
-			d, ap := strings.Index(text, labelDeny), strings.Index(text, `"`+labelApprove+`"`)
+			d, ap := strings.Index(text, templates.LabelDeny), strings.Index(text, `"`+templates.LabelApprove+`"`)
 			if ap < 0 {
-				ap = strings.Index(text, labelApprove)
+				ap = strings.Index(text, templates.LabelApprove)
 			}
 			if d < 0 || (ap >= 0 && ap < d) {
 				t.Errorf("origin %s: %s does not put Deny before Approve", origin, surface)

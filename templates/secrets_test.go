@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // fixtureSecrets reads the secrets out of a fixture's raw event: every
@@ -27,7 +29,7 @@ func fixtureSecrets(t *testing.T, raw []byte) []string {
 // rotation" does wherever arguments are shown.
 func TestSecretsNeverShown(t *testing.T) {
 	r := newRenderer(t)
-	ev := loadEvent(t, "secrets.json")
+	ev := templatestest.Event(t, "secrets.json")
 	body := readFixture(t, "secrets.json")
 	secrets := fixtureSecrets(t, body)
 	if len(secrets) < 6 {
@@ -38,11 +40,11 @@ func TestSecretsNeverShown(t *testing.T) {
 	if !strings.Contains(string(body), harmless) {
 		t.Fatalf("fixture lacks %q", harmless)
 	}
-	for _, state := range PreviewStates() {
-		x := renderAll(t, r, cardIn(t, ev.Approval, state))
+	for _, state := range templates.PreviewStates() {
+		x := renderAll(t, r, templatestest.Card(t, ev.Approval, state))
 		x.each(func(surface, s string) {
 			for _, sec := range secrets {
-				if strings.Contains(s, sec) || strings.Contains(s, htmlEscape(sec)) || strings.Contains(s, jsonString(sec)) {
+				if strings.Contains(s, sec) || strings.Contains(s, htmlEscape(sec)) || strings.Contains(s, templatestest.JSONString(sec)) {
 					t.Errorf("%s/%s shows the secret %q", state, surface, sec)
 				}
 			}
@@ -59,19 +61,19 @@ func TestSecretsInFreeText(t *testing.T) {
 	r := newRenderer(t)
 	const bearer, urlPass = "s3cr3t-b3arer-t0ken", "hunter2pass"
 	leak := "Authorization: Bearer " + bearer + " and https://deploy:" + urlPass + "@ci.example.invalid/x"
-	a := synthetic()
+	a := templatestest.Synthetic()
 	a.AgentSays = "Calling with " + leak
 	a.Kind = approval.KindChanges
 	a.Changes = &approval.Changes{Files: []approval.ChangedFile{{Path: "ci.yaml"}}, Patch: "+url: " + leak + "\n"}
 	a.Roles = []approval.Role{{Argument: "host", Role: approval.RoleHost, Values: []approval.RoleValue{{Value: "https://deploy:" + urlPass + "@ci.example.invalid", Origin: approval.OriginRequest}}}}
 	at := a.RequestedAt.Add(time.Minute)
-	inputs := []Input{
+	inputs := []templates.Input{
 		{Approval: a},
 		{Approval: a, State: approval.StateDenied, Decision: &approval.Decision{Actor: "user:x", Comment: "no: " + leak, At: at}},
 		{Approval: a, State: approval.StateRefused, Decision: &approval.Decision{Message: "refused: " + leak, At: at}},
 	}
 	for _, in := range inputs {
-		x := renderAll(t, r, Build(in))
+		x := renderAll(t, r, templates.Build(in))
 		x.each(func(surface, s string) {
 			for _, sec := range []string{bearer, urlPass} {
 				if strings.Contains(s, sec) {
@@ -80,8 +82,8 @@ func TestSecretsInFreeText(t *testing.T) {
 			}
 		})
 	}
-	for _, m := range []ThreadMessage{BackendMessage(a.ID, leak), RecheckRefused(&approval.RecheckFailed{ApprovalID: a.ID, Message: leak})} {
-		dj, err := MarshalPreview(chats.DiscordThread(m))
+	for _, m := range []templates.ThreadMessage{templates.BackendMessage(a.ID, leak), templates.RecheckRefused(&approval.RecheckFailed{ApprovalID: a.ID, Message: leak})} {
+		dj, err := templates.MarshalPreview(chats.DiscordThread(m))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,16 +129,16 @@ func TestSecretShapesNeverShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := synthetic()
+	a := templatestest.Synthetic()
 	a.Call.Arguments = raw
 	a.AgentSays = "Running GITHUB_TOKEN=agentT0k3n ./deploy with Bearer:agentB34rer"
 	a.Kind = approval.KindChanges
 	a.Changes = &approval.Changes{Files: []approval.ChangedFile{{Path: "config.yaml"}}, Patch: "+DB_PASSWORD=patchPw555\n+  api_key: patchK3y666\n"}
-	for _, state := range PreviewStates() {
-		x := renderAll(t, r, cardIn(t, a, state))
+	for _, state := range templates.PreviewStates() {
+		x := renderAll(t, r, templatestest.Card(t, a, state))
 		x.each(func(surface, s string) {
 			for _, sec := range secrets {
-				if strings.Contains(s, sec) || strings.Contains(s, htmlEscape(sec)) || strings.Contains(s, jsonString(sec)) {
+				if strings.Contains(s, sec) || strings.Contains(s, htmlEscape(sec)) || strings.Contains(s, templatestest.JSONString(sec)) {
 					t.Errorf("%s/%s shows the secret %q", state, surface, sec)
 				}
 			}

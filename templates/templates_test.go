@@ -68,15 +68,3 @@ func TestTemplateLayout(t *testing.T) {
 		t.Errorf("templates %v, want %v", got, want)
 	}
 }
-
-// TestZeroCard: a card with nothing in it renders without panicking
-// (Slack's: the adapter's TestZeroCard).
-func TestZeroCard(t *testing.T) {
-	r := newRenderer(t)
-	for _, c := range []Card{{}, Build(Input{})} {
-		_, _ = chats.SlackCard(c)
-		_ = discordCard(c)
-		_ = r.Email(c)
-		_ = r.Text(c)
-	}
-}

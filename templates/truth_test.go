@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"approvalsbot/approval"
+	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
 )
 
 // showsLine reports, per surface, whether x shows line as that surface
@@ -13,7 +15,7 @@ import (
 // Discord adapter's tests check its own.
 func showsLine(x rendering, line string) map[string]bool {
 	return map[string]bool{
-		"slack":      strings.Contains(x.slack, jsonString(line)),
+		"slack":      strings.Contains(x.slack, templatestest.JSONString(line)),
 		"email text": strings.Contains(x.emailText, line),
 		"email html": strings.Contains(x.emailHTML, htmlEscape(line)),
 		"text":       strings.Contains(x.text, line),
@@ -30,28 +32,19 @@ func wantLine(t *testing.T, x rendering, line string) {
 	}
 }
 
-// recipients are n tenant-record addresses of argument to.
-func recipients(n int) []approval.RoleValue {
-	out := make([]approval.RoleValue, n)
-	for i := range out {
-		out[i] = approval.RoleValue{Value: fmt.Sprintf("u%d@acme.example", i), Origin: approval.OriginTenantRecord}
-	}
-	return out
-}
-
 // TestRolesAttackerAt26Of100: the one out-of-scope value among 100
 // recipients, at position 26, heads the rows with its warning, though
 // the backend left its out_of_scope unset (its origin says so), and the
 // cut counts the 80 values left out, none of them out of scope.
 func TestRolesAttackerAt26Of100(t *testing.T) {
 	r := newRenderer(t)
-	a := synthetic()
-	vals := recipients(100)
+	a := templatestest.Synthetic()
+	vals := templatestest.Recipients(100)
 	vals[25] = approval.RoleValue{Value: "x@evil.example", Origin: approval.OriginJobRead}
 	a.Roles = []approval.Role{{Argument: "to", Role: approval.RoleRecipient, Values: vals}}
-	c := Build(Input{Approval: a})
-	if n := len(c.Roles.Rows); n != roleRowsMax {
-		t.Fatalf("%d rows, want %d", n, roleRowsMax)
+	c := templates.Build(templates.Input{Approval: a})
+	if n := len(c.Roles.Rows); n != templates.RoleRowsMax {
+		t.Fatalf("%d rows, want %d", n, templates.RoleRowsMax)
 	}
 	if first := c.Roles.Rows[0]; first.Value != "x@evil.example" || !first.OutOfScope {
 		t.Errorf("first row %+v, want the out-of-scope value, warned", first)
@@ -67,7 +60,7 @@ func TestRolesAttackerAt26Of100(t *testing.T) {
 	x := renderAll(t, r, c)
 	wantLine(t, x, "⚠ to · recipient · x@evil.example · job_read · out of scope")
 	wantLine(t, x, "80 more values of to left out")
-	if !c.Buttons[0].Default || c.Buttons[0].Label != labelDeny {
+	if !c.Buttons[0].Default || c.Buttons[0].Label != templates.LabelDeny {
 		t.Errorf("first button %+v, want Deny, the default", c.Buttons[0])
 	}
 }
@@ -80,17 +73,17 @@ func TestRolesAttackerAt26Of100(t *testing.T) {
 // notes) never hides it.
 func TestRolesCutCountsOutOfScope(t *testing.T) {
 	r := newRenderer(t)
-	a := synthetic()
-	vals := recipients(100)
+	a := templatestest.Synthetic()
+	vals := templatestest.Recipients(100)
 	for i := 50; i <= 70; i++ {
 		vals[i].Origin = approval.OriginNowhere
 	}
-	for i := range listMax + 2 {
+	for i := range templates.ListMax + 2 {
 		a.Roles = append(a.Roles, approval.Role{Argument: fmt.Sprintf("h%d", i), Role: approval.RoleHost,
 			Values: []approval.RoleValue{{Value: "api.acme.example", Origin: approval.OriginRequest}}, LeftOut: 1})
 	}
 	a.Roles = append(a.Roles, approval.Role{Argument: "to", Role: approval.RoleRecipient, Values: vals, LeftOut: 5})
-	c := Build(Input{Approval: a})
+	c := templates.Build(templates.Input{Approval: a})
 	for i, row := range c.Roles.Rows {
 		if !row.OutOfScope {
 			t.Errorf("row %d %+v is not out of scope", i, row)
@@ -106,14 +99,14 @@ func TestRolesCutCountsOutOfScope(t *testing.T) {
 // TestRolesNewToJobNext: after the out-of-scope values come the values
 // of arguments flagged new to the job, then the rest.
 func TestRolesNewToJobNext(t *testing.T) {
-	a := synthetic()
-	to := recipients(25)
+	a := templatestest.Synthetic()
+	to := templatestest.Recipients(25)
 	to[24].Origin = approval.OriginJobRead
 	cc := []approval.RoleValue{
 		{Value: "c0@other.example", Origin: approval.OriginTenantRecord},
 		{Value: "c1@other.example", Origin: approval.OriginRequest},
 	}
-	bcc := recipients(30)
+	bcc := templatestest.Recipients(30)
 	bcc[29].OutOfScope = true
 	a.Roles = []approval.Role{
 		{Argument: "to", Role: approval.RoleRecipient, Values: to},
@@ -121,7 +114,7 @@ func TestRolesNewToJobNext(t *testing.T) {
 		{Argument: "bcc", Role: approval.RoleRecipient, Values: bcc},
 	}
 	a.Flags.NewToJob = []approval.NewToJob{{Argument: "cc", Role: approval.RoleRecipient}}
-	c := Build(Input{Approval: a})
+	c := templates.Build(templates.Input{Approval: a})
 	var got []string
 	for _, row := range c.Roles.Rows[:5] {
 		got = append(got, row.Argument+"="+row.Value)
@@ -137,7 +130,7 @@ func TestRolesNewToJobNext(t *testing.T) {
 // is redacted in any value, on every surface.
 func TestRoleRowsRedacted(t *testing.T) {
 	r := newRenderer(t)
-	a := synthetic()
+	a := templatestest.Synthetic()
 	const pass, bearer, urlPass = "hunter2hunter2", "s3cr3tb34r3rv4lu3", "p4ssw0rdinurl"
 	a.Roles = []approval.Role{
 		{Argument: "smtp_password", Role: approval.RoleHost, Values: []approval.RoleValue{{Value: pass, Origin: approval.OriginRequest}}},
@@ -145,7 +138,7 @@ func TestRoleRowsRedacted(t *testing.T) {
 		{Argument: "header", Role: approval.RoleHost, Values: []approval.RoleValue{{Value: "Bearer " + bearer, Origin: approval.OriginRequest}}},
 		{Argument: "host", Role: approval.RoleHost, Values: []approval.RoleValue{{Value: "https://deploy:" + urlPass + "@ci.example", Origin: approval.OriginRequest}}},
 	}
-	c := Build(Input{Approval: a})
+	c := templates.Build(templates.Input{Approval: a})
 	want := []string{"[redacted]", "[redacted]", "Bearer [redacted]", "https://[redacted]@ci.example"}
 	for i, row := range c.Roles.Rows {
 		if row.Value != want[i] {
@@ -167,41 +160,28 @@ func TestRoleRowsRedacted(t *testing.T) {
 // every surface, and puts Deny first; the effect line stays as declared.
 func TestWarningLinesOnEverySurface(t *testing.T) {
 	r := newRenderer(t)
-	yes, no := true, false
-	for name, tt := range map[string]struct {
-		set  func(a *approval.Approval)
-		want []string
-	}{
-		"contradiction": {func(a *approval.Approval) {
-			a.Call.Annotations = approval.Annotations{ReadOnlyHint: &yes, DestructiveHint: &yes, OpenWorldHint: &no}
-		}, []string{approval.WarningContradicts}},
-		"inside but egress and tainted": {func(a *approval.Approval) {
-			a.Flags.ClassAbove = &approval.ClassAbove{Class: approval.ClassEgress, Previous: "read"}
-			a.AskedBy = approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{{Source: "open_world", Function: "web.fetch", Call: 2}}}
-			a.EffectsMismatch = true
-		}, []string{approval.WarningSaidInside, approval.WarningInsideEgress, approval.WarningInsideTaint}},
-	} {
+	for name, tt := range templatestest.Warnings() {
 		t.Run(name, func(t *testing.T) {
-			a := synthetic()
-			tt.set(a)
-			c := Build(Input{Approval: a})
-			if strings.Join(c.Warnings, "|") != strings.Join(tt.want, "|") {
-				t.Errorf("warnings %q, want %q", c.Warnings, tt.want)
+			a := templatestest.Synthetic()
+			tt.Set(a)
+			c := templates.Build(templates.Input{Approval: a})
+			if strings.Join(c.Warnings, "|") != strings.Join(tt.Want, "|") {
+				t.Errorf("warnings %q, want %q", c.Warnings, tt.Want)
 			}
 			if c.Effect != approval.EffectLine(a.Call.Annotations) {
 				t.Errorf("effect %q changed", c.Effect)
 			}
 			x := renderAll(t, r, c)
-			for _, w := range tt.want {
+			for _, w := range tt.Want {
 				wantLine(t, x, w)
 			}
 			// One line each: plain text marks each with its own "! ".
-			for _, w := range tt.want {
+			for _, w := range tt.Want {
 				if !strings.Contains(x.text, "\n! "+w+"\n") || !strings.Contains(x.emailText, "\n! "+w+"\n") {
 					t.Errorf("%q is not a line of its own in text and mail", w)
 				}
 			}
-			if !c.Buttons[0].Default || c.Buttons[0].Label != labelDeny {
+			if !c.Buttons[0].Default || c.Buttons[0].Label != templates.LabelDeny {
 				t.Errorf("first button %+v, want Deny, the default", c.Buttons[0])
 			}
 		})
@@ -213,16 +193,16 @@ func TestWarningLinesOnEverySurface(t *testing.T) {
 func TestNotGiven(t *testing.T) {
 	r := newRenderer(t)
 	for _, restricted := range []bool{false, true} {
-		a := synthetic()
+		a := templatestest.Synthetic()
 		a.Level, a.Call.Snapshot = "", ""
 		a.Content.Restricted = restricted
-		x := renderAll(t, r, Build(Input{Approval: a}))
+		x := renderAll(t, r, templates.Build(templates.Input{Approval: a}))
 		wantLine(t, x, "agent bot · level not given")
 		wantLine(t, x, "snapshot not given")
 	}
-	a := synthetic()
+	a := templatestest.Synthetic()
 	a.Level, a.Call.Snapshot = "L2", "sha256:"+strings.Repeat("b", 64)
-	x := renderAll(t, r, Build(Input{Approval: a}))
+	x := renderAll(t, r, templates.Build(templates.Input{Approval: a}))
 	x.each(func(surface, s string) {
 		if strings.Contains(s, "not given") {
 			t.Errorf("%s says not given of a level and snapshot that are given", surface)
@@ -235,10 +215,10 @@ func TestNotGiven(t *testing.T) {
 func TestNamesRedacted(t *testing.T) {
 	r := newRenderer(t)
 	const sec = "s3cr3tb34r3rv4lu3"
-	a := synthetic()
+	a := templatestest.Synthetic()
 	a.Turn.Waiting = []string{"mail.send", "Bearer " + sec}
 	a.AskedBy = approval.AskedBy{Reason: approval.ReasonSequence, Rule: "api_key=" + sec, PreviousCall: "https://u:" + sec + "@x.example"}
-	c := Build(Input{Approval: a})
+	c := templates.Build(templates.Input{Approval: a})
 	if c.Turn != "2 other calls of this turn wait with it: mail.send, Bearer [redacted]" {
 		t.Errorf("turn %q", c.Turn)
 	}

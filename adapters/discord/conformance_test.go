@@ -1,17 +1,16 @@
 package discord_test
 
 import (
-	"approvalsbot/tenant"
-	"cmp"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/store"
-	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 	"approvalsbot/threads/surfacetest"
 	"approvalsbot/threads/threadstest"
@@ -104,14 +103,11 @@ func discordMessages(ms []discordtest.Message) []surfacetest.Message {
 // which Discord limits (a card's embed has limits of its own, which the
 // fake enforces).
 func discordMessage(m discordtest.Message) surfacetest.Message {
-	out := surfacetest.Message{Text: plain(m.Text()), Size: len(utf16.Encode([]rune(m.Content)))}
+	out := surfacetest.Message{Text: plain(m.Text()), Size: utf16text.Len(m.Content)}
+	var ids []string
 	for _, b := range m.Buttons {
-		a, err := templates.ParseAction(b.CustomID)
-		if err != nil {
-			continue
-		}
-		out.Approval = cmp.Or(out.Approval, a.ApprovalID)
-		out.Decidable = out.Decidable || a.Kind == templates.ActionApprove || a.Kind == templates.ActionDeny
+		ids = append(ids, b.CustomID)
 	}
+	out.Approval, out.Decidable = templatestest.Decides(ids...)
 	return out
 }

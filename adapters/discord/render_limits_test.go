@@ -3,23 +3,11 @@ package discord
 import (
 	"strings"
 	"testing"
-	"time"
 
-	"approvalsbot/approval"
 	"approvalsbot/internal/utf16text"
 	"approvalsbot/templates"
 	"approvalsbot/templates/templatestest"
 )
-
-// essentials are what must survive every cut: the status line, the effect
-// line and the flags.
-func essentials(c templates.Card) []string {
-	out := []string{c.Status}
-	if c.Effect != "" {
-		out = append(out, c.Effect)
-	}
-	return append(out, c.Flags...)
-}
 
 // checkLimits fails t for each of Discord's limits m breaks, and for a
 // status not on top, an effect line or flag missing, or a button lost.
@@ -79,7 +67,7 @@ func checkLimits(t *testing.T, c templates.Card, m *Message) {
 		t.Error("the status is not on top")
 	}
 	joined := timeless(strings.Join(all, "\n"))
-	for _, w := range essentials(c)[1:] {
+	for _, w := range templatestest.Essentials(c)[1:] {
 		if !strings.Contains(joined, want(w)) {
 			t.Errorf("lacks %q", w)
 		}
@@ -90,21 +78,10 @@ func checkLimits(t *testing.T, c templates.Card, m *Message) {
 // in every state, and the status line, the effect line, the flags and
 // the buttons are all there.
 func TestLimits(t *testing.T) {
-	cases := map[string]*approval.Approval{
-		"huge":            templatestest.Huge(t, false),
-		"huge confirm":    templatestest.Huge(t, true),
-		"synthetic small": templatestest.Synthetic(),
-	}
-	for _, f := range []string{"big", "merge", "protected", "secrets", "refund", "private"} {
-		cases[f+".json"] = templatestest.Approval(t, f+".json")
-	}
-	for name, a := range cases {
-		for _, state := range templates.PreviewStates() {
-			t.Run(name+"/"+state, func(t *testing.T) {
-				c := templatestest.Card(t, a, state)
-				checkLimits(t, c, RenderCard(c))
-			})
-		}
+	for _, tt := range templatestest.LimitCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			checkLimits(t, tt.Card, RenderCard(tt.Card))
+		})
 	}
 }
 
@@ -125,23 +102,19 @@ func TestHugeCutsVisibly(t *testing.T) {
 // dozens of people, never pushes the status, the effect line, the flags,
 // the plan line or the buttons out.
 func TestLongLadderKeepsTheEssentials(t *testing.T) {
-	for name, a := range map[string]*approval.Approval{"merge.json": templatestest.Approval(t, "merge.json"),
-		"huge": templatestest.Huge(t, false), "huge confirm": templatestest.Huge(t, true)} {
-		for _, state := range []string{"pending", templates.PreviewDeciding} {
-			t.Run(name+"/"+state, func(t *testing.T) {
-				long := templatestest.LongLadder().Plan(a.RequestedAt, a.RequestedAt.Add(24*time.Hour))
-				c := templatestest.CardWith(t, a, state, templatestest.Frozen(long))
-				dm := RenderCard(c)
-				checkLimits(t, c, dm)
-				if !strings.Contains(timeless(dm.Embeds[0].Description), want(c.Ladder)) {
-					t.Error("the plan line gave way")
-				}
-				// The same controls as under a short ladder.
-				if n := len(templatestest.Card(t, a, state).Buttons); len(buttonsOf(dm)) != n {
-					t.Errorf("%d buttons, want %d", len(buttonsOf(dm)), n)
-				}
-			})
-		}
+	for _, tt := range templatestest.LongLadderCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			c := tt.Card
+			dm := RenderCard(c)
+			checkLimits(t, c, dm)
+			if !strings.Contains(timeless(dm.Embeds[0].Description), want(c.Ladder)) {
+				t.Error("the plan line gave way")
+			}
+			// The same controls as under a short ladder.
+			if n := len(tt.Short.Buttons); len(buttonsOf(dm)) != n {
+				t.Errorf("%d buttons, want %d", len(buttonsOf(dm)), n)
+			}
+		})
 	}
 }
 

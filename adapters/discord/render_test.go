@@ -1,14 +1,12 @@
 package discord
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -39,16 +37,6 @@ func timeless(s string) string { return timestampRE.ReplaceAllString(s, "TIME") 
 // want is a card's line as a card shows it, escaped, each of its times
 // as TIME.
 func want(line string) string { return escape(cardTimeRE.ReplaceAllString(line, "TIME")) }
-
-// jsonString is s as it appears inside a JSON string MarshalPreview wrote.
-func jsonString(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	quoted := strings.TrimSuffix(b.String(), "\n")
-	return quoted[1 : len(quoted)-1]
-}
 
 // cardJSON is c as posted, as MarshalPreview writes it.
 func cardJSON(t testing.TB, c templates.Card) string {
@@ -94,62 +82,17 @@ func TestEveryPartIsWritten(t *testing.T) {
 // waiting card has buttons. Decisions come from the fixture events that
 // close these approvals.
 func TestStatusOnTop(t *testing.T) {
-	merge := templatestest.Approval(t, "merge.json")
-	resolved := templatestest.Event(t, "merge-resolved.json").Resolved
-	cancelled := templatestest.Event(t, "mail-cancelled.json").Cancelled
-	recheck := templatestest.Event(t, "refund-recheck.json").RecheckFailed
-	at := merge.RequestedAt.Add(3 * time.Minute)
-	_, ladder := templatestest.Pinned(merge)
-	sending := &templates.Deciding{Actor: resolved.Actor, Approve: true, At: at}
-	approved := &approval.Decision{Actor: resolved.Actor, Via: resolved.Via, At: at}
-
-	tests := []struct {
-		name       string
-		in         templates.Input
-		wantStatus string
-		waiting    bool // Approve and Deny
-	}{
-		{"pending", templates.Input{State: approval.StatePending}, "Waiting for a decision", true},
-		{"deciding", templates.Input{State: approval.StatePending, Deciding: sending},
-			"Recorded: " + resolved.Actor + "'s approval is being sent to the job backend…", false},
-		{"approved", templates.Input{State: approval.StateApproved, Decision: approved},
-			"Approved by " + resolved.Actor + " at " + at.Format("15:04") + " UTC", false},
-		{"approved wins over deciding", templates.Input{State: approval.StateApproved, Decision: approved, Deciding: sending},
-			"Approved by " + resolved.Actor + " at " + at.Format("15:04") + " UTC", false},
-		{"denied", templates.Input{State: approval.StateDenied, Decision: &approval.Decision{Actor: resolved.Actor, Comment: resolved.Comment, Via: resolved.Via, At: at}},
-			"Denied by " + resolved.Actor + ": " + resolved.Comment, false},
-		{"expired", templates.Input{State: approval.StateExpired, Decision: &approval.Decision{Actor: "system:deadline", Comment: "nobody answered", Via: "deadline", At: at}},
-			"Denied: nobody answered by the deadline", false},
-		{"cancelled", templates.Input{State: approval.StateCancelled, Decision: &approval.Decision{Comment: cancelled.Reason, At: at}},
-			"Cancelled: " + cancelled.Reason, false},
-		{"refused", templates.Input{State: approval.StateRefused, Decision: &approval.Decision{Message: recheck.Message, At: at}},
-			"The platform refused the call after approval", false},
-		{"refused after a known approval", templates.Input{State: approval.StateRefused, Decision: &approval.Decision{Actor: resolved.Actor, Message: recheck.Message, At: at}},
-			"The platform refused the call after " + resolved.Actor + " approved it", false},
-		{"superseded", templates.Input{State: approval.StatePending, Superseded: true},
-			"Superseded: the call changed; see the new card", false},
-		{"superseded, saying why", templates.Input{State: approval.StatePending, Superseded: true,
-			SupersededBy: &approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged}},
-			"Superseded: the arguments changed; see the new card", false},
-		{"superseded by a hook", templates.Input{State: approval.StatePending, Superseded: true,
-			SupersededBy: &approval.Reask{From: 1, Revision: 2, Why: approval.WhyHookChanged}},
-			"Superseded: a pre_tool_call hook changed the call; see the new card", false},
-		{"superseded wins over deciding", templates.Input{State: approval.StatePending, Superseded: true, Deciding: sending},
-			"Superseded: the call changed; see the new card", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			in := tt.in
-			in.Approval, in.Ladder = merge, ladder
-			c := templates.Build(in)
-			if c.Status != tt.wantStatus {
-				t.Fatalf("status %q, want %q", c.Status, tt.wantStatus)
+	for _, tt := range templatestest.StatusCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			c := templates.Build(tt.In)
+			if c.Status != tt.Status {
+				t.Fatalf("status %q, want %q", c.Status, tt.Status)
 			}
 			dm := RenderCard(c)
-			if !strings.HasPrefix(timeless(dm.Content), "**"+want(tt.wantStatus)+"**") {
+			if !strings.HasPrefix(timeless(dm.Content), "**"+want(tt.Status)+"**") {
 				t.Errorf("content %q does not start with the status", dm.Content)
 			}
-			if (len(dm.Components) > 0) != tt.waiting {
+			if (len(dm.Components) > 0) != tt.Waiting {
 				t.Errorf("components %v, want some only on a waiting card", dm.Components)
 			}
 		})
@@ -159,30 +102,14 @@ func TestStatusOnTop(t *testing.T) {
 // TestButtons: each of the card's buttons, in order, its label and
 // payload the card's; Deny red, Approve green, the rest grey.
 func TestButtons(t *testing.T) {
-	const note = "Approve with comment…"
-	const look, esc = "I'm looking", "Escalate now"
-	tests := []struct {
-		fixture string
-		want    []string
-	}{
-		{"merge.json", []string{"Deny", "Approve", note, look, esc}},
-		{"mail.json", []string{"Deny", "Approve", note, look, esc}},
-		{"refund.json", []string{"Deny", look, esc}},
-		{"search.json", []string{"Approve", "Deny", note, look, esc}},
-		{"unknown.json", []string{"Deny", "Approve", note, look, esc}},
-		{"secrets.json", []string{"Approve", "Deny", note, look, esc, "Show all arguments"}},
-		{"big.json", []string{"Approve", "Deny", note, look, esc, "Show all arguments"}},
-		{"private.json", []string{"Deny", "Approve", note, look, esc, "Show details"}},
-		{"protected.json", []string{"Deny", look, esc}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.fixture, func(t *testing.T) {
-			c := templatestest.Card(t, templatestest.Approval(t, tt.fixture), "pending")
+	for _, tt := range templatestest.ButtonCases() {
+		t.Run(tt.Fixture, func(t *testing.T) {
+			c := templatestest.Card(t, templatestest.Approval(t, tt.Fixture), "pending")
 			db := buttonsOf(RenderCard(c))
-			if len(db) != len(tt.want) || len(c.Buttons) != len(tt.want) {
-				t.Fatalf("%d buttons, the card %d, want %d", len(db), len(c.Buttons), len(tt.want))
+			if len(db) != len(tt.Labels) || len(c.Buttons) != len(tt.Labels) {
+				t.Fatalf("%d buttons, the card %d, want %d", len(db), len(c.Buttons), len(tt.Labels))
 			}
-			for i, label := range tt.want {
+			for i, label := range tt.Labels {
 				if db[i].Label != label {
 					t.Errorf("button %d: %q, want %q", i, db[i].Label, label)
 				}
@@ -245,7 +172,7 @@ func TestDomainLines(t *testing.T) {
 			s := cardJSON(t, c)
 			lines := append(append([]string{c.Effect}, c.Flags...), c.AskedBy)
 			for _, l := range append(lines, c.Reasons...) {
-				if l != "" && !strings.Contains(s, jsonString(escape(l))) {
+				if l != "" && !strings.Contains(s, templatestest.JSONString(escape(l))) {
 					t.Errorf("lacks %q", l)
 				}
 			}
@@ -273,7 +200,7 @@ func TestArgumentsCutNote(t *testing.T) {
 		if c.Arguments.CutNote != note {
 			t.Fatalf("%s: cut note %q", name, c.Arguments.CutNote)
 		}
-		if !strings.Contains(cardJSON(t, c), jsonString(escape(note))) {
+		if !strings.Contains(cardJSON(t, c), templatestest.JSONString(escape(note))) {
 			t.Errorf("%s: lacks the cut note", name)
 		}
 	}
@@ -281,16 +208,7 @@ func TestArgumentsCutNote(t *testing.T) {
 
 // TestRoles: the out-of-scope row, in its block, and every note.
 func TestRoles(t *testing.T) {
-	a := templatestest.Synthetic()
-	var vals []approval.RoleValue
-	for i := range 25 {
-		vals = append(vals, approval.RoleValue{Value: fmt.Sprintf("u%d@example.invalid", i), Origin: approval.OriginTenantRecord})
-	}
-	vals[3].OutOfScope, vals[3].Origin = true, approval.OriginJobRead
-	a.Roles = []approval.Role{
-		{Argument: "to", Role: approval.RoleRecipient, Values: vals, LeftOut: 5},
-		{Argument: "cc", Role: approval.RoleRecipient, Values: vals[:2], NotCompared: true},
-	}
+	a := templatestest.WithRoles()
 	c := templates.Build(templates.Input{Approval: a})
 	s := cardJSON(t, c)
 	const warned = "⚠ to · recipient · u3@example.invalid · job_read · out of scope"
@@ -315,7 +233,7 @@ func TestShowsTheLines(t *testing.T) {
 		t.Helper()
 		s := cardJSON(t, c)
 		for _, l := range lines {
-			if !strings.Contains(s, jsonString(escape(l))) && !strings.Contains(s, jsonString(l)) {
+			if !strings.Contains(s, templatestest.JSONString(escape(l))) && !strings.Contains(s, templatestest.JSONString(l)) {
 				t.Errorf("lacks %q", l)
 			}
 		}
@@ -352,24 +270,11 @@ func TestShowsTheLines(t *testing.T) {
 		}
 		shows(t, build(a), "smtp_password · host · [redacted] · request")
 	})
-	yes, no := true, false
-	for name, tt := range map[string]struct {
-		set  func(a *approval.Approval)
-		want []string
-	}{
-		"contradiction": {func(a *approval.Approval) {
-			a.Call.Annotations = approval.Annotations{ReadOnlyHint: &yes, DestructiveHint: &yes, OpenWorldHint: &no}
-		}, []string{approval.WarningContradicts}},
-		"inside but egress and tainted": {func(a *approval.Approval) {
-			a.Flags.ClassAbove = &approval.ClassAbove{Class: approval.ClassEgress, Previous: "read"}
-			a.AskedBy = approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{{Source: "open_world", Function: "web.fetch", Call: 2}}}
-			a.EffectsMismatch = true
-		}, []string{approval.WarningSaidInside, approval.WarningInsideEgress, approval.WarningInsideTaint}},
-	} {
+	for name, tt := range templatestest.Warnings() {
 		t.Run("warnings: "+name, func(t *testing.T) {
 			a := templatestest.Synthetic()
-			tt.set(a)
-			shows(t, build(a), tt.want...)
+			tt.Set(a)
+			shows(t, build(a), tt.Want...)
 		})
 	}
 	for _, restricted := range []bool{false, true} {
@@ -440,14 +345,7 @@ func indexFrom(s, sub string, from int) int {
 // TestEscalation: a reply's mentions ping exactly the Discord users and
 // roles it names; every other target shows as @name, escaped.
 func TestEscalation(t *testing.T) {
-	m := templates.Escalation("a-1", []templates.Mention{
-		{Target: "slack:U0KEVIN", Name: "kevin"},
-		{Target: "slack:S0ONCALL", Name: "oncall"},
-		{Target: "discord:user:112233", Name: "kevin"},
-		{Target: "discord:role:445566", Name: "oncall"},
-		{Target: "slack:<!channel>", Name: "<!channel>"},
-		{Target: "discord:user:12ab", Name: "@everyone"},
-	}, 15*time.Minute)
+	m := templatestest.Escalation()
 	d := RenderThread(m)
 	if want := "@kevin @oncall <@112233> <@&445566> @<!channel> @@\u200beveryone: waiting 15m"; !strings.Contains(strings.ReplaceAll(d.Content, `\<`, "<"), strings.TrimSpace(want)) {
 		t.Errorf("content %q", d.Content)
@@ -467,50 +365,17 @@ func TestEscalation(t *testing.T) {
 // buttons that decide nothing, its edit removing the rest, and says who
 // decided what on top.
 func TestDeciding(t *testing.T) {
-	const reason = "not before the release"
-	tests := []struct {
-		name       string
-		fixture    string
-		d          templates.Deciding
-		reveal     bool
-		wantStatus string
-		wantDetail string
-		buttons    int
-	}{
-		{"approval", "merge.json", templates.Deciding{Actor: "user:kevin", Approve: true}, false,
-			"Recorded: user:kevin's approval is being sent to the job backend…", "at 18:03 UTC", 0},
-		{"denial with a reason", "merge.json", templates.Deciding{Actor: "user:kevin", Comment: reason}, false,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC · reason: " + reason, 0},
-		{"approval with a comment", "mail.json", templates.Deciding{Actor: "user:kevin", Approve: true, Comment: "checked"}, false,
-			"Recorded: user:kevin's approval is being sent to the job backend…", "at 18:03 UTC · comment: checked", 0},
-		{"no actor", "search.json", templates.Deciding{}, false,
-			"Recorded: a denial is being sent to the job backend…", "at 18:03 UTC", 0},
-		{"restricted: no comment", "private.json", templates.Deciding{Actor: "user:kevin", Comment: reason}, false,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC", 1},
-		{"revealed to a content holder", "private.json", templates.Deciding{Actor: "user:kevin", Comment: reason}, true,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC · reason: " + reason, 0},
-		{"redacted arguments keep Show all arguments", "secrets.json", templates.Deciding{Actor: "user:kevin", Approve: true}, false,
-			"Recorded: user:kevin's approval is being sent to the job backend…", "at 18:03 UTC", 1},
-		{"the deadline's deny", "merge.json", templates.Deciding{Actor: "system:deadline", Comment: "nobody answered", Deadline: true}, false,
-			"Nobody answered by the deadline: the denial is being sent to the job backend…", "at 18:03 UTC", 0},
-		{"typed confirmation", "refund.json", templates.Deciding{Actor: "user:kevin", Comment: "Bearer sk-live-0123456789abcdef"}, false,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC · reason: Bearer [redacted]", 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := templatestest.Approval(t, tt.fixture)
-			at, plan := templatestest.Pinned(a)
-			d := tt.d
-			d.At = at
-			c := templates.Build(templates.Input{Approval: a, State: approval.StatePending, Deciding: &d, Ladder: plan, RevealContent: tt.reveal})
-			if c.Status != tt.wantStatus || c.StatusDetail != tt.wantDetail || len(c.Buttons) != tt.buttons {
+	for _, tt := range templatestest.DecidingCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			c := templates.Build(tt.In)
+			if c.Status != tt.Status || c.StatusDetail != tt.Detail || len(c.Buttons) != len(tt.Buttons) {
 				t.Fatalf("status %q / %q, %d buttons", c.Status, c.StatusDetail, len(c.Buttons))
 			}
 			dm := RenderCard(c)
-			if db := buttonsOf(dm); len(db) != tt.buttons {
+			if db := buttonsOf(dm); len(db) != len(tt.Buttons) {
 				t.Errorf("%d buttons", len(db))
 			}
-			if tt.buttons == 0 {
+			if len(tt.Buttons) == 0 {
 				js, err := json.Marshal(dm.Edit())
 				if err != nil {
 					t.Fatal(err)
@@ -519,7 +384,7 @@ func TestDeciding(t *testing.T) {
 					t.Error("an edit to a deciding card keeps the buttons")
 				}
 			}
-			if !strings.HasPrefix(timeless(dm.Content), "**"+want(tt.wantStatus)+"**\n"+want(tt.wantDetail)) {
+			if !strings.HasPrefix(timeless(dm.Content), "**"+want(tt.Status)+"**\n"+want(tt.Detail)) {
 				t.Errorf("content %q", dm.Content)
 			}
 		})
@@ -555,56 +420,18 @@ func timestamps(t *testing.T, s string) []shownTime {
 // prints them; the tenant's text is not shown beside it, and a token a
 // person wrote is shown as text, never as a time.
 func TestTimesInEachReadersZone(t *testing.T) {
-	a := templatestest.Synthetic() // requested 2030-01-02 09:00 UTC
-	req := a.RequestedAt
-	cet := time.FixedZone("CET", 3600)
-	dl := req.Add(26 * time.Hour)
-	plan := templates.LadderPlan{Deadline: dl, Steps: []templates.PlanStep{{At: req.Add(15 * time.Minute), Who: "mention @kevin"}, {At: req.Add(25 * time.Hour), Who: "dm lead"}}}
-	forged := "<t:0:f> <!date^0^{time}|x>"
-	at := req.Add(3 * time.Minute)
-	now := req.Add(20 * time.Minute)
-	type shown struct {
-		after    time.Duration
-		fallback string
-	}
-	tests := []struct {
-		name string
-		in   templates.Input
-		// want are the times in the order the card shows them: the
-		// content, then the plan line.
-		want []shown
-	}{
-		{"waiting, looked at and escalated", templates.Input{Approval: a, Ladder: plan, Now: now, Zone: cet,
-			Looking:     &templates.Looking{Actor: "user:ada", Since: req.Add(10 * time.Minute), Until: req.Add(40 * time.Minute)},
-			Escalations: []templates.EscalatedStep{{Actor: "user:kevin", At: req.Add(5 * time.Minute), Who: "dm slack:U0LEE", Planned: req.Add(15 * time.Minute)}}},
-			[]shown{{10 * time.Minute, "10:10 CET"}, {40 * time.Minute, "10:40 CET"}, {5 * time.Minute, "10:05 CET"}, {15 * time.Minute, "10:15 CET"},
-				{15 * time.Minute, "10:15 CET"}, {25 * time.Hour, "2030-01-03 11:00 CET"}, {26 * time.Hour, "2030-01-03 12:00 CET"}}},
-		{"approved, shown the next day", templates.Input{Approval: a, State: approval.StateApproved, Now: now.Add(24 * time.Hour), Zone: cet,
-			Decision: &approval.Decision{Actor: "user:kevin", Comment: forged, Via: "slack", At: at}},
-			[]shown{{3 * time.Minute, "2030-01-02 10:03 CET"}}},
-		{"denied", templates.Input{Approval: a, State: approval.StateDenied, Now: now, Zone: cet,
-			Decision: &approval.Decision{Actor: "user:kevin", Comment: forged, Via: "slack", At: at}},
-			[]shown{{3 * time.Minute, "10:03 CET"}}},
-		{"expired", templates.Input{Approval: a, State: approval.StateExpired, Ladder: plan, Now: now, Zone: cet,
-			Decision: &approval.Decision{Actor: "system:deadline", At: dl}},
-			[]shown{{26 * time.Hour, "2030-01-03 12:00 CET"}}},
-		{"deciding", templates.Input{Approval: a, Ladder: plan, Now: now, Zone: cet,
-			Deciding: &templates.Deciding{Actor: "user:kevin", Comment: forged, At: at}},
-			[]shown{{3 * time.Minute, "10:03 CET"},
-				{15 * time.Minute, "10:15 CET"}, {25 * time.Hour, "2030-01-03 11:00 CET"}, {26 * time.Hour, "2030-01-03 12:00 CET"}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := templates.Build(tt.in)
+	for _, tt := range templatestest.ZoneCases() {
+		t.Run(tt.Name, func(t *testing.T) {
+			c := templates.Build(tt.In)
 			dm := RenderCard(c)
 			var want []shownTime
-			for _, w := range tt.want {
-				want = append(want, shownTime{Unix: req.Add(w.after).Unix(), Style: "f"})
+			for _, w := range tt.Times {
+				want = append(want, shownTime{Unix: w.At.Unix(), Style: "f"})
 				// The tenant's text is not shown beside the token, and
 				// every other surface prints it: package templates'
 				// test of the same name.
-				if strings.Contains(dm.Content+dm.Embeds[0].Description, w.fallback) {
-					t.Errorf("shows %q as text", w.fallback)
+				if strings.Contains(dm.Content+dm.Embeds[0].Description, w.Text) {
+					t.Errorf("shows %q as text", w.Text)
 				}
 			}
 			got := append(timestamps(t, dm.Content), timestamps(t, dm.Embeds[0].Description)...)
@@ -612,7 +439,7 @@ func TestTimesInEachReadersZone(t *testing.T) {
 				t.Errorf("timestamps (-want +got):\n%s", diff)
 			}
 			// A comment that looks like a token is text.
-			if tt.in.Decision != nil && tt.in.Decision.Comment == forged || tt.in.Deciding != nil && tt.in.Deciding.Comment == forged {
+			if tt.Forged() {
 				if !strings.Contains(c.Status+c.StatusDetail, "<t:0:f>") {
 					t.Fatalf("the card does not show the comment: %q %q", c.Status, c.StatusDetail)
 				}

@@ -39,34 +39,38 @@ func shownTexts(t *testing.T, m Message) []shown {
 		t.Fatal(err)
 	}
 	var out []shown
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			typ, _ := x["type"].(string)
-			if s, ok := x["text"].(string); ok {
-				verbatim, _ := x["verbatim"].(bool)
-				out = append(out, shown{holder: typ, text: s, verbatim: verbatim})
-			}
-			if typ == "emoji" {
-				name, _ := x["name"].(string)
-				out = append(out, shown{holder: typ, text: name})
-			}
-			if typ == "date" {
-				fallback, _ := x["fallback"].(string)
-				out = append(out, shown{holder: typ, text: fallback})
-			}
-			for _, y := range x {
-				walk(y)
-			}
-		case []any:
-			for _, y := range x {
-				walk(y)
-			}
+	EachObject(v, func(x map[string]any) {
+		typ, _ := x["type"].(string)
+		if s, ok := x["text"].(string); ok {
+			verbatim, _ := x["verbatim"].(bool)
+			out = append(out, shown{holder: typ, text: s, verbatim: verbatim})
+		}
+		if typ == "emoji" {
+			name, _ := x["name"].(string)
+			out = append(out, shown{holder: typ, text: name})
+		}
+		if typ == "date" {
+			fallback, _ := x["fallback"].(string)
+			out = append(out, shown{holder: typ, text: fallback})
+		}
+	})
+	return out
+}
+
+// EachObject calls f with each object in v, decoded JSON, outer first
+// (for package slack_test too).
+func EachObject(v any, f func(map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		f(x)
+		for _, y := range x {
+			EachObject(y, f)
+		}
+	case []any:
+		for _, y := range x {
+			EachObject(y, f)
 		}
 	}
-	walk(v)
-	return out
 }
 
 // ownLink is all a mrkdwn object may hold: one link of the bot's own
@@ -190,14 +194,7 @@ func TestThreadRepliesAreLiteral(t *testing.T) {
 // TestEscalationMentions: an escalation mentions Slack users and groups
 // by id, and everyone else as escaped @names that notify nobody.
 func TestEscalationMentions(t *testing.T) {
-	m := templates.Escalation("a-1", []templates.Mention{
-		{Target: "slack:U0KEVIN", Name: "kevin"},
-		{Target: "slack:S0ONCALL", Name: "oncall"},
-		{Target: "discord:user:112233", Name: "kevin"},
-		{Target: "discord:role:445566", Name: "oncall"},
-		{Target: "slack:<!channel>", Name: "<!channel>"},
-		{Target: "discord:user:12ab", Name: "@everyone"},
-	}, 15*time.Minute)
+	m := templatestest.Escalation()
 	if got, want := ThreadReply(m).Text, "<@U0KEVIN> <!subteam^S0ONCALL> @kevin @oncall @&lt;!channel&gt; @@everyone: waiting 15m"; got != want {
 		t.Errorf("slack %q, want %q", got, want)
 	}

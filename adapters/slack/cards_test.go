@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	slackgo "github.com/slack-go/slack"
 
-	"approvalsbot/approval"
 	"approvalsbot/internal/utf16text"
 	"approvalsbot/templates"
 	"approvalsbot/templates/templatestest"
@@ -57,32 +55,37 @@ func statusOf(m Message) string {
 // icon as :name:.
 func linesOf(m Message) []string {
 	var out []string
-	for _, blk := range m.Blocks {
-		rt, ok := blk.(*slackgo.RichTextBlock)
-		if !ok {
-			continue
-		}
-		for _, el := range rt.Elements {
-			sec, ok := el.(*slackgo.RichTextSection)
-			if !ok {
-				continue
+	for _, sec := range sections(m) {
+		var b strings.Builder
+		for _, e := range sec.Elements {
+			switch e := e.(type) {
+			case *slackgo.RichTextSectionTextElement:
+				b.WriteString(e.Text)
+			case *slackgo.RichTextSectionDateElement:
+				if e.Fallback != nil {
+					b.WriteString(*e.Fallback)
+				}
+			case *slackgo.RichTextSectionLinkElement:
+				b.WriteString(e.Text)
+			case *slackgo.RichTextSectionEmojiElement:
+				b.WriteString(":" + e.Name + ":")
 			}
-			var b strings.Builder
-			for _, e := range sec.Elements {
-				switch e := e.(type) {
-				case *slackgo.RichTextSectionTextElement:
-					b.WriteString(e.Text)
-				case *slackgo.RichTextSectionDateElement:
-					if e.Fallback != nil {
-						b.WriteString(*e.Fallback)
-					}
-				case *slackgo.RichTextSectionLinkElement:
-					b.WriteString(e.Text)
-				case *slackgo.RichTextSectionEmojiElement:
-					b.WriteString(":" + e.Name + ":")
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// sections are m's rich_text sections, in order.
+func sections(m Message) []*slackgo.RichTextSection {
+	var out []*slackgo.RichTextSection
+	for _, blk := range m.Blocks {
+		if rt, ok := blk.(*slackgo.RichTextBlock); ok {
+			for _, el := range rt.Elements {
+				if sec, ok := el.(*slackgo.RichTextSection); ok {
+					out = append(out, sec)
 				}
 			}
-			out = append(out, b.String())
 		}
 	}
 	return out
@@ -115,59 +118,14 @@ func buttonsOf(m Message) []*slackgo.ButtonBlockElement {
 // card has buttons. Decisions come from the fixture events that close
 // these approvals.
 func TestStatusLine(t *testing.T) {
-	merge := templatestest.Approval(t, "merge.json")
-	resolved := templatestest.Event(t, "merge-resolved.json").Resolved
-	cancelled := templatestest.Event(t, "mail-cancelled.json").Cancelled
-	recheck := templatestest.Event(t, "refund-recheck.json").RecheckFailed
-	at := merge.RequestedAt.Add(3 * time.Minute)
-	_, plan := templatestest.Pinned(merge)
-	sending := &templates.Deciding{Actor: resolved.Actor, Approve: true, At: at}
-	approved := &approval.Decision{Actor: resolved.Actor, Via: resolved.Via, At: at}
-
-	tests := []struct {
-		name       string
-		in         templates.Input
-		wantStatus string
-		waiting    bool // Approve and Deny
-	}{
-		{"pending", templates.Input{State: approval.StatePending}, "Waiting for a decision", true},
-		{"deciding", templates.Input{State: approval.StatePending, Deciding: sending},
-			"Recorded: " + resolved.Actor + "'s approval is being sent to the job backend…", false},
-		{"approved", templates.Input{State: approval.StateApproved, Decision: approved},
-			"Approved by " + resolved.Actor + " at " + at.Format("15:04") + " UTC", false},
-		{"approved wins over deciding", templates.Input{State: approval.StateApproved, Decision: approved, Deciding: sending},
-			"Approved by " + resolved.Actor + " at " + at.Format("15:04") + " UTC", false},
-		{"denied", templates.Input{State: approval.StateDenied, Decision: &approval.Decision{Actor: resolved.Actor, Comment: resolved.Comment, Via: resolved.Via, At: at}},
-			"Denied by " + resolved.Actor + ": " + resolved.Comment, false},
-		{"expired", templates.Input{State: approval.StateExpired, Decision: &approval.Decision{Actor: "system:deadline", Comment: "nobody answered", Via: "deadline", At: at}},
-			"Denied: nobody answered by the deadline", false},
-		{"cancelled", templates.Input{State: approval.StateCancelled, Decision: &approval.Decision{Comment: cancelled.Reason, At: at}},
-			"Cancelled: " + cancelled.Reason, false},
-		{"refused", templates.Input{State: approval.StateRefused, Decision: &approval.Decision{Message: recheck.Message, At: at}},
-			"The platform refused the call after approval", false},
-		{"refused after a known approval", templates.Input{State: approval.StateRefused, Decision: &approval.Decision{Actor: resolved.Actor, Message: recheck.Message, At: at}},
-			"The platform refused the call after " + resolved.Actor + " approved it", false},
-		{"superseded", templates.Input{State: approval.StatePending, Superseded: true},
-			"Superseded: the call changed; see the new card", false},
-		{"superseded, saying why", templates.Input{State: approval.StatePending, Superseded: true,
-			SupersededBy: &approval.Reask{From: 1, Revision: 2, Why: approval.WhyArgumentsChanged}},
-			"Superseded: the arguments changed; see the new card", false},
-		{"superseded by a hook", templates.Input{State: approval.StatePending, Superseded: true,
-			SupersededBy: &approval.Reask{From: 1, Revision: 2, Why: approval.WhyHookChanged}},
-			"Superseded: a pre_tool_call hook changed the call; see the new card", false},
-		{"superseded wins over deciding", templates.Input{State: approval.StatePending, Superseded: true, Deciding: sending},
-			"Superseded: the call changed; see the new card", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			in := tt.in
-			in.Approval, in.Ladder = merge, plan
-			m := CardMessage(templates.Build(in))
-			if got := statusOf(m); got != tt.wantStatus {
-				t.Errorf("the first block's bold line is %q, want the status %q", got, tt.wantStatus)
+	for _, tt := range templatestest.StatusCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			m := CardMessage(templates.Build(tt.In))
+			if got := statusOf(m); got != tt.Status {
+				t.Errorf("the first block's bold line is %q, want the status %q", got, tt.Status)
 			}
-			if hasActions(m) != tt.waiting {
-				t.Errorf("actions block present = %v, want %v", !tt.waiting, tt.waiting)
+			if hasActions(m) != tt.Waiting {
+				t.Errorf("actions block present = %v, want %v", !tt.Waiting, tt.Waiting)
 			}
 		})
 	}
@@ -177,31 +135,14 @@ func TestStatusLine(t *testing.T) {
 // payload as action_id and value, Deny danger and Approve primary, and
 // a confirm dialog on Approve of a destructive call.
 func TestButtons(t *testing.T) {
-	const note = "Approve with comment…"
-	const look, esc = "I'm looking", "Escalate now"
-	tests := []struct {
-		fixture string
-		want    []string
-		confirm bool // Approve asks again
-	}{
-		{"merge.json", []string{"Deny", "Approve", note, look, esc}, true},
-		{"mail.json", []string{"Deny", "Approve", note, look, esc}, false},
-		{"refund.json", []string{"Deny", look, esc}, false},
-		{"search.json", []string{"Approve", "Deny", note, look, esc}, false},
-		{"unknown.json", []string{"Deny", "Approve", note, look, esc}, false},
-		{"secrets.json", []string{"Approve", "Deny", note, look, esc, "Show all arguments"}, false},
-		{"big.json", []string{"Approve", "Deny", note, look, esc, "Show all arguments"}, false},
-		{"private.json", []string{"Deny", "Approve", note, look, esc, "Show details"}, true},
-		{"protected.json", []string{"Deny", look, esc}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.fixture, func(t *testing.T) {
-			c := templatestest.Card(t, templatestest.Approval(t, tt.fixture), "pending")
+	for _, tt := range templatestest.ButtonCases() {
+		t.Run(tt.Fixture, func(t *testing.T) {
+			c := templatestest.Card(t, templatestest.Approval(t, tt.Fixture), "pending")
 			sb := buttonsOf(CardMessage(c))
-			if len(sb) != len(tt.want) {
-				t.Fatalf("%d buttons, want %d", len(sb), len(tt.want))
+			if len(sb) != len(tt.Labels) {
+				t.Fatalf("%d buttons, want %d", len(sb), len(tt.Labels))
 			}
-			for i, label := range tt.want {
+			for i, label := range tt.Labels {
 				if sb[i].Text.Text != label {
 					t.Errorf("button %d: %q, want %q", i, sb[i].Text.Text, label)
 				}
@@ -214,8 +155,8 @@ func TestButtons(t *testing.T) {
 					want = slackgo.StyleDanger
 				case "Approve":
 					want = slackgo.StylePrimary
-					if (sb[i].Confirm != nil) != tt.confirm {
-						t.Errorf("approve confirm dialog = %v, want %v", sb[i].Confirm != nil, tt.confirm)
+					if (sb[i].Confirm != nil) != tt.Confirm {
+						t.Errorf("approve confirm dialog = %v, want %v", sb[i].Confirm != nil, tt.Confirm)
 					}
 				}
 				if sb[i].Style != want {
@@ -273,16 +214,6 @@ func TestEscaping(t *testing.T) {
 	}
 }
 
-// essentials are what must survive every cut: the status line, the effect
-// line and the flags.
-func essentials(c templates.Card) []string {
-	out := []string{c.Status}
-	if c.Effect != "" {
-		out = append(out, c.Effect)
-	}
-	return append(out, c.Flags...)
-}
-
 // checkLimits: every Slack limit holds on m, the card's shape is Block
 // Kit's, and the status (on top), the effect line, the flags and every
 // button are there.
@@ -305,7 +236,7 @@ func checkLimits(t *testing.T, c templates.Card, m Message) {
 		t.Errorf("the blocks hold %d chars in all", total)
 	}
 	joined := strings.Join(append(all, linesOf(m)...), "\n")
-	for _, want := range essentials(c) {
+	for _, want := range templatestest.Essentials(c) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("lacks %q", want)
 		}
@@ -321,24 +252,10 @@ func checkLimits(t *testing.T, c templates.Card, m Message) {
 // TestLimits: every Slack limit holds for the fixtures and a ~1 MiB
 // approval, in every state, with the essentials all there.
 func TestLimits(t *testing.T) {
-	cases := map[string]*approval.Approval{
-		"big.json":        templatestest.Approval(t, "big.json"),
-		"merge.json":      templatestest.Approval(t, "merge.json"),
-		"huge":            templatestest.Huge(t, false),
-		"huge confirm":    templatestest.Huge(t, true),
-		"protected.json":  templatestest.Approval(t, "protected.json"),
-		"secrets.json":    templatestest.Approval(t, "secrets.json"),
-		"refund.json":     templatestest.Approval(t, "refund.json"),
-		"private.json":    templatestest.Approval(t, "private.json"),
-		"synthetic small": templatestest.Synthetic(),
-	}
-	for name, a := range cases {
-		for _, state := range templates.PreviewStates() {
-			t.Run(name+"/"+state, func(t *testing.T) {
-				c := templatestest.Card(t, a, state)
-				checkLimits(t, c, CardMessage(c))
-			})
-		}
+	for _, tt := range templatestest.LimitCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			checkLimits(t, tt.Card, CardMessage(tt.Card))
+		})
 	}
 }
 
@@ -358,19 +275,14 @@ func TestHugeCutsVisibly(t *testing.T) {
 // dozens of people, never pushes the status, the effect line, the flags
 // or the buttons out.
 func TestLongLadderKeepsTheEssentials(t *testing.T) {
-	long := templatestest.LongLadder()
-	for name, a := range map[string]*approval.Approval{"merge.json": templatestest.Approval(t, "merge.json"),
-		"huge": templatestest.Huge(t, false), "huge confirm": templatestest.Huge(t, true)} {
-		for _, state := range []string{"pending", templates.PreviewDeciding} {
-			t.Run(name+"/"+state, func(t *testing.T) {
-				c := templatestest.CardWith(t, a, state, templatestest.Frozen(long.Plan(a.RequestedAt, a.RequestedAt.Add(24*time.Hour))))
-				m := CardMessage(c)
-				checkLimits(t, c, m)
-				if want := len(templatestest.Card(t, a, state).Buttons); len(buttonsOf(m)) != want {
-					t.Errorf("%d buttons, want %d as under a short ladder", len(buttonsOf(m)), want)
-				}
-			})
-		}
+	for _, tt := range templatestest.LongLadderCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			m := CardMessage(tt.Card)
+			checkLimits(t, tt.Card, m)
+			if want := len(tt.Short.Buttons); len(buttonsOf(m)) != want {
+				t.Errorf("%d buttons, want %d as under a short ladder", len(buttonsOf(m)), want)
+			}
+		})
 	}
 }
 
@@ -378,46 +290,13 @@ func TestLongLadderKeepsTheEssentials(t *testing.T) {
 // what on top, with its detail on the next line, and only the buttons
 // that stay (Show all arguments, Show details).
 func TestDeciding(t *testing.T) {
-	const reason = "not before the release"
-	tests := []struct {
-		name       string
-		fixture    string
-		d          templates.Deciding
-		reveal     bool
-		wantStatus string
-		wantDetail string
-		buttons    int
-	}{
-		{"approval", "merge.json", templates.Deciding{Actor: "user:kevin", Approve: true}, false,
-			"Recorded: user:kevin's approval is being sent to the job backend…", "at 18:03 UTC", 0},
-		{"denial with a reason", "merge.json", templates.Deciding{Actor: "user:kevin", Comment: reason}, false,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC · reason: " + reason, 0},
-		{"approval with a comment", "mail.json", templates.Deciding{Actor: "user:kevin", Approve: true, Comment: "checked"}, false,
-			"Recorded: user:kevin's approval is being sent to the job backend…", "at 18:03 UTC · comment: checked", 0},
-		{"no actor", "search.json", templates.Deciding{}, false,
-			"Recorded: a denial is being sent to the job backend…", "at 18:03 UTC", 0},
-		{"restricted: no comment", "private.json", templates.Deciding{Actor: "user:kevin", Comment: reason}, false,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC", 1},
-		{"revealed to a content holder", "private.json", templates.Deciding{Actor: "user:kevin", Comment: reason}, true,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC · reason: " + reason, 0},
-		{"redacted arguments keep Show all arguments", "secrets.json", templates.Deciding{Actor: "user:kevin", Approve: true}, false,
-			"Recorded: user:kevin's approval is being sent to the job backend…", "at 18:03 UTC", 1},
-		{"the deadline's deny", "merge.json", templates.Deciding{Actor: "system:deadline", Comment: "nobody answered", Deadline: true}, false,
-			"Nobody answered by the deadline: the denial is being sent to the job backend…", "at 18:03 UTC", 0},
-		{"typed confirmation", "refund.json", templates.Deciding{Actor: "user:kevin", Comment: "Bearer sk-live-0123456789abcdef"}, false,
-			"Recorded: user:kevin's denial is being sent to the job backend…", "at 18:03 UTC · reason: Bearer [redacted]", 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := templatestest.Approval(t, tt.fixture)
-			at, plan := templatestest.Pinned(a)
-			d := tt.d
-			d.At = at
-			m := CardMessage(templates.Build(templates.Input{Approval: a, State: approval.StatePending, Deciding: &d, Ladder: plan, RevealContent: tt.reveal}))
-			if sb := buttonsOf(m); len(sb) != tt.buttons {
-				t.Errorf("%d buttons, want %d", len(sb), tt.buttons)
+	for _, tt := range templatestest.DecidingCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			m := CardMessage(templates.Build(tt.In))
+			if sb := buttonsOf(m); len(sb) != len(tt.Buttons) {
+				t.Errorf("%d buttons, want %d", len(sb), len(tt.Buttons))
 			}
-			if lines := linesOf(m); statusOf(m) != tt.wantStatus || len(lines) == 0 || !strings.Contains(lines[0], "\n"+tt.wantDetail) {
+			if lines := linesOf(m); statusOf(m) != tt.Status || len(lines) == 0 || !strings.Contains(lines[0], "\n"+tt.Detail) {
 				t.Errorf("lacks the status: %q", lines)
 			}
 		})
@@ -435,24 +314,14 @@ type shownTime struct {
 // datesOf reads back every date element of m, in order.
 func datesOf(m Message) []shownTime {
 	var out []shownTime
-	for _, blk := range m.Blocks {
-		rt, ok := blk.(*slackgo.RichTextBlock)
-		if !ok {
-			continue
-		}
-		for _, el := range rt.Elements {
-			sec, ok := el.(*slackgo.RichTextSection)
-			if !ok {
-				continue
-			}
-			for _, e := range sec.Elements {
-				if d, ok := e.(*slackgo.RichTextSectionDateElement); ok {
-					fb := ""
-					if d.Fallback != nil {
-						fb = *d.Fallback
-					}
-					out = append(out, shownTime{Unix: int64(d.Timestamp), Fallback: fb, Format: d.Format})
+	for _, sec := range sections(m) {
+		for _, e := range sec.Elements {
+			if d, ok := e.(*slackgo.RichTextSectionDateElement); ok {
+				fb := ""
+				if d.Fallback != nil {
+					fb = *d.Fallback
 				}
+				out = append(out, shownTime{Unix: int64(d.Timestamp), Fallback: fb, Format: d.Format})
 			}
 		}
 	}
@@ -466,46 +335,15 @@ func datesOf(m Message) []shownTime {
 // the card's line. A token a person wrote is shown as text, never as a
 // time.
 func TestTimesInEachReadersZone(t *testing.T) {
-	a := templatestest.Synthetic() // requested 2030-01-02 09:00 UTC
-	req := a.RequestedAt
-	cet := time.FixedZone("CET", 3600)
-	dl := req.Add(26 * time.Hour)
-	plan := templates.LadderPlan{Deadline: dl, Steps: []templates.PlanStep{{At: req.Add(15 * time.Minute), Who: "mention @kevin"}, {At: req.Add(25 * time.Hour), Who: "dm lead"}}}
-	forged := "<t:0:f> <!date^0^{time}|x>"
-	at := req.Add(3 * time.Minute)
-	now := req.Add(20 * time.Minute)
-	tod := func(d time.Duration, text string) shownTime {
-		return shownTime{Unix: req.Add(d).Unix(), Fallback: text, Format: "{date_short_pretty} {time}"}
-	}
-	tests := []struct {
-		name string
-		in   templates.Input
-		want []shownTime
-	}{
-		{"waiting, looked at and escalated", templates.Input{Approval: a, Ladder: plan, Now: now, Zone: cet,
-			Looking:     &templates.Looking{Actor: "user:ada", Since: req.Add(10 * time.Minute), Until: req.Add(40 * time.Minute)},
-			Escalations: []templates.EscalatedStep{{Actor: "user:kevin", At: req.Add(5 * time.Minute), Who: "dm slack:U0LEE", Planned: req.Add(15 * time.Minute)}}},
-			[]shownTime{tod(10*time.Minute, "10:10 CET"), tod(40*time.Minute, "10:40 CET"), tod(5*time.Minute, "10:05 CET"), tod(15*time.Minute, "10:15 CET"),
-				tod(15*time.Minute, "10:15 CET"), tod(25*time.Hour, "2030-01-03 11:00 CET"), tod(26*time.Hour, "2030-01-03 12:00 CET")}},
-		{"approved, shown the next day", templates.Input{Approval: a, State: approval.StateApproved, Now: now.Add(24 * time.Hour), Zone: cet,
-			Decision: &approval.Decision{Actor: "user:kevin", Comment: forged, Via: "slack", At: at}},
-			[]shownTime{tod(3*time.Minute, "2030-01-02 10:03 CET")}},
-		{"denied", templates.Input{Approval: a, State: approval.StateDenied, Now: now, Zone: cet,
-			Decision: &approval.Decision{Actor: "user:kevin", Comment: forged, Via: "slack", At: at}},
-			[]shownTime{tod(3*time.Minute, "10:03 CET")}},
-		{"expired", templates.Input{Approval: a, State: approval.StateExpired, Ladder: plan, Now: now, Zone: cet,
-			Decision: &approval.Decision{Actor: "system:deadline", At: dl}},
-			[]shownTime{tod(26*time.Hour, "2030-01-03 12:00 CET")}},
-		{"deciding", templates.Input{Approval: a, Ladder: plan, Now: now, Zone: cet,
-			Deciding: &templates.Deciding{Actor: "user:kevin", Comment: forged, At: at}},
-			[]shownTime{tod(3*time.Minute, "10:03 CET"),
-				tod(15*time.Minute, "10:15 CET"), tod(25*time.Hour, "2030-01-03 11:00 CET"), tod(26*time.Hour, "2030-01-03 12:00 CET")}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := templates.Build(tt.in)
+	for _, tt := range templatestest.ZoneCases() {
+		t.Run(tt.Name, func(t *testing.T) {
+			c := templates.Build(tt.In)
 			m := CardMessage(c)
-			if diff := cmp.Diff(tt.want, datesOf(m)); diff != "" {
+			var want []shownTime
+			for _, w := range tt.Times {
+				want = append(want, shownTime{Unix: w.At.Unix(), Fallback: w.Text, Format: "{date_short_pretty} {time}"})
+			}
+			if diff := cmp.Diff(want, datesOf(m)); diff != "" {
 				t.Errorf("dates (-want +got):\n%s", diff)
 			}
 			// With each date as its fallback, Slack reads as the card.
@@ -519,7 +357,7 @@ func TestTimesInEachReadersZone(t *testing.T) {
 				}
 			}
 			// A comment that looks like a token is text.
-			if tt.in.Decision != nil && tt.in.Decision.Comment == forged || tt.in.Deciding != nil && tt.in.Deciding.Comment == forged {
+			if tt.Forged() {
 				raw, _ := json.Marshal(m.Blocks)
 				if !strings.Contains(string(raw), `\u003ct:0:f\u003e \u003c!date^0^{time}|x\u003e`) {
 					t.Errorf("does not show the comment as text: %s", raw)

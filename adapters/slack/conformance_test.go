@@ -1,17 +1,17 @@
 package slack_test
 
 import (
-	"approvalsbot/tenant"
 	"cmp"
 	"encoding/json"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/store"
-	"approvalsbot/templates"
+	"approvalsbot/templates/templatestest"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 	"approvalsbot/threads/surfacetest"
 	"approvalsbot/threads/threadstest"
@@ -105,41 +105,27 @@ func (slackFake) Secrets() []string { return []string{botToken, signingSecret} }
 // slackMessage is m as a person reads it. Its size is its longest text
 // Slack limits: the notification text, or one block's texts together.
 func slackMessage(m slacktest.Message) surfacetest.Message {
-	out := surfacetest.Message{Text: m.AllText(), Size: utf16Len(m.Text)}
+	out := surfacetest.Message{Text: m.AllText(), Size: utf16text.Len(m.Text)}
 	var blocks []any
 	_ = json.Unmarshal(m.Blocks, &blocks)
 	for _, b := range blocks {
 		out.Size = max(out.Size, textLen(b))
 	}
+	var ids []string
 	for _, b := range m.Buttons() {
-		a, err := templates.ParseAction(b.ActionID)
-		if err != nil {
-			continue
-		}
-		out.Approval = cmp.Or(out.Approval, a.ApprovalID)
-		out.Decidable = out.Decidable || a.Kind == templates.ActionApprove || a.Kind == templates.ActionDeny
+		ids = append(ids, b.ActionID)
 	}
+	out.Approval, out.Decidable = templatestest.Decides(ids...)
 	return out
 }
 
 // textLen sums the texts inside a block, as Slack counts them.
 func textLen(v any) int {
 	n := 0
-	switch x := v.(type) {
-	case map[string]any:
-		for k, y := range x {
-			if s, ok := y.(string); ok && k == "text" {
-				n += utf16Len(s)
-			} else {
-				n += textLen(y)
-			}
+	slackad.EachObject(v, func(x map[string]any) {
+		if s, ok := x["text"].(string); ok {
+			n += utf16text.Len(s)
 		}
-	case []any:
-		for _, y := range x {
-			n += textLen(y)
-		}
-	}
+	})
 	return n
 }
-
-func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }

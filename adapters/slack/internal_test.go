@@ -21,24 +21,13 @@ func textLen(raw []byte) int {
 	var v any
 	_ = json.Unmarshal(raw, &v)
 	n := 0
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, y := range x {
-				if s, ok := y.(string); ok && (k == "text" || k == "url") {
-					n += chunk.Len(s)
-				} else {
-					walk(y)
-				}
-			}
-		case []any:
-			for _, y := range x {
-				walk(y)
+	EachObject(v, func(x map[string]any) {
+		for _, k := range []string{"text", "url"} {
+			if s, ok := x[k].(string); ok {
+				n += chunk.Len(s)
 			}
 		}
-	}
-	walk(v)
+	})
 	return n
 }
 

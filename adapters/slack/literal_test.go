@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/approval"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -29,32 +30,20 @@ func literalOnly(t *testing.T, what string, blocks json.RawMessage, hostile stri
 		t.Fatalf("%s: blocks %s: %v", what, blocks, err)
 	}
 	found := 0
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			typ, _ := x["type"].(string)
-			if s, ok := x["text"].(string); ok {
-				if typ == "mrkdwn" && x["verbatim"] != true {
-					t.Errorf("%s: mrkdwn %q is not verbatim", what, s)
-				}
-				if strings.Contains(s, hostile) {
-					found++
-					if typ != "plain_text" && typ != "text" && typ != "link" {
-						t.Errorf("%s: %q shown in a %s object: %q", what, hostile, typ, s)
-					}
-				}
+	slackad.EachObject(v, func(x map[string]any) {
+		typ, _ := x["type"].(string)
+		if s, ok := x["text"].(string); ok {
+			if typ == "mrkdwn" && x["verbatim"] != true {
+				t.Errorf("%s: mrkdwn %q is not verbatim", what, s)
 			}
-			for _, y := range x {
-				walk(y)
-			}
-		case []any:
-			for _, y := range x {
-				walk(y)
+			if strings.Contains(s, hostile) {
+				found++
+				if typ != "plain_text" && typ != "text" && typ != "link" {
+					t.Errorf("%s: %q shown in a %s object: %q", what, hostile, typ, s)
+				}
 			}
 		}
-	}
-	walk(v)
+	})
 	return found
 }
 

@@ -2,6 +2,7 @@ package templatestest
 
 import (
 	"fmt"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
+	"approvalsbot/internal/golden"
 	"approvalsbot/ladder"
 	"approvalsbot/templates"
 )
@@ -25,6 +27,68 @@ type GoldenCase struct {
 	Thread *templates.ThreadMessage
 }
 
+// goldenDir holds a package's golden files.
+const goldenDir = "testdata/golden"
+
+// RunGolden renders each Golden case on a surface and compares each file
+// render gives (content by the suffix after the case's name, e.g.
+// ".slack.json") with testdata/golden, or rewrites the files when update
+// is set. A file no case writes fails the test.
+func RunGolden(t *testing.T, update bool, render func(t *testing.T, g GoldenCase) map[string]string) {
+	t.Helper()
+	want := map[string]bool{}
+	cases := Golden(t)
+	for _, g := range cases {
+		for suffix, got := range render(t, g) {
+			rel := g.Name + suffix
+			if want[rel] {
+				t.Errorf("%s: two cases", rel)
+			}
+			want[rel] = true
+			golden.Check(t, filepath.Join(goldenDir, filepath.FromSlash(rel)), got, update)
+		}
+	}
+	if update || t.Failed() {
+		return
+	}
+	err := filepath.WalkDir(goldenDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(goldenDir, path)
+		if !want[filepath.ToSlash(rel)] {
+			t.Errorf("stale golden file %s: no case writes it", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 60 {
+		t.Fatalf("%d golden cases: the fixtures were not all rendered", len(cases))
+	}
+}
+
+// RunChatGolden is RunGolden for a chat: the message card or thread
+// makes of each case, as MarshalPreview writes it, in the file ending in
+// suffix.
+func RunChatGolden[M any](t *testing.T, update bool, suffix string, card func(templates.Card) M, thread func(templates.ThreadMessage) M) {
+	t.Helper()
+	RunGolden(t, update, func(t *testing.T, g GoldenCase) map[string]string {
+		var msg M
+		if g.Card != nil {
+			msg = card(*g.Card)
+		} else {
+			msg = thread(*g.Thread)
+		}
+		b, err := templates.MarshalPreview(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string]string{suffix: string(b)}
+	})
+}
+
 // goldenStates are the states rendered beyond pending, per fixture: every
 // state for merge, the ones a fixture's later event leads to, and a
 // decision being sent on a content-restricted card.
@@ -35,9 +99,9 @@ var goldenStates = map[string][]string{
 	"private": {"pending", templates.PreviewDeciding},
 }
 
-// Golden lists every case the golden files render, the same cases as
-// package templates' own golden files: a card per approval fixture and
-// state, a thread reply per other event, and the cases below each.
+// Golden lists every case the golden files render, on every surface: a
+// card per approval fixture and state, a thread reply per other event,
+// and the cases below each.
 func Golden(t testing.TB) []GoldenCase {
 	t.Helper()
 	files, err := fixtures.EventFiles()
@@ -55,7 +119,7 @@ func Golden(t testing.TB) []GoldenCase {
 
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		ev := eventFile(t, f)
+		ev := EventFile(t, f)
 		if ev.Approval == nil {
 			m, ok := templates.ThreadFromEvent(ev)
 			if !ok {

@@ -1,8 +1,9 @@
-// Package templatestest is test support for code that lays out package
-// templates' card outside it (the chat adapters): the fixtures'
-// approvals, cards built on the golden files' pinned clock and ladder,
-// approvals built in code for rules no fixture exercises, and every case
-// the golden files render (Golden).
+// Package templatestest is test support for package templates' card on
+// every surface (package templates' own tests, which are in package
+// templates_test, and the chat adapters'): the fixtures' approvals, cards
+// built on the golden files' pinned clock and ladder, approvals built in
+// code for rules no fixture exercises, the cases every surface shows, and
+// every case the golden files render (Golden, RunGolden).
 package templatestest
 
 import (
@@ -27,10 +28,11 @@ func Event(t testing.TB, name string) *approval.Event {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return eventFile(t, p)
+	return EventFile(t, p)
 }
 
-func eventFile(t testing.TB, path string) *approval.Event {
+// EventFile parses the fixture event at path.
+func EventFile(t testing.TB, path string) *approval.Event {
 	t.Helper()
 	body, err := os.ReadFile(path)
 	if err != nil {
@@ -68,7 +70,12 @@ var pinnedLadder = ladder.Ladder{Name: "golden", Steps: []ladder.Step{
 // after the request, and pinnedLadder frozen under the approval's own
 // deadline or the default 24 hours.
 func Pinned(a *approval.Approval) (time.Time, templates.LadderPlan) {
-	return a.RequestedAt.Add(3 * time.Minute), Frozen(pinnedLadder.Plan(a.RequestedAt, ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0)))
+	return a.RequestedAt.Add(3 * time.Minute), Frozen(PinnedPlan(a))
+}
+
+// PinnedPlan is pinnedLadder's plan for a, before it is frozen.
+func PinnedPlan(a *approval.Approval) ladder.Plan {
+	return pinnedLadder.Plan(a.RequestedAt, ladder.Deadline(a.Deadline, a.RequestedAt, 0, 0))
 }
 
 // Frozen is what threads.Card.Input gives the card of a frozen plan: each
