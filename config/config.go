@@ -1,5 +1,5 @@
-// Package config reads the bot's one configuration file (README,
-// Configuration) into a *Config that is never modified once returned and
+// Package config reads the bot's one configuration file
+// (docs/configuration.md) into a *Config that is never modified once returned and
 // whose secrets never print. How a file is read and checked:
 // docs/design.md#reading-the-configuration-file.
 package config

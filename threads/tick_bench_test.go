@@ -27,7 +27,7 @@ const seedBatch = 5_000
 
 // BenchmarkTick shows one ladder tick costing O(due), not O(pending): a
 // tick that fires the steps of 100 due approvals among 100,000 pending
-// ones costs about what it costs among 1,000 (README, Performance).
+// ones costs about what it costs among 1,000 (docs/performance.md).
 //
 //	go test -run '^$' -bench Tick -benchtime 20x ./threads/
 func BenchmarkTick(b *testing.B) {

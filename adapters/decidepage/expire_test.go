@@ -183,20 +183,20 @@ func TestArgumentLookupsAreLimitedPerMember(t *testing.T) {
 	}
 }
 
-// TestReadmeSaysLinksExpire: the README's section on the decision page
+// TestDocSaysLinksExpire: docs/email.md's section on the decision page
 // says links expire with their approval and states the look-up limit
 // the page enforces.
-func TestReadmeSaysLinksExpire(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+func TestDocSaysLinksExpire(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "email.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(b)
-	start := strings.Index(readme, "## Escalation mail and the decision page")
+	doc := string(b)
+	start := strings.Index(doc, "## Escalation mail and the decision page")
 	if start < 0 {
-		t.Fatal("the README has no section on the decision page")
+		t.Fatal("docs/email.md has no section on the decision page")
 	}
-	section := readme[start:]
+	section := doc[start:]
 	if end := strings.Index(section[3:], "\n## "); end >= 0 {
 		section = section[:end+3]
 	}
@@ -210,7 +210,7 @@ func TestReadmeSaysLinksExpire(t *testing.T) {
 		"in memory by each process",
 	} {
 		if !strings.Contains(section, want) {
-			t.Errorf("the README's decision page section does not say %q", want)
+			t.Errorf("docs/email.md's decision page section does not say %q", want)
 		}
 	}
 }

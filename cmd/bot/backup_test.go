@@ -84,8 +84,8 @@ tenants:
 }
 
 // Backed up while the bot serves (holding the store's lock), and
-// restored as the README says: a bot started on the copy holds what the
-// first one had accepted.
+// restored as docs/operations.md ("Backups") says: a bot started on the
+// copy holds what the first one had accepted.
 func TestBackupWhileServingAndRestore(t *testing.T) {
 	dir := t.TempDir()
 	cfg := e2eConfig(t, dir)

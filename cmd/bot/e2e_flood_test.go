@@ -444,7 +444,7 @@ func TestClosedLinkLooksNothingUp(t *testing.T) {
 // their resident sets once the flood is in, and the difference per
 // connection of the flood and per connection still open, stalled (the
 // budget answers the others 503). Each iteration is one flood; run it with
-// -benchtime=1x (README, Security: "Open connections").
+// -benchtime=1x (docs/security.md, "Open connections").
 func BenchmarkStalledBodyMemory(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("dials from 127.0.0.2 and on, and reads /proc: Linux only")

@@ -29,7 +29,7 @@ import (
 )
 
 // Several replicas of the built binary on one PostgreSQL database, behind
-// the same fakes, as the README's "Running several replicas" runs them: any replica takes any
+// the same fakes, as docs/operations.md's "Running several replicas" runs them: any replica takes any
 // event and any click, claims (outbox rows, due approvals) are leased with
 // FOR UPDATE SKIP LOCKED, and a replica that dies leaves its claims to the
 // others once their lease lapses.

@@ -1,6 +1,6 @@
 // Command bot is the approvals bot: it takes the job backend's signed
 // events, posts each waiting call as a card where people work, and sends
-// their decisions back. See the README for the subcommands.
+// their decisions back. docs/operations.md lists the subcommands.
 package main
 
 import (

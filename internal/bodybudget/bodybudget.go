@@ -21,7 +21,7 @@ import (
 	"approvalsbot/internal/connlimit"
 )
 
-// Defaults (README, Security: "Open connections").
+// Defaults (docs/security.md, "Open connections").
 const (
 	// DefaultTotal is the budget: 32 full-size (1 MiB) events at once, or
 	// thousands of clicks of a few KiB.
