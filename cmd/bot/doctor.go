@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -42,11 +41,13 @@ const (
 // (`AREA: found` or `AREA: PROBLEM: what to do`, as the chat surfaces'
 // own checks write), and fails with the number of PROBLEM lines.
 func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	path := configFlag(fs)
+	fs := newFlags("doctor", stdout, nil,
+		"Checks what the configuration points at, one line a finding: the listeners, the store, the job backend, the mail server and the chat surfaces. It exits 1 when it finds a problem.",
+		"bot doctor --config bot.yaml")
+	path := configFlag(fs.FlagSet)
 	register := fs.Bool("register", false, "register Discord's /approvals command (as bot serve does at start), then check it")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if _, err := fs.parse(args); err != nil {
+		return err
 	}
 	cfg, err := config.Load(*path, getenv)
 	if err != nil {
