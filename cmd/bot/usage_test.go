@@ -111,8 +111,7 @@ func TestEventAsksWhetherTheBotRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	merge := filepath.Join(root, "testdata", "fixtures", "events", "merge.json")
-	code, _, errOut := runBot(t, map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret, "BOT_CALLS_SECRET": e2eCallsSecret,
-		"BOT_LINK_SECRET": e2eLinkSecret}, "event", "--config", cfg, merge)
+	code, _, errOut := runBot(t, map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret}, "event", "--config", cfg, merge)
 	want := "bot event: nothing answers at " + down + " (listen in " + cfg + "): is bot serve running there? (dial tcp " + down + ": connect: connection refused)\n"
 	if code != 1 || errOut != want {
 		t.Errorf("bot event to a bot that does not run: exit %d\n%s\nwant:\n%s", code, errOut, want)
