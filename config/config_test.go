@@ -320,6 +320,12 @@ func TestProblems(t *testing.T) {
 		{name: "YAML syntax", add: "tick: [10s\n", want: []string{
 			"bot.yaml:11: YAML: did not find expected ',' or ']'",
 		}},
+		{name: "a tab for indentation", add: "store:\n\tdriver: sqlite\n", want: []string{
+			"bot.yaml:12: tabs are not allowed for indentation in YAML: indent this line with spaces",
+		}},
+		{name: "a tab in a nested indentation", add: "store:\n  driver: sqlite\n\tdsn: x\n", want: []string{
+			"bot.yaml:13: tabs are not allowed for indentation in YAML: indent this line with spaces",
+		}},
 		{name: "two documents", add: "---\ntick: 10s\n", want: []string{
 			"bot.yaml:11: a second YAML document (after ---): the file holds one",
 		}},

@@ -96,14 +96,14 @@ func (d *decoder) document(data []byte) *yaml.Node {
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		d.syntax(err)
+		d.syntax(err, data)
 		return nil
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		d.problemf(&extra, "", "a second YAML document (after ---): the file holds one")
 	} else if !errors.Is(err, io.EOF) {
-		d.syntax(err)
+		d.syntax(err, data)
 	}
 	if len(doc.Content) == 0 {
 		return nil
@@ -111,7 +111,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	return doc.Content[0]
 }
 
-func (d *decoder) syntax(err error) {
+func (d *decoder) syntax(err error, data []byte) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
@@ -123,7 +123,33 @@ func (d *decoder) syntax(err error) {
 	if isParserProblem(msg) {
 		line++
 	}
+	if tab := tabIndented(data, line, strings.Contains(msg, "tab")); tab > 0 {
+		d.problems = append(d.problems, Problem{File: d.file, Line: tab,
+			Msg: "tabs are not allowed for indentation in YAML: indent this line with spaces"})
+		return
+	}
 	d.problems = append(d.problems, Problem{File: d.file, Line: line, Msg: "YAML: " + msg})
+}
+
+// tabIndented is the 1-based line, at or just after line (yaml's marks
+// may point at the line before), whose indentation holds a tab; with
+// anywhere, the file's first such line after those; 0 when none.
+func tabIndented(data []byte, line int, anywhere bool) int {
+	first := 0
+	for i, l := range strings.Split(string(data), "\n") {
+		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		if !strings.Contains(indent, "\t") {
+			continue
+		}
+		n := i + 1
+		if n >= line && n <= max(line, 1)+1 {
+			return n
+		}
+		if first == 0 && anywhere {
+			first = n
+		}
+	}
+	return first
 }
 
 // isParserProblem tells yaml.v3's parser messages from its scanner's.

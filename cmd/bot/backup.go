@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,16 +15,15 @@ import (
 // cmdBackup copies the SQLite store (VACUUM INTO) while the bot runs,
 // never over an existing file; it reads no secret but the store's.
 func cmdBackup(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	path := configFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	fs := newFlags("backup", stdout, []string{"OUT.db"},
+		"Copies the SQLite store to OUT.db, a new file, consistently while the bot runs. It reads only the store section.",
+		"bot backup --config bot.yaml bot-backup.db")
+	path := configFlag(fs.FlagSet)
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(fs.Output(), "usage: bot backup [-config bot.yaml] OUT.db")
-		return errUsage
-	}
-	out := fs.Arg(0)
+	out := pos[0]
 	sc, err := config.LoadStore(*path, getenv)
 	if err != nil {
 		return err

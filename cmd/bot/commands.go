@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,10 +13,12 @@ import (
 )
 
 func cmdCheck(args []string, stdout io.Writer, getenv env) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	path := configFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	fs := newFlags("check", stdout, nil,
+		"Validates the configuration, every problem at once, and prints each listener and each tenant's ladders.",
+		"bot check --config examples/bot.yaml")
+	path := configFlag(fs.FlagSet)
+	if _, err := fs.parse(args); err != nil {
+		return err
 	}
 	cfg, err := config.Load(*path, getenv)
 	if err != nil {
@@ -30,10 +31,12 @@ func cmdCheck(args []string, stdout io.Writer, getenv env) error {
 }
 
 func cmdMigrate(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	path := configFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	fs := newFlags("migrate", stdout, nil,
+		"Applies the store's migrations and exits (bot serve applies them at start too). It reads only the store section.",
+		"bot migrate --config bot.yaml")
+	path := configFlag(fs.FlagSet)
+	if _, err := fs.parse(args); err != nil {
+		return err
 	}
 	// Only the store is read: migrating needs none of the backend's or
 	// the chat surfaces' secrets.

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -42,11 +42,13 @@ const (
 // (`AREA: found` or `AREA: PROBLEM: what to do`, as the chat surfaces'
 // own checks write), and fails with the number of PROBLEM lines.
 func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	path := configFlag(fs)
+	fs := newFlags("doctor", stdout, nil,
+		"Checks what the configuration points at, one line a finding: the listeners, the store, the job backend, the mail server and the chat surfaces. It exits 1 when it finds a problem.",
+		"bot doctor --config bot.yaml")
+	path := configFlag(fs.FlagSet)
 	register := fs.Bool("register", false, "register Discord's /approvals command (as bot serve does at start), then check it")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if _, err := fs.parse(args); err != nil {
+		return err
 	}
 	cfg, err := config.Load(*path, getenv)
 	if err != nil {
@@ -57,15 +59,20 @@ func cmdDoctor(ctx context.Context, args []string, stdout io.Writer, getenv env)
 	r := &doctorReport{w: stdout}
 	r.say("config", "%s is valid", *path)
 	doctorListeners(cfg, r)
-	st := doctorStore(ctx, cfg.Store, r)
-	if st != nil {
+	st, ok := doctorStore(ctx, cfg.Store, r)
+	var ss surfaceStore
+	switch {
+	case st != nil:
 		defer st.Close()
+		ss = st
+	case ok:
+		ss = notCreated{}
 	}
 	doctorBackend(ctx, cfg.Backend, r)
 	if cfg.SMTP != nil {
 		doctorMail(ctx, cfg.SMTP, r)
 	}
-	doctorSurfaces(ctx, cfg, st, r, *register)
+	doctorSurfaces(ctx, cfg, ss, r, *register)
 	r.flush()
 	if r.problems > 0 {
 		return fmt.Errorf("%s found", count(r.problems, "problem"))
@@ -152,15 +159,21 @@ func doctorListeners(cfg *config.Config, r *doctorReport) {
 }
 
 // doctorStore opens the store as a reader beside a running bot (no lock,
-// migration or released claims); a missing SQLite file is not created.
-func doctorStore(ctx context.Context, sc config.Store, r *doctorReport) store.Store {
+// migration or released claims). A missing SQLite file is not created:
+// before the first start it is fine (ok, with no store).
+func doctorStore(ctx context.Context, sc config.Store, r *doctorReport) (st store.Store, ok bool) {
 	what := sc.Driver
 	if sc.Driver == config.DriverSQLite || sc.Driver == "" {
 		p := app.SQLiteFile(sc.DSN.Reveal())
 		what = "sqlite " + p
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-			r.problem("store", "%s does not exist yet: bot migrate creates it (bot serve does at start)", what)
-			return nil
+			dir := filepath.Dir(p)
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				r.problem("store", "%s cannot be created: its folder %s does not exist", what, dir)
+				return nil, false
+			}
+			r.say("store", "%s does not exist yet: it will be created at start (or by bot migrate)", what)
+			return nil, true
 		}
 	}
 	st, err := pingStore(ctx, sc)
@@ -173,11 +186,33 @@ func doctorStore(ctx context.Context, sc config.Store, r *doctorReport) store.St
 		} else {
 			r.problem("store", "%s: %v", what, err)
 		}
-		return nil
+		return nil, false
 	}
 	r.say("store", "%s answers", what)
-	return st
+	return st, true
 }
+
+// surfaceStore is what a chat surface is built with; its checks read
+// nothing of it.
+type surfaceStore interface {
+	slack.Store
+	discord.Store
+}
+
+// notCreated stands for a store not created yet, which has nothing.
+type notCreated struct{}
+
+var errNotCreated = errors.New("the store is not created yet")
+
+func (notCreated) ReplaySeen(context.Context, store.ReplaySeenParams) (bool, error) {
+	return false, errNotCreated
+}
+
+func (notCreated) ApprovalListPending(context.Context, store.ApprovalListPendingParams) ([]*store.Approval, error) {
+	return nil, errNotCreated
+}
+
+func (notCreated) PostList(context.Context, string) ([]*store.Post, error) { return nil, errNotCreated }
 
 // pingStore opens and pings the store; a non-nil store must be closed.
 func pingStore(ctx context.Context, sc config.Store) (store.Store, error) {
@@ -259,7 +294,7 @@ func doctorMail(ctx context.Context, sc *config.SMTP, r *doctorReport) {
 
 // doctorSurfaces runs each chat surface's own checks; with register,
 // Discord's /approvals is registered first.
-func doctorSurfaces(ctx context.Context, cfg *config.Config, st store.Store, r *doctorReport, register bool) {
+func doctorSurfaces(ctx context.Context, cfg *config.Config, st surfaceStore, r *doctorReport, register bool) {
 	if cfg.Slack == nil && cfg.Discord == nil {
 		r.say("chat", "none configured: cards go to the log surface (stdout)")
 		return

@@ -172,38 +172,60 @@ tenants:
 	}
 }
 
-// A store that is not there yet is reported, not created; the chat
-// checks, which need it, say they did not run.
-func TestDoctorDoesNotCreateTheStore(t *testing.T) {
+// Before the first start the SQLite store is not there yet: that is no
+// problem, doctor does not create it, and goes on to check the backend
+// and the chat surfaces. A store whose folder is missing could not be
+// created at start: that is one.
+func TestDoctorBeforeTheFirstStart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "bot.db")
 	fake := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(e2eCallsSecret)}})
-	code, out, errOut := runDoctor(t, dir, `store: {dsn: "file:`+db+`"}
+	dc := discordtest.New(t, discordtest.Options{Token: "doctor-discord-token", ApplicationID: "1100000000000000000"})
+	dc.AddGuild("1200000000000000000", "acme", discordgo.PermissionViewChannel|discordgo.PermissionSendMessages|
+		discordgo.PermissionEmbedLinks|discordgo.PermissionCreatePublicThreads|discordgo.PermissionSendMessagesInThreads|
+		discordgo.PermissionReadMessageHistory)
+	dc.AddChannel("1200000000000000000", "112233445566778899", "approvals")
+	config := func(db string) string {
+		return `store: {dsn: "file:` + db + `"}
 backend:
-  url: "`+fake.URL()+`"
+  url: "` + fake.URL() + `"
   events_secrets: ["${BOT_EVENTS_SECRET}"]
   calls_secrets: ["${BOT_CALLS_SECRET}"]
-slack:
-  bot_token: "${SLACK_BOT_TOKEN}"
-  signing_secret: "${SLACK_SIGNING_SECRET}"
+discord:
+  bot_token: "${DISCORD_BOT_TOKEN}"
+  application_id: "1100000000000000000"
+  api_url: "` + strings.TrimSuffix(dc.URL(), "/") + `/api/v10/"
 tenants:
   acme:
-    post: [slack:C0APPROVALS]
-`)
+    post: [discord:channel:112233445566778899]
+`
+	}
+	code, out, errOut := runDoctor(t, dir, config(db))
 	for _, want := range []string{
-		"store: PROBLEM: sqlite " + db + " does not exist yet: bot migrate creates it (bot serve does at start)\n",
-		"slack: not checked: the adapter needs the store, which did not answer\n",
+		"store: sqlite " + db + " does not exist yet: it will be created at start (or by bot migrate)\n",
+		"backend: " + fake.URL() + " answers signed calls as the protocol says",
+		"discord: the bot token works: ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor wrote:\n%s\nwant:\n%s", out, want)
 		}
 	}
-	if code != 1 || errOut != "bot doctor: 1 problem found\n" {
-		t.Errorf("exit %d, stderr %q", code, errOut)
+	if strings.Contains(out, "PROBLEM") || strings.Contains(out, "not checked") {
+		t.Errorf("doctor before the first start:\n%s", out)
 	}
 	if _, err := os.Stat(db); !os.IsNotExist(err) {
 		t.Errorf("doctor created the store: %v", err)
+	}
+
+	missing := filepath.Join(dir, "no-such-folder", "bot.db")
+	code2, out, errOut2 := runDoctor(t, dir, config(missing))
+	want := "store: PROBLEM: sqlite " + missing + " cannot be created: its folder " + filepath.Dir(missing) + " does not exist\n"
+	if !strings.Contains(out, want) || !strings.Contains(out, "discord: not checked: the adapter needs the store, which did not answer\n") {
+		t.Errorf("doctor wrote:\n%s\nwant:\n%s", out, want)
+	}
+	if code != 0 || errOut != "" || code2 != 1 || errOut2 != "bot doctor: 1 problem found\n" {
+		t.Errorf("exit %d, stderr %q before the first start; exit %d, stderr %q without the store's folder", code, errOut, code2, errOut2)
 	}
 }
 

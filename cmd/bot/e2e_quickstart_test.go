@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"html"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,14 +20,17 @@ import (
 )
 
 // TestQuickStartLoop runs the README's quick start as a reader would, on
-// this machine: `bot serve`, the stand-in `bot backend` and `bot event`,
-// each run as the README's own command line (its environment and flags,
-// from the module root, the checkout the README runs in), with
-// examples/bot.yaml moved to free loopback ports and a temporary store.
-// The card the bot prints carries kevin's decision link; opening it
-// decides nothing; the Deny of the page's form reaches the stand-in,
-// which prints the decision bound to the call's digest, and the bot
-// prints the card edited to it.
+// this machine: its line that loads the development secrets from a file
+// into the shell, then `bot serve`, the stand-in `bot backend` and `bot
+// event`, each run as the README's own command line after that line (from
+// the module root, the checkout the README runs in, with no secret in
+// the test's environment), with examples/bot.yaml moved to free loopback
+// ports and a temporary store. The card the bot prints carries kevin's
+// decision link; opening it decides nothing; the Deny of the page's form
+// reaches the stand-in, which prints the decision bound to the call's
+// digest, and the bot prints the card edited to it. Run again, `bot
+// event` shows a new card, of a new approval, whose arguments the
+// stand-in still finds.
 func TestQuickStartLoop(t *testing.T) {
 	root, err := fixtures.ModuleRoot()
 	if err != nil {
@@ -39,21 +43,16 @@ func TestQuickStartLoop(t *testing.T) {
 	dir := t.TempDir()
 	listen, backendAddr := freeAddr(t), freeAddr(t)
 	cfg := quickStartConfig(t, root, dir, listen, backendAddr)
+	secrets := readmeSecrets(t, root, string(readme))
 
-	serveEnv, serveArgs := readmeCommand(t, string(readme), "serve", cfg)
-	bot := startIn(t, root, serveEnv, serveArgs)
+	bot := startIn(t, root, secrets, readmeCommand(t, string(readme), "serve", cfg))
 	waitOutput(t, bot.stderr, `"msg":"bot serving"`, bot)
 	bot.base = "http://" + listen
-	backendEnv, backendArgs := readmeCommand(t, string(readme), "backend", cfg)
-	standin := startIn(t, root, backendEnv, backendArgs)
+	standin := startIn(t, root, secrets, readmeCommand(t, string(readme), "backend", cfg))
 	waitOutput(t, standin.stdout, "stand-in job backend at http://"+backendAddr, standin)
 
-	eventEnv, eventArgs := readmeCommand(t, string(readme), "event", cfg)
-	send := exec.Command(botBinary, eventArgs...)
-	send.Dir, send.Env = root, append(os.Environ(), eventEnv...)
-	if out, err := send.CombinedOutput(); err != nil {
-		t.Fatalf("bot %s: %v\n%s", strings.Join(eventArgs, " "), err, out)
-	}
+	eventArgs := readmeCommand(t, string(readme), "event", cfg)
+	first := sendEvent(t, root, secrets, eventArgs)
 	event, err := os.ReadFile(filepath.Join(root, eventArgs[len(eventArgs)-1]))
 	if err != nil {
 		t.Fatal(err)
@@ -64,23 +63,7 @@ func TestQuickStartLoop(t *testing.T) {
 	// who may decide it by mail (decide as user:kevin (deny): …)": ada,
 	// the other member, started the job, and the tenant forbids deciding
 	// one's own job's calls.
-	var card logEntry
-	pollUntil(t, 20*time.Second, "the card on the log surface", func() bool {
-		for _, e := range logEntries(bot.stdout.String()) {
-			if e.header == "card log-1 for slack:C0APPROVALS (approval a-merge1, revision 1)" {
-				card = e
-				return true
-			}
-		}
-		return false
-	}, bot.stdout.String)
-	lines := strings.Split(strings.TrimRight(card.body, "\n"), "\n")
-	last := lines[len(lines)-1]
-	prefix := "decide as user:kevin (deny): http://" + listen + "/decide/"
-	if !strings.HasPrefix(last, prefix) || strings.Count(card.body, "decide as ") != 1 {
-		t.Fatalf("the card does not end with kevin's one decision link (%s…):\n%s", prefix, card.body)
-	}
-	link := strings.TrimPrefix(last, "decide as user:kevin (deny): ")
+	link := kevinsLink(t, bot, listen, first)
 
 	// "Open it in a browser: the page shows the card and whom you act as,
 	// and decides nothing until you press Deny."
@@ -101,23 +84,46 @@ func TestQuickStartLoop(t *testing.T) {
 		t.Fatalf("POST the form's Deny: %d after %s %s", resp.StatusCode, resp.Request.Method, resp.Request.URL)
 	}
 
-	// "The stand-in then prints denied a-merge1 revision 1 by user:kevin
-	// via email (kevin@acme.example): "…" · bound to sha256:…, and the bot
-	// prints the card edited to the decision." The one decision is the
-	// form's: had opening the page decided, it would carry no reason.
-	want := fmt.Sprintf("denied a-merge1 revision 1 by user:kevin via email (kevin@acme.example): %q · bound to %s\n", reason, digest)
+	// "The stand-in then prints denied a-merge1.… revision 1 by
+	// user:kevin via email (kevin@acme.example): "…" · bound to
+	// sha256:…, and the bot prints the card edited to the decision." The
+	// one decision is the form's: had opening the page decided, it would
+	// carry no reason.
+	want := fmt.Sprintf("denied %s revision 1 by user:kevin via email (kevin@acme.example): %q · bound to %s\n", first, reason, digest)
 	pollUntil(t, 20*time.Second, "the stand-in printing the decision", func() bool {
 		return strings.Contains(standin.stdout.String(), want)
 	}, func() string { return standin.stdout.String() + bot.stderr.String() })
 	pollUntil(t, 20*time.Second, "the card edited to the decision", func() bool {
 		for _, e := range logEntries(bot.stdout.String()) {
-			if e.header == "card log-1 for slack:C0APPROVALS edited (approval a-merge1)" &&
+			if strings.HasSuffix(e.header, " for slack:C0APPROVALS edited (approval "+first+")") &&
 				strings.HasPrefix(e.body, "Denied by user:kevin") && strings.Contains(e.body, reason) {
 				return true
 			}
 		}
 		return false
 	}, bot.stdout.String)
+
+	// "Run it again for a new card, a new approval with its own decision
+	// link": the stand-in answers its arguments from the same fixture.
+	second := sendEvent(t, root, secrets, eventArgs)
+	if second == first {
+		t.Fatalf("bot event sent approval %s twice", first)
+	}
+	link = kevinsLink(t, bot, listen, second)
+	_, page = bot.get(t, strings.TrimPrefix(link, bot.base))
+	resp, err = http.PostForm(link, pageForm(t, page, "arguments"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(shown), "they match the card&#39;s digest "+digest) ||
+		!strings.Contains(string(shown), "acme/api") {
+		t.Errorf("POST the form's Show the call's full arguments of %s: %d\n%s", second, resp.StatusCode, shown)
+	}
+	if want := "arguments of " + second + " revision 1 shown to user:kevin\n"; !strings.Contains(standin.stdout.String(), want) {
+		t.Errorf("the stand-in did not print %q:\n%s", want, standin.stdout.String())
+	}
 
 	for _, p := range []*botProc{standin, bot} {
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -143,6 +149,48 @@ func TestQuickStartLoop(t *testing.T) {
 		t.Errorf("the stand-in received %d decisions, want the form's one:\n%s", len(decisions), standin.stdout.String())
 	}
 	t.Logf("the stand-in printed:\n%s", standin.stdout.String())
+}
+
+// sentAs is how `bot event` says which fresh approval id it sent.
+var sentAs = regexp.MustCompile(`(?m)^approval a-merge1 is sent as (a-merge1\.\S+), a fresh id`)
+
+// sendEvent runs the README's `bot event` after its secrets line and
+// returns the fresh approval id it says it sent.
+func sendEvent(t *testing.T, root, secrets string, args []string) string {
+	t.Helper()
+	send := inShell(root, secrets, args)
+	out, err := send.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bot %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	m := sentAs.FindStringSubmatch(string(out))
+	if m == nil || !strings.Contains(string(out), "202 Accepted") {
+		t.Fatalf("bot %s: no fresh approval id, or not accepted:\n%s", strings.Join(args, " "), out)
+	}
+	return m[1]
+}
+
+// kevinsLink waits for the card of approval id on the log surface and
+// returns the one decision link it ends with, kevin's.
+func kevinsLink(t *testing.T, bot *botProc, listen, id string) string {
+	t.Helper()
+	var card logEntry
+	pollUntil(t, 20*time.Second, "the card of "+id+" on the log surface", func() bool {
+		for _, e := range logEntries(bot.stdout.String()) {
+			if strings.HasPrefix(e.header, "card log-") && strings.HasSuffix(e.header, " for slack:C0APPROVALS (approval "+id+", revision 1)") {
+				card = e
+				return true
+			}
+		}
+		return false
+	}, bot.stdout.String)
+	lines := strings.Split(strings.TrimRight(card.body, "\n"), "\n")
+	last := lines[len(lines)-1]
+	prefix := "decide as user:kevin (deny): http://" + listen + "/decide/"
+	if !strings.HasPrefix(last, prefix) || strings.Count(card.body, "decide as ") != 1 {
+		t.Fatalf("the card of %s does not end with kevin's one decision link (%s…):\n%s", id, prefix, card.body)
+	}
+	return strings.TrimPrefix(last, "decide as user:kevin (deny): ")
 }
 
 // quickStartConfig is examples/bot.yaml with its listen address (and the
@@ -175,22 +223,37 @@ func quickStartConfig(t *testing.T, root, dir, listen, backendAddr string) strin
 	return path
 }
 
+// secretsLine is the README's line that loads a file of secrets into
+// the shell.
+var secretsLine = regexp.MustCompile(`^set -a; \. (\S+); set \+a$`)
+
+// readmeSecrets is the README's line that loads the development secrets,
+// checked to name a file of the checkout.
+func readmeSecrets(t *testing.T, root, readme string) string {
+	t.Helper()
+	for _, line := range strings.Split(readme, "\n") {
+		if m := secretsLine.FindStringSubmatch(line); m != nil {
+			if _, err := os.Stat(filepath.Join(root, m[1])); err != nil {
+				t.Fatalf("the README loads %s: %v", m[1], err)
+			}
+			return line
+		}
+	}
+	t.Fatalf("the README has no line that loads the secrets (set -a; . FILE; set +a)")
+	return ""
+}
+
 // readmeCommand is the README's command line of `bot sub` (the one that
-// runs it with `go run ./cmd/bot` on examples/bot.yaml): the environment
-// it sets and the arguments after the binary, the configuration swapped
-// for cfg.
-func readmeCommand(t *testing.T, readme, sub, cfg string) (env, args []string) {
+// runs it with `go run ./cmd/bot` on examples/bot.yaml, nothing before
+// it): the arguments after the binary, the configuration swapped for cfg.
+func readmeCommand(t *testing.T, readme, sub, cfg string) []string {
 	t.Helper()
 	for _, line := range strings.Split(readme, "\n") {
 		fields := strings.Fields(line)
-		i := 0
-		for i < len(fields) && strings.Contains(fields[i], "=") {
-			i++
-		}
-		if i == 0 || len(fields) < i+4 || strings.Join(fields[i:i+4], " ") != "go run ./cmd/bot "+sub {
+		if len(fields) < 4 || strings.Join(fields[:4], " ") != "go run ./cmd/bot "+sub {
 			continue
 		}
-		env, args = fields[:i], fields[i+3:]
+		args := fields[3:]
 		swapped := 0
 		for j, a := range args {
 			if a == "examples/bot.yaml" {
@@ -201,19 +264,31 @@ func readmeCommand(t *testing.T, readme, sub, cfg string) (env, args []string) {
 		if swapped != 1 {
 			t.Fatalf("the README's command %q does not name examples/bot.yaml once", line)
 		}
-		return env, args
+		return args
 	}
-	t.Fatalf("the README has no line that runs `go run ./cmd/bot %s` with its environment", sub)
-	return nil, nil
+	t.Fatalf("the README has no line that runs `go run ./cmd/bot %s`", sub)
+	return nil
 }
 
-// startIn runs the built binary with args in dir, with env added to the
-// test's environment.
-func startIn(t *testing.T, dir string, env, args []string) *botProc {
+// inShell is the built binary run with args in dir by a shell that first
+// runs secrets, the README's line, in an environment without the bot's
+// secrets: the README's file must give them.
+func inShell(dir, secrets string, args []string) *exec.Cmd {
+	cmd := exec.Command("sh", append([]string{"-c", secrets + "\nexec \"$@\"", "sh", botBinary}, args...)...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "BOT_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	return cmd
+}
+
+// startIn starts inShell's command.
+func startIn(t *testing.T, dir, secrets string, args []string) *botProc {
 	t.Helper()
 	p := &botProc{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command(botBinary, args...)
-	p.cmd.Dir, p.cmd.Env = dir, append(os.Environ(), env...)
+	p.cmd = inShell(dir, secrets, args)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -256,14 +331,32 @@ var (
 func denyForm(t *testing.T, page string) url.Values {
 	t.Helper()
 	for _, f := range formPattern.FindAllStringSubmatch(page, -1) {
-		v := url.Values{}
-		for _, in := range hiddenPattern.FindAllStringSubmatch(f[1], -1) {
-			v.Set(html.UnescapeString(in[1]), html.UnescapeString(in[2]))
-		}
+		v := formFields(f[1])
 		if v.Get("action") == "deny" && v.Get("check") != "" && strings.Contains(f[1], `name="reason"`) {
 			return v
 		}
 	}
 	t.Fatalf("the page has no Deny form:\n%s", page)
 	return nil
+}
+
+// pageForm is the fields of the page's form whose action is action.
+func pageForm(t *testing.T, page, action string) url.Values {
+	t.Helper()
+	for _, f := range formPattern.FindAllStringSubmatch(page, -1) {
+		if v := formFields(f[1]); v.Get("action") == action && v.Get("check") != "" {
+			return v
+		}
+	}
+	t.Fatalf("the page has no form of action %s:\n%s", action, page)
+	return nil
+}
+
+// formFields is a form's hidden fields.
+func formFields(form string) url.Values {
+	v := url.Values{}
+	for _, in := range hiddenPattern.FindAllStringSubmatch(form, -1) {
+		v.Set(html.UnescapeString(in[1]), html.UnescapeString(in[2]))
+	}
+	return v
 }

@@ -243,23 +243,32 @@ func TestEndToEnd(t *testing.T) {
 	ev := eventsNow(t)
 
 	// The integrator's way in: `bot event` signs and sends a file, moved
-	// to now and under a fresh id, so the quick start can be run twice.
+	// to now, under a fresh event id and a fresh approval id, so the quick
+	// start can be run twice and shows a new card each time.
 	merge, _ := fixtures.Path("events", "merge.json")
-	sentIDs := map[string]bool{}
+	sentIDs, sentApprovals := map[string]bool{}, map[string]bool{}
 	for range 2 {
 		out := botEvent(t, cfg, bot, merge)
-		m := regexp.MustCompile(`moved the event's times by \S+ to now \(time \S+\); sending it as event (evt-0001\.\S+)\n202 .*accepted`).FindStringSubmatch(out)
+		m := regexp.MustCompile(`moved the event's times by \S+ to now \(time \S+\); sending it as event (evt-0001\.\S+)\n` +
+			`approval a-merge1 is sent as (a-merge1\.\S+), a fresh id, so this run shows a new card\n202 .*accepted`).FindStringSubmatch(out)
 		if m == nil {
-			t.Fatalf("bot event: want the move, the id sent and 202 accepted:\n%s", out)
+			t.Fatalf("bot event: want the move, the ids sent and 202 accepted:\n%s", out)
 		}
-		sentIDs[m[1]] = true
+		sentIDs[m[1]], sentApprovals[m[2]] = true, true
 	}
-	if len(sentIDs) != 2 {
-		t.Errorf("bot event sent the same id twice: %v", sentIDs)
+	if len(sentIDs) != 2 || len(sentApprovals) != 2 {
+		t.Errorf("bot event sent the same id twice: events %v, approvals %v", sentIDs, sentApprovals)
 	}
 	for _, name := range fixtureOrder(t, ev) {
 		if a := bot.send(t, ev.event(t, name), nil); a.Status != http.StatusAccepted {
 			t.Errorf("%s: %d %+v, want 202", name, a.Status, a)
+		}
+	}
+	// The same request under two more event ids changes nothing.
+	for _, id := range []string{"evt-0001-again", "evt-0001-once-more"} {
+		again := ev.eventWith(t, "merge.json", func(e map[string]any) { e["id"] = id })
+		if a := bot.send(t, again, nil); a.Status != http.StatusAccepted && a.Status != http.StatusOK {
+			t.Errorf("merge.json as %s: %d %+v, want 202 or 200", id, a.Status, a)
 		}
 	}
 	// --as-is sends the file's own bytes: the event the helper just sent,
@@ -281,6 +290,12 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if n := len(regexp.MustCompile(`card log-\d+ for slack:C0APPROVALS \(approval a-merge1, revision 1\)`).FindAllString(bot.stdout.String(), -1)); n != 1 {
 		t.Errorf("a-merge1 was requested three times under three event ids: %d cards, want 1", n)
+	}
+	for id := range sentApprovals {
+		bot.waitFor(t, "(approval "+id+", revision 1)")
+		if n := len(regexp.MustCompile(`card log-\d+ for slack:C0APPROVALS \(approval `+regexp.QuoteMeta(id)+`, revision 1\)`).FindAllString(bot.stdout.String(), -1)); n != 1 {
+			t.Errorf("bot event's approval %s: %d cards, want 1", id, n)
+		}
 	}
 	if strings.Contains(bot.stdout.String(), "(approval a-late1") {
 		t.Error("a late request of an approval decided before it posted a card")

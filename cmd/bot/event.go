@@ -6,38 +6,44 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/backend/standin"
+	"approvalsbot/approval"
 	"approvalsbot/config"
 )
+
+// eventAbout is `bot event -h`'s account of the command.
+const eventAbout = `Signs EVENT.json with the first events secret and sends it to a running bot (at listen_private when set, else listen), printing the answer. Of the environment it needs only the events secret.
+
+Unless --as-is, the event is moved to now first (its time, requested_at and deadline together) and sent under a fresh event id, and an approval.requested under a fresh approval id too, so each run shows a new card: the file's id with the time appended (evt-0001.20261201T092600.123Z, a-merge1.20261201T092600.123Z). The suffix is this command's, not the protocol's: a job backend does not know the approval it names, and the stand-in (bot backend) strips it to answer from the fixture's arguments. Other events keep the ids the file gives them.`
 
 // cmdEvent signs an event file and posts it to a running bot, first (unless
 // --as-is) moved to now with a fresh id, so an old example shows a live
 // card and can be sent again.
 func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
-	fs := flag.NewFlagSet("event", flag.ContinueOnError)
-	path := configFlag(fs)
+	fs := newFlags("event", stdout, []string{"EVENT.json"}, eventAbout,
+		"bot event --config examples/bot.yaml testdata/fixtures/events/merge.json")
+	path := configFlag(fs.FlagSet)
 	url := fs.String("url", "", "the bot's events URL (default: from the configuration's listen_private, else listen)")
-	asIs := fs.Bool("as-is", false, "send the file exactly as it is: its own times and event id")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(fs.Output(), "usage: bot event [-config bot.yaml] [-url URL] [-as-is] EVENT.json")
-		return errUsage
-	}
-	cfg, err := config.Load(*path, getenv)
+	asIs := fs.Bool("as-is", false, "send the file exactly as it is: its own times and ids")
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
-	body, err := os.ReadFile(fs.Arg(0))
+	file := pos[0]
+	body, err := readEventFile(file)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadForEvent(*path, getenv)
 	if err != nil {
 		return err
 	}
@@ -45,15 +51,21 @@ func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) 
 	if !*asIs {
 		moved, err := moveEventToNow(body, now)
 		if err != nil {
-			return fmt.Errorf("%s: %w (send it with -as-is to let the bot answer it)", fs.Arg(0), err)
+			return fmt.Errorf("%s: %w (send it with -as-is to let the bot answer it)", file, err)
 		}
 		body = moved.Body
 		fmt.Fprintf(stdout, "moved the event's times by %s to now (time %s); sending it as event %s\n",
 			signedDuration(moved.Delta), moved.Time.Format(time.RFC3339), moved.ID)
+		if moved.Approval != "" {
+			fmt.Fprintf(stdout, "approval %s is sent as %s, a fresh id, so this run shows a new card\n", moved.FromApproval, moved.Approval)
+		}
 	}
-	target := *url
+	target, where := *url, "--url"
 	if target == "" {
-		target = eventsURL(cmp.Or(cfg.ListenPrivate, cfg.Listen))
+		target, where = eventsURL(cmp.Or(cfg.ListenPrivate, cfg.Listen)), "listen in "+*path
+		if cfg.ListenPrivate != "" {
+			where = "listen_private in " + *path
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
@@ -62,6 +74,9 @@ func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(backend.SignatureHeader, backend.Sign([]byte(cfg.Backend.EventsSecrets[0].Reveal()), now, body))
 	resp, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("nothing answers at %s (%s): is bot serve running there? (%v)", req.URL.Host, where, networkCause(err))
+	}
 	if err != nil {
 		return fmt.Errorf("send to %s: %w", target, err)
 	}
@@ -80,21 +95,85 @@ type movedEvent struct {
 	ID    string        // the event id it now carries
 	Time  time.Time     // its envelope time after the move
 	Delta time.Duration // how far its instants moved
+	// Approval is the fresh id a request's approval now carries, and
+	// FromApproval the file's; both "" for another event.
+	Approval, FromApproval string
 }
 
 // moveEventToNow moves an event to now (to the store's millisecond) with
-// a fresh id, so the bot does not take it for one sent before.
+// a fresh id, and a request's approval too, so the bot takes neither for
+// one it holds.
 func moveEventToNow(body []byte, now time.Time) (movedEvent, error) {
 	at, err := eventTime(body)
 	if err != nil {
 		return movedEvent{}, err
 	}
 	now = now.UTC().Truncate(time.Millisecond)
-	return moveEventTimes(body, now.Sub(at), func(ev map[string]any) {
+	var from, fresh string
+	var tooLong error
+	moved, err := moveEventTimes(body, now.Sub(at), func(ev map[string]any) {
 		if id, ok := ev["id"].(string); ok {
-			ev["id"] = id + "." + now.Format("20060102T150405.000Z")
+			ev["id"] = standin.FreshID(id, now)
 		}
+		data, _ := ev["data"].(map[string]any)
+		id, ok := data["id"].(string)
+		if ev["type"] != string(approval.EventRequested) || !ok {
+			return
+		}
+		from, fresh = id, standin.FreshID(id, now)
+		if len(fresh) > maxApprovalID {
+			tooLong = fmt.Errorf("approval id %q is too long for a fresh one: %s is over the protocol's %d characters", id, fresh, maxApprovalID)
+			return
+		}
+		data["id"] = fresh
 	})
+	if err == nil {
+		err = tooLong
+	}
+	moved.Approval, moved.FromApproval = fresh, from
+	return moved, err
+}
+
+// maxApprovalID is the protocol's longest approval id.
+const maxApprovalID = 64
+
+// loadForEvent reads the configuration as `bot event` needs it: every
+// secret but the events secrets may be unset, and reads as a placeholder.
+// The rest is read as bot serve reads it.
+func loadForEvent(path string, getenv env) (*config.Config, error) {
+	placeholder := strings.Repeat("p", config.MinHMACKey)
+	// A first reading, every variable a placeholder, finds which hold secrets.
+	cfg, err := config.Load(path, func(string) (string, bool) { return placeholder, true })
+	if err != nil {
+		return config.Load(path, getenv)
+	}
+	secret, needed := map[string]bool{}, map[string]bool{}
+	for _, v := range cfg.SecretVars {
+		secret[v.Var] = true
+		needed[v.Var] = needed[v.Var] || strings.HasPrefix(v.Path, "backend.events_secrets")
+	}
+	return config.Load(path, func(name string) (string, bool) {
+		if v, ok := getenv(name); ok || !secret[name] || needed[name] {
+			return v, ok
+		}
+		return placeholder, true
+	})
+}
+
+// readEventFile reads a file a command takes as an event: a JSON object.
+func readEventFile(path string) ([]byte, error) {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		return body, nil
+	}
+	hint := "a JSON event like testdata/fixtures/events/merge.json"
+	if isConfigName(path) {
+		hint += "; a configuration goes with --config"
+	}
+	return nil, usageError("%s: expected an event file (%s)", path, hint)
 }
 
 // eventTimeFields are the instants of an event, as paths from the

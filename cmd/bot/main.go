@@ -28,7 +28,7 @@ commands:
   doctor   check the store, the job backend, the mail server and the chat surfaces the configuration names
   version  print the bot's version, the commit it was built from and the Go that built it
 
-Run "bot <command> -h" for a command's flags.
+Run "bot <command> -h" for its flags, its files and an example.
 `
 
 func main() {
@@ -78,33 +78,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		fmt.Fprintf(stderr, "bot: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	if err != nil {
-		var ue usageErr
-		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "bot %s: %s\n", args[0], ue.msg)
-			return 2
+	prefix := "bot " + args[0] + ": "
+	var ue usageErr
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, prefix+strings.TrimPrefix(ue.msg, args[0]+": "))
+		if ue.usage != "" {
+			fmt.Fprintln(stderr, ue.usage)
 		}
-		if errors.Is(err, errUsage) {
-			return 2
-		}
-		// Every line of a report of several (bot check's problems) is
-		// prefixed alike, so each can be told apart and grepped for.
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "bot %s: %s\n", args[0], line)
-		}
-		return 1
+		return 2
 	}
-	return 0
-}
-
-// usageErr is a command line that cannot run as given, with the sentence
-// saying why: run prints it and exits 2, as for errUsage.
-type usageErr struct{ msg string }
-
-func (e usageErr) Error() string { return e.msg }
-
-func usageError(format string, args ...any) error {
-	return usageErr{msg: fmt.Sprintf(format, args...)}
+	// Every line of a report of several (bot check's problems) is
+	// prefixed alike, so each can be told apart and grepped for; a line
+	// that names the command itself is not prefixed twice.
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintln(stderr, prefix+strings.TrimPrefix(line, args[0]+": "))
+	}
+	return 1
 }
 
 // newLogger is `bot serve`'s JSON logger; it writes a duration as 1.5s,

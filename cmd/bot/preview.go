@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +24,9 @@ import (
 // cmdPreview prints how a surface would show an event file: a request's
 // card (as threads.Card makes it) or another event's thread reply.
 func cmdPreview(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
+	fs := newFlags("preview", stdout, []string{"EVENT.json"},
+		"Prints the card of an approval.requested event, or the thread reply of another event, as a surface would show it: Slack and Discord as the JSON sent, email as an .eml, text as the log surface prints it. It reads no secret and sends nothing.",
+		"bot preview --as slack --state denied testdata/fixtures/events/merge.json")
 	as := fs.String("as", "text", "the surface: slack, discord, email or text; email writes, as an .eml, the mail the bot sends: with --config the first ladder step's that mails someone (to its first address, saying why they get it), the outcome mail for a closed state; without decision links, as no secret is read")
 	state := fs.String("state", "pending", "the card's state: "+strings.Join(templates.PreviewStates(), ", "))
 	previous := fs.String("previous", "", "the event of the revision before a reask, so the card says what changed")
@@ -33,22 +35,23 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	cfgPath := fs.String("config", "", "a configuration whose tenant gives the card its ladder, deadline and zone, as the bot would (no secret is read)")
 	holder := fs.Bool("content-holder", false, "render for a reader known to hold the content permission (Show details, such a member's decision page): the card shows the digest, which a shared place never does")
 	at := fs.String("at", "", "when the card is shown (RFC 3339), so a time on another day carries its date; default when the sample decision is made, three minutes after the request (for a step's mail, when the step fires)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(fs.Output(), "usage: bot preview [--as slack|discord|email|text] [--state STATE] [--comment TEXT] [--previous EVENT.json] [--next EVENT.json] [--config bot.yaml] [--at TIME] [--content-holder] EVENT.json")
-		return errUsage
-	}
+	file := pos[0]
 	switch *as {
 	case "slack", "discord", "email", "text":
 	default:
-		return fmt.Errorf("--as %q: want slack, discord, email or text", *as)
+		return fs.usageErr("--as %q: want slack, discord, email or text", *as)
+	}
+	if !slices.Contains(templates.PreviewStates(), *state) {
+		return fs.usageErr("--state %q: want %s", *state, strings.Join(templates.PreviewStates(), ", "))
 	}
 	if *next != "" {
 		// The card a newer revision replaced shows no state of its own
 		// (docs/cards.md): only "superseded" goes with --next.
-		if set(fs, "state") && *state != templates.PreviewSuperseded {
+		if set(fs.FlagSet, "state") && *state != templates.PreviewSuperseded {
 			return usageError("--next shows the card superseded; it cannot be shown %s too", *state)
 		}
 		*state = templates.PreviewSuperseded
@@ -58,13 +61,13 @@ func cmdPreview(args []string, stdout io.Writer) error {
 		// latest revision, and the reask's mail shows the new one.
 		return usageError("--as email shows a mail the bot sends; it sends none of a card %s (preview the new revision, or the outcome)", *state)
 	}
-	body, err := os.ReadFile(fs.Arg(0))
+	body, err := readEventFile(file)
 	if err != nil {
 		return err
 	}
 	ev, err := approval.Parse(body)
 	if err != nil {
-		return fmt.Errorf("%s: %w", fs.Arg(0), err)
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	r, err := templates.New(templates.Options{})
 	if err != nil {
@@ -104,7 +107,7 @@ func cmdPreview(args []string, stdout io.Writer) error {
 	// (approval.StoredForm), not from the event: so does a preview.
 	raw := a // what a reask is compared by, as the bot compares on arrival
 	if a, err = asKept(a); err != nil {
-		return fmt.Errorf("%s: %w", fs.Arg(0), err)
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	in, err := templates.PreviewInput(a, *state, decided, threads.CardPlan(fz.Plan))
 	if err != nil {
@@ -248,7 +251,7 @@ func asKept(a *approval.Approval) (*approval.Approval, error) {
 // previewReask is what a reask changed: from file's request to a
 // (--previous), or with later from a to file's (--next).
 func previewReask(flagName, file string, a *approval.Approval, later bool) (*approval.Reask, error) {
-	body, err := os.ReadFile(file)
+	body, err := readEventFile(file)
 	if err != nil {
 		return nil, err
 	}

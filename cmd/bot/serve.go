@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,8 +15,6 @@ import (
 	"approvalsbot/config"
 )
 
-var errUsage = errors.New("usage")
-
 func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", "bot.yaml", "the configuration file")
 }
@@ -26,14 +23,15 @@ func configFlag(fs *flag.FlagSet) *string {
 // part stops: then it exits 1 for a supervisor to restart it. SIGHUP
 // reloads the configuration.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := configFlag(fs)
+	fs := newFlags("serve", stdout, nil,
+		"Runs the bot: events in, cards out, decisions back. SIGHUP reloads the configuration; SIGTERM stops it.",
+		"bot serve --config examples/bot.yaml")
+	path := configFlag(fs.FlagSet)
 	listen := fs.String("listen", "", "override the configuration's listen address (host:port)")
 	listenPrivate := fs.String("listen-private", "", "override the configuration's listen_private address (host:port)")
 	logLevel := fs.String("log-level", "", "override log.level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if _, err := fs.parse(args); err != nil {
+		return err
 	}
 	cfg, err := config.Load(*path, getenv)
 	if err != nil {

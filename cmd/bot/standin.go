@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 
 	"approvalsbot/adapters/backend/standin"
@@ -19,16 +19,14 @@ import (
 // loop runs on one machine: it checks the bot's signatures, prints each
 // decision and answers look-ups from a folder of argument files.
 func cmdBackend(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
-	fs := flag.NewFlagSet("backend", flag.ContinueOnError)
-	path := configFlag(fs)
+	fs := newFlags("backend", stdout, nil,
+		"Runs a stand-in job backend at backend.url, for trying the bot, never for production: it checks the bot's signatures, prints each decision it receives and answers argument look-ups from a folder.",
+		"bot backend --config examples/bot.yaml")
+	path := configFlag(fs.FlagSet)
 	listen := fs.String("listen", "", "the address to serve on (default: backend.url's host and port)")
 	arguments := fs.String("arguments", "testdata/fixtures/arguments", "the folder of argument files (ID.json, ID.rN.json) look-ups answer from; empty for none")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(fs.Output(), "usage: bot backend [-config bot.yaml] [-listen ADDR] [-arguments DIR]")
-		return errUsage
+	if _, err := fs.parse(args); err != nil {
+		return err
 	}
 	cfg, err := config.Load(*path, getenv)
 	if err != nil {
@@ -38,6 +36,11 @@ func cmdBackend(ctx context.Context, args []string, stdout io.Writer, getenv env
 	if addr == "" {
 		if addr, err = standinAddr(cfg.Backend.URL); err != nil {
 			return err
+		}
+	}
+	if *arguments != "" {
+		if fi, err := os.Stat(*arguments); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--arguments %s is not a folder: run from the checkout, name the folder of argument files, or give --arguments '' for none", *arguments)
 		}
 	}
 	b, err := standin.New(standin.Options{Secrets: config.RevealAll(cfg.Backend.CallsSecrets), Learn: true, Arguments: *arguments, Out: stdout})

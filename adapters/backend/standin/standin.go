@@ -42,7 +42,8 @@ type Options struct {
 	Learn bool
 	// Arguments is a folder of ID.json and ID.rN.json files, each
 	// {"arguments": {…}, "changes": {"files": […], "patch": "…"}} (changes
-	// optional), read with Learn; "" knows none.
+	// optional), read with Learn, a FreshID's under the id it was made
+	// from; "" knows none.
 	Arguments string
 	// Out gets one line per decision and refusal of note; nil discards.
 	Out io.Writer
@@ -354,16 +355,18 @@ func (b *Backend) learnFrom(id string, revision int) {
 }
 
 // argumentsOf reads ID.rN.json (revision N > 1) or ID.json from the
-// folder; nothing when there is no such file.
+// folder, for an id FreshID made the file of the id it was made from;
+// nothing when there is no such file.
 func (b *Backend) argumentsOf(id string, revision int) (json.RawMessage, string, *backend.ChangesAnswer) {
 	if b.arguments == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
 		return nil, "", nil
 	}
-	name := id + ".json"
-	if revision > 1 {
-		name = fmt.Sprintf("%s.r%d.json", id, revision)
+	raw, err := os.ReadFile(filepath.Join(b.arguments, argumentsFile(id, revision)))
+	if errors.Is(err, os.ErrNotExist) {
+		if base, ok := baseID(id); ok {
+			raw, err = os.ReadFile(filepath.Join(b.arguments, argumentsFile(base, revision)))
+		}
 	}
-	raw, err := os.ReadFile(filepath.Join(b.arguments, name))
 	if err != nil {
 		return nil, "", nil
 	}
@@ -382,6 +385,37 @@ func (b *Backend) argumentsOf(id string, revision int) (json.RawMessage, string,
 		fx.Changes = changesOf(fx.Changes.Files, fx.Changes.Patch)
 	}
 	return fx.Arguments, digest, fx.Changes
+}
+
+func argumentsFile(id string, revision int) string {
+	if revision > 1 {
+		return fmt.Sprintf("%s.r%d.json", id, revision)
+	}
+	return id + ".json"
+}
+
+// freshLayout is the time FreshID appends: the instant to the millisecond.
+const freshLayout = "20060102T150405.000Z"
+
+// freshSuffix matches the one suffix FreshID appends, at the end.
+var freshSuffix = regexp.MustCompile(`\.[0-9]{8}T[0-9]{6}\.[0-9]{3}Z$`)
+
+// FreshID is id with at appended (a-merge1.20261201T092600.123Z), as
+// `bot event` sends an example again under an id of its own. It is the
+// command line's convention, not the protocol's: only the stand-in reads
+// it, for the arguments of the id it was made from.
+func FreshID(id string, at time.Time) string { return id + "." + at.UTC().Format(freshLayout) }
+
+// baseID is the id FreshID made id from, once or more.
+func baseID(id string) (string, bool) {
+	base := id
+	for {
+		loc := freshSuffix.FindStringIndex(base)
+		if loc == nil || loc[0] == 0 {
+			return base, base != id
+		}
+		base = base[:loc[0]]
+	}
 }
 
 // digestOf is args_sha256, computed with the JCS library directly so that

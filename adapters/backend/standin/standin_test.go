@@ -203,3 +203,41 @@ func TestNewRefusesArgumentsWithoutLearn(t *testing.T) {
 		t.Error("an arguments folder without Learn was taken")
 	}
 }
+
+// TestStandInFindsArgumentsOfAFreshID: an approval `bot event` sent
+// under a fresh id is looked up in the file of the id it was made from,
+// at each revision, however often it was made fresh.
+func TestStandInFindsArgumentsOfAFreshID(t *testing.T) {
+	be, out, _ := serve(t)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 1, 9, 26, 0, 123e6, time.UTC)
+	fresh := standin.FreshID("a-merge1", at)
+	if fresh != "a-merge1.20261201T092600.123Z" {
+		t.Fatalf("FreshID: %s", fresh)
+	}
+	for _, c := range []struct {
+		id       string
+		revision int
+		file     string
+	}{
+		{fresh, 1, "a-merge1.json"},
+		{standin.FreshID(fresh, at.Add(time.Second)), 1, "a-merge1.json"},
+		{standin.FreshID("a-merge1", at.Add(2*time.Second)), 2, "a-merge1.r2.json"},
+	} {
+		args, err := fixtures.Arguments(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := approval.Digest(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := be.Arguments(ctx, threads.ArgumentsCall{ApprovalID: c.id, Revision: c.revision, Actor: "user:kevin", IdempotencyKey: "k-" + c.id})
+		if err != nil || got.ArgsSHA256 != want {
+			t.Errorf("look-up of %s revision %d: %+v %v, want the arguments of %s", c.id, c.revision, got, err, c.file)
+		}
+	}
+	if !strings.Contains(out.String(), "arguments of "+fresh+" revision 1 shown to user:kevin\n") {
+		t.Errorf("the stand-in printed:\n%s", out.String())
+	}
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"approvalsbot/adapters/backend"
+	"approvalsbot/internal/fixtures"
+)
+
+// eventSink is a bot's events endpoint that checks each event's
+// signature with the events secret and keeps its body.
+type eventSink struct {
+	url    string
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func newEventSink(t *testing.T) *eventSink {
+	s := &eventSink{}
+	v := backend.Verifier{Secrets: [][]byte{[]byte(e2eEventsSecret)}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := v.Verify(r.Header.Get(backend.SignatureHeader), body); err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		s.mu.Lock()
+		s.bodies = append(s.bodies, body)
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, `{"status":"accepted"}`)
+	}))
+	t.Cleanup(srv.Close)
+	s.url = srv.URL + "/v1/events"
+	return s
+}
+
+// ids is the event id and the approval id of the n-th event received.
+func (s *eventSink) ids(t *testing.T, n int) (event, approval string) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.bodies) <= n {
+		t.Fatalf("the bot received %d events, want a %d-th", len(s.bodies), n+1)
+	}
+	var ev struct {
+		ID   string `json:"id"`
+		Data struct {
+			ID         string `json:"id"`
+			ApprovalID string `json:"approval_id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(s.bodies[n], &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev.ID, ev.Data.ID + ev.Data.ApprovalID
+}
+
+// `bot event` needs only the events secret. It sends a request under a
+// fresh approval id each run, and says so; a later event about an
+// approval keeps the file's id, and --as-is keeps every id.
+func TestEventSendsARequestUnderAFreshApprovalID(t *testing.T) {
+	t.Parallel()
+	root, err := fixtures.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := filepath.Join(root, "examples", "bot.yaml")
+	merge := filepath.Join(root, "testdata", "fixtures", "events", "merge.json")
+	resolved := filepath.Join(root, "testdata", "fixtures", "events", "merge-resolved.json")
+	sink := newEventSink(t)
+	onlyEvents := map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret}
+	fresh := regexp.MustCompile(`^a-merge1\.[0-9]{8}T[0-9]{6}\.[0-9]{3}Z$`)
+	var approvals []string
+	for i := range 2 {
+		code, out, errOut := runBot(t, onlyEvents, "event", "--config", example, "--url", sink.url, merge)
+		if code != 0 {
+			t.Fatalf("bot event with only the events secret: exit %d\n%s%s", code, out, errOut)
+		}
+		event, approval := sink.ids(t, i)
+		if !fresh.MatchString(approval) || !strings.HasPrefix(event, "evt-0001.") ||
+			!strings.Contains(out, "sending it as event "+event+"\napproval a-merge1 is sent as "+approval+", a fresh id, so this run shows a new card\n") {
+			t.Errorf("run %d sent event %s about approval %s, and said:\n%s", i+1, event, approval, out)
+		}
+		approvals = append(approvals, approval)
+	}
+	if approvals[0] == approvals[1] {
+		t.Errorf("both runs sent approval %s", approvals[0])
+	}
+	if code, out, errOut := runBot(t, onlyEvents, "event", "--config", example, "--url", sink.url, resolved); code != 0 || strings.Contains(out, "fresh id") {
+		t.Errorf("bot event of a resolution: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, approval := sink.ids(t, 2); approval != "a-merge1" {
+		t.Errorf("a resolution was sent about approval %s, want the file's a-merge1", approval)
+	}
+	if code, _, errOut := runBot(t, onlyEvents, "event", "--config", example, "--url", sink.url, "--as-is", merge); code != 0 {
+		t.Errorf("bot event --as-is: exit %d %s", code, errOut)
+	}
+	if event, approval := sink.ids(t, 3); event != "evt-0001" || approval != "a-merge1" {
+		t.Errorf("--as-is sent event %s about approval %s", event, approval)
+	}
+
+	code, _, errOut := runBot(t, nil, "event", "--config", example, "--url", sink.url, merge)
+	if code != 1 || !strings.Contains(errOut, "environment variable BOT_EVENTS_SECRET is not set") ||
+		strings.Contains(errOut, "BOT_CALLS_SECRET") || strings.Contains(errOut, "BOT_LINK_SECRET") {
+		t.Errorf("bot event without the events secret: exit %d\n%s", code, errOut)
+	}
+
+	// An approval id a fresh suffix would take past the protocol's 64
+	// characters is refused before anything is sent.
+	long := filepath.Join(t.TempDir(), "long.json")
+	raw, err := os.ReadFile(merge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.Repeat("x", 50)
+	if err := os.WriteFile(long, bytes.Replace(raw, []byte(`"id": "a-merge1"`), []byte(`"id": "`+id+`"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runBot(t, onlyEvents, "event", "--config", example, "--url", sink.url, long)
+	if code != 1 || !strings.Contains(errOut, `approval id "`+id+`" is too long for a fresh one`) || !strings.Contains(errOut, "-as-is") {
+		t.Errorf("bot event of a long approval id: exit %d\n%s", code, errOut)
+	}
+}
