@@ -21,6 +21,7 @@ import (
 
 	"approvalsbot/adapters/replay"
 	"approvalsbot/internal/refusal"
+	"approvalsbot/internal/secret"
 	"approvalsbot/ladder"
 	"approvalsbot/tenant"
 	"approvalsbot/threads"
@@ -60,9 +61,19 @@ type GatewayLocker interface {
 const DefaultAPIURL = "https://discord.com/api/v10/"
 
 // Credentials are the Discord application's: PublicKey is hex Ed25519.
+// They print as "<secret>" however they are printed, logged or encoded.
 type Credentials struct {
 	BotToken, ApplicationID, PublicKey string
 }
+
+// Format prints "<secret>".
+func (Credentials) Format(f fmt.State, verb rune) { secret.Format(f, verb, "discord.Credentials") }
+
+// LogValue gives "<secret>" to slog.
+func (Credentials) LogValue() slog.Value { return secret.LogValue() }
+
+// MarshalJSON gives "<secret>".
+func (Credentials) MarshalJSON() ([]byte, error) { return secret.JSON() }
 
 // Options configure NewSurface.
 type Options struct {

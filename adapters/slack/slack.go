@@ -19,6 +19,7 @@ import (
 
 	"approvalsbot/adapters/replay"
 	"approvalsbot/internal/refusal"
+	"approvalsbot/internal/secret"
 	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
@@ -51,10 +52,20 @@ const surfaceName = "slack"
 // DefaultAPIURL is Slack's Web API base.
 const DefaultAPIURL = "https://slack.com/api/"
 
-// Credentials are the Slack app's secrets.
+// Credentials are the Slack app's secrets. They print as "<secret>"
+// however they are printed, logged or encoded.
 type Credentials struct {
 	BotToken, SigningSecret, AppToken string
 }
+
+// Format prints "<secret>".
+func (Credentials) Format(f fmt.State, verb rune) { secret.Format(f, verb, "slack.Credentials") }
+
+// LogValue gives "<secret>" to slog.
+func (Credentials) LogValue() slog.Value { return secret.LogValue() }
+
+// MarshalJSON gives "<secret>".
+func (Credentials) MarshalJSON() ([]byte, error) { return secret.JSON() }
 
 // Options configure NewSurface.
 type Options struct {

@@ -4,7 +4,9 @@
 package smtpconf
 
 import (
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/mail"
 	"strconv"
@@ -33,6 +35,32 @@ type Settings struct {
 	// From is the From header, display name allowed.
 	From string
 }
+
+// settingsFields is Settings without its methods, for Format to print.
+type settingsFields Settings
+
+// shownFields is s with a password as "<secret>".
+func (s Settings) shownFields() settingsFields {
+	if s.Password != "" {
+		s.Password = redacted
+	}
+	return settingsFields(s)
+}
+
+// Format prints the settings with the password as "<secret>".
+func (s Settings) Format(f fmt.State, verb rune) {
+	_, _ = fmt.Fprintf(f, fmt.FormatString(f, verb), s.shownFields())
+}
+
+// LogValue gives slog the settings with the password as "<secret>".
+func (s Settings) LogValue() slog.Value {
+	c := s.shownFields()
+	return slog.GroupValue(slog.String("addr", c.Addr), slog.String("tls", c.TLS),
+		slog.String("username", c.Username), slog.String("password", c.Password), slog.String("from", c.From))
+}
+
+// MarshalJSON encodes the settings with the password as "<secret>".
+func (s Settings) MarshalJSON() ([]byte, error) { return json.Marshal(s.shownFields()) }
 
 // loopback reports whether host never leaves the machine.
 func loopback(host string) bool {
