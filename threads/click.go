@@ -270,13 +270,17 @@ func (s *Service) clickAsk(ctx context.Context, req ClickRequest) Clicked {
 	d.Effect = approval.EffectLine(a.Call.Annotations)
 	d.Destructive = a.Destructive()
 	d.Restricted = a.ContentRestricted()
-	if a.DecidedByContentHolders() && !m.Content {
-		// A private chat's call: no dialog asks for what would be refused.
-		out.Reason = say.Reason{Kind: say.UnknownCard}
-		if a.Tenant == row.Tenant {
-			out.Reason = refuse(t, m, &a, approve)
-		}
-		s.refused(req, row.Tenant, out.Reason)
+	// No dialog asks for what the revision refuses (a private chat's
+	// call, the job's own starter where self-approval is forbidden).
+	var refused say.Reason
+	if a.Tenant == row.Tenant {
+		refused = refuse(t, m, &a, approve)
+	} else if a.DecidedByContentHolders() && !m.Content {
+		refused = say.Reason{Kind: say.UnknownCard}
+	}
+	if !refused.IsZero() {
+		out.Reason = refused
+		s.refused(req, row.Tenant, refused)
 		return out
 	}
 	if approve && d.Restricted && !act.Kind.Seen() && m.Content {

@@ -525,3 +525,20 @@ func TestLadderClicks(t *testing.T) {
 		}
 	}
 }
+
+// The job's starter, where self-approval is forbidden, is not asked a
+// reason for a Deny the record would refuse: the refusal comes at once.
+func TestDenyOfOwnJobAsksNoReason(t *testing.T) {
+	t.Parallel()
+	b := newClickBot(t)
+	b.ingest(t, "merge.json") // started by user:ada (U0ADA)
+
+	out := b.svc.Click(context.Background(), click(threads.ClickAsk, templates.ActionDeny, "a-merge1", "U0ADA"))
+	if out.Dialog != nil {
+		t.Fatalf("the job's starter was asked a reason: %+v", out.Dialog)
+	}
+	if out.Reason.Kind != say.OwnJob {
+		t.Fatalf("reason %+v: want the job's own starter refused", out.Reason)
+	}
+	refusedBefore(t, b, "a-merge1", out)
+}
