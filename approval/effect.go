@@ -180,7 +180,9 @@ func (a *Approval) ChatMayApprove() bool {
 	return a.Confirm == nil && a.Kind != KindProtectedPaths
 }
 
-func originPhrase(o Origin) string {
+// OriginPhrase says where a value came from in a person's words; an
+// origin the bot does not know as it is.
+func OriginPhrase(o Origin) string {
 	switch o {
 	case OriginRequest:
 		return "the request"
@@ -202,7 +204,7 @@ func (a *Approval) FlagLines() []string {
 	var lines []string
 	for _, f := range a.Flags.NotTraced {
 		lines = append(lines, fmt.Sprintf("Not traced to the request: %s (%s) came from %s; a rule needs %s",
-			RedactText(f.Argument), f.Role, originPhrase(f.Origin), originPhrase(f.Floor)))
+			RedactText(f.Argument), f.Role, OriginPhrase(f.Origin), OriginPhrase(f.Floor)))
 	}
 	if len(a.Flags.NewToJob) > 0 {
 		names := make([]string, len(a.Flags.NewToJob))
@@ -221,34 +223,34 @@ func (a *Approval) FlagLines() []string {
 	return lines
 }
 
-// AskedByLines say who sent the call to a person, then one line per
-// reason; the request's names in them are redacted.
+// AskedByLines say who sent the call to a person, in words a person reads,
+// then one line per reason; the request's names in them are redacted.
 func (a *Approval) AskedByLines() []string {
 	ab := a.AskedBy
 	r := RedactText
 	switch ab.Reason {
 	case ReasonRequiresApproval:
-		return []string{"asked by the tool's own requires_approval"}
+		return []string{"asked because the tool always asks for approval"}
 	case ReasonPolicy:
-		return []string{"asked by the tenant's policy (rule " + r(ab.Rule) + ")"}
+		return []string{"asked by the tenant's tool policy (rule " + r(ab.Rule) + ")"}
 	case ReasonHook:
-		return []string{"asked by a pre_tool_call hook (" + r(ab.Hook) + ")"}
+		return []string{"asked by a hook that checks calls before they run (" + r(ab.Hook) + ")"}
 	case ReasonTaint:
-		lines := []string{"asked by taint: the job read untrusted input"}
+		lines := []string{"asked because the job read untrusted input"}
 		for _, t := range ab.Taint {
 			lines = append(lines, fmt.Sprintf("%s %s (call %d)", r(t.Source), r(t.Function), t.Call))
 		}
 		return lines
 	case ReasonOrigin:
-		return []string{"asked by the origin check",
-			fmt.Sprintf("origin: %s (%s) is below its floor %s (origin %s)", r(ab.Argument), ab.Role, ab.Floor, ab.Origin)}
+		return []string{"asked because a value came from a place its rule does not trust",
+			fmt.Sprintf("%s (%s) came from %s; its rule needs %s", r(ab.Argument), ab.Role, OriginPhrase(ab.Origin), OriginPhrase(ab.Floor))}
 	case ReasonSequence:
-		return []string{"asked by a sequence rule",
-			fmt.Sprintf("sequence: rule %s, after %s", r(ab.Rule), r(ab.PreviousCall))}
+		return []string{"asked by a tenant rule on the order of calls",
+			fmt.Sprintf("rule %s: this call comes after %s", r(ab.Rule), r(ab.PreviousCall))}
 	case ReasonLoop:
-		return []string{"asked by the loop check", "loop"}
+		return []string{"asked because this call would complete a loop"}
 	}
-	return []string{"asked by " + r(string(ab.Reason))}
+	return []string{"asked for a reason this bot does not know (" + r(string(ab.Reason)) + ")"}
 }
 
 func isTrue(b *bool) bool  { return b != nil && *b }

@@ -174,46 +174,46 @@ func TestAskedByLines(t *testing.T) {
 		want []string
 	}{
 		{"mail.json (origin)", fixture("mail.json"), []string{
-			"asked by the origin check",
-			"origin: to (recipient) is below its floor tenant_record (origin job_read)",
+			"asked because a value came from a place its rule does not trust",
+			"to (recipient) came from something the job read; its rule needs a tenant record",
 		}},
 		{"refund.json (taint)", fixture("refund.json"), []string{
-			"asked by taint: the job read untrusted input",
+			"asked because the job read untrusted input",
 			"open_world web.fetch (call 12)",
 			"open_world mail.read (call 13)",
 		}},
 		// the card says `a pre_tool_call hook`; the line adds which hook.
-		{"unknown.json (hook)", fixture("unknown.json"), []string{"asked by a pre_tool_call hook (pre_tool_call:crm-guard)"}},
-		{"merge.json (requires_approval)", fixture("merge.json"), []string{"asked by the tool's own requires_approval"}},
-		{"search.json (policy)", fixture("search.json"), []string{"asked by the tenant's policy (rule approval_mode: tools)"}},
-		{"policy", askedBy(approval.AskedBy{Reason: approval.ReasonPolicy, Rule: "R"}), []string{"asked by the tenant's policy (rule R)"}},
+		{"unknown.json (hook)", fixture("unknown.json"), []string{"asked by a hook that checks calls before they run (pre_tool_call:crm-guard)"}},
+		{"merge.json (requires_approval)", fixture("merge.json"), []string{"asked because the tool always asks for approval"}},
+		{"search.json (policy)", fixture("search.json"), []string{"asked by the tenant's tool policy (rule approval_mode: tools)"}},
+		{"policy", askedBy(approval.AskedBy{Reason: approval.ReasonPolicy, Rule: "R"}), []string{"asked by the tenant's tool policy (rule R)"}},
 		{"sequence", askedBy(approval.AskedBy{Reason: approval.ReasonSequence, Rule: "R", PreviousCall: "mail.send"}), []string{
-			"asked by a sequence rule",
-			"sequence: rule R, after mail.send",
+			"asked by a tenant rule on the order of calls",
+			"rule R: this call comes after mail.send",
 		}},
-		{"loop", askedBy(approval.AskedBy{Reason: approval.ReasonLoop}), []string{"asked by the loop check", "loop"}},
+		{"loop", askedBy(approval.AskedBy{Reason: approval.ReasonLoop}), []string{"asked because this call would complete a loop"}},
 		{"origin", askedBy(approval.AskedBy{Reason: approval.ReasonOrigin, Argument: "to", Role: approval.RoleRecipient,
 			Floor: approval.OriginTenantRecord, Origin: approval.OriginJobRead}), []string{
-			"asked by the origin check",
-			"origin: to (recipient) is below its floor tenant_record (origin job_read)",
+			"asked because a value came from a place its rule does not trust",
+			"to (recipient) came from something the job read; its rule needs a tenant record",
 		}},
-		{"hook", askedBy(approval.AskedBy{Reason: approval.ReasonHook, Hook: "crm-guard"}), []string{"asked by a pre_tool_call hook (crm-guard)"}},
+		{"hook", askedBy(approval.AskedBy{Reason: approval.ReasonHook, Hook: "crm-guard"}), []string{"asked by a hook that checks calls before they run (crm-guard)"}},
 		{"taint", askedBy(approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{
 			{Source: "open_world", Function: "web.fetch", Call: 12},
-		}}), []string{"asked by taint: the job read untrusted input", "open_world web.fetch (call 12)"}},
+		}}), []string{"asked because the job read untrusted input", "open_world web.fetch (call 12)"}},
 		// Names come from the request: a credential in one is redacted as
 		// in free text.
 		{"policy rule holding a token", askedBy(approval.AskedBy{Reason: approval.ReasonPolicy, Rule: "R GITHUB_TOKEN=ghp_" + strings.Repeat("a", 36)}),
-			[]string{"asked by the tenant's policy (rule R GITHUB_TOKEN=[redacted])"}},
+			[]string{"asked by the tenant's tool policy (rule R GITHUB_TOKEN=[redacted])"}},
 		{"hook holding user-info", askedBy(approval.AskedBy{Reason: approval.ReasonHook, Hook: "https://u:hunter2@hooks.example/x"}),
-			[]string{"asked by a pre_tool_call hook (https://[redacted]@hooks.example/x)"}},
+			[]string{"asked by a hook that checks calls before they run (https://[redacted]@hooks.example/x)"}},
 		{"sequence holding a bearer", askedBy(approval.AskedBy{Reason: approval.ReasonSequence, Rule: "Bearer s3cr3tvalue", PreviousCall: "api_key=s3cr3tvalue"}), []string{
-			"asked by a sequence rule",
-			"sequence: rule Bearer [redacted], after api_key=[redacted]",
+			"asked by a tenant rule on the order of calls",
+			"rule Bearer [redacted]: this call comes after api_key=[redacted]",
 		}},
 		{"taint function holding a token", askedBy(approval.AskedBy{Reason: approval.ReasonTaint, Taint: []approval.Taint{
 			{Source: "open_world", Function: "Bearer s3cr3tvalue", Call: 1},
-		}}), []string{"asked by taint: the job read untrusted input", "open_world Bearer [redacted] (call 1)"}},
+		}}), []string{"asked because the job read untrusted input", "open_world Bearer [redacted] (call 1)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -141,7 +141,7 @@ func TestLoadFull(t *testing.T) {
 						step(ladder.BeforeDeadlineStep(time.Hour), func(s *ladder.Step) {
 							s.Mention = targets(t, "slack:S0ONCALL")
 						}),
-					}},
+					}, Labels: ladder.Labels{"slack:U0KEVIN": "user:kevin"}}, // a member, by user id
 					"payments": {Name: "payments", Steps: []ladder.Step{
 						step(ladder.AfterStep(5*time.Minute), func(s *ladder.Step) {
 							s.Mention = targets(t, "slack:S0FINANCE")

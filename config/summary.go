@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -143,6 +144,9 @@ func summary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
 		fmt.Fprintf(b, "  digest %q in %s to %s\n", t.Digest.Cron, t.Digest.Zone, t.Digest.To)
 	}
 	rotationSummary(t, b, now)
+	for _, k := range slices.Sorted(maps.Keys(t.Labels)) {
+		fmt.Fprintf(b, "  label %s: %q on the card's plan line\n", k, t.Labels[k])
+	}
 	for _, name := range ladderNames(t.Ladders) {
 		fmt.Fprintf(b, "  ladder %s, deadline %s:\n", name, ladder.FormatDuration(t.Deadline))
 		for _, line := range t.Ladders[name].Timeline(t.Post, t.Deadline) {

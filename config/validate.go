@@ -532,6 +532,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 			}
 		},
 		"rotations": func(_, v *yaml.Node, p string) { rotations = d.rotations(v, p) },
+		"labels":    func(_, v *yaml.Node, p string) { t.Labels = d.labels(v, p) },
 		"email_decisions": func(_, v *yaml.Node, p string) {
 			if s, ok := d.oneOf(v, p, tenant.EmailDecisionsOff, tenant.EmailDecisionsDeny, tenant.EmailDecisionsApprove); ok {
 				t.EmailDecisions = s
@@ -556,6 +557,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 		t.Ladders[tenant.DefaultLadder] = ladder.Ladder{Name: tenant.DefaultLadder}
 	}
 	d.tenantTimes(t, ladders, rotations)
+	labelTargets(t)
 
 	// A deadline the tenant gives must not reach further than a request's
 	// own may.

@@ -332,6 +332,15 @@ func (s Step) repeats() int {
 	return s.Repeat.Times
 }
 
+// Every is how long after a firing the step fires again; zero when it
+// does not repeat.
+func (s Step) Every() time.Duration {
+	if s.Repeat == nil || s.Repeat.Times == 0 {
+		return 0
+	}
+	return s.Repeat.Every
+}
+
 // AfterStep returns a step counted from the request.
 func AfterStep(d time.Duration) Step { return Step{Anchor: AnchorRequest, After: d} }
 
@@ -414,6 +423,8 @@ type Ladder struct {
 	AckPause time.Duration `json:"ack_pause,omitempty"`
 	// Rotations are the rotations the steps name, frozen into a Plan.
 	Rotations map[string]Rotation `json:"rotations,omitempty"`
+	// Labels say what a card calls the steps' targets, frozen into a Plan.
+	Labels Labels `json:"labels,omitempty"`
 }
 
 // Deadline resolves an approval's deadline: the request's own, else the

@@ -24,6 +24,9 @@ type Plan struct {
 	// AckPause is the ladder's ack_pause when the approval arrived; zero
 	// (frozen before acknowledgements existed) means DefaultAckPause.
 	AckPause time.Duration `json:"ack_pause,omitempty"`
+	// Labels say what the card calls the steps' targets (Say); a plan
+	// frozen before labels existed has none, and names each by its id.
+	Labels Labels `json:"labels,omitempty"`
 }
 
 // Pause is how long an acknowledgement holds this plan's steps.
@@ -104,6 +107,14 @@ func (l Ladder) plan(requested, deadline time.Time, windows bool) Plan {
 				p.Rotations = map[string]Rotation{}
 			}
 			p.Rotations[t.ID] = r.between(requested, deadline)
+		}
+		for _, t := range s.targets() {
+			if name := l.Labels.Label(t); name != "" {
+				if p.Labels == nil {
+					p.Labels = Labels{}
+				}
+				p.Labels[t.String()] = name
+			}
 		}
 	}
 	return p
@@ -342,7 +353,7 @@ func describe(ps PlannedStep, skip string, left time.Duration) string {
 }
 
 // Targets says whom a step tells ("mention slack:U0KEVIN · email
-// leads@acme.example"), for the timeline and the card; "" for none.
+// leads@acme.example"), in the config's words, for the timeline; "" for none.
 func (s Step) Targets() string {
 	var parts []string
 	for _, a := range []struct {

@@ -1,6 +1,9 @@
 package say
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // String words the reason for the person who clicked.
 func (r Reason) String() string {
@@ -156,9 +159,9 @@ func (r Reason) String() string {
 	case PageWaitingShown:
 		return "Waiting for a decision. Opening this page decided nothing: the call's content is below, shown to you alone; press Approve to decide."
 	case PageInFlight:
-		return r.Message + "."
+		return sentence(r.Message)
 	case LinkClosed:
-		return "This call is closed: " + r.Message + "."
+		return sentence("This call is closed: " + r.Message)
 	case LinkChanged:
 		return fmt.Sprintf("The call changed since this link was sent: it is now revision %d, which was mailed to you with links of its own. This link no longer decides.", r.Count)
 	case LinkExpired:
@@ -257,6 +260,18 @@ func (r Reason) Title() string {
 		return "Nothing was sent"
 	}
 	return ""
+}
+
+// sentence ends s with a full stop, unless a stop, a question or
+// exclamation mark, or an ellipsis ends it already (a comment often does).
+func sentence(s string) string {
+	s = strings.TrimRight(s, " ")
+	for _, end := range []string{".", "!", "?", "…"} {
+		if strings.HasSuffix(s, end) {
+			return s
+		}
+	}
+	return s + "."
 }
 
 // nothing is what became of a refused click.

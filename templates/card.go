@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"approvalsbot/approval"
 )
@@ -147,7 +148,7 @@ type Reask struct {
 }
 
 // Job is the title's second line: which job, who started it, which agent
-// at which level (levelNotGiven when the request named none).
+// at which autonomy level (levelNotGiven when the request named none).
 type Job struct {
 	ID, URL, StartedBy, Agent, Level string
 }
@@ -165,14 +166,16 @@ type Arguments struct {
 // Roles are the rows of marked arguments and what the rows leave out.
 type Roles struct {
 	Rows []RoleRow
-	// Table is Rows as surfaces show them, one line each for a monospaced
-	// block, an out-of-scope value marked "⚠".
+	// Table is Rows as surfaces show them in a monospaced block: a line
+	// labelling the columns, then one line per row, aligned, an
+	// out-of-scope value marked "⚠".
 	Table string
 	// Notes say what the rows leave out, out-of-scope counts first.
 	Notes []string
 }
 
-// RoleRow is one row: argument · role · value · origin.
+// RoleRow is one row: argument · role · value · where the value came
+// from (Origin, in words: approval.OriginPhrase).
 type RoleRow struct {
 	Argument, Role, Value, Origin string
 	OutOfScope                    bool // approval.RoleValue.IsOutOfScope: the card warns about the value
@@ -245,7 +248,7 @@ type LadderPlan struct {
 type PlanStep struct {
 	// At is when the step fires (ladder.PlannedStep.At).
 	At time.Time
-	// Who is whom the step tells, as ladder.Step.Targets words it.
+	// Who is whom the step tells, as ladder.Plan.Say words it.
 	Who string
 	// Skipped: the step will not run, for Skip's reason.
 	Skipped bool
@@ -255,6 +258,12 @@ type PlanStep struct {
 	// HeldFrom is when a step its window held was due; zero when the
 	// window did not move it (ladder.PlannedStep.HeldFrom).
 	HeldFrom time.Time
+	// Index is the step's place in its ladder, Repeat which firing of it
+	// this is (0 the first), and Every how long after the one before a
+	// repetition is due (zero: the step does not repeat). The plan line
+	// says a repeating step once, with its repetitions.
+	Index, Repeat int
+	Every         time.Duration
 }
 
 // SkipReason is why a planned step will not run, as the card says it.
@@ -291,7 +300,7 @@ type Looking struct {
 type EscalatedStep struct {
 	Actor string
 	At    time.Time
-	// Who is whom the step told, as ladder.Step.Targets words it.
+	// Who is whom the step told, as ladder.Plan.Say words it.
 	Who string
 	// Planned is when the plan had the step fire.
 	Planned time.Time
@@ -392,7 +401,8 @@ const (
 	confirmCancel     = "Cancel"
 	agentSaysCutNote  = " …[cut]"
 	unknownApproval   = "This approval could not be shown"
-	levelNotGiven     = "level not given"
+	levelWord         = "autonomy level "
+	levelNotGiven     = levelWord + "not given"
 	notGiven          = "not given"
 	governanceNoteFmt = "Only another person with governance.write, who neither started the job%s nor approved its changes, may approve this, in the console: a chat offers only Deny."
 )
@@ -419,7 +429,7 @@ func Build(in Input) Card {
 			URL:       linkable(a.Job.URL),
 			StartedBy: cutLine(oneLine(approval.RedactText(a.Job.StartedBy)), lineMax),
 			Agent:     cutLine(oneLine(approval.RedactText(a.Job.Agent)), lineMax),
-			Level:     cmp.Or(cutLine(oneLine(a.Level), 16), levelNotGiven),
+			Level:     level(a.Level),
 		},
 		ConsoleURL: linkable(a.ConsoleURL),
 		ThreadURL:  linkable(in.ThreadURL),
@@ -483,6 +493,14 @@ func Build(in Input) Card {
 		c.Buttons = buttons(a, &c, waiting, ladderControls(in))
 	}
 	return c
+}
+
+// level is the agent's autonomy level as the title's line says it.
+func level(l string) string {
+	if l = cutLine(oneLine(l), 16); l == "" {
+		return levelNotGiven
+	}
+	return levelWord + l
 }
 
 // lookingLine words an acknowledgement: who, since when, whom they took
@@ -732,7 +750,7 @@ func whyPhrase(w approval.Why) string {
 	case approval.WhyPolicyChanged:
 		return "the tenant's tool policy changed"
 	case approval.WhyHookChanged:
-		return "a pre_tool_call hook changed the call"
+		return "a hook that checks calls before they run changed the call"
 	}
 	return "the call changed"
 }
@@ -1050,7 +1068,7 @@ func roles(a *approval.Approval) *Roles {
 			Argument:   args[c.role],
 			Role:       oneLine(string(role.Role)),
 			Value:      cutLine(oneLine(role.RoleValueShown(v)), roleValueMax),
-			Origin:     oneLine(string(v.Origin)),
+			Origin:     cutLine(oneLine(approval.OriginPhrase(v.Origin)), lineMax),
 			OutOfScope: out,
 		})
 		shown[c.role]++
@@ -1079,23 +1097,56 @@ func roles(a *approval.Approval) *Roles {
 			counted = append(counted, roleNote{text: arg + ": not compared past 200 values (counts as out of scope and new to the job)", unknown: true})
 		}
 	}
+	r.Table = roleTable(r.Rows)
+	r.Notes = limitRoleNotes(slices.Concat(counted, unknown, notes))
+	return r
+}
+
+// roleColumns label the role table's columns; roleColumnMax bounds the
+// width a column is padded to, so one long cell only widens its own row.
+var (
+	roleColumns   = [4]string{"argument", "role", "value", "came from"}
+	roleColumnMax = [3]int{24, 16, 40}
+)
+
+// roleTable lays the rows out under their columns' labels, aligned for a
+// monospaced block, an out-of-scope row marked "⚠" and said so.
+func roleTable(rows []RoleRow) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	cells := make([][4]string, 0, len(rows)+1)
+	cells = append(cells, roleColumns)
+	for _, row := range rows {
+		from := row.Origin
+		if row.OutOfScope {
+			from += ", out of scope"
+		}
+		cells = append(cells, [4]string{row.Argument, row.Role, row.Value, from})
+	}
+	var width [3]int
+	for _, c := range cells {
+		for i := range width {
+			width[i] = max(width[i], min(utf8.RuneCountInString(c[i]), roleColumnMax[i]))
+		}
+	}
 	var t strings.Builder
-	for i, row := range r.Rows {
+	for i, c := range cells {
 		if i > 0 {
 			t.WriteByte('\n')
 		}
-		mark := "  "
-		if row.OutOfScope {
-			mark = "⚠ "
+		if i > 0 && rows[i-1].OutOfScope {
+			t.WriteString("⚠ ")
+		} else {
+			t.WriteString("  ")
 		}
-		t.WriteString(mark + row.Argument + " · " + row.Role + " · " + row.Value + " · " + row.Origin)
-		if row.OutOfScope {
-			t.WriteString(" · out of scope")
+		for j := range width {
+			t.WriteString(c[j])
+			t.WriteString(strings.Repeat(" ", max(width[j]-utf8.RuneCountInString(c[j]), 0)+2))
 		}
+		t.WriteString(c[3])
 	}
-	r.Table = t.String()
-	r.Notes = limitRoleNotes(slices.Concat(counted, unknown, notes))
-	return r
+	return t.String()
 }
 
 // roleNote is one note under the role rows: its line, the out-of-scope
@@ -1298,7 +1349,8 @@ func planLine(l LadderPlan, dl, requested time.Time, k clock) *line {
 			hidden = 0
 		}
 	}
-	for _, s := range steps {
+	for _, e := range repeats(steps) {
+		s := e.first
 		if (s.Skipped && skipped == planSkippedMax) || (!s.Skipped && runs == planStepsMax) {
 			hidden++
 			continue
@@ -1307,6 +1359,9 @@ func planLine(l LadderPlan, dl, requested time.Time, k clock) *line {
 		sep()
 		ln.time(k.at(s.shownAt()))
 		ln.say(" " + cmp.Or(cutLine(oneLine(s.Who), planWhoMax), noTargets))
+		if e.more > 0 {
+			ln.say(", then " + every(s.Every) + ", " + strconv.Itoa(e.more) + " more " + plural(e.more, "time", "times"))
+		}
 		if s.Skipped {
 			ln.say(" (skipped: " + string(skipReason(s, requested)) + ")")
 			skipped++
@@ -1324,6 +1379,61 @@ func planLine(l LadderPlan, dl, requested time.Time, k clock) *line {
 		ln.say(" " + deadlineMeansNo)
 	}
 	return &ln
+}
+
+// planEntry is one entry of the plan line: a step and how many of its
+// repetitions, each Every after the one before, it stands for.
+type planEntry struct {
+	first PlanStep
+	more  int
+}
+
+// repeats says each run of a repeating step once: its first firing, and
+// each repetition that fires Every after the one before and tells the
+// same people, counted with it. A repetition skipped, or moved by its
+// window, stays an entry of its own, as does one a rotation's hand-off
+// gives to someone else.
+func repeats(steps []PlanStep) []planEntry {
+	out := make([]planEntry, 0, len(steps))
+	last := map[int]int{} // a step's Index to its open entry in out
+	prev := map[int]PlanStep{}
+	for _, s := range steps {
+		if i, ok := last[s.Index]; ok && !s.Skipped && s.Every > 0 && s.HeldFrom.IsZero() {
+			p := prev[s.Index]
+			if s.Repeat == p.Repeat+1 && s.At.Equal(p.At.Add(s.Every)) && s.Who == p.Who {
+				out[i].more++
+				prev[s.Index] = s
+				continue
+			}
+		}
+		delete(last, s.Index)
+		if !s.Skipped && s.Every > 0 {
+			last[s.Index], prev[s.Index] = len(out), s
+		}
+		out = append(out, planEntry{first: s})
+	}
+	return out
+}
+
+// every words a repetition's interval: "every 30 minutes", "every hour".
+func every(d time.Duration) string {
+	if d%time.Second != 0 {
+		return "every " + d.String()
+	}
+	var parts []string
+	for _, u := range []struct {
+		d         time.Duration
+		one, many string
+	}{{time.Hour, "hour", "hours"}, {time.Minute, "minute", "minutes"}, {time.Second, "second", "seconds"}} {
+		if n := int(d / u.d); n > 0 {
+			parts = append(parts, strconv.Itoa(n)+" "+plural(n, u.one, u.many))
+			d -= time.Duration(n) * u.d
+		}
+	}
+	if len(parts) == 1 && strings.HasPrefix(parts[0], "1 ") {
+		return "every " + strings.TrimPrefix(parts[0], "1 ")
+	}
+	return "every " + strings.Join(parts, " ")
 }
 
 // skipReason is why s, skipped, will not run: the plan's reason, or for

@@ -370,9 +370,10 @@ func TestRoles(t *testing.T) {
 	}
 	x := renderAll(t, r, c)
 	// The out-of-scope value comes first, then the rest in order.
-	const warned = "⚠ to · recipient · u3@example.invalid · job_read · out of scope"
-	const plain = "\n  to · recipient · u0@example.invalid · tenant_record\n"
-	if !strings.HasPrefix(c.Roles.Table, warned+plain) {
+	const head = "  argument  role       value                came from\n"
+	const warned = "⚠ to        recipient  u3@example.invalid   something the job read, out of scope"
+	const plain = "\n  to        recipient  u0@example.invalid   a tenant record\n"
+	if !strings.HasPrefix(c.Roles.Table, head+warned+plain) {
 		t.Errorf("table:\n%s", c.Roles.Table)
 	}
 	for name, s := range map[string]string{"slack": x.slack, "text": x.text, "email": x.emailText, "html": x.emailHTML} {

@@ -107,3 +107,83 @@ func TestShortDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanLineRepeats: a repeating step is said once with its
+// repetitions; a repetition its window moved, one skipped, or one that
+// tells someone else (a rotation's hand-off) stays an entry of its own.
+func TestPlanLineRepeats(t *testing.T) {
+	day := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	req := day.Add(9 * time.Hour)
+	dl := day.Add(18 * time.Hour)
+	fire := func(index, repeat, h, m int, who string) PlanStep {
+		return PlanStep{At: day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute), Who: who,
+			Index: index, Repeat: repeat, Every: 30 * time.Minute}
+	}
+	const no = " · deadline 2026-11-30 18:00 UTC (no answer counts as a no)"
+	tests := []struct {
+		name  string
+		steps []PlanStep
+		want  string
+	}{
+		{"said once", []PlanStep{fire(0, 0, 9, 15, "mention a"), fire(0, 1, 9, 45, "mention a"), fire(0, 2, 10, 15, "mention a"), fire(0, 3, 10, 45, "mention a")},
+			"ladder: 09:15 UTC mention a, then every 30 minutes, 3 more times" + no},
+		{"between other steps", []PlanStep{fire(0, 0, 9, 15, "mention a"), {At: day.Add(9*time.Hour + 30*time.Minute), Who: "email b", Index: 1},
+			fire(0, 1, 9, 45, "mention a")},
+			"ladder: 09:15 UTC mention a, then every 30 minutes, 1 more time · 09:30 UTC email b" + no},
+		{"a hand-off splits it", []PlanStep{fire(0, 0, 9, 15, "mention a"), fire(0, 1, 9, 45, "mention a"), fire(0, 2, 10, 15, "mention c"), fire(0, 3, 10, 45, "mention c")},
+			"ladder: 09:15 UTC mention a, then every 30 minutes, 1 more time · 10:15 UTC mention c, then every 30 minutes, 1 more time" + no},
+		{"a repetition its window moved", []PlanStep{fire(0, 0, 9, 15, "mention a"), func() PlanStep {
+			s := fire(0, 1, 12, 0, "mention a")
+			s.HeldFrom = day.Add(9*time.Hour + 45*time.Minute)
+			return s
+		}(), fire(0, 2, 12, 30, "mention a")},
+			"ladder: 09:15 UTC mention a · 12:00 UTC mention a, then every 30 minutes, 1 more time" + no},
+		{"a skipped repetition", []PlanStep{fire(0, 0, 17, 15, "mention a"), fire(0, 1, 17, 45, "mention a"), func() PlanStep {
+			s := fire(0, 2, 18, 15, "mention a")
+			s.Skipped = true
+			return s
+		}()},
+			"ladder: 17:15 UTC mention a, then every 30 minutes, 1 more time · 18:15 UTC mention a (skipped: after the deadline)" + no},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, _ := planLine(LadderPlan{Steps: tt.steps, Deadline: dl}, dl, req, clock{zone: time.UTC, today: req}).done(0); got != tt.want {
+				t.Errorf("\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEvery(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Second: "every second", 30 * time.Minute: "every 30 minutes", time.Hour: "every hour",
+		90 * time.Minute: "every 1 hour 30 minutes", 2*time.Hour + time.Second: "every 2 hours 1 second",
+		1500 * time.Millisecond: "every 1.5s",
+	} {
+		if got := every(d); got != want {
+			t.Errorf("%v: %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestRoleTable: the columns are labelled and aligned; a cell longer
+// than its column's bound widens only its own row.
+func TestRoleTable(t *testing.T) {
+	long := strings.Repeat("v", 50)
+	got := roleTable([]RoleRow{
+		{Argument: "to", Role: "recipient", Value: "x@evil.example", Origin: "something the job read", OutOfScope: true},
+		{Argument: "to", Role: "recipient", Value: long, Origin: "a tenant record"},
+		{Argument: "cc", Role: "recipient", Value: "ops@acme.example", Origin: "the request"},
+	})
+	pad := strings.Repeat(" ", 40-len("x@evil.example"))
+	want := "  argument  role       value" + strings.Repeat(" ", 40-len("value")) + "  came from\n" +
+		"⚠ to        recipient  x@evil.example" + pad + "  something the job read, out of scope\n" +
+		"  to        recipient  " + long + "  a tenant record\n" +
+		"  cc        recipient  ops@acme.example" + strings.Repeat(" ", 40-len("ops@acme.example")) + "  the request"
+	if got != want {
+		t.Errorf("\n got:\n%s\nwant:\n%s", got, want)
+	}
+	if roleTable(nil) != "" {
+		t.Error("no rows, yet a table")
+	}
+}

@@ -27,17 +27,20 @@ func TestPlanLineSaysEverySkippedStep(t *testing.T) {
 			During: evening},
 		{Anchor: ladder.AnchorRequest, After: 2 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "leads@acme.example"}}},
 		{Anchor: ladder.AnchorRequest, After: 3 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "cto@acme.example"}}},
+		{Anchor: ladder.AnchorRequest, After: 4 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "ceo@acme.example"}}},
+		{Anchor: ladder.AnchorRequest, After: 5 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "board@acme.example"}}},
+		{Anchor: ladder.AnchorRequest, After: 6 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "owner@acme.example"}}},
 		{Anchor: ladder.AnchorRequest, After: 10 * time.Hour, Mention: []ladder.Target{{Kind: ladder.KindSlackUserGroup, ID: "S0ONCALL"}}},
 	}}
 	p := l.Plan(requested, deadline)
 	a := &approval.Approval{ID: "a-1", Revision: 1, Tenant: "acme", RequestedAt: requested,
 		Call: approval.Call{Function: "acme_github.merge", Arguments: []byte(`{}`)}}
 	c := templates.Build(templates.Input{Approval: a, Ladder: threads.CardPlan(p), Now: requested.Add(time.Minute)})
-	want := "ladder: 09:15 UTC mention slack:U0KEVIN" +
-		" · 09:30 UTC dm slack:U0LEAD (skipped: its window does not open before the deadline)" +
-		" · 10:15 UTC mention slack:U0KEVIN · 11:00 UTC email leads@acme.example · 11:15 UTC mention slack:U0KEVIN" +
-		" · 12:00 UTC email cto@acme.example · and 1 more step" +
-		" · 19:00 UTC mention slack:S0ONCALL (skipped: after the deadline)" +
+	want := "ladder: 09:15 UTC mention Slack user U0KEVIN, then every hour, 3 more times" +
+		" · 09:30 UTC DM Slack user U0LEAD (skipped: its window does not open before the deadline)" +
+		" · 11:00 UTC email leads@acme.example · 12:00 UTC email cto@acme.example · 13:00 UTC email ceo@acme.example" +
+		" · 14:00 UTC email board@acme.example · and 1 more step" +
+		" · 19:00 UTC mention Slack group S0ONCALL (skipped: after the deadline)" +
 		" · deadline 2026-11-30 18:00 UTC (no answer counts as a no)"
 	if c.Ladder != want {
 		t.Errorf("plan line\n got %q\nwant %q", c.Ladder, want)

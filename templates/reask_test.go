@@ -48,7 +48,7 @@ func TestReaskLines(t *testing.T) {
 			Changes: []string{`headers.X-Api-Key: "[redacted]", changed (not shown)`,
 				`memo: "Refund for order 7781, …" → "Refund for order 7781 …" (more changed than shown)`}}},
 		{"a hook's change reads the same way", approval.Reask{From: 1, Revision: 2, Why: approval.WhyHookChanged, Arguments: changes[:1]}, false, templates.Reask{
-			Line:    "Asked again: a pre_tool_call hook changed the call since revision 1; the arguments changed too",
+			Line:    "Asked again: a hook that checks calls before they run changed the call since revision 1; the arguments changed too",
 			Changes: []string{`method: "squash" → "rebase"`}}},
 		{"policy, nothing else", approval.Reask{From: 2, Revision: 3, Why: approval.WhyPolicyChanged}, false, templates.Reask{
 			Line: "Asked again: the tenant's tool policy changed since revision 2"}},

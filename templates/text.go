@@ -182,3 +182,13 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// sentence ends s with a full stop, unless one, a question or exclamation
+// mark, or an ellipsis ends it already (a comment often does).
+func sentence(s string) string {
+	s = strings.TrimRight(s, " ")
+	if strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "…") {
+		return s
+	}
+	return s + "."
+}

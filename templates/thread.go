@@ -86,7 +86,7 @@ func ThreadFromEvent(ev *approval.Event) (ThreadMessage, bool) {
 			if r.Comment != "" {
 				text += ": " + r.Comment
 			}
-			text += "."
+			text = sentence(text)
 		}
 		return BackendMessage(r.ApprovalID, text), true
 	case ev.RecheckFailed != nil:

@@ -48,3 +48,20 @@ func TestThreadFromEvent(t *testing.T) {
 		t.Error("a request has a thread reply")
 	}
 }
+
+// TestResolvedReplyOneStop: the reply a resolution without the backend's
+// message gets ends with one stop, whatever the comment ends with.
+func TestResolvedReplyOneStop(t *testing.T) {
+	for comment, want := range map[string]string{
+		"":                     "The call was denied by user:kevin.",
+		"merge after 10:00":    "The call was denied by user:kevin: merge after 10:00.",
+		"merge after 10:00.":   "The call was denied by user:kevin: merge after 10:00.",
+		"is CI green?":         "The call was denied by user:kevin: is CI green?",
+		"wait for the freeze…": "The call was denied by user:kevin: wait for the freeze…",
+	} {
+		ev := &approval.Event{Resolved: &approval.Resolved{ApprovalID: "a-1", Revision: 1, Status: approval.StateDenied, Actor: "user:kevin", Comment: comment}}
+		if m, ok := templates.ThreadFromEvent(ev); !ok || m.Text != want {
+			t.Errorf("comment %q: %q, want %q", comment, m.Text, want)
+		}
+	}
+}

@@ -58,7 +58,7 @@ func TestRolesAttackerAt26Of100(t *testing.T) {
 		t.Errorf("notes %q, want %q", c.Roles.Notes, want)
 	}
 	x := renderAll(t, r, c)
-	wantLine(t, x, "⚠ to · recipient · x@evil.example · job_read · out of scope")
+	wantLine(t, x, "⚠ to        recipient  x@evil.example    something the job read, out of scope")
 	wantLine(t, x, "80 more values of to left out")
 	if !c.Buttons[0].Default || c.Buttons[0].Label != templates.LabelDeny {
 		t.Errorf("first button %+v, want Deny, the default", c.Buttons[0])
@@ -146,7 +146,7 @@ func TestRoleRowsRedacted(t *testing.T) {
 		}
 	}
 	x := renderAll(t, r, c)
-	wantLine(t, x, "smtp_password · host · [redacted] · request")
+	wantLine(t, x, "smtp_password  host  [redacted]                     the request")
 	x.each(func(surface, s string) {
 		for _, sec := range []string{pass, "plain-looking", bearer, urlPass} {
 			if strings.Contains(s, sec) {
@@ -197,7 +197,7 @@ func TestNotGiven(t *testing.T) {
 		a.Level, a.Call.Snapshot = "", ""
 		a.Content.Restricted = restricted
 		x := renderAll(t, r, templates.Build(templates.Input{Approval: a}))
-		wantLine(t, x, "agent bot · level not given")
+		wantLine(t, x, "agent bot · autonomy level not given")
 		wantLine(t, x, "snapshot not given")
 	}
 	a := templatestest.Synthetic()

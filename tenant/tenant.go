@@ -36,6 +36,8 @@ type Tenant struct {
 	Rotations map[string]ladder.Rotation
 	// Ladders by name; always holds DefaultLadder.
 	Ladders map[string]ladder.Ladder
+	// Labels are what a card's plan line calls targets (tenants.ID.labels).
+	Labels ladder.Labels
 	// Tools are per-function overrides; the first whose glob matches wins.
 	Tools   []ToolOverride
 	Members []Member

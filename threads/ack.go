@@ -319,7 +319,7 @@ func (s *Service) actRecorded(ctx context.Context, approvalID, id string) bool {
 }
 
 // firedWho words whom an escalation's steps told, as the plan line does
-// ("dm slack:U0LEE · email leads@acme.example"); mail counts addresses.
+// ("DM user:lee; email leads@acme.example"); mail counts addresses.
 func firedWho(p ladder.Plan, e escalation, mail bool) string {
 	var parts []string
 	for i := max(e.From, 0); i < min(e.To, len(p.Steps)); i++ {
@@ -327,11 +327,7 @@ func firedWho(p ladder.Plan, e escalation, mail bool) string {
 		if st.Skipped {
 			continue
 		}
-		who := st.Step.Targets()
-		if mail {
-			who = mailWho(st.Step)
-		}
-		if who != "" {
+		if who := p.Say(st, mail); who != "" {
 			parts = append(parts, who)
 		}
 	}

@@ -290,10 +290,10 @@ func TestEscalateNowFiresEachStepOnce(t *testing.T) {
 		if r.Done {
 			done++
 			first = []string{"user:kevin", "user:lee"}[i]
-			if r.Reason.String() != "Escalated now: mention slack:U0KEVIN slack:S0ONCALL went out (planned for 18:15 UTC)." {
+			if r.Reason.String() != "Escalated now: mention user:kevin and Slack group S0ONCALL went out (planned for 18:15 UTC)." {
 				t.Errorf("told %q", r.Reason.String())
 			}
-		} else if !strings.Contains(r.Reason.String(), "escalated this call at 18:05 UTC, after the card you pressed was shown: mention slack:U0KEVIN slack:S0ONCALL went out then") {
+		} else if !strings.Contains(r.Reason.String(), "escalated this call at 18:05 UTC, after the card you pressed was shown: mention user:kevin and Slack group S0ONCALL went out then") {
 			t.Errorf("the other press was told %q", r.Reason.String())
 		}
 	}
@@ -306,7 +306,7 @@ func TestEscalateNowFiresEachStepOnce(t *testing.T) {
 		t.Fatalf("replies %+v", esc)
 	}
 	c := h.shownNow(t, "a-merge1")
-	if len(c.Escalated) != 1 || c.Escalated[0] != "Escalated now by "+first+" at 18:05 UTC: mention slack:U0KEVIN slack:S0ONCALL (planned for 18:15 UTC)" {
+	if len(c.Escalated) != 1 || c.Escalated[0] != "Escalated now by "+first+" at 18:05 UTC: mention user:kevin and Slack group S0ONCALL (planned for 18:15 UTC)" {
 		t.Fatalf("card: %q", c.Escalated)
 	}
 	var button templates.Button
@@ -328,7 +328,7 @@ func TestEscalateNowFiresEachStepOnce(t *testing.T) {
 	}
 	// The card as it is now fires the next step: a DM and a mail.
 	h.at(t, 20*time.Minute)
-	if res := h.escalateNow(t, "a-merge1", 1, 1, "U0KEVIN"); !res.Done || !strings.Contains(res.Reason.String(), "dm slack:U0LEE · email leads@acme.example went out (planned for 19:00 UTC)") {
+	if res := h.escalateNow(t, "a-merge1", 1, 1, "U0KEVIN"); !res.Done || !strings.Contains(res.Reason.String(), "DM user:lee; email leads@acme.example went out (planned for 19:00 UTC)") {
 		t.Fatalf("second step: %+v", res)
 	}
 	h.drain(t)
@@ -338,7 +338,7 @@ func TestEscalateNowFiresEachStepOnce(t *testing.T) {
 	// A mail counts the addresses an escalated step mailed; a chat card
 	// names them.
 	mail := h.surf.mails[0].Render().Card
-	if n := len(mail.Escalated); n != 2 || !strings.Contains(mail.Escalated[1], ": dm slack:U0LEE · email 1 person (planned for 19:00 UTC)") {
+	if n := len(mail.Escalated); n != 2 || !strings.Contains(mail.Escalated[1], ": DM user:lee; email 1 person (planned for 19:00 UTC)") {
 		t.Errorf("the mail's card: %q", mail.Escalated)
 	}
 	h.at(t, time.Hour)

@@ -57,8 +57,8 @@ func plan(p ladder.Plan) templates.LadderPlan {
 		out.Steps = make([]templates.PlanStep, len(p.Steps))
 	}
 	for i, s := range p.Steps {
-		out.Steps[i] = templates.PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped,
-			Skip: skipReason(p.SkipReason(s)), HeldFrom: s.HeldFrom}
+		out.Steps[i] = templates.PlanStep{At: s.At, Who: p.Say(s, false), Skipped: s.Skipped,
+			Skip: skipReason(p.SkipReason(s)), HeldFrom: s.HeldFrom, Index: s.Index, Repeat: s.Repeat, Every: s.Step.Every()}
 	}
 	return out
 }

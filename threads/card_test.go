@@ -147,7 +147,7 @@ func TestCardTimesAreInTheTenantsZone(t *testing.T) {
 		t.Fatalf("zone %v, want Europe/Berlin", in.Zone)
 	}
 	// 18:15 UTC is 19:15 in Berlin in November.
-	if c := templates.Build(in); !strings.Contains(c.Ladder, "19:15 CET mention slack:U0KEVIN") ||
+	if c := templates.Build(in); !strings.Contains(c.Ladder, "19:15 CET mention user:kevin") ||
 		!strings.Contains(c.Ladder, "deadline 2026-11-30 19:00 CET") {
 		t.Fatalf("plan line %q", c.Ladder)
 	}

@@ -401,26 +401,11 @@ func MailPlan(p templates.LadderPlan, plan ladder.Plan) templates.LadderPlan {
 		if i >= len(plan.Steps) {
 			break
 		}
-		if st := plan.Steps[i].Step; len(st.Email) > 0 {
-			out.Steps[i].Who = mailWho(st)
+		if len(plan.Steps[i].Step.Email) > 0 {
+			out.Steps[i].Who = plan.Say(plan.Steps[i], true)
 		}
 	}
 	return out
-}
-
-// mailWho is whom a step tells, as a mail says it.
-func mailWho(st ladder.Step) string {
-	n := len(st.Email)
-	if n == 0 {
-		return st.Targets()
-	}
-	st.Email = nil
-	who := st.Targets()
-	more := fmt.Sprintf("email %d %s", n, map[bool]string{true: "person", false: "people"}[n == 1])
-	if who == "" {
-		return more
-	}
-	return who + " · " + more
 }
 
 // CardPlan is a frozen plan in the card's words, for bot preview.

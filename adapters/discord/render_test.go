@@ -211,7 +211,7 @@ func TestRoles(t *testing.T) {
 	a := templatestest.WithRoles()
 	c := templates.Build(templates.Input{Approval: a})
 	s := cardJSON(t, c)
-	const warned = "⚠ to · recipient · u3@example.invalid · job_read · out of scope"
+	const warned = "⚠ to        recipient  u3@example.invalid   something the job read, out of scope"
 	if !strings.Contains(s, warned) {
 		t.Errorf("lacks the out-of-scope row %q", warned)
 	}
@@ -245,7 +245,7 @@ func TestShowsTheLines(t *testing.T) {
 		vals := templatestest.Recipients(100)
 		vals[25] = approval.RoleValue{Value: "x@evil.example", Origin: approval.OriginJobRead}
 		a.Roles = []approval.Role{{Argument: "to", Role: approval.RoleRecipient, Values: vals}}
-		shows(t, build(a), "⚠ to · recipient · x@evil.example · job_read · out of scope", "80 more values of to left out")
+		shows(t, build(a), "⚠ to        recipient  x@evil.example    something the job read, out of scope", "80 more values of to left out")
 	})
 	t.Run("the cut counts the values out of scope", func(t *testing.T) {
 		a := templatestest.Synthetic()
@@ -268,7 +268,7 @@ func TestShowsTheLines(t *testing.T) {
 			{Argument: "header", Role: approval.RoleHost, Values: []approval.RoleValue{{Value: "Bearer s3cr3tb34r3rv4lu3", Origin: approval.OriginRequest}}},
 			{Argument: "host", Role: approval.RoleHost, Values: []approval.RoleValue{{Value: "https://deploy:p4ssw0rdinurl@ci.example", Origin: approval.OriginRequest}}},
 		}
-		shows(t, build(a), "smtp_password · host · [redacted] · request")
+		shows(t, build(a), "smtp_password  host  [redacted]                     the request")
 	})
 	for name, tt := range templatestest.Warnings() {
 		t.Run("warnings: "+name, func(t *testing.T) {
@@ -282,7 +282,7 @@ func TestShowsTheLines(t *testing.T) {
 			a := templatestest.Synthetic()
 			a.Level, a.Call.Snapshot = "", ""
 			a.Content.Restricted = restricted
-			shows(t, build(a), "agent bot · level not given", "snapshot not given")
+			shows(t, build(a), "agent bot · autonomy level not given", "snapshot not given")
 		})
 	}
 }

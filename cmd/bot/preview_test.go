@@ -69,7 +69,7 @@ func TestPreviewWithATenant(t *testing.T) {
 		return out.String() + errOut.String(), code
 	}
 	out, code := preview("--as", "text", "--config", cfg, event)
-	if code != 0 || !strings.Contains(out, "ladder: 19:15 CET mention rotation:primary") || !strings.Contains(out, "CET (no answer counts as a no)") {
+	if code != 0 || !strings.Contains(out, "ladder: 19:15 CET mention rotation primary (user:ada on call)") || !strings.Contains(out, "CET (no answer counts as a no)") {
 		t.Fatalf("preview --config: %d\n%s", code, out)
 	}
 	body, err := os.ReadFile(event)

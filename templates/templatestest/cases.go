@@ -68,7 +68,7 @@ func StatusCases(t testing.TB) []StatusCase {
 			"Superseded: the arguments changed; see the new card", "", false, false},
 		{"superseded by a hook", templates.Input{State: approval.StatePending, Superseded: true,
 			SupersededBy: &approval.Reask{From: 1, Revision: 2, Why: approval.WhyHookChanged}},
-			"Superseded: a pre_tool_call hook changed the call; see the new card", "", false, false},
+			"Superseded: a hook that checks calls before they run changed the call; see the new card", "", false, false},
 		{"superseded wins over deciding", templates.Input{State: approval.StatePending, Superseded: true, Deciding: sending},
 			"Superseded: the call changed; see the new card", "", false, false},
 	}

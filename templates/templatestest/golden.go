@@ -333,17 +333,22 @@ func stored(t testing.TB, a *approval.Approval) *approval.Approval {
 	return &s.Approval
 }
 
-// skippingLadder repeats a mention every half hour from a quarter of an
-// hour after the request, three times more, then mails the leads; a DM
-// it holds to a window open only three days after requested, which the
-// deadline comes before.
+// skippingLadder repeats a mention of a rotation's member on call and of
+// a labelled group every half hour from a quarter of an hour after the
+// request, three times more, then mails the leads; a DM it holds to a
+// window open only three days after requested, which the deadline comes
+// before.
 func skippingLadder(requested time.Time) ladder.Ladder {
 	later := &ladder.Window{Days: ladder.Days(1) << uint(requested.Add(72*time.Hour).Weekday()), Hours: ladder.AllDay}
-	return ladder.Ladder{Name: "skipping", Steps: []ladder.Step{
-		{Anchor: ladder.AnchorRequest, After: 15 * time.Minute, Mention: []ladder.Target{{Kind: ladder.KindSlackUser, ID: "U0KEVIN"}},
-			Repeat: &ladder.Repeat{Every: 30 * time.Minute, Times: 3}},
-		{Anchor: ladder.AnchorRequest, After: 20 * time.Minute, DM: []ladder.Target{{Kind: ladder.KindSlackUser, ID: "U0LEAD"}}, During: later},
-		{Anchor: ladder.AnchorRequest, After: 2 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "leads@acme.example"}}},
-		{Anchor: ladder.AnchorRequest, After: 3 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "cto@acme.example"}}},
-	}}
+	primary := ladder.Rotation{Name: "primary", EveryDays: 7, Handoff: 9 * 60, Zone: ladder.ZoneOf(time.UTC),
+		First:   ladder.DateOf(requested.Add(-24 * time.Hour)),
+		Members: []ladder.RotationMember{{User: "user:kevin", Chat: ladder.ChatIDs{"slack": "U0KEVIN"}}, {User: "user:ada", Chat: ladder.ChatIDs{"slack": "U0ADA"}}}}
+	return ladder.Ladder{Name: "skipping", Rotations: map[string]ladder.Rotation{"primary": primary},
+		Labels: ladder.Labels{"slack:S0ONCALL": "on-call group"}, Steps: []ladder.Step{
+			{Anchor: ladder.AnchorRequest, After: 15 * time.Minute, Mention: []ladder.Target{{Kind: ladder.KindRotation, ID: "primary"}, {Kind: ladder.KindSlackUserGroup, ID: "S0ONCALL"}},
+				Repeat: &ladder.Repeat{Every: 30 * time.Minute, Times: 3}},
+			{Anchor: ladder.AnchorRequest, After: 20 * time.Minute, DM: []ladder.Target{{Kind: ladder.KindSlackUser, ID: "U0LEAD"}}, During: later},
+			{Anchor: ladder.AnchorRequest, After: 2 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "leads@acme.example"}}},
+			{Anchor: ladder.AnchorRequest, After: 3 * time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "cto@acme.example"}}},
+		}}
 }

@@ -58,13 +58,14 @@ func Approval(t testing.TB, name string) *approval.Approval {
 // pinnedLadder is the golden files' ladder: a mention a quarter of an hour
 // after the request, an email after an hour, a DM an hour before the
 // deadline (the next day under the default deadline) and a mention after
-// the default deadline (skipped).
+// the default deadline (skipped). Kevin is a member, named by his user id
+// as config names him; the lead and the group have no label.
 var pinnedLadder = ladder.Ladder{Name: "golden", Steps: []ladder.Step{
 	{Anchor: ladder.AnchorRequest, After: 15 * time.Minute, Mention: []ladder.Target{{Kind: ladder.KindSlackUser, ID: "U0KEVIN"}}},
 	{Anchor: ladder.AnchorRequest, After: time.Hour, Email: []ladder.Target{{Kind: ladder.KindEmail, ID: "leads@acme.example"}}},
 	{Anchor: ladder.AnchorDeadline, BeforeDeadline: time.Hour, DM: []ladder.Target{{Kind: ladder.KindSlackUser, ID: "U0LEAD"}}},
 	{Anchor: ladder.AnchorRequest, After: 25 * time.Hour, Mention: []ladder.Target{{Kind: ladder.KindSlackUserGroup, ID: "S0ONCALL"}}},
-}}
+}, Labels: ladder.Labels{"slack:U0KEVIN": "user:kevin"}}
 
 // Pinned is the golden files' clock and ladder: a decision three minutes
 // after the request, and pinnedLadder frozen under the approval's own
@@ -86,8 +87,8 @@ func Frozen(p ladder.Plan) templates.LadderPlan {
 	why := map[string]templates.SkipReason{ladder.SkipAfterDeadline: templates.SkipAfterDeadline,
 		ladder.SkipBeforeRequest: templates.SkipBeforeRequest, ladder.SkipWindowShut: templates.SkipWindowShut}
 	for _, s := range p.Steps {
-		out.Steps = append(out.Steps, templates.PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped,
-			Skip: why[p.SkipReason(s)], HeldFrom: s.HeldFrom})
+		out.Steps = append(out.Steps, templates.PlanStep{At: s.At, Who: p.Say(s, false), Skipped: s.Skipped,
+			Skip: why[p.SkipReason(s)], HeldFrom: s.HeldFrom, Index: s.Index, Repeat: s.Repeat, Every: s.Step.Every()})
 	}
 	return out
 }
