@@ -297,9 +297,6 @@ const (
 	AnchorDeadline Anchor = "deadline"
 )
 
-// Anchors lists every anchor.
-func Anchors() []Anchor { return []Anchor{AnchorRequest, AnchorDeadline} }
-
 // Step is one rung of a ladder: when it fires and whom it reaches. People a
 // step reaches are told in addition to everyone told before: a ladder only
 // widens.
