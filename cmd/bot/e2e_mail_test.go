@@ -18,6 +18,7 @@ import (
 
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/backend/standin"
+	"approvalsbot/internal/fixtures"
 	"approvalsbot/notify/smtptest"
 )
 
@@ -90,6 +91,45 @@ func mailsTo(t *testing.T, s *smtptest.Sink, addr string) []smtptest.Message {
 		}
 	}
 	return out
+}
+
+// screenshotDir is where the browser test writes its pictures:
+// BOT_SCREENSHOTS, relative to the module root unless absolute, or ""
+// when it is unset.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("BOT_SCREENSHOTS")
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir
+	}
+	root, err := fixtures.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, dir)
+}
+
+// screenshot opens url in a new tab 1000 px wide and writes the element
+// sel, cropped to its box, to path as a PNG.
+func screenshot(t *testing.T, browserCtx context.Context, url, sel, path string) {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(browserCtx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(tab, 30*time.Second)
+	defer cancelTimeout()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1000, 800), chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", url, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 var linkPattern = regexp.MustCompile(`https?://[^\s"<>]+/decide/[A-Za-z0-9_.\-]+`)
@@ -174,6 +214,16 @@ func TestMailDecisionPageEndToEnd(t *testing.T) {
 	// no timeout on that one.
 	if err := chromedp.Do(browserCtx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("start the browser: %v", err)
+	}
+	// BOT_SCREENSHOTS=docs/img takes the README's pictures, each in a tab
+	// of its own: the page before anyone decides, and kevin's mail.
+	if dir := screenshotDir(t); dir != "" {
+		screenshot(t, browserCtx, approve, "main", filepath.Join(dir, "decision-page.png"))
+		mail := filepath.Join(t.TempDir(), "card.html")
+		if err := os.WriteFile(mail, []byte(kevin.Parts["text/html"]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		screenshot(t, browserCtx, "file://"+mail, "body > div", filepath.Join(dir, "card.png"))
 	}
 	ctx, cancel := context.WithTimeout(browserCtx, 90*time.Second)
 	defer cancel()
