@@ -2,6 +2,7 @@ package config
 
 import (
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -41,6 +42,8 @@ func (d *decoder) labels(v *yaml.Node, p string) ladder.Labels {
 			d.problemf(deref(lv), lp, "a label is at most %d characters", labelMax)
 		case hasInvisible(s):
 			d.problemf(deref(lv), lp, "a label is one line of visible characters")
+		case strings.ContainsAny(s, "<>@") || strings.Contains(s, "://"):
+			d.problemf(deref(lv), lp, "a label is plain words: no <, >, @ or link")
 		default:
 			out[t.String()] = s
 		}

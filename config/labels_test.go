@@ -57,6 +57,9 @@ func TestLabelProblems(t *testing.T) {
 		{"{slack:S0ONCALL: " + strings.Repeat("x", 65) + "}", `tenants.acme.labels["slack:S0ONCALL"]: a label is at most 64 characters`},
 		{`{slack:S0ONCALL: "on\ncall"}`, `tenants.acme.labels["slack:S0ONCALL"]: a label is one line of visible characters`},
 		{`{slack:S0ONCALL: "on` + "\u200b" + `call"}`, `tenants.acme.labels["slack:S0ONCALL"]: a label is one line of visible characters`},
+		{`{slack:S0ONCALL: "<!here>"}`, `tenants.acme.labels["slack:S0ONCALL"]: a label is plain words: no <, >, @ or link`},
+		{`{slack:S0ONCALL: "@everyone"}`, `tenants.acme.labels["slack:S0ONCALL"]: a label is plain words: no <, >, @ or link`},
+		{`{slack:S0ONCALL: "see https://evil.example"}`, `tenants.acme.labels["slack:S0ONCALL"]: a label is plain words: no <, >, @ or link`},
 	} {
 		_, problems := parse(t, base+"    labels: "+tt.labels+"\n")
 		if len(problems) != 1 || !strings.Contains(problems[0], tt.want) {

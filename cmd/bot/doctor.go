@@ -172,6 +172,13 @@ func doctorStore(ctx context.Context, sc config.Store, r *doctorReport) (st stor
 				r.problem("store", "%s cannot be created: its folder %s does not exist", what, dir)
 				return nil, false
 			}
+			f, err := os.CreateTemp(dir, ".bot-doctor-*")
+			if err != nil {
+				r.problem("store", "%s cannot be created: its folder %s takes no file (%v)", what, dir, err)
+				return nil, false
+			}
+			f.Close()
+			os.Remove(f.Name())
 			r.say("store", "%s does not exist yet: it will be created at start (or by bot migrate)", what)
 			return nil, true
 		}

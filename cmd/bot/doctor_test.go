@@ -1,6 +1,7 @@
 package main
 
 import (
+	"approvalsbot/config"
 	"bytes"
 	"context"
 	"net"
@@ -330,5 +331,17 @@ tenants:
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("doctor did not say %q; exit %d:\n%s%s", want, code, out.String(), errOut.String())
 		}
+	}
+}
+
+// A store whose folder takes no file is a problem before the first
+// start, not "will be created".
+func TestDoctorStoreFolderTakesNoFile(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	r := doctorReport{w: &out}
+	if _, ok := doctorStore(context.Background(), config.Store{Driver: config.DriverSQLite, DSN: "file:/proc/bot.db"}, &r); ok ||
+		!strings.Contains(out.String(), "PROBLEM") || !strings.Contains(out.String(), "takes no file") {
+		t.Fatalf("a store in /proc was taken as one that will be created:\n%s", out.String())
 	}
 }

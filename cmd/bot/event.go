@@ -23,7 +23,7 @@ import (
 // eventAbout is `bot event -h`'s account of the command.
 const eventAbout = `Signs EVENT.json with the first events secret and sends it to a running bot (at listen_private when set, else listen), printing the answer. Of the environment it needs only the events secret.
 
-Unless --as-is, the event is moved to now first (its time, requested_at and deadline together) and sent under a fresh event id, and an approval.requested under a fresh approval id too, so each run shows a new card: the file's id with the time appended (evt-0001.20261201T092600.123Z, a-merge1.20261201T092600.123Z). The suffix is this command's, not the protocol's: a job backend does not know the approval it names, and the stand-in (bot backend) strips it to answer from the fixture's arguments. Other events keep the ids the file gives them.`
+Unless --as-is, the event is moved to now first (its time, requested_at and deadline together) and sent under a fresh event id, and an approval.requested under a fresh approval id too, so each run shows a new card: the file's id with the time appended and a few random digits (evt-0001.20261201T092600.123Z-3f9a1c, a-merge1.20261201T092600.123Z-b07e52). The suffix is this command's, not the protocol's: a job backend does not know the approval it names, and the stand-in (bot backend) strips it to answer from the fixture's arguments. Other events keep the ids the file gives them.`
 
 // cmdEvent signs an event file and posts it to a running bot, first (unless
 // --as-is) moved to now with a fresh id, so an old example shows a live
@@ -114,6 +114,9 @@ func moveEventToNow(body []byte, now time.Time) (movedEvent, error) {
 	moved, err := moveEventTimes(body, now.Sub(at), func(ev map[string]any) {
 		if id, ok := ev["id"].(string); ok {
 			ev["id"] = standin.FreshID(id, now)
+			if n := len(ev["id"].(string)); n > maxEventID {
+				tooLong = fmt.Errorf("event id %q is too long for a fresh one: %d characters with the suffix, over the protocol's %d (--as-is sends it as it is)", id, n, maxEventID)
+			}
 		}
 		data, _ := ev["data"].(map[string]any)
 		id, ok := data["id"].(string)
@@ -122,7 +125,7 @@ func moveEventToNow(body []byte, now time.Time) (movedEvent, error) {
 		}
 		from, fresh = id, standin.FreshID(id, now)
 		if len(fresh) > maxApprovalID {
-			tooLong = fmt.Errorf("approval id %q is too long for a fresh one: %s is over the protocol's %d characters", id, fresh, maxApprovalID)
+			tooLong = errors.Join(tooLong, fmt.Errorf("approval id %q is too long for a fresh one: %s is over the protocol's %d characters (--as-is sends it as it is)", id, fresh, maxApprovalID))
 			return
 		}
 		data["id"] = fresh
@@ -134,16 +137,27 @@ func moveEventToNow(body []byte, now time.Time) (movedEvent, error) {
 	return moved, err
 }
 
-// maxApprovalID is the protocol's longest approval id.
-const maxApprovalID = 64
+// The protocol's longest approval and event ids.
+const (
+	maxApprovalID = 64
+	maxEventID    = 128
+)
 
 // loadForEvent reads the configuration as `bot event` needs it: every
 // secret but the events secrets may be unset, and reads as a placeholder.
 // The rest is read as bot serve reads it.
 func loadForEvent(path string, getenv env) (*config.Config, error) {
-	placeholder := strings.Repeat("p", config.MinHMACKey)
-	// A first reading, every variable a placeholder, finds which hold secrets.
-	cfg, err := config.Load(path, func(string) (string, bool) { return placeholder, true })
+	// 64 hex digits: long enough for an HMAC secret, and a key's format
+	// (Discord's public key) too.
+	placeholder := strings.Repeat("0", 2*config.MinHMACKey)
+	// A first reading, each variable set read as it is and every other a
+	// placeholder, finds which hold secrets.
+	cfg, err := config.Load(path, func(name string) (string, bool) {
+		if v, ok := getenv(name); ok {
+			return v, true
+		}
+		return placeholder, true
+	})
 	if err != nil {
 		return config.Load(path, getenv)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/internal/fixtures"
@@ -80,7 +82,7 @@ func TestEventSendsARequestUnderAFreshApprovalID(t *testing.T) {
 	resolved := filepath.Join(root, "testdata", "fixtures", "events", "merge-resolved.json")
 	sink := newEventSink(t)
 	onlyEvents := map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret}
-	fresh := regexp.MustCompile(`^a-merge1\.[0-9]{8}T[0-9]{6}\.[0-9]{3}Z$`)
+	fresh := regexp.MustCompile(`^a-merge1\.[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-[0-9a-f]{6}$`)
 	var approvals []string
 	for i := range 2 {
 		code, out, errOut := runBot(t, onlyEvents, "event", "--config", example, "--url", sink.url, merge)
@@ -130,5 +132,50 @@ func TestEventSendsARequestUnderAFreshApprovalID(t *testing.T) {
 	code, _, errOut = runBot(t, onlyEvents, "event", "--config", example, "--url", sink.url, long)
 	if code != 1 || !strings.Contains(errOut, `approval id "`+id+`" is too long for a fresh one`) || !strings.Contains(errOut, "-as-is") {
 		t.Errorf("bot event of a long approval id: exit %d\n%s", code, errOut)
+	}
+}
+
+// An event id too long for its fresh suffix is refused before anything
+// is sent, as an approval id is, with the way round it.
+func TestFreshEventIDWithinTheProtocol(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("e", 120)
+	body := fmt.Appendf(nil, `{"id":%q,"type":"approval.requested","time":"2026-12-01T09:26:00Z","data":{"id":"a-1"}}`, long)
+	if _, err := moveEventToNow(body, time.Now()); err == nil || !strings.Contains(err.Error(), "event id") || !strings.Contains(err.Error(), "--as-is") {
+		t.Fatalf("a 120-character event id: %v", err)
+	}
+}
+
+// bot event needs only the events secret, even where another secret's
+// format is checked (a Discord public key) and it is set, or a key that
+// is no secret comes from the environment.
+func TestEventNeedsOnlyTheEventsSecret(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bot.yaml")
+	cfg := `listen: "${BOT_LISTEN}"
+backend:
+  url: "http://127.0.0.1:9"
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+discord:
+  bot_token: "${DISCORD_BOT_TOKEN}"
+  application_id: "1100000000000000000"
+  public_key: "${DISCORD_PUBLIC_KEY}"
+tenants:
+  acme:
+    post: [discord:channel:112233445566778899]
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret, "BOT_LISTEN": "127.0.0.1:8080",
+		"DISCORD_PUBLIC_KEY": strings.Repeat("ab", 32)}
+	c, err := loadForEvent(path, func(name string) (string, bool) { v, ok := env[name]; return v, ok })
+	if err != nil {
+		t.Fatalf("bot event's configuration with only the events secret: %v", err)
+	}
+	if c.Listen != "127.0.0.1:8080" {
+		t.Errorf("listen = %q, want the environment's", c.Listen)
 	}
 }

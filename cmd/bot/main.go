@@ -69,8 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 	case "doctor":
 		err = cmdDoctor(ctx, args[1:], stdout, getenv)
 	case "version", "-version", "--version":
-		fmt.Fprint(stdout, versionText(readBuildInfo()))
-		return 0
+		err = cmdVersion(args[1:], stdout)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -119,3 +119,13 @@ func wrap(text string, width int) string {
 	}
 	return strings.Join(paras, "\n\n")
 }
+
+// cmdVersion prints the version, the commit and the Go that built it.
+func cmdVersion(args []string, stdout io.Writer) error {
+	fs := newFlags("version", stdout, nil, "Prints the version, the commit and the Go that built it.", "bot version")
+	if _, err := fs.parse(args); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, versionText(readBuildInfo()))
+	return nil
+}

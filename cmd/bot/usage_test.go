@@ -27,6 +27,9 @@ func TestHelpExitsZero(t *testing.T) {
 		"serve": "", "check": "", "event": " EVENT.json", "preview": " EVENT.json",
 		"backend": "", "migrate": "", "backup": " OUT.db", "doctor": "",
 	} {
+		if cmd == "version" {
+			continue
+		}
 		for _, h := range []string{"-h", "--help"} {
 			code, out, errOut := runBot(t, nil, cmd, h)
 			if code != 0 || errOut != "" || !strings.HasPrefix(out, "usage: bot "+cmd+" [flags]"+files+"\n") ||
@@ -62,6 +65,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"preview", "--ass", "slack", merge}, "bot preview: flag provided but not defined: -ass", true},
 		{[]string{"check", example}, "bot check: takes no file: give the configuration as --config " + example, true},
 		{[]string{"backup", "--config", example}, "bot backup: missing OUT.db", true},
+		{[]string{"version", "--bogus"}, "bot version: flag provided but not defined: -bogus", true},
 	} {
 		code, out, errOut := runBot(t, map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret}, c.args...)
 		name := strings.Join(c.args, " ")
@@ -115,5 +119,14 @@ func TestEventAsksWhetherTheBotRuns(t *testing.T) {
 	want := "bot event: nothing answers at " + down + " (listen in " + cfg + "): is bot serve running there? (dial tcp " + down + ": connect: connection refused)\n"
 	if code != 1 || errOut != want {
 		t.Errorf("bot event to a bot that does not run: exit %d\n%s\nwant:\n%s", code, errOut, want)
+	}
+}
+
+// bot version -h says what it does and exits 0, as every command does.
+func TestVersionHelp(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runBot(t, nil, "version", "-h")
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "usage: bot version [flags]\n") {
+		t.Errorf("bot version -h: exit %d, stderr %q, stdout:\n%s", code, errOut, out)
 	}
 }

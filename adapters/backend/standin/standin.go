@@ -8,6 +8,7 @@ package standin
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -398,13 +399,18 @@ func argumentsFile(id string, revision int) string {
 const freshLayout = "20060102T150405.000Z"
 
 // freshSuffix matches the one suffix FreshID appends, at the end.
-var freshSuffix = regexp.MustCompile(`\.[0-9]{8}T[0-9]{6}\.[0-9]{3}Z$`)
+var freshSuffix = regexp.MustCompile(`\.[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-[0-9a-f]{6}$`)
 
-// FreshID is id with at appended (a-merge1.20261201T092600.123Z), as
-// `bot event` sends an example again under an id of its own. It is the
-// command line's convention, not the protocol's: only the stand-in reads
-// it, for the arguments of the id it was made from.
-func FreshID(id string, at time.Time) string { return id + "." + at.UTC().Format(freshLayout) }
+// FreshID is id with at and six random hex digits appended
+// (a-merge1.20261201T092600.123Z-b07e52), as `bot event` sends an
+// example again under an id of its own: runs in the same millisecond
+// still differ. It is the command line's convention, not the protocol's:
+// only the stand-in reads it, for the arguments of the id it was made from.
+func FreshID(id string, at time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return id + "." + at.UTC().Format(freshLayout) + "-" + hex.EncodeToString(b[:])
+}
 
 // baseID is the id FreshID made id from, once or more.
 func baseID(id string) (string, bool) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -212,8 +213,11 @@ func TestStandInFindsArgumentsOfAFreshID(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 12, 1, 9, 26, 0, 123e6, time.UTC)
 	fresh := standin.FreshID("a-merge1", at)
-	if fresh != "a-merge1.20261201T092600.123Z" {
+	if !regexp.MustCompile(`^a-merge1\.20261201T092600\.123Z-[0-9a-f]{6}$`).MatchString(fresh) {
 		t.Fatalf("FreshID: %s", fresh)
+	}
+	if again := standin.FreshID("a-merge1", at); again == fresh {
+		t.Fatalf("two FreshIDs of one instant are both %s", fresh)
 	}
 	for _, c := range []struct {
 		id       string
