@@ -11,6 +11,8 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
+
+	"approvalsbot/internal/secret"
 )
 
 // Transport security: STARTTLS, TLS from the first byte, or none (only
@@ -20,9 +22,6 @@ const (
 	TLSImplicit = "tls"
 	TLSNone     = "none"
 )
-
-// redacted stands for a value that holds the password.
-const redacted = "<secret>"
 
 // Settings are how the mailer reaches the SMTP server.
 type Settings struct {
@@ -42,7 +41,7 @@ type settingsFields Settings
 // shownFields is s with a password as "<secret>".
 func (s Settings) shownFields() settingsFields {
 	if s.Password != "" {
-		s.Password = redacted
+		s.Password = secret.Shown
 	}
 	return settingsFields(s)
 }
@@ -132,7 +131,7 @@ func smtpHost(addr string) (string, bool) {
 // password (a password pasted into the wrong setting).
 func (s Settings) shown(v string) string {
 	if pw := s.Password; pw != "" && strings.Contains(v, pw) {
-		return redacted
+		return secret.Shown
 	}
 	return v
 }
