@@ -61,8 +61,10 @@ func (s Settings) LogValue() slog.Value {
 // MarshalJSON encodes the settings with the password as "<secret>".
 func (s Settings) MarshalJSON() ([]byte, error) { return json.Marshal(s.shownFields()) }
 
-// loopback reports whether host never leaves the machine.
-func loopback(host string) bool {
+// Loopback reports whether host never leaves the machine (localhost or a
+// loopback IP): the one rule for where clear text may go, SMTP without
+// TLS here and, through config.LoopbackHost, a decision page over http.
+func Loopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
@@ -96,7 +98,7 @@ func (s Settings) Problems() []Problem {
 	switch s.TLS {
 	case TLSStartTLS, TLSImplicit:
 	case TLSNone:
-		if ok && !loopback(host) {
+		if ok && !Loopback(host) {
 			add("tls", "none is allowed only to a loopback address, not %s", s.shown(host))
 		}
 	default:
