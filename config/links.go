@@ -1,11 +1,12 @@
 package config
 
 import (
-	"net"
 	"net/url"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"approvalsbot/notify/smtpconf"
 )
 
 // DecisionPage is where people reach the bot's decision page from an
@@ -76,12 +77,6 @@ func (d *decoder) decisionPage(seen map[string]*yaml.Node, publicURL string, sec
 }
 
 // LoopbackHost reports whether host never leaves the machine (localhost
-// or a loopback IP): the one rule for where clear text may go, a
-// decision page over plain http or SMTP without TLS.
-func LoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// or a loopback IP): smtpconf.Loopback, the one rule for where clear text
+// may go, a decision page over plain http or SMTP without TLS.
+func LoopbackHost(host string) bool { return smtpconf.Loopback(host) }

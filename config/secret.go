@@ -5,9 +5,12 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"approvalsbot/internal/secret"
 )
 
-const redacted = "<secret>"
+// redacted is what a secret prints as, the one word internal/secret keeps.
+const redacted = secret.Shown
 
 // Secret is a credential from the environment. Every way of printing it
 // (fmt with any verb, JSON, text, slog) gives "<secret>"; the one way to
@@ -46,10 +49,10 @@ func (s Secret) Format(f fmt.State, verb rune) {
 func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
 // MarshalJSON gives "<secret>" as a JSON string.
-func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+func (s Secret) MarshalJSON() ([]byte, error) { return secret.JSON() }
 
 // LogValue gives "<secret>" to slog.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
+func (s Secret) LogValue() slog.Value { return secret.LogValue() }
 
 // Compile-time guards: these interfaces are the leak-proofing.
 var (

@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"approvalsbot/notify/smtpconf"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"approvalsbot/config"
+	"approvalsbot/notify/smtpconf"
 )
 
 const smtpTestPassword = "smtp-pw-Qx7!rule-9090"

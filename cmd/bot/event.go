@@ -145,33 +145,51 @@ const (
 
 // loadForEvent reads the configuration as `bot event` needs it: every
 // secret but the events secrets may be unset, and reads as a placeholder.
-// The rest is read as bot serve reads it.
+// The rest is read as bot serve reads it. The file is read once, and
+// parsed a second time only when the first parse stood a placeholder in
+// for a variable that is not such a secret.
 func loadForEvent(path string, getenv env) (*config.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
 	// 64 hex digits: long enough for an HMAC secret, and a key's format
 	// (Discord's public key) too.
 	placeholder := strings.Repeat("0", 2*config.MinHMACKey)
 	// A first reading, each variable set read as it is and every other a
 	// placeholder, finds which hold secrets.
-	cfg, err := config.Load(path, func(name string) (string, bool) {
+	stoodIn := map[string]bool{}
+	cfg, err := config.Parse(path, data, func(name string) (string, bool) {
 		if v, ok := getenv(name); ok {
 			return v, true
 		}
+		stoodIn[name] = true
 		return placeholder, true
 	})
 	if err != nil {
-		return config.Load(path, getenv)
+		return config.Parse(path, data, getenv)
 	}
 	secret, needed := map[string]bool{}, map[string]bool{}
 	for _, v := range cfg.SecretVars {
 		secret[v.Var] = true
 		needed[v.Var] = needed[v.Var] || strings.HasPrefix(v.Path, "backend.events_secrets")
 	}
-	return config.Load(path, func(name string) (string, bool) {
-		if v, ok := getenv(name); ok || !secret[name] || needed[name] {
-			return v, ok
+	standIn := func(name string) bool { return secret[name] && !needed[name] }
+	for name := range stoodIn {
+		if standIn(name) {
+			continue
 		}
-		return placeholder, true
-	})
+		// A variable stood in for that the second reading leaves unset:
+		// that reading says what is wrong.
+		return config.Parse(path, data, func(name string) (string, bool) {
+			if v, ok := getenv(name); ok || !standIn(name) {
+				return v, ok
+			}
+			return placeholder, true
+		})
+	}
+	// The second reading would be given the same values: it is this one.
+	return cfg, nil
 }
 
 // readEventFile reads a file a command takes as an event: a JSON object.

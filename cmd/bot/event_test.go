@@ -178,4 +178,15 @@ tenants:
 	if c.Listen != "127.0.0.1:8080" {
 		t.Errorf("listen = %q, want the environment's", c.Listen)
 	}
+	// What may not stand in: the events secret, and a variable that
+	// holds no secret.
+	for _, unset := range []string{"BOT_EVENTS_SECRET", "BOT_LISTEN"} {
+		_, err := loadForEvent(path, func(name string) (string, bool) {
+			v, ok := env[name]
+			return v, ok && name != unset
+		})
+		if err == nil || !strings.Contains(err.Error(), unset) {
+			t.Errorf("without %s: err = %v, want it named", unset, err)
+		}
+	}
 }

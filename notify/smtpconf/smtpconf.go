@@ -11,6 +11,8 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
+
+	"approvalsbot/internal/secret"
 )
 
 // Transport security: STARTTLS, TLS from the first byte, or none (only
@@ -20,9 +22,6 @@ const (
 	TLSImplicit = "tls"
 	TLSNone     = "none"
 )
-
-// redacted stands for a value that holds the password.
-const redacted = "<secret>"
 
 // Settings are how the mailer reaches the SMTP server.
 type Settings struct {
@@ -42,7 +41,7 @@ type settingsFields Settings
 // shownFields is s with a password as "<secret>".
 func (s Settings) shownFields() settingsFields {
 	if s.Password != "" {
-		s.Password = redacted
+		s.Password = secret.Shown
 	}
 	return settingsFields(s)
 }
@@ -62,8 +61,10 @@ func (s Settings) LogValue() slog.Value {
 // MarshalJSON encodes the settings with the password as "<secret>".
 func (s Settings) MarshalJSON() ([]byte, error) { return json.Marshal(s.shownFields()) }
 
-// loopback reports whether host never leaves the machine.
-func loopback(host string) bool {
+// Loopback reports whether host never leaves the machine (localhost or a
+// loopback IP): the one rule for where clear text may go, SMTP without
+// TLS here and, through config.LoopbackHost, a decision page over http.
+func Loopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
@@ -97,7 +98,7 @@ func (s Settings) Problems() []Problem {
 	switch s.TLS {
 	case TLSStartTLS, TLSImplicit:
 	case TLSNone:
-		if ok && !loopback(host) {
+		if ok && !Loopback(host) {
 			add("tls", "none is allowed only to a loopback address, not %s", s.shown(host))
 		}
 	default:
@@ -132,7 +133,7 @@ func smtpHost(addr string) (string, bool) {
 // password (a password pasted into the wrong setting).
 func (s Settings) shown(v string) string {
 	if pw := s.Password; pw != "" && strings.Contains(v, pw) {
-		return redacted
+		return secret.Shown
 	}
 	return v
 }
