@@ -43,56 +43,25 @@ func Lines(text string, max int) []string {
 
 // Code splits text into fenced pieces for ``` blocks, each within max,
 // cut at line ends where a line fits and inside one where it does not.
-func Code(text string, max int) []string {
-	var chunks []string
-	var cur strings.Builder
-	n := 0
-	flush := func() {
-		if n > 0 {
-			chunks = append(chunks, cur.String())
-			cur.Reset()
-			n = 0
-		}
-	}
-	add := func(piece string) {
-		l := utf16text.Len(piece)
-		if n+l > max {
-			flush()
-		}
-		cur.WriteString(piece)
-		n += l
-	}
-	for _, line := range strings.SplitAfter(text, "\n") {
-		if line == "" {
-			continue
-		}
-		fenced := Fence(line)
-		if utf16text.Len(fenced) <= max {
-			add(fenced)
-			continue
-		}
-		for _, r := range fenced {
-			add(string(r))
-		}
-	}
-	flush()
-	return chunks
-}
+// Fence adds no line break, so the lines are the text's own.
+func Code(text string, max int) []string { return Split(Fence(text), max) }
 
-// Split is Code without the fence, for boxes that show text literally
-// (Slack's rich_text_preformatted).
+// Split splits text into pieces of at most max characters, cut at line
+// ends where a line fits and inside one where it does not; for boxes that
+// show text literally (Slack's rich_text_preformatted).
 func Split(text string, max int) []string {
 	var chunks []string
 	var cur strings.Builder
 	n := 0
 	add := func(piece string) {
-		if l := utf16text.Len(piece); n+l > max && n > 0 {
+		l := utf16text.Len(piece)
+		if n+l > max && n > 0 {
 			chunks = append(chunks, cur.String())
 			cur.Reset()
 			n = 0
 		}
 		cur.WriteString(piece)
-		n += utf16text.Len(piece)
+		n += l
 	}
 	for _, line := range strings.SplitAfter(text, "\n") {
 		if utf16text.Len(line) <= max {
