@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/url"
 	"regexp"
 	"slices"
@@ -123,6 +124,27 @@ type Stamp struct {
 	// Text is the time as the line prints it, in the tenant's zone.
 	Text string
 	At   time.Time
+}
+
+// Spans walks line s by its times: each text between them with the time
+// that ends it, then the text after the last with nil. A time not where
+// it says in s (or out of order) is no time, and stays text.
+func Spans(s string, at []Stamp) iter.Seq2[string, *Stamp] {
+	return func(yield func(string, *Stamp) bool) {
+		pos := 0
+		for i := range at {
+			t := &at[i]
+			end := t.Off + len(t.Text)
+			if t.Text == "" || t.Off < pos || end > len(s) || s[t.Off:end] != t.Text {
+				continue
+			}
+			if !yield(s[pos:t.Off], t) {
+				return
+			}
+			pos = end
+		}
+		yield(s[pos:], nil)
+	}
 }
 
 // Tone is the colour a surface gives the card.

@@ -3,6 +3,7 @@ package templates_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"approvalsbot/templates"
 	"approvalsbot/templates/templatestest"
@@ -37,5 +38,32 @@ func TestTimesInEachReadersZone(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Spans keeps a time only where the line prints it, in order; any other
+// stays text, so a renderer never shows a time the line does not say.
+func TestSpansKeepOnlyTimesWhereTheLineSaysThem(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 9, 3, 0, 0, time.UTC)
+	s := "from 09:03 to 10:00"
+	stamps := []templates.Stamp{
+		{Off: 5, Text: "09:03", At: at},
+		{Off: 0, Text: "from", At: at},   // before the last kept
+		{Off: 11, Text: "xx", At: at},    // not what the line says there
+		{Off: 14, Text: "", At: at},      // no text
+		{Off: 17, Text: "00:00", At: at}, // past the line's end
+		{Off: 14, Text: "10:00", At: at},
+	}
+	var got []string
+	for text, st := range templates.Spans(s, stamps) {
+		got = append(got, text)
+		if st != nil {
+			got = append(got, "<"+st.Text+">")
+		}
+	}
+	want := []string{"from ", "<09:03>", " to ", "<10:00>", ""}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("spans %q, want %q", got, want)
 	}
 }

@@ -9,12 +9,6 @@ import (
 	"approvalsbot/internal/utf16text"
 )
 
-// Len is utf16text.Len, for the adapters that split with this package.
-func Len(s string) int { return utf16text.Len(s) }
-
-// Cut is utf16text.Cut, for the adapters that split with this package.
-func Cut(s string, max int) string { return utf16text.Cut(s, max) }
-
 // Fence keeps text inside a ``` block from closing it early: a zero width
 // space between backticks breaks the run, so no ``` is left, on both
 // platforms.
@@ -26,13 +20,13 @@ func Fence(s string) string {
 }
 
 // Lines splits text into messages of at most max characters at line ends,
-// cutting (with Cut) a line longer than a message.
+// cutting (with utf16text.Cut) a line longer than a message.
 func Lines(text string, max int) []string {
 	var out []string
 	var cur strings.Builder
 	for _, line := range strings.Split(text, "\n") {
-		line = Cut(line, max)
-		if cur.Len() > 0 && Len(cur.String())+1+Len(line) > max {
+		line = utf16text.Cut(line, max)
+		if cur.Len() > 0 && utf16text.Len(cur.String())+1+utf16text.Len(line) > max {
 			out = append(out, cur.String())
 			cur.Reset()
 		}
@@ -49,59 +43,28 @@ func Lines(text string, max int) []string {
 
 // Code splits text into fenced pieces for ``` blocks, each within max,
 // cut at line ends where a line fits and inside one where it does not.
-func Code(text string, max int) []string {
-	var chunks []string
-	var cur strings.Builder
-	n := 0
-	flush := func() {
-		if n > 0 {
-			chunks = append(chunks, cur.String())
-			cur.Reset()
-			n = 0
-		}
-	}
-	add := func(piece string) {
-		l := Len(piece)
-		if n+l > max {
-			flush()
-		}
-		cur.WriteString(piece)
-		n += l
-	}
-	for _, line := range strings.SplitAfter(text, "\n") {
-		if line == "" {
-			continue
-		}
-		fenced := Fence(line)
-		if Len(fenced) <= max {
-			add(fenced)
-			continue
-		}
-		for _, r := range fenced {
-			add(string(r))
-		}
-	}
-	flush()
-	return chunks
-}
+// Fence adds no line break, so the lines are the text's own.
+func Code(text string, max int) []string { return Split(Fence(text), max) }
 
-// Split is Code without the fence, for boxes that show text literally
-// (Slack's rich_text_preformatted).
+// Split splits text into pieces of at most max characters, cut at line
+// ends where a line fits and inside one where it does not; for boxes that
+// show text literally (Slack's rich_text_preformatted).
 func Split(text string, max int) []string {
 	var chunks []string
 	var cur strings.Builder
 	n := 0
 	add := func(piece string) {
-		if l := Len(piece); n+l > max && n > 0 {
+		l := utf16text.Len(piece)
+		if n+l > max && n > 0 {
 			chunks = append(chunks, cur.String())
 			cur.Reset()
 			n = 0
 		}
 		cur.WriteString(piece)
-		n += Len(piece)
+		n += l
 	}
 	for _, line := range strings.SplitAfter(text, "\n") {
-		if Len(line) <= max {
+		if utf16text.Len(line) <= max {
 			if line != "" {
 				add(line)
 			}

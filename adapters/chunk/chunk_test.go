@@ -3,6 +3,8 @@ package chunk
 import (
 	"strings"
 	"testing"
+
+	"approvalsbot/internal/utf16text"
 )
 
 func TestFenceLeavesNoClosingFence(t *testing.T) {
@@ -24,8 +26,8 @@ func TestLines(t *testing.T) {
 	chunks := Lines(text, 2000)
 	total := 0
 	for _, c := range chunks {
-		if Len(c) > 2000 {
-			t.Fatalf("chunk of %d", Len(c))
+		if utf16text.Len(c) > 2000 {
+			t.Fatalf("chunk of %d", utf16text.Len(c))
 		}
 		if strings.HasPrefix(c, "\n") {
 			t.Fatalf("a chunk starts with a line break: %q", c[:20])
@@ -48,7 +50,7 @@ func TestCodeKeepsEveryCharacterWithinLimits(t *testing.T) {
 		chunks := Code(text, max)
 		var joined strings.Builder
 		for _, piece := range chunks {
-			if n := Len(piece); n > max || n == 0 {
+			if n := utf16text.Len(piece); n > max || n == 0 {
 				t.Fatalf("max %d: chunk of %d characters", max, n)
 			}
 			if strings.Contains(piece, "```") {
@@ -90,8 +92,8 @@ func TestSplitKeepsEveryCharacterAndAddsNone(t *testing.T) {
 			t.Fatalf("max %d: pieces join to %q, want %q", max, got, text)
 		}
 		for _, p := range pieces {
-			if Len(p) > max || p == "" {
-				t.Fatalf("max %d: piece %q of %d characters", max, p, Len(p))
+			if utf16text.Len(p) > max || p == "" {
+				t.Fatalf("max %d: piece %q of %d characters", max, p, utf16text.Len(p))
 			}
 		}
 	}

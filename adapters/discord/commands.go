@@ -10,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"approvalsbot/adapters/chunk"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
 	"approvalsbot/tenant"
@@ -192,7 +193,7 @@ func (a *Adapter) pendingSection(ctx context.Context, tenant string, zone *time.
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s**: %d wait for a decision%s, oldest first:", markdown(tenant), len(p.Items)+p.More, where)
 	for _, w := range p.Items {
-		name := markdown(chunk.Cut(w.Function, 80))
+		name := markdown(utf16text.Cut(w.Function, 80))
 		switch {
 		case w.Card != nil && byChannel && who.guild != "":
 			name = "[" + name + "](https://discord.com/channels/" + who.guild + "/" + w.Card.Channel + "/" + w.Card.Ref + ")"
@@ -200,7 +201,7 @@ func (a *Adapter) pendingSection(ctx context.Context, tenant string, zone *time.
 			// A channel mention links it in any server and pings nobody.
 			name += " in <#" + w.Card.Channel + ">"
 		}
-		fmt.Fprintf(&b, "\n• %s · %s · waiting %s", name, markdown(chunk.Cut(w.ID, 120)), threads.Waited(w.Waited))
+		fmt.Fprintf(&b, "\n• %s · %s · waiting %s", name, markdown(utf16text.Cut(w.ID, 120)), threads.Waited(w.Waited))
 		if w.Due != "" {
 			b.WriteString(" · deadline " + w.Due)
 		}
@@ -237,7 +238,7 @@ func ladderSections(id string, t *tenant.Tenant) []string {
 			head = fmt.Sprintf("**%s** · calls of %s take ladder %s (deadline %s):", markdown(id), markdown(v.Glob),
 				markdown(v.Ladder), ladder.FormatDuration(v.Deadline))
 		}
-		budget := contentMax - chunk.Len(head) - len("\n```\n\n```")
+		budget := contentMax - utf16text.Len(head) - len("\n```\n\n```")
 		for i, code := range chunk.Code(strings.Join(v.Lines, "\n"), budget) {
 			h := head
 			if i > 0 {
@@ -256,11 +257,11 @@ func textMessages(sections []string) []*Message {
 	cur := ""
 	for _, s := range sections {
 		pieces := []string{s}
-		if chunk.Len(s) > contentMax {
+		if utf16text.Len(s) > contentMax {
 			pieces = chunk.Lines(s, contentMax)
 		}
 		for _, p := range pieces {
-			if cur != "" && chunk.Len(cur)+2+chunk.Len(p) > contentMax {
+			if cur != "" && utf16text.Len(cur)+2+utf16text.Len(p) > contentMax {
 				texts = append(texts, cur)
 				cur = ""
 			}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"approvalsbot/adapters/chunk"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -49,7 +49,7 @@ func ephemeral(text string) *answer {
 
 // ephemeralMessage is one sentence to one person: no ping, no preview.
 func ephemeralMessage(text string) *Message {
-	return &Message{Content: chunk.Cut(markdown(text), contentMax), Flags: ephemeralText,
+	return &Message{Content: utf16text.Cut(markdown(text), contentMax), Flags: ephemeralText,
 		AllowedMentions: noMentions()}
 }
 
@@ -170,7 +170,7 @@ func (a *Adapter) askReason(ctx context.Context, act templates.Action, who perso
 func denyModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
-		Title:    chunk.Cut(say.DenyTitle(d.Function), modalTitleMax),
+		Title:    utf16text.Cut(say.DenyTitle(d.Function), modalTitleMax),
 		Components: []Component{
 			textField(say.ReasonLabel, say.ReasonHint(d.Restricted), reasonInputID),
 		},
@@ -182,7 +182,7 @@ func denyModal(d threads.Dialog, act templates.Action) *answer {
 func commentModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
-		Title:    chunk.Cut(say.ApproveTitle(d.Function), modalTitleMax),
+		Title:    utf16text.Cut(say.ApproveTitle(d.Function), modalTitleMax),
 		Components: []Component{
 			TextDisplay{Content: question(d, act)},
 			textField(say.CommentLabel, say.CommentHint(d.Restricted), commentInputID),
@@ -195,7 +195,7 @@ func commentModal(d threads.Dialog, act templates.Action) *answer {
 func confirmModal(d threads.Dialog, act templates.Action) *answer {
 	return &answer{Type: answerModal, Data: modal{
 		CustomID: templates.EncodeAction(act),
-		Title:    chunk.Cut(say.ConfirmTitle, modalTitleMax),
+		Title:    utf16text.Cut(say.ConfirmTitle, modalTitleMax),
 		Components: []Component{
 			TextDisplay{Content: question(d, act)},
 			textField(say.CommentLabel, say.CommentHint(d.Restricted), commentInputID),
@@ -206,15 +206,15 @@ func confirmModal(d threads.Dialog, act templates.Action) *answer {
 // question is a dialog's question in markdown: the function (the
 // backend's, escaped) in bold, and what it does.
 func question(d threads.Dialog, act templates.Action) string {
-	return chunk.Cut(say.ApproveQuestion("**"+markdown(chunk.Cut(d.Function, 200))+"**", markdown(act.ApprovalID),
+	return utf16text.Cut(say.ApproveQuestion("**"+markdown(utf16text.Cut(d.Function, 200))+"**", markdown(act.ApprovalID),
 		act.Revision, markdown(d.Effect)), textDisplayMax)
 }
 
 // textField is an optional labelled paragraph, threads.MaxComment at most.
 func textField(label, description, id string) Label {
 	return Label{
-		Label:       chunk.Cut(label, textInputLabelMax),
-		Description: chunk.Cut(description, labelDescriptionMax),
+		Label:       utf16text.Cut(label, textInputLabelMax),
+		Description: utf16text.Cut(description, labelDescriptionMax),
 		Component: TextInput{
 			CustomID:  id,
 			Style:     textInputParagraph,

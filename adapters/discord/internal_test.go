@@ -10,7 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"approvalsbot/adapters/chunk"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -30,7 +30,7 @@ func TestArgumentMessagesSplitWithinLimitsAndSayWhatIsLeftOut(t *testing.T) {
 	msgs := argumentMessages(act, res, 100)
 	var all strings.Builder
 	for i, m := range msgs {
-		if n := chunk.Len(m); n > contentMax {
+		if n := utf16text.Len(m); n > contentMax {
 			t.Fatalf("message %d has %d characters", i, n)
 		}
 		if strings.Count(m, "```") != 2 {
@@ -54,7 +54,7 @@ func TestArgumentMessagesSplitWithinLimitsAndSayWhatIsLeftOut(t *testing.T) {
 	}
 
 	few := argumentMessages(act, res, 3)
-	if len(few) != 3 || !strings.Contains(few[2], "more characters are not shown") || chunk.Len(few[2]) > contentMax {
+	if len(few) != 3 || !strings.Contains(few[2], "more characters are not shown") || utf16text.Len(few[2]) > contentMax {
 		t.Fatalf("limited to 3: %d messages, last %q", len(few), few[len(few)-1])
 	}
 	if none := argumentMessages(act, threads.ShowResult{Function: "f", Digest: "d"}, 5); len(none) != 1 ||
@@ -109,9 +109,9 @@ func TestScrubKeepsTheInteractionTokenOut(t *testing.T) {
 
 func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
 	r := ephemeral(strings.Repeat("@everyone ", 400)).Data.(*Message)
-	if chunk.Len(r.Content) > contentMax || r.AllowedMentions == nil || len(r.AllowedMentions.Parse) != 0 ||
+	if utf16text.Len(r.Content) > contentMax || r.AllowedMentions == nil || len(r.AllowedMentions.Parse) != 0 ||
 		strings.Contains(r.Content, "@everyone") {
-		t.Fatalf("%d characters, mentions %+v", chunk.Len(r.Content), r.AllowedMentions)
+		t.Fatalf("%d characters, mentions %+v", utf16text.Len(r.Content), r.AllowedMentions)
 	}
 	b, _ := json.Marshal(denyModal(threads.Dialog{Function: strings.Repeat("very_long_function_name.", 10)}, templates.Action{Kind: templates.ActionDeny, ApprovalID: "a-1", Revision: 1}))
 	var m struct {
@@ -120,7 +120,7 @@ func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
 			CustomID string `json:"custom_id"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(b, &m); err != nil || chunk.Len(m.Data.Title) > modalTitleMax || m.Data.CustomID != "ab1|deny|a-1|1" {
+	if err := json.Unmarshal(b, &m); err != nil || utf16text.Len(m.Data.Title) > modalTitleMax || m.Data.CustomID != "ab1|deny|a-1|1" {
 		t.Fatalf("modal %s", b)
 	}
 }
@@ -130,7 +130,7 @@ func TestEphemeralAnswersFitAndPingNobody(t *testing.T) {
 // of saying the card will not show it.
 func TestDialogHintsFitUncut(t *testing.T) {
 	for _, hint := range []string{say.ReasonHint(false), say.ReasonHint(true), say.CommentHint(false), say.CommentHint(true)} {
-		if n := chunk.Len(hint); n > labelDescriptionMax {
+		if n := utf16text.Len(hint); n > labelDescriptionMax {
 			t.Errorf("%q is %d characters, over Discord's %d", hint, n, labelDescriptionMax)
 		}
 	}

@@ -315,19 +315,16 @@ func timestamp(st templates.Stamp) string {
 // times are timestamps, and one not where it says in s stays text.
 func timed(s string, at []templates.Stamp) string {
 	var b strings.Builder
-	pos := 0
-	for _, t := range at {
-		end := t.Off + len(t.Text)
-		if t.Text == "" || t.Off < pos || end > len(s) || s[t.Off:end] != t.Text {
-			continue
+	lineStart := true
+	for text, t := range templates.Spans(s, at) {
+		b.WriteString(escapeWith(text, angleLink, lineStart))
+		if t != nil {
+			b.WriteString(timestamp(*t))
+			// What follows a timestamp goes on its line: escaped as the
+			// line's own text, never as a line's start.
+			lineStart = false
 		}
-		// What follows a timestamp goes on its line: escaped as the
-		// line's own text, never as a line's start.
-		b.WriteString(escapeWith(s[pos:t.Off], angleLink, pos == 0))
-		b.WriteString(timestamp(t))
-		pos = end
 	}
-	b.WriteString(escapeWith(s[pos:], angleLink, pos == 0))
 	return b.String()
 }
 

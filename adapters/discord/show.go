@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"approvalsbot/adapters/chunk"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -83,7 +84,7 @@ func (a *Adapter) reveal(ctx context.Context, act templates.Action, who person) 
 func (a *Surface) details(in templates.Input) *Message {
 	msg := RenderCard(templates.Build(in))
 	return &Message{
-		Content:         chunk.Cut(say.Details+" "+msg.Content, contentMax),
+		Content:         utf16text.Cut(say.Details+" "+msg.Content, contentMax),
 		Embeds:          msg.Embeds,
 		Flags:           flagEphemeral,
 		AllowedMentions: noMentions(),
@@ -100,14 +101,14 @@ func argumentMessages(act templates.Action, res threads.ShowResult, limit int) [
 // laidOut is argumentMessages, and how many characters it left out.
 func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]string, int) {
 	limit = max(limit, 1)
-	function := "**" + markdown(chunk.Cut(res.Function, 100)) + "**"
+	function := "**" + markdown(utf16text.Cut(res.Function, 100)) + "**"
 	first := say.ArgumentsHeading(function, markdown(act.ApprovalID), act.Revision) + "\n" +
 		say.ArgumentsDigest(markdown(res.Digest), res.Redacted)
 	later := func(part, of int) string { return say.ArgumentsPart(function, part, of) }
-	header := max(chunk.Len(first), chunk.Len(later(limit, limit)))
+	header := max(utf16text.Len(first), utf16text.Len(later(limit, limit)))
 	// Every part keeps room for the closing line of the last one, when
 	// the arguments do not fit.
-	budget := contentMax - header - 1 - len(codeOpen) - len(codeClose) - 1 - chunk.Len(say.ArgumentsLeftOut(1<<40))
+	budget := contentMax - header - 1 - len(codeOpen) - len(codeClose) - 1 - utf16text.Len(say.ArgumentsLeftOut(1<<40))
 	chunks := chunk.Code(res.Text(), budget)
 	if len(chunks) == 0 {
 		chunks = []string{say.NoArguments}
@@ -115,7 +116,7 @@ func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]string,
 	left := 0
 	if len(chunks) > limit {
 		for _, c := range chunks[limit:] {
-			left += chunk.Len(c)
+			left += utf16text.Len(c)
 		}
 		chunks = chunks[:limit]
 	}

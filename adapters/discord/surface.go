@@ -9,6 +9,7 @@ import (
 
 	"approvalsbot/adapters/chunk"
 	"approvalsbot/approval"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/ladder"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -151,7 +152,7 @@ func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.send(ctx, channel, &Message{Content: chunk.Cut(markdown(text), contentMax),
+	_, err = a.send(ctx, channel, &Message{Content: utf16text.Cut(markdown(text), contentMax),
 		AllowedMentions: noMentions(), Flags: noPreviews})
 	return classify("answer "+req.User+" by DM", err)
 }
@@ -171,7 +172,7 @@ func (a *Surface) threadOf(ctx context.Context, root threads.PostRef, card threa
 	}
 	name := threadName(card)
 	if card.Approval == nil {
-		name = chunk.Cut("approval "+root.ApprovalID, threadNameMax)
+		name = utf16text.Cut("approval "+root.ApprovalID, threadNameMax)
 	}
 	thread, err := a.startThread(ctx, root.Channel, root.Ref, name)
 	return thread, err == nil, err
@@ -182,7 +183,7 @@ func threadName(card threads.Card) string {
 	if card.Approval == nil {
 		return "approval"
 	}
-	return chunk.Cut(templates.VisibleLine(card.Approval.Call.Function)+" · "+card.Approval.ID, threadNameMax)
+	return utf16text.Cut(templates.VisibleLine(card.Approval.Call.Function)+" · "+card.Approval.ID, threadNameMax)
 }
 
 // channelFor turns a target into the channel to post in, and if a DM.

@@ -49,17 +49,12 @@ func (e *elems) box(kind elemKind, s string) {
 // timed writes a line in a style, each of its times a date element (the
 // line's text its fallback); a time not where it says in s stays text.
 func (e *elems) timed(s string, style *slackgo.RichTextSectionTextStyle, at []templates.Stamp) {
-	pos := 0
-	for _, t := range at {
-		end := t.Off + len(t.Text)
-		if t.Text == "" || t.Off < pos || end > len(s) || s[t.Off:end] != t.Text {
-			continue
+	for text, t := range templates.Spans(s, at) {
+		e.styled(text, style)
+		if t != nil {
+			*e = append(*e, elem{kind: elemDate, text: t.Text, unix: t.At.Unix(), format: dateFormat, style: style})
 		}
-		e.styled(s[pos:t.Off], style)
-		*e = append(*e, elem{kind: elemDate, text: t.Text, unix: t.At.Unix(), format: dateFormat, style: style})
-		pos = end
 	}
-	e.styled(s[pos:], style)
 }
 
 // statusElems is the status with the lines that follow it on a card.

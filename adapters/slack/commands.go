@@ -11,6 +11,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/chunk"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
 	"approvalsbot/tenant"
@@ -84,7 +85,7 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 		sub = subList
 	case (sub != subList && sub != subLadder) || len(args) > 1:
 		return []Message{{Text: fmt.Sprintf("The bot knows no `%s %s`.\n%s",
-			mrkdwn(chunk.Cut(cmd.Command, 40)), mrkdwn(chunk.Cut(cmd.Text, 80)), commandHelp)}}
+			mrkdwn(utf16text.Cut(cmd.Command, 40)), mrkdwn(utf16text.Cut(cmd.Text, 80)), commandHelp)}}
 	}
 	ids, byChannel := tenantsFor(tenants, cmd.ChannelID, cmd.UserID)
 	if len(ids) == 0 {
@@ -142,14 +143,14 @@ func (a *Adapter) pendingText(ctx context.Context, tenant string, zone *time.Loc
 	}
 	var lines [][]elem
 	for _, w := range p.Items {
-		name := chunk.Cut(w.Function, 80)
+		name := utf16text.Cut(w.Function, 80)
 		line := []elem{textElem("• "), textElem(name)}
 		if w.Card != nil {
 			if link := a.permalink(ctx, team, *w.Card); link != "" {
 				line[1] = linkElem(link, name)
 			}
 		}
-		rest := fmt.Sprintf(" · %s · waiting %s", chunk.Cut(w.ID, 120), threads.Waited(w.Waited))
+		rest := fmt.Sprintf(" · %s · waiting %s", utf16text.Cut(w.ID, 120), threads.Waited(w.Waited))
 		if w.Due != "" {
 			rest += " · deadline " + w.Due
 		}
@@ -257,7 +258,7 @@ func layout(sections []section) []Message {
 	for _, s := range sections {
 		if s.lines == nil {
 			for _, piece := range chunk.Lines(s.mrkdwn, sectionTextMax) {
-				add(slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, piece, false, true), nil, nil), chunk.Len(piece))
+				add(slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, piece, false, true), nil, nil), utf16text.Len(piece))
 			}
 			continue
 		}

@@ -12,8 +12,8 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
-	"approvalsbot/adapters/chunk"
 	"approvalsbot/internal/strictjson"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -82,7 +82,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 func oneValueEach(form url.Values) (field string, ok bool) {
 	for k, vs := range form {
 		if len(vs) > 1 {
-			return strconv.Quote(chunk.Cut(k, 64)), false
+			return strconv.Quote(utf16text.Cut(k, 64)), false
 		}
 	}
 	return "", true
@@ -321,13 +321,13 @@ func approveModal(d threads.Dialog, act templates.Action, meta string) slackgo.M
 	return slackgo.ModalViewRequest{
 		Type:            slackgo.VTModal,
 		CallbackID:      approveCallbackID,
-		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut(say.ApproveTitle(d.Function), modalTitleMax), false, false),
+		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, utf16text.Cut(say.ApproveTitle(d.Function), modalTitleMax), false, false),
 		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, say.ApproveSubmit, false, false),
 		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, say.DenyClose, false, false),
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
 			// The function and the id are the backend's: literal text.
-			richText(withBold(say.ApproveQuestion(placeholder, act.ApprovalID, act.Revision, d.Effect), chunk.Cut(d.Function, 200))...),
+			richText(withBold(say.ApproveQuestion(placeholder, act.ApprovalID, act.Revision, d.Effect), utf16text.Cut(d.Function, 200))...),
 			comment,
 		}},
 	}
@@ -343,14 +343,14 @@ func denyModal(d threads.Dialog, act templates.Action, meta string) slackgo.Moda
 	return slackgo.ModalViewRequest{
 		Type:            slackgo.VTModal,
 		CallbackID:      denyCallbackID,
-		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, chunk.Cut(say.DenyTitle(d.Function), modalTitleMax), false, false),
+		Title:           slackgo.NewTextBlockObject(slackgo.PlainTextType, utf16text.Cut(say.DenyTitle(d.Function), modalTitleMax), false, false),
 		Submit:          slackgo.NewTextBlockObject(slackgo.PlainTextType, say.DenySubmit, false, false),
 		Close:           slackgo.NewTextBlockObject(slackgo.PlainTextType, say.DenyClose, false, false),
 		PrivateMetadata: meta,
 		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
 			// The function and the id are the backend's: literal text.
 			richText(withBold(say.DenyQuestion(placeholder, act.ApprovalID, act.Revision, d.Restricted),
-				chunk.Cut(d.Function, 200))...),
+				utf16text.Cut(d.Function, 200))...),
 			reason,
 		}},
 	}
@@ -373,7 +373,7 @@ func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, r
 			kind = templates.ActionApproveNoteSeen
 		}
 	default:
-		a.log.Debug("slack: submission of a view the bot does not know", "callback_id", chunk.Cut(cb.View.CallbackID, 64))
+		a.log.Debug("slack: submission of a view the bot does not know", "callback_id", utf16text.Cut(cb.View.CallbackID, 64))
 		return nil, threads.Work{}
 	}
 	var meta denyMeta

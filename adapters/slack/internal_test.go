@@ -10,7 +10,7 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
-	"approvalsbot/adapters/chunk"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -24,7 +24,7 @@ func textLen(raw []byte) int {
 	EachObject(v, func(x map[string]any) {
 		for _, k := range []string{"text", "url"} {
 			if s, ok := x[k].(string); ok {
-				n += chunk.Len(s)
+				n += utf16text.Len(s)
 			}
 		}
 	})
@@ -64,8 +64,8 @@ func TestArgumentMessagesSplitAndSayWhatIsLeftOut(t *testing.T) {
 						t.Fatalf("a box of %+v, want one text", e.Elements)
 					}
 					body := e.Elements[0].Text
-					if chunk.Len(body) > codeChunkMax {
-						t.Fatalf("a box of %d characters", chunk.Len(body))
+					if utf16text.Len(body) > codeChunkMax {
+						t.Fatalf("a box of %d characters", utf16text.Len(body))
 					}
 					all.WriteString(body + "\n")
 				}

@@ -7,7 +7,7 @@ import (
 )
 
 // Slack's limits and deadlines; slack-go checks none of them. Lengths
-// count as Slack does: UTF-16 code units (chunk.Len).
+// count as Slack does: UTF-16 code units (utf16text.Len).
 const (
 	// maxRequestBody bounds a body read before its signature is checked.
 	maxRequestBody = 1 << 20

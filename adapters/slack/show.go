@@ -8,6 +8,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"approvalsbot/adapters/chunk"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -104,12 +105,12 @@ func laidOut(act templates.Action, res threads.ShowResult, limit int) ([]Message
 	left := 0
 	if capacity := max(limit, 1) * sectionsPerMessage; len(chunks) > capacity {
 		for _, c := range chunks[capacity:] {
-			left += chunk.Len(c)
+			left += utf16text.Len(c)
 		}
 		chunks = chunks[:capacity]
 	}
 	n := (len(chunks) + sectionsPerMessage - 1) / sectionsPerMessage
-	function := chunk.Cut(res.Function, 200)
+	function := utf16text.Cut(res.Function, 200)
 	msgs := make([]Message, 0, n)
 	for part := 1; part <= n; part++ {
 		var blocks []slackgo.Block

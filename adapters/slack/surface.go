@@ -10,8 +10,8 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
-	"approvalsbot/adapters/chunk"
 	"approvalsbot/approval"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/ladder"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -226,5 +226,5 @@ func literal(text string) Message {
 	if text == "" {
 		return Message{}
 	}
-	return Message{Text: chunk.Cut(mrkdwn(text), 3000), Blocks: []slackgo.Block{richText(textElem(text))}}
+	return Message{Text: utf16text.Cut(mrkdwn(text), 3000), Blocks: []slackgo.Block{richText(textElem(text))}}
 }
