@@ -355,7 +355,7 @@ func (s *Service) clickShow(ctx context.Context, req ClickRequest) Clicked {
 	}
 	out = Clicked{Tenant: row.Tenant}
 	act := req.Action
-	res, rev, err := s.showArguments(ctx, ShowRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
+	res, rev, err := s.showArguments(ctx, showRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID,
 		Revision: act.Revision, Person: req.Person})
 	if err != nil {
 		s.log.Error("look up arguments", append(req.logArgs(), "tenant", row.Tenant, "err", err.Error())...)

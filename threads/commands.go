@@ -128,6 +128,11 @@ func ListPending(ctx context.Context, st CommandStore, log *slog.Logger, p ListP
 		return out
 	}
 	for _, row := range rows {
+		if !p.InChannel && len(out.Items) == ListMax {
+			// Counted, not shown: its posts would pick no card.
+			out.More++
+			continue
+		}
 		posts, err := st.PostList(ctx, row.ID)
 		if err != nil {
 			log.Warn("list the posts of an approval", "tenant", p.Tenant, "approval_id", row.ID, "err", err.Error())

@@ -118,8 +118,7 @@ func TestShowArgumentsChecksThePatch(t *testing.T) {
 	h.fake.SetChanges("a-chg1", files, patch)
 	show := func() threads.ShowResult {
 		t.Helper()
-		res, err := h.svc.ShowArguments(context.Background(), threads.ShowRequest{Tenant: "acme", ApprovalID: "a-chg1", Revision: 1,
-			Person: slackPerson("U0KEVIN")})
+		res, err := showArguments(h.svc, "a-chg1", "U0KEVIN")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,9 +32,3 @@ func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderRes
 func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderResult, error) {
 	return s.escalateNow(ctx, req)
 }
-
-// ShowArguments is the look-up Click makes for Show all arguments.
-func (s *Service) ShowArguments(ctx context.Context, req ShowRequest) (ShowResult, error) {
-	res, _, err := s.showArguments(ctx, req)
-	return res, err
-}

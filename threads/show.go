@@ -17,9 +17,9 @@ import (
 	"approvalsbot/templates"
 )
 
-// ShowRequest asks for an approval's full arguments (Show all arguments,
+// showRequest asks for an approval's full arguments (Show all arguments,
 // Show details), for the one person who clicked.
-type ShowRequest struct {
+type showRequest struct {
 	Tenant     string
 	ApprovalID string
 	Revision   int // the revision of the card clicked
@@ -69,7 +69,7 @@ const showTimeout = 70 * time.Second
 // mismatch not one byte of them is returned. It also returns the
 // revision as stored, for what else the click shows of it; nil when the
 // look-up is refused before it is read.
-func (s *Service) showArguments(ctx context.Context, req ShowRequest) (ShowResult, *approval.Stored, error) {
+func (s *Service) showArguments(ctx context.Context, req showRequest) (ShowResult, *approval.Stored, error) {
 	refuse := func(why say.Reason) (ShowResult, *approval.Stored, error) { return ShowResult{Refusal: why}, nil, nil }
 	tenant, ok := s.tenants.Tenant(req.Tenant)
 	if !ok {

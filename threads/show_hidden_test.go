@@ -1,13 +1,11 @@
 package threads_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
 
 	"approvalsbot/approval"
-	"approvalsbot/threads"
 )
 
 // hiddenCharsEvent is merge.json with a zero width space and a tag character
@@ -52,8 +50,7 @@ func TestShowArgumentsShowsHiddenCharacters(t *testing.T) {
 	if _, err := h.ingestBody(body, ev); err != nil {
 		t.Fatal(err)
 	}
-	res, err := h.svc.ShowArguments(context.Background(), threads.ShowRequest{Tenant: "acme", ApprovalID: "a-merge1",
-		Revision: 1, Person: slackPerson("U0KEVIN")})
+	res, err := showArguments(h.svc, "a-merge1", "U0KEVIN")
 	if err != nil || !res.Refusal.IsZero() {
 		t.Fatalf("show: %+v, %v", res, err)
 	}
