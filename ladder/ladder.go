@@ -56,14 +56,22 @@ const (
 	// KindRotation is a tenant's rotation, by name: whoever it puts on
 	// duty when a step fires (Plan.Resolve). It is never sent to.
 	KindRotation TargetKind = "rotation"
+	// KindApprovers is the people a call's quorum still waits for: its
+	// eligible members who have not approved the revision on the card,
+	// found when a step fires (docs/ladders.md#quorum). Written
+	// "approvers"; it has no ID and is never sent to.
+	KindApprovers TargetKind = "approvers"
 )
+
+// Approvers is the target that reaches a quorum's missing approvers.
+var Approvers = Target{Kind: KindApprovers}
 
 // TargetKinds lists every kind, so tests and switches can cover them all.
 func TargetKinds() []TargetKind {
 	return []TargetKind{
 		KindSlackChannel, KindSlackUser, KindSlackUserGroup,
 		KindDiscordChannel, KindDiscordUser, KindDiscordRole,
-		KindEmail, KindRotation,
+		KindEmail, KindRotation, KindApprovers,
 	}
 }
 
@@ -86,7 +94,7 @@ type Target struct {
 const (
 	slackForms   = "slack:C… or slack:G… (channel), slack:U… or slack:W… (user), slack:S… (user group)"
 	discordForms = "discord:channel:ID, discord:user:ID or discord:role:ID (ID a 17 to 20 digit snowflake)"
-	targetForms  = slackForms + "; " + discordForms + "; an email address; or rotation:NAME (whoever is on duty)"
+	targetForms  = slackForms + "; " + discordForms + "; an email address; rotation:NAME (whoever is on duty); or approvers (those a quorum still waits for)"
 )
 
 // ParseTarget reads a target in its text form (targetForms); its errors say
@@ -97,6 +105,8 @@ func ParseTarget(s string) (Target, error) {
 		return parseSlack(s, strings.TrimPrefix(s, "slack:"))
 	case strings.HasPrefix(s, "discord:"):
 		return parseDiscord(s, strings.TrimPrefix(s, "discord:"))
+	case s == "approvers":
+		return Approvers, nil
 	case strings.HasPrefix(s, "rotation:"):
 		name := strings.TrimPrefix(s, "rotation:")
 		if !IsRotationName(name) {
@@ -221,6 +231,8 @@ func (t Target) String() string {
 		return t.ID
 	case KindRotation:
 		return "rotation:" + t.ID
+	case KindApprovers:
+		return "approvers"
 	case "":
 		return ""
 	}
@@ -266,6 +278,10 @@ func (t Target) IsGroup() bool {
 
 // IsRotation reports whether t names a rotation (see Plan.Resolve).
 func (t Target) IsRotation() bool { return t.Kind == KindRotation }
+
+// IsApprovers reports whether t is a quorum's missing approvers
+// (KindApprovers), whom threads finds when a step fires.
+func (t Target) IsApprovers() bool { return t.Kind == KindApprovers }
 
 // MarshalText writes the text form, so JSON holds "slack:C0APPROVALS".
 func (t Target) MarshalText() ([]byte, error) {
@@ -394,8 +410,8 @@ func (s Step) Validate() error {
 		errs = append(errs, errors.New("the step has no targets"))
 	}
 	for _, t := range s.Post {
-		if t.IsRotation() {
-			errs = append(errs, fmt.Errorf("post %s: a rotation is people, not a channel", t))
+		if t.IsRotation() || t.IsApprovers() {
+			errs = append(errs, fmt.Errorf("post %s: %s people, not a channel", t, map[bool]string{true: "a rotation is", false: "approvers are"}[t.IsRotation()]))
 		}
 	}
 	if s.Repeat != nil {

@@ -107,6 +107,7 @@ func TestTargetKinds(t *testing.T) {
 		ladder.KindDiscordRole:    {"discord", false, false, true},
 		ladder.KindEmail:          {"email", false, false, false},
 		ladder.KindRotation:       {"", false, false, false},
+		ladder.KindApprovers:      {"", false, false, false},
 	}
 	if len(ladder.TargetKinds()) != len(want) {
 		t.Fatalf("TargetKinds() has %d kinds, the test knows %d", len(ladder.TargetKinds()), len(want))

@@ -23,6 +23,7 @@ var kindWords = map[TargetKind]string{
 	KindDiscordUser:    "Discord user ",
 	KindDiscordRole:    "Discord role ",
 	KindRotation:       "rotation ",
+	KindApprovers:      "the approvers still missing",
 }
 
 // Say words whom a planned step tells, as a card's plan line says it

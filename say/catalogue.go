@@ -167,6 +167,14 @@ func (r Reason) String() string {
 	case LinkExpired:
 		return "This link expired at the deadline (" + r.At + " UTC); nothing can be decided with it."
 
+	case NotEligible:
+		return fmt.Sprintf("This call needs %d approvals from %s, and yours is not counted: you are not among them. Nothing was recorded; Deny is still yours to give.", r.Need, r.Who)
+	case StarterNoCount:
+		return fmt.Sprintf("You started job %s, and a call that needs %d approvals never counts its starter's; nothing was recorded.", r.Job, r.Need)
+	case VotedAlready:
+		return fmt.Sprintf("You approved this call already, at %s; each person counts once, on whichever surface. %s", r.At, r.standing())
+	case Voted:
+		return fmt.Sprintf("Recorded: your approval of %s. %s Nothing is sent to the job backend until then.", r.Function, r.standing())
 	case Sending:
 		return fmt.Sprintf("Sending your %s of %s to the job backend…", verb(r.Approve), r.Function)
 	case Recorded:
@@ -275,6 +283,12 @@ func sentence(s string) string {
 }
 
 // nothing is what became of a refused click.
+// standing says how far a quorum has come: "1 of 2 approvals given; it
+// needs 1 more from rotation finance."
+func (r Reason) standing() string {
+	return fmt.Sprintf("%d of %d approvals given; it needs %d more from %s.", r.Count, r.Need, r.Need-r.Count, r.Who)
+}
+
 func (r Reason) nothing() string {
 	if r.Act == Ladder {
 		return "nothing was recorded"

@@ -62,6 +62,9 @@ const (
 	FormPrivateChat  // only Tenant's content holders decide it, and User holds none
 	FormLookupLimit  // the member's look-ups are over Count a minute; Seconds to wait
 	FormNotShown     // the content could not be shown (Message), so no Approve
+	NotEligible      // the call's quorum (Need, from Who) does not count the clicker
+	StarterNoCount   // the clicker started Job, and a quorum never counts the starter
+	VotedAlready     // the clicker's approval counts already (At); Count of Need given, from Who
 
 	// The decision page's own: its address, its link, its form, and what
 	// it says of the call (Title heads the pages that show no call).
@@ -86,6 +89,7 @@ const (
 	LinkExpired      // the link expired at the deadline At (UTC)
 
 	// A decision recorded, and what the backend answered.
+	Voted          // an approval of Function recorded: Count of Need, the rest from Who
 	Sending        // Approve of Function is on its way
 	Recorded       // the backend recorded it
 	AlreadyDecided // Actor State it first
@@ -138,8 +142,9 @@ type Reason struct {
 	Refused bool
 	// Mail: the tenant's escalation mail carries Approve links.
 	Mail bool
-	// Count and Seconds are numbers the sentence names.
-	Count, Seconds int
+	// Count and Seconds are numbers the sentence names; Need is how many
+	// approvals a quorum needs.
+	Count, Seconds, Need int
 	// At, Until and Planned are times as the tenant reads them;
 	// UntilDeadline says Until is the deadline.
 	At, Until, Planned string

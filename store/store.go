@@ -105,7 +105,7 @@ type Store interface {
 	// ApprovalPrune reduces to tombstones, oldest change first, up to Limit
 	// closed approvals last changed at or before Before with no decision in
 	// flight and no pending outbox row: revisions and posts go, and so do
-	// Decision, Plan, LadderState and Function. A tombstone still reads as
+	// Decision, Plan, LadderState, Votes and Function. A tombstone still reads as
 	// a closed approval, so a re-sent request posts nothing
 	// (docs/design.md#tombstones).
 	ApprovalPrune(ctx context.Context, p ApprovalPruneParams) (int, error)
@@ -202,6 +202,9 @@ type Approval struct {
 	// ClaimedBy and ClaimedUntil lease the approval to one ladder worker.
 	ClaimedBy    string
 	ClaimedUntil time.Time
+	// Votes are the approvals given towards the approval's quorum (JSON,
+	// owned by threads), recorded under the approval's lock.
+	Votes []byte
 	// LadderState is what people did to the ladder while it waits (JSON,
 	// owned by threads): who is looking, steps fired at once.
 	LadderState []byte

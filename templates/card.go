@@ -384,6 +384,29 @@ type Input struct {
 	Tenant string
 	// ThreadURL links email readers to the chat thread; optional.
 	ThreadURL string
+	// Quorum is where a call that needs several people's approvals
+	// stands; nil when one approval decides it.
+	Quorum *Quorum
+}
+
+// Quorum is how far a call that needs Need distinct people's approvals
+// has come: the card's quorum line (docs/cards.md#quorum).
+type Quorum struct {
+	// Need is how many distinct people must approve.
+	Need int
+	// From says who is eligible, in words ("rotation finance or user:kevin").
+	From string
+	// Approvals are those given to the card's revision, oldest first.
+	Approvals []QuorumApproval
+	// Voided is how many approvals given to the revision before a reask
+	// voided (shown on the card of the revision that voided them).
+	Voided int
+}
+
+// QuorumApproval is one person's approval towards a quorum.
+type QuorumApproval struct {
+	Actor string // the tenant user ("user:kevin")
+	At    time.Time
 }
 
 // The card's fixed sentences.

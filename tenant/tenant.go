@@ -6,6 +6,7 @@ package tenant
 import (
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"approvalsbot/ladder"
@@ -38,6 +39,9 @@ type Tenant struct {
 	Ladders map[string]ladder.Ladder
 	// Labels are what a card's plan line calls targets (tenants.ID.labels).
 	Labels ladder.Labels
+	// Quorum, when set, is how many people must approve any call of the
+	// tenant's; a tool override's own replaces it (QuorumFor).
+	Quorum *Quorum
 	// Tools are per-function overrides; the first whose glob matches wins.
 	Tools   []ToolOverride
 	Members []Member
@@ -64,6 +68,88 @@ type ToolOverride struct {
 	Deadline time.Duration
 	// Post, when set, replaces the tenant's Post.
 	Post []ladder.Target
+	// Quorum, when set, replaces the tenant's; one that needs a single
+	// approval turns the tenant's off for these functions.
+	Quorum *Quorum
+}
+
+// Quorum is how many distinct people must approve a call before the bot
+// sends the yes, and from whom (docs/configuration.md#quorum). Each is a
+// tenant user: one person counts once, whatever surfaces they click on.
+type Quorum struct {
+	// Need is how many distinct eligible members must approve.
+	Need int
+	// From names who is eligible, as written: a member's user id,
+	// "role:NAME" (the members with exactly that role), "rotation:NAME"
+	// (every member of the rotation, on duty or not). Empty: every member
+	// who may decide. Always only members whose role may decide.
+	From []string
+}
+
+// The forms of a Quorum's From.
+const (
+	QuorumRole     = "role:"
+	QuorumRotation = "rotation:"
+)
+
+// QuorumFor is the quorum a call of function needs: the tool override's,
+// else the tenant's; nil when one approval is enough.
+func (t *Tenant) QuorumFor(function string) *Quorum {
+	q := t.Quorum
+	if o, ok := t.Tool(function); ok && o.Quorum != nil {
+		q = o.Quorum
+	}
+	if q == nil || q.Need < 2 {
+		return nil
+	}
+	return q
+}
+
+// Eligible is who the quorum counts, in the order its From names them
+// (members in the file's order within a role), each once: members whose
+// role may decide, with the ways the bot reaches them. A rotation member
+// who is no member of the tenant, or may not decide, is not eligible.
+func (t *Tenant) Eligible(q Quorum) []ladder.RotationMember {
+	var out []ladder.RotationMember
+	seen := map[string]bool{}
+	add := func(m Member) {
+		if seen[m.User] || !m.Role.CanDecide() {
+			return
+		}
+		seen[m.User] = true
+		out = append(out, ladder.RotationMember{User: m.User, Chat: m.Chat, Email: m.Email})
+	}
+	if len(q.From) == 0 {
+		for _, m := range t.Members {
+			add(m)
+		}
+		return out
+	}
+	for _, f := range q.From {
+		switch {
+		case strings.HasPrefix(f, QuorumRole):
+			for _, m := range t.Members {
+				if string(m.Role) == strings.TrimPrefix(f, QuorumRole) {
+					add(m)
+				}
+			}
+		case strings.HasPrefix(f, QuorumRotation):
+			r, ok := t.Rotations[strings.TrimPrefix(f, QuorumRotation)]
+			if !ok {
+				continue
+			}
+			for _, rm := range r.Members {
+				if m, ok := t.MemberByUser(rm.User); ok {
+					add(m)
+				}
+			}
+		default:
+			if m, ok := t.MemberByUser(f); ok {
+				add(m)
+			}
+		}
+	}
+	return out
 }
 
 // Member maps a tenant user to their chat identities and permissions.

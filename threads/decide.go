@@ -36,6 +36,23 @@ type DecisionCall struct {
 	Comment        string
 	ArgsSHA256     string // the call's digest when the person holds the content permission; else empty
 	IdempotencyKey string // the same on every retry of this decision
+	// Approvers, when a quorum decided, is every approval that made it,
+	// in the order given, the one that completed it (Actor) last. The
+	// client sends them only to a backend that supports them
+	// (docs/protocol.md#approvers).
+	Approvers []Approver
+}
+
+// Approver is one person's approval towards a quorum, as the backend is
+// told of it.
+type Approver struct {
+	Actor   string    // the tenant user
+	Surface string    // slack, discord, email
+	User    string    // the surface's user id (the address on email)
+	At      time.Time // when the bot recorded it
+	// ArgsSHA256 is the digest of the call they approved when they hold
+	// the content permission; else empty.
+	ArgsSHA256 string
 }
 
 // DecisionOutcome is the backend's answer to a decision (docs/protocol.md).

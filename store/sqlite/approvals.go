@@ -39,7 +39,8 @@ func (t *tx) ApprovalUpsert(ctx context.Context, a *store.Approval) error {
 		query.NullText(a.Decision), query.NullText(a.Plan), a.StepsDone,
 		query.NullMillis(a.NextStepAt), query.NullMillis(a.DeadlineAt),
 		query.Millis(a.RequestedAt), query.Millis(a.CreatedAt), query.Millis(a.UpdatedAt),
-		a.ClaimedBy, query.Millis(a.ClaimedUntil), query.NullText(a.Deciding), query.NullText(a.LadderState))
+		a.ClaimedBy, query.Millis(a.ClaimedUntil), query.NullText(a.Deciding), query.NullText(a.LadderState),
+		query.NullText(a.Votes))
 	if err != nil {
 		return t.s.fail("upsert approval "+a.ID, err)
 	}

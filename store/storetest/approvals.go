@@ -68,6 +68,7 @@ func testApprovalRoundTrip(t *testing.T, s store.Store) {
 		ClaimedUntil: at(time.Minute + 6*time.Millisecond),
 		Deciding:     []byte(`{"actor":"user:kevin","decision":"approve"}`),
 		LadderState:  []byte(`{"looking":{"actor":"user:ada"}}`),
+		Votes:        []byte(`{"revision":3,"approvals":[{"actor":"user:ada"}]}`),
 	}
 	check := func(step string, want *store.Approval) {
 		t.Helper()
@@ -106,6 +107,7 @@ func testApprovalRoundTrip(t *testing.T, s store.Store) {
 	b.ClaimedBy = ""
 	b.ClaimedUntil = time.Time{}
 	b.LadderState = nil
+	b.Votes = nil
 	upsert(t, s, &b)
 	check("update", &b)
 

@@ -100,6 +100,7 @@ func testApprovalPruneLeavesTombstone(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	old := closedApproval("a-old", at(0))
 	old.LadderState = []byte(`{"looking":{"actor":"user:ada"}}`) // goes with the plan
+	old.Votes = []byte(`{"revision":2,"approvals":[{"actor":"user:ada"}]}`)
 	withHistory(t, s, old)
 	// Not prunable: closed too recently; pending however old; closed but
 	// an edit still to be made; closed with a decision in flight.

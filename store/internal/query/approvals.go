@@ -3,7 +3,7 @@ package query
 // ApprovalColumns is every approval query's column list, in Scan order.
 const ApprovalColumns = `id, tenant, revision, state, seen, function, decision, plan, steps_done,
     next_step_at, deadline_at, requested_at, created_at, updated_at, claimed_by, claimed_until, deciding,
-    ladder_state`
+    ladder_state, votes`
 
 // ApprovalGet reads one approval. $1 id.
 const ApprovalGet = `SELECT ` + ApprovalColumns + ` FROM approvals WHERE id = $1`
@@ -11,9 +11,9 @@ const ApprovalGet = `SELECT ` + ApprovalColumns + ` FROM approvals WHERE id = $1
 // ApprovalGetForUpdate is ApprovalGet with lock appended. $1 id.
 func ApprovalGetForUpdate(lock string) string { return ApprovalGet + lock }
 
-// ApprovalUpsert writes the whole row. $1…$18 in ApprovalColumns order.
+// ApprovalUpsert writes the whole row. $1…$19 in ApprovalColumns order.
 const ApprovalUpsert = `INSERT INTO approvals (` + ApprovalColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 ON CONFLICT (id) DO UPDATE SET
     tenant = excluded.tenant,
     revision = excluded.revision,
@@ -31,7 +31,8 @@ ON CONFLICT (id) DO UPDATE SET
     claimed_by = excluded.claimed_by,
     claimed_until = excluded.claimed_until,
     deciding = excluded.deciding,
-    ladder_state = excluded.ladder_state`
+    ladder_state = excluded.ladder_state,
+    votes = excluded.votes`
 
 // ApprovalListPending lists a tenant's pending approvals, oldest request
 // first, through approvals_pending_by_tenant. $1 tenant, $2 limit.

@@ -69,7 +69,7 @@ func PostDeleteOf(in List) string {
 
 // ApprovalToTombstone clears what a tombstone does not keep.
 func ApprovalToTombstone(in List) string {
-	return `UPDATE approvals SET decision = NULL, plan = NULL, ladder_state = NULL, function = '', steps_done = 0,
+	return `UPDATE approvals SET decision = NULL, plan = NULL, ladder_state = NULL, votes = NULL, function = '', steps_done = 0,
     next_step_at = NULL, deadline_at = NULL, claimed_by = '', claimed_until = 0
 WHERE ` + in("id", 1) + ` AND state <> 'pending' AND deciding IS NULL`
 }

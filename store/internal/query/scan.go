@@ -21,7 +21,7 @@ func ScanApproval(r Scanner) (*store.Approval, error) {
 	)
 	err := r.Scan(&a.ID, &a.Tenant, &a.Revision, &a.State, &seen, &a.Function,
 		&a.Decision, &a.Plan, &a.StepsDone, &nextStep, &deadline,
-		&requested, &created, &updated, &a.ClaimedBy, &until, &a.Deciding, &a.LadderState)
+		&requested, &created, &updated, &a.ClaimedBy, &until, &a.Deciding, &a.LadderState, &a.Votes)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,14 @@
+-- 0008: the approvals given towards an approval's quorum.
+--
+-- A call that needs several people's approvals (a tenant's or a tool's
+-- quorum) collects them one click at a time; each is recorded here, as
+-- JSON owned by threads (the revision they were given to, and each
+-- approver with their surface, time and the digest they saw), in the same
+-- transaction that locks the approval, so two approvals on two replicas at
+-- one instant count once each. NULL while nobody has approved. A pruned
+-- approval loses them with its plan.
+--
+-- A column of its own, as ladder_state is: the previous release rewrites
+-- the rows it knows whole and names the columns it writes, so it leaves
+-- this one as it is.
+ALTER TABLE approvals ADD COLUMN votes TEXT;
