@@ -117,6 +117,9 @@ type Backend struct {
 	// CallsSecrets sign calls out with the first; the list lets the
 	// backend rotate.
 	CallsSecrets []Secret
+	// Features are the protocol's optional parts the backend supports
+	// (backend.features; docs/protocol.md#optional-features), each once.
+	Features []string
 }
 
 // Slack is the Slack surface.
