@@ -29,6 +29,7 @@ func (c Card) Input() templates.Input {
 		ThreadURL:  c.ThreadURL,
 		Now:        c.Now,
 		Zone:       c.Frozen.zone(),
+		Quorum:     c.quorumCard(),
 	}
 	in.Looking, in.Escalations = ladderCard(c.ladder, c.Frozen.Plan, false)
 	if c.Approval != nil {

@@ -145,7 +145,9 @@ const RecordBound = time.Second
 
 // DecideResult says what became of a decision.
 type DecideResult struct {
-	Sent   bool       // the decision is on its way to the backend
+	// Sent: the decision is on its way to the backend, or, for an approval
+	// towards a quorum not met yet, recorded (Reason is then Voted).
+	Sent   bool
 	Reason say.Reason // what the person is told at once
 	// Reveal: nothing was recorded; the surface shows the restricted call to
 	// the content holder privately (ClickReveal), with an Approve bound to
@@ -174,6 +176,9 @@ type deciding struct {
 	// Sent: the deadline's deny left for the backend (takeDeadline); no
 	// click takes its place any more.
 	Sent bool `json:"sent,omitempty"`
+	// Approvers are the approvals that met the call's quorum, this one
+	// last; empty for a call one approval decides.
+	Approvers []vote `json:"approvers,omitempty"`
 }
 
 // The deadline's decision (docs/protocol.md): only ever deny.
@@ -203,6 +208,15 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 		return DecideResult{Reason: why}, err
 	}
 	m, a := chk.member, chk.request
+	if req.Approve && row != nil {
+		// An approval the call's quorum would not count is refused before
+		// anything is locked or shown (the transaction checks again).
+		if fz, err := frozenOf(row); err == nil && fz.Quorum != nil {
+			if why := fz.Quorum.refuse(m.User, a.Job); !why.IsZero() {
+				return DecideResult{Reason: why}, nil
+			}
+		}
+	}
 	comment := strings.TrimSpace(req.Comment)
 	// Only a content holder's Approve of a restricted call is ever shown
 	// the call first, so only theirs may say what it was shown: anyone
@@ -257,6 +271,31 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 			res = DecideResult{Reason: why}
 			return nil
 		}
+		// A call with a quorum counts each eligible person's approval
+		// once, for the revision they approved; the approval that meets
+		// it sends the decision, with every approver.
+		var q *FrozenQuorum
+		var given votes
+		partial := false
+		if req.Approve {
+			fz, err := frozenOf(row)
+			if err != nil {
+				return err
+			}
+			if q = fz.Quorum; q != nil {
+				if why := q.refuse(m.User, a.Job); !why.IsZero() {
+					res = DecideResult{Reason: why}
+					return nil
+				}
+				given = votesOf(row)
+				if v, ok := given.of(m.User, row.Revision); ok {
+					res = DecideResult{Reason: say.Reason{Kind: say.VotedAlready, At: TimeAt(v.At, now, fz.zone()),
+						Count: len(given.on(row.Revision)), Need: q.Need, Who: q.words()}}
+					return nil
+				}
+				partial = len(given.on(row.Revision))+1 < q.Need
+			}
+		}
 		// A receipt is never taken as earlier than it says, even when
 		// it is later than now: a receipt stamped at a deadline whose
 		// deny went, with the wall clock stepped back since (Receipt).
@@ -274,6 +313,12 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 			res = DecideResult{Reason: say.Reason{Kind: say.DeadlinePassed}}
 			return nil
 		}
+		if waiting && partial {
+			// An approval that does not meet the quorum cannot take the
+			// place of the deadline's deny.
+			res = DecideResult{Reason: say.Reason{Kind: say.DeadlinePassed}}
+			return nil
+		}
 		if waiting {
 			// The deadline's deny waits for clicks like this one: the
 			// person's decision takes its place (its row sends nothing),
@@ -287,19 +332,38 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 			res = DecideResult{Reason: say.Reason{Kind: say.Deciding, Actor: other.Actor}}
 			return nil
 		}
-		row.Deciding, _ = json.Marshal(d) // plain data: cannot fail
 		row.UpdatedAt = now
+		if q != nil {
+			given = given.with(row.Revision, vote{Actor: d.Actor, Surface: d.Surface, User: d.User, At: now, Digest: d.Digest})
+			row.Votes = given.marshal()
+			if partial {
+				// Recorded, and shown on every copy; nothing is sent yet.
+				if err := tx.ApprovalUpsert(ctx, row); err != nil {
+					return err
+				}
+				edits, err := s.editEveryCopy(ctx, tx, row, now)
+				if err != nil {
+					return err
+				}
+				n := len(given.on(row.Revision))
+				res, written = DecideResult{Sent: true, Reason: say.Reason{Kind: say.Voted, Function: a.Call.Function,
+					Count: n, Need: q.Need, Who: q.words()}}, row
+				return s.insert(ctx, tx, edits)
+			}
+			d.Approvers = given.on(row.Revision)
+		}
+		row.Deciding, _ = json.Marshal(d) // plain data: cannot fail
 		if err := tx.ApprovalUpsert(ctx, row); err != nil {
 			return err
 		}
 		res, written = DecideResult{Sent: true, Reason: sending}, row
 		return s.insert(ctx, tx, []store.OutboxInsertParams{s.decisionRowFor(row, d, now, now)})
 	})
-	if errors.Is(err, store.ErrCommit) && written != nil && s.recorded(ctx, req.ApprovalID, d) {
+	if errors.Is(err, store.ErrCommit) && written != nil && s.recorded(ctx, req.ApprovalID, d, res.Reason.Kind == say.Voted) {
 		// The commit went through though its answer was lost (the
 		// click's time ran out while a slow flush or a standby confirmed
 		// it): the decision is on its way, and the person must hear so.
-		err, res = nil, DecideResult{Sent: true, Reason: sending}
+		err, res.Sent = nil, true
 	}
 	if err != nil {
 		return DecideResult{}, fmt.Errorf("record the decision on %s: %w", req.ApprovalID, err)
@@ -375,14 +439,18 @@ func (s *Service) revisionOf(ctx context.Context, tenantID, approvalID string, r
 }
 
 // recorded reports whether a transaction whose commit's outcome was lost
-// committed after all (d is in flight), read within RecordBound: the
-// person is waiting.
-func (s *Service) recorded(ctx context.Context, approvalID string, d deciding) bool {
+// committed after all (d is in flight, or, voted, d's approval towards
+// the quorum is kept), read within RecordBound: the person is waiting.
+func (s *Service) recorded(ctx context.Context, approvalID string, d deciding, voted bool) bool {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordBound)
 	defer cancel()
 	row, err := s.store.ApprovalGet(rctx, approvalID)
 	if err != nil {
 		return false
+	}
+	if voted {
+		v, ok := votesOf(row).of(d.Actor, d.Revision)
+		return ok && v.Surface == d.Surface && v.User == d.User && v.At.Equal(d.At)
 	}
 	got, ok := decidingOf(row)
 	return ok && got.Actor == d.Actor && got.Surface == d.Surface && got.User == d.User &&
@@ -513,7 +581,7 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 	}
 	ans, err := s.backend.Decide(ctx, DecisionCall{ApprovalID: a.ID, Revision: d.Revision, Approve: d.Approve,
 		Actor: d.Actor, Surface: d.Surface, User: d.User, Comment: d.Comment, ArgsSHA256: d.Digest,
-		IdempotencyKey: row.ID})
+		IdempotencyKey: row.ID, Approvers: approvers(d.Approvers)})
 	if err != nil {
 		if d.Surface == DeadlineSurface || stopping(ctx) {
 			// The deadline retries until the backend answers; a stop
@@ -612,6 +680,11 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			// A person's decision did not land: every copy, the clicked
 			// one above all, gets its buttons back, whatever became of the
 			// click's handle. (A deadline's deny is due again at once.)
+			// The approval that met a quorum no longer counts: the others
+			// stay, and its giver may approve again.
+			if len(d.Approvers) > 0 {
+				row.Votes = votesOf(row).without(d.Actor, d.Revision).marshal()
+			}
 			if rows, err = s.editEveryCopy(ctx, tx, row, now); err != nil {
 				return err
 			}

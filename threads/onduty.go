@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"approvalsbot/ladder"
+	"approvalsbot/store"
 )
 
 // A step naming a rotation tells whoever is on duty when the step fires
@@ -23,8 +24,9 @@ func postSurfaces(fz Frozen) []string {
 }
 
 // threadMentions is whom one thread's escalation reply mentions, each
-// rotation as its member on duty at now, by their user on that surface.
-func threadMentions(p ladder.Plan, mentions []string, thread string, now time.Time) []string {
+// rotation as its member on duty at now and the approvers target as the
+// members row's quorum still waits for, by their user on that surface.
+func threadMentions(row *store.Approval, fz Frozen, mentions []string, thread string, now time.Time) []string {
 	var surfaces []string
 	if tg, err := ladder.ParseTarget(thread); err == nil {
 		surfaces = []string{tg.Surface()}
@@ -32,11 +34,15 @@ func threadMentions(p ladder.Plan, mentions []string, thread string, now time.Ti
 	out := make([]string, 0, len(mentions))
 	for _, m := range mentions {
 		tg, err := ladder.ParseTarget(m)
-		if err != nil || !tg.IsRotation() {
+		if err != nil || !tg.IsRotation() && !tg.IsApprovers() {
 			out = appendNew(out, m)
 			continue
 		}
-		for _, u := range p.Resolve([]ladder.Target{tg}, ladder.VerbMention, surfaces, now) {
+		to := []ladder.Target{tg}
+		if tg.IsApprovers() {
+			to = approversIn(to, row, fz, ladder.VerbMention, surfaces)
+		}
+		for _, u := range fz.Plan.Resolve(to, ladder.VerbMention, surfaces, now) {
 			out = appendNew(out, u.String())
 		}
 	}

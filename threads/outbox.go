@@ -594,7 +594,7 @@ func cardOf(a *store.Approval, req *approval.Approval, now time.Time) (Card, err
 		return Card{}, err
 	}
 	return Card{Tenant: a.Tenant, Approval: req, State: rec.State, Decision: rec.Decision, Deciding: decidingCard(a),
-		Frozen: fz, ladder: ladderStateOf(a), HeldRevision: a.Revision, Now: now}, nil
+		Frozen: fz, ladder: ladderStateOf(a), votes: votesOf(a), HeldRevision: a.Revision, Now: now}, nil
 }
 
 // clickedCard is the clicked copy as the click's transaction wrote row,

@@ -40,6 +40,8 @@ type Card struct {
 	Frozen Frozen
 	// ladder is what people did to the ladder, shown on every copy.
 	ladder ladderState
+	// votes are the approvals given towards the call's quorum.
+	votes votes
 	// HeldRevision is the approval's newest revision when the card was made.
 	HeldRevision int
 	// ThreadURL is the web address of the card's chat thread (for mail).
@@ -52,7 +54,7 @@ type Card struct {
 // shown from the first read is shown again.
 func (c Card) SameState(o Card) bool {
 	return c.State == o.State && c.HeldRevision == o.HeldRevision && sameDeciding(c.Deciding, o.Deciding) &&
-		c.ladder.Last == o.ladder.Last
+		c.ladder.Last == o.ladder.Last && sameVotes(c.votes, o.votes)
 }
 
 // PostRef is one posted copy of a card, as the bot keeps it: what an

@@ -224,6 +224,9 @@ type Frozen struct {
 	Reasks []approval.Reask `json:"reasks,omitempty"`
 	// Zone is the tenant's time zone at request, for card times; "" is UTC.
 	Zone string `json:"zone,omitempty"`
+	// Quorum is how many people must approve, and who may; nil when one
+	// approval decides the call.
+	Quorum *FrozenQuorum `json:"quorum,omitempty"`
 }
 
 // Outbox row kinds.
@@ -481,6 +484,7 @@ func Freeze(tenant *tenant.Tenant, a *approval.Approval) Frozen {
 	if tenant.Zone != nil && tenant.Zone != time.UTC {
 		fz.Zone = tenant.Zone.String()
 	}
+	fz.Quorum = freezeQuorum(tenant, a)
 	return fz
 }
 

@@ -1,0 +1,255 @@
+package threads
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/ladder"
+	"approvalsbot/say"
+	"approvalsbot/store"
+	"approvalsbot/templates"
+	"approvalsbot/tenant"
+)
+
+// FrozenQuorum is a call's quorum as frozen at request, like its ladder:
+// how many distinct people must approve it, and who may
+// (docs/configuration.md#quorum). A change to the configuration after
+// the request changes neither; a member removed since, or whose role may
+// no longer decide, is refused at the click as any such member is.
+type FrozenQuorum struct {
+	Need int `json:"need"`
+	// From is the rule's From as written, for the card's words.
+	From []string `json:"from,omitempty"`
+	// Eligible are the members the rule counted at request, with the ways
+	// the ladder's approvers target reaches them; never the job's starter.
+	Eligible []ladder.RotationMember `json:"eligible"`
+}
+
+// freezeQuorum is the quorum a call needs under t as configured now; nil
+// when one approval decides it.
+func freezeQuorum(t *tenant.Tenant, a *approval.Approval) *FrozenQuorum {
+	q := t.QuorumFor(a.Call.Function)
+	if q == nil {
+		return nil
+	}
+	fq := &FrozenQuorum{Need: q.Need, From: slices.Clone(q.From), Eligible: []ladder.RotationMember{}}
+	for _, m := range t.Eligible(*q) {
+		if a.Job.StartedBy != "" && m.User == a.Job.StartedBy {
+			continue // a quorum never counts the starter, whatever forbid_self_approval says
+		}
+		fq.Eligible = append(fq.Eligible, m)
+	}
+	return fq
+}
+
+// counts reports whether the quorum counts user's approval.
+func (q *FrozenQuorum) counts(user string) bool {
+	return slices.ContainsFunc(q.Eligible, func(m ladder.RotationMember) bool { return m.User == user })
+}
+
+// words says who is eligible, as the card and the answers say it:
+// "rotation finance or user:kevin".
+func (q *FrozenQuorum) words() string {
+	if len(q.From) == 0 {
+		return "members who may decide"
+	}
+	names := make([]string, len(q.From))
+	for i, f := range q.From {
+		switch {
+		case strings.HasPrefix(f, tenant.QuorumRole):
+			names[i] = "role " + strings.TrimPrefix(f, tenant.QuorumRole)
+		case strings.HasPrefix(f, tenant.QuorumRotation):
+			names[i] = "rotation " + strings.TrimPrefix(f, tenant.QuorumRotation)
+		default:
+			names[i] = f
+		}
+	}
+	return strings.Join(names, " or ")
+}
+
+// refuse says why the quorum does not count an Approve by user of a call
+// of job; the zero Reason when it does.
+func (q *FrozenQuorum) refuse(user string, job approval.Job) say.Reason {
+	if job.StartedBy != "" && user == job.StartedBy {
+		return say.Reason{Kind: say.StarterNoCount, Job: job.ID, Need: q.Need}
+	}
+	if !q.counts(user) {
+		return say.Reason{Kind: say.NotEligible, Need: q.Need, Who: q.words()}
+	}
+	return say.Reason{}
+}
+
+// votes are the approvals given towards an approval's quorum
+// (store.Approval.Votes): those of one revision, the newest any was given
+// to. A reask voids them: they count only for their revision.
+type votes struct {
+	Revision  int    `json:"revision"`
+	Approvals []vote `json:"approvals,omitempty"`
+	// Voided is how many approvals given to an earlier revision the reask
+	// to Revision voided.
+	Voided int `json:"voided,omitempty"`
+}
+
+// vote is one person's approval, recorded under the approval's lock.
+type vote struct {
+	Actor   string    `json:"actor"`
+	Surface string    `json:"surface"`
+	User    string    `json:"user,omitempty"`
+	At      time.Time `json:"at"`
+	// Digest is the call's digest when the person holds the content
+	// permission, as their decision would carry it.
+	Digest string `json:"digest,omitempty"`
+}
+
+// votesOf reads the approvals given so far; none when the row holds none
+// or holds what the bot cannot read (never more than were given).
+func votesOf(row *store.Approval) votes {
+	var v votes
+	if len(row.Votes) == 0 || json.Unmarshal(row.Votes, &v) != nil {
+		return votes{}
+	}
+	return v
+}
+
+// on is the approvals that count for revision rev.
+func (v votes) on(rev int) []vote {
+	if v.Revision != rev {
+		return nil
+	}
+	return v.Approvals
+}
+
+// of finds actor's approval of revision rev.
+func (v votes) of(actor string, rev int) (vote, bool) {
+	i := slices.IndexFunc(v.on(rev), func(x vote) bool { return x.Actor == actor })
+	if i < 0 {
+		return vote{}, false
+	}
+	return v.Approvals[i], true
+}
+
+// voided is how many approvals a card of revision rev says a reask voided.
+func (v votes) voided(rev int) int {
+	switch {
+	case v.Revision == rev:
+		return v.Voided
+	case v.Revision < rev:
+		return len(v.Approvals)
+	}
+	return 0
+}
+
+// with adds x to the approvals of revision rev; those of an earlier
+// revision are voided.
+func (v votes) with(rev int, x vote) votes {
+	if v.Revision != rev {
+		return votes{Revision: rev, Approvals: []vote{x}, Voided: v.voided(rev)}
+	}
+	v.Approvals = append(slices.Clone(v.Approvals), x)
+	return v
+}
+
+// without takes actor's approval of revision rev away: the one that met
+// the quorum, when the decision it sent did not land.
+func (v votes) without(actor string, rev int) votes {
+	if v.Revision != rev {
+		return v
+	}
+	v.Approvals = slices.DeleteFunc(slices.Clone(v.Approvals), func(x vote) bool { return x.Actor == actor })
+	return v
+}
+
+// marshal is the column's JSON; nil for no approvals of any revision.
+func (v votes) marshal() []byte {
+	if len(v.Approvals) == 0 && v.Voided == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(v) // plain data: cannot fail
+	return b
+}
+
+// approvers is the approvals the backend is told of with the decision
+// that met the quorum.
+func approvers(vs []vote) []Approver {
+	out := make([]Approver, len(vs))
+	for i, x := range vs {
+		out[i] = Approver{Actor: x.Actor, Surface: x.Surface, User: x.User, At: x.At, ArgsSHA256: x.Digest}
+	}
+	return out
+}
+
+// quorumCard is where the quorum of the card's revision stands, as the
+// card shows it; nil for a call one approval decides.
+func (c Card) quorumCard() *templates.Quorum {
+	q := c.Frozen.Quorum
+	if q == nil || c.Approval == nil {
+		return nil
+	}
+	rev := c.Approval.Revision
+	out := &templates.Quorum{Need: q.Need, From: q.words(), Voided: c.votes.voided(rev)}
+	for _, x := range c.votes.on(rev) {
+		out.Approvals = append(out.Approvals, templates.QuorumApproval{Actor: x.Actor, At: x.At})
+	}
+	return out
+}
+
+// sameVotes reports whether two reads show one quorum standing.
+func sameVotes(a, b votes) bool {
+	return a.Revision == b.Revision && a.Voided == b.Voided && len(a.Approvals) == len(b.Approvals)
+}
+
+// missing is the eligible members the quorum still waits for on revision
+// rev: whom the ladder's approvers target reaches.
+func (q *FrozenQuorum) missing(v votes, rev int) []ladder.RotationMember {
+	var out []ladder.RotationMember
+	for _, m := range q.Eligible {
+		if _, ok := v.of(m.User, rev); !ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// reach puts the members a step's approvers target stands for into
+// targets a step reaches, for verb: each member's address for email, else
+// their users on surfaces (or, on none there, wherever they are).
+func reach(members []ladder.RotationMember, verb string, surfaces []string) []ladder.Target {
+	var out []ladder.Target
+	for _, m := range members {
+		if verb == ladder.VerbEmail {
+			if e, ok := m.EmailTarget(); ok {
+				out = append(out, e)
+			}
+			continue
+		}
+		var here []ladder.Target
+		for _, s := range surfaces {
+			if u, ok := m.UserOn(s); ok {
+				here = append(here, u)
+			}
+		}
+		if len(here) == 0 {
+			here = m.ChatUsers()
+		}
+		out = append(out, here...)
+	}
+	return out
+}
+
+// approversIn replaces the approvers target in targets with the members
+// the quorum still waits for; a call without a quorum reaches nobody
+// through it.
+func approversIn(targets []ladder.Target, row *store.Approval, fz Frozen, verb string, surfaces []string) []ladder.Target {
+	i := slices.IndexFunc(targets, ladder.Target.IsApprovers)
+	if i < 0 {
+		return targets
+	}
+	out := slices.DeleteFunc(slices.Clone(targets), ladder.Target.IsApprovers)
+	if fz.Quorum == nil {
+		return out
+	}
+	return append(out, reach(fz.Quorum.missing(votesOf(row), row.Revision), verb, surfaces)...)
+}
