@@ -128,7 +128,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	reg.MustRegister(threads.OutboxCollector{Store: st, Clock: a.clock})
 
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: cfg.Backend.URL,
-		Secrets: config.RevealAll(cfg.Backend.CallsSecrets), Logger: log})
+		Secrets: config.RevealAll(cfg.Backend.CallsSecrets), Features: cfg.Backend.Features, Logger: log})
 	if err != nil {
 		return fmt.Errorf("the job backend client: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -114,12 +115,25 @@ type ClientOptions struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger gets one line per retry; nil discards.
 	Logger *slog.Logger
+	// Features are backend.features: the protocol's optional parts the
+	// backend supports (docs/protocol.md#optional-features), each one of
+	// KnownFeatures, once. The client uses no optional part not listed.
+	Features []string
 }
+
+// The protocol's optional features (docs/protocol.md#optional-features).
+const (
+	// FeatureApprovers: a decision that met a quorum carries its approvers.
+	FeatureApprovers = "approvers"
+)
+
+// KnownFeatures lists every optional feature the client can use.
+func KnownFeatures() []string { return []string{FeatureApprovers} }
 
 // String keeps secrets out of %v and %+v.
 func (o ClientOptions) String() string {
-	return fmt.Sprintf("backend.ClientOptions{BaseURL: %q, Secrets: %s, TryTimeout: %s, MaxElapsed: %s}",
-		o.BaseURL, redactedSecrets(o.Secrets), o.TryTimeout, o.MaxElapsed)
+	return fmt.Sprintf("backend.ClientOptions{BaseURL: %q, Secrets: %s, TryTimeout: %s, MaxElapsed: %s, Features: %q}",
+		o.BaseURL, redactedSecrets(o.Secrets), o.TryTimeout, o.MaxElapsed, o.Features)
 }
 
 // GoString keeps secrets out of %#v.
@@ -138,6 +152,8 @@ type Client struct {
 	now        func() time.Time
 	sleep      func(context.Context, time.Duration) error
 	log        *slog.Logger
+	// approvers: the backend takes a quorum's approvers on a decision.
+	approvers bool
 }
 
 // NewClient checks o and returns a Client; the error lists every problem.
@@ -161,6 +177,14 @@ func NewClient(o ClientOptions) (*Client, error) {
 	if o.MaxElapsed < 0 {
 		errs = append(errs, fmt.Errorf("max elapsed: %s is negative", o.MaxElapsed))
 	}
+	for i, f := range o.Features {
+		switch {
+		case !slices.Contains(KnownFeatures(), f):
+			errs = append(errs, fmt.Errorf("features[%d]: %q is not one of %s", i, f, strings.Join(KnownFeatures(), ", ")))
+		case slices.Index(o.Features, f) < i:
+			errs = append(errs, fmt.Errorf("features[%d]: %q is listed twice", i, f))
+		}
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("backend client: %w", errors.Join(errs...))
 	}
@@ -173,6 +197,7 @@ func NewClient(o ClientOptions) (*Client, error) {
 		now:        o.Now,
 		sleep:      o.Sleep,
 		log:        o.Logger,
+		approvers:  slices.Contains(o.Features, FeatureApprovers),
 	}
 	var hc http.Client
 	if o.HTTPClient != nil {
@@ -259,7 +284,23 @@ type Decision struct {
 	Comment    string `json:"comment,omitempty"`
 	// ArgsSHA256 is the digest the clicked card showed, if any.
 	ArgsSHA256 string `json:"args_sha256,omitempty"`
+	// Approvers, when a quorum decided, is every approval that made it,
+	// Actor's last (docs/protocol.md#approvers). Sent only to a backend
+	// with FeatureApprovers; to any other the body is as if none.
+	Approvers []Approver `json:"approvers,omitempty"`
 }
+
+// Approver is one approval that made a quorum, as the backend is told of it.
+type Approver struct {
+	Actor string    `json:"actor"` // the tenant user
+	Via   Via       `json:"via"`   // where they approved: slack, discord or email
+	At    time.Time `json:"at"`    // when the bot recorded it; sent in UTC
+	// ArgsSHA256 is the call's digest when they hold the content permission.
+	ArgsSHA256 string `json:"args_sha256,omitempty"`
+}
+
+// approverSurfaces are where a person approves; never the deadline.
+var approverSurfaces = []string{"slack", "discord", "email"}
 
 // DecisionResult is the backend's answer to a decision.
 type DecisionResult struct {
@@ -313,6 +354,16 @@ type ChangedFileAnswer struct {
 // answer, else ErrUnavailable, ctx's error or a *ProtocolError.
 func (c *Client) Decide(ctx context.Context, d Decision, idempotencyKey string) (DecisionResult, error) {
 	op := fmt.Sprintf("decide %s revision %d", d.ApprovalID, d.Revision)
+	if c.approvers {
+		// A copy: the caller's slice keeps its times as given.
+		d.Approvers = slices.Clone(d.Approvers)
+		for i := range d.Approvers {
+			d.Approvers[i].At = d.Approvers[i].At.UTC()
+		}
+	} else {
+		// A backend without the feature gets the decision it always got.
+		d.Approvers = nil
+	}
 	if err := d.validate(); err != nil {
 		return DecisionResult{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -449,7 +500,42 @@ func (d Decision) validate() error {
 	if d.Decision == Approve && (strings.HasPrefix(d.Actor, "system:") || d.Via.Surface == "deadline") {
 		errs = append(errs, errors.New("decision: an automatic decision may only deny"))
 	}
+	if len(d.Approvers) > 0 {
+		errs = append(errs, d.validateApprovers()...)
+	}
 	return errors.Join(errs...)
+}
+
+// validateApprovers holds a quorum's approvers to what
+// docs/protocol.md#approvers says a backend checks.
+func (d Decision) validateApprovers() []error {
+	var errs []error
+	if d.Decision != Approve {
+		errs = append(errs, errors.New("approvers: only a decision to approve carries them"))
+	}
+	if last := d.Approvers[len(d.Approvers)-1].Actor; last != d.Actor {
+		errs = append(errs, fmt.Errorf("approvers: the last is %q, not the decision's actor %q", last, d.Actor))
+	}
+	seen := map[string]bool{}
+	for i, a := range d.Approvers {
+		switch {
+		case a.Actor == "" || strings.HasPrefix(a.Actor, "system:"):
+			errs = append(errs, fmt.Errorf("approvers[%d].actor: want a tenant user", i))
+		case seen[a.Actor]:
+			errs = append(errs, fmt.Errorf("approvers[%d].actor: %q approved twice", i, a.Actor))
+		}
+		seen[a.Actor] = true
+		if !slices.Contains(approverSurfaces, a.Via.Surface) {
+			errs = append(errs, fmt.Errorf("approvers[%d].via.surface: want %s", i, strings.Join(approverSurfaces, ", ")))
+		}
+		if a.At.IsZero() {
+			errs = append(errs, fmt.Errorf("approvers[%d].at: required", i))
+		}
+		if a.ArgsSHA256 != "" && !digestPattern.MatchString(a.ArgsSHA256) {
+			errs = append(errs, fmt.Errorf("approvers[%d].args_sha256: want sha256:<64 lowercase hex>", i))
+		}
+	}
+	return errs
 }
 
 func (r ArgumentsRequest) validate() error {

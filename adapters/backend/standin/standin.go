@@ -106,6 +106,18 @@ type DecisionRequest struct {
 	Comment    string `json:"comment"`
 	// ArgsSHA256 is "" when the request carried none.
 	ArgsSHA256 string `json:"-"`
+	// Approvers are a quorum's approvals (docs/protocol.md#approvers);
+	// nil when the request carried none.
+	Approvers []Approver `json:"-"`
+}
+
+// Approver is one approval of a quorum as the backend read it.
+type Approver struct {
+	Actor string `json:"actor"`
+	Via   Via    `json:"via"`
+	At    string `json:"at"` // as sent: RFC 3339, checked
+	// ArgsSHA256 is "" when the approver carried none.
+	ArgsSHA256 string `json:"args_sha256"`
 }
 
 // Via is a decision's via as the backend read it.
@@ -563,10 +575,12 @@ func (b *Backend) onDecision(r *http.Request, c call, err error) *answer {
 	return ans
 }
 
-// decisionWire tells an absent digest from an empty one.
+// decisionWire tells an absent digest, or approvers list, from an empty
+// one; "approvers": null reads as absent.
 type decisionWire struct {
 	DecisionRequest
-	ArgsSHA256 *string `json:"args_sha256"`
+	ArgsSHA256 *string     `json:"args_sha256"`
+	Approvers  *[]Approver `json:"approvers"`
 }
 
 var (
@@ -581,6 +595,9 @@ func (b *Backend) decide(c call, req *DecisionRequest) *answer {
 	*req = wire.DecisionRequest
 	if wire.ArgsSHA256 != nil {
 		req.ArgsSHA256 = *wire.ArgsSHA256
+	}
+	if wire.Approvers != nil {
+		req.Approvers = *wire.Approvers
 	}
 	replayKey := c.id + "\x00" + c.key
 	if prev, ok := b.replies[replayKey]; ok {
@@ -640,6 +657,13 @@ func (b *Backend) decide(c call, req *DecisionRequest) *answer {
 		return &answer{status: http.StatusUnprocessableEntity, code: "digest_mismatch",
 			message: "approval " + c.id + " is not for the arguments " + req.ArgsSHA256 + " you decided on: look at the call again"}
 	}
+	if wire.Approvers != nil {
+		if why := b.checkApprovers(a, req); why != "" {
+			fmt.Fprintf(b.out, "%s %s revision %d by %s: refused, approvers: %s\n", req.Decision, c.id, req.Revision, req.Actor, why)
+			return &answer{status: http.StatusForbidden, code: "forbidden",
+				message: "the approvers of approval " + c.id + " do not make a quorum: " + why}
+		}
+	}
 
 	a.status, a.actor = "denied", req.Actor
 	if req.Decision == backend.Approve {
@@ -649,6 +673,49 @@ func (b *Backend) decide(c call, req *DecisionRequest) *answer {
 	body, _ := json.Marshal(map[string]string{"status": a.status, "message": message(a, req)}) // strings always encode
 	b.replies[replayKey] = reply{request: bytes.Clone(c.body), answer: body}
 	return &answer{status: http.StatusOK, body: body}
+}
+
+// approverSurfaces are where a person approves.
+var approverSurfaces = []string{"slack", "discord", "email"}
+
+// checkApprovers checks a quorum's approvers as docs/protocol.md#approvers
+// says a backend should: distinct people, each allowed to decide by their
+// own rule, all for the revision decided, the decision's actor last. It
+// returns why they do not hold, or "". b.mu is held.
+func (b *Backend) checkApprovers(a *truth, req *DecisionRequest) string {
+	list := req.Approvers
+	switch {
+	case len(list) == 0:
+		return "the list is empty"
+	case req.Decision != backend.Approve:
+		return "only a decision to approve carries approvers"
+	case list[len(list)-1].Actor != req.Actor:
+		return fmt.Sprintf("the last is %q, not the decision's actor %q", list[len(list)-1].Actor, req.Actor)
+	}
+	seen := map[string]bool{}
+	for i, p := range list {
+		switch {
+		case p.Actor == "" || strings.HasPrefix(p.Actor, "system:"):
+			return fmt.Sprintf("approvers[%d]: actor %q is not a tenant user", i, p.Actor)
+		case seen[p.Actor]:
+			return fmt.Sprintf("approvers[%d]: %s is listed twice", i, p.Actor)
+		case !slices.Contains(approverSurfaces, p.Via.Surface):
+			return fmt.Sprintf("approvers[%d]: via.surface %q is not one of %s", i, p.Via.Surface, strings.Join(approverSurfaces, ", "))
+		case b.forbidden[p.Actor]:
+			return fmt.Sprintf("approvers[%d]: %s may not decide", i, p.Actor)
+		case p.ArgsSHA256 != "" && b.noContent[p.Actor]:
+			return fmt.Sprintf("approvers[%d]: %s does not hold the content permission, so their approval may not carry a digest", i, p.Actor)
+		case p.ArgsSHA256 != "" && !digestPattern.MatchString(p.ArgsSHA256):
+			return fmt.Sprintf("approvers[%d]: args_sha256 is not sha256:<64 hex>", i)
+		case p.ArgsSHA256 != "" && a.digest != "" && p.ArgsSHA256 != a.digest:
+			return fmt.Sprintf("approvers[%d]: %s approved the arguments %s, not revision %d's", i, p.Actor, p.ArgsSHA256, a.revision)
+		}
+		if _, err := time.Parse(time.RFC3339, p.At); err != nil {
+			return fmt.Sprintf("approvers[%d]: at %q is not an RFC 3339 time", i, p.At)
+		}
+		seen[p.Actor] = true
+	}
+	return ""
 }
 
 // printed is the line Out gets for a recorded decision.
@@ -662,6 +729,20 @@ func printed(status string, req *DecisionRequest) string {
 	}
 	if req.ArgsSHA256 != "" {
 		line += " · bound to " + req.ArgsSHA256
+	}
+	if len(req.Approvers) > 0 {
+		each := make([]string, len(req.Approvers))
+		for i, p := range req.Approvers {
+			each[i] = p.Actor + " via " + p.Via.Surface
+			if p.Via.User != "" {
+				each[i] += " (" + p.Via.User + ")"
+			}
+			each[i] += " at " + p.At
+			if p.ArgsSHA256 != "" {
+				each[i] += " bound to " + p.ArgsSHA256
+			}
+		}
+		line += fmt.Sprintf(" · %d approvers: %s", len(each), strings.Join(each, "; "))
 	}
 	return line
 }
