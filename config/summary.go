@@ -34,8 +34,12 @@ func (c *Config) SummaryAt(now time.Time) string {
 	fmt.Fprintf(&b, "tick %s\n", ladder.FormatDuration(c.Tick))
 	fmt.Fprintf(&b, "retention %s: closed approvals and finished outbox rows, then tombstones for %s\n",
 		days(c.Retention), days(c.Tombstones()))
-	fmt.Fprintf(&b, "backend %s (%s, %s)\n", c.Backend.URL,
-		count(len(c.Backend.EventsSecrets), "events secret"), count(len(c.Backend.CallsSecrets), "calls secret"))
+	features := ""
+	if len(c.Backend.Features) > 0 {
+		features = "; features " + strings.Join(c.Backend.Features, ", ")
+	}
+	fmt.Fprintf(&b, "backend %s (%s, %s%s)\n", c.Backend.URL,
+		count(len(c.Backend.EventsSecrets), "events secret"), count(len(c.Backend.CallsSecrets), "calls secret"), features)
 
 	switch {
 	case c.Slack == nil:

@@ -243,6 +243,7 @@ func (d *decoder) backend(k, v *yaml.Node, p string) Backend {
 		},
 		"events_secrets": secrets(&b.EventsSecrets),
 		"calls_secrets":  secrets(&b.CallsSecrets),
+		"features":       func(_, v *yaml.Node, p string) { b.Features = d.features(v, p) },
 	})
 	if !ok {
 		return b
@@ -258,6 +259,28 @@ func (d *decoder) backend(k, v *yaml.Node, p string) Backend {
 		d.missing(k, p, "calls_secrets", "a list of secrets that sign calls out")
 	}
 	return b
+}
+
+// features decodes backend.features: known features, each once.
+func (d *decoder) features(v *yaml.Node, p string) []string {
+	var out []string
+	first := map[string]string{}
+	d.list(v, p, func(_ int, item *yaml.Node, p string) {
+		f, ok := d.text(item, p, "a feature's name")
+		switch {
+		case !ok && !isNull(item):
+		case f == "":
+			d.problemf(deref(item), p, "empty: name a feature the backend supports (%s)", strings.Join(Features(), ", "))
+		case !slices.Contains(Features(), f):
+			d.problemf(deref(item), p, "%q is not a feature the bot knows: the known ones are %s (docs/protocol.md#optional-features)", f, strings.Join(Features(), ", "))
+		case first[f] != "":
+			d.problemf(deref(item), p, "%s is already %s", f, first[f])
+		default:
+			first[f] = p
+			out = append(out, f)
+		}
+	})
+	return out
 }
 
 // required reports a secret or string that must be present and non-empty.
