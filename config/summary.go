@@ -114,8 +114,8 @@ func (c *Config) offSurface(t *tenant.Tenant) []string {
 	var off []string
 	seen := map[ladder.Target]bool{}
 	for _, tg := range all {
-		if tg.IsRotation() {
-			continue // its members are reached on the surfaces that are on
+		if tg.IsRotation() || tg.IsApprovers() {
+			continue // their members are reached on the surfaces that are on
 		}
 		if !on[tg.Surface()] && !seen[tg] {
 			seen[tg] = true

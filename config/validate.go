@@ -505,6 +505,7 @@ type toolPos struct {
 	ladderN   *yaml.Node
 	deadlineN *yaml.Node // nil when the override sets none
 	deadlineP string
+	quorum    *quorumPos // nil when the override sets none
 }
 
 // positiveDuration decodes a duration that must be more than 0s.
@@ -522,6 +523,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 	var ladders []ladderPos
 	var tools []toolPos
 	var rotations []rotationPos
+	var quorum *quorumPos
 	var deadlineN, maxDeadlineN *yaml.Node
 	postGiven := 0
 	_, ok := d.mapping(v, p, map[string]field{
@@ -556,6 +558,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 		},
 		"rotations": func(_, v *yaml.Node, p string) { rotations = d.rotations(v, p) },
 		"labels":    func(_, v *yaml.Node, p string) { t.Labels = d.labels(v, p) },
+		"quorum":    func(_, v *yaml.Node, p string) { quorum = d.quorum(v, p) },
 		"email_decisions": func(_, v *yaml.Node, p string) {
 			if s, ok := d.oneOf(v, p, tenant.EmailDecisionsOff, tenant.EmailDecisionsDeny, tenant.EmailDecisionsApprove); ok {
 				t.EmailDecisions = s
@@ -581,6 +584,8 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 	}
 	d.tenantTimes(t, ladders, rotations)
 	labelTargets(t)
+	// Who a quorum counts needs the members and the rotations, settled.
+	t.Quorum = d.settleQuorum(t, quorum, rotations)
 
 	// A deadline the tenant gives must not reach further than a request's
 	// own may.
@@ -599,6 +604,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 				d.problemf(tp.ladderN, tp.path, "%q is not a ladder of tenant %s (it has %s)", name, id, strings.Join(ladderNames(t.Ladders), ", "))
 			}
 		}
+		tp.override.Quorum = d.settleQuorum(t, tp.quorum, rotations)
 		t.Tools = append(t.Tools, tp.override)
 	}
 
@@ -831,10 +837,11 @@ func (d *decoder) tools(v *yaml.Node, p string) []toolPos {
 					o.Deadline, tp.deadlineN, tp.deadlineP = x, v, p
 				}
 			},
-			"post": func(_, v *yaml.Node, p string) { o.Post, _ = d.targets(v, p, channels) },
+			"post":   func(_, v *yaml.Node, p string) { o.Post, _ = d.targets(v, p, channels) },
+			"quorum": func(_, v *yaml.Node, p string) { tp.quorum = d.quorum(v, p) },
 		})
 		if ok && len(seen) == 0 {
-			d.problemf(k, op, "sets nothing: give it ladder, deadline or post")
+			d.problemf(k, op, "sets nothing: give it ladder, deadline, post or quorum")
 		}
 		out = append(out, tp)
 	})
