@@ -285,3 +285,96 @@ func TestApproversTarget(t *testing.T) {
 		})
 	}
 }
+
+// `bot check` prints each rule with the timeline it runs beside: the
+// tenant's, a tool's own, one a tool turns off, one a tool keeps; and
+// warns of a rule its starter could leave unmet, and of approvers that
+// no rule gives anyone to reach.
+func TestQuorumSummary(t *testing.T) {
+	t.Parallel()
+	c, problems := parse(t, quorumBase+`    quorum: {approvals: 2, from: [rotation:primary]}
+    ladders:
+      default:
+        - after: 15m
+          mention: [approvers]
+      finance:
+        - after: 15m
+          dm: [approvers]
+          email: [approvers]
+    tools:
+      "payments.*":
+        ladder: finance
+        quorum: {approvals: 2, from: [rotation:primary, user:nochat, role:owner]}
+      "ops.*": {quorum: {approvals: 1}}
+      "misc.*": {deadline: 1h}
+`)
+	if problems != nil {
+		t.Fatalf("problems:\n%s", strings.Join(problems, "\n"))
+	}
+	s := c.Summary()
+	want := `tenant acme: deadline 24h, 4 members (3 can decide)
+  zone Europe/Berlin
+  post slack:C0APPROVALS
+  rotation primary: user:kevin, user:ada take turns of 1w, handing off mon 09:00 Europe/Berlin, the first on 2026-11-30
+  quorum: 2 approvals from rotation primary (eligible: user:kevin, user:ada)
+    warning: exactly 2 are eligible, so a job one of them started cannot get 2 approvals: its starter never counts
+  ladder default, deadline 24h:
+    0s post slack:C0APPROVALS
+    15m mention approvers
+    24h deadline: denied, nobody answered
+    any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once
+  ladder finance, deadline 24h:
+    0s post slack:C0APPROVALS
+    15m dm approvers · email approvers
+    24h deadline: denied, nobody answered
+    any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once
+  tool "payments.*": ladder finance, deadline 24h, post slack:C0APPROVALS
+    quorum for payments.*: 2 approvals from rotation primary, user:nochat or role owner (eligible: user:kevin, user:ada, user:nochat)
+    0s post slack:C0APPROVALS
+    15m dm approvers · email approvers
+    24h deadline: denied, nobody answered
+    any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once
+  tool "ops.*": ladder default, deadline 24h, post slack:C0APPROVALS
+    quorum for ops.*: 1 approval is enough (the tenant's quorum is off)
+    0s post slack:C0APPROVALS
+    15m mention approvers
+    24h deadline: denied, nobody answered
+    any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once
+  tool "misc.*": ladder default, deadline 1h, post slack:C0APPROVALS
+    quorum for misc.*: the tenant's, 2 approvals
+    0s post slack:C0APPROVALS
+    15m mention approvers
+    1h deadline: denied, nobody answered
+    any time: I'm looking holds the steps to come 30m (never the deadline) · Escalate now fires the next one at once
+`
+	if i := strings.Index(s, "tenant acme"); i < 0 || s[i:] != want {
+		t.Errorf("summary of acme:\n%s\nwant:\n%s", s[max(i, 0):], want)
+	}
+
+	// Approvers with no rule that needs more than one approval reach
+	// nobody; a rule of any member who may decide says so.
+	nobody := "    warning: approvers reach nobody: no quorum of tenant acme needs more than one approval\n"
+	for _, tt := range []struct {
+		name, add string
+		want      []string
+		not       string
+	}{
+		{"no quorum", "", []string{nobody}, "  quorum"},
+		{"only one approval", "    quorum: {approvals: 1}\n", []string{"  quorum: 1 approval is enough\n", nobody}, "approvals from"},
+		{"every member who may decide", "    quorum: {approvals: 2}\n", []string{"  quorum: 2 approvals from any member who may decide (eligible: user:kevin, user:ada, user:nochat)\n"}, "warning"},
+	} {
+		c, problems := parse(t, quorumBase+tt.add+"    ladders:\n      default:\n        - after: 15m\n          mention: [approvers]\n")
+		if problems != nil {
+			t.Fatalf("%s: problems:\n%s", tt.name, strings.Join(problems, "\n"))
+		}
+		s := c.Summary()
+		for _, w := range tt.want {
+			if !strings.Contains(s, w) {
+				t.Errorf("%s: summary lacks %q:\n%s", tt.name, w, s)
+			}
+		}
+		if strings.Contains(s, tt.not) {
+			t.Errorf("%s: summary holds %q:\n%s", tt.name, tt.not, s)
+		}
+	}
+}
