@@ -7,6 +7,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,6 +122,20 @@ type Backend struct {
 	// (backend.features; docs/protocol.md#optional-features), each once.
 	Features []string
 }
+
+// The backend's optional features (backend.features): parts of the
+// protocol the bot uses only with a backend configured as supporting them.
+const (
+	// FeatureApprovers: the decision sent when a quorum is met carries
+	// every approver (docs/protocol.md#optional-features).
+	FeatureApprovers = "approvers"
+)
+
+// Features lists every feature the bot knows.
+func Features() []string { return []string{FeatureApprovers} }
+
+// Supports reports whether the backend is configured as supporting feature.
+func (b Backend) Supports(feature string) bool { return slices.Contains(b.Features, feature) }
 
 // Slack is the Slack surface.
 type Slack struct {

@@ -479,7 +479,7 @@ func TestProblems(t *testing.T) {
 			`bot.yaml:12: tenants.acme.tools["payments.["]: "payments.[" is not a glob on function names (*, ? and [a-z] as in path.Match)`,
 		}},
 		{name: "tool that sets nothing", add: "    tools:\n      \"x.*\": {}\n", want: []string{
-			`bot.yaml:12: tenants.acme.tools["x.*"]: sets nothing: give it ladder, deadline or post`,
+			`bot.yaml:12: tenants.acme.tools["x.*"]: sets nothing: give it ladder, deadline, post or quorum`,
 		}},
 		{name: "tool post takes channels", add: "    tools:\n      \"x.*\": {post: [cfo@acme.example]}\n", want: []string{
 			`bot.yaml:12: tenants.acme.tools["x.*"].post[0]: cfo@acme.example is not a channel (slack:C…, slack:G… or discord:channel:ID)`,

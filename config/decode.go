@@ -563,11 +563,17 @@ func (d *decoder) target(n *yaml.Node, path string, rule targetRule) (ladder.Tar
 		d.problemf(deref(n), path, "%v", err)
 		return ladder.Target{}, false
 	}
-	if !rule.ok(t) {
+	switch {
+	case rule.ok(t):
+		return t, true
+	case t.IsApprovers():
+		// Approvers are people found when a step fires, so only a step's
+		// mention, dm or email can name them.
+		d.problemf(deref(n), path, "approvers is not %s: it is the people a quorum still waits for, named only in a ladder step's mention, dm or email", rule.want)
+	default:
 		d.problemf(deref(n), path, "%s is not %s", t, rule.want)
-		return ladder.Target{}, false
 	}
-	return t, true
+	return ladder.Target{}, false
 }
 
 // targets decodes a list of targets. given counts the items written, good

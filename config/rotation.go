@@ -16,15 +16,16 @@ import (
 )
 
 // Rules of the step fields that reach people, where a rotation may stand
-// for its member on duty. A refusal keeps the plain rule's words.
+// for its member on duty and approvers for the members a quorum still
+// waits for. A refusal keeps the plain rule's words.
 var (
-	mentionableOrRotation = orRotation(mentionable)
-	peopleOrRotation      = orRotation(people)
-	addressesOrRotation   = orRotation(addresses)
+	mentionableOrRotation = orPeopleSets(mentionable)
+	peopleOrRotation      = orPeopleSets(people)
+	addressesOrRotation   = orPeopleSets(addresses)
 )
 
-func orRotation(r targetRule) targetRule {
-	return targetRule{want: r.want, ok: func(t ladder.Target) bool { return r.ok(t) || t.IsRotation() }}
+func orPeopleSets(r targetRule) targetRule {
+	return targetRule{want: r.want, ok: func(t ladder.Target) bool { return r.ok(t) || t.IsRotation() || t.IsApprovers() }}
 }
 
 // rotationRef is a step's rotation:NAME target and where it was written.

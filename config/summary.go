@@ -34,8 +34,12 @@ func (c *Config) SummaryAt(now time.Time) string {
 	fmt.Fprintf(&b, "tick %s\n", ladder.FormatDuration(c.Tick))
 	fmt.Fprintf(&b, "retention %s: closed approvals and finished outbox rows, then tombstones for %s\n",
 		days(c.Retention), days(c.Tombstones()))
-	fmt.Fprintf(&b, "backend %s (%s, %s)\n", c.Backend.URL,
-		count(len(c.Backend.EventsSecrets), "events secret"), count(len(c.Backend.CallsSecrets), "calls secret"))
+	features := ""
+	if len(c.Backend.Features) > 0 {
+		features = "; features " + strings.Join(c.Backend.Features, ", ")
+	}
+	fmt.Fprintf(&b, "backend %s (%s, %s%s)\n", c.Backend.URL,
+		count(len(c.Backend.EventsSecrets), "events secret"), count(len(c.Backend.CallsSecrets), "calls secret"), features)
 
 	switch {
 	case c.Slack == nil:
@@ -110,8 +114,8 @@ func (c *Config) offSurface(t *tenant.Tenant) []string {
 	var off []string
 	seen := map[ladder.Target]bool{}
 	for _, tg := range all {
-		if tg.IsRotation() {
-			continue // its members are reached on the surfaces that are on
+		if tg.IsRotation() || tg.IsApprovers() {
+			continue // their members are reached on the surfaces that are on
 		}
 		if !on[tg.Surface()] && !seen[tg] {
 			seen[tg] = true
@@ -147,10 +151,16 @@ func summary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
 	for _, k := range slices.Sorted(maps.Keys(t.Labels)) {
 		fmt.Fprintf(b, "  label %s: %q on the card's plan line\n", k, t.Labels[k])
 	}
+	if t.Quorum != nil {
+		quorumSummary(t, b, "  ", "quorum", *t.Quorum)
+	}
 	for _, name := range ladderNames(t.Ladders) {
 		fmt.Fprintf(b, "  ladder %s, deadline %s:\n", name, ladder.FormatDuration(t.Deadline))
 		for _, line := range t.Ladders[name].Timeline(t.Post, t.Deadline) {
 			fmt.Fprintf(b, "    %s\n", line)
+		}
+		if namesApprovers(t.Ladders[name]) && !anyQuorum(t) {
+			fmt.Fprintf(b, "    warning: approvers reach nobody: no quorum of tenant %s needs more than one approval\n", t.ID)
 		}
 	}
 	for _, o := range t.Tools {
@@ -167,6 +177,14 @@ func summary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
 			post = o.Post
 		}
 		fmt.Fprintf(b, "  tool %q: ladder %s, deadline %s, post %s\n", o.Glob, l.Name, ladder.FormatDuration(deadline), joinTargets(post))
+		switch lead := "quorum for " + o.Glob; {
+		case o.Quorum != nil && o.Quorum.Need < 2 && t.Quorum != nil && t.Quorum.Need >= 2:
+			fmt.Fprintf(b, "    %s: 1 approval is enough (the tenant's quorum is off)\n", lead)
+		case o.Quorum != nil:
+			quorumSummary(t, b, "    ", lead, *o.Quorum)
+		case t.Quorum != nil && t.Quorum.Need >= 2:
+			fmt.Fprintf(b, "    %s: the tenant's, %s\n", lead, count(t.Quorum.Need, "approval"))
+		}
 		for _, line := range l.Timeline(post, deadline) {
 			fmt.Fprintf(b, "    %s\n", line)
 		}
@@ -195,4 +213,63 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// quorumSummary writes a quorum rule: how many approvals from whom, and
+// who is eligible; with a warning when a job one of them started could
+// not be approved, since its starter never counts.
+func quorumSummary(t *tenant.Tenant, b *strings.Builder, indent, lead string, q tenant.Quorum) {
+	if q.Need < 2 {
+		fmt.Fprintf(b, "%s%s: 1 approval is enough\n", indent, lead)
+		return
+	}
+	el := t.Eligible(q)
+	fmt.Fprintf(b, "%s%s: %s from %s (eligible: %s)\n", indent, lead, count(q.Need, "approval"), quorumFromWords(q), eligibleUsers(el))
+	if len(el) == q.Need {
+		fmt.Fprintf(b, "%s  warning: exactly %d are eligible, so a job one of them started cannot get %d approvals: its starter never counts\n",
+			indent, len(el), q.Need)
+	}
+}
+
+// quorumFromWords says whom a quorum counts, as a person reads it:
+// "rotation finance or user:kevin", "any member who may decide".
+func quorumFromWords(q tenant.Quorum) string {
+	if len(q.From) == 0 {
+		return "any member who may decide"
+	}
+	words := make([]string, len(q.From))
+	for i, f := range q.From {
+		switch {
+		case strings.HasPrefix(f, tenant.QuorumRole):
+			words[i] = "role " + strings.TrimPrefix(f, tenant.QuorumRole)
+		case strings.HasPrefix(f, tenant.QuorumRotation):
+			words[i] = "rotation " + strings.TrimPrefix(f, tenant.QuorumRotation)
+		default:
+			words[i] = f
+		}
+	}
+	if n := len(words); n > 1 {
+		return strings.Join(words[:n-1], ", ") + " or " + words[n-1]
+	}
+	return words[0]
+}
+
+// namesApprovers reports whether a step of l names approvers.
+func namesApprovers(l ladder.Ladder) bool {
+	for _, s := range l.Steps {
+		for _, tg := range slices.Concat(s.Mention, s.DM, s.Email) {
+			if tg.IsApprovers() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// anyQuorum reports whether some call of t can need more than one approval.
+func anyQuorum(t *tenant.Tenant) bool {
+	if t.Quorum != nil && t.Quorum.Need >= 2 {
+		return true
+	}
+	return slices.ContainsFunc(t.Tools, func(o tenant.ToolOverride) bool { return o.Quorum != nil && o.Quorum.Need >= 2 })
 }

@@ -243,6 +243,7 @@ func (d *decoder) backend(k, v *yaml.Node, p string) Backend {
 		},
 		"events_secrets": secrets(&b.EventsSecrets),
 		"calls_secrets":  secrets(&b.CallsSecrets),
+		"features":       func(_, v *yaml.Node, p string) { b.Features = d.features(v, p) },
 	})
 	if !ok {
 		return b
@@ -258,6 +259,28 @@ func (d *decoder) backend(k, v *yaml.Node, p string) Backend {
 		d.missing(k, p, "calls_secrets", "a list of secrets that sign calls out")
 	}
 	return b
+}
+
+// features decodes backend.features: known features, each once.
+func (d *decoder) features(v *yaml.Node, p string) []string {
+	var out []string
+	first := map[string]string{}
+	d.list(v, p, func(_ int, item *yaml.Node, p string) {
+		f, ok := d.text(item, p, "a feature's name")
+		switch {
+		case !ok && !isNull(item):
+		case f == "":
+			d.problemf(deref(item), p, "empty: name a feature the backend supports (%s)", strings.Join(Features(), ", "))
+		case !slices.Contains(Features(), f):
+			d.problemf(deref(item), p, "%q is not a feature the bot knows: the known ones are %s (docs/protocol.md#optional-features)", f, strings.Join(Features(), ", "))
+		case first[f] != "":
+			d.problemf(deref(item), p, "%s is already %s", f, first[f])
+		default:
+			first[f] = p
+			out = append(out, f)
+		}
+	})
+	return out
 }
 
 // required reports a secret or string that must be present and non-empty.
@@ -482,6 +505,7 @@ type toolPos struct {
 	ladderN   *yaml.Node
 	deadlineN *yaml.Node // nil when the override sets none
 	deadlineP string
+	quorum    *quorumPos // nil when the override sets none
 }
 
 // positiveDuration decodes a duration that must be more than 0s.
@@ -499,6 +523,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 	var ladders []ladderPos
 	var tools []toolPos
 	var rotations []rotationPos
+	var quorum *quorumPos
 	var deadlineN, maxDeadlineN *yaml.Node
 	postGiven := 0
 	_, ok := d.mapping(v, p, map[string]field{
@@ -533,6 +558,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 		},
 		"rotations": func(_, v *yaml.Node, p string) { rotations = d.rotations(v, p) },
 		"labels":    func(_, v *yaml.Node, p string) { t.Labels = d.labels(v, p) },
+		"quorum":    func(_, v *yaml.Node, p string) { quorum = d.quorum(v, p) },
 		"email_decisions": func(_, v *yaml.Node, p string) {
 			if s, ok := d.oneOf(v, p, tenant.EmailDecisionsOff, tenant.EmailDecisionsDeny, tenant.EmailDecisionsApprove); ok {
 				t.EmailDecisions = s
@@ -558,6 +584,8 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 	}
 	d.tenantTimes(t, ladders, rotations)
 	labelTargets(t)
+	// Who a quorum counts needs the members and the rotations, settled.
+	t.Quorum = d.settleQuorum(t, quorum, rotations)
 
 	// A deadline the tenant gives must not reach further than a request's
 	// own may.
@@ -576,6 +604,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 				d.problemf(tp.ladderN, tp.path, "%q is not a ladder of tenant %s (it has %s)", name, id, strings.Join(ladderNames(t.Ladders), ", "))
 			}
 		}
+		tp.override.Quorum = d.settleQuorum(t, tp.quorum, rotations)
 		t.Tools = append(t.Tools, tp.override)
 	}
 
@@ -808,10 +837,11 @@ func (d *decoder) tools(v *yaml.Node, p string) []toolPos {
 					o.Deadline, tp.deadlineN, tp.deadlineP = x, v, p
 				}
 			},
-			"post": func(_, v *yaml.Node, p string) { o.Post, _ = d.targets(v, p, channels) },
+			"post":   func(_, v *yaml.Node, p string) { o.Post, _ = d.targets(v, p, channels) },
+			"quorum": func(_, v *yaml.Node, p string) { tp.quorum = d.quorum(v, p) },
 		})
 		if ok && len(seen) == 0 {
-			d.problemf(k, op, "sets nothing: give it ladder, deadline or post")
+			d.problemf(k, op, "sets nothing: give it ladder, deadline, post or quorum")
 		}
 		out = append(out, tp)
 	})
