@@ -224,7 +224,7 @@ func quorumSummary(t *tenant.Tenant, b *strings.Builder, indent, lead string, q 
 		return
 	}
 	el := t.Eligible(q)
-	fmt.Fprintf(b, "%s%s: %s from %s (eligible: %s)\n", indent, lead, count(q.Need, "approval"), quorumFromWords(q), eligibleUsers(el))
+	fmt.Fprintf(b, "%s%s: %s from %s (eligible: %s)\n", indent, lead, count(q.Need, "approval"), q.Words(), eligibleUsers(el))
 	if len(el) == q.Need {
 		fmt.Fprintf(b, "%s  warning: exactly %d are eligible, so a job one of them started cannot get %d approvals: its starter never counts\n",
 			indent, len(el), q.Need)
@@ -233,27 +233,6 @@ func quorumSummary(t *tenant.Tenant, b *strings.Builder, indent, lead string, q 
 
 // quorumFromWords says whom a quorum counts, as a person reads it:
 // "rotation finance or user:kevin", "any member who may decide".
-func quorumFromWords(q tenant.Quorum) string {
-	if len(q.From) == 0 {
-		return "any member who may decide"
-	}
-	words := make([]string, len(q.From))
-	for i, f := range q.From {
-		switch {
-		case strings.HasPrefix(f, tenant.QuorumRole):
-			words[i] = "role " + strings.TrimPrefix(f, tenant.QuorumRole)
-		case strings.HasPrefix(f, tenant.QuorumRotation):
-			words[i] = "rotation " + strings.TrimPrefix(f, tenant.QuorumRotation)
-		default:
-			words[i] = f
-		}
-	}
-	if n := len(words); n > 1 {
-		return strings.Join(words[:n-1], ", ") + " or " + words[n-1]
-	}
-	return words[0]
-}
-
 // namesApprovers reports whether a step of l names approvers.
 func namesApprovers(l ladder.Ladder) bool {
 	for _, s := range l.Steps {

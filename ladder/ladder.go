@@ -410,8 +410,11 @@ func (s Step) Validate() error {
 		errs = append(errs, errors.New("the step has no targets"))
 	}
 	for _, t := range s.Post {
-		if t.IsRotation() || t.IsApprovers() {
-			errs = append(errs, fmt.Errorf("post %s: %s people, not a channel", t, map[bool]string{true: "a rotation is", false: "approvers are"}[t.IsRotation()]))
+		switch {
+		case t.IsRotation():
+			errs = append(errs, fmt.Errorf("post %s: a rotation is people, not a channel", t))
+		case t.IsApprovers():
+			errs = append(errs, fmt.Errorf("post %s: a quorum's approvers are people, not a channel", t))
 		}
 	}
 	if s.Repeat != nil {

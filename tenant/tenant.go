@@ -92,6 +92,29 @@ const (
 	QuorumRotation = "rotation:"
 )
 
+// Words say who a quorum counts, as the card, its answers and bot check
+// say it: "rotation finance, user:kevin or role admin".
+func (q Quorum) Words() string {
+	if len(q.From) == 0 {
+		return "any member who may decide"
+	}
+	words := make([]string, len(q.From))
+	for i, f := range q.From {
+		switch {
+		case strings.HasPrefix(f, QuorumRole):
+			words[i] = "role " + strings.TrimPrefix(f, QuorumRole)
+		case strings.HasPrefix(f, QuorumRotation):
+			words[i] = "rotation " + strings.TrimPrefix(f, QuorumRotation)
+		default:
+			words[i] = f
+		}
+	}
+	if n := len(words); n > 1 {
+		return strings.Join(words[:n-1], ", ") + " or " + words[n-1]
+	}
+	return words[0]
+}
+
 // QuorumFor is the quorum a call of function needs: the tool override's,
 // else the tenant's; nil when one approval is enough.
 func (t *Tenant) QuorumFor(function string) *Quorum {

@@ -36,9 +36,16 @@ func newDecideHarness(t *testing.T, maxElapsed time.Duration) *decideHarness {
 // of the test's own, opt changing the options last.
 func newDecideHarnessFrom(t *testing.T, configText string, maxElapsed time.Duration, opt func(*threads.Options)) *decideHarness {
 	t.Helper()
+	return newDecideHarnessWith(t, configText, maxElapsed, nil, opt)
+}
+
+// newDecideHarnessWith is newDecideHarnessFrom with a backend that takes
+// these optional features (backend.features).
+func newDecideHarnessWith(t *testing.T, configText string, maxElapsed time.Duration, features []string, opt func(*threads.Options)) *decideHarness {
+	t.Helper()
 	secret := [][]byte{[]byte(testCallsSecret)}
 	fake := backendtest.New(t, standin.Options{Secrets: secret})
-	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret,
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret, Features: features,
 		MaxElapsed: maxElapsed, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package threads
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"time"
 
 	"approvalsbot/approval"
@@ -53,21 +52,7 @@ func (q *FrozenQuorum) counts(user string) bool {
 // words says who is eligible, as the card and the answers say it:
 // "rotation finance or user:kevin".
 func (q *FrozenQuorum) words() string {
-	if len(q.From) == 0 {
-		return "members who may decide"
-	}
-	names := make([]string, len(q.From))
-	for i, f := range q.From {
-		switch {
-		case strings.HasPrefix(f, tenant.QuorumRole):
-			names[i] = "role " + strings.TrimPrefix(f, tenant.QuorumRole)
-		case strings.HasPrefix(f, tenant.QuorumRotation):
-			names[i] = "rotation " + strings.TrimPrefix(f, tenant.QuorumRotation)
-		default:
-			names[i] = f
-		}
-	}
-	return strings.Join(names, " or ")
+	return tenant.Quorum{Need: q.Need, From: q.From}.Words()
 }
 
 // refuse says why the quorum does not count an Approve by user of a call

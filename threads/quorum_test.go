@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"approvalsbot/adapters/backend"
 	"approvalsbot/approval"
 	"approvalsbot/say"
 	"approvalsbot/templates"
@@ -49,7 +50,7 @@ func newQuorumHarness(t *testing.T) *decideHarness {
 	if !strings.Contains(quorumConfig, "approvals: 2") || !strings.Contains(quorumConfig, "user:max") {
 		t.Fatal("quorumConfig did not take: testConfig changed")
 	}
-	h := newDecideHarnessFrom(t, quorumConfig, time.Minute, nil)
+	h := newDecideHarnessWith(t, quorumConfig, time.Minute, []string{backend.FeatureApprovers}, nil)
 	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
 	h.ingest(t, "merge.json")
 	h.drain(t)
@@ -121,7 +122,9 @@ func TestAQuorumCountsEachEligiblePersonOnce(t *testing.T) {
 	if r := h.approveAs(t, 1, slackPerson("U0MAX")); r.Sent || r.Reason.Kind != say.NotEligible {
 		t.Fatalf("max (outside finance): %+v", r)
 	}
-	if r := h.approveAs(t, 1, slackPerson("U0ADA")); r.Sent || r.Reason.Kind != say.StarterNoCount {
+	// The starter, in a tenant that forbids deciding one's own job
+	// (TestTheStarterNeverCountsWhateverTheTenantAllows: one that does not).
+	if r := h.approveAs(t, 1, slackPerson("U0ADA")); r.Sent || r.Reason.Kind != say.OwnJob {
 		t.Fatalf("ada (the starter): %+v", r)
 	}
 	if r := h.approveAs(t, 1, slackPerson("U0VIC")); r.Sent || r.Reason.Kind != say.CannotDecide {
@@ -139,6 +142,18 @@ func TestAQuorumCountsEachEligiblePersonOnce(t *testing.T) {
 	got := h.fake.Decisions()
 	if len(got) != 1 || got[0].Request.Decision != "approve" || got[0].Request.Actor != "user:lee" {
 		t.Fatalf("backend got %+v; want one approval by user:lee", got)
+	}
+	// Every approver goes with it, each bound to the call they saw.
+	_, ev := readEvent(t, "merge.json")
+	var who []string
+	for _, a := range got[0].Request.Approvers {
+		who = append(who, a.Actor+"@"+a.Via.Surface)
+		if a.ArgsSHA256 != ev.Approval.Call.ArgsSHA256 || a.At == "" {
+			t.Errorf("approver %+v: want the call's digest and a time", a)
+		}
+	}
+	if strings.Join(who, " ") != "user:kevin@slack user:lee@slack" {
+		t.Errorf("the decision carried approvers %v; want kevin then lee", who)
 	}
 	if st := h.state(t, "a-merge1"); st.State != string(approval.StateApproved) {
 		t.Fatalf("state %s", st.State)
@@ -205,7 +220,11 @@ func TestTheDeadlineDeniesAQuorumNotMet(t *testing.T) {
 	h.approveAs(t, 1, slackPerson("U0KEVIN"))
 	h.drain(t)
 	h.at(t, 24*time.Hour)
-	h.tick(t)
+	if r := h.tick(t); r.Deadlines != 1 {
+		t.Fatalf("at the deadline: %+v", r)
+	}
+	// The deny waits RecordBound for clicks received before it.
+	h.at(t, 24*time.Hour+threads.RecordBound)
 	h.drain(t)
 	got := h.fake.Decisions()
 	if len(got) != 1 || got[0].Request.Decision != "deny" || got[0].Request.Actor != threads.DeadlineActor ||
