@@ -132,6 +132,9 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 		p.Lead = mail
 	case c.Approval.DecidedByContentHolders() && !m.Content:
 		p.Lead = say.Reason{Kind: say.FormPrivateChat, Tenant: req.Link.Tenant, User: m.User}
+	case approve && !c.counts(m.User).IsZero():
+		// An Approve the call's quorum would not count is not offered.
+		p.Lead = c.counts(m.User)
 	default:
 		p.Form, p.Pause = true, c.Frozen.Plan.Pause()
 		// A content holder never approves blind.

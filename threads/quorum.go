@@ -67,6 +67,25 @@ func (q *FrozenQuorum) refuse(user string, job approval.Job) say.Reason {
 	return say.Reason{}
 }
 
+// counts says why the card's quorum would not count an Approve by user
+// now (not eligible, the starter, approved already); the zero Reason when
+// it would, or the call has no quorum.
+func (c Card) counts(user string) say.Reason {
+	q := c.Frozen.Quorum
+	if q == nil || c.Approval == nil {
+		return say.Reason{}
+	}
+	if why := q.refuse(user, c.Approval.Job); !why.IsZero() {
+		return why
+	}
+	rev := c.Approval.Revision
+	if v, ok := c.votes.of(user, rev); ok {
+		return say.Reason{Kind: say.VotedAlready, At: TimeAt(v.At, c.Now, c.Frozen.zone()),
+			Count: len(c.votes.on(rev)), Need: q.Need, Who: q.words()}
+	}
+	return say.Reason{}
+}
+
 // votes are the approvals given towards an approval's quorum
 // (store.Approval.Votes): those of one revision, the newest any was given
 // to. A reask voids them: they count only for their revision.
