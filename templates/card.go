@@ -58,6 +58,13 @@ type Card struct {
 	ConsoleURL string
 	ThreadURL  string
 
+	// Quorum is the quorum line, under the title and the job's line, of
+	// a call that needs several people's approvals: how many it has,
+	// whose and when, and while it waits how many more from whom
+	// (docs/cards.md#quorum). State, like the status, and never cut;
+	// empty when one approval decides the call, and on a superseded card.
+	Quorum string
+
 	// 2. Effect line (approval.EffectLine); empty for a contained write.
 	Effect string
 	// 3. Flags, from FlagLines: by name and class only.
@@ -104,7 +111,7 @@ type Card struct {
 
 // Times are the times each line of a card prints, in order.
 type Times struct {
-	Status, StatusDetail, Looking, Ladder []Stamp
+	Status, StatusDetail, Looking, Quorum, Ladder []Stamp
 	// Escalated holds the times of each line of Card.Escalated.
 	Escalated [][]Stamp
 }
@@ -532,6 +539,9 @@ func Build(in Input) Card {
 		c.Looking, c.Times.Looking = lookingLine(in.Looking, deadline(in, a), k)
 		c.Escalated, c.Times.Escalated = escalatedLines(in.Escalations, k)
 	}
+	if !c.Superseded {
+		c.Quorum, c.Times.Quorum = quorumLine(in.Quorum, c.State, waiting, k)
+	}
 	if pending {
 		c.Ladder, c.Times.Ladder = planLine(in.Ladder, deadline(in, a), a.RequestedAt, k).done(0)
 		c.LadderNote = ladderNote(in.Ladder, c.Tenant)
@@ -569,6 +579,59 @@ func lookingLine(l *Looking, dl time.Time, k clock) (string, []Stamp) {
 		ln.time(k.at(l.Until))
 	}
 	return ln.done(statusMax)
+}
+
+// quorumLine words where a call that needs q.Need people's approvals
+// stands (docs/cards.md#quorum): the approvals given, oldest first, each
+// with when; while a person can still decide, how many more it needs and
+// from whom; once it is closed short of them, that they had been given.
+// Nothing for no quorum (nil, or a Need one approval meets). Each name is
+// cut, and at most listMax are named, so the line stays bounded and is
+// never cut.
+func quorumLine(q *Quorum, s approval.State, waiting bool, k clock) (string, []Stamp) {
+	if q == nil || q.Need < 2 {
+		return "", nil
+	}
+	given := len(q.Approvals)
+	var ln line
+	ln.say(fmt.Sprintf("%d of %d approvals", given, q.Need))
+	switch s {
+	case approval.StateDenied, approval.StateExpired, approval.StateCancelled:
+		if given < q.Need {
+			ln.say(" had been given")
+		}
+	}
+	if q.Voided > 0 {
+		ln.say(fmt.Sprintf(" (the change voided %d given before)", q.Voided))
+	}
+	for i, a := range q.Approvals {
+		if i == listMax {
+			ln.say(fmt.Sprintf(", and %d more", given-listMax))
+			break
+		}
+		if i == 0 {
+			ln.say(": ")
+		} else {
+			ln.say(", ")
+		}
+		// The actor is a tenant user id the backend or config gave: shown
+		// as every decision's actor is.
+		ln.say(cmp.Or(cutLine(oneLine(approval.RedactText(a.Actor)), quorumActorMax), "someone"))
+		if !a.At.IsZero() {
+			ln.say(" at ")
+			ln.time(k.at(a.At))
+		}
+	}
+	if waiting && given < q.Need {
+		ln.say("; needs " + strconv.Itoa(q.Need-given))
+		if given > 0 {
+			ln.say(" more")
+		}
+		if from := cutLine(oneLine(approval.RedactText(q.From)), lineMax); from != "" {
+			ln.say(" from " + from)
+		}
+	}
+	return ln.done(0)
 }
 
 // escalatedLines words the last escalatedMax steps fired at once, oldest

@@ -128,7 +128,8 @@ func TestEmailSubject(t *testing.T) {
 // TestMailGolden compares each kind of mail of a recipient's
 // conversation with the files under testdata/mail (go test ./templates
 // -update rewrites them): a step's mail to a member with links, the
-// same to a list address, a reask, the outcomes, and a note. The cards
+// same to a list address, a reask, the outcomes, and a note; and an
+// outcome and a note of a call that needs two approvals. The cards
 // here are built from the fixtures alone, so their ladder lines name
 // every target and they carry no reask list; the mail the bot sends
 // (its plan counting recipients, the reask's changes) is pinned over
@@ -149,6 +150,17 @@ func TestMailGolden(t *testing.T) {
 		"expired":  {Card: templatestest.Card(t, merge, "expired"), Kind: templates.MailOutcome, Reply: true},
 		"note": {Card: templatestest.Card(t, merge, "pending"), Kind: templates.MailNote, Reply: true,
 			Note: "Your denial was not recorded: the job backend did not answer. Try again in a moment."},
+	}
+	// A call that needs two approvals: the deadline's outcome after one,
+	// and the note to the first approver, each with the quorum line.
+	for _, q := range templatestest.QuorumCases(t) {
+		switch q.Name {
+		case "merge/quorum-expired":
+			mails["expired-quorum"] = templates.Mail{Card: templates.Build(q.In), Kind: templates.MailOutcome, Reply: true}
+		case "merge/quorum-pending":
+			mails["note-quorum"] = templates.Mail{Card: templates.Build(q.In), Kind: templates.MailNote, Reply: true,
+				Note: "Your approval was recorded."}
+		}
 	}
 	for name, m := range mails {
 		e := r.Mail(m)

@@ -21,6 +21,10 @@ const (
 	listMax = 10
 	// filesMax bounds the files of a changeset shown.
 	filesMax = 20
+	// quorumActorMax bounds one approver's name on the quorum line, whose
+	// listMax names then stay far below a Slack rich text block's 3,000
+	// characters and Discord's 4,096 of an embed.
+	quorumActorMax = 64
 	// statusMax bounds the status line (a long comment is cut).
 	statusMax = 400
 	// messageMax bounds a backend message shown on a card or in a thread.

@@ -5,23 +5,28 @@ import (
 	"slices"
 )
 
-// cardParts are a chat card's parts below its title, in docs/cards.md's order.
+// cardParts are a chat card's parts below its title, in docs/cards.md's
+// order. The quorum line follows the job's line: the first line of the
+// card's body, under the status and title on every surface.
 var cardParts = []string{
-	"card.meta", "card.effect", "card.flags", "card.asked", "card.warning",
+	"card.meta", "card.quorum", "card.effect", "card.flags", "card.asked", "card.warning",
 	"card.reask", "card.args", "card.digest", "card.roles", "card.changes", "card.patch",
 	"card.agent", "card.turn", "card.ladder", "card.confirm", "card.restricted",
 }
 
 // cutOrder is which parts give way first when a card is too long: the
 // agent's text and bulky details first, the effect line and flags last.
+// The quorum line is in none: like the status, it is never cut (Build
+// bounds it).
 var cutOrder = []string{
 	"card.agent", "card.patch", "card.roles", "card.changes", "card.args",
 	"card.asked", "card.turn", "card.digest", "card.meta", "card.reask", "card.ladder",
 	"card.warning", "card.confirm", "card.restricted", "card.flags", "card.effect",
 }
 
-// mustKeep are the parts never left out (besides the status and buttons).
-var mustKeep = map[string]bool{"card.effect": true, "card.flags": true, "card.warning": true}
+// mustKeep are the parts never left out (besides the status and buttons);
+// the quorum line, in no cutOrder, is not even cut.
+var mustKeep = map[string]bool{"card.effect": true, "card.flags": true, "card.warning": true, "card.quorum": true}
 
 // partNames are the words an omission line uses.
 var partNames = map[string]string{
@@ -40,7 +45,8 @@ func CardParts() []string { return slices.Clone(cardParts) }
 // CutOrder is the order in which parts give way when a card is too long.
 func CutOrder() []string { return slices.Clone(cutOrder) }
 
-// MustKeep reports whether a part is cut, never left out.
+// MustKeep reports whether a part is never left out: cut at most, and
+// one in no CutOrder (the quorum line) not even cut.
 func MustKeep(part string) bool { return mustKeep[part] }
 
 // Part is one part of a chat card as a platform writes it: its name (one

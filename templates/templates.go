@@ -180,6 +180,7 @@ func selfTestInput() Input {
 		Looking: &Looking{Actor: "user:a", Since: at, Until: dl, From: "user:b"},
 		Escalations: []EscalatedStep{{Actor: "user:a", At: at, Who: "n", Planned: at.Add(time.Minute)},
 			{Actor: "user:a", At: at}, {Actor: "user:a", At: at}, {Actor: "user:a", At: at}},
+		Quorum: &Quorum{Need: 2, From: "r", Approvals: []QuorumApproval{{Actor: "user:a", At: at}}, Voided: 1},
 	}
 }
 

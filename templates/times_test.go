@@ -10,10 +10,11 @@ import (
 )
 
 // TestTimesInEachReadersZone: text and email print every time a card
-// shows (the status, who is looking, what was escalated now, the plan's
-// steps and deadline) in the tenant's zone, and no platform's token;
-// Slack and Discord show each reader their own zone (their adapters'
-// TestTimesInEachReadersZone). A token a person wrote stays text.
+// shows (the status, who is looking, what was escalated now, the
+// quorum's approvals, the plan's steps and deadline) in the tenant's
+// zone, and no platform's token; Slack and Discord show each reader their
+// own zone (their adapters' TestTimesInEachReadersZone). A token a person
+// wrote stays text.
 func TestTimesInEachReadersZone(t *testing.T) {
 	r := newRenderer(t)
 	for _, tt := range templatestest.ZoneCases() {

@@ -136,6 +136,7 @@ func code(lang, s string) string { return "\n```" + lang + "\n" + chunk.Fence(s)
 // cardParts writes each of templates.CardParts.
 var cardParts = map[string]func(c *templates.Card) string{
 	"card.meta":   metaPart,
+	"card.quorum": quorumPart,
 	"card.effect": func(c *templates.Card) string { return with("**", escape(c.Effect), "**") },
 	"card.flags":  func(c *templates.Card) string { return each(c.Flags, "\n⚠️ ", "") },
 	"card.asked":  func(c *templates.Card) string { return escape(c.AskedBy) + each(c.Reasons, "\n• ", "") },
@@ -187,6 +188,10 @@ func metaPart(c *templates.Card) string {
 	return "job " + job + with(" · started by ", escape(c.Job.StartedBy), "") + with(" · agent ", escape(c.Job.Agent), "") +
 		with(" · ", escape(c.Job.Level), "")
 }
+
+// quorumPart names people by the ids the backend or config gave:
+// escaped as the status's actor is, each time a timestamp.
+func quorumPart(c *templates.Card) string { return timed(c.Quorum, c.Times.Quorum) }
 
 func reaskPart(c *templates.Card) string {
 	r := c.Reask

@@ -415,10 +415,10 @@ func timestamps(t *testing.T, s string) []shownTime {
 }
 
 // TestTimesInEachReadersZone: every time a card prints (the status, who
-// is looking, what was escalated now, the plan's steps and deadline) is a
-// timestamp of the instant meant, with the date, in the order the card
-// prints them; the tenant's text is not shown beside it, and a token a
-// person wrote is shown as text, never as a time.
+// is looking, what was escalated now, the quorum's approvals, the plan's
+// steps and deadline) is a timestamp of the instant meant, with the
+// date, in the order the card prints them; the tenant's text is not shown
+// beside it, and a token a person wrote is shown as text, never as a time.
 func TestTimesInEachReadersZone(t *testing.T) {
 	for _, tt := range templatestest.ZoneCases() {
 		t.Run(tt.Name, func(t *testing.T) {

@@ -228,6 +228,9 @@ func TestNoZeroWidthTricks(t *testing.T) {
 // unchanged (no field slack-go does not know, none lost), every block,
 // rich text element and text is one a card uses, with the fields Slack
 // requires, and within its limit.
+// cardIcons are the emoji a card's parts write, and no other.
+var cardIcons = map[string]bool{"warning": true, "lock": true, "repeat": true, "eyes": true, "rotating_light": true}
+
 func checkShape(t *testing.T, m Message) {
 	t.Helper()
 	raw, err := json.Marshal(m.Blocks)
@@ -259,7 +262,7 @@ func checkShape(t *testing.T, m Message) {
 			}
 			return utf16text.Len(e.Text)
 		case *slackgo.RichTextSectionEmojiElement:
-			if e.Name != "warning" && e.Name != "lock" {
+			if !cardIcons[e.Name] {
 				t.Errorf("%s: emoji %q", where, e.Name)
 			}
 			return utf16text.Len(e.Name) + 2

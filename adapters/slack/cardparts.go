@@ -89,6 +89,7 @@ func statusElems(c *templates.Card) elems {
 // partWriters write each part of templates.CardParts.
 var partWriters = map[string]func(*elems, *templates.Card){
 	"card.meta":       metaPart,
+	"card.quorum":     func(e *elems, c *templates.Card) { e.timed(c.Quorum, nil, c.Times.Quorum) },
 	"card.effect":     func(e *elems, c *templates.Card) { e.bold(c.Effect) },
 	"card.flags":      func(e *elems, c *templates.Card) { warnings(e, c.Flags, e.text) },
 	"card.asked":      askedPart,

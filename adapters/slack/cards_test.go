@@ -329,11 +329,11 @@ func datesOf(m Message) []shownTime {
 }
 
 // TestTimesInEachReadersZone: every time a card prints (the status, who
-// is looking, what was escalated now, the plan's steps and deadline) is a
-// date element for the instant meant, its fallback the card's own text in
-// the tenant's zone, with the reader's day; the text around each reads as
-// the card's line. A token a person wrote is shown as text, never as a
-// time.
+// is looking, what was escalated now, the quorum's approvals, the plan's
+// steps and deadline) is a date element for the instant meant, its
+// fallback the card's own text in the tenant's zone, with the reader's
+// day; the text around each reads as the card's line. A token a person
+// wrote is shown as text, never as a time.
 func TestTimesInEachReadersZone(t *testing.T) {
 	for _, tt := range templatestest.ZoneCases() {
 		t.Run(tt.Name, func(t *testing.T) {
@@ -351,7 +351,7 @@ func TestTimesInEachReadersZone(t *testing.T) {
 				t.Errorf("status %q, want %q", statusOf(m), c.Status)
 			}
 			joined := strings.Join(linesOf(m), "\n")
-			for _, l := range append([]string{c.StatusDetail, c.Looking, c.Ladder}, c.Escalated...) {
+			for _, l := range append([]string{c.StatusDetail, c.Looking, c.Quorum, c.Ladder}, c.Escalated...) {
 				if !strings.Contains(joined, l) {
 					t.Errorf("lacks %q", l)
 				}

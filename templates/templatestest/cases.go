@@ -175,7 +175,7 @@ type ShownTime struct {
 
 // ZoneCase is a card of Synthetic in CET and the times it shows, in the
 // order it shows them: the status part (Discord's content), then the
-// plan line.
+// quorum line, then the plan line.
 type ZoneCase struct {
 	Name  string
 	In    templates.Input
@@ -188,7 +188,8 @@ func (z ZoneCase) Forged() bool {
 }
 
 // ZoneCases are the cards that print times: the status, who is looking,
-// what was escalated now, the plan's steps and deadline. Every time
+// what was escalated now, the quorum's approvals, the plan's steps and
+// deadline. Every time
 // carries the reader's day, dated in the tenant's text or not: whether it
 // is today is the reader's zone's to say.
 func ZoneCases() []ZoneCase {
@@ -219,6 +220,15 @@ func ZoneCases() []ZoneCase {
 			Deciding: &templates.Deciding{Actor: "user:kevin", Comment: ForgedTime, At: at}},
 			[]ShownTime{tod(3*time.Minute, "10:03 CET"),
 				tod(15*time.Minute, "10:15 CET"), tod(25*time.Hour, "2030-01-03 11:00 CET"), tod(26*time.Hour, "2030-01-03 12:00 CET")}},
+		{"waiting for a second approval", templates.Input{Approval: a, Ladder: plan, Now: now, Zone: cet,
+			Quorum: &templates.Quorum{Need: 2, From: QuorumFrom, Approvals: []templates.QuorumApproval{{Actor: "user:kevin", At: req.Add(time.Minute)}}}},
+			[]ShownTime{tod(time.Minute, "10:01 CET"),
+				tod(15*time.Minute, "10:15 CET"), tod(25*time.Hour, "2030-01-03 11:00 CET"), tod(26*time.Hour, "2030-01-03 12:00 CET")}},
+		{"approved by two, shown the next day", templates.Input{Approval: a, State: approval.StateApproved, Now: now.Add(24 * time.Hour), Zone: cet,
+			Decision: &approval.Decision{Actor: "user:ada", Via: "slack", At: at},
+			Quorum: &templates.Quorum{Need: 2, From: QuorumFrom, Approvals: []templates.QuorumApproval{
+				{Actor: "user:kevin", At: req.Add(time.Minute)}, {Actor: "user:ada", At: at}}}},
+			[]ShownTime{tod(3*time.Minute, "2030-01-02 10:03 CET"), tod(time.Minute, "2030-01-02 10:01 CET"), tod(3*time.Minute, "2030-01-02 10:03 CET")}},
 	}
 }
 
@@ -262,13 +272,39 @@ func LimitCases(t testing.TB) []LimitCase {
 			out = append(out, LimitCase{Name: name + "/" + state, Card: Card(t, a, state)})
 		}
 	}
+	// The ~1 MiB approval as a call that needs many approvals, each
+	// person named by a long, hostile id: the quorum line is never cut.
+	huge := approvals["huge"]
+	for _, state := range templates.PreviewStates() {
+		in := Input(t, huge, state)
+		in.Quorum = LongQuorum(huge.RequestedAt)
+		out = append(out, LimitCase{Name: "huge quorum/" + state, Card: templates.Build(in)})
+	}
 	return out
 }
 
+// LongQuorum is a quorum of 30 from a long list of groups, after a reask
+// voided 99 approvals: 25 approvals an hour apart from ten hours before
+// requested (the first ones on another day, so dated), each by a long id
+// full of chat markup.
+func LongQuorum(requested time.Time) *templates.Quorum {
+	q := &templates.Quorum{Need: 30, From: strings.Repeat("rotation finance or role:payments-lead or ", 10), Voided: 99}
+	for i := range 25 {
+		q.Approvals = append(q.Approvals, templates.QuorumApproval{
+			Actor: fmt.Sprintf("user:%02d", i) + strings.Repeat("<@U0BOSS>*_`[x](https://evil.invalid)", 3),
+			At:    requested.Add(time.Duration(i-10) * time.Hour),
+		})
+	}
+	return q
+}
+
 // Essentials are what must survive every cut: the status line, the
-// effect line and the flags.
+// quorum line, the effect line and the flags.
 func Essentials(c templates.Card) []string {
 	out := []string{c.Status}
+	if c.Quorum != "" {
+		out = append(out, c.Quorum)
+	}
 	if c.Effect != "" {
 		out = append(out, c.Effect)
 	}
@@ -354,4 +390,48 @@ func JSONString(s string) string {
 	_ = enc.Encode(s)
 	quoted := strings.TrimSuffix(b.String(), "\n")
 	return quoted[1 : len(quoted)-1]
+}
+
+// QuorumCase is the card of a call that needs two approvals from
+// rotation finance, on the merge fixtures' pinned clock and ladder, and
+// its quorum line in the tenant's zone (UTC).
+type QuorumCase struct {
+	// Name is the case's golden file, without a surface's suffix.
+	Name string
+	In   templates.Input
+	Line string
+}
+
+// QuorumFrom is who the quorum cases' approvals must come from.
+const QuorumFrom = "rotation finance"
+
+// QuorumCases are the quorum line as it rises and ends: waiting with one
+// approval; waiting with none after a reask voided one; approved by the
+// second; and denied by the deadline after one.
+func QuorumCases(t testing.TB) []QuorumCase {
+	t.Helper()
+	merge, reasked := Approval(t, "merge.json"), Approval(t, "merge-reasked.json")
+	at, _ := Pinned(merge)
+	kevin := templates.QuorumApproval{Actor: "user:kevin", At: merge.RequestedAt.Add(time.Minute)}
+	second := templates.QuorumApproval{Actor: "user:reviewer", At: at} // the preview's decision
+	hhmm := func(t time.Time) string { return t.UTC().Format("15:04") + " UTC" }
+	quorum := func(voided int, approvals ...templates.QuorumApproval) *templates.Quorum {
+		return &templates.Quorum{Need: 2, From: QuorumFrom, Approvals: approvals, Voided: voided}
+	}
+
+	pending := Input(t, merge, "pending")
+	pending.Quorum = quorum(0, kevin)
+	voided := Input(t, reasked, "pending")
+	change := approval.CompareRevisions(stored(t, merge), stored(t, reasked))
+	voided.Reask, voided.Quorum = &change, quorum(1)
+	approved := Input(t, merge, "approved")
+	approved.Quorum = quorum(0, kevin, second)
+	expired := Input(t, merge, "expired")
+	expired.Quorum = quorum(0, kevin)
+	return []QuorumCase{
+		{"merge/quorum-pending", pending, "1 of 2 approvals: user:kevin at " + hhmm(kevin.At) + "; needs 1 more from " + QuorumFrom},
+		{"merge-reasked/quorum-voided", voided, "0 of 2 approvals (the change voided 1 given before); needs 2 from " + QuorumFrom},
+		{"merge/quorum-approved", approved, "2 of 2 approvals: user:kevin at " + hhmm(kevin.At) + ", user:reviewer at " + hhmm(at)},
+		{"merge/quorum-expired", expired, "1 of 2 approvals had been given: user:kevin at " + hhmm(kevin.At)},
+	}
 }

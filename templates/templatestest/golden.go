@@ -267,6 +267,13 @@ func Golden(t testing.TB) []GoldenCase {
 	skipping := Input(t, merge, "pending")
 	skipping.Ladder = Frozen(skippingLadder(merge.RequestedAt).Plan(merge.RequestedAt, ladder.Deadline(merge.Deadline, merge.RequestedAt, 0, 0)))
 	card("merge", "skipped-steps", templates.Build(skipping))
+
+	// A call that needs two approvals: the quorum line as it rises and
+	// ends (QuorumCases).
+	for _, q := range QuorumCases(t) {
+		c := templates.Build(q.In)
+		out = append(out, GoldenCase{Name: q.Name, Card: &c})
+	}
 	return out
 }
 
