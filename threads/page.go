@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"approvalsbot/approval"
@@ -94,7 +95,13 @@ func (s *Service) clickView(ctx context.Context, req ClickRequest) Clicked {
 		if err != nil {
 			return s.cardUnread(row, err)
 		}
-		p.Lead = say.Reason{Kind: say.LinkClosed, Message: card.Status}
+		how := card.Status
+		if card.Quorum != "" {
+			// A call that needed several approvals ends saying how many
+			// it had, as its card does.
+			how = strings.TrimRight(how, ". ") + "; " + card.Quorum
+		}
+		p.Lead = say.Reason{Kind: say.LinkClosed, Message: how}
 	case act.Revision < row.Revision:
 		p.Lead = say.Reason{Kind: say.LinkChanged, Count: row.Revision}
 	case expired:
