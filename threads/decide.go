@@ -283,14 +283,9 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 				return err
 			}
 			if q = fz.Quorum; q != nil {
-				if why := q.refuse(m.User, a.Job); !why.IsZero() {
-					res = DecideResult{Reason: why}
-					return nil
-				}
 				given = votesOf(row)
-				if v, ok := given.of(m.User, row.Revision); ok {
-					res = DecideResult{Reason: say.Reason{Kind: say.VotedAlready, At: TimeAt(v.At, now, fz.zone()),
-						Count: len(given.on(row.Revision)), Need: q.Need, Who: q.words()}}
+				if why := q.standing(m.User, a.Job, given, row.Revision, now, fz.zone()); !why.IsZero() {
+					res = DecideResult{Reason: why}
 					return nil
 				}
 				partial = len(given.on(row.Revision))+1 < q.Need

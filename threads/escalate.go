@@ -302,6 +302,7 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 		}
 	}
 	lastStep := 0
+	surfaces := postSurfaces(fz)
 	for _, st := range due {
 		if st.Skipped {
 			continue
@@ -309,7 +310,7 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 		// The approvers target reaches those a quorum still waits for,
 		// found now: in each thread, on its own surface (threadMentions).
 		add(&mention, st.Step.Mention)
-		add(&dm, fz.Plan.Resolve(approversIn(st.Step.DM, row, fz, ladder.VerbDM, postSurfaces(fz)), ladder.VerbDM, postSurfaces(fz), now))
+		add(&dm, fz.Plan.Resolve(approversIn(st.Step.DM, row, fz, ladder.VerbDM, surfaces), ladder.VerbDM, surfaces, now))
 		add(&post, st.Step.Post)
 		add(&email, fz.Plan.Resolve(approversIn(st.Step.Email, row, fz, ladder.VerbEmail, nil), ladder.VerbEmail, nil, now))
 		lastStep = st.Index + 1

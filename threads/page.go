@@ -132,6 +132,7 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 		return s.cardUnread(row, err)
 	}
 	p.Card, p.Title = card, c.Approval.Call.Function
+	uncounted := c.counts(m.User)
 	switch {
 	case len(row.Deciding) > 0:
 		p.Lead = say.Reason{Kind: say.PageInFlight, Message: card.Status}
@@ -139,9 +140,9 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 		p.Lead = mail
 	case c.Approval.DecidedByContentHolders() && !m.Content:
 		p.Lead = say.Reason{Kind: say.FormPrivateChat, Tenant: req.Link.Tenant, User: m.User}
-	case approve && !c.counts(m.User).IsZero():
+	case approve && !uncounted.IsZero():
 		// An Approve the call's quorum would not count is not offered.
-		p.Lead = c.counts(m.User)
+		p.Lead = uncounted
 	default:
 		p.Form, p.Pause = true, c.Frozen.Plan.Pause()
 		// A content holder never approves blind.

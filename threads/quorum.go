@@ -75,13 +75,20 @@ func (c Card) counts(user string) say.Reason {
 	if q == nil || c.Approval == nil {
 		return say.Reason{}
 	}
-	if why := q.refuse(user, c.Approval.Job); !why.IsZero() {
+	return q.standing(user, c.Approval.Job, c.votes, c.Approval.Revision, c.Now, c.Frozen.zone())
+}
+
+// standing says why the quorum would not count an Approve by user of
+// revision rev of a call of job, given the approvals v (not eligible, the
+// starter, approved already, at a time worded for now in zone); the zero
+// Reason when it would. The one rule the click and the page both read.
+func (q *FrozenQuorum) standing(user string, job approval.Job, v votes, rev int, now time.Time, zone *time.Location) say.Reason {
+	if why := q.refuse(user, job); !why.IsZero() {
 		return why
 	}
-	rev := c.Approval.Revision
-	if v, ok := c.votes.of(user, rev); ok {
-		return say.Reason{Kind: say.VotedAlready, At: TimeAt(v.At, c.Now, c.Frozen.zone()),
-			Count: len(c.votes.on(rev)), Need: q.Need, Who: q.words()}
+	if x, ok := v.of(user, rev); ok {
+		return say.Reason{Kind: say.VotedAlready, At: TimeAt(x.At, now, zone),
+			Count: len(v.on(rev)), Need: q.Need, Who: q.words()}
 	}
 	return say.Reason{}
 }
@@ -247,8 +254,7 @@ func reach(members []ladder.RotationMember, verb string, surfaces []string) []la
 // the quorum still waits for; a call without a quorum reaches nobody
 // through it.
 func approversIn(targets []ladder.Target, row *store.Approval, fz Frozen, verb string, surfaces []string) []ladder.Target {
-	i := slices.IndexFunc(targets, ladder.Target.IsApprovers)
-	if i < 0 {
+	if !slices.ContainsFunc(targets, ladder.Target.IsApprovers) {
 		return targets
 	}
 	out := slices.DeleteFunc(slices.Clone(targets), ladder.Target.IsApprovers)
