@@ -66,6 +66,12 @@ func (d *decoder) quorum(v *yaml.Node, p string) *quorumPos {
 		d.problemf(qp.at, joinKey(p, "approvals"), "missing: how many distinct people must approve, 1 to %d (1: one approval is enough)", MaxQuorum)
 		qp.needN, qp.ok = nil, false
 	}
+	if qp.q.Need == 1 && len(qp.from) > 0 {
+		// One approval decides such a call, from anyone who may decide:
+		// a from would read as a limit the bot does not apply.
+		d.problemf(qp.from[0].n, joinKey(p, "from"), "approvals: 1 is one approval from anyone who may decide, so from would limit nothing: drop from, or need 2 or more approvals")
+		qp.ok = false
+	}
 	return qp
 }
 

@@ -149,6 +149,9 @@ func TestQuorumProblems(t *testing.T) {
 		{"approvals not whole", rule("      approvals: 1.5\n"), []string{
 			`bot.yaml:24: tenants.acme.quorum.approvals: expected a whole number, got a number`,
 		}},
+		{"from with one approval", rule("      approvals: 1\n      from: [user:kevin]\n"), []string{
+			`bot.yaml:25: tenants.acme.quorum.from: approvals: 1 is one approval from anyone who may decide, so from would limit nothing: drop from, or need 2 or more approvals`,
+		}},
 		{"unknown key", rule("      approvals: 2\n      form: [user:kevin]\n"), []string{
 			`bot.yaml:25: tenants.acme.quorum.form: unknown key (did you mean from?)`,
 		}},
