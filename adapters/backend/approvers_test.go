@@ -242,3 +242,29 @@ func jsonBlockAfter(t *testing.T, doc, heading string) []byte {
 	}
 	return []byte(rest[:end])
 }
+
+// TestDecisionForbiddenNamesTheApprover: a 403 to a quorum's decision
+// may name the approver it refuses (docs/protocol.md#approvers); the core
+// is told whose, and a 403 that names none names nobody.
+func TestDecisionForbiddenNamesTheApprover(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ body, want string }{
+		{`{"error":"forbidden","actor":"user:ada","message":"approvers[0]: user:ada may not decide"}`, "user:ada"},
+		{`{"error":"forbidden","message":"user:kevin may not decide"}`, ""},
+	} {
+		ft := newFakeTime()
+		srv := newServer(t, ft.Now, answerJSON(403, tt.body))
+		c := newClient(t, srv.URL, ft, func(o *backend.ClientOptions) { o.Features = []string{backend.FeatureApprovers} })
+		ans, err := c.ForThreads().Decide(context.Background(), threads.DecisionCall{
+			ApprovalID: "a-7Q2K9", Revision: 1, Approve: true, Actor: "user:kevin", Surface: "slack", User: "U0KEVIN",
+			IdempotencyKey: "k",
+			Approvers: []threads.Approver{
+				{Actor: "user:ada", Surface: "slack", User: "U0ADA", At: time.Date(2026, 11, 29, 18, 4, 10, 0, time.UTC)},
+				{Actor: "user:kevin", Surface: "slack", User: "U0KEVIN", At: time.Date(2026, 11, 29, 18, 5, 10, 0, time.UTC)},
+			},
+		})
+		if err != nil || ans.Outcome != threads.DecisionForbidden || ans.Actor != tt.want {
+			t.Errorf("answer %s: %+v %v; want forbidden, actor %q", tt.body, ans, err, tt.want)
+		}
+	}
+}

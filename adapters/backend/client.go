@@ -391,8 +391,11 @@ func (c *Client) Decide(ctx context.Context, d Decision, idempotencyKey string) 
 		return DecisionResult{}, fmt.Errorf("%s: %w", op, e.protocolError(ans.status))
 	}
 	res := DecisionResult{Outcome: out, Message: e.Message}
-	if out == OutcomeAlreadyDecided {
+	switch out {
+	case OutcomeAlreadyDecided:
 		res.Status, res.Actor = e.Status, e.Actor
+	case OutcomeForbidden:
+		res.Actor = e.Actor // whose approval a quorum's decision was refused for, when named
 	}
 	return res, nil
 }

@@ -189,7 +189,7 @@ func TestDecisions(t *testing.T) {
 				Message: "approval a-merge1 is not for the arguments " + mismatch + " you decided on: look at the call again"},
 			"pending"},
 		{"forbidden actor", func(f *backendtest.Fake) { f.SetForbidden("user:ada") }, approve("user:ada", mergeDigest),
-			backend.DecisionResult{Outcome: backend.OutcomeForbidden, Message: "user:ada may not decide approval a-merge1"},
+			backend.DecisionResult{Outcome: backend.OutcomeForbidden, Actor: "user:ada", Message: "user:ada may not decide approval a-merge1"},
 			"pending"},
 		{"restricted: digest from someone without content permission", func(f *backendtest.Fake) {
 			f.AddApproval(mergeID, 1, mergeArgs, true)

@@ -635,7 +635,8 @@ func (b *Backend) decide(c call, req *DecisionRequest) *answer {
 	case a.status == "cancelled":
 		return &answer{status: http.StatusGone, code: "cancelled", message: "approval " + c.id + " was cancelled: the call is no longer wanted"}
 	case b.forbidden[req.Actor]:
-		return &answer{status: http.StatusForbidden, code: "forbidden", message: req.Actor + " may not decide approval " + c.id}
+		return &answer{status: http.StatusForbidden, code: "forbidden", message: req.Actor + " may not decide approval " + c.id,
+			extra: map[string]string{"actor": req.Actor}}
 	case req.Decision == backend.Approve && (strings.HasPrefix(req.Actor, "system:") || req.Via.Surface == "deadline"):
 		return &answer{status: http.StatusForbidden, code: "forbidden", message: "an automatic decision may only deny"}
 	case req.Revision < a.revision:
@@ -658,10 +659,14 @@ func (b *Backend) decide(c call, req *DecisionRequest) *answer {
 			message: "approval " + c.id + " is not for the arguments " + req.ArgsSHA256 + " you decided on: look at the call again"}
 	}
 	if wire.Approvers != nil {
-		if why := b.checkApprovers(a, req); why != "" {
+		if why, who := b.checkApprovers(a, req); why != "" {
 			fmt.Fprintf(b.out, "%s %s revision %d by %s: refused, approvers: %s\n", req.Decision, c.id, req.Revision, req.Actor, why)
-			return &answer{status: http.StatusForbidden, code: "forbidden",
+			ans := &answer{status: http.StatusForbidden, code: "forbidden",
 				message: "the approvers of approval " + c.id + " do not make a quorum: " + why}
+			if who != "" {
+				ans.extra = map[string]string{"actor": who}
+			}
+			return ans
 		}
 	}
 
@@ -681,41 +686,42 @@ var approverSurfaces = []string{"slack", "discord", "email"}
 // checkApprovers checks a quorum's approvers as docs/protocol.md#approvers
 // says a backend should: distinct people, each allowed to decide by their
 // own rule, all for the revision decided, the decision's actor last. It
-// returns why they do not hold, or "". b.mu is held.
-func (b *Backend) checkApprovers(a *truth, req *DecisionRequest) string {
+// returns why they do not hold, or "", and whose approval fails, when
+// one person's does. b.mu is held.
+func (b *Backend) checkApprovers(a *truth, req *DecisionRequest) (why, who string) {
 	list := req.Approvers
 	switch {
 	case len(list) == 0:
-		return "the list is empty"
+		return "the list is empty", ""
 	case req.Decision != backend.Approve:
-		return "only a decision to approve carries approvers"
+		return "only a decision to approve carries approvers", ""
 	case list[len(list)-1].Actor != req.Actor:
-		return fmt.Sprintf("the last is %q, not the decision's actor %q", list[len(list)-1].Actor, req.Actor)
+		return fmt.Sprintf("the last is %q, not the decision's actor %q", list[len(list)-1].Actor, req.Actor), ""
 	}
 	seen := map[string]bool{}
 	for i, p := range list {
 		switch {
 		case p.Actor == "" || strings.HasPrefix(p.Actor, "system:"):
-			return fmt.Sprintf("approvers[%d]: actor %q is not a tenant user", i, p.Actor)
+			return fmt.Sprintf("approvers[%d]: actor %q is not a tenant user", i, p.Actor), ""
 		case seen[p.Actor]:
-			return fmt.Sprintf("approvers[%d]: %s is listed twice", i, p.Actor)
+			return fmt.Sprintf("approvers[%d]: %s is listed twice", i, p.Actor), ""
 		case !slices.Contains(approverSurfaces, p.Via.Surface):
-			return fmt.Sprintf("approvers[%d]: via.surface %q is not one of %s", i, p.Via.Surface, strings.Join(approverSurfaces, ", "))
+			return fmt.Sprintf("approvers[%d]: via.surface %q is not one of %s", i, p.Via.Surface, strings.Join(approverSurfaces, ", ")), ""
 		case b.forbidden[p.Actor]:
-			return fmt.Sprintf("approvers[%d]: %s may not decide", i, p.Actor)
+			return fmt.Sprintf("approvers[%d]: %s may not decide", i, p.Actor), p.Actor
 		case p.ArgsSHA256 != "" && b.noContent[p.Actor]:
-			return fmt.Sprintf("approvers[%d]: %s does not hold the content permission, so their approval may not carry a digest", i, p.Actor)
+			return fmt.Sprintf("approvers[%d]: %s does not hold the content permission, so their approval may not carry a digest", i, p.Actor), p.Actor
 		case p.ArgsSHA256 != "" && !digestPattern.MatchString(p.ArgsSHA256):
-			return fmt.Sprintf("approvers[%d]: args_sha256 is not sha256:<64 hex>", i)
+			return fmt.Sprintf("approvers[%d]: args_sha256 is not sha256:<64 hex>", i), p.Actor
 		case p.ArgsSHA256 != "" && a.digest != "" && p.ArgsSHA256 != a.digest:
-			return fmt.Sprintf("approvers[%d]: %s approved the arguments %s, not revision %d's", i, p.Actor, p.ArgsSHA256, a.revision)
+			return fmt.Sprintf("approvers[%d]: %s approved the arguments %s, not revision %d's", i, p.Actor, p.ArgsSHA256, a.revision), p.Actor
 		}
 		if _, err := time.Parse(time.RFC3339, p.At); err != nil {
-			return fmt.Sprintf("approvers[%d]: at %q is not an RFC 3339 time", i, p.At)
+			return fmt.Sprintf("approvers[%d]: at %q is not an RFC 3339 time", i, p.At), p.Actor
 		}
 		seen[p.Actor] = true
 	}
-	return ""
+	return "", ""
 }
 
 // printed is the line Out gets for a recorded decision.
