@@ -175,6 +175,19 @@ func (r Reason) String() string {
 		return fmt.Sprintf("You approved this call already, at %s; each person counts once, on whichever surface. %s", r.At, r.standing())
 	case Voted:
 		return fmt.Sprintf("Recorded: your approval of %s. %s Nothing is sent to the job backend until then.", r.Function, r.standing())
+	case VotedAtDeadline:
+		return fmt.Sprintf("Recorded: your approval came before the deadline, but the call had %d of the %d approvals it needs from %s when the deadline came. No answer by then counts as a no: the denial is on its way.", r.Count, r.Need, r.Who)
+	case QuorumShort:
+		return fmt.Sprintf("Your approval was not sent: this call needs %d approvals from %s, and only %d of those given with it count (an approver was removed or may no longer decide since, or a bot of an earlier release took yours alone). Nothing reached the job backend; approve again if you still mean it.", r.Need, r.Who, r.Count)
+	case QuorumRefused:
+		why := "it gave no reason"
+		if r.Message != "" {
+			why = r.Message
+		}
+		if r.Actor != "" {
+			return fmt.Sprintf("Your approval was not recorded: the platform refused the approval of %s, one of the %d that made this call's quorum: %s. That one no longer counts; yours still does, and the call waits for another.", r.Actor, r.Count, why)
+		}
+		return fmt.Sprintf("Your approval was not recorded: the platform refused the %d approvals that made this call's quorum: %s. None of them counts any more; each approver must approve again.", r.Count, why)
 	case Sending:
 		return fmt.Sprintf("Sending your %s of %s to the job backend…", verb(r.Approve), r.Function)
 	case Recorded:

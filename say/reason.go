@@ -89,16 +89,19 @@ const (
 	LinkExpired      // the link expired at the deadline At (UTC)
 
 	// A decision recorded, and what the backend answered.
-	Voted          // an approval of Function recorded: Count of Need, the rest from Who
-	Sending        // Approve of Function is on its way
-	Recorded       // the backend recorded it
-	AlreadyDecided // Actor State it first
-	StaleRevision  // the call changed while the person decided
-	BackendSays    // the backend's own Message (a digest mismatch)
-	Forbidden      // the platform refused it (Message)
-	Gone           // the backend no longer waits for it
-	UnknownAnswer  // an answer the bot does not know
-	NotAnswered    // the backend did not answer (Refused: it refused the request)
+	Voted           // an approval of Function recorded: Count of Need, the rest from Who
+	VotedAtDeadline // an approval received in time recorded: Count of Need, from Who, short at the deadline
+	QuorumShort     // an approve not sent: Count of its Need approvals, from Who, count (approvers removed since, or sent alone by an earlier release)
+	QuorumRefused   // the backend refused the Count approvals of a quorum (Message): Actor's leaves it, or, naming none, all do
+	Sending         // Approve of Function is on its way
+	Recorded        // the backend recorded it
+	AlreadyDecided  // Actor State it first
+	StaleRevision   // the call changed while the person decided
+	BackendSays     // the backend's own Message (a digest mismatch)
+	Forbidden       // the platform refused it (Message)
+	Gone            // the backend no longer waits for it
+	UnknownAnswer   // an answer the bot does not know
+	NotAnswered     // the backend did not answer (Refused: it refused the request)
 
 	// The ladder's buttons.
 	Looking         // Function; steps wait Until (UntilDeadline)

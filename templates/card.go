@@ -408,6 +408,9 @@ type Quorum struct {
 	// Voided is how many approvals given to the revision before a reask
 	// voided (shown on the card of the revision that voided them).
 	Voided int
+	// Dropped is how many approvals of the card's revision no longer
+	// count: their givers were removed since, or may no longer decide.
+	Dropped int
 }
 
 // QuorumApproval is one person's approval towards a quorum.
@@ -603,6 +606,9 @@ func quorumLine(q *Quorum, s approval.State, waiting bool, k clock) (string, []S
 	}
 	if q.Voided > 0 {
 		ln.say(fmt.Sprintf(" (the change voided %d given before)", q.Voided))
+	}
+	if q.Dropped > 0 {
+		ln.say(fmt.Sprintf(" (%d no longer %s: removed, or may no longer decide)", q.Dropped, plural(q.Dropped, "counts", "count")))
 	}
 	for i, a := range q.Approvals {
 		if i == listMax {

@@ -278,6 +278,13 @@ func (s *Service) clickAsk(ctx context.Context, req ClickRequest) Clicked {
 	} else if a.DecidedByContentHolders() && !m.Content {
 		refused = say.Reason{Kind: say.UnknownCard}
 	}
+	if refused.IsZero() && approve && a.Tenant == row.Tenant {
+		// Nor for an approval the call's quorum would not count (not
+		// eligible, the starter, approved already).
+		if c, err := s.cardOf(row, &a, s.clock.Now()); err == nil {
+			refused = c.counts(m.User)
+		}
+	}
 	if !refused.IsZero() {
 		out.Reason = refused
 		s.refused(req, row.Tenant, refused)

@@ -73,8 +73,10 @@ const (
 type DecisionAnswer struct {
 	Outcome DecisionOutcome
 	Status  approval.State // approved or denied (recorded, already decided)
-	Actor   string         // who decided first (already decided)
-	Message string         // the backend's sentence
+	// Actor is who decided first (already decided), or whose approval a
+	// quorum's decision was refused for (forbidden), when the backend names them.
+	Actor   string
+	Message string // the backend's sentence
 }
 
 // ArgumentsCall asks the backend for an approval's full arguments.
@@ -283,7 +285,7 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 				return err
 			}
 			if q = fz.Quorum; q != nil {
-				given = votesOf(row)
+				given = s.liveVotes(row)
 				if why := q.standing(m.User, a.Job, given, row.Revision, now, fz.zone()); !why.IsZero() {
 					res = DecideResult{Reason: why}
 					return nil
@@ -309,9 +311,15 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 			return nil
 		}
 		if waiting && partial {
-			// An approval that does not meet the quorum cannot take the
-			// place of the deadline's deny.
-			res = DecideResult{Reason: say.Reason{Kind: say.DeadlinePassed}}
+			// An approval received in time that does not meet the quorum
+			// cannot take the place of the deadline's deny; it is recorded,
+			// so the closed card counts it, and its giver told so.
+			given = given.with(row.Revision, vote{Actor: d.Actor, Surface: d.Surface, User: d.User, At: now, Digest: d.Digest})
+			row.Votes = given.marshal()
+			if err := tx.ApprovalUpsert(ctx, row); err != nil {
+				return err
+			}
+			res = DecideResult{Reason: say.Reason{Kind: say.VotedAtDeadline, Count: len(given.on(row.Revision)), Need: q.Need, Who: q.words()}}
 			return nil
 		}
 		if waiting {
@@ -574,6 +582,15 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 		// The call changed or closed since the click: refused as stale.
 		return s.settle(context.WithoutCancel(ctx), row, d, nil, stale(a, d.Revision, say.Decision))
 	}
+	if why, err := s.quorumUnmet(a, d); err != nil {
+		return Permanent(err)
+	} else if !why.IsZero() {
+		// Never an approve the quorum has not made: the person is told,
+		// and every copy gets its buttons back.
+		s.log.Warn("decision not sent: its quorum is not met", "approval_id", a.ID, "tenant", a.Tenant,
+			"actor", d.Actor, "approvals", why.Count, "need", why.Need)
+		return s.settle(context.WithoutCancel(ctx), row, d, nil, why)
+	}
 	ans, err := s.backend.Decide(ctx, DecisionCall{ApprovalID: a.ID, Revision: d.Revision, Approve: d.Approve,
 		Actor: d.Actor, Surface: d.Surface, User: d.User, Comment: d.Comment, ArgsSHA256: d.Digest,
 		IdempotencyKey: row.ID, Approvers: approvers(d.Approvers)})
@@ -677,8 +694,36 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			// click's handle. (A deadline's deny is due again at once.)
 			// The approval that met a quorum no longer counts: the others
 			// stay, and its giver may approve again.
-			if len(d.Approvers) > 0 {
-				row.Votes = votesOf(row).without(d.Actor, d.Revision).marshal()
+			refusedEarlier := why.Kind == say.Forbidden && len(d.Approvers) > 0 && why.Actor != d.Actor
+			var change func(votes) votes
+			switch {
+			case why.Kind == say.QuorumShort:
+				// Those whose approvals no longer count leave the list;
+				// the sender's, when it counts, stays.
+				change = func(v votes) votes { return v.still(s.decides(row.Tenant)) }
+			case refusedEarlier:
+				// The backend refused the quorum for an earlier approval:
+				// that one no longer counts (kept, it would refuse every
+				// quorum it completed); the sender's stays. Refused for
+				// none it names, none counts any more.
+				change = func(v votes) votes {
+					if _, ok := v.of(why.Actor, d.Revision); why.Actor != "" && ok {
+						return v.without(why.Actor, d.Revision)
+					}
+					why.Actor = ""
+					return v.refused(d.Revision)
+				}
+			case len(d.Approvers) > 0:
+				change = func(v votes) votes { return v.without(d.Actor, d.Revision) }
+			}
+			if change != nil {
+				if err := changeVotes(row, change); err != nil {
+					return err
+				}
+			}
+			if refusedEarlier {
+				why = say.Reason{Kind: say.QuorumRefused, Message: why.Message, Actor: why.Actor, Count: len(d.Approvers)}
+				text = why.String()
 			}
 			if rows, err = s.editEveryCopy(ctx, tx, row, now); err != nil {
 				return err
@@ -761,7 +806,7 @@ func outcome(row *store.Approval, d deciding, ans DecisionAnswer) (*approval.Eve
 	case DecisionDigestMismatch:
 		return nil, say.Reason{Kind: say.BackendSays, Message: ans.Message}
 	case DecisionForbidden:
-		return nil, say.Reason{Kind: say.Forbidden, Message: ans.Message}
+		return nil, say.Reason{Kind: say.Forbidden, Message: ans.Message, Actor: ans.Actor}
 	case DecisionNotFound, DecisionCancelled:
 		return &approval.Event{Type: approval.EventCancelled, Tenant: row.Tenant, Cancelled: &approval.Cancelled{
 			ApprovalID: row.ID, Reason: "the job backend no longer waits for this call"}}, say.Reason{Kind: say.Gone}

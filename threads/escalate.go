@@ -310,9 +310,9 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 		// The approvers target reaches those a quorum still waits for,
 		// found now: in each thread, on its own surface (threadMentions).
 		add(&mention, st.Step.Mention)
-		add(&dm, fz.Plan.Resolve(approversIn(st.Step.DM, row, fz, ladder.VerbDM, surfaces), ladder.VerbDM, surfaces, now))
+		add(&dm, fz.Plan.Resolve(s.approversIn(st.Step.DM, row, fz, ladder.VerbDM, surfaces), ladder.VerbDM, surfaces, now))
 		add(&post, st.Step.Post)
-		add(&email, fz.Plan.Resolve(approversIn(st.Step.Email, row, fz, ladder.VerbEmail, nil), ladder.VerbEmail, nil, now))
+		add(&email, fz.Plan.Resolve(s.approversIn(st.Step.Email, row, fz, ladder.VerbEmail, nil), ladder.VerbEmail, nil, now))
 		lastStep = st.Index + 1
 	}
 	var rows []store.OutboxInsertParams
@@ -325,7 +325,7 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 	if len(mention) > 0 {
 		waited := now.Sub(row.RequestedAt).Round(time.Second)
 		for _, t := range fz.Post {
-			push(KindReply, t, rowPayload{Thread: string(templates.ThreadEscalation), Mentions: threadMentions(row, fz, mention, t, now),
+			push(KindReply, t, rowPayload{Thread: string(templates.ThreadEscalation), Mentions: s.threadMentions(row, fz, mention, t, now),
 				Waited: waited, Step: lastStep, By: by})
 		}
 	}

@@ -26,7 +26,7 @@ func postSurfaces(fz Frozen) []string {
 // threadMentions is whom one thread's escalation reply mentions, each
 // rotation as its member on duty at now and the approvers target as the
 // members row's quorum still waits for, by their user on that surface.
-func threadMentions(row *store.Approval, fz Frozen, mentions []string, thread string, now time.Time) []string {
+func (s *Service) threadMentions(row *store.Approval, fz Frozen, mentions []string, thread string, now time.Time) []string {
 	var surfaces []string
 	if tg, err := ladder.ParseTarget(thread); err == nil {
 		surfaces = []string{tg.Surface()}
@@ -40,7 +40,7 @@ func threadMentions(row *store.Approval, fz Frozen, mentions []string, thread st
 		}
 		to := []ladder.Target{tg}
 		if tg.IsApprovers() {
-			to = approversIn(to, row, fz, ladder.VerbMention, surfaces)
+			to = s.approversIn(to, row, fz, ladder.VerbMention, surfaces)
 		}
 		for _, u := range fz.Plan.Resolve(to, ladder.VerbMention, surfaces, now) {
 			out = appendNew(out, u.String())

@@ -568,7 +568,7 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 	if err := json.Unmarshal(rev.Body, &req); err != nil {
 		return Card{}, Permanent(fmt.Errorf("decode revision %d: %w", revision, err))
 	}
-	c, err := cardOf(a, &req, s.clock.Now())
+	c, err := s.cardOf(a, &req, s.clock.Now())
 	if err != nil {
 		return Card{}, Permanent(err)
 	}
@@ -584,7 +584,7 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 
 // cardOf is the card of revision req, not superseded, the approval
 // standing as a says; it reads nothing.
-func cardOf(a *store.Approval, req *approval.Approval, now time.Time) (Card, error) {
+func (s *Service) cardOf(a *store.Approval, req *approval.Approval, now time.Time) (Card, error) {
 	rec, err := recordOf(a)
 	if err != nil {
 		return Card{}, err
@@ -594,14 +594,14 @@ func cardOf(a *store.Approval, req *approval.Approval, now time.Time) (Card, err
 		return Card{}, err
 	}
 	return Card{Tenant: a.Tenant, Approval: req, State: rec.State, Decision: rec.Decision, Deciding: decidingCard(a),
-		Frozen: fz, ladder: ladderStateOf(a), votes: votesOf(a), HeldRevision: a.Revision, Now: now}, nil
+		Frozen: fz, ladder: ladderStateOf(a), votes: s.liveVotes(a), HeldRevision: a.Revision, Now: now}, nil
 }
 
 // clickedCard is the clicked copy as the click's transaction wrote row,
 // of revision req (its newest); nil when it cannot be built (logged), and
 // the person is then told in words.
 func (s *Service) clickedCard(row *store.Approval, req *approval.Approval, now time.Time) *Card {
-	c, err := cardOf(row, req, now)
+	c, err := s.cardOf(row, req, now)
 	if err != nil {
 		s.log.Warn("build the clicked card", "tenant", row.Tenant, "approval_id", row.ID, "err", err.Error())
 		return nil

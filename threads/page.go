@@ -167,7 +167,7 @@ func (s *Service) pageCard(ctx context.Context, row *store.Approval, revision in
 	if err := json.Unmarshal(rev.Body, &a); err != nil {
 		return Card{}, nil, fmt.Errorf("decode revision %d: %w", revision, err)
 	}
-	c, err := cardOf(row, &a, s.clock.Now())
+	c, err := s.cardOf(row, &a, s.clock.Now())
 	if err != nil {
 		return Card{}, nil, err
 	}

@@ -2,6 +2,7 @@ package threads
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -96,12 +97,21 @@ func (q *FrozenQuorum) standing(user string, job approval.Job, v votes, rev int,
 // votes are the approvals given towards an approval's quorum
 // (store.Approval.Votes): those of one revision, the newest any was given
 // to. A reask voids them: they count only for their revision.
+//
+// The column holds the call's quorum rule too, frozen at request: a
+// column of its own, so a replica of a release before quorums, which
+// rewrites the plan whole on a reask, cannot drop the rule with it.
 type votes struct {
-	Revision  int    `json:"revision"`
-	Approvals []vote `json:"approvals,omitempty"`
+	// Rule is the call's quorum; nil when one approval decides it.
+	Rule      *FrozenQuorum `json:"rule,omitempty"`
+	Revision  int           `json:"revision"`
+	Approvals []vote        `json:"approvals,omitempty"`
 	// Voided is how many approvals given to an earlier revision the reask
 	// to Revision voided.
 	Voided int `json:"voided,omitempty"`
+	// Dropped is how many approvals of Revision no longer count: their
+	// givers were removed from the tenant since, or may no longer decide.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // vote is one person's approval, recorded under the approval's lock.
@@ -115,13 +125,65 @@ type vote struct {
 	Digest string `json:"digest,omitempty"`
 }
 
-// votesOf reads the approvals given so far; none when the row holds none
-// or holds what the bot cannot read (never more than were given).
+// changeVotes rewrites row's votes column with change. A column the bot
+// cannot read is an error, never written over: it may hold the rule.
+func changeVotes(row *store.Approval, change func(votes) votes) error {
+	var v votes
+	if len(row.Votes) > 0 {
+		if err := json.Unmarshal(row.Votes, &v); err != nil {
+			return fmt.Errorf("decode the quorum of %s: %w", row.ID, err)
+		}
+	}
+	row.Votes = change(v).marshal()
+	return nil
+}
+
+// votesOf reads the approvals given so far, as stored; none when the row
+// holds none or holds what the bot cannot read (never more than were
+// given; frozenOf refuses such a row, so it decides nothing).
 func votesOf(row *store.Approval) votes {
 	var v votes
 	if len(row.Votes) == 0 || json.Unmarshal(row.Votes, &v) != nil {
 		return votes{}
 	}
+	return v
+}
+
+// liveVotes is the approvals given so far that still count: those whose
+// givers the tenant, as configured now, still has as members who may
+// decide; the others are counted in Dropped. A quorum is met by people
+// who may decide when it is met, not by who could when they clicked.
+func (s *Service) liveVotes(row *store.Approval) votes {
+	return votesOf(row).still(s.decides(row.Tenant))
+}
+
+// decides reports, for the tenant as configured now, whether a user is
+// a member whose role may decide.
+func (s *Service) decides(tenantID string) func(user string) bool {
+	t, ok := s.tenants.Tenant(tenantID)
+	return func(user string) bool {
+		if !ok {
+			return false
+		}
+		m, found := t.MemberByUser(user)
+		return found && m.Role.CanDecide()
+	}
+}
+
+// still moves the approvals whose givers decides says no to Dropped.
+func (v votes) still(decides func(user string) bool) votes {
+	if len(v.Approvals) == 0 {
+		return v
+	}
+	kept := make([]vote, 0, len(v.Approvals))
+	for _, x := range v.Approvals {
+		if decides(x.Actor) {
+			kept = append(kept, x)
+		} else {
+			v.Dropped++
+		}
+	}
+	v.Approvals = kept
 	return v
 }
 
@@ -157,7 +219,7 @@ func (v votes) voided(rev int) int {
 // revision are voided.
 func (v votes) with(rev int, x vote) votes {
 	if v.Revision != rev {
-		return votes{Revision: rev, Approvals: []vote{x}, Voided: v.voided(rev)}
+		return votes{Rule: v.Rule, Revision: rev, Approvals: []vote{x}, Voided: v.voided(rev)}
 	}
 	v.Approvals = append(slices.Clone(v.Approvals), x)
 	return v
@@ -173,9 +235,22 @@ func (v votes) without(actor string, rev int) votes {
 	return v
 }
 
-// marshal is the column's JSON; nil for no approvals of any revision.
+// refused takes every approval of revision rev away: the backend refused
+// the decision they made together, and it cannot say whose approval it
+// refused in a form the bot reads, so each must be given again (a stale
+// one kept would refuse every quorum it completed).
+func (v votes) refused(rev int) votes {
+	if v.Revision != rev {
+		return v
+	}
+	v.Approvals = nil
+	return v
+}
+
+// marshal is the column's JSON; nil for no rule and no approvals of any
+// revision.
 func (v votes) marshal() []byte {
-	if len(v.Approvals) == 0 && v.Voided == 0 {
+	if v.Rule == nil && len(v.Approvals) == 0 && v.Voided == 0 && v.Dropped == 0 {
 		return nil
 	}
 	b, _ := json.Marshal(v) // plain data: cannot fail
@@ -201,6 +276,9 @@ func (c Card) quorumCard() *templates.Quorum {
 	}
 	rev := c.Approval.Revision
 	out := &templates.Quorum{Need: q.Need, From: q.words(), Voided: c.votes.voided(rev)}
+	if c.votes.Revision == rev {
+		out.Dropped = c.votes.Dropped
+	}
 	for _, x := range c.votes.on(rev) {
 		out.Approvals = append(out.Approvals, templates.QuorumApproval{Actor: x.Actor, At: x.At})
 	}
@@ -213,11 +291,12 @@ func sameVotes(a, b votes) bool {
 }
 
 // missing is the eligible members the quorum still waits for on revision
-// rev: whom the ladder's approvers target reaches.
-func (q *FrozenQuorum) missing(v votes, rev int) []ladder.RotationMember {
+// rev, among those decides says may still decide: whom the ladder's
+// approvers target reaches.
+func (q *FrozenQuorum) missing(v votes, rev int, decides func(user string) bool) []ladder.RotationMember {
 	var out []ladder.RotationMember
 	for _, m := range q.Eligible {
-		if _, ok := v.of(m.User, rev); !ok {
+		if _, ok := v.of(m.User, rev); !ok && decides(m.User) {
 			out = append(out, m)
 		}
 	}
@@ -253,7 +332,7 @@ func reach(members []ladder.RotationMember, verb string, surfaces []string) []la
 // approversIn replaces the approvers target in targets with the members
 // the quorum still waits for; a call without a quorum reaches nobody
 // through it.
-func approversIn(targets []ladder.Target, row *store.Approval, fz Frozen, verb string, surfaces []string) []ladder.Target {
+func (s *Service) approversIn(targets []ladder.Target, row *store.Approval, fz Frozen, verb string, surfaces []string) []ladder.Target {
 	if !slices.ContainsFunc(targets, ladder.Target.IsApprovers) {
 		return targets
 	}
@@ -261,5 +340,34 @@ func approversIn(targets []ladder.Target, row *store.Approval, fz Frozen, verb s
 	if fz.Quorum == nil {
 		return out
 	}
-	return append(out, reach(fz.Quorum.missing(votesOf(row), row.Revision), verb, surfaces)...)
+	decides := s.decides(row.Tenant)
+	return append(out, reach(fz.Quorum.missing(votesOf(row).still(decides), row.Revision, decides), verb, surfaces)...)
+}
+
+// quorumUnmet says why an approve in flight may not go to the backend:
+// its call needs a quorum, and the approvals it carries (distinct
+// members the rule counts who may still decide, the sender last) fall
+// short. A replica of a release before quorums puts a lone approve in
+// flight; a member removed since no longer counts. The zero Reason when
+// the decision may go.
+func (s *Service) quorumUnmet(row *store.Approval, d deciding) (say.Reason, error) {
+	if !d.Approve || d.Surface == DeadlineSurface {
+		return say.Reason{}, nil
+	}
+	fz, err := frozenOf(row)
+	if err != nil || fz.Quorum == nil {
+		return say.Reason{}, err
+	}
+	q, decides := fz.Quorum, s.decides(row.Tenant)
+	counted := map[string]bool{}
+	for _, x := range d.Approvers {
+		if q.counts(x.Actor) && decides(x.Actor) {
+			counted[x.Actor] = true
+		}
+	}
+	last := len(d.Approvers) > 0 && d.Approvers[len(d.Approvers)-1].Actor == d.Actor
+	if last && counted[d.Actor] && len(counted) >= q.Need {
+		return say.Reason{}, nil
+	}
+	return say.Reason{Kind: say.QuorumShort, Count: len(counted), Need: q.Need, Who: q.words()}, nil
 }

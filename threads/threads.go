@@ -225,8 +225,9 @@ type Frozen struct {
 	// Zone is the tenant's time zone at request, for card times; "" is UTC.
 	Zone string `json:"zone,omitempty"`
 	// Quorum is how many people must approve, and who may; nil when one
-	// approval decides the call.
-	Quorum *FrozenQuorum `json:"quorum,omitempty"`
+	// approval decides the call. It is stored in the row's votes column,
+	// not the plan (votes).
+	Quorum *FrozenQuorum `json:"-"`
 }
 
 // Outbox row kinds.
@@ -451,6 +452,7 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, req *reques
 		frozen = &fz
 		s.frozeFor(rec, req.a, &fz)
 		row.Plan, _ = json.Marshal(fz) // plain data: cannot fail
+		row.Votes = votes{Rule: fz.Quorum}.marshal()
 		row.Function = req.function
 		row.RequestedAt = req.a.RequestedAt
 		row.DeadlineAt = fz.Plan.Deadline
@@ -724,13 +726,22 @@ func recordOf(row *store.Approval) (*approval.Record, error) {
 	return rec, nil
 }
 
+// frozenOf reads what row froze at request: the plan, and the quorum
+// rule from the votes column. A votes column the bot cannot read is an
+// error, never a call without a quorum.
 func frozenOf(row *store.Approval) (Frozen, error) {
 	var fz Frozen
-	if len(row.Plan) == 0 {
-		return fz, nil
+	if len(row.Plan) > 0 {
+		if err := json.Unmarshal(row.Plan, &fz); err != nil {
+			return fz, fmt.Errorf("decode plan of %s: %w", row.ID, err)
+		}
 	}
-	if err := json.Unmarshal(row.Plan, &fz); err != nil {
-		return fz, fmt.Errorf("decode plan of %s: %w", row.ID, err)
+	if len(row.Votes) > 0 {
+		var v votes
+		if err := json.Unmarshal(row.Votes, &v); err != nil {
+			return fz, fmt.Errorf("decode the quorum of %s: %w", row.ID, err)
+		}
+		fz.Quorum = v.Rule
 	}
 	return fz, nil
 }
