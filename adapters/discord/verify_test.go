@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/prometheus/client_golang/prometheus"
 
+	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
 )
@@ -78,6 +80,71 @@ func TestBadRequestsAreRefusedBeforeParsing(t *testing.T) {
 		!strings.Contains(h.logs.String(), "signature does not match") {
 		t.Errorf("refusals not logged:\n%s", h.logs.String())
 	}
+}
+
+// TestRefusalsAreCountedNotEachLogged: a flood of unsigned requests from
+// one source writes a line, not a line each, and the counter keeps every
+// one; another reason gets its own line.
+func TestRefusalsAreCountedNotEachLogged(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := newHarnessWith(t, harnessOptions{adapter: func(o *discordad.Options) { o.Registry = reg }})
+	const n = 1000
+	unsigned := func(r *http.Request) { r.Header.Del("X-Signature-Ed25519") }
+	for range n {
+		if status, body := h.discord.Post([]byte(`{}`), time.Now(), unsigned); status != http.StatusUnauthorized {
+			t.Fatalf("unsigned: %d %q, want 401", status, body)
+		}
+	}
+	plain := func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }
+	if status, body := h.discord.Post([]byte(`{}`), time.Now(), plain); status != http.StatusUnsupportedMediaType {
+		t.Fatalf("signed text: %d %q, want 415", status, body)
+	}
+	var lines []string
+	for _, l := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(l, "discord: requests refused") {
+			lines = append(lines, l)
+		}
+	}
+	// A minute may turn during the flood: then a second line counts the
+	// rest.
+	if len(lines) < 2 || len(lines) > 3 {
+		t.Fatalf("%d refusals wrote %d lines, want one per reason (a second if a minute passed):\n%s", n+1, len(lines), strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(lines[0], `reason="signature headers missing or malformed"`) || !strings.Contains(lines[0], "refused=1 ") ||
+		!strings.Contains(lines[0], "source=127.0.0.1") || !strings.Contains(lines[0], "path=/discord/interactions") {
+		t.Errorf("the first line: %s, want the source, the reason, its count and the path", lines[0])
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, `reason="wrong content type"`) || !strings.Contains(last, "refused=1 ") {
+		t.Errorf("the last line: %s, want the other reason's own line", last)
+	}
+	for label, want := range map[string]float64{"bad_signature": n, "unsupported_media_type": 1, "too_large": 0, "unavailable": 0} {
+		if got := refusedCount(t, reg, label); got != want {
+			t.Errorf("bot_discord_requests_refused_total{reason=%q} = %v, want %v", label, got, want)
+		}
+	}
+}
+
+// refusedCount is bot_discord_requests_refused_total{reason=label} in
+// reg; it fails the test when there is no such series.
+func refusedCount(t *testing.T, reg *prometheus.Registry, label string) float64 {
+	t.Helper()
+	const name = "bot_discord_requests_refused_total"
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no %s{reason=%q}", name, label)
+	return 0
 }
 
 // TestExactReplayIsRefused sends the very same signed request twice.
