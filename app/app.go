@@ -202,21 +202,19 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		}
 		a.discord.Routes(mux)
 	}
-	budget, err := bodyBudget(reg, cfg.IPv6SourcePrefix)
-	if err != nil {
-		return err
-	}
-	// One body budget for both listeners; each has its own connection caps.
+	// Each listener has its own connection caps and its own body budget:
+	// a flood of the public one, from however many sources, shrinks no
+	// share of the private one's, where the backend's events (up to 1 MiB)
+	// are read.
 	var publicReg prometheus.Registerer = reg
 	if cfg.ListenPrivate != "" {
 		publicReg = listenerMetrics(reg, "public")
 	}
-	a.ln, a.srv, err = listen(cfg.Listen, budget.Handler(mux), log, publicReg, cfg.IPv6SourcePrefix)
+	a.ln, a.srv, err = listen(cfg.Listen, mux, log, publicReg, cfg.IPv6SourcePrefix)
 	if err != nil || cfg.ListenPrivate == "" {
 		return err
 	}
-	a.privLn, a.privSrv, err = listen(cfg.ListenPrivate, budget.Handler(private), log, listenerMetrics(reg, "private"),
-		cfg.IPv6SourcePrefix)
+	a.privLn, a.privSrv, err = listen(cfg.ListenPrivate, private, log, listenerMetrics(reg, "private"), cfg.IPv6SourcePrefix)
 	return err
 }
 

@@ -31,8 +31,14 @@ const (
 // back to a request once its body is read.
 const readTimeout = 30 * time.Second
 
-// listen binds addr behind the connection limits; it serves nothing yet.
+// listen binds addr behind the connection limits, and makes h's reads of
+// unauthenticated bodies spend a body budget of the listener's own; it
+// serves nothing yet. reg gets the caps' and the budget's metrics.
 func listen(addr string, h http.Handler, log *slog.Logger, reg prometheus.Registerer, ipv6Prefix int) (net.Listener, *http.Server, error) {
+	budget, err := bodyBudget(reg, ipv6Prefix)
+	if err != nil {
+		return nil, nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -43,7 +49,7 @@ func listen(addr string, h http.Handler, log *slog.Logger, reg prometheus.Regist
 		ln.Close()
 		return nil, nil, err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: readTimeout,
+	srv := &http.Server{Handler: budget.Handler(h), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: readTimeout,
 		WriteTimeout: 30 * time.Second, MaxHeaderBytes: MaxHeaderBlock - netHTTPHeaderSlop,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	return limited, srv, nil
@@ -54,8 +60,8 @@ func listenerMetrics(reg prometheus.Registerer, name string) prometheus.Register
 	return prometheus.WrapRegistererWith(prometheus.Labels{"listener": name}, reg)
 }
 
-// bodyBudget is the one budget of bodies read before their signature is
-// verified, on every listener; its sources are the connection limiter's.
+// bodyBudget is a listener's budget of bodies read before their
+// signature is verified; its sources are the connection limiter's.
 func bodyBudget(reg prometheus.Registerer, ipv6Prefix int) (*bodybudget.Budget, error) {
 	return bodybudget.New(bodybudget.Options{Total: bodybudget.DefaultTotal, ReadTimeout: readTimeout, Registry: reg,
 		IPv6Prefix: ipv6Prefix})

@@ -38,8 +38,8 @@ func status(t *testing.T, b *bot, base, path string, body []byte) (int, string) 
 }
 
 // With listen_private, the job backend's events and the metrics are
-// served there only, health on both, and each listener's connection
-// metrics say which it is.
+// served there only, health on both, and each listener's connection and
+// body budget metrics say which it is: each has its own budget.
 func TestPrivateListenerServesEventsAndMetrics(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -64,7 +64,10 @@ func TestPrivateListenerServesEventsAndMetrics(t *testing.T) {
 		t.Errorf("/metrics on the private listener: %d, want 200", code)
 	}
 	for _, series := range []string{`bot_connections_open{listener="public"}`, `bot_connections_open{listener="private"}`,
-		`bot_connections_refused_total{listener="private",reason="total"}`, `bot_events_total{answer="accepted"`} {
+		`bot_connections_refused_total{listener="private",reason="total"}`, `bot_events_total{answer="accepted"`,
+		`bot_body_budget_bytes{listener="public"} 0`, `bot_body_budget_bytes{listener="private"} 0`,
+		`bot_body_budget_refused_total{listener="public",reason="busy"}`,
+		`bot_body_budget_refused_total{listener="private",reason="busy"}`} {
 		if !strings.Contains(metrics, series) {
 			t.Errorf("/metrics on the private listener lacks %s", series)
 		}
@@ -82,7 +85,8 @@ func TestPrivateListenerServesEventsAndMetrics(t *testing.T) {
 }
 
 // Without listen_private, one listener serves everything, as before
-// there could be two, and its connection metrics carry no listener.
+// there could be two, and its connection and body budget metrics carry
+// no listener.
 func TestOneListenerServesEverything(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -95,8 +99,13 @@ func TestOneListenerServesEverything(t *testing.T) {
 		t.Errorf("a signed event: %d %s, want 202", code, body)
 	}
 	code, metrics := status(t, b, b.base, "/metrics", nil)
-	if code != http.StatusOK || !strings.Contains(metrics, "\nbot_connections_open ") {
-		t.Errorf("/metrics: %d, want 200 with bot_connections_open unlabelled", code)
+	if code != http.StatusOK {
+		t.Errorf("/metrics: %d, want 200", code)
+	}
+	for _, series := range []string{"\nbot_connections_open ", "\nbot_body_budget_bytes 0\n", "\nbot_body_budget_refused_total{reason=\"busy\"} "} {
+		if !strings.Contains(metrics, series) {
+			t.Errorf("/metrics lacks %q, unlabelled", strings.TrimSpace(series))
+		}
 	}
 }
 

@@ -299,8 +299,7 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 // With listen_private, the public listener takes a body flood and then a
 // connection flood that fills its ceiling, while the backend's signed
 // events, on the private listener, are answered 202 throughout: the
-// budget is shared, but a source under its share is always admitted, and
-// the private listener's connections are its own.
+// private listener's body budget and connections are its own.
 func TestFloodsOnPublicSparePrivateEvents(t *testing.T) {
 	requireLoopbackRange(t)
 	private := freeAddr(t)
@@ -319,7 +318,7 @@ func TestFloodsOnPublicSparePrivateEvents(t *testing.T) {
 	events.send(t, "during the body flood")
 	busy, closed, other := flood.bodyOutcomes()
 	t.Logf("body flood on the public listener: %d answered 503, %d closed unread, %s held", busy, closed,
-		mib(int64(scraper.get(t)["bot_body_budget_bytes"])))
+		mib(int64(scraper.get(t)[publicHeld])))
 	if len(other) > 0 {
 		t.Errorf("body flood: answers other than 503: %q", other)
 	}
@@ -347,8 +346,109 @@ func TestFloodsOnPublicSparePrivateEvents(t *testing.T) {
 	}
 	conns.close()
 	flood.close()
-	scraper.waitMetric(t, "bot_body_budget_bytes", 0)
+	scraper.waitMetric(t, publicHeld, 0)
 	events.send(t, "after the floods")
+}
+
+// The body budgets' bytes held, by listener, with listen_private.
+const (
+	publicHeld  = `bot_body_budget_bytes{listener="public"}`
+	privateHeld = `bot_body_budget_bytes{listener="private"}`
+)
+
+// wideSources is how many sources (127.0.2.2 on) the wide flood comes
+// from, a body each of its share of the budget: together they fill it,
+// and leave a newcomer a share of 256 KiB.
+const wideSources = 128
+
+// A body flood on the public listener from a hundred and twenty-eight
+// sources, each stalling in a body of its share of the budget (32 MiB /
+// 128, 256 KiB), fills the public budget. On that budget a newcomer's
+// share is 256 KiB, and a 600 KiB body is answered 503, as a signed event
+// of that size was while both listeners shared one budget. The private
+// listener's budget is its own: the same event there is answered 202.
+func TestWideBodyFloodOnPublicSparesBigPrivateEvents(t *testing.T) {
+	requireLoopbackRange(t)
+	private := freeAddr(t)
+	bot := startBot(t, floodConfig(t, t.TempDir(), private))
+	if bot.private == "" {
+		t.Fatal("no private listener")
+	}
+	addr := strings.TrimPrefix(bot.base, "http://")
+	scraper := newScraper(t, bot)
+	scraper.base = bot.private
+	ev := eventsNow(t)
+	big := ev.eventWith(t, "merge.json", func(e map[string]any) {
+		e["id"] = "evt-wide-big"
+		d := e["data"].(map[string]any)
+		d["id"] = "a-widebig1"
+		d["call"].(map[string]any)["arguments"].(map[string]any)["notes"] = strings.Repeat("n", 600<<10)
+	})
+	if len(big) < 600<<10 || len(big) > bodybudget.DefaultTotal/wideSources*3 {
+		t.Fatalf("the big event is %d bytes, want about 600 KiB", len(big))
+	}
+
+	// Each source sends all of its body but the last KiB and stalls: the
+	// bot cuts each off about 9 s after it began (5 s of grace, and the
+	// 4 s its bytes bought at 64 KiB/s), and the attack's own deadline is
+	// 30 s.
+	length := bodybudget.DefaultTotal / wideSources
+	body := []byte(`{"x":"` + strings.Repeat("x", length-(1<<10)-6))
+	flood := newAttack(t, addr)
+	var written sync.WaitGroup
+	started := time.Now()
+	for i := range wideSources {
+		flood.openBody(t, fmt.Sprintf("127.0.2.%d", 2+i), bodyHead("/slack/interactions", length), body, &written)
+	}
+	// All but the last source hold their share (the last finds the budget
+	// full and is over its share by the byte past the body).
+	full := float64((wideSources - 1) * length)
+	deadline := started.Add(bodybudget.DefaultGrace)
+	for scraper.get(t)[publicHeld] < full {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s after %s: the flood held %s of the public budget, want %s", publicHeld,
+				time.Since(started).Round(time.Millisecond), mib(int64(scraper.get(t)[publicHeld])), mib(int64(full)))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("%d sources hold %s of the public budget after %s", wideSources, mib(int64(scraper.get(t)[publicHeld])),
+		time.Since(started).Round(time.Millisecond))
+
+	// The public budget is now what one shared budget was: a body of 600
+	// KiB from a new source, the backend's address, is over its share.
+	probe := newAttack(t, addr)
+	var probed sync.WaitGroup
+	probe.openBody(t, "127.0.0.1", bodyHead("/slack/interactions", len(big)), big, &probed)
+	probe.waitEnded(t, 1)
+	if busy, closed, other := probe.bodyOutcomes(); busy != 1 {
+		t.Errorf("a %d KiB body on the flooded public listener: %d closed unread, answered %q; want 503 (over its share)",
+			len(big)>>10, closed, other)
+	}
+	// And on the private listener, the signed event is read whole. No
+	// flood body is cut off for its pace before its grace is spent, so
+	// an event sent within the grace of the flood's start is read while
+	// the flood holds the public budget.
+	sent := time.Now()
+	if into := sent.Sub(started); into >= bodybudget.DefaultGrace {
+		t.Fatalf("the event would go %s into the flood, past the grace its bodies have: too late to prove anything", into.Round(time.Millisecond))
+	}
+	if code, answer := call(t, bot.private+"/v1/events", big); code != http.StatusAccepted {
+		t.Fatalf("a signed event of %d KiB on the private listener during the flood: %d %s, want 202", len(big)>>10, code, answer)
+	}
+	m := scraper.get(t)
+	t.Logf("a signed event of %d KiB on the private listener, sent %s into the flood: 202 in %s; then %s held of the public budget",
+		len(big)>>10, sent.Sub(started).Round(time.Millisecond), time.Since(sent).Round(time.Millisecond), mib(int64(m[publicHeld])))
+	if got := m[`bot_body_budget_refused_total{listener="private",reason="busy"}`]; got != 0 {
+		t.Errorf("the private budget refused %v bodies, want none", got)
+	}
+	busy, closed, other := flood.bodyOutcomes()
+	t.Logf("the flood so far: %d answered 503, %d closed unread, %d held", busy, closed, wideSources-busy-closed-len(other))
+	if len(other) > 0 {
+		t.Errorf("flood: answers other than 503: %q", other)
+	}
+	flood.close()
+	scraper.waitMetric(t, publicHeld, 0)
+	scraper.waitMetric(t, privateHeld, 0)
 }
 
 // shownArguments is what a page showing the call's full arguments says.
