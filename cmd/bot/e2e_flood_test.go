@@ -167,6 +167,23 @@ func (s *scraper) waitMetric(t *testing.T, series string, want float64) {
 	}
 }
 
+// waitAtMost polls until the series reads at most limit, for at most
+// within, and returns the last reading and how long it took.
+func (s *scraper) waitAtMost(t *testing.T, series string, limit float64, within time.Duration) (float64, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for {
+		v, ok := s.get(t)[series]
+		if ok && v <= limit {
+			return v, time.Since(start)
+		}
+		if time.Since(start) > within {
+			t.Fatalf("%s stayed at %v for %s, want at most %v", series, v, within, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // signedEvents sends signed events to base's /v1/events, each a new
 // approval, and wants each answered 202.
 type signedEvents struct {
@@ -192,7 +209,8 @@ func (s *signedEvents) send(t *testing.T, when string) {
 // 512 connections from 8 addresses each stall after 900 KiB of a 1 MiB
 // unsigned body: the budget admits what it holds and answers the rest 503
 // unread, so the bot's memory grows by a bounded amount, a signed event
-// still gets in, and the budget is spent on nothing once they leave.
+// still gets in, and once they leave the budget is spent on nothing and
+// the Go heap in use falls back near what it was idle.
 func TestBodyFloodKeepsMemoryBounded(t *testing.T) {
 	requireLoopbackRange(t)
 	bot := startBot(t, floodConfig(t, t.TempDir(), ""))
@@ -201,7 +219,8 @@ func TestBodyFloodKeepsMemoryBounded(t *testing.T) {
 	scraper := newScraper(t, bot)
 	events.send(t, "before the flood")
 	base := procMemory(t, bot)
-	t.Logf("before: RSS %s", mib(base.rss))
+	idleHeap := scraper.get(t)[heapInUse]
+	t.Logf("before: RSS %s, heap in use %s", mib(base.rss), mib(int64(idleHeap)))
 
 	flood := bodyFlood(t, addr, []string{"/v1/events", "/slack/interactions"})
 	events.send(t, "during the flood")
@@ -212,9 +231,9 @@ func TestBodyFloodKeepsMemoryBounded(t *testing.T) {
 	}
 	during := settledRSS(t, bot)
 	busy, closed, other := flood.bodyOutcomes()
-	t.Logf("%d connections from %d sources stalling after 900 KiB of 1 MiB: %d answered 503, %d closed unread, %s held by the budget (%v refused busy); RSS %s (+%s), peak %s (+%s)",
+	t.Logf("%d connections from %d sources stalling after 900 KiB of 1 MiB: %d answered 503, %d closed unread, %s held by the budget (%v refused busy); heap in use %s; RSS %s (+%s), peak %s (+%s)",
 		floodConns, floodSources, busy, closed, mib(int64(held)), m[`bot_body_budget_refused_total{reason="busy"}`],
-		mib(during.rss), mib(during.rss-base.rss), mib(during.peak), mib(during.peak-base.rss))
+		mib(int64(m[heapInUse])), mib(during.rss), mib(during.rss-base.rss), mib(during.peak), mib(during.peak-base.rss))
 	if len(other) > 0 {
 		t.Errorf("flood: answers other than 503: %q", other)
 	}
@@ -227,10 +246,25 @@ func TestBodyFloodKeepsMemoryBounded(t *testing.T) {
 
 	flood.close()
 	scraper.waitMetric(t, "bot_body_budget_bytes", 0)
-	after := settledRSS(t, bot)
-	t.Logf("after the flood: RSS %s (+%s)", mib(after.rss), mib(after.rss-base.rss))
+	// The bodies are garbage now, and the heap holds them until the next
+	// collection: at the latest the runtime's forced one, two minutes
+	// after the last (during the flood); sooner as the bot allocates,
+	// and these scrapes allocate. Near idle: within a quarter of the
+	// budget of what it was before the flood.
+	heap, took := scraper.waitAtMost(t, heapInUse, idleHeap+bodybudget.DefaultTotal/4, forcedGC+30*time.Second)
+	after := procMemory(t, bot)
+	t.Logf("after the flood: heap in use %s (+%s on idle) %s after the budget was spent on nothing; RSS %s (+%s), which the runtime returns to the system gradually",
+		mib(int64(heap)), mib(int64(heap-idleHeap)), took.Round(time.Millisecond), mib(after.rss), mib(after.rss-base.rss))
 	events.send(t, "after the flood")
 }
+
+// heapInUse is the Go heap's spans in use, the bot's live objects and the
+// garbage not yet collected (the Go collector's metric).
+const heapInUse = "go_memstats_heap_inuse_bytes"
+
+// forcedGC is how long the Go runtime lets pass without a collection
+// (runtime.forcegcperiod).
+const forcedGC = 2 * time.Minute
 
 // Bodies that trickle a few bytes a second are cut off once the grace is
 // spent (a body must then average the minimum rate), long before the
