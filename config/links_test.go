@@ -42,10 +42,13 @@ func TestDecisionPage(t *testing.T) {
 		c.DecisionPage.PublicURL != "http://127.0.0.1:8080" {
 		t.Errorf("loopback http: %v", err)
 	}
-	for _, v := range []string{"off", "deny", "approve"} {
-		c, err := config.Parse("bot.yaml", []byte(base+"    email_decisions: "+v+"\n"), linkEnv)
-		if err != nil || c.Tenants["acme"].EmailDecisions != v {
-			t.Errorf("email_decisions %s: %v", v, err)
+	// page_decisions, and email_decisions, its earlier name, still read.
+	for _, key := range []string{"page_decisions", "email_decisions"} {
+		for _, v := range []string{"off", "deny", "approve"} {
+			c, err := config.Parse("bot.yaml", []byte(base+"    "+key+": "+v+"\n"), linkEnv)
+			if err != nil || c.Tenants["acme"].EmailDecisions != v {
+				t.Errorf("%s %s: %v", key, v, err)
+			}
 		}
 	}
 }
@@ -71,6 +74,10 @@ func TestDecisionPageProblems(t *testing.T) {
 			"bot.yaml:2: link_secrets: needs at least one secret"},
 		{base + "    email_decisions: always\n",
 			`bot.yaml:11: tenants.acme.email_decisions: "always" is not one of off, deny, approve`},
+		{base + "    page_decisions: always\n",
+			`bot.yaml:11: tenants.acme.page_decisions: "always" is not one of off, deny, approve`},
+		{base + "    email_decisions: deny\n    page_decisions: approve\n",
+			`bot.yaml:12: tenants.acme.page_decisions: says what the decision page takes, as email_decisions does already: keep one (page_decisions)`},
 	} {
 		_, err := config.Parse("bot.yaml", []byte(c.file), linkEnv)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

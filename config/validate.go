@@ -520,6 +520,17 @@ func (d *decoder) positiveDuration(v *yaml.Node, p string) (time.Duration, bool)
 
 func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 	t := &tenant.Tenant{ID: id, Deadline: ladder.DefaultDeadline, MaxDeadline: DefaultMaxDeadline, Ladders: map[string]ladder.Ladder{}, EmailDecisions: tenant.DefaultEmailDecisions}
+	var decisionsAt string // the key that set EmailDecisions, when one did
+	pageDecisions := func(k, v *yaml.Node, p string) {
+		if decisionsAt != "" {
+			d.problemf(k, p, "says what the decision page takes, as %s does already: keep one (page_decisions)", decisionsAt)
+			return
+		}
+		decisionsAt = k.Value
+		if s, ok := d.oneOf(v, p, tenant.EmailDecisionsOff, tenant.EmailDecisionsDeny, tenant.EmailDecisionsApprove); ok {
+			t.EmailDecisions = s
+		}
+	}
 	var ladders []ladderPos
 	var tools []toolPos
 	var rotations []rotationPos
@@ -559,11 +570,10 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 		"rotations": func(_, v *yaml.Node, p string) { rotations = d.rotations(v, p) },
 		"labels":    func(_, v *yaml.Node, p string) { t.Labels = d.labels(v, p) },
 		"quorum":    func(_, v *yaml.Node, p string) { quorum = d.quorum(v, p) },
-		"email_decisions": func(_, v *yaml.Node, p string) {
-			if s, ok := d.oneOf(v, p, tenant.EmailDecisionsOff, tenant.EmailDecisionsDeny, tenant.EmailDecisionsApprove); ok {
-				t.EmailDecisions = s
-			}
-		},
+		// page_decisions, and email_decisions, its name before the page
+		// took answers from chat too: one of them.
+		"page_decisions":  pageDecisions,
+		"email_decisions": pageDecisions,
 	})
 	if !ok {
 		return t

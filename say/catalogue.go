@@ -147,17 +147,20 @@ func (r Reason) String() string {
 	case FormUnreadable:
 		return "The form could not be read; open the link again."
 	case MailOff:
-		return "Tenant " + r.Tenant + " no longer takes decisions by mail; decide in the console or in the chat thread."
+		return "Tenant " + r.Tenant + " no longer takes decisions on this page; decide in the console or in the chat thread."
 	case MailDenyOnly:
-		return "Tenant " + r.Tenant + " takes only denials by mail; approve in the console or in the chat thread."
+		return "Tenant " + r.Tenant + " takes only denials on this page; approve in the console or in the chat thread."
 	case PageWaiting:
-		button := "Deny"
-		if r.Approve {
-			button = "Approve"
-		}
-		return "Waiting for a decision. Opening this page decided nothing: press " + button + " below to decide."
+		return "Waiting for a decision. Opening this page decided nothing: an answer is sent only when you press its button below."
 	case PageWaitingShown:
-		return "Waiting for a decision. Opening this page decided nothing: the call's content is below, shown to you alone; press Approve to decide."
+		return "Waiting for a decision. Opening this page decided nothing: the call's content is below, shown to you alone; an answer is sent only when you press its button."
+	case PageTyped:
+		return fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console", r.Argument) + r.inConsole() + "."
+	case PageProtected:
+		return "A change to protected paths is approved only in the console, by another person signed in with governance.write who neither started the job nor approved its changes" +
+			r.inConsole() + "."
+	case PageAskAgain:
+		return sentence(r.Message) + " Nothing is sent until you press Approve again; Cancel keeps the page as it was."
 	case PageInFlight:
 		return sentence(r.Message)
 	case LinkClosed:

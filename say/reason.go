@@ -83,6 +83,9 @@ const (
 	MailDenyOnly     // Tenant takes only denials by mail
 	PageWaiting      // the call waits; Approve names the link's button
 	PageWaitingShown // the call waits, its content shown below
+	PageTyped        // Approve needs a typed confirmation of Argument, which the page does not take
+	PageProtected    // a change to protected paths: approved only in the console
+	PageAskAgain     // Approve of a destructive call asks again: Message is the question
 	PageInFlight     // a decision is on its way (Message: the card's status)
 	LinkClosed       // the call is closed (Message: the card's status)
 	LinkChanged      // the call is now revision Count

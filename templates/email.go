@@ -38,17 +38,20 @@ type Mail struct {
 	Note string
 	// Changed says why a reask's call changed (the event's why).
 	Changed approval.Why
-	// Links are this recipient's decision links; none if they may not.
-	Links []MailLink
+	// Link is this recipient's decision link; nil if they may not decide
+	// on the page.
+	Link *MailLink
 	// ActAs names the member the links act as ("user:kevin").
 	ActAs string
-	// Expires is when the links stop working (the deadline).
+	// Expires is when the link stops working (the deadline).
 	Expires time.Time
 }
 
-// MailLink is one decision link: it opens the decision page, which
-// shows the call and decides only when its button is pressed.
+// MailLink is a member's decision link: it opens the decision page,
+// which shows the call and decides only when one of its buttons is
+// pressed.
 type MailLink struct {
+	// Approve: the page offers Approve beside Deny.
 	Approve bool
 	URL     string
 }
@@ -56,9 +59,9 @@ type MailLink struct {
 // Label is the link's text.
 func (l MailLink) Label() string {
 	if l.Approve {
-		return "Approve on the decision page"
+		return "Open the decision page (Approve or Deny)"
 	}
-	return "Deny on the decision page"
+	return "Open the decision page (Deny)"
 }
 
 // MailSubject is the subject of every mail about one approval, for its
@@ -177,17 +180,17 @@ func (m *Mail) Asks() bool {
 		(m.Card.State == "" || m.Card.State == approval.StatePending)
 }
 
-// ExpiresLine says until when the links work.
+// ExpiresLine says until when the link works.
 func (m *Mail) ExpiresLine() string {
 	if m.Expires.IsZero() {
 		return ""
 	}
-	return "The links work until the deadline, " + m.Expires.UTC().Format(dateAndTime) + "."
+	return "The link works until the deadline, " + m.Expires.UTC().Format(dateAndTime) + "."
 }
 
-// LinksNote says what a link does, so nobody fears opening one.
+// LinksNote says what the link does, so nobody fears opening it.
 func (m *Mail) LinksNote() string {
-	return "A link opens a page that shows this call; nothing is decided until you press the button on that page."
+	return "The link opens a page that shows this call; nothing is decided until you press a button on that page."
 }
 
 // ReaskLine says what a reask mail is, and what it means for the links
@@ -218,11 +221,10 @@ const emailSubjectMax = 200
 // with and without links, so that mail rendering cannot fail later.
 func (r *Renderer) selfTestMail() error {
 	full := Build(selfTestInput())
-	links := []MailLink{{Approve: true, URL: "https://bot.example/decide/a"}, {URL: "https://bot.example/decide/d"}}
 	for _, c := range []Card{{}, full} {
 		for _, kind := range []string{MailEscalation, MailReask, MailOutcome, MailNote} {
-			for _, l := range [][]MailLink{nil, links} {
-				m := Mail{Card: c, Kind: kind, Reply: true, Why: "why", Note: "note", Links: l, ActAs: "user:a",
+			for _, l := range []*MailLink{nil, {Approve: true, URL: "https://bot.example/decide/a"}, {URL: "https://bot.example/decide/d"}} {
+				m := Mail{Card: c, Kind: kind, Reply: true, Why: "why", Note: "note", Link: l, ActAs: "user:a",
 					Expires: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}
 				if _, err := execText(r.emailText, "mail.text", &m); err != nil {
 					return fmt.Errorf("render email mail.text: %w", err)

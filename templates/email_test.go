@@ -139,12 +139,13 @@ func TestMailGolden(t *testing.T) {
 	merge := templatestest.Approval(t, "merge.json")
 	reasked := templatestest.Approval(t, "merge-reasked.json")
 	deadline := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
-	links := []templates.MailLink{{Approve: true, URL: "https://approvals.example/decide/1approve"}, {URL: "https://approvals.example/decide/1deny"}}
+	link := &templates.MailLink{Approve: true, URL: "https://approvals.example/decide/1kevin"}
+	denyOnly := &templates.MailLink{URL: "https://approvals.example/decide/1kevin2"}
 	why := templates.MailWhy(15*time.Minute, 1, "default")
 	mails := map[string]templates.Mail{
-		"step-member": {Card: templatestest.Card(t, merge, "pending"), Why: why, Links: links, ActAs: "user:kevin", Expires: deadline},
+		"step-member": {Card: templatestest.Card(t, merge, "pending"), Why: why, Link: link, ActAs: "user:kevin", Expires: deadline},
 		"step-list":   {Card: templatestest.Card(t, merge, "pending"), Why: why},
-		"reask": {Card: templatestest.Card(t, reasked, "pending"), Kind: templates.MailReask, Reply: true, Changed: reasked.Why, Links: links[1:], ActAs: "user:kevin",
+		"reask": {Card: templatestest.Card(t, reasked, "pending"), Kind: templates.MailReask, Reply: true, Changed: reasked.Why, Link: denyOnly, ActAs: "user:kevin",
 			Expires: deadline},
 		"approved": {Card: templatestest.Card(t, merge, "approved"), Kind: templates.MailOutcome, Reply: true},
 		"expired":  {Card: templatestest.Card(t, merge, "expired"), Kind: templates.MailOutcome, Reply: true},
@@ -178,11 +179,11 @@ func TestMailGolden(t *testing.T) {
 func TestMailOffersNoDecisionWhereNoneIsAsked(t *testing.T) {
 	r := newRenderer(t)
 	merge := templatestest.Approval(t, "merge.json")
-	links := []templates.MailLink{{URL: "https://approvals.example/decide/1deny"}}
+	link := &templates.MailLink{URL: "https://approvals.example/decide/1deny"}
 	for name, m := range map[string]templates.Mail{
-		"outcome":    {Card: templatestest.Card(t, merge, "denied"), Kind: templates.MailOutcome, Links: links},
-		"note":       {Card: templatestest.Card(t, merge, "pending"), Kind: templates.MailNote, Note: "n", Links: links},
-		"superseded": {Card: templatestest.Card(t, merge, "superseded"), Kind: templates.MailReask, Links: links},
+		"outcome":    {Card: templatestest.Card(t, merge, "denied"), Kind: templates.MailOutcome, Link: link},
+		"note":       {Card: templatestest.Card(t, merge, "pending"), Kind: templates.MailNote, Note: "n", Link: link},
+		"superseded": {Card: templatestest.Card(t, merge, "superseded"), Kind: templates.MailReask, Link: link},
 	} {
 		e := r.Mail(m)
 		for part, s := range map[string]string{"text": e.Text, "html": e.HTML} {
@@ -191,8 +192,8 @@ func TestMailOffersNoDecisionWhereNoneIsAsked(t *testing.T) {
 			}
 		}
 	}
-	e := r.Mail(templates.Mail{Card: templatestest.Card(t, merge, "deciding"), Links: links, ActAs: "user:kevin"})
-	if !strings.Contains(e.Text, "Deny on the decision page: https://approvals.example/decide/1deny") ||
+	e := r.Mail(templates.Mail{Card: templatestest.Card(t, merge, "deciding"), Link: link, ActAs: "user:kevin"})
+	if !strings.Contains(e.Text, "Open the decision page (Deny): https://approvals.example/decide/1deny") ||
 		!strings.Contains(e.HTML, `href="https://approvals.example/decide/1deny"`) {
 		t.Errorf("a step's mail while a decision is on its way lost its link:\n%s", e.Text)
 	}

@@ -26,7 +26,7 @@ var htmlFuncs = htmltemplate.FuncMap{
 // emailColors are CSS colours by tone; fixed values, so trusting them as
 // CSS is safe.
 var emailColors = map[Tone]string{
-	TonePending:  "#b26a00",
+	TonePending:  "#945800", // 5.2:1 on the status line's #f4f4f5
 	ToneApproved: "#1e7b55",
 	ToneDenied:   "#b4173f",
 	ToneClosed:   "#5f5f5f",

@@ -51,8 +51,8 @@ type MailRequest struct {
 	// Member is the tenant user the address belongs to; "" for a list,
 	// which gets no links.
 	Member string
-	// Links are Member's decision links (MemberLinks).
-	Links []MailLink
+	// Link is Member's decision link (MemberLink); nil for none.
+	Link *MailLink
 	// Key names this mail (its outbox row): a repeat after a crash carries
 	// the same Message-ID.
 	Key string
@@ -64,24 +64,28 @@ type MailThread struct {
 	Last string // the Message-ID of their latest mail
 }
 
-// MailLink is one decision link.
+// MailLink is a member's decision link to one revision: it opens the
+// one page where they see the call and give any answer the tenant and
+// the call allow.
 type MailLink struct {
-	Action string // "approve" or "deny"
-	URL    string
+	// Approve: the page offered Approve beside Deny when the link was
+	// made, so the mail says both; the page judges again when opened.
+	Approve bool
+	URL     string
 }
 
 // DecisionLinks makes decision links; the decidepage package implements it.
 type DecisionLinks interface {
-	Links(req LinkRequest) []MailLink
+	Link(req LinkRequest) MailLink
 }
 
-// LinkRequest asks for one member's links to one revision.
+// LinkRequest asks for one member's link to one revision.
 type LinkRequest struct {
 	Tenant     string
 	ApprovalID string
 	Revision   int
 	Member     string
-	Actions    []string // "approve", "deny"
+	Approve    bool // the page offers Approve as things stand (MailLink.Approve)
 	Expires    time.Time
 }
 
@@ -232,9 +236,9 @@ func (s *Service) noteRow(row *store.Approval, d deciding, text string, now time
 		Target: d.User, Payload: body, NotBefore: now, Now: now}
 }
 
-// mailLinks is the member an address belongs to and their links: none for
+// mailLink is the member an address belongs to and their link: none for
 // no member, or a mail that asks nothing (an outcome, a note).
-func (s *Service) mailLinks(tenant *tenant.Tenant, card Card, kind, addr string) (string, []MailLink) {
+func (s *Service) mailLink(tenant *tenant.Tenant, card Card, kind, addr string) (string, *MailLink) {
 	if tenant == nil {
 		return "", nil
 	}
@@ -245,26 +249,25 @@ func (s *Service) mailLinks(tenant *tenant.Tenant, card Card, kind, addr string)
 	if kind != MailEscalation && kind != MailReask {
 		return m.User, nil
 	}
-	return m.User, MemberLinks(s.links, tenant, m, card)
+	return m.User, MemberLink(s.links, tenant, m, card)
 }
 
-// MemberLinks is the decision links m gets for the card, expiring at the
+// MemberLink is the decision link m gets for the card, expiring at the
 // deadline: none without a decision page, for a closed or superseded card,
-// or for a member or tenant that may not decide it by mail; Deny where the
-// tenant allows decisions by mail, Approve too where it allows approvals
-// and a click could approve (no typed confirmation). A decision in flight
-// keeps them: mail cannot be edited, and they are the way on should it fail.
-func MemberLinks(links DecisionLinks, tenant *tenant.Tenant, m tenant.Member, card Card) []MailLink {
+// or for a member or tenant that may not decide it on the page. One link
+// per member and revision opens the page that offers every answer the
+// tenant and the call allow: Deny where the tenant takes decisions on the
+// page, Approve too where it takes approvals and the call allows this
+// member's. A decision in flight keeps it: mail cannot be edited, and the
+// page is the way on should it fail.
+func MemberLink(links DecisionLinks, tenant *tenant.Tenant, m tenant.Member, card Card) *MailLink {
 	a := card.Approval
 	if links == nil || a == nil || tenant == nil || card.State != approval.StatePending || card.Superseded ||
 		!tenant.MailDecides(false) || !m.Role.CanDecide() ||
 		m.Email == "" || !refuse(tenant, m, a, false).IsZero() {
 		return nil
 	}
-	actions := []string{"deny"}
-	if tenant.MailDecides(true) && refuse(tenant, m, a, true).IsZero() {
-		actions = []string{"approve", "deny"}
-	}
+	approve := tenant.MailDecides(true) && refuse(tenant, m, a, true).IsZero()
 	expires := card.Frozen.Plan.Deadline
 	if expires.IsZero() && a.Deadline != nil {
 		expires = *a.Deadline
@@ -272,8 +275,9 @@ func MemberLinks(links DecisionLinks, tenant *tenant.Tenant, m tenant.Member, ca
 	if expires.IsZero() {
 		return nil // no deadline known: a link would never expire
 	}
-	return links.Links(LinkRequest{Tenant: card.Tenant, ApprovalID: a.ID, Revision: a.Revision,
-		Member: m.User, Actions: actions, Expires: expires})
+	l := links.Link(LinkRequest{Tenant: card.Tenant, ApprovalID: a.ID, Revision: a.Revision,
+		Member: m.User, Approve: approve, Expires: expires})
+	return &l
 }
 
 // Render is the mail r asks for in the templates' terms.
@@ -287,10 +291,8 @@ func (r MailRequest) Render() templates.Mail {
 	if r.Kind == MailEscalation && r.Step > 0 {
 		m.Why = templates.MailWhy(r.Waited, r.Step, r.Card.Frozen.Plan.Ladder)
 	}
-	for _, l := range r.Links {
-		m.Links = append(m.Links, templates.MailLink{Approve: l.Action == "approve", URL: l.URL})
-	}
-	if len(m.Links) > 0 {
+	if r.Link != nil {
+		m.Link = &templates.MailLink{Approve: r.Link.Approve, URL: r.Link.URL}
 		m.Expires = r.Card.Frozen.Plan.Deadline
 	}
 	return m
@@ -341,7 +343,7 @@ func (s *Service) sendMail(ctx context.Context, row *store.OutboxRow, p rowPaylo
 	}
 	req := MailRequest{To: row.Target, Kind: kind, Card: card, Step: p.Step, Waited: p.Waited, Note: p.Text,
 		Thread: mailThreadOf(posts, row.Target), Key: row.ID}
-	req.Member, req.Links = s.mailLinks(tenant, card, kind, row.Target)
+	req.Member, req.Link = s.mailLink(tenant, card, kind, row.Target)
 	id, err := mailer.Mail(ctx, req)
 	if err != nil {
 		return nil, err

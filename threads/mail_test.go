@@ -94,15 +94,15 @@ func TestMailIsOneConversationPerRecipient(t *testing.T) {
 			t.Errorf("step 2 mail to %s: kind %q step %d waited %v thread %+v", m.To, m.Kind, m.Step, m.Waited, m.Thread)
 		}
 	}
-	if leads[0].Member != "" || len(leads[0].Links) != 0 {
-		t.Errorf("a list address got member %q and links %v", leads[0].Member, leads[0].Links)
+	if leads[0].Member != "" || leads[0].Link != nil {
+		t.Errorf("a list address got member %q and link %v", leads[0].Member, leads[0].Link)
 	}
-	if kevin[0].Member != "user:kevin" || len(kevin[0].Links) != 1 || kevin[0].Links[0].Action != "deny" ||
-		!strings.HasPrefix(kevin[0].Links[0].URL, "https://approvals.example/decide/") {
-		t.Fatalf("kevin's links: member %q %+v", kevin[0].Member, kevin[0].Links)
+	if kevin[0].Member != "user:kevin" || kevin[0].Link == nil || kevin[0].Link.Approve ||
+		!strings.HasPrefix(kevin[0].Link.URL, "https://approvals.example/decide/") {
+		t.Fatalf("kevin's link (the tenant takes only denials on the page): member %q %+v", kevin[0].Member, kevin[0].Link)
 	}
-	checkLink(t, kevin[0].Links[0].URL, decidepage.Claims{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1,
-		Member: "user:kevin", Action: "deny"}, h.clock.Now())
+	checkLink(t, kevin[0].Link.URL, decidepage.Claims{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1,
+		Member: "user:kevin"}, h.clock.Now())
 
 	h.at(t, 4*time.Hour)
 	h.tick(t)
@@ -131,8 +131,8 @@ func TestMailIsOneConversationPerRecipient(t *testing.T) {
 		{leads[1], h.idOf(leads[0]), h.idOf(leads[0])},
 		{kevin[2], h.idOf(kevin[0]), h.idOf(kevin[1])},
 	} {
-		if x.m.Kind != threads.MailOutcome || x.m.Card.State != approval.StateApproved || len(x.m.Links) != 0 {
-			t.Errorf("outcome to %s: kind %q state %s links %v", x.m.To, x.m.Kind, x.m.Card.State, x.m.Links)
+		if x.m.Kind != threads.MailOutcome || x.m.Card.State != approval.StateApproved || x.m.Link != nil {
+			t.Errorf("outcome to %s: kind %q state %s link %v", x.m.To, x.m.Kind, x.m.Card.State, x.m.Link)
 		}
 		if x.m.Thread.Root != x.root || x.m.Thread.Last != x.last {
 			t.Errorf("outcome to %s answers %+v, want root %s last %s", x.m.To, x.m.Thread, x.root, x.last)
@@ -165,11 +165,11 @@ func TestReaskMailsTheNewRevision(t *testing.T) {
 		}
 	}
 	k := h.mailsTo("kevin@acme.example")[1]
-	if len(k.Links) != 1 {
-		t.Fatalf("kevin's reask links %+v", k.Links)
+	if k.Link == nil {
+		t.Fatal("kevin's reask has no link")
 	}
-	checkLink(t, k.Links[0].URL, decidepage.Claims{Tenant: "acme", ApprovalID: "a-merge1", Revision: 2,
-		Member: "user:kevin", Action: "deny"}, h.clock.Now())
+	checkLink(t, k.Link.URL, decidepage.Claims{Tenant: "acme", ApprovalID: "a-merge1", Revision: 2,
+		Member: "user:kevin"}, h.clock.Now())
 }
 
 // checkLink verifies a link's token and compares its claims (but the

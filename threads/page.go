@@ -44,14 +44,27 @@ type Page struct {
 	// the page shows none (closed, changed, expired) or Sending.
 	Card *templates.Card
 	// Decides: the call waits on the link's revision, the link has not
-	// expired, no decision is on its way, and the tenant takes the link's
-	// action by mail. Only then does the page send a POST on.
+	// expired, no decision is on its way, and the tenant takes the
+	// answer sent (ClickRequest.Action) on the page. Only then does the
+	// page send a POST on.
 	Decides bool
-	// Form: the page offers the decision and I'm looking, which holds
+	// Form: the page offers its answers and I'm looking, which holds
 	// the ladder for Pause; not to a member who may not decide a private
-	// chat's call.
+	// chat's call, nor to the job's own starter where the tenant forbids
+	// it.
 	Form  bool
 	Pause time.Duration
+	// Approve: the page offers Approve beside Deny. ApproveWhy says why
+	// it does not (the tenant takes only denials on the page, the call
+	// needs what a click cannot give, or the quorum would not count it).
+	Approve    bool
+	ApproveWhy say.Reason
+	// DenyFirst: Deny comes first and takes the focus
+	// (approval.DenyFirst); Destructive: Approve asks again, as chat does.
+	DenyFirst, Destructive bool
+	// Effect is the call's effect line, for the question Approve asks
+	// again.
+	Effect string
 	// ShowFirst: a content holder's Approve of a restricted call, which
 	// the page shows them first; its Approve carries the digest shown.
 	ShowFirst bool
@@ -112,18 +125,19 @@ func (s *Service) clickView(ctx context.Context, req ClickRequest) Clicked {
 	return Clicked{Tenant: row.Tenant, Page: p}
 }
 
-// livePage is the page of a link whose call waits on its revision.
+// livePage is the page of a link whose call waits on its revision: one
+// page for every answer the tenant and the call allow this member.
 func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.Approval, t *tenant.Tenant,
 	m tenant.Member, p *Page) Clicked {
-	approve := req.approves()
-	var mail say.Reason
+	approve := req.approves() // the answer a POST sends; a GET sends none
+	var page say.Reason
 	switch {
 	case !t.MailDecides(false):
-		mail = say.Reason{Kind: say.MailOff, Tenant: t.ID}
-	case !t.MailDecides(approve):
-		mail = say.Reason{Kind: say.MailDenyOnly, Tenant: t.ID}
+		page = say.Reason{Kind: say.MailOff, Tenant: t.ID}
+	case req.Link.Sending && approve && !t.MailDecides(true):
+		page = say.Reason{Kind: say.MailDenyOnly, Tenant: t.ID}
 	}
-	p.Decides = len(row.Deciding) == 0 && mail.IsZero()
+	p.Decides = len(row.Deciding) == 0 && page.IsZero()
 	if p.Decides && req.Link.Sending {
 		return Clicked{Tenant: row.Tenant, Page: p}
 	}
@@ -131,27 +145,48 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 	if err != nil {
 		return s.cardUnread(row, err)
 	}
-	p.Card, p.Title = card, c.Approval.Call.Function
-	uncounted := c.counts(m.User)
+	a := c.Approval
+	p.Card, p.Title = card, a.Call.Function
 	switch {
 	case len(row.Deciding) > 0:
 		p.Lead = say.Reason{Kind: say.PageInFlight, Message: card.Status}
-	case !mail.IsZero():
-		p.Lead = mail
-	case c.Approval.DecidedByContentHolders() && !m.Content:
-		p.Lead = say.Reason{Kind: say.FormPrivateChat, Tenant: req.Link.Tenant, User: m.User}
-	case approve && !uncounted.IsZero():
-		// An Approve the call's quorum would not count is not offered.
-		p.Lead = uncounted
+		return Clicked{Tenant: row.Tenant, Page: p}
+	case !page.IsZero():
+		p.Lead = page
+		return Clicked{Tenant: row.Tenant, Page: p}
+	}
+	if why := refuse(t, m, a, false); !why.IsZero() {
+		// A private chat's call to a member without the content
+		// permission, or the job's own starter where the tenant forbids
+		// it: no answer at all.
+		if why.Kind == say.PrivateChat {
+			why = say.Reason{Kind: say.FormPrivateChat, Tenant: req.Link.Tenant, User: m.User}
+		}
+		p.Lead = why
+		return Clicked{Tenant: row.Tenant, Page: p}
+	}
+	p.Form, p.Pause = true, c.Frozen.Plan.Pause()
+	p.DenyFirst, p.Destructive, p.Effect = a.DenyFirst(), a.Destructive(), card.Effect
+	switch {
+	case !t.MailDecides(true):
+		p.ApproveWhy = say.Reason{Kind: say.MailDenyOnly, Tenant: t.ID}
 	default:
-		p.Form, p.Pause = true, c.Frozen.Plan.Pause()
-		// A content holder never approves blind.
-		p.ShowFirst = approve && m.Content && c.Approval.ContentRestricted()
-		p.Lead = say.Reason{Kind: say.PageWaiting, Approve: approve}
-		if p.ShowFirst {
-			p.Lead = say.Reason{Kind: say.PageWaitingShown}
+		p.ApproveWhy = refuse(t, m, a, true)
+		switch p.ApproveWhy.Kind {
+		case say.TypedConfirm:
+			p.ApproveWhy.Kind = say.PageTyped
+		case say.ProtectedPaths:
+			p.ApproveWhy.Kind = say.PageProtected
+		}
+		if p.ApproveWhy.IsZero() {
+			// An Approve the call's quorum would not count is not offered.
+			p.ApproveWhy = c.counts(m.User)
 		}
 	}
+	p.Approve = p.ApproveWhy.IsZero()
+	// A content holder never approves blind.
+	p.ShowFirst = p.Approve && m.Content && a.ContentRestricted()
+	p.Lead = say.Reason{Kind: say.PageWaiting}
 	return Clicked{Tenant: row.Tenant, Page: p}
 }
 

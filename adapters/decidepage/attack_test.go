@@ -174,8 +174,8 @@ func TestAttackExpiryEdges(t *testing.T) {
 	p := newPage(t)
 	p.ingest("merge.json")
 	deadline := fixtureNow.Add(time.Hour + 700*time.Millisecond)
-	ls := p.links.Links(threads.LinkRequest{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1, Member: "user:kevin",
-		Actions: []string{"deny"}, Expires: deadline})
+	ls := []threads.MailLink{p.links.Link(threads.LinkRequest{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1, Member: "user:kevin",
+		Expires: deadline})}
 	link := p.local(ls[0].URL)
 	check := p.checkOf(link)
 	p.clock.Advance(time.Hour - time.Nanosecond)
@@ -195,8 +195,9 @@ func TestAttackExpiryEdges(t *testing.T) {
 }
 
 // TestAttackFormCheckIsBoundToItsLink: the check of one link does not
-// open another: another member's, another action's, another approval's,
-// another revision's. Nor does a check in the query string count.
+// open another: another member's, another approval's, another
+// revision's; nor does it send an answer the page does not have. Nor
+// does a check in the query string count.
 func TestAttackFormCheckIsBoundToItsLink(t *testing.T) {
 	p := newPage(t)
 	p.ingest("merge.json")
@@ -204,13 +205,13 @@ func TestAttackFormCheckIsBoundToItsLink(t *testing.T) {
 	kevinDeny := p.link("acme", "a-merge1", 1, "user:kevin", "deny")
 	check := p.checkOf(kevinDeny)
 	for name, other := range map[string]string{
-		"another member":   p.link("acme", "a-merge1", 1, "user:ada", "deny"),
-		"another action":   p.link("acme", "a-merge1", 1, "user:kevin", "approve"),
-		"another approval": p.link("acme", "a-refund1", 1, "user:kevin", "deny"),
+		"another member":    p.link("acme", "a-merge1", 1, "user:ada", "deny"),
+		"an unknown answer": kevinDeny,
+		"another approval":  p.link("acme", "a-refund1", 1, "user:kevin", "deny"),
 	} {
 		action := "deny"
-		if strings.HasSuffix(name, "action") {
-			action = "approve"
+		if name == "an unknown answer" {
+			action = "approve_all"
 		}
 		if a := p.post(other, url.Values{"check": {check}, "action": {action}}); a.status != http.StatusForbidden {
 			t.Errorf("%s: %d, want 403", name, a.status)
@@ -343,8 +344,8 @@ func TestAttackLinkActsAsItsMember(t *testing.T) {
 func TestAttackRedirectStaysUnderPublicURL(t *testing.T) {
 	p := attackPage(t, strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", "deny"), "https://tools.example/approvals", nil)
 	p.ingest("merge.json")
-	ls := p.links.Links(threads.LinkRequest{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1, Member: "user:kevin",
-		Actions: []string{"deny"}, Expires: fixtureNow.Add(time.Hour)})
+	ls := []threads.MailLink{p.links.Link(threads.LinkRequest{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1, Member: "user:kevin",
+		Expires: fixtureNow.Add(time.Hour)})}
 	public := ls[0].URL
 	if !strings.HasPrefix(public, "https://tools.example/approvals/decide/") {
 		t.Fatalf("link %s", public)
@@ -455,9 +456,9 @@ func TestAttackInjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, kind := range []string{threads.MailEscalation, threads.MailOutcome} {
-		req := threads.MailRequest{To: "kevin@acme.example", Kind: kind, Card: card, Member: "user:kevin",
-			Links: p.links.Links(threads.LinkRequest{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1, Member: "user:kevin",
-				Actions: []string{"deny"}, Expires: fixtureNow.Add(time.Hour)})}
+		l := p.links.Link(threads.LinkRequest{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1, Member: "user:kevin",
+			Expires: fixtureNow.Add(time.Hour)})
+		req := threads.MailRequest{To: "kevin@acme.example", Kind: kind, Card: card, Member: "user:kevin", Link: &l}
 		e := r.Mail(req.Render())
 		for _, bad := range []string{"<script", "<img"} {
 			if strings.Contains(strings.ToLower(e.HTML), bad) {

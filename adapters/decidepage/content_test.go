@@ -37,27 +37,37 @@ func TestDigestOnlyOnAContentHoldersPage(t *testing.T) {
 	}
 }
 
-// TestRestrictedApproveShowsTheCallFirst: a content holder's Approve
-// link of a restricted call shows them its arguments above the form, and
-// the form carries the digest shown; a post without it decides nothing
-// and shows the call again.
+// TestRestrictedApproveShowsTheCallFirst: a content holder's page of a
+// restricted call offers Approve only through Show the call to approve
+// it, a POST of the page's form (opening the page asks the backend
+// nothing); the call is then shown with the Approve that carries the
+// digest shown. An Approve posted without it decides nothing.
 func TestRestrictedApproveShowsTheCallFirst(t *testing.T) {
 	p := newPage(t)
 	p.ingest("private.json")
 	p.drain()
 	link := p.link("acme", "a-priv1", 1, "user:kevin", "approve")
 	page := p.get(link)
-	m := shownField.FindStringSubmatch(page.body)
-	if !strings.Contains(page.body, "bea.private@example.com") || m == nil || htmlUnescape(m[1]) != p.fake.Digest("a-priv1") {
-		t.Fatalf("kevin's Approve page does not show the call with its digest:\n%s", page.body)
+	if strings.Contains(page.body, "bea.private@example.com") || shownField.MatchString(page.body) ||
+		strings.Contains(page.body, `value="approve"`) || !strings.Contains(page.body, "Show the call to approve it") {
+		t.Fatalf("kevin's page shows the call or an Approve before he asked:\n%s", page.body)
+	}
+	if n := len(p.fake.Lookups()); n != 0 {
+		t.Fatalf("opening the page made %d look-ups", n)
 	}
 	blind := p.submit(link, nil)
-	if blind.status == http.StatusSeeOther || !strings.Contains(blind.body, "bea.private@example.com") {
+	if blind.status == http.StatusSeeOther || !strings.Contains(blind.body, "Show the call to approve it") {
 		t.Fatalf("an Approve without the content shown answered %d:\n%s", blind.status, blind.body)
 	}
 	p.drain()
 	if got := p.fake.Decisions(); len(got) != 0 {
 		t.Fatalf("decided blind: %+v", got)
+	}
+	shownPage := p.post(link, url.Values{"check": {p.checkOf(link)}, "action": {"arguments"}})
+	m := shownField.FindStringSubmatch(shownPage.body)
+	if shownPage.status != http.StatusOK || !strings.Contains(shownPage.body, "bea.private@example.com") || m == nil ||
+		htmlUnescape(m[1]) != p.fake.Digest("a-priv1") || !strings.Contains(shownPage.body, `name="action" value="approve"`) {
+		t.Fatalf("Show the call to approve it answered %d without the call, its digest or Approve:\n%s", shownPage.status, shownPage.body)
 	}
 	if a := p.submit(link, url.Values{"shown": {htmlUnescape(m[1])}}); a.status != http.StatusSeeOther {
 		t.Fatalf("the Approve with the content shown answered %d:\n%s", a.status, a.body)
@@ -98,10 +108,11 @@ func TestRestrictedApproveWithoutTheCallOffersNoForm(t *testing.T) {
 	p := newPage(t)
 	p.ingest("private.json")
 	p.fake.TamperArguments("a-priv1", []byte(`{"table":"customers","where":{"email":"mallory@example.com"}}`))
-	body := p.get(p.link("acme", "a-priv1", 1, "user:kevin", "approve")).body
-	if strings.Contains(body, "<form method=\"post\" style=\"margin:0 0 24px 0;padding") || strings.Contains(body, "mallory") ||
-		!strings.Contains(body, "cannot be approved here") {
-		t.Fatalf("the page:\n%s", body)
+	link := p.link("acme", "a-priv1", 1, "user:kevin", "approve")
+	a := p.post(link, url.Values{"check": {p.checkOf(link)}, "action": {"arguments"}})
+	if strings.Contains(a.body, `name="action" value="approve"`) || shownField.MatchString(a.body) || strings.Contains(a.body, "mallory") ||
+		!strings.Contains(a.body, "cannot be approved here") {
+		t.Fatalf("the page:\n%s", a.body)
 	}
 }
 

@@ -30,7 +30,7 @@ func TestAPostArrivedBeforeTheDeadlineIsNotBeatenByIt(t *testing.T) {
 	if m == nil {
 		t.Fatal("the page has no form")
 	}
-	form := url.Values{"check": {htmlUnescape(m[1])}, "action": {"approve"}}.Encode()
+	form := url.Values{"check": {htmlUnescape(m[1])}, "action": {"approve"}, "again": {"yes"}}.Encode()
 	deadline := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC) // the request's, 24 h after it
 	p.clock.Advance(deadline.Add(-5 * time.Millisecond).Sub(p.clock.Now()))
 	answered := make(chan int, 1)

@@ -158,10 +158,13 @@ func TestArgumentLookupsAreLimitedPerMember(t *testing.T) {
 		strings.Contains(over.body, "bea.private@example.com") || !strings.Contains(over.body, "try again in "+wait+" s") {
 		t.Fatalf("over the limit: %d, Retry-After %q:\n%s", over.status, over.header.Get("Retry-After"), over.body)
 	}
-	approve := p.get(p.link("acme", "a-priv1", 1, "user:kevin", "approve"))
+	// Show the call to approve it is the same look-up, within the same
+	// limit.
+	approveLink := p.link("acme", "a-priv1", 1, "user:kevin", "approve")
+	approve := p.post(approveLink, url.Values{"check": {p.checkOf(approveLink)}, "action": {"arguments"}})
 	if approve.status != http.StatusTooManyRequests || approve.header.Get("Retry-After") != wait ||
 		strings.Contains(approve.body, `value="approve"`) || strings.Contains(approve.body, "bea.private@example.com") {
-		t.Fatalf("the restricted Approve page over the limit: %d, Retry-After %q:\n%s", approve.status, approve.header.Get("Retry-After"), approve.body)
+		t.Fatalf("Show the call to approve it over the limit: %d, Retry-After %q:\n%s", approve.status, approve.header.Get("Retry-After"), approve.body)
 	}
 	if got := p.fake.Lookups(); len(got) != decidepage.LookupBurst {
 		t.Fatalf("over the limit the backend was asked %d times, want %d", len(got), decidepage.LookupBurst)

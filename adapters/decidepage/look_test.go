@@ -30,7 +30,7 @@ func TestLookingFromThePage(t *testing.T) {
 	}
 	for name, form := range map[string]url.Values{
 		"no check":         {"action": {"look"}},
-		"another's check":  {"check": {p.checkOf(p.link("acme", "a-merge1", 1, "user:ada", "deny"))}, "action": {"look"}},
+		"another's check":  {"check": {p.checkOf(p.link("acme", "a-merge1", 1, "user:noc", "deny"))}, "action": {"look"}},
 		"a check altered":  {"check": {flip(p.checkOf(link))}, "action": {"look"}},
 		"the check in URL": nil,
 	} {

@@ -2,23 +2,27 @@
 // to: a member who was mailed can decide a call there without any chat.
 //
 // A link is a signed token (token.go) bound to the approval, its
-// revision, the member and the action, expiring at the deadline; the
-// page checks its signature and expiry, and threads.Click (ClickView)
-// all the rest: what the page may show and offer. Opening it (GET) only
-// shows: the card as the mail shows it, the approval's state and whom
-// the person acts as, so a mail scanner that opens every link decides
-// nothing. The decision is a POST from the page's own form,
-// checked by the same rules as a chat click (threads.Click: member,
-// role, self-approval, superseded revision, typed confirmation), recorded
-// before the page answers, and sent to the backend with via.surface
-// "email"; the page then shows the outcome as the backend answers it.
-// Beside the decision the page offers I'm looking, as a chat card does
-// (threads.Click too: the ladder's next steps wait while the member
-// looks), again only as a POST from its own form with its form check,
-// and to a member with the content permission the call's full
-// arguments, looked up at the job backend as them: a POST of the same
-// form kind too, since a scanner follows links inside pages as well, and
-// limited per member (limit.go).
+// revision and the member, expiring at the deadline: one link per member
+// and revision, whose page offers every answer the tenant and the call
+// allow. The page checks its signature and expiry, and threads.Click
+// (ClickView) all the rest: what the page may show and offer. Opening it
+// (GET) only shows: the card as the mail shows it, the approval's state
+// and whom the person acts as, so a mail scanner that opens every link
+// decides nothing and asks the job backend nothing. The call comes
+// first, its answers after it: Deny and Approve, each a button of the
+// page's own form, POSTed with its form check and checked by the same
+// rules as a chat click (threads.Click: member, role, self-approval,
+// superseded revision, typed confirmation), recorded before the page
+// answers, and sent to the backend with via.surface "email"; the page
+// then shows the outcome as the backend answers it. A destructive call's
+// Approve asks again first, as chat does. Beside the answers the page
+// offers I'm looking, as a chat card does (threads.Click too: the
+// ladder's next steps wait while the member looks), and to a member with
+// the content permission the call's full arguments, looked up at the job
+// backend as them: a POST of the same form kind too, since a scanner
+// follows links inside pages as well, and limited per member (limit.go).
+// A content holder approves a restricted call only once the page has
+// shown it to them that way.
 //
 // A link lives as long as the approval waits on the revision its mail
 // showed: once the approval is closed, past its deadline, or asked again
@@ -92,15 +96,12 @@ func NewLinks(publicURL string, secrets []string) (*Links, error) {
 	return &Links{base: strings.TrimRight(publicURL, "/"), signer: signer}, nil
 }
 
-// Links makes one link per action asked, in the order asked.
-func (l *Links) Links(req threads.LinkRequest) []threads.MailLink {
-	out := make([]threads.MailLink, 0, len(req.Actions))
-	for _, action := range req.Actions {
-		tok := l.signer.Sign(Claims{Tenant: req.Tenant, ApprovalID: req.ApprovalID, Revision: req.Revision,
-			Member: req.Member, Action: action, Expires: req.Expires})
-		out = append(out, threads.MailLink{Action: action, URL: l.base + Path + tok})
-	}
-	return out
+// Link makes the member's one link to the revision: its page offers
+// every answer the tenant and the call allow when it is opened.
+func (l *Links) Link(req threads.LinkRequest) threads.MailLink {
+	tok := l.signer.Sign(Claims{Tenant: req.Tenant, ApprovalID: req.ApprovalID, Revision: req.Revision,
+		Member: req.Member, Expires: req.Expires})
+	return threads.MailLink{Approve: req.Approve, URL: l.base + Path + tok}
 }
 
 // Options configure New.
@@ -197,7 +198,7 @@ type link struct {
 // open checks the token and asks threads what its page shows (sending:
 // without the card, which a POST that decides does not show). When the
 // link opens no page it writes the page that says why and returns nil.
-func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string, sending bool) *link {
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string, sending bool, answer string) *link {
 	c, err := h.signer.Verify(token, h.now())
 	if errors.Is(err, ErrMalformed) {
 		h.log.Info("decision link refused", "reason", "malformed or altered", "remote", r.RemoteAddr)
@@ -205,7 +206,7 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string, sen
 		return nil
 	}
 	l := &link{token: token, claims: c, expired: errors.Is(err, ErrExpired)}
-	out := h.service.Click(r.Context(), l.viewing(sending))
+	out := h.service.Click(r.Context(), l.viewing(sending, answer))
 	if out.Page == nil {
 		h.page(w, notOpened(out), titled(out.Reason))
 		return nil
@@ -214,10 +215,11 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string, sen
 	return l
 }
 
-// viewing is the click that opens the link's page.
-func (l *link) viewing(sending bool) threads.ClickRequest {
+// viewing is the click that opens the link's page; answer is what a
+// POST that decides sends (ActionApprove or ActionDeny), "" for a GET.
+func (l *link) viewing(sending bool, answer string) threads.ClickRequest {
 	kind := templates.ActionDeny
-	if l.claims.Action == ActionApprove {
+	if answer == ActionApprove {
 		kind = templates.ActionApprove
 	}
 	return threads.ClickRequest{Do: threads.ClickView,
@@ -240,7 +242,7 @@ func notOpened(out threads.Clicked) int {
 // again is the link's page read afresh, after a click that recorded
 // nothing: the card as it stands now.
 func (h *Handler) again(ctx context.Context, l *link) (view, int) {
-	out := h.service.Click(ctx, l.viewing(false))
+	out := h.service.Click(ctx, l.viewing(false, ""))
 	if out.Page == nil {
 		return titled(out.Reason), notOpened(out)
 	}
@@ -253,7 +255,7 @@ func (h *Handler) again(ctx context.Context, l *link) (view, int) {
 // shows first (view). The full arguments are the page's own form's
 // (showArguments); a query string asks nothing.
 func (h *Handler) show(w http.ResponseWriter, r *http.Request, token string) {
-	l := h.open(w, r, token, false)
+	l := h.open(w, r, token, false, "")
 	if l == nil {
 		return
 	}
@@ -262,11 +264,12 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request, token string) {
 }
 
 // showArguments answers a POST of the page's Show the call's full
-// arguments: the page again, with the call's full arguments looked up at
-// the backend as the link's member and checked against the card's
-// digest, as Show all arguments and Show details answer in chat. Only
-// while the link decides and the page offers the form, only to a member
-// with the content permission, and within the member's limit.
+// arguments (and of a restricted call's Show the call to approve it):
+// the page again, with the call's full arguments looked up at the
+// backend as the link's member and checked against the card's digest,
+// as Show all arguments and Show details answer in chat. Only while the
+// link decides and the page offers its answers, only to a member with
+// the content permission, and within the member's limit.
 func (h *Handler) showArguments(w http.ResponseWriter, r *http.Request, l *link) {
 	v, status := h.view(r.Context(), l)
 	switch {
@@ -276,13 +279,32 @@ func (h *Handler) showArguments(w http.ResponseWriter, r *http.Request, l *link)
 	case !l.page.Content:
 		v.Lead = say.Reason{Kind: say.FormNoContent, Tenant: l.claims.Tenant, User: l.page.User}.String()
 		status = http.StatusForbidden
-	case v.ArgumentsForm != "": // offered only where the page shows no arguments yet
-		v.Arguments = h.arguments(r.Context(), l)
-		if v.Arguments.RetryAfter > 0 {
+	case v.Answers != nil:
+		if h.withArguments(r.Context(), l, &v) {
 			status = http.StatusTooManyRequests
 		}
 	}
 	h.page(w, status, v)
+}
+
+// withArguments puts the call's full arguments on v, and for a
+// restricted call's content holder the Approve that carries the digest
+// shown. It reports whether the member is over their look-up limit.
+func (h *Handler) withArguments(ctx context.Context, l *link, v *view) bool {
+	v.Arguments, v.ArgumentsForm = h.arguments(ctx, l), ""
+	if v.Arguments.Refusal != "" {
+		if v.Answers.ShowToApprove {
+			v.Lead = say.Reason{Kind: say.FormNotShown, Message: v.Arguments.Refusal}.String()
+		}
+		return v.Arguments.RetryAfter > 0
+	}
+	if v.Answers.ShowToApprove {
+		// The page shows the call, checked against the approval's
+		// digests, and its Approve carries the digest shown.
+		v.Answers.ShowToApprove, v.Answers.Approve, v.Answers.Shown = false, true, v.Arguments.Digest
+		v.Lead = say.Reason{Kind: say.PageWaitingShown}.String()
+	}
+	return false
 }
 
 // arguments is what the backend shows the link's member of the call,
@@ -316,11 +338,13 @@ type shown struct {
 	RetryAfter                  time.Duration
 }
 
-// view lays out the page threads gave for the link: the card, the state,
-// and the forms it offers.
-func (h *Handler) view(ctx context.Context, l *link) (view, int) {
-	p, c := l.page, l.claims
-	v := view{Title: p.Title, Lead: p.Lead.String(), ActAs: p.User + " (" + p.Email + ")", Action: c.Action}
+// view lays out the page threads gave for the link: the call first,
+// then its answers. It asks the backend nothing: the full arguments are
+// the page's own form's (showArguments), also for a restricted call's
+// Approve, so a scanner that opens the link causes no look-up.
+func (h *Handler) view(_ context.Context, l *link) (view, int) {
+	p := l.page
+	v := view{Title: p.Title, Lead: p.Lead.String(), ActAs: p.User + " (" + p.Email + ")"}
 	if p.Card != nil {
 		v.Card = h.render.CardHTML(*p.Card)
 	}
@@ -329,38 +353,29 @@ func (h *Handler) view(ctx context.Context, l *link) (view, int) {
 		return v, http.StatusGone
 	case say.PageInFlight:
 		v.Refresh = true
-	case say.MailOff, say.MailDenyOnly, say.FormPrivateChat:
+	case say.MailOff, say.MailDenyOnly, say.FormPrivateChat, say.OwnJob:
 		return v, http.StatusForbidden
 	}
 	if !p.Form {
 		return v, http.StatusOK
 	}
-	v.Form = &form{Check: h.signer.FormCheck(l.token), Approve: c.Action == ActionApprove, ReasonMax: threads.MaxComment}
-	if p.ShowFirst {
-		// The page shows the call (its arguments, a changeset's files
-		// and patch), checked against the approval's digests, and its
-		// Approve carries the digest shown. Without it, no Approve.
-		v.Arguments = h.arguments(ctx, l)
-		if v.Arguments.Refusal != "" {
-			v.Lead = say.Reason{Kind: say.FormNotShown, Message: v.Arguments.Refusal}.String()
-			v.Form = nil
-			if v.Arguments.RetryAfter > 0 {
-				return v, http.StatusTooManyRequests
-			}
-			return v, http.StatusOK
-		}
-		v.Form.Shown = v.Arguments.Digest
+	check := h.signer.FormCheck(l.token)
+	v.Answers = &answers{Check: check, Approve: p.Approve && !p.ShowFirst, ShowToApprove: p.Approve && p.ShowFirst,
+		DenyFirst: p.DenyFirst, ReasonMax: threads.MaxComment}
+	if !p.Approve {
+		v.Answers.ApproveWhy = p.ApproveWhy.String()
 	}
-	v.Look = &lookForm{Check: v.Form.Check, Pause: ladder.FormatDuration(p.Pause)}
-	if p.Content && v.Arguments == nil {
-		v.ArgumentsForm = v.Form.Check
+	v.Look = &lookForm{Check: check, Pause: ladder.FormatDuration(p.Pause)}
+	if p.Content && !v.Answers.ShowToApprove {
+		v.ArgumentsForm = check
 	}
 	return v, http.StatusOK
 }
 
-// decide answers a POST from the page's form: it records the decision
-// through threads before it answers, then sends the person to the page,
-// which shows the decision on its way and then the outcome.
+// decide answers a POST from the page's form: it records the answer
+// pressed through threads before it answers, then sends the person to
+// the page, which shows the decision on its way and then the outcome.
+// The Approve of a destructive call asks again first, as chat does.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if mt := r.Header.Get("Content-Type"); !strings.HasPrefix(mt, "application/x-www-form-urlencoded") {
@@ -378,7 +393,11 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	}
 	fromForm := h.signer.CheckForm(token, r.PostForm.Get("check"))
 	action := r.PostForm.Get("action")
-	l := h.open(w, r, token, !fromForm || action != actionArguments)
+	answer := ""
+	if fromForm && (action == ActionApprove || action == ActionDeny) {
+		answer = action
+	}
+	l := h.open(w, r, token, !fromForm || action != actionArguments, answer)
 	if l == nil {
 		return
 	}
@@ -390,7 +409,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		h.showArguments(w, r, l)
 		return
 	}
-	if !fromForm || action != l.claims.Action {
+	if answer == "" {
 		h.log.Info("decision page: a POST not from the page's form", "approval_id", l.claims.ApprovalID, "member", l.claims.Member)
 		h.page(w, http.StatusForbidden, titled(say.Reason{Kind: say.FormNotOwn}))
 		return
@@ -404,17 +423,24 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		return
 	}
 	reason := strings.TrimSpace(r.PostForm.Get("reason"))
-	if l.claims.Action == ActionApprove {
-		reason = ""
-	}
+	shown := shownDigest(r.PostForm.Get("shown"), answer)
 	if utf8.RuneCountInString(reason) > threads.MaxComment {
 		v, _ := h.again(r.Context(), l)
 		v.Lead = say.Reason{Kind: say.FormTooLong, Count: threads.MaxComment}.String()
-		if v.Form != nil {
-			v.Form.Reason = reason
+		if v.Answers != nil {
+			v.Answers.Reason = reason
 		}
 		h.page(w, http.StatusUnprocessableEntity, v)
 		return
+	}
+	if answer == ActionApprove && r.PostForm.Get("again") != "yes" {
+		// A destructive call's Approve asks again on the page, as chat
+		// does: the page reads the call (nothing is recorded) and, for a
+		// destructive one, answers with the question.
+		if v, status, ask := h.askAgain(r.Context(), l, reason, shown); ask {
+			h.page(w, status, v)
+			return
+		}
 	}
 	// The decision is received once the form is read and checked: the
 	// deadline judges it by then.
@@ -423,34 +449,34 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	ctx, cancel := rc.Bound(r.Context())
 	defer cancel()
 	kind := templates.ActionDeny
-	if l.claims.Action == ActionApprove {
+	if answer == ActionApprove {
 		kind = templates.ActionApprove
 	}
 	req := l.click(threads.ClickRecord, kind)
-	req.Comment, req.ReceivedAt = reason, rc.At
-	req.ShownDigest = shownDigest(r.PostForm.Get("shown"), l.claims.Action)
+	req.Comment, req.ReceivedAt, req.ShownDigest = reason, rc.At, shown
 	res := h.service.Click(ctx, req)
 	log := h.log.With("tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID, "member", l.claims.Member,
-		"action", l.claims.Action)
+		"action", answer)
 	switch {
 	case res.Retry:
 		log.Error("decision page: record a decision", "why", res.Reason.String())
 		v, _ := h.again(context.WithoutCancel(r.Context()), l)
 		v.Lead = say.FormNotRecorded.Text()
-		if v.Form != nil {
-			v.Form.Reason = reason
+		if v.Answers != nil {
+			v.Answers.Reason = reason
 		}
 		h.page(w, http.StatusServiceUnavailable, v)
 	case res.Reveal:
 		// Nothing was recorded: the form did not carry the content it
-		// showed. The page shows it now, with the Approve that decides.
+		// showed. The page offers to show it now, with the Approve that
+		// decides.
 		log.Info("decision page: approval of a restricted call not shown first")
 		v, status := h.again(r.Context(), l)
 		h.page(w, status, v)
 	case !res.Sent:
 		log.Info("decision page: decision refused", "why", res.Reason.String())
 		v, _ := h.again(r.Context(), l)
-		v.Lead, v.Form, v.Look, v.ArgumentsForm = res.Reason.String(), nil, nil, ""
+		v.Lead, v.Answers, v.Look, v.ArgumentsForm = res.Reason.String(), nil, nil, ""
 		h.page(w, http.StatusConflict, v)
 	default:
 		log.Info("decision page: decision recorded")
@@ -461,6 +487,22 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		w.Header().Set("Location", token)
 		w.WriteHeader(http.StatusSeeOther)
 	}
+}
+
+// askAgain is the page that asks again before a destructive call's
+// Approve is sent, with the comment and the digest shown carried on;
+// ask is false for a call that needs no second question.
+func (h *Handler) askAgain(ctx context.Context, l *link, reason, shown string) (v view, status int, ask bool) {
+	v, status = h.again(ctx, l)
+	if !l.page.Destructive || v.Answers == nil || !(v.Answers.Approve || v.Answers.ShowToApprove) {
+		return v, status, false
+	}
+	question := templates.VisibleLine(l.page.Title) + " is " + l.page.Effect + ". Approve it?"
+	v.Lead = say.Reason{Kind: say.PageAskAgain, Message: question}.String()
+	v.Answers.AskAgain, v.Answers.Approve, v.Answers.ShowToApprove = true, true, false
+	v.Answers.Reason, v.Answers.Shown, v.Answers.Cancel = reason, shown, l.token
+	v.Look, v.ArgumentsForm = nil, ""
+	return v, http.StatusOK, true
 }
 
 // shownDigest is the digest an Approve form says the page showed, kept
@@ -522,27 +564,38 @@ func (l *link) click(do threads.ClickDo, kind templates.ActionKind) threads.Clic
 
 // view is what one page shows.
 type view struct {
-	Title  string
-	Lead   string
-	ActAs  string
-	Action string
-	Card   template.HTML
-	Form   *form
-	// Look is the page's I'm looking, offered with the decision form.
+	Title string
+	Lead  string
+	ActAs string
+	Card  template.HTML
+	// Answers is the page's answers, offered while the link decides.
+	Answers *answers
+	// Look is the page's I'm looking, offered with the answers.
 	Look    *lookForm
 	Refresh bool // a decision is on its way: look again shortly
 	// ArgumentsForm offers the full arguments to a member with the
 	// content permission, as a POST of the page's form with this check;
-	// Arguments is them, when asked (or shown with a restricted call's
-	// Approve).
+	// Arguments is them, when asked.
 	ArgumentsForm string
 	Arguments     *shown
 }
 
-// form is the decision form: the button, and for Deny a reason.
-type form struct {
-	Check     string
-	Approve   bool
+// answers is the answer bar: Deny always, Approve where the tenant and
+// the call allow it, each with the comment, all in one form.
+type answers struct {
+	Check string
+	// Approve: Approve is offered. ShowToApprove: it is offered once the
+	// page has shown the call (a restricted call to a content holder),
+	// through a button that shows it. ApproveWhy: why neither is.
+	Approve, ShowToApprove bool
+	ApproveWhy             string
+	// DenyFirst: Deny comes first and takes the focus.
+	DenyFirst bool
+	// AskAgain: the second question of a destructive call's Approve;
+	// Cancel is the page's own address, which keeps it as it was.
+	AskAgain bool
+	Cancel   string
+	// Reason is the comment as typed, kept across a refusal.
 	Reason    string
 	ReasonMax int
 	// Shown is the digest of the arguments the page showed with its

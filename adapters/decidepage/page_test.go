@@ -76,6 +76,8 @@ type page struct {
 	clock *clockwork.FakeClock
 	links *decidepage.Links
 	store store.Store
+	// answers is the answer submit presses on each link's page.
+	answers map[string]string
 }
 
 // The fixtures' instant: the service runs on a fake clock set to it, so
@@ -186,12 +188,18 @@ func (p *page) drain() {
 	}
 }
 
-// link is the URL of a link as threads would mail it.
-func (p *page) link(tenant, id string, revision int, member, action string) string {
+// link is the URL of a member's link as threads would mail it; submit
+// presses answer ("approve" or "deny") on its page.
+func (p *page) link(tenant, id string, revision int, member, answer string) string {
 	p.t.Helper()
-	ls := p.links.Links(threads.LinkRequest{Tenant: tenant, ApprovalID: id, Revision: revision, Member: member,
-		Actions: []string{action}, Expires: fixtureNow.Add(24 * time.Hour)})
-	return p.local(ls[0].URL)
+	l := p.links.Link(threads.LinkRequest{Tenant: tenant, ApprovalID: id, Revision: revision, Member: member,
+		Expires: fixtureNow.Add(24 * time.Hour)})
+	u := p.local(l.URL)
+	if p.answers == nil {
+		p.answers = map[string]string{}
+	}
+	p.answers[u] = answer
+	return u
 }
 
 // local points a link's path at the test server.
@@ -233,7 +241,9 @@ func (p *page) get(link string) answer { return p.do(http.MethodGet, link, "", "
 
 var checkField = regexp.MustCompile(`name="check" value="([^"]+)"`)
 
-// submit opens the page and posts its form, as a browser does.
+// submit opens the page and presses the link's answer (p.link), as a
+// browser does; an Approve the page asks again (a destructive call's) it
+// presses again.
 func (p *page) submit(link string, extra url.Values) answer {
 	p.t.Helper()
 	a := p.get(link)
@@ -242,15 +252,16 @@ func (p *page) submit(link string, extra url.Values) answer {
 		p.t.Fatalf("the page has no form (%d):\n%s", a.status, a.body)
 	}
 	form := url.Values{"check": {htmlUnescape(m[1])}}
-	action := "deny"
-	if strings.Contains(a.body, `name="action" value="approve"`) {
-		action = "approve"
-	}
-	form.Set("action", action)
+	form.Set("action", cmp.Or(p.answers[link], "deny"))
 	for k, v := range extra {
 		form[k] = v
 	}
-	return p.do(http.MethodPost, link, "application/x-www-form-urlencoded", form.Encode())
+	out := p.do(http.MethodPost, link, "application/x-www-form-urlencoded", form.Encode())
+	if out.status == http.StatusOK && strings.Contains(out.body, `name="again" value="yes"`) {
+		form.Set("again", "yes")
+		out = p.do(http.MethodPost, link, "application/x-www-form-urlencoded", form.Encode())
+	}
+	return out
 }
 
 func htmlUnescape(s string) string {
@@ -353,7 +364,7 @@ func TestSecondPostSendsNothing(t *testing.T) {
 	p := newPage(t)
 	p.ingest("merge.json")
 	link := p.link("acme", "a-merge1", 1, "user:kevin", "approve")
-	form := url.Values{"check": {htmlUnescape(checkField.FindStringSubmatch(p.get(link).body)[1])}, "action": {"approve"}}
+	form := url.Values{"check": {htmlUnescape(checkField.FindStringSubmatch(p.get(link).body)[1])}, "action": {"approve"}, "again": {"yes"}}
 	post := func() answer { return p.do(http.MethodPost, link, "application/x-www-form-urlencoded", form.Encode()) }
 	if a := post(); a.status != http.StatusSeeOther {
 		t.Fatalf("first POST %d:\n%s", a.status, a.body)
@@ -416,8 +427,8 @@ func TestRefusalsSendNothing(t *testing.T) {
 		}, status: http.StatusForbidden, says: "not one this bot made"},
 		{name: "a foreign bot's token", do: func(p *page) answer {
 			other, _ := decidepage.NewLinks("https://approvals.example", []string{otherSecret})
-			l := other.Links(threads.LinkRequest{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1, Member: "user:kevin",
-				Actions: []string{"approve"}, Expires: fixtureNow.Add(time.Hour)})
+			l := []threads.MailLink{other.Link(threads.LinkRequest{Tenant: "acme", ApprovalID: "a-merge1", Revision: 1, Member: "user:kevin",
+				Expires: fixtureNow.Add(time.Hour)})}
 			return p.get(p.local(l[0].URL))
 		}, status: http.StatusForbidden, says: "not one this bot made"},
 		{name: "expired", do: func(p *page) answer {
@@ -443,10 +454,10 @@ func TestRefusalsSendNothing(t *testing.T) {
 		{name: "no form check", do: func(p *page) answer {
 			return post(p, kevinApprove(p), url.Values{"action": {"approve"}})
 		}, status: http.StatusForbidden, says: "did not come from the page"},
-		{name: "the other action", do: func(p *page) answer {
+		{name: "an answer the page lacks", do: func(p *page) answer {
 			l := kevinApprove(p)
 			m := checkField.FindStringSubmatch(p.get(l).body)
-			return post(p, l, url.Values{"check": {htmlUnescape(m[1])}, "action": {"deny"}})
+			return post(p, l, url.Values{"check": {htmlUnescape(m[1])}, "action": {"approve_all"}})
 		}, status: http.StatusForbidden, says: "did not come from the page"},
 		{name: "a viewer", do: func(p *page) answer {
 			return p.get(p.link("acme", "a-merge1", 1, "user:vic", "deny"))
@@ -455,7 +466,11 @@ func TestRefusalsSendNothing(t *testing.T) {
 			return p.get(p.link("acme", "a-merge1", 1, "user:gone", "deny"))
 		}, status: http.StatusForbidden, says: "may no longer decide"},
 		{name: "self-approval", do: func(p *page) answer {
-			return p.submit(p.link("acme", "a-merge1", 1, "user:ada", "approve"), nil)
+			return p.get(p.link("acme", "a-merge1", 1, "user:ada", "approve"))
+		}, status: http.StatusForbidden, says: "forbids deciding your own job"},
+		{name: "self-approval, a form forged", do: func(p *page) answer {
+			l := p.link("acme", "a-merge1", 1, "user:ada", "approve")
+			return post(p, l, url.Values{"check": {formCheck(t, l)}, "action": {"approve"}, "again": {"yes"}})
 		}, status: http.StatusConflict, says: "forbids deciding your own job"},
 		{name: "typed confirmation: only Deny", setup: func(p *page) { p.ingest("refund.json") }, do: func(p *page) answer {
 			return p.submit(p.link("acme", "a-refund1", 1, "user:kevin", "approve"), nil)
@@ -481,13 +496,17 @@ func TestRefusalsSendNothing(t *testing.T) {
 	}
 	// The tenant's setting as configured now rules, not the one the
 	// mail was sent under.
-	for _, setting := range []string{tenant.EmailDecisionsDeny, tenant.EmailDecisionsOff} {
-		cases = append(cases, tc{name: "an approve link where the tenant now allows " + setting, emailDecisions: setting,
-			do: func(p *page) answer { return p.get(kevinApprove(p)) }, status: http.StatusForbidden, says: "by mail"})
-	}
-	cases = append(cases, tc{name: "a deny link where the tenant now allows none", emailDecisions: tenant.EmailDecisionsOff,
+	cases = append(cases, tc{name: "the page where the tenant now takes only denials", emailDecisions: tenant.EmailDecisionsDeny,
+		do: func(p *page) answer { return p.get(kevinApprove(p)) }, status: http.StatusOK, says: "takes only denials on this page",
+		keepsForm: true})
+	cases = append(cases, tc{name: "an approve where the tenant now takes only denials", emailDecisions: tenant.EmailDecisionsDeny,
+		do: func(p *page) answer {
+			l := kevinApprove(p)
+			return post(p, l, url.Values{"check": {p.checkOf(l)}, "action": {"approve"}, "again": {"yes"}})
+		}, status: http.StatusForbidden, says: "takes only denials on this page"})
+	cases = append(cases, tc{name: "the page where the tenant now takes none", emailDecisions: tenant.EmailDecisionsOff,
 		do:     func(p *page) answer { return p.get(p.link("acme", "a-merge1", 1, "user:kevin", "deny")) },
-		status: http.StatusForbidden, says: "no longer takes decisions by mail"})
+		status: http.StatusForbidden, says: "no longer takes decisions on this page"})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := newPageWith(t, cmp.Or(c.emailDecisions, tenant.EmailDecisionsApprove))
@@ -550,10 +569,11 @@ func TestGoldenPages(t *testing.T) {
 	p := newPage(t)
 	p.ingest("merge.json")
 	approve := p.link("acme", "a-merge1", 1, "user:kevin", "approve")
+	check := p.checkOf(approve)
 	pages := map[string]string{
-		"approve.html":  p.get(approve).body,
-		"deny.html":     p.get(p.link("acme", "a-merge1", 1, "user:kevin", "deny")).body,
-		"bad-link.html": p.get(p.srv.URL + decidepage.Path + "1e30." + strings.Repeat("A", 43)).body,
+		"waiting.html":   p.get(approve).body,
+		"ask-again.html": p.post(approve, url.Values{"check": {check}, "action": {"approve"}, "reason": {"release is out"}}).body,
+		"bad-link.html":  p.get(p.srv.URL + decidepage.Path + "1e30." + strings.Repeat("A", 43)).body,
 	}
 	p.submit(approve, nil)
 	p.drain()
@@ -586,7 +606,9 @@ func TestArgumentsOnlyWithTheContentPermission(t *testing.T) {
 		t.Fatal("the fixture has no string argument to look for")
 	}
 	kevin := p.link("acme", "a-priv1", 1, "user:kevin", "deny")
-	if body := p.get(kevin).body; !strings.Contains(body, `id="show-arguments"`) || strings.Contains(body, value) {
+	// A restricted call: kevin's look-up is Show the call to approve it,
+	// the same POST.
+	if body := p.get(kevin).body; !strings.Contains(body, `id="show-to-approve"`) || strings.Contains(body, value) {
 		t.Fatalf("kevin's page before he asks:\n%s", body)
 	}
 	if body := p.get(kevin + "?arguments").body; strings.Contains(body, value) {
@@ -601,7 +623,8 @@ func TestArgumentsOnlyWithTheContentPermission(t *testing.T) {
 	}
 	noc := p.link("acme", "a-priv1", 1, "user:noc", "deny")
 	for _, l := range []string{noc, noc + "?arguments"} {
-		if body := p.get(l).body; strings.Contains(body, value) || strings.Contains(body, "show-arguments") {
+		if body := p.get(l).body; strings.Contains(body, value) || strings.Contains(body, "show-arguments") ||
+			strings.Contains(body, "show-to-approve") {
 			t.Errorf("a member without the content permission sees the arguments at %s:\n%s", l, body)
 		}
 	}

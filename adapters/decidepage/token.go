@@ -11,7 +11,10 @@ import (
 	"time"
 )
 
-// Actions a link may carry.
+// Answers a page's form may send. A link made today names none: it
+// opens the one page of its member and revision, which offers every
+// answer the tenant and the call allow. Links mailed by earlier releases
+// name one (approve or deny) and open the same page.
 const (
 	ActionApprove = "approve"
 	ActionDeny    = "deny"
@@ -21,12 +24,15 @@ const (
 // revision of which approval, until when. The link is the person's only
 // credential on the page, so every field is signed.
 type Claims struct {
-	Tenant     string    `json:"t"`
-	ApprovalID string    `json:"a"`
-	Revision   int       `json:"r"`
-	Member     string    `json:"u"` // the tenant user id ("user:kevin")
-	Action     string    `json:"x"` // ActionApprove or ActionDeny
-	Expires    time.Time `json:"e"` // the approval's deadline
+	Tenant     string `json:"t"`
+	ApprovalID string `json:"a"`
+	Revision   int    `json:"r"`
+	Member     string `json:"u"` // the tenant user id ("user:kevin")
+	// Action is empty in the links made today; a link mailed by an
+	// earlier release names ActionApprove or ActionDeny, which the page
+	// no longer reads: it offers what the tenant and the call allow.
+	Action  string    `json:"x,omitempty"`
+	Expires time.Time `json:"e"` // the approval's deadline
 }
 
 // Errors of Verify; each gets its own page.
@@ -133,7 +139,7 @@ func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 	}
 	var c Claims
 	if err := json.Unmarshal(body, &c); err != nil || c.ApprovalID == "" || c.Member == "" || c.Tenant == "" ||
-		(c.Action != ActionApprove && c.Action != ActionDeny) || c.Revision < 1 || c.Expires.IsZero() {
+		(c.Action != "" && c.Action != ActionApprove && c.Action != ActionDeny) || c.Revision < 1 || c.Expires.IsZero() {
 		return Claims{}, ErrMalformed
 	}
 	if !now.Before(c.Expires) {

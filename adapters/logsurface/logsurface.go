@@ -53,7 +53,8 @@ func New(o Options) *Surface {
 const maxLinkMembers = 3
 
 // decideLines names the decision links of the members who may decide
-// the card by mail: "decide as user:kevin (deny): https://…/decide/…".
+// the card on the decision page:
+// "decide as user:kevin (approve or deny): https://…/decide/…".
 func (s *Surface) decideLines(c threads.Card) string {
 	if s.links == nil || s.tenants == nil {
 		return ""
@@ -65,16 +66,18 @@ func (s *Surface) decideLines(c threads.Card) string {
 	var b strings.Builder
 	n := 0
 	for _, m := range t.Members {
-		links := threads.MemberLinks(s.links, t, m, c)
-		if len(links) == 0 {
+		l := threads.MemberLink(s.links, t, m, c)
+		if l == nil {
 			continue
 		}
 		if n++; n > maxLinkMembers {
 			break
 		}
-		for _, l := range links {
-			fmt.Fprintf(&b, "\ndecide as %s (%s): %s", m.User, l.Action, l.URL)
+		answers := "deny"
+		if l.Approve {
+			answers = "approve or deny"
 		}
+		fmt.Fprintf(&b, "\ndecide as %s (%s): %s", m.User, answers, l.URL)
 	}
 	return b.String()
 }
@@ -127,7 +130,7 @@ func (s *Surface) Mail(_ context.Context, req threads.MailRequest) (string, erro
 	id := fmt.Sprintf("log-mail-%d@bot.invalid", s.seq.Add(1))
 	m := req.Render()
 	if s.links == nil {
-		m.Links = nil // working links belong in the mail, not in a log others read
+		m.Link = nil // working links belong in the mail, not in a log others read
 	}
 	e := s.r.Mail(m)
 	kind := req.Kind

@@ -168,7 +168,7 @@ func TestMailDecisionPageEndToEnd(t *testing.T) {
 		}
 	}
 	links := linkPattern.FindAllString(kevin.Parts["text/plain"], -1)
-	if len(links) != 2 || !strings.Contains(kevin.Parts["text/plain"], "Nobody has decided yet; you are on step 1 of the default ladder.") {
+	if len(links) != 1 || !strings.Contains(kevin.Parts["text/plain"], "Nobody has decided yet; you are on step 1 of the default ladder.") {
 		t.Fatalf("kevin's mail: %d links\n%s", len(links), kevin.Parts["text/plain"])
 	}
 	if n := len(linkPattern.FindAllString(leads.Parts["text/plain"]+leads.Parts["text/html"], -1)); n != 0 {
@@ -197,8 +197,8 @@ func TestMailDecisionPageEndToEnd(t *testing.T) {
 		t.Fatalf("opening links sent decisions: %+v", fake.Decisions())
 	}
 	approve := links[0]
-	if !strings.Contains(kevin.Parts["text/plain"], "Approve on the decision page: "+approve) {
-		t.Fatalf("the first link is not Approve:\n%s", kevin.Parts["text/plain"])
+	if !strings.Contains(kevin.Parts["text/plain"], "Open the decision page (Approve or Deny): "+approve) {
+		t.Fatalf("kevin's link does not offer Approve:\n%s", kevin.Parts["text/plain"])
 	}
 
 	// A person in a browser: the card, whom they act as, Approve, the
@@ -235,15 +235,28 @@ func TestMailDecisionPageEndToEnd(t *testing.T) {
 		}
 		return s
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(approve), chromedp.WaitVisible(chromedp.CSS("#decide"))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(approve), chromedp.WaitVisible(chromedp.CSS("#approve"))); err != nil {
 		t.Fatalf("open the page: %v", err)
 	}
 	card, actAs := text("#card"), text("#act-as")
 	if !strings.Contains(card, "acme_github.merge") || !strings.Contains(card, "acme/api") || actAs != "You act as user:kevin (kevin@acme.example)." {
 		t.Fatalf("the page shows card %q, act as %q", card, actAs)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#decide"))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#approve"))); err != nil {
 		t.Fatalf("press Approve: %v", err)
+	}
+	// A destructive call's Approve asks again, as chat does.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#cancel"))); err != nil {
+		t.Fatalf("the page did not ask again: %v", err)
+	}
+	if lead := text("#lead"); !strings.Contains(lead, "acme_github.merge is DESTRUCTIVE") || !strings.Contains(lead, "Approve it?") {
+		t.Fatalf("the second question reads %q", lead)
+	}
+	if n := len(fake.Decisions()); n != 0 {
+		t.Fatalf("the first press sent %d decisions", n)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#approve"))); err != nil {
+		t.Fatalf("press Approve again: %v", err)
 	}
 	// The page goes through the POST's 303, then reloads itself while the
 	// decision is on its way: a read may meet a page being replaced, and
@@ -291,7 +304,7 @@ func TestMailDecisionPageEndToEnd(t *testing.T) {
 		}
 	}
 	// The old links say it is closed, and decide nothing.
-	resp, err := http.Get(links[1])
+	resp, err := http.Get(links[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -322,7 +322,7 @@ func waitOutput(t *testing.T, out *syncBuffer, want string, p *botProc) {
 }
 
 var (
-	formPattern   = regexp.MustCompile(`(?s)<form method="post"[^>]*>(.*?)</form>`)
+	formPattern   = regexp.MustCompile(`(?s)<form (?:id="[^"]*" )?method="post"[^>]*>(.*?)</form>`)
 	hiddenPattern = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
 )
 
@@ -330,9 +330,13 @@ var (
 // browser would post them.
 func denyForm(t *testing.T, page string) url.Values {
 	t.Helper()
+	// The answers form's buttons name the answer; its comment box sits
+	// above the bar, in the form by its form attribute.
 	for _, f := range formPattern.FindAllStringSubmatch(page, -1) {
 		v := formFields(f[1])
-		if v.Get("action") == "deny" && v.Get("check") != "" && strings.Contains(f[1], `name="reason"`) {
+		if strings.Contains(f[1], `name="action" value="deny"`) && v.Get("check") != "" &&
+			strings.Contains(page, `name="reason" form="answers"`) {
+			v.Set("action", "deny")
 			return v
 		}
 	}
