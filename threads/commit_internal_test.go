@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -350,5 +351,70 @@ func TestCommitPanicInAGroupIsTheCallersError(t *testing.T) {
 		return tx.ApprovalUpsert(ctx, groupApproval("a-panic-after"))
 	}}); err != nil {
 		t.Fatalf("a caller after the panic: %v", err)
+	}
+}
+
+// take bounds a group by maxGroup callers and maxGroupBytes of their
+// weight: those past either bound stay queued, in their order, for the
+// next group, even a light one behind a heavy one; the leader is in its
+// own group however heavy; an ordered group runs in key order.
+func TestTakeBoundsAGroup(t *testing.T) {
+	call := func(key string, weight int) *commitCall { return &commitCall{key: key, weight: weight} }
+	lights := func(n int) []*commitCall {
+		var out []*commitCall
+		for i := range n {
+			out = append(out, call(fmt.Sprintf("q%02d", i), 100))
+		}
+		return out
+	}
+	keys := func(cs []*commitCall) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.key)
+		}
+		return out
+	}
+	const mib = 1 << 20
+	cases := []struct {
+		name    string
+		own     *commitCall
+		queue   []*commitCall
+		ordered bool
+		taken   int      // callers in the group, the leader's included
+		want    []string // the group's keys in order, when checked
+		left    []string // the queue's keys after, when checked
+	}{
+		{name: "at most maxGroup callers", own: call("own", 100), queue: lights(maxGroup + 6), taken: maxGroup,
+			left: keys(lights(maxGroup + 6)[maxGroup-1:])},
+		{name: "all that are queued when fewer", own: call("own", 100), queue: lights(5), taken: 6, left: nil},
+		{name: "up to maxGroupBytes, which is allowed", own: call("own", mib),
+			queue: []*commitCall{call("a", 2*mib), call("b", mib), call("c", mib), call("d", 10)},
+			taken: 3, want: []string{"own", "a", "b"}, left: []string{"c", "d"}},
+		{name: "a heavy leader alone", own: call("own", 5*mib), queue: []*commitCall{call("x", 10)},
+			taken: 1, want: []string{"own"}, left: []string{"x"}},
+		{name: "a heavy caller first in the queue waits, and so do those behind it", own: call("own", 10),
+			queue: []*commitCall{call("heavy", 5*mib), call("y", 10)},
+			taken: 1, want: []string{"own"}, left: []string{"heavy", "y"}},
+		{name: "ordered by key, ties in arrival order", own: call("m", 10), ordered: true,
+			queue: []*commitCall{call("z", 10), call("a", 10), call("m", 20)},
+			taken: 4, want: []string{"a", "m", "m", "z"}, left: nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := &groupCommit{queue: slices.Clone(c.queue), ordered: c.ordered}
+			got := g.take(c.own)
+			if len(got) != c.taken {
+				t.Errorf("took %d callers, want %d", len(got), c.taken)
+			}
+			if c.want != nil && !slices.Equal(keys(got), c.want) {
+				t.Errorf("group %v, want %v", keys(got), c.want)
+			}
+			if c.ordered && got[1] != c.own {
+				t.Errorf("the leader is not first of the callers of its key, who came after it")
+			}
+			if !slices.Equal(keys(g.queue), c.left) {
+				t.Errorf("left queued %v, want %v", keys(g.queue), c.left)
+			}
+		})
 	}
 }

@@ -25,9 +25,12 @@ import (
 )
 
 // A hostile call's arguments are shaped by whoever steers the agent, and
-// the bot redacts them inside the ingest transaction, which holds the
-// store's write lock. These tests hold that work to the size of the
-// event, and what the store keeps of free text to its redacted form.
+// the bot redacts them before the ingest transaction opens (the
+// transaction, which holds the store's write lock, only reads and writes
+// rows: TestIngestContentWorkOutsideTheTransaction). These tests hold
+// that work to the size of the event, a click beside it to
+// threads.RecordBound, and what the store keeps of free text to its
+// redacted form.
 
 // ingestMark marks the context of the ingest whose transaction
 // txSignalStore reports.

@@ -256,9 +256,13 @@ func TestIngestSameEventTwiceAtOnce(t *testing.T) {
 // A group whose transaction fails as a whole (its COMMIT) runs each of its
 // events alone: none is lost, each is answered for its own commit.
 func TestIngestGroupThatFailsRunsEachAlone(t *testing.T) {
+	groupStores(t, testIngestGroupThatFailsRunsEachAlone)
+}
+
+func testIngestGroupThatFailsRunsEachAlone(t *testing.T, pg bool) {
 	var g *gateStore
 	h := newHarnessWith(t, func(o *threads.Options) {
-		g = newGateStore(o.Store)
+		g = newGateStore(openStormStore(t, pg))
 		g.fail = func(n int32) error {
 			if n == 2 {
 				return errors.New("disk I/O error")
@@ -280,7 +284,7 @@ func TestIngestGroupThatFailsRunsEachAlone(t *testing.T) {
 		if c.err != nil || c.res.Duplicate {
 			t.Errorf("%s: %+v %v, want it ingested alone", c.ev.ID, c.res, c.err)
 		}
-		if _, err := h.store.ApprovalGet(context.Background(), c.ev.ApprovalID()); err != nil {
+		if _, err := g.ApprovalGet(context.Background(), c.ev.ApprovalID()); err != nil {
 			t.Errorf("%s: %v", c.ev.ApprovalID(), err)
 		}
 	}
@@ -292,9 +296,13 @@ func TestIngestGroupThatFailsRunsEachAlone(t *testing.T) {
 // A store that cannot commit at all: every event of the group is told so
 // (the backend hears 503 and sends it again), and none is kept.
 func TestIngestGroupOnAStoreThatCannotCommit(t *testing.T) {
+	groupStores(t, testIngestGroupOnAStoreThatCannotCommit)
+}
+
+func testIngestGroupOnAStoreThatCannotCommit(t *testing.T, pg bool) {
 	var g *gateStore
 	h := newHarnessWith(t, func(o *threads.Options) {
-		g = newGateStore(o.Store)
+		g = newGateStore(openStormStore(t, pg))
 		g.fail = func(n int32) error {
 			if n >= 2 {
 				return fmt.Errorf("%w: disk full", store.ErrUnavailable)
@@ -319,10 +327,58 @@ func TestIngestGroupOnAStoreThatCannotCommit(t *testing.T) {
 		if !errors.Is(c.err, store.ErrUnavailable) {
 			t.Errorf("%s: %+v %v, want the store's failure", c.ev.ID, c.res, c.err)
 		}
-		if _, err := h.store.ApprovalGet(context.Background(), c.ev.ApprovalID()); !errors.Is(err, store.ErrNotFound) {
+		if _, err := g.ApprovalGet(context.Background(), c.ev.ApprovalID()); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s: %v, want nothing kept", c.ev.ApprovalID(), err)
 		}
 	}
+}
+
+// Two copies of an auto_granted event, which names no approval (so
+// nothing keeps them out of one group), in one group: the first is
+// recorded, the second answered as a duplicate, and the grant counted
+// once.
+func TestIngestAutoGrantedTwiceInOneGroup(t *testing.T) {
+	groupStores(t, func(t *testing.T, pg bool) {
+		var g *gateStore
+		m := threads.NewMetrics(nil)
+		h := newHarnessWith(t, func(o *threads.Options) {
+			g = newGateStore(openStormStore(t, pg))
+			o.Store = g
+			o.Metrics = m
+		})
+		first := &ingestCall{}
+		first.body, first.ev = groupEvent(t, "merge.json", "evt-a-first", "a-a-first", "")
+		body, ev := readEvent(t, "auto.json")
+		if ev.ApprovalID() != "" {
+			t.Fatalf("auto.json names approval %q; the case needs an event naming none", ev.ApprovalID())
+		}
+		copies := []*ingestCall{{body: body, ev: ev}, {body: body, ev: ev}}
+		ingestGroup(t, h.svc, g, first, copies)
+		if n := g.txs.Load(); n != 2 {
+			t.Errorf("%d transactions, want 2: the first event's, then one for both copies", n)
+		}
+		fresh, dup := 0, 0
+		for _, c := range copies {
+			switch {
+			case c.err != nil:
+				t.Errorf("a copy: %v", c.err)
+			case c.res.Duplicate:
+				dup++
+			default:
+				fresh++
+			}
+		}
+		if fresh != 1 || dup != 1 {
+			t.Errorf("%d copies recorded and %d answered duplicate, want one of each", fresh, dup)
+		}
+		var got dto.Metric
+		if err := m.AutoGranted.WithLabelValues("acme").Write(&got); err != nil {
+			t.Fatal(err)
+		}
+		if n := got.GetCounter().GetValue(); n != 1 {
+			t.Errorf("bot_auto_granted_total = %v, want 1", n)
+		}
+	})
 }
 
 // staleReads is a store whose reads outside a transaction see an

@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -102,6 +101,9 @@ const (
 	floodClicks = 250
 	// floodSenders post the flood the clicks meet.
 	floodSenders = 8
+	// watchEvery is how often the backend's decisions are looked at: the
+	// resolution of a click's time to the backend.
+	watchEvery   = 5 * time.Millisecond
 	pgSendersEnv = "BOT_TEST_POSTGRES_URL"
 )
 
@@ -111,7 +113,7 @@ func benchSenders(b *testing.B, refs *senderRefs) {
 			lat := floorRun(b, b, s, b.N)
 			reportLatency(b, lat)
 			if b.N > 1 {
-				refs.setFloor(s, percentile(lat, 0.50))
+				refs.setFloor(s, floorOf(lat))
 			}
 		})
 	}
@@ -127,9 +129,13 @@ func benchSenders(b *testing.B, refs *senderRefs) {
 			floor, raw := refs.floor(b, s), refs.rawBatched(b)
 			bed := newSenderBed(b, refs.store)
 			bodies, sigs := benchEvents(b, bed.secret, "b", b.N)
+			txs0, evs0 := bed.groups(b)
 			lat, rate := flood(b, b, bed.url, s, bodies, sigs, nil)
+			txs, evs := bed.groups(b)
 			reportLatency(b, lat)
-			b.ReportMetric(float64(percentile(lat, 0.50))/float64(floor), "p50-x-floor")
+			b.ReportMetric((evs-evs0)/(txs-txs0), "events/group")
+			b.ReportMetric(float64(percentile(lat, 0.50))/float64(floor.p50), "p50-x-floor")
+			b.ReportMetric(float64(percentile(lat, 0.99))/float64(floor.p99), "p99-x-floor")
 			b.ReportMetric(raw/rate, "x-raw-batched")
 			bed.checkCommitted(b, b.N)
 		})
@@ -143,20 +149,27 @@ type senderRefs struct {
 	store bedMaker
 
 	mu        sync.Mutex
-	floors    map[int]time.Duration // floor-S's p50, by S
-	raw       float64               // raw-batched events/s; 0: not yet
+	floors    map[int]floor // floor-S's answers, by S
+	raw       float64       // raw-batched events/s; 0: not yet
 	sample    []sampleRow
 	sampleIDs [2]string // the sample's event and approval ids
 	shapeOK   bool      // the store makes the sample's rows (checkSampleShape)
 }
 
-func (r *senderRefs) setFloor(senders int, p50 time.Duration) {
+// floor is the loopback floor's answer latency.
+type floor struct{ p50, p99 time.Duration }
+
+func floorOf(lat []time.Duration) floor {
+	return floor{p50: percentile(lat, 0.50), p99: percentile(lat, 0.99)}
+}
+
+func (r *senderRefs) setFloor(senders int, f floor) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.floors == nil {
-		r.floors = map[int]time.Duration{}
+		r.floors = map[int]floor{}
 	}
-	r.floors[senders] = p50
+	r.floors[senders] = f
 }
 
 func (r *senderRefs) setRawBatched(rate float64) {
@@ -165,16 +178,16 @@ func (r *senderRefs) setRawBatched(rate float64) {
 	r.raw = rate
 }
 
-// floor is floor-S's p50, measured now when floor-S did not run.
-func (r *senderRefs) floor(tb testing.TB, senders int) time.Duration {
+// floor is floor-S's answers, measured now when floor-S did not run.
+func (r *senderRefs) floor(tb testing.TB, senders int) floor {
 	r.mu.Lock()
-	p50, ok := r.floors[senders]
+	f, ok := r.floors[senders]
 	r.mu.Unlock()
 	if !ok {
-		p50 = percentile(floorRun(tb, nil, senders, refEvents), 0.50)
-		r.setFloor(senders, p50)
+		f = floorOf(floorRun(tb, nil, senders, refEvents))
+		r.setFloor(senders, f)
 	}
-	return p50
+	return f
 }
 
 // rawBatched is raw-batched's events/s, measured now when it did not run.
@@ -292,6 +305,7 @@ type senderBed struct {
 	secret      []byte // the current events secret
 	fake        *backendtest.Fake
 	url         string // POST events here
+	metrics     *prometheus.Registry
 }
 
 func newSenderBed(tb testing.TB, m bedMaker) *senderBed {
@@ -308,8 +322,10 @@ func newSenderBed(tb testing.TB, m bedMaker) *senderBed {
 	}
 	st, driver, dsn := m.open(tb)
 	log := slog.New(slog.DiscardHandler)
+	reg := prometheus.NewRegistry()
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: wallClock{}, Logger: log,
-		Fallback: discardSurface{}, Backend: client.ForThreads()})
+		Fallback: discardSurface{}, Surfaces: map[string]threads.Surface{"slack": pacedDiscard{}},
+		Backend: client.ForThreads(), Metrics: threads.NewMetrics(reg)})
 	if err != nil {
 		tb.Fatalf("threads.New: %v", err)
 	}
@@ -323,8 +339,37 @@ func newSenderBed(tb testing.TB, m bedMaker) *senderBed {
 	srv := httptest.NewServer(h)
 	tb.Cleanup(srv.Close)
 	return &senderBed{wiring: w, st: st, driver: driver, dsn: dsn, secret: secrets[0], fake: fake,
-		url: srv.URL + "/v1/events"}
+		url: srv.URL + "/v1/events", metrics: reg}
 }
+
+// groups is how many ingest transactions ran and the events they
+// committed, from the service's bot_ingest_group_events.
+func (bed *senderBed) groups(tb testing.TB) (txs, events float64) {
+	tb.Helper()
+	mfs, err := bed.metrics.Gather()
+	if err != nil {
+		tb.Fatalf("gather metrics: %v", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "bot_ingest_group_events" && len(mf.GetMetric()) == 1 {
+			h := mf.GetMetric()[0].GetHistogram()
+			return float64(h.GetSampleCount()), h.GetSampleSum()
+		}
+	}
+	tb.Fatal("no bot_ingest_group_events among the service's metrics")
+	return 0, 0
+}
+
+// pacedDiscard is the bed's Slack: it performs nothing, paced as Slack
+// paces a channel's messages (about one a second, in bursts of 3), so that
+// the chat lane does beside a flood what it would against Slack rather
+// than post thousands of cards a second beside the clicks.
+type pacedDiscard struct{ discardSurface }
+
+var _ threads.Paced = pacedDiscard{}
+
+func (pacedDiscard) PaceKey(kind, target string) string { return "slack:" + target }
+func (pacedDiscard) Pace(string) (time.Duration, int)   { return time.Second, 3 }
 
 // checkCommitted fails unless the store holds at least n events' outbox
 // rows: every 202 was a commit.
@@ -552,30 +597,68 @@ func checkSampleShape(tb testing.TB, m bedMaker, sample []sampleRow) {
 	}
 }
 
-// clickDuringFlood measures Service.Decide's latency, calm and then
-// while floodSenders post b.N events.
+// clickDuringFlood measures a click, calm and then while floodSenders
+// post b.N events: how long Service.Click takes to record it, and how
+// long from the click until the job backend receives its decision.
 func clickDuringFlood(b *testing.B, refs *senderRefs) {
-	ctx := context.Background()
 	bed := newSenderBed(b, refs.store)
+	f := clicksDuringFlood(b, b, bed, b.N)
+	b.ReportMetric(float64(len(f.during)), "clicks")
+	b.ReportMetric(ms(percentile(f.during, 0.50)), "click-p50-ms")
+	b.ReportMetric(ms(percentile(f.during, 0.99)), "click-p99-ms")
+	b.ReportMetric(ms(percentile(f.calm, 0.99)), "calm-p99-ms")
+	b.ReportMetric(float64(percentile(f.during, 0.99))/float64(percentile(f.calm, 0.99)), "p99-x-calm")
+	b.ReportMetric(ms(percentile(f.backend, 0.50)), "backend-p50-ms")
+	b.ReportMetric(ms(percentile(f.backend, 0.99)), "backend-p99-ms")
+	b.ReportMetric(ms(percentile(f.calmBackend, 0.99)), "calm-backend-p99-ms")
+}
+
+// clickFigures are the latencies of clicks, calm and during a flood: to
+// their record (Service.Click's answer), and to the backend's receipt of
+// their decision.
+type clickFigures struct {
+	calm, during               []time.Duration
+	calmBackend, backend       []time.Duration
+	events                     float64 // the flood's events/s
+	floodTxs, floodGroupEvents float64 // its ingest transactions and their events
+}
+
+// clicksDuringFlood clicks Approve every clickEvery, calmClicks times on a
+// quiet bot and then from the start to the end of a flood of n events from
+// floodSenders, with the outbox running throughout (its backend lane
+// sends the decisions; its chat lane posts every card, the flood's too).
+// With a timer, the benchmark's timer runs over the flood. It fails tb
+// unless every click is recorded, every event answered 202, and the
+// backend accepts every decision within 30 s.
+func clicksDuringFlood(tb testing.TB, timer *testing.B, bed *senderBed, n int) clickFigures {
+	tb.Helper()
+	ctx := context.Background()
 	args, err := fixtures.Arguments("a-merge1.json")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	// The approvals clicked, ingested before anything is timed; the
 	// backend knows them, so that their decisions are accepted.
 	const pool = calmClicks + floodClicks
-	cb, cs := benchEvents(b, bed.secret, "c", pool)
+	cb, cs := benchEvents(tb, bed.secret, "c", pool)
 	ids := make([]string, pool)
 	for i := range cb {
 		if err := ingestSigned(ctx, bed.wiring, cs[i], cb[i]); err != nil {
-			b.Fatalf("ingest approval %d to click: %v", i, err)
+			tb.Fatalf("ingest approval %d to click: %v", i, err)
 		}
 		_, ids[i] = benchIDs("c", i)
 		bed.fake.AddApproval(ids[i], 1, args, false)
 	}
-	bodies, sigs := benchEvents(b, bed.secret, "b", b.N)
+	bodies, sigs := benchEvents(tb, bed.secret, "b", n)
 
-	var clicked []string
+	octx, stop := context.WithCancel(ctx)
+	var running sync.WaitGroup
+	defer func() { stop(); running.Wait() }()
+	running.Go(func() { _ = bed.service.RunOutbox(octx, threads.WorkerOptions{Concurrency: 1}) })
+	arrivals := watchDecisions(octx, &running, bed.fake)
+
+	var mu sync.Mutex
+	clickedAt := map[string]time.Time{}
 	click := func(id string) (time.Duration, error) {
 		t0 := time.Now()
 		res := bed.service.Click(ctx, threads.ClickRequest{Do: threads.ClickRecord,
@@ -585,28 +668,31 @@ func clickDuringFlood(b *testing.B, refs *senderRefs) {
 		if !res.Sent {
 			return d, fmt.Errorf("click on %s not recorded: %q", id, res.Reason)
 		}
-		clicked = append(clicked, id)
+		mu.Lock()
+		clickedAt[id] = t0
+		mu.Unlock()
 		return d, nil
 	}
 
-	// Calm: the same clicks at the same pace, nothing else running.
-	calm := make([]time.Duration, 0, calmClicks)
+	// Calm: the same clicks at the same pace, nothing else running but
+	// the outbox.
+	var f clickFigures
 	tick := time.NewTicker(clickEvery)
 	for i := range calmClicks {
 		d, err := click(ids[i])
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
-		calm = append(calm, d)
+		f.calm = append(f.calm, d)
 		<-tick.C
 	}
 	tick.Stop()
 
 	// The flood, with a click every clickEvery from its start to its end.
 	started, done := make(chan struct{}), make(chan struct{})
-	var during []time.Duration
 	var clickErr error
 	var clicker sync.WaitGroup
+	last := calmClicks
 	clicker.Go(func() {
 		<-started
 		tick := time.NewTicker(clickEvery)
@@ -624,58 +710,92 @@ func clickDuringFlood(b *testing.B, refs *senderRefs) {
 				clickErr = err
 				return
 			}
-			during = append(during, d)
+			f.during = append(f.during, d)
+			last = i + 1
 		}
 	})
-	_, _ = flood(b, b, bed.url, floodSenders, bodies, sigs, started)
+	txs0, evs0 := bed.groups(tb)
+	_, f.events = flood(tb, timer, bed.url, floodSenders, bodies, sigs, started)
 	close(done)
 	clicker.Wait()
+	txs, evs := bed.groups(tb)
+	f.floodTxs, f.floodGroupEvents = txs-txs0, evs-evs0
 	if clickErr != nil {
-		b.Fatal(clickErr)
+		tb.Fatal(clickErr)
 	}
-	if len(during) == 0 {
-		b.Fatal("no click was made during the flood")
+	if len(f.during) == 0 {
+		tb.Fatal("no click was made during the flood")
 	}
-	b.ReportMetric(float64(len(during)), "clicks")
-	b.ReportMetric(ms(percentile(during, 0.50)), "click-p50-ms")
-	b.ReportMetric(ms(percentile(during, 0.99)), "click-p99-ms")
-	b.ReportMetric(ms(percentile(calm, 0.99)), "calm-p99-ms")
-	b.ReportMetric(float64(percentile(during, 0.99))/float64(percentile(calm, 0.99)), "p99-x-calm")
-	bed.checkCommitted(b, b.N)
-	bed.checkDecided(b, clicked)
+	bed.checkCommitted(tb, n)
+	got := bed.awaitDecisions(tb, arrivals, ids[:last])
+	for i, id := range ids[:last] {
+		d := got[id].Sub(clickedAt[id])
+		if i < calmClicks {
+			f.calmBackend = append(f.calmBackend, d)
+		} else {
+			f.backend = append(f.backend, d)
+		}
+	}
+	return f
 }
 
-// checkDecided fails unless each approval has its click's decision in
-// flight, and then unless the outbox delivers each one to the backend,
-// which accepts it.
-func (bed *senderBed) checkDecided(tb testing.TB, ids []string) {
-	tb.Helper()
-	ctx := context.Background()
-	for _, id := range ids {
-		a, err := bed.st.ApprovalGet(ctx, id)
-		if err != nil {
-			tb.Fatalf("approval %s: %v", id, err)
+// arrival is when the backend was first seen to have a decision on an
+// approval.
+type arrival struct {
+	id string
+	at time.Time
+}
+
+// watchDecisions notes when the fake backend first received a decision
+// on each approval, looking every watchEvery until ctx ends (each look
+// copies every decision received: more often costs the flood), and sends
+// each arrival on the channel it returns.
+func watchDecisions(ctx context.Context, wg *sync.WaitGroup, fake *backendtest.Fake) <-chan arrival {
+	out := make(chan arrival, calmClicks+floodClicks)
+	wg.Go(func() {
+		seen := map[string]bool{}
+		tick := time.NewTicker(watchEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			now := time.Now()
+			for _, d := range fake.Decisions() {
+				if !seen[d.ApprovalID] {
+					seen[d.ApprovalID] = true
+					select {
+					case out <- arrival{id: d.ApprovalID, at: now}:
+					default: // not one of the clicks'
+					}
+				}
+			}
 		}
-		var d struct{ Actor string }
-		if err := json.Unmarshal(a.Deciding, &d); err != nil || d.Actor != "user:kevin" {
-			tb.Fatalf("approval %s: no decision by user:kevin in flight after the click (deciding %s)", id, a.Deciding)
+	})
+	return out
+}
+
+// awaitDecisions fails tb unless the backend receives a decision on each
+// approval within 30 s and accepts it as an approval, signed; it returns
+// when each arrived (as watchDecisions saw it).
+func (bed *senderBed) awaitDecisions(tb testing.TB, arrivals <-chan arrival, ids []string) map[string]time.Time {
+	tb.Helper()
+	at := map[string]time.Time{}
+	timeout := time.After(30 * time.Second)
+	for len(at) < len(ids) {
+		select {
+		case a := <-arrivals:
+			at[a.id] = a.at
+		case <-timeout:
+			tb.Fatalf("the backend received a decision on %d of %d approvals clicked within 30 s", len(at), len(ids))
 		}
 	}
-	// The outbox delivers the decisions: its backend lane has workers of
-	// its own, so they go without waiting for the flood's cards.
-	octx, stop := context.WithCancel(ctx)
-	var outbox sync.WaitGroup
-	outbox.Go(func() { _ = bed.service.RunOutbox(octx, threads.WorkerOptions{Concurrency: 1}) })
-	defer func() { stop(); outbox.Wait() }()
 	answers := map[string]standin.ReceivedDecision{}
-	for deadline := time.Now().Add(30 * time.Second); len(answers) < len(ids); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			tb.Fatalf("the backend received a decision on %d of %d approvals clicked within 30 s", len(answers), len(ids))
-		}
-		for _, d := range bed.fake.Decisions() {
-			if prev, ok := answers[d.ApprovalID]; !ok || prev.Status != http.StatusOK {
-				answers[d.ApprovalID] = d
-			}
+	for _, d := range bed.fake.Decisions() {
+		if prev, ok := answers[d.ApprovalID]; !ok || prev.Status != http.StatusOK {
+			answers[d.ApprovalID] = d
 		}
 	}
 	for _, id := range ids {
@@ -684,6 +804,7 @@ func (bed *senderBed) checkDecided(tb testing.TB, ids []string) {
 				id, d.Status, d.Code, d.SignatureOK, d.Request.Decision)
 		}
 	}
+	return at
 }
 
 // reportLatency reports the answers' p50 and p99.

@@ -3,10 +3,12 @@ package main
 import (
 	"database/sql"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,7 +43,10 @@ func TestKillDuringIngestLosesNoAcceptedEvent(t *testing.T) {
 	start := time.Now()
 
 	// The killer: SIGKILL and restart on the same file until the load ends.
+	// Right before each kill it reads the bot's bot_ingest_group_events,
+	// so the test knows the kills fell among groups of several events.
 	var kills atomic.Int64
+	var groups, shared atomic.Int64 // ingest transactions; those of more than one event
 	killerDone := make(chan struct{})
 	go func() {
 		defer close(killerDone)
@@ -53,6 +58,10 @@ func TestKillDuringIngestLosesNoAcceptedEvent(t *testing.T) {
 			}
 			time.Sleep(wait)
 			bot := current.Load()
+			if n, many, ok := ingestGroups(bot.base); ok {
+				groups.Add(n)
+				shared.Add(many)
+			}
 			_ = bot.cmd.Process.Kill()
 			<-bot.done
 			kills.Add(1)
@@ -199,8 +208,11 @@ func TestKillDuringIngestLosesNoAcceptedEvent(t *testing.T) {
 	if k := kills.Load(); k < 3 {
 		t.Errorf("only %d kills during the load", k)
 	}
-	t.Logf("%d kills; %d events sent, %d answered 2xx (%d 202, %d 200 duplicate); %d attempts died with a bot or got 5xx; %d recorded though never answered",
-		kills.Load(), len(all), len(answered), accepted, duplicates, failures.Load(), unanswered)
+	if shared.Load() == 0 {
+		t.Errorf("the bots killed committed %d ingest transactions, none of more than one event: the kills fell on no group commit", groups.Load())
+	}
+	t.Logf("%d kills; %d events sent, %d answered 2xx (%d 202, %d 200 duplicate); %d attempts died with a bot or got 5xx; %d recorded though never answered; the bots killed ran %d ingest transactions, %d of them of several events",
+		kills.Load(), len(all), len(answered), accepted, duplicates, failures.Load(), unanswered, groups.Load(), shared.Load())
 	st.Close()
 	db.Close()
 
@@ -222,4 +234,36 @@ func TestKillDuringIngestLosesNoAcceptedEvent(t *testing.T) {
 			t.Errorf("%s sent again after the restarts: %d %+v, want 200 duplicate", e.id, a.Status, a)
 		}
 	}
+}
+
+// ingestGroups reads a bot's /metrics: how many ingest transactions it
+// ran, and how many of them committed more than one event
+// (bot_ingest_group_events). ok is false when the bot did not answer.
+func ingestGroups(base string) (txs, many int64, ok bool) {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(base + "/metrics")
+	if err != nil {
+		return 0, 0, false
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return 0, 0, false
+	}
+	var alone int64
+	for line := range strings.Lines(string(b)) {
+		var n int64
+		switch {
+		case strings.HasPrefix(line, `bot_ingest_group_events_bucket{le="1"} `):
+			_, err = fmt.Sscan(strings.TrimPrefix(line, `bot_ingest_group_events_bucket{le="1"} `), &n)
+			alone = n
+		case strings.HasPrefix(line, "bot_ingest_group_events_count "):
+			_, err = fmt.Sscan(strings.TrimPrefix(line, "bot_ingest_group_events_count "), &n)
+			txs = n
+		}
+		if err != nil {
+			return 0, 0, false
+		}
+	}
+	return txs, txs - alone, true
 }

@@ -19,5 +19,5 @@ func ExampleDSN() {
 	}
 	defer db.Close()
 	fmt.Println(sqlite.DSN("data/bot?1.db"))
-	// Output: file:data/bot%3f1.db?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate
+	// Output: file:data/bot%3f1.db?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)&_txlock=immediate
 }

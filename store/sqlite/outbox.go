@@ -21,7 +21,7 @@ import (
 // NotBefore means Now; an empty Lane, store.LaneChat.
 func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) error {
 	for _, r := range rows {
-		op := fmt.Sprintf("enqueue %s %s for %s", r.Kind, r.ID, r.ApprovalID)
+		op := func() string { return fmt.Sprintf("enqueue %s %s for %s", r.Kind, r.ID, r.ApprovalID) }
 		notBefore := r.NotBefore
 		if notBefore.IsZero() {
 			notBefore = r.Now
@@ -34,11 +34,11 @@ func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) 
 			r.ID, r.Tenant, r.ApprovalID, r.Kind, r.Target, r.CoalesceKey, query.Text(r.Payload),
 			query.Millis(notBefore), query.Millis(r.Now), lane, r.Priority, r.PaceKey)
 		if err != nil {
-			return t.s.fail(op, err)
+			return t.s.fail(op(), err)
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return t.s.fail(op, err)
+			return t.s.fail(op(), err)
 		}
 		if n != 0 {
 			continue
@@ -47,7 +47,7 @@ func (t *tx) OutboxInsert(ctx context.Context, rows []store.OutboxInsertParams) 
 			slog.String("approval_id", r.ApprovalID), slog.String("tenant", r.Tenant),
 			slog.String("kind", r.Kind), slog.String("coalesce_key", r.CoalesceKey))
 		if _, err := t.q.ExecContext(ctx, query.OutboxCoalescePriority, r.CoalesceKey, r.Priority); err != nil {
-			return t.s.fail(op+": raise the waiting row's priority", err)
+			return t.s.fail(op()+": raise the waiting row's priority", err)
 		}
 	}
 	return nil

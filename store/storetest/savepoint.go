@@ -83,3 +83,34 @@ func testSavepoint(t *testing.T, s store.Store) {
 	got := outboxIDs(claim(t, s, "w1", at(time.Hour), 10))
 	wantIDs(t, "outbox rows of the savepoints that succeeded", got, []string{"o1", "o3", "o5"})
 }
+
+// testSavepointBroken: a savepoint that cannot be undone (its context
+// ended inside it, after it wrote) says so with store.ErrTxBroken, so that
+// a group commit runs its callers each alone rather than commit a
+// transaction holding half of one caller's work; that transaction then
+// commits nothing, and the store serves the next one.
+func testSavepointBroken(t *testing.T, s store.Store) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var sp error
+	err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		sp = tx.Savepoint(ctx, func(ctx context.Context) error {
+			if _, err := tx.EventInsert(ctx, store.EventInsertParams{ID: "e1", Tenant: "t1", Type: "x", BodySHA256: "d", ApprovalID: "a1", ReceivedAt: at(0)}); err != nil {
+				return err
+			}
+			if err := tx.ApprovalUpsert(ctx, pendingApproval("a1", "t1", at(0))); err != nil {
+				return err
+			}
+			cancel()
+			return ctx.Err()
+		})
+		return sp
+	})
+	if !errors.Is(sp, store.ErrTxBroken) {
+		t.Errorf("a savepoint whose undo could not run: %v; want ErrTxBroken", sp)
+	}
+	if err == nil {
+		t.Errorf("InTx returned nil after its savepoint broke")
+	}
+	assertNothingWritten(t, s)
+}

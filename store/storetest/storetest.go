@@ -74,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"InTxRollsBackOnError", testInTxRollsBackOnError},
 		{"InTxRollsBackOnPanic", testInTxRollsBackOnPanic},
 		{"Savepoint", testSavepoint},
+		{"SavepointBroken", testSavepointBroken},
 		{"Ping", testPing},
 		{"WriteCheck", testWriteCheck},
 		{"WriteCheckFailsWhenItCannotFinish", testWriteCheckFailsWhenItCannotFinish},
