@@ -23,6 +23,7 @@ import (
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/discord"
 	"approvalsbot/adapters/logsurface"
+	"approvalsbot/adapters/passkey"
 	"approvalsbot/adapters/slack"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
@@ -62,6 +63,7 @@ type App struct {
 	st            store.Store
 	notifications func(ctx context.Context, wake func()) error // nil without PostgreSQL
 	svc           *threads.Service
+	passkeys      *passkey.Service // nil without a decision page on a host name
 	runner        *ladder.Runner
 	slackOut      *slack.Surface // the outbound halves, built before the service
 	discordOut    *discord.Surface
@@ -186,6 +188,9 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	mux.HandleFunc("GET /readyz", a.readyz)
 	backendMux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	if err := mountPage(mux, links, a.svc, renderer, log); err != nil {
+		return err
+	}
+	if a.passkeys, err = mountPasskeys(mux, cfg, st, a.live, log); err != nil {
 		return err
 	}
 	// In order: the outbound surfaces (above), the service, then the

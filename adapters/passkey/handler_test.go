@@ -274,3 +274,46 @@ func TestScript(t *testing.T) {
 		t.Errorf("under a prefix: %d", w.Code)
 	}
 }
+
+// Links made apart from the service (bot passkey enrol, beside a running
+// bot) open the service's page; a link secret rotated in keeps them.
+func TestLinks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	links, err := passkey.NewLinks(origin+"/", []string{secret}, f.clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, exp := links.EnrolLink("acme", "user:kevin")
+	if !strings.HasPrefix(link, origin+passkey.EnrolPath) || !exp.Equal(f.clock.Now().Add(passkey.EnrolTTL)) {
+		t.Fatalf("link %q until %v", link, exp)
+	}
+	if w := f.serve(t, http.MethodGet, strings.TrimPrefix(link, origin), nil); w.Code != http.StatusOK {
+		t.Errorf("the link: %d %s", w.Code, w.Body)
+	}
+	rotated, err := passkey.NewLinks(origin, []string{strings.Repeat("n", 32), secret}, f.clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := passkey.New(passkey.Options{PublicURL: origin, Secrets: []string{strings.Repeat("n", 32), secret}, Store: f.store,
+		Tenants: acme, Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []*passkey.Links{links, rotated} {
+		link, _ := l.EnrolLink("acme", "user:kevin")
+		w := httptest.NewRecorder()
+		svc.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, strings.TrimPrefix(link, origin), nil))
+		if w.Code != http.StatusOK {
+			t.Errorf("after a rotation: %d", w.Code)
+		}
+	}
+	for _, bad := range []struct {
+		url     string
+		secrets []string
+	}{{"http://127.0.0.1:8080", []string{secret}}, {origin, []string{"short"}}, {origin, nil}} {
+		if _, err := passkey.NewLinks(bad.url, bad.secrets, nil); err == nil {
+			t.Errorf("NewLinks(%q, %d secrets): accepted", bad.url, len(bad.secrets))
+		}
+	}
+}

@@ -155,12 +155,11 @@ type Options struct {
 // the script (Handler). It is safe for concurrent use.
 type Service struct {
 	wa      *webauthn.WebAuthn
-	base    string // PublicURL without a trailing "/"
+	links   *Links // enrolment links
 	store   Store
 	tenants Tenants
 	now     func() time.Time
 	log     *slog.Logger
-	enrol   *sealer // enrolment links
 	forms   *sealer // the enrolment page's form checks
 	binds   *sealer // bindings sealed into the decision page
 }
@@ -197,9 +196,12 @@ func New(o Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("passkey: %w", err)
 	}
-	s := &Service{wa: wa, base: strings.TrimRight(o.PublicURL, "/"), store: o.Store, tenants: o.Tenants, now: o.Now, log: o.Logger}
+	s := &Service{wa: wa, store: o.Store, tenants: o.Tenants, now: o.Now, log: o.Logger}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.links, err = NewLinks(o.PublicURL, o.Secrets, s.now); err != nil {
+		return nil, err
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -207,7 +209,7 @@ func New(o Options) (*Service, error) {
 	for _, k := range []struct {
 		dst   **sealer
 		label string
-	}{{&s.enrol, enrolKeyLabel}, {&s.forms, formKeyLabel}, {&s.binds, bindingKeyLabel}} {
+	}{{&s.forms, formKeyLabel}, {&s.binds, bindingKeyLabel}} {
 		if *k.dst, err = newSealer(o.Secrets, k.label); err != nil {
 			return nil, err
 		}

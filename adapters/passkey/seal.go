@@ -130,17 +130,49 @@ type sealedBinding struct {
 	Expires    time.Time `json:"e"`
 }
 
-// EnrolLink is a member's enrolment link: PublicURL + EnrolPath + a
-// token signed with the link secrets, opening the page for EnrolTTL.
+// Links makes members' enrolment links. It needs neither the store nor
+// the tenants, so `bot passkey enrol` makes one beside a running bot.
+type Links struct {
+	base  string // PublicURL without a trailing "/"
+	enrol *sealer
+	now   func() time.Time
+}
+
+// NewLinks takes the bot's public URL (whose host must be a name, as
+// RelyingParty says), the link secrets (the signing one first) and a
+// clock (nil: time.Now).
+func NewLinks(publicURL string, secrets []string, now func() time.Time) (*Links, error) {
+	if _, _, err := RelyingParty(publicURL); err != nil {
+		return nil, err
+	}
+	enrol, err := newSealer(secrets, enrolKeyLabel)
+	if err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Links{base: strings.TrimRight(publicURL, "/"), enrol: enrol, now: now}, nil
+}
+
+// EnrolLink is a member's enrolment link, PublicURL + EnrolPath + a
+// token signed with the link secrets that opens the page for EnrolTTL,
+// and when it expires. Whoever holds it enrols passkeys as the member:
+// give it to them privately.
+func (l *Links) EnrolLink(tenantID, user string) (string, time.Time) {
+	exp := l.now().Add(EnrolTTL).UTC().Truncate(time.Second)
+	return l.base + EnrolPath + l.enrol.seal(enrolClaims{Tenant: tenantID, Member: user, Expires: exp}), exp
+}
+
+// EnrolLink is Links.EnrolLink, for the service's own URL and secrets.
 func (s *Service) EnrolLink(tenantID, user string) (string, time.Time) {
-	exp := s.now().Add(EnrolTTL).UTC().Truncate(time.Second)
-	return s.base + EnrolPath + s.enrol.seal(enrolClaims{Tenant: tenantID, Member: user, Expires: exp}), exp
+	return s.links.EnrolLink(tenantID, user)
 }
 
 // openEnrol checks an enrolment token at now.
 func (s *Service) openEnrol(tok string) (enrolClaims, error) {
 	var c enrolClaims
-	if !s.enrol.open(tok, &c) || c.Tenant == "" || c.Member == "" || c.Expires.IsZero() {
+	if !s.links.enrol.open(tok, &c) || c.Tenant == "" || c.Member == "" || c.Expires.IsZero() {
 		return enrolClaims{}, ErrLinkBroken
 	}
 	if !s.now().Before(c.Expires) {
