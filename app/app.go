@@ -227,9 +227,13 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 
 func (a *App) chatSurfaces(reg prometheus.Registerer) (map[string]threads.Surface, error) {
 	cfg, surfaces := a.cfg, map[string]threads.Surface{}
+	passkeys, err := enrolLinks(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Slack != nil {
 		ad, err := slack.NewSurface(slack.Options{Credentials: SlackCredentials(cfg.Slack), APIURL: cfg.Slack.APIURL, Tenants: a.live.tenants, Store: a.st, Logger: a.log,
-			Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
+			Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix, Passkeys: passkeys})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
 		}
@@ -237,7 +241,7 @@ func (a *App) chatSurfaces(reg prometheus.Registerer) (map[string]threads.Surfac
 	}
 	if cfg.Discord != nil {
 		ad, err := discord.NewSurface(discord.Options{Credentials: DiscordCredentials(cfg.Discord), APIURL: cfg.Discord.APIURL, Tenants: a.live.tenants,
-			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st), Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
+			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st), Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix, Passkeys: passkeys})
 		if err != nil {
 			return nil, fmt.Errorf("discord: %w", err)
 		}

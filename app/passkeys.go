@@ -8,6 +8,7 @@ import (
 	"approvalsbot/adapters/passkey"
 	"approvalsbot/config"
 	"approvalsbot/store"
+	"approvalsbot/threads"
 )
 
 // PasskeyLinks makes members' passkey enrolment links; nil without a
@@ -24,6 +25,16 @@ func PasskeyLinks(cfg *config.Config) (*passkey.Links, error) {
 	links, err := passkey.NewLinks(dp.PublicURL, linkKeys(dp), nil)
 	if err != nil {
 		return nil, fmt.Errorf("passkey links: %w", err)
+	}
+	return links, nil
+}
+
+// enrolLinks is PasskeyLinks as the chat surfaces take it: a nil
+// interface, not a nil pointer in one, without passkeys.
+func enrolLinks(cfg *config.Config) (threads.EnrolLinks, error) {
+	links, err := PasskeyLinks(cfg)
+	if links == nil || err != nil {
+		return nil, err
 	}
 	return links, nil
 }

@@ -61,3 +61,14 @@ func TestPasskeysMounted(t *testing.T) {
 		}
 	}
 }
+
+// Without passkeys the chat surfaces get no enrolment links: a nil
+// interface, so /approvals passkey says the bot takes none.
+func TestEnrolLinksNilWithoutPasskeys(t *testing.T) {
+	for _, cfg := range []*config.Config{{}, {DecisionPage: &config.DecisionPage{PublicURL: "http://127.0.0.1:8080",
+		LinkSecrets: []config.Secret{"link-secret-of-the-app-tests-0123456789"}}}} {
+		if l, err := enrolLinks(cfg); l != nil || err != nil {
+			t.Errorf("%+v: %v, %v", cfg.DecisionPage, l, err)
+		}
+	}
+}
