@@ -46,7 +46,8 @@
 // # The contract with the decision page
 //
 // The page's Approve of a call whose tenant rule asks for a passkey
-// (Required) works like this:
+// (Required(tenant.Passkeys, FactsOf(call)); chat reads the same rule as
+// tenant.PasskeyRequired) works like this:
 //
 //  1. The page's answers carry ContentSecurityPolicy (script-src 'self',
 //     connect-src 'self'), and the page includes the bot's one script:

@@ -21,6 +21,7 @@ import (
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"approvalsbot/approval"
 	"approvalsbot/store"
 	"approvalsbot/tenant"
 )
@@ -629,4 +630,10 @@ func (s *Service) Remove(ctx context.Context, tenantID, user, id string) error {
 // reads too).
 func Required(rule tenant.PasskeyRule, f tenant.PasskeyFacts) bool {
 	return tenant.PasskeyRequired(rule, f)
+}
+
+// FactsOf is what a passkey rule reads of a call, as its card shows it:
+// DESTRUCTIVE, Deny first (flagged), and a typed confirmation.
+func FactsOf(a *approval.Approval) tenant.PasskeyFacts {
+	return tenant.PasskeyFacts{Destructive: a.Destructive(), Flagged: a.DenyFirst(), Typed: a.Confirm != nil}
 }

@@ -11,7 +11,9 @@ import (
 
 	"approvalsbot/adapters/passkey"
 	"approvalsbot/adapters/passkey/passkeytest"
+	"approvalsbot/approval"
 	"approvalsbot/store"
+	"approvalsbot/tenant"
 )
 
 var kevinsYes = passkey.Binding{Tenant: "acme", ApprovalID: "ap-1", Revision: 2, Digest: "sha256:" + strings.Repeat("ab", 32), Member: "user:kevin"}
@@ -406,5 +408,33 @@ func TestRelyingParty(t *testing.T) {
 		if _, _, err := passkey.RelyingParty(u); err == nil {
 			t.Errorf("%q: accepted", u)
 		}
+	}
+}
+
+// The facts a rule reads come from what the card shows.
+func TestFactsOf(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	plain := &approval.Approval{}
+	destructive := &approval.Approval{}
+	destructive.Call.Annotations = approval.Annotations{ReadOnlyHint: &no, DestructiveHint: &yes}
+	typed := &approval.Approval{Confirm: &approval.Confirm{Argument: "name"}}
+	flagged := &approval.Approval{Flags: approval.Flags{NewToJob: []approval.NewToJob{{Argument: "to"}}}}
+	for _, c := range []struct {
+		name string
+		a    *approval.Approval
+		want tenant.PasskeyFacts
+	}{
+		{"plain", plain, tenant.PasskeyFacts{}},
+		{"destructive", destructive, tenant.PasskeyFacts{Destructive: true, Flagged: true}},
+		{"typed", typed, tenant.PasskeyFacts{Typed: true}},
+		{"flagged", flagged, tenant.PasskeyFacts{Flagged: true}},
+	} {
+		if got := passkey.FactsOf(c.a); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	if !passkey.Required(tenant.PasskeysTyped, passkey.FactsOf(typed)) || passkey.Required(tenant.PasskeysFlagged, passkey.FactsOf(typed)) {
+		t.Error("Required does not read the rule as tenant.PasskeyRequired")
 	}
 }
