@@ -23,6 +23,7 @@ import (
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/discord"
 	"approvalsbot/adapters/logsurface"
+	"approvalsbot/adapters/passkey"
 	"approvalsbot/adapters/slack"
 	"approvalsbot/config"
 	"approvalsbot/ladder"
@@ -62,6 +63,7 @@ type App struct {
 	st            store.Store
 	notifications func(ctx context.Context, wake func()) error // nil without PostgreSQL
 	svc           *threads.Service
+	passkeys      *passkey.Service // nil without a decision page on a host name
 	runner        *ladder.Runner
 	slackOut      *slack.Surface // the outbound halves, built before the service
 	discordOut    *discord.Surface
@@ -188,6 +190,9 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	if err := mountPage(mux, links, a.svc, renderer, log); err != nil {
 		return err
 	}
+	if a.passkeys, err = mountPasskeys(mux, cfg, st, a.live, log); err != nil {
+		return err
+	}
 	// In order: the outbound surfaces (above), the service, then the
 	// inbound halves, which take clicks and commands to it.
 	if a.slackOut != nil {
@@ -220,9 +225,13 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 
 func (a *App) chatSurfaces(reg prometheus.Registerer) (map[string]threads.Surface, error) {
 	cfg, surfaces := a.cfg, map[string]threads.Surface{}
+	passkeys, err := enrolLinks(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Slack != nil {
 		ad, err := slack.NewSurface(slack.Options{Credentials: SlackCredentials(cfg.Slack), APIURL: cfg.Slack.APIURL, Tenants: a.live.tenants, Store: a.st, Logger: a.log,
-			Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
+			Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix, Passkeys: passkeys})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
 		}
@@ -230,7 +239,7 @@ func (a *App) chatSurfaces(reg prometheus.Registerer) (map[string]threads.Surfac
 	}
 	if cfg.Discord != nil {
 		ad, err := discord.NewSurface(discord.Options{Credentials: DiscordCredentials(cfg.Discord), APIURL: cfg.Discord.APIURL, Tenants: a.live.tenants,
-			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st), Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix})
+			Store: a.st, Logger: a.log, Locker: gatewayLocker(a.st), Registry: reg, IPv6Prefix: cfg.IPv6SourcePrefix, Passkeys: passkeys})
 		if err != nil {
 			return nil, fmt.Errorf("discord: %w", err)
 		}

@@ -160,6 +160,7 @@ func TestLoadFull(t *testing.T) {
 					{User: "user:ada", Role: tenant.RoleOwner, Content: true, Governance: true, Chat: ladder.ChatIDs{"slack": "U0ADA"}, Email: "ada@acme.example"},
 				},
 				EmailDecisions: tenant.EmailDecisionsDeny,
+				Passkeys:       tenant.PasskeysOff,
 			},
 		},
 		// The public key is no secret: read like any text, not listed.

@@ -29,6 +29,8 @@ type decoder struct {
 	fromEnv map[string]string
 	// secretVars lists, in file order, where each secret was read from.
 	secretVars []SecretVar
+	// passkeys is where each tenant asking for passkeys wrote its rule.
+	passkeys map[string]passkeyPos
 }
 
 // problemf records a problem at node n (nil: no line).

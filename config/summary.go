@@ -125,6 +125,14 @@ func (c *Config) offSurface(t *tenant.Tenant) []string {
 	return off
 }
 
+// passkeyWords says which calls each passkey rule covers.
+var passkeyWords = map[tenant.PasskeyRule]string{
+	tenant.PasskeysDestructive: "a destructive call",
+	tenant.PasskeysFlagged:     "a destructive or flagged call",
+	tenant.PasskeysTyped:       "a destructive or flagged call, or one that needs a typed confirmation,",
+	tenant.PasskeysAll:         "any call",
+}
+
 func summary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
 	deciders := 0
 	for _, m := range t.Members {
@@ -137,6 +145,9 @@ func summary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
 		b.WriteString(", self-approval forbidden")
 	}
 	b.WriteString("\n")
+	if w := passkeyWords[t.Passkeys]; w != "" {
+		fmt.Fprintf(b, "  passkeys %s: approving %s needs the member's passkey, on the decision page\n", t.Passkeys, w)
+	}
 	if t.Zone != nil {
 		fmt.Fprintf(b, "  zone %s\n", t.Zone)
 	}

@@ -112,6 +112,7 @@ func (d *decoder) decodeFile(data []byte) *Config {
 	c.SecretVars = d.secretVars
 	if ok {
 		c.DecisionPage = d.decisionPage(seen, publicURL, linkSecrets)
+		d.passkeysNeedPage(c, seen)
 	}
 	if !ok {
 		return c
@@ -519,7 +520,8 @@ func (d *decoder) positiveDuration(v *yaml.Node, p string) (time.Duration, bool)
 }
 
 func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
-	t := &tenant.Tenant{ID: id, Deadline: ladder.DefaultDeadline, MaxDeadline: DefaultMaxDeadline, Ladders: map[string]ladder.Ladder{}, EmailDecisions: tenant.DefaultEmailDecisions}
+	t := &tenant.Tenant{ID: id, Deadline: ladder.DefaultDeadline, MaxDeadline: DefaultMaxDeadline, Ladders: map[string]ladder.Ladder{},
+		EmailDecisions: tenant.DefaultEmailDecisions, Passkeys: tenant.PasskeysOff}
 	var decisionsAt string // the key that set EmailDecisions, when one did
 	pageDecisions := func(k, v *yaml.Node, p string) {
 		if decisionsAt != "" {
@@ -574,6 +576,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 		// took answers from chat too: one of them.
 		"page_decisions":  pageDecisions,
 		"email_decisions": pageDecisions,
+		"passkeys":        func(_, v *yaml.Node, p string) { d.passkeyRule(t, v, p) },
 	})
 	if !ok {
 		return t

@@ -469,3 +469,24 @@ func ArgumentsLeftOut(characters int) string {
 func MembersOnly(boldTenant string) string {
 	return boldTenant + ": only the tenant's members see its approvals and ladders."
 }
+
+// What /approvals passkey says, on every chat surface (whose markup
+// both read `code` as code).
+const (
+	// PasskeysOff: the bot makes no enrolment links (no decision page
+	// on a host name).
+	PasskeysOff = "This bot takes no passkeys: it needs `public_url` (a host name) and `link_secrets`. " +
+		"An admin can set them (`docs/configuration.md#passkeys`)."
+	// PasskeyNoMember: the person is a member of no tenant here.
+	PasskeyNoMember = "You are not a member of any tenant in this bot's configuration, so you have no passkeys to enrol."
+	// PasskeyPrivate follows the links: why they are the person's alone.
+	PasskeyPrivate = "Only you see these links: whoever opens one enrols passkeys as you, so never share one. " +
+		"The page lists your passkeys, adds one (your device asks for its lock) and removes any."
+)
+
+// PasskeyLinkLine is one tenant's enrolment link as /approvals passkey
+// words it, the tenant named in the surface's bold and the link in its
+// markup.
+func PasskeyLinkLine(boldTenant, user, until, link string) string {
+	return boldTenant + " (as " + user + "): " + link + " (valid until " + until + ")"
+}

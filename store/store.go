@@ -124,6 +124,35 @@ type Store interface {
 	// reports it unseen.
 	ReplaySeen(ctx context.Context, p ReplaySeenParams) (seenBefore bool, err error)
 
+	// Passkeys (passkey.go).
+
+	// PasskeyAdd enrols one credential; ErrExists when its id is held.
+	PasskeyAdd(ctx context.Context, p PasskeyAddParams) error
+	// PasskeyList lists a member's passkeys (every member's of the tenant
+	// when Member is empty), oldest enrolment first, then by id; none is
+	// an empty list.
+	PasskeyList(ctx context.Context, p PasskeyListParams) ([]*Passkey, error)
+	// PasskeyRemove deletes one member's passkey; ErrNotFound when the
+	// member holds no passkey with that id.
+	PasskeyRemove(ctx context.Context, p PasskeyRemoveParams) error
+	// PasskeyUse records a verified assertion: the new signature count
+	// and the time, only when the count moves forward (or stays 0, for an
+	// authenticator that counts nothing). Otherwise nothing changes and
+	// the error is ErrSignCount; ErrNotFound when the member holds no
+	// passkey with that id. Of two uses with one count at once, in any
+	// replica, one succeeds.
+	PasskeyUse(ctx context.Context, p PasskeyUseParams) error
+	// PasskeyChallengeAdd keeps a new challenge (CheckChallenge) until it
+	// expires, and forgets a few that have expired at its CreatedAt.
+	PasskeyChallengeAdd(ctx context.Context, c *PasskeyChallenge) error
+	// PasskeyChallengeTake marks a challenge used at Now and returns it as
+	// it was: UsedAt zero for the one call that took it, set for every
+	// later one (a replay). Of calls with one id at once, in any replica,
+	// exactly one finds it unused. ErrNotFound when absent or forgotten.
+	// Expiry is the caller's to judge: a taken challenge past its time is
+	// still used up.
+	PasskeyChallengeTake(ctx context.Context, p PasskeyChallengeTakeParams) (*PasskeyChallenge, error)
+
 	// Ping checks that the database answers a query.
 	Ping(ctx context.Context) error
 	// WriteCheck commits one write to a one-row table, on the path every

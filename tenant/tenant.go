@@ -47,6 +47,9 @@ type Tenant struct {
 	Members []Member
 	// EmailDecisions is what escalation mail lets a member decide.
 	EmailDecisions string
+	// Passkeys is which approvals need a member's passkey to approve
+	// (PasskeyRequired); "" is PasskeysOff.
+	Passkeys PasskeyRule
 }
 
 // Digest posts a summary of what still waits.
@@ -242,6 +245,62 @@ func (t *Tenant) MailDecides(approve bool) bool {
 		return !approve
 	}
 	return false
+}
+
+// PasskeyRule is a tenant's rule for which approvals need a passkey: an
+// Approve of such a call is taken only on the decision page, with a
+// WebAuthn assertion of the member's (adapters/passkey). Each rule takes
+// in the calls of the one before it.
+type PasskeyRule string
+
+// The passkey rules, from none to every call.
+const (
+	// PasskeysOff: no approval needs a passkey (the default).
+	PasskeysOff PasskeyRule = "off"
+	// PasskeysDestructive: a call the card marks DESTRUCTIVE.
+	PasskeysDestructive PasskeyRule = "destructive"
+	// PasskeysFlagged: a destructive call, and one the card flags (Deny
+	// first: out of scope, new to the job, a class above the job's,
+	// warned about, asked by the origin check).
+	PasskeysFlagged PasskeyRule = "flagged"
+	// PasskeysTyped: a flagged call, and one that needs a typed
+	// confirmation.
+	PasskeysTyped PasskeyRule = "typed"
+	// PasskeysAll: every call.
+	PasskeysAll PasskeyRule = "all"
+)
+
+// PasskeyRules lists every rule, from none to every call.
+func PasskeyRules() []PasskeyRule {
+	return []PasskeyRule{PasskeysOff, PasskeysDestructive, PasskeysFlagged, PasskeysTyped, PasskeysAll}
+}
+
+// PasskeyFacts are what a passkey rule reads of a call.
+type PasskeyFacts struct {
+	// Destructive: the card says DESTRUCTIVE (approval.Approval.Destructive).
+	Destructive bool
+	// Flagged: the card puts Deny first (approval.Approval.DenyFirst).
+	Flagged bool
+	// Typed: the call needs a typed confirmation (approval.Approval.Confirm).
+	Typed bool
+}
+
+// PasskeyRequired reports whether rule asks for a passkey to approve a
+// call with facts f: the one rule the decision page and chat read. An
+// unknown rule asks for one (a rule misread must not let a yes through
+// without it).
+func PasskeyRequired(rule PasskeyRule, f PasskeyFacts) bool {
+	switch rule {
+	case PasskeysOff, "":
+		return false
+	case PasskeysDestructive:
+		return f.Destructive
+	case PasskeysFlagged:
+		return f.Destructive || f.Flagged
+	case PasskeysTyped:
+		return f.Destructive || f.Flagged || f.Typed
+	}
+	return true
 }
 
 // Tool returns the first override whose glob matches function.

@@ -225,3 +225,42 @@ func Waited(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }
+
+// EnrolLinks makes members' passkey enrolment links
+// (adapters/passkey.Links): whoever holds one enrols passkeys as the
+// member, so a surface gives it to that person alone.
+type EnrolLinks interface {
+	EnrolLink(tenant, user string) (url string, expires time.Time)
+}
+
+// PasskeyLink is one tenant's enrolment link for the person who asked.
+type PasskeyLink struct {
+	Tenant, User string // the tenant, and the member the person is there
+	URL          string
+	Expires      time.Time
+}
+
+// PasskeyLinks are what /approvals passkey answers a person privately:
+// an enrolment link for each tenant they are a member of on surface (by
+// their chat user id there), by tenant id. None when links is nil (no
+// decision page on a host name) or the person is no member.
+func PasskeyLinks(tenants map[string]*tenant.Tenant, links EnrolLinks, surface, chatUser string) []PasskeyLink {
+	if links == nil {
+		return nil
+	}
+	ids := make([]string, 0, len(tenants))
+	for id := range tenants {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out []PasskeyLink
+	for _, id := range ids {
+		m, ok := tenants[id].MemberOn(surface, chatUser)
+		if !ok {
+			continue
+		}
+		url, exp := links.EnrolLink(id, m.User)
+		out = append(out, PasskeyLink{Tenant: id, User: m.User, URL: url, Expires: exp})
+	}
+	return out
+}

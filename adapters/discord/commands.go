@@ -24,6 +24,7 @@ const (
 	commandName   = "approvals"
 	subList       = "list"
 	subLadder     = "ladder"
+	subPasskey    = "passkey"
 	chatInput     = 1 // APPLICATION_COMMAND type CHAT_INPUT
 	optSubcommand = 1 // option type SUB_COMMAND
 	// commandTimeout bounds the work of one command's answer.
@@ -32,6 +33,7 @@ const (
 
 const commandHelp = "`/approvals list` lists what waits for a decision in this channel's tenant, oldest first, with links to the cards.\n" +
 	"`/approvals ladder` shows the tenant's escalation ladders as timelines.\n" +
+	"`/approvals passkey` gives you, and only you, a link to enrol or remove your passkeys, which risky approvals may need.\n" +
 	"In a channel no tenant posts to, the tenants you are a member of are shown. Only a tenant's members see its approvals and ladders."
 
 // commandOptionDef is a subcommand as registered.
@@ -41,8 +43,9 @@ type commandOptionDef struct {
 	Description string `json:"description"`
 }
 
-// commands are the commands the bot registers: /approvals list and
-// /approvals ladder, in servers and in the bot's DMs.
+// commands are the commands the bot registers: /approvals list,
+// /approvals ladder and /approvals passkey, in servers and in the bot's
+// DMs.
 func commands() []json.RawMessage {
 	cmd := struct {
 		Name        string             `json:"name"`
@@ -55,6 +58,7 @@ func commands() []json.RawMessage {
 		Options: []commandOptionDef{
 			{Type: optSubcommand, Name: subList, Description: "What waits for a decision in this channel's tenant, oldest first"},
 			{Type: optSubcommand, Name: subLadder, Description: "The tenant's escalation ladders as timelines"},
+			{Type: optSubcommand, Name: subPasskey, Description: "A link, for you alone, to enrol or remove your passkeys"},
 		},
 		// A server's channels and the bot's DMs.
 		Contexts: []int{int(discordgo.InteractionContextGuild), int(discordgo.InteractionContextBotDM)},
@@ -118,6 +122,9 @@ func (a *Adapter) command(in *inbound, who person) (*answer, threads.Work) {
 	if len(data.Options) == 1 && data.Options[0].Type == optSubcommand {
 		sub = data.Options[0].Name
 	}
+	if sub == subPasskey {
+		return messageAnswer(passkeyMessage(a.tenants(), a.passkeys, who.user)), threads.Work{}
+	}
 	if sub != subList && sub != subLadder {
 		return ephemeral(commandHelp), threads.Work{}
 	}
@@ -135,6 +142,25 @@ func (a *Adapter) command(in *inbound, who person) (*answer, threads.Work) {
 				}
 			}
 		}}
+}
+
+// passkeyMessage is /approvals passkey's answer, to the person alone
+// (ephemeral): an enrolment link for each tenant they are a member of.
+func passkeyMessage(tenants map[string]*tenant.Tenant, links threads.EnrolLinks, user string) *Message {
+	text := say.PasskeysOff
+	if links != nil {
+		text = say.PasskeyNoMember
+		if got := threads.PasskeyLinks(tenants, links, ladder.SurfaceDiscord, user); len(got) > 0 {
+			lines := make([]string, 0, len(got)+1)
+			for _, l := range got {
+				// <URL>: a link without a preview, which would fetch it.
+				lines = append(lines, say.PasskeyLinkLine("**"+markdown(l.Tenant)+"**", markdown(l.User),
+					l.Expires.UTC().Format("15:04 UTC"), angleLink(l.URL)))
+			}
+			text = strings.Join(append(lines, say.PasskeyPrivate), "\n")
+		}
+	}
+	return &Message{Content: utf16text.Cut(text, contentMax), Flags: ephemeralText, AllowedMentions: noMentions()}
 }
 
 // commandAnswer is the answer to /approvals list or ladder, for the

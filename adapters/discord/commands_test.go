@@ -11,13 +11,14 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/templates"
 	"approvalsbot/threads/threadstest"
 )
 
 // TestCommandsAreRegistered: the adapter registers /approvals with its
-// two subcommands when it runs (the fake refusing any body the API does
+// three subcommands when it runs (the fake refusing any body the API does
 // not take), and RegisterCommands does the same for bot doctor; doctor
 // then says so.
 func TestCommandsAreRegistered(t *testing.T) {
@@ -35,8 +36,9 @@ func TestCommandsAreRegistered(t *testing.T) {
 	if err := json.Unmarshal(h.discord.Commands()[0], &cmd); err != nil {
 		t.Fatal(err)
 	}
-	if cmd.Name != "approvals" || cmd.Type != 1 || len(cmd.Options) != 2 || cmd.Options[0].Name != "list" ||
-		cmd.Options[1].Name != "ladder" || cmd.Options[0].Type != 1 || cmd.Options[1].Type != 1 {
+	if cmd.Name != "approvals" || cmd.Type != 1 || len(cmd.Options) != 3 || cmd.Options[0].Name != "list" ||
+		cmd.Options[1].Name != "ladder" || cmd.Options[2].Name != "passkey" || cmd.Options[0].Type != 1 || cmd.Options[1].Type != 1 ||
+		cmd.Options[2].Type != 1 {
 		t.Fatalf("registered %s", h.discord.Commands()[0])
 	}
 	if err := h.adapter.RegisterCommands(context.Background()); err != nil {
@@ -279,5 +281,39 @@ func TestApproveWithCommentOnARestrictedCall(t *testing.T) {
 		if strings.Contains(e.Message.Text(), secret) {
 			t.Fatalf("an edit of the card shows the restricted comment: %q", e.Message.Text())
 		}
+	}
+}
+
+// fakeEnrolLinks makes a link naming the tenant and member, as
+// passkey.Links would with a signed token.
+type fakeEnrolLinks struct{}
+
+func (fakeEnrolLinks) EnrolLink(tenant, user string) (string, time.Time) {
+	return "http://localhost:8080/passkey/enrol/" + tenant + "." + strings.TrimPrefix(user, "user:"), threadstest.FixtureNow.Add(15 * time.Minute)
+}
+
+// /approvals passkey answers at once, to the person alone, with their
+// enrolment link for each tenant they are a member of; a stranger, and a
+// bot without passkeys, are told why there is none.
+func TestCommandPasskey(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{adapter: func(o *discordad.Options) { o.Passkeys = fakeEnrolLinks{} }})
+	passkey := func(h *harness, user string) string {
+		t.Helper()
+		res := h.discord.Subcommand(user, chApproval, "approvals", "passkey")
+		if !res.Answered() || res.Response.Type != discordgo.InteractionResponseChannelMessageWithSource || !res.Response.Ephemeral() {
+			t.Fatalf("/approvals passkey answered %+v (%s), want an ephemeral message", res.Response, res.Problem)
+		}
+		return res.Response.Content
+	}
+	got := passkey(h, kevin)
+	if !strings.Contains(got, "**acme** (as user:kevin): <http://localhost:8080/passkey/enrol/acme.kevin> (valid until ") ||
+		!strings.Contains(got, "Only you see these links") {
+		t.Errorf("the answer: %q", got)
+	}
+	if got := passkey(h, stranger); !strings.Contains(got, "You are not a member of any tenant") {
+		t.Errorf("a stranger: %q", got)
+	}
+	if got := passkey(newHarness(t), kevin); !strings.Contains(got, "This bot takes no passkeys") {
+		t.Errorf("without passkeys: %q", got)
 	}
 }

@@ -86,6 +86,9 @@ type Options struct {
 	// Tenants gives the configuration in force (swapped on SIGHUP), for
 	// /approvals and Doctor. Required.
 	Tenants func() map[string]*tenant.Tenant
+	// Passkeys makes members' passkey enrolment links for /approvals
+	// passkey; nil: the bot takes no passkeys, and the command says so.
+	Passkeys threads.EnrolLinks
 	// Store is read, and keeps the signed requests seen. Required.
 	Store Store
 	// Logger gets refusals, failed answers and gateway news; nil discards.
@@ -117,6 +120,7 @@ type Surface struct {
 	publicKey ed25519.PublicKey // nil: interactions over the gateway
 	client    *http.Client
 	tenants   func() map[string]*tenant.Tenant
+	passkeys  threads.EnrolLinks
 	store     Store
 	log       *slog.Logger
 	refusals  *refusal.Counter // refused requests: counted, and logged at most once a minute per source and reason
@@ -218,6 +222,7 @@ func NewSurface(o Options) (*Surface, error) {
 		publicKey: pub,
 		client:    &client,
 		tenants:   o.Tenants,
+		passkeys:  o.Passkeys,
 		store:     o.Store,
 		log:       o.Logger,
 		refusals:  refusals,

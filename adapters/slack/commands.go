@@ -22,14 +22,16 @@ import (
 // /approvals list does (Discord's command has list alone: a command with
 // subcommands cannot run bare there).
 const (
-	subList   = "list"
-	subLadder = "ladder"
-	subHelp   = "help"
+	subList    = "list"
+	subLadder  = "ladder"
+	subPasskey = "passkey"
+	subHelp    = "help"
 )
 
 const commandHelp = "*/approvals* or */approvals list* lists what waits for a decision in this channel's tenant, oldest first, " +
 	"with links to the cards.\n" +
 	"*/approvals ladder* shows the tenant's escalation ladders as timelines.\n" +
+	"*/approvals passkey* gives you, and only you, a link to enrol or remove your passkeys, which risky approvals may need.\n" +
 	"*/approvals help* shows this text.\n" +
 	"In a channel no tenant posts to, the tenants you are a member of are shown. " +
 	"Only a tenant's members see its approvals and ladders."
@@ -81,6 +83,8 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 	switch {
 	case sub == subHelp && len(args) == 1:
 		return []Message{{Text: commandHelp}}
+	case sub == subPasskey && len(args) == 1:
+		return []Message{{Text: passkeyAnswer(tenants, a.passkeys, cmd.UserID)}}
 	case sub == "":
 		sub = subList
 	case (sub != subList && sub != subLadder) || len(args) > 1:
@@ -114,6 +118,25 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 		sections = append(sections, a.pendingText(ctx, id, t.Location(), byChannel, cmd.ChannelID, team))
 	}
 	return layout(sections)
+}
+
+// passkeyAnswer is /approvals passkey's answer, which only the person
+// sees (tell answers through response_url, ephemeral): an enrolment link
+// for each tenant they are a member of.
+func passkeyAnswer(tenants map[string]*tenant.Tenant, links threads.EnrolLinks, user string) string {
+	if links == nil {
+		return say.PasskeysOff
+	}
+	got := threads.PasskeyLinks(tenants, links, ladder.SurfaceSlack, user)
+	if len(got) == 0 {
+		return say.PasskeyNoMember
+	}
+	lines := make([]string, 0, len(got)+1)
+	for _, l := range got {
+		lines = append(lines, say.PasskeyLinkLine("*"+mrkdwn(l.Tenant)+"*", mrkdwn(l.User),
+			l.Expires.UTC().Format("15:04 UTC"), "<"+urlEscaper.Replace(l.URL)+"|enrol or remove your passkeys>"))
+	}
+	return strings.Join(append(lines, say.PasskeyPrivate), "\n")
 }
 
 // tenantsFor finds whose /approvals this is: the tenants that post to the

@@ -4,7 +4,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	slackad "approvalsbot/adapters/slack"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/threads/threadstest"
 )
@@ -171,4 +173,39 @@ func TestSlashCommandLadderAndHelp(t *testing.T) {
 	if strings.Contains(text, "slack:U0LEE") {
 		t.Fatalf("a non-member saw the ladder:\n%s", text)
 	}
+}
+
+// fakeEnrolLinks makes a link naming the tenant and member, as
+// passkey.Links would with a signed token.
+type fakeEnrolLinks struct{}
+
+func (fakeEnrolLinks) EnrolLink(tenant, user string) (string, time.Time) {
+	return "http://localhost:8080/passkey/enrol/" + tenant + "." + strings.TrimPrefix(user, "user:"), threadstest.FixtureNow.Add(15 * time.Minute)
+}
+
+// /approvals passkey answers the person alone with their enrolment link
+// for each tenant they are a member of; a stranger, and a bot without
+// passkeys, are told why there is none.
+func TestSlashCommandPasskey(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{adapter: func(o *slackad.Options) { o.Passkeys = fakeEnrolLinks{} }})
+	h.command(t, "U0KEVIN", "C0APPROVALS", "passkey")
+	got := h.told(t, "U0KEVIN", "enrol or remove your passkeys")
+	text := got.AllText()
+	if !strings.Contains(text, "*acme* (as user:kevin): <http://localhost:8080/passkey/enrol/acme.kevin|enrol or remove your passkeys>") ||
+		!strings.Contains(text, "Only you see these links") {
+		t.Errorf("the answer: %q", text)
+	}
+	for _, m := range h.slack.Messages() {
+		if m.Method == "chat.postMessage" && strings.Contains(m.AllText(), "/passkey/enrol/") {
+			t.Errorf("an enrolment link was posted for all to see: %+v", m)
+		}
+	}
+	h.command(t, "U0STRANGER", "C0APPROVALS", "passkey")
+	h.told(t, "U0STRANGER", "You are not a member of any tenant")
+
+	off := newHarness(t)
+	off.command(t, "U0KEVIN", "C0APPROVALS", "passkey")
+	off.told(t, "U0KEVIN", "This bot takes no passkeys")
+	off.command(t, "U0KEVIN", "C0APPROVALS", "help")
+	off.told(t, "U0KEVIN", "*/approvals passkey* gives you, and only you, a link")
 }

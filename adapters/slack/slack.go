@@ -77,6 +77,9 @@ type Options struct {
 	// Tenants gives the configuration in force (swapped on SIGHUP), for
 	// /approvals and Doctor. Required.
 	Tenants func() map[string]*tenant.Tenant
+	// Passkeys makes members' passkey enrolment links for /approvals
+	// passkey; nil: the bot takes no passkeys, and the command says so.
+	Passkeys threads.EnrolLinks
 	// Store is read, and keeps the signed requests seen. Required.
 	Store Store
 	// Logger gets refused requests and failed answers; nil discards.
@@ -111,6 +114,7 @@ type Surface struct {
 	secret    string
 	appToken  bool
 	tenants   func() map[string]*tenant.Tenant
+	passkeys  threads.EnrolLinks
 	store     Store
 	log       *slog.Logger
 	refusals  *refusal.Counter // refused requests: counted, and logged at most once a minute per source and reason
@@ -198,6 +202,7 @@ func NewSurface(o Options) (*Surface, error) {
 		apiURL:   u,
 		secret:   o.Credentials.SigningSecret,
 		tenants:  o.Tenants,
+		passkeys: o.Passkeys,
 		store:    o.Store,
 		log:      o.Logger,
 		refusals: refusals,

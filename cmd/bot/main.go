@@ -26,6 +26,7 @@ commands:
   migrate  apply the store's migrations and exit
   backup   copy the SQLite store, consistently, while the bot runs
   doctor   check the store, the job backend, the mail server and the chat surfaces the configuration names
+  passkey  print a member's passkey enrolment link; list or remove members' passkeys
   version  print the bot's version, the commit it was built from and the Go that built it
 
 Run "bot <command> -h" for its flags, its files and an example.
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		err = cmdBackup(ctx, args[1:], stdout, getenv)
 	case "doctor":
 		err = cmdDoctor(ctx, args[1:], stdout, getenv)
+	case "passkey":
+		err = cmdPasskey(ctx, args[1:], stdout, getenv)
 	case "version", "-version", "--version":
 		err = cmdVersion(args[1:], stdout)
 	case "-h", "-help", "--help", "help":

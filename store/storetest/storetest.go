@@ -3,8 +3,9 @@
 // either: deduplication, round trips of every field, the outbox's leases,
 // coalescing, lanes, priorities and paced claims, the ladder's due claims,
 // retention (pruning to tombstones that still deduplicate, scrubbing
-// expired chat handles), transactions that leave nothing behind when
-// they fail, and the readiness write (WriteCheck).
+// expired chat handles), members' passkeys (a signature count that only
+// moves forward, challenges taken once), transactions that leave nothing
+// behind when they fail, and the readiness write (WriteCheck).
 //
 // The suite passes times explicitly (a fixed base time plus offsets),
 // never reads a clock, and asserts outcomes through the Store interface
@@ -71,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OutboxScrub", testOutboxScrub},
 		{"ApprovalScrub", testApprovalScrub},
 		{"ReplaySeen", testReplay},
+		{"Passkeys", testPasskeys},
 		{"InTxRollsBackOnError", testInTxRollsBackOnError},
 		{"InTxRollsBackOnPanic", testInTxRollsBackOnPanic},
 		{"Savepoint", testSavepoint},
