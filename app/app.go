@@ -28,6 +28,7 @@ import (
 	"approvalsbot/config"
 	"approvalsbot/ladder"
 	"approvalsbot/notify"
+	"approvalsbot/notify/push"
 	"approvalsbot/store"
 	"approvalsbot/store/postgres"
 	"approvalsbot/templates"
@@ -158,7 +159,10 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		Metrics:  threads.NewMetrics(reg),
 		Backend:  client.ForThreads(),
 		Mailer:   mailer,
-		Lease:    cfg.Lease,
+		// Push notices go over HTTPS to each member's ntfy topic or
+		// webhook, read from the tenants in force when each is sent.
+		Pusher: push.New(push.Options{Now: a.clock.Now}),
+		Lease:  cfg.Lease,
 		// The calls secrets key hidden values' fingerprints: the store never
 		// holds them, and the backend already has every argument.
 		FingerprintSecrets: config.RevealAll(cfg.Backend.CallsSecrets),

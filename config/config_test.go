@@ -437,10 +437,10 @@ func TestProblems(t *testing.T) {
 		}},
 		{name: "no anchor and no targets", add: "    ladders:\n      default:\n        - {}\n", want: []string{
 			"bot.yaml:13: tenants.acme.ladders.default[0]: has neither after nor before_deadline: say when the step fires",
-			"bot.yaml:13: tenants.acme.ladders.default[0]: reaches nobody: give it mention, dm, email or post",
+			"bot.yaml:13: tenants.acme.ladders.default[0]: reaches nobody: give it mention, dm, email, push or post",
 		}},
 		{name: "empty target lists reach nobody", add: "    ladders:\n      default:\n        - after: 15m\n          mention: []\n", want: []string{
-			"bot.yaml:13: tenants.acme.ladders.default[0]: reaches nobody: give it mention, dm, email or post",
+			"bot.yaml:13: tenants.acme.ladders.default[0]: reaches nobody: give it mention, dm, email, push or post",
 		}},
 		{name: "before_deadline zero", add: "    ladders:\n      default:\n        - before_deadline: 0s\n          mention: [slack:U0KEVIN]\n", want: []string{
 			"bot.yaml:13: tenants.acme.ladders.default[0].before_deadline: must be more than 0s: a step at the deadline never fires",
@@ -465,10 +465,10 @@ func TestProblems(t *testing.T) {
 		}},
 		{name: "merge keys", add: "    ladders:\n      default:\n        - &s {after: 1h, mention: [slack:U0KEVIN]}\n        - <<: *s\n          after: 2h\n", want: []string{
 			"bot.yaml:14: tenants.acme.ladders.default[1]: merge keys (<<) are not supported: write the keys out",
-			"bot.yaml:14: tenants.acme.ladders.default[1]: reaches nobody: give it mention, dm, email or post",
+			"bot.yaml:14: tenants.acme.ladders.default[1]: reaches nobody: give it mention, dm, email, push or post",
 		}},
 		{name: "unknown step key", add: "    ladders:\n      default:\n        - after: 15m\n          mentions: [slack:U0KEVIN]\n", want: []string{
-			"bot.yaml:13: tenants.acme.ladders.default[0]: reaches nobody: give it mention, dm, email or post",
+			"bot.yaml:13: tenants.acme.ladders.default[0]: reaches nobody: give it mention, dm, email, push or post",
 			"bot.yaml:14: tenants.acme.ladders.default[0].mentions: unknown key (did you mean mention?)",
 		}},
 
@@ -692,7 +692,7 @@ func TestManyProblems(t *testing.T) {
 		"broken.yaml:19: tenants.acme.audit: slack:U0KEVIN is not a channel (slack:C…, slack:G… or discord:channel:ID)",
 		"broken.yaml:24: tenants.acme.ladders.default[1].after: 10m is not after step 0 (15m)",
 		"broken.yaml:26: tenants.acme.ladders.default[2]: has both after and before_deadline: a step counts from the request or back from the deadline, not both",
-		"broken.yaml:29: tenants.acme.ladders.default[3]: reaches nobody: give it mention, dm, email or post",
+		"broken.yaml:29: tenants.acme.ladders.default[3]: reaches nobody: give it mention, dm, email, push or post",
 		`broken.yaml:31: tenants.acme.tools["payments.*"].ladder: "payments" is not a ladder of tenant acme (it has default)`,
 		`broken.yaml:33: tenants.acme.members[0].role: "boss" is not one of viewer, operator, admin, owner`,
 		"broken.yaml:34: tenants.acme.members[1].user: missing: the tenant user id the backend knows (like user:kevin)",

@@ -570,8 +570,12 @@ func (d *decoder) target(n *yaml.Node, path string, rule targetRule) (ladder.Tar
 		return t, true
 	case t.IsApprovers():
 		// Approvers are people found when a step fires, so only a step's
-		// mention, dm or email can name them.
-		d.problemf(deref(n), path, "approvers is not %s: it is the people a quorum still waits for, named only in a ladder step's mention, dm or email", rule.want)
+		// mention, dm, email or push can name them.
+		d.problemf(deref(n), path, "approvers is not %s: it is the people a quorum still waits for, named only in a ladder step's mention, dm, email or push", rule.want)
+	case t.IsMember():
+		// A member's user id names no chat user or address: only a push,
+		// which finds the member's address when it goes, takes one.
+		d.problemf(deref(n), path, "%s names a member by user id, which only a ladder step's push takes: want %s", t, rule.want)
 	default:
 		d.problemf(deref(n), path, "%s is not %s", t, rule.want)
 	}

@@ -69,7 +69,7 @@ func labelTargets(t *tenant.Tenant) {
 	for name, l := range t.Ladders {
 		var labels ladder.Labels
 		for _, s := range l.Steps {
-			for _, tg := range slices.Concat(s.Post, s.Mention, s.DM, s.Email) {
+			for _, tg := range slices.Concat(s.Post, s.Mention, s.DM, s.Email, s.Push) {
 				label := t.Labels.Label(tg)
 				if label == "" {
 					label = memberUser(t, tg)

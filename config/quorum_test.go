@@ -259,7 +259,7 @@ func TestApproversTarget(t *testing.T) {
 		t.Errorf("step targets %s", got)
 	}
 
-	why := "approvers is not a channel (slack:C…, slack:G… or discord:channel:ID): it is the people a quorum still waits for, named only in a ladder step's mention, dm or email"
+	why := "approvers is not a channel (slack:C…, slack:G… or discord:channel:ID): it is the people a quorum still waits for, named only in a ladder step's mention, dm, email or push"
 	for _, tt := range []struct {
 		name, text string
 		want       []string

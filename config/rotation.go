@@ -31,19 +31,22 @@ func orPeopleSets(r targetRule) targetRule {
 // rotationRef is a step's rotation:NAME target and where it was written.
 type rotationRef struct {
 	name string
-	verb string // ladder.VerbMention, VerbDM or VerbEmail
+	verb string // ladder.VerbMention, VerbDM, VerbEmail or VerbPush
 	path string
 	n    *yaml.Node
 }
 
-// stepTargets is targets, recording where each rotation is named for the
-// check once the tenant is read.
-func (d *decoder) stepTargets(v *yaml.Node, p string, rule targetRule, verb string, refs *[]rotationRef) (ts []ladder.Target, given int) {
+// stepTargets is targets, recording where each rotation and member is
+// named for the checks once the tenant is read.
+func (d *decoder) stepTargets(v *yaml.Node, p string, rule targetRule, verb string, sp *stepPos) (ts []ladder.Target, given int) {
 	given, ok := d.list(v, p, func(_ int, item *yaml.Node, p string) {
 		if t, ok := d.target(item, p, rule); ok {
 			ts = append(ts, t)
-			if t.IsRotation() {
-				*refs = append(*refs, rotationRef{name: t.ID, verb: verb, path: p, n: deref(item)})
+			switch {
+			case t.IsRotation():
+				sp.rotations = append(sp.rotations, rotationRef{name: t.ID, verb: verb, path: p, n: deref(item)})
+			case t.IsMember():
+				sp.members = append(sp.members, memberRef{user: t.ID, path: p, n: deref(item)})
 			}
 		}
 	})
@@ -465,6 +468,12 @@ func (d *decoder) reachable(t *tenant.Tenant, ref rotationRef, r ladder.Rotation
 			if _, ok := m.EmailTarget(); !ok {
 				lacks = "email address"
 			}
+		case ladder.VerbPush:
+			// The address is the member's as configured now: a plan
+			// holds no secret.
+			if mm, ok := t.MemberByUser(m.User); !ok || mm.Push.IsZero() {
+				lacks = "push address"
+			}
 		default:
 			if len(m.ChatUsers()) == 0 {
 				lacks = anyChatID()
@@ -498,6 +507,8 @@ func verbWords(verb string) string {
 		return "be emailed"
 	case ladder.VerbDM:
 		return "be sent a DM"
+	case ladder.VerbPush:
+		return "be sent a push"
 	}
 	return "be mentioned"
 }

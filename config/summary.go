@@ -75,7 +75,7 @@ func (c *Config) SummaryAt(now time.Time) string {
 	for _, id := range ids {
 		b.WriteString("\n")
 		t := c.Tenants[id]
-		summary(t, &b, now)
+		summary(t, &b, now, c.DecisionPage != nil)
 		if off := c.offSurface(t); len(off) > 0 {
 			fmt.Fprintf(&b, "  surface off, shown on the log surface (stdout) instead: %s\n", strings.Join(off, " "))
 		}
@@ -133,7 +133,7 @@ var passkeyWords = map[tenant.PasskeyRule]string{
 	tenant.PasskeysAll:         "any call",
 }
 
-func summary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
+func summary(t *tenant.Tenant, b *strings.Builder, now time.Time, page bool) {
 	deciders := 0
 	for _, m := range t.Members {
 		if m.Role.CanDecide() {
@@ -162,6 +162,7 @@ func summary(t *tenant.Tenant, b *strings.Builder, now time.Time) {
 	for _, k := range slices.Sorted(maps.Keys(t.Labels)) {
 		fmt.Fprintf(b, "  label %s: %q on the card's plan line\n", k, t.Labels[k])
 	}
+	pushSummary(t, b, page)
 	if t.Quorum != nil {
 		quorumSummary(t, b, "  ", "quorum", *t.Quorum)
 	}
@@ -247,7 +248,7 @@ func quorumSummary(t *tenant.Tenant, b *strings.Builder, indent, lead string, q 
 // namesApprovers reports whether a step of l names approvers.
 func namesApprovers(l ladder.Ladder) bool {
 	for _, s := range l.Steps {
-		for _, tg := range slices.Concat(s.Mention, s.DM, s.Email) {
+		for _, tg := range slices.Concat(s.Mention, s.DM, s.Email, s.Push) {
 			if tg.IsApprovers() {
 				return true
 			}
@@ -262,4 +263,28 @@ func anyQuorum(t *tenant.Tenant) bool {
 		return true
 	}
 	return slices.ContainsFunc(t.Tools, func(o tenant.ToolOverride) bool { return o.Quorum != nil && o.Quorum.Need >= 2 })
+}
+
+// pushSummary writes how each member with a push address is reached,
+// never the address, and what a notice cannot link to: the decision
+// page serves members with an email address, and only with public_url.
+func pushSummary(t *tenant.Tenant, b *strings.Builder, page bool) {
+	for _, m := range t.Members {
+		if m.Push.IsZero() {
+			continue
+		}
+		fmt.Fprintf(b, "  push %s by %s", m.User, m.Push.Kind())
+		if page && m.Email == "" {
+			b.WriteString(" (no email address, so the decision page is not theirs: notices carry no link)")
+		}
+		b.WriteString("\n")
+	}
+	if !page && slices.ContainsFunc(ladderNames(t.Ladders), func(name string) bool { return pushes(t.Ladders[name]) }) {
+		b.WriteString("  warning: without public_url, push notices carry no link to the decision page: they say to decide in the console or the chat thread\n")
+	}
+}
+
+// pushes reports whether a step of l sends a push.
+func pushes(l ladder.Ladder) bool {
+	return slices.ContainsFunc(l.Steps, func(s ladder.Step) bool { return len(s.Push) > 0 })
 }

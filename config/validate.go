@@ -491,6 +491,7 @@ type stepPos struct {
 	afterOK, beforeOK bool
 	repeat            repeatPos
 	rotations         []rotationRef // where the step names rotation:NAME
+	members           []memberRef   // where its push names user:NAME
 }
 
 type ladderPos struct {
@@ -596,6 +597,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 		t.Ladders[tenant.DefaultLadder] = ladder.Ladder{Name: tenant.DefaultLadder}
 	}
 	d.tenantTimes(t, ladders, rotations)
+	d.pushMembers(t, ladders)
 	labelTargets(t)
 	// Who a quorum counts needs the members and the rotations, settled.
 	t.Quorum = d.settleQuorum(t, quorum, rotations)
@@ -772,7 +774,7 @@ func (d *decoder) step(item *yaml.Node, p string) stepPos {
 	addTargets := func(dst *[]ladder.Target, rule targetRule, verb string) field {
 		return func(_, v *yaml.Node, p string) {
 			var n int
-			*dst, n = d.stepTargets(v, p, rule, verb, &sp.rotations)
+			*dst, n = d.stepTargets(v, p, rule, verb, &sp)
 			if n < 0 {
 				n = 1 // not a list: reported already, not also as reaching nobody
 			}
@@ -795,6 +797,7 @@ func (d *decoder) step(item *yaml.Node, p string) stepPos {
 		"mention": addTargets(&s.Mention, mentionableOrRotation, ladder.VerbMention),
 		"dm":      addTargets(&s.DM, peopleOrRotation, ladder.VerbDM),
 		"email":   addTargets(&s.Email, addressesOrRotation, ladder.VerbEmail),
+		"push":    addTargets(&s.Push, pushTargets, ladder.VerbPush),
 		"post":    addTargets(&s.Post, channels, ""),
 		"repeat":  func(k, v *yaml.Node, p string) { s.Repeat, sp.repeat = d.repeat(k, v, p) },
 		"during":  func(_, v *yaml.Node, p string) { s.During = d.window(v, p) },
@@ -817,7 +820,7 @@ func (d *decoder) step(item *yaml.Node, p string) stepPos {
 		d.problemf(at, p, "has neither after nor before_deadline: say when the step fires")
 	}
 	if given == 0 {
-		d.problemf(at, p, "reaches nobody: give it mention, dm, email or post")
+		d.problemf(at, p, "reaches nobody: give it mention, dm, email, push or post")
 	}
 	return sp
 }
@@ -945,6 +948,7 @@ func (d *decoder) members(v *yaml.Node, p string) []tenant.Member {
 		}
 		first[kind+"\x00"+value] = p
 	}
+	var pushes []pushPos
 	roles := make([]string, 0, len(tenant.Roles()))
 	for _, r := range tenant.Roles() {
 		roles = append(roles, string(r))
@@ -971,6 +975,12 @@ func (d *decoder) members(v *yaml.Node, p string) []tenant.Member {
 					return
 				}
 				m.Email = addr
+			},
+			"push": func(_, v *yaml.Node, p string) {
+				var ok bool
+				if m.Push, ok = d.memberPush(v, p); ok && m.Push.Kind() == tenant.PushNtfy {
+					pushes = append(pushes, pushPos{ntfy: m.Push.Reveal().URL, path: p, n: deref(v)})
+				}
 			},
 		}
 		// Each chat surface's user id is written under the surface's
@@ -1022,7 +1032,11 @@ func (d *decoder) members(v *yaml.Node, p string) []tenant.Member {
 				firstEmail[key] = emailSeen{m.Email, joinKey(mp, "email"), n.Line}
 			}
 		}
+		if n := len(pushes); n > 0 && pushes[n-1].user == "" {
+			pushes[n-1].user = cmp.Or(m.User, mp)
+		}
 		out = append(out, m)
 	})
+	d.pushTopicsOnce(pushes)
 	return out
 }

@@ -11,6 +11,8 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // DefaultDeadline applies when nothing sets a deadline (Deadline).
@@ -61,6 +63,10 @@ const (
 	// found when a step fires (docs/ladders.md#quorum). Written
 	// "approvers"; it has no ID and is never sent to.
 	KindApprovers TargetKind = "approvers"
+	// KindMember is a tenant member by user id ("user:kevin", the ID
+	// whole): a push step reaches them at the push address configured
+	// for them when the notice goes, which no plan holds.
+	KindMember TargetKind = "member"
 )
 
 // Approvers is the target that reaches a quorum's missing approvers.
@@ -71,7 +77,7 @@ func TargetKinds() []TargetKind {
 	return []TargetKind{
 		KindSlackChannel, KindSlackUser, KindSlackUserGroup,
 		KindDiscordChannel, KindDiscordUser, KindDiscordRole,
-		KindEmail, KindRotation, KindApprovers,
+		KindEmail, KindRotation, KindApprovers, KindMember,
 	}
 }
 
@@ -94,8 +100,15 @@ type Target struct {
 const (
 	slackForms   = "slack:C… or slack:G… (channel), slack:U… or slack:W… (user), slack:S… (user group)"
 	discordForms = "discord:channel:ID, discord:user:ID or discord:role:ID (ID a 17 to 20 digit snowflake)"
-	targetForms  = slackForms + "; " + discordForms + "; an email address; rotation:NAME (whoever is on duty); or approvers (those a quorum still waits for)"
+	targetForms  = slackForms + "; " + discordForms + "; an email address; rotation:NAME (whoever is on duty); approvers (those a quorum still waits for); or user:NAME (a member, for a push)"
 )
+
+// MemberPrefix starts a member's target, which is their user id whole:
+// user:kevin.
+const MemberPrefix = "user:"
+
+// memberIDMax bounds a member's user id in a target.
+const memberIDMax = 256
 
 // ParseTarget reads a target in its text form (targetForms); its errors say
 // which form was wanted.
@@ -107,6 +120,8 @@ func ParseTarget(s string) (Target, error) {
 		return parseDiscord(s, strings.TrimPrefix(s, "discord:"))
 	case s == "approvers":
 		return Approvers, nil
+	case strings.HasPrefix(s, MemberPrefix):
+		return parseMember(s)
 	case strings.HasPrefix(s, "rotation:"):
 		name := strings.TrimPrefix(s, "rotation:")
 		if !IsRotationName(name) {
@@ -120,6 +135,23 @@ func ParseTarget(s string) (Target, error) {
 	default:
 		return Target{}, fmt.Errorf("%q is not a target: want %s", s, targetForms)
 	}
+}
+
+// parseMember reads user:NAME, a member's user id as the tenant writes
+// it (members[].user): one word of visible characters.
+func parseMember(s string) (Target, error) {
+	name := strings.TrimPrefix(s, MemberPrefix)
+	ok := name != "" && len(s) <= memberIDMax
+	for _, r := range name {
+		if r <= ' ' || r == 0x7f || r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			ok = false
+			break
+		}
+	}
+	if !ok {
+		return Target{}, fmt.Errorf("%q is not a member's user id: write user:NAME, one word of visible characters (at most %d)", s, memberIDMax)
+	}
+	return Target{Kind: KindMember, ID: s}, nil
 }
 
 func parseSlack(s, id string) (Target, error) {
@@ -233,6 +265,8 @@ func (t Target) String() string {
 		return "rotation:" + t.ID
 	case KindApprovers:
 		return "approvers"
+	case KindMember:
+		return t.ID
 	case "":
 		return ""
 	}
@@ -278,6 +312,10 @@ func (t Target) IsGroup() bool {
 
 // IsRotation reports whether t names a rotation (see Plan.Resolve).
 func (t Target) IsRotation() bool { return t.Kind == KindRotation }
+
+// IsMember reports whether t names a tenant member by user id, as only
+// a push step does.
+func (t Target) IsMember() bool { return t.Kind == KindMember }
 
 // IsApprovers reports whether t is a quorum's missing approvers
 // (KindApprovers), whom threads finds when a step fires.
@@ -328,6 +366,8 @@ type Step struct {
 	DM []Target `json:"dm,omitempty"`
 	// Email sends these addresses the escalation email.
 	Email []Target `json:"email,omitempty"`
+	// Push sends these members a push notice at their push address.
+	Push []Target `json:"push,omitempty"`
 	// Post posts the card to more channels.
 	Post []Target `json:"post,omitempty"`
 	// Repeat, when set, fires the step again, one message per thread.
@@ -381,7 +421,7 @@ func (s Step) Offset(deadline time.Duration) time.Duration {
 
 // HasTargets reports whether the step reaches anyone at all.
 func (s Step) HasTargets() bool {
-	return len(s.Mention)+len(s.DM)+len(s.Email)+len(s.Post) > 0
+	return len(s.Mention)+len(s.DM)+len(s.Email)+len(s.Push)+len(s.Post) > 0
 }
 
 // Validate checks what a Step must hold on its own; config reports the same
@@ -415,6 +455,11 @@ func (s Step) Validate() error {
 			errs = append(errs, fmt.Errorf("post %s: a rotation is people, not a channel", t))
 		case t.IsApprovers():
 			errs = append(errs, fmt.Errorf("post %s: a quorum's approvers are people, not a channel", t))
+		}
+	}
+	for _, t := range s.Push {
+		if !t.IsMember() && !t.IsRotation() && !t.IsApprovers() {
+			errs = append(errs, fmt.Errorf("push %s: a push reaches members (user:NAME), a rotation or approvers", t))
 		}
 	}
 	if s.Repeat != nil {

@@ -29,6 +29,9 @@ func TestParseTargetGood(t *testing.T) {
 		{"first.last+tag@sub.acme.example", ladder.Target{Kind: ladder.KindEmail, ID: "first.last+tag@sub.acme.example"}},
 		{"rotation:primary", ladder.Target{Kind: ladder.KindRotation, ID: "primary"}},
 		{"rotation:ops.eu-2", ladder.Target{Kind: ladder.KindRotation, ID: "ops.eu-2"}},
+		{"user:kevin", ladder.Target{Kind: ladder.KindMember, ID: "user:kevin"}},
+		{"user:kevin@acme", ladder.Target{Kind: ladder.KindMember, ID: "user:kevin@acme"}},
+		{"user:åsa.b", ladder.Target{Kind: ladder.KindMember, ID: "user:åsa.b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -74,6 +77,11 @@ func TestParseTargetBad(t *testing.T) {
 		{"rotation without a name", "rotation:", []string{`"" is not a rotation name`}},
 		{"rotation name with a colon", "rotation:a:b", []string{`"a:b" is not a rotation name`, "A-Z a-z 0-9"}},
 		{"no prefix names the rotation form", "primary", []string{"rotation:NAME"}},
+		{"member without a name", "user:", []string{`"user:" is not a member's user id`, "user:NAME"}},
+		{"member with a space", "user:kevin smith", []string{"is not a member's user id", "one word"}},
+		{"member with an invisible character", "user:kev\u200bin", []string{"is not a member's user id"}},
+		{"member too long", "user:" + strings.Repeat("k", 300), []string{"at most 256"}},
+		{"no prefix names the member form", "kevin", []string{"user:NAME"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,6 +116,7 @@ func TestTargetKinds(t *testing.T) {
 		ladder.KindEmail:          {"email", false, false, false},
 		ladder.KindRotation:       {"", false, false, false},
 		ladder.KindApprovers:      {"", false, false, false},
+		ladder.KindMember:         {"", false, false, false},
 	}
 	if len(ladder.TargetKinds()) != len(want) {
 		t.Fatalf("TargetKinds() has %d kinds, the test knows %d", len(ladder.TargetKinds()), len(want))
@@ -225,6 +234,8 @@ func TestStepValidate(t *testing.T) {
 		{"zero before deadline", ladder.Step{Anchor: ladder.AnchorDeadline, DM: who}, "before_deadline 0s is not positive"},
 		{"no targets", ladder.AfterStep(time.Hour), "no targets"},
 		{"a rotation is no channel", ladder.Step{Anchor: ladder.AnchorRequest, Post: []ladder.Target{{Kind: ladder.KindRotation, ID: "primary"}}}, "a rotation is people, not a channel"},
+		{"a push to a member", ladder.Step{Anchor: ladder.AnchorRequest, Push: []ladder.Target{{Kind: ladder.KindMember, ID: "user:kevin"}, ladder.Approvers}}, ""},
+		{"a push reaches members only", ladder.Step{Anchor: ladder.AnchorRequest, Push: who}, "a push reaches members (user:NAME), a rotation or approvers"},
 		{"repeat every zero", ladder.Step{Anchor: ladder.AnchorRequest, DM: who, Repeat: &ladder.Repeat{Times: 2}}, "repeat every 0s is not positive"},
 		{"repeat no times", ladder.Step{Anchor: ladder.AnchorRequest, DM: who, Repeat: &ladder.Repeat{Every: time.Minute}}, "repeat times 0 is not 1 to 50"},
 		{"repeat fine", ladder.Step{Anchor: ladder.AnchorRequest, DM: who, Repeat: &ladder.Repeat{Every: time.Minute, Times: 50}}, ""},
@@ -287,6 +298,10 @@ func TestStepTargetsWordsWhomAStepTells(t *testing.T) {
 	m, _ := ladder.ParseTarget("leads@acme.example")
 	s.DM, s.Email = []ladder.Target{u}, []ladder.Target{m}
 	if got, want := s.Targets(), "dm slack:U0LEAD · email leads@acme.example"; got != want {
+		t.Fatalf("Targets() = %q, want %q", got, want)
+	}
+	s.Push = mustTargets(t, "user:kevin", "rotation:primary")
+	if got, want := s.Targets(), "dm slack:U0LEAD · email leads@acme.example · push user:kevin rotation:primary"; got != want {
 		t.Fatalf("Targets() = %q, want %q", got, want)
 	}
 }

@@ -160,6 +160,16 @@ func (m RotationMember) EmailTarget() (Target, bool) {
 	return Target{Kind: KindEmail, ID: m.Email}, true
 }
 
+// MemberTarget is the member as a push step reaches them: by user id,
+// their push address read when the notice goes (it is a secret, and no
+// plan holds it).
+func (m RotationMember) MemberTarget() (Target, bool) {
+	if m.User == "" {
+		return Target{}, false
+	}
+	return Target{Kind: KindMember, ID: m.User}, true
+}
+
 // Override puts Member on duty from From until To, whatever the turns say.
 type Override struct {
 	Member RotationMember `json:"member"`

@@ -234,6 +234,8 @@ func TestResolve(t *testing.T) {
 		{"at the hand-off it is ada's", ladder.VerbMention, []string{"slack"}, at(7, 9), "slack:S0ONCALL slack:U0ADA"},
 		{"ada has no Discord: her Slack user, named", ladder.VerbMention, []string{"discord"}, at(8, 9), "slack:S0ONCALL slack:U0ADA"},
 		{"lee by email", ladder.VerbEmail, nil, at(15, 9), "slack:S0ONCALL lee@acme.example"},
+		// A push reaches the member: their address is read when it goes.
+		{"kevin by push", ladder.VerbPush, nil, at(2, 10), "slack:S0ONCALL user:kevin"},
 	}
 	for _, tt := range tests {
 		if got := str(p.Resolve(rot, tt.verb, tt.surfaces, tt.t)); got != tt.want {

@@ -122,7 +122,7 @@ func (l Ladder) plan(requested, deadline time.Time, windows bool) Plan {
 
 // targets is every target the step names.
 func (s Step) targets() []Target {
-	return slices.Concat(s.Mention, s.DM, s.Email, s.Post)
+	return slices.Concat(s.Mention, s.DM, s.Email, s.Push, s.Post)
 }
 
 // Len is the number of steps in the plan, skipped ones included.
@@ -148,6 +148,7 @@ const (
 	VerbMention = "mention"
 	VerbDM      = "dm"
 	VerbEmail   = "email"
+	VerbPush    = "push"
 )
 
 // OnDuty is the shift the plan's frozen rotation name runs at t.
@@ -160,9 +161,10 @@ func (p Plan) OnDuty(name string, t time.Time) (Shift, bool) {
 }
 
 // Resolve gives whom targets reach when a step fires at t: each rotation
-// becomes its member on duty at t, by address for VerbEmail, else by their
-// users on surfaces (or, with none there, elsewhere, shown by name). One
-// that cannot reach anyone so reaches nobody (config refuses it).
+// becomes its member on duty at t, by address for VerbEmail, as a member
+// (KindMember) for VerbPush, else by their users on surfaces (or, with
+// none there, elsewhere, shown by name). One that cannot reach anyone so
+// reaches nobody (config refuses it).
 func (p Plan) Resolve(targets []Target, verb string, surfaces []string, t time.Time) []Target {
 	out := make([]Target, 0, len(targets))
 	for _, tg := range targets {
@@ -175,6 +177,12 @@ func (p Plan) Resolve(targets []Target, verb string, surfaces []string, t time.T
 			continue
 		}
 		m := shift.Member
+		if verb == VerbPush {
+			if mt, ok := m.MemberTarget(); ok {
+				out = append(out, mt)
+			}
+			continue
+		}
 		if verb == VerbEmail {
 			if e, ok := m.EmailTarget(); ok {
 				out = append(out, e)
@@ -359,7 +367,7 @@ func (s Step) Targets() string {
 	for _, a := range []struct {
 		verb    string
 		targets []Target
-	}{{"post", s.Post}, {"mention", s.Mention}, {"dm", s.DM}, {"email", s.Email}} {
+	}{{"post", s.Post}, {"mention", s.Mention}, {"dm", s.DM}, {"email", s.Email}, {"push", s.Push}} {
 		if len(a.targets) > 0 {
 			parts = append(parts, action(a.verb, a.targets))
 		}

@@ -38,7 +38,7 @@ func (p Plan) Say(s PlannedStep, countEmail bool) string {
 	for _, a := range []struct {
 		verb    string
 		targets []Target
-	}{{"post to", st.Post}, {"mention", st.Mention}, {"DM", st.DM}, {"email", st.Email}} {
+	}{{"post to", st.Post}, {"mention", st.Mention}, {"DM", st.DM}, {"email", st.Email}, {"push to", st.Push}} {
 		if len(a.targets) == 0 {
 			continue
 		}

@@ -22,7 +22,9 @@ func TestSay(t *testing.T) {
 	s1.Post = mustTargets(t, "slack:C0FINANCE", "discord:channel:112233445566778899")
 	s1.DM = mustTargets(t, "slack:U0LEAD", "discord:user:223344556677889900")
 	s1.Email = mustTargets(t, "leads@acme.example", "kevin@acme.example")
-	l := ladder.Ladder{Name: "default", Steps: []ladder.Step{s0, s1},
+	s2 := ladder.AfterStep(2 * time.Hour)
+	s2.Push = mustTargets(t, "user:ada", "rotation:primary", "approvers")
+	l := ladder.Ladder{Name: "default", Steps: []ladder.Step{s0, s1, s2},
 		Rotations: map[string]ladder.Rotation{"primary": weekly(t)},
 		Labels:    ladder.Labels{"slack:S0ONCALL": "on-call group", "kevin@acme.example": "user:kevin", "slack:U9UNUSED": "nobody"}}
 	p := l.Plan(at(0, 0), at(24, 0))
@@ -40,6 +42,8 @@ func TestSay(t *testing.T) {
 		{0, false, "mention rotation primary (user:lee on call), on-call group and Discord role 998877665544332211"},
 		{2, false, "post to Slack channel C0FINANCE and Discord channel 112233445566778899; DM Slack user U0LEAD and Discord user 223344556677889900; email leads@acme.example and user:kevin"},
 		{2, true, "post to Slack channel C0FINANCE and Discord channel 112233445566778899; DM Slack user U0LEAD and Discord user 223344556677889900; email 2 people"},
+		// A member is named by user id, as the tenant knows them.
+		{5, false, "push to user:ada, rotation primary (user:lee on call) and the approvers still missing"},
 	} {
 		if got := p.Say(p.Steps[tt.i], tt.countEmail); got != tt.want {
 			t.Errorf("step %d:\n got %q\nwant %q", tt.i, got, tt.want)

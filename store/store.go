@@ -338,6 +338,7 @@ const (
 	LaneChat    = "chat"    // posts, edits, replies and DMs; the default
 	LaneBackend = "backend" // decisions sent to the job backend
 	LaneMail    = "mail"    // email
+	LanePush    = "push"    // push notices to members' phones
 )
 
 // OutboxInsertParams is one effect to perform.

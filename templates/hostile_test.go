@@ -654,6 +654,7 @@ const (
 	propDigest     = "digest-only-for-content-holder"
 	propWalled     = "walled-no-content"
 	propStoredSame = "posted-card-says-what-the-request-says"
+	propPush       = "push-notice-holds-no-value-and-shows-invisibles"
 )
 
 var (
@@ -871,6 +872,29 @@ func hostileCheckCard(h *hostile, holder bool, c templates.Card, surfaces []host
 	if invisible && len(ws) < need+1 {
 		add(propInvWarned, view, "no warning that the function's name or a role value holds an invisible code point (function %q)",
 			c.Function)
+	}
+
+	// The push notice of the card: never a value of the call, every
+	// invisible character shown, small.
+	n := templates.Push(c, templates.PushInput{Deadline: time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC),
+		Link: "https://approvals.example/decide/x", ActAs: "user:kevin", Thread: true})
+	push := n.Title + "\n" + n.Message()
+	if ms := hostileValueRE.FindAllString(push, -1); len(ms) > 0 {
+		add(propPush, view+"/push", "carries values %s", strings.Join(hostileUniq(ms), " "))
+	}
+	for i, r := range push {
+		if hostileSuspect(r) {
+			add(propPush, view+"/push", "passes U+%04X through unshown at byte %d: %q", r, i, hostileAround(push, i))
+			break
+		}
+	}
+	for _, r := range h.fnRunes {
+		if !strings.Contains(n.Title, fmt.Sprintf("[U+%04X]", r)) {
+			add(propPush, view+"/push", "the function's U+%04X is not shown as [U+%04X]", r, r)
+		}
+	}
+	if len(push) > 1024 {
+		add(propPush, view+"/push", "is %d bytes", len(push))
 	}
 
 	if walled != c.Restricted {

@@ -191,6 +191,8 @@ type Member struct {
 	// bare address or empty.
 	Chat  ladder.ChatIDs
 	Email string
+	// Push is where a push step reaches the member; zero for nowhere.
+	Push Push
 }
 
 // ChatID is the member's user id on surface, or "" when not on it.

@@ -43,6 +43,14 @@ func newDecideHarnessFrom(t *testing.T, configText string, maxElapsed time.Durat
 // these optional features (backend.features).
 func newDecideHarnessWith(t *testing.T, configText string, maxElapsed time.Duration, features []string, opt func(*threads.Options)) *decideHarness {
 	t.Helper()
+	return newDecideHarnessEnv(t, configText, testEnv, maxElapsed, features, opt)
+}
+
+// newDecideHarnessEnv is newDecideHarnessWith reading the configuration's
+// secrets from env.
+func newDecideHarnessEnv(t *testing.T, configText string, env func(string) (string, bool), maxElapsed time.Duration, features []string,
+	opt func(*threads.Options)) *decideHarness {
+	t.Helper()
 	secret := [][]byte{[]byte(testCallsSecret)}
 	fake := backendtest.New(t, standin.Options{Secrets: secret})
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret, Features: features,
@@ -50,7 +58,7 @@ func newDecideHarnessWith(t *testing.T, configText string, maxElapsed time.Durat
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarnessFrom(t, configText, func(o *threads.Options) {
+	h := newHarnessEnv(t, configText, env, func(o *threads.Options) {
 		o.Backend = client.ForThreads()
 		o.Mailer = o.Fallback.(*recorder)
 		if opt != nil {

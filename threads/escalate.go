@@ -284,9 +284,10 @@ func minTime(a, b time.Time) time.Time {
 
 // stepRows turns due steps into outbox rows, merged: one reply per thread
 // mentioning everyone, one card per new DM or channel, one mail per
-// address. by is who pressed Escalate now ("" for the ladder's time).
+// address, one push per member. by is who pressed Escalate now ("" for
+// the ladder's time).
 func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval, fz Frozen, due []ladder.PlannedStep, now time.Time, by string) ([]store.OutboxInsertParams, error) {
-	var mention, dm, post, email []string
+	var mention, dm, post, email, pushes []string
 	seen := map[string]bool{}
 	add := func(list *[]string, ts []ladder.Target) {
 		for _, t := range ts {
@@ -313,6 +314,7 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 		add(&dm, fz.Plan.Resolve(s.approversIn(st.Step.DM, row, fz, ladder.VerbDM, surfaces), ladder.VerbDM, surfaces, now))
 		add(&post, st.Step.Post)
 		add(&email, fz.Plan.Resolve(s.approversIn(st.Step.Email, row, fz, ladder.VerbEmail, nil), ladder.VerbEmail, nil, now))
+		add(&pushes, s.pushable(row, fz.Plan.Resolve(s.approversIn(st.Step.Push, row, fz, ladder.VerbPush, nil), ladder.VerbPush, nil, now)))
 		lastStep = st.Index + 1
 	}
 	var rows []store.OutboxInsertParams
@@ -338,6 +340,9 @@ func (s *Service) stepRows(ctx context.Context, tx store.Tx, row *store.Approval
 	for _, t := range email {
 		push(KindEmail, t, rowPayload{Revision: row.Revision, Step: lastStep,
 			Waited: now.Sub(row.RequestedAt).Round(time.Second)})
+	}
+	for _, t := range pushes {
+		push(KindPush, t, rowPayload{Revision: row.Revision, Step: lastStep})
 	}
 	// No card is edited: a step changes nothing on a card (docs/cards.md).
 	return rows, nil

@@ -16,10 +16,11 @@ const (
 	LaneBackend = store.LaneBackend // decisions sent to the job backend
 	LaneChat    = store.LaneChat    // cards, edits, thread replies, private answers, notices
 	LaneMail    = store.LaneMail    // escalation email
+	LanePush    = store.LanePush    // push notices
 )
 
 // Lanes lists every lane.
-var Lanes = []string{LaneBackend, LaneChat, LaneMail}
+var Lanes = []string{LaneBackend, LaneChat, LaneMail, LanePush}
 
 // Priorities within the chat lane: a row of higher priority is claimed
 // before an older one of lower. Every card edit changes state; firing a
@@ -42,6 +43,8 @@ func laneOf(kind string) string {
 		return LaneBackend
 	case KindEmail:
 		return LaneMail
+	case KindPush:
+		return LanePush
 	}
 	return LaneChat
 }

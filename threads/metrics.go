@@ -74,17 +74,19 @@ const (
 var deliveryResults = []string{resultOK, resultWait, resultRetry, resultDead, resultStopped, resultLeaseLost, resultUnrecorded}
 
 // Surfaces a delivery is counted under besides the chat surfaces and
-// email: the backend's for decisions, and "log" for the fallback.
+// email: the backend's for decisions, "log" for the fallback, and
+// "push" for push notices.
 const (
 	surfaceBackend = "backend" // decisions, sent to the job backend
 	surfaceLog     = "log"
+	surfacePush    = "push" // push notices, sent to members' push addresses
 )
 
 // chatSurfaces are the surfaces a chat-lane row is counted under.
 var chatSurfaces = []string{ladder.SurfaceSlack, ladder.SurfaceDiscord, surfaceLog}
 
 // outboxKinds lists every kind of outbox row.
-var outboxKinds = []string{KindDecision, KindPostCard, KindEditCard, KindReply, KindTell, KindNotice, KindEmail}
+var outboxKinds = []string{KindDecision, KindPostCard, KindEditCard, KindReply, KindTell, KindNotice, KindEmail, KindPush}
 
 // deliveryLabels is one label set of bot_deliveries_total.
 type deliveryLabels struct{ Surface, Kind, Result string }
@@ -100,6 +102,8 @@ func deliverySeries() []deliveryLabels {
 			surfaces = []string{surfaceBackend}
 		case LaneMail:
 			surfaces = []string{ladder.SurfaceEmail}
+		case LanePush:
+			surfaces = []string{surfacePush}
 		default:
 			surfaces = chatSurfaces
 		}

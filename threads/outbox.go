@@ -25,6 +25,7 @@ type WorkerOptions struct {
 	// job backend, not the CPU.
 	Backend int
 	Mail    int           // emails sent at once (default 2)
+	Push    int           // push notices sent at once (default 2)
 	Batch   int           // rows claimed per round (default 32)
 	Lease   time.Duration // how long a claim holds (default 2m)
 	Poll    time.Duration // idle poll, the safety net behind Wake (default 1s)
@@ -65,6 +66,9 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	}
 	if o.Mail <= 0 {
 		o.Mail = 2
+	}
+	if o.Push <= 0 {
+		o.Push = 2
 	}
 	if o.Batch <= 0 {
 		o.Batch = 32
@@ -113,6 +117,8 @@ func (s *Service) RunOutbox(ctx context.Context, o WorkerOptions) error {
 			workers, poll = o.Backend, o.Poll
 		case LaneMail:
 			workers, poll = o.Mail, o.Poll
+		case LanePush:
+			workers, poll = o.Push, o.Poll
 		}
 		wg.Go(func() { s.runLane(ctx, work, lane, workers, poll, o) })
 	}
@@ -396,6 +402,12 @@ func (s *Service) do(ctx context.Context, surface Surface, row *store.OutboxRow)
 		post, err := s.sendMail(ctx, row, p)
 		return post, nil, false, err
 	}
+	if row.Kind == KindPush {
+		if ok, err := s.stillWaiting(ctx, row.ApprovalID); err != nil || !ok {
+			return nil, nil, false, err // decided since the step: nobody need be told
+		}
+		return nil, nil, false, s.sendPush(ctx, row, p)
+	}
 	if row.Kind == KindEditCard {
 		return s.editCard(ctx, surface, row, p)
 	}
@@ -632,6 +644,9 @@ func (s *Service) surfaceFor(target string) (string, Surface) {
 		return surfaceBackend, s.fallback
 	}
 	if t, err := ladder.ParseTarget(target); err == nil {
+		if t.IsMember() {
+			return surfacePush, s.fallback // pushed by sendPush, not a surface
+		}
 		if t.Surface() == ladder.SurfaceEmail {
 			return ladder.SurfaceEmail, s.fallback // mailed by sendMail, not a surface
 		}

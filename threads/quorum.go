@@ -304,11 +304,18 @@ func (q *FrozenQuorum) missing(v votes, rev int, decides func(user string) bool)
 }
 
 // reach puts the members a step's approvers target stands for into
-// targets a step reaches, for verb: each member's address for email, else
-// their users on surfaces (or, on none there, wherever they are).
+// targets a step reaches, for verb: each member's address for email, the
+// member for a push, else their users on surfaces (or, on none there,
+// wherever they are).
 func reach(members []ladder.RotationMember, verb string, surfaces []string) []ladder.Target {
 	var out []ladder.Target
 	for _, m := range members {
+		if verb == ladder.VerbPush {
+			if t, ok := m.MemberTarget(); ok {
+				out = append(out, t)
+			}
+			continue
+		}
 		if verb == ladder.VerbEmail {
 			if e, ok := m.EmailTarget(); ok {
 				out = append(out, e)

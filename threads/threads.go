@@ -115,6 +115,9 @@ type Options struct {
 	Backend Backend
 	// Mailer sends escalation email; nil without SMTP.
 	Mailer Mailer
+	// Pusher sends push notices to members' push addresses; nil: none
+	// goes (each is recorded as failed).
+	Pusher Pusher
 	// Links makes members' decision links for mail; nil: no decision page.
 	Links DecisionLinks
 	// Worker names this process in outbox claims; default a random id.
@@ -141,6 +144,7 @@ type Service struct {
 	metrics  *Metrics
 	backend  Backend
 	mailer   Mailer
+	pusher   Pusher
 	links    DecisionLinks
 	worker   string
 	lease    time.Duration
@@ -177,7 +181,7 @@ func New(o Options) (*Service, error) {
 		o.Lease = tickLease
 	}
 	s := &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
-		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, links: o.Links, lease: o.Lease,
+		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, lease: o.Lease,
 		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets),
 		ingests: groupCommit{savepoints: true, ordered: true, ownContext: true, sizes: o.Metrics.IngestGroup}}
 	if !s.oneWriter() {

@@ -185,7 +185,14 @@ func newHarnessWith(t *testing.T, opt func(*threads.Options)) *harness {
 // newHarnessFrom builds a harness on a configuration of the test's own.
 func newHarnessFrom(t *testing.T, configText string, opt func(*threads.Options)) *harness {
 	t.Helper()
-	cfg, err := config.Parse("bot.yaml", []byte(configText), testEnv)
+	return newHarnessEnv(t, configText, testEnv, opt)
+}
+
+// newHarnessEnv is newHarnessFrom reading the configuration's secrets
+// from env.
+func newHarnessEnv(t *testing.T, configText string, env func(string) (string, bool), opt func(*threads.Options)) *harness {
+	t.Helper()
+	cfg, err := config.Parse("bot.yaml", []byte(configText), env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +207,7 @@ func newHarnessFrom(t *testing.T, configText string, opt func(*threads.Options))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{opts: o, svc: svc, store: st, clock: clock, surf: surf}
+	return &harness{opts: o, svc: svc, store: o.Store, clock: clock, surf: surf}
 }
 
 // restart builds a new Service on the same store, as a restarted process

@@ -106,3 +106,62 @@ func TestServeRefusesAnUnknownLogLevel(t *testing.T) {
 		t.Errorf("serve opened the store before refusing: %v", err)
 	}
 }
+
+// `bot check` prints a push step in its ladder's timeline and how each
+// member is pushed to, never where, and refuses a step that names a
+// member with no push address.
+func TestCheckPrintsThePushStep(t *testing.T) {
+	t.Parallel()
+	const topic = "https://ntfy.sh/kevin-7f3a9c2e1b"
+	cfg := `backend:
+  url: "https://jobs.acme.example"
+  events_secrets: ["${BOT_EVENTS_SECRET}"]
+  calls_secrets: ["${BOT_CALLS_SECRET}"]
+tenants:
+  acme:
+    post: [slack:C0APPROVALS]
+    ladders:
+      default:
+        - after: 15m
+          push: [user:kevin]
+    members:
+      - {user: user:kevin, role: operator, email: kevin@acme.example, push: {ntfy: "${KEVIN_NTFY}"}}
+      - {user: user:lee, role: operator, slack: U0LEE}
+`
+	env := lookup(map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret, "BOT_CALLS_SECRET": e2eCallsSecret, "KEVIN_NTFY": topic})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bot.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"check", "--config", path}, &out, &errOut, env); code != 0 {
+		t.Fatalf("check: exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{
+		"secret tenants.acme.members[0].push.ntfy: <secret> from ${KEVIN_NTFY}\n",
+		"  push user:kevin by ntfy\n",
+		"    15m push user:kevin\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("bot check lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String()+errOut.String(), "kevin-7f3a9c2e1b") {
+		t.Errorf("bot check printed the topic:\n%s", out.String())
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(cfg, "push: [user:kevin]", "push: [user:kevin, user:lee]", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(context.Background(), []string{"check", "--config", bad}, &out, &errOut, env); code != 1 {
+		t.Fatalf("check of a push to a member without an address: exit %d", code)
+	}
+	want := "bot check: " + bad + ":11: tenants.acme.ladders.default[0].push[1]: user:lee has no push address to be sent a push: give the member one (tenants.acme.members)\n"
+	if errOut.String() != want {
+		t.Errorf("bot check said:\n%s\nwant:\n%s", errOut.String(), want)
+	}
+}

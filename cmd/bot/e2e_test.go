@@ -98,12 +98,13 @@ func botEnv() []string {
 		"BOT_LINK_SECRET="+e2eLinkSecret)
 }
 
-// startBot runs `bot serve` and waits for it to say where it listens.
-func startBot(t testing.TB, cfg string) *botProc {
+// startBot runs `bot serve` and waits for it to say where it listens;
+// env are more VAR=value for its environment.
+func startBot(t testing.TB, cfg string, env ...string) *botProc {
 	t.Helper()
 	p := &botProc{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(botBinary, "serve", "--config", cfg)
-	p.cmd.Env = botEnv()
+	p.cmd.Env = append(botEnv(), env...)
 	p.cmd.Stdout = p.stdout
 	pr, pw := io.Pipe()
 	p.cmd.Stderr = io.MultiWriter(p.stderr, pw)

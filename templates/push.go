@@ -1,0 +1,100 @@
+package templates
+
+import (
+	"strings"
+	"time"
+
+	"approvalsbot/approval"
+)
+
+// A push notice's bounds, in characters as the chats count them. A phone
+// shows a few lines of a notice; ntfy takes messages of up to 4,096 bytes
+// (https://docs.ntfy.sh/publish/#limitations), which the longest notice,
+// every character four bytes, stays well below.
+const (
+	// pushFunctionMax bounds the function in the title.
+	pushFunctionMax = 100
+	// pushFlagMax bounds the first flag's line.
+	pushFlagMax = 160
+	// pushActAsMax bounds the member's user id the link acts as.
+	pushActAsMax = 64
+)
+
+// PushLabel is the label of a notice's one action, which opens the
+// member's decision page: a GET, which shows the call and decides nothing.
+const PushLabel = "Open the decision page"
+
+// PushNotice is what a push to a member's phone says of a waiting call:
+// its function, effect line, first flag and deadline, and where to
+// decide. Never an argument value, a role's value, the agent's words or
+// a digest: a notice is read on a lock screen and passes through a push
+// service. Every field is cleaned and bounded; each push integration only
+// lays it out.
+type PushNotice struct {
+	// Title is "Approval needed: FUNCTION".
+	Title string
+	// Function is the call's function as the title shows it.
+	Function string
+	// Lines are the effect line (none for a contained write), the first
+	// flag, the deadline in the tenant's zone, and where to decide.
+	Lines []string
+	// Link opens the member's decision page; "" when there is none, and
+	// the last line then says where to decide instead.
+	Link string
+	// Destructive: the card says DESTRUCTIVE, for the integration's
+	// urgency.
+	Destructive bool
+	// Deadline is when nobody deciding denies the call; zero when unknown.
+	Deadline time.Time
+}
+
+// Message is the notice's lines, one per line.
+func (n PushNotice) Message() string { return strings.Join(n.Lines, "\n") }
+
+// PushInput is what a notice says beside the card.
+type PushInput struct {
+	// Deadline is the call's deadline, written in Zone (nil: UTC).
+	Deadline time.Time
+	Zone     *time.Location
+	// Link is the member's decision link, "" for none; ActAs the member
+	// it acts as.
+	Link, ActAs string
+	// Thread: the call has a chat thread to decide in.
+	Thread bool
+}
+
+// Push is the notice of the waiting card c to one member.
+func Push(c Card, in PushInput) PushNotice {
+	fn := cutLine(oneLine(c.Function), pushFunctionMax)
+	n := PushNotice{
+		Title:       "Approval needed: " + fn,
+		Function:    fn,
+		Link:        linkable(in.Link),
+		Destructive: strings.HasPrefix(c.Effect, approval.EffectDestructive),
+		Deadline:    in.Deadline,
+	}
+	if c.Effect != "" {
+		n.Lines = append(n.Lines, c.Effect)
+	}
+	if len(c.Flags) > 0 {
+		n.Lines = append(n.Lines, "! "+cutLine(oneLine(c.Flags[0]), pushFlagMax))
+	}
+	if !in.Deadline.IsZero() {
+		zone := in.Zone
+		if zone == nil {
+			zone = time.UTC
+		}
+		n.Lines = append(n.Lines, "Deadline "+in.Deadline.In(zone).Format(dateAndTime)+": denied unless someone decides first.")
+	}
+	switch {
+	case c.Deciding:
+		n.Lines = append(n.Lines, "A decision is on its way to the job backend.")
+	case n.Link != "":
+		n.Lines = append(n.Lines, "Open the decision page to see the call and decide as "+cutLine(oneLine(in.ActAs), pushActAsMax)+".")
+	case in.Thread:
+		n.Lines = append(n.Lines, "Decide in the console or in the chat thread.")
+	default:
+		n.Lines = append(n.Lines, "Decide in the console.")
+	}
+	return n
+}
