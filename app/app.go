@@ -191,10 +191,10 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", a.readyz)
 	backendMux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	if err := mountPage(mux, links, a.svc, renderer, log); err != nil {
+	if a.passkeys, err = mountPasskeys(mux, cfg, st, a.live, log); err != nil {
 		return err
 	}
-	if a.passkeys, err = mountPasskeys(mux, cfg, st, a.live, log); err != nil {
+	if err := mountPage(mux, links, a.svc, renderer, a.passkeys, log); err != nil {
 		return err
 	}
 	// In order: the outbound surfaces (above), the service, then the

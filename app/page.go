@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"approvalsbot/adapters/decidepage"
+	"approvalsbot/adapters/passkey"
 	"approvalsbot/config"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -55,13 +56,18 @@ func decisionLinks(links *decidepage.Links) threads.DecisionLinks {
 	return links
 }
 
-// mountPage serves the decision page when links are made.
+// mountPage serves the decision page when links are made; passkeys
+// checks the passkey an Approve needs (nil: none can be taken).
 func mountPage(mux *http.ServeMux, links *decidepage.Links, svc *threads.Service, renderer *templates.Renderer,
-	log *slog.Logger) error {
+	passkeys *passkey.Service, log *slog.Logger) error {
 	if links == nil {
 		return nil
 	}
-	h, err := decidepage.New(decidepage.Options{Links: links, Service: svc, Renderer: renderer, Logger: log})
+	o := decidepage.Options{Links: links, Service: svc, Renderer: renderer, Logger: log}
+	if passkeys != nil {
+		o.Passkeys = passkeys
+	}
+	h, err := decidepage.New(o)
 	if err != nil {
 		return fmt.Errorf("the decision page: %w", err)
 	}

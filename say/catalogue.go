@@ -154,6 +154,15 @@ func (r Reason) String() string {
 		return "Waiting for a decision. Opening this page decided nothing: an answer is sent only when you press its button below."
 	case PageWaitingShown:
 		return "Waiting for a decision. Opening this page decided nothing: the call's content is below, shown to you alone; an answer is sent only when you press its button."
+	case PasskeyNeeded:
+		if r.Message != "" {
+			return "Tenant " + r.Tenant + " approves this call only with your passkey, which chat cannot ask for: approve it on your decision page, " + r.Message + " (the link is yours alone). Nothing was sent."
+		}
+		return "Tenant " + r.Tenant + " approves this call only with a passkey, which chat cannot ask for: approve it in the console" + r.inConsole() + ". Nothing was sent."
+	case PasskeyNoPage:
+		return "Tenant " + r.Tenant + " approves this call only with a passkey, which this bot cannot ask for (its public_url is not a host name): approve it in the console" + r.inConsole() + "."
+	case PasskeyRefused:
+		return sentence(r.Message) + " Nothing was sent; press Approve to try again with your passkey."
 	case PageTyped:
 		return fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console", r.Argument) + r.inConsole() + "."
 	case PageProtected:

@@ -83,6 +83,9 @@ const (
 	MailDenyOnly     // Tenant takes only denials by mail
 	PageWaiting      // the call waits; Approve names the link's button
 	PageWaitingShown // the call waits, its content shown below
+	PasskeyNeeded    // the tenant wants a passkey for this Approve: Message is the member's page link, or "" (Console)
+	PasskeyNoPage    // the tenant wants a passkey, and this bot cannot take one (Tenant)
+	PasskeyRefused   // the page's Approve came without a good passkey: Message says why
 	PageTyped        // Approve needs a typed confirmation of Argument, which the page does not take
 	PageProtected    // a change to protected paths: approved only in the console
 	PageAskAgain     // Approve of a destructive call asks again: Message is the question

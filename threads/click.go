@@ -12,6 +12,7 @@ import (
 	"approvalsbot/say"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 )
 
 // A person's click, on a chat card or on the decision page, comes to
@@ -64,6 +65,8 @@ type ClickRequest struct {
 	ReceivedAt time.Time
 	// ShownDigest is the decision page's (DecideRequest.ShownDigest).
 	ShownDigest string
+	// Passkey is the decision page's (DecideRequest.Passkey).
+	Passkey bool
 	// Link is the decision link a ClickView opens; nil for other clicks.
 	Link *PageLink
 }
@@ -214,7 +217,7 @@ func (s *Service) clickRecord(ctx context.Context, req ClickRequest) Clicked {
 	// content says the person was shown it.
 	res, err := s.decide(ctx, DecideRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID, Revision: act.Revision,
 		Approve: approve, Comment: req.Comment, Person: req.Person, ReceivedAt: req.ReceivedAt,
-		Shown: approve && act.Kind.Seen(), ShownDigest: req.ShownDigest}, row)
+		Shown: approve && act.Kind.Seen(), ShownDigest: req.ShownDigest, Passkey: req.Passkey}, row)
 	if err != nil {
 		s.log.Error("record a decision", append(req.logArgs(), "tenant", row.Tenant, "err", err.Error())...)
 		return Clicked{Tenant: row.Tenant, Retry: true, Reason: failed(err, say.NotRecorded, say.Decision)}
@@ -284,6 +287,11 @@ func (s *Service) clickAsk(ctx context.Context, req ClickRequest) Clicked {
 		if c, err := s.cardOf(row, &a, s.clock.Now()); err == nil {
 			refused = c.counts(m.User)
 		}
+	}
+	if refused.IsZero() && approve && a.Tenant == row.Tenant && tenant.PasskeyRequired(t.Passkeys, PasskeyFacts(&a)) {
+		// Nor for an Approve only a passkey gives: the member is sent to
+		// their decision page.
+		refused = s.passkeyNeeded(t, m, &a)
 	}
 	if !refused.IsZero() {
 		out.Reason = refused

@@ -137,6 +137,10 @@ type DecideRequest struct {
 	// ShownDigest is the digest the decision page showed with its Approve:
 	// Shown when it is the revision's own, refused when another's.
 	ShownDigest string
+	// Passkey: the decision page verified the member's passkey for this
+	// Approve, bound to the approval, revision, digest and member. An
+	// Approve the tenant's passkey rule covers is refused without it.
+	Passkey bool
 }
 
 // RecordBound is how long a click may take to be recorded before the
@@ -210,6 +214,11 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 		return DecideResult{Reason: why}, err
 	}
 	m, a := chk.member, chk.request
+	if req.Approve && !req.Passkey && tenant.PasskeyRequired(chk.tenant.Passkeys, PasskeyFacts(a)) {
+		// A chat click cannot carry a passkey: the member is sent to
+		// their decision page, privately.
+		return DecideResult{Reason: s.passkeyNeeded(chk.tenant, m, a)}, nil
+	}
 	if req.Approve && row != nil {
 		// An approval the call's quorum would not count is refused before
 		// anything is locked or shown (the transaction checks again).
@@ -383,6 +392,34 @@ type decider struct {
 	tenant  *tenant.Tenant
 	member  tenant.Member
 	request *approval.Approval
+}
+
+// PasskeyFacts is what a tenant's passkey rule reads of a call, as its
+// card shows it: DESTRUCTIVE, Deny first (flagged), a typed
+// confirmation.
+func PasskeyFacts(a *approval.Approval) tenant.PasskeyFacts {
+	return tenant.PasskeyFacts{Destructive: a.Destructive(), Flagged: a.DenyFirst(), Typed: a.Confirm != nil}
+}
+
+// passkeyNeeded is why an Approve without a passkey is refused: with the
+// member's own link to the decision page where the passkey is asked,
+// when the page may approve for them, or else the console.
+func (s *Service) passkeyNeeded(t *tenant.Tenant, m tenant.Member, a *approval.Approval) say.Reason {
+	why := say.Reason{Kind: say.PasskeyNeeded, Tenant: t.ID, Console: a.ConsoleURL}
+	if s.links == nil || m.Email == "" || !t.MailDecides(true) {
+		return why
+	}
+	// The link lives no longer than the call's own deadline, or the
+	// tenant's from the request; the page checks the approval's as it
+	// stands in any case.
+	expires := a.RequestedAt.Add(t.Deadline)
+	if a.Deadline != nil {
+		expires = *a.Deadline
+	}
+	l := s.links.Link(LinkRequest{Tenant: t.ID, ApprovalID: a.ID, Revision: a.Revision, Member: m.User,
+		Approve: true, Expires: expires})
+	why.Message = l.URL
+	return why
 }
 
 // decidable checks that the clicker is a member who may decide, that the

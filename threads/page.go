@@ -68,6 +68,13 @@ type Page struct {
 	// ShowFirst: a content holder's Approve of a restricted call, which
 	// the page shows them first; its Approve carries the digest shown.
 	ShowFirst bool
+	// Passkey: the tenant's rule wants the member's passkey for this
+	// Approve (tenant.PasskeyRequired); Digest is what the passkey's
+	// challenge binds beside the approval, revision and member: the
+	// call's digest for a content holder, "" for anyone else (a page
+	// never carries the digest to someone who may not see it).
+	Passkey bool
+	Digest  string
 }
 
 // clickView reads the link's tenant and member as configured now, the
@@ -138,7 +145,9 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 		page = say.Reason{Kind: say.MailDenyOnly, Tenant: t.ID}
 	}
 	p.Decides = len(row.Deciding) == 0 && page.IsZero()
-	if p.Decides && req.Link.Sending {
+	if p.Decides && req.Link.Sending && !(approve && t.Passkeys != "" && t.Passkeys != tenant.PasskeysOff) {
+		// An Approve a passkey rule may cover reads the call below, to
+		// know whether the page must check one.
 		return Clicked{Tenant: row.Tenant, Page: p}
 	}
 	c, card, err := s.pageCard(ctx, row, req.Action.Revision, m)
@@ -186,6 +195,10 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 	p.Approve = p.ApproveWhy.IsZero()
 	// A content holder never approves blind.
 	p.ShowFirst = p.Approve && m.Content && a.ContentRestricted()
+	p.Passkey = p.Approve && tenant.PasskeyRequired(t.Passkeys, PasskeyFacts(a))
+	if m.Content {
+		p.Digest = a.Call.ArgsSHA256
+	}
 	p.Lead = say.Reason{Kind: say.PageWaiting}
 	return Clicked{Tenant: row.Tenant, Page: p}
 }

@@ -49,9 +49,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"approvalsbot/adapters/passkey"
 	"approvalsbot/approval"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
+	"approvalsbot/store"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
@@ -114,16 +116,31 @@ type Options struct {
 	Now func() time.Time
 	// Logger gets a line per decision and per refused link; nil discards.
 	Logger *slog.Logger
+	// Passkeys checks the passkey an Approve needs where the tenant's
+	// rule asks for one (*passkey.Service); nil where the bot cannot take
+	// passkeys, and such an Approve is then not offered.
+	Passkeys Passkeys
 }
+
+// Passkeys is what the page asks of the passkey service: the sealed
+// binding its Approve form carries for the script, and the check of the
+// assertion the form sends back.
+type Passkeys interface {
+	SealBinding(b passkey.Binding, expires time.Time) string
+	FinishApprove(ctx context.Context, b passkey.Binding, ref string, assertionJSON []byte) (*passkey.Used, error)
+}
+
+var _ Passkeys = (*passkey.Service)(nil)
 
 // Handler serves the decision page and makes its links.
 type Handler struct {
-	signer  *Signer
-	service Service
-	render  *templates.Renderer
-	now     func() time.Time
-	log     *slog.Logger
-	lookups lookupLimit
+	signer   *Signer
+	passkeys Passkeys
+	service  Service
+	render   *templates.Renderer
+	now      func() time.Time
+	log      *slog.Logger
+	lookups  lookupLimit
 }
 
 // New checks o and builds the handler.
@@ -131,7 +148,7 @@ func New(o Options) (*Handler, error) {
 	if o.Links == nil || o.Service == nil || o.Renderer == nil {
 		return nil, errors.New("decidepage: Links, Service and Renderer are required")
 	}
-	h := &Handler{signer: o.Links.signer, service: o.Service, render: o.Renderer, now: o.Now, log: o.Logger}
+	h := &Handler{signer: o.Links.signer, service: o.Service, render: o.Renderer, now: o.Now, log: o.Logger, passkeys: o.Passkeys}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -213,6 +230,12 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string, sen
 	}
 	l.page = out.Page
 	return l
+}
+
+// binding is what the passkey of the link's Approve is bound to.
+func (l *link) binding() passkey.Binding {
+	return passkey.Binding{Tenant: l.claims.Tenant, ApprovalID: l.claims.ApprovalID, Revision: l.claims.Revision,
+		Digest: l.page.Digest, Member: l.page.User}
 }
 
 // viewing is the click that opens the link's page; answer is what a
@@ -362,8 +385,17 @@ func (h *Handler) view(_ context.Context, l *link) (view, int) {
 	check := h.signer.FormCheck(l.token)
 	v.Answers = &answers{Check: check, Approve: p.Approve && !p.ShowFirst, ShowToApprove: p.Approve && p.ShowFirst,
 		DenyFirst: p.DenyFirst, ReasonMax: threads.MaxComment}
-	if !p.Approve {
+	switch {
+	case !p.Approve:
 		v.Answers.ApproveWhy = p.ApproveWhy.String()
+	case p.Passkey && h.passkeys == nil:
+		v.Answers.Approve, v.Answers.ShowToApprove = false, false
+		v.Answers.ApproveWhy = say.Reason{Kind: say.PasskeyNoPage, Tenant: l.claims.Tenant}.String()
+	case p.Passkey:
+		// The Approve asks for the member's passkey: the script the bot
+		// serves, under a policy that lets it run and ask the bot.
+		v.Passkey = true
+		v.Answers.Passkey = h.passkeys.SealBinding(l.binding(), l.claims.Expires)
 	}
 	v.Look = &lookForm{Check: check, Pause: ladder.FormatDuration(p.Pause)}
 	if p.Content && !v.Answers.ShowToApprove {
@@ -442,6 +474,13 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 			return
 		}
 	}
+	passkeyed := false
+	if answer == ActionApprove && l.page.Passkey {
+		if !h.checkPasskey(w, r, l, reason) {
+			return
+		}
+		passkeyed = true
+	}
 	// The decision is received once the form is read and checked: the
 	// deadline judges it by then.
 	rc := h.service.Receive()
@@ -453,7 +492,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		kind = templates.ActionApprove
 	}
 	req := l.click(threads.ClickRecord, kind)
-	req.Comment, req.ReceivedAt, req.ShownDigest = reason, rc.At, shown
+	req.Comment, req.ReceivedAt, req.ShownDigest, req.Passkey = reason, rc.At, shown, passkeyed
 	res := h.service.Click(ctx, req)
 	log := h.log.With("tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID, "member", l.claims.Member,
 		"action", answer)
@@ -489,12 +528,43 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	}
 }
 
+// checkPasskey checks the passkey assertion an Approve's form carries,
+// against the binding the page computes itself (never one the form
+// says). When it does not check out it writes the page again, saying
+// why, with nothing recorded, and returns false.
+func (h *Handler) checkPasskey(w http.ResponseWriter, r *http.Request, l *link, reason string) bool {
+	var err error
+	if h.passkeys == nil {
+		err = passkey.ErrMissing
+	} else {
+		_, err = h.passkeys.FinishApprove(r.Context(), l.binding(), r.PostForm.Get("passkey_ref"),
+			[]byte(r.PostForm.Get("passkey_assertion")))
+	}
+	if err == nil {
+		return true
+	}
+	h.log.Info("decision page: an Approve without a good passkey", "tenant", l.claims.Tenant,
+		"approval_id", l.claims.ApprovalID, "member", l.claims.Member, "why", err.Error())
+	v, _ := h.again(context.WithoutCancel(r.Context()), l)
+	v.Lead = say.Reason{Kind: say.PasskeyRefused, Message: passkey.Why(err)}.String()
+	if v.Answers != nil {
+		v.Answers.Reason = reason
+	}
+	status := http.StatusForbidden
+	if errors.Is(err, store.ErrUnavailable) {
+		status = http.StatusServiceUnavailable
+	}
+	h.page(w, status, v)
+	return false
+}
+
 // askAgain is the page that asks again before a destructive call's
 // Approve is sent, with the comment and the digest shown carried on;
 // ask is false for a call that needs no second question.
 func (h *Handler) askAgain(ctx context.Context, l *link, reason, shown string) (v view, status int, ask bool) {
 	v, status = h.again(ctx, l)
-	if !l.page.Destructive || v.Answers == nil || !(v.Answers.Approve || v.Answers.ShowToApprove) {
+	if !l.page.Destructive || l.page.Passkey || v.Answers == nil || !(v.Answers.Approve || v.Answers.ShowToApprove) {
+		// A passkey's own prompt is the second question.
 		return v, status, false
 	}
 	question := templates.VisibleLine(l.page.Title) + " is " + l.page.Effect + ". Approve it?"
@@ -578,6 +648,9 @@ type view struct {
 	// Arguments is them, when asked.
 	ArgumentsForm string
 	Arguments     *shown
+	// Passkey: the page carries the passkey script (its Approve asks for
+	// the member's passkey), and the policy that lets it run.
+	Passkey bool
 }
 
 // answers is the answer bar: Deny always, Approve where the tenant and
@@ -601,6 +674,9 @@ type answers struct {
 	// Shown is the digest of the arguments the page showed with its
 	// Approve (a restricted call, to a content holder); "" for none.
 	Shown string
+	// Passkey is the sealed binding the script asks a challenge with,
+	// where the Approve needs the member's passkey; "" for none.
+	Passkey string
 }
 
 // lookForm is I'm looking: the form check, and how long the ladder's
@@ -627,6 +703,10 @@ func (h *Handler) page(w http.ResponseWriter, status int, v view) {
 		b.WriteString("<!DOCTYPE html><title>Error</title><p>" + say.PageBroken.Text() + "</p>")
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if v.Passkey {
+		// The one script, the bot's own, and its requests to the bot.
+		w.Header().Set("Content-Security-Policy", passkey.ContentSecurityPolicy)
+	}
 	if v.Arguments != nil && v.Arguments.RetryAfter > 0 { // over the member's look-up limit
 		w.Header().Set("Retry-After", fmt.Sprint(int64((v.Arguments.RetryAfter+time.Second-1)/time.Second)))
 	}

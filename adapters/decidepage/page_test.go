@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,6 +23,7 @@ import (
 	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/decidepage"
 	"approvalsbot/adapters/logsurface"
+	"approvalsbot/adapters/passkey"
 	"approvalsbot/config"
 	"approvalsbot/internal/golden"
 	"approvalsbot/store"
@@ -78,6 +80,8 @@ type page struct {
 	store store.Store
 	// answers is the answer submit presses on each link's page.
 	answers map[string]string
+	// passkeys is the passkey service beside the page (pageSetup.passkeys).
+	passkeys *passkey.Service
 }
 
 // The fixtures' instant: the service runs on a fake clock set to it, so
@@ -116,6 +120,12 @@ type pageSetup struct {
 	// surfaces perform the outbox rows of the chat surfaces they name;
 	// the log surface takes the rest.
 	surfaces map[string]threads.Surface
+	// passkeys is acme's passkey rule; set, the page takes passkeys from
+	// a passkey service on the same store, served beside it.
+	passkeys tenant.PasskeyRule
+	// listener, when set, is where the page is served (publicURL's
+	// host must reach it).
+	listener net.Listener
 }
 
 func newPageSetUp(t *testing.T, ps pageSetup) *page {
@@ -163,15 +173,31 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	if ps.service != nil {
 		service = ps.service(svc)
 	}
-	h, err := decidepage.New(decidepage.Options{Links: links, Service: service, Renderer: r, Now: clock.Now})
+	mux := http.NewServeMux()
+	o := decidepage.Options{Links: links, Service: service, Renderer: r, Now: clock.Now}
+	var keys *passkey.Service
+	if ps.passkeys != "" {
+		cfg.Tenants["acme"].Passkeys = ps.passkeys
+		if keys, err = passkey.New(passkey.Options{PublicURL: publicURL, Secrets: []string{testLinkSecret}, Store: st,
+			Tenants: cfg, Now: clock.Now}); err != nil {
+			t.Fatal(err)
+		}
+		o.Passkeys = keys
+		mux.Handle(passkey.Path, keys.Handler())
+	}
+	h, err := decidepage.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
 	mux.Handle(decidepage.Path, h)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	if ps.listener != nil {
+		srv.Listener.Close()
+		srv.Listener = ps.listener
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return &page{t: t, srv: srv, svc: svc, fake: fake, clock: clock, links: links, store: st}
+	return &page{t: t, srv: srv, svc: svc, fake: fake, clock: clock, links: links, store: st, passkeys: keys}
 }
 
 // ingest applies a fixture event (and tells the fake backend of a
