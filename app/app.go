@@ -194,7 +194,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	if a.passkeys, err = mountPasskeys(mux, cfg, st, a.live, log); err != nil {
 		return err
 	}
-	if err := mountPage(mux, links, a.svc, renderer, a.passkeys, log); err != nil {
+	if err := mountPage(mux, links, a.svc, renderer, a.passkeys, reg, cfg.IPv6SourcePrefix, log); err != nil {
 		return err
 	}
 	// In order: the outbound surfaces (above), the service, then the

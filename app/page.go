@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"approvalsbot/adapters/decidepage"
 	"approvalsbot/adapters/passkey"
 	"approvalsbot/config"
@@ -59,11 +61,11 @@ func decisionLinks(links *decidepage.Links) threads.DecisionLinks {
 // mountPage serves the decision page when links are made; passkeys
 // checks the passkey an Approve needs (nil: none can be taken).
 func mountPage(mux *http.ServeMux, links *decidepage.Links, svc *threads.Service, renderer *templates.Renderer,
-	passkeys *passkey.Service, log *slog.Logger) error {
+	passkeys *passkey.Service, reg prometheus.Registerer, ipv6Prefix int, log *slog.Logger) error {
 	if links == nil {
 		return nil
 	}
-	o := decidepage.Options{Links: links, Service: svc, Renderer: renderer, Logger: log}
+	o := decidepage.Options{Links: links, Service: svc, Renderer: renderer, Logger: log, Registry: reg, IPv6Prefix: ipv6Prefix}
 	if passkeys != nil {
 		o.Passkeys = passkeys
 	}

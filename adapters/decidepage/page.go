@@ -49,8 +49,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"approvalsbot/adapters/passkey"
 	"approvalsbot/approval"
+	"approvalsbot/internal/refusal"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
 	"approvalsbot/store"
@@ -116,6 +119,11 @@ type Options struct {
 	Now func() time.Time
 	// Logger gets a line per decision and per refused link; nil discards.
 	Logger *slog.Logger
+	// Registry gets bot_decide_requests_refused_total; nil registers
+	// nothing. IPv6Prefix names a refusal's source in the log lines
+	// (0: connlimit's default).
+	Registry   prometheus.Registerer
+	IPv6Prefix int
 	// Passkeys checks the passkey an Approve needs where the tenant's
 	// rule asks for one (*passkey.Service); nil where the bot cannot take
 	// passkeys, and such an Approve is then not offered.
@@ -136,6 +144,7 @@ var _ Passkeys = (*passkey.Service)(nil)
 type Handler struct {
 	signer   *Signer
 	passkeys Passkeys
+	refusals *refusal.Counter
 	service  Service
 	render   *templates.Renderer
 	now      func() time.Time
@@ -154,6 +163,13 @@ func New(o Options) (*Handler, error) {
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if h.refusals, err = refusal.NewCounter(prometheus.CounterOpts{
+		Name: "bot_decide_requests_refused_total",
+		Help: "Requests to the decision page refused before any link was read (malformed or altered links, forms not the page's own, bodies too large or unreadable), by what the answer says.",
+	}, "decision page: requests refused", h.log, o.Registry, o.IPv6Prefix); err != nil {
+		return nil, err
 	}
 	return h, nil
 }
@@ -185,6 +201,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	secure(w)
 	token, ok := strings.CutPrefix(r.URL.Path, Path)
 	if !ok || token == "" || strings.Contains(token, "/") {
+		h.refusals.Refused(r, http.StatusNotFound, "no token")
 		h.page(w, http.StatusNotFound, titled(say.Reason{Kind: say.PageNotFound}))
 		return
 	}
@@ -194,6 +211,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		h.decide(w, r, token)
 	default:
+		h.refusals.Refused(r, http.StatusMethodNotAllowed, "method")
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		h.page(w, http.StatusMethodNotAllowed, titled(say.Reason{Kind: say.PageMethod}))
 	}
@@ -218,7 +236,7 @@ type link struct {
 func (h *Handler) open(w http.ResponseWriter, r *http.Request, token string, sending bool, answer string) *link {
 	c, err := h.signer.Verify(token, h.now())
 	if errors.Is(err, ErrMalformed) {
-		h.log.Info("decision link refused", "reason", "malformed or altered", "remote", r.RemoteAddr)
+		h.refusals.Refused(r, http.StatusForbidden, "malformed or altered link")
 		h.page(w, http.StatusForbidden, titled(say.Reason{Kind: say.LinkBroken}))
 		return nil
 	}
@@ -409,17 +427,27 @@ func (h *Handler) view(_ context.Context, l *link) (view, int) {
 // the page, which shows the decision on its way and then the outcome.
 // The Approve of a destructive call asks again first, as chat does.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
+	// The link's signature is checked before a byte of the body is read:
+	// a body is read only for a link this bot made.
+	if _, err := h.signer.Verify(token, h.now()); errors.Is(err, ErrMalformed) {
+		h.refusals.Refused(r, http.StatusForbidden, "malformed or altered link")
+		h.page(w, http.StatusForbidden, titled(say.Reason{Kind: say.LinkBroken}))
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if mt := r.Header.Get("Content-Type"); !strings.HasPrefix(mt, "application/x-www-form-urlencoded") {
+		h.refusals.Refused(r, http.StatusUnsupportedMediaType, "not a form")
 		h.page(w, http.StatusUnsupportedMediaType, titled(say.Reason{Kind: say.FormNotForm}))
 		return
 	}
 	if err := r.ParseForm(); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
+			h.refusals.Refused(r, http.StatusRequestEntityTooLarge, "form too large")
 			h.page(w, http.StatusRequestEntityTooLarge, titled(say.Reason{Kind: say.FormTooLarge, Count: threads.MaxComment}))
 			return
 		}
+		h.refusals.Refused(r, http.StatusBadRequest, "form unreadable")
 		h.page(w, http.StatusBadRequest, titled(say.Reason{Kind: say.FormUnreadable}))
 		return
 	}
@@ -442,7 +470,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		return
 	}
 	if answer == "" {
-		h.log.Info("decision page: a POST not from the page's form", "approval_id", l.claims.ApprovalID, "member", l.claims.Member)
+		h.refusals.Refused(r, http.StatusForbidden, "a POST not from the page's form")
 		h.page(w, http.StatusForbidden, titled(say.Reason{Kind: say.FormNotOwn}))
 		return
 	}
