@@ -197,7 +197,7 @@ type Role struct {
 	LeftOut     int         `json:"left_out,omitempty"`
 	NotCompared bool        `json:"not_compared,omitempty"`
 	// Found is the warning line the values called for, kept once a stored
-	// restricted revision drops them; Parse drops any the backend sent.
+	// restricted revision drops them; Parse refuses any the backend sends.
 	Found string `json:"found,omitempty"`
 }
 
