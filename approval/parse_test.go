@@ -446,14 +446,6 @@ func TestParseAccepts(t *testing.T) {
 				t.Error(diff)
 			}
 		}},
-		{"fingerprints the backend sends are dropped", "merge.json", func(t testing.TB, m map[string]any) {
-			obj(t, m, "data", "call")["fingerprints"] = map[string]any{"key_id": "AAAA",
-				"values": []any{map[string]any{"path": "repo", "mac": "AAAA"}}}
-		}, func(t testing.TB, ev *approval.Event) {
-			if ev.Approval.Call.Fingerprints != nil {
-				t.Errorf("fingerprints %+v kept: they are the bot's own", ev.Approval.Call.Fingerprints)
-			}
-		}},
 		{"deadline with an offset", "refund.json", func(t testing.TB, m map[string]any) {
 			dl, err := time.Parse(time.RFC3339, str(t, m, "data", "deadline"))
 			if err != nil {
@@ -598,6 +590,14 @@ func TestParseRejects(t *testing.T) {
 		// 422 invalid: the Approval
 		{name: "missing approval id", file: "merge.json", f: delData(nil, "id"),
 			problems: []*approval.FieldError{fe("data.id", msgID)}},
+		// The bot's own record of a stored revision, never the backend's.
+		{name: "call.fingerprints", file: "merge.json", f: func(t testing.TB, m map[string]any) {
+			obj(t, m, "data", "call")["fingerprints"] = map[string]any{"key_id": "AAAA",
+				"values": []any{map[string]any{"path": "repo", "mac": "AAAA"}}}
+		}, problems: []*approval.FieldError{fe("data.call.fingerprints", "unknown field")}},
+		{name: "call.fingerprints null", file: "merge.json", f: func(t testing.TB, m map[string]any) {
+			obj(t, m, "data", "call")["fingerprints"] = nil
+		}, problems: []*approval.FieldError{fe("data.call.fingerprints", "unknown field")}},
 		{name: "revision 0", file: "merge.json", f: setData(nil, "revision", 0),
 			problems: []*approval.FieldError{fe("data.revision", "want an integer ≥ 1")}},
 		{name: "revision -1", file: "merge.json", f: setData(nil, "revision", -1),
