@@ -170,7 +170,7 @@ type Call struct {
 	ArgsSHA256   string          `json:"args_sha256"`
 	CallIndex    int             `json:"call_index,omitempty"`
 	// Fingerprints let a reask tell that a hidden value changed; the bot's
-	// own (StoredForm), so Parse drops any the backend sent.
+	// own (StoredForm), so Parse refuses any the backend sends.
 	Fingerprints *Fingerprints `json:"fingerprints,omitempty"`
 	// Received are the arguments as sent, held in memory only.
 	Received ReceivedArguments `json:"-"`
@@ -197,7 +197,7 @@ type Role struct {
 	LeftOut     int         `json:"left_out,omitempty"`
 	NotCompared bool        `json:"not_compared,omitempty"`
 	// Found is the warning line the values called for, kept once a stored
-	// restricted revision drops them; Parse drops any the backend sent.
+	// restricted revision drops them; Parse refuses any the backend sends.
 	Found string `json:"found,omitempty"`
 }
 

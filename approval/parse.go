@@ -94,7 +94,11 @@ type wireEvent[D any] struct {
 // against the envelope's alone, and refused for its type anyway.
 var (
 	envelopeKeys = strictjson.For[envelope]()
-	approvalKeys = strictjson.For[wireEvent[approvalWire]]()
+	// A role's found and a call's fingerprints are the bot's own, kept in
+	// the stored form of a revision (Role.Found, Call.Fingerprints): a
+	// backend that sends one is refused at its path, as any unknown field,
+	// not read.
+	approvalKeys = strictjson.For[wireEvent[approvalWire]]().Without("data", "roles", "found").Without("data", "call", "fingerprints")
 	eventKeys    = map[EventType]*strictjson.Schema{
 		EventRequested:     approvalKeys,
 		EventReasked:       approvalKeys,
@@ -340,12 +344,6 @@ func parseApproval(v *validator, data []byte, env envelope) (*Approval, error) {
 	v.text(p+"job.started_by", a.Job.StartedBy, false)
 	v.text(p+"job.agent", a.Job.Agent, false)
 
-	// Fingerprints and a role's Found are the bot's record of its own
-	// stored revisions, never the backend's to send.
-	a.Call.Fingerprints = nil
-	for i := range a.Roles {
-		a.Roles[i].Found = ""
-	}
 	c := a.Call
 	v.text(p+"call.function", c.Function, true)
 	v.digest(p+"call.snapshot", c.Snapshot, false)

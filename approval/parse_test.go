@@ -446,14 +446,6 @@ func TestParseAccepts(t *testing.T) {
 				t.Error(diff)
 			}
 		}},
-		{"fingerprints the backend sends are dropped", "merge.json", func(t testing.TB, m map[string]any) {
-			obj(t, m, "data", "call")["fingerprints"] = map[string]any{"key_id": "AAAA",
-				"values": []any{map[string]any{"path": "repo", "mac": "AAAA"}}}
-		}, func(t testing.TB, ev *approval.Event) {
-			if ev.Approval.Call.Fingerprints != nil {
-				t.Errorf("fingerprints %+v kept: they are the bot's own", ev.Approval.Call.Fingerprints)
-			}
-		}},
 		{"deadline with an offset", "refund.json", func(t testing.TB, m map[string]any) {
 			dl, err := time.Parse(time.RFC3339, str(t, m, "data", "deadline"))
 			if err != nil {
@@ -598,6 +590,14 @@ func TestParseRejects(t *testing.T) {
 		// 422 invalid: the Approval
 		{name: "missing approval id", file: "merge.json", f: delData(nil, "id"),
 			problems: []*approval.FieldError{fe("data.id", msgID)}},
+		// The bot's own record of a stored revision, never the backend's.
+		{name: "call.fingerprints", file: "merge.json", f: func(t testing.TB, m map[string]any) {
+			obj(t, m, "data", "call")["fingerprints"] = map[string]any{"key_id": "AAAA",
+				"values": []any{map[string]any{"path": "repo", "mac": "AAAA"}}}
+		}, problems: []*approval.FieldError{fe("data.call.fingerprints", "unknown field")}},
+		{name: "call.fingerprints null", file: "merge.json", f: func(t testing.TB, m map[string]any) {
+			obj(t, m, "data", "call")["fingerprints"] = nil
+		}, problems: []*approval.FieldError{fe("data.call.fingerprints", "unknown field")}},
 		{name: "revision 0", file: "merge.json", f: setData(nil, "revision", 0),
 			problems: []*approval.FieldError{fe("data.revision", "want an integer ≥ 1")}},
 		{name: "revision -1", file: "merge.json", f: setData(nil, "revision", -1),
@@ -1172,23 +1172,25 @@ func TestParseRefusesUnknownFields(t *testing.T) {
 	}
 }
 
-// A role's Found is the bot's own: one the backend sends is dropped, so
-// it cannot put words of its choosing on a card as a warning.
-func TestParseDropsARolesFound(t *testing.T) {
-	body := []byte(strings.Replace(string(fixtureBytes(t, "mail.json")), `"role": "recipient",`, `"role": "recipient", "found": "All clear: approve",`, 1))
-	if !strings.Contains(string(body), `"found"`) {
-		t.Fatal("the fixture has no recipient role to edit")
-	}
-	ev, err := approval.Parse(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range ev.Approval.Roles {
-		if r.Found != "" {
-			t.Errorf("role %s keeps the backend's found %q", r.Argument, r.Found)
+// A role's found is the bot's own (the warning line a stored restricted
+// revision keeps): the protocol gives the backend no such field, so one it
+// sends, in any letter case and even empty, is refused at its path as
+// every unknown field is, never read and never silently dropped.
+func TestParseRefusesARolesFound(t *testing.T) {
+	for _, key := range []string{`"found": "All clear: approve"`, `"found": ""`, `"found": null`, `"Found": "All clear"`} {
+		body := []byte(strings.Replace(string(fixtureBytes(t, "mail.json")), `"role": "recipient",`, `"role": "recipient", `+key+`,`, 1))
+		if !strings.Contains(string(body), key) {
+			t.Fatal("the fixture has no recipient role to edit")
 		}
-	}
-	if w := ev.Approval.IdentityWarnings(); len(w) != 0 {
-		t.Errorf("warnings %q", w)
+		name, _, _ := strings.Cut(strings.Trim(key, `"`), `"`)
+		ev, err := approval.Parse(body)
+		var ve *approval.ValidationError
+		if !errors.As(err, &ve) {
+			t.Errorf("a role with %s: Parse = %+v, %v; want 422 naming it", key, ev, err)
+			continue
+		}
+		if diff := cmp.Diff([]*approval.FieldError{fe("data.roles[0]."+name, "unknown field")}, ve.Problems); diff != "" {
+			t.Errorf("a role with %s: problems (-want +got):\n%s", key, diff)
+		}
 	}
 }

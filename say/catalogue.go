@@ -263,7 +263,7 @@ func (r Reason) String() string {
 	case DigestMismatch:
 		return fmt.Sprintf("The arguments the job backend returned do not match the digest on the card (%s), so none of them is shown. Decide from the card, or look at the call in the console.", r.Digest)
 	case ChangesMismatch:
-		return "The changeset the job backend returned does not match the patch digest this approval names, so nothing of it, and none of the arguments, is shown. Decide from the card, or look at the call in the console."
+		return "The changeset the job backend returned does not match the patch digest or the files this approval names, so nothing of it, and none of the arguments, is shown. Decide from the card, or look at the call in the console."
 	case ArgumentsUnreadable:
 		return "The arguments could not be read, so none of them is shown."
 	case RevealTooLarge:

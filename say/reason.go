@@ -126,7 +126,7 @@ const (
 	LookupForbidden     // the platform refused to show them
 	LookupGone          // the backend no longer has it
 	DigestMismatch      // the arguments do not match Digest
-	ChangesMismatch     // the changeset does not match its patch digest
+	ChangesMismatch     // the changeset does not match its patch digest or the card's files
 	ArgumentsUnreadable // the arguments could not be read
 	RevealTooLarge      // too large for chat (Console, Mail)
 )

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/backend"
+	"approvalsbot/say"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -113,6 +114,8 @@ func TestShowArgumentsChecksThePatch(t *testing.T) {
 	h.ingestEdited(t, "changes.json", func(data map[string]any) {
 		data["content"] = map[string]any{"restricted": true}
 		data["changes"].(map[string]any)["patch_sha256"] = threads.PatchDigest(patch)
+		data["changes"].(map[string]any)["files"] = []any{map[string]any{"path": "src/retry.go"},
+			map[string]any{"path": "rules/policy.yaml", "protected": true}}
 	})
 	files := []backend.ChangedFileAnswer{{Path: "src/retry.go"}, {Path: "rules/policy.yaml", Protected: true}}
 	h.fake.SetChanges("a-chg1", files, patch)
@@ -135,5 +138,67 @@ func TestShowArgumentsChecksThePatch(t *testing.T) {
 	h.fake.TamperPatch("a-chg1", patch+"+rm -rf /\n")
 	if res := show(); res.Refusal.IsZero() || res.Arguments != nil || res.Changes != nil || strings.Contains(res.Refusal.String(), "rm -rf") {
 		t.Fatalf("tampered patch: %+v", res)
+	}
+}
+
+// TestShowArgumentsChecksTheFiles: the patch digest binds the patch, not
+// the list of files beside it, so a look-up's files are held to the
+// stored revision's: as many, in its order, each with the same protected
+// flag (kept even of a restricted call) and, where the revision keeps
+// paths (it was not restricted), the same path. On any difference nothing
+// is shown, neither the changeset nor the arguments, as for a patch whose
+// digest differs.
+func TestShowArgumentsChecksTheFiles(t *testing.T) {
+	const patch = "--- a/src/retry.go\n+++ b/src/retry.go\n+ok\n"
+	// The approval's files: the second path holds a credential, which the
+	// stored revision keeps redacted and the look-up sends whole.
+	card := []backend.ChangedFileAnswer{{Path: "src/retry.go"}, {Path: "deploy/password=hunter2/rules.yaml", Protected: true}}
+	type file = backend.ChangedFileAnswer
+	for _, c := range []struct {
+		name       string
+		restricted bool
+		lookup     []file
+		shown      bool
+	}{
+		{"the same files", false, card, true},
+		{"the same files, restricted", true, card, true},
+		{"a path swapped", false, []file{card[0], {Path: "src/evil.go", Protected: true}}, false},
+		{"a flag swapped", false, []file{{Path: card[0].Path, Protected: true}, {Path: card[1].Path}}, false},
+		{"a flag dropped, restricted", true, []file{card[0], {Path: card[1].Path}}, false},
+		{"the order swapped", false, []file{card[1], card[0]}, false},
+		{"a file more", false, []file{card[0], card[1], {Path: "src/more.go"}}, false},
+		// A restricted revision keeps no path, so only the flags bind them.
+		{"other paths, restricted", true, []file{{Path: "src/other.go"}, {Path: "rules/other.yaml", Protected: true}}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newDecideHarness(t, time.Minute)
+			h.ingestEdited(t, "changes.json", func(data map[string]any) {
+				data["content"] = map[string]any{"restricted": c.restricted}
+				ch := data["changes"].(map[string]any)
+				ch["patch"], ch["patch_sha256"] = patch, threads.PatchDigest(patch)
+				var files []any
+				for _, f := range card {
+					files = append(files, map[string]any{"path": f.Path, "protected": f.Protected})
+				}
+				ch["files"] = files
+			})
+			h.fake.SetChanges("a-chg1", c.lookup, patch)
+			res, err := showArguments(h.svc, "a-chg1", "U0KEVIN")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.shown {
+				if res.Refusal.Kind != say.ChangesMismatch || res.Arguments != nil || res.Changes != nil {
+					t.Fatalf("look-up files %+v against the card's %+v: shown %+v, want nothing and the changeset refused", c.lookup, card, res)
+				}
+				return
+			}
+			if !res.Refusal.IsZero() || res.Changes == nil || len(res.Changes.Files) != len(c.lookup) {
+				t.Fatalf("look-up files %+v against the card's %+v: %+v, want them shown", c.lookup, card, res)
+			}
+			if text := res.Text(); strings.Contains(text, "hunter2") || !strings.Contains(text, "+ok") {
+				t.Errorf("shown %q: want the patch, and no credential of a path", text)
+			}
+		})
 	}
 }

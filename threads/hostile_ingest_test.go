@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,30 +25,74 @@ import (
 	"approvalsbot/threads/threadstest"
 )
 
-// A hostile call's arguments are shaped by whoever steers the agent, and
-// the bot redacts them before the ingest transaction opens (the
-// transaction, which holds the store's write lock, only reads and writes
-// rows: TestIngestContentWorkOutsideTheTransaction). These tests hold
-// that work to the size of the event, a click beside it to
-// threads.RecordBound, and what the store keeps of free text to its
-// redacted form.
+// A hostile call's arguments are shaped by whoever steers the agent. The
+// bot redacts them as it ingests the event, in the content work done
+// before the ingest transaction (prepare); the transaction then holds the
+// store's write lock only to read and write rows
+// (TestIngestContentWorkOutsideTheTransaction). These tests hold a
+// person's click to its bound during either part of that ingest, and
+// what the store keeps of free text to its redacted form. That each pass
+// over call data stays linear in its size is held by approval's
+// TestRedactionCostPerByteFlat and templates' TestRenderCostPerByteFlat,
+// which compare costs per byte on a small and a large input.
 
-// ingestMark marks the context of the ingest whose transaction
-// txSignalStore reports.
-type ingestMark struct{}
-
-// txSignalStore is the store as the bot uses it, telling began when a
-// transaction whose context carries ingestMark holds the write lock.
-type txSignalStore struct {
-	store.Store
-	began chan struct{}
-	once  sync.Once
+// ingestGate holds the ingest whose context carries it at two points, so
+// that a click is sure to overlap each part: just before its content work
+// (once prepare has read the approval, before StoredForm redacts it), and
+// in its transaction, with the write lock held. Each point is reported
+// (reading, inTx) and holds the ingest until the test lets it go on.
+type ingestGate struct {
+	reading, inTx           chan struct{} // closed when the ingest reaches the point
+	afterRead, afterTxBegan chan struct{} // closed by the test to let it go on
+	readOnce, txOnce        sync.Once
+	goRead, goTx            func()
 }
 
-func (s *txSignalStore) InTx(ctx context.Context, fn func(context.Context, store.Tx) error) error {
+func newIngestGate() *ingestGate {
+	g := &ingestGate{reading: make(chan struct{}), inTx: make(chan struct{}),
+		afterRead: make(chan struct{}), afterTxBegan: make(chan struct{})}
+	g.goRead = sync.OnceFunc(func() { close(g.afterRead) })
+	g.goTx = sync.OnceFunc(func() { close(g.afterTxBegan) })
+	return g
+}
+
+// release lets the ingest past both points, should a test end first.
+func (g *ingestGate) release() { g.goRead(); g.goTx() }
+
+// ingestGateKey marks the context of the ingest a gate holds.
+type ingestGateKey struct{}
+
+func gateOf(ctx context.Context) *ingestGate {
+	g, _ := ctx.Value(ingestGateKey{}).(*ingestGate)
+	return g
+}
+
+// ingestGateStore is the store as the bot uses it, holding an ingest whose
+// context carries an ingestGate at the gate's points.
+type ingestGateStore struct {
+	store.Store
+}
+
+// ApprovalGet is prepare's read of the approval, outside any transaction;
+// the content work (redaction) follows it.
+func (s *ingestGateStore) ApprovalGet(ctx context.Context, id string) (*store.Approval, error) {
+	row, err := s.Store.ApprovalGet(ctx, id)
+	if g := gateOf(ctx); g != nil {
+		g.readOnce.Do(func() {
+			close(g.reading)
+			<-g.afterRead
+		})
+	}
+	return row, err
+}
+
+func (s *ingestGateStore) InTx(ctx context.Context, fn func(context.Context, store.Tx) error) error {
 	return s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		if ctx.Value(ingestMark{}) != nil {
-			s.once.Do(func() { close(s.began) })
+		if g := gateOf(ctx); g != nil {
+			g.txOnce.Do(func() {
+				close(g.inTx)
+				<-g.afterTxBegan
+			})
 		}
 		return fn(ctx, tx)
 	})
@@ -55,12 +100,12 @@ func (s *txSignalStore) InTx(ctx context.Context, fn func(context.Context, store
 
 // OneWriter and Alone are the store's own: the wrapper must not change
 // how the service commits or how long the deadline waits.
-func (s *txSignalStore) OneWriter() bool {
+func (s *ingestGateStore) OneWriter() bool {
 	o, ok := s.Store.(store.OneWriter)
 	return ok && o.OneWriter()
 }
 
-func (s *txSignalStore) Alone() bool {
+func (s *ingestGateStore) Alone() bool {
 	a, ok := s.Store.(store.Alone)
 	return ok && a.Alone()
 }
@@ -98,10 +143,15 @@ func hostileEvent(t *testing.T, id, piece string) ([]byte, *approval.Event) {
 
 // TestClickRecordedWhileHostileEventIngests: a person's click on another
 // card is recorded within threads.RecordBound while the event slowest to
-// redact is being ingested, on SQLite on disk: its arguments are 900 KiB
-// of a shape each redaction rule once read again from every start
-// ("https://a:" took seconds per 64 KiB, and stalled every write while
-// it ran).
+// redact is being ingested, on SQLite on disk, whichever part of the
+// ingest it meets: one click starts as the event's redaction does (its
+// content work, before the transaction: "https://a:" once took seconds
+// per 64 KiB there, and stalled every write while it ran inside the
+// transaction), another while its transaction holds the write lock. The
+// event's arguments are 900 KiB of a shape each redaction rule once read
+// again from every start. A redactor made slow again, but kept outside
+// the transaction, stalls no click; the cost tests in approval and
+// templates are what fail then.
 func TestClickRecordedWhileHostileEventIngests(t *testing.T) {
 	pieces := []struct{ name, piece string }{
 		{"url-password", "https://a:"},
@@ -113,68 +163,85 @@ func TestClickRecordedWhileHostileEventIngests(t *testing.T) {
 		{"bearer", "Bearer "},
 		{"pem-begin", "-----BEGIN "},
 	}
-	signal := &txSignalStore{}
 	h := newDecideHarnessFrom(t, testConfig, time.Minute, func(o *threads.Options) {
-		signal.Store = o.Store
-		o.Store = signal
+		o.Store = &ingestGateStore{Store: o.Store}
 	})
+	// card ingests merge.json as an approval of its own (id), for a click.
+	card := func(t *testing.T, id string) {
+		t.Helper()
+		body, _ := readEvent(t, "merge.json")
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["id"] = "evt-" + id
+		m["data"].(map[string]any)["id"] = id
+		body, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := approval.Parse(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.ingestBody(body, ev); err != nil {
+			t.Fatal(err)
+		}
+		h.fake.AddApproval(id, 1, arguments(t, "a-merge1.json"), false)
+	}
+	// click denies card id once let go, and checks it was recorded within
+	// the bound while part of the hostile ingest ran.
+	click := func(t *testing.T, id, during string, letGo func()) {
+		t.Helper()
+		// A click the ingest stalls is given up after a few bounds, so a
+		// stall fails here, saying so, not at the test binary's timeout.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*threads.RecordBound)
+		defer cancel()
+		letGo()
+		start := time.Now()
+		res, err := h.svc.Decide(ctx, threads.DecideRequest{Tenant: "acme", ApprovalID: id,
+			Revision: 1, Approve: false, Person: slackPerson("U0KEVIN"), Comment: "no"})
+		took := time.Since(start)
+		if err != nil || !res.Sent || took > threads.RecordBound {
+			t.Fatalf("the click took %v (%+v, %v), started %s: want it recorded within threads.RecordBound (%v)",
+				took, res, err, during, threads.RecordBound)
+		}
+		if a := h.state(t, id); len(a.Deciding) == 0 {
+			t.Fatalf("no decision in flight on %s after the click", id)
+		}
+	}
 	for i, p := range pieces {
 		t.Run(p.name, func(t *testing.T) {
-			signal.began, signal.once = make(chan struct{}), sync.Once{}
-			// A card to click: merge.json as an approval of its own.
-			card := "a-click" + string(rune('a'+i))
-			body, _ := readEvent(t, "merge.json")
-			var m map[string]any
-			if err := json.Unmarshal(body, &m); err != nil {
-				t.Fatal(err)
-			}
-			m["id"] = "evt-" + card
-			m["data"].(map[string]any)["id"] = card
-			body, err := json.Marshal(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev, err := approval.Parse(body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := h.ingestBody(body, ev); err != nil {
-				t.Fatal(err)
-			}
-			h.fake.AddApproval(card, 1, arguments(t, "a-merge1.json"), false)
+			inWork, inTx := fmt.Sprintf("a-click%c-work", 'a'+i), fmt.Sprintf("a-click%c-tx", 'a'+i)
+			card(t, inWork)
+			card(t, inTx)
 
 			hostileBody, hostile := hostileEvent(t, "a-hostile-"+p.name, p.piece)
 			sum := sha256.Sum256(hostileBody)
+			gate := newIngestGate()
+			defer gate.release()
 			ingested := make(chan error, 1)
 			go func() {
-				ctx := context.WithValue(context.Background(), ingestMark{}, true)
+				ctx := context.WithValue(context.Background(), ingestGateKey{}, gate)
 				_, err := h.svc.Ingest(ctx, threads.IngestRequest{Event: hostile, BodySHA256: hex.EncodeToString(sum[:])})
 				ingested <- err
 			}()
-			// The click comes once the ingest holds the write lock.
+			// One click as the content work (redaction) begins ...
 			select {
-			case <-signal.began:
+			case <-gate.reading:
+			case err := <-ingested:
+				t.Fatalf("the hostile event was ingested without reading its approval first: %v", err)
+			}
+			click(t, inWork, fmt.Sprintf("as the redaction of %d bytes of %q began", hostileSize, p.piece), gate.goRead)
+			// ... and one while the transaction holds the write lock.
+			select {
+			case <-gate.inTx:
 			case err := <-ingested:
 				t.Fatalf("the hostile event was ingested without a transaction: %v", err)
 			}
-			// A click the ingest stalls is given up after a few bounds,
-			// so a slow redactor fails here, saying so, not at the test
-			// binary's timeout.
-			ctx, cancel := context.WithTimeout(context.Background(), 5*threads.RecordBound)
-			defer cancel()
-			start := time.Now()
-			res, err := h.svc.Decide(ctx, threads.DecideRequest{Tenant: "acme", ApprovalID: card,
-				Revision: 1, Approve: false, Person: slackPerson("U0KEVIN"), Comment: "no"})
-			took := time.Since(start)
-			if err != nil || !res.Sent || took > threads.RecordBound {
-				t.Fatalf("the click took %v (%+v, %v) while %d bytes of %q were ingested: want it recorded within threads.RecordBound (%v)",
-					took, res, err, hostileSize, p.piece, threads.RecordBound)
-			}
+			click(t, inTx, fmt.Sprintf("while the transaction ingesting %d bytes of %q held the write lock", hostileSize, p.piece), gate.goTx)
 			if ierr := <-ingested; ierr != nil {
 				t.Fatalf("ingest the hostile event: %v", ierr)
-			}
-			if a := h.state(t, card); len(a.Deciding) == 0 {
-				t.Fatalf("no decision in flight on %s after the click", card)
 			}
 			if a := h.state(t, hostile.Approval.ID); a.State != "pending" {
 				t.Fatalf("the hostile approval is %s", a.State)

@@ -128,8 +128,8 @@ func (s *Service) showArguments(ctx context.Context, req showRequest) (ShowResul
 	}
 	var changes *ShownChanges
 	if a.Changes != nil {
-		if changes = checkedChanges(a, ans.Changes); changes == nil {
-			s.log.Error("looked-up changeset does not match the card's patch digest: not shown", "tenant", a.Tenant, "approval_id", a.ID)
+		if changes = checkedChanges(&stored, ans.Changes); changes == nil {
+			s.log.Error("looked-up changeset does not match the card's patch digest or files: not shown", "tenant", a.Tenant, "approval_id", a.ID)
 			return refuseRead(say.Reason{Kind: say.ChangesMismatch})
 		}
 	}
@@ -143,15 +143,16 @@ func (s *Service) showArguments(ctx context.Context, req showRequest) (ShowResul
 		Digest: digest, Redacted: redacted, Changes: changes}, &stored, nil
 }
 
-// checkedChanges is the look-up's changeset for approval a, when its
-// patch's digest equals a's patch_sha256 (which the stored revision
-// keeps, restricted or not) and it names as many files as a does; nil
-// otherwise: an approval without a valid patch digest has nothing to
-// check a patch against, so none is shown.
-func checkedChanges(a *approval.Approval, got *ArgumentsChanges) *ShownChanges {
-	want := a.Changes.PatchSHA256
+// checkedChanges is the look-up's changeset for the stored revision,
+// when its patch's digest equals the revision's patch_sha256 (which the
+// stored revision keeps, restricted or not) and it names the revision's
+// files (sameFiles); nil otherwise, and then nothing of it is shown, as
+// for a digest that does not match. An approval without a valid patch
+// digest has nothing to check a patch against, so none is shown.
+func checkedChanges(stored *approval.Stored, got *ArgumentsChanges) *ShownChanges {
+	want := stored.Changes.PatchSHA256
 	if got == nil || !approval.ValidDigest(want) || got.PatchSHA256 != want || PatchDigest(got.Patch) != want ||
-		len(got.Files) != len(a.Changes.Files) {
+		!sameFiles(stored, got.Files) {
 		return nil
 	}
 	files := make([]approval.ChangedFile, len(got.Files))
@@ -160,6 +161,37 @@ func checkedChanges(a *approval.Approval, got *ArgumentsChanges) *ShownChanges {
 	}
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Protected && !files[j].Protected })
 	return &ShownChanges{Files: files, Patch: templates.Visible(approval.RedactText(got.Patch)), PatchSHA256: want}
+}
+
+// sameFiles reports whether got are the stored revision's files, in its
+// order: as many, each with the same protected flag (which decides who may
+// approve, and is kept even of a restricted call), and, where the revision
+// keeps paths (it was not restricted), the same path as kept: redacted by
+// the stored form, as the backend sent it in a revision kept raw by a
+// release before the stored form. The patch digest binds the patch but not
+// the list beside it, so a list that differs from the card's is not shown.
+func sameFiles(stored *approval.Stored, got []approval.ChangedFile) bool {
+	want := stored.Changes.Files
+	if len(got) != len(want) {
+		return false
+	}
+	for i, f := range got {
+		w := want[i]
+		if f.Protected != w.Protected {
+			return false
+		}
+		if stored.Form.ContentWithheld {
+			continue // the revision keeps no path to compare
+		}
+		path := f.Path
+		if stored.Form.Version > 0 {
+			path = approval.RedactText(path)
+		}
+		if path != w.Path {
+			return false
+		}
+	}
+	return true
 }
 
 // Text is what a look-up shows, as one literal text: the whole

@@ -3,6 +3,8 @@ package strictjson
 import (
 	"encoding"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"unicode"
@@ -23,6 +25,51 @@ func For[T any]() *Schema { return Of(reflect.TypeFor[T]()) }
 func Of(t reflect.Type) *Schema {
 	b := builder{seen: map[reflect.Type]*node{}}
 	return &Schema{root: b.node(t)}
+}
+
+// Without returns s less one field, named by the field names from the top
+// (an array's elements are passed through: "data", "roles", "found" is
+// the found of every role). The field must be one s describes. It is for
+// a field the Go type decodes that a sender must never send, such as the
+// reader's own record kept in the same type: CheckKnown then refuses it
+// as Unknown at its path, instead of it being read. s is left as it is.
+func (s *Schema) Without(path ...string) *Schema {
+	if len(path) == 0 {
+		panic("strictjson: Without needs a field")
+	}
+	return &Schema{root: without(s.root, path)}
+}
+
+// without is a copy of n less the field at path, sharing every node off
+// the path.
+func without(n *node, path []string) *node {
+	if n != nil && n.kind == kindArray {
+		c := *n
+		c.elem = without(n.elem, path)
+		return &c
+	}
+	name := path[0]
+	if n == nil || n.kind != kindStruct {
+		panic(fmt.Sprintf("strictjson: Without: %q is not a field of an object the schema describes", name))
+	}
+	child, ok := n.fields[name]
+	if !ok {
+		panic(fmt.Sprintf("strictjson: Without: no field %q", name))
+	}
+	c := &node{kind: kindStruct, fields: maps.Clone(n.fields), folded: maps.Clone(n.folded)}
+	if len(path) == 1 {
+		delete(c.fields, name)
+		f := fold(name)
+		delete(c.folded, f)
+		for other := range c.fields { // a field whose name folds alike
+			if fold(other) == f {
+				c.folded[f] = other
+			}
+		}
+	} else {
+		c.fields[name] = without(child, path[1:])
+	}
+	return c
 }
 
 type nodeKind int

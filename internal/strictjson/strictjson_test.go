@@ -310,3 +310,50 @@ func TestCheckKnown(t *testing.T) {
 		}
 	}
 }
+
+// Without takes one field out of a schema, through lists, so that
+// CheckKnown refuses it (in any letter case) at its path; the schema it
+// came from, and the same type elsewhere in the document, keep it.
+func TestWithout(t *testing.T) {
+	t.Parallel()
+	less := docKeys.Without("roles", "argument")
+	unknown := func(path string) *strictjson.KeyError {
+		return &strictjson.KeyError{Problem: strictjson.Unknown, Path: path}
+	}
+	for _, tt := range []struct {
+		doc  string
+		want *strictjson.KeyError
+	}{
+		{`{"roles":[{"values":[{"value":"v"}]}]}`, nil},
+		{`{"roles":[{"values":[]},{"argument":"to"}]}`, unknown("roles[1].argument")},
+		{`{"roles":[{"Argument":"to"}]}`, unknown("roles[0].Argument")},
+		{`{"labels":{"k":{"argument":"a"}}}`, nil}, // a map's role keeps it
+		{`{"id":"a","kind":"x"}`, nil},
+	} {
+		err := strictjson.CheckKnown([]byte(tt.doc), less)
+		var ke *strictjson.KeyError
+		switch {
+		case tt.want == nil && err != nil:
+			t.Errorf("CheckKnown(%s) = %v, want nil", tt.doc, err)
+		case tt.want != nil && !errors.As(err, &ke):
+			t.Errorf("CheckKnown(%s) = %v, want %v", tt.doc, err, tt.want)
+		case tt.want != nil:
+			if diff := cmp.Diff(tt.want, ke); diff != "" {
+				t.Errorf("CheckKnown(%s) (-want +got):\n%s", tt.doc, diff)
+			}
+		}
+	}
+	if err := strictjson.CheckKnown([]byte(`{"roles":[{"argument":"to"}]}`), docKeys); err != nil {
+		t.Errorf("the schema Without was called on lost the field: %v", err)
+	}
+	for _, path := range [][]string{{}, {"nope"}, {"id", "deeper"}, {"call", "arguments", "x"}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Without(%q) took out a field the schema does not describe", path)
+				}
+			}()
+			docKeys.Without(path...)
+		}()
+	}
+}
