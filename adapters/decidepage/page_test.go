@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
@@ -82,6 +84,7 @@ type page struct {
 	answers map[string]string
 	// passkeys is the passkey service beside the page (pageSetup.passkeys).
 	passkeys *passkey.Service
+	handler  *decidepage.Handler
 }
 
 // The fixtures' instant: the service runs on a fake clock set to it, so
@@ -126,6 +129,9 @@ type pageSetup struct {
 	// listener, when set, is where the page is served (publicURL's
 	// host must reach it).
 	listener net.Listener
+	// registry and logger, when set, are the handler's.
+	registry *prometheus.Registry
+	logger   *slog.Logger
 }
 
 func newPageSetUp(t *testing.T, ps pageSetup) *page {
@@ -174,7 +180,10 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 		service = ps.service(svc)
 	}
 	mux := http.NewServeMux()
-	o := decidepage.Options{Links: links, Service: service, Renderer: r, Now: clock.Now}
+	o := decidepage.Options{Links: links, Service: service, Renderer: r, Now: clock.Now, Logger: ps.logger}
+	if ps.registry != nil {
+		o.Registry = ps.registry
+	}
 	var keys *passkey.Service
 	if ps.passkeys != "" {
 		cfg.Tenants["acme"].Passkeys = ps.passkeys
@@ -197,7 +206,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &page{t: t, srv: srv, svc: svc, fake: fake, clock: clock, links: links, store: st, passkeys: keys}
+	return &page{t: t, srv: srv, svc: svc, fake: fake, clock: clock, links: links, store: st, passkeys: keys, handler: h}
 }
 
 // ingest applies a fixture event (and tells the fake backend of a
