@@ -163,6 +163,9 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		// webhook, read from the tenants in force when each is sent.
 		Pusher: push.New(push.Options{Now: a.clock.Now}),
 		Lease:  cfg.Lease,
+		// The page approves a call that needs a typed confirmation only
+		// for a backend that checks the value too.
+		TypedConfirm: cfg.Backend.Supports(config.FeatureTypedConfirmation),
 		// The calls secrets key hidden values' fingerprints: the store never
 		// holds them, and the backend already has every argument.
 		FingerprintSecrets: config.RevealAll(cfg.Backend.CallsSecrets),

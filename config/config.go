@@ -129,10 +129,13 @@ const (
 	// FeatureApprovers: the decision sent when a quorum is met carries
 	// every approver (docs/protocol.md#optional-features).
 	FeatureApprovers = "approvers"
+	// FeatureTypedConfirmation: the decision page takes a typed
+	// confirmation, and the decision carries the value typed.
+	FeatureTypedConfirmation = "typed_confirmation"
 )
 
 // Features lists every feature the bot knows.
-func Features() []string { return []string{FeatureApprovers} }
+func Features() []string { return []string{FeatureApprovers, FeatureTypedConfirmation} }
 
 // Supports reports whether the backend is configured as supporting feature.
 func (b Backend) Supports(feature string) bool { return slices.Contains(b.Features, feature) }

@@ -163,6 +163,10 @@ func (r Reason) String() string {
 		return "Tenant " + r.Tenant + " approves this call only with a passkey, which this bot cannot ask for (its public_url is not a host name): approve it in the console" + r.inConsole() + "."
 	case PasskeyRefused:
 		return sentence(r.Message) + " Nothing was sent; press Approve to try again with your passkey."
+	case PageTypedNoContent:
+		return fmt.Sprintf("This call needs a typed confirmation of %s, which only members of tenant %s with the content permission can type (%s holds none): approve it in the console", r.Argument, r.Tenant, r.User) + r.inConsole() + "."
+	case TypedWrong:
+		return fmt.Sprintf("What you typed is not the value of %s, so nothing was sent: type it as the arguments above show it (a text as it is; a number, list or object as compact JSON with its keys sorted).", r.Argument)
 	case PageTyped:
 		return fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console", r.Argument) + r.inConsole() + "."
 	case PageProtected:

@@ -68,31 +68,33 @@ const (
 
 	// The decision page's own: its address, its link, its form, and what
 	// it says of the call (Title heads the pages that show no call).
-	PageNotFound     // the address is no decision link
-	PageMethod       // a method the page does not take
-	PageStoreDown    // the store cannot be read
-	PageBroken       // the page could not be rendered
-	LinkBroken       // the link is not one the bot made, or was altered
-	LinkNotServed    // the bot no longer serves the link's tenant
-	LinkNotMember    // User may no longer decide in Tenant
-	LinkUnknown      // the bot no longer holds the approval
-	FormNotForm      // a POST that is no form
-	FormTooLarge     // the form is too large; a reason is at most Count characters
-	FormUnreadable   // the form could not be read
-	MailOff          // Tenant takes no decisions by mail
-	MailDenyOnly     // Tenant takes only denials by mail
-	PageWaiting      // the call waits; Approve names the link's button
-	PageWaitingShown // the call waits, its content shown below
-	PasskeyNeeded    // the tenant wants a passkey for this Approve: Message is the member's page link, or "" (Console)
-	PasskeyNoPage    // the tenant wants a passkey, and this bot cannot take one (Tenant)
-	PasskeyRefused   // the page's Approve came without a good passkey: Message says why
-	PageTyped        // Approve needs a typed confirmation of Argument, which the page does not take
-	PageProtected    // a change to protected paths: approved only in the console
-	PageAskAgain     // Approve of a destructive call asks again: Message is the question
-	PageInFlight     // a decision is on its way (Message: the card's status)
-	LinkClosed       // the call is closed (Message: the card's status)
-	LinkChanged      // the call is now revision Count
-	LinkExpired      // the link expired at the deadline At (UTC)
+	PageNotFound       // the address is no decision link
+	PageMethod         // a method the page does not take
+	PageStoreDown      // the store cannot be read
+	PageBroken         // the page could not be rendered
+	LinkBroken         // the link is not one the bot made, or was altered
+	LinkNotServed      // the bot no longer serves the link's tenant
+	LinkNotMember      // User may no longer decide in Tenant
+	LinkUnknown        // the bot no longer holds the approval
+	FormNotForm        // a POST that is no form
+	FormTooLarge       // the form is too large; a reason is at most Count characters
+	FormUnreadable     // the form could not be read
+	MailOff            // Tenant takes no decisions by mail
+	MailDenyOnly       // Tenant takes only denials by mail
+	PageWaiting        // the call waits; Approve names the link's button
+	PageWaitingShown   // the call waits, its content shown below
+	PasskeyNeeded      // the tenant wants a passkey for this Approve: Message is the member's page link, or "" (Console)
+	PasskeyNoPage      // the tenant wants a passkey, and this bot cannot take one (Tenant)
+	PasskeyRefused     // the page's Approve came without a good passkey: Message says why
+	PageTypedNoContent // Approve needs a typed confirmation of Argument, and User holds no content permission in Tenant
+	TypedWrong         // the value typed is not Argument's: nothing was sent
+	PageTyped          // Approve needs a typed confirmation of Argument, which the page does not take
+	PageProtected      // a change to protected paths: approved only in the console
+	PageAskAgain       // Approve of a destructive call asks again: Message is the question
+	PageInFlight       // a decision is on its way (Message: the card's status)
+	LinkClosed         // the call is closed (Message: the card's status)
+	LinkChanged        // the call is now revision Count
+	LinkExpired        // the link expired at the deadline At (UTC)
 
 	// A decision recorded, and what the backend answered.
 	Voted           // an approval of Function recorded: Count of Need, the rest from Who

@@ -67,6 +67,8 @@ type ClickRequest struct {
 	ShownDigest string
 	// Passkey is the decision page's (DecideRequest.Passkey).
 	Passkey bool
+	// Typed is the decision page's (DecideRequest.Typed).
+	Typed string
 	// Link is the decision link a ClickView opens; nil for other clicks.
 	Link *PageLink
 }
@@ -217,7 +219,7 @@ func (s *Service) clickRecord(ctx context.Context, req ClickRequest) Clicked {
 	// content says the person was shown it.
 	res, err := s.decide(ctx, DecideRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID, Revision: act.Revision,
 		Approve: approve, Comment: req.Comment, Person: req.Person, ReceivedAt: req.ReceivedAt,
-		Shown: approve && act.Kind.Seen(), ShownDigest: req.ShownDigest, Passkey: req.Passkey}, row)
+		Shown: approve && act.Kind.Seen(), ShownDigest: req.ShownDigest, Passkey: req.Passkey, Typed: req.Typed}, row)
 	if err != nil {
 		s.log.Error("record a decision", append(req.logArgs(), "tenant", row.Tenant, "err", err.Error())...)
 		return Clicked{Tenant: row.Tenant, Retry: true, Reason: failed(err, say.NotRecorded, say.Decision)}

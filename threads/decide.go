@@ -41,6 +41,17 @@ type DecisionCall struct {
 	// client sends them only to a backend that supports them
 	// (docs/protocol.md#approvers).
 	Approvers []Approver
+	// Confirm is the typed confirmation the decision page checked, for a
+	// call that needs one; nil for none. The client sends it only to a
+	// backend that supports it (docs/protocol.md#typed_confirmation).
+	Confirm *Typed
+}
+
+// Typed is a typed confirmation: the argument the call names, and the
+// value as the person typed it.
+type Typed struct {
+	Argument string `json:"argument"`
+	Value    string `json:"value"`
 }
 
 // Approver is one person's approval towards a quorum, as the backend is
@@ -141,6 +152,12 @@ type DecideRequest struct {
 	// Approve, bound to the approval, revision, digest and member. An
 	// Approve the tenant's passkey rule covers is refused without it.
 	Passkey bool
+	// Typed is the value the person typed to confirm the call's
+	// argument, which the decision page checked against the call's full
+	// arguments (approval.TypedMatches); "" for none. Only with it, from a
+	// content holder, to a backend that takes it (Options.TypedConfirm),
+	// is a call that needs a typed confirmation approved.
+	Typed string
 }
 
 // RecordBound is how long a click may take to be recorded before the
@@ -185,6 +202,10 @@ type deciding struct {
 	// Approvers are the approvals that met the call's quorum, this one
 	// last; empty for a call one approval decides.
 	Approvers []vote `json:"approvers,omitempty"`
+	// Typed is the decision page's typed confirmation, checked there
+	// against the call's full arguments; nil for none. It is kept only
+	// while the decision is in flight.
+	Typed *Typed `json:"typed,omitempty"`
 }
 
 // The deadline's decision (docs/protocol.md): only ever deny.
@@ -209,11 +230,16 @@ const MaxComment = 1000
 // approval as the click read it (nil: read here if needed).
 func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Approval) (DecideResult, error) {
 	ctx = ForPerson(ctx)
-	chk, why, err := s.decidable(ctx, req.Tenant, req.ApprovalID, req.Revision, req.Person, req.Approve)
+	chk, why, err := s.decidableTyped(ctx, req.Tenant, req.ApprovalID, req.Revision, req.Person, req.Approve,
+		req.Approve && req.Typed != "" && s.typedConfirm)
 	if !why.IsZero() || err != nil {
 		return DecideResult{Reason: why}, err
 	}
 	m, a := chk.member, chk.request
+	var typed *Typed
+	if req.Approve && req.Typed != "" && a.Confirm != nil {
+		typed = &Typed{Argument: a.Confirm.Argument, Value: req.Typed}
+	}
 	if req.Approve && !req.Passkey && tenant.PasskeyRequired(chk.tenant.Passkeys, PasskeyFacts(a)) {
 		// A chat click cannot carry a passkey: the member is sent to
 		// their decision page, privately.
@@ -259,7 +285,7 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 	}
 	now := s.clock.Now()
 	d := deciding{Actor: m.User, Approve: req.Approve, Surface: req.Person.Surface, User: req.Person.User,
-		Channel: req.Person.Channel, Reply: req.Person.Reply, Comment: comment, Revision: req.Revision, At: now}
+		Channel: req.Person.Channel, Reply: req.Person.Reply, Comment: comment, Revision: req.Revision, At: now, Typed: typed}
 	// The decision carries the digest exactly when the person holds the
 	// content permission (they were shown the call): the backend refuses a
 	// digest from anyone else.
@@ -427,6 +453,14 @@ func (s *Service) passkeyNeeded(t *tenant.Tenant, m tenant.Member, a *approval.A
 // else it returns why.
 func (s *Service) decidable(ctx context.Context, tenantID, approvalID string, revision int, who Person,
 	approve bool) (decider, say.Reason, error) {
+	return s.decidableTyped(ctx, tenantID, approvalID, revision, who, approve, false)
+}
+
+// decidableTyped is decidable for an Approve that carries a checked
+// typed confirmation when typed: such an Approve of a call that needs
+// one is taken from a member with the content permission.
+func (s *Service) decidableTyped(ctx context.Context, tenantID, approvalID string, revision int, who Person,
+	approve, typed bool) (decider, say.Reason, error) {
 	t, m, why := s.member(tenantID, who, say.Decision)
 	if !why.IsZero() {
 		return decider{}, why, nil
@@ -435,7 +469,11 @@ func (s *Service) decidable(ctx context.Context, tenantID, approvalID string, re
 	if !why.IsZero() || err != nil {
 		return decider{}, why, err
 	}
-	if why := refuse(t, m, a, approve); !why.IsZero() {
+	why = refuse(t, m, a, approve)
+	if why.Kind == say.TypedConfirm && typed && m.Content && a.Kind != approval.KindProtectedPaths {
+		why = say.Reason{}
+	}
+	if !why.IsZero() {
 		return decider{}, why, nil
 	}
 	return decider{tenant: t, member: m, request: a}, say.Reason{}, nil
@@ -630,7 +668,7 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 	}
 	ans, err := s.backend.Decide(ctx, DecisionCall{ApprovalID: a.ID, Revision: d.Revision, Approve: d.Approve,
 		Actor: d.Actor, Surface: d.Surface, User: d.User, Comment: d.Comment, ArgsSHA256: d.Digest,
-		IdempotencyKey: row.ID, Approvers: approvers(d.Approvers)})
+		IdempotencyKey: row.ID, Approvers: approvers(d.Approvers), Confirm: d.Typed})
 	if err != nil {
 		if d.Surface == DeadlineSurface || stopping(ctx) {
 			// The deadline retries until the backend answers; a stop

@@ -75,6 +75,11 @@ type Page struct {
 	// never carries the digest to someone who may not see it).
 	Passkey bool
 	Digest  string
+	// Typed names the argument the member must type to approve (the
+	// call needs a typed confirmation, the backend takes one, and the
+	// member holds the content permission); "" for none. Such an Approve
+	// is shown the call first (ShowFirst).
+	Typed string
 }
 
 // clickView reads the link's tenant and member as configured now, the
@@ -145,9 +150,9 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 		page = say.Reason{Kind: say.MailDenyOnly, Tenant: t.ID}
 	}
 	p.Decides = len(row.Deciding) == 0 && page.IsZero()
-	if p.Decides && req.Link.Sending && !(approve && t.Passkeys != "" && t.Passkeys != tenant.PasskeysOff) {
-		// An Approve a passkey rule may cover reads the call below, to
-		// know whether the page must check one.
+	if p.Decides && req.Link.Sending && !approve {
+		// An Approve reads the call below, to know what the page must
+		// check (a passkey, a typed confirmation) before it is sent.
 		return Clicked{Tenant: row.Tenant, Page: p}
 	}
 	c, card, err := s.pageCard(ctx, row, req.Action.Revision, m)
@@ -183,7 +188,15 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 		p.ApproveWhy = refuse(t, m, a, true)
 		switch p.ApproveWhy.Kind {
 		case say.TypedConfirm:
-			p.ApproveWhy.Kind = say.PageTyped
+			switch {
+			case !s.typedConfirm || a.Kind == approval.KindProtectedPaths:
+				p.ApproveWhy.Kind = say.PageTyped
+			case !m.Content:
+				// Typing the value needs the value.
+				p.ApproveWhy = say.Reason{Kind: say.PageTypedNoContent, Argument: a.Confirm.Argument, Tenant: t.ID, User: m.User}
+			default:
+				p.ApproveWhy, p.Typed = say.Reason{}, a.Confirm.Argument
+			}
 		case say.ProtectedPaths:
 			p.ApproveWhy.Kind = say.PageProtected
 		}
@@ -193,8 +206,9 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 		}
 	}
 	p.Approve = p.ApproveWhy.IsZero()
-	// A content holder never approves blind.
-	p.ShowFirst = p.Approve && m.Content && a.ContentRestricted()
+	// A content holder never approves blind; a typed confirmation is
+	// typed beside the call's full arguments.
+	p.ShowFirst = p.Approve && m.Content && (a.ContentRestricted() || p.Typed != "")
 	p.Passkey = p.Approve && tenant.PasskeyRequired(t.Passkeys, PasskeyFacts(a))
 	if m.Content {
 		p.Digest = a.Call.ArgsSHA256

@@ -39,6 +39,11 @@ type ShowResult struct {
 	// the patch's digest equals the approval's patch_sha256; nil for a
 	// call that has none.
 	Changes *ShownChanges
+	// ConfirmValue is the value, as the backend sent it (JSON), of the
+	// argument a typed confirmation names, from the arguments that
+	// matched the digest: what the decision page compares the typed
+	// value with; never shown. nil for a call that needs none.
+	ConfirmValue json.RawMessage
 }
 
 // ShownChanges is a changeset as a look-up shows it.
@@ -139,8 +144,12 @@ func (s *Service) showArguments(ctx context.Context, req showRequest) (ShowResul
 	}
 	// Every surface and the page print these as they are: each invisible
 	// character is shown, as on the card.
-	return ShowResult{Function: templates.VisibleLine(a.Call.Function), Arguments: []byte(templates.VisibleJSON(string(pretty))),
-		Digest: digest, Redacted: redacted, Changes: changes}, &stored, nil
+	res := ShowResult{Function: templates.VisibleLine(a.Call.Function), Arguments: []byte(templates.VisibleJSON(string(pretty))),
+		Digest: digest, Redacted: redacted, Changes: changes}
+	if a.Confirm != nil {
+		res.ConfirmValue, _ = approval.ConfirmValue(ans.Arguments, a.Confirm.Argument)
+	}
+	return res, &stored, nil
 }
 
 // checkedChanges is the look-up's changeset for the stored revision,

@@ -120,6 +120,10 @@ type Options struct {
 	Pusher Pusher
 	// Links makes members' decision links for mail; nil: no decision page.
 	Links DecisionLinks
+	// TypedConfirm: the job backend takes a typed confirmation with a
+	// decision (backend.features: typed_confirmation), so the decision
+	// page may approve a call that needs one.
+	TypedConfirm bool
 	// Worker names this process in outbox claims; default a random id.
 	Worker string
 	// Lease is how long this replica's claim on a due approval holds
@@ -146,16 +150,18 @@ type Service struct {
 	mailer   Mailer
 	pusher   Pusher
 	links    DecisionLinks
-	worker   string
-	lease    time.Duration
-	wake     map[string]chan struct{} // one per lane
-	due      map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
-	seq      atomic.Uint64
-	group    groupCommit // decisions' answers, committed together
-	ingests  groupCommit // events, committed together (ingest.go)
-	turns    turns       // an approval's events, one at a time (ingest.go)
-	alone    bool        // the store is this process's alone (store.Alone)
-	receipts receipts    // the clicks received and not yet answered
+	// typedConfirm is Options.TypedConfirm.
+	typedConfirm bool
+	worker       string
+	lease        time.Duration
+	wake         map[string]chan struct{} // one per lane
+	due          map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
+	seq          atomic.Uint64
+	group        groupCommit // decisions' answers, committed together
+	ingests      groupCommit // events, committed together (ingest.go)
+	turns        turns       // an approval's events, one at a time (ingest.go)
+	alone        bool        // the store is this process's alone (store.Alone)
+	receipts     receipts    // the clicks received and not yet answered
 	// fingerprints: Options.FingerprintSecrets.
 	fingerprints [][]byte
 }
@@ -181,7 +187,7 @@ func New(o Options) (*Service, error) {
 		o.Lease = tickLease
 	}
 	s := &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
-		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, lease: o.Lease,
+		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, typedConfirm: o.TypedConfirm, lease: o.Lease,
 		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets),
 		ingests: groupCommit{savepoints: true, ordered: true, ownContext: true, sizes: o.Metrics.IngestGroup}}
 	if !s.oneWriter() {

@@ -125,10 +125,13 @@ type ClientOptions struct {
 const (
 	// FeatureApprovers: a decision that met a quorum carries its approvers.
 	FeatureApprovers = "approvers"
+	// FeatureTypedConfirmation: an approval of a call that needs a typed
+	// confirmation carries the value typed.
+	FeatureTypedConfirmation = "typed_confirmation"
 )
 
 // KnownFeatures lists every optional feature the client can use.
-func KnownFeatures() []string { return []string{FeatureApprovers} }
+func KnownFeatures() []string { return []string{FeatureApprovers, FeatureTypedConfirmation} }
 
 // String keeps secrets out of %v and %+v.
 func (o ClientOptions) String() string {
@@ -154,6 +157,7 @@ type Client struct {
 	log        *slog.Logger
 	// approvers: the backend takes a quorum's approvers on a decision.
 	approvers bool
+	typed     bool // FeatureTypedConfirmation
 }
 
 // NewClient checks o and returns a Client; the error lists every problem.
@@ -198,6 +202,7 @@ func NewClient(o ClientOptions) (*Client, error) {
 		sleep:      o.Sleep,
 		log:        o.Logger,
 		approvers:  slices.Contains(o.Features, FeatureApprovers),
+		typed:      slices.Contains(o.Features, FeatureTypedConfirmation),
 	}
 	var hc http.Client
 	if o.HTTPClient != nil {
@@ -288,6 +293,17 @@ type Decision struct {
 	// Actor's last (docs/protocol.md#approvers). Sent only to a backend
 	// with FeatureApprovers; to any other the body is as if none.
 	Approvers []Approver `json:"approvers,omitempty"`
+	// Confirmation is the typed confirmation the person gave on the
+	// decision page (docs/protocol.md#typed_confirmation). Sent only to
+	// a backend with FeatureTypedConfirmation; to any other, never.
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
+}
+
+// Confirmation is a typed confirmation: the argument it names and the
+// value as the person typed it.
+type Confirmation struct {
+	Argument string `json:"argument"`
+	Value    string `json:"value"`
 }
 
 // Approver is one approval that made a quorum, as the backend is told of it.
@@ -363,6 +379,9 @@ func (c *Client) Decide(ctx context.Context, d Decision, idempotencyKey string) 
 	} else {
 		// A backend without the feature gets the decision it always got.
 		d.Approvers = nil
+	}
+	if !c.typed {
+		d.Confirmation = nil
 	}
 	if err := d.validate(); err != nil {
 		return DecisionResult{}, fmt.Errorf("%s: %w", op, err)
@@ -502,6 +521,9 @@ func (d Decision) validate() error {
 	// docs/protocol.md: nothing the bot does automatically ever sends approve.
 	if d.Decision == Approve && (strings.HasPrefix(d.Actor, "system:") || d.Via.Surface == "deadline") {
 		errs = append(errs, errors.New("decision: an automatic decision may only deny"))
+	}
+	if d.Confirmation != nil && (d.Decision != Approve || d.Confirmation.Argument == "") {
+		errs = append(errs, errors.New("confirmation: only an approve carries one, naming its argument"))
 	}
 	if len(d.Approvers) > 0 {
 		errs = append(errs, d.validateApprovers()...)

@@ -25,9 +25,13 @@ func (b threadsBackend) Decide(ctx context.Context, d threads.DecisionCall) (thr
 	for _, a := range d.Approvers {
 		approvers = append(approvers, Approver{Actor: a.Actor, Via: Via{Surface: a.Surface, User: a.User}, At: a.At, ArgsSHA256: a.ArgsSHA256})
 	}
+	var typed *Confirmation
+	if d.Confirm != nil {
+		typed = &Confirmation{Argument: d.Confirm.Argument, Value: d.Confirm.Value}
+	}
 	res, err := b.c.Decide(ctx, Decision{ApprovalID: d.ApprovalID, Revision: d.Revision, Decision: decision,
 		Actor: d.Actor, Via: Via{Surface: d.Surface, User: d.User}, Comment: d.Comment, ArgsSHA256: d.ArgsSHA256,
-		Approvers: approvers}, d.IdempotencyKey)
+		Approvers: approvers, Confirmation: typed}, d.IdempotencyKey)
 	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
 			return threads.DecisionAnswer{}, fmt.Errorf("%w: %w", threads.ErrBackendUnavailable, err)

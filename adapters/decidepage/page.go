@@ -39,6 +39,7 @@ package decidepage
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -341,8 +342,10 @@ func (h *Handler) withArguments(ctx context.Context, l *link, v *view) bool {
 	}
 	if v.Answers.ShowToApprove {
 		// The page shows the call, checked against the approval's
-		// digests, and its Approve carries the digest shown.
+		// digests, and its Approve carries the digest shown (and asks
+		// for the typed confirmation, where the call needs one).
 		v.Answers.ShowToApprove, v.Answers.Approve, v.Answers.Shown = false, true, v.Arguments.Digest
+		v.Answers.Typed = l.page.Typed
 		v.Lead = say.Reason{Kind: say.PageWaitingShown}.String()
 	}
 	return false
@@ -367,7 +370,7 @@ func (h *Handler) arguments(ctx context.Context, l *link) *shown {
 		return &shown{Refusal: out.Reason.String()}
 	}
 	res := out.Shown.Arguments
-	return &shown{JSON: res.Text(), Note: say.ArgumentsNote(res.Digest, res.Redacted), Digest: res.Digest}
+	return &shown{JSON: res.Text(), Note: say.ArgumentsNote(res.Digest, res.Redacted), Digest: res.Digest, confirm: res.ConfirmValue}
 }
 
 // shown is the arguments part of a page: the arguments (and a
@@ -377,6 +380,9 @@ func (h *Handler) arguments(ctx context.Context, l *link) *shown {
 type shown struct {
 	JSON, Note, Refusal, Digest string
 	RetryAfter                  time.Duration
+	// confirm is the value of the argument a typed confirmation names,
+	// for the page to compare with; never shown.
+	confirm json.RawMessage
 }
 
 // view lays out the page threads gave for the link: the call first,
@@ -502,6 +508,13 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 			return
 		}
 	}
+	typed := ""
+	if answer == ActionApprove && l.page.Typed != "" {
+		typed = r.PostForm.Get("typed")
+		if !h.checkTyped(w, r, l, typed, reason) {
+			return
+		}
+	}
 	passkeyed := false
 	if answer == ActionApprove && l.page.Passkey {
 		if !h.checkPasskey(w, r, l, reason) {
@@ -520,7 +533,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		kind = templates.ActionApprove
 	}
 	req := l.click(threads.ClickRecord, kind)
-	req.Comment, req.ReceivedAt, req.ShownDigest, req.Passkey = reason, rc.At, shown, passkeyed
+	req.Comment, req.ReceivedAt, req.ShownDigest, req.Passkey, req.Typed = reason, rc.At, shown, passkeyed, typed
 	res := h.service.Click(ctx, req)
 	log := h.log.With("tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID, "member", l.claims.Member,
 		"action", answer)
@@ -554,6 +567,37 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		w.Header().Set("Location", token)
 		w.WriteHeader(http.StatusSeeOther)
 	}
+}
+
+// checkTyped compares the value typed to confirm the call with its
+// argument in the call's full arguments, looked up at the backend as the
+// member and checked against the digest (within the member's look-up
+// limit), as the platform compares them (approval.TypedMatches). When
+// they differ, or cannot be compared, it writes the page again with the
+// call shown, saying why, nothing recorded, and returns false.
+func (h *Handler) checkTyped(w http.ResponseWriter, r *http.Request, l *link, typed, reason string) bool {
+	v, _ := h.view(r.Context(), l)
+	if v.Answers == nil {
+		h.page(w, http.StatusForbidden, v)
+		return false
+	}
+	over := h.withArguments(r.Context(), l, &v)
+	v.Answers.Reason, v.Answers.TypedValue = reason, typed
+	switch {
+	case over:
+		h.page(w, http.StatusTooManyRequests, v)
+		return false
+	case v.Arguments.Refusal != "":
+		h.page(w, http.StatusServiceUnavailable, v)
+		return false
+	case v.Arguments.confirm == nil || !approval.TypedMatches(v.Arguments.confirm, typed):
+		h.log.Info("decision page: a typed confirmation that does not match", "tenant", l.claims.Tenant,
+			"approval_id", l.claims.ApprovalID, "member", l.claims.Member)
+		v.Lead = say.Reason{Kind: say.TypedWrong, Argument: l.page.Typed}.String()
+		h.page(w, http.StatusUnprocessableEntity, v)
+		return false
+	}
+	return true
 }
 
 // checkPasskey checks the passkey assertion an Approve's form carries,
@@ -705,6 +749,9 @@ type answers struct {
 	// Passkey is the sealed binding the script asks a challenge with,
 	// where the Approve needs the member's passkey; "" for none.
 	Passkey string
+	// Typed names the argument whose value the Approve needs typed;
+	// TypedValue is what was typed, kept across a refusal.
+	Typed, TypedValue string
 }
 
 // lookForm is I'm looking: the form check, and how long the ladder's

@@ -129,6 +129,9 @@ type pageSetup struct {
 	// listener, when set, is where the page is served (publicURL's
 	// host must reach it).
 	listener net.Listener
+	// typed: the backend takes typed confirmations
+	// (backend.features: typed_confirmation).
+	typed bool
 	// registry and logger, when set, are the handler's.
 	registry *prometheus.Registry
 	logger   *slog.Logger
@@ -152,8 +155,12 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	clock := clockwork.NewFakeClockAt(fixtureNow)
 	secret := [][]byte{[]byte(testCallsSecret)}
 	fake := backendtest.New(t, standin.Options{Secrets: secret, Now: clock.Now})
+	var features []string
+	if ps.typed {
+		features = []string{backend.FeatureTypedConfirmation}
+	}
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret, Now: clock.Now,
-		MaxElapsed: time.Second, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
+		MaxElapsed: time.Second, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }, Features: features})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +178,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 			Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants }}
 	}
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Surfaces: ps.surfaces,
-		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links})
+		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links, TypedConfirm: ps.typed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"approvalsbot/adapters/backend"
+	"approvalsbot/approval"
 	"approvalsbot/internal/strictjson"
 )
 
@@ -109,6 +110,15 @@ type DecisionRequest struct {
 	// Approvers are a quorum's approvals (docs/protocol.md#approvers);
 	// nil when the request carried none.
 	Approvers []Approver `json:"-"`
+	// Confirmation is a typed confirmation
+	// (docs/protocol.md#typed_confirmation); nil when none came.
+	Confirmation *Confirmation `json:"confirmation"`
+}
+
+// Confirmation is a typed confirmation as the backend read it.
+type Confirmation struct {
+	Argument string `json:"argument"`
+	Value    string `json:"value"`
 }
 
 // Approver is one approval of a quorum as the backend read it.
@@ -658,6 +668,17 @@ func (b *Backend) decide(c call, req *DecisionRequest) *answer {
 		return &answer{status: http.StatusUnprocessableEntity, code: "digest_mismatch",
 			message: "approval " + c.id + " is not for the arguments " + req.ArgsSHA256 + " you decided on: look at the call again"}
 	}
+	if conf := req.Confirmation; conf != nil {
+		// The job checks the typed value as the edge did: against its
+		// own copy of the argument.
+		v, ok := approval.ConfirmValue(a.args, conf.Argument)
+		if req.Decision != backend.Approve || !ok || !approval.TypedMatches(v, conf.Value) {
+			fmt.Fprintf(b.out, "%s %s revision %d by %s: refused, the typed confirmation of %s does not match\n",
+				req.Decision, c.id, req.Revision, req.Actor, conf.Argument)
+			return &answer{status: http.StatusUnprocessableEntity, code: "confirmation_mismatch",
+				message: "the value typed for " + conf.Argument + " is not the call's: look at the call again"}
+		}
+	}
 	if wire.Approvers != nil {
 		if why, who := b.checkApprovers(a, req); why != "" {
 			fmt.Fprintf(b.out, "%s %s revision %d by %s: refused, approvers: %s\n", req.Decision, c.id, req.Revision, req.Actor, why)
@@ -735,6 +756,9 @@ func printed(status string, req *DecisionRequest) string {
 	}
 	if req.ArgsSHA256 != "" {
 		line += " · bound to " + req.ArgsSHA256
+	}
+	if req.Confirmation != nil {
+		line += fmt.Sprintf(" · typed %s = %s", req.Confirmation.Argument, req.Confirmation.Value)
 	}
 	if len(req.Approvers) > 0 {
 		each := make([]string, len(req.Approvers))
