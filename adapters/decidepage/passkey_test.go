@@ -7,9 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,10 +217,7 @@ func TestChatApproveOfAPasskeyCallSendsThePage(t *testing.T) {
 // verification on); the backend receives one approve bound to the
 // revision and the digest, via the page.
 func TestPasskeyApproveInABrowser(t *testing.T) {
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed (Debian's chromium package; .ci/run installs it): the browser test cannot run")
-	}
+	browserCtx := headless(t)
 	// The relying party id must be a host name: the page listens on
 	// loopback, and the browser reaches it as localhost.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -235,16 +230,6 @@ func TestPasskeyApproveInABrowser(t *testing.T) {
 	p.ingest("merge.json")
 	p.drain()
 
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancelAlloc()
-	browserCtx, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
-	if err := chromedp.Do(browserCtx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start the browser: %v", err)
-	}
 	ctx, cancel := chromedp.NewContext(browserCtx)
 	defer cancel()
 	if _, err := chromedp.Call(ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
