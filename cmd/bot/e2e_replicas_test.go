@@ -58,8 +58,13 @@ const (
 	// tick behind a thousand events' ingest on two busy cores may start
 	// seconds late. A step still due at the deadline is never shown
 	// (the deadline's deny goes instead), so a shorter deadline would
-	// make the count of steps depend on the machine's load.
-	replicaDeadline = 20 * time.Second
+	// make the count of steps depend on the machine's load. On two
+	// cores busy with other work, 20 s proved too short: the one
+	// channel's outbox, printing a thousand cards and their mentions,
+	// fell behind the deadline, which closed the calls before their
+	// second step was printed (as it should: a closed call's step is
+	// dropped). 40 s keeps the step well before the deadline.
+	replicaDeadline = 40 * time.Second
 	// replicaSenders bounds the events in flight at once, over all
 	// replicas; replicaClickers the clicks being made (a click waits for
 	// its answer at the fake Slack).
