@@ -232,7 +232,7 @@ func TestPhoneLayout(t *testing.T) {
 		{name: "read only", id: "a-search1", effect: "reads only · reaches outside the tenant",
 			bar: []string{"approve", "deny"}},
 		{name: "ask again", id: "a-merge1", effect: "DESTRUCTIVE · reaches outside the tenant", askAgain: true,
-			bar: []string{"cancel", "approve"}, focused: "approve"},
+			bar: []string{"cancel", "approve"}, focused: "cancel"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
