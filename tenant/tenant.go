@@ -358,12 +358,21 @@ func (t *Tenant) DeadlineFor(function string) time.Duration {
 // reached: by user id on a chat surface, by AddressKey on email. An empty
 // id matches nobody.
 func (t *Tenant) MemberOn(surface, id string) (Member, bool) {
+	if surface == SurfacePage {
+		// The decision page reached from a chat link: the member by user id.
+		return t.MemberByUser(id)
+	}
 	if surface == ladder.SurfaceEmail {
 		key := AddressKey(id)
 		return t.member(func(m Member) bool { return m.Email != "" && AddressKey(m.Email) == key }, id)
 	}
 	return t.member(func(m Member) bool { return m.Chat[surface] == id }, id)
 }
+
+// SurfacePage names decisions made on the decision page reached from a
+// link the bot gave in chat (via.surface "page", via.user the tenant
+// user id); a page reached from mail is ladder.SurfaceEmail.
+const SurfacePage = "page"
 
 // AddressKey is the one form in which two e-mail addresses are compared:
 // ASCII A to Z lowered, every other character as written. Never a Unicode

@@ -432,7 +432,7 @@ func PasskeyFacts(a *approval.Approval) tenant.PasskeyFacts {
 // when the page may approve for them, or else the console.
 func (s *Service) passkeyNeeded(t *tenant.Tenant, m tenant.Member, a *approval.Approval) say.Reason {
 	why := say.Reason{Kind: say.PasskeyNeeded, Tenant: t.ID, Console: a.ConsoleURL}
-	if s.links == nil || m.Email == "" || !t.MailDecides(true) {
+	if s.links == nil || !t.MailDecides(true) {
 		return why
 	}
 	// The link lives no longer than the call's own deadline, or the
@@ -443,7 +443,7 @@ func (s *Service) passkeyNeeded(t *tenant.Tenant, m tenant.Member, a *approval.A
 		expires = *a.Deadline
 	}
 	l := s.links.Link(LinkRequest{Tenant: t.ID, ApprovalID: a.ID, Revision: a.Revision, Member: m.User,
-		Approve: true, Expires: expires})
+		Approve: true, Chat: true, Expires: expires})
 	why.Message = l.URL
 	return why
 }
@@ -824,6 +824,9 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 		}
 		switch {
 		case text == "" || d.Surface == DeadlineSurface:
+		case d.Surface == tenant.SurfacePage:
+			// The page reached from chat shows the state; there is no
+			// thread of the member's to tell it in.
 		case d.Surface == SurfaceEmail:
 			// The page shows the state; a decision that did not land is told
 			// in the member's mail thread (one that did, by the outcome mail).

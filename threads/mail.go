@@ -86,7 +86,10 @@ type LinkRequest struct {
 	Revision   int
 	Member     string
 	Approve    bool // the page offers Approve as things stand (MailLink.Approve)
-	Expires    time.Time
+	// Chat: a link given in chat, privately, rather than mailed; its
+	// page's decisions are on tenant.SurfacePage.
+	Chat    bool
+	Expires time.Time
 }
 
 // mailTargetPrefix marks the posts that record a recipient's mails: one

@@ -26,6 +26,9 @@ type PageLink struct {
 	// Sending: the page sends the link's decision or I'm looking on when
 	// the link decides; no card is built then.
 	Sending bool
+	// Chat: the link was given in chat (a member without an e-mail
+	// address may open it).
+	Chat bool
 }
 
 // Page is what the decision page may show of a link, to its member.
@@ -91,7 +94,7 @@ func (s *Service) clickView(ctx context.Context, req ClickRequest) Clicked {
 		return Clicked{Reason: say.Reason{Kind: say.LinkNotServed}}
 	}
 	m, ok := t.MemberByUser(l.Member)
-	if !ok || !m.Role.CanDecide() || m.Email == "" {
+	if !ok || !m.Role.CanDecide() || (m.Email == "" && !l.Chat) {
 		return Clicked{Reason: say.Reason{Kind: say.LinkNotMember, User: l.Member, Tenant: l.Tenant}}
 	}
 	row, err := s.store.ApprovalGet(ctx, act.ApprovalID)

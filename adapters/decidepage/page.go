@@ -59,6 +59,7 @@ import (
 	"approvalsbot/say"
 	"approvalsbot/store"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -105,8 +106,12 @@ func NewLinks(publicURL string, secrets []string) (*Links, error) {
 // Link makes the member's one link to the revision: its page offers
 // every answer the tenant and the call allow when it is opened.
 func (l *Links) Link(req threads.LinkRequest) threads.MailLink {
-	tok := l.signer.Sign(Claims{Tenant: req.Tenant, ApprovalID: req.ApprovalID, Revision: req.Revision,
-		Member: req.Member, Expires: req.Expires})
+	c := Claims{Tenant: req.Tenant, ApprovalID: req.ApprovalID, Revision: req.Revision,
+		Member: req.Member, Expires: req.Expires}
+	if req.Chat {
+		c.Via = ViaChat
+	}
+	tok := l.signer.Sign(c)
 	return threads.MailLink{Approve: req.Approve, URL: l.base + Path + tok}
 }
 
@@ -267,7 +272,7 @@ func (l *link) viewing(sending bool, answer string) threads.ClickRequest {
 	return threads.ClickRequest{Do: threads.ClickView,
 		Action: templates.Action{Kind: kind, ApprovalID: l.claims.ApprovalID, Revision: l.claims.Revision},
 		Link: &threads.PageLink{Tenant: l.claims.Tenant, Member: l.claims.Member, Expires: l.claims.Expires,
-			Expired: l.expired, Sending: sending}}
+			Expired: l.expired, Sending: sending, Chat: l.claims.Via == ViaChat}}
 }
 
 // notOpened is the status of a link that opens no page.
@@ -391,7 +396,10 @@ type shown struct {
 // Approve, so a scanner that opens the link causes no look-up.
 func (h *Handler) view(_ context.Context, l *link) (view, int) {
 	p := l.page
-	v := view{Title: p.Title, Lead: p.Lead.String(), ActAs: p.User + " (" + p.Email + ")"}
+	v := view{Title: p.Title, Lead: p.Lead.String(), ActAs: p.User}
+	if p.Email != "" {
+		v.ActAs += " (" + p.Email + ")"
+	}
 	if p.Card != nil {
 		v.Card = h.render.CardHTML(*p.Card)
 	}
@@ -701,7 +709,17 @@ func (h *Handler) look(w http.ResponseWriter, r *http.Request, l *link) {
 // on the decision page.
 func (l *link) click(do threads.ClickDo, kind templates.ActionKind) threads.ClickRequest {
 	return threads.ClickRequest{Do: do, Action: templates.Action{Kind: kind, ApprovalID: l.claims.ApprovalID, Revision: l.claims.Revision},
-		Person: threads.Person{Surface: threads.SurfaceEmail, User: l.page.Email}}
+		Person: l.person()}
+}
+
+// person is who acts on the link's page: the member's mail address on
+// the page surface of mail, or their user id on the page reached from
+// chat.
+func (l *link) person() threads.Person {
+	if l.claims.Via == ViaChat {
+		return threads.Person{Surface: tenant.SurfacePage, User: l.page.User}
+	}
+	return threads.Person{Surface: threads.SurfaceEmail, User: l.page.Email}
 }
 
 // view is what one page shows.

@@ -34,6 +34,7 @@ func newPasskeyPage(t *testing.T) (*page, *passkeytest.Authenticator, *passkeyte
 	t.Helper()
 	cfg := strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", tenant.EmailDecisionsApprove)
 	cfg = strings.ReplaceAll(cfg, "email: kevin@acme.example}", "email: kevin@acme.example, slack: U0KEVIN}")
+	cfg = strings.ReplaceAll(cfg, `{user: "user:lee", role: operator, content: true}`, `{user: "user:lee", role: operator, content: true, slack: U0LEE}`)
 	p := newPageSetUp(t, pageSetup{config: cfg, publicURL: passkeyOrigin, passkeys: tenant.PasskeysDestructive})
 	auth := passkeytest.New(passkeyOrigin)
 	return p, auth, enrolKevin(t, p, auth)
@@ -204,6 +205,48 @@ func TestChatApproveOfAPasskeyCallSendsThePage(t *testing.T) {
 	if n := len(p.decisions()); n != 0 {
 		t.Fatalf("the backend received %d decisions", n)
 	}
+	// lee has no e-mail address: his link is the chat's, and his
+	// decision on its page is on the page surface, as himself.
+	lee := threads.Person{Surface: "slack", User: "U0LEE"}
+	out := p.svc.Click(t.Context(), threads.ClickRequest{Do: threads.ClickRecord, Action: act, Person: lee})
+	msg := out.Reason.String()
+	if out.Sent || !strings.Contains(msg, "/decide/") {
+		t.Fatalf("lee's Approve: %+v: %s", out, msg)
+	}
+	leeLink := msg[strings.Index(msg, "https://"):]
+	leeLink = p.local(leeLink[:strings.Index(leeLink, " ")])
+	if a := p.get(leeLink); a.status != http.StatusOK || !strings.Contains(a.body, "You act as user:lee.") ||
+		!strings.Contains(a.body, "Approve with passkey") {
+		t.Fatalf("lee's page: %d\n%s", a.status, a.body)
+	}
+	leeAuth := passkeytest.New(passkeyOrigin)
+	req, err := p.passkeys.BeginEnrol(t.Context(), "acme", "user:lee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	att, leeCred, err := leeAuth.Create(req.Options, passkeytest.Spoil{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.passkeys.FinishEnrol(t.Context(), "acme", "user:lee", req.Ref, "lee's", att); err != nil {
+		t.Fatal(err)
+	}
+	if a := p.post(leeLink, p.assertion(t, leeLink, leeAuth, leeCred, passkeytest.Spoil{})); a.status != http.StatusSeeOther {
+		t.Fatalf("lee's Approve with his passkey: %d\n%s", a.status, a.body)
+	}
+	got := p.decisions()
+	if len(got) != 1 || got[0].Request.Actor != "user:lee" || got[0].Request.Via.Surface != "page" ||
+		got[0].Request.Via.User != "user:lee" || got[0].Request.ArgsSHA256 != p.fake.Digest("a-merge1") {
+		t.Fatalf("the backend received %+v, want lee's approve via the page", got)
+	}
+}
+
+// TestChatDenyOfAPasskeyCall: Deny needs no passkey, from chat either.
+func TestChatDenyOfAPasskeyCall(t *testing.T) {
+	p, _, _ := newPasskeyPage(t)
+	p.ingest("merge.json")
+	p.drain()
+	kevin := threads.Person{Surface: "slack", User: "U0KEVIN"}
 	deny := p.svc.Click(t.Context(), threads.ClickRequest{Do: threads.ClickRecord, Person: kevin,
 		Action: templates.Action{Kind: templates.ActionDeny, ApprovalID: "a-merge1", Revision: 1}})
 	if !deny.Sent {

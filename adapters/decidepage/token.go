@@ -31,9 +31,16 @@ type Claims struct {
 	// Action is empty in the links made today; a link mailed by an
 	// earlier release names ActionApprove or ActionDeny, which the page
 	// no longer reads: it offers what the tenant and the call allow.
-	Action  string    `json:"x,omitempty"`
+	Action string `json:"x,omitempty"`
+	// Via is ViaChat for a link the bot gave in chat (to a member who
+	// may have no e-mail address); "" for a mailed one.
+	Via     string    `json:"v,omitempty"`
 	Expires time.Time `json:"e"` // the approval's deadline
 }
+
+// ViaChat marks a link given in chat: its page's decisions are made on
+// the page surface (tenant.SurfacePage), not as the member's mail.
+const ViaChat = "chat"
 
 // Errors of Verify; each gets its own page.
 var (
@@ -139,7 +146,7 @@ func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 	}
 	var c Claims
 	if err := json.Unmarshal(body, &c); err != nil || c.ApprovalID == "" || c.Member == "" || c.Tenant == "" ||
-		(c.Action != "" && c.Action != ActionApprove && c.Action != ActionDeny) || c.Revision < 1 || c.Expires.IsZero() {
+		(c.Action != "" && c.Action != ActionApprove && c.Action != ActionDeny) || (c.Via != "" && c.Via != ViaChat) || c.Revision < 1 || c.Expires.IsZero() {
 		return Claims{}, ErrMalformed
 	}
 	if !now.Before(c.Expires) {

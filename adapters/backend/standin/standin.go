@@ -702,7 +702,7 @@ func (b *Backend) decide(c call, req *DecisionRequest) *answer {
 }
 
 // approverSurfaces are where a person approves.
-var approverSurfaces = []string{"slack", "discord", "email"}
+var approverSurfaces = []string{"slack", "discord", "email", "page"}
 
 // checkApprovers checks a quorum's approvers as docs/protocol.md#approvers
 // says a backend should: distinct people, each allowed to decide by their
