@@ -54,6 +54,7 @@ import (
 
 	"approvalsbot/adapters/passkey"
 	"approvalsbot/approval"
+	"approvalsbot/internal/pagesec"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/ladder"
 	"approvalsbot/say"
@@ -180,23 +181,11 @@ func New(o Options) (*Handler, error) {
 	return h, nil
 }
 
-// The security headers of every answer. The policy allows no script at
-// all, no framing, forms only to the bot itself, and nothing loaded; the
-// card's inline styles are the only styles.
-const contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; " +
-	"frame-ancestors 'none'; base-uri 'none'"
-
-func secure(w http.ResponseWriter) {
-	hd := w.Header()
-	hd.Set("Content-Security-Policy", contentSecurityPolicy)
-	hd.Set("Cache-Control", "no-store")
-	hd.Set("Pragma", "no-cache")
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
-	hd.Set("X-Robots-Tag", "noindex, nofollow")
-}
+// secure sets the security headers of every answer: a policy that
+// allows no script at all, no framing, forms only to the bot itself, and
+// nothing loaded; the card's inline styles are the only styles. A page
+// whose Approve needs a passkey replaces the policy (page).
+func secure(w http.ResponseWriter) { pagesec.Set(w, pagesec.NoScript) }
 
 // maxForm bounds a POST's body: a reason of ReasonMax characters, at up
 // to 4 bytes each and percent-encoded, and the form's two short fields.

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"approvalsbot/adapters/decidepage"
+	"approvalsbot/internal/refusal/refusaltest"
 	"approvalsbot/internal/syncbuf"
 	"approvalsbot/tenant"
 )
@@ -51,7 +52,7 @@ func TestRefusalsAreCountedNotEachLogged(t *testing.T) {
 	if !strings.Contains(lines[0], `reason="malformed or altered link"`) || !strings.Contains(lines[0], "source=127.0.0.1") {
 		t.Errorf("the first line: %s", lines[0])
 	}
-	if got := counterValue(t, reg, "bot_decide_requests_refused_total", "other"); got != 2*n {
+	if got := refusaltest.Count(t, reg, "bot_decide_requests_refused_total", "other"); got != 2*n {
 		t.Errorf("refusals counted %v, want %d", got, 2*n)
 	}
 	if n := len(p.decisions()); n != 0 {
@@ -96,26 +97,4 @@ func TestAForgedLinksBodyIsNotRead(t *testing.T) {
 	if status, read := send(path); status != http.StatusForbidden || read != len(form) {
 		t.Errorf("a real link with a wrong check: %d after reading %d bytes, want 403 after the whole form", status, read)
 	}
-}
-
-// counterValue is the value of name{reason=label} in reg; it fails the
-// test when there is no such series.
-func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no %s{reason=%q}", name, label)
-	return 0
 }

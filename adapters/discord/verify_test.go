@@ -17,6 +17,7 @@ import (
 
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
+	"approvalsbot/internal/refusal/refusaltest"
 	"approvalsbot/templates"
 )
 
@@ -118,33 +119,10 @@ func TestRefusalsAreCountedNotEachLogged(t *testing.T) {
 		t.Errorf("the last line: %s, want the other reason's own line", last)
 	}
 	for label, want := range map[string]float64{"bad_signature": n, "unsupported_media_type": 1, "too_large": 0, "unavailable": 0} {
-		if got := refusedCount(t, reg, label); got != want {
+		if got := refusaltest.Count(t, reg, "bot_discord_requests_refused_total", label); got != want {
 			t.Errorf("bot_discord_requests_refused_total{reason=%q} = %v, want %v", label, got, want)
 		}
 	}
-}
-
-// refusedCount is bot_discord_requests_refused_total{reason=label} in
-// reg; it fails the test when there is no such series.
-func refusedCount(t *testing.T, reg *prometheus.Registry, label string) float64 {
-	t.Helper()
-	const name = "bot_discord_requests_refused_total"
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no %s{reason=%q}", name, label)
-	return 0
 }
 
 // TestExactReplayIsRefused sends the very same signed request twice.

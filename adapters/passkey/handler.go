@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"approvalsbot/internal/pagesec"
 	"approvalsbot/store"
 	"approvalsbot/templates"
 )
@@ -34,23 +35,11 @@ const (
 // ContentSecurityPolicy is the policy of a page that includes the
 // script: the decision page's, with scripts and fetches from the bot
 // itself alone. No inline script, no eval, nothing from elsewhere.
-const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; " +
-	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+const ContentSecurityPolicy = pagesec.WithScript
 
 // secure sets the headers of every answer: the decision page's, with
 // ContentSecurityPolicy.
-func secure(w http.ResponseWriter) {
-	hd := w.Header()
-	hd.Set("Content-Security-Policy", ContentSecurityPolicy)
-	hd.Set("Cache-Control", "no-store")
-	hd.Set("Pragma", "no-cache")
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
-	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
-	hd.Set("X-Robots-Tag", "noindex, nofollow")
-}
+func secure(w http.ResponseWriter) { pagesec.Set(w, ContentSecurityPolicy) }
 
 //go:embed passkey.js
 var script []byte

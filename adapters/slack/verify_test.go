@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	slackad "approvalsbot/adapters/slack"
+	"approvalsbot/internal/refusal/refusaltest"
 	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -213,35 +214,13 @@ func TestRefusalsAreCountedNotEachLogged(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.Contains(last, `reason="wrong content type"`) || !strings.Contains(last, "refused=1 ") {
 		t.Errorf("the last line: %s, want the other reason's own line", last)
 	}
-	if got := counter(t, reg, "bot_slack_requests_refused_total", "bad_signature"); got != n {
+	if got := refusaltest.Count(t, reg, "bot_slack_requests_refused_total", "bad_signature"); got != n {
 		t.Errorf("bad_signature counted %v, want %d", got, n)
 	}
-	if got := counter(t, reg, "bot_slack_requests_refused_total", "unsupported_media_type"); got != 1 {
+	if got := refusaltest.Count(t, reg, "bot_slack_requests_refused_total", "unsupported_media_type"); got != 1 {
 		t.Errorf("unsupported_media_type counted %v, want 1", got)
 	}
-	if got := counter(t, reg, "bot_slack_requests_refused_total", "too_large"); got != 0 {
+	if got := refusaltest.Count(t, reg, "bot_slack_requests_refused_total", "too_large"); got != 0 {
 		t.Errorf("too_large counted %v, want a series at 0", got)
 	}
-}
-
-// counter is the value of name{reason=label} in reg; it fails the test
-// when there is no such series.
-func counter(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no %s{reason=%q}", name, label)
-	return 0
 }
