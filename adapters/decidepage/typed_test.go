@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"approvalsbot/adapters/decidepage"
+	"approvalsbot/adapters/passkey/passkeytest"
 	"approvalsbot/tenant"
 )
 
@@ -93,5 +94,52 @@ func TestTypedConfirmationNeedsTheBackend(t *testing.T) {
 	}
 	if n := len(p.decisions()); n != 0 {
 		t.Errorf("the backend received %d decisions", n)
+	}
+}
+
+// TestDestructiveTypedApproveWithAPasskey: the issue's whole case: a
+// DESTRUCTIVE call that needs a typed confirmation, under a rule that
+// wants a passkey for it, is approved on the page with the value typed
+// and the member's passkey, and the backend receives one approve that
+// carries both the digest and the value; the same form replayed, or the
+// right value with no passkey, decides nothing more.
+func TestDestructiveTypedApproveWithAPasskey(t *testing.T) {
+	cfg := strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", tenant.EmailDecisionsApprove)
+	p := newPageSetUp(t, pageSetup{config: cfg, publicURL: passkeyOrigin, typed: true, passkeys: tenant.PasskeysDestructive})
+	auth := passkeytest.New(passkeyOrigin)
+	cred := enrolKevin(t, p, auth)
+	p.ingestWith("refund.json", func(ev map[string]any) {
+		call := ev["data"].(map[string]any)["call"].(map[string]any)
+		call["annotations"] = map[string]any{"readOnlyHint": false, "destructiveHint": true, "openWorldHint": true}
+	})
+	p.drain()
+	link := p.link("acme", "a-refund1", 1, "user:kevin", "approve")
+	shown := p.post(link, url.Values{"check": {p.checkOf(link)}, "action": {"arguments"}})
+	if !strings.Contains(shown.body, "DESTRUCTIVE") || !strings.Contains(shown.body, `id="typed"`) ||
+		!strings.Contains(shown.body, "Approve with passkey") || !bindingAttr.MatchString(shown.body) {
+		t.Fatalf("the page with the call shown:\n%s", shown.body)
+	}
+	const value = `{"currency":"EUR","sum":250}`
+	noKey := p.post(link, url.Values{"check": {p.checkOf(link)}, "action": {"approve"}, "typed": {value}})
+	if noKey.status == http.StatusSeeOther || !strings.Contains(noKey.body, "Nothing was sent") {
+		t.Fatalf("the right value without a passkey: %d\n%s", noKey.status, noKey.body)
+	}
+	p.clock.Advance(decidepage.LookupEvery)
+	form := p.assertion(t, link, auth, cred, passkeytest.Spoil{})
+	form.Set("typed", value)
+	if a := p.post(link, form); a.status != http.StatusSeeOther {
+		t.Fatalf("the value and the passkey: %d\n%s", a.status, a.body)
+	}
+	got := p.decisions()
+	if len(got) != 1 || got[0].Request.Decision != "approve" || got[0].Request.ArgsSHA256 != p.fake.Digest("a-refund1") ||
+		!strings.Contains(string(got[0].Body), `"confirmation":{"argument":"amount","value":"{\"currency\":\"EUR\",\"sum\":250}"}`) {
+		t.Fatalf("the backend received %+v", got)
+	}
+	p.clock.Advance(decidepage.LookupEvery)
+	if a := p.post(link, form); a.status == http.StatusSeeOther {
+		t.Errorf("the same form replayed: %d", a.status)
+	}
+	if n := len(p.decisions()); n != 1 {
+		t.Errorf("after a replay the backend received %d decisions", n)
 	}
 }
