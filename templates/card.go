@@ -99,7 +99,8 @@ type Card struct {
 	Ladder string
 	// LadderNote says the request named a ladder the tenant lacks.
 	LadderNote string
-	// ConfirmLine says the call needs a typed confirmation in the console.
+	// ConfirmLine says the call needs a typed confirmation, and where to
+	// give it: the console, or the decision page where it takes one.
 	ConfirmLine string
 	// 12. Buttons, in order; none on a closed card.
 	Buttons []Button
@@ -394,6 +395,9 @@ type Input struct {
 	// Quorum is where a call that needs several people's approvals
 	// stands; nil when one approval decides it.
 	Quorum *Quorum
+	// TypedOnPage: the decision page takes a typed confirmation, so a
+	// call that needs one says to approve it there (or in the console).
+	TypedOnPage bool
 }
 
 // Quorum is how far a call that needs Need distinct people's approvals
@@ -535,8 +539,12 @@ func Build(in Input) Card {
 	}
 	c.Changes = changes(a, c.Restricted)
 	if a.Confirm != nil && waiting {
-		c.ConfirmLine = fmt.Sprintf("This call needs a typed confirmation of %s: approve it in the console",
-			cutLine(oneLine(approval.RedactText(a.Confirm.Argument)), lineMax))
+		where := "in the console"
+		if in.TypedOnPage && a.Kind != approval.KindProtectedPaths {
+			where = "on the decision page your escalation mail links to (members with the content permission), or in the console"
+		}
+		c.ConfirmLine = fmt.Sprintf("This call needs a typed confirmation of %s: approve it %s",
+			cutLine(oneLine(approval.RedactText(a.Confirm.Argument)), lineMax), where)
 	}
 	if waiting {
 		c.Looking, c.Times.Looking = lookingLine(in.Looking, deadline(in, a), k)

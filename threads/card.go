@@ -19,17 +19,18 @@ import (
 // is left out on purpose: a step edits no card (docs/cards.md).
 func (c Card) Input() templates.Input {
 	in := templates.Input{
-		Approval:   c.Approval,
-		State:      c.State,
-		Decision:   c.Decision,
-		Superseded: c.Superseded,
-		Deciding:   c.Deciding,
-		Ladder:     plan(c.Frozen.Plan),
-		Tenant:     c.Tenant,
-		ThreadURL:  c.ThreadURL,
-		Now:        c.Now,
-		Zone:       c.Frozen.zone(),
-		Quorum:     c.quorumCard(),
+		Approval:    c.Approval,
+		State:       c.State,
+		Decision:    c.Decision,
+		Superseded:  c.Superseded,
+		Deciding:    c.Deciding,
+		Ladder:      plan(c.Frozen.Plan),
+		Tenant:      c.Tenant,
+		ThreadURL:   c.ThreadURL,
+		Now:         c.Now,
+		Zone:        c.Frozen.zone(),
+		Quorum:      c.quorumCard(),
+		TypedOnPage: c.TypedOnPage,
 	}
 	in.Looking, in.Escalations = ladderCard(c.ladder, c.Frozen.Plan, false)
 	if c.Approval != nil {

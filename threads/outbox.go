@@ -606,7 +606,19 @@ func (s *Service) cardOf(a *store.Approval, req *approval.Approval, now time.Tim
 		return Card{}, err
 	}
 	return Card{Tenant: a.Tenant, Approval: req, State: rec.State, Decision: rec.Decision, Deciding: decidingCard(a),
-		Frozen: fz, ladder: ladderStateOf(a), votes: s.liveVotes(a), HeldRevision: a.Revision, Now: now}, nil
+		Frozen: fz, ladder: ladderStateOf(a), votes: s.liveVotes(a), HeldRevision: a.Revision, Now: now,
+		TypedOnPage: s.typedOnPage(a.Tenant)}, nil
+}
+
+// typedOnPage reports whether the decision page takes the tenant's typed
+// confirmations: a page, approvals on it, and a backend that takes the
+// value typed.
+func (s *Service) typedOnPage(tenantID string) bool {
+	if !s.typedConfirm || s.links == nil {
+		return false
+	}
+	t, ok := s.tenants.Tenant(tenantID)
+	return ok && t != nil && t.MailDecides(true)
 }
 
 // clickedCard is the clicked copy as the click's transaction wrote row,

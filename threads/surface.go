@@ -47,6 +47,9 @@ type Card struct {
 	// ThreadURL is the web address of the card's chat thread (for mail).
 	ThreadURL string
 	Now       time.Time
+	// TypedOnPage: the decision page takes this tenant's typed
+	// confirmations (templates.Input.TypedOnPage).
+	TypedOnPage bool
 }
 
 // SameState reports whether two reads of a copy show the approval alike

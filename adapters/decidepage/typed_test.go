@@ -32,7 +32,8 @@ func TestTypedConfirmationOnThePage(t *testing.T) {
 	}
 	link := p.link("acme", "a-refund1", 1, "user:kevin", "approve")
 	first := p.get(link)
-	if !strings.Contains(first.body, "Show the call to approve it") || strings.Contains(first.body, `id="typed"`) {
+	if !strings.Contains(first.body, "Show the call to approve it") || strings.Contains(first.body, `id="typed"`) ||
+		!strings.Contains(first.body, "approve it on the decision page your escalation mail links to") {
 		t.Fatalf("kevin's page before the call is shown:\n%s", first.body)
 	}
 	shown := p.post(link, url.Values{"check": {p.checkOf(link)}, "action": {"arguments"}})
