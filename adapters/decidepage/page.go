@@ -54,6 +54,7 @@ import (
 
 	"approvalsbot/adapters/passkey"
 	"approvalsbot/approval"
+	"approvalsbot/internal/memberlimit"
 	"approvalsbot/internal/pagesec"
 	"approvalsbot/internal/refusal"
 	"approvalsbot/ladder"
@@ -156,7 +157,7 @@ type Handler struct {
 	render   *templates.Renderer
 	now      func() time.Time
 	log      *slog.Logger
-	lookups  lookupLimit
+	lookups  *memberlimit.Limit
 }
 
 // New checks o and builds the handler.
@@ -164,7 +165,8 @@ func New(o Options) (*Handler, error) {
 	if o.Links == nil || o.Service == nil || o.Renderer == nil {
 		return nil, errors.New("decidepage: Links, Service and Renderer are required")
 	}
-	h := &Handler{signer: o.Links.signer, service: o.Service, render: o.Renderer, now: o.Now, log: o.Logger, passkeys: o.Passkeys}
+	h := &Handler{signer: o.Links.signer, service: o.Service, render: o.Renderer, now: o.Now, log: o.Logger, passkeys: o.Passkeys,
+		lookups: &memberlimit.Limit{Burst: LookupBurst, Every: LookupEvery}}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -348,7 +350,7 @@ func (h *Handler) withArguments(ctx context.Context, l *link, v *view) bool {
 // arguments is what the backend shows the link's member of the call,
 // looked up only within the member's limit.
 func (h *Handler) arguments(ctx context.Context, l *link) *shown {
-	if wait := h.lookups.take(l.claims.Tenant+"\x00"+l.page.User, h.now()); wait > 0 {
+	if wait := h.lookups.Take(l.claims.Tenant+"\x00"+l.page.User, h.now()); wait > 0 {
 		secs := int64((wait + time.Second - 1) / time.Second)
 		h.log.Info("decision page: argument look-up over the member's limit", "tenant", l.claims.Tenant,
 			"approval_id", l.claims.ApprovalID, "member", l.claims.Member)

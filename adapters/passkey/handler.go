@@ -5,8 +5,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -163,6 +165,9 @@ func (s *Service) serveOptions(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, statusOf(err), Why(err))
 		return
 	}
+	if !s.mayAsk(w, b.Tenant, b.Member) {
+		return
+	}
 	req, err := s.BeginApprove(store.ForPerson(r.Context()), b)
 	if err != nil {
 		if statusOf(err) == http.StatusServiceUnavailable {
@@ -172,6 +177,19 @@ func (s *Service) serveOptions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jsonAnswer(w, http.StatusOK, req)
+}
+
+// mayAsk counts a challenge asked for a member's page, and when the
+// member is over ChallengeBurst at once answers 429 with Retry-After.
+func (s *Service) mayAsk(w http.ResponseWriter, tenantID, member string) bool {
+	wait := s.asks.Take(tenantID+"\x00"+member, s.now())
+	if wait <= 0 {
+		return true
+	}
+	secs := int64((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("Too many passkey requests at once; try again in %d s.", secs))
+	return false
 }
 
 // serveEnrolOptions begins an enrolment for the enrolment page's script.
@@ -185,6 +203,9 @@ func (s *Service) serveEnrolOptions(w http.ResponseWriter, r *http.Request, tok 
 	}
 	if err != nil {
 		jsonError(w, statusOf(err), Why(err))
+		return
+	}
+	if !s.mayAsk(w, c.Tenant, c.Member) {
 		return
 	}
 	req, err := s.BeginEnrol(store.ForPerson(r.Context()), c.Tenant, c.Member)

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -315,5 +316,28 @@ func TestLinks(t *testing.T) {
 		if _, err := passkey.NewLinks(bad.url, bad.secrets, nil); err == nil {
 			t.Errorf("NewLinks(%q, %d secrets): accepted", bad.url, len(bad.secrets))
 		}
+	}
+}
+
+// TestOptionsLimitedPerMember: each challenge is a row in the store, so
+// one member's pages get ChallengeBurst at once, then one every
+// ChallengeEvery; past it, 429 with Retry-After and nothing written.
+func TestOptionsLimitedPerMember(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.enrol(t, "user:kevin", "Laptop")
+	sealed := f.svc.SealBinding(kevinsYes, f.clock.Now().Add(time.Hour))
+	for i := 1; i <= passkey.ChallengeBurst; i++ {
+		if w := f.serve(t, http.MethodPost, passkey.OptionsPath, url.Values{"binding": {sealed}}); w.Code != http.StatusOK {
+			t.Fatalf("options %d: %d %s", i, w.Code, w.Body)
+		}
+	}
+	w := f.serve(t, http.MethodPost, passkey.OptionsPath, url.Values{"binding": {sealed}})
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != strconv.Itoa(int(passkey.ChallengeEvery/time.Second)) {
+		t.Fatalf("over the limit: %d, Retry-After %q, %s", w.Code, w.Header().Get("Retry-After"), w.Body)
+	}
+	f.clock.Advance(passkey.ChallengeEvery)
+	if w := f.serve(t, http.MethodPost, passkey.OptionsPath, url.Values{"binding": {sealed}}); w.Code != http.StatusOK {
+		t.Fatalf("after %v: %d", passkey.ChallengeEvery, w.Code)
 	}
 }

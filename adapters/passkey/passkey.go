@@ -22,6 +22,7 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 
 	"approvalsbot/approval"
+	"approvalsbot/internal/memberlimit"
 	"approvalsbot/store"
 	"approvalsbot/tenant"
 )
@@ -163,7 +164,18 @@ type Service struct {
 	log     *slog.Logger
 	forms   *sealer // the enrolment page's form checks
 	binds   *sealer // bindings sealed into the decision page
+	// asks limits the challenges each member's pages may ask for:
+	// each is a row written to the store.
+	asks *memberlimit.Limit
 }
+
+// Challenges a member's pages may ask for: ChallengeBurst at once, then
+// one every ChallengeEvery (each writes a row to the store, and a page
+// asks for one per Approve or enrolment).
+const (
+	ChallengeBurst = 10
+	ChallengeEvery = 6 * time.Second
+)
 
 // New checks o and builds the service.
 func New(o Options) (*Service, error) {
@@ -197,7 +209,8 @@ func New(o Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("passkey: %w", err)
 	}
-	s := &Service{wa: wa, store: o.Store, tenants: o.Tenants, now: o.Now, log: o.Logger}
+	s := &Service{wa: wa, store: o.Store, tenants: o.Tenants, now: o.Now, log: o.Logger,
+		asks: &memberlimit.Limit{Burst: ChallengeBurst, Every: ChallengeEvery}}
 	if s.now == nil {
 		s.now = time.Now
 	}
