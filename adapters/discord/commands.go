@@ -86,7 +86,8 @@ type registeredCommand struct {
 	} `json:"options"`
 }
 
-// commandsRegistered reports whether /approvals list and ladder are registered.
+// commandsRegistered reports whether /approvals list, ladder and passkey
+// are registered.
 func (a *Surface) commandsRegistered(ctx context.Context) (bool, error) {
 	url := discordgo.EndpointApplicationGlobalCommands(a.appID)
 	body, err := a.call(ctx, "GET", url, nil, url)
@@ -105,7 +106,7 @@ func (a *Surface) commandsRegistered(ctx context.Context) (bool, error) {
 		for _, o := range c.Options {
 			subs[o.Name] = true
 		}
-		return subs[subList] && subs[subLadder], nil
+		return subs[subList] && subs[subLadder] && subs[subPasskey], nil
 	}
 	return false, nil
 }

@@ -49,7 +49,7 @@ func TestCommandsAreRegistered(t *testing.T) {
 	}
 	var out strings.Builder
 	_ = h.adapter.Doctor(context.Background(), &out)
-	if !strings.Contains(out.String(), "commands: /approvals list and /approvals ladder are registered") {
+	if !strings.Contains(out.String(), "commands: /approvals list, /approvals ladder and /approvals passkey are registered") {
 		t.Fatalf("doctor says:\n%s", out.String())
 	}
 }

@@ -314,7 +314,7 @@ func (a *Adapter) registerAtStart(ctx context.Context) {
 			"err", err.Error())
 		return
 	}
-	a.log.Info("discord: /approvals list and /approvals ladder registered")
+	a.log.Info("discord: /approvals list, ladder and passkey registered")
 }
 
 // Close stops taking new work and waits for the work in flight, each

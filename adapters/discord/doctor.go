@@ -82,7 +82,7 @@ func (a *Surface) Doctor(ctx context.Context, w io.Writer) error {
 	case err != nil:
 		problem("cannot read the application's commands (GET /applications/%s/commands): %s", a.appID, a.describe(err))
 	case ok:
-		say("commands: /approvals list and /approvals ladder are registered")
+		say("commands: /approvals list, /approvals ladder and /approvals passkey are registered")
 	default:
 		// Not a problem before the first start: bot serve registers it.
 		say("commands: /approvals is not registered yet; the bot registers it when it starts")

@@ -327,7 +327,7 @@ tenants:
 	if code != 0 {
 		t.Errorf("doctor exited %d:\n%s%s", code, out.String(), errOut.String())
 	}
-	for _, want := range []string{"discord: commands: /approvals registered\n", "commands: /approvals list and /approvals ladder are registered"} {
+	for _, want := range []string{"discord: commands: /approvals registered\n", "commands: /approvals list, /approvals ladder and /approvals passkey are registered"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("doctor did not say %q; exit %d:\n%s%s", want, code, out.String(), errOut.String())
 		}
