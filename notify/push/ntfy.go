@@ -44,6 +44,8 @@ type NtfyMessage struct {
 	Priority int          `json:"priority,omitempty"`
 	Tags     []string     `json:"tags,omitempty"`
 	Actions  []NtfyAction `json:"actions,omitempty"`
+	// Click is what tapping the notice opens (the member's page, a GET).
+	Click string `json:"click,omitempty"`
 }
 
 // NtfyAction is an action button
@@ -58,7 +60,8 @@ type NtfyAction struct {
 
 // NtfyMessageOf is the message of a notice to topic: the notice's title
 // and lines, high priority, an emoji tag (a warning sign for a
-// destructive call), and with a link one view action that opens it.
+// destructive call), and with a link one view action that opens it,
+// as tapping the notice itself does.
 // Plain text: nothing from the agent is rendered as Markdown.
 func NtfyMessageOf(topic string, n templates.PushNotice) NtfyMessage {
 	m := NtfyMessage{Topic: topic, Title: n.Title, Message: n.Message(), Priority: NtfyPriorityHigh,
@@ -68,6 +71,7 @@ func NtfyMessageOf(topic string, n templates.PushNotice) NtfyMessage {
 	}
 	if n.Link != "" {
 		m.Actions = []NtfyAction{{Action: NtfyActionView, Label: templates.PushLabel, URL: n.Link}}
+		m.Click = n.Link
 	}
 	return m
 }

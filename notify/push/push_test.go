@@ -71,7 +71,7 @@ func TestNtfyPublishesJSON(t *testing.T) {
 		Message: "DESTRUCTIVE · reaches outside the tenant\nDeadline 2026-11-30 18:00 CET: denied unless someone decides first.\n" +
 			"Open the decision page to see the call and decide as user:kevin.",
 		Priority: 4, Tags: []string{"hourglass_flowing_sand", "warning"},
-		Actions: []push.NtfyAction{{Action: "view", Label: "Open the decision page", URL: link}}}
+		Actions: []push.NtfyAction{{Action: "view", Label: "Open the decision page", URL: link}}, Click: link}
 	if diff := cmp.Diff(want, got[0].NtfyMessage); diff != "" {
 		t.Errorf("message (-want +got):\n%s", diff)
 	}
