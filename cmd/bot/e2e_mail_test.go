@@ -109,6 +109,28 @@ func screenshotDir(t *testing.T) string {
 	return filepath.Join(root, dir)
 }
 
+// phoneScreenshot opens url in a new tab the size of a phone's screen
+// (390 x 844 CSS px, at twice the pixels) and writes what that screen
+// shows to path as a PNG: the call first, the answers in reach.
+func phoneScreenshot(t *testing.T, browserCtx context.Context, url, path string) {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(browserCtx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(tab, 30*time.Second)
+	defer cancelTimeout()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
+		chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#answers"))); err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", url, err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // screenshot opens url in a new tab 1000 px wide and writes the element
 // sel, cropped to its box, to path as a PNG.
 func screenshot(t *testing.T, browserCtx context.Context, url, sel, path string) {
@@ -218,7 +240,7 @@ func TestMailDecisionPageEndToEnd(t *testing.T) {
 	// BOT_SCREENSHOTS=docs/img takes the README's pictures, each in a tab
 	// of its own: the page before anyone decides, and kevin's mail.
 	if dir := screenshotDir(t); dir != "" {
-		screenshot(t, browserCtx, approve, "main", filepath.Join(dir, "decision-page.png"))
+		phoneScreenshot(t, browserCtx, approve, filepath.Join(dir, "decision-page.png"))
 		mail := filepath.Join(t.TempDir(), "card.html")
 		if err := os.WriteFile(mail, []byte(kevin.Parts["text/html"]), 0o600); err != nil {
 			t.Fatal(err)
