@@ -634,8 +634,9 @@ func (h *Handler) checkPasskey(w http.ResponseWriter, r *http.Request, l *link, 
 // ask is false for a call that needs no second question.
 func (h *Handler) askAgain(ctx context.Context, l *link, reason, shown string) (v view, status int, ask bool) {
 	v, status = h.again(ctx, l)
-	if !l.page.Destructive || l.page.Passkey || v.Answers == nil || !(v.Answers.Approve || v.Answers.ShowToApprove) {
-		// A passkey's own prompt is the second question.
+	if !l.page.Destructive || l.page.Passkey || l.page.Typed != "" || v.Answers == nil || !(v.Answers.Approve || v.Answers.ShowToApprove) {
+		// A passkey's own prompt, or the value typed, is the second
+		// question.
 		return v, status, false
 	}
 	question := templates.VisibleLine(l.page.Title) + " is " + l.page.Effect + ". Approve it?"

@@ -144,3 +144,25 @@ func TestDestructiveTypedApproveWithAPasskey(t *testing.T) {
 		t.Errorf("after a replay the backend received %d decisions", n)
 	}
 }
+
+// TestDestructiveTypedApproveAsksOnce: typing the value is the second
+// question of a destructive call's Approve: the page does not ask again
+// (and so never drops the value typed on the way).
+func TestDestructiveTypedApproveAsksOnce(t *testing.T) {
+	p := newPageSetUp(t, pageSetup{config: strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", tenant.EmailDecisionsApprove),
+		publicURL: "https://approvals.example", typed: true})
+	p.ingestWith("refund.json", func(ev map[string]any) {
+		call := ev["data"].(map[string]any)["call"].(map[string]any)
+		call["annotations"] = map[string]any{"readOnlyHint": false, "destructiveHint": true, "openWorldHint": true}
+	})
+	p.drain()
+	link := p.link("acme", "a-refund1", 1, "user:kevin", "approve")
+	p.post(link, url.Values{"check": {p.checkOf(link)}, "action": {"arguments"}})
+	a := p.post(link, url.Values{"check": {p.checkOf(link)}, "action": {"approve"}, "typed": {`{"currency":"EUR","sum":250}`}})
+	if a.status != http.StatusSeeOther {
+		t.Fatalf("a destructive call's typed Approve: %d\n%s", a.status, a.body)
+	}
+	if got := p.decisions(); len(got) != 1 || got[0].Request.Decision != "approve" {
+		t.Fatalf("the backend received %+v", got)
+	}
+}
