@@ -153,9 +153,10 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 		page = say.Reason{Kind: say.MailDenyOnly, Tenant: t.ID}
 	}
 	p.Decides = len(row.Deciding) == 0 && page.IsZero()
-	if p.Decides && req.Link.Sending && !approve {
-		// An Approve reads the call below, to know what the page must
-		// check (a passkey, a typed confirmation) before it is sent.
+	if p.Decides && req.Link.Sending && !(approve && s.pageChecks(t)) {
+		// An Approve where the page may have to check a passkey or a
+		// typed confirmation reads the call below to know; any other
+		// answer goes on without that work.
 		return Clicked{Tenant: row.Tenant, Page: p}
 	}
 	c, card, err := s.pageCard(ctx, row, req.Action.Revision, m)
@@ -218,6 +219,13 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 	}
 	p.Lead = say.Reason{Kind: say.PageWaiting}
 	return Clicked{Tenant: row.Tenant, Page: p}
+}
+
+// pageChecks reports whether the page may have to check something of an
+// Approve before it is sent: the tenant's passkey rule, or a typed
+// confirmation the backend takes.
+func (s *Service) pageChecks(t *tenant.Tenant) bool {
+	return s.typedConfirm || (t.Passkeys != "" && t.Passkeys != tenant.PasskeysOff)
 }
 
 // pageCard is the card of revision as the mail shows it, the approval

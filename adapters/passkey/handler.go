@@ -198,7 +198,7 @@ func (s *Service) serveEnrolOptions(w http.ResponseWriter, r *http.Request, tok 
 		return
 	}
 	c, err := s.openEnrol(tok)
-	if err == nil && !s.forms.checkForm(tok, r.PostForm.Get("check")) {
+	if err == nil && !s.forms.Checks(tok, r.PostForm.Get("check")) {
 		err = ErrLinkBroken
 	}
 	if err != nil {
@@ -272,7 +272,7 @@ func (s *Service) enrolPost(w http.ResponseWriter, r *http.Request, tok string) 
 		s.refuse(w, err)
 		return
 	}
-	if !s.forms.checkForm(tok, r.PostForm.Get("check")) {
+	if !s.forms.Checks(tok, r.PostForm.Get("check")) {
 		s.log.Info("passkey: a POST not from the enrolment page's form", "tenant", c.Tenant, "member", c.Member)
 		answer(http.StatusForbidden, "This request did not come from the bot's own page: open the link again.")
 		return
@@ -341,7 +341,7 @@ type listed struct {
 
 // enrolView lays out a member's page.
 func (s *Service) enrolView(ctx context.Context, tok string, c enrolClaims) (view, int) {
-	v := view{Title: "Your passkeys", Enrol: &enrolView{Tenant: c.Tenant, Member: c.Member, Check: s.forms.formCheck(tok),
+	v := view{Title: "Your passkeys", Enrol: &enrolView{Tenant: c.Tenant, Member: c.Member, Check: s.forms.Check(tok),
 		Expires: c.Expires.UTC().Format("2006-01-02 15:04 UTC"), Options: tok + enrolOptions, Script: "../passkey.js", MaxName: MaxName}}
 	rows, err := s.List(ctx, c.Tenant, c.Member)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/internal/memberlimit"
+	"approvalsbot/internal/seal"
 	"approvalsbot/store"
 	"approvalsbot/tenant"
 )
@@ -162,8 +163,8 @@ type Service struct {
 	tenants Tenants
 	now     func() time.Time
 	log     *slog.Logger
-	forms   *sealer // the enrolment page's form checks
-	binds   *sealer // bindings sealed into the decision page
+	forms   *seal.Sealer // the enrolment page's form checks
+	binds   *seal.Sealer // bindings sealed into the decision page
 	// asks limits the challenges each member's pages may ask for:
 	// each is a row written to the store.
 	asks *memberlimit.Limit
@@ -221,10 +222,10 @@ func New(o Options) (*Service, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	for _, k := range []struct {
-		dst   **sealer
+		dst   **seal.Sealer
 		label string
 	}{{&s.forms, formKeyLabel}, {&s.binds, bindingKeyLabel}} {
-		if *k.dst, err = newSealer(o.Secrets, k.label); err != nil {
+		if *k.dst, err = sealNew(o.Secrets, k.label); err != nil {
 			return nil, err
 		}
 	}
