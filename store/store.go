@@ -153,6 +153,21 @@ type Store interface {
 	// still used up.
 	PasskeyChallengeTake(ctx context.Context, p PasskeyChallengeTakeParams) (*PasskeyChallenge, error)
 
+	// Outcomes (outcome.go).
+
+	// OutcomeList lists decided outcomes in a window, oldest decision
+	// first, then by approval id, one page of at most Limit rows; none is
+	// an empty list. It reads one index range: its cost is the rows it
+	// returns.
+	OutcomeList(ctx context.Context, p OutcomeListParams) ([]*Outcome, error)
+	// OutcomeRepeated reports whether ApprovalID's approved call was
+	// approved before within Window (OutcomeRepeatedParams); false for an
+	// approval with no approved outcome.
+	OutcomeRepeated(ctx context.Context, p OutcomeRepeatedParams) (bool, error)
+	// OutcomePrune deletes up to Limit decided outcomes decided at or
+	// before Before, oldest first, as the other retention calls do.
+	OutcomePrune(ctx context.Context, p OutcomePruneParams) (int, error)
+
 	// Ping checks that the database answers a query.
 	Ping(ctx context.Context) error
 	// WriteCheck commits one write to a one-row table, on the path every
@@ -192,6 +207,12 @@ type Tx interface {
 	// that no worker holds: effects closing the approval made moot, dropped
 	// before they spend a channel's budget.
 	OutboxDrop(ctx context.Context, p OutboxDropParams) error
+	// OutcomeRequest records what a revision's call is (a later revision
+	// replaces an earlier one's; a closed row keeps its close).
+	OutcomeRequest(ctx context.Context, p OutcomeRequestParams) error
+	// OutcomeClose records how an approval closed; no row (an approval
+	// requested before outcomes were kept, or a tombstone) changes nothing.
+	OutcomeClose(ctx context.Context, p OutcomeCloseParams) error
 	// Savepoint runs fn inside a savepoint, so one caller's work in a
 	// group commit fails alone: fn's writes (queued ones included) are
 	// undone and its error returned as it is. When the savepoint cannot be
