@@ -237,6 +237,7 @@ func (s *Service) escalateNow(ctx context.Context, req LadderRequest) (LadderRes
 		return LadderResult{}, fmt.Errorf("record an escalation of %s: %w", req.ApprovalID, err)
 	}
 	if res.Done {
+		s.countSteps(written, act.To-act.From, StepsByPerson)
 		res.Card = s.clickedCard(written, who.request, now)
 		s.log.Info("escalated now", "tenant", req.Tenant, "approval_id", req.ApprovalID, "actor", m.User,
 			"surface", req.Person.Surface, "steps", act.To-act.From)

@@ -718,9 +718,10 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 	now := s.clock.Now()
 	id := dec.ApprovalID
 	var enqueued int
+	var closed *closing
 	// Answers arriving together commit together on one writer (commit.go).
 	err := s.commit(ctx, func(ctx context.Context, tx store.Tx) error {
-		enqueued = 0
+		enqueued, closed = 0, nil
 		if err := tx.OutboxComplete(ctx, store.OutboxCompleteParams{ID: dec.ID, Worker: s.worker, Now: now}); err != nil {
 			// Another worker holds the row now: it sends the same
 			// decision again (same key) and applies the answer.
@@ -750,6 +751,14 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			if res.Changed {
 				// As ingest does; nothing is frozen, so no tenant is read.
 				row, _ = s.nextRow(row, res.Next, nil, now)
+				if closed, err = s.closingOf(ctx, tx, cur, row, &d); err != nil {
+					return err
+				}
+				if closed != nil {
+					if err := tx.OutcomeClose(ctx, closed.params); err != nil {
+						return err
+					}
+				}
 			}
 			fz, err := frozenOf(row)
 			if err != nil {
@@ -844,6 +853,9 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 	})
 	if err != nil {
 		return fmt.Errorf("apply the backend's answer: %w", err)
+	}
+	if closed != nil {
+		s.count(ctx, closed)
 	}
 	if enqueued > 0 {
 		s.Wake()

@@ -109,18 +109,23 @@ func (s *Service) tickGroup() int {
 // (its claim lapses and a later tick tries again).
 func (s *Service) escalateGroup(ctx context.Context, due []*store.Approval, now time.Time) (TickResult, []error) {
 	var res TickResult
+	fired := make([]int, len(due)) // steps fired per approval, counted after the commit
 	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		res = TickResult{}
-		for _, a := range due {
+		for i, a := range due {
 			steps, deadline, err := s.escalateTx(ctx, tx, a.ID, now)
 			if err != nil {
 				return err
 			}
 			res.add(steps, deadline)
+			fired[i] = steps
 		}
 		return nil
 	})
 	if err == nil {
+		for i, a := range due {
+			s.countSteps(a, fired[i], StepsByTime)
+		}
 		return res, nil
 	}
 	if len(due) == 1 {

@@ -32,6 +32,9 @@ type prepared struct {
 	work *contentWork
 	// request is nil when the event carries none.
 	request *request
+	// closed is the close the transaction recorded, counted after its
+	// commit (fatigue.go); nil for none.
+	closed *closing
 }
 
 // request is what an approval seen for the first time is given from the

@@ -20,7 +20,31 @@ type Metrics struct {
 	// IngestReworked counts events whose content work was redone inside their
 	// transaction: another writer changed the approval meanwhile.
 	IngestReworked prometheus.Counter
+
+	// The figures of approval fatigue (fatigue.go), counted once the
+	// transaction they describe commits. Labels are the tenant's and its
+	// ladders' configured names and small fixed sets, never a value from
+	// a request.
+	Decided         *prometheus.HistogramVec // tenant, outcome, effect
+	FirstLook       *prometheus.HistogramVec // tenant
+	StepsFired      *prometheus.CounterVec   // tenant, ladder, how
+	DeadlineDenies  *prometheus.CounterVec   // tenant, ladder
+	QuickApprovals  *prometheus.CounterVec   // tenant, surface
+	RepeatApprovals *prometheus.CounterVec   // tenant
 }
+
+// Buckets of the fatigue histograms: from seconds (a click on a card just
+// posted) to the days a deadline may allow.
+var (
+	decidedBuckets   = []float64{5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400, 259200}
+	firstLookBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 14400, 86400}
+)
+
+// The values of bot_ladder_steps_fired_total's how label.
+const (
+	StepsByTime   = "time"   // the ladder's schedule fired them
+	StepsByPerson = "person" // a person pressed Escalate now
+)
 
 // NewMetrics registers the counters with reg (nil: unregistered, for tests).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -46,6 +70,32 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "bot_ingest_reworked_total",
 			Help: "Events whose redaction and reask were worked out again inside their transaction, because another writer changed the approval in between.",
 		}),
+		Decided: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "bot_approval_decision_seconds",
+			Help:    "From an approval's request to its close, by tenant, outcome (the final state) and effect (reads_only, write, destructive, egress, unknown).",
+			Buckets: decidedBuckets,
+		}, []string{"tenant", "outcome", "effect"}),
+		FirstLook: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "bot_approval_first_look_seconds",
+			Help:    "From an approval's request to the first act a person recorded on it through the bot (I'm looking, Escalate now, an approval towards a quorum, the decision), observed when it closes, by tenant.",
+			Buckets: firstLookBuckets,
+		}, []string{"tenant"}),
+		StepsFired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bot_ladder_steps_fired_total",
+			Help: "Ladder steps fired, by tenant, ladder and how (time: the schedule; person: Escalate now).",
+		}, []string{"tenant", "ladder", "how"}),
+		DeadlineDenies: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bot_deadline_denies_total",
+			Help: "Approvals the deadline denied (expired), by tenant and ladder.",
+		}, []string{"tenant", "ladder"}),
+		QuickApprovals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bot_quick_destructive_approvals_total",
+			Help: "Approves of destructive calls given within 5 s of the card being posted where that person decided, by tenant and surface: a rubber-stamp signal.",
+		}, []string{"tenant", "surface"}),
+		RepeatApprovals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bot_repeat_approvals_total",
+			Help: "Approvals of a call whose function and arguments digest were approved within the previous 24 h, by tenant.",
+		}, []string{"tenant"}),
 	}
 	// Every label set starts at 0, so the first row to die is an increase:
 	// a series born at 1 is none to increase() and rate(), and the alerts on
@@ -54,7 +104,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Deliveries.WithLabelValues(d.Surface, d.Kind, d.Result)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Deliveries, m.AutoGranted, m.Pruned, m.IngestGroup, m.IngestReworked)
+		reg.MustRegister(m.Deliveries, m.AutoGranted, m.Pruned, m.IngestGroup, m.IngestReworked,
+			m.Decided, m.FirstLook, m.StepsFired, m.DeadlineDenies, m.QuickApprovals, m.RepeatApprovals)
 	}
 	return m
 }

@@ -63,6 +63,7 @@ const (
 	PrunedOutbox     = "outbox_rows" // finished outbox rows deleted
 	PrunedTombstones = "tombstones"  // tombstones forgotten
 	PrunedEvents     = "events"      // event ids forgotten
+	PrunedOutcomes   = "outcomes"    // decided outcomes deleted (outcomesKept)
 )
 
 // PruneResult counts what one pass removed, by the Pruned values.
@@ -112,6 +113,9 @@ func (p *Pruner) Prune(ctx context.Context) (PruneResult, error) {
 		})},
 		{PrunedEvents, batches(func(ctx context.Context) (int, error) {
 			return p.s.store.EventPrune(ctx, store.EventPruneParams{Before: now.Add(-p.r.Tombstones), Limit: pruneBatch})
+		})},
+		{PrunedOutcomes, batches(func(ctx context.Context) (int, error) {
+			return p.s.store.OutcomePrune(ctx, store.OutcomePruneParams{Before: now.Add(-outcomesKept(p.r)), Limit: pruneBatch})
 		})},
 	}
 	var err error

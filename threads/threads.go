@@ -238,6 +238,9 @@ type Frozen struct {
 	// approval decides the call. It is stored in the row's votes column,
 	// not the plan (votes).
 	Quorum *FrozenQuorum `json:"-"`
+	// Effect is the call's effect label for the figures (EffectLabel);
+	// "" in a plan frozen before they were kept.
+	Effect string `json:"effect,omitempty"`
 }
 
 // Outbox row kinds.
@@ -329,6 +332,9 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, 
 	if ev.Type == approval.EventAutoGranted && !res.Duplicate {
 		s.metrics.AutoGranted.WithLabelValues(ev.Tenant).Inc() // counted once, after the commit
 	}
+	if p.closed != nil && !res.Duplicate {
+		s.count(ctx, p.closed)
+	}
 	if enqueued > 0 {
 		s.Wake()
 	}
@@ -339,6 +345,7 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, 
 // and writes rows (p holds the content work), and returns the rows enqueued.
 func (s *Service) apply(ctx context.Context, tx store.Tx, p *prepared) (int, string, error) {
 	tenant, ev, now := p.tenant, p.ev, p.now
+	p.closed = nil
 	if ev.Type == approval.EventAutoGranted {
 		return s.enqueueAudit(ctx, tx, tenant, ev, now)
 	}
@@ -379,12 +386,29 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, p *prepared) (int, str
 			return 0, "", fmt.Errorf("store approval %s: %w", id, err)
 		}
 		row = next
+		if p.closed, err = s.closingOf(ctx, tx, cur, row, nil); err != nil {
+			return 0, "", err
+		}
+		if p.closed != nil {
+			if err := tx.OutcomeClose(ctx, p.closed.params); err != nil {
+				return 0, "", err
+			}
+		}
 	}
 	if a := ev.Approval; a != nil && result.Changed {
 		// The revision keeps what the bot shows, never the request as sent
 		// (workOn); deduplication compares the digest of the body received.
 		if err := tx.RevisionInsert(ctx, &store.Revision{ApprovalID: id, Revision: a.Revision, Body: work.body, CreatedAt: now}); err != nil {
 			return 0, "", fmt.Errorf("store revision %d of %s: %w", a.Revision, id, err)
+		}
+		if row.Seen {
+			ladderName := ""
+			if frozen != nil {
+				ladderName = frozen.Plan.Ladder
+			}
+			if err := tx.OutcomeRequest(ctx, outcomeRequest(&work.kept.Approval, ladderName)); err != nil {
+				return 0, "", err
+			}
 		}
 		if work.reask != nil {
 			if frozen, err = s.noteReask(ctx, tx, row, *work.reask, &work.kept.Approval); err != nil {
@@ -497,6 +521,7 @@ func Freeze(tenant *tenant.Tenant, a *approval.Approval) Frozen {
 		fz.Zone = tenant.Zone.String()
 	}
 	fz.Quorum = freezeQuorum(tenant, a)
+	fz.Effect = EffectLabel(a)
 	return fz
 }
 

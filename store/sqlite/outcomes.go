@@ -65,4 +65,3 @@ func (s *Store) OutcomeRepeated(ctx context.Context, p store.OutcomeRepeatedPara
 func (s *Store) OutcomePrune(ctx context.Context, p store.OutcomePruneParams) (int, error) {
 	return s.deleteBatch(ctx, "prune outcomes", query.OutcomePrune(""), p.Before, p.Limit)
 }
-
