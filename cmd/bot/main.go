@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 )
 
 const usage = `usage: bot <command> [flags]
@@ -27,6 +28,7 @@ commands:
   backup   copy the SQLite store, consistently, while the bot runs
   doctor   check the store, the job backend, the mail server and the chat surfaces the configuration names
   passkey  print a member's passkey enrolment link; list or remove members' passkeys
+  report   write one row per approval decided in a window, as CSV or JSON lines
   version  print the bot's version, the commit it was built from and the Go that built it
 
 Run "bot <command> -h" for its flags, its files and an example.
@@ -71,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		err = cmdDoctor(ctx, args[1:], stdout, getenv)
 	case "passkey":
 		err = cmdPasskey(ctx, args[1:], stdout, getenv)
+	case "report":
+		err = cmdReport(ctx, args[1:], stdout, getenv, time.Now())
 	case "version", "-version", "--version":
 		err = cmdVersion(args[1:], stdout)
 	case "-h", "-help", "--help", "help":
