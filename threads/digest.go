@@ -48,7 +48,7 @@ func DigestText(tenant string, items []Waiting, more bool, now time.Time) string
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d waiting for a decision in %s, oldest first:", len(items), tenant)
 	for _, w := range items {
-		fmt.Fprintf(&b, "\n• %s (%s) · waiting %s", w.Function, w.ApprovalID, waited(now.Sub(w.Requested)))
+		fmt.Fprintf(&b, "\n• %s (%s) · waiting %s", shownText(w.Function), shownText(w.ApprovalID), waited(now.Sub(w.Requested)))
 		if !w.Deadline.IsZero() {
 			fmt.Fprintf(&b, " · deadline %s", w.Deadline.UTC().Format("2006-01-02 15:04 UTC"))
 		}
@@ -79,7 +79,15 @@ func (s *Service) Digest(ctx context.Context, tenantID string) error {
 		return err
 	}
 	now := s.clock.Now()
-	body, _ := json.Marshal(rowPayload{Text: DigestText(tenantID, items, more, now)}) // plain data
+	text := DigestText(tenantID, items, more, now)
+	// What the week's outcomes tell a lead; without them, what waits
+	// still goes.
+	if f, err := s.digestFigures(ctx, tenantID, now); err != nil {
+		s.log.Warn("the digest goes without the week's figures", "tenant", tenantID, "err", err)
+	} else {
+		text += FatigueText(tenantID, f.Lines())
+	}
+	body, _ := json.Marshal(rowPayload{Text: text, Lines: true}) // plain data
 	// Every replica's scheduler fires; the first to record this minute's slot
 	// in the events table (which deduplicates) sends the digest.
 	slot := "digest:" + tenantID + ":" + now.UTC().Truncate(time.Minute).Format("2006-01-02T15:04")

@@ -3,6 +3,8 @@ package threads_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"approvalsbot/approval"
+	"approvalsbot/internal/golden"
 	"approvalsbot/store"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
@@ -198,5 +201,106 @@ func TestEffectLabel(t *testing.T) {
 		if got := threads.EffectLabel(a); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
+	}
+}
+
+// weekOfOutcomes writes a tenant's week into st as the bot would have
+// recorded it, around now: a call approved 6 times by 3 people (a
+// grant's case), one approved 4 times (below the threshold), a hostile
+// function name approved 5 times, a ladder whose decisions mostly came
+// after step 2, two expiries, a quick destructive Approve, and
+// decisions older than the week that count for nothing.
+func weekOfOutcomes(t *testing.T, st store.Store, now time.Time) {
+	t.Helper()
+	type o struct {
+		id, tenant, function, digest, ladder, state, actor, surface string
+		steps                                                       int
+		wait                                                        time.Duration
+		ago                                                         time.Duration
+		quick                                                       bool
+	}
+	var rows []o
+	add := func(n int, r o) {
+		for i := range n {
+			c := r
+			c.id = fmt.Sprintf("%s-%d", r.id, i)
+			c.ago = r.ago + time.Duration(i)*time.Hour
+			c.actor = []string{"user:kevin", "user:ada", "user:lee"}[i%3]
+			c.wait = r.wait + time.Duration(i)*10*time.Second
+			rows = append(rows, c)
+		}
+	}
+	add(6, o{id: "comment", tenant: "acme", function: "acme_github.comment", digest: "d-comment", ladder: "default",
+		state: "approved", surface: "slack", wait: 20 * time.Second, ago: time.Hour})
+	add(4, o{id: "label", tenant: "acme", function: "acme_github.label", digest: "d-label", ladder: "default",
+		state: "approved", surface: "discord", wait: time.Minute, ago: 2 * time.Hour})
+	add(5, o{id: "evil", tenant: "acme", function: "evil\n• fake line <!channel> =cmd", digest: "d-evil", ladder: "default",
+		state: "approved", surface: "slack", wait: 3 * time.Minute, ago: 3 * time.Hour})
+	add(6, o{id: "pay", tenant: "acme", function: "payments.refund", digest: "", ladder: "payments",
+		state: "denied", surface: "slack", steps: 2, wait: time.Hour, ago: 4 * time.Hour})
+	add(3, o{id: "pay-early", tenant: "acme", function: "payments.refund", digest: "", ladder: "payments",
+		state: "approved", surface: "email", steps: 1, wait: 10 * time.Minute, ago: 5 * time.Hour})
+	add(2, o{id: "pay-late", tenant: "acme", function: "payments.refund", digest: "", ladder: "payments",
+		state: "expired", surface: threads.DeadlineSurface, steps: 3, wait: 2 * time.Hour, ago: 6 * time.Hour})
+	add(1, o{id: "merge", tenant: "acme", function: "acme_github.merge", digest: "d-merge", ladder: "default",
+		state: "approved", surface: "slack", wait: 3 * time.Second, ago: 7 * time.Hour, quick: true})
+	add(6, o{id: "old", tenant: "acme", function: "acme_github.old", digest: "d-old", ladder: "default",
+		state: "approved", surface: "slack", wait: time.Second, ago: 8 * 24 * time.Hour})
+	add(6, o{id: "zeta", tenant: "zeta", function: "zeta.call", digest: "d-zeta", ladder: "default",
+		state: "approved", surface: "slack", wait: time.Second, ago: time.Hour})
+	err := st.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		for _, r := range rows {
+			decided := now.Add(-r.ago)
+			if err := tx.OutcomeRequest(ctx, store.OutcomeRequestParams{ApprovalID: r.id, Tenant: r.tenant, Job: "j",
+				Function: r.function, ArgsSHA256: r.digest, Effect: threads.EffectLabelWrite, Ladder: r.ladder,
+				Revision: 1, RequestedAt: decided.Add(-r.wait)}); err != nil {
+				return err
+			}
+			if err := tx.OutcomeClose(ctx, store.OutcomeCloseParams{ApprovalID: r.id, State: r.state, Actor: r.actor,
+				Surface: r.surface, Steps: r.steps, Quick: r.quick, DecidedAt: decided}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The digest gains the week's lines a lead can act on, from the store;
+// a function name from a request stays on its own line, redacted.
+func TestDigestFatigueLines(t *testing.T) {
+	h := newHarness(t)
+	h.ingest(t, "merge.json")
+	weekOfOutcomes(t, h.store, h.clock.Now())
+	if err := h.svc.Digest(context.Background(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	if len(h.surf.notices) != 1 {
+		t.Fatalf("notices %+v", h.surf.notices)
+	}
+	n := h.surf.notices[0]
+	if !n.Lines {
+		t.Error("the digest's notice does not keep its lines")
+	}
+	golden.Check(t, "testdata/digest/acme.txt", n.Text, *update)
+	for _, not := range []string{"acme_github.label", "acme_github.old", "zeta", "d-comment", "\nfake line"} {
+		if strings.Contains(n.Text, not) {
+			t.Errorf("the digest says %q:\n%s", not, n.Text)
+		}
+	}
+}
+
+// A week without anything worth a line leaves the digest as it was.
+func TestDigestWithoutFatigueLines(t *testing.T) {
+	h := newHarness(t)
+	if err := h.svc.Digest(context.Background(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	if len(h.surf.notices) != 1 || h.surf.notices[0].Text != "Nothing waits for a decision in acme." {
+		t.Fatalf("notices %+v", h.surf.notices)
 	}
 }

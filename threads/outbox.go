@@ -461,7 +461,7 @@ func (s *Service) doOther(ctx context.Context, surface Surface, row *store.Outbo
 		}
 		return false, teller.Tell(ctx, req)
 	case KindNotice:
-		return false, surface.Notice(ctx, NoticeRequest{Target: row.Target, Tenant: row.Tenant, Text: p.Text})
+		return false, surface.Notice(ctx, NoticeRequest{Target: row.Target, Tenant: row.Tenant, Text: p.Text, Lines: p.Lines})
 	case KindReply:
 		if p.Thread == string(templates.ThreadEscalation) {
 			if ok, err := s.stillWaiting(ctx, row.ApprovalID); err != nil || !ok {

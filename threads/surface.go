@@ -129,6 +129,10 @@ type NoticeRequest struct {
 	Target string
 	Tenant string
 	Text   string
+	// Lines: Text is lines the bot composed (a digest), whose every value
+	// from a request is on one line already; a surface that puts a notice
+	// on one line keeps these line breaks.
+	Lines bool
 }
 
 // DeliveryError classifies a surface's failure for the outbox.

@@ -274,6 +274,9 @@ type rowPayload struct {
 	Mail string `json:"mail,omitempty"`
 	// By is who pressed Escalate now; "" when the ladder's time fired it.
 	By string `json:"by,omitempty"`
+	// Lines: a notice's text is lines the bot composed (a digest), each
+	// kept on its own line (NoticeRequest.Lines).
+	Lines bool `json:"lines,omitempty"`
 }
 
 // Ingest applies one event: it records the event id, moves the approval

@@ -107,12 +107,21 @@ func (a *Surface) Notice(ctx context.Context, req threads.NoticeRequest) error {
 	if err != nil {
 		return err
 	}
-	for _, text := range chunk.Lines(markdown(approval.RedactText(req.Text)), contentMax) {
-		if _, err := a.send(ctx, channel, &Message{Content: text, AllowedMentions: noMentions(), Flags: noPreviews}); err != nil {
+	for _, m := range noticeMessages(req) {
+		if _, err := a.send(ctx, channel, m); err != nil {
 			return classify("post notice to "+req.Target, err)
 		}
 	}
 	return nil
+}
+
+// noticeMessages are the messages of a notice, split at line ends.
+func noticeMessages(req threads.NoticeRequest) []*Message {
+	var out []*Message
+	for _, text := range chunk.Lines(markdown(approval.RedactText(req.Text)), contentMax) {
+		out = append(out, &Message{Content: text, AllowedMentions: noMentions(), Flags: noPreviews})
+	}
+	return out
 }
 
 // Tell answers one person privately: an ephemeral follow-up while the

@@ -78,8 +78,22 @@ func (a *Surface) Notice(ctx context.Context, req threads.NoticeRequest) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.postMessage(ctx, channel, literal(oneLine(approval.RedactText(req.Text))).MsgOptions())
+	_, err = a.postMessage(ctx, channel, noticeMessage(req).MsgOptions())
 	return classify("post notice to "+req.Target, err)
+}
+
+// noticeMessage is a notice as literal text on one line, or, for lines
+// the bot composed (a digest), each of its lines on one line.
+func noticeMessage(req threads.NoticeRequest) Message {
+	text := approval.RedactText(req.Text)
+	if !req.Lines {
+		return literal(oneLine(text))
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = oneLine(l)
+	}
+	return literal(strings.Join(lines, "\n"))
 }
 
 // Tell answers one person privately: through the interaction's
