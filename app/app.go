@@ -173,6 +173,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	a.svc.StartFigures(cfg.Tenants)
 	a.runner, err = ladder.NewRunner(ladder.RunnerOptions{Jobs: scheduled(cfg, a.svc), Logger: log})
 	if err != nil {
 		return err

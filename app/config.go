@@ -39,6 +39,7 @@ func (a *App) reload(ctx context.Context) error {
 				continue
 			}
 			a.live.p.Store(cfg)
+			a.svc.StartFigures(cfg.Tenants)
 			a.log.Info("configuration reloaded: tenants, members, ladders and targets for later approvals; "+
 				"secrets, tokens, listen, listen_private, store, tick, lease, retention and digest schedules take effect at restart", "tenants", len(cfg.Tenants))
 		}

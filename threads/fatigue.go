@@ -294,3 +294,27 @@ func seconds(d time.Duration) float64 {
 	}
 	return d.Seconds()
 }
+
+// StartFigures starts the fatigue counters of every tenant and ladder
+// configured at 0, so that the first quick Approve or deadline deny is an
+// increase a dashboard or an alert sees (a series born at 1 is none to
+// increase()). Call it at start and after each reload; a series once
+// started stays.
+func (s *Service) StartFigures(tenants map[string]*tenant.Tenant) {
+	m := s.metrics
+	for id, t := range tenants {
+		m.RepeatApprovals.WithLabelValues(id)
+		for _, surface := range []string{ladder.SurfaceSlack, ladder.SurfaceDiscord, ladder.SurfaceEmail} {
+			m.QuickApprovals.WithLabelValues(id, surface)
+		}
+		names := []string{tenant.DefaultLadder}
+		for name := range t.Ladders {
+			names = append(names, name)
+		}
+		for _, name := range names {
+			m.DeadlineDenies.WithLabelValues(id, name)
+			m.StepsFired.WithLabelValues(id, name, StepsByTime)
+			m.StepsFired.WithLabelValues(id, name, StepsByPerson)
+		}
+	}
+}

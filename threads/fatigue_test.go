@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"approvalsbot/approval"
+	"approvalsbot/config"
 	"approvalsbot/internal/golden"
 	"approvalsbot/store"
 	"approvalsbot/threads"
@@ -302,5 +303,40 @@ func TestDigestWithoutFatigueLines(t *testing.T) {
 	h.drain(t)
 	if len(h.surf.notices) != 1 || h.surf.notices[0].Text != "Nothing waits for a decision in acme." {
 		t.Fatalf("notices %+v", h.surf.notices)
+	}
+}
+
+// Each configured tenant's and ladder's counters start at 0, so the first
+// quick Approve is an increase a dashboard sees.
+func TestStartFiguresAtZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := threads.NewMetrics(reg)
+	h := newHarnessWith(t, func(o *threads.Options) { o.Metrics = m })
+	cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.svc.StartFigures(cfg.Tenants)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, mf := range mfs {
+		for _, mm := range mf.GetMetric() {
+			if mm.GetCounter().GetValue() != 0 {
+				t.Errorf("%s starts at %v", mf.GetName(), mm.GetCounter().GetValue())
+			}
+			got[mf.GetName()]++
+		}
+	}
+	// acme and quiet: 3 surfaces each; a repeat series each; the default
+	// ladder (acme configures only that one) by how, and its deadline.
+	want := map[string]int{"bot_quick_destructive_approvals_total": 6, "bot_repeat_approvals_total": 2,
+		"bot_ladder_steps_fired_total": 4, "bot_deadline_denies_total": 2}
+	for name, n := range want {
+		if got[name] != n {
+			t.Errorf("%s: %d series, want %d", name, got[name], n)
+		}
 	}
 }
