@@ -627,6 +627,24 @@ func TestClaimsUseIndexes(t *testing.T) {
 		c.check(t, conn)
 	}
 
+	// The figures of fatigue read one range of their indexes, however
+	// many outcomes the table holds.
+	seed(t, conn,
+		`INSERT INTO outcomes (approval_id, tenant, job_id, function, args_sha256, effect, ladder, restricted,
+		    revision, state, requested_at, decided_at)
+		 SELECT 'a' || i, 't' || (i % 50), 'j', 'f' || (i % 100), 'd' || (i % 7), 'write', 'default', 0, 1,
+		    CASE WHEN i % 3 = 0 THEN 'denied' ELSE 'approved' END, i, CASE WHEN i % 20 = 0 THEN 0 ELSE i + 10 END
+		 FROM generate_series(1, 50000) AS i`,
+		`ANALYZE outcomes`,
+	)
+	for _, c := range []explained{
+		{"outcomes of a tenant", query.OutcomeListTenant, []any{"t1", int64(40000), int64(41000), int64(0), "", 500}, []string{"outcomes_tenant_decided"}},
+		{"outcomes of every tenant", query.OutcomeListAll, []any{int64(40000), int64(41000), int64(0), "", 500}, []string{"outcomes_decided"}},
+		{"repeat approval", query.OutcomeRepeated, []any{"a1", int64(86400000)}, []string{"outcomes_pkey", "outcomes_approved"}},
+	} {
+		c.check(t, conn)
+	}
+
 	// Under load (a ladder step due for thousands of approvals over 50
 	// channels, half of them out of budget, beside the backend's and the
 	// mail's own backlogs) a lane's claim reads its lane in claim order
@@ -690,7 +708,7 @@ func (c explained) check(t *testing.T, conn *pgx.Conn) {
 	}
 	text := strings.Join(plan, "\n")
 	t.Logf("%s plan:\n%s", c.name, text)
-	if strings.Contains(text, "Seq Scan on outbox") || strings.Contains(text, "Seq Scan on approvals") {
+	if strings.Contains(text, "Seq Scan on outbox") || strings.Contains(text, "Seq Scan on approvals") || strings.Contains(text, "Seq Scan on outcomes") {
 		t.Errorf("%s scans a table:\n%s", c.name, text)
 	}
 	for _, idx := range c.want {

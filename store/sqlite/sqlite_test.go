@@ -359,6 +359,12 @@ func TestClaimsUseIndexes(t *testing.T) {
 		{"tombstone", query.ApprovalToTombstone(inList), []any{`["a"]`}, []string{"sqlite_autoindex_approvals_1"}},
 		{"forget", query.ApprovalForget(""), []any{int64(1), 500}, []string{"approvals_pruned", "events_by_approval"}},
 		{"event prune", query.EventPrune(""), []any{int64(1), 500}, []string{"events_received", "sqlite_autoindex_approvals_1"}},
+		// The figures of fatigue: a window's outcomes, the repeat look-up
+		// and their retention each read one range of their index.
+		{"outcomes of a tenant", query.OutcomeListTenant, []any{"t1", int64(1), int64(2), int64(0), "", 500}, []string{"outcomes_tenant_decided"}},
+		{"outcomes of every tenant", query.OutcomeListAll, []any{int64(1), int64(2), int64(0), "", 500}, []string{"outcomes_decided"}},
+		{"repeat approval", query.OutcomeRepeated, []any{"a1", int64(86400000)}, []string{"sqlite_autoindex_outcomes_1", "outcomes_approved"}},
+		{"outcome prune", query.OutcomePrune(""), []any{int64(1), 500}, []string{"outcomes_decided"}},
 	} {
 		rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.query, c.args...)
 		if err != nil {
@@ -378,7 +384,8 @@ func TestClaimsUseIndexes(t *testing.T) {
 		t.Logf("%s plan:\n%s", c.name, text)
 		for _, line := range plan {
 			if strings.HasPrefix(line, "SCAN outbox") || strings.HasPrefix(line, "SCAN approvals") ||
-				strings.HasPrefix(line, "SCAN events") || strings.HasPrefix(line, "SCAN revisions") || strings.HasPrefix(line, "SCAN posts") {
+				strings.HasPrefix(line, "SCAN events") || strings.HasPrefix(line, "SCAN revisions") || strings.HasPrefix(line, "SCAN posts") ||
+				strings.HasPrefix(line, "SCAN outcomes") {
 				if !strings.Contains(line, "USING INDEX") && !strings.Contains(line, "USING COVERING INDEX") {
 					t.Errorf("%s scans a table:\n%s", c.name, text)
 				}
