@@ -106,7 +106,9 @@ func (s *Service) digestFigures(ctx context.Context, tenantID string, now time.T
 			if o.Quick {
 				f.Quick++
 			}
-			if state != approval.StateApproved || o.ArgsSHA256 == "" || !person {
+			// A content-restricted call is never grouped: that two were
+			// identical tells something of what their cards hide.
+			if state != approval.StateApproved || o.ArgsSHA256 == "" || !person || o.Restricted {
 				continue
 			}
 			k := callKey{o.Function, o.ArgsSHA256}

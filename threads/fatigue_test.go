@@ -218,7 +218,7 @@ func weekOfOutcomes(t *testing.T, st store.Store, now time.Time) {
 		steps                                                       int
 		wait                                                        time.Duration
 		ago                                                         time.Duration
-		quick                                                       bool
+		quick, restricted                                           bool
 	}
 	var rows []o
 	add := func(n int, r o) {
@@ -243,6 +243,8 @@ func weekOfOutcomes(t *testing.T, st store.Store, now time.Time) {
 		state: "approved", surface: "email", steps: 1, wait: 10 * time.Minute, ago: 5 * time.Hour})
 	add(2, o{id: "pay-late", tenant: "acme", function: "payments.refund", digest: "", ladder: "payments",
 		state: "expired", surface: threads.DeadlineSurface, steps: 3, wait: 2 * time.Hour, ago: 6 * time.Hour})
+	add(6, o{id: "hidden", tenant: "acme", function: "acme_private.send", digest: "d-hidden", ladder: "default",
+		state: "approved", surface: "slack", wait: time.Second, ago: time.Hour, restricted: true})
 	add(1, o{id: "merge", tenant: "acme", function: "acme_github.merge", digest: "d-merge", ladder: "default",
 		state: "approved", surface: "slack", wait: 3 * time.Second, ago: 7 * time.Hour, quick: true})
 	add(6, o{id: "old", tenant: "acme", function: "acme_github.old", digest: "d-old", ladder: "default",
@@ -254,7 +256,7 @@ func weekOfOutcomes(t *testing.T, st store.Store, now time.Time) {
 			decided := now.Add(-r.ago)
 			if err := tx.OutcomeRequest(ctx, store.OutcomeRequestParams{ApprovalID: r.id, Tenant: r.tenant, Job: "j",
 				Function: r.function, ArgsSHA256: r.digest, Effect: threads.EffectLabelWrite, Ladder: r.ladder,
-				Revision: 1, RequestedAt: decided.Add(-r.wait)}); err != nil {
+				Restricted: r.restricted, Revision: 1, RequestedAt: decided.Add(-r.wait)}); err != nil {
 				return err
 			}
 			if err := tx.OutcomeClose(ctx, store.OutcomeCloseParams{ApprovalID: r.id, State: r.state, Actor: r.actor,
@@ -287,7 +289,7 @@ func TestDigestFatigueLines(t *testing.T) {
 		t.Error("the digest's notice does not keep its lines")
 	}
 	golden.Check(t, "testdata/digest/acme.txt", n.Text, *update)
-	for _, not := range []string{"acme_github.label", "acme_github.old", "zeta", "d-comment", "\nfake line"} {
+	for _, not := range []string{"acme_github.label", "acme_github.old", "zeta", "d-comment", "\nfake line", "acme_private"} {
 		if strings.Contains(n.Text, not) {
 			t.Errorf("the digest says %q:\n%s", not, n.Text)
 		}
