@@ -44,8 +44,8 @@ type OutcomeRequestParams struct {
 	RequestedAt                                                   time.Time
 }
 
-// OutcomeCloseParams records how an approval closed; the latest close
-// (a re-check after an approval) replaces an earlier one.
+// OutcomeCloseParams records how an approval closed; a later close (a
+// re-check refusing an approval) changes the state alone.
 type OutcomeCloseParams struct {
 	ApprovalID, State, Actor, Surface, Grant string
 	Steps                                    int

@@ -210,8 +210,10 @@ type Tx interface {
 	// OutcomeRequest records what a revision's call is (a later revision
 	// replaces an earlier one's; a closed row keeps its close).
 	OutcomeRequest(ctx context.Context, p OutcomeRequestParams) error
-	// OutcomeClose records how an approval closed; no row (an approval
-	// requested before outcomes were kept, or a tombstone) changes nothing.
+	// OutcomeClose records how an approval closed; a row decided already
+	// (an approval a re-check refused) takes the new State alone. No row
+	// (an approval requested before outcomes were kept, or a tombstone)
+	// changes nothing.
 	OutcomeClose(ctx context.Context, p OutcomeCloseParams) error
 	// Savepoint runs fn inside a savepoint, so one caller's work in a
 	// group commit fails alone: fn's writes (queued ones included) are

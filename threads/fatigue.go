@@ -2,6 +2,7 @@ package threads
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,6 +108,9 @@ type closing struct {
 	ladder    string
 	requested time.Time
 	quick     []string // the surfaces of each quick approval
+	// recheck: a re-check refused an approval counted already; the row
+	// takes the state, and nothing is counted again.
+	recheck bool
 }
 
 // closingOf works out the close the transaction moving row from before
@@ -129,7 +133,8 @@ func (s *Service) closingOf(ctx context.Context, tx store.Tx, before *approval.R
 	}
 	now := row.UpdatedAt
 	c := &closing{tenant: row.Tenant, effect: fz.Effect, ladder: fz.Plan.Ladder, requested: row.RequestedAt,
-		params: store.OutcomeCloseParams{ApprovalID: row.ID, State: row.State, DecidedAt: now}}
+		params:  store.OutcomeCloseParams{ApprovalID: row.ID, State: row.State, DecidedAt: now},
+		recheck: before != nil && before.State.Final()}
 	if c.effect == "" {
 		c.effect = EffectLabelUnknown // frozen before the figures were kept
 	}
@@ -145,8 +150,12 @@ func (s *Service) closingOf(ctx context.Context, tx store.Tx, before *approval.R
 			c.params.Steps++
 		}
 	}
-	c.params.FirstLookAt = firstLook(row, rec.Decision)
 	mine := d != nil && rec.Decision != nil && rec.Decision.Actor == d.Actor && rec.Decision.Via == d.Surface
+	if mine {
+		// When the person decided, not when the backend's answer came.
+		c.params.DecidedAt = d.At
+	}
+	c.params.FirstLookAt = firstLook(row, c.params.Surface, c.params.DecidedAt)
 	if mine && state == approval.StateApproved && c.effect == EffectLabelDestructive {
 		posts, err := tx.PostList(ctx, row.ID)
 		if err != nil {
@@ -171,7 +180,7 @@ var personSurfaces = []string{ladder.SurfaceSlack, ladder.SurfaceDiscord, ladder
 // the decision made in chat or on the decision page. Page views and
 // Show arguments leave no record, and a decision made elsewhere says
 // nothing of when it was read; zero when nobody acted.
-func firstLook(row *store.Approval, dec *approval.Decision) time.Time {
+func firstLook(row *store.Approval, via string, decided time.Time) time.Time {
 	var first time.Time
 	take := func(t time.Time) {
 		if !t.IsZero() && (first.IsZero() || t.Before(first)) {
@@ -188,12 +197,8 @@ func firstLook(row *store.Approval, dec *approval.Decision) time.Time {
 	for _, v := range votesOf(row).Approvals {
 		take(v.At)
 	}
-	if dec != nil {
-		for _, s := range personSurfaces {
-			if dec.Via == s {
-				take(dec.At)
-			}
-		}
+	if slices.Contains(personSurfaces, via) {
+		take(decided)
 	}
 	return first
 }
@@ -248,6 +253,9 @@ func postOn(p *store.Post, v vote) bool {
 // call was approved within RepeatWindow before (one store read, for an
 // approval only).
 func (s *Service) count(ctx context.Context, c *closing) {
+	if c.recheck {
+		return
+	}
 	m := s.metrics
 	p := c.params
 	m.Decided.WithLabelValues(c.tenant, p.State, c.effect).Observe(seconds(p.DecidedAt.Sub(c.requested)))

@@ -342,3 +342,32 @@ func TestStartFiguresAtZero(t *testing.T) {
 		}
 	}
 }
+
+// An approval a re-check refuses is counted once, as approved; its
+// outcome row takes the refusal and keeps who approved it and when.
+func TestFatigueRecheckCountsOnce(t *testing.T) {
+	h, m := fatigueHarness(t)
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	h.clock.Advance(30 * time.Second)
+	if res := h.decide(t, "a-merge1", 1, true, "U0KEVIN"); !res.Sent {
+		t.Fatalf("not sent: %s", res.Reason.String())
+	}
+	h.drain(t)
+	approved := outcomes(t, h.store)["a-merge1"]
+	h.clock.Advance(time.Minute)
+	h.ingestCopy(t, "refund-recheck.json", "a-refund1", "a-merge1", "evt-unused")
+	h.drain(t)
+	o := outcomes(t, h.store)["a-merge1"]
+	if o == nil || approved == nil || o.State != "refused" || o.Actor != "user:kevin" || !o.DecidedAt.Equal(approved.DecidedAt) {
+		t.Fatalf("outcome after the re-check %+v (before %+v)", o, approved)
+	}
+	effect := o.Effect
+	if n := histogramCount(t, m.Decided, "acme", "approved", effect); n != 1 {
+		t.Errorf("approvals observed = %d, want 1", n)
+	}
+	if n := histogramCount(t, m.Decided, "acme", "refused", effect); n != 0 {
+		t.Errorf("refusals observed = %d, want 0: the approval was counted", n)
+	}
+}

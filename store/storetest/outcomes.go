@@ -47,6 +47,11 @@ func testOutcomes(t *testing.T, s store.Store) {
 			Surface: "slack", Steps: 2, Quick: true, DecidedAt: at(90 * time.Second), FirstLookAt: at(30 * time.Second)}); err != nil {
 			return err
 		}
+		// A re-check refuses it: the state changes, the decision stays.
+		if err := tx.OutcomeClose(ctx, store.OutcomeCloseParams{ApprovalID: "a1", State: "refused", Actor: "system",
+			Surface: "", DecidedAt: at(time.Hour)}); err != nil {
+			return err
+		}
 		// No row: nothing happens, and no error.
 		return tx.OutcomeClose(ctx, store.OutcomeCloseParams{ApprovalID: "ghost", State: stateApproved, DecidedAt: at(time.Minute)})
 	})
@@ -55,7 +60,7 @@ func testOutcomes(t *testing.T, s store.Store) {
 		t.Fatalf("OutcomeList: %v", err)
 	}
 	want := []*store.Outcome{{ApprovalID: "a1", Tenant: "acme", Job: "job-a1", Function: "github.merge", ArgsSHA256: "d2",
-		Effect: "destructive", Ladder: "payments", Restricted: true, Revision: 2, State: stateApproved, Actor: "user:kevin",
+		Effect: "destructive", Ladder: "payments", Restricted: true, Revision: 2, State: "refused", Actor: "user:kevin",
 		Surface: "slack", Steps: 2, Quick: true, RequestedAt: at(0), DecidedAt: at(90 * time.Second), FirstLookAt: at(30 * time.Second)}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("OutcomeList (-want +got):\n%s", diff)

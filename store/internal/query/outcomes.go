@@ -22,11 +22,18 @@ ON CONFLICT (approval_id) DO UPDATE SET
     revision = excluded.revision
 WHERE outcomes.revision < excluded.revision`
 
-// OutcomeClose records how an approval closed. $1 approval, $2 state,
-// $3 actor, $4 surface, $5 grant, $6 steps, $7 quick, $8 decided at,
-// $9 first look at.
-const OutcomeClose = `UPDATE outcomes SET state = $2, actor = $3, surface = $4, grant_id = $5, steps = $6,
-    quick = $7, decided_at = $8, first_look_at = $9
+// OutcomeClose records how an approval closed; a row decided already (an
+// approval a re-check refused) takes the new state alone. $1 approval,
+// $2 state, $3 actor, $4 surface, $5 grant, $6 steps, $7 quick, $8 decided
+// at, $9 first look at.
+const OutcomeClose = `UPDATE outcomes SET state = $2,
+    actor = CASE WHEN decided_at > 0 THEN actor ELSE $3 END,
+    surface = CASE WHEN decided_at > 0 THEN surface ELSE $4 END,
+    grant_id = CASE WHEN decided_at > 0 THEN grant_id ELSE $5 END,
+    steps = CASE WHEN decided_at > 0 THEN steps ELSE $6 END,
+    quick = CASE WHEN decided_at > 0 THEN quick ELSE $7 END,
+    first_look_at = CASE WHEN decided_at > 0 THEN first_look_at ELSE $9 END,
+    decided_at = CASE WHEN decided_at > 0 THEN decided_at ELSE $8 END
 WHERE approval_id = $1`
 
 // OutcomeListTenant lists a tenant's decided rows in a window through
