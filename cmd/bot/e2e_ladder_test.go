@@ -268,6 +268,7 @@ func TestLadderAndDeadlineEndToEnd(t *testing.T) {
 		t.Errorf("%d escalation replies, want 1 (only the first step mentions anyone)", n)
 	}
 	checkEmailOnLogSurface(t, bot)
+	checkDeadlineFigures(t, bot)
 }
 
 // Killed mid-ladder and restarted after both steps were due: the missed
