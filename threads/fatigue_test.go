@@ -273,7 +273,7 @@ func weekOfOutcomes(t *testing.T, st store.Store, now time.Time) {
 
 // The digest gains the week's lines a lead can act on, from the store;
 // a function name from a request stays on its own line, redacted.
-func TestDigestFatigueLines(t *testing.T) {
+func TestDigestGolden(t *testing.T) {
 	h := newHarness(t)
 	h.ingest(t, "merge.json")
 	weekOfOutcomes(t, h.store, h.clock.Now())
