@@ -179,9 +179,13 @@ func (f DigestFigures) Lines() []string {
 			out = append(out, fmt.Sprintf("%s ladder: %s", shownText(l.Ladder), strings.Join(says, "; ")))
 		}
 	}
-	if f.Quick > 0 {
-		out = append(out, fmt.Sprintf("%s within %s of the card being posted where they were decided",
-			counted(f.Quick, "destructive call was approved", "destructive calls were approved"), roughly(QuickApproval)))
+	switch {
+	case f.Quick == 1:
+		out = append(out, fmt.Sprintf("1 destructive call was approved within %s of its card being posted where it was decided",
+			roughly(QuickApproval)))
+	case f.Quick > 1:
+		out = append(out, fmt.Sprintf("%d destructive calls were approved within %s of their cards being posted where they were decided",
+			f.Quick, roughly(QuickApproval)))
 	}
 	if len(out) > 0 && f.Partial {
 		out = append(out, "(from the latest decisions only: the week held more than one digest reads)")
