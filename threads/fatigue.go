@@ -3,13 +3,13 @@ package threads
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
 
 	"approvalsbot/approval"
 	"approvalsbot/internal/utf16text"
 	"approvalsbot/ladder"
 	"approvalsbot/store"
+	"approvalsbot/templates"
 	"approvalsbot/tenant"
 )
 
@@ -64,11 +64,10 @@ func EffectLabel(a *approval.Approval) string {
 // as a card's line bounds it.
 const outcomeTextMax = 200
 
-// shownText is free text from a request as cards show it: redacted, on
-// one line, cut.
+// shownText is free text from a request as a card's line shows it:
+// redacted, invisible characters shown as [U+XXXX], on one line, cut.
 func shownText(s string) string {
-	s = strings.Join(strings.Fields(approval.RedactText(s)), " ")
-	return utf16text.Cut(s, outcomeTextMax)
+	return utf16text.Cut(templates.VisibleLine(approval.RedactText(s)), outcomeTextMax)
 }
 
 // outcomeRequest is a revision's row of the outcomes table; ladder is

@@ -3,6 +3,7 @@ package threads_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -369,5 +370,38 @@ func TestFatigueRecheckCountsOnce(t *testing.T) {
 	}
 	if n := histogramCount(t, m.Decided, "acme", "refused", effect); n != 0 {
 		t.Errorf("refusals observed = %d, want 0: the approval was counted", n)
+	}
+}
+
+// A value from a request is kept for the figures as a card's line shows
+// it: redacted, one line, invisible characters shown, cut.
+func TestOutcomeTextAsCardsShowIt(t *testing.T) {
+	h := newHarness(t)
+	body, _ := threadstest.Event(t, "merge.json")
+	hostile := "acme_github.merge\u202e\n\tevil " + strings.Repeat("x", 300)
+	raw, err := json.Marshal(hostile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = bytes.Replace(body, []byte(`"acme_github.merge"`), raw, 1)
+	ev, err := approval.Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ingestBody(body, ev); err != nil {
+		t.Fatal(err)
+	}
+	// Closed by the console, so the row is listed.
+	h.ingest(t, "merge-resolved.json")
+	o := outcomes(t, h.store)["a-merge1"]
+	if o == nil {
+		t.Fatal("no outcome row")
+	}
+	if strings.ContainsAny(o.Function, "\n\t\u202e") || !strings.Contains(o.Function, "[U+202E]") || !strings.HasSuffix(o.Function, "…") ||
+		len([]rune(o.Function)) > 200 {
+		t.Errorf("function kept as %q", o.Function)
+	}
+	if o.State != "denied" || o.Surface != "console" || o.Actor != "user:kevin" || !o.FirstLookAt.IsZero() {
+		t.Errorf("outcome of a decision made in the console: %+v", o)
 	}
 }
