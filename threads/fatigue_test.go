@@ -405,3 +405,36 @@ func TestOutcomeTextAsCardsShowIt(t *testing.T) {
 		t.Errorf("outcome of a decision made in the console: %+v", o)
 	}
 }
+
+// Outcomes are kept as long as closed approvals' content, and at least 8
+// days, so that a short retention still leaves the digest its week.
+func TestOutcomesKeptAtLeastAWeek(t *testing.T) {
+	h := newHarness(t)
+	now := h.clock.Now()
+	err := h.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		for id, ago := range map[string]time.Duration{"week": 7 * 24 * time.Hour, "older": 9 * 24 * time.Hour} {
+			if err := tx.OutcomeRequest(ctx, store.OutcomeRequestParams{ApprovalID: id, Tenant: "acme", Function: "f",
+				Effect: threads.EffectLabelWrite, Ladder: "default", Revision: 1, RequestedAt: now.Add(-ago)}); err != nil {
+				return err
+			}
+			if err := tx.OutcomeClose(ctx, store.OutcomeCloseParams{ApprovalID: id, State: "approved", DecidedAt: now.Add(-ago)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.svc.Pruner(threads.Retention{Closed: 24 * time.Hour, Tombstones: 365 * 24 * time.Hour}).Prune(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[threads.PrunedOutcomes] != 1 {
+		t.Errorf("pruned %v, want one outcome", res)
+	}
+	left := outcomes(t, h.store)
+	if left["week"] == nil || left["older"] != nil {
+		t.Errorf("left %v, want the week's alone", left)
+	}
+}
