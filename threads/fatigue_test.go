@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"approvalsbot/adapters/backend"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/golden"
@@ -436,5 +437,35 @@ func TestOutcomesKeptAtLeastAWeek(t *testing.T) {
 	left := outcomes(t, h.store)
 	if left["week"] == nil || left["older"] != nil {
 		t.Errorf("left %v, want the week's alone", left)
+	}
+}
+
+// Under a quorum each approval is a person's Approve: the one given at
+// once counts as quick, the one given after reading for a minute does
+// not; the first look is the first approval; the ladder is the quorum's.
+func TestFatigueQuorumApprovals(t *testing.T) {
+	m := threads.NewMetrics(prometheus.NewRegistry())
+	h := newDecideHarnessWith(t, quorumConfig, time.Minute, []string{backend.FeatureApprovers}, func(o *threads.Options) { o.Metrics = m })
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	first := h.clock.Now()
+	if res := h.decide(t, "a-merge1", 1, true, "U0KEVIN"); !res.Sent {
+		t.Fatalf("kevin: %s", res.Reason.String())
+	}
+	h.clock.Advance(time.Minute)
+	if res := h.decide(t, "a-merge1", 1, true, "U0LEE"); !res.Sent {
+		t.Fatalf("lee: %s", res.Reason.String())
+	}
+	h.drain(t)
+	if a := h.state(t, "a-merge1"); a.State != "approved" {
+		t.Fatalf("state %s", a.State)
+	}
+	if got := counterValue(t, m.QuickApprovals.WithLabelValues("acme", "slack")); got != 1 {
+		t.Errorf("quick approvals = %v, want 1 (kevin's)", got)
+	}
+	o := outcomes(t, h.store)["a-merge1"]
+	if o == nil || !o.Quick || o.Actor != "user:lee" || o.Ladder != "quorum" || !o.FirstLookAt.Equal(first) {
+		t.Errorf("outcome %+v, want quick, decided by lee, on the quorum ladder, first looked at %v", o, first)
 	}
 }
