@@ -8,7 +8,7 @@ import (
 // Outcomes: one row per approval, of what the call was and how it was
 // decided, kept for the figures of approval fatigue (threads' digest
 // lines, `bot report`) and never holding the call's arguments, values or
-// agent text (store/migrations/0012_outcomes.sql).
+// agent text (store/migrations/0011_outcomes.sql).
 
 // Outcome is one approval's row.
 type Outcome struct {
