@@ -4,7 +4,8 @@
 // coalescing, lanes, priorities and paced claims, the ladder's due claims,
 // retention (pruning to tombstones that still deduplicate, scrubbing
 // expired chat handles), members' passkeys (a signature count that only
-// moves forward, challenges taken once), transactions that leave nothing
+// moves forward, challenges taken once), grants (kept once, listed by
+// state and expiry), transactions that leave nothing
 // behind when they fail, and the readiness write (WriteCheck).
 //
 // The suite passes times explicitly (a fixed base time plus offsets),
@@ -73,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ApprovalScrub", testApprovalScrub},
 		{"ReplaySeen", testReplay},
 		{"Passkeys", testPasskeys},
+		{"Grants", testGrants},
 		{"InTxRollsBackOnError", testInTxRollsBackOnError},
 		{"InTxRollsBackOnPanic", testInTxRollsBackOnPanic},
 		{"Savepoint", testSavepoint},
