@@ -14,7 +14,7 @@ import (
 func grantOf(id, tenant string, created time.Time, ttl time.Duration) *store.Grant {
 	return &store.Grant{ID: id, Tenant: tenant, ApprovalID: "a-" + id, Revision: 2, Actor: "user:kevin",
 		Scope: "values", Words: "for 1 h: acme_github.merge to acme/api only, 5 uses",
-		Body:  []byte(`{"id":"` + id + `","scope":"values"}`), State: store.GrantPending,
+		Body: []byte(`{"id":"` + id + `","scope":"values"}`), State: store.GrantPending,
 		CreatedAt: created, ExpiresAt: created.Add(ttl), UsesAllowed: 5}
 }
 

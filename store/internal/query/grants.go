@@ -70,9 +70,9 @@ func GrantUpdateArgs(g *store.Grant) []any {
 // ScanGrant reads one row of GrantColumns.
 func ScanGrant(r Scanner) (*store.Grant, error) {
 	var (
-		g                                   store.Grant
-		revision, allowed, seen, ended      int64
-		body                                string
+		g                                    store.Grant
+		revision, allowed, seen, ended       int64
+		body                                 string
 		created, expires, lastUse, revokedAt int64
 	)
 	if err := r.Scan(&g.ID, &g.Tenant, &g.ApprovalID, &revision, &g.Actor, &g.Scope, &g.Words, &body, &g.State,
