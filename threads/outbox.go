@@ -607,7 +607,7 @@ func (s *Service) cardOf(a *store.Approval, req *approval.Approval, now time.Tim
 	}
 	return Card{Tenant: a.Tenant, Approval: req, State: rec.State, Decision: rec.Decision, Deciding: decidingCard(a),
 		Frozen: fz, ladder: ladderStateOf(a), votes: s.liveVotes(a), HeldRevision: a.Revision, Now: now,
-		TypedOnPage: s.typedOnPage(a.Tenant)}, nil
+		TypedOnPage: s.typedOnPage(a.Tenant), Grants: s.grantsOnCard(a.Tenant, req, &fz)}, nil
 }
 
 // typedOnPage reports whether the decision page takes the tenant's typed
