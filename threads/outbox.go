@@ -440,6 +440,8 @@ func (s *Service) doOther(ctx context.Context, surface Surface, row *store.Outbo
 	switch row.Kind {
 	case KindDecision:
 		return false, s.performDecision(ctx, row)
+	case KindRevoke:
+		return false, s.performRevoke(ctx, row)
 	case KindTell:
 		var tp tellPayload
 		if err := json.Unmarshal(row.Payload, &tp); err != nil {
