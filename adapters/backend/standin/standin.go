@@ -49,6 +49,10 @@ type Options struct {
 	Arguments string
 	// Out gets one line per decision and refusal of note; nil discards.
 	Out io.Writer
+	// GrantNow is the clock grants are judged by (their expiry); nil
+	// uses Now, then time.Now. A test whose bot runs on a fake clock
+	// gives that clock here.
+	GrantNow func() time.Time
 }
 
 // Backend is the fake job backend, an http.Handler. Its methods are safe
@@ -191,7 +195,10 @@ func New(o Options) (*Backend, error) {
 	b := &Backend{
 		verifier: backend.Verifier{Secrets: o.Secrets, Now: o.Now}, learn: o.Learn, arguments: o.Arguments, out: o.Out,
 		approvals: map[string]*truth{}, forbidden: map[string]bool{}, noContent: map[string]bool{},
-		replies: map[string]reply{}, received: make(chan struct{}), grants: map[string]*grant{}, now: o.Now,
+		replies: map[string]reply{}, received: make(chan struct{}), grants: map[string]*grant{}, now: o.GrantNow,
+	}
+	if b.now == nil {
+		b.now = o.Now
 	}
 	if b.now == nil {
 		b.now = time.Now
