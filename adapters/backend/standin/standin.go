@@ -72,7 +72,7 @@ type Backend struct {
 	replies   map[string]reply
 	decisions []ReceivedDecision
 	lookups   []ReceivedLookup
-	received  chan struct{} // closed and replaced at each call recorded
+	received  chan struct{}     // closed and replaced at each call recorded
 	grants    map[string]*grant // by id (grants.go)
 	revokes   []ReceivedRevoke
 	now       func() time.Time
