@@ -104,21 +104,30 @@ func ListGrants(ctx context.Context, st GrantStore, tenantID string, zone *time.
 // timeLayout words a grant's times in listings.
 const timeLayout = "2006-01-02 15:04 MST"
 
-// RevokeGrant records a member's Revoke of a grant of tenantID and
-// queues the call that tells the backend, in one transaction; the
-// Reason says what became of it. Only a member who may decide revokes.
-func (s *Service) RevokeGrant(ctx context.Context, tenantID, grantID string, who Person) (say.Reason, error) {
+// RevokeGrant records a member's Revoke of a grant and queues the call
+// that tells the backend, in one transaction; the Reason says what
+// became of it. The grant's tenant comes from the store, never from the
+// click; only a member of it who may decide revokes.
+func (s *Service) RevokeGrant(ctx context.Context, grantID string, who Person) (say.Reason, error) {
 	ctx = ForPerson(ctx)
+	if !approval.GrantIDPattern.MatchString(grantID) {
+		return say.Reason{Kind: say.GrantUnknown, Message: "(not a grant id)"}, nil
+	}
+	known, err := s.store.GrantGet(ctx, grantID)
+	if errors.Is(err, store.ErrNotFound) {
+		return say.Reason{Kind: say.GrantUnknown, Message: grantID}, nil
+	}
+	if err != nil {
+		return say.Reason{}, fmt.Errorf("read grant %s: %w", grantID, err)
+	}
+	tenantID := known.Tenant
 	_, m, why := s.member(tenantID, who, say.Decision)
 	if !why.IsZero() {
 		return why, nil
 	}
-	if !approval.GrantIDPattern.MatchString(grantID) {
-		return say.Reason{Kind: say.GrantUnknown, Message: "(not a grant id)"}, nil
-	}
 	now := s.clock.Now()
 	var res say.Reason
-	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		g, err := tx.GrantGetForUpdate(ctx, grantID)
 		if errors.Is(err, store.ErrNotFound) || err == nil && g.Tenant != tenantID {
 			res = say.Reason{Kind: say.GrantUnknown, Message: grantID}

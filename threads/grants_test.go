@@ -205,14 +205,14 @@ func TestGrantMadeUsedAndRevoked(t *testing.T) {
 
 	// Revoke: by a member who may decide, recorded before the answer,
 	// sent once.
-	if why, err := h.svc.RevokeGrant(context.Background(), "acme", id, slackPerson("U0VIC")); err != nil || why.Kind != say.CannotDecide {
+	if why, err := h.svc.RevokeGrant(context.Background(), id, slackPerson("U0VIC")); err != nil || why.Kind != say.CannotDecide {
 		t.Fatalf("a viewer's revoke: %v %v", why, err)
 	}
-	why, err := h.svc.RevokeGrant(context.Background(), "acme", id, slackPerson("U0LEE"))
+	why, err := h.svc.RevokeGrant(context.Background(), id, slackPerson("U0LEE"))
 	if err != nil || why.Kind != say.GrantRevoking {
 		t.Fatalf("revoke: %v %v", why.String(), err)
 	}
-	if why, _ := h.svc.RevokeGrant(context.Background(), "acme", id, slackPerson("U0LEE")); why.Kind != say.GrantRevoking {
+	if why, _ := h.svc.RevokeGrant(context.Background(), id, slackPerson("U0LEE")); why.Kind != say.GrantRevoking {
 		t.Fatalf("a second revoke: %v", why.String())
 	}
 	h.drain(t)
@@ -226,7 +226,7 @@ func TestGrantMadeUsedAndRevoked(t *testing.T) {
 	if got := h.fake.Covers("acme_github.merge", json.RawMessage(`{"repo":"acme/api","pr":99,"method":"rebase"}`)); got != "" {
 		t.Errorf("a revoked grant covers a call")
 	}
-	if why, _ := h.svc.RevokeGrant(context.Background(), "acme", id, slackPerson("U0LEE")); why.Kind != say.GrantEnded {
+	if why, _ := h.svc.RevokeGrant(context.Background(), id, slackPerson("U0LEE")); why.Kind != say.GrantEnded {
 		t.Errorf("revoke of a revoked grant: %v", why.String())
 	}
 	if listed, _ := threads.ListGrants(context.Background(), h.store, "acme", nil, h.clock.Now()); len(listed) != 0 {
