@@ -18,6 +18,8 @@ const (
 	// GrantScopeCallLabel and GrantScopeValuesLabel name the two scopes.
 	GrantScopeCallLabel   = "This exact call"
 	GrantScopeValuesLabel = "These values"
+	// GrantRevoke is /approvals grants' button that ends a grant.
+	GrantRevoke = "Revoke"
 	// GrantFootnote says who applies the grant and how it ends.
 	GrantFootnote = "The job backend applies the grant, never wider than the scope above; each use is posted in this card's thread. " +
 		"Anyone who may decide can revoke it with /approvals grants."

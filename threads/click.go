@@ -157,6 +157,9 @@ func (s *Service) Click(ctx context.Context, req ClickRequest) Clicked {
 	case ClickAsk:
 		return s.clickAsk(ForPerson(ctx), req)
 	case ClickRecord:
+		if req.Action.Kind == templates.ActionRevokeGrant {
+			return s.clickRevoke(ForPerson(ctx), req)
+		}
 		return s.clickRecord(ForPerson(ctx), req)
 	case ClickLadder:
 		return s.clickLadder(ForPerson(ctx), req)

@@ -101,6 +101,22 @@ func ListGrants(ctx context.Context, st GrantStore, tenantID string, zone *time.
 	return out, nil
 }
 
+// GrantLine words a listed grant on one line, as every surface lists it:
+// "g-… · user:kevin · for 1 h: … · 3 uses left · until … · last used …".
+func GrantLine(g ListedGrant) string {
+	line := fmt.Sprintf("%s · %s · %s · %d %s left · until %s", g.ID, g.Actor, g.Words, g.UsesLeft,
+		map[bool]string{true: "use", false: "uses"}[g.UsesLeft == 1], g.Expires)
+	if g.LastUse != "" {
+		line += " · last used " + g.LastUse
+	} else {
+		line += " · not used yet"
+	}
+	if g.Revoking {
+		line += " · being revoked"
+	}
+	return line
+}
+
 // timeLayout words a grant's times in listings.
 const timeLayout = "2006-01-02 15:04 MST"
 
@@ -164,6 +180,19 @@ func (s *Service) RevokeGrant(ctx context.Context, grantID string, who Person) (
 		s.Wake()
 	}
 	return res, nil
+}
+
+// clickRevoke is /approvals grants' Revoke as a click: the action's
+// ApprovalID holds the grant's id. Recorded before it returns.
+func (s *Service) clickRevoke(ctx context.Context, req ClickRequest) Clicked {
+	ctx, cancel := context.WithTimeout(ctx, RecordBound)
+	defer cancel()
+	why, err := s.RevokeGrant(ctx, req.Action.ApprovalID, req.Person)
+	if err != nil {
+		s.log.Error("record a revocation", "surface", req.Person.Surface, "user", req.Person.User, "err", err.Error())
+		return Clicked{Retry: true, Reason: failed(err, say.NotRecorded, say.Decision)}
+	}
+	return Clicked{Sent: why.Kind == say.GrantRevoking, Reason: why}
 }
 
 // performRevoke sends a revocation and applies the answer: the grant

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"approvalsbot/internal/utf16text"
 	"approvalsbot/say"
 	"approvalsbot/templates"
+	"approvalsbot/tenant"
 	"approvalsbot/threads"
 )
 
@@ -159,4 +161,42 @@ func grantChoice(st *slackgo.ViewState) (threads.GrantAsk, error) {
 		return threads.GrantAsk{}, errors.New("the uses are not a number")
 	}
 	return threads.GrantAsk{Scope: approval.GrantScope(pick(grantScopeBlock)), TTL: ttl, Uses: uses}, nil
+}
+
+// grantsText is one tenant's part of /approvals grants: each live grant
+// the bot knows (who gave it, the scope in words, uses left, expiry, last
+// use), each with a Revoke the core checks when pressed.
+func (a *Adapter) grantsText(ctx context.Context, id string, t *tenant.Tenant) section {
+	gs, err := threads.ListGrants(ctx, a.store, id, t.Location(), a.now())
+	if err != nil {
+		a.log.Warn("slack: list grants", "tenant", id, "err", err.Error())
+		return section{mrkdwn: fmt.Sprintf("*%s*: the bot cannot read its grants right now; try again in a moment.", mrkdwn(id))}
+	}
+	if len(gs) == 0 {
+		return section{mrkdwn: fmt.Sprintf("*%s*: no live grants.", mrkdwn(id))}
+	}
+	out := section{lines: [][]elem{{boldElem(id), textElem(fmt.Sprintf(": %d live, soonest end first:", len(gs)))}}}
+	for _, g := range gs {
+		// The words and ids are the bot's, made of the backend's values:
+		// literal text, never mrkdwn.
+		line := []elem{textElem("• " + threads.GrantLine(g))}
+		if g.Revoking {
+			out.lines = append(out.lines, line)
+			continue
+		}
+		act := templates.Action{Kind: templates.ActionRevokeGrant, ApprovalID: g.ID, Revision: 1}
+		payload := templates.EncodeAction(act)
+		btn := slackgo.NewButtonBlockElement(payload, payload,
+			slackgo.NewTextBlockObject(slackgo.PlainTextType, say.GrantRevoke+" "+g.ID, false, false))
+		btn.Style = slackgo.StyleDanger
+		out.revoke = append(out.revoke, richText(line...), slackgo.NewActionBlock("", btn))
+	}
+	return out
+}
+
+// revokeGrant takes a Revoke from /approvals grants to the core, which
+// records it before the person is told.
+func (a *Adapter) revokeGrant(ctx context.Context, act templates.Action, who person) {
+	out := a.service.Click(ctx, threads.ClickRequest{Do: threads.ClickRecord, Action: act, Person: who.threads()})
+	a.answer(ctx, who, out.Reason.String())
 }

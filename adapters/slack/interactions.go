@@ -169,6 +169,9 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 		// a modal, opened after the ack like Deny's.
 		trigger := cb.TriggerID
 		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askComment(ctx, act, who, trigger, received) }}
+	case templates.ActionRevokeGrant:
+		// Recorded before the person is told; the outbox tells the backend.
+		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.revokeGrant(ctx, act, who) }}
 	case templates.ActionGrant:
 		// Approve and allow… opens its dialog after the ack, like Deny.
 		trigger := cb.TriggerID
