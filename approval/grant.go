@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"approvalsbot/internal/utf16text"
 )
 
 // A grant is a person's "Approve and allow…": with their decision, the
@@ -91,8 +93,9 @@ func (a *Approval) GrantBar(destructive bool) GrantBar {
 	return GrantOK
 }
 
-// MaxGrantPinValue is the longest value a pin holds: the card shows a
-// role's value cut past this many bytes, and a pin needs the whole value.
+// MaxGrantPinValue is the longest value a pin holds, in UTF-16 code units
+// as the card counts: it cuts a role's value past this, and a pin needs
+// the whole value.
 const MaxGrantPinValue = 120
 
 // GrantPins are the pins of a "values" grant of the call: each value of
@@ -135,7 +138,7 @@ func (a *Approval) GrantPins() (pins []GrantPin, why string) {
 
 // wholeValue reports whether the card shows v, a value of r, exactly.
 func wholeValue(r Role, v string) bool {
-	return v != "" && len(v) <= MaxGrantPinValue && r.RoleValueShown(RoleValue{Value: v}) == v && plainLine(v)
+	return v != "" && utf16text.Len(v) <= MaxGrantPinValue && r.RoleValueShown(RoleValue{Value: v}) == v && plainLine(v)
 }
 
 // wholeName reports whether an argument's name shows as it is.
