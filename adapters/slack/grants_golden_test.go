@@ -13,7 +13,7 @@ import (
 
 // TestGrantModalGolden: the grant dialog as Block Kit, with both scopes
 // offered and with "these values" withheld (go test ./adapters/slack
-// -update rewrites testdata/golden/grant).
+// -update rewrites testdata/grant).
 func TestGrantModalGolden(t *testing.T) {
 	act := templates.Action{Kind: templates.ActionGrant, ApprovalID: "a-merge1", Revision: 1}
 	base := threads.Dialog{Function: "acme_github.merge", Effect: "DESTRUCTIVE · reaches outside the tenant", Destructive: true}
@@ -33,7 +33,7 @@ func TestGrantModalGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, filepath.Join("testdata", "golden", "grant", name+".slack.json"), string(got)+"\n", *update)
+			golden.Check(t, filepath.Join("testdata", "grant", name+".slack.json"), string(got)+"\n", *update)
 		})
 	}
 }
