@@ -318,3 +318,44 @@ func sameJSON(a, b json.RawMessage) bool {
 	cb, err2 := approval.Canonicalize(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ca, cb)
 }
+
+// CoversPath is the stand-in's own endpoint, no part of the protocol,
+// that `bot event --grant-check` asks before sending a request: does a
+// grant the stand-in keeps let this call through, as a real backend
+// would decide before asking anyone? POST {"approval_id","function"}
+// answers {"grant_id": "g-…"} (a use taken) or {"grant_id": ""}; the
+// call's arguments are the stand-in's own, from its arguments folder.
+const CoversPath = "/standin/covers"
+
+// CoversRequest is CoversPath's body.
+type CoversRequest struct {
+	ApprovalID string `json:"approval_id"`
+	Function   string `json:"function"`
+}
+
+// CoversAnswer is CoversPath's answer.
+type CoversAnswer struct {
+	GrantID string `json:"grant_id"`
+}
+
+var coversSchema = strictjson.For[CoversRequest]()
+
+func (b *Backend) serveCovers(w http.ResponseWriter, r *http.Request) {
+	c, err := read(w, r)
+	if err != nil || r.Method != http.MethodPost {
+		writeAnswer(w, invalid("POST a JSON body"))
+		return
+	}
+	var req CoversRequest
+	if bad := decode(c.body, &req, coversSchema); bad != nil {
+		writeAnswer(w, bad)
+		return
+	}
+	args, _, _ := b.argumentsOf(req.ApprovalID, 1)
+	id := ""
+	if args != nil {
+		id = b.Covers(req.Function, args)
+	}
+	body, _ := json.Marshal(CoversAnswer{GrantID: id}) // a string: cannot fail
+	writeAnswer(w, &answer{status: http.StatusOK, body: body})
+}

@@ -207,6 +207,7 @@ func New(o Options) (*Backend, error) {
 	b.mux.HandleFunc("/v1/approvals/{id}/decision", b.serveDecision)
 	b.mux.HandleFunc("/v1/approvals/{id}/arguments", b.serveLookup)
 	b.mux.HandleFunc("/v1/grants/{id}/revoke", b.serveRevoke)
+	b.mux.HandleFunc(CoversPath, b.serveCovers)
 	b.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, &answer{status: http.StatusNotFound, code: "not_found", message: "no such endpoint: " + r.URL.Path})
 	})
