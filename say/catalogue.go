@@ -222,6 +222,8 @@ func (r Reason) String() string {
 		return "Revoking grant " + r.Message + "; the job backend is being told."
 	case GrantEnded:
 		return "Grant " + r.Message + " has ended already (" + r.State + "); nothing was sent."
+	case GrantInFlight:
+		return "Grant " + r.Message + " is still on its way to the job backend with its approval; revoke it once that is recorded. Nothing was sent."
 	case AlreadyDecided:
 		return fmt.Sprintf("Already decided: %s %s it first; your %s was not recorded.", r.Actor, r.State, verb(r.Approve))
 	case StaleRevision:

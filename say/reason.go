@@ -140,6 +140,7 @@ const (
 	GrantUnknown   // no live grant of the tenant has that id
 	GrantRevoking  // the revocation of grant Message is on its way
 	GrantEnded     // the grant Message ended already (State)
+	GrantInFlight  // the grant Message is still on its way with its approval
 )
 
 // Reason is why a click went as it did, with the values its sentence

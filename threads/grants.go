@@ -225,8 +225,15 @@ func (s *Service) grantUse(ctx context.Context, tx store.Tx, ev *approval.Event,
 	g.LastUseAt = now
 	text := fmt.Sprintf("Allowed by grant %s (%s, %s): %s · %d of %d uses", g.ID, g.Actor, grantTTLOf(g),
 		approval.RedactText(ag.Call.Function), g.UsesSeen, g.UsesAllowed)
+	if g.State != store.GrantLive && g.State != store.GrantPending {
+		// The backend used a grant the bot holds as ended: said, not hidden.
+		text = "Warning: " + text + fmt.Sprintf(" (the bot holds this grant as %s)", g.State)
+	}
+	if g.UsesSeen > g.UsesAllowed {
+		text = "Warning: " + text + " (more uses than the grant allows)"
+	}
 	lines := []string{text}
-	if g.UsesSeen >= g.UsesAllowed && (g.State == store.GrantLive || g.State == store.GrantPending) {
+	if g.UsesSeen == g.UsesAllowed && (g.State == store.GrantLive || g.State == store.GrantPending) {
 		g.State, g.EndedPosted = store.GrantExpired, true
 		lines = append(lines, fmt.Sprintf("Grant %s has used all %d uses; it has ended.", g.ID, g.UsesAllowed))
 	}

@@ -153,10 +153,15 @@ func (s *Service) RevokeGrant(ctx context.Context, grantID string, who Person) (
 			return err
 		}
 		switch {
+		case g.State == store.GrantPending:
+			// Revoked before the backend has it, the revocation could
+			// overtake the grant and miss it: the person tries again.
+			res = say.Reason{Kind: say.GrantInFlight, Message: grantID}
+			return nil
 		case g.State == store.GrantRevoking:
 			res = say.Reason{Kind: say.GrantRevoking, Message: grantID}
 			return nil
-		case g.State != store.GrantLive && g.State != store.GrantPending, !g.ExpiresAt.After(now):
+		case g.State != store.GrantLive, !g.ExpiresAt.After(now):
 			state := g.State
 			if state == store.GrantLive {
 				state = store.GrantExpired

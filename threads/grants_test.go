@@ -232,6 +232,12 @@ func TestGrantMadeUsedAndRevoked(t *testing.T) {
 	if listed, _ := threads.ListGrants(context.Background(), h.store, "acme", nil, h.clock.Now()); len(listed) != 0 {
 		t.Errorf("a revoked grant is listed: %+v", listed)
 	}
+	// A use the backend reports after the revocation is posted, as a warning.
+	threadstest.Ingest(t, h.svc, "auto.json", usedEvent("evt-use-late", id))
+	h.drain(t)
+	if n := len(h.repliesWith("Warning: Allowed by grant " + id)); n != 2 {
+		t.Errorf("a use after the revocation posted %d warnings: %+v", n, h.surf.replies)
+	}
 	// An unknown grant's use is audited as before.
 	threadstest.Ingest(t, h.svc, "auto.json", usedEvent("evt-use-3", "g-0000000000000000"))
 	h.drain(t)
@@ -251,6 +257,12 @@ func TestGrantCallScopeRefusedAndExpired(t *testing.T) {
 	out := h.grant("U0KEVIN", threads.GrantAsk{Scope: approval.GrantScopeCall, TTL: 15 * time.Minute, Uses: 1})
 	if !out.Sent {
 		t.Fatalf("grant: %v", out.Reason.String())
+	}
+	// Revoked while its approval is on its way: refused, to be retried.
+	if gs := h.grants(t); len(gs) != 1 {
+		t.Fatalf("grants %+v", gs)
+	} else if why, err := h.svc.RevokeGrant(context.Background(), gs[0].ID, slackPerson("U0LEE")); err != nil || why.Kind != say.GrantInFlight {
+		t.Fatalf("revoke in flight: %v %v", why.String(), err)
 	}
 	h.drain(t)
 	sent := h.fake.Decisions()[0].Request.Grant
