@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,12 @@ const grantsOn = "    grants: {enabled: true, destructive: true, max_ttl: 8h, ma
 // judges their expiry by the harness's clock.
 func newGrantsHarness(t *testing.T, configText string) *decideHarness {
 	t.Helper()
+	return newGrantsHarnessOn(t, configText, nil)
+}
+
+// newGrantsHarnessOn is newGrantsHarness on st (nil: SQLite).
+func newGrantsHarnessOn(t *testing.T, configText string, st store.Store) *decideHarness {
+	t.Helper()
 	secret := [][]byte{[]byte(testCallsSecret)}
 	var clock func() time.Time
 	fake := backendtest.New(t, standin.Options{Secrets: secret, GrantNow: func() time.Time { return clock() }})
@@ -45,6 +52,9 @@ func newGrantsHarness(t *testing.T, configText string) *decideHarness {
 		o.Backend = client.ForThreads()
 		o.Mailer = o.Fallback.(*recorder)
 		o.Grants = true
+		if st != nil {
+			o.Store = st
+		}
 	})
 	clock = h.clock.Now
 	return &decideHarness{harness: h, fake: fake}
@@ -422,5 +432,35 @@ func TestGrantActionNeedsItsDialog(t *testing.T) {
 	h.drain(t)
 	if n := len(h.fake.Decisions()); n != 0 {
 		t.Errorf("%d decisions reached the backend", n)
+	}
+}
+
+// Two replicas on PostgreSQL take the same use at once: it is counted
+// once and posted once in each thread of the card that made the grant.
+func TestGrantUseOnceAcrossReplicasOnPostgres(t *testing.T) {
+	h := newGrantsHarnessOn(t, grantsConfig(grantsOn, ""), openStormStore(t, true))
+	h.fake.AddApproval("a-merge1", 1, arguments(t, "a-merge1.json"), false)
+	h.ingest(t, "merge.json")
+	h.drain(t)
+	if out := h.grant("U0KEVIN", threads.GrantAsk{Scope: approval.GrantScopeCall, TTL: time.Hour, Uses: 3}); !out.Sent {
+		t.Fatalf("grant: %v", out.Reason.String())
+	}
+	h.drain(t)
+	id := h.fake.Decisions()[0].Request.Grant.ID
+	other, err := threads.New(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, svc := range []*threads.Service{h.svc, other, h.svc, other} {
+		wg.Go(func() { threadstest.Ingest(t, svc, "auto.json", usedEvent("evt-use-pg", id)) })
+	}
+	wg.Wait()
+	h.drain(t)
+	if n := len(h.repliesWith("Allowed by grant " + id)); n != 2 {
+		t.Errorf("one use posted %d times in 2 threads: %+v", n, h.surf.replies)
+	}
+	if g, _ := h.store.GrantGet(context.Background(), id); g == nil || g.UsesSeen != 1 {
+		t.Errorf("uses counted: %+v", g)
 	}
 }
