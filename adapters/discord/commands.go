@@ -178,7 +178,7 @@ func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*
 			"configuration, so there is nothing to show. An admin can add your Discord id `" + markdown(who.user) + "`."})
 	}
 	if sub == subGrants {
-		return a.grantsMessages(ctx, ids, tenants, member)
+		return a.grantsMessages(ctx, ids, tenants, member, who.user)
 	}
 	var sections []string
 	for _, id := range ids {

@@ -11,6 +11,7 @@ import (
 
 	"approvalsbot/approval"
 	"approvalsbot/internal/utf16text"
+	"approvalsbot/ladder"
 	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/tenant"
@@ -198,7 +199,8 @@ func (a *Adapter) revokeGrant(ctx context.Context, act templates.Action, who per
 
 // grantsMessages is /approvals grants' answer: each tenant's live grants
 // as lines, each with a Revoke button, within a message's components.
-func (a *Adapter) grantsMessages(ctx context.Context, ids []string, tenants map[string]*tenant.Tenant, member func(*tenant.Tenant) bool) []*Message {
+func (a *Adapter) grantsMessages(ctx context.Context, ids []string, tenants map[string]*tenant.Tenant, member func(*tenant.Tenant) bool,
+	who string) []*Message {
 	var msgs []*Message
 	for _, id := range ids {
 		t := tenants[id]
@@ -206,6 +208,8 @@ func (a *Adapter) grantsMessages(ctx context.Context, ids []string, tenants map[
 			msgs = append(msgs, textMessages([]string{say.MembersOnly("**" + markdown(id) + "**")})...)
 			continue
 		}
+		m, _ := t.MemberOn(ladder.SurfaceDiscord, who)
+		decides := m.Role.CanDecide() // Revoke is offered to them only
 		gs, err := threads.ListGrants(ctx, a.store, id, t.Location(), a.now())
 		if err != nil {
 			a.log.Warn("discord: list grants", "tenant", id, "err", err.Error())
@@ -226,7 +230,7 @@ func (a *Adapter) grantsMessages(ctx context.Context, ids []string, tenants map[
 			var row []Component
 			for _, g := range part {
 				lines = append(lines, "• "+markdown(threads.GrantLine(g)))
-				if g.Revoking {
+				if g.Revoking || !decides {
 					continue
 				}
 				act := templates.Action{Kind: templates.ActionRevokeGrant, ApprovalID: g.ID, Revision: 1}

@@ -82,6 +82,21 @@ func TestGrantFromDiscord(t *testing.T) {
 	if !strings.Contains(listing, id) || !strings.Contains(listing, "5 uses left") || !strings.Contains(listing, revoke) {
 		t.Fatalf("/approvals grants: %s", listing)
 	}
+	// A viewer sees the grant without a Revoke; one they forge is refused.
+	seen := h.discord.Subcommand(vic, chApproval, "approvals", "grants")
+	var viewerListing string
+	threadstest.Eventually(t, "the viewer's /approvals grants", func() bool {
+		for _, r := range h.discord.Requests() {
+			if r.Route == discordtest.RouteOriginalEdit && strings.Contains(r.Path, seen.Token) && r.Status == 200 {
+				viewerListing = string(r.Body)
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(viewerListing, id) || strings.Contains(viewerListing, revoke) {
+		t.Fatalf("the viewer's listing: %s", viewerListing)
+	}
 	res = h.discord.ClickButton(discordtest.Click{User: vic, Channel: chApproval, CustomID: revoke, Ephemeral: true})
 	answeredAtOnce(t, res, "cannot decide")
 	res = h.discord.ClickButton(discordtest.Click{User: lee, Channel: chApproval, CustomID: revoke, Ephemeral: true})

@@ -109,7 +109,8 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 			continue
 		}
 		if sub == subGrants {
-			sections = append(sections, a.grantsText(ctx, id, t))
+			m, _ := t.MemberOn(ladder.SurfaceSlack, cmd.UserID)
+			sections = append(sections, a.grantsText(ctx, id, t, m.Role.CanDecide()))
 			continue
 		}
 		if sub == subLadder {

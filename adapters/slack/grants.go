@@ -165,8 +165,9 @@ func grantChoice(st *slackgo.ViewState) (threads.GrantAsk, error) {
 
 // grantsText is one tenant's part of /approvals grants: each live grant
 // the bot knows (who gave it, the scope in words, uses left, expiry, last
-// use), each with a Revoke the core checks when pressed.
-func (a *Adapter) grantsText(ctx context.Context, id string, t *tenant.Tenant) section {
+// use), each with a Revoke the core checks when pressed, shown to
+// members who may decide (decides).
+func (a *Adapter) grantsText(ctx context.Context, id string, t *tenant.Tenant, decides bool) section {
 	gs, err := threads.ListGrants(ctx, a.store, id, t.Location(), a.now())
 	if err != nil {
 		a.log.Warn("slack: list grants", "tenant", id, "err", err.Error())
@@ -180,7 +181,7 @@ func (a *Adapter) grantsText(ctx context.Context, id string, t *tenant.Tenant) s
 		// The words and ids are the bot's, made of the backend's values:
 		// literal text, never mrkdwn.
 		line := []elem{textElem("• " + threads.GrantLine(g))}
-		if g.Revoking {
+		if g.Revoking || !decides {
 			out.lines = append(out.lines, line)
 			continue
 		}

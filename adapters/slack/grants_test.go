@@ -99,6 +99,12 @@ func TestGrantFromSlack(t *testing.T) {
 	if !strings.Contains(listingJSON(t, listing), revoke) {
 		t.Fatalf("the listing has no Revoke: %s", listingJSON(t, listing))
 	}
+	// A viewer sees the grant, without a Revoke; a Revoke they forge is
+	// refused by the core.
+	h.command(t, "U0VIC", "C0APPROVALS", "grants")
+	if seen := h.told(t, "U0VIC", id); strings.Contains(listingJSON(t, seen), revoke) {
+		t.Fatalf("a viewer is offered Revoke: %s", listingJSON(t, seen))
+	}
 	h.clickAnswer(t, "U0VIC", "C0APPROVALS", revoke)
 	h.told(t, "U0VIC", "cannot decide")
 	h.clickAnswer(t, "U0LEE", "C0APPROVALS", revoke)
