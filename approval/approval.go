@@ -334,4 +334,7 @@ type AutoGranted struct {
 		ArgsSHA256 string `json:"args_sha256"`
 	} `json:"call"`
 	PolicyID string `json:"policy_id"`
+	// GrantID names the grant the call ran under, when a person's grant
+	// let it through (docs/protocol.md#grants); "" for a platform policy.
+	GrantID string `json:"grant_id,omitempty"`
 }

@@ -187,6 +187,9 @@ func Parse(body []byte) (*Event, error) {
 			v.text("data.call.function", ag.Call.Function, true)
 			v.digest("data.call.args_sha256", ag.Call.ArgsSHA256, true)
 			v.text("data.policy_id", ag.PolicyID, true)
+			// A grant's id is the bot's own ("g-" and hex); any other
+			// names no grant and is refused rather than looked up.
+			v.check(ag.GrantID == "" || GrantIDPattern.MatchString(ag.GrantID), "data.grant_id", "want g- and 16 lowercase hex")
 		}
 	default:
 		v.add("type", fmt.Sprintf("unknown event type %q", truncate(string(env.Type), 64)))

@@ -132,10 +132,16 @@ const (
 	// FeatureTypedConfirmation: the decision page takes a typed
 	// confirmation, and the decision carries the value typed.
 	FeatureTypedConfirmation = "typed_confirmation"
+	// FeatureGrants: a decision may carry a grant, "Approve and allow…",
+	// which the backend applies and reports the uses of; grants are
+	// revoked with a signed call (docs/protocol.md#grants).
+	FeatureGrants = "grants"
 )
 
 // Features lists every feature the bot knows.
-func Features() []string { return []string{FeatureApprovers, FeatureTypedConfirmation} }
+func Features() []string {
+	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureGrants}
+}
 
 // Supports reports whether the backend is configured as supporting feature.
 func (b Backend) Supports(feature string) bool { return slices.Contains(b.Features, feature) }

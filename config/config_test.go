@@ -161,6 +161,7 @@ func TestLoadFull(t *testing.T) {
 				},
 				EmailDecisions: tenant.EmailDecisionsDeny,
 				Passkeys:       tenant.PasskeysOff,
+				Grants:         tenant.DefaultGrants(),
 			},
 		},
 		// The public key is no secret: read like any text, not listed.

@@ -31,6 +31,8 @@ type decoder struct {
 	secretVars []SecretVar
 	// passkeys is where each tenant asking for passkeys wrote its rule.
 	passkeys map[string]passkeyPos
+	// grantsOn is where each tenant enabling grants said so.
+	grantsOn map[string]passkeyPos
 }
 
 // problemf records a problem at node n (nil: no line).

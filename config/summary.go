@@ -148,6 +148,7 @@ func summary(t *tenant.Tenant, b *strings.Builder, now time.Time, page bool) {
 	if w := passkeyWords[t.Passkeys]; w != "" {
 		fmt.Fprintf(b, "  passkeys %s: approving %s needs the member's passkey, on the decision page\n", t.Passkeys, w)
 	}
+	b.WriteString(grantWords(t.Grants))
 	if t.Zone != nil {
 		fmt.Fprintf(b, "  zone %s\n", t.Zone)
 	}

@@ -113,6 +113,7 @@ func (d *decoder) decodeFile(data []byte) *Config {
 	if ok {
 		c.DecisionPage = d.decisionPage(seen, publicURL, linkSecrets)
 		d.passkeysNeedPage(c, seen)
+		d.grantsNeedFeature(c)
 	}
 	if !ok {
 		return c
@@ -522,7 +523,7 @@ func (d *decoder) positiveDuration(v *yaml.Node, p string) (time.Duration, bool)
 
 func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 	t := &tenant.Tenant{ID: id, Deadline: ladder.DefaultDeadline, MaxDeadline: DefaultMaxDeadline, Ladders: map[string]ladder.Ladder{},
-		EmailDecisions: tenant.DefaultEmailDecisions, Passkeys: tenant.PasskeysOff}
+		EmailDecisions: tenant.DefaultEmailDecisions, Passkeys: tenant.PasskeysOff, Grants: tenant.DefaultGrants()}
 	var decisionsAt string // the key that set EmailDecisions, when one did
 	pageDecisions := func(k, v *yaml.Node, p string) {
 		if decisionsAt != "" {
@@ -578,6 +579,7 @@ func (d *decoder) tenant(k, v *yaml.Node, p, id string) *tenant.Tenant {
 		"page_decisions":  pageDecisions,
 		"email_decisions": pageDecisions,
 		"passkeys":        func(_, v *yaml.Node, p string) { d.passkeyRule(t, v, p) },
+		"grants":          func(_, v *yaml.Node, p string) { d.grants(t, v, p) },
 	})
 	if !ok {
 		return t

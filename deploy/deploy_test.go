@@ -305,11 +305,11 @@ func TestDeliveryCountersStartAtZero(t *testing.T) {
 			have[l["surface"]+"/"+l["kind"]+"/"+l["result"]] = m.GetCounter().GetValue()
 		}
 	}
-	// Each kind under the surfaces it is delivered to: a decision to the
-	// job backend, an email by mail, a push to a member's push address,
+	// Each kind under the surfaces it is delivered to: a decision and a
+	// grant's revocation to the job backend, an email by mail, a push to a member's push address,
 	// the rest to a chat surface (or, when that surface is not
 	// configured, the log).
-	pairs := []string{"backend/decision", "email/email", "push/push"}
+	pairs := []string{"backend/decision", "backend/grant_revoke", "email/email", "push/push"}
 	for _, surface := range []string{"slack", "discord", "log"} {
 		for _, kind := range []string{"post_card", "edit_card", "reply", "tell", "notice"} {
 			pairs = append(pairs, surface+"/"+kind)

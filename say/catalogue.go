@@ -208,6 +208,22 @@ func (r Reason) String() string {
 		return fmt.Sprintf("Sending your %s of %s to the job backend…", verb(r.Approve), r.Function)
 	case Recorded:
 		return "Recorded: your " + verb(r.Approve) + " reached the job backend."
+	case GrantsOff:
+		return "Approve and allow… is not offered for tenant " + r.Tenant + "; nothing was sent."
+	case GrantBarred:
+		return "This call cannot be allowed ahead: " + r.Message + ". Approve it alone, or not; nothing was sent."
+	case GrantBadChoice:
+		return "That scope, time or number of uses is not one offered for this call; nothing was sent."
+	case GrantSending:
+		return fmt.Sprintf("Sending your approval of %s to the job backend, and allowing %s…", r.Function, r.Message)
+	case GrantUnknown:
+		return "The bot knows no live grant " + r.Message + " of this tenant; nothing was sent."
+	case GrantRevoking:
+		return "Revoking grant " + r.Message + "; the job backend is being told."
+	case GrantEnded:
+		return "Grant " + r.Message + " has ended already (" + r.State + "); nothing was sent."
+	case GrantInFlight:
+		return "Grant " + r.Message + " is still on its way to the job backend with its approval; revoke it once that is recorded. Nothing was sent."
 	case AlreadyDecided:
 		return fmt.Sprintf("Already decided: %s %s it first; your %s was not recorded.", r.Actor, r.State, verb(r.Approve))
 	case StaleRevision:

@@ -131,6 +131,16 @@ const (
 	ChangesMismatch     // the changeset does not match its patch digest or the card's files
 	ArgumentsUnreadable // the arguments could not be read
 	RevealTooLarge      // too large for chat (Console, Mail)
+
+	// Grants ("Approve and allow…", docs/protocol.md#grants).
+	GrantsOff      // the tenant or its backend offers no grants
+	GrantBarred    // this call admits no grant: Message says why
+	GrantBadChoice // the dialog's scope, time or uses is not one offered
+	GrantSending   // Approve of Function with the grant Message is on its way
+	GrantUnknown   // no live grant of the tenant has that id
+	GrantRevoking  // the revocation of grant Message is on its way
+	GrantEnded     // the grant Message ended already (State)
+	GrantInFlight  // the grant Message is still on its way with its approval
 )
 
 // Reason is why a click went as it did, with the values its sentence

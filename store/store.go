@@ -168,6 +168,17 @@ type Store interface {
 	// before Before, oldest first, as the other retention calls do.
 	OutcomePrune(ctx context.Context, p OutcomePruneParams) (int, error)
 
+	// Grants (grant.go).
+
+	// GrantGet reads one grant (ErrNotFound when absent).
+	GrantGet(ctx context.Context, id string) (*Grant, error)
+	// GrantList lists a tenant's grants in the states asked, soonest
+	// expiry first, then by id; none is an empty list.
+	GrantList(ctx context.Context, p GrantListParams) ([]*Grant, error)
+	// GrantListExpired lists, across tenants, live grants whose time ran
+	// out at Now, soonest first, through an index.
+	GrantListExpired(ctx context.Context, p GrantListExpiredParams) ([]*Grant, error)
+
 	// Ping checks that the database answers a query.
 	Ping(ctx context.Context) error
 	// WriteCheck commits one write to a one-row table, on the path every
@@ -215,6 +226,16 @@ type Tx interface {
 	// (an approval requested before outcomes were kept, or a tombstone)
 	// changes nothing.
 	OutcomeClose(ctx context.Context, p OutcomeCloseParams) error
+
+	// GrantInsert keeps a new grant (CheckGrant); ErrExists when its id
+	// is held, which leaves the stored one as it was.
+	GrantInsert(ctx context.Context, g *Grant) error
+	// GrantGetForUpdate reads a grant and locks it until the transaction
+	// ends (ErrNotFound when absent).
+	GrantGetForUpdate(ctx context.Context, id string) (*Grant, error)
+	// GrantUpdate writes what may change of a grant: its state, uses,
+	// last use, revocation and whether its end was posted.
+	GrantUpdate(ctx context.Context, g *Grant) error
 	// Savepoint runs fn inside a savepoint, so one caller's work in a
 	// group commit fails alone: fn's writes (queued ones included) are
 	// undone and its error returned as it is. When the savepoint cannot be

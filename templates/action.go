@@ -32,6 +32,13 @@ const (
 	ActionApproveSeen ActionKind = "approve_seen"
 	// ActionApproveNoteSeen is that private answer's Approve with comment….
 	ActionApproveNoteSeen ActionKind = "note_seen"
+	// ActionGrant is "Approve and allow…": it opens the grant dialog,
+	// whose submission approves the revision with a grant
+	// (docs/protocol.md#grants).
+	ActionGrant ActionKind = "grant"
+	// ActionRevokeGrant is /approvals grants' Revoke: its ApprovalID holds
+	// the grant's id (g-…) and its Revision is 1.
+	ActionRevokeGrant ActionKind = "revoke"
 )
 
 // Seen reports whether k is ActionApproveSeen or ActionApproveNoteSeen.
@@ -41,7 +48,7 @@ func (k ActionKind) Seen() bool {
 
 // ActionKinds lists every kind, so tests can cover them all.
 func ActionKinds() []ActionKind {
-	return []ActionKind{ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionEscalate, ActionApproveSeen, ActionApproveNoteSeen}
+	return []ActionKind{ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionEscalate, ActionApproveSeen, ActionApproveNoteSeen, ActionGrant, ActionRevokeGrant}
 }
 
 // Action is the payload of a button: which approval, which revision of it
@@ -103,7 +110,7 @@ func ParseAction(s string) (Action, error) {
 	kind := ActionKind(parts[1])
 	want := 4
 	switch kind {
-	case ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionApproveSeen, ActionApproveNoteSeen:
+	case ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionApproveSeen, ActionApproveNoteSeen, ActionGrant, ActionRevokeGrant:
 	case ActionEscalate:
 		want = 5
 	default:

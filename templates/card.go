@@ -398,6 +398,9 @@ type Input struct {
 	// TypedOnPage: the decision page takes a typed confirmation, so a
 	// call that needs one says to approve it there (or in the console).
 	TypedOnPage bool
+	// Grants: the card offers "Approve and allow…" (a grant) beside
+	// Approve; the core decides (threads), and refuses a forged one.
+	Grants bool
 }
 
 // Quorum is how far a call that needs Need distinct people's approvals
@@ -450,6 +453,7 @@ const (
 	dateAndTime       = "2006-01-02 15:04 MST"
 	labelApprove      = "Approve"
 	labelApproveNote  = "Approve with comment…"
+	labelApproveGrant = "Approve and allow…"
 	labelDeny         = "Deny"
 	labelShowArgs     = "Show all arguments"
 	labelShowDetails  = "Show details"
@@ -556,7 +560,9 @@ func Build(in Input) Card {
 	if pending {
 		c.Ladder, c.Times.Ladder = planLine(in.Ladder, deadline(in, a), a.RequestedAt, k).done(0)
 		c.LadderNote = ladderNote(in.Ladder, c.Tenant)
-		c.Buttons = buttons(a, &c, waiting, ladderControls(in))
+		lc := ladderControls(in)
+		lc.grants = in.Grants
+		c.Buttons = buttons(a, &c, waiting, lc)
 	}
 	return c
 }
@@ -682,6 +688,7 @@ func escalatedLines(es []EscalatedStep, k clock) ([]string, [][]Stamp) {
 type controls struct {
 	escalate    bool
 	escalations int
+	grants      bool // offer Approve and allow… (Input.Grants)
 }
 
 func ladderControls(in Input) controls {
@@ -1641,6 +1648,10 @@ func buttons(a *approval.Approval, c *Card, waiting bool, lc controls) []Button 
 		add(approve, ActionApprove)
 		add(deny, ActionDeny)
 		add(note, ActionApproveNote)
+	}
+	if waiting && a.ChatMayApprove() && lc.grants {
+		// Opens the grant dialog; nothing is decided by the click.
+		add(Button{Label: labelApproveGrant}, ActionGrant)
 	}
 	// The ladder's controls decide nothing: a call that only the console
 	// may approve still has a ladder to hold or to hurry.

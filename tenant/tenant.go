@@ -50,6 +50,9 @@ type Tenant struct {
 	// Passkeys is which approvals need a member's passkey to approve
 	// (PasskeyRequired); "" is PasskeysOff.
 	Passkeys PasskeyRule
+	// Grants is the tenant's rule for "Approve and allow…"; off unless
+	// the file enables it.
+	Grants Grants
 }
 
 // Digest posts a summary of what still waits.

@@ -71,6 +71,9 @@ type ClickRequest struct {
 	Typed string
 	// Link is the decision link a ClickView opens; nil for other clicks.
 	Link *PageLink
+	// Grant is the grant dialog's submission (ClickRecord of a
+	// templates.ActionGrant); nil for every other click.
+	Grant *GrantAsk
 }
 
 // Clicked is what became of a click.
@@ -120,6 +123,9 @@ type Dialog struct {
 	// revision cannot be read: the dialog then says the text goes onto
 	// the card, a promise that errs on the side of care.
 	Restricted bool
+	// Grant is "Approve and allow…"'s offer (templates.ActionGrant); nil
+	// for every other dialog.
+	Grant *GrantOffer
 }
 
 // Shown is what Show all arguments, Show details and a Reveal show the
@@ -151,6 +157,9 @@ func (s *Service) Click(ctx context.Context, req ClickRequest) Clicked {
 	case ClickAsk:
 		return s.clickAsk(ForPerson(ctx), req)
 	case ClickRecord:
+		if req.Action.Kind == templates.ActionRevokeGrant {
+			return s.clickRevoke(ForPerson(ctx), req)
+		}
 		return s.clickRecord(ForPerson(ctx), req)
 	case ClickLadder:
 		return s.clickLadder(ForPerson(ctx), req)
@@ -167,7 +176,8 @@ func (s *Service) Click(ctx context.Context, req ClickRequest) Clicked {
 // approves reports whether the click's action approves.
 func (req ClickRequest) approves() bool {
 	switch req.Action.Kind {
-	case templates.ActionApprove, templates.ActionApproveSeen, templates.ActionApproveNote, templates.ActionApproveNoteSeen:
+	case templates.ActionApprove, templates.ActionApproveSeen, templates.ActionApproveNote, templates.ActionApproveNoteSeen,
+		templates.ActionGrant:
 		return true
 	}
 	return false
@@ -215,11 +225,17 @@ func (s *Service) clickRecord(ctx context.Context, req ClickRequest) Clicked {
 		return out
 	}
 	act := req.Action
+	if (act.Kind == templates.ActionGrant) != (req.Grant != nil) {
+		// A grant comes only from its dialog, and only its dialog's
+		// action carries one.
+		return Clicked{Tenant: row.Tenant, Reason: say.Reason{Kind: say.UnknownButton}}
+	}
 	// Only the Approve of a private answer that showed the call's
 	// content says the person was shown it.
 	res, err := s.decide(ctx, DecideRequest{Tenant: row.Tenant, ApprovalID: act.ApprovalID, Revision: act.Revision,
 		Approve: approve, Comment: req.Comment, Person: req.Person, ReceivedAt: req.ReceivedAt,
-		Shown: approve && act.Kind.Seen(), ShownDigest: req.ShownDigest, Passkey: req.Passkey, Typed: req.Typed}, row)
+		Shown: approve && act.Kind.Seen(), ShownDigest: req.ShownDigest, Passkey: req.Passkey, Typed: req.Typed,
+		Grant: req.Grant}, row)
 	if err != nil {
 		s.log.Error("record a decision", append(req.logArgs(), "tenant", row.Tenant, "err", err.Error())...)
 		return Clicked{Tenant: row.Tenant, Retry: true, Reason: failed(err, say.NotRecorded, say.Decision)}
@@ -261,6 +277,11 @@ func (s *Service) clickAsk(ctx context.Context, req ClickRequest) Clicked {
 	rev, err := s.store.RevisionGet(ctx, act.ApprovalID, act.Revision)
 	if err != nil {
 		s.log.Warn("read the revision a dialog names; asking again as for a destructive call", append(logArgs, "err", err.Error())...)
+		if act.Kind == templates.ActionGrant {
+			// No grant is offered on a call the bot cannot read.
+			out.Retry, out.Reason = true, say.Reason{Kind: say.CannotCheck}
+			return out
+		}
 		out.Dialog = d
 		return out
 	}
@@ -268,6 +289,10 @@ func (s *Service) clickAsk(ctx context.Context, req ClickRequest) Clicked {
 	if err := json.Unmarshal(rev.Body, &a); err != nil {
 		// The error may quote a value of the call: not logged.
 		s.log.Warn("decode the revision a dialog names; asking again as for a destructive call", logArgs...)
+		if act.Kind == templates.ActionGrant {
+			out.Reason = say.Reason{Kind: say.CannotCheck}
+			return out
+		}
 		out.Dialog = d
 		return out
 	}
@@ -294,6 +319,19 @@ func (s *Service) clickAsk(ctx context.Context, req ClickRequest) Clicked {
 		// Nor for an Approve only a passkey gives: the member is sent to
 		// their decision page.
 		refused = s.passkeyNeeded(t, m, &a)
+	}
+	if refused.IsZero() && act.Kind == templates.ActionGrant {
+		// Nor for a grant the call or this member may not give.
+		refused = say.Reason{Kind: say.UnknownCard}
+		if a.Tenant == row.Tenant {
+			fz, err := frozenOf(row)
+			if err != nil {
+				refused = say.Reason{Kind: say.CannotCheck}
+			} else if refused = s.grantRefusal(t, m, &a, &fz); refused.IsZero() {
+				o := grantOffer(t, &a)
+				d.Grant = &o
+			}
+		}
 	}
 	if !refused.IsZero() {
 		out.Reason = refused

@@ -45,6 +45,10 @@ type DecisionCall struct {
 	// call that needs one; nil for none. The client sends it only to a
 	// backend that supports it (docs/protocol.md#typed_confirmation).
 	Confirm *Typed
+	// Grant is the grant the person gave with this approval; nil for
+	// none. Only a backend that supports grants is offered them
+	// (docs/protocol.md#grants).
+	Grant *Grant
 }
 
 // Typed is a typed confirmation: the argument the call names, and the
@@ -158,6 +162,9 @@ type DecideRequest struct {
 	// content holder, to a backend that takes it (Options.TypedConfirm),
 	// is a call that needs a typed confirmation approved.
 	Typed string
+	// Grant is the grant dialog's choice ("Approve and allow…"); nil for
+	// a plain decision. The core checks it as if crafted (grants.go).
+	Grant *GrantAsk
 }
 
 // RecordBound is how long a click may take to be recorded before the
@@ -206,6 +213,8 @@ type deciding struct {
 	// against the call's full arguments; nil for none. It is kept only
 	// while the decision is in flight.
 	Typed *Typed `json:"typed,omitempty"`
+	// Grant is the grant this approval carries; nil for none.
+	Grant *Grant `json:"grant,omitempty"`
 }
 
 // The deadline's decision (docs/protocol.md): only ever deny.
@@ -244,6 +253,28 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 		// A chat click cannot carry a passkey: the member is sent to
 		// their decision page, privately.
 		return DecideResult{Reason: s.passkeyNeeded(chk.tenant, m, a)}, nil
+	}
+	var grant *Grant
+	if req.Grant != nil {
+		// A grant is checked here whatever the surface showed: a crafted
+		// submission, or one for a call it may not cover, is refused.
+		if !req.Approve {
+			return DecideResult{Reason: say.Reason{Kind: say.UnknownButton}}, nil
+		}
+		var fz *Frozen
+		if row != nil {
+			if f, err := frozenOf(row); err == nil {
+				fz = &f
+			}
+		}
+		if why := s.grantRefusal(chk.tenant, m, a, fz); !why.IsZero() {
+			return DecideResult{Reason: why}, nil
+		}
+		g, ok := mintGrant(chk.tenant, a, *req.Grant, s.clock.Now())
+		if !ok {
+			return DecideResult{Reason: say.Reason{Kind: say.GrantBadChoice}}, nil
+		}
+		grant = g
 	}
 	if req.Approve && row != nil {
 		// An approval the call's quorum would not count is refused before
@@ -293,6 +324,9 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 		d.Digest = a.Call.ArgsSHA256
 	}
 	sending := say.Reason{Kind: say.Sending, Approve: req.Approve, Function: a.Call.Function}
+	if grant != nil {
+		sending = say.Reason{Kind: say.GrantSending, Function: a.Call.Function, Message: grant.Words}
+	}
 	var res DecideResult
 	var written *store.Approval // the approval as the transaction wrote it
 	err = s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -327,6 +361,11 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 				}
 				partial = len(given.on(row.Revision))+1 < q.Need
 			}
+		}
+		if grant != nil && q != nil {
+			// A grant must not get around a quorum (frozen at request).
+			res = DecideResult{Reason: say.Reason{Kind: say.GrantBarred, Message: "a quorum decides it"}}
+			return nil
 		}
 		// A receipt is never taken as earlier than it says, even when
 		// it is later than now: a receipt stamped at a deadline whose
@@ -390,12 +429,26 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 			}
 			d.Approvers = given.on(row.Revision)
 		}
+		dec := s.decisionRowFor(row, d, now, now)
+		if grant != nil {
+			// The grant's id comes from the decision's key: every retry
+			// of the decision sends the same grant.
+			grant.ID = approval.NewGrantID(dec.ID)
+			d.Grant = grant
+			g, err := grantRow(grant, row.Tenant, row.ID, d)
+			if err != nil {
+				return err
+			}
+			if err := tx.GrantInsert(ctx, g); err != nil {
+				return err
+			}
+		}
 		row.Deciding, _ = json.Marshal(d) // plain data: cannot fail
 		if err := tx.ApprovalUpsert(ctx, row); err != nil {
 			return err
 		}
 		res, written = DecideResult{Sent: true, Reason: sending}, row
-		return s.insert(ctx, tx, []store.OutboxInsertParams{s.decisionRowFor(row, d, now, now)})
+		return s.insert(ctx, tx, []store.OutboxInsertParams{dec})
 	})
 	if errors.Is(err, store.ErrCommit) && written != nil && s.recorded(ctx, req.ApprovalID, d, res.Reason.Kind == say.Voted) {
 		// The commit went through though its answer was lost (the
@@ -668,7 +721,7 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 	}
 	ans, err := s.backend.Decide(ctx, DecisionCall{ApprovalID: a.ID, Revision: d.Revision, Approve: d.Approve,
 		Actor: d.Actor, Surface: d.Surface, User: d.User, Comment: d.Comment, ArgsSHA256: d.Digest,
-		IdempotencyKey: row.ID, Approvers: approvers(d.Approvers), Confirm: d.Typed})
+		IdempotencyKey: row.ID, Approvers: approvers(d.Approvers), Confirm: d.Typed, Grant: d.Grant})
 	if err != nil {
 		if d.Surface == DeadlineSurface || stopping(ctx) {
 			// The deadline retries until the backend answers; a stop
@@ -739,6 +792,14 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 		why := tell
 		if ans != nil {
 			ev, why = outcome(row, d, *ans)
+		}
+		if d.Grant != nil {
+			// The grant lives only if the backend recorded the approval
+			// that carried it.
+			live := ans != nil && ans.Outcome == DecisionRecorded && (ans.Status == "" || ans.Status == approval.StateApproved)
+			if err := settleGrant(ctx, tx, d.Grant, live); err != nil {
+				return err
+			}
 		}
 		text := why.String()
 		var rows []store.OutboxInsertParams

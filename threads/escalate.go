@@ -51,6 +51,13 @@ const tickLease = time.Minute
 // missed while the bot was down fire once, merged. The deadline only denies.
 func (s *Service) Tick(ctx context.Context) (TickResult, error) {
 	var total TickResult
+	if s.grants {
+		// Grants whose time ran out are posted as ended where they were
+		// made (grants_revoke.go); a failure is retried at the next tick.
+		if _, err := s.ExpireGrants(ctx); err != nil {
+			s.log.Warn("end expired grants", "err", err.Error())
+		}
+	}
 	seen := map[string]bool{}
 	for round := 1; ; round++ {
 		now := s.clock.Now()

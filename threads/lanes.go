@@ -39,7 +39,7 @@ const (
 // laneOf is the lane of an outbox row's kind.
 func laneOf(kind string) string {
 	switch kind {
-	case KindDecision:
+	case KindDecision, KindRevoke:
 		return LaneBackend
 	case KindEmail:
 		return LaneMail
@@ -52,7 +52,7 @@ func laneOf(kind string) string {
 // priorityOf is the priority of a row's kind within its lane.
 func priorityOf(kind string) int {
 	switch kind {
-	case KindEditCard, KindTell, KindDecision:
+	case KindEditCard, KindTell, KindDecision, KindRevoke:
 		return PriorityState
 	case KindPostCard:
 		return PriorityCard

@@ -137,7 +137,7 @@ const (
 var chatSurfaces = []string{ladder.SurfaceSlack, ladder.SurfaceDiscord, surfaceLog}
 
 // outboxKinds lists every kind of outbox row.
-var outboxKinds = []string{KindDecision, KindPostCard, KindEditCard, KindReply, KindTell, KindNotice, KindEmail, KindPush}
+var outboxKinds = []string{KindDecision, KindPostCard, KindEditCard, KindReply, KindTell, KindNotice, KindEmail, KindPush, KindRevoke}
 
 // deliveryLabels is one label set of bot_deliveries_total.
 type deliveryLabels struct{ Surface, Kind, Result string }

@@ -440,6 +440,8 @@ func (s *Service) doOther(ctx context.Context, surface Surface, row *store.Outbo
 	switch row.Kind {
 	case KindDecision:
 		return false, s.performDecision(ctx, row)
+	case KindRevoke:
+		return false, s.performRevoke(ctx, row)
 	case KindTell:
 		var tp tellPayload
 		if err := json.Unmarshal(row.Payload, &tp); err != nil {
@@ -607,7 +609,7 @@ func (s *Service) cardOf(a *store.Approval, req *approval.Approval, now time.Tim
 	}
 	return Card{Tenant: a.Tenant, Approval: req, State: rec.State, Decision: rec.Decision, Deciding: decidingCard(a),
 		Frozen: fz, ladder: ladderStateOf(a), votes: s.liveVotes(a), HeldRevision: a.Revision, Now: now,
-		TypedOnPage: s.typedOnPage(a.Tenant)}, nil
+		TypedOnPage: s.typedOnPage(a.Tenant), Grants: s.grantsOnCard(a.Tenant, req, &fz)}, nil
 }
 
 // typedOnPage reports whether the decision page takes the tenant's typed

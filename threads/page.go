@@ -83,6 +83,11 @@ type Page struct {
 	// member holds the content permission); "" for none. Such an Approve
 	// is shown the call first (ShowFirst).
 	Typed string
+	// Grant is "Approve and allow…"'s offer beside a plain Approve; nil
+	// where none is offered (the page asks no second question of a grant:
+	// a destructive call's, a passkey's or a typed one's is never offered
+	// here).
+	Grant *GrantOffer
 }
 
 // clickView reads the link's tenant and member as configured now, the
@@ -216,6 +221,12 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 	p.Passkey = p.Approve && tenant.PasskeyRequired(t.Passkeys, PasskeyFacts(a))
 	if m.Content {
 		p.Digest = a.Call.ArgsSHA256
+	}
+	if p.Approve && !p.ShowFirst && !p.Passkey && !p.Destructive && p.Typed == "" {
+		if why := s.grantRefusal(t, m, a, &c.Frozen); why.IsZero() {
+			o := grantOffer(t, a)
+			p.Grant = &o
+		}
 	}
 	p.Lead = say.Reason{Kind: say.PageWaiting}
 	return Clicked{Tenant: row.Tenant, Page: p}

@@ -50,6 +50,8 @@ type Card struct {
 	// TypedOnPage: the decision page takes this tenant's typed
 	// confirmations (templates.Input.TypedOnPage).
 	TypedOnPage bool
+	// Grants: the card offers "Approve and allow…" (templates.Input.Grants).
+	Grants bool
 }
 
 // SameState reports whether two reads of a copy show the approval alike

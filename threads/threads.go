@@ -124,6 +124,9 @@ type Options struct {
 	// decision (backend.features: typed_confirmation), so the decision
 	// page may approve a call that needs one.
 	TypedConfirm bool
+	// Grants: the job backend takes grants with decisions (backend.features:
+	// grants), so tenants that enable them are offered "Approve and allow…".
+	Grants bool
 	// Worker names this process in outbox claims; default a random id.
 	Worker string
 	// Lease is how long this replica's claim on a due approval holds
@@ -152,16 +155,18 @@ type Service struct {
 	links    DecisionLinks
 	// typedConfirm is Options.TypedConfirm.
 	typedConfirm bool
-	worker       string
-	lease        time.Duration
-	wake         map[string]chan struct{} // one per lane
-	due          map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
-	seq          atomic.Uint64
-	group        groupCommit // decisions' answers, committed together
-	ingests      groupCommit // events, committed together (ingest.go)
-	turns        turns       // an approval's events, one at a time (ingest.go)
-	alone        bool        // the store is this process's alone (store.Alone)
-	receipts     receipts    // the clicks received and not yet answered
+	// grants is Options.Grants.
+	grants   bool
+	worker   string
+	lease    time.Duration
+	wake     map[string]chan struct{} // one per lane
+	due      map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
+	seq      atomic.Uint64
+	group    groupCommit // decisions' answers, committed together
+	ingests  groupCommit // events, committed together (ingest.go)
+	turns    turns       // an approval's events, one at a time (ingest.go)
+	alone    bool        // the store is this process's alone (store.Alone)
+	receipts receipts    // the clicks received and not yet answered
 	// fingerprints: Options.FingerprintSecrets.
 	fingerprints [][]byte
 }
@@ -187,7 +192,7 @@ func New(o Options) (*Service, error) {
 		o.Lease = tickLease
 	}
 	s := &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
-		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, typedConfirm: o.TypedConfirm, lease: o.Lease,
+		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, typedConfirm: o.TypedConfirm, grants: o.Grants, lease: o.Lease,
 		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets),
 		ingests: groupCommit{savepoints: true, ordered: true, ownContext: true, sizes: o.Metrics.IngestGroup}}
 	if !s.oneWriter() {
@@ -350,6 +355,11 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, p *prepared) (int, str
 	tenant, ev, now := p.tenant, p.ev, p.now
 	p.closed = nil
 	if ev.Type == approval.EventAutoGranted {
+		// A use of a grant a person made here is posted where they made
+		// it; any other unattended call goes to the audit channel.
+		if n, ok, err := s.grantUse(ctx, tx, ev, now); ok || err != nil {
+			return n, "", err
+		}
 		return s.enqueueAudit(ctx, tx, tenant, ev, now)
 	}
 	id := ev.ApprovalID()

@@ -128,10 +128,15 @@ const (
 	// FeatureTypedConfirmation: an approval of a call that needs a typed
 	// confirmation carries the value typed.
 	FeatureTypedConfirmation = "typed_confirmation"
+	// FeatureGrants: an approval may carry a grant, and grants are
+	// revoked with POST /v1/grants/{id}/revoke (docs/protocol.md#grants).
+	FeatureGrants = "grants"
 )
 
 // KnownFeatures lists every optional feature the client can use.
-func KnownFeatures() []string { return []string{FeatureApprovers, FeatureTypedConfirmation} }
+func KnownFeatures() []string {
+	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureGrants}
+}
 
 // String keeps secrets out of %v and %+v.
 func (o ClientOptions) String() string {
@@ -158,6 +163,7 @@ type Client struct {
 	// approvers: the backend takes a quorum's approvers on a decision.
 	approvers bool
 	typed     bool // FeatureTypedConfirmation
+	grants    bool // FeatureGrants
 }
 
 // NewClient checks o and returns a Client; the error lists every problem.
@@ -203,6 +209,7 @@ func NewClient(o ClientOptions) (*Client, error) {
 		log:        o.Logger,
 		approvers:  slices.Contains(o.Features, FeatureApprovers),
 		typed:      slices.Contains(o.Features, FeatureTypedConfirmation),
+		grants:     slices.Contains(o.Features, FeatureGrants),
 	}
 	var hc http.Client
 	if o.HTTPClient != nil {
@@ -297,6 +304,11 @@ type Decision struct {
 	// decision page (docs/protocol.md#typed_confirmation). Sent only to
 	// a backend with FeatureTypedConfirmation; to any other, never.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	// Grant is the grant the person gave with this approval
+	// (docs/protocol.md#grants). Only a backend with FeatureGrants is
+	// sent one; for any other, a decision carrying one is refused before
+	// anything is sent, since the person asked for more than a yes.
+	Grant *GrantBody `json:"grant,omitempty"`
 }
 
 // Confirmation is a typed confirmation: the argument it names and the
@@ -382,6 +394,14 @@ func (c *Client) Decide(ctx context.Context, d Decision, idempotencyKey string) 
 	}
 	if !c.typed {
 		d.Confirmation = nil
+	}
+	if d.Grant != nil && c.grants {
+		g := *d.Grant // a copy: the caller's keeps its time as given
+		g.ExpiresAt = g.ExpiresAt.UTC()
+		d.Grant = &g
+	}
+	if d.Grant != nil && !c.grants {
+		return DecisionResult{}, fmt.Errorf("%s: a grant for a backend without the %s feature", op, FeatureGrants)
 	}
 	if err := d.validate(); err != nil {
 		return DecisionResult{}, fmt.Errorf("%s: %w", op, err)
@@ -522,6 +542,9 @@ func (d Decision) validate() error {
 	if d.Decision == Approve && (strings.HasPrefix(d.Actor, "system:") || d.Via.Surface == "deadline") {
 		errs = append(errs, errors.New("decision: an automatic decision may only deny"))
 	}
+	if d.Grant != nil {
+		errs = append(errs, d.Grant.validate(d.Decision)...)
+	}
 	if d.Confirmation != nil && (d.Decision != Approve || d.Confirmation.Argument == "") {
 		errs = append(errs, errors.New("confirmation: only an approve carries one, naming its argument"))
 	}
@@ -648,10 +671,15 @@ func (e errorBody) protocolError(status int) *ProtocolError {
 
 // post sends body to {base}/v1/approvals/{id}/{kind} until a final answer.
 func (c *Client) post(ctx context.Context, op, id, kind string, body []byte, key string) (answer, error) {
+	return c.postTo(ctx, op, id, kind, c.base+"/v1/approvals/"+url.PathEscape(id)+"/"+kind, body, key)
+}
+
+// postTo sends body to target until a final answer; id and kind name the
+// call in logs.
+func (c *Client) postTo(ctx context.Context, op, id, kind, target string, body []byte, key string) (answer, error) {
 	if err := validKey(key); err != nil {
 		return answer{}, fmt.Errorf("%s: %w", op, err)
 	}
-	target := c.base + "/v1/approvals/" + url.PathEscape(id) + "/" + kind
 	start := c.now()
 	for try := 1; ; try++ {
 		ans, retryAfter, err := c.try(ctx, target, body, key)

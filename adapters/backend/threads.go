@@ -31,7 +31,7 @@ func (b threadsBackend) Decide(ctx context.Context, d threads.DecisionCall) (thr
 	}
 	res, err := b.c.Decide(ctx, Decision{ApprovalID: d.ApprovalID, Revision: d.Revision, Decision: decision,
 		Actor: d.Actor, Via: Via{Surface: d.Surface, User: d.User}, Comment: d.Comment, ArgsSHA256: d.ArgsSHA256,
-		Approvers: approvers, Confirmation: typed}, d.IdempotencyKey)
+		Approvers: approvers, Confirmation: typed, Grant: grantBody(d.Grant)}, d.IdempotencyKey)
 	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
 			return threads.DecisionAnswer{}, fmt.Errorf("%w: %w", threads.ErrBackendUnavailable, err)

@@ -420,6 +420,9 @@ func (h *Handler) view(_ context.Context, l *link) (view, int) {
 		v.Passkey = true
 		v.Answers.Passkey = h.passkeys.SealBinding(l.binding(), l.claims.Expires)
 	}
+	if p.Grant != nil && v.Answers.Approve && !v.Answers.AskAgain {
+		v.Answers.Grant = choicesOf(p.Grant)
+	}
 	v.Look = &lookForm{Check: check, Pause: ladder.FormatDuration(p.Pause)}
 	if p.Content && !v.Answers.ShowToApprove {
 		v.ArgumentsForm = check
@@ -531,8 +534,18 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	if answer == ActionApprove {
 		kind = templates.ActionApprove
 	}
+	grant, granting, err := grantAsked(r, answer)
+	if err != nil {
+		h.refusals.Refused(r, http.StatusBadRequest, "grant choice unreadable")
+		h.page(w, http.StatusBadRequest, titled(say.Reason{Kind: say.FormUnreadable}))
+		return
+	}
+	if granting {
+		kind = templates.ActionGrant
+	}
 	req := l.click(threads.ClickRecord, kind)
 	req.Comment, req.ReceivedAt, req.ShownDigest, req.Passkey, req.Typed = reason, rc.At, shown, passkeyed, typed
+	req.Grant = grant
 	res := h.service.Click(ctx, req)
 	log := h.log.With("tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID, "member", l.claims.Member,
 		"action", answer)
@@ -762,6 +775,8 @@ type answers struct {
 	// Typed names the argument whose value the Approve needs typed;
 	// TypedValue is what was typed, kept across a refusal.
 	Typed, TypedValue string
+	// Grant is "Approve and allow…"'s choices beside Approve; nil for none.
+	Grant *grantChoices
 }
 
 // lookForm is I'm looking: the form check, and how long the ladder's

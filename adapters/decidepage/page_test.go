@@ -132,6 +132,8 @@ type pageSetup struct {
 	// typed: the backend takes typed confirmations
 	// (backend.features: typed_confirmation).
 	typed bool
+	// grants: the backend takes grants (backend.features: grants).
+	grants bool
 	// registry and logger, when set, are the handler's.
 	registry *prometheus.Registry
 	logger   *slog.Logger
@@ -159,6 +161,9 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	if ps.typed {
 		features = []string{backend.FeatureTypedConfirmation}
 	}
+	if ps.grants {
+		features = append(features, backend.FeatureGrants)
+	}
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret, Now: clock.Now,
 		MaxElapsed: time.Second, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }, Features: features})
 	if err != nil {
@@ -178,7 +183,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 			Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants }}
 	}
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Surfaces: ps.surfaces,
-		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links, TypedConfirm: ps.typed})
+		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links, TypedConfirm: ps.typed, Grants: ps.grants})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ const (
 	subList       = "list"
 	subLadder     = "ladder"
 	subPasskey    = "passkey"
+	subGrants     = "grants"
 	chatInput     = 1 // APPLICATION_COMMAND type CHAT_INPUT
 	optSubcommand = 1 // option type SUB_COMMAND
 	// commandTimeout bounds the work of one command's answer.
@@ -34,6 +35,7 @@ const (
 const commandHelp = "`/approvals list` lists what waits for a decision in this channel's tenant, oldest first, with links to the cards.\n" +
 	"`/approvals ladder` shows the tenant's escalation ladders as timelines.\n" +
 	"`/approvals passkey` gives you, and only you, a link to enrol or remove your passkeys, which risky approvals may need.\n" +
+	"`/approvals grants` lists the tenant's live grants (Approve and allow…) with a Revoke for each.\n" +
 	"In a channel no tenant posts to, the tenants you are a member of are shown. Only a tenant's members see its approvals and ladders."
 
 // commandOptionDef is a subcommand as registered.
@@ -59,6 +61,7 @@ func commands() []json.RawMessage {
 			{Type: optSubcommand, Name: subList, Description: "What waits for a decision in this channel's tenant, oldest first"},
 			{Type: optSubcommand, Name: subLadder, Description: "The tenant's escalation ladders as timelines"},
 			{Type: optSubcommand, Name: subPasskey, Description: "A link, for you alone, to enrol or remove your passkeys"},
+			{Type: optSubcommand, Name: subGrants, Description: "The tenant's live grants, with Revoke"},
 		},
 		// A server's channels and the bot's DMs.
 		Contexts: []int{int(discordgo.InteractionContextGuild), int(discordgo.InteractionContextBotDM)},
@@ -126,7 +129,7 @@ func (a *Adapter) command(in *inbound, who person) (*answer, threads.Work) {
 	if sub == subPasskey {
 		return messageAnswer(passkeyMessage(a.tenants(), a.passkeys, who.user)), threads.Work{}
 	}
-	if sub != subList && sub != subLadder {
+	if sub != subList && sub != subLadder && sub != subGrants {
 		return ephemeral(commandHelp), threads.Work{}
 	}
 	return &answer{Type: answerDeferredMessage, Data: flagsOnly{Flags: ephemeralText}}, threads.Work{Timeout: commandTimeout,
@@ -173,6 +176,9 @@ func (a *Adapter) commandAnswer(ctx context.Context, sub string, who person) []*
 	if len(ids) == 0 {
 		return textMessages([]string{"No tenant posts to this channel, and you are not a member of any tenant in this bot's " +
 			"configuration, so there is nothing to show. An admin can add your Discord id `" + markdown(who.user) + "`."})
+	}
+	if sub == subGrants {
+		return a.grantsMessages(ctx, ids, tenants, member, who.user)
 	}
 	var sections []string
 	for _, id := range ids {

@@ -36,9 +36,9 @@ func TestCommandsAreRegistered(t *testing.T) {
 	if err := json.Unmarshal(h.discord.Commands()[0], &cmd); err != nil {
 		t.Fatal(err)
 	}
-	if cmd.Name != "approvals" || cmd.Type != 1 || len(cmd.Options) != 3 || cmd.Options[0].Name != "list" ||
-		cmd.Options[1].Name != "ladder" || cmd.Options[2].Name != "passkey" || cmd.Options[0].Type != 1 || cmd.Options[1].Type != 1 ||
-		cmd.Options[2].Type != 1 {
+	if cmd.Name != "approvals" || cmd.Type != 1 || len(cmd.Options) != 4 || cmd.Options[0].Name != "list" ||
+		cmd.Options[1].Name != "ladder" || cmd.Options[2].Name != "passkey" || cmd.Options[3].Name != "grants" ||
+		cmd.Options[0].Type != 1 || cmd.Options[1].Type != 1 || cmd.Options[2].Type != 1 || cmd.Options[3].Type != 1 {
 		t.Fatalf("registered %s", h.discord.Commands()[0])
 	}
 	if err := h.adapter.RegisterCommands(context.Background()); err != nil {

@@ -33,6 +33,7 @@ import (
 type Store interface {
 	replay.Store
 	threads.CommandStore
+	threads.GrantStore // /approvals grants
 }
 
 // Service is where clicks go; *threads.Service satisfies it.

@@ -130,6 +130,8 @@ type harnessOptions struct {
 	// clock (threadstest.FixtureNow, as threads is) in place of time.Now,
 	// for answers that word the time of day.
 	pinned bool
+	// features are the backend's optional parts the bot uses.
+	features []string
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
@@ -153,7 +155,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	for _, u := range []string{kevin, ada, noc, vic, lee, stranger} {
 		fake.AddUser(u)
 	}
-	back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(callsSecret)}})
+	back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(callsSecret)}, GrantNow: clock.Now})
 	keyLine := ""
 	if !ho.gateway {
 		keyLine = fmt.Sprintf("  public_key: %q\n", fake.PublicKeyHex())
@@ -186,7 +188,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		t.Fatal(err)
 	}
 	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
-		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}})
+		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}, Features: ho.features})
 	clicks := threadstest.NewSwitch(svc)
 	ad, err := discordad.New(surface, clicks)
 	if err != nil {

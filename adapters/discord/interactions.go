@@ -113,6 +113,10 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 		return a.askComment(ctx, act, who)
 	case templates.ActionDeny:
 		return a.askReason(ctx, act, who), threads.Work{}
+	case templates.ActionGrant:
+		return a.askGrant(ctx, act, who)
+	case templates.ActionRevokeGrant:
+		return a.revokeGrant(ctx, act, who), threads.Work{}
 	case templates.ActionLook, templates.ActionEscalate:
 		// Recorded before the answer: the clicked card as it now stands.
 		return a.recorded(a.click(ctx, threads.ClickLadder, act, who, "")), threads.Work{}
@@ -232,6 +236,9 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 	var act templates.Action
 	if err == nil {
 		act, err = templates.ParseAction(data.CustomID)
+	}
+	if err == nil && act.Kind == templates.ActionGrant {
+		return a.submitGrant(ctx, in, act, who)
 	}
 	if err == nil && act.Kind != templates.ActionDeny && act.Kind != templates.ActionApprove && act.Kind != templates.ActionApproveNote &&
 		!act.Kind.Seen() {

@@ -25,6 +25,7 @@ const (
 	subList    = "list"
 	subLadder  = "ladder"
 	subPasskey = "passkey"
+	subGrants  = "grants"
 	subHelp    = "help"
 )
 
@@ -32,6 +33,7 @@ const commandHelp = "*/approvals* or */approvals list* lists what waits for a de
 	"with links to the cards.\n" +
 	"*/approvals ladder* shows the tenant's escalation ladders as timelines.\n" +
 	"*/approvals passkey* gives you, and only you, a link to enrol or remove your passkeys, which risky approvals may need.\n" +
+	"*/approvals grants* lists the tenant's live grants (Approve and allow…) with a Revoke for each.\n" +
 	"*/approvals help* shows this text.\n" +
 	"In a channel no tenant posts to, the tenants you are a member of are shown. " +
 	"Only a tenant's members see its approvals and ladders."
@@ -87,7 +89,7 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 		return []Message{{Text: passkeyAnswer(tenants, a.passkeys, cmd.UserID)}}
 	case sub == "":
 		sub = subList
-	case (sub != subList && sub != subLadder) || len(args) > 1:
+	case (sub != subList && sub != subLadder && sub != subGrants) || len(args) > 1:
 		return []Message{{Text: fmt.Sprintf("The bot knows no `%s %s`.\n%s",
 			mrkdwn(utf16text.Cut(cmd.Command, 40)), mrkdwn(utf16text.Cut(cmd.Text, 80)), commandHelp)}}
 	}
@@ -104,6 +106,11 @@ func (a *Adapter) commandAnswer(ctx context.Context, cmd slackgo.SlashCommand) [
 			// What waits and whom a ladder tells: members only, however
 			// public the channel (say.MembersOnly says why).
 			sections = append(sections, section{mrkdwn: say.MembersOnly("*" + mrkdwn(id) + "*")})
+			continue
+		}
+		if sub == subGrants {
+			m, _ := t.MemberOn(ladder.SurfaceSlack, cmd.UserID)
+			sections = append(sections, a.grantsText(ctx, id, t, m.Role.CanDecide()))
 			continue
 		}
 		if sub == subLadder {
@@ -261,6 +268,9 @@ func codeBlock(lines []string) string {
 type section struct {
 	mrkdwn string
 	lines  [][]elem
+	// revoke, when set, follows the lines: one Revoke button per grant
+	// (/approvals grants).
+	revoke []slackgo.Block
 }
 
 // layout puts sections into messages within Slack's limits: mrkdwn in
@@ -299,6 +309,9 @@ func layout(sections []section) []Message {
 		}
 		if len(cur) > 0 {
 			add(richText(cur...), elemsLen(cur))
+		}
+		for _, b := range s.revoke {
+			add(b, 0)
 		}
 	}
 	if len(blocks) > 0 {

@@ -122,6 +122,8 @@ type harnessOptions struct {
 	alone bool
 	// config, when set, rewrites the configuration file before it is read.
 	config func(yaml string) string
+	// features are the backend's optional parts the bot uses.
+	features []string
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
@@ -139,7 +141,8 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	for _, u := range []string{"U0KEVIN", "U0ADA", "U0LEE", "U0NOC", "U0VIC", "U0STRANGER"} {
 		fake.AddUser(u)
 	}
-	back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(callsSecret)}})
+	clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
+	back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(callsSecret)}, GrantNow: clock.Now})
 	appLine := ""
 	if ho.socket {
 		appLine = "  app_token: \"${SLACK_APP_TOKEN}\"\n"
@@ -159,7 +162,6 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	st := open(t)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
 	o := slackad.Options{Credentials: slackad.Credentials{BotToken: cfg.Slack.BotToken.Reveal(), SigningSecret: cfg.Slack.SigningSecret.Reveal(), AppToken: cfg.Slack.AppToken.Reveal()}, APIURL: cfg.Slack.APIURL, Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants },
 		Store: st, Logger: log, Now: clock.Now}
 	if ho.adapter != nil {
@@ -170,7 +172,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		t.Fatal(err)
 	}
 	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
-		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}})
+		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}, Features: ho.features})
 	clicks := threadstest.NewSwitch(svc)
 	ad, err := slackad.New(surface, clicks)
 	if err != nil {

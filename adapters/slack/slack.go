@@ -30,6 +30,7 @@ import (
 type Store interface {
 	replay.Store
 	threads.CommandStore
+	threads.GrantStore // /approvals grants
 }
 
 // Service is where clicks go; *threads.Service satisfies it.

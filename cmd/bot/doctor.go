@@ -221,6 +221,10 @@ func (notCreated) ApprovalListPending(context.Context, store.ApprovalListPending
 
 func (notCreated) PostList(context.Context, string) ([]*store.Post, error) { return nil, errNotCreated }
 
+func (notCreated) GrantList(context.Context, store.GrantListParams) ([]*store.Grant, error) {
+	return nil, errNotCreated
+}
+
 // pingStore opens and pings the store; a non-nil store must be closed.
 func pingStore(ctx context.Context, sc config.Store) (store.Store, error) {
 	var (

@@ -34,6 +34,7 @@ func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) 
 	path := configFlag(fs.FlagSet)
 	url := fs.String("url", "", "the bot's events URL (default: from the configuration's listen_private, else listen)")
 	asIs := fs.Bool("as-is", false, "send the file exactly as it is: its own times and ids")
+	grantCheck := fs.Bool("grant-check", false, "for an approval.requested: ask the stand-in backend (bot backend, at backend.url) whether a grant it keeps covers the call, and if one does send approval.auto_granted naming it instead, as a backend applying the grant would")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -58,6 +59,11 @@ func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) 
 			signedDuration(moved.Delta), moved.Time.Format(time.RFC3339), moved.ID)
 		if moved.Approval != "" {
 			fmt.Fprintf(stdout, "approval %s is sent as %s, a fresh id, so this run shows a new card\n", moved.FromApproval, moved.Approval)
+		}
+	}
+	if *grantCheck {
+		if body, err = grantedInstead(ctx, cfg.Backend.URL, body, now, stdout); err != nil {
+			return err
 		}
 	}
 	target, where := *url, "--url"

@@ -5,7 +5,8 @@
 // retention (pruning to tombstones that still deduplicate, scrubbing
 // expired chat handles), members' passkeys (a signature count that only
 // moves forward, challenges taken once), the outcomes kept for the
-// figures of approval fatigue, transactions that leave nothing
+// figures of approval fatigue, grants (kept once, listed by state and
+// expiry), transactions that leave nothing
 // behind when they fail, and the readiness write (WriteCheck).
 //
 // The suite passes times explicitly (a fixed base time plus offsets),
@@ -77,6 +78,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Outcomes", testOutcomes},
 		{"OutcomeRepeated", testOutcomeRepeated},
 		{"OutcomePrune", testOutcomePrune},
+		{"Grants", testGrants},
 		{"InTxRollsBackOnError", testInTxRollsBackOnError},
 		{"InTxRollsBackOnPanic", testInTxRollsBackOnPanic},
 		{"Savepoint", testSavepoint},

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -84,6 +85,9 @@ type ServiceOptions struct {
 	// Surfaces are the chat surfaces; anything else goes to the log
 	// surface, written nowhere.
 	Surfaces map[string]threads.Surface
+	// Features are the backend's optional parts the client uses
+	// (backend.features); grants turns threads' grants on too.
+	Features []string
 }
 
 // Service is threads.Service as the bot builds it, on o: the real
@@ -92,7 +96,7 @@ type ServiceOptions struct {
 func Service(t testing.TB, o ServiceOptions) *threads.Service {
 	t.Helper()
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: o.Backend.URL(), Secrets: [][]byte{[]byte(o.CallsSecret)},
-		MaxElapsed: 5 * time.Second})
+		MaxElapsed: 5 * time.Second, Features: o.Features})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +105,8 @@ func Service(t testing.TB, o ServiceOptions) *threads.Service {
 	}
 	svc, err := threads.New(threads.Options{Store: o.Store, Tenants: o.Tenants, Clock: o.Clock, Logger: o.Logger,
 		Surfaces: o.Surfaces, Backend: client.ForThreads(), FingerprintSecrets: [][]byte{[]byte(o.CallsSecret)},
-		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: Renderer(t)})})
+		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: Renderer(t)}),
+		Grants:   slices.Contains(o.Features, backend.FeatureGrants)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,10 @@ type Options struct {
 	Arguments string
 	// Out gets one line per decision and refusal of note; nil discards.
 	Out io.Writer
+	// GrantNow is the clock grants are judged by (their expiry); nil
+	// uses Now, then time.Now. A test whose bot runs on a fake clock
+	// gives that clock here.
+	GrantNow func() time.Time
 }
 
 // Backend is the fake job backend, an http.Handler. Its methods are safe
@@ -68,7 +72,10 @@ type Backend struct {
 	replies   map[string]reply
 	decisions []ReceivedDecision
 	lookups   []ReceivedLookup
-	received  chan struct{} // closed and replaced at each call recorded
+	received  chan struct{}     // closed and replaced at each call recorded
+	grants    map[string]*grant // by id (grants.go)
+	revokes   []ReceivedRevoke
+	now       func() time.Time
 }
 
 // truth is the backend's truth about one approval.
@@ -113,6 +120,9 @@ type DecisionRequest struct {
 	// Confirmation is a typed confirmation
 	// (docs/protocol.md#typed_confirmation); nil when none came.
 	Confirmation *Confirmation `json:"confirmation"`
+	// Grant is the grant the approval carries (docs/protocol.md#grants);
+	// nil when none came.
+	Grant *backend.GrantBody `json:"grant"`
 }
 
 // Confirmation is a typed confirmation as the backend read it.
@@ -185,11 +195,19 @@ func New(o Options) (*Backend, error) {
 	b := &Backend{
 		verifier: backend.Verifier{Secrets: o.Secrets, Now: o.Now}, learn: o.Learn, arguments: o.Arguments, out: o.Out,
 		approvals: map[string]*truth{}, forbidden: map[string]bool{}, noContent: map[string]bool{},
-		replies: map[string]reply{}, received: make(chan struct{}),
+		replies: map[string]reply{}, received: make(chan struct{}), grants: map[string]*grant{}, now: o.GrantNow,
+	}
+	if b.now == nil {
+		b.now = o.Now
+	}
+	if b.now == nil {
+		b.now = time.Now
 	}
 	b.mux = http.NewServeMux()
 	b.mux.HandleFunc("/v1/approvals/{id}/decision", b.serveDecision)
 	b.mux.HandleFunc("/v1/approvals/{id}/arguments", b.serveLookup)
+	b.mux.HandleFunc("/v1/grants/{id}/revoke", b.serveRevoke)
+	b.mux.HandleFunc(CoversPath, b.serveCovers)
 	b.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, &answer{status: http.StatusNotFound, code: "not_found", message: "no such endpoint: " + r.URL.Path})
 	})
@@ -691,9 +709,19 @@ func (b *Backend) decide(c call, req *DecisionRequest) *answer {
 		}
 	}
 
+	if g := req.Grant; g != nil {
+		if why := b.checkGrant(c.id, a, req); why != "" {
+			fmt.Fprintf(b.out, "%s %s revision %d by %s: refused, grant %s: %s\n", req.Decision, c.id, req.Revision, req.Actor, g.ID, why)
+			return invalid("grant: %s", why)
+		}
+	}
+
 	a.status, a.actor = "denied", req.Actor
 	if req.Decision == backend.Approve {
 		a.status = "approved"
+	}
+	if req.Grant != nil {
+		b.keepGrant(c.id, a, req)
 	}
 	fmt.Fprintln(b.out, printed(a.status, req))
 	body, _ := json.Marshal(map[string]string{"status": a.status, "message": message(a, req)}) // strings always encode
@@ -759,6 +787,9 @@ func printed(status string, req *DecisionRequest) string {
 	}
 	if req.Confirmation != nil {
 		line += fmt.Sprintf(" · typed %s = %s", req.Confirmation.Argument, req.Confirmation.Value)
+	}
+	if g := req.Grant; g != nil {
+		line += fmt.Sprintf(" · grant %s (%s, %d uses, until %s)", g.ID, g.Scope, g.Uses, g.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	if len(req.Approvers) > 0 {
 		each := make([]string, len(req.Approvers))

@@ -834,6 +834,11 @@ type rawComponent struct {
 	MaxLength   int                     `json:"max_length"`
 	Required    *bool                   `json:"required"`
 	Value       string                  `json:"value"`
+	// Options are a string select's choices.
+	Options []struct {
+		Label string `json:"label"`
+		Value string `json:"value"`
+	} `json:"options"`
 }
 
 func (s *Server) readMessage(w http.ResponseWriter, r *http.Request) (*messageBody, bool) {
@@ -1217,6 +1222,9 @@ type Answer struct {
 	Title    string      // a modal's
 	Inputs   []TextInput // a modal's text inputs, label by label
 	Texts    []string    // a modal's text displays
+	// Selects are a modal's string selects, label by label: each custom_id
+	// with its options' values.
+	Selects map[string][]string
 	// Components says the answer set the message's components (an empty
 	// list removes them all); Buttons are the buttons it set, row by row.
 	Components bool
@@ -1263,6 +1271,14 @@ func parseAnswer(raw []byte) (*Answer, error) {
 		for i, row := range rows {
 			switch row.Type {
 			case componentLabel:
+				if c := row.Component; c != nil && c.Type == discordgo.SelectMenuComponent {
+					if a.Selects == nil {
+						a.Selects = map[string][]string{}
+					}
+					for _, o := range c.Options {
+						a.Selects[c.CustomID] = append(a.Selects[c.CustomID], o.Value)
+					}
+				}
 				if c := row.Component; c != nil && c.Type == discordgo.TextInputComponent {
 					// Discord's default for required is true.
 					a.Inputs = append(a.Inputs, TextInput{CustomID: c.CustomID, Label: row.Label, Description: row.Description,
@@ -1372,6 +1388,19 @@ func checkResponse(typ discordgo.InteractionType, onMessage bool, raw []byte) st
 				in := c.Component
 				if charLen(c.Label) < 1 || charLen(c.Label) > 45 || charLen(c.Description) > 100 {
 					return "modal: a label of 1 to 45 characters, a description of at most 100"
+				}
+				if in != nil && in.Type == discordgo.SelectMenuComponent {
+					// https://discord.com/developers/docs/components/reference#string-select
+					if in.CustomID == "" || len(in.CustomID) > 100 || len(in.Options) < 1 || len(in.Options) > 25 {
+						return "modal: a string select needs a custom_id of 1 to 100 and 1 to 25 options"
+					}
+					for _, o := range in.Options {
+						if charLen(o.Label) < 1 || charLen(o.Label) > 100 || o.Value == "" || charLen(o.Value) > 100 {
+							return "modal: a select option needs a label and a value of 1 to 100 characters"
+						}
+					}
+					inputs++
+					continue
 				}
 				if in == nil || in.CustomID == "" || len(in.CustomID) > 100 || (in.Style != 1 && in.Style != 2) ||
 					in.MaxLength > 4000 || charLen(in.Placeholder) > 100 {

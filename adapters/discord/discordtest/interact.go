@@ -36,6 +36,9 @@ type Submit struct {
 	Channel  string
 	CustomID string            // the modal's
 	Values   map[string]string // text inputs by custom_id
+	// Selects are string selects' chosen values by custom_id, each in a
+	// label, after the text inputs.
+	Selects map[string][]string
 	// MessageID is the message whose button opened the modal; empty means
 	// the one the modal CustomID was last opened from for User (none when
 	// the bot opened no such modal: a forged submission).
@@ -99,6 +102,16 @@ func (s *Server) SubmitModal(m Submit) Result {
 		} else {
 			comps = append(comps, map[string]any{"type": componentLabel, "id": 2*i + 1, "component": input})
 		}
+	}
+	sel := make([]string, 0, len(m.Selects))
+	for id := range m.Selects {
+		sel = append(sel, id)
+	}
+	sort.Strings(sel)
+	for i, id := range sel {
+		n := 2*len(ids) + 2*i
+		comps = append(comps, map[string]any{"type": componentLabel, "id": n + 1, "component": map[string]any{
+			"type": discordgo.SelectMenuComponent, "id": n + 2, "custom_id": id, "values": m.Selects[id]}})
 	}
 	p["data"] = map[string]any{"custom_id": m.CustomID, "components": comps}
 	if m.MessageID == "" {

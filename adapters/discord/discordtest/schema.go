@@ -121,8 +121,14 @@ var (
 	modalComponents = arr(union("a modal's component (action rows in modals are deprecated: use a label)", map[int]*shape{
 		10: obj(map[string]field{"type": req(tInt), "id": opt(tInt), "content": req(tString)}),
 		18: obj(map[string]field{"type": req(tInt), "id": opt(tInt), "label": req(tString), "description": opt(tString),
-			"component": req(union("a label's component", map[int]*shape{4: obj(textInputFields)}))}),
+			"component": req(union("a label's component", map[int]*shape{4: obj(textInputFields), 3: obj(stringSelectFields)}))}),
 	}))
+
+	// A string select in a modal's label (APIStringSelectComponent).
+	stringSelectFields = map[string]field{"type": req(tInt), "id": opt(tInt), "custom_id": req(tString),
+		"options": req(arr(obj(map[string]field{"label": req(tString), "value": req(tString), "description": opt(tString),
+			"emoji": opt(emojiShape), "default": opt(tBool)}))),
+		"placeholder": opt(tString), "min_values": opt(tInt), "max_values": opt(tInt), "required": opt(tBool), "disabled": opt(tBool)}
 
 	// RESTPostAPIChannelMessageJSONBody.
 	bodyMessageCreate = obj(map[string]field{
