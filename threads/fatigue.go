@@ -153,6 +153,9 @@ func (s *Service) closingOf(ctx context.Context, tx store.Tx, before *approval.R
 	if mine {
 		// When the person decided, not when the backend's answer came.
 		c.params.DecidedAt = d.At
+		if d.Grant != nil && state == approval.StateApproved {
+			c.params.Grant = d.Grant.ID
+		}
 	}
 	c.params.FirstLookAt = firstLook(row, c.params.Surface, c.params.DecidedAt)
 	if mine && state == approval.StateApproved && c.effect == EffectLabelDestructive {
