@@ -55,3 +55,38 @@ func validateTurn(v *validator, p string, a *Approval) {
 		v.add(p+"turn.members", fmt.Sprintf("want this approval's own id %q among the turn's members", a.ID))
 	}
 }
+
+// TurnApproveBlock says why a's row keeps a turn card from offering
+// Approve all, "" when nothing does: Approve all is one click for
+// several calls, so it is offered only when each is shown on the card in
+// full and none is a call that asks for more than one look (the calls a
+// grant never covers either). a is the stored form, as the card shows it.
+func (a *Approval) TurnApproveBlock() string {
+	switch {
+	case a.ContentRestricted():
+		return "its content is not shown on shared cards."
+	case a.Confirm != nil:
+		return "it needs a typed confirmation."
+	case a.Kind == KindProtectedPaths:
+		return "it changes protected paths."
+	case a.Call.Redaction.Redacted || a.Call.Redaction.Truncated || a.Call.ArgumentsCut,
+		a.Changes != nil && a.Changes.PatchCut:
+		return "its arguments are not shown in full."
+	case a.Destructive():
+		return "it is destructive."
+	case a.OutOfScope():
+		return "it reaches below the job's scope."
+	case len(a.Flags.NewToJob) > 0:
+		return "it is new to this job."
+	case a.Flags.ClassAbove != nil:
+		return "its action class is above the job's."
+	case len(a.IdentityWarnings()) > 0:
+		return "it holds characters a reader does not see as themselves."
+	}
+	for _, r := range a.Roles {
+		if r.LeftOut > 0 || r.NotCompared {
+			return "values of its marked arguments are left out or not compared."
+		}
+	}
+	return ""
+}

@@ -132,10 +132,15 @@ const (
 	// FeatureTypedConfirmation: the decision page takes a typed
 	// confirmation, and the decision carries the value typed.
 	FeatureTypedConfirmation = "typed_confirmation"
+	// FeatureTurns: a turn of several calls is shown on one card, and
+	// its Deny all and Approve all N send one batch decision.
+	FeatureTurns = "turns"
 )
 
 // Features lists every feature the bot knows.
-func Features() []string { return []string{FeatureApprovers, FeatureTypedConfirmation} }
+func Features() []string {
+	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureTurns}
+}
 
 // Supports reports whether the backend is configured as supporting feature.
 func (b Backend) Supports(feature string) bool { return slices.Contains(b.Features, feature) }

@@ -124,6 +124,10 @@ type Options struct {
 	// decision (backend.features: typed_confirmation), so the decision
 	// page may approve a call that needs one.
 	TypedConfirm bool
+	// Turns: the job backend takes a turn's calls in one batch decision
+	// (docs/protocol.md#turns), so a turn of several calls is shown on one
+	// card with Deny all and Approve all N.
+	Turns bool
 	// Worker names this process in outbox claims; default a random id.
 	Worker string
 	// Lease is how long this replica's claim on a due approval holds
@@ -152,16 +156,18 @@ type Service struct {
 	links    DecisionLinks
 	// typedConfirm is Options.TypedConfirm.
 	typedConfirm bool
-	worker       string
-	lease        time.Duration
-	wake         map[string]chan struct{} // one per lane
-	due          map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
-	seq          atomic.Uint64
-	group        groupCommit // decisions' answers, committed together
-	ingests      groupCommit // events, committed together (ingest.go)
-	turns        turns       // an approval's events, one at a time (ingest.go)
-	alone        bool        // the store is this process's alone (store.Alone)
-	receipts     receipts    // the clicks received and not yet answered
+	// turnCards is Options.Turns.
+	turnCards bool
+	worker    string
+	lease     time.Duration
+	wake      map[string]chan struct{} // one per lane
+	due       map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
+	seq       atomic.Uint64
+	group     groupCommit // decisions' answers, committed together
+	ingests   groupCommit // events, committed together (ingest.go)
+	turns     turns       // an approval's events, one at a time (ingest.go)
+	alone     bool        // the store is this process's alone (store.Alone)
+	receipts  receipts    // the clicks received and not yet answered
 	// fingerprints: Options.FingerprintSecrets.
 	fingerprints [][]byte
 }
@@ -187,7 +193,7 @@ func New(o Options) (*Service, error) {
 		o.Lease = tickLease
 	}
 	s := &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
-		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, typedConfirm: o.TypedConfirm, lease: o.Lease,
+		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, typedConfirm: o.TypedConfirm, turnCards: o.Turns, lease: o.Lease,
 		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets),
 		ingests: groupCommit{savepoints: true, ordered: true, ownContext: true, sizes: o.Metrics.IngestGroup}}
 	if !s.oneWriter() {

@@ -128,10 +128,14 @@ const (
 	// FeatureTypedConfirmation: an approval of a call that needs a typed
 	// confirmation carries the value typed.
 	FeatureTypedConfirmation = "typed_confirmation"
+	// FeatureTurns: the backend takes a turn's batch decision (turns.go).
+	FeatureTurns = "turns"
 )
 
 // KnownFeatures lists every optional feature the client can use.
-func KnownFeatures() []string { return []string{FeatureApprovers, FeatureTypedConfirmation} }
+func KnownFeatures() []string {
+	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureTurns}
+}
 
 // String keeps secrets out of %v and %+v.
 func (o ClientOptions) String() string {
@@ -158,6 +162,7 @@ type Client struct {
 	// approvers: the backend takes a quorum's approvers on a decision.
 	approvers bool
 	typed     bool // FeatureTypedConfirmation
+	turns     bool // FeatureTurns
 }
 
 // NewClient checks o and returns a Client; the error lists every problem.
@@ -203,6 +208,7 @@ func NewClient(o ClientOptions) (*Client, error) {
 		log:        o.Logger,
 		approvers:  slices.Contains(o.Features, FeatureApprovers),
 		typed:      slices.Contains(o.Features, FeatureTypedConfirmation),
+		turns:      slices.Contains(o.Features, FeatureTurns),
 	}
 	var hc http.Client
 	if o.HTTPClient != nil {
@@ -651,7 +657,15 @@ func (c *Client) post(ctx context.Context, op, id, kind string, body []byte, key
 	if err := validKey(key); err != nil {
 		return answer{}, fmt.Errorf("%s: %w", op, err)
 	}
-	target := c.base + "/v1/approvals/" + url.PathEscape(id) + "/" + kind
+	return c.postTo(ctx, op, id, kind, c.base+"/v1/approvals/"+url.PathEscape(id)+"/"+kind, body, key)
+}
+
+// postTo sends body to target until a final answer; id and kind name
+// the call in the retry log.
+func (c *Client) postTo(ctx context.Context, op, id, kind, target string, body []byte, key string) (answer, error) {
+	if err := validKey(key); err != nil {
+		return answer{}, fmt.Errorf("%s: %w", op, err)
+	}
 	start := c.now()
 	for try := 1; ; try++ {
 		ans, retryAfter, err := c.try(ctx, target, body, key)

@@ -1,0 +1,316 @@
+package threads_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"approvalsbot/approval"
+	"approvalsbot/say"
+	"approvalsbot/templates"
+	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
+)
+
+// turnIDs are the three calls of the test turn, in call order.
+var turnIDs = []string{"t-merge", "t-comment", "t-label"}
+
+var turnFunctions = map[string]string{"t-merge": "acme_github.merge", "t-comment": "acme_github.comment", "t-label": "acme_github.label"}
+
+func newTurnHarness(t *testing.T, turns bool) *decideHarness {
+	t.Helper()
+	var features []string
+	if turns {
+		features = []string{"turns"}
+	}
+	return newDecideHarnessWith(t, testConfig, time.Minute, features, func(o *threads.Options) { o.Turns = turns })
+}
+
+// ingestMember ingests one member of the test turn at revision rev,
+// derived from the merge fixture (its arguments, so the backend's digest
+// is the fixture's), edit changing it last.
+func (h *decideHarness) ingestMember(t *testing.T, id string, rev int, edit func(data map[string]any)) {
+	t.Helper()
+	ev := threadstest.Ingest(t, h.svc, "merge.json", func(ev map[string]any) {
+		ev["id"] = "evt-" + id + "-" + string(rune('0'+rev))
+		if rev > 1 {
+			ev["type"] = "approval.reasked"
+		}
+		data := ev["data"].(map[string]any)
+		data["id"] = id
+		data["revision"] = rev
+		if rev > 1 {
+			data["why"] = "policy_changed"
+		}
+		data["console_url"] = "https://console.example/approvals/" + id
+		call := data["call"].(map[string]any)
+		call["function"] = turnFunctions[id]
+		call["annotations"].(map[string]any)["destructiveHint"] = false
+		data["turn"] = map[string]any{"id": "turn-7", "members": []any{turnIDs[0], turnIDs[1], turnIDs[2]}}
+		if edit != nil {
+			edit(data)
+		}
+	})
+	h.fake.AddApproval(id, rev, arguments(t, "a-merge1.json"), ev.Approval.ContentRestricted())
+	h.fake.SetFunction(id, turnFunctions[id])
+}
+
+func (h *decideHarness) ingestTurn(t *testing.T, edit func(id string, data map[string]any)) {
+	t.Helper()
+	for _, id := range turnIDs {
+		h.ingestMember(t, id, 1, func(data map[string]any) {
+			if edit != nil {
+				edit(id, data)
+			}
+		})
+	}
+	h.drain(t)
+}
+
+// shownCheck is the check a card showing every member at revs carries.
+func shownCheck(revs ...int) string {
+	ms := make([]templates.TurnMember, len(revs))
+	for i, r := range revs {
+		ms[i] = templates.TurnMember{ApprovalID: turnIDs[i], Revision: r}
+	}
+	return templates.TurnCheck(ms)
+}
+
+func (h *decideHarness) clickTurn(t *testing.T, approve bool, check, user string) threads.Clicked {
+	t.Helper()
+	return h.svc.ClickTurn(context.Background(), threads.TurnClickRequest{Person: slackPerson(user), Comment: "as planned",
+		Action: templates.TurnAction{Approve: approve, ApprovalID: turnIDs[0], Check: check}})
+}
+
+// TestTurnApproveAllIsOneBatch: Approve all sends one request, reaching
+// the backend once, each member bound to its own revision and digest,
+// and every member ends approved; the person is told once.
+func TestTurnApproveAllIsOneBatch(t *testing.T) {
+	h := newTurnHarness(t, true)
+	h.ingestTurn(t, nil)
+	tells := len(h.surf.tells)
+	out := h.clickTurn(t, true, shownCheck(1, 1, 1), "U0KEVIN")
+	if !out.Sent || out.Reason.Kind != say.TurnSending || out.Reason.Count != 3 {
+		t.Fatalf("Approve all: %+v (%s)", out, out.Reason.String())
+	}
+	for _, id := range turnIDs {
+		if a := h.state(t, id); len(a.Deciding) == 0 {
+			t.Fatalf("%s: no decision in flight after the click was acknowledged", id)
+		}
+	}
+	// A second click while the batch is in flight is told who decides.
+	if again := h.clickTurn(t, true, shownCheck(1, 1, 1), "U0LEE"); again.Sent || again.Reason.Kind != say.Deciding {
+		t.Fatalf("second click: %+v", again)
+	}
+	h.drain(t)
+	got := h.fake.TurnDecisions()
+	if len(got) != 1 {
+		t.Fatalf("the backend got %d batches, want 1", len(got))
+	}
+	if n := len(h.fake.Decisions()); n != 0 {
+		t.Fatalf("%d single decisions were sent beside the batch", n)
+	}
+	b := got[0]
+	if !b.SignatureOK || b.Status != 200 || b.TurnID != "turn-7" || b.Request.Decision != "approve" ||
+		b.Request.Actor != "user:kevin" || b.Request.Via.Surface != "slack" || b.Request.Comment != "as planned" || b.IdempotencyKey == "" {
+		t.Fatalf("batch %+v", b)
+	}
+	if len(b.Request.Decisions) != 3 {
+		t.Fatalf("batch decisions %+v", b.Request.Decisions)
+	}
+	for i, d := range b.Request.Decisions {
+		if d.ApprovalID != turnIDs[i] || d.Revision != 1 || d.ArgsSHA256 != h.fake.Digest(turnIDs[i]) {
+			t.Errorf("decisions[%d] = %+v, want %s revision 1 bound to %s", i, d, turnIDs[i], h.fake.Digest(turnIDs[i]))
+		}
+	}
+	for _, id := range turnIDs {
+		if a := h.state(t, id); a.State != string(approval.StateApproved) || len(a.Deciding) != 0 {
+			t.Errorf("%s: state %s, deciding %s", id, a.State, a.Deciding)
+		}
+		if st, actor := h.fake.Status(id); st != "approved" || actor != "user:kevin" {
+			t.Errorf("backend %s: %s by %s", id, st, actor)
+		}
+	}
+	if n := len(h.surf.tells) - tells; n != 1 {
+		t.Fatalf("told %d times, want once for the batch", n)
+	}
+	if tell := h.lastTell(t); !strings.Contains(tell.Text, "Recorded") {
+		t.Fatalf("tell %q", tell.Text)
+	}
+}
+
+// TestTurnDenyAllSkipsDecided: Deny all denies every member still
+// waiting in one batch; a member decided on its own row is not in it.
+func TestTurnDenyAllSkipsDecided(t *testing.T) {
+	h := newTurnHarness(t, true)
+	h.ingestTurn(t, nil)
+	if res := h.decide(t, "t-label", 1, true, "U0KEVIN"); !res.Sent {
+		t.Fatalf("row approve: %s", res.Reason.String())
+	}
+	h.drain(t)
+	// Approve all needs every member waiting.
+	if out := h.clickTurn(t, true, shownCheck(1, 1, 1), "U0KEVIN"); out.Sent || out.Reason.Kind != say.TurnIncomplete {
+		t.Fatalf("Approve all with a member decided: %+v", out)
+	}
+	out := h.clickTurn(t, false, shownCheck(1, 1, 1), "U0KEVIN")
+	if !out.Sent || out.Reason.Count != 2 {
+		t.Fatalf("Deny all: %+v (%s)", out, out.Reason.String())
+	}
+	h.drain(t)
+	got := h.fake.TurnDecisions()
+	if len(got) != 1 || got[0].Status != 200 || got[0].Request.Decision != "deny" || len(got[0].Request.Decisions) != 2 ||
+		got[0].Request.Decisions[0].ApprovalID != "t-merge" || got[0].Request.Decisions[1].ApprovalID != "t-comment" {
+		t.Fatalf("batches %+v", got)
+	}
+	for id, want := range map[string]approval.State{"t-merge": approval.StateDenied, "t-comment": approval.StateDenied, "t-label": approval.StateApproved} {
+		if a := h.state(t, id); a.State != string(want) {
+			t.Errorf("%s: %s, want %s", id, a.State, want)
+		}
+	}
+}
+
+// TestTurnStaleBatchRefusedWhole: a reask of one member after the card
+// was shown refuses the batch whole, in the core, naming the call that
+// changed; so does a forged check; nothing reaches the backend.
+func TestTurnStaleBatchRefusedWhole(t *testing.T) {
+	h := newTurnHarness(t, true)
+	h.ingestTurn(t, nil)
+	shown := shownCheck(1, 1, 1)
+	h.ingestMember(t, "t-comment", 2, nil)
+	h.drain(t)
+	out := h.clickTurn(t, true, shown, "U0KEVIN")
+	if out.Sent || out.Reason.Kind != say.TurnChanged || out.Reason.Function != "acme_github.comment" {
+		t.Fatalf("stale Approve all: %+v", out)
+	}
+	if !strings.Contains(out.Reason.String(), "acme_github.comment was asked again") {
+		t.Fatalf("told %q", out.Reason.String())
+	}
+	if out := h.clickTurn(t, false, shown, "U0KEVIN"); out.Sent || out.Reason.Kind != say.TurnChanged {
+		t.Fatalf("stale Deny all: %+v", out)
+	}
+	forged := shownCheck(1, 3, 1)
+	if out := h.clickTurn(t, true, forged, "U0KEVIN"); out.Sent || out.Reason.Kind != say.TurnChanged || out.Reason.Function != "" {
+		t.Fatalf("forged Approve all: %+v", out)
+	}
+	h.drain(t)
+	if n := len(h.fake.TurnDecisions()) + len(h.fake.Decisions()); n != 0 {
+		t.Fatalf("%d requests reached the backend", n)
+	}
+	for _, id := range turnIDs {
+		if a := h.state(t, id); a.State != string(approval.StatePending) || len(a.Deciding) != 0 {
+			t.Errorf("%s: %s, deciding %s", id, a.State, a.Deciding)
+		}
+	}
+	// The card as it stands now decides.
+	if out := h.clickTurn(t, true, shownCheck(1, 2, 1), "U0KEVIN"); !out.Sent {
+		t.Fatalf("fresh Approve all: %s", out.Reason.String())
+	}
+	h.drain(t)
+	if got := h.fake.TurnDecisions(); len(got) != 1 || got[0].Request.Decisions[1].Revision != 2 || got[0].Status != 200 {
+		t.Fatalf("batches %+v", got)
+	}
+}
+
+// TestTurnBackendRefusesWhole: the backend's stale_revision for one
+// member applies none: every member waits again, and the person is
+// told which call changed.
+func TestTurnBackendRefusesWhole(t *testing.T) {
+	h := newTurnHarness(t, true)
+	h.ingestTurn(t, nil)
+	// The backend moved on without the bot hearing yet.
+	h.fake.AddApproval("t-label", 2, arguments(t, "a-merge1.json"), false)
+	if out := h.clickTurn(t, true, shownCheck(1, 1, 1), "U0KEVIN"); !out.Sent {
+		t.Fatalf("Approve all: %s", out.Reason.String())
+	}
+	h.drain(t)
+	got := h.fake.TurnDecisions()
+	if len(got) != 1 || got[0].Status != 409 || got[0].Code != "stale_revision" || got[0].ApprovalID != "t-label" {
+		t.Fatalf("batches %+v", got)
+	}
+	for _, id := range turnIDs {
+		if a := h.state(t, id); a.State != string(approval.StatePending) || len(a.Deciding) != 0 {
+			t.Errorf("%s: %s, deciding %s", id, a.State, a.Deciding)
+		}
+		if st, _ := h.fake.Status(id); st != "pending" {
+			t.Errorf("backend applied %s: %s", id, st)
+		}
+	}
+	if tell := h.lastTell(t); !strings.Contains(tell.Text, "acme_github.label was asked again") {
+		t.Fatalf("tell %q", tell.Text)
+	}
+}
+
+// TestTurnApproveAllRefusedForWhatNeedsALook: Approve all is refused
+// whole when a member is not shown in full or asks for more than one
+// click; Deny all still takes them.
+func TestTurnApproveAllRefusedForWhatNeedsALook(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(data map[string]any)
+		want string
+	}{
+		{"destructive", func(data map[string]any) {
+			data["call"].(map[string]any)["annotations"].(map[string]any)["destructiveHint"] = true
+		}, "it is destructive."},
+		{"redacted", func(data map[string]any) {
+			data["call"].(map[string]any)["redaction"] = map[string]any{"redacted": true, "truncated": false}
+		}, "not shown in full"},
+		{"restricted", func(data map[string]any) { data["content"] = map[string]any{"restricted": true} }, "not shown on shared cards"},
+		{"new to the job", func(data map[string]any) {
+			data["flags"] = map[string]any{"new_to_job": []any{map[string]any{"argument": "repo", "role": "repository"}}}
+		}, "new to this job"},
+		{"class above", func(data map[string]any) {
+			data["flags"] = map[string]any{"class_above": map[string]any{"class": "egress", "previous": "read"}}
+		}, "class is above"},
+		{"left out", func(data map[string]any) {
+			data["roles"].([]any)[0].(map[string]any)["left_out"] = 2
+		}, "left out or not compared"},
+		{"typed confirmation", func(data map[string]any) { data["confirm"] = map[string]any{"argument": "pr"} }, "typed confirmation"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newTurnHarness(t, true)
+			h.ingestTurn(t, func(id string, data map[string]any) {
+				if id == "t-comment" {
+					c.edit(data)
+				}
+			})
+			out := h.clickTurn(t, true, shownCheck(1, 1, 1), "U0KEVIN")
+			if out.Sent || !strings.Contains(out.Reason.String(), c.want) {
+				t.Fatalf("Approve all: %+v (%s), want a refusal saying %q", out, out.Reason.String(), c.want)
+			}
+			if out.Reason.Kind == say.TurnNotAll && out.Reason.Function != "acme_github.comment" {
+				t.Fatalf("refusal names %q", out.Reason.Function)
+			}
+			h.drain(t)
+			if n := len(h.fake.TurnDecisions()); n != 0 {
+				t.Fatalf("%d batches sent", n)
+			}
+			if out := h.clickTurn(t, false, shownCheck(1, 1, 1), "U0KEVIN"); !out.Sent {
+				t.Fatalf("Deny all: %s", out.Reason.String())
+			}
+		})
+	}
+}
+
+// TestTurnButtonsNeedTheFeature: without `turns` the bot sends no batch.
+func TestTurnButtonsNeedTheFeature(t *testing.T) {
+	h := newTurnHarness(t, false)
+	h.ingestTurn(t, nil)
+	if out := h.clickTurn(t, false, shownCheck(1, 1, 1), "U0KEVIN"); out.Sent || out.Reason.Kind != say.TurnUnknown {
+		t.Fatalf("Deny all without the feature: %+v", out)
+	}
+	// Nor for a person who may not decide, or their own job.
+	h2 := newTurnHarness(t, true)
+	h2.ingestTurn(t, nil)
+	for user, want := range map[string]string{"U0VIC": "cannot decide", "U0ADA": "your own job", "U0STRANGER": "not a member"} {
+		if out := h2.clickTurn(t, false, shownCheck(1, 1, 1), user); out.Sent || !strings.Contains(out.Reason.String(), want) {
+			t.Errorf("%s: %+v (%s)", user, out, out.Reason.String())
+		}
+	}
+	h.drain(t)
+	h2.drain(t)
+	if n := len(h.fake.TurnDecisions()) + len(h2.fake.TurnDecisions()); n != 0 {
+		t.Fatalf("%d batches sent", n)
+	}
+}
