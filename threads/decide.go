@@ -411,7 +411,7 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 	}
 	if res.Sent {
 		s.Wake()
-		res.Card = s.clickedCard(written, a, now)
+		res.Card = s.turnCardOr(ctx, s.clickedCard(written, a, now))
 	}
 	return res, nil
 }

@@ -50,6 +50,10 @@ type Card struct {
 	// TypedOnPage: the decision page takes this tenant's typed
 	// confirmations (templates.Input.TypedOnPage).
 	TypedOnPage bool
+	// Turn: the approval is one call of a turn shown on one card
+	// (turn_card.go); a chat surface then shows the turn card, every
+	// member a row. nil for a card of one call.
+	Turn *templates.TurnInput
 }
 
 // SameState reports whether two reads of a copy show the approval alike

@@ -348,7 +348,7 @@ func (s *Service) decideTurn(ctx context.Context, req TurnClickRequest, row *sto
 	}
 	if res.Sent {
 		s.Wake()
-		res.Card = s.clickedCard(written, targets[0].m.Req, now)
+		res.Card = s.turnCardOr(ctx, s.clickedCard(written, targets[0].m.Req, now))
 	}
 	return res, nil
 }
@@ -429,9 +429,14 @@ func (s *Service) performTurn(ctx context.Context, row *store.OutboxRow, p decis
 			tell = say.Reason{Kind: say.NotAnswered, Approve: c.Approve,
 				Refused: !errors.Is(err, ErrBackendUnavailable) && !errors.Is(err, context.DeadlineExceeded)}
 		case ans.Outcome == DecisionRecorded:
+			// One message for the turn: said once, in the turn card's
+			// thread, not once per call.
+			quiet := ans.DecisionAnswer
+			quiet.Message = ""
 			for i := range live {
-				answers[i] = &ans.DecisionAnswer
+				answers[i] = &quiet
 			}
+			answers[0] = &ans.DecisionAnswer
 			tell = say.Reason{Kind: say.Recorded, Approve: c.Approve}
 		default:
 			// All or nothing: the member the refusal names takes the

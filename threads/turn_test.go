@@ -314,3 +314,95 @@ func TestTurnButtonsNeedTheFeature(t *testing.T) {
 		t.Fatalf("%d batches sent", n)
 	}
 }
+
+// TestTurnOneCardPerTarget: a turn's calls share one card at each
+// target: the first posts it, each later one edits it to add its row,
+// and its copy points at the same message; deciding them at once edits
+// it, and the backend's message is said once per thread.
+func TestTurnOneCardPerTarget(t *testing.T) {
+	h := newTurnHarness(t, true)
+	h.ingestMember(t, "t-merge", 1, nil)
+	h.drain(t)
+	if len(h.surf.posts) != 2 {
+		t.Fatalf("%d posts, want one per target", len(h.surf.posts))
+	}
+	for _, p := range h.surf.posts {
+		if p.Card.Turn == nil || len(p.Card.Turn.Rows) != 1 || p.Card.Turn.Members != 3 {
+			t.Fatalf("first post is no turn card of one row in three: %+v", p.Card.Turn)
+		}
+		tc := templates.BuildTurn(*p.Card.Turn)
+		if len(tc.Buttons) != 1 || tc.Buttons[0].Label != "Deny all" || !strings.Contains(tc.NoApproveAll, "not every call is here yet") {
+			t.Fatalf("turn card of one arrived call: buttons %+v, note %q", tc.Buttons, tc.NoApproveAll)
+		}
+	}
+	edits := len(h.surf.edits)
+	h.ingestMember(t, "t-comment", 1, nil)
+	h.ingestMember(t, "t-label", 1, nil)
+	h.drain(t)
+	if len(h.surf.posts) != 2 {
+		t.Fatalf("%d posts after the turn arrived, want the 2 turn cards only", len(h.surf.posts))
+	}
+	last := h.surf.edits[len(h.surf.edits)-1]
+	if len(h.surf.edits) <= edits || last.Card.Turn == nil || len(last.Card.Turn.Rows) != 3 {
+		t.Fatalf("no edit adding the rows: %+v", h.surf.edits[edits:])
+	}
+	tc := templates.BuildTurn(*last.Card.Turn)
+	if len(tc.Buttons) != 2 || tc.Buttons[1].Label != "Approve all 3" || tc.NoApproveAll != "" {
+		t.Fatalf("the whole turn here: buttons %+v, note %q", tc.Buttons, tc.NoApproveAll)
+	}
+	for _, r := range tc.Rows {
+		if len(r.Buttons) != 2 {
+			t.Fatalf("row %d buttons %+v", r.Index, r.Buttons)
+		}
+	}
+	refs := map[string]bool{}
+	for _, id := range turnIDs {
+		posts, err := h.store.PostList(context.Background(), id)
+		if err != nil || len(posts) != 2 {
+			t.Fatalf("posts of %s: %v %v", id, posts, err)
+		}
+		for _, p := range posts {
+			refs[p.Channel+"/"+p.Ref] = true
+		}
+	}
+	if len(refs) != 2 {
+		t.Fatalf("the members' copies point at %d messages, want the 2 turn cards: %v", len(refs), refs)
+	}
+	act, err := templates.ParseTurnAction(tc.Buttons[1].Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := len(h.surf.replies)
+	out := h.svc.ClickTurn(context.Background(), threads.TurnClickRequest{Action: act, Person: slackPerson("U0KEVIN")})
+	if !out.Sent || out.Card == nil || out.Card.Turn == nil {
+		t.Fatalf("Approve all from the card: %+v", out)
+	}
+	h.drain(t)
+	if n := len(h.surf.replies) - replies; n != 2 {
+		t.Fatalf("%d thread replies, want the backend's message once per turn card", n)
+	}
+	final := templates.BuildTurn(*h.surf.edits[len(h.surf.edits)-1].Card.Turn)
+	for _, r := range final.Rows {
+		if r.Tone != templates.ToneApproved || len(r.Buttons) != 0 {
+			t.Errorf("row %d after Approve all: %s, buttons %+v", r.Index, r.Status, r.Buttons)
+		}
+	}
+	if len(final.Buttons) != 0 {
+		t.Errorf("the decided turn still offers %+v", final.Buttons)
+	}
+}
+
+// TestTurnWithoutFeatureLooksAsToday: without `turns` each call has its
+// own card, as before the feature.
+func TestTurnWithoutFeatureLooksAsToday(t *testing.T) {
+	h := newTurnHarness(t, false)
+	h.ingestTurn(t, nil)
+	if len(h.surf.posts) != 6 {
+		t.Fatalf("%d posts, want one card per call and target", len(h.surf.posts))
+	}
+	for _, p := range h.surf.posts {
+		if p.Card.Turn != nil {
+			t.Fatalf("a turn card without the feature: %+v", p.Card.Turn)
+		}
+	}
+}
