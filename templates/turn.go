@@ -151,7 +151,11 @@ func BuildTurn(in TurnInput) TurnCard {
 	if len(tc.Rows) < in.Members {
 		tc.Waiting = fmt.Sprintf(turnWaitingFmt, len(tc.Rows), in.Members)
 	}
-	tc.Headline = fmt.Sprintf("%s: %d calls wait as a whole", tc.Title, in.Members)
+	fns := make([]string, len(tc.Rows))
+	for i, r := range tc.Rows {
+		fns[i] = r.Function
+	}
+	tc.Headline = cutLine(tc.Title+": "+strings.Join(fns, ", "), statusMax)
 	if !anyWaiting || !approval.ValidID(in.Key) {
 		return tc
 	}
@@ -169,10 +173,6 @@ func BuildTurn(in TurnInput) TurnCard {
 	case block != "":
 		tc.NoApproveAll = cutLine(fmt.Sprintf(turnNoApproveAll, blockFn, block), statusMax)
 	default:
-		fns := make([]string, len(tc.Rows))
-		for i, r := range tc.Rows {
-			fns[i] = r.Function
-		}
 		tc.Buttons = append(tc.Buttons, Button{Label: fmt.Sprintf(labelApproveAll, in.Members), Style: StylePrimary,
 			Payload: EncodeTurnAction(TurnAction{Approve: true, ApprovalID: in.Key, Check: check}),
 			Confirm: &Confirmation{Title: fmt.Sprintf("Approve all %d calls?", in.Members), Confirm: fmt.Sprintf(labelApproveAll, in.Members),

@@ -130,6 +130,8 @@ type harnessOptions struct {
 	// clock (threadstest.FixtureNow, as threads is) in place of time.Now,
 	// for answers that word the time of day.
 	pinned bool
+	// turns: the backend takes a turn's batch (feature turns).
+	turns bool
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
@@ -186,7 +188,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		t.Fatal(err)
 	}
 	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
-		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}})
+		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}, Turns: ho.turns})
 	clicks := threadstest.NewSwitch(svc)
 	ad, err := discordad.New(surface, clicks)
 	if err != nil {

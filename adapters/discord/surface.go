@@ -32,7 +32,7 @@ func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
 	}
 	what := fmt.Sprintf("post card of %s to %s", req.Card.Approval.ID, req.Target)
-	msg := RenderCard(templates.Build(req.Card.Input()))
+	msg := renderCard(req.Card)
 	if req.Thread != nil {
 		channel, inThread, err := a.threadOf(ctx, *req.Thread, req.Card)
 		if err != nil {
@@ -78,7 +78,7 @@ func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Card.Approval == nil {
 		return threads.Permanent(errors.New("edit card: the card has no approval"))
 	}
-	msg := RenderCard(templates.Build(req.Card.Input()))
+	msg := renderCard(req.Card)
 	err := a.editMessage(ctx, req.Post.Channel, req.Post.Ref, msg.Edit())
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
@@ -121,7 +121,7 @@ func (a *Surface) Notice(ctx context.Context, req threads.NoticeRequest) error {
 func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 	text := approval.RedactText(req.Text)
 	if req.Card != nil && req.Reply != "" {
-		msg := RenderCard(templates.Build(req.Card.Input()))
+		msg := renderCard(*req.Card)
 		_, err := a.call(ctx, "PATCH", endpointOriginal(a.appID, req.Reply), msg.Edit(), endpointOriginal(a.appID, ""))
 		if err != nil {
 			if !refused(err) {

@@ -84,6 +84,9 @@ type ServiceOptions struct {
 	// Surfaces are the chat surfaces; anything else goes to the log
 	// surface, written nowhere.
 	Surfaces map[string]threads.Surface
+	// Turns: the backend takes a turn's batch decision (feature turns),
+	// so a turn's calls share one card.
+	Turns bool
 }
 
 // Service is threads.Service as the bot builds it, on o: the real
@@ -91,8 +94,12 @@ type ServiceOptions struct {
 // backend.
 func Service(t testing.TB, o ServiceOptions) *threads.Service {
 	t.Helper()
+	var features []string
+	if o.Turns {
+		features = append(features, backend.FeatureTurns)
+	}
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: o.Backend.URL(), Secrets: [][]byte{[]byte(o.CallsSecret)},
-		MaxElapsed: 5 * time.Second})
+		MaxElapsed: 5 * time.Second, Features: features})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +107,7 @@ func Service(t testing.TB, o ServiceOptions) *threads.Service {
 		o.Clock = clockwork.NewFakeClockAt(FixtureNow)
 	}
 	svc, err := threads.New(threads.Options{Store: o.Store, Tenants: o.Tenants, Clock: o.Clock, Logger: o.Logger,
-		Surfaces: o.Surfaces, Backend: client.ForThreads(), FingerprintSecrets: [][]byte{[]byte(o.CallsSecret)},
+		Surfaces: o.Surfaces, Backend: client.ForThreads(), FingerprintSecrets: [][]byte{[]byte(o.CallsSecret)}, Turns: o.Turns,
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: Renderer(t)})})
 	if err != nil {
 		t.Fatal(err)
