@@ -195,3 +195,10 @@ func oneLineArgs(pretty string) (string, bool) {
 	}
 	return s, false
 }
+
+// turnTooMany is the line a call's own card carries when its turn has
+// more calls than one turn card shows.
+func turnTooMany(n int) string {
+	return fmt.Sprintf("This call is one of a turn of %d calls, more than one card shows (%d): each has its own card. "+
+		"Denying any call ends the whole turn: the others are not made.", n, MaxTurnRows)
+}

@@ -31,6 +31,7 @@ func (c Card) Input() templates.Input {
 		Zone:        c.Frozen.zone(),
 		Quorum:      c.quorumCard(),
 		TypedOnPage: c.TypedOnPage,
+		TurnTooMany: c.turnTooMany,
 	}
 	in.Looking, in.Escalations = ladderCard(c.ladder, c.Frozen.Plan, false)
 	if c.Approval != nil {

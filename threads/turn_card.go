@@ -19,7 +19,11 @@ import (
 // call, which says why).
 func (s *Service) withTurn(ctx context.Context, c *Card) error {
 	a := c.Approval
-	if !s.turnCards || a == nil || !a.InTurn() || len(a.Turn.Members) > templates.MaxTurnRows {
+	if !s.turnCards || a == nil || !a.InTurn() {
+		return nil
+	}
+	if n := len(a.Turn.Members); n > templates.MaxTurnRows {
+		c.turnTooMany = n
 		return nil
 	}
 	members, err := s.turnOf(ctx, a)

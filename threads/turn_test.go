@@ -406,3 +406,28 @@ func TestTurnWithoutFeatureLooksAsToday(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnTooLongForOneCard: a turn of more calls than one card shows
+// keeps a card per call, and each says why.
+func TestTurnTooLongForOneCard(t *testing.T) {
+	h := newTurnHarness(t, true)
+	members := []any{"t-merge"}
+	for i := range templates.MaxTurnRows {
+		members = append(members, "t-more"+string(rune('a'+i)))
+	}
+	h.ingestMember(t, "t-merge", 1, func(data map[string]any) {
+		data["turn"] = map[string]any{"id": "turn-long", "members": members}
+	})
+	h.drain(t)
+	if len(h.surf.posts) != 2 {
+		t.Fatalf("%d posts", len(h.surf.posts))
+	}
+	for _, p := range h.surf.posts {
+		if p.Card.Turn != nil {
+			t.Fatal("a turn card for a turn longer than a card shows")
+		}
+		if c := templates.Build(p.Card.Input()); !strings.Contains(c.Turn, "one of a turn of 11 calls") {
+			t.Fatalf("the call's card does not say why it is alone: %q", c.Turn)
+		}
+	}
+}
