@@ -240,6 +240,10 @@ type Frozen struct {
 	Reasks []approval.Reask `json:"reasks,omitempty"`
 	// Zone is the tenant's time zone at request, for card times; "" is UTC.
 	Zone string `json:"zone,omitempty"`
+	// TurnCards are the places (targets) where this call, one of a turn
+	// shown on one card, posts the turn card: the call that claimed the
+	// place first (turn_card.go).
+	TurnCards []string `json:"turn_cards,omitempty"`
 	// Quorum is how many people must approve, and who may; nil when one
 	// approval decides the call. It is stored in the row's votes column,
 	// not the plan (votes).

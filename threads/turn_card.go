@@ -2,7 +2,10 @@ package threads
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 
 	"approvalsbot/store"
 	"approvalsbot/templates"
@@ -77,28 +80,84 @@ func (s *Service) joinTurnCard(ctx context.Context, surface Surface, row *store.
 	if card.Turn == nil || len(card.Turn.Rows) == 0 {
 		return nil, false, nil
 	}
+	owner, err := s.claimTurnCard(ctx, card.Approval.Turn.Members, row.ApprovalID, row.Target)
+	if err != nil {
+		return nil, false, err
+	}
+	posts, err := s.store.PostList(ctx, owner)
+	if err != nil {
+		return nil, false, fmt.Errorf("list posts of turn member %s: %w", owner, err)
+	}
 	var root *store.Post
-	for _, id := range card.Approval.Turn.Members {
-		posts, err := s.store.PostList(ctx, id)
-		if err != nil {
-			return nil, false, fmt.Errorf("list posts of turn member %s: %w", id, err)
-		}
-		for _, post := range posts {
-			if post.Target == row.Target && (root == nil || post.CreatedAt.Before(root.CreatedAt)) {
-				root = post
-			}
+	for _, post := range posts {
+		if post.Target == row.Target && (root == nil || post.Revision < root.Revision) {
+			root = post
 		}
 	}
 	now := s.clock.Now()
 	if root == nil {
-		if card.Turn.Key == row.ApprovalID || now.Sub(row.CreatedAt) >= orphanAfter {
-			return nil, false, nil // the first member here posts the turn card
+		if owner == row.ApprovalID || now.Sub(row.CreatedAt) >= orphanAfter {
+			return nil, false, nil // this call posts the turn card here
 		}
-		return nil, true, nil
+		return nil, true, nil // the owner's card is still on its way
 	}
 	if err := surface.Edit(ctx, EditRequest{Post: RefOf(root), Card: card}); err != nil {
 		return nil, false, err
 	}
 	return &store.Post{ApprovalID: row.ApprovalID, Target: row.Target, Revision: p.Revision,
 		Channel: root.Channel, Ref: root.Ref, ThreadRef: root.ThreadRef, CreatedAt: now}, false, nil
+}
+
+// claimTurnCard says which call of the turn posts the turn card at
+// target: the one that claimed it first. Every member the store holds is
+// locked, in id order, and read for a claim; with none, the call id
+// claims it. Two calls claiming at once lock each other's rows, so the
+// later sees the earlier's claim: one card per turn and place, across
+// replicas.
+func (s *Service) claimTurnCard(ctx context.Context, members []string, id, target string) (string, error) {
+	ids := slices.Clone(members)
+	slices.Sort(ids)
+	owner := ""
+	err := s.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		owner = ""
+		var own *store.Approval
+		var ownFz Frozen
+		for _, m := range ids {
+			row, err := tx.ApprovalGetForUpdate(ctx, m)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			fz, err := frozenOf(row)
+			if err != nil {
+				return err
+			}
+			if owner == "" && slices.Contains(fz.TurnCards, target) {
+				owner = m
+			}
+			if m == id {
+				own, ownFz = row, fz
+			}
+		}
+		if owner != "" {
+			return nil
+		}
+		if own == nil {
+			return fmt.Errorf("turn member %s: %w", id, store.ErrNotFound)
+		}
+		owner = id
+		ownFz.TurnCards = append(ownFz.TurnCards, target)
+		plan, err := json.Marshal(ownFz)
+		if err != nil {
+			return fmt.Errorf("encode plan of %s: %w", id, err)
+		}
+		own.Plan = plan
+		return tx.ApprovalUpsert(ctx, own)
+	})
+	if err != nil {
+		return "", fmt.Errorf("claim the turn card at %s: %w", target, err)
+	}
+	return owner, nil
 }

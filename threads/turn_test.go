@@ -431,3 +431,29 @@ func TestTurnTooLongForOneCard(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnCardOwnedByTheFirstToClaim: calls arriving out of order still
+// share one card: the first to claim a place posts it, and a call earlier
+// in the turn that arrives later joins it.
+func TestTurnCardOwnedByTheFirstToClaim(t *testing.T) {
+	h := newTurnHarness(t, true)
+	h.ingestMember(t, "t-label", 1, nil)
+	h.drain(t)
+	h.ingestMember(t, "t-merge", 1, nil)
+	h.ingestMember(t, "t-comment", 1, nil)
+	h.drain(t)
+	if len(h.surf.posts) != 2 {
+		t.Fatalf("%d posts, want one turn card per target", len(h.surf.posts))
+	}
+	last := h.surf.edits[len(h.surf.edits)-1]
+	if last.Card.Turn == nil || len(last.Card.Turn.Rows) != 3 || last.Post.ApprovalID != "t-label" {
+		t.Fatalf("last edit %+v of %+v", last.Post, last.Card.Turn)
+	}
+	// The rows are in call order whoever posted the card.
+	tc := templates.BuildTurn(*last.Card.Turn)
+	for i, id := range turnIDs {
+		if tc.Rows[i].ApprovalID != id {
+			t.Fatalf("row %d is %s, want %s", i+1, tc.Rows[i].ApprovalID, id)
+		}
+	}
+}
