@@ -202,3 +202,21 @@ func turnTooMany(n int) string {
 	return fmt.Sprintf("This call is one of a turn of %d calls, more than one card shows (%d): each has its own card. "+
 		"Denying any call ends the whole turn: the others are not made.", n, MaxTurnRows)
 }
+
+// TurnText renders a turn card as plain text for the log surface; a
+// replacement template set without "turn" renders each row's status.
+func (r *Renderer) TurnText(tc TurnCard) string {
+	if r.text.Lookup("turn") == nil {
+		var b strings.Builder
+		b.WriteString(tc.Title + "\n" + tc.Note + "\n")
+		for _, row := range tc.Rows {
+			fmt.Fprintf(&b, "%d. %s: %s\n", row.Index, row.Function, row.Status)
+		}
+		return b.String()
+	}
+	s, err := execText(r.text, "turn", &tc)
+	if err != nil {
+		return brokenPart + "\n"
+	}
+	return strings.TrimSpace(s) + "\n"
+}

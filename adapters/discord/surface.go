@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -182,6 +183,9 @@ func (a *Surface) threadOf(ctx context.Context, root threads.PostRef, card threa
 func threadName(card threads.Card) string {
 	if card.Approval == nil {
 		return "approval"
+	}
+	if card.Turn != nil && len(card.Turn.Rows) > 0 {
+		return utf16text.Cut("turn of "+strconv.Itoa(card.Turn.Members)+" calls · "+card.Approval.Turn.ID, threadNameMax)
 	}
 	return utf16text.Cut(templates.VisibleLine(card.Approval.Call.Function)+" · "+card.Approval.ID, threadNameMax)
 }
