@@ -461,7 +461,15 @@ func (s *Service) performTurn(ctx context.Context, row *store.OutboxRow, p decis
 		}
 		var all []store.OutboxInsertParams
 		var lead *store.Approval
-		for i, f := range live {
+		// Locked in id order, as every transaction over several calls of
+		// a turn locks them (decideTurn, claimTurnCard).
+		order := make([]int, len(live))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(live[a].id, live[b].id) })
+		for _, i := range order {
+			f := live[i]
 			rows, err := s.settleIn(ctx, tx, f.id, f.d, answers[i], say.Reason{}, now, true)
 			if err != nil {
 				return err
