@@ -457,3 +457,61 @@ func TestTurnCardOwnedByTheFirstToClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnReaskedInFlightSendsNothing: a call asked again while its
+// batch waits to be sent stops the batch whole: nothing reaches the
+// backend, every call waits again, and the person is told which changed.
+func TestTurnReaskedInFlightSendsNothing(t *testing.T) {
+	h := newTurnHarness(t, true)
+	h.ingestTurn(t, nil)
+	if out := h.clickTurn(t, true, shownCheck(1, 1, 1), "U0KEVIN"); !out.Sent {
+		t.Fatalf("Approve all: %s", out.Reason.String())
+	}
+	h.ingestMember(t, "t-label", 2, nil)
+	h.drain(t)
+	if n := len(h.fake.TurnDecisions()) + len(h.fake.Decisions()); n != 0 {
+		t.Fatalf("%d requests reached the backend", n)
+	}
+	for _, id := range turnIDs {
+		if a := h.state(t, id); a.State != string(approval.StatePending) || len(a.Deciding) != 0 {
+			t.Errorf("%s: %s, deciding %s", id, a.State, a.Deciding)
+		}
+	}
+	if tell := h.lastTell(t); !strings.Contains(tell.Text, "acme_github.label was asked again") {
+		t.Fatalf("tell %q", tell.Text)
+	}
+}
+
+// TestTurnMembersMustNameTheTurn: a member list cannot pull a call of no
+// turn (or another turn) onto a turn card, nor into a batch.
+func TestTurnMembersMustNameTheTurn(t *testing.T) {
+	h := newTurnHarness(t, true)
+	h.ingestEdited(t, "merge.json", func(data map[string]any) {}) // a-merge1: a call of no turn
+	h.drain(t)
+	posts := len(h.surf.posts)
+	h.ingestMember(t, "t-comment", 1, func(data map[string]any) {
+		data["turn"] = map[string]any{"id": "turn-7", "members": []any{"a-merge1", "t-comment"}}
+	})
+	h.drain(t)
+	if len(h.surf.posts) != posts+2 {
+		t.Fatalf("%d new posts, want the turn's own card per target", len(h.surf.posts)-posts)
+	}
+	for _, p := range h.surf.posts[posts:] {
+		if p.Card.Turn == nil || len(p.Card.Turn.Rows) != 1 || p.Card.Turn.Rows[0].Input.Approval.ID != "t-comment" {
+			t.Fatalf("the turn card shows %+v", p.Card.Turn)
+		}
+	}
+	check := templates.TurnCheck([]templates.TurnMember{{ApprovalID: "t-comment", Revision: 1}})
+	out := h.svc.ClickTurn(context.Background(), threads.TurnClickRequest{Person: slackPerson("U0KEVIN"),
+		Action: templates.TurnAction{ApprovalID: "t-comment", Check: check}})
+	if !out.Sent || out.Reason.Count != 1 {
+		t.Fatalf("Deny all: %+v (%s)", out, out.Reason.String())
+	}
+	h.drain(t)
+	if got := h.fake.TurnDecisions(); len(got) != 1 || len(got[0].Request.Decisions) != 1 || got[0].Request.Decisions[0].ApprovalID != "t-comment" {
+		t.Fatalf("batches %+v", got)
+	}
+	if a := h.state(t, "a-merge1"); a.State != string(approval.StatePending) {
+		t.Fatalf("a-merge1 was decided by another turn's batch: %s", a.State)
+	}
+}
