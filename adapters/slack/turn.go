@@ -129,12 +129,12 @@ func (a *Adapter) turnButton(ctx context.Context, action slackgo.BlockAction, wh
 	return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) {
 		ctx = threads.ForPerson(ctx)
 		if who.reply != "" && out.Card != nil {
-			if err := a.replace(ctx, who.reply, *out.Card); err == nil {
+			err := a.replace(ctx, who.reply, *out.Card)
+			if err == nil {
 				return
-			} else {
-				a.log.Info("slack: the response_url did not take the clicked turn card", "approval_id", act.ApprovalID,
-					"slack_user", who.user, "err", scrub(err).Error())
 			}
+			a.log.Info("slack: the response_url did not take the clicked turn card", "approval_id", act.ApprovalID,
+				"slack_user", who.user, "err", scrub(err).Error())
 		}
 		a.answer(ctx, who, out.Reason.String())
 	}}
