@@ -2,11 +2,18 @@ package threads_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
+	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/approval"
+	"approvalsbot/config"
 	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
@@ -513,5 +520,77 @@ func TestTurnMembersMustNameTheTurn(t *testing.T) {
 	}
 	if a := h.state(t, "a-merge1"); a.State != string(approval.StatePending) {
 		t.Fatalf("a-merge1 was decided by another turn's batch: %s", a.State)
+	}
+}
+
+// TestTurnOneCardAcrossReplicas: two replicas post a turn's calls at
+// once, many turns over; each place still gets one turn card, every call's
+// copy there pointing at it. On PostgreSQL (BOT_TEST_POSTGRES_URL) each
+// replica's claim holds its own connection.
+func TestTurnOneCardAcrossReplicas(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[pg], func(t *testing.T) {
+			st := openStormStore(t, pg)
+			cfg, err := config.Parse("bot.yaml", []byte(testConfig), testEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back := backendtest.New(t, standin.Options{Secrets: [][]byte{[]byte(testCallsSecret)}})
+			clock := clockwork.NewFakeClockAt(threadstest.FixtureNow)
+			rec := &recorder{}
+			replica := func() *threads.Service {
+				return threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back,
+					CallsSecret: testCallsSecret, Clock: clock, Turns: true,
+					Surfaces: map[string]threads.Surface{"slack": rec, "discord": rec}})
+			}
+			a, b := replica(), replica()
+			const turns = 5
+			for n := range turns {
+				ids := []any{fmt.Sprintf("r%d-1", n), fmt.Sprintf("r%d-2", n), fmt.Sprintf("r%d-3", n)}
+				for i, id := range ids {
+					threadstest.Ingest(t, []*threads.Service{a, b}[i%2], "merge.json", func(ev map[string]any) {
+						ev["id"] = "evt-" + id.(string)
+						data := ev["data"].(map[string]any)
+						data["id"] = id
+						data["turn"] = map[string]any{"id": fmt.Sprintf("turn-%d", n), "members": ids}
+					})
+				}
+			}
+			drainBoth := func() {
+				var wg sync.WaitGroup
+				for _, svc := range []*threads.Service{a, b} {
+					wg.Go(func() {
+						if _, err := svc.DrainOutbox(context.Background()); err != nil {
+							t.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			drainBoth()
+			clock.Advance(5 * time.Second) // a call that waited for its turn's card is due again
+			drainBoth()
+			rec.mu.Lock()
+			posts := len(rec.posts)
+			rec.mu.Unlock()
+			if posts != 2*turns {
+				t.Fatalf("%d cards posted, want one per turn and place (%d)", posts, 2*turns)
+			}
+			for n := range turns {
+				refs := map[string]bool{}
+				for i := 1; i <= 3; i++ {
+					ps, err := st.PostList(context.Background(), fmt.Sprintf("r%d-%d", n, i))
+					if err != nil || len(ps) != 2 {
+						t.Fatalf("posts of r%d-%d: %v %v", n, i, ps, err)
+					}
+					for _, p := range ps {
+						refs[p.Channel+"/"+p.Ref] = true
+					}
+				}
+				if len(refs) != 2 {
+					t.Fatalf("turn %d's copies point at %d messages, want 2", n, len(refs))
+				}
+			}
+		})
 	}
 }
