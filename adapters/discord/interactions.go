@@ -232,6 +232,9 @@ func textField(label, description, id string) Label {
 func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer, threads.Work) {
 	var data modalData
 	err := in.data(&data)
+	if err == nil && templates.IsTurnAction(data.CustomID) {
+		return a.submitTurn(ctx, data, who) // turn.go
+	}
 	var act templates.Action
 	if err == nil {
 		act, err = templates.ParseAction(data.CustomID)

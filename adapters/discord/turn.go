@@ -108,8 +108,50 @@ func (a *Adapter) turnButton(ctx context.Context, customID string, who person) (
 			"err", err.Error())
 		return ephemeral(say.UnknownButton.Text()), threads.Work{}
 	}
+	if !act.Approve {
+		// Deny all asks again, with an optional reason, as Deny does:
+		// one click must not end a whole turn.
+		return denyAllModal(act), threads.Work{}
+	}
+	return a.recordTurn(ctx, tc, act, who, "")
+}
+
+// recordTurn records a turn's batch before the click is answered.
+func (a *Adapter) recordTurn(ctx context.Context, tc TurnClicker, act templates.TurnAction, who person, comment string) (*answer, threads.Work) {
 	rctx, cancel := who.receipt.Bound(ctx)
 	defer cancel()
-	out := tc.ClickTurn(rctx, threads.TurnClickRequest{Action: act, Person: who.threads(), ReceivedAt: who.receipt.At})
+	out := tc.ClickTurn(rctx, threads.TurnClickRequest{Action: act, Person: who.threads(), Comment: comment, ReceivedAt: who.receipt.At})
 	return a.recorded(out), threads.Work{}
+}
+
+// denyAllModal asks for an optional reason before Deny all; its custom_id
+// is the Deny all action itself, so the submission says which turn, and
+// as shown.
+func denyAllModal(act templates.TurnAction) *answer {
+	return &answer{Type: answerModal, Data: modal{
+		CustomID: templates.EncodeTurnAction(act),
+		Title:    utf16text.Cut("Deny the whole turn", modalTitleMax),
+		Components: []Component{
+			TextDisplay{Content: "None of the turn's calls is made."},
+			textField(say.ReasonLabel, say.ReasonHint(false), reasonInputID),
+		},
+	}}
+}
+
+// submitTurn takes Deny all's dialog: only a deny is ever submitted so.
+func (a *Adapter) submitTurn(ctx context.Context, data modalData, who person) (*answer, threads.Work) {
+	act, err := templates.ParseTurnAction(data.CustomID)
+	tc, ok := a.service.(TurnClicker)
+	switch {
+	case err != nil:
+	case act.Approve:
+		err = errors.New("the dialog approves a turn: only Deny all asks")
+	case !ok:
+		err = errors.New("the service takes no turn's decision")
+	}
+	if err != nil {
+		a.log.Warn("discord: turn dialog the bot does not know", "discord_user", who.user, "err", err.Error())
+		return ephemeral(say.UnknownDialog.Text()), threads.Work{}
+	}
+	return a.recordTurn(ctx, tc, act, who, value(data.Components, reasonInputID))
 }

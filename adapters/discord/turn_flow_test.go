@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bwmarrin/discordgo"
+
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/templates"
@@ -119,5 +121,36 @@ func TestDiscordTurnStaleBatchRefused(t *testing.T) {
 	h.drain(t)
 	if n := len(h.backend.TurnDecisions()) + len(h.backend.Decisions()); n != 0 {
 		t.Fatalf("%d requests reached the backend", n)
+	}
+}
+
+// TestDiscordDenyAllAsksFirst: Discord's buttons cannot ask again, so
+// Deny all opens a dialog; its submission, with a reason, denies every
+// call in one batch.
+func TestDiscordDenyAllAsksFirst(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{turns: true})
+	for _, id := range turnIDs {
+		h.ingestMember(t, id, 1)
+	}
+	h.drain(t)
+	_, buttons := h.turnCard(t)
+	res := h.click(t, kevin, chApproval, buttons["Deny all"])
+	if res.Response == nil || res.Response.Type != discordgo.InteractionResponseModal {
+		t.Fatalf("Deny all answered %+v, want its dialog", res.Response)
+	}
+	h.drain(t)
+	if n := len(h.backend.TurnDecisions()); n != 0 {
+		t.Fatalf("the click alone sent %d batches", n)
+	}
+	sub := h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval, CustomID: buttons["Deny all"],
+		Values: map[string]string{"reason": "wrong repository"}})
+	if !sub.Answered() {
+		t.Fatalf("submission not answered: %+v", sub)
+	}
+	h.drain(t)
+	got := h.backend.TurnDecisions()
+	if len(got) != 1 || got[0].Status != 200 || got[0].Request.Decision != "deny" || got[0].Request.Comment != "wrong repository" ||
+		len(got[0].Request.Decisions) != 3 {
+		t.Fatalf("batches %+v", got)
 	}
 }
