@@ -594,3 +594,24 @@ func TestTurnOneCardAcrossReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestTurnOfOneCallLooksAsToday: a turn of one call is a card of its own,
+// with the feature too.
+func TestTurnOfOneCallLooksAsToday(t *testing.T) {
+	h := newTurnHarness(t, true)
+	h.ingestMember(t, "t-merge", 1, func(data map[string]any) {
+		data["turn"] = map[string]any{"id": "turn-1", "members": []any{"t-merge"}}
+	})
+	h.drain(t)
+	if len(h.surf.posts) != 2 {
+		t.Fatalf("%d posts", len(h.surf.posts))
+	}
+	for _, p := range h.surf.posts {
+		if p.Card.Turn != nil {
+			t.Fatalf("a turn card for a turn of one call: %+v", p.Card.Turn)
+		}
+		if c := templates.Build(p.Card.Input()); c.Turn != "" {
+			t.Fatalf("the card's turn line: %q", c.Turn)
+		}
+	}
+}
