@@ -29,3 +29,10 @@ func (r Reason) turn() string {
 	}
 	return ""
 }
+
+// TurnReasonHint describes Deny all's reason: it goes with the denial of
+// every call, and a restricted call's row keeps it off the card.
+const TurnReasonHint = "Sent with the denial of every call of the turn; a restricted call's row does not show it."
+
+// TurnDenyQuestion heads Deny all's dialog.
+const TurnDenyQuestion = "None of the turn's calls is made."

@@ -132,8 +132,8 @@ func denyAllModal(act templates.TurnAction) *answer {
 		CustomID: templates.EncodeTurnAction(act),
 		Title:    utf16text.Cut("Deny the whole turn", modalTitleMax),
 		Components: []Component{
-			TextDisplay{Content: "None of the turn's calls is made."},
-			textField(say.ReasonLabel, say.ReasonHint(false), reasonInputID),
+			TextDisplay{Content: say.TurnDenyQuestion},
+			textField(say.ReasonLabel, say.TurnReasonHint, reasonInputID),
 		},
 	}}
 }
