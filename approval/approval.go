@@ -263,6 +263,12 @@ type Confirm struct {
 // Turn lists the turn's other calls that wait with this one.
 type Turn struct {
 	Waiting []string `json:"waiting,omitempty"`
+	// ID names the model turn this call is one of; Members are the
+	// approval ids of that turn's calls, in call order, this one among
+	// them (docs/protocol.md#turns). Both empty for a backend that does
+	// not say.
+	ID      string   `json:"id,omitempty"`
+	Members []string `json:"members,omitempty"`
 }
 
 // Content says whether details are walled off from shared places.

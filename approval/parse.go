@@ -396,6 +396,7 @@ func parseApproval(v *validator, data []byte, env envelope) (*Approval, error) {
 	for i, t := range a.Turn.Waiting {
 		v.text(fmt.Sprintf("%sturn.waiting[%d]", p, i), t, true)
 	}
+	validateTurn(v, p, &a)
 	if w.Content == nil || w.Content.Restricted == nil {
 		v.add(p+"content.restricted", "required (true or false)")
 	} else {

@@ -43,7 +43,9 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 		k.Call.Arguments, k.Call.ArgumentsCut, k.Call.Redaction = nil, false, Redaction{}
 		k.Call.Fingerprints, k.Call.Received = nil, nil
 		k.AgentSays = ""
-		k.Turn = Turn{}
+		// The turn's id and members are the backend's ids, not the
+		// call's content: kept, so the turn's card still has its row.
+		k.Turn = Turn{ID: a.Turn.ID, Members: a.Turn.Members}
 		k.Changes = storedChanges(a.Changes, true)
 		return s, nil
 	}

@@ -136,11 +136,14 @@ const (
 	// which the backend applies and reports the uses of; grants are
 	// revoked with a signed call (docs/protocol.md#grants).
 	FeatureGrants = "grants"
+	// FeatureTurns: a turn of several calls is shown on one card, and
+	// its Deny all and Approve all N send one batch decision.
+	FeatureTurns = "turns"
 )
 
 // Features lists every feature the bot knows.
 func Features() []string {
-	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureGrants}
+	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureGrants, FeatureTurns}
 }
 
 // Supports reports whether the backend is configured as supporting feature.

@@ -293,6 +293,8 @@ func (r Reason) String() string {
 			w += ", or on the decision page from an escalation mail's Approve link"
 		}
 		return "This call's content is too large to show in chat, so it cannot be approved here: decide it in " + w + ". Nothing was sent."
+	case TurnChanged, TurnNotAll, TurnIncomplete, TurnNothing, TurnSending, TurnUnknown:
+		return r.turn()
 	}
 	return ""
 }

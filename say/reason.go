@@ -141,6 +141,13 @@ const (
 	GrantRevoking  // the revocation of grant Message is on its way
 	GrantEnded     // the grant Message ended already (State)
 	GrantInFlight  // the grant Message is still on its way with its approval
+	// A whole turn's buttons (Deny all, Approve all N): say/turn.go.
+	TurnChanged    // a call of the turn (Function, or several: "") changed since the card was shown
+	TurnNotAll     // Approve all cannot take Function: Message says why
+	TurnIncomplete // Approve all before every call of the turn (Count of Need) waits on the card
+	TurnNothing    // Deny all with no call of the turn still waiting
+	TurnSending    // the turn's Count decisions are on their way (Approve)
+	TurnUnknown    // the button names no turn the bot shows
 )
 
 // Reason is why a click went as it did, with the values its sentence

@@ -401,6 +401,10 @@ type Input struct {
 	// Grants: the card offers "Approve and allow…" (a grant) beside
 	// Approve; the core decides (threads), and refuses a forged one.
 	Grants bool
+	// TurnTooMany is how many calls the call's turn has when they are too
+	// many for one turn card (templates.MaxTurnRows): the card says each
+	// call is shown on its own. 0 for none.
+	TurnTooMany int
 }
 
 // Quorum is how far a call that needs Need distinct people's approvals
@@ -540,6 +544,9 @@ func Build(in Input) Card {
 		// The turn's other calls name what the private turn did: not in
 		// a shared place (docs/cards.md lists what a restricted card shows).
 		c.Turn = turn(a.Turn.Waiting)
+	}
+	if in.TurnTooMany > 0 {
+		c.Turn = strings.TrimSpace(c.Turn + "\n" + turnTooMany(in.TurnTooMany)) // turn.go
 	}
 	c.Changes = changes(a, c.Restricted)
 	if a.Confirm != nil && waiting {

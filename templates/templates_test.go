@@ -56,7 +56,7 @@ func TestNewReportsTemplateErrors(t *testing.T) {
 
 // TestTemplateLayout: one file per message kind, namespaced by surface.
 func TestTemplateLayout(t *testing.T) {
-	want := []string{"email/card.html.tmpl", "email/card.txt.tmpl", "text/card.tmpl", "text/thread.tmpl"}
+	want := []string{"email/card.html.tmpl", "email/card.txt.tmpl", "text/card.tmpl", "text/thread.tmpl", "text/turn.tmpl"}
 	var got []string
 	_ = fs.WalkDir(embedded, ".", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

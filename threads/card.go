@@ -32,6 +32,7 @@ func (c Card) Input() templates.Input {
 		Quorum:      c.quorumCard(),
 		TypedOnPage: c.TypedOnPage,
 		Grants:      c.Grants,
+		TurnTooMany: c.turnTooMany,
 	}
 	in.Looking, in.Escalations = ladderCard(c.ladder, c.Frozen.Plan, false)
 	if c.Approval != nil {

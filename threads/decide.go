@@ -215,6 +215,9 @@ type deciding struct {
 	Typed *Typed `json:"typed,omitempty"`
 	// Grant is the grant this approval carries; nil for none.
 	Grant *Grant `json:"grant,omitempty"`
+	// Turn is the id of the turn whose batch (Deny all, Approve all N)
+	// this decision is part of; "" for a decision of this call alone.
+	Turn string `json:"turn,omitempty"`
 }
 
 // The deadline's decision (docs/protocol.md): only ever deny.
@@ -461,7 +464,7 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 	}
 	if res.Sent {
 		s.Wake()
-		res.Card = s.clickedCard(written, a, now)
+		res.Card = s.turnCardOr(ctx, s.clickedCard(written, a, now))
 	}
 	return res, nil
 }
@@ -602,6 +605,9 @@ type decisionPayload struct {
 	At      time.Time `json:"at,omitzero"`
 	Actor   string    `json:"actor,omitempty"`
 	Surface string    `json:"surface,omitempty"`
+	// Turn: the row sends a turn's batch, every member's decision at once
+	// (turn.go); nil for one call's.
+	Turn *turnBatch `json:"turn,omitempty"`
 }
 
 // sends reports whether this row sends d; a row of the previous release
@@ -677,6 +683,9 @@ func stale(row *store.Approval, revision int, act say.Act) say.Reason {
 func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) error {
 	if s.backend == nil {
 		return Permanent(errors.New("no backend client configured"))
+	}
+	if p, ok := turnPayload(row); ok {
+		return s.performTurn(ctx, row, p)
 	}
 	a, err := s.store.ApprovalGet(ctx, row.ApprovalID)
 	if err != nil {
@@ -780,6 +789,36 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			// decision again (same key) and applies the answer.
 			return err
 		}
+		rows, c, err := s.settleIn(ctx, tx, id, d, ans, tell, now, false)
+		if err != nil {
+			return err
+		}
+		closed = c
+		enqueued = len(rows)
+		if len(rows) == 0 {
+			return nil
+		}
+		return s.insert(ctx, tx, rows)
+	})
+	if err != nil {
+		return fmt.Errorf("apply the backend's answer: %w", err)
+	}
+	if closed != nil {
+		s.count(ctx, closed)
+	}
+	if enqueued > 0 {
+		s.Wake()
+	}
+	return errSettled
+}
+
+// settleIn applies the backend's answer to the decision d in flight on
+// the approval id, in tx: it clears d, moves the approval on, and returns
+// the rows of the state's effects and, unless quiet, the answer to the
+// person (a turn's batch tells them once for all its calls).
+func (s *Service) settleIn(ctx context.Context, tx store.Tx, id string, d deciding, ans *DecisionAnswer, tell say.Reason,
+	now time.Time, quiet bool) (rows []store.OutboxInsertParams, closed *closing, err error) {
+	err = func() error {
 		row, err := tx.ApprovalGetForUpdate(ctx, id)
 		if err != nil {
 			return err
@@ -802,7 +841,6 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			}
 		}
 		text := why.String()
-		var rows []store.OutboxInsertParams
 		if ev != nil {
 			cur, err := recordOf(row)
 			if err != nil {
@@ -893,7 +931,7 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 			return err
 		}
 		switch {
-		case text == "" || d.Surface == DeadlineSurface:
+		case quiet || text == "" || d.Surface == DeadlineSurface:
 		case d.Surface == tenant.SurfacePage:
 			// The page reached from chat shows the state; there is no
 			// thread of the member's to tell it in.
@@ -906,22 +944,9 @@ func (s *Service) settle(ctx context.Context, dec *store.OutboxRow, d deciding, 
 		default:
 			rows = append(rows, s.tellRow(row, d, text, now))
 		}
-		enqueued = len(rows)
-		if len(rows) == 0 {
-			return nil
-		}
-		return s.insert(ctx, tx, rows)
-	})
-	if err != nil {
-		return fmt.Errorf("apply the backend's answer: %w", err)
-	}
-	if closed != nil {
-		s.count(ctx, closed)
-	}
-	if enqueued > 0 {
-		s.Wake()
-	}
-	return errSettled
+		return nil
+	}()
+	return rows, closed, err
 }
 
 // outcome turns the backend's answer into the event it implies (nil for

@@ -513,6 +513,9 @@ func (s *Service) postCard(ctx context.Context, surface Surface, row *store.Outb
 	if err != nil {
 		return nil, nil, false, err
 	}
+	if joined, wait, err := s.joinTurnCard(ctx, surface, row, p, card); joined != nil || wait || err != nil {
+		return joined, &card, wait, err
+	}
 	req := PostRequest{Target: row.Target, Card: card}
 	if thread != nil {
 		ref := RefOf(thread)
@@ -592,6 +595,9 @@ func (s *Service) card(ctx context.Context, approvalID string, revision int) (Ca
 		if _, err := s.store.RevisionGet(ctx, approvalID, a.Revision); err == nil {
 			c.Superseded = true
 		}
+	}
+	if err := s.withTurn(ctx, &c); err != nil {
+		return Card{}, err
 	}
 	return c, nil
 }

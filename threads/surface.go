@@ -52,6 +52,13 @@ type Card struct {
 	TypedOnPage bool
 	// Grants: the card offers "Approve and allow…" (templates.Input.Grants).
 	Grants bool
+	// Turn: the approval is one call of a turn shown on one card
+	// (turn_card.go); a chat surface then shows the turn card, every
+	// member a row. nil for a card of one call.
+	Turn *templates.TurnInput
+	// turnTooMany: the turn has more calls than one card shows; each
+	// call's own card says so (templates.Input.TurnTooMany).
+	turnTooMany int
 }
 
 // SameState reports whether two reads of a copy show the approval alike

@@ -127,6 +127,10 @@ type Options struct {
 	// Grants: the job backend takes grants with decisions (backend.features:
 	// grants), so tenants that enable them are offered "Approve and allow…".
 	Grants bool
+	// Turns: the job backend takes a turn's calls in one batch decision
+	// (docs/protocol.md#turns), so a turn of several calls is shown on one
+	// card with Deny all and Approve all N.
+	Turns bool
 	// Worker names this process in outbox claims; default a random id.
 	Worker string
 	// Lease is how long this replica's claim on a due approval holds
@@ -156,17 +160,19 @@ type Service struct {
 	// typedConfirm is Options.TypedConfirm.
 	typedConfirm bool
 	// grants is Options.Grants.
-	grants   bool
-	worker   string
-	lease    time.Duration
-	wake     map[string]chan struct{} // one per lane
-	due      map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
-	seq      atomic.Uint64
-	group    groupCommit // decisions' answers, committed together
-	ingests  groupCommit // events, committed together (ingest.go)
-	turns    turns       // an approval's events, one at a time (ingest.go)
-	alone    bool        // the store is this process's alone (store.Alone)
-	receipts receipts    // the clicks received and not yet answered
+	grants bool
+	// turnCards is Options.Turns.
+	turnCards bool
+	worker    string
+	lease     time.Duration
+	wake      map[string]chan struct{} // one per lane
+	due       map[string]*dueTimes     // one per lane: when rows this process enqueued for later fall due
+	seq       atomic.Uint64
+	group     groupCommit // decisions' answers, committed together
+	ingests   groupCommit // events, committed together (ingest.go)
+	turns     turns       // an approval's events, one at a time (ingest.go)
+	alone     bool        // the store is this process's alone (store.Alone)
+	receipts  receipts    // the clicks received and not yet answered
 	// fingerprints: Options.FingerprintSecrets.
 	fingerprints [][]byte
 }
@@ -192,7 +198,7 @@ func New(o Options) (*Service, error) {
 		o.Lease = tickLease
 	}
 	s := &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
-		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, typedConfirm: o.TypedConfirm, grants: o.Grants, lease: o.Lease,
+		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, typedConfirm: o.TypedConfirm, grants: o.Grants, turnCards: o.Turns, lease: o.Lease,
 		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets),
 		ingests: groupCommit{savepoints: true, ordered: true, ownContext: true, sizes: o.Metrics.IngestGroup}}
 	if !s.oneWriter() {
@@ -239,6 +245,10 @@ type Frozen struct {
 	Reasks []approval.Reask `json:"reasks,omitempty"`
 	// Zone is the tenant's time zone at request, for card times; "" is UTC.
 	Zone string `json:"zone,omitempty"`
+	// TurnCards are the places (targets) where this call, one of a turn
+	// shown on one card, posts the turn card: the call that claimed the
+	// place first (turn_card.go).
+	TurnCards []string `json:"turn_cards,omitempty"`
 	// Quorum is how many people must approve, and who may; nil when one
 	// approval decides the call. It is stored in the row's votes column,
 	// not the plan (votes).

@@ -131,11 +131,13 @@ const (
 	// FeatureGrants: an approval may carry a grant, and grants are
 	// revoked with POST /v1/grants/{id}/revoke (docs/protocol.md#grants).
 	FeatureGrants = "grants"
+	// FeatureTurns: the backend takes a turn's batch decision (turns.go).
+	FeatureTurns = "turns"
 )
 
 // KnownFeatures lists every optional feature the client can use.
 func KnownFeatures() []string {
-	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureGrants}
+	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureGrants, FeatureTurns}
 }
 
 // String keeps secrets out of %v and %+v.
@@ -164,6 +166,7 @@ type Client struct {
 	approvers bool
 	typed     bool // FeatureTypedConfirmation
 	grants    bool // FeatureGrants
+	turns     bool // FeatureTurns
 }
 
 // NewClient checks o and returns a Client; the error lists every problem.
@@ -210,6 +213,7 @@ func NewClient(o ClientOptions) (*Client, error) {
 		approvers:  slices.Contains(o.Features, FeatureApprovers),
 		typed:      slices.Contains(o.Features, FeatureTypedConfirmation),
 		grants:     slices.Contains(o.Features, FeatureGrants),
+		turns:      slices.Contains(o.Features, FeatureTurns),
 	}
 	var hc http.Client
 	if o.HTTPClient != nil {

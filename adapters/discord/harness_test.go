@@ -132,6 +132,8 @@ type harnessOptions struct {
 	pinned bool
 	// features are the backend's optional parts the bot uses.
 	features []string
+	// turns: the backend takes a turn's batch (feature turns).
+	turns bool
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
@@ -188,7 +190,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		t.Fatal(err)
 	}
 	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
-		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}, Features: ho.features})
+		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}, Features: ho.features, Turns: ho.turns})
 	clicks := threadstest.NewSwitch(svc)
 	ad, err := discordad.New(surface, clicks)
 	if err != nil {

@@ -86,6 +86,9 @@ func (a *Adapter) interaction(ctx context.Context, in *inbound) (*answer, thread
 func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer, threads.Work) {
 	var data componentData
 	err := in.data(&data)
+	if err == nil && data.ComponentType == componentButton && templates.IsTurnAction(data.CustomID) {
+		return a.turnButton(ctx, data.CustomID, who) // turn.go
+	}
 	var act templates.Action
 	if err == nil {
 		act, err = templates.ParseAction(data.CustomID)
@@ -233,6 +236,9 @@ func textField(label, description, id string) Label {
 func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer, threads.Work) {
 	var data modalData
 	err := in.data(&data)
+	if err == nil && templates.IsTurnAction(data.CustomID) {
+		return a.submitTurn(ctx, data, who) // turn.go
+	}
 	var act templates.Action
 	if err == nil {
 		act, err = templates.ParseAction(data.CustomID)
@@ -276,7 +282,7 @@ func (a *Adapter) record(ctx context.Context, act templates.Action, who person, 
 // told to the person alone.
 func (a *Adapter) recorded(out threads.Clicked) *answer {
 	if card := out.Card; card != nil {
-		msg := RenderCard(templates.Build(card.Input()))
+		msg := renderCard(*card)
 		// Every field set, so buttons that are gone are removed.
 		return &answer{Type: answerUpdate, Data: msg.Edit()}
 	}

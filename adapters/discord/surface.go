@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -32,7 +33,7 @@ func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
 	}
 	what := fmt.Sprintf("post card of %s to %s", req.Card.Approval.ID, req.Target)
-	msg := RenderCard(templates.Build(req.Card.Input()))
+	msg := renderCard(req.Card)
 	if req.Thread != nil {
 		channel, inThread, err := a.threadOf(ctx, *req.Thread, req.Card)
 		if err != nil {
@@ -78,7 +79,7 @@ func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Card.Approval == nil {
 		return threads.Permanent(errors.New("edit card: the card has no approval"))
 	}
-	msg := RenderCard(templates.Build(req.Card.Input()))
+	msg := renderCard(req.Card)
 	err := a.editMessage(ctx, req.Post.Channel, req.Post.Ref, msg.Edit())
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }
@@ -130,7 +131,7 @@ func noticeMessages(req threads.NoticeRequest) []*Message {
 func (a *Surface) Tell(ctx context.Context, req threads.TellRequest) error {
 	text := approval.RedactText(req.Text)
 	if req.Card != nil && req.Reply != "" {
-		msg := RenderCard(templates.Build(req.Card.Input()))
+		msg := renderCard(*req.Card)
 		_, err := a.call(ctx, "PATCH", endpointOriginal(a.appID, req.Reply), msg.Edit(), endpointOriginal(a.appID, ""))
 		if err != nil {
 			if !refused(err) {
@@ -191,6 +192,9 @@ func (a *Surface) threadOf(ctx context.Context, root threads.PostRef, card threa
 func threadName(card threads.Card) string {
 	if card.Approval == nil {
 		return "approval"
+	}
+	if card.Turn != nil && len(card.Turn.Rows) > 0 {
+		return utf16text.Cut("turn of "+strconv.Itoa(card.Turn.Members)+" calls · "+card.Approval.Turn.ID, threadNameMax)
 	}
 	return utf16text.Cut(templates.VisibleLine(card.Approval.Call.Function)+" · "+card.Approval.ID, threadNameMax)
 }

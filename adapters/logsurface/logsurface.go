@@ -99,7 +99,7 @@ func (s *Surface) Post(_ context.Context, req threads.PostRequest) (threads.Post
 	if req.Thread != nil {
 		header += " in the thread of " + req.Thread.Ref
 	}
-	if err := s.write(header, s.r.Text(templates.Build(req.Card.Input()))+s.decideLines(req.Card)); err != nil {
+	if err := s.write(header, s.text(req.Card)+s.decideLines(req.Card)); err != nil {
 		return threads.PostResult{}, err
 	}
 	return threads.PostResult{Channel: req.Target, Ref: ref}, nil
@@ -108,7 +108,16 @@ func (s *Surface) Post(_ context.Context, req threads.PostRequest) (threads.Post
 // Edit writes the card again as it now stands.
 func (s *Surface) Edit(_ context.Context, req threads.EditRequest) error {
 	header := fmt.Sprintf("card %s for %s edited (approval %s)", req.Post.Ref, req.Post.Target, req.Post.ApprovalID)
-	return s.write(header, s.r.Text(templates.Build(req.Card.Input()))+s.decideLines(req.Card))
+	return s.write(header, s.text(req.Card)+s.decideLines(req.Card))
+}
+
+// text is a copy as the log shows it: the turn card for a call of a turn
+// shown on one card, else the call's own card.
+func (s *Surface) text(c threads.Card) string {
+	if c.Turn != nil && len(c.Turn.Rows) > 0 {
+		return s.r.TurnText(templates.BuildTurn(*c.Turn))
+	}
+	return s.r.Text(templates.Build(c.Input()))
 }
 
 // Reply writes a thread reply.

@@ -124,6 +124,8 @@ type harnessOptions struct {
 	config func(yaml string) string
 	// features are the backend's optional parts the bot uses.
 	features []string
+	// turns: the backend takes a turn's batch (feature turns).
+	turns bool
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
@@ -172,7 +174,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		t.Fatal(err)
 	}
 	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
-		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}, Features: ho.features})
+		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}, Features: ho.features, Turns: ho.turns})
 	clicks := threadstest.NewSwitch(svc)
 	ad, err := slackad.New(surface, clicks)
 	if err != nil {
@@ -352,6 +354,9 @@ func (h *harness) clickPayload(user, channel, actionID string) map[string]any {
 // cardTS is the ts of the card in channel that a button's action names,
 // or "" when the bot posted none there.
 func (h *harness) cardTS(channel, actionID string) string {
+	if ta, err := templates.ParseTurnAction(actionID); err == nil {
+		actionID = templates.EncodeAction(templates.Action{Kind: templates.ActionDeny, ApprovalID: ta.ApprovalID, Revision: 1})
+	}
 	act, err := templates.ParseAction(actionID)
 	if err != nil {
 		return ""

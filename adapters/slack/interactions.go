@@ -136,6 +136,9 @@ func (a *Adapter) interaction(ctx context.Context, cb *slackgo.InteractionCallba
 // trigger_id, not an ack).
 func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, who person, received time.Time) threads.Work {
 	actions := cb.ActionCallback.BlockActions
+	if isTurnClick(actions) {
+		return a.turnButton(ctx, *actions[0], who, received) // turn.go
+	}
 	var act templates.Action
 	err := errors.New("no action in the click")
 	if len(actions) == actionsPerClick {
@@ -239,7 +242,7 @@ func (a *Adapter) replaceClicked(ctx context.Context, act templates.Action, who 
 
 // replace posts a card to a response_url in place of the message clicked.
 func (a *Surface) replace(ctx context.Context, responseURL string, card threads.Card) error {
-	msg := CardMessage(templates.Build(card.Input()))
+	msg := cardMessage(card)
 	opts := append(msg.MsgOptions(), slackgo.MsgOptionReplaceOriginal(responseURL))
 	_, _, err := a.api.PostMessageContext(ctx, "", opts...)
 	return err

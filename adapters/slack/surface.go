@@ -13,7 +13,6 @@ import (
 	"approvalsbot/approval"
 	"approvalsbot/internal/utf16text"
 	"approvalsbot/ladder"
-	"approvalsbot/templates"
 	"approvalsbot/threads"
 )
 
@@ -23,7 +22,7 @@ func (a *Surface) Post(ctx context.Context, req threads.PostRequest) (threads.Po
 	if req.Card.Approval == nil {
 		return threads.PostResult{}, threads.Permanent(errors.New("post card: the card has no approval"))
 	}
-	msg := CardMessage(templates.Build(req.Card.Input()))
+	msg := cardMessage(req.Card)
 	var channel, threadTS string
 	if req.Thread != nil && req.Thread.Channel != "" && req.Thread.Ref != "" {
 		channel = req.Thread.Channel
@@ -53,7 +52,7 @@ func (a *Surface) Edit(ctx context.Context, req threads.EditRequest) error {
 	if req.Card.Approval == nil {
 		return threads.Permanent(errors.New("edit card: the card has no approval"))
 	}
-	msg := CardMessage(templates.Build(req.Card.Input()))
+	msg := cardMessage(req.Card)
 	_, _, _, err := a.api.UpdateMessageContext(ctx, req.Post.Channel, req.Post.Ref, msg.MsgOptions()...)
 	return classify(fmt.Sprintf("edit card of %s in %s", req.Post.ApprovalID, req.Post.Channel), err)
 }

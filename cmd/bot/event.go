@@ -66,13 +66,26 @@ func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) 
 			return err
 		}
 	}
-	target, where := *url, "--url"
+	target, where := eventTarget(cfg, *url, *path)
+	return signAndSend(ctx, cfg, target, where, body, now, stdout)
+}
+
+// eventTarget is where events go: flagURL when set, else the
+// configuration's listen_private, else listen; where names which.
+func eventTarget(cfg *config.Config, flagURL, path string) (target, where string) {
+	target, where = flagURL, "--url"
 	if target == "" {
-		target, where = eventsURL(cmp.Or(cfg.ListenPrivate, cfg.Listen)), "listen in "+*path
+		target, where = eventsURL(cmp.Or(cfg.ListenPrivate, cfg.Listen)), "listen in "+path
 		if cfg.ListenPrivate != "" {
-			where = "listen_private in " + *path
+			where = "listen_private in " + path
 		}
 	}
+	return target, where
+}
+
+// signAndSend signs body at now with the first events secret, posts it to
+// target and prints the answer.
+func signAndSend(ctx context.Context, cfg *config.Config, target, where string, body []byte, now time.Time, stdout io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ commands:
   serve    run the bot: events in, cards out, decisions back
   check    validate the configuration and print each tenant's ladders
   event    sign an event file with the events secret and send it to a running bot
+  turn     send three request files to a running bot as the calls of one turn
   preview  print a card for an event file as a surface would show it
   backend  run a stand-in job backend at backend.url that prints each decision it receives
   migrate  apply the store's migrations and exit
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		err = cmdCheck(args[1:], stdout, getenv)
 	case "event":
 		err = cmdEvent(ctx, args[1:], stdout, getenv)
+	case "turn":
+		err = cmdTurn(ctx, args[1:], stdout, getenv)
 	case "preview":
 		err = cmdPreview(args[1:], stdout)
 	case "backend":

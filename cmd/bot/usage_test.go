@@ -25,7 +25,7 @@ func TestHelpExitsZero(t *testing.T) {
 	t.Parallel()
 	for cmd, files := range map[string]string{
 		"serve": "", "check": "", "event": " EVENT.json", "preview": " EVENT.json",
-		"backend": "", "migrate": "", "backup": " OUT.db", "doctor": "", "report": "",
+		"backend": "", "migrate": "", "backup": " OUT.db", "doctor": "", "report": "", "turn": " EVENT.json EVENT.json EVENT.json",
 	} {
 		if cmd == "version" {
 			continue

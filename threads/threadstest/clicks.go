@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"approvalsbot/say"
 	"approvalsbot/threads"
 )
 
@@ -52,6 +53,17 @@ func (s *Switch) Card(ctx context.Context, approvalID string, revision int) (thr
 
 // Receive passes the call on.
 func (s *Switch) Receive() *threads.Receipt { return s.now().Receive() }
+
+// ClickTurn passes a turn's click on to a Clicker that takes them, and
+// answers any other as a button the bot does not know.
+func (s *Switch) ClickTurn(ctx context.Context, req threads.TurnClickRequest) threads.Clicked {
+	if tc, ok := s.now().(interface {
+		ClickTurn(context.Context, threads.TurnClickRequest) threads.Clicked
+	}); ok {
+		return tc.ClickTurn(ctx, req)
+	}
+	return threads.Clicked{Reason: say.Reason{Kind: say.TurnUnknown}}
+}
 
 // Stall is a Clicker that holds the first click until Release, then
 // passes it on: a click received and not yet recorded while the test

@@ -88,6 +88,9 @@ type ServiceOptions struct {
 	// Features are the backend's optional parts the client uses
 	// (backend.features); grants turns threads' grants on too.
 	Features []string
+	// Turns: the backend takes a turn's batch decision (feature turns),
+	// so a turn's calls share one card.
+	Turns bool
 }
 
 // Service is threads.Service as the bot builds it, on o: the real
@@ -95,8 +98,12 @@ type ServiceOptions struct {
 // backend.
 func Service(t testing.TB, o ServiceOptions) *threads.Service {
 	t.Helper()
+	features := slices.Clone(o.Features)
+	if o.Turns && !slices.Contains(features, backend.FeatureTurns) {
+		features = append(features, backend.FeatureTurns)
+	}
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: o.Backend.URL(), Secrets: [][]byte{[]byte(o.CallsSecret)},
-		MaxElapsed: 5 * time.Second, Features: o.Features})
+		MaxElapsed: 5 * time.Second, Features: features})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +111,7 @@ func Service(t testing.TB, o ServiceOptions) *threads.Service {
 		o.Clock = clockwork.NewFakeClockAt(FixtureNow)
 	}
 	svc, err := threads.New(threads.Options{Store: o.Store, Tenants: o.Tenants, Clock: o.Clock, Logger: o.Logger,
-		Surfaces: o.Surfaces, Backend: client.ForThreads(), FingerprintSecrets: [][]byte{[]byte(o.CallsSecret)},
+		Surfaces: o.Surfaces, Backend: client.ForThreads(), FingerprintSecrets: [][]byte{[]byte(o.CallsSecret)}, Turns: o.Turns,
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: Renderer(t)}),
 		Grants:   slices.Contains(o.Features, backend.FeatureGrants)})
 	if err != nil {

@@ -72,10 +72,12 @@ type Backend struct {
 	replies   map[string]reply
 	decisions []ReceivedDecision
 	lookups   []ReceivedLookup
-	received  chan struct{}     // closed and replaced at each call recorded
 	grants    map[string]*grant // by id (grants.go)
 	revokes   []ReceivedRevoke
 	now       func() time.Time
+	// turnDecisions are the batch decisions received (turns.go).
+	turnDecisions []ReceivedTurnDecision
+	received      chan struct{} // closed and replaced at each call recorded
 }
 
 // truth is the backend's truth about one approval.
@@ -208,6 +210,7 @@ func New(o Options) (*Backend, error) {
 	b.mux.HandleFunc("/v1/approvals/{id}/arguments", b.serveLookup)
 	b.mux.HandleFunc("/v1/grants/{id}/revoke", b.serveRevoke)
 	b.mux.HandleFunc(CoversPath, b.serveCovers)
+	b.mux.HandleFunc("/v1/turns/{turn_id}/decision", b.serveTurnDecision) // turns.go
 	b.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, &answer{status: http.StatusNotFound, code: "not_found", message: "no such endpoint: " + r.URL.Path})
 	})
