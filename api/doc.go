@@ -5,11 +5,3 @@
 // what the contract accepts, the bot's parser accepts, and every body the
 // bot sends or answers is one the contract describes (docs/contract.md).
 package api
-
-import "embed"
-
-// Files is the contract as it is in the repository: openapi.yaml and
-// schema/*.json, for a program that serves or checks it.
-//
-//go:embed openapi.yaml schema/*.json
-var Files embed.FS
