@@ -63,6 +63,10 @@ var exceptions = []exception{
 		doc["data"].(map[string]any)["tenant"] = "globex"
 		return encode(tb, doc)
 	}},
+	{name: "turn_members_include_self", schemaAccepts: true, event: func(tb testing.TB, doc map[string]any, _ time.Time) []byte {
+		doc["data"].(map[string]any)["turn"] = map[string]any{"id": "turn-1", "members": []any{"a-other1", "a-other2"}}
+		return encode(tb, doc)
+	}},
 	{name: "deadline_after_requested_at", schemaAccepts: true, event: func(tb testing.TB, doc map[string]any, now time.Time) []byte {
 		doc["data"].(map[string]any)["deadline"] = now.Add(-time.Hour).UTC().Format(time.RFC3339)
 		return encode(tb, doc)

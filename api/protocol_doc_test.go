@@ -227,6 +227,8 @@ func TestProtocolDocExamples(t *testing.T) {
 		case v["kind"] != nil:
 			approvalDoc = v
 			continue
+		case v["turn_id"] != nil:
+			schema = "turn-decision-request.json"
 		case v["decision"] != nil:
 			schema = decisionRequestSchema
 		case v["error"] != nil:
