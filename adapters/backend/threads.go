@@ -38,26 +38,33 @@ func (b threadsBackend) Decide(ctx context.Context, d threads.DecisionCall) (thr
 		}
 		return threads.DecisionAnswer{}, err
 	}
-	out := threads.DecisionAnswer{Status: approval.State(res.Status), Actor: res.Actor, Message: res.Message}
-	switch res.Outcome {
-	case OutcomeRecorded:
-		out.Outcome = threads.DecisionRecorded
-	case OutcomeAlreadyDecided:
-		out.Outcome = threads.DecisionAlreadyDecided
-	case OutcomeStaleRevision:
-		out.Outcome = threads.DecisionStaleRevision
-	case OutcomeDigestMismatch:
-		out.Outcome = threads.DecisionDigestMismatch
-	case OutcomeForbidden:
-		out.Outcome = threads.DecisionForbidden
-	case OutcomeNotFound:
-		out.Outcome = threads.DecisionNotFound
-	case OutcomeCancelled:
-		out.Outcome = threads.DecisionCancelled
-	default:
+	o, ok := threadsOutcome(res.Outcome)
+	if !ok {
 		return threads.DecisionAnswer{}, fmt.Errorf("decision on %s: unexpected outcome %q", d.ApprovalID, res.Outcome)
 	}
-	return out, nil
+	return threads.DecisionAnswer{Outcome: o, Status: approval.State(res.Status), Actor: res.Actor, Message: res.Message}, nil
+}
+
+// threadsOutcome is a decision's (or a turn's batch's) outcome in the
+// core's terms; false for one the client never returns.
+func threadsOutcome(o Outcome) (threads.DecisionOutcome, bool) {
+	switch o {
+	case OutcomeRecorded:
+		return threads.DecisionRecorded, true
+	case OutcomeAlreadyDecided:
+		return threads.DecisionAlreadyDecided, true
+	case OutcomeStaleRevision:
+		return threads.DecisionStaleRevision, true
+	case OutcomeDigestMismatch:
+		return threads.DecisionDigestMismatch, true
+	case OutcomeForbidden:
+		return threads.DecisionForbidden, true
+	case OutcomeNotFound:
+		return threads.DecisionNotFound, true
+	case OutcomeCancelled:
+		return threads.DecisionCancelled, true
+	}
+	return "", false
 }
 
 func (b threadsBackend) Arguments(ctx context.Context, r threads.ArgumentsCall) (threads.ArgumentsAnswer, error) {

@@ -176,24 +176,11 @@ func (b threadsBackend) DecideTurn(ctx context.Context, c threads.TurnDecisionCa
 	}
 	out := threads.TurnDecisionAnswer{ApprovalID: res.ApprovalID, DecisionAnswer: threads.DecisionAnswer{
 		Status: approval.State(res.Status), Actor: res.Actor, Message: res.Message}}
-	switch res.Outcome {
-	case OutcomeRecorded:
-		out.Outcome = threads.DecisionRecorded
-	case OutcomeAlreadyDecided:
-		out.Outcome = threads.DecisionAlreadyDecided
-	case OutcomeStaleRevision:
-		out.Outcome = threads.DecisionStaleRevision
-	case OutcomeDigestMismatch:
-		out.Outcome = threads.DecisionDigestMismatch
-	case OutcomeForbidden:
-		out.Outcome = threads.DecisionForbidden
-	case OutcomeNotFound:
-		out.Outcome = threads.DecisionNotFound
-	case OutcomeCancelled:
-		out.Outcome = threads.DecisionCancelled
-	default:
+	o, ok := threadsOutcome(res.Outcome)
+	if !ok {
 		return threads.TurnDecisionAnswer{}, fmt.Errorf("decision on turn %s: unexpected outcome %q", c.TurnID, res.Outcome)
 	}
+	out.Outcome = o
 	return out, nil
 }
 
