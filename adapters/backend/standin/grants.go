@@ -209,12 +209,8 @@ func (b *Backend) onRevoke(r *http.Request, c call, err error) *answer {
 func (b *Backend) revoke(c call, req *backend.Revoke) *answer {
 	bad := decode(c.body, req, revokeSchema)
 	replayKey := "revoke\x00" + c.id + "\x00" + c.key
-	if prev, ok := b.replies[replayKey]; ok {
-		if !bytes.Equal(prev.request, c.body) {
-			return &answer{status: http.StatusUnprocessableEntity, code: "idempotency_key_reused",
-				message: "this Idempotency-Key was used for another call; use a new key for a new intent"}
-		}
-		return &answer{status: http.StatusOK, body: prev.answer, replay: true}
+	if ans := b.replay(replayKey, c.body, "call"); ans != nil {
+		return ans
 	}
 	switch {
 	case bad != nil:

@@ -587,6 +587,22 @@ func (b *Backend) record() {
 	b.received = make(chan struct{})
 }
 
+// replay answers a call sent again under a key already answered: the
+// first answer again, whatever happened since, as a real idempotent API
+// does; a different body under the same key is refused. nil for a key
+// not answered yet. what names the call in the refusal. b.mu is held.
+func (b *Backend) replay(key string, body []byte, what string) *answer {
+	prev, ok := b.replies[key]
+	switch {
+	case !ok:
+		return nil
+	case !bytes.Equal(prev.request, body):
+		return &answer{status: http.StatusUnprocessableEntity, code: "idempotency_key_reused",
+			message: "this Idempotency-Key was used for another " + what + "; use a new key for a new intent"}
+	}
+	return &answer{status: http.StatusOK, body: prev.answer, replay: true}
+}
+
 func (b *Backend) serveDecision(w http.ResponseWriter, r *http.Request) {
 	c, err := read(w, r)
 	writeAnswer(w, b.onDecision(r, c, err))
@@ -631,14 +647,8 @@ func (b *Backend) decide(c call, req *DecisionRequest) *answer {
 		req.Approvers = *wire.Approvers
 	}
 	replayKey := c.id + "\x00" + c.key
-	if prev, ok := b.replies[replayKey]; ok {
-		if !bytes.Equal(prev.request, c.body) {
-			return &answer{status: http.StatusUnprocessableEntity, code: "idempotency_key_reused",
-				message: "this Idempotency-Key was used for another decision; use a new key for a new intent"}
-		}
-		// A retry of a recorded decision: the first answer again, whatever
-		// happened since, as a real idempotent API does.
-		return &answer{status: http.StatusOK, body: prev.answer, replay: true}
+	if ans := b.replay(replayKey, c.body, "decision"); ans != nil {
+		return ans
 	}
 	if bad != nil {
 		return bad

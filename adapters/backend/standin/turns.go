@@ -75,12 +75,8 @@ func (b *Backend) serveTurnDecision(w http.ResponseWriter, r *http.Request) {
 func (b *Backend) decideTurn(c call, req *TurnDecisionRequest) *answer {
 	bad := decode(c.body, req, turnSchema)
 	replayKey := "turn\x00" + c.id + "\x00" + c.key
-	if prev, ok := b.replies[replayKey]; ok {
-		if !bytes.Equal(prev.request, c.body) {
-			return &answer{status: http.StatusUnprocessableEntity, code: "idempotency_key_reused",
-				message: "this Idempotency-Key was used for another decision; use a new key for a new intent"}
-		}
-		return &answer{status: http.StatusOK, body: prev.answer, replay: true}
+	if ans := b.replay(replayKey, c.body, "decision"); ans != nil {
+		return ans
 	}
 	if bad != nil {
 		return bad
