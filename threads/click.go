@@ -327,7 +327,7 @@ func (s *Service) clickAsk(ctx context.Context, req ClickRequest) Clicked {
 			fz, err := frozenOf(row)
 			if err != nil {
 				refused = say.Reason{Kind: say.CannotCheck}
-			} else if refused = s.grantRefusal(t, m, &a, &fz); refused.IsZero() {
+			} else if refused = s.grantBar(t, &a, &fz); refused.IsZero() {
 				o := grantOffer(t, &a)
 				d.Grant = &o
 			}

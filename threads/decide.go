@@ -270,7 +270,7 @@ func (s *Service) decide(ctx context.Context, req DecideRequest, row *store.Appr
 				fz = &f
 			}
 		}
-		if why := s.grantRefusal(chk.tenant, m, a, fz); !why.IsZero() {
+		if why := s.grantBar(chk.tenant, a, fz); !why.IsZero() {
 			return DecideResult{Reason: why}, nil
 		}
 		g, ok := mintGrant(chk.tenant, a, *req.Grant, s.clock.Now())

@@ -96,25 +96,13 @@ func (s *Service) grantBar(t *tenant.Tenant, a *approval.Approval, fz *Frozen) s
 }
 
 // grantsOnCard reports whether the card of req offers "Approve and
-// allow…": whoever clicks it is checked again (grantRefusal).
+// allow…": whoever clicks it is checked again (grantBar).
 func (s *Service) grantsOnCard(tenantID string, req *approval.Approval, fz *Frozen) bool {
 	if !s.grants || req == nil {
 		return false
 	}
 	t, ok := s.tenants.Tenant(tenantID)
 	return ok && s.grantBar(t, req, fz).IsZero()
-}
-
-// grantRefusal is why member m may not grant this call, in their words.
-func (s *Service) grantRefusal(t *tenant.Tenant, m tenant.Member, a *approval.Approval, fz *Frozen) say.Reason {
-	if why := s.grantBar(t, a, fz); !why.IsZero() {
-		return why
-	}
-	if a.ContentRestricted() && !m.Content {
-		// They could not see what they would allow.
-		return say.Reason{Kind: say.GrantBarred, Message: "its content is restricted and you do not hold the content permission"}
-	}
-	return say.Reason{}
 }
 
 // grantOffer is the dialog's offer for the call under the tenant's rule.

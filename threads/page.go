@@ -223,7 +223,7 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 		p.Digest = a.Call.ArgsSHA256
 	}
 	if p.Approve && !p.ShowFirst && !p.Passkey && !p.Destructive && p.Typed == "" {
-		if why := s.grantRefusal(t, m, a, &c.Frozen); why.IsZero() {
+		if why := s.grantBar(t, a, &c.Frozen); why.IsZero() {
 			o := grantOffer(t, a)
 			p.Grant = &o
 		}
