@@ -26,7 +26,8 @@ const (
 // EventTypes enumerates every event type, so tests cover each.
 func EventTypes() []EventType {
 	return []EventType{EventRequested, EventReasked, EventResolved, EventRecheckFailed,
-		EventCancelled, EventCallFinished, EventAutoGranted}
+		EventCancelled, EventCallFinished, EventAutoGranted,
+		EventQuestionAsked, EventQuestionAnswered, EventQuestionCancelled}
 }
 
 // Event is one parsed and validated event. Exactly one of the data fields
@@ -39,10 +40,10 @@ type Event struct {
 	// Data is the data object as received; a revision stores StoredForm.
 	Data json.RawMessage
 
-	Approval      *Approval      // requested, reasked
-	Resolved      *Resolved      // approval.resolved
+	Approval      *Approval      // requested, reasked, question.asked
+	Resolved      *Resolved      // approval.resolved, question.answered
 	RecheckFailed *RecheckFailed // approval.recheck_failed
-	Cancelled     *Cancelled     // approval.cancelled
+	Cancelled     *Cancelled     // approval.cancelled, question.cancelled
 	Finished      *Finished      // call.finished
 	AutoGranted   *AutoGranted   // approval.auto_granted
 }
@@ -148,6 +149,9 @@ type Approval struct {
 	Deadline        *time.Time `json:"deadline,omitempty"`
 	Ladder          string     `json:"ladder,omitempty"`
 	Why             Why        `json:"why,omitempty"`
+	// Question is an agent's question (KindQuestion, question.asked);
+	// nil for a call. A question has no Call.
+	Question *Question `json:"question,omitempty"`
 }
 
 // Job is the job that made the call.
@@ -299,6 +303,9 @@ type Resolved struct {
 	Comment    string `json:"comment,omitempty"`
 	Via        string `json:"via,omitempty"`
 	Message    string `json:"message,omitempty"`
+	// Answer is question.answered's answer (Status answered); nil for a
+	// decision.
+	Answer *Answer `json:"-"`
 }
 
 // RecheckFailed is a yes the backend turned into a denial.

@@ -98,8 +98,9 @@ var (
 	// the stored form of a revision (Role.Found, Call.Fingerprints): a
 	// backend that sends one is refused at its path, as any unknown field,
 	// not read.
-	approvalKeys = strictjson.For[wireEvent[approvalWire]]().Without("data", "roles", "found").Without("data", "call", "fingerprints")
-	eventKeys    = map[EventType]*strictjson.Schema{
+	approvalKeys = strictjson.For[wireEvent[approvalWire]]().Without("data", "roles", "found").Without("data", "call", "fingerprints").
+			Without("data", "question")
+	eventKeys = map[EventType]*strictjson.Schema{
 		EventRequested:     approvalKeys,
 		EventReasked:       approvalKeys,
 		EventResolved:      strictjson.For[wireEvent[Resolved]](),
@@ -107,6 +108,10 @@ var (
 		EventCancelled:     strictjson.For[wireEvent[Cancelled]](),
 		EventCallFinished:  strictjson.For[wireEvent[Finished]](),
 		EventAutoGranted:   strictjson.For[wireEvent[AutoGranted]](),
+		// docs/protocol.md#questions
+		EventQuestionAsked:     strictjson.For[wireEvent[questionWire]](),
+		EventQuestionAnswered:  strictjson.For[wireEvent[questionAnswered]](),
+		EventQuestionCancelled: strictjson.For[wireEvent[questionCancelled]](),
 	}
 )
 
@@ -191,6 +196,12 @@ func Parse(body []byte) (*Event, error) {
 			// names no grant and is refused rather than looked up.
 			v.check(ag.GrantID == "" || GrantIDPattern.MatchString(ag.GrantID), "data.grant_id", "want g- and 16 lowercase hex")
 		}
+	case EventQuestionAsked:
+		ev.Approval, err = parseQuestion(v, data, env)
+	case EventQuestionAnswered:
+		ev.Resolved, err = parseQuestionAnswered(v, data)
+	case EventQuestionCancelled:
+		ev.Cancelled, err = parseQuestionCancelled(v, data)
 	default:
 		v.add("type", fmt.Sprintf("unknown event type %q", truncate(string(env.Type), 64)))
 	}

@@ -158,21 +158,7 @@ func checkAccepted(t *testing.T, ev *approval.Event) {
 // encodeEvent writes an event back in docs/protocol.md's wire form.
 func encodeEvent(t *testing.T, ev *approval.Event) []byte {
 	t.Helper()
-	var data any
-	switch {
-	case ev.Approval != nil:
-		data = ev.Approval
-	case ev.Resolved != nil:
-		data = ev.Resolved
-	case ev.RecheckFailed != nil:
-		data = ev.RecheckFailed
-	case ev.Cancelled != nil:
-		data = ev.Cancelled
-	case ev.Finished != nil:
-		data = ev.Finished
-	case ev.AutoGranted != nil:
-		data = ev.AutoGranted
-	}
+	data := ev.Wire()
 	b, err := json.Marshal(map[string]any{
 		"id": ev.ID, "type": ev.Type, "time": ev.Time.Format(time.RFC3339Nano), "tenant": ev.Tenant, "data": data,
 	})

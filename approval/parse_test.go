@@ -257,9 +257,9 @@ func TestParseFixtures(t *testing.T) {
 			} {
 				if p.isSet {
 					set++
-					data = p.v
 				}
 			}
+			data = ev.Wire()
 			if set != 1 {
 				t.Fatalf("%d data fields set, want 1", set)
 			}

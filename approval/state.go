@@ -28,7 +28,7 @@ const (
 
 // States enumerates every state, so tests can cover each state × event.
 func States() []State {
-	return []State{StatePending, StateApproved, StateDenied, StateExpired, StateCancelled, StateRefused}
+	return []State{StatePending, StateApproved, StateDenied, StateExpired, StateCancelled, StateRefused, StateAnswered}
 }
 
 // Final reports whether nothing but a re-check can change the state.
@@ -38,11 +38,17 @@ func (s State) Final() bool { return s != StatePending && s != "" }
 // Message) is kept as RedactText gives it: it is stored, and backed up,
 // as the arguments are, so it carries no secret the event held.
 type Decision struct {
-	Actor   string    `json:"actor,omitempty"`
-	Comment string    `json:"comment,omitempty"`
-	Via     string    `json:"via,omitempty"`
-	Message string    `json:"message,omitempty"` // the backend's sentence, what the model reads
-	At      time.Time `json:"at"`
+	Actor   string `json:"actor,omitempty"`
+	Comment string `json:"comment,omitempty"`
+	Via     string `json:"via,omitempty"`
+	Message string `json:"message,omitempty"` // the backend's sentence, what the model reads
+	// Answer is a question's answer as cards show it (RedactText of the
+	// words, or of the choice); "" for a decision. The words as the
+	// person wrote them go to the backend only, and are not kept.
+	Answer string `json:"answer,omitempty"`
+	// Choice is the index of the answer's choice plus one; 0 for words.
+	Choice int       `json:"choice,omitempty"`
+	At     time.Time `json:"at"`
 }
 
 // Record is what the bot keeps of one approval between events.
@@ -112,7 +118,7 @@ func Transition(cur *Record, ev *Event, now time.Time) Result {
 	ignore := func(why string) Result { return Result{Next: rec, Ignored: why} }
 
 	switch ev.Type {
-	case EventRequested, EventReasked:
+	case EventRequested, EventReasked, EventQuestionAsked:
 		a := ev.Approval
 		switch {
 		case !exists:
@@ -131,7 +137,7 @@ func Transition(cur *Record, ev *Event, now time.Time) Result {
 			return Result{Next: rec, Changed: true, Effects: []Effect{{Kind: EffectSupersede}}}
 		}
 
-	case EventResolved:
+	case EventResolved, EventQuestionAnswered:
 		r := ev.Resolved
 		if exists && rec.State.Final() {
 			return ignore("already " + string(rec.State))
@@ -144,6 +150,14 @@ func Transition(cur *Record, ev *Event, now time.Time) Result {
 			rec.Revision = r.Revision
 		}
 		rec.Decision = &Decision{Actor: RedactText(r.Actor), Comment: RedactText(r.Comment), Via: RedactText(r.Via), Message: RedactText(r.Message), At: now}
+		if r.Answer != nil {
+			// The choice's words are the question's, which the caller
+			// fills in where it holds them (the record holds no request).
+			rec.Decision.Answer = RedactText(r.Answer.Text)
+			if r.Answer.Choice != nil {
+				rec.Decision.Choice = *r.Answer.Choice + 1
+			}
+		}
 		return closed(rec, rec.Decision.Message)
 
 	case EventRecheckFailed:
@@ -158,7 +172,7 @@ func Transition(cur *Record, ev *Event, now time.Time) Result {
 		}
 		return closed(rec, rec.Decision.Message)
 
-	case EventCancelled:
+	case EventCancelled, EventQuestionCancelled:
 		if exists && rec.State.Final() {
 			return ignore("already " + string(rec.State))
 		}

@@ -48,7 +48,8 @@ func (k ActionKind) Seen() bool {
 
 // ActionKinds lists every kind, so tests can cover them all.
 func ActionKinds() []ActionKind {
-	return []ActionKind{ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionEscalate, ActionApproveSeen, ActionApproveNoteSeen, ActionGrant, ActionRevokeGrant}
+	return []ActionKind{ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionEscalate, ActionApproveSeen, ActionApproveNoteSeen, ActionGrant, ActionRevokeGrant,
+		ActionAnswer, ActionAnswerText}
 }
 
 // Action is the payload of a button: which approval, which revision of it
@@ -60,6 +61,9 @@ type Action struct {
 	Revision   int
 	// Escalations is ActionEscalate's count (0 to MaxEscalations), else 0.
 	Escalations int
+	// Choice is ActionAnswer's choice, its index in the question's
+	// choices (0 to approval.MaxChoices-1), else 0.
+	Choice int
 }
 
 // MaxEscalations bounds the steps one approval's members may fire at
@@ -90,8 +94,11 @@ var ErrBadAction = errors.New("not a card action")
 // ParseAction returns a again.
 func EncodeAction(a Action) string {
 	s := actionPrefix + actionSep + string(a.Kind) + actionSep + a.ApprovalID + actionSep + strconv.Itoa(a.Revision)
-	if a.Kind == ActionEscalate {
+	switch a.Kind {
+	case ActionEscalate:
 		s += actionSep + strconv.Itoa(a.Escalations)
+	case ActionAnswer:
+		s += actionSep + strconv.Itoa(a.Choice)
 	}
 	return s
 }
@@ -110,13 +117,17 @@ func ParseAction(s string) (Action, error) {
 	kind := ActionKind(parts[1])
 	want := 4
 	switch kind {
-	case ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionApproveSeen, ActionApproveNoteSeen, ActionGrant, ActionRevokeGrant:
-	case ActionEscalate:
+	case ActionApprove, ActionDeny, ActionApproveNote, ActionShowArgs, ActionShowDetails, ActionLook, ActionApproveSeen, ActionApproveNoteSeen, ActionGrant, ActionRevokeGrant,
+		ActionAnswerText:
+	case ActionEscalate, ActionAnswer:
 		want = 5
 	default:
 		return Action{}, fmt.Errorf("%w: unknown kind %q", ErrBadAction, cutLine(parts[1], 20))
 	}
 	if len(parts) != want {
+		if kind == ActionAnswer {
+			return Action{}, fmt.Errorf("%w: want ab1|answer|approval id|revision|choice", ErrBadAction)
+		}
 		if want == 5 {
 			return Action{}, fmt.Errorf("%w: want ab1|escalate|approval id|revision|escalations", ErrBadAction)
 		}
@@ -139,8 +150,13 @@ func ParseAction(s string) (Action, error) {
 		return Action{}, fmt.Errorf("%w: the revision is out of range", ErrBadAction)
 	}
 	a := Action{Kind: kind, ApprovalID: parts[2], Revision: n}
-	if kind == ActionEscalate {
+	switch kind {
+	case ActionEscalate:
 		if a.Escalations, err = escalations(parts[4]); err != nil {
+			return Action{}, err
+		}
+	case ActionAnswer:
+		if a.Choice, err = choice(parts[4]); err != nil {
 			return Action{}, err
 		}
 	}
@@ -161,6 +177,26 @@ func escalations(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n > MaxEscalations {
+		return 0, bad
+	}
+	return n, nil
+}
+
+// choice reads ActionAnswer's choice: "0", or a decimal without a
+// leading zero, below approval.MaxChoices.
+func choice(s string) (int, error) {
+	bad := fmt.Errorf("%w: the choice is not a decimal from 0 to %d", ErrBadAction, approval.MaxChoices-1)
+	if s == "" || len(s) > 2 || (s[0] == '0' && s != "0") {
+		return 0, bad
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, bad
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	if n >= approval.MaxChoices {
 		return 0, bad
 	}
 	return n, nil

@@ -105,6 +105,11 @@ type Card struct {
 	// 12. Buttons, in order; none on a closed card.
 	Buttons []Button
 
+	// Question is an agent's question (approval.KindQuestion): the card
+	// shows it instead of a call, and its Buttons are Answer… and the
+	// ladder's; nil for a call (question.go).
+	Question *QuestionCard
+
 	// Times says where the lines above print a time, for Slack and Discord
 	// to show in each reader's zone (docs/cards.md#times-on-a-card).
 	Times Times
@@ -570,6 +575,9 @@ func Build(in Input) Card {
 		lc := ladderControls(in)
 		lc.grants = in.Grants
 		c.Buttons = buttons(a, &c, waiting, lc)
+	}
+	if a.IsQuestion() {
+		questionCard(in, &c, a, k)
 	}
 	return c
 }
