@@ -45,6 +45,15 @@ const (
 	actionIDMax        = 255
 	modalTitleMax      = 24
 	privateMetadataMax = 3000
+	// A static_select's options, their text and value, and its
+	// placeholder: https://docs.slack.dev/reference/block-kit/composition-objects/option-object
+	optionsMax     = 100
+	optionTextMax  = 75
+	optionValueMax = 150
+	placeholderMax = 150
+	// textInputMax bounds a plain_text_input's max_length:
+	// https://docs.slack.dev/reference/block-kit/block-elements/plain-text-input-element
+	textInputMax = 3000
 	// responseURLUses: a response_url takes five posts
 	// (https://api.slack.com/interactivity/handling#message_responses).
 	responseURLUses = 5
@@ -666,12 +675,18 @@ func (s *Server) openView(req *request) answer {
 		Title           struct {
 			Text string `json:"text"`
 		} `json:"title"`
+		Submit, Close struct {
+			Text string `json:"text"`
+		}
 		Blocks json.RawMessage `json:"blocks"`
 	}
 	if err := json.Unmarshal(raw, &v); err != nil || v.Type != "modal" {
 		return slackErr("invalid_arguments")
 	}
-	if charLen(v.Title.Text) > modalTitleMax || charLen(v.PrivateMetadata) > privateMetadataMax {
+	// The title, submit and close texts: 24 characters each
+	// (https://docs.slack.dev/reference/views/modal-views).
+	if charLen(v.Title.Text) > modalTitleMax || charLen(v.Submit.Text) > modalTitleMax || charLen(v.Close.Text) > modalTitleMax ||
+		charLen(v.PrivateMetadata) > privateMetadataMax {
 		return slackErr("invalid_arguments")
 	}
 	if code := checkBlocks(v.Blocks); code != "" {
@@ -826,17 +841,52 @@ func checkBlocks(raw json.RawMessage) string {
 			}
 		case "actions":
 			var els []struct {
+				Type     string `json:"type"`
 				ActionID string `json:"action_id"`
 				Value    string `json:"value"`
 				Text     struct {
 					Text string `json:"text"`
 				} `json:"text"`
+				Placeholder struct {
+					Text string `json:"text"`
+				} `json:"placeholder"`
+				Options []struct {
+					Value string `json:"value"`
+					Text  struct {
+						Text string `json:"text"`
+					} `json:"text"`
+				} `json:"options"`
 			}
 			_ = json.Unmarshal(b["elements"], &els)
+			ids := map[string]bool{}
 			for _, e := range els {
 				if charLen(e.ActionID) > actionIDMax || charLen(e.Value) > buttonValueMax || charLen(e.Text.Text) > buttonTextMax {
 					return "invalid_blocks"
 				}
+				if e.ActionID != "" && ids[e.ActionID] {
+					return "invalid_blocks" // action_ids are unique within a block
+				}
+				ids[e.ActionID] = true
+				if e.Type != "static_select" {
+					continue
+				}
+				if len(e.Options) == 0 || len(e.Options) > optionsMax || charLen(e.Placeholder.Text) > placeholderMax {
+					return "invalid_blocks"
+				}
+				for _, o := range e.Options {
+					if o.Value == "" || charLen(o.Value) > optionValueMax || charLen(o.Text.Text) > optionTextMax {
+						return "invalid_blocks"
+					}
+				}
+			}
+		case "input":
+			var el struct {
+				Type      string `json:"type"`
+				MaxLength int    `json:"max_length"`
+			}
+			_ = json.Unmarshal(b["element"], &el)
+			if el.Type == "plain_text_input" && el.MaxLength > textInputMax {
+				return "invalid_blocks"
 			}
 		}
 	}
@@ -894,6 +944,46 @@ func (m Message) Buttons() []Button {
 			if e.Type == "button" {
 				out = append(out, Button{ActionID: e.ActionID, Value: e.Value, Text: e.Text.Text, Style: e.Style,
 					Confirm: len(e.Confirm) > 0 && string(e.Confirm) != "null"})
+			}
+		}
+	}
+	return out
+}
+
+// Option is one option of a static_select menu, as a test reads it.
+type Option struct {
+	ActionID string // the menu's
+	Value    string
+	Text     string
+}
+
+// Options lists the options of the message's static_select menus.
+func (m Message) Options() []Option {
+	var blocks []struct {
+		Type     string `json:"type"`
+		Elements []struct {
+			Type     string `json:"type"`
+			ActionID string `json:"action_id"`
+			Options  []struct {
+				Value string `json:"value"`
+				Text  struct {
+					Text string `json:"text"`
+				} `json:"text"`
+			} `json:"options"`
+		} `json:"elements"`
+	}
+	_ = json.Unmarshal(m.Blocks, &blocks)
+	var out []Option
+	for _, b := range blocks {
+		if b.Type != "actions" {
+			continue
+		}
+		for _, e := range b.Elements {
+			if e.Type != "static_select" {
+				continue
+			}
+			for _, o := range e.Options {
+				out = append(out, Option{ActionID: e.ActionID, Value: o.Value, Text: o.Text.Text})
 			}
 		}
 	}

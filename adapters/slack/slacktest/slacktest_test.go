@@ -130,3 +130,62 @@ func TestFakeSpeaksSlackGo(t *testing.T) {
 		t.Fatalf("injected failure: %v", err)
 	}
 }
+
+// TestFakeRefusesMenusAndInputsBeyondSlack: a static_select's options
+// and a plain_text_input's max_length are held to Slack's bounds, as
+// buttons are.
+func TestFakeRefusesMenusAndInputsBeyondSlack(t *testing.T) {
+	ctx := context.Background()
+	s := slacktest.New(t, slacktest.Options{Token: "xoxb-1"})
+	s.AddChannel("C1", "one", true)
+	api := slack.New("xoxb-1", slack.OptionAPIURL(s.APIURL()))
+	plain := func(text string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.PlainTextType, text, false, false)
+	}
+	menu := func(n int, text, value string) slack.Block {
+		var opts []*slack.OptionBlockObject
+		for i := range n {
+			opts = append(opts, slack.NewOptionBlockObject(fmt.Sprintf("%s%d", value, i), plain(text), nil))
+		}
+		return slack.NewActionBlock("", slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("More"), "menu", opts...))
+	}
+	for _, c := range []struct {
+		name  string
+		block slack.Block
+		ok    bool
+	}{
+		{"a menu within bounds", menu(100, strings.Repeat("t", 75), strings.Repeat("v", 147)), true},
+		{"101 options", menu(101, "t", "v"), false},
+		{"an option's text of 76", menu(1, strings.Repeat("t", 76), "v"), false},
+		{"an option's value of 151", menu(1, "t", strings.Repeat("v", 150)), false},
+		{"no options", menu(0, "t", "v"), false},
+		{"one action_id twice", slack.NewActionBlock("", slack.NewButtonBlockElement("a", "a", plain("A")),
+			slack.NewButtonBlockElement("a", "a", plain("B"))), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("x", false), slack.MsgOptionBlocks(c.block))
+			if (err == nil) != c.ok {
+				t.Fatalf("posted: %v, want ok %v", err, c.ok)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name   string
+		max    int
+		submit string
+		ok     bool
+	}{
+		{"max_length 3000", 3000, "Send", true},
+		{"max_length 3001", 3001, "Send", false},
+		{"a submit of 25", 10, strings.Repeat("s", 25), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			input := slack.NewInputBlock("b", plain("Label"), nil, slack.NewPlainTextInputBlockElement(nil, "a").WithMaxLength(c.max))
+			_, err := api.OpenViewContext(ctx, "trig", slack.ModalViewRequest{Type: slack.VTModal, Title: plain("T"),
+				Submit: plain(c.submit), Blocks: slack.Blocks{BlockSet: []slack.Block{input}}})
+			if (err == nil) != c.ok {
+				t.Fatalf("opened: %v, want ok %v", err, c.ok)
+			}
+		})
+	}
+}
