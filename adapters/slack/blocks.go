@@ -39,6 +39,12 @@ func (m Message) MsgOptions() []slackgo.MsgOption {
 // (docs/cards.md#how-slack-shows-a-cards-text).
 func CardMessage(c templates.Card) Message {
 	title := utf16text.Cut(strings.Trim(c.Function, "\n"), headerTextMax)
+	var choices []slackgo.BlockElement
+	if c.Question != nil {
+		// A question's title says who asks (question.go).
+		title = utf16text.Cut(questionTitle(&c), headerTextMax)
+		choices = choiceElements(c.Question.Choices)
+	}
 	actions := buttons(c.Buttons)
 	parts := []templates.Part[[]elem]{{Name: "card.status", Content: cutElems(statusElems(&c), richTextMax)}}
 	for _, name := range cardParts {
@@ -50,8 +56,15 @@ func CardMessage(c templates.Card) Message {
 			e = cutElems(e, richTextMax)
 		}
 		parts = append(parts, templates.Part[[]elem]{Name: name, Content: e})
+		if name == "card.agent" && c.Question != nil {
+			// A question's answer follows it, in a block of its own that
+			// is never cut: templates bounds it.
+			var a elems
+			answerPart(&a, c.Question)
+			parts = append(parts, templates.Part[[]elem]{Name: "card.answer", Content: cutElems(a, richTextMax)})
+		}
 	}
-	templates.FitParts(parts, blocksTextMax-utf16text.Len(title)-buttonsTextLen(c.Buttons), fitElems)
+	templates.FitParts(parts, blocksTextMax-utf16text.Len(title)-buttonsTextLen(c.Buttons)-choicesTextLen(c.Question), fitElems)
 
 	var blocks []namedBlock
 	for i, p := range parts {
@@ -65,6 +78,9 @@ func CardMessage(c templates.Card) Message {
 		default:
 			blocks = append(blocks, namedBlock{p.Name, richTextBlock(p.Content)})
 		}
+	}
+	if len(choices) > 0 {
+		blocks = append(blocks, namedBlock{"card.choices", slackgo.NewActionBlock("", choices...)})
 	}
 	if len(actions) > 0 {
 		blocks = append(blocks, namedBlock{"card.buttons", slackgo.NewActionBlock("", actions...)})

@@ -256,6 +256,11 @@ func patchPart(e *elems, c *templates.Card) {
 }
 
 func agentPart(e *elems, c *templates.Card) {
+	if c.Question != nil {
+		// The question is the agent's words, in its box (question.go).
+		questionPart(e, c.Question)
+		return
+	}
 	if c.AgentSays != "" {
 		e.bold("The agent says")
 		e.box(elemQuote, c.AgentSays)

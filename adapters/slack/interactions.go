@@ -142,10 +142,7 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 	var act templates.Action
 	err := errors.New("no action in the click")
 	if len(actions) == actionsPerClick {
-		act, err = templates.ParseAction(actions[0].ActionID)
-		if err == nil && actions[0].Value != "" && actions[0].Value != actions[0].ActionID {
-			err = errors.New("the button's value differs from its action id")
-		}
+		act, err = clickedAction(actions[0])
 	}
 	if err != nil {
 		a.log.Warn("slack: click on a button the bot does not know", "slack_user", who.user, "channel", who.channel,
@@ -160,7 +157,9 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.answer(ctx, who, say.ApproveFromAnswer.Text()) }}
 	}
 	switch act.Kind {
-	case templates.ActionApprove, templates.ActionApproveSeen:
+	case templates.ActionApprove, templates.ActionApproveSeen, templates.ActionAnswer:
+		// A question's choice (a button, or the menu's option) is
+		// recorded before the ack, as Approve is.
 		// ActionApproveSeen (reveal's Approve) decides the card's revision.
 		out := a.click(ctx, threads.ClickRecord, act, who, "", received)
 		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.afterRecord(ctx, act, who, out) }}
@@ -186,6 +185,27 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 	default: // ActionShowArgs, ActionShowDetails
 		return threads.Work{Timeout: showTimeout, Run: func(ctx context.Context) { a.show(ctx, act, who) }}
 	}
+}
+
+// clickedAction reads the action of a click: a button's payload is both
+// its action_id and its value; the choices' menu (question.go) carries
+// the chosen choice's payload as the option's value, and nothing else.
+func clickedAction(ba *slackgo.BlockAction) (templates.Action, error) {
+	if ba.ActionID == choiceMenuID {
+		if ba.Type != slackgo.ActionType(slackgo.OptTypeStatic) {
+			return templates.Action{}, errors.New("the choices' menu is not a static_select")
+		}
+		act, err := templates.ParseAction(ba.SelectedOption.Value)
+		if err == nil && act.Kind != templates.ActionAnswer {
+			err = errors.New("the choices' menu holds an option that is no choice")
+		}
+		return act, err
+	}
+	act, err := templates.ParseAction(ba.ActionID)
+	if err == nil && ba.Value != "" && ba.Value != ba.ActionID {
+		err = errors.New("the button's value differs from its action id")
+	}
+	return act, err
 }
 
 func (who person) threads() threads.Person {
