@@ -55,7 +55,7 @@ const (
 const (
 	questionLabel      = "The agent asks"
 	answerLabel        = "The answer"
-	choiceMenuHolder   = "More answers…"
+	choiceMenuHolder   = "More choices…"
 	answerTitle        = "Answer the agent"
 	answerSubmit       = "Send answer"
 	answerClose        = "Cancel"
