@@ -121,7 +121,30 @@ func TestQuestionDialogsGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Check(t, filepath.Join("testdata", "question", name+".slack.json"), string(got), *update)
+			// The question is literal text only, redacted, and whole.
+			if strings.Contains(string(got), `"mrkdwn"`) {
+				t.Errorf("a mrkdwn object in %s", got)
+			}
+			for _, secret := range []string{"hunter2", "eyJzdWIiOiIxIn0", "\u200b", "\u202e"} {
+				if strings.Contains(string(got), secret) {
+					t.Errorf("%q shown", secret)
+				}
+			}
 		})
+	}
+	m := answerModal(hostileQuestion(), approval.MaxAnswerText, meta)
+	var quoted strings.Builder
+	for _, b := range m.Blocks.BlockSet {
+		if rt, ok := b.(*slackgo.RichTextBlock); ok {
+			for _, el := range rt.Elements {
+				if q, ok := el.(*slackgo.RichTextQuote); ok {
+					quoted.WriteString(q.Elements[0].(*slackgo.RichTextSectionTextElement).Text)
+				}
+			}
+		}
+	}
+	if want := strings.Repeat("x", 2000); !strings.HasSuffix(strings.TrimSpace(quoted.String()), want) {
+		t.Errorf("the dialog does not show the question whole: it ends %q", quoted.String()[max(0, quoted.Len()-60):])
 	}
 }
 
