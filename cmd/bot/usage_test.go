@@ -26,6 +26,7 @@ func TestHelpExitsZero(t *testing.T) {
 	for cmd, files := range map[string]string{
 		"serve": "", "check": "", "event": " EVENT.json", "preview": " EVENT.json",
 		"backend": "", "migrate": "", "backup": " OUT.db", "doctor": "", "report": "", "turn": " EVENT.json EVENT.json EVENT.json",
+		"question": " TEXT",
 	} {
 		if cmd == "version" {
 			continue
