@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 
 	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/standin"
+	"approvalsbot/approval"
 )
 
 // recorder serves h and keeps every request and answer, read whole.
@@ -178,6 +180,108 @@ func TestCallsOutMatchOpenAPI(t *testing.T) {
 			kind := x.req.URL.Path[strings.LastIndexByte(x.req.URL.Path, '/')+1:]
 			if err := validate(schemas[kind], x.reqBody); err != nil {
 				t.Errorf("the %s the bot sent does not match its schema: %v\n\t%s", kind, err, x.reqBody)
+			}
+			checkExchange(t, v, x)
+		})
+	}
+}
+
+// TestQuestionCallsMatchOpenAPI: the answers and question look-ups of
+// docs/protocol.md#questions, signed, sent to the stand-in backend
+// through every answer of their tables: each request and each answer
+// matches openapi.yaml, and each body its schema.
+func TestQuestionCallsMatchOpenAPI(t *testing.T) {
+	t.Parallel()
+	v := openAPI(t)
+	schemas := map[string]*jsonschema.Schema{
+		"answer":   compile(t, answerRequestSchema),
+		"question": compile(t, questionRequestSchema),
+	}
+	answers := map[string]*jsonschema.Schema{
+		"answer":   compile(t, answerAnswerSchema),
+		"question": compile(t, questionAnswerSchema),
+	}
+	sb, err := standin.New(standin.Options{Secrets: [][]byte{callsSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{h: sb}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	q := approval.Question{Text: "Which account should I refund?", Choices: []string{"acct-1", "acct-2"}, FreeText: true}
+	for _, id := range []string{"q-choice", "q-words", "q-deadline", "q-wall", "q-cancel"} {
+		sb.AddQuestion(id, 1, q, id == "q-wall")
+	}
+	sb.AddQuestion("q-stale", 2, q, false)
+	sb.SetNoContent("user:lee")
+	if _, err := sb.CancelQuestion("acme", "q-cancel", "the job ended", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	send := func(secret []byte, path, key, body string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		req.Header.Set(backend.SignatureHeader, backend.Sign(secret, time.Now(), []byte(body)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	answer := func(id, ans string) string {
+		return `{"question_id":"` + id + `","revision":1,"answer":` + ans + `,"actor":"user:kevin","via":{"surface":"slack","user":"U0KEVIN"}}`
+	}
+	lookUp := func(id, actor string) string {
+		return `{"question_id":"` + id + `","revision":1,"actor":"` + actor + `"}`
+	}
+	calls := []struct {
+		name, path, body string
+		secret           []byte
+		status           int
+		code             string
+	}{
+		{"a choice", "/v1/questions/q-choice/answer", answer("q-choice", `{"choice":1}`), callsSecret, 200, ""},
+		{"words", "/v1/questions/q-words/answer", answer("q-words", `{"text":"acct-2, with a note to the order"}`), callsSecret, 200, ""},
+		{"the deadline's nobody answered", "/v1/questions/q-deadline/answer",
+			`{"question_id":"q-deadline","revision":1,"unanswered":true,"actor":"system:deadline","via":{"surface":"deadline"},"comment":"nobody answered"}`,
+			callsSecret, 200, ""},
+		{"an answer after another", "/v1/questions/q-choice/answer", answer("q-choice", `{"choice":0}`), callsSecret, 409, "already_answered"},
+		{"an answer after the deadline", "/v1/questions/q-deadline/answer", answer("q-deadline", `{"choice":0}`), callsSecret, 409, "already_answered"},
+		{"a stale revision", "/v1/questions/q-stale/answer", answer("q-stale", `{"choice":0}`), callsSecret, 409, "stale_revision"},
+		{"a walled member", "/v1/questions/q-wall/answer",
+			`{"question_id":"q-wall","revision":1,"answer":{"choice":0},"actor":"user:lee","via":{"surface":"slack","user":"U0LEE"}}`, callsSecret, 403, "forbidden"},
+		{"a choice that is not one", "/v1/questions/q-wall/answer", answer("q-wall", `{"choice":2}`), callsSecret, 422, "invalid"},
+		{"an unknown question", "/v1/questions/q-none/answer", answer("q-none", `{"choice":0}`), callsSecret, 404, "not_found"},
+		{"a cancelled question", "/v1/questions/q-cancel/answer", answer("q-cancel", `{"choice":0}`), callsSecret, 410, "cancelled"},
+		{"a calls secret out of step", "/v1/questions/q-wall/answer", answer("q-wall", `{"choice":0}`),
+			[]byte("calls-secret-out-of-step-0123456789ab"), 401, "bad_signature"},
+		{"a look-up", "/v1/questions/q-wall/question", lookUp("q-wall", "user:kevin"), callsSecret, 200, ""},
+		{"a look-up without the content permission", "/v1/questions/q-wall/question", lookUp("q-wall", "user:lee"), callsSecret, 403, "forbidden"},
+		{"a look-up of an unknown question", "/v1/questions/q-none/question", lookUp("q-none", "user:kevin"), callsSecret, 404, "not_found"},
+		{"a look-up of a cancelled question", "/v1/questions/q-cancel/question", lookUp("q-cancel", "user:kevin"), callsSecret, 410, "cancelled"},
+	}
+	for i, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := send(c.secret, c.path, fmt.Sprintf("k-%d", i), c.body)
+			x := rec.last(t)
+			if status != c.status {
+				t.Fatalf("answer %d %s, want %d %s", status, body, c.status, c.code)
+			}
+			kind := x.req.URL.Path[strings.LastIndexByte(x.req.URL.Path, '/')+1:]
+			if c.code != "" {
+				if got := decode(t, x.respBody).(map[string]any)["error"]; got != c.code {
+					t.Fatalf("error %v, want %s", got, c.code)
+				}
+			} else if err := validate(answers[kind], x.respBody); err != nil {
+				t.Errorf("the stand-in's %s answer does not match its schema: %v\n\t%s", kind, err, x.respBody)
+			}
+			if err := validate(schemas[kind], x.reqBody); err != nil {
+				t.Errorf("the %s does not match its schema: %v\n\t%s", kind, err, x.reqBody)
 			}
 			checkExchange(t, v, x)
 		})
