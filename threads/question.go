@@ -85,7 +85,8 @@ type ShownQuestion struct {
 	AnswerText *templates.Action
 }
 
-// questionOf is the stored revision's question, or nil.
+// isQuestionRow reports whether the approval row is an agent's question
+// (its frozen plan says so).
 func isQuestionRow(row *store.Approval) bool {
 	fz, err := frozenOf(row)
 	return err == nil && fz.Question
@@ -257,7 +258,6 @@ func (s *Service) answer(ctx context.Context, req ClickRequest, row *store.Appro
 			return err
 		}
 		if why := stale(row, act.Revision, say.Answering); !why.IsZero() {
-			why.Act = say.Answering
 			res = answered{Reason: why}
 			return nil
 		}
@@ -324,10 +324,6 @@ func (s *Service) askAnswer(ctx context.Context, req ClickRequest) Clicked {
 	}
 	if why.IsZero() {
 		why = stale(row, req.Action.Revision, say.Answering)
-		why.Act = say.Answering
-		if why.Kind == say.None {
-			why = say.Reason{}
-		}
 	}
 	if why.IsZero() && a.Question != nil && !a.Question.FreeText {
 		why = say.Reason{Kind: say.AnswerWordsOff, Act: say.Answering}
@@ -513,7 +509,7 @@ func questionFrozen(fz *Frozen, a *approval.Approval) {
 	if !a.IsQuestion() {
 		return
 	}
-	fz.Question, fz.Quorum, fz.Effect = true, nil, "question"
+	fz.Question, fz.Quorum, fz.Effect = true, nil, EffectLabelQuestion
 }
 
 // choiceWords is a choice's words as the thread is told them (redacted
