@@ -29,6 +29,10 @@ type AnswerRequest struct {
 	Actor      string      `json:"actor"`
 	Via        Via         `json:"via"`
 	Comment    string      `json:"comment,omitempty"`
+	// QuestionSHA256 is the digest of the question the person read
+	// (approval.QuestionDigest), sent exactly when they hold the content
+	// permission, as a decision's args_sha256 is.
+	QuestionSHA256 string `json:"question_sha256,omitempty"`
 }
 
 // AnswerBody is an answer: the index of one of the question's choices,
@@ -91,12 +95,13 @@ const OutcomeAlreadyAnswered Outcome = "already_answered"
 const OutcomeInvalid Outcome = "invalid"
 
 var answerOutcomes = map[statusCode]Outcome{
-	{http.StatusConflict, "already_answered"}:   OutcomeAlreadyAnswered,
-	{http.StatusConflict, "stale_revision"}:     OutcomeStaleRevision,
-	{http.StatusUnprocessableEntity, "invalid"}: OutcomeInvalid,
-	{http.StatusForbidden, "forbidden"}:         OutcomeForbidden,
-	{http.StatusNotFound, "not_found"}:          OutcomeNotFound,
-	{http.StatusGone, "cancelled"}:              OutcomeCancelled,
+	{http.StatusConflict, "already_answered"}:           OutcomeAlreadyAnswered,
+	{http.StatusConflict, "stale_revision"}:             OutcomeStaleRevision,
+	{http.StatusUnprocessableEntity, "invalid"}:         OutcomeInvalid,
+	{http.StatusUnprocessableEntity, "digest_mismatch"}: OutcomeDigestMismatch,
+	{http.StatusForbidden, "forbidden"}:                 OutcomeForbidden,
+	{http.StatusNotFound, "not_found"}:                  OutcomeNotFound,
+	{http.StatusGone, "cancelled"}:                      OutcomeCancelled,
 }
 
 var questionOutcomes = map[statusCode]Outcome{
@@ -116,6 +121,9 @@ func (r AnswerRequest) validate() error {
 	}
 	if r.Actor == "" || r.Via.Surface == "" {
 		errs = append(errs, errors.New("actor and via.surface are required"))
+	}
+	if r.QuestionSHA256 != "" && !digestPattern.MatchString(r.QuestionSHA256) {
+		errs = append(errs, errors.New("question_sha256: want sha256:<64 lowercase hex>"))
 	}
 	switch {
 	case r.Unanswered && r.Answer != nil:
@@ -227,7 +235,8 @@ func (c *Client) Question(ctx context.Context, r QuestionRequest, idempotencyKey
 // threads' side of the calls.
 
 func (b threadsBackend) Answer(ctx context.Context, a threads.AnswerCall) (threads.DecisionAnswer, error) {
-	r := AnswerRequest{QuestionID: a.QuestionID, Revision: a.Revision, Actor: a.Actor, Via: Via{Surface: a.Surface, User: a.User}}
+	r := AnswerRequest{QuestionID: a.QuestionID, Revision: a.Revision, Actor: a.Actor, Via: Via{Surface: a.Surface, User: a.User},
+		QuestionSHA256: a.QuestionSHA256}
 	if a.Answer == nil {
 		r.Unanswered, r.Comment = true, threads.DeadlineComment
 	} else {
@@ -254,7 +263,7 @@ func (b threadsBackend) Answer(ctx context.Context, a threads.AnswerCall) (threa
 		if res.Status == "unanswered" {
 			out.Status = approval.StateExpired
 		}
-	case OutcomeInvalid:
+	case OutcomeInvalid, OutcomeDigestMismatch:
 		out.Outcome = threads.DecisionDigestMismatch // the backend's own sentence, shown as it wrote it
 	default:
 		o, ok := threadsOutcome(res.Outcome)
