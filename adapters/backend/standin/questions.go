@@ -56,6 +56,9 @@ type AnswerRequest struct {
 	Actor      string `json:"actor"`
 	Via        Via    `json:"via"`
 	Comment    string `json:"comment,omitempty"`
+	// QuestionSHA256 is the digest of the question the person read; only
+	// from a member with the content permission.
+	QuestionSHA256 string `json:"question_sha256,omitempty"`
 }
 
 // QuestionLookupRequest is a question look-up body as the backend read it
@@ -308,6 +311,10 @@ func (b *Backend) answerQuestion(c call, req *AnswerRequest) *answer {
 		return &answer{status: http.StatusForbidden, code: "forbidden", message: "only the deadline closes a question unanswered"}
 	case req.Answer != nil && automatic:
 		return &answer{status: http.StatusForbidden, code: "forbidden", message: "an automatic answer may only say nobody answered"}
+	case req.QuestionSHA256 != "" && b.noContent[req.Actor]:
+		return &answer{status: http.StatusForbidden, code: "forbidden",
+			message: req.Actor + " does not hold the content permission: an answer from them carries no question_sha256",
+			extra:   map[string]string{"actor": req.Actor}}
 	case req.Answer != nil && t.restricted && b.noContent[req.Actor]:
 		return &answer{status: http.StatusForbidden, code: "forbidden",
 			message: req.Actor + " does not hold the content permission, so they may not answer a restricted question",
@@ -322,6 +329,11 @@ func (b *Backend) answerQuestion(c call, req *AnswerRequest) *answer {
 		return &answer{status: http.StatusConflict, code: "already_answered",
 			message: fmt.Sprintf("question %s was already %s by %s", c.id, t.status, t.actor),
 			extra:   map[string]string{"status": t.status, "actor": t.actor}}
+	}
+	if req.QuestionSHA256 != "" && !t.learned && req.QuestionSHA256 != approval.QuestionDigest(&t.question) {
+		fmt.Fprintf(b.out, "answer to %s revision %d by %s: refused, not the question asked\n", c.id, req.Revision, req.Actor)
+		return &answer{status: http.StatusUnprocessableEntity, code: "digest_mismatch",
+			message: fmt.Sprintf("question %s is not the question %s you answered: look at it again", c.id, req.QuestionSHA256)}
 	}
 	if req.Answer != nil && !t.learned {
 		if why := req.Answer.Check(&t.question); why != "" {
