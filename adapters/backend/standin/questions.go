@@ -419,7 +419,7 @@ func (b *Backend) onQuestionLookup(r *http.Request, c call, err error) *answer {
 
 // lookUpQuestion answers a question look-up that passed receive: the
 // content permission decides as for an argument look-up. A look-up for
-// a lower revision gets the current question. b.mu is held.
+// a lower revision is stale: the question was asked again. b.mu is held.
 func (b *Backend) lookUpQuestion(c call, req *QuestionLookupRequest) *answer {
 	if a := decode(c.body, req, questionLookupSchema); a != nil {
 		return a
@@ -443,6 +443,9 @@ func (b *Backend) lookUpQuestion(c call, req *QuestionLookupRequest) *answer {
 		return &answer{status: http.StatusForbidden, code: "forbidden", message: req.Actor + " does not hold the content permission"}
 	case req.Revision > t.revision:
 		return invalid("revision: question %s has no revision %d", c.id, req.Revision)
+	case req.Revision < t.revision:
+		return &answer{status: http.StatusConflict, code: "stale_revision",
+			message: fmt.Sprintf("question %s was asked again (revision %d is now %d): look at the new card", c.id, req.Revision, t.revision)}
 	case t.learned:
 		fmt.Fprintf(b.out, "question %s revision %d for %s: not known here (bot question tells the stand-in)\n", c.id, req.Revision, req.Actor)
 		return &answer{status: http.StatusNotFound, code: "not_found", message: "the stand-in backend does not know the text of question " + c.id}

@@ -235,11 +235,15 @@ func TestQuestionRestricted(t *testing.T) {
 	if status, a := send(t, f, answerPath, "k-kevin", answerBody(1, choice(0), "user:kevin")); status != http.StatusOK {
 		t.Errorf("answer by a content holder: %d %+v", status, a)
 	}
+	f.AddQuestion(questionID, 2, refundQuestion, true) // asked again
+	if status, e := lookup("user:kevin"); status != http.StatusConflict || e.Error != "stale_revision" {
+		t.Errorf("look-up of the earlier revision: %d %+v", status, e)
+	}
 	if !strings.Contains(out.String(), "question q-refund1 revision 1 shown to user:kevin\n") {
 		t.Errorf("printed:\n%s", out)
 	}
-	if n := len(f.QuestionLookups()); n != 3 {
-		t.Errorf("%d look-ups recorded, want 3", n)
+	if n := len(f.QuestionLookups()); n != 4 {
+		t.Errorf("%d look-ups recorded, want 4", n)
 	}
 }
 
@@ -341,5 +345,32 @@ func TestQuestionsPath(t *testing.T) {
 	d.ID, d.Question = "q-bad", &approval.Question{Text: "Ship it?", Choices: []string{"yes", "yes"}}
 	if s := post(d); s != http.StatusUnprocessableEntity {
 		t.Errorf("a choice twice: %d", s)
+	}
+}
+
+// TestQuestionBoundToItsDigest: an answer that carries question_sha256 is
+// taken only for the question asked, and only from a content holder.
+func TestQuestionBoundToItsDigest(t *testing.T) {
+	t.Parallel()
+	f, _ := setupQuestion(t, false)
+	f.SetNoContent("user:lee")
+	bound := func(actor, digest string) standin.AnswerRequest {
+		r := answerBody(1, choice(0), actor)
+		r.QuestionSHA256 = digest
+		return r
+	}
+	other := approval.QuestionDigest(&approval.Question{Text: "Another question?", FreeText: true})
+	if status, e := send(t, f, answerPath, "k-other", bound("user:kevin", other)); status != http.StatusUnprocessableEntity || e.Error != "digest_mismatch" {
+		t.Errorf("another question's digest: %d %+v", status, e)
+	}
+	right := approval.QuestionDigest(&refundQuestion)
+	if status, e := send(t, f, answerPath, "k-lee", bound("user:lee", right)); status != http.StatusForbidden || e.Actor != "user:lee" {
+		t.Errorf("a digest from a member without the content permission: %d %+v", status, e)
+	}
+	if status, a := send(t, f, answerPath, "k-kevin", bound("user:kevin", right)); status != http.StatusOK || a.Status != standin.QuestionAnswered {
+		t.Errorf("the question's digest: %d %+v", status, a)
+	}
+	if _, _, ans := f.QuestionStatus(questionID); ans == nil || ans.Choice == nil || *ans.Choice != 0 {
+		t.Errorf("recorded %+v", ans)
 	}
 }
