@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -186,8 +185,8 @@ func TestCallsOutMatchOpenAPI(t *testing.T) {
 	}
 }
 
-// TestQuestionCallsMatchOpenAPI: the answers and question look-ups of
-// docs/protocol.md#questions, signed, sent to the stand-in backend
+// TestQuestionCallsMatchOpenAPI: the bot's real client sends answers and
+// question look-ups (docs/protocol.md#questions) to the stand-in backend
 // through every answer of their tables: each request and each answer
 // matches openapi.yaml, and each body its schema.
 func TestQuestionCallsMatchOpenAPI(t *testing.T) {
@@ -208,8 +207,18 @@ func TestQuestionCallsMatchOpenAPI(t *testing.T) {
 	rec := &recorder{h: sb}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
+	client := func(secret []byte) *backend.Client {
+		c, err := backend.NewClient(backend.ClientOptions{BaseURL: srv.URL, Secrets: [][]byte{secret},
+			Features: []string{backend.FeatureQuestions}, MaxElapsed: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	plain, wrong := client(callsSecret), client([]byte("calls-secret-out-of-step-0123456789ab"))
 	q := approval.Question{Text: "Which account should I refund?", Choices: []string{"acct-1", "acct-2"}, FreeText: true}
-	for _, id := range []string{"q-choice", "q-words", "q-deadline", "q-wall", "q-cancel"} {
+	digest := approval.QuestionDigest(&q)
+	for _, id := range []string{"q-choice", "q-words", "q-deadline", "q-wall", "q-cancel", "q-other"} {
 		sb.AddQuestion(id, 1, q, id == "q-wall")
 	}
 	sb.AddQuestion("q-stale", 2, q, false)
@@ -217,60 +226,57 @@ func TestQuestionCallsMatchOpenAPI(t *testing.T) {
 	if _, err := sb.CancelQuestion("acme", "q-cancel", "the job ended", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	send := func(secret []byte, path, key, body string) (int, string) {
-		req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
+	slack := backend.Via{Surface: "slack", User: "U0KEVIN"}
+	choice := func(i int) *backend.AnswerBody { return &backend.AnswerBody{Choice: &i} }
+	answer := func(id string, body *backend.AnswerBody) backend.AnswerRequest {
+		return backend.AnswerRequest{QuestionID: id, Revision: 1, Answer: body, Actor: "user:kevin", Via: slack, QuestionSHA256: digest}
+	}
+	send := func(c *backend.Client, r backend.AnswerRequest, key string) func(context.Context) error {
+		return func(ctx context.Context) error { _, err := c.Answer(ctx, r, key); return err }
+	}
+	lookUp := func(id string, revision int, actor string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			_, err := plain.Question(ctx, backend.QuestionRequest{QuestionID: id, Revision: revision, Actor: actor}, "lookup-"+id+"-"+actor)
+			return err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", key)
-		req.Header.Set(backend.SignatureHeader, backend.Sign(secret, time.Now(), []byte(body)))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, string(b)
 	}
-	answer := func(id, ans string) string {
-		return `{"question_id":"` + id + `","revision":1,"answer":` + ans + `,"actor":"user:kevin","via":{"surface":"slack","user":"U0KEVIN"}}`
-	}
-	lookUp := func(id, actor string) string {
-		return `{"question_id":"` + id + `","revision":1,"actor":"` + actor + `"}`
-	}
+	walled := answer("q-wall", choice(0))
+	walled.Actor, walled.Via, walled.QuestionSHA256 = "user:lee", backend.Via{Surface: "slack", User: "U0LEE"}, ""
+	page := answer("q-words", &backend.AnswerBody{Text: "acct-2, with a note to the order"})
+	page.Via = backend.Via{Surface: "page", User: "user:kevin"}
+	otherDigest := answer("q-other", choice(0))
+	otherDigest.QuestionSHA256 = "sha256:" + strings.Repeat("0", 64)
 	calls := []struct {
-		name, path, body string
-		secret           []byte
-		status           int
-		code             string
+		name   string
+		do     func(ctx context.Context) error
+		status int
+		code   string
 	}{
-		{"a choice", "/v1/questions/q-choice/answer", answer("q-choice", `{"choice":1}`), callsSecret, 200, ""},
-		{"words", "/v1/questions/q-words/answer", answer("q-words", `{"text":"acct-2, with a note to the order"}`), callsSecret, 200, ""},
-		{"the deadline's nobody answered", "/v1/questions/q-deadline/answer",
-			`{"question_id":"q-deadline","revision":1,"unanswered":true,"actor":"system:deadline","via":{"surface":"deadline"},"comment":"nobody answered"}`,
-			callsSecret, 200, ""},
-		{"an answer after another", "/v1/questions/q-choice/answer", answer("q-choice", `{"choice":0}`), callsSecret, 409, "already_answered"},
-		{"an answer after the deadline", "/v1/questions/q-deadline/answer", answer("q-deadline", `{"choice":0}`), callsSecret, 409, "already_answered"},
-		{"a stale revision", "/v1/questions/q-stale/answer", answer("q-stale", `{"choice":0}`), callsSecret, 409, "stale_revision"},
-		{"a walled member", "/v1/questions/q-wall/answer",
-			`{"question_id":"q-wall","revision":1,"answer":{"choice":0},"actor":"user:lee","via":{"surface":"slack","user":"U0LEE"}}`, callsSecret, 403, "forbidden"},
-		{"a choice that is not one", "/v1/questions/q-wall/answer", answer("q-wall", `{"choice":2}`), callsSecret, 422, "invalid"},
-		{"an unknown question", "/v1/questions/q-none/answer", answer("q-none", `{"choice":0}`), callsSecret, 404, "not_found"},
-		{"a cancelled question", "/v1/questions/q-cancel/answer", answer("q-cancel", `{"choice":0}`), callsSecret, 410, "cancelled"},
-		{"a calls secret out of step", "/v1/questions/q-wall/answer", answer("q-wall", `{"choice":0}`),
-			[]byte("calls-secret-out-of-step-0123456789ab"), 401, "bad_signature"},
-		{"a look-up", "/v1/questions/q-wall/question", lookUp("q-wall", "user:kevin"), callsSecret, 200, ""},
-		{"a look-up without the content permission", "/v1/questions/q-wall/question", lookUp("q-wall", "user:lee"), callsSecret, 403, "forbidden"},
-		{"a look-up of an unknown question", "/v1/questions/q-none/question", lookUp("q-none", "user:kevin"), callsSecret, 404, "not_found"},
-		{"a look-up of a cancelled question", "/v1/questions/q-cancel/question", lookUp("q-cancel", "user:kevin"), callsSecret, 410, "cancelled"},
+		{"a choice bound to the question", send(plain, answer("q-choice", choice(1)), "k-choice"), 200, ""},
+		{"words from the decision page", send(plain, page, "k-words"), 200, ""},
+		{"the deadline's nobody answered", send(plain, backend.AnswerRequest{QuestionID: "q-deadline", Revision: 1, Unanswered: true,
+			Actor: "system:deadline", Via: backend.Via{Surface: "deadline"}, Comment: "nobody answered"}, "k-deadline"), 200, ""},
+		{"an answer after another", send(plain, answer("q-choice", choice(0)), "k-choice-2"), 409, "already_answered"},
+		{"an answer after the deadline", send(plain, answer("q-deadline", choice(0)), "k-deadline-2"), 409, "already_answered"},
+		{"a stale revision", send(plain, answer("q-stale", choice(0)), "k-stale"), 409, "stale_revision"},
+		{"a walled member", send(plain, walled, "k-lee"), 403, "forbidden"},
+		{"another question's digest", send(plain, otherDigest, "k-other"), 422, "digest_mismatch"},
+		{"a choice that is not one", send(plain, answer("q-other", choice(2)), "k-other-2"), 422, "invalid"},
+		{"an unknown question", send(plain, answer("q-none", choice(0)), "k-none"), 404, "not_found"},
+		{"a cancelled question", send(plain, answer("q-cancel", choice(0)), "k-cancel"), 410, "cancelled"},
+		{"a calls secret out of step", send(wrong, answer("q-other", choice(0)), "k-wrong"), 401, "bad_signature"},
+		{"a look-up", lookUp("q-wall", 1, "user:kevin"), 200, ""},
+		{"a look-up without the content permission", lookUp("q-wall", 1, "user:lee"), 403, "forbidden"},
+		{"a look-up of an earlier revision", lookUp("q-stale", 1, "user:kevin"), 409, "stale_revision"},
+		{"a look-up of an unknown question", lookUp("q-none", 1, "user:kevin"), 404, "not_found"},
+		{"a look-up of a cancelled question", lookUp("q-cancel", 1, "user:kevin"), 410, "cancelled"},
 	}
-	for i, c := range calls {
+	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
-			status, body := send(c.secret, c.path, fmt.Sprintf("k-%d", i), c.body)
+			err := c.do(context.Background())
 			x := rec.last(t)
-			if status != c.status {
-				t.Fatalf("answer %d %s, want %d %s", status, body, c.status, c.code)
+			if x.resp.StatusCode != c.status {
+				t.Fatalf("answer %d %s (client: %v), want %d %s", x.resp.StatusCode, x.respBody, err, c.status, c.code)
 			}
 			kind := x.req.URL.Path[strings.LastIndexByte(x.req.URL.Path, '/')+1:]
 			if c.code != "" {
@@ -281,7 +287,7 @@ func TestQuestionCallsMatchOpenAPI(t *testing.T) {
 				t.Errorf("the stand-in's %s answer does not match its schema: %v\n\t%s", kind, err, x.respBody)
 			}
 			if err := validate(schemas[kind], x.reqBody); err != nil {
-				t.Errorf("the %s does not match its schema: %v\n\t%s", kind, err, x.reqBody)
+				t.Errorf("the %s the bot sent does not match its schema: %v\n\t%s", kind, err, x.reqBody)
 			}
 			checkExchange(t, v, x)
 		})

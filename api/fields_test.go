@@ -163,8 +163,10 @@ func TestSchemaNamesTheCodesFields(t *testing.T) {
 		{"question.asked", eventSchema, "#/$defs/questionAsked", goFields(reflect.TypeFor[approval.QuestionAskedData]())},
 		{"question.answered", eventSchema, "#/$defs/questionAnswered", goFields(reflect.TypeFor[approval.QuestionAnsweredData]())},
 		{"question.cancelled", eventSchema, "#/$defs/questionCancelled", goFields(reflect.TypeFor[approval.QuestionCancelledData]())},
-		{"answer", answerRequestSchema, "", goFields(reflect.TypeFor[standin.AnswerRequest]())},
-		{"question look-up", questionRequestSchema, "", goFields(reflect.TypeFor[standin.QuestionLookupRequest]())},
+		{"answer", answerRequestSchema, "", goFields(reflect.TypeFor[backend.AnswerRequest]())},
+		{"answer as the stand-in reads it", answerRequestSchema, "", goFields(reflect.TypeFor[standin.AnswerRequest]())},
+		{"question look-up", questionRequestSchema, "", goFields(reflect.TypeFor[backend.QuestionRequest]())},
+		{"question look-up as the stand-in reads it", questionRequestSchema, "", goFields(reflect.TypeFor[standin.QuestionLookupRequest]())},
 		{"question look-up's answer", questionAnswerSchema, "", goFields(reflect.TypeFor[standin.QuestionAnswer]())},
 	}
 	for _, c := range cases {
@@ -207,6 +209,7 @@ func compileAt(tb testing.TB, name, fragment string) *jsonschema.Schema {
 var storedOnly = map[string]bool{
 	"roles[].found":     true,
 	"call.fingerprints": true,
+	"question_sha256":   true,
 }
 
 // TestStoredOnlyFieldsRefused: the bot's own fields are refused from a
@@ -226,6 +229,9 @@ func TestStoredOnlyFieldsRefused(t *testing.T) {
 		case "call.fingerprints":
 			data["call"].(map[string]any)["fingerprints"] = map[string]any{}
 			path = "data.call.fingerprints"
+		case "question_sha256":
+			data["question_sha256"] = "sha256:" + strings.Repeat("ab", 32)
+			path = "data.question_sha256"
 		default:
 			t.Fatalf("no example for %s", f)
 		}
@@ -260,5 +266,21 @@ func TestQuestionRefusedOnApprovals(t *testing.T) {
 		if _, err := approval.Parse(body); err == nil || !strings.Contains(err.Error(), "data.question: unknown field") {
 			t.Errorf("%s with a question: parser error %v, want one naming data.question", base, err)
 		}
+	}
+}
+
+// TestQuestionDigestRefusedOnQuestions: question_sha256 is the bot's own
+// record of a question, never the backend's: on question.asked the
+// schema and the parser refuse it.
+func TestQuestionDigestRefusedOnQuestions(t *testing.T) {
+	t.Parallel()
+	doc := decode(t, generatedEvents(t, time.Now())["question/asked"]).(map[string]any)
+	doc["data"].(map[string]any)["question_sha256"] = "sha256:" + strings.Repeat("ab", 32)
+	body := encode(t, doc)
+	if err := validate(compile(t, eventSchema), body); err == nil {
+		t.Error("the schema accepts it")
+	}
+	if _, err := approval.Parse(body); err == nil || !strings.Contains(err.Error(), "data.question_sha256: unknown field") {
+		t.Errorf("parser error %v, want one naming data.question_sha256", err)
 	}
 }
