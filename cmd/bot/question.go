@@ -72,8 +72,8 @@ func cmdQuestion(ctx context.Context, args []string, stdout io.Writer, getenv en
 	if err != nil {
 		return usageError("%v", err)
 	}
-	if !slices.Contains(cfg.Backend.Features, featureQuestions) {
-		fmt.Fprintf(stdout, "note: backend.features in %s lacks %s: the bot will refuse the question\n", *path, featureQuestions)
+	if !cfg.Backend.Supports(config.FeatureQuestions) {
+		fmt.Fprintf(stdout, "note: backend.features in %s does not list %s: the bot will refuse the question\n", *path, config.FeatureQuestions)
 	}
 	if *tell {
 		if err := tellStandin(ctx, cfg.Backend.URL, d); err != nil {
@@ -84,10 +84,6 @@ func cmdQuestion(ctx context.Context, args []string, stdout io.Writer, getenv en
 	target, where := eventTarget(cfg, *url, *path)
 	return signAndSend(ctx, cfg, target, where, body, now, stdout)
 }
-
-// featureQuestions is the optional feature a backend with questions
-// lists (docs/protocol.md#questions).
-const featureQuestions = "questions"
 
 // questionTenant is the tenant a question is asked for: the one named,
 // else the only one, else the first by name.
