@@ -134,7 +134,7 @@ func checkAccepted(t *testing.T, ev *approval.Event) {
 	switch ev.Type {
 	case approval.EventQuestionAsked:
 		a := ev.Approval
-		if a == nil || a.Kind != approval.KindQuestion || a.Question == nil || a.Call.Function != "" {
+		if a == nil || a.Kind != approval.KindQuestion || a.Question == nil || a.Call.Function != "" || a.QuestionSHA256 != "" {
 			t.Fatalf("accepted question %+v", a)
 		}
 		q := a.Question
@@ -165,8 +165,8 @@ func checkAccepted(t *testing.T, ev *approval.Event) {
 		}
 	case approval.EventRequested, approval.EventReasked:
 		a := ev.Approval
-		if a.Question != nil {
-			t.Fatalf("accepted %s with a question %+v", ev.Type, a.Question)
+		if a.Question != nil || a.QuestionSHA256 != "" {
+			t.Fatalf("accepted %s with a question %+v (%q)", ev.Type, a.Question, a.QuestionSHA256)
 		}
 		if a == nil {
 			t.Fatalf("%s without an Approval", ev.Type)

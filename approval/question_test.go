@@ -196,6 +196,12 @@ func TestParseQuestionRejects(t *testing.T) {
 			[]*approval.FieldError{fe("data.answer", "unknown field")}},
 		{"an unknown key in the question", "question.json", setQ("hint", "pick acct-2"),
 			[]*approval.FieldError{fe("data.question.hint", "unknown field")}},
+		// The digest of a question is the bot's own, kept in the stored
+		// form: a backend that sends one is refused.
+		{"question_sha256 on a question", "question.json", setD("question_sha256", "sha256:"+strings.Repeat("ab", 32)),
+			[]*approval.FieldError{fe("data.question_sha256", "unknown field")}},
+		{"question_sha256 on an approval", "merge.json", setD("question_sha256", "sha256:"+strings.Repeat("ab", 32)),
+			[]*approval.FieldError{fe("data.question_sha256", "unknown field")}},
 		// An approval carries no question: only question.asked does.
 		{"data.question on approval.requested", "merge.json", setD("question", map[string]any{"text": "Which?", "free_text": true}),
 			[]*approval.FieldError{fe("data.question", "unknown field")}},
