@@ -93,3 +93,92 @@ func TestQuestionAsksThroughTheStandin(t *testing.T) {
 		t.Errorf("%d events sent after refused questions", len(sink.bodies)-1)
 	}
 }
+
+// readmeQuestion is the README's `bot question` command line, its
+// continuation lines joined and its double quotes read as a shell does,
+// examples/bot.yaml swapped for cfg.
+func readmeQuestion(t *testing.T, cfg string) []string {
+	t.Helper()
+	root, err := fixtures.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.ReplaceAll(string(b), "\\\n", " ")
+	const cmd = "go run ./cmd/bot question "
+	for _, line := range strings.Split(readme, "\n") {
+		if !strings.HasPrefix(line, cmd) {
+			continue
+		}
+		var args []string
+		var cur strings.Builder
+		quoted, started := false, false
+		for _, r := range line[len("go run ./cmd/bot "):] {
+			switch {
+			case r == '"':
+				quoted, started = !quoted, true
+			case r == ' ' && !quoted:
+				if started {
+					args = append(args, cur.String())
+				}
+				cur.Reset()
+				started = false
+			default:
+				cur.WriteRune(r)
+				started = true
+			}
+		}
+		if started {
+			args = append(args, cur.String())
+		}
+		if quoted {
+			t.Fatalf("the README's command has an unclosed quote: %s", line)
+		}
+		for i, a := range args {
+			if a == "examples/bot.yaml" {
+				args[i] = cfg
+				return args
+			}
+		}
+		t.Fatalf("the README's command does not name examples/bot.yaml: %s", line)
+	}
+	t.Fatal("the README has no line that runs `go run ./cmd/bot question`")
+	return nil
+}
+
+// The README's `bot question` asks the question it shows, with its
+// choices and free text, through the stand-in.
+func TestQuestionReadmeCommand(t *testing.T) {
+	t.Parallel()
+	b, err := standin.New(standin.Options{Secrets: [][]byte{[]byte("calls-secret-of-32-bytes-77b02d5f")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(b)
+	t.Cleanup(srv.Close)
+	sink := newEventSink(t)
+	args := append(readmeQuestion(t, questionConfig(t, srv.URL)), "--url", sink.url)
+	code, out, errOut := runBot(t, map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret}, args...)
+	if code != 0 {
+		t.Fatalf("bot %q: exit %d\n%s%s", args, code, out, errOut)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if len(sink.bodies) != 1 {
+		t.Fatalf("the bot received %d events, want 1", len(sink.bodies))
+	}
+	ev, err := approval.Parse(sink.bodies[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := ev.Approval.Question
+	if len(q.Choices) != 2 || !q.FreeText || !strings.Contains(q.Text, "Which one should I refund") {
+		t.Errorf("asked %+v", q)
+	}
+	if st, _, _ := b.QuestionStatus(ev.Approval.ID); st != standin.QuestionPending {
+		t.Errorf("the stand-in holds it as %s", st)
+	}
+}
