@@ -3,8 +3,10 @@ package standin_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -373,4 +375,54 @@ func TestQuestionBoundToItsDigest(t *testing.T) {
 	if _, _, ans := f.QuestionStatus(questionID); ans == nil || ans.Choice == nil || *ans.Choice != 0 {
 		t.Errorf("recorded %+v", ans)
 	}
+}
+
+// FuzzQuestionAnswer: whatever body a signed answer carries, the stand-in
+// answers in the protocol's shape, never panics, and takes at most one
+// answer per question; a second body under another key is never a 200.
+func FuzzQuestionAnswer(f *testing.F) {
+	for _, body := range []string{
+		`{"question_id":"q-refund1","revision":1,"answer":{"choice":1},"actor":"user:kevin","via":{"surface":"slack"}}`,
+		`{"question_id":"q-refund1","revision":1,"answer":{"text":"acct-2 \u202e @everyone"},"actor":"user:kevin","via":{"surface":"discord"}}`,
+		`{"question_id":"q-refund1","revision":1,"unanswered":true,"actor":"system:deadline","via":{"surface":"deadline"},"comment":"nobody answered"}`,
+		`{"question_id":"q-refund1","revision":1,"answer":{"choice":1,"text":"x"},"actor":"user:kevin","via":{"surface":"slack"}}`,
+		`{"question_id":"q-refund1","revision":1,"answer":{"choice":99},"actor":"user:kevin","via":{"surface":"slack"}}`,
+		`{"question_id":"q-refund1","revision":1,"unanswered":false,"answer":{"choice":0},"actor":"user:kevin","via":{"surface":"slack"}}`,
+		`{"question_id":"q-refund1","Revision":1,"revision":1,"answer":{"choice":0},"actor":"user:kevin","via":{"surface":"slack"}}`,
+		`[]`, `{}`, ``,
+	} {
+		f.Add([]byte(body), []byte(`{"question_id":"q-refund1","revision":1,"answer":{"choice":0},"actor":"user:ada","via":{"surface":"slack"}}`))
+	}
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		b, err := standin.New(standin.Options{Secrets: [][]byte{secret}, Now: func() time.Time { return start }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.AddQuestion(questionID, 1, refundQuestion, false)
+		oks := 0
+		for i, body := range [][]byte{first, second} {
+			req := httptest.NewRequest(http.MethodPost, answerPath, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("k-%d", i))
+			req.Header.Set(backend.SignatureHeader, backend.Sign(secret, start, body))
+			rr := httptest.NewRecorder()
+			b.ServeHTTP(rr, req)
+			var a struct{ Status, Error, Message string }
+			if err := json.Unmarshal(rr.Body.Bytes(), &a); err != nil {
+				t.Fatalf("answer %d is not JSON: %q", rr.Code, rr.Body.Bytes())
+			}
+			switch {
+			case rr.Code == http.StatusOK:
+				oks++
+				if a.Status != standin.QuestionAnswered && a.Status != standin.QuestionUnanswered {
+					t.Fatalf("200 with status %q", a.Status)
+				}
+			case a.Error == "" || a.Message == "":
+				t.Fatalf("answer %d without the error shape: %q", rr.Code, rr.Body.Bytes())
+			}
+		}
+		if oks > 1 {
+			t.Fatalf("two answers taken: %q then %q", first, second)
+		}
+	})
 }
