@@ -4,8 +4,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/approval"
@@ -181,4 +184,103 @@ func TestQuestionReadmeCommand(t *testing.T) {
 	if st, _, _ := b.QuestionStatus(ev.Approval.ID); st != standin.QuestionPending {
 		t.Errorf("the stand-in holds it as %s", st)
 	}
+}
+
+// TestQuestionQuickStart runs the README's question as a reader would:
+// `bot serve` and the stand-in `bot backend` on examples/bot.yaml (moved
+// to free loopback ports, with questions among backend.features), then
+// the README's `bot question`. The stand-in learns the question, and the
+// bot posts its card, waiting for an answer. A question asked restricted
+// shows none of its words or choices anywhere in the bot's output, and
+// its card offers Show question instead of Answer….
+func TestQuestionQuickStart(t *testing.T) {
+	root, err := fixtures.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	listen, backendAddr := freeAddr(t), freeAddr(t)
+	cfg := quickStartConfig(t, root, dir, listen, backendAddr)
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const features = "features: [approvers]"
+	if strings.Count(string(b), features) != 1 {
+		t.Fatalf("examples/bot.yaml has no %s line to add questions to", features)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(b), features, "features: [approvers, questions]", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secrets := readmeSecrets(t, root, string(readme))
+	bot := startIn(t, root, secrets, readmeCommand(t, string(readme), "serve", cfg))
+	waitOutput(t, bot.stderr, `"msg":"bot serving"`, bot)
+	stand := startIn(t, root, secrets, readmeCommand(t, string(readme), "backend", cfg))
+	waitOutput(t, stand.stdout, "stand-in job backend at http://"+backendAddr, stand)
+
+	ask := func(args []string) string {
+		t.Helper()
+		out, err := inShell(root, secrets, args).CombinedOutput()
+		m := regexp.MustCompile(`(?m)^asking question (q-cli\.\S+) `).FindStringSubmatch(string(out))
+		if err != nil || m == nil || !strings.Contains(string(out), "202 Accepted") {
+			t.Fatalf("bot %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return m[1]
+	}
+	card := func(id string) string {
+		t.Helper()
+		var body string
+		pollUntil(t, 20*time.Second, "the card of "+id+" on the log surface", func() bool {
+			for _, e := range logEntries(bot.stdout.String()) {
+				if strings.HasPrefix(e.header, "card log-") && strings.Contains(e.header, "(approval "+id+", revision 1)") {
+					body = e.body
+					return true
+				}
+			}
+			return false
+		}, bot.stdout.String)
+		return body
+	}
+
+	args := readmeQuestion(t, cfg)
+	text := args[len(args)-1]
+	id := ask(args)
+	waitOutput(t, stand.stdout, "question "+id+" revision 1 asked (2 choices, free text true, restricted false)\n", stand)
+	if shown := card(id); !strings.Contains(shown, "Waiting for an answer") || !strings.Contains(shown, "[Answer…]") {
+		t.Errorf("the card of %s is not a question's waiting for an answer in words:\n%s", id, shown)
+	}
+	if strings.Contains(text, "patient") {
+		t.Fatal("the README's question shares words with the restricted one below")
+	}
+
+	const secretWords = "Should I forward the diagnosis of patient 4471 to Dr. Lee?"
+	private := ask([]string{"question", "--config", cfg, "--restricted", "--choice", "Forward it", "--choice", "Keep it", secretWords})
+	waitOutput(t, stand.stdout, "question "+private+" revision 1 asked (2 choices, free text false, restricted true)\n", stand)
+	shown := card(private)
+	if !strings.Contains(shown, "[Show question]") || strings.Contains(shown, "[Answer…]") {
+		t.Errorf("the restricted card of %s offers no Show question, or offers Answer…:\n%s", private, shown)
+	}
+	for _, leak := range []string{"patient 4471", "Forward it", "Keep it"} {
+		if strings.Contains(bot.stdout.String(), leak) || strings.Contains(bot.stderr.String(), leak) {
+			t.Errorf("the restricted question's %q reached the bot's shared output:\n%s", leak, shown)
+		}
+	}
+	for _, p := range []*botProc{stand, bot} {
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Errorf("%s: exit after SIGTERM: %v\n%s", strings.Join(p.cmd.Args, " "), err, p.stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no exit after SIGTERM\n%s", strings.Join(p.cmd.Args, " "), p.stderr.String())
+		}
+	}
+	t.Logf("the bot printed:\n%s", bot.stdout.String())
 }
