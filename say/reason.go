@@ -95,6 +95,16 @@ const (
 	LinkClosed         // the call is closed (Message: the card's status)
 	LinkChanged        // the call is now revision Count
 	LinkExpired        // the link expired at the deadline At (UTC)
+	// The decision page of an agent's question.
+	PageQuestionWaiting // the question waits for an answer
+	PageNoAnswers       // Tenant takes no answers to questions on the page
+	FormQuestionPrivate // only Tenant's content holders answer the restricted question, and User holds none
+	QuestionClosed      // the question is closed (Message: the card's status)
+	QuestionChanged     // the question is now revision Count
+	FormAnswerEmpty     // the page's answer in words is blank
+	FormAnswerTooLong   // the answer is over Count characters
+	FormNotAChoice      // the choice the form sent is none of the question's
+	FormAnswerNotSaved  // the page could not record the answer
 
 	// A decision recorded, and what the backend answered.
 	Voted           // an approval of Function recorded: Count of Need, the rest from Who
