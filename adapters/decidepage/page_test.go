@@ -137,6 +137,10 @@ type pageSetup struct {
 	// registry and logger, when set, are the handler's.
 	registry *prometheus.Registry
 	logger   *slog.Logger
+	// features are further backend.features; backend, when set, serves
+	// the bot's calls in front of the fake backend (which it is given).
+	features []string
+	backend  func(fake http.Handler) http.Handler
 }
 
 func newPageSetUp(t *testing.T, ps pageSetup) *page {
@@ -164,7 +168,14 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	if ps.grants {
 		features = append(features, backend.FeatureGrants)
 	}
-	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret, Now: clock.Now,
+	features = append(features, ps.features...)
+	base := fake.URL()
+	if ps.backend != nil {
+		front := httptest.NewServer(ps.backend(fake.Backend))
+		t.Cleanup(front.Close)
+		base = front.URL
+	}
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: base, Secrets: secret, Now: clock.Now,
 		MaxElapsed: time.Second, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }, Features: features})
 	if err != nil {
 		t.Fatal(err)
