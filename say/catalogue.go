@@ -7,6 +7,11 @@ import (
 
 // String words the reason for the person who clicked.
 func (r Reason) String() string {
+	if r.Act == Answering || r.Kind >= AnswerSending {
+		if q := r.question(); q != "" {
+			return q
+		}
+	}
 	switch r.Kind {
 	case UnknownButton:
 		return "This button is not one the bot knows; nothing was sent."

@@ -155,8 +155,7 @@ func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 			if _, err := ParseAction(p); err != nil {
 				continue
 			}
-			q.Choices = append(q.Choices, Button{Label: cutLine(oneLine(approval.RedactText(choice)), approval.MaxChoiceLen),
-				Action: act, Payload: p})
+			q.Choices = append(q.Choices, Button{Label: ChoiceLabel(choice), Action: act, Payload: p})
 		}
 	}
 	if waiting && !c.Restricted && q.FreeText {
@@ -226,4 +225,14 @@ func questionHeadline(c *Card, a *approval.Approval) string {
 		return who + "'s question was cancelled"
 	}
 	return who + "'s question: " + oneLine(string(c.State))
+}
+
+// QuestionText is an agent's question as every surface shows it: redacted
+// of secret shapes, cleaned and bounded as the agent's words are.
+func QuestionText(s string) string { return agentSays(s) }
+
+// ChoiceLabel is a choice as a button or a menu option shows it: one
+// line, redacted, within approval.MaxChoiceLen.
+func ChoiceLabel(s string) string {
+	return cutLine(oneLine(approval.RedactText(s)), approval.MaxChoiceLen)
 }
