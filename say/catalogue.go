@@ -195,12 +195,6 @@ func (r Reason) String() string {
 		return fmt.Sprintf("This question is restricted: only members of tenant %s with the content permission, which %s does not hold, see it and answer it.", r.Tenant, r.User)
 	case QuestionClosed:
 		return sentence("This question is closed: " + r.Message)
-	case FormAnswerEmpty:
-		return "The answer is empty; nothing was sent."
-	case FormAnswerTooLong:
-		return fmt.Sprintf("The answer is longer than %d characters; nothing was sent.", r.Count)
-	case FormNotAChoice:
-		return "That is not one of the question's choices; nothing was sent."
 	case FormAnswerNotSaved:
 		return "The bot could not record your answer just now; nothing was sent. Try again in a moment."
 	case QuestionChanged:

@@ -104,9 +104,6 @@ const (
 	FormQuestionPrivate // only Tenant's content holders answer the restricted question, and User holds none
 	QuestionClosed      // the question is closed (Message: the card's status)
 	QuestionChanged     // the question is now revision Count
-	FormAnswerEmpty     // the page's answer in words is blank
-	FormAnswerTooLong   // the answer is over Count characters
-	FormNotAChoice      // the choice the form sent is none of the question's
 	FormAnswerNotSaved  // the page could not record the answer
 
 	// A decision recorded, and what the backend answered.

@@ -273,7 +273,7 @@ func MemberLink(links DecisionLinks, tenant *tenant.Tenant, m tenant.Member, car
 		m.Email == "" || !refuse(tenant, m, a, false).IsZero() {
 		return nil
 	}
-	if a.IsQuestion() && (!tenant.MailDecides(true) || a.Content.Restricted && !m.Content) {
+	if a.IsQuestion() && (!tenant.MailDecides(true) || a.ContentRestricted() && !m.Content) {
 		return nil
 	}
 	approve := !a.IsQuestion() && tenant.MailDecides(true) && refuse(tenant, m, a, true).IsZero()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/decidepage"
 	"approvalsbot/approval"
 	"approvalsbot/notify"
@@ -18,7 +19,7 @@ import (
 
 // questionFeatures are the backend features the question tests' backend
 // takes.
-var questionFeatures []string
+var questionFeatures = []string{backend.FeatureQuestions}
 
 // newQuestionSMTPHarness is the SMTP harness for questions, its tenant
 // acme taking emailDecisions on the decision page ("" keeps the
@@ -35,7 +36,7 @@ func newQuestionSMTPHarness(t *testing.T, emailDecisions string) *smtpHarness {
 		t.Fatal(err)
 	}
 	h := newDecideHarnessWith(t, cfg, time.Minute, questionFeatures, func(o *threads.Options) {
-		o.Links = links
+		o.Links, o.Questions = links, true
 		m, err := notify.NewMailer(notify.Options{
 			SMTP:     smtpconf.Settings{Addr: sink.Addr, TLS: smtpconf.TLSNone, From: "Approvals <approvals@acme.example>"},
 			Renderer: threadstest.Renderer(t), Now: o.Clock.Now, CommandTimeout: 5 * time.Second,

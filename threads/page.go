@@ -113,10 +113,6 @@ type PageQuestion struct {
 	Answers bool
 }
 
-// isQuestionRow reports whether row is an agent's question's, before its
-// revision is read: a question makes no call, so it names no function.
-func isQuestionRow(row *store.Approval) bool { return row.Function == "" }
-
 // clickView reads the link's tenant and member as configured now, the
 // approval, and the revision whose card the page shows, once each.
 func (s *Service) clickView(ctx context.Context, req ClickRequest) Clicked {
@@ -292,9 +288,9 @@ func pageQuestion(a *approval.Approval, t *tenant.Tenant) *PageQuestion {
 	if a.ContentRestricted() {
 		return q
 	}
-	q.Text = approval.RedactText(a.Question.Text)
+	q.Text = templates.QuestionText(a.Question.Text)
 	for _, c := range a.Question.Choices {
-		q.Choices = append(q.Choices, approval.RedactText(c))
+		q.Choices = append(q.Choices, templates.ChoiceLabel(c))
 	}
 	return q
 }
@@ -311,7 +307,7 @@ func (s *Service) questionPage(row *store.Approval, t *tenant.Tenant, m tenant.M
 		p.Lead, p.Question.Text, p.Question.Choices = why, "", nil
 		return Clicked{Tenant: row.Tenant, Page: p}
 	}
-	if a.Content.Restricted && !m.Content {
+	if a.ContentRestricted() && !m.Content {
 		// Only content holders answer a restricted question.
 		p.Lead = say.Reason{Kind: say.FormQuestionPrivate, Tenant: t.ID, User: m.User}
 		return Clicked{Tenant: row.Tenant, Page: p}

@@ -137,10 +137,11 @@ type pageSetup struct {
 	// registry and logger, when set, are the handler's.
 	registry *prometheus.Registry
 	logger   *slog.Logger
-	// features are further backend.features; backend, when set, serves
-	// the bot's calls in front of the fake backend (which it is given).
-	features []string
-	backend  func(fake http.Handler) http.Handler
+	// questions: the backend takes questions (backend.features:
+	// questions); backend, when set, serves the bot's calls in front of
+	// the fake backend (which it is given).
+	questions bool
+	backend   func(fake http.Handler) http.Handler
 }
 
 func newPageSetUp(t *testing.T, ps pageSetup) *page {
@@ -168,7 +169,9 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	if ps.grants {
 		features = append(features, backend.FeatureGrants)
 	}
-	features = append(features, ps.features...)
+	if ps.questions {
+		features = append(features, backend.FeatureQuestions)
+	}
 	base := fake.URL()
 	if ps.backend != nil {
 		front := httptest.NewServer(ps.backend(fake.Backend))
@@ -194,7 +197,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 			Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants }}
 	}
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Surfaces: ps.surfaces,
-		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links, TypedConfirm: ps.typed, Grants: ps.grants})
+		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links, TypedConfirm: ps.typed, Grants: ps.grants, Questions: ps.questions})
 	if err != nil {
 		t.Fatal(err)
 	}

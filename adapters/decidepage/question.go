@@ -93,7 +93,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, l *link, answer
 	case actionAnswer:
 		i, ok := choiceIndex(r.PostForm.Get("choice"), len(l.page.Question.Choices))
 		if !ok {
-			refuse(say.Reason{Kind: say.FormNotAChoice})
+			refuse(say.Reason{Kind: say.NotAChoice, Act: say.Answering})
 			return
 		}
 		req.Action.Kind, req.Action.Choice = templates.ActionAnswer, i
@@ -102,13 +102,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, l *link, answer
 		words = r.PostForm.Get("words")
 		switch {
 		case !l.page.Question.FreeText:
-			refuse(say.Reason{Kind: say.FormNotAChoice})
+			refuse(say.Reason{Kind: say.NotAChoice, Act: say.Answering})
 			return
 		case strings.TrimSpace(words) == "":
-			refuse(say.Reason{Kind: say.FormAnswerEmpty})
+			refuse(say.Reason{Kind: say.AnswerEmpty, Act: say.Answering})
 			return
 		case utf8.RuneCountInString(words) > approval.MaxAnswerText:
-			refuse(say.Reason{Kind: say.FormAnswerTooLong, Count: approval.MaxAnswerText})
+			refuse(say.Reason{Kind: say.AnswerTooLong, Act: say.Answering, Count: approval.MaxAnswerText})
 			return
 		}
 		req.Comment = words

@@ -96,7 +96,7 @@ func questionPageEdited(t *testing.T, emailDecisions, fixture string, edit func(
 	t.Helper()
 	var qb *questionBackend
 	p := newPageSetUp(t, pageSetup{config: strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", emailDecisions),
-		publicURL: "https://approvals.example", features: questionFeatures,
+		publicURL: "https://approvals.example", questions: true,
 		backend: func(fake http.Handler) http.Handler {
 			qb = newQuestionBackend(fake, func() time.Time { return fixtureNow })
 			return qb
@@ -309,7 +309,3 @@ func TestRestrictedQuestionPage(t *testing.T) {
 		t.Fatalf("the backend received %d answers", len(got))
 	}
 }
-
-// questionFeatures are the backend features the question pages' backend
-// takes.
-var questionFeatures []string
