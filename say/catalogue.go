@@ -189,6 +189,8 @@ func (r Reason) String() string {
 		return "This link expired at the deadline (" + r.At + " UTC); nothing can be decided with it."
 	case PageQuestionWaiting:
 		return "Waiting for an answer. Opening this page answered nothing: an answer is sent only when you press one of its buttons below."
+	case PageQuestionShown:
+		return "Waiting for an answer. The question is below, shown to you alone; an answer is sent only when you press one of its buttons."
 	case PageNoAnswers:
 		return "Tenant " + r.Tenant + " takes no answers to questions on this page; answer in the chat or in the console."
 	case FormQuestionPrivate:

@@ -100,6 +100,7 @@ const (
 	LinkExpired        // the link expired at the deadline At (UTC)
 	// The decision page of an agent's question.
 	PageQuestionWaiting // the question waits for an answer
+	PageQuestionShown   // the question waits, shown below to this member alone
 	PageNoAnswers       // Tenant takes no answers to questions on the page
 	FormQuestionPrivate // only Tenant's content holders answer the restricted question, and User holds none
 	QuestionClosed      // the question is closed (Message: the card's status)

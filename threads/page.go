@@ -111,6 +111,11 @@ type PageQuestion struct {
 	// (page_decisions: approve); where it does not, the page shows the
 	// question and says to answer in the chat or the console.
 	Answers bool
+	// Restricted: the bot keeps none of the question's words; a content
+	// holder's page shows it once looked up at the backend as them
+	// (ClickShow of templates.ActionShowDetails, as Show question), and
+	// the backend checks the answer's choice.
+	Restricted bool
 }
 
 // clickView reads the link's tenant and member as configured now, the
@@ -136,7 +141,9 @@ func (s *Service) clickView(ctx context.Context, req ClickRequest) Clicked {
 	p := &Page{User: m.User, Email: m.Email, Content: m.Content, Title: row.Function}
 	question := isQuestionRow(row)
 	if question {
-		p.Title = "Question"
+		// A closed, changed or expired question's page shows neither the
+		// question nor a form; livePage fills it in while it waits.
+		p.Title, p.Question = "Question", &PageQuestion{}
 	}
 	expired, expiredAt := l.Expired, l.Expires
 	if !row.DeadlineAt.IsZero() && row.DeadlineAt.Before(l.Expires) && !s.clock.Now().Before(row.DeadlineAt) {
@@ -280,14 +287,11 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 // choices where they are not restricted (the bot keeps no restricted
 // question's words).
 func pageQuestion(a *approval.Approval, t *tenant.Tenant) *PageQuestion {
-	q := &PageQuestion{Answers: t.MailDecides(true)}
-	if a.Question == nil {
+	q := &PageQuestion{Answers: t.MailDecides(true), Restricted: a.ContentRestricted()}
+	if a.Question == nil || q.Restricted {
 		return q
 	}
 	q.FreeText = a.Question.FreeText
-	if a.ContentRestricted() {
-		return q
-	}
 	q.Text = templates.QuestionText(a.Question.Text)
 	for _, c := range a.Question.Choices {
 		q.Choices = append(q.Choices, templates.ChoiceLabel(c))

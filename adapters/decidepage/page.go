@@ -499,7 +499,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 	if fromForm && (action == ActionApprove || action == ActionDeny || action == actionAnswer || action == actionAnswerText) {
 		answer = action
 	}
-	l := h.open(w, r, token, !fromForm || action != actionArguments, answer)
+	l := h.open(w, r, token, !fromForm || (action != actionArguments && action != actionQuestion), answer)
 	if l == nil {
 		return
 	}
@@ -511,7 +511,11 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		h.showArguments(w, r, l)
 		return
 	}
-	if (l.page.Question != nil) != (answer == actionAnswer || answer == actionAnswerText) {
+	if fromForm && action == actionQuestion && l.page.Question != nil {
+		h.showQuestion(w, r, l)
+		return
+	}
+	if l.page.Decides && (l.page.Question != nil) != (answer == actionAnswer || answer == actionAnswerText) {
 		// A question's page takes its answers, a call's its decisions:
 		// nothing else came from the page's own form.
 		answer = ""

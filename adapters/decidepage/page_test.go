@@ -138,10 +138,8 @@ type pageSetup struct {
 	registry *prometheus.Registry
 	logger   *slog.Logger
 	// questions: the backend takes questions (backend.features:
-	// questions); backend, when set, serves the bot's calls in front of
-	// the fake backend (which it is given).
+	// questions).
 	questions bool
-	backend   func(fake http.Handler) http.Handler
 }
 
 func newPageSetUp(t *testing.T, ps pageSetup) *page {
@@ -172,13 +170,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	if ps.questions {
 		features = append(features, backend.FeatureQuestions)
 	}
-	base := fake.URL()
-	if ps.backend != nil {
-		front := httptest.NewServer(ps.backend(fake.Backend))
-		t.Cleanup(front.Close)
-		base = front.URL
-	}
-	client, err := backend.NewClient(backend.ClientOptions{BaseURL: base, Secrets: secret, Now: clock.Now,
+	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret, Now: clock.Now,
 		MaxElapsed: time.Second, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }, Features: features})
 	if err != nil {
 		t.Fatal(err)

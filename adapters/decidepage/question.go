@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"approvalsbot/approval"
@@ -20,6 +21,10 @@ import (
 const (
 	actionAnswer     = "answer"
 	actionAnswerText = "answer_text"
+	// actionQuestion shows a restricted question to a content holder:
+	// looked up at the backend as them, a POST of the page's own form as
+	// the full arguments are, so a scanner asks the backend nothing.
+	actionQuestion = "question"
 )
 
 // questionForm is a question's answers on its page: each choice its own
@@ -35,6 +40,9 @@ type questionForm struct {
 	FreeText bool
 	WordsMax int
 	Words    string
+	// Reveal offers Show the question (a restricted question, to a
+	// content holder), whose answer shows the forms above.
+	Reveal bool
 }
 
 // choiceForm is one choice's button: its index (the form's "choice")
@@ -47,6 +55,12 @@ type choiceForm struct {
 // questionFormOf lays out q's answers with the page's form check.
 func questionFormOf(q *threads.PageQuestion, check string, card *templates.Card) *questionForm {
 	f := &questionForm{Check: check, FreeText: q.FreeText, WordsMax: approval.MaxAnswerText}
+	if q.Restricted {
+		// Nobody answers what they were not shown: the forms come with
+		// the question, once looked up.
+		f.FreeText, f.Reveal = false, true
+		return f
+	}
 	if card == nil || card.Question == nil || card.Question.Text == "" {
 		f.Text = templates.Visible(q.Text)
 	}
@@ -89,9 +103,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, l *link, answer
 		}
 		h.page(w, status, v)
 	}
+	choices := len(l.page.Question.Choices)
+	if l.page.Question.Restricted {
+		choices = approval.MaxChoices // the bot holds none: the backend checks it
+	}
 	switch answer {
 	case actionAnswer:
-		i, ok := choiceIndex(r.PostForm.Get("choice"), len(l.page.Question.Choices))
+		i, ok := choiceIndex(r.PostForm.Get("choice"), choices)
 		if !ok {
 			refuse(say.Reason{Kind: say.NotAChoice, Act: say.Answering})
 			return
@@ -101,7 +119,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, l *link, answer
 		// The words as typed go to the backend; the page keeps none.
 		words = r.PostForm.Get("words")
 		switch {
-		case !l.page.Question.FreeText:
+		case !l.page.Question.FreeText && !l.page.Question.Restricted:
 			refuse(say.Reason{Kind: say.NotAChoice, Act: say.Answering})
 			return
 		case strings.TrimSpace(words) == "":
@@ -157,4 +175,46 @@ func choiceIndex(s string, n int) (int, bool) {
 		return 0, false
 	}
 	return i, true
+}
+
+// showQuestion answers a POST of a restricted question's Show the
+// question: the page again, with the question looked up at the backend
+// as the link's member (threads checks it against the card's digest) and
+// its answers' forms. Only while the link answers, to a content holder,
+// within the member's look-up limit.
+func (h *Handler) showQuestion(w http.ResponseWriter, r *http.Request, l *link) {
+	v, status := h.view(r.Context(), l)
+	if !l.page.Decides || v.Question == nil || !v.Question.Reveal {
+		// Closed, changed, expired, in flight, not allowed, or not
+		// restricted: the page says which, and asks the backend nothing.
+		h.page(w, status, v)
+		return
+	}
+	if wait := h.lookups.Take(l.claims.Tenant+"\x00"+l.page.User, h.now()); wait > 0 {
+		secs := int((wait + time.Second - 1) / time.Second)
+		v.Lead = say.Reason{Kind: say.FormLookupLimit, Count: int(time.Minute / LookupEvery), Seconds: secs}.String()
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		h.page(w, http.StatusTooManyRequests, v)
+		return
+	}
+	out := h.service.Click(r.Context(), l.click(threads.ClickShow, templates.ActionShowDetails))
+	if out.Shown == nil || out.Shown.Question == nil {
+		h.log.Info("decision page: question not shown", "tenant", l.claims.Tenant, "approval_id", l.claims.ApprovalID,
+			"member", l.claims.Member, "why", out.Reason.String())
+		v.Lead = out.Reason.String()
+		status = http.StatusForbidden
+		if out.Retry {
+			status = http.StatusServiceUnavailable
+		}
+		h.page(w, status, v)
+		return
+	}
+	sq := out.Shown.Question
+	v.Question.Reveal, v.Question.Text = false, templates.Visible(sq.Text)
+	for i, b := range sq.Choices {
+		v.Question.Choices = append(v.Question.Choices, choiceForm{Index: i, Label: templates.VisibleLine(b.Label)})
+	}
+	v.Question.FreeText = sq.AnswerText != nil
+	v.Lead = say.Reason{Kind: say.PageQuestionShown}.String()
+	h.page(w, http.StatusOK, v)
 }

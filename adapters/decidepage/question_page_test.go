@@ -1,110 +1,39 @@
 package decidepage_test
 
 import (
-	"encoding/json"
 	"html"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/backend/backendtest"
+	"approvalsbot/adapters/backend/standin"
+	"approvalsbot/adapters/decidepage"
 	"approvalsbot/approval"
 	"approvalsbot/tenant"
 	"approvalsbot/threads/threadstest"
 )
 
-// questionBackend is the job backend's question routes in front of the
-// fake backend: it checks each answer's signature, keeps every answer
-// it was sent, and takes the first for each question (a later one is
-// told who answered, 409 already_answered). Every other route is the
-// fake's.
-type questionBackend struct {
-	verifier backend.Verifier
-	next     http.Handler
-	mu       sync.Mutex
-	answers  []sentAnswer
-	first    map[string]string // question id → the actor who answered
-}
-
-// sentAnswer is one answer call as the backend received it.
-type sentAnswer struct {
-	ID          string
-	SignatureOK bool
-	Body        map[string]any
-}
-
-func newQuestionBackend(next http.Handler, now func() time.Time) *questionBackend {
-	return &questionBackend{verifier: backend.Verifier{Secrets: [][]byte{[]byte(testCallsSecret)}, Now: now},
-		next: next, first: map[string]string{}}
-}
-
-func (b *questionBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/questions/")
-	id, ok2 := strings.CutSuffix(rest, "/answer")
-	if !ok || !ok2 || r.Method != http.MethodPost {
-		b.next.ServeHTTP(w, r)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	var m map[string]any
-	_ = json.Unmarshal(body, &m)
-	sigOK := b.verifier.Verify(r.Header.Get(backend.SignatureHeader), body) == nil
-	b.mu.Lock()
-	b.answers = append(b.answers, sentAnswer{ID: id, SignatureOK: sigOK, Body: m})
-	first, answered := b.first[id]
-	actor, _ := m["actor"].(string)
-	if sigOK && !answered {
-		b.first[id] = actor
-	}
-	b.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	switch {
-	case !sigOK:
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"error":"bad_signature"}`))
-	case answered:
-		w.WriteHeader(http.StatusConflict)
-		_ = json.NewEncoder(w).Encode(map[string]string{"error": "already_answered", "actor": first})
-	case m["unanswered"] == true:
-		_, _ = w.Write([]byte(`{"status":"unanswered"}`))
-	default:
-		_ = json.NewEncoder(w).Encode(map[string]string{"status": "answered", "message": "The job received the answer of " + actor + "."})
-	}
-}
-
-// sent is every answer call received.
-func (b *questionBackend) sent() []sentAnswer {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]sentAnswer(nil), b.answers...)
-}
-
-// questionPage is a decision page whose backend takes questions, for
-// tenant acme taking emailDecisions on the page, with the question
-// fixture (testdata/events/name) ingested.
-func questionPage(t *testing.T, emailDecisions, fixture string) (*page, *questionBackend) {
+// questionPage is a decision page whose backend (the stand-in) takes
+// questions, for tenant acme taking emailDecisions on the page, with
+// the question fixture (testdata/events/name) ingested and known to the
+// backend.
+func questionPage(t *testing.T, emailDecisions, fixture string) (*page, *backendtest.Fake) {
 	t.Helper()
 	return questionPageEdited(t, emailDecisions, fixture, nil)
 }
 
 // questionPageEdited is questionPage with the fixture edited first.
-func questionPageEdited(t *testing.T, emailDecisions, fixture string, edit func(ev map[string]any)) (*page, *questionBackend) {
+func questionPageEdited(t *testing.T, emailDecisions, fixture string, edit func(ev map[string]any)) (*page, *backendtest.Fake) {
 	t.Helper()
-	var qb *questionBackend
 	p := newPageSetUp(t, pageSetup{config: strings.ReplaceAll(pageConfig, "EMAIL_DECISIONS", emailDecisions),
-		publicURL: "https://approvals.example", questions: true,
-		backend: func(fake http.Handler) http.Handler {
-			qb = newQuestionBackend(fake, func() time.Time { return fixtureNow })
-			return qb
-		}})
-	qb.verifier.Now = p.clock.Now
-	threadstest.Ingest(t, p.svc, fixture, edit)
+		publicURL: "https://approvals.example", questions: true})
+	ev := threadstest.Ingest(t, p.svc, fixture, edit)
+	a := ev.Approval
+	p.fake.AddQuestion(a.ID, a.Revision, *a.Question, a.ContentRestricted())
 	p.drain()
-	return p, qb
+	return p, p.fake
 }
 
 // questionForm is the page's form of one answer, as a browser sends it.
@@ -169,7 +98,7 @@ func TestQuestionPageShowsAndAnswersNothing(t *testing.T) {
 		}
 	}
 	p.drain()
-	if got := qb.sent(); len(got) != 0 {
+	if got := qb.Answers(); len(got) != 0 {
 		t.Fatalf("opening the page sent %d answers", len(got))
 	}
 }
@@ -199,7 +128,7 @@ func TestQuestionPageAnswersOff(t *testing.T) {
 		}
 	}
 	p.drain()
-	if got := qb.sent(); len(got) != 0 {
+	if got := qb.Answers(); len(got) != 0 {
 		t.Fatalf("the backend received %d answers from a page that takes none", len(got))
 	}
 	if got := p.fake.Decisions(); len(got) != 0 {
@@ -252,7 +181,7 @@ func TestQuestionPageRefusesOtherForms(t *testing.T) {
 		t.Errorf("POST of a 24 KiB deny: %d, want 413", out.status)
 	}
 	p.drain()
-	if got := qb.sent(); len(got) != 0 {
+	if got := qb.Answers(); len(got) != 0 {
 		t.Fatalf("the backend received %d answers", len(got))
 	}
 	if got := p.fake.Decisions(); len(got) != 0 {
@@ -305,7 +234,152 @@ func TestRestrictedQuestionPage(t *testing.T) {
 		t.Errorf("the page does not say why:\n%s", a.body)
 	}
 	p.drain()
-	if got := qb.sent(); len(got) != 0 {
+	if got := qb.Answers(); len(got) != 0 {
 		t.Fatalf("the backend received %d answers", len(got))
+	}
+}
+
+// answered is the one answer the backend received, checked: signed,
+// bound to revision 1, as kevin via email.
+func answeredOnce(t *testing.T, fake *backendtest.Fake, id string) standin.AnswerRequest {
+	t.Helper()
+	got := fake.Answers()
+	if len(got) != 1 {
+		t.Fatalf("the backend received %d answers, want 1: %+v", len(got), got)
+	}
+	r := got[0]
+	if !r.SignatureOK || r.Status != http.StatusOK || r.QuestionID != id || r.Request.Revision != 1 ||
+		r.Request.Actor != "user:kevin" || r.Request.Via.Surface != "email" || r.Request.Via.User != "kevin@acme.example" {
+		t.Errorf("the backend received %+v (signature ok %v, status %d), want kevin's answer to revision 1 via email",
+			r.Request, r.SignatureOK, r.Status)
+	}
+	return r.Request
+}
+
+// TestAnswerFromThePage: a choice's POST and a POST of words are each
+// recorded before the page answers and reach the backend once, bound to
+// the revision, as the member via email, the words exactly as written;
+// the page then shows the answer on its way and how the question ended,
+// with no form, and a reload sends nothing more.
+func TestAnswerFromThePage(t *testing.T) {
+	const words = "acct-2, and note it on the order \u2014 token Bearer sk-live-0123456789abcdef <b>now</b>"
+	for _, tt := range []struct {
+		name   string
+		fields url.Values
+		check  func(t *testing.T, r standin.AnswerRequest)
+		closed string
+	}{
+		{"a choice", url.Values{"action": {"answer"}, "choice": {"1"}}, func(t *testing.T, r standin.AnswerRequest) {
+			if r.Answer == nil || r.Answer.Choice == nil || *r.Answer.Choice != 1 || r.Answer.Text != "" {
+				t.Errorf("answer %+v, want choice 1", r.Answer)
+			}
+		}, "Answered by user:kevin"},
+		{"words", url.Values{"action": {"answer_text"}, "words": {words}}, func(t *testing.T, r standin.AnswerRequest) {
+			if r.Answer == nil || r.Answer.Choice != nil || r.Answer.Text != words {
+				t.Errorf("answer %+v, want the words as written %q", r.Answer, words)
+			}
+		}, "Answered by user:kevin"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, fake := questionPage(t, tenant.EmailDecisionsApprove, "question.json")
+			link := p.link("acme", "q-refund1", 1, "user:kevin", "")
+			form := questionForm(p, link, tt.fields)
+			a := p.postForm(link, form)
+			checkSecure(t, a)
+			if a.status != http.StatusSeeOther || a.header.Get("Location") != strings.TrimPrefix(link, p.srv.URL+decidepage.Path) {
+				t.Fatalf("POST %d to %q:\n%s", a.status, a.header.Get("Location"), a.body)
+			}
+			// Recorded before the answer: in flight, the page says whose
+			// answer is on its way and offers nothing.
+			inFlight := p.get(link)
+			if !strings.Contains(inFlight.body, `http-equiv="refresh"`) || strings.Contains(inFlight.body, "<form") ||
+				!strings.Contains(html.UnescapeString(inFlight.body), "Sending user:kevin's answer to the job") {
+				t.Errorf("the page after the POST:\n%s", inFlight.body)
+			}
+			if again := p.postForm(link, form); again.status == http.StatusSeeOther {
+				t.Errorf("the same POST again while the first is on its way: %d", again.status)
+			}
+			p.drain()
+			tt.check(t, answeredOnce(t, fake, "q-refund1"))
+			if status, actor, _ := fake.QuestionStatus("q-refund1"); status != standin.QuestionAnswered || actor != "user:kevin" {
+				t.Errorf("the backend holds the question %s by %s", status, actor)
+			}
+			closed := p.get(link)
+			body := html.UnescapeString(closed.body)
+			if closed.status != http.StatusOK || !strings.Contains(body, "This question is closed: "+tt.closed) ||
+				strings.Contains(closed.body, "<form") || strings.Contains(body, "sk-live-0123456789abcdef") {
+				t.Errorf("the page after the outcome (%d):\n%s", closed.status, closed.body)
+			}
+			if again := p.postForm(link, form); again.status == http.StatusSeeOther {
+				t.Errorf("the same POST after the outcome: %d", again.status)
+			}
+			p.drain()
+			answeredOnce(t, fake, "q-refund1")
+		})
+	}
+}
+
+// TestSecondAnswerIsToldWhoAnswered: a second member's answer, from a
+// page opened before the first answer, is refused while the first is on
+// its way and after it landed, saying who answered; the backend gets the
+// first answer only.
+func TestSecondAnswerIsToldWhoAnswered(t *testing.T) {
+	p, fake := questionPage(t, tenant.EmailDecisionsApprove, "question.json")
+	kevin := p.link("acme", "q-refund1", 1, "user:kevin", "")
+	noc := p.link("acme", "q-refund1", 1, "user:noc", "")
+	nocForm := questionForm(p, noc, url.Values{"action": {"answer"}, "choice": {"0"}})
+	if a := p.postForm(kevin, questionForm(p, kevin, url.Values{"action": {"answer"}, "choice": {"1"}})); a.status != http.StatusSeeOther {
+		t.Fatalf("kevin's POST %d:\n%s", a.status, a.body)
+	}
+	for _, when := range []string{"on its way", "landed"} {
+		if when == "landed" {
+			p.drain()
+		}
+		a := p.postForm(noc, nocForm)
+		checkSecure(t, a)
+		body := html.UnescapeString(a.body)
+		if a.status == http.StatusSeeOther || !strings.Contains(body, "user:kevin") || strings.Contains(a.body, `value="answer"`) {
+			t.Errorf("noc's answer while kevin's is %s: %d\n%s", when, a.status, a.body)
+		}
+	}
+	p.drain()
+	answeredOnce(t, fake, "q-refund1")
+}
+
+// TestRestrictedQuestionShownToAnswer: a restricted question's page
+// shows a content holder no question and no answer until they press Show
+// the question (a POST: a GET looks nothing up); then the question,
+// looked up at the backend as them, and its choices; their answer
+// reaches the backend once.
+func TestRestrictedQuestionShownToAnswer(t *testing.T) {
+	p, fake := questionPage(t, tenant.EmailDecisionsApprove, "question-private.json")
+	link := p.link("acme", "q-priv1", 1, "user:kevin", "")
+	a := p.get(link)
+	checkSecure(t, a)
+	if a.status != http.StatusOK || strings.Contains(a.body, "Dr. Lee") || strings.Contains(a.body, `value="answer"`) ||
+		!strings.Contains(a.body, `value="question"`) {
+		t.Fatalf("GET %d:\n%s", a.status, a.body)
+	}
+	if got := fake.QuestionLookups(); len(got) != 0 {
+		t.Fatalf("opening the page looked the question up %d times", len(got))
+	}
+	shown := p.postForm(link, questionForm(p, link, url.Values{"action": {"question"}}))
+	body := html.UnescapeString(shown.body)
+	if shown.status != http.StatusOK || !strings.Contains(body, "Should I tell Dr. Lee about the diagnosis") ||
+		!strings.Contains(body, ">Tell Dr. Lee now</button>") || !strings.Contains(body, "shown to you alone") {
+		t.Fatalf("Show the question %d:\n%s", shown.status, shown.body)
+	}
+	if a := p.postForm(link, questionForm(p, link, url.Values{"action": {"answer"}, "choice": {"1"}})); a.status != http.StatusSeeOther {
+		t.Fatalf("POST %d:\n%s", a.status, a.body)
+	}
+	p.drain()
+	r := answeredOnce(t, fake, "q-priv1")
+	if r.Answer == nil || r.Answer.Choice == nil || *r.Answer.Choice != 1 {
+		t.Errorf("answer %+v, want choice 1", r.Answer)
+	}
+	// The closed page says only how it ended, never the answer.
+	closed := p.get(link)
+	if strings.Contains(closed.body, "Keep it for the meeting") || strings.Contains(closed.body, "Dr. Lee") {
+		t.Errorf("the closed page shows the restricted question:\n%s", closed.body)
 	}
 }
