@@ -2,6 +2,7 @@ package threads_test
 
 import (
 	"bytes"
+	"context"
 	"html"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"approvalsbot/notify"
 	"approvalsbot/notify/smtpconf"
 	"approvalsbot/notify/smtptest"
+	"approvalsbot/templates"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
@@ -147,17 +149,43 @@ func TestRestrictedQuestionMail(t *testing.T) {
 
 // questionStories are a question's ends that each recipient mailed
 // hears of once, as a call's (TestOutcomeMailReachesEachRecipientOnce):
-// answered elsewhere, and cancelled.
+// answered elsewhere, answered on the decision page, nobody answered by
+// the deadline, and cancelled.
 var questionStories = []struct {
 	name    string
-	end     string // the event that ends it
+	end     func(t *testing.T, h *smtpHarness)
 	outcome []string
 	not     []string
 }{
-	{"answered in the console", "question-answered.json",
+	{"answered in the console", func(t *testing.T, h *smtpHarness) { h.ingest(t, "question-answered.json") },
 		[]string{"Answered by user:kevin", "via console", "acct-2, and add a note to the order"}, []string{"Waiting for an answer"}},
-	{"cancelled", "question-cancelled.json",
-		[]string{"Cancelled: the job was stopped by user:ada"}, []string{"Answered"}},
+	{"answered on the page", func(t *testing.T, h *smtpHarness) {
+		res := h.svc.Click(context.Background(), threads.ClickRequest{Do: threads.ClickRecord,
+			Action:  templates.Action{Kind: templates.ActionAnswerText, ApprovalID: "q-refund1", Revision: 1},
+			Person:  threads.Person{Surface: threads.SurfaceEmail, User: kevinAddr},
+			Comment: "acct-2 — the token is Bearer sk-live-0123456789abcdef"})
+		if !res.Sent {
+			t.Fatalf("answer on the page: %+v", res)
+		}
+	}, []string{"Answered by user:kevin", "via email", "acct-2 — the token is Bearer [redacted]"}, []string{"sk-live-0123456789abcdef"}},
+	{"nobody answered", func(t *testing.T, h *smtpHarness) {
+		h.at(t, 24*time.Hour+threads.RecordBound)
+		h.tick(t)
+		h.drain(t)
+	}, []string{"Nobody answered by the deadline"}, []string{"Answered", "Denied"}},
+	{"cancelled", func(t *testing.T, h *smtpHarness) {
+		// The fixture's cancel is of the restricted question: here, of
+		// this one.
+		body, _ := readEvent(t, "question-cancelled.json")
+		body = bytes.ReplaceAll(body, []byte(`"q-priv1"`), []byte(`"q-refund1"`))
+		ev, err := approval.Parse(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.ingestBody(body, ev); err != nil {
+			t.Fatal(err)
+		}
+	}, []string{"Cancelled: the job was stopped by user:ada"}, []string{"Answered"}},
 }
 
 // TestQuestionOutcomeMail: everyone mailed about a question gets one
@@ -170,18 +198,9 @@ func TestQuestionOutcomeMail(t *testing.T) {
 			t.Parallel()
 			h := newQuestionSMTPHarness(t, "approve")
 			questionAtStep2(t, h, "question.json")
+			h.fake.AddQuestion("q-refund1", 1, *questionOf(t, "question.json"), false)
 			h.at(t, 65*time.Minute)
-			// The fixture's cancel is of the restricted question: here,
-			// of this one.
-			body, _ := readEvent(t, s.end)
-			body = bytes.ReplaceAll(body, []byte(`"q-priv1"`), []byte(`"q-refund1"`))
-			ev, err := approval.Parse(body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := h.ingestBody(body, ev); err != nil {
-				t.Fatal(err)
-			}
+			s.end(t, h)
 			h.drain(t)
 			// Nothing more once it is closed: not later ticks, not a restart.
 			h.at(t, 48*time.Hour)
@@ -212,4 +231,14 @@ func TestQuestionOutcomeMail(t *testing.T) {
 			}
 		})
 	}
+}
+
+// questionOf is the question a fixture asks.
+func questionOf(t *testing.T, name string) *approval.Question {
+	t.Helper()
+	_, ev := readEvent(t, name)
+	if ev.Approval == nil || ev.Approval.Question == nil {
+		t.Fatalf("%s asks no question", name)
+	}
+	return ev.Approval.Question
 }
