@@ -143,7 +143,7 @@ func (s *Service) clickView(ctx context.Context, req ClickRequest) Clicked {
 	if question {
 		// A closed, changed or expired question's page shows neither the
 		// question nor a form; livePage fills it in while it waits.
-		p.Title, p.Question = "Question", &PageQuestion{}
+		p.Title, p.Question = "An agent asks", &PageQuestion{}
 	}
 	expired, expiredAt := l.Expired, l.Expires
 	if !row.DeadlineAt.IsZero() && row.DeadlineAt.Before(l.Expires) && !s.clock.Now().Before(row.DeadlineAt) {
@@ -169,8 +169,13 @@ func (s *Service) clickView(ctx context.Context, req ClickRequest) Clicked {
 			how = strings.TrimRight(how, ". ") + "; " + card.Quorum
 		}
 		p.Lead = say.Reason{Kind: say.LinkClosed, Message: how}
-		if card.Question != nil {
-			p.Lead.Kind = say.QuestionClosed
+		if q := card.Question; q != nil {
+			// An answer shows as on the card: redacted, and not at all
+			// for a restricted question.
+			p.Title, p.Lead.Kind = card.QuestionTitle(), say.QuestionClosed
+			if q.Answer != "" {
+				p.Lead.Message = strings.TrimRight(how, ". ") + ": " + templates.VisibleLine(q.Answer)
+			}
 		}
 	case act.Revision < row.Revision && question:
 		p.Lead = say.Reason{Kind: say.QuestionChanged, Count: row.Revision}

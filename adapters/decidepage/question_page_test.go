@@ -4,6 +4,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/adapters/decidepage"
 	"approvalsbot/approval"
+	"approvalsbot/internal/golden"
 	"approvalsbot/tenant"
 	"approvalsbot/threads/threadstest"
 )
@@ -381,5 +383,32 @@ func TestRestrictedQuestionShownToAnswer(t *testing.T) {
 	closed := p.get(link)
 	if strings.Contains(closed.body, "Keep it for the meeting") || strings.Contains(closed.body, "Dr. Lee") {
 		t.Errorf("the closed page shows the restricted question:\n%s", closed.body)
+	}
+}
+
+// TestGoldenQuestionPages compares a question's pages as a person reads
+// them with the files under testdata/question (-update rewrites them):
+// waiting, where the tenant takes no answers on the page, a restricted
+// question before and after Show the question, and answered.
+func TestGoldenQuestionPages(t *testing.T) {
+	p, _ := questionPage(t, tenant.EmailDecisionsApprove, "question.json")
+	link := p.link("acme", "q-refund1", 1, "user:kevin", "")
+	pages := map[string]string{"waiting.html": p.get(link).body}
+	if a := p.postForm(link, questionForm(p, link, url.Values{"action": {"answer"}, "choice": {"1"}})); a.status != http.StatusSeeOther {
+		t.Fatalf("POST %d:\n%s", a.status, a.body)
+	}
+	pages["sending.html"] = p.get(link).body
+	p.drain()
+	pages["answered.html"] = p.get(link).body
+
+	off, _ := questionPage(t, tenant.EmailDecisionsDeny, "question.json")
+	pages["answers-off.html"] = off.get(off.link("acme", "q-refund1", 1, "user:kevin", "")).body
+
+	priv, _ := questionPage(t, tenant.EmailDecisionsApprove, "question-private.json")
+	privLink := priv.link("acme", "q-priv1", 1, "user:kevin", "")
+	pages["restricted.html"] = priv.get(privLink).body
+	pages["restricted-shown.html"] = priv.postForm(privLink, questionForm(priv, privLink, url.Values{"action": {"question"}})).body
+	for name, got := range pages {
+		golden.Check(t, filepath.Join("testdata", "question", name), checkField.ReplaceAllString(got, `name="check" value="…"`), *update)
 	}
 }
