@@ -412,3 +412,33 @@ func TestGoldenQuestionPages(t *testing.T) {
 		golden.Check(t, filepath.Join("testdata", "question", name), checkField.ReplaceAllString(got, `name="check" value="…"`), *update)
 	}
 }
+
+// TestChangedQuestionLinkAnswersNothing: once the agent asks its
+// question again (revision 2), the link to revision 1 says so and
+// answers nothing, even with the form its page gave before.
+func TestChangedQuestionLinkAnswersNothing(t *testing.T) {
+	p, fake := questionPage(t, tenant.EmailDecisionsApprove, "question.json")
+	link := p.link("acme", "q-refund1", 1, "user:kevin", "")
+	form := questionForm(p, link, url.Values{"action": {"answer"}, "choice": {"0"}})
+	ev := threadstest.Ingest(t, p.svc, "question.json", func(ev map[string]any) {
+		d := ev["data"].(map[string]any)
+		d["revision"] = 2
+		d["question"].(map[string]any)["choices"] = []any{"acct-1", "acct-2", "neither: ask the customer"}
+		ev["id"] = "evt-q001-r2"
+	})
+	fake.AddQuestion("q-refund1", 2, *ev.Approval.Question, false)
+	p.drain()
+	a := p.get(link)
+	checkSecure(t, a)
+	if a.status != http.StatusGone || !strings.Contains(a.body, "The question changed since this link was sent: it is now revision 2") ||
+		strings.Contains(a.body, "<form") {
+		t.Errorf("GET of the old link %d:\n%s", a.status, a.body)
+	}
+	if out := p.postForm(link, form); out.status == http.StatusSeeOther || strings.Contains(out.body, "<form") {
+		t.Errorf("POST of the old link's form %d:\n%s", out.status, out.body)
+	}
+	p.drain()
+	if got := fake.Answers(); len(got) != 0 {
+		t.Fatalf("the backend received %d answers", len(got))
+	}
+}
