@@ -264,6 +264,9 @@ func (m *Mail) LinksNote() string {
 // ReaskLine says what a reask mail is, and what it means for the links
 // (the card's Reask part, when it has one, says why).
 func (m *Mail) ReaskLine() string {
+	if m.IsQuestion() {
+		return fmt.Sprintf("The agent asked its question again: this mail is for revision %d, and the links in earlier mails no longer work.", m.Card.Revision)
+	}
 	if m.Card.Reask != nil {
 		return fmt.Sprintf("The call changed, as the card below says: this mail is for revision %d, and the links in earlier mails no longer work.", m.Card.Revision)
 	}
