@@ -442,3 +442,21 @@ func TestChangedQuestionLinkAnswersNothing(t *testing.T) {
 		t.Fatalf("the backend received %d answers", len(got))
 	}
 }
+
+// TestLookingAtAQuestion: I'm looking on a question's page is recorded
+// and shown on its card, as on a call's; it answers nothing.
+func TestLookingAtAQuestion(t *testing.T) {
+	p, fake := questionPage(t, tenant.EmailDecisionsApprove, "question.json")
+	link := p.link("acme", "q-refund1", 1, "user:kevin", "")
+	if a := p.postForm(link, questionForm(p, link, url.Values{"action": {"look"}})); a.status != http.StatusSeeOther {
+		t.Fatalf("I'm looking: %d\n%s", a.status, a.body)
+	}
+	a := p.get(link)
+	if !strings.Contains(a.body, "user:kevin is looking") || !strings.Contains(a.body, `value="answer"`) {
+		t.Errorf("the page after I'm looking:\n%s", a.body)
+	}
+	p.drain()
+	if got := fake.Answers(); len(got) != 0 {
+		t.Fatalf("I'm looking sent %d answers", len(got))
+	}
+}
