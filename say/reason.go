@@ -98,6 +98,14 @@ const (
 	LinkClosed         // the call is closed (Message: the card's status)
 	LinkChanged        // the call is now revision Count
 	LinkExpired        // the link expired at the deadline At (UTC)
+	// The decision page of an agent's question.
+	PageQuestionWaiting // the question waits for an answer
+	PageQuestionShown   // the question waits, shown below to this member alone
+	PageNoAnswers       // Tenant takes no answers to questions on the page
+	FormQuestionPrivate // only Tenant's content holders answer the restricted question, and User holds none
+	QuestionClosed      // the question is closed (Message: the card's status)
+	QuestionChanged     // the question is now revision Count
+	FormAnswerNotSaved  // the page could not record the answer
 
 	// A decision recorded, and what the backend answered.
 	Voted           // an approval of Function recorded: Count of Need, the rest from Who

@@ -3,6 +3,7 @@ package templates
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"approvalsbot/approval"
 )
@@ -29,6 +30,7 @@ const (
 	withheldAnswer      = "The answer is not shown here: the question is restricted to members with the content permission."
 	restrictedQuestion  = "The question is restricted: only members with the content permission see it (Show question) and answer it."
 	questionHeadlineMax = 120
+	deadlineUnanswered  = "(then the job is told nobody answered)"
 )
 
 // QuestionCard is what a card shows of an agent's question.
@@ -54,6 +56,12 @@ type QuestionCard struct {
 func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 	c.Function, c.Effect, c.Flags, c.AskedBy, c.Reasons, c.Warnings = "", "", nil, "", nil, nil
 	c.Arguments, c.Digest, c.Snapshot, c.Roles, c.Changes, c.AgentSays, c.Turn, c.ConfirmLine = nil, "", "", nil, nil, "", "", ""
+	// question.asked names no autonomy level: the job line says none.
+	c.Job.Level = ""
+	// The deadline closes a question unanswered, not with a no.
+	if rest, ok := strings.CutSuffix(c.Ladder, " "+deadlineMeansNo); ok {
+		c.Ladder = rest + " " + deadlineUnanswered
+	}
 	q := &QuestionCard{}
 	if a.Question != nil {
 		q.FreeText = a.Question.FreeText
