@@ -236,7 +236,7 @@ func TestQuestionQuickStart(t *testing.T) {
 		var body string
 		pollUntil(t, 20*time.Second, "the card of "+id+" on the log surface", func() bool {
 			for _, e := range logEntries(bot.stdout.String()) {
-				if strings.HasPrefix(e.header, "card log-") && strings.Contains(e.header, "(approval "+id+", revision 1)") {
+				if strings.HasPrefix(e.header, "card log-") && strings.Contains(e.header, "(question "+id+", revision 1)") {
 					body = e.body
 					return true
 				}
