@@ -398,15 +398,17 @@ func everyThread() []templates.ThreadMessage {
 	}
 }
 
-// TestShape: every fixture in every state, the ~1 MiB approval and every
-// thread reply have Block Kit's shape.
+// TestShape: every fixture in every state its kind reaches (a question
+// is answered, a call decided), the ~1 MiB approval and every thread
+// reply have Block Kit's shape.
 func TestShape(t *testing.T) {
 	for name, a := range map[string]*approval.Approval{
 		"merge": templatestest.Approval(t, "merge.json"), "protected": templatestest.Approval(t, "protected.json"),
 		"private": templatestest.Approval(t, "private.json"), "refund": templatestest.Approval(t, "refund.json"),
-		"huge": templatestest.Huge(t, true),
+		"huge": templatestest.Huge(t, true), "question": templatestest.Approval(t, "question.json"),
+		"question-private": templatestest.Approval(t, "question-private.json"),
 	} {
-		for _, state := range templates.PreviewStates() {
+		for _, state := range templates.PreviewStatesOf(a) {
 			t.Run(name+"/"+state, func(t *testing.T) { checkShape(t, CardMessage(templatestest.Card(t, a, state))) })
 		}
 	}
