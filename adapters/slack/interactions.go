@@ -171,6 +171,10 @@ func (a *Adapter) button(ctx context.Context, cb *slackgo.InteractionCallback, w
 		// a modal, opened after the ack like Deny's.
 		trigger := cb.TriggerID
 		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askComment(ctx, act, who, trigger, received) }}
+	case templates.ActionAnswerText:
+		// Answer… opens its dialog after the ack, like Deny.
+		trigger := cb.TriggerID
+		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.askAnswer(ctx, act, who, trigger, received) }}
 	case templates.ActionRevokeGrant:
 		// Recorded before the person is told; the outbox tells the backend.
 		return threads.Work{Timeout: decideTimeout, Run: func(ctx context.Context) { a.revokeGrant(ctx, act, who) }}
@@ -391,8 +395,11 @@ func denyModal(d threads.Dialog, act templates.Action, meta string) slackgo.Moda
 // card is replaced through the response_url kept in private_metadata.
 func (a *Adapter) submit(ctx context.Context, cb *slackgo.InteractionCallback, received time.Time) (ackBody, threads.Work) {
 	// Each dialog's action, and the field that holds its text.
-	if cb.View.CallbackID == grantCallbackID {
+	switch cb.View.CallbackID {
+	case grantCallbackID:
 		return a.submitGrant(ctx, cb, received)
+	case answerCallbackID:
+		return a.submitAnswer(ctx, cb, received) // question_click.go
 	}
 	var kind templates.ActionKind
 	var blockID, actionID string

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"strings"
 
 	slackgo "github.com/slack-go/slack"
@@ -8,7 +9,9 @@ import (
 	"approvalsbot/adapters/chunk"
 	"approvalsbot/approval"
 	"approvalsbot/internal/utf16text"
+	"approvalsbot/say"
 	"approvalsbot/templates"
+	"approvalsbot/threads"
 )
 
 // An agent's question on Slack (docs/slack.md#questions): the card says
@@ -56,11 +59,9 @@ const (
 	questionLabel      = "The agent asks"
 	answerLabel        = "The answer"
 	choiceMenuHolder   = "More choices…"
-	answerTitle        = "Answer the agent"
-	answerSubmit       = "Send answer"
-	answerClose        = "Cancel"
-	answerInputLabel   = "Your answer"
-	answerHint         = "The job receives your words as you write them; the cards and the thread show them with secrets redacted."
+	answerTitle        = say.AnswerTitle
+	answerSubmit       = say.AnswerSubmit
+	answerInputLabel   = say.AnswerLabel
 	answerNoText       = "The question is restricted: it is not repeated here."
 	shownQuestionLead  = "The question, shown to you alone:"
 	shownQuestionFallb = "The question, shown to you alone"
@@ -165,25 +166,31 @@ func questionBlocks(text string) []slackgo.Block {
 	return out
 }
 
-// answerModal is Answer…'s dialog: the question (unless restricted), and
-// one multiline field for the answer of at most max characters (Slack
-// refuses more before the bot sees it).
-func answerModal(text string, max int, meta string) slackgo.ModalViewRequest {
-	if max <= 0 || max > textInputMax {
-		max = min(approval.MaxAnswerText, textInputMax)
+// answerModal is Answer…'s dialog as the core words it: the question
+// (none for a restricted one), and one multiline field for the answer of
+// at most d.Max characters, which Slack refuses beyond before the bot
+// sees them.
+func answerModal(d threads.QuestionDialog, meta string) slackgo.ModalViewRequest {
+	limit := d.Max
+	if limit <= 0 || limit > textInputMax {
+		limit = min(approval.MaxAnswerText, textInputMax)
 	}
-	input := slackgo.NewPlainTextInputBlockElement(nil, answerActionID).WithMultiline(true).WithMaxLength(max)
-	field := slackgo.NewInputBlock(answerBlockID, plainText(answerInputLabel, labelMax), plainText(answerHint, hintMax), input)
+	input := slackgo.NewPlainTextInputBlockElement(nil, answerActionID).WithMultiline(true).WithMaxLength(limit)
+	field := slackgo.NewInputBlock(answerBlockID, plainText(cmp.Or(d.Label, answerInputLabel), labelMax),
+		plainText(d.Goes, hintMax), input)
+	if d.Goes == "" {
+		field.Hint = nil
+	}
 	lead := []slackgo.Block{richText(textElem(answerNoText))}
-	if strings.TrimSpace(text) != "" {
-		lead = questionBlocks(text)
+	if !d.Restricted && strings.TrimSpace(d.Text) != "" {
+		lead = questionBlocks(d.Text)
 	}
 	return slackgo.ModalViewRequest{
 		Type:            slackgo.VTModal,
 		CallbackID:      answerCallbackID,
-		Title:           plainTitle(answerTitle),
-		Submit:          plainTitle(answerSubmit),
-		Close:           plainTitle(answerClose),
+		Title:           plainTitle(cmp.Or(d.Title, answerTitle)),
+		Submit:          plainTitle(cmp.Or(d.Submit, answerSubmit)),
+		Close:           plainTitle(say.DenyClose),
 		PrivateMetadata: meta,
 		Blocks:          slackgo.Blocks{BlockSet: append(lead, field)},
 	}

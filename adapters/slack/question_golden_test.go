@@ -12,8 +12,10 @@ import (
 	"approvalsbot/approval"
 	"approvalsbot/internal/golden"
 	"approvalsbot/internal/utf16text"
+	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/templates/templatestest"
+	"approvalsbot/threads"
 )
 
 // hostileQuestion is a question whoever steers the agent may craft:
@@ -109,11 +111,20 @@ func TestQuestionDialogsGolden(t *testing.T) {
 	act := templates.Action{Kind: templates.ActionAnswerText, ApprovalID: "q-refund1", Revision: 1}
 	meta := `{"a":"` + templates.EncodeAction(act) + `"}`
 	card := templates.Build(questionCases(t)["eight-choices"])
+	hostile := templates.Build(questionCases(t)["hostile"])
+	dialog := func(text string) threads.QuestionDialog {
+		// As the core words Answer…'s dialog.
+		return threads.QuestionDialog{Text: text, Max: approval.MaxAnswerText, Label: say.AnswerLabel, Goes: say.AnswerGoes,
+			Title: say.AnswerTitle, Submit: say.AnswerSubmit}
+	}
+	restricted := dialog("")
+	restricted.Restricted, restricted.Goes = true, say.AnswerWithheld
 	for name, v := range map[string]any{
-		"answer-dialog":            answerModal("Order 7781 was paid from two accounts. Which one should I refund the 250 EUR to?", approval.MaxAnswerText, meta),
-		"answer-dialog-restricted": answerModal("", approval.MaxAnswerText, meta),
-		"answer-dialog-hostile":    answerModal(hostileQuestion(), approval.MaxAnswerText, meta),
+		"answer-dialog":            answerModal(dialog("Order 7781 was paid from two accounts. Which one should I refund the 250 EUR to?"), meta),
+		"answer-dialog-restricted": answerModal(restricted, meta),
+		"answer-dialog-hostile":    answerModal(dialog(hostileQuestion()), meta),
 		"shown":                    shownQuestion("Should I tell Dr. Lee about the diagnosis in the draft, or keep it for the meeting?", card.Question.Choices, &act),
+		"shown-hostile":            shownQuestion(hostileQuestion(), hostile.Question.Choices, &act),
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := templates.MarshalPreview(v)
@@ -132,7 +143,7 @@ func TestQuestionDialogsGolden(t *testing.T) {
 			}
 		})
 	}
-	m := answerModal(hostileQuestion(), approval.MaxAnswerText, meta)
+	m := answerModal(dialog(hostileQuestion()), meta)
 	var quoted strings.Builder
 	for _, b := range m.Blocks.BlockSet {
 		if rt, ok := b.(*slackgo.RichTextBlock); ok {

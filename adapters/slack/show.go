@@ -32,6 +32,11 @@ func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 		a.answer(ctx, who, out.Reason.String())
 		return
 	}
+	if shown.Question != nil {
+		// Show question on a restricted question's card.
+		a.showQuestion(ctx, act, who, out.Tenant, shown.Question)
+		return
+	}
 	var msgs []Message
 	if shown.Details != nil {
 		msgs = append(msgs, a.details(*shown.Details))
