@@ -126,6 +126,9 @@ type harnessOptions struct {
 	features []string
 	// turns: the backend takes a turn's batch (feature turns).
 	turns bool
+	// questions: the backend sends its agents' questions and takes their
+	// answers (feature questions).
+	questions bool
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, harnessOptions{}) }
@@ -173,8 +176,14 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
-		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}, Features: ho.features, Turns: ho.turns})
+	so := threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
+		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}, Features: ho.features, Turns: ho.turns}
+	var svc *threads.Service
+	if ho.questions {
+		svc = questionService(t, so) // question_flow_test.go
+	} else {
+		svc = threadstest.Service(t, so)
+	}
 	clicks := threadstest.NewSwitch(svc)
 	ad, err := slackad.New(surface, clicks)
 	if err != nil {
