@@ -22,6 +22,7 @@ backend:
   url: "http://127.0.0.1:9"
   events_secrets: ["${BOT_EVENTS_SECRET}"]
   calls_secrets: ["${BOT_CALLS_SECRET}"]
+  features: [questions]
 slack:
   bot_token: "${SLACK_BOT_TOKEN}"
   signing_secret: "${SLACK_SIGNING_SECRET}"
@@ -73,7 +74,13 @@ type eventsBot struct {
 
 func newEventsBot(tb testing.TB) *eventsBot {
 	tb.Helper()
-	cfg, err := config.Parse("bot.yaml", []byte(botConfig), lookupEnv)
+	return newEventsBotWith(tb, botConfig)
+}
+
+// newEventsBotWith is newEventsBot under the configuration text given.
+func newEventsBotWith(tb testing.TB, text string) *eventsBot {
+	tb.Helper()
+	cfg, err := config.Parse("bot.yaml", []byte(text), lookupEnv)
 	if err != nil {
 		tb.Fatalf("config.Parse: %v", err)
 	}
@@ -86,7 +93,8 @@ func newEventsBot(tb testing.TB) *eventsBot {
 	if err := st.Migrate(ctx); err != nil {
 		tb.Fatalf("Migrate: %v", err)
 	}
-	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: wallClock{}, Fallback: nowhere{}})
+	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: wallClock{}, Fallback: nowhere{},
+		Questions: cfg.Backend.Supports(config.FeatureQuestions)})
 	if err != nil {
 		tb.Fatalf("threads.New: %v", err)
 	}

@@ -2,10 +2,12 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,5 +139,33 @@ func checkEventExchange(t *testing.T, v validatorLike, name string, x exchange, 
 	req.Method = http.MethodPost
 	if ok, errs := v.ValidateHttpResponse(req, x.resp); !ok {
 		t.Errorf("%s: the answer %d does not match openapi.yaml:%s\n\tbody %.300s", name, x.resp.StatusCode, describe(errs), x.respBody)
+	}
+}
+
+// TestQuestionsOffRefused: a bot whose backend does not list questions
+// refuses every question event with 422 invalid, as docs/protocol.md
+// says, and takes an approval as before.
+func TestQuestionsOffRefused(t *testing.T) {
+	t.Parallel()
+	off := strings.Replace(botConfig, "  features: [questions]\n", "", 1)
+	if off == botConfig {
+		t.Fatal("the test configuration lists no questions feature to leave out")
+	}
+	bot := newEventsBotWith(t, off)
+	doc := protocolDoc(t)
+	gen := generatedEvents(t, time.Now())
+	for _, name := range []string{"question/asked", "question/answered choice", "question/cancelled"} {
+		x := bot.post(t, gen[name])
+		var e struct{ Error, Message string }
+		if err := json.Unmarshal(x.respBody, &e); err != nil || x.resp.StatusCode != http.StatusUnprocessableEntity || e.Error != "invalid" {
+			t.Errorf("%s: answered %d %s, want 422 invalid", name, x.resp.StatusCode, x.respBody)
+			continue
+		}
+		if !strings.Contains(doc, "`"+e.Message+"`") {
+			t.Errorf("%s: the bot says %q, which docs/protocol.md does not quote", name, e.Message)
+		}
+	}
+	if x := bot.post(t, gen["requested/origin"]); x.resp.StatusCode != http.StatusAccepted {
+		t.Errorf("an approval without questions: %d %s", x.resp.StatusCode, x.respBody)
 	}
 }

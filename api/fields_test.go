@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"approvalsbot/adapters/backend"
+	"approvalsbot/adapters/backend/standin"
 	"approvalsbot/approval"
 )
 
@@ -137,6 +138,11 @@ func TestSchemaNamesTheCodesFields(t *testing.T) {
 		}
 		return false
 	})
+	// A question is question.asked's alone: the parser refuses it on an
+	// approval (TestQuestionRefusedOnApprovals).
+	approvalFields = slices.DeleteFunc(approvalFields, func(f string) bool {
+		return f == questionOnly || strings.HasPrefix(f, questionOnly+".")
+	})
 	cases := []struct {
 		name   string
 		schema string
@@ -154,6 +160,14 @@ func TestSchemaNamesTheCodesFields(t *testing.T) {
 		{"decision", decisionRequestSchema, "", goFields(reflect.TypeFor[backend.Decision]())},
 		{"arguments look-up", argumentsRequestSchema, "", goFields(reflect.TypeFor[backend.ArgumentsRequest]())},
 		{"arguments answer's changes", argumentsAnswerSchema, "#/properties/changes", goFields(reflect.TypeFor[backend.ChangesAnswer]())},
+		{"question.asked", eventSchema, "#/$defs/questionAsked", goFields(reflect.TypeFor[approval.QuestionAskedData]())},
+		{"question.answered", eventSchema, "#/$defs/questionAnswered", goFields(reflect.TypeFor[approval.QuestionAnsweredData]())},
+		{"question.cancelled", eventSchema, "#/$defs/questionCancelled", goFields(reflect.TypeFor[approval.QuestionCancelledData]())},
+		{"answer", answerRequestSchema, "", goFields(reflect.TypeFor[backend.AnswerRequest]())},
+		{"answer as the stand-in reads it", answerRequestSchema, "", goFields(reflect.TypeFor[standin.AnswerRequest]())},
+		{"question look-up", questionRequestSchema, "", goFields(reflect.TypeFor[backend.QuestionRequest]())},
+		{"question look-up as the stand-in reads it", questionRequestSchema, "", goFields(reflect.TypeFor[standin.QuestionLookupRequest]())},
+		{"question look-up's answer", questionAnswerSchema, "", goFields(reflect.TypeFor[standin.QuestionAnswer]())},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -195,6 +209,7 @@ func compileAt(tb testing.TB, name, fragment string) *jsonschema.Schema {
 var storedOnly = map[string]bool{
 	"roles[].found":     true,
 	"call.fingerprints": true,
+	"question_sha256":   true,
 }
 
 // TestStoredOnlyFieldsRefused: the bot's own fields are refused from a
@@ -214,6 +229,9 @@ func TestStoredOnlyFieldsRefused(t *testing.T) {
 		case "call.fingerprints":
 			data["call"].(map[string]any)["fingerprints"] = map[string]any{}
 			path = "data.call.fingerprints"
+		case "question_sha256":
+			data["question_sha256"] = "sha256:" + strings.Repeat("ab", 32)
+			path = "data.question_sha256"
 		default:
 			t.Fatalf("no example for %s", f)
 		}
@@ -225,5 +243,44 @@ func TestStoredOnlyFieldsRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), path+":") {
 			t.Errorf("%s: parser error %v, want one naming %s", f, err, path)
 		}
+	}
+}
+
+// questionOnly is the field of approval.Approval that only question.asked
+// carries: on approval.requested or approval.reasked it is refused.
+const questionOnly = "question"
+
+// TestQuestionRefusedOnApprovals: data.question on an approval event is
+// refused by the schema and by the parser, naming it.
+func TestQuestionRefusedOnApprovals(t *testing.T) {
+	t.Parallel()
+	ev := compile(t, eventSchema)
+	gen := generatedEvents(t, time.Now())
+	for _, base := range []string{"requested/origin", "reasked"} {
+		doc := decode(t, gen[base]).(map[string]any)
+		doc["data"].(map[string]any)["question"] = map[string]any{"text": "Which one?", "free_text": true}
+		body := encode(t, doc)
+		if err := validate(ev, body); err == nil {
+			t.Errorf("%s with a question: the schema accepts it", base)
+		}
+		if _, err := approval.Parse(body); err == nil || !strings.Contains(err.Error(), "data.question: unknown field") {
+			t.Errorf("%s with a question: parser error %v, want one naming data.question", base, err)
+		}
+	}
+}
+
+// TestQuestionDigestRefusedOnQuestions: question_sha256 is the bot's own
+// record of a question, never the backend's: on question.asked the
+// schema and the parser refuse it.
+func TestQuestionDigestRefusedOnQuestions(t *testing.T) {
+	t.Parallel()
+	doc := decode(t, generatedEvents(t, time.Now())["question/asked"]).(map[string]any)
+	doc["data"].(map[string]any)["question_sha256"] = "sha256:" + strings.Repeat("ab", 32)
+	body := encode(t, doc)
+	if err := validate(compile(t, eventSchema), body); err == nil {
+		t.Error("the schema accepts it")
+	}
+	if _, err := approval.Parse(body); err == nil || !strings.Contains(err.Error(), "data.question_sha256: unknown field") {
+		t.Errorf("parser error %v, want one naming data.question_sha256", err)
 	}
 }

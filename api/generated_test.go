@@ -69,6 +69,18 @@ func generatedEvents(tb testing.TB, now time.Time) map[string][]byte {
 		`{"approval_id":"a-gen.1:x","outcome":"failed","summary":"exit 1"}`)
 	out["auto_granted"] = envelope("evt-gen-auto", "approval.auto_granted",
 		`{"job":{"id":"j-1","agent":"release-bot"},"call":{"function":"run_command","args_sha256":"@DIGEST@"},"policy_id":"sandbox.workspace.v1"}`)
+	// Feature questions.
+	question := `{"id":"q-gen.1:x","revision":2,"tenant":"acme","console_url":"https://console.example/questions/q-gen.1",
+ "job":{"id":"j-1","url":"http://console.example/jobs/j-1?x=1#y","started_by":"user:ada","agent":"refund-bot","private_chat":false},
+ "question":{"text":"Which account should I refund?","choices":["acct-1 (personal)","acct-2 (company)"],"free_text":true},
+ "content":{"restricted":true},"requested_at":"@NOW@","deadline":"@DEADLINE@","ladder":"payments"}`
+	out["question/asked"] = envelope("evt-gen-q-asked", "question.asked", question)
+	out["question/answered choice"] = envelope("evt-gen-q-choice", "question.answered",
+		`{"question_id":"q-gen.1:x","revision":2,"answer":{"choice":1},"actor":"user:lee","via":"console","message":"The job has the answer."}`)
+	out["question/answered text"] = envelope("evt-gen-q-text", "question.answered",
+		`{"question_id":"q-gen.1:x","revision":2,"answer":{"text":"acct-2, with a note"},"actor":"user:lee","via":"console","message":"The job has the answer."}`)
+	out["question/cancelled"] = envelope("evt-gen-q-cancelled", "question.cancelled",
+		`{"question_id":"q-gen.1:x","reason":"the job ended"}`)
 	bodies := map[string][]byte{}
 	for name, s := range out {
 		bodies[name] = encode(tb, decode(tb, []byte(r.Replace(s))))

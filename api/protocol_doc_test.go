@@ -87,6 +87,8 @@ func TestProtocolDocAnswersInOpenAPI(t *testing.T) {
 		{"## Events in: `POST /v1/events`", "/v1/events", true},
 		{"### `POST /v1/approvals/{id}/decision`", "/v1/approvals/{id}/decision", false},
 		{"### `POST /v1/approvals/{id}/arguments`", "/v1/approvals/{id}/arguments", false},
+		{"#### `POST /v1/questions/{id}/answer`", "/v1/questions/{id}/answer", false},
+		{"#### `POST /v1/questions/{id}/question`", "/v1/questions/{id}/question", false},
 	} {
 		text := section(t, doc, c.heading)
 		if c.path == "/v1/events" {
@@ -220,13 +222,31 @@ func TestProtocolDocExamples(t *testing.T) {
 			continue
 		}
 		var schema string
+		typ, _ := v["type"].(string)
 		switch {
+		case strings.HasPrefix(typ, "question."):
+			// A question's events are shown whole: the schema and the
+			// parser take each as it is.
+			body := encode(t, v)
+			if err := validate(compile(t, eventSchema), body); err != nil {
+				t.Errorf("the %s example does not match the schema: %v", typ, err)
+			}
+			if _, err := approval.Parse(body); err != nil {
+				t.Errorf("the %s example is refused by the parser: %v", typ, err)
+			}
+			continue
 		case v["type"] != nil:
 			envelope = v
 			continue
 		case v["kind"] != nil:
 			approvalDoc = v
 			continue
+		case v["question_id"] != nil && (v["answer"] != nil || v["unanswered"] != nil):
+			schema = answerRequestSchema
+		case v["question_id"] != nil && v["question"] != nil:
+			schema = questionAnswerSchema
+		case v["question_id"] != nil:
+			schema = questionRequestSchema
 		case v["turn_id"] != nil:
 			schema = "turn-decision-request.json"
 		case v["decision"] != nil:

@@ -79,6 +79,23 @@ func TestEveryRouteInOpenAPI(t *testing.T) {
 	for _, kind := range client {
 		check("adapters/backend/client.go", "/v1/approvals/{id}/"+kind, "backend")
 	}
+	// The optional features' calls name their whole path.
+	for _, file := range []string{"adapters/backend/questions.go"} {
+		b, err := os.ReadFile(filepath.Join("..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, m := range regexp.MustCompile(`c\.base\+"(/v1/[a-z_]+/)"\+url\.PathEscape\([^)]*\)\+"(/[a-z_]+)"`).FindAllStringSubmatch(string(b), -1) {
+			paths = append(paths, m[1]+"{id}"+m[2])
+		}
+		if len(paths) == 0 {
+			t.Fatalf("found no call in %s: update this test to how it names them", file)
+		}
+		for _, p := range paths {
+			check(file, p, "backend")
+		}
+	}
 	standin := routes(t, "adapters/backend/standin/standin.go", regexp.MustCompile(`mux\.HandleFunc\("(?:[A-Z]+ )?(/v1/[^"]*)"`))
 	for _, p := range standin {
 		check("the stand-in backend", p, "backend")

@@ -25,6 +25,11 @@ const (
 	argumentsRequestSchema  = "arguments-request.json"
 	argumentsAnswerSchema   = "arguments-answer.json"
 	commonSchema            = "common.json"
+	questionSchema          = "question.json"
+	answerRequestSchema     = "answer-request.json"
+	answerAnswerSchema      = "answer-answer.json"
+	questionRequestSchema   = "question-request.json"
+	questionAnswerSchema    = "question-answer.json"
 	fixtureTime             = "2026-11-29T18:00:00Z" // the time the fixtures' events are written at
 	exceptionMarkerTemplate = "Beyond this schema (%s):"
 )

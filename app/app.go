@@ -168,6 +168,7 @@ func (a *App) build(ctx context.Context, stdout io.Writer) error {
 		TypedConfirm: cfg.Backend.Supports(config.FeatureTypedConfirmation),
 		Grants:       cfg.Backend.Supports(config.FeatureGrants),
 		Turns:        cfg.Backend.Supports(config.FeatureTurns),
+		Questions:    cfg.Backend.Supports(config.FeatureQuestions),
 		// The calls secrets key hidden values' fingerprints: the store never
 		// holds them, and the backend already has every argument.
 		FingerprintSecrets: config.RevealAll(cfg.Backend.CallsSecrets),

@@ -152,6 +152,10 @@ type Approval struct {
 	// Question is an agent's question (KindQuestion, question.asked);
 	// nil for a call. A question has no Call.
 	Question *Question `json:"question,omitempty"`
+	// QuestionSHA256 is the digest of Question as the backend asked it
+	// (QuestionDigest): the bot's own, kept in the stored form, so Parse
+	// refuses one the backend sends.
+	QuestionSHA256 string `json:"question_sha256,omitempty"`
 }
 
 // Job is the job that made the call.

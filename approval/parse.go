@@ -99,7 +99,7 @@ var (
 	// backend that sends one is refused at its path, as any unknown field,
 	// not read.
 	approvalKeys = strictjson.For[wireEvent[approvalWire]]().Without("data", "roles", "found").Without("data", "call", "fingerprints").
-			Without("data", "question")
+			Without("data", "question").Without("data", "question_sha256")
 	eventKeys = map[EventType]*strictjson.Schema{
 		EventRequested:     approvalKeys,
 		EventReasked:       approvalKeys,

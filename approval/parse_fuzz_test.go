@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -38,6 +39,31 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"data":{}}`))
 	f.Add(mutate(f, "merge.json", func(m map[string]any) { obj(f, m, "data")["revision"] = "1" }))
 	f.Add(mutate(f, "refund.json", func(m map[string]any) { obj(f, m, "data")["deadline"] = "0001-01-01T00:00:00Z" }))
+	// A question's edges: its limits, a choice on two lines or twice, no
+	// choices without words, an answer that is both, a question on an
+	// approval.
+	f.Add(mutate(f, "question.json", func(m map[string]any) {
+		obj(f, m, "data", "question")["choices"] = []any{"a\nb", "a\nb", strings.Repeat("x", approval.MaxChoiceLen+1)}
+	}))
+	f.Add(mutate(f, "question.json", func(m map[string]any) {
+		q := obj(f, m, "data", "question")
+		delete(q, "choices")
+		q["free_text"] = false
+	}))
+	f.Add(mutate(f, "question.json", func(m map[string]any) {
+		obj(f, m, "data", "question")["text"] = strings.Repeat("\u202e@everyone ", approval.MaxQuestionText/14)
+	}))
+	f.Add(mutate(f, "question-private.json", func(m map[string]any) { obj(f, m, "data")["question"] = nil }))
+	f.Add(mutate(f, "question-answered.json", func(m map[string]any) {
+		obj(f, m, "data")["answer"] = map[string]any{"choice": 1, "text": "x"}
+	}))
+	f.Add(mutate(f, "question-answered.json", func(m map[string]any) {
+		obj(f, m, "data")["answer"] = map[string]any{"choice": approval.MaxChoices}
+	}))
+	f.Add(mutate(f, "question-cancelled.json", func(m map[string]any) { obj(f, m, "data")["approval_id"] = "q-priv1" }))
+	f.Add(mutate(f, "merge.json", func(m map[string]any) {
+		obj(f, m, "data")["question"] = map[string]any{"text": "Which?", "free_text": true}
+	}))
 
 	f.Fuzz(func(t *testing.T, body []byte) {
 		ev, err := approval.Parse(body)
@@ -106,8 +132,42 @@ func checkAccepted(t *testing.T, ev *approval.Event) {
 		t.Fatalf("accepted approval id %q", ev.ApprovalID())
 	}
 	switch ev.Type {
+	case approval.EventQuestionAsked:
+		a := ev.Approval
+		if a == nil || a.Kind != approval.KindQuestion || a.Question == nil || a.Call.Function != "" || a.QuestionSHA256 != "" {
+			t.Fatalf("accepted question %+v", a)
+		}
+		q := a.Question
+		if strings.TrimSpace(q.Text) == "" || utf8.RuneCountInString(q.Text) > approval.MaxQuestionText ||
+			len(q.Choices) > approval.MaxChoices || (len(q.Choices) == 0 && !q.FreeText) {
+			t.Fatalf("accepted question %+v", q)
+		}
+		seen := map[string]bool{}
+		for _, c := range q.Choices {
+			if strings.TrimSpace(c) == "" || utf8.RuneCountInString(c) > approval.MaxChoiceLen || strings.ContainsAny(c, "\r\n") || seen[c] {
+				t.Fatalf("accepted choice %q of %q", c, q.Choices)
+			}
+			seen[c] = true
+		}
+		if !approval.ValidID(a.ID) || a.Revision < 1 || a.Tenant != ev.Tenant {
+			t.Fatalf("accepted id %q revision %d tenant %q (envelope %q)", a.ID, a.Revision, a.Tenant, ev.Tenant)
+		}
+		if a.Deadline != nil && !a.Deadline.After(a.RequestedAt) {
+			t.Fatalf("accepted deadline %v not after requested_at %v", a.Deadline, a.RequestedAt)
+		}
+	case approval.EventQuestionAnswered:
+		r := ev.Resolved
+		if r.Revision < 1 || r.Status != approval.StateAnswered || r.Actor == "" || r.Answer == nil {
+			t.Fatalf("accepted answered %+v", r)
+		}
+		if ans := r.Answer; (ans.Choice != nil) == (ans.Text != "") || ans.Choice != nil && (*ans.Choice < 0 || *ans.Choice >= approval.MaxChoices) {
+			t.Fatalf("accepted answer %+v", ans)
+		}
 	case approval.EventRequested, approval.EventReasked:
 		a := ev.Approval
+		if a.Question != nil || a.QuestionSHA256 != "" {
+			t.Fatalf("accepted %s with a question %+v (%q)", ev.Type, a.Question, a.QuestionSHA256)
+		}
 		if a == nil {
 			t.Fatalf("%s without an Approval", ev.Type)
 		}

@@ -360,6 +360,57 @@ func TestParseFixtureKeyFields(t *testing.T) {
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("auto_granted (-want +got):\n%s", diff)
 				}
+			case approval.EventQuestionAsked:
+				a := ev.Approval
+				if a == nil || a.Question == nil {
+					t.Fatalf("Approval %+v without its question", a)
+				}
+				var choices []string
+				if cs, ok := at(t, d, "question").(map[string]any)["choices"].([]any); ok {
+					for i := range cs {
+						choices = append(choices, str(t, d, "question", "choices", i))
+					}
+				}
+				freeText, _ := at(t, d, "question").(map[string]any)["free_text"].(bool)
+				got := map[string]any{
+					"id": a.ID, "approval id": ev.ApprovalID(), "revision": a.Revision, "tenant": a.Tenant,
+					"kind": string(a.Kind), "function": a.Call.Function, "text": a.Question.Text, "choices": a.Question.Choices,
+					"free text": a.Question.FreeText, "restricted": a.Content.Restricted, "job": a.Job.ID,
+				}
+				want := map[string]any{
+					"id": str(t, d, "id"), "approval id": str(t, d, "id"), "revision": num(t, d, "revision"),
+					"tenant": str(t, d, "tenant"), "kind": string(approval.KindQuestion), "function": "",
+					"text": str(t, d, "question", "text"), "choices": choices, "free text": freeText,
+					"restricted": at(t, d, "content", "restricted").(bool), "job": str(t, d, "job", "id"),
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("question (-want +got):\n%s", diff)
+				}
+				if !a.IsQuestion() {
+					t.Error("IsQuestion false for a question")
+				}
+			case approval.EventQuestionAnswered:
+				r := ev.Resolved
+				if r == nil || r.Answer == nil {
+					t.Fatalf("Resolved %+v without its answer", r)
+				}
+				got := []any{ev.ApprovalID(), r.Revision, string(r.Status), r.Actor, r.Via, r.Message}
+				want := []any{str(t, d, "question_id"), num(t, d, "revision"), string(approval.StateAnswered),
+					str(t, d, "actor"), str(t, d, "via"), str(t, d, "message")}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("answered (-want +got):\n%s", diff)
+				}
+				if ans := at(t, d, "answer").(map[string]any); ans["text"] != nil {
+					if r.Answer.Choice != nil || r.Answer.Text != str(t, d, "answer", "text") {
+						t.Errorf("answer = %+v, want the words %q", r.Answer, str(t, d, "answer", "text"))
+					}
+				} else if r.Answer.Choice == nil || *r.Answer.Choice != num(t, d, "answer", "choice") || r.Answer.Text != "" {
+					t.Errorf("answer = %+v, want choice %d", r.Answer, num(t, d, "answer", "choice"))
+				}
+			case approval.EventQuestionCancelled:
+				if ev.ApprovalID() != str(t, d, "question_id") || ev.Cancelled.Reason != str(t, d, "reason") {
+					t.Errorf("question.cancelled = %+v", ev.Cancelled)
+				}
 			default:
 				t.Fatalf("unexpected type %q", ev.Type)
 			}
@@ -1159,7 +1210,8 @@ func TestParseRefusesUnknownFields(t *testing.T) {
 		"data.call.redaction.value", "data.roles[0].value", "data.roles[0].values[0].value_too", "data.flags.value",
 		"data.flags.not_traced[0].value", "data.flags.new_to_job[0].value", "data.flags.class_above.value",
 		"data.asked_by.value", "data.asked_by.taint[0].value", "data.confirm.value", "data.turn.value",
-		"data.content.value", "data.changes.value", "data.changes.files[0].value"} {
+		"data.content.value", "data.changes.value", "data.changes.files[0].value",
+		"data.question.value", "data.answer.value"} {
 		if !seen[p] {
 			t.Errorf("no fixture has the object of %s", p)
 		}

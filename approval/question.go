@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -177,6 +178,18 @@ func parseQuestion(v *validator, data []byte, env envelope) (*Approval, error) {
 	return a, nil
 }
 
+// CheckQuestion says what is wrong with a question a look-up returned
+// ("text: required", "choices[2]: a choice twice"), "" when nothing: the
+// rules of question.asked.
+func CheckQuestion(q *Question) string {
+	v := &validator{}
+	validateQuestion(v, "", q)
+	if len(v.problems) == 0 {
+		return ""
+	}
+	return v.problems[0].Error()
+}
+
 // validateQuestion checks a question's text and choices: each choice
 // one line, distinct, within its bound; a question without choices
 // takes words.
@@ -317,4 +330,36 @@ func (e *Event) Wire() any {
 		return e.AutoGranted
 	}
 	return nil
+}
+
+// QuestionDigest is the RFC 8785 SHA-256 of a question's JSON, as the
+// protocol writes it: "sha256:" and 64 hex. An answer carries it to bind
+// itself to the question its person read.
+func QuestionDigest(q *Question) string {
+	raw, err := json.Marshal(q)
+	if err != nil {
+		return "" // plain strings and a bool: cannot fail
+	}
+	d, err := Digest(raw)
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// storedQuestion is the question as a revision keeps it: redacted of
+// secret shapes, or, restricted, none of its text or choices (only the
+// backend's look-up has them).
+func storedQuestion(q *Question, restricted bool) *Question {
+	if restricted {
+		return &Question{FreeText: q.FreeText}
+	}
+	k := &Question{Text: RedactText(q.Text), FreeText: q.FreeText}
+	if q.Choices != nil {
+		k.Choices = make([]string, len(q.Choices))
+		for i, c := range q.Choices {
+			k.Choices[i] = RedactText(c)
+		}
+	}
+	return k
 }

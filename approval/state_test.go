@@ -59,6 +59,31 @@ func loadStateEvents(t testing.TB) stateEvents {
 	add("cancelled", about("mail-cancelled.json"))
 	add("call.finished", about("search-finished.json"))
 	add("auto_granted", parseFixture(t, "auto.json", nil))
+	// A question is kept as an approval: its events move the same record
+	// (here about merge.json's id), asked as requested, answered as
+	// resolved, cancelled as cancelled.
+	asked := func(rev int) *approval.Event {
+		return parseFixture(t, "question.json", func(m map[string]any) {
+			d := obj(t, m, "data")
+			d["id"], d["revision"] = id, rev
+		})
+	}
+	answered := func(rev int, choice bool) *approval.Event {
+		return parseFixture(t, "question-answered.json", func(m map[string]any) {
+			d := obj(t, m, "data")
+			d["question_id"], d["revision"] = id, rev
+			if choice {
+				d["answer"] = map[string]any{"choice": 1}
+			}
+		})
+	}
+	add("question.asked r1", asked(1))
+	add("question.asked r3", asked(3))
+	add("question.answered words r1", answered(1, false))
+	add("question.answered choice r2", answered(2, true))
+	add("question.cancelled", parseFixture(t, "question-cancelled.json", func(m map[string]any) {
+		obj(t, m, "data")["question_id"] = id
+	}))
 
 	for _, name := range s.names {
 		ev := s.byName[name]
@@ -94,6 +119,8 @@ func decisionBefore(s approval.State) *approval.Decision {
 		return &approval.Decision{Comment: "the job was stopped", At: at}
 	case approval.StateRefused:
 		return &approval.Decision{Actor: "user:lee", Via: "slack", Message: "refused by the re-check", At: at}
+	case approval.StateAnswered:
+		return &approval.Decision{Actor: "user:lee", Via: "slack", Answer: "acct-2", Choice: 2, Message: "The job received the answer.", At: at}
 	}
 	return nil
 }
@@ -159,7 +186,7 @@ func reply(text string) approval.Effect {
 
 // expectations encodes docs/protocol.md's state rules for every start × event:
 //   - state only moves forward: pending → approved | denied | expired |
-//     cancelled; a re-check turns approved (or a pending whose approve is
+//     cancelled (a question's: answered | expired | cancelled); a re-check turns approved (or a pending whose approve is
 //     still on its way) into refused; nothing else leaves a final state;
 //   - a higher revision of a pending approval supersedes its cards; an
 //     equal or lower one is a duplicate or stale and is ignored;
@@ -173,10 +200,18 @@ func reply(text string) approval.Effect {
 func expectations(t testing.TB, se stateEvents, st stateStart) map[string]want {
 	resolvedDecision := func(name string) *approval.Decision {
 		r := se.ev(name).Resolved
-		return &approval.Decision{Actor: r.Actor, Comment: r.Comment, Via: r.Via, Message: r.Message, At: now}
+		d := &approval.Decision{Actor: r.Actor, Comment: r.Comment, Via: r.Via, Message: r.Message, At: now}
+		if a := r.Answer; a != nil {
+			d.Answer = a.Text
+			if a.Choice != nil {
+				d.Choice = *a.Choice + 1
+			}
+		}
+		return d
 	}
 	recheckMsg := se.ev("recheck_failed").RecheckFailed.Message
 	cancelReason := se.ev("cancelled").Cancelled.Reason
+	qCancelReason := se.ev("question.cancelled").Cancelled.Reason
 	finished := reply(approval.FinishedText(se.ev("call.finished").Finished))
 	moved := func(r approval.Record, effects ...approval.Effect) want { return want{next: &r, effects: effects} }
 	ignored := want{ignored: true}
@@ -199,6 +234,11 @@ func expectations(t testing.TB, se stateEvents, st stateStart) map[string]want {
 		w["recheck_failed"] = moved(r(approval.StateRefused, 0, false, &approval.Decision{Message: recheckMsg, At: now}))
 		w["cancelled"] = moved(r(approval.StateCancelled, 0, false, &approval.Decision{Comment: cancelReason, At: now}))
 		w["call.finished"] = ignored
+		w["question.asked r1"] = moved(r(approval.StatePending, 1, true, nil), postCard)
+		w["question.asked r3"] = moved(r(approval.StatePending, 3, true, nil), postCard)
+		w["question.answered words r1"] = moved(r(approval.StateAnswered, 1, false, resolvedDecision("question.answered words r1")))
+		w["question.answered choice r2"] = moved(r(approval.StateAnswered, 2, false, resolvedDecision("question.answered choice r2")))
+		w["question.cancelled"] = moved(r(approval.StateCancelled, 0, false, &approval.Decision{Comment: qCancelReason, At: now}))
 
 	case !st.rec.Seen: // a tombstone
 		// A late request of a tombstone changes nothing: it stays a
@@ -206,7 +246,9 @@ func expectations(t testing.TB, se stateEvents, st stateStart) map[string]want {
 		late := func(int) want { return ignored }
 		w["requested r1"], w["requested r2"] = late(1), late(2)
 		w["reasked r2"], w["reasked r3"] = late(2), late(3)
-		for _, n := range []string{"resolved approved r1", "resolved approved r2", "resolved denied r1", "resolved denied r2", "cancelled", "call.finished"} {
+		w["question.asked r1"], w["question.asked r3"] = late(1), late(3)
+		for _, n := range []string{"resolved approved r1", "resolved approved r2", "resolved denied r1", "resolved denied r2", "cancelled", "call.finished",
+			"question.answered words r1", "question.answered choice r2", "question.cancelled"} {
 			w[n] = ignored
 		}
 		w["recheck_failed"] = ignored
@@ -227,7 +269,7 @@ func expectations(t testing.TB, se stateEvents, st stateStart) map[string]want {
 		for _, rq := range []struct {
 			name string
 			rev  int
-		}{{"requested r1", 1}, {"requested r2", 2}, {"reasked r2", 2}, {"reasked r3", 3}} {
+		}{{"requested r1", 1}, {"requested r2", 2}, {"reasked r2", 2}, {"reasked r3", 3}, {"question.asked r1", 1}, {"question.asked r3", 3}} {
 			if rq.rev > held {
 				w[rq.name] = moved(at(approval.StatePending, rq.rev, nil), supersede)
 			} else {
@@ -241,6 +283,7 @@ func expectations(t testing.TB, se stateEvents, st stateStart) map[string]want {
 		}{
 			{"resolved approved r1", approval.StateApproved, 1}, {"resolved approved r2", approval.StateApproved, 2},
 			{"resolved denied r1", approval.StateDenied, 1}, {"resolved denied r2", approval.StateDenied, 2},
+			{"question.answered words r1", approval.StateAnswered, 1}, {"question.answered choice r2", approval.StateAnswered, 2},
 		} {
 			if rs.rev < held {
 				w[rs.name] = ignored // a decision on a superseded revision
@@ -252,11 +295,13 @@ func expectations(t testing.TB, se stateEvents, st stateStart) map[string]want {
 		w["recheck_failed"] = moved(at(approval.StateRefused, held, &approval.Decision{Message: recheckMsg, At: now}),
 			editCards, reply(recheckMsg))
 		w["cancelled"] = moved(at(approval.StateCancelled, held, &approval.Decision{Comment: cancelReason, At: now}), editCards)
+		w["question.cancelled"] = moved(at(approval.StateCancelled, held, &approval.Decision{Comment: qCancelReason, At: now}), editCards)
 		w["call.finished"] = notice(finished)
 
 	default: // final, with cards
 		for _, n := range []string{"requested r1", "requested r2", "reasked r2", "reasked r3",
-			"resolved approved r1", "resolved approved r2", "resolved denied r1", "resolved denied r2", "cancelled"} {
+			"resolved approved r1", "resolved approved r2", "resolved denied r1", "resolved denied r2", "cancelled",
+			"question.asked r1", "question.asked r3", "question.answered words r1", "question.answered choice r2", "question.cancelled"} {
 			w[n] = ignored
 		}
 		w["recheck_failed"] = ignored
@@ -405,6 +450,9 @@ func checkStep(t testing.TB, what string, prev *approval.Record, ev *approval.Ev
 		(ev.Type != approval.EventResolved || ev.Resolved.Status != approval.StateApproved) {
 		t.Errorf("%s: %s made it approved; only a person's resolve may", what, ev.Type)
 	}
+	if next.State == approval.StateAnswered && from != approval.StateAnswered && ev.Type != approval.EventQuestionAnswered {
+		t.Errorf("%s: %s made it answered; only an answer may", what, ev.Type)
+	}
 	if next.State.Final() != (next.Decision != nil) {
 		t.Errorf("%s: state %s with decision %+v", what, next.State, next.Decision)
 	}
@@ -503,7 +551,8 @@ func TestTransitionRandomSequences(t *testing.T) {
 				}
 				if firstDecision := slices.IndexFunc(seq, func(n string) bool {
 					typ := se.ev(n).Type
-					return typ == approval.EventResolved || typ == approval.EventCancelled || typ == approval.EventRecheckFailed
+					return typ == approval.EventResolved || typ == approval.EventCancelled || typ == approval.EventRecheckFailed ||
+						typ == approval.EventQuestionAnswered || typ == approval.EventQuestionCancelled
 				}); firstDecision >= 0 {
 					firstRequest := slices.IndexFunc(seq, func(n string) bool { return se.ev(n).Approval != nil })
 					if (firstRequest < 0 || firstRequest > firstDecision) && posts > 0 {
@@ -597,6 +646,44 @@ func TestTransitionStories(t *testing.T) {
 		}
 	})
 
+	t.Run("question asked, asked again, answered in every order", func(t *testing.T) {
+		t.Parallel()
+		files := []string{"question.json", "question.json r2", "question-answered.json"}
+		answered := parseFixture(t, "question-answered.json", func(m map[string]any) { obj(t, m, "data")["revision"] = 2 })
+		events := []*approval.Event{parseFixture(t, "question.json", nil),
+			parseFixture(t, "question.json", func(m map[string]any) { obj(t, m, "data")["revision"] = 2 }), answered}
+		for _, order := range permutations(len(files)) {
+			var evs []*approval.Event
+			var names []string
+			for _, i := range order {
+				evs = append(evs, events[i])
+				names = append(names, files[i])
+			}
+			rec, effects := play(t, evs)
+			if rec == nil || rec.State != approval.StateAnswered || rec.Revision != 2 || rec.Decision == nil ||
+				rec.Decision.Actor != answered.Resolved.Actor || rec.Decision.Answer != answered.Resolved.Answer.Text || rec.Decision.Choice != 0 {
+				t.Errorf("%v: ended %+v, want answered by %s at revision 2 in words", names, rec, answered.Resolved.Actor)
+				continue
+			}
+			wantPost := names[0] != "question-answered.json"
+			if got := hasEffect(effects, approval.EffectPostCard); got != wantPost {
+				t.Errorf("%v: card posted %v, want %v", names, got, wantPost)
+			}
+			if wantPost && !slices.Contains(effects, reply(answered.Resolved.Message)) {
+				t.Errorf("%v: effects %v, want the backend's message in the threads", names, effects)
+			}
+		}
+	})
+
+	t.Run("question cancelled after its answer stays answered", func(t *testing.T) {
+		t.Parallel()
+		rec, _ := play(t, []*approval.Event{parseFixture(t, "question.json", nil), parseFixture(t, "question-answered.json", nil),
+			parseFixture(t, "question-cancelled.json", func(m map[string]any) { obj(t, m, "data")["question_id"] = "q-refund1" })})
+		if rec == nil || rec.State != approval.StateAnswered {
+			t.Errorf("ended %+v, want answered", rec)
+		}
+	})
+
 	t.Run("search finished", func(t *testing.T) {
 		t.Parallel()
 		fin := parseFixture(t, "search-finished.json", nil)
@@ -652,7 +739,7 @@ func TestStates(t *testing.T) {
 		t.Error("pending or no state counts as final")
 	}
 	for _, s := range []approval.State{approval.StateApproved, approval.StateDenied, approval.StateExpired,
-		approval.StateCancelled, approval.StateRefused} {
+		approval.StateCancelled, approval.StateRefused, approval.StateAnswered} {
 		if !got[s] || !s.Final() {
 			t.Errorf("state %s: listed %v, final %v", s, got[s], s.Final())
 		}
@@ -681,6 +768,9 @@ func TestTransitionRedactsFreeText(t *testing.T) {
 			Status: approval.StateDenied, Actor: "user:kevin " + text, Via: "cli " + text, Comment: text, Message: text}}},
 		{"recheck failed", &approved, approval.Event{Type: approval.EventRecheckFailed, RecheckFailed: &approval.RecheckFailed{ApprovalID: "a-1", Message: text}}},
 		{"cancelled", seen, approval.Event{Type: approval.EventCancelled, Cancelled: &approval.Cancelled{ApprovalID: "a-1", Reason: text}}},
+		{"question answered", seen, approval.Event{Type: approval.EventQuestionAnswered, Resolved: &approval.Resolved{ApprovalID: "a-1", Revision: 1,
+			Status: approval.StateAnswered, Actor: "user:kevin " + text, Via: "console " + text, Message: text, Answer: &approval.Answer{Text: text}}}},
+		{"question cancelled", seen, approval.Event{Type: approval.EventQuestionCancelled, Cancelled: &approval.Cancelled{ApprovalID: "a-1", Reason: text}}},
 		{"call finished", seen, approval.Event{Type: approval.EventCallFinished, Finished: &approval.Finished{ApprovalID: "a-1",
 			Outcome: approval.OutcomeCompleted, Summary: text}}},
 	}

@@ -38,6 +38,12 @@ func StoredForm(a *Approval, secrets ...[]byte) (*Stored, error) {
 	// Slices and pointers are shared with a until replaced below.
 	k.Roles = storedRoles(a.Roles, a.ContentRestricted())
 	storedIdentifiers(k, a)
+	if a.Question != nil {
+		// The digest binds an answer, and a restricted question's
+		// look-up, to the question as the backend asked it.
+		k.QuestionSHA256 = QuestionDigest(a.Question)
+		k.Question = storedQuestion(a.Question, a.ContentRestricted())
+	}
 	if a.ContentRestricted() {
 		s.Form.ContentWithheld = true
 		k.Call.Arguments, k.Call.ArgumentsCut, k.Call.Redaction = nil, false, Redaction{}

@@ -34,15 +34,17 @@ import (
 	"approvalsbot/threads/threadstest"
 )
 
-// fixtureApprovals parses every requested or reasked fixture of both
-// fixture folders: the shared one and the repository's own copy.
+// fixtureApprovals parses every requested, reasked or asked fixture of
+// the fixture folders: the shared one, the repository's own copy and its
+// own events.
 func fixtureApprovals(t *testing.T) map[string]*approval.Approval {
 	t.Helper()
 	root, err := fixtures.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dirs := []string{filepath.Join(root, "testdata", "fixtures")}
+	// testdata holds the repository's own events (questions among them).
+	dirs := []string{filepath.Join(root, "testdata", "fixtures"), filepath.Join(root, "testdata")}
 	if d, err := fixtures.Dir(); err == nil && d != dirs[0] {
 		dirs = append(dirs, d)
 	}
@@ -116,7 +118,7 @@ func renderings(t *testing.T, r *templates.Renderer, a *approval.Approval, state
 	for _, s := range p.Steps {
 		plan.Steps = append(plan.Steps, templates.PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped})
 	}
-	in, err := templates.PreviewInput(a, state, a.RequestedAt.Add(3*time.Minute), plan)
+	in, err := previewInput(a, state, a.RequestedAt.Add(3*time.Minute), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +135,25 @@ func renderings(t *testing.T, r *templates.Renderer, a *approval.Approval, state
 	e := r.Email(c)
 	return map[string]string{"slack": string(sj), "discord": string(dj), "email subject": e.Subject,
 		"email text": e.Text, "email html": e.HTML, "text": r.Text(c)}
+}
+
+// previewInput is templates.PreviewInput, and for a question answered
+// (a state only a question reaches) the sample answer a person gives: its
+// second choice, or words where it has none.
+func previewInput(a *approval.Approval, state string, at time.Time, plan templates.LadderPlan) (templates.Input, error) {
+	if state != string(approval.StateAnswered) {
+		return templates.PreviewInput(a, state, at, plan)
+	}
+	in, err := templates.PreviewInput(a, string(approval.StatePending), at, plan)
+	if err != nil {
+		return in, err
+	}
+	d := &approval.Decision{Actor: "user:reviewer", Via: "slack", At: at.UTC(), Answer: "the second one, and add a note"}
+	if q := a.Question; q != nil && len(q.Choices) > 1 {
+		d.Answer, d.Choice = approval.RedactText(q.Choices[1]), 2
+	}
+	in.State, in.Decision = approval.StateAnswered, d
+	return in, nil
 }
 
 // TestStoredFormRendersAsReceived renders every fixture in every preview
@@ -157,7 +178,7 @@ func TestStoredFormRendersAsReceived(t *testing.T) {
 				raw = restrictedCopy(t, a)
 			}
 			stored := kept(t, raw)
-			for _, state := range templates.PreviewStates() {
+			for _, state := range templates.PreviewStatesOf(raw) {
 				for _, reveal := range []bool{false, true} {
 					if reveal && raw.Content.Restricted {
 						continue

@@ -139,11 +139,15 @@ const (
 	// FeatureTurns: a turn of several calls is shown on one card, and
 	// its Deny all and Approve all N send one batch decision.
 	FeatureTurns = "turns"
+	// FeatureQuestions: the backend sends its agents' questions
+	// (question.asked) and takes their answers with a signed call
+	// (docs/protocol.md#questions).
+	FeatureQuestions = "questions"
 )
 
 // Features lists every feature the bot knows.
 func Features() []string {
-	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureGrants, FeatureTurns}
+	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureGrants, FeatureTurns, FeatureQuestions}
 }
 
 // Supports reports whether the backend is configured as supporting feature.

@@ -29,7 +29,7 @@ func TestBackendFeatures(t *testing.T) {
 		t.Errorf("a backend with no features supports %v", c.Backend.Features)
 	}
 
-	known := "the known ones are approvers, typed_confirmation, grants, turns (docs/protocol.md#optional-features)"
+	known := "the known ones are approvers, typed_confirmation, grants, turns, questions (docs/protocol.md#optional-features)"
 	for _, tt := range []struct {
 		name, line string
 		want       []string
@@ -41,7 +41,7 @@ func TestBackendFeatures(t *testing.T) {
 			`bot.yaml:5: backend.features[1]: approvers is already backend.features[0]`,
 		}},
 		{"empty", "  features: [\"\"]\n", []string{
-			`bot.yaml:5: backend.features[0]: empty: name a feature the backend supports (approvers, typed_confirmation, grants, turns)`,
+			`bot.yaml:5: backend.features[0]: empty: name a feature the backend supports (approvers, typed_confirmation, grants, turns, questions)`,
 		}},
 		{"not a list", "  features: approvers\n", []string{
 			`bot.yaml:5: backend.features: expected a list, got a string (a list of one is written in brackets: [item])`,

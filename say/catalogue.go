@@ -7,6 +7,11 @@ import (
 
 // String words the reason for the person who clicked.
 func (r Reason) String() string {
+	if r.Act == Answering || r.Kind >= AnswerSending {
+		if q := r.question(); q != "" {
+			return q
+		}
+	}
 	switch r.Kind {
 	case UnknownButton:
 		return "This button is not one the bot knows; nothing was sent."
@@ -182,6 +187,20 @@ func (r Reason) String() string {
 		return fmt.Sprintf("The call changed since this link was sent: it is now revision %d, which was mailed to you with links of its own. This link no longer decides.", r.Count)
 	case LinkExpired:
 		return "This link expired at the deadline (" + r.At + " UTC); nothing can be decided with it."
+	case PageQuestionWaiting:
+		return "Waiting for an answer. Opening this page answered nothing: an answer is sent only when you press one of its buttons below."
+	case PageQuestionShown:
+		return "Waiting for an answer. The question is below, shown to you alone; an answer is sent only when you press one of its buttons."
+	case PageNoAnswers:
+		return "Tenant " + r.Tenant + " takes no answers to questions on this page; answer in the chat or in the console."
+	case FormQuestionPrivate:
+		return fmt.Sprintf("This question is restricted: only members of tenant %s with the content permission, which %s does not hold, see it and answer it.", r.Tenant, r.User)
+	case QuestionClosed:
+		return sentence("This question is closed: " + r.Message)
+	case FormAnswerNotSaved:
+		return "The bot could not record your answer just now; nothing was sent. Try again in a moment."
+	case QuestionChanged:
+		return fmt.Sprintf("The question changed since this link was sent: it is now revision %d, which was mailed to you with links of its own. This link no longer answers.", r.Count)
 
 	case NotEligible:
 		return fmt.Sprintf("This call needs %d approvals from %s, and yours is not counted: you are not among them. Nothing was recorded; Deny is still yours to give.", r.Need, r.Who)

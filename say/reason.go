@@ -13,6 +13,9 @@ const (
 	Decision Act = iota // Approve, Deny, Approve with comment…
 	Ladder              // I'm looking, Escalate now
 	LookUp              // Show all arguments, Show details
+	// Answering is an answer to an agent's question: a choice, Answer…
+	// (say/question.go words its sentences).
+	Answering
 )
 
 // Kind is why a click went as it did.
@@ -95,6 +98,14 @@ const (
 	LinkClosed         // the call is closed (Message: the card's status)
 	LinkChanged        // the call is now revision Count
 	LinkExpired        // the link expired at the deadline At (UTC)
+	// The decision page of an agent's question.
+	PageQuestionWaiting // the question waits for an answer
+	PageQuestionShown   // the question waits, shown below to this member alone
+	PageNoAnswers       // Tenant takes no answers to questions on the page
+	FormQuestionPrivate // only Tenant's content holders answer the restricted question, and User holds none
+	QuestionClosed      // the question is closed (Message: the card's status)
+	QuestionChanged     // the question is now revision Count
+	FormAnswerNotSaved  // the page could not record the answer
 
 	// A decision recorded, and what the backend answered.
 	Voted           // an approval of Function recorded: Count of Need, the rest from Who
@@ -148,6 +159,16 @@ const (
 	TurnNothing    // Deny all with no call of the turn still waiting
 	TurnSending    // the turn's Count decisions are on their way (Approve)
 	TurnUnknown    // the button names no turn the bot shows
+	// An agent's question (docs/protocol.md#questions): say/question.go.
+	AnswerSending   // the answer is on its way to the job
+	AlreadyAnswered // Actor answered first
+	NotAChoice      // the choice is not one of the question's
+	AnswerEmpty     // the answer's words are blank
+	AnswerTooLong   // the answer is over Count characters
+	AnswerWordsOff  // the question takes one of its choices only
+	NotAQuestion    // an answer to a card that asks no question
+	QuestionsOff    // the bot's backend takes no answers
+	QuestionHidden  // a restricted question is shown and answered only by Tenant's content holders
 )
 
 // Reason is why a click went as it did, with the values its sentence

@@ -70,14 +70,33 @@ func MailSubject(function, approvalID string) string {
 	return cutLine(oneLine("Approval needed: "+function+" · "+approvalID), emailSubjectMax)
 }
 
+// MailQuestionSubject is MailSubject for an agent's question: who asks,
+// never what (the text may be restricted, and it is the agent's, not
+// the bot's, words).
+func MailQuestionSubject(agent, questionID string) string {
+	if agent == "" {
+		agent = "the agent"
+	}
+	return cutLine(oneLine("Answer needed: "+agent+"'s question · "+questionID), emailSubjectMax)
+}
+
 // MailWhy says why a person gets a ladder step's mail.
 func MailWhy(waited time.Duration, step int, ladder string) string {
+	return mailWhy("decided", waited, step, ladder)
+}
+
+// MailQuestionWhy is MailWhy for an agent's question.
+func MailQuestionWhy(waited time.Duration, step int, ladder string) string {
+	return mailWhy("answered", waited, step, ladder)
+}
+
+func mailWhy(done string, waited time.Duration, step int, ladder string) string {
 	if ladder == "" {
 		ladder = "default"
 	}
-	wait := "Nobody has decided yet"
+	wait := "Nobody has " + done + " yet"
 	if waited >= time.Minute {
-		wait = "Nobody has decided for " + spokenDuration(waited)
+		wait = "Nobody has " + done + " for " + spokenDuration(waited)
 	}
 	if step <= 0 {
 		return wait + "."
@@ -123,6 +142,9 @@ func (r *Renderer) Email(c Card) Email {
 func (r *Renderer) Mail(m Mail) Email {
 	m.Card = forMail(m.Card)
 	subject := MailSubject(m.Card.Function, m.Card.ApprovalID)
+	if m.Card.Question != nil {
+		subject = MailQuestionSubject(m.Card.Job.Agent, m.Card.ApprovalID)
+	}
 	if m.Reply {
 		subject = "Re: " + subject
 	}
@@ -152,13 +174,21 @@ func (r *Renderer) CardHTML(c Card) htmltemplate.HTML {
 // mailArgsCutNote is the cut note where no Show all arguments exists.
 const mailArgsCutNote = "[cut; the console shows all arguments]"
 
+// mailRestrictedQuestion is a restricted question's note where no Show
+// question exists.
+const mailRestrictedQuestion = "The question is restricted: only members with the content permission see it and answer it."
+
 // forMail words c for a mail or the decision page, which have no chat
-// buttons: a cut note points at the console instead.
+// buttons: a cut note points at the console instead, and a restricted
+// question's note names no button.
 func forMail(c Card) Card {
 	if c.Arguments != nil && c.Arguments.CutNote == argsCutNote {
 		args := *c.Arguments
 		args.CutNote = mailArgsCutNote
 		c.Arguments = &args
+	}
+	if c.Question != nil && c.RestrictedNote == restrictedQuestion {
+		c.RestrictedNote = mailRestrictedQuestion
 	}
 	return c
 }
@@ -180,6 +210,41 @@ func (m *Mail) Asks() bool {
 		(m.Card.State == "" || m.Card.State == approval.StatePending)
 }
 
+// IsQuestion is true for a mail about an agent's question.
+func (m *Mail) IsQuestion() bool { return m.Card.Question != nil }
+
+// LinkLabel is the link's text: MailLink.Label for a call; for a
+// question, the page that takes the answer.
+func (m *Mail) LinkLabel() string {
+	switch {
+	case m.Link == nil:
+		return ""
+	case m.IsQuestion():
+		return "Open the page to answer"
+	}
+	return m.Link.Label()
+}
+
+// ActLine introduces the link: who it acts as.
+func (m *Mail) ActLine() string {
+	if m.IsQuestion() {
+		return "Answer as " + m.ActAs + ":"
+	}
+	return "Decide as " + m.ActAs + ":"
+}
+
+// ElsewhereLine says where to answer when the mail carries no link.
+func (m *Mail) ElsewhereLine() string {
+	verb := "Decide"
+	if m.IsQuestion() {
+		verb = "Answer"
+	}
+	if m.Card.ThreadURL != "" {
+		return verb + " in the console or in the chat thread."
+	}
+	return verb + " in the console."
+}
+
 // ExpiresLine says until when the link works.
 func (m *Mail) ExpiresLine() string {
 	if m.Expires.IsZero() {
@@ -190,12 +255,18 @@ func (m *Mail) ExpiresLine() string {
 
 // LinksNote says what the link does, so nobody fears opening it.
 func (m *Mail) LinksNote() string {
+	if m.IsQuestion() {
+		return "The link opens a page that shows this question; nothing is answered until you press a button on that page."
+	}
 	return "The link opens a page that shows this call; nothing is decided until you press a button on that page."
 }
 
 // ReaskLine says what a reask mail is, and what it means for the links
 // (the card's Reask part, when it has one, says why).
 func (m *Mail) ReaskLine() string {
+	if m.IsQuestion() {
+		return fmt.Sprintf("The agent asked its question again: this mail is for revision %d, and the links in earlier mails no longer work.", m.Card.Revision)
+	}
 	if m.Card.Reask != nil {
 		return fmt.Sprintf("The call changed, as the card below says: this mail is for revision %d, and the links in earlier mails no longer work.", m.Card.Revision)
 	}

@@ -22,7 +22,7 @@ func TestEmailHTMLIsSelfContained(t *testing.T) {
 	forbidden := regexp.MustCompile(`(?i)<style|<img|<link|<script|<iframe|<object|<embed|<table|<form|\ssrc=|url\(|@import|<svg|<video|<audio|background=`)
 	for _, name := range []string{"merge.json", "protected.json", "mail.json", "big.json", "private.json"} {
 		a := templatestest.Approval(t, name)
-		for _, state := range templates.PreviewStates() {
+		for _, state := range templates.PreviewStatesOf(a) {
 			h := r.Email(templatestest.Card(t, a, state)).HTML
 			if m := forbidden.FindString(h); m != "" {
 				t.Errorf("%s/%s: HTML holds %q", name, state, m)
@@ -103,7 +103,7 @@ func TestEmailSubject(t *testing.T) {
 	r := newRenderer(t)
 	merge := templatestest.Approval(t, "merge.json")
 	want := "Approval needed: " + merge.Call.Function + " · " + merge.ID
-	for _, state := range templates.PreviewStates() {
+	for _, state := range templates.PreviewStatesOf(merge) {
 		c := templatestest.Card(t, merge, state)
 		if got := r.Email(c).Subject; got != want {
 			t.Errorf("%s: subject %q, want %q", state, got, want)
@@ -231,7 +231,7 @@ func TestMailHasNoChatWords(t *testing.T) {
 		if ev.Approval == nil {
 			continue
 		}
-		for _, state := range templates.PreviewStates() {
+		for _, state := range templates.PreviewStatesOf(ev.Approval) {
 			e := r.Email(templatestest.Card(t, ev.Approval, state))
 			for part, s := range map[string]string{"text": e.Text, "html": e.HTML} {
 				for _, chat := range []string{"Show all", "Show details", "chat thread", "in the thread"} {

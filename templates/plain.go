@@ -1,6 +1,11 @@
 package templates
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+
+	"approvalsbot/approval"
+)
 
 // Text renders c as plain text for logs and bot preview.
 func (r *Renderer) Text(c Card) string {
@@ -31,4 +36,41 @@ func squeezeBlankLines(s string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// QuestionTitle is a question card's title line, said by the bot: who
+// asks. The question itself is the agent's words, shown in its box.
+func (c Card) QuestionTitle() string {
+	if c.Job.Agent == "" {
+		return "The agent asks"
+	}
+	return c.Job.Agent + " asks"
+}
+
+// ChoiceLines are the choices as a list reads them: "1. acct-1".
+func (q *QuestionCard) ChoiceLines() []string {
+	out := make([]string, len(q.Choices))
+	for i, b := range q.Choices {
+		out[i] = strconv.Itoa(i+1) + ". " + b.Label
+	}
+	return out
+}
+
+// HowToAnswer says what a waiting question takes, under its choices:
+// "" on a card that takes no answer now (closed, superseded, an answer on
+// its way) or shows no question (restricted).
+func (c Card) HowToAnswer() string {
+	q := c.Question
+	if q == nil || q.Text == "" || c.Superseded || c.Deciding || (c.State != "" && c.State != approval.StatePending) {
+		return ""
+	}
+	switch {
+	case len(q.Choices) > 0 && q.FreeText:
+		return "Answer with one of these, or in your own words."
+	case len(q.Choices) > 0:
+		return "Answer with one of these."
+	case q.FreeText:
+		return "Answer in your own words."
+	}
+	return ""
 }

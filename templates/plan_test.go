@@ -78,7 +78,7 @@ func TestPlanLineWhilePending(t *testing.T) {
 			t.Errorf("plan line %q says %q: it must not depend on progress", want, s)
 		}
 	}
-	for _, state := range templates.PreviewStates() {
+	for _, state := range templates.PreviewStatesOf(a) {
 		got := templatestest.Card(t, a, state).Ladder
 		switch state {
 		case "pending", templates.PreviewDeciding:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,8 +31,35 @@ func PreviewStates() []string {
 	return append(out, PreviewSuperseded)
 }
 
+// PreviewStatesOf are the preview states a's kind reaches: a call is
+// never answered, and a question is never approved, denied or refused.
+func PreviewStatesOf(a *approval.Approval) []string {
+	var out []string
+	for _, s := range PreviewStates() {
+		if previewReaches(a, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// previewReaches reports whether a's kind reaches the preview state.
+func previewReaches(a *approval.Approval, state string) bool {
+	switch approval.State(state) {
+	case approval.StateAnswered:
+		return a.IsQuestion()
+	case approval.StateApproved, approval.StateDenied, approval.StateRefused:
+		return !a.IsQuestion()
+	}
+	return true
+}
+
 // previewActor decides every sample decision: plainly no real member.
 const previewActor = "user:reviewer"
+
+// previewAnswer is the sample answer in words to a question that takes
+// them and offers no choice.
+const previewAnswer = "Yes, go ahead."
 
 // PreviewInput is the Input that bot preview and the golden files render:
 // a in the named state (PreviewStates), decided by a sample reviewer at
@@ -43,6 +71,13 @@ func PreviewInput(a *approval.Approval, state string, at time.Time, ladder Ladde
 	}
 	in := Input{Approval: a, Ladder: ladder}
 	at = at.UTC()
+	if slices.Contains(PreviewStates(), state) && !previewReaches(a, state) {
+		kind := "a call"
+		if a.IsQuestion() {
+			kind = "a question"
+		}
+		return Input{}, fmt.Errorf("preview: %s is never %s: want one of %s", kind, state, strings.Join(PreviewStatesOf(a), ", "))
+	}
 	switch state {
 	case "", string(approval.StatePending):
 		in.State = approval.StatePending
@@ -67,6 +102,14 @@ func PreviewInput(a *approval.Approval, state string, at time.Time, ladder Ladde
 	case string(approval.StateCancelled):
 		in.State = approval.StateCancelled
 		in.Decision = &approval.Decision{Comment: "the job ended", At: at}
+	case string(approval.StateAnswered):
+		// The first choice, or words where the question offers none.
+		in.State = approval.StateAnswered
+		d := &approval.Decision{Actor: previewActor, Via: "slack", At: at, Answer: previewAnswer}
+		if q := a.Question; q != nil && len(q.Choices) > 0 {
+			d.Choice, d.Answer = 1, approval.RedactText(q.Choices[0])
+		}
+		in.Decision = d
 	case string(approval.StateRefused):
 		in.State = approval.StateRefused
 		in.Decision = &approval.Decision{Actor: previewActor, Via: "slack", At: at,

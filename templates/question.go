@@ -3,6 +3,7 @@ package templates
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"approvalsbot/approval"
 )
@@ -29,6 +30,7 @@ const (
 	withheldAnswer      = "The answer is not shown here: the question is restricted to members with the content permission."
 	restrictedQuestion  = "The question is restricted: only members with the content permission see it (Show question) and answer it."
 	questionHeadlineMax = 120
+	deadlineUnanswered  = "(then the job is told nobody answered)"
 )
 
 // QuestionCard is what a card shows of an agent's question.
@@ -54,6 +56,12 @@ type QuestionCard struct {
 func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 	c.Function, c.Effect, c.Flags, c.AskedBy, c.Reasons, c.Warnings = "", "", nil, "", nil, nil
 	c.Arguments, c.Digest, c.Snapshot, c.Roles, c.Changes, c.AgentSays, c.Turn, c.ConfirmLine = nil, "", "", nil, nil, "", "", ""
+	// question.asked names no autonomy level: the job line says none.
+	c.Job.Level = ""
+	// The deadline closes a question unanswered, not with a no.
+	if rest, ok := strings.CutSuffix(c.Ladder, " "+deadlineMeansNo); ok {
+		c.Ladder = rest + " " + deadlineUnanswered
+	}
 	q := &QuestionCard{}
 	if a.Question != nil {
 		q.FreeText = a.Question.FreeText
@@ -147,8 +155,7 @@ func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 			if _, err := ParseAction(p); err != nil {
 				continue
 			}
-			q.Choices = append(q.Choices, Button{Label: cutLine(oneLine(approval.RedactText(choice)), approval.MaxChoiceLen),
-				Action: act, Payload: p})
+			q.Choices = append(q.Choices, Button{Label: ChoiceLabel(choice), Action: act, Payload: p})
 		}
 	}
 	if waiting && !c.Restricted && q.FreeText {
@@ -218,4 +225,14 @@ func questionHeadline(c *Card, a *approval.Approval) string {
 		return who + "'s question was cancelled"
 	}
 	return who + "'s question: " + oneLine(string(c.State))
+}
+
+// QuestionText is an agent's question as every surface shows it: redacted
+// of secret shapes, cleaned and bounded as the agent's words are.
+func QuestionText(s string) string { return agentSays(s) }
+
+// ChoiceLabel is a choice as a button or a menu option shows it: one
+// line, redacted, within approval.MaxChoiceLen.
+func ChoiceLabel(s string) string {
+	return cutLine(oneLine(approval.RedactText(s)), approval.MaxChoiceLen)
 }

@@ -40,7 +40,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	if !strings.Contains(string(body), harmless) {
 		t.Fatalf("fixture lacks %q", harmless)
 	}
-	for _, state := range templates.PreviewStates() {
+	for _, state := range templates.PreviewStatesOf(ev.Approval) {
 		x := renderAll(t, r, templatestest.Card(t, ev.Approval, state))
 		x.each(func(surface, s string) {
 			for _, sec := range secrets {
@@ -134,7 +134,7 @@ func TestSecretShapesNeverShown(t *testing.T) {
 	a.AgentSays = "Running GITHUB_TOKEN=agentT0k3n ./deploy with Bearer:agentB34rer"
 	a.Kind = approval.KindChanges
 	a.Changes = &approval.Changes{Files: []approval.ChangedFile{{Path: "config.yaml"}}, Patch: "+DB_PASSWORD=patchPw555\n+  api_key: patchK3y666\n"}
-	for _, state := range templates.PreviewStates() {
+	for _, state := range templates.PreviewStatesOf(a) {
 		x := renderAll(t, r, templatestest.Card(t, a, state))
 		x.each(func(surface, s string) {
 			for _, sec := range secrets {

@@ -126,6 +126,10 @@ type Dialog struct {
 	// Grant is "Approve and allow…"'s offer (templates.ActionGrant); nil
 	// for every other dialog.
 	Grant *GrantOffer
+	// Question is Answer…'s dialog (templates.ActionAnswerText): the
+	// question and the words' bound; nil for every other dialog, whose
+	// call fields it leaves empty.
+	Question *QuestionDialog
 }
 
 // Shown is what Show all arguments, Show details and a Reveal show the
@@ -146,6 +150,10 @@ type Shown struct {
 	// before sending anything that the content does not all fit: no part,
 	// no Lead, no Approve.
 	TooLarge say.Reason
+	// Question is Show question's answer on a restricted question: the
+	// question to show that person alone, with the controls that answer
+	// it; nil for every other showing (Arguments is then empty).
+	Question *ShownQuestion
 }
 
 // Click takes one click. A decision (ClickRecord) and a ladder click
@@ -155,10 +163,16 @@ type Shown struct {
 func (s *Service) Click(ctx context.Context, req ClickRequest) Clicked {
 	switch req.Do {
 	case ClickAsk:
+		if req.Action.Kind == templates.ActionAnswerText {
+			return s.askAnswer(ForPerson(ctx), req)
+		}
 		return s.clickAsk(ForPerson(ctx), req)
 	case ClickRecord:
-		if req.Action.Kind == templates.ActionRevokeGrant {
+		switch req.Action.Kind {
+		case templates.ActionRevokeGrant:
 			return s.clickRevoke(ForPerson(ctx), req)
+		case templates.ActionAnswer, templates.ActionAnswerText:
+			return s.clickAnswer(ForPerson(ctx), req)
 		}
 		return s.clickRecord(ForPerson(ctx), req)
 	case ClickLadder:
@@ -407,6 +421,9 @@ func (s *Service) clickShow(ctx context.Context, req ClickRequest) Clicked {
 	row, out := s.clickedRow(ctx, req)
 	if row == nil {
 		return out
+	}
+	if req.Action.Kind == templates.ActionShowDetails && isQuestionRow(row) {
+		return s.showQuestion(ctx, req, row)
 	}
 	out = Clicked{Tenant: row.Tenant}
 	act := req.Action

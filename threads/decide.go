@@ -218,6 +218,13 @@ type deciding struct {
 	// Turn is the id of the turn whose batch (Deny all, Approve all N)
 	// this decision is part of; "" for a decision of this call alone.
 	Turn string `json:"turn,omitempty"`
+	// Answer is a person's answer to a question (question.go), the words
+	// exactly as written: kept only while it is in flight, and gone with
+	// it once the backend answered. nil for a decision, and for the
+	// deadline's word that nobody answered.
+	Answer *approval.Answer `json:"answer,omitempty"`
+	// line is the answer as the thread is told it (performAnswer).
+	line string
 }
 
 // The deadline's decision (docs/protocol.md): only ever deny.
@@ -525,6 +532,10 @@ func (s *Service) decidableTyped(ctx context.Context, tenantID, approvalID strin
 	if !why.IsZero() || err != nil {
 		return decider{}, why, err
 	}
+	if a.IsQuestion() {
+		// A question is answered, never approved or denied (question.go).
+		return decider{}, say.Reason{Kind: say.UnknownButton}, nil
+	}
 	why = refuse(t, m, a, approve)
 	if why.Kind == say.TypedConfirm && typed && m.Content && a.Kind != approval.KindProtectedPaths {
 		why = say.Reason{}
@@ -715,6 +726,9 @@ func (s *Service) performDecision(ctx context.Context, row *store.OutboxRow) err
 		}
 		d.Sent = true
 	}
+	if isQuestionRow(a) {
+		return s.performAnswer(ctx, row, a, d)
+	}
 	if d.Revision < a.Revision || approval.State(a.State).Final() {
 		// The call changed or closed since the click: refused as stale.
 		return s.settle(context.WithoutCancel(ctx), row, d, nil, stale(a, d.Revision, say.Decision))
@@ -830,7 +844,11 @@ func (s *Service) settleIn(ctx context.Context, tx store.Tx, id string, d decidi
 		var ev *approval.Event
 		why := tell
 		if ans != nil {
-			ev, why = outcome(row, d, *ans)
+			if fz, err := frozenOf(row); err == nil && fz.Question {
+				ev, why = answerOutcome(row, d, *ans, fz.Restricted)
+			} else {
+				ev, why = outcome(row, d, *ans)
+			}
 		}
 		if d.Grant != nil {
 			// The grant lives only if the backend recorded the approval

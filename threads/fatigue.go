@@ -26,10 +26,13 @@ const (
 	EffectLabelDestructive = "destructive"
 	EffectLabelEgress      = "egress"
 	EffectLabelUnknown     = "unknown"
+	// EffectLabelQuestion is an agent's question: no call, no effect.
+	EffectLabelQuestion = "question"
 )
 
 // EffectLabels lists every effect label.
-var EffectLabels = []string{EffectLabelReadsOnly, EffectLabelWrite, EffectLabelDestructive, EffectLabelEgress, EffectLabelUnknown}
+var EffectLabels = []string{EffectLabelReadsOnly, EffectLabelWrite, EffectLabelDestructive, EffectLabelEgress, EffectLabelUnknown,
+	EffectLabelQuestion}
 
 // EffectLabel classes a call for the figures, the most dangerous reading
 // first: destructive when the card says DESTRUCTIVE or the class is;
@@ -264,7 +267,9 @@ func (s *Service) count(ctx context.Context, c *closing) {
 	if !p.FirstLookAt.IsZero() {
 		m.FirstLook.WithLabelValues(c.tenant).Observe(seconds(p.FirstLookAt.Sub(c.requested)))
 	}
-	if p.State == string(approval.StateExpired) {
+	if p.State == string(approval.StateExpired) && c.effect != EffectLabelQuestion {
+		// A question's deadline denies nothing: it tells the job that
+		// nobody answered (decision_seconds counts it as expired).
 		m.DeadlineDenies.WithLabelValues(c.tenant, c.ladder).Inc()
 	}
 	for _, surface := range c.quick {

@@ -91,6 +91,11 @@ func (s *Service) prepare(ctx context.Context, tenant *tenant.Tenant, ev *approv
 		return p, nil
 	}
 	p.request = &request{a: a, frozen: Freeze(tenant, a), function: approval.RedactText(a.Call.Function)}
+	if a.IsQuestion() {
+		// Listings and digests name a question by its kind, never by its
+		// text (a restricted question's is nowhere in the store).
+		p.request.function = string(approval.KindQuestion)
+	}
 	row, err := s.store.ApprovalGet(ctx, ev.ApprovalID())
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -262,7 +262,10 @@ func (s *Service) mailLink(tenant *tenant.Tenant, card Card, kind, addr string) 
 // tenant and the call allow: Deny where the tenant takes decisions on the
 // page, Approve too where it takes approvals and the call allows this
 // member's. A decision in flight keeps it: mail cannot be edited, and the
-// page is the way on should it fail.
+// page is the way on should it fail. A question's link answers it: only
+// where the tenant takes approvals on the page (an answer is the approve
+// page_decisions speaks of), and for a restricted question only to a
+// content holder.
 func MemberLink(links DecisionLinks, tenant *tenant.Tenant, m tenant.Member, card Card) *MailLink {
 	a := card.Approval
 	if links == nil || a == nil || tenant == nil || card.State != approval.StatePending || card.Superseded ||
@@ -270,7 +273,10 @@ func MemberLink(links DecisionLinks, tenant *tenant.Tenant, m tenant.Member, car
 		m.Email == "" || !refuse(tenant, m, a, false).IsZero() {
 		return nil
 	}
-	approve := tenant.MailDecides(true) && refuse(tenant, m, a, true).IsZero()
+	if a.IsQuestion() && (!tenant.MailDecides(true) || a.ContentRestricted() && !m.Content) {
+		return nil
+	}
+	approve := !a.IsQuestion() && tenant.MailDecides(true) && refuse(tenant, m, a, true).IsZero()
 	expires := card.Frozen.Plan.Deadline
 	if expires.IsZero() && a.Deadline != nil {
 		expires = *a.Deadline
@@ -293,6 +299,9 @@ func (r MailRequest) Render() templates.Mail {
 	}
 	if r.Kind == MailEscalation && r.Step > 0 {
 		m.Why = templates.MailWhy(r.Waited, r.Step, r.Card.Frozen.Plan.Ladder)
+		if r.Card.Approval != nil && r.Card.Approval.IsQuestion() {
+			m.Why = templates.MailQuestionWhy(r.Waited, r.Step, r.Card.Frozen.Plan.Ladder)
+		}
 	}
 	if r.Link != nil {
 		m.Link = &templates.MailLink{Approve: r.Link.Approve, URL: r.Link.URL}

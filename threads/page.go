@@ -88,6 +88,34 @@ type Page struct {
 	// a destructive call's, a passkey's or a typed one's is never offered
 	// here).
 	Grant *GrantOffer
+	// Question is an agent's question's page (approval.KindQuestion);
+	// nil for a call, whose Approve, Deny and the rest above it offers
+	// instead.
+	Question *PageQuestion
+}
+
+// PageQuestion is what the decision page shows and takes of a question
+// waiting on the link's revision.
+type PageQuestion struct {
+	// Text is the question as the agent asked it (redacted); "" where
+	// the page may not show it (a restricted question).
+	Text string
+	// Choices are the question's choices, in its order (redacted), each
+	// answered by a POST of ActionAnswer with its index; none where Text
+	// is not shown.
+	Choices []string
+	// FreeText: the question takes an answer in words (ActionAnswerText,
+	// the words in ClickRequest.Comment, at most approval.MaxAnswerText).
+	FreeText bool
+	// Answers: the tenant's page setting lets the page take answers
+	// (page_decisions: approve); where it does not, the page shows the
+	// question and says to answer in the chat or the console.
+	Answers bool
+	// Restricted: the bot keeps none of the question's words; a content
+	// holder's page shows it once looked up at the backend as them
+	// (ClickShow of templates.ActionShowDetails, as Show question), and
+	// the backend checks the answer's choice.
+	Restricted bool
 }
 
 // clickView reads the link's tenant and member as configured now, the
@@ -111,6 +139,12 @@ func (s *Service) clickView(ctx context.Context, req ClickRequest) Clicked {
 		return Clicked{Retry: true, Reason: say.Reason{Kind: say.PageStoreDown}}
 	}
 	p := &Page{User: m.User, Email: m.Email, Content: m.Content, Title: row.Function}
+	question := isQuestionRow(row)
+	if question {
+		// A closed, changed or expired question's page shows neither the
+		// question nor a form; livePage fills it in while it waits.
+		p.Title, p.Question = "An agent asks", &PageQuestion{}
+	}
 	expired, expiredAt := l.Expired, l.Expires
 	if !row.DeadlineAt.IsZero() && row.DeadlineAt.Before(l.Expires) && !s.clock.Now().Before(row.DeadlineAt) {
 		// The approval's own deadline came first, even before its tick
@@ -135,6 +169,16 @@ func (s *Service) clickView(ctx context.Context, req ClickRequest) Clicked {
 			how = strings.TrimRight(how, ". ") + "; " + card.Quorum
 		}
 		p.Lead = say.Reason{Kind: say.LinkClosed, Message: how}
+		if q := card.Question; q != nil {
+			// An answer shows as on the card: redacted, and not at all
+			// for a restricted question.
+			p.Title, p.Lead.Kind = card.QuestionTitle(), say.QuestionClosed
+			if q.Answer != "" {
+				p.Lead.Message = strings.TrimRight(how, ". ") + ": " + templates.VisibleLine(q.Answer)
+			}
+		}
+	case act.Revision < row.Revision && question:
+		p.Lead = say.Reason{Kind: say.QuestionChanged, Count: row.Revision}
 	case act.Revision < row.Revision:
 		p.Lead = say.Reason{Kind: say.LinkChanged, Count: row.Revision}
 	case expired:
@@ -151,14 +195,19 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 	m tenant.Member, p *Page) Clicked {
 	approve := req.approves() // the answer a POST sends; a GET sends none
 	var page say.Reason
+	question := isQuestionRow(row)
 	switch {
 	case !t.MailDecides(false):
 		page = say.Reason{Kind: say.MailOff, Tenant: t.ID}
+	case question && !t.MailDecides(true):
+		// An answer is the approve the setting speaks of: a tenant that
+		// takes only denials on the page takes no answers there.
+		page = say.Reason{Kind: say.PageNoAnswers, Tenant: t.ID}
 	case req.Link.Sending && approve && !t.MailDecides(true):
 		page = say.Reason{Kind: say.MailDenyOnly, Tenant: t.ID}
 	}
 	p.Decides = len(row.Deciding) == 0 && page.IsZero()
-	if p.Decides && req.Link.Sending && !(approve && s.pageChecks(t)) {
+	if p.Decides && req.Link.Sending && !question && !(approve && s.pageChecks(t)) {
 		// An Approve where the page may have to check a passkey or a
 		// typed confirmation reads the call below to know; any other
 		// answer goes on without that work.
@@ -170,6 +219,10 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 	}
 	a := c.Approval
 	p.Card, p.Title = card, a.Call.Function
+	if a.IsQuestion() {
+		p.Title = card.QuestionTitle()
+		p.Question = pageQuestion(a, t)
+	}
 	switch {
 	case len(row.Deciding) > 0:
 		p.Lead = say.Reason{Kind: say.PageInFlight, Message: card.Status}
@@ -177,6 +230,9 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 	case !page.IsZero():
 		p.Lead = page
 		return Clicked{Tenant: row.Tenant, Page: p}
+	}
+	if a.IsQuestion() {
+		return s.questionPage(row, t, m, p, c)
 	}
 	if why := refuse(t, m, a, false); !why.IsZero() {
 		// A private chat's call to a member without the content
@@ -229,6 +285,44 @@ func (s *Service) livePage(ctx context.Context, req ClickRequest, row *store.App
 		}
 	}
 	p.Lead = say.Reason{Kind: say.PageWaiting}
+	return Clicked{Tenant: row.Tenant, Page: p}
+}
+
+// pageQuestion is what the page shows of a's question: its text and
+// choices where they are not restricted (the bot keeps no restricted
+// question's words).
+func pageQuestion(a *approval.Approval, t *tenant.Tenant) *PageQuestion {
+	q := &PageQuestion{Answers: t.MailDecides(true), Restricted: a.ContentRestricted()}
+	if a.Question == nil || q.Restricted {
+		return q
+	}
+	q.FreeText = a.Question.FreeText
+	q.Text = templates.QuestionText(a.Question.Text)
+	for _, c := range a.Question.Choices {
+		q.Choices = append(q.Choices, templates.ChoiceLabel(c))
+	}
+	return q
+}
+
+// questionPage is the page of a question that waits on the link's
+// revision: its choices and words to answer with, and I'm looking, to a
+// member who may answer it.
+func (s *Service) questionPage(row *store.Approval, t *tenant.Tenant, m tenant.Member, p *Page, c Card) Clicked {
+	a := c.Approval
+	if why := refuse(t, m, a, false); !why.IsZero() {
+		if why.Kind == say.PrivateChat {
+			why = say.Reason{Kind: say.FormQuestionPrivate, Tenant: t.ID, User: m.User}
+		}
+		p.Lead, p.Question.Text, p.Question.Choices = why, "", nil
+		return Clicked{Tenant: row.Tenant, Page: p}
+	}
+	if a.ContentRestricted() && !m.Content {
+		// Only content holders answer a restricted question.
+		p.Lead = say.Reason{Kind: say.FormQuestionPrivate, Tenant: t.ID, User: m.User}
+		return Clicked{Tenant: row.Tenant, Page: p}
+	}
+	p.Form, p.Pause = true, c.Frozen.Plan.Pause()
+	p.Lead = say.Reason{Kind: say.PageQuestionWaiting}
 	return Clicked{Tenant: row.Tenant, Page: p}
 }
 

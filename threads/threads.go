@@ -131,6 +131,10 @@ type Options struct {
 	// (docs/protocol.md#turns), so a turn of several calls is shown on one
 	// card with Deny all and Approve all N.
 	Turns bool
+	// Questions: the job backend sends its agents' questions and takes
+	// their answers (docs/protocol.md#questions); without it a question
+	// is refused at ingest.
+	Questions bool
 	// Worker names this process in outbox claims; default a random id.
 	Worker string
 	// Lease is how long this replica's claim on a due approval holds
@@ -161,6 +165,8 @@ type Service struct {
 	typedConfirm bool
 	// grants is Options.Grants.
 	grants bool
+	// questions is Options.Questions.
+	questions bool
 	// turnCards is Options.Turns.
 	turnCards bool
 	worker    string
@@ -198,7 +204,7 @@ func New(o Options) (*Service, error) {
 		o.Lease = tickLease
 	}
 	s := &Service{store: o.Store, tenants: o.Tenants, clock: o.Clock, timers: timerClock(o.Clock), log: o.Logger,
-		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, typedConfirm: o.TypedConfirm, grants: o.Grants, turnCards: o.Turns, lease: o.Lease,
+		surfaces: o.Surfaces, fallback: o.Fallback, metrics: o.Metrics, worker: o.Worker, backend: o.Backend, mailer: o.Mailer, pusher: o.Pusher, links: o.Links, typedConfirm: o.TypedConfirm, grants: o.Grants, turnCards: o.Turns, questions: o.Questions, lease: o.Lease,
 		wake: wakes(), due: dues(), alone: alone(o.Store), fingerprints: copySecrets(o.FingerprintSecrets),
 		ingests: groupCommit{savepoints: true, ordered: true, ownContext: true, sizes: o.Metrics.IngestGroup}}
 	if !s.oneWriter() {
@@ -256,6 +262,9 @@ type Frozen struct {
 	// Effect is the call's effect label for the figures (EffectLabel);
 	// "" in a plan frozen before they were kept.
 	Effect string `json:"effect,omitempty"`
+	// Question: the approval is an agent's question (question.go),
+	// answered rather than decided.
+	Question bool `json:"question,omitempty"`
 }
 
 // Outbox row kinds.
@@ -307,6 +316,9 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResult, 
 	}
 	now := s.clock.Now()
 	if err := checkTimes(tenant, ev, now); err != nil {
+		return IngestResult{}, err
+	}
+	if err := s.checkQuestionEvent(ev, nil); err != nil {
 		return IngestResult{}, err
 	}
 	// One event of an approval at a time in this process, so that the
@@ -386,6 +398,9 @@ func (s *Service) apply(ctx context.Context, tx store.Tx, p *prepared) (int, str
 		// changes it again (a late re-check would bring back a record
 		// with no plan or revision), and none posts a card.
 		return 0, "already " + row.State + ", and pruned: its content is gone", nil
+	}
+	if err := s.checkQuestionEvent(ev, row); err != nil {
+		return 0, "", err
 	}
 	cur, err := recordOf(row)
 	if err != nil {
@@ -545,6 +560,7 @@ func Freeze(tenant *tenant.Tenant, a *approval.Approval) Frozen {
 	}
 	fz.Quorum = freezeQuorum(tenant, a)
 	fz.Effect = EffectLabel(a)
+	questionFrozen(&fz, a)
 	return fz
 }
 
@@ -618,6 +634,9 @@ func (s *Service) rowsFor(ctx context.Context, tx store.Tx, row *store.Approval,
 			text := e.Text
 			if fz.Restricted {
 				text = restrictedReply(kind)
+				if fz.Question {
+					text = restrictedAnswerReply
+				}
 			}
 			var approver *approverOnChat
 			if kind == templates.ThreadRecheckRefused {
@@ -733,6 +752,10 @@ func restrictedReply(kind templates.ThreadKind) string {
 	}
 	return "The job backend recorded the decision; its message is shown only in the console (this call's content is restricted)."
 }
+
+// restrictedAnswerReply is a restricted question's thread reply when it
+// closes: who answered and what stay in the console.
+const restrictedAnswerReply = "The question is closed; who answered and what is shown only in the console (this question is restricted)."
 
 // threadKind names the kind of reply an event's message is.
 func threadKind(typ approval.EventType) templates.ThreadKind {

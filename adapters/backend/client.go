@@ -133,11 +133,14 @@ const (
 	FeatureGrants = "grants"
 	// FeatureTurns: the backend takes a turn's batch decision (turns.go).
 	FeatureTurns = "turns"
+	// FeatureQuestions: the backend takes answers to its agents'
+	// questions (questions.go).
+	FeatureQuestions = "questions"
 )
 
 // KnownFeatures lists every optional feature the client can use.
 func KnownFeatures() []string {
-	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureGrants, FeatureTurns}
+	return []string{FeatureApprovers, FeatureTypedConfirmation, FeatureGrants, FeatureTurns, FeatureQuestions}
 }
 
 // String keeps secrets out of %v and %+v.
@@ -167,6 +170,7 @@ type Client struct {
 	typed     bool // FeatureTypedConfirmation
 	grants    bool // FeatureGrants
 	turns     bool // FeatureTurns
+	questions bool // FeatureQuestions
 }
 
 // NewClient checks o and returns a Client; the error lists every problem.
@@ -214,6 +218,7 @@ func NewClient(o ClientOptions) (*Client, error) {
 		typed:      slices.Contains(o.Features, FeatureTypedConfirmation),
 		grants:     slices.Contains(o.Features, FeatureGrants),
 		turns:      slices.Contains(o.Features, FeatureTurns),
+		questions:  slices.Contains(o.Features, FeatureQuestions),
 	}
 	var hc http.Client
 	if o.HTTPClient != nil {

@@ -99,14 +99,23 @@ type wiring struct {
 // wire builds the ingest path on a fresh database in a temporary directory.
 func wire(tb testing.TB, log *slog.Logger) *wiring {
 	tb.Helper()
+	return wireQuestions(tb, log, true)
+}
+
+// wireQuestions is wire for a backend that sends questions or not
+// (backend.features: questions).
+func wireQuestions(tb testing.TB, log *slog.Logger, questions bool) *wiring {
+	tb.Helper()
 	cfg, err := config.Parse("bot.yaml", []byte(botConfig), lookupBotEnv)
 	if err != nil {
 		tb.Fatalf("config.Parse: %v", err)
 	}
 	path := filepath.Join(tb.TempDir(), "bot.db")
 	st := openStore(tb, path)
+	// The backend these tests stand for sends its agents' questions too
+	// (backend.features: questions), so every example event is taken.
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: wallClock{}, Logger: log,
-		Fallback: discardSurface{}})
+		Fallback: discardSurface{}, Questions: questions})
 	if err != nil {
 		tb.Fatalf("threads.New: %v", err)
 	}
@@ -169,9 +178,16 @@ type eventsBot struct {
 
 func newEventsBot(t *testing.T) *eventsBot {
 	t.Helper()
+	return newEventsBotQuestions(t, true)
+}
+
+// newEventsBotQuestions is newEventsBot for a backend that sends
+// questions or not.
+func newEventsBotQuestions(t *testing.T, questions bool) *eventsBot {
+	t.Helper()
 	logs := &syncLog{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	w := wire(t, log)
+	w := wireQuestions(t, log, questions)
 	h := backend.NewHandler(backend.HandlerOptions{Verifier: w.verifier, Ingester: w.service,
 		Logger: log, Registry: prometheus.NewRegistry()})
 	srv := httptest.NewServer(h)

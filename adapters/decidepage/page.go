@@ -191,7 +191,12 @@ func secure(w http.ResponseWriter) { pagesec.Set(w, pagesec.NoScript) }
 
 // maxForm bounds a POST's body: a reason of ReasonMax characters, at up
 // to 4 bytes each and percent-encoded, and the form's two short fields.
-const maxForm = 16 << 10
+// maxAnswerForm bounds an answer in words, approval.MaxAnswerText
+// characters so encoded: only a form that sends one may be that large.
+const (
+	maxForm       = 16 << 10
+	maxAnswerForm = 32 << 10
+)
 
 // ServeHTTP serves GET (and HEAD) and POST on Path + token.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -257,8 +262,13 @@ func (l *link) binding() passkey.Binding {
 // POST that decides sends (ActionApprove or ActionDeny), "" for a GET.
 func (l *link) viewing(sending bool, answer string) threads.ClickRequest {
 	kind := templates.ActionDeny
-	if answer == ActionApprove {
+	switch answer {
+	case ActionApprove:
 		kind = templates.ActionApprove
+	case actionAnswer:
+		kind = templates.ActionAnswer
+	case actionAnswerText:
+		kind = templates.ActionAnswerText
 	}
 	return threads.ClickRequest{Do: threads.ClickView,
 		Action: templates.Action{Kind: kind, ApprovalID: l.claims.ApprovalID, Revision: l.claims.Revision},
@@ -392,17 +402,34 @@ func (h *Handler) view(_ context.Context, l *link) (view, int) {
 		v.ActAs += " (" + p.Email + ")"
 	}
 	if p.Card != nil {
-		v.Card = h.render.CardHTML(*p.Card)
+		c := *p.Card
+		if p.Form && p.Question != nil && c.Question != nil {
+			// The forms below offer the choices and the words: the card
+			// shows the question only.
+			q := *c.Question
+			q.Choices, q.FreeText = nil, false
+			c.Question = &q
+		}
+		v.Card = h.render.CardHTML(c)
+	}
+	if p.Question != nil {
+		v.Noun = "question"
 	}
 	switch p.Lead.Kind {
-	case say.LinkChanged, say.LinkExpired:
+	case say.LinkChanged, say.QuestionChanged, say.LinkExpired:
 		return v, http.StatusGone
 	case say.PageInFlight:
 		v.Refresh = true
-	case say.MailOff, say.MailDenyOnly, say.FormPrivateChat, say.OwnJob:
+	case say.MailOff, say.MailDenyOnly, say.FormPrivateChat, say.OwnJob, say.PageNoAnswers, say.FormQuestionPrivate:
 		return v, http.StatusForbidden
 	}
 	if !p.Form {
+		return v, http.StatusOK
+	}
+	if p.Question != nil {
+		check := h.signer.FormCheck(l.token)
+		v.Question = questionFormOf(p.Question, check, p.Card)
+		v.Look = &lookForm{Check: check, Pause: ladder.FormatDuration(p.Pause)}
 		return v, http.StatusOK
 	}
 	check := h.signer.FormCheck(l.token)
@@ -442,7 +469,8 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		h.page(w, http.StatusForbidden, titled(say.Reason{Kind: say.LinkBroken}))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	body := &countingReader{r: http.MaxBytesReader(w, r.Body, maxAnswerForm)}
+	r.Body = body
 	if mt := r.Header.Get("Content-Type"); !strings.HasPrefix(mt, "application/x-www-form-urlencoded") {
 		h.refusals.Refused(r, http.StatusUnsupportedMediaType, "not a form")
 		h.page(w, http.StatusUnsupportedMediaType, titled(say.Reason{Kind: say.FormNotForm}))
@@ -459,13 +487,19 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		h.page(w, http.StatusBadRequest, titled(say.Reason{Kind: say.FormUnreadable}))
 		return
 	}
-	fromForm := h.signer.CheckForm(token, r.PostForm.Get("check"))
 	action := r.PostForm.Get("action")
+	if body.n > maxForm && action != actionAnswerText {
+		// Only an answer in words may be larger than a decision's form.
+		h.refusals.Refused(r, http.StatusRequestEntityTooLarge, "form too large")
+		h.page(w, http.StatusRequestEntityTooLarge, titled(say.Reason{Kind: say.FormTooLarge, Count: threads.MaxComment}))
+		return
+	}
+	fromForm := h.signer.CheckForm(token, r.PostForm.Get("check"))
 	answer := ""
-	if fromForm && (action == ActionApprove || action == ActionDeny) {
+	if fromForm && (action == ActionApprove || action == ActionDeny || action == actionAnswer || action == actionAnswerText) {
 		answer = action
 	}
-	l := h.open(w, r, token, !fromForm || action != actionArguments, answer)
+	l := h.open(w, r, token, !fromForm || (action != actionArguments && action != actionQuestion), answer)
 	if l == nil {
 		return
 	}
@@ -473,9 +507,18 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		h.look(w, r, l)
 		return
 	}
-	if fromForm && action == actionArguments {
+	if fromForm && action == actionArguments && l.page.Question == nil {
 		h.showArguments(w, r, l)
 		return
+	}
+	if fromForm && action == actionQuestion && l.page.Question != nil {
+		h.showQuestion(w, r, l)
+		return
+	}
+	if l.page.Decides && (l.page.Question != nil) != (answer == actionAnswer || answer == actionAnswerText) {
+		// A question's page takes its answers, a call's its decisions:
+		// nothing else came from the page's own form.
+		answer = ""
 	}
 	if answer == "" {
 		h.refusals.Refused(r, http.StatusForbidden, "a POST not from the page's form")
@@ -488,6 +531,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, token string) {
 		// the card: a decision goes to threads without that work.)
 		v, status := h.view(r.Context(), l)
 		h.page(w, status, v)
+		return
+	}
+	if l.page.Question != nil {
+		h.answer(w, r, l, answer)
 		return
 	}
 	reason := strings.TrimSpace(r.PostForm.Get("reason"))
@@ -729,12 +776,18 @@ func (l *link) person() threads.Person {
 
 // view is what one page shows.
 type view struct {
+	// Noun is what the page is about, in its title: "approval" or
+	// "question" ("" reads as approval).
+	Noun  string
 	Title string
 	Lead  string
 	ActAs string
 	Card  template.HTML
 	// Answers is the page's answers, offered while the link decides.
 	Answers *answers
+	// Question is a question's answers (its choices, its words),
+	// offered while the link answers; nil for a call.
+	Question *questionForm
 	// Look is the page's I'm looking, offered with the answers.
 	Look    *lookForm
 	Refresh bool // a decision is on its way: look again shortly

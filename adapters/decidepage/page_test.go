@@ -137,6 +137,9 @@ type pageSetup struct {
 	// registry and logger, when set, are the handler's.
 	registry *prometheus.Registry
 	logger   *slog.Logger
+	// questions: the backend takes questions (backend.features:
+	// questions).
+	questions bool
 }
 
 func newPageSetUp(t *testing.T, ps pageSetup) *page {
@@ -164,6 +167,9 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 	if ps.grants {
 		features = append(features, backend.FeatureGrants)
 	}
+	if ps.questions {
+		features = append(features, backend.FeatureQuestions)
+	}
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: fake.URL(), Secrets: secret, Now: clock.Now,
 		MaxElapsed: time.Second, Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }, Features: features})
 	if err != nil {
@@ -183,7 +189,7 @@ func newPageSetUp(t *testing.T, ps pageSetup) *page {
 			Tenants: func() map[string]*tenant.Tenant { return cfg.Tenants }}
 	}
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clock, Surfaces: ps.surfaces,
-		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links, TypedConfirm: ps.typed, Grants: ps.grants})
+		Fallback: logsurface.New(lo), Backend: client.ForThreads(), Links: links, TypedConfirm: ps.typed, Grants: ps.grants, Questions: ps.questions})
 	if err != nil {
 		t.Fatal(err)
 	}

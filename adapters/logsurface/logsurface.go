@@ -73,6 +73,10 @@ func (s *Surface) decideLines(c threads.Card) string {
 		if n++; n > maxLinkMembers {
 			break
 		}
+		if c.Approval.IsQuestion() {
+			fmt.Fprintf(&b, "\nanswer as %s: %s", m.User, l.URL)
+			continue
+		}
 		answers := "deny"
 		if l.Approve {
 			answers = "approve or deny"
@@ -95,7 +99,7 @@ func (s *Surface) write(header, body string) error {
 // Post writes a new card.
 func (s *Surface) Post(_ context.Context, req threads.PostRequest) (threads.PostResult, error) {
 	ref := fmt.Sprintf("log-%d", s.seq.Add(1))
-	header := fmt.Sprintf("card %s for %s (approval %s, revision %d)", ref, req.Target, req.Card.Approval.ID, req.Card.Approval.Revision)
+	header := fmt.Sprintf("card %s for %s (%s %s, revision %d)", ref, req.Target, noun(req.Card), req.Card.Approval.ID, req.Card.Approval.Revision)
 	if req.Thread != nil {
 		header += " in the thread of " + req.Thread.Ref
 	}
@@ -107,7 +111,7 @@ func (s *Surface) Post(_ context.Context, req threads.PostRequest) (threads.Post
 
 // Edit writes the card again as it now stands.
 func (s *Surface) Edit(_ context.Context, req threads.EditRequest) error {
-	header := fmt.Sprintf("card %s for %s edited (approval %s)", req.Post.Ref, req.Post.Target, req.Post.ApprovalID)
+	header := fmt.Sprintf("card %s for %s edited (%s %s)", req.Post.Ref, req.Post.Target, noun(req.Card), req.Post.ApprovalID)
 	return s.write(header, s.text(req.Card)+s.decideLines(req.Card))
 }
 
@@ -118,6 +122,14 @@ func (s *Surface) text(c threads.Card) string {
 		return s.r.TurnText(templates.BuildTurn(*c.Turn))
 	}
 	return s.r.Text(templates.Build(c.Input()))
+}
+
+// noun names what the card is of: an approval, or an agent's question.
+func noun(c threads.Card) string {
+	if c.Approval != nil && c.Approval.IsQuestion() {
+		return "question"
+	}
+	return "approval"
 }
 
 // Reply writes a thread reply.
@@ -146,6 +158,6 @@ func (s *Surface) Mail(_ context.Context, req threads.MailRequest) (string, erro
 	if kind == threads.MailEscalation {
 		kind = fmt.Sprintf("step %d", req.Step)
 	}
-	header := fmt.Sprintf("email to %s (%s, approval %s): %s", req.To, kind, req.Card.Approval.ID, e.Subject)
+	header := fmt.Sprintf("email to %s (%s, %s %s): %s", req.To, kind, noun(req.Card), req.Card.Approval.ID, e.Subject)
 	return id, s.write(header, e.Text)
 }

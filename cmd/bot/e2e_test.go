@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"approvalsbot/adapters/backend"
+	"approvalsbot/approval"
 	"approvalsbot/internal/fixtures"
 	"approvalsbot/internal/syncbuf"
 	"approvalsbot/templates"
@@ -489,11 +490,23 @@ func TestCheckAndPreview(t *testing.T) {
 			}
 		}
 	}
-	for _, st := range templates.PreviewStates() {
-		out.Reset()
-		merge, _ := fixtures.Path("events", "merge.json")
-		if code := run(ctx, []string{"preview", "--state", st, merge}, &out, &errOut, lookup(nil)); code != 0 {
-			t.Errorf("preview --state %s: %s", st, errOut.String())
+	// Every state a call reaches, on a call; every state a question
+	// reaches, on a question.
+	for _, name := range []string{"merge.json", "question.json"} {
+		f, _ := fixtures.Path("events", name)
+		body, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := approval.Parse(body)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, st := range templates.PreviewStatesOf(ev.Approval) {
+			out.Reset()
+			if code := run(ctx, []string{"preview", "--state", st, f}, &out, &errOut, lookup(nil)); code != 0 {
+				t.Errorf("preview --state %s %s: %s", st, name, errOut.String())
+			}
 		}
 	}
 }

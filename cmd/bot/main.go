@@ -23,6 +23,7 @@ commands:
   check    validate the configuration and print each tenant's ladders
   event    sign an event file with the events secret and send it to a running bot
   turn     send three request files to a running bot as the calls of one turn
+  question ask a running bot an agent's question, answered through the stand-in backend
   preview  print a card for an event file as a surface would show it
   backend  run a stand-in job backend at backend.url that prints each decision it receives
   migrate  apply the store's migrations and exit
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		err = cmdEvent(ctx, args[1:], stdout, getenv)
 	case "turn":
 		err = cmdTurn(ctx, args[1:], stdout, getenv)
+	case "question":
+		err = cmdQuestion(ctx, args[1:], stdout, getenv)
 	case "preview":
 		err = cmdPreview(args[1:], stdout)
 	case "backend":

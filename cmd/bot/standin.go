@@ -20,7 +20,7 @@ import (
 // decision and answers look-ups from a folder of argument files.
 func cmdBackend(ctx context.Context, args []string, stdout io.Writer, getenv env) error {
 	fs := newFlags("backend", stdout, nil,
-		"Runs a stand-in job backend at backend.url, for trying the bot, never for production: it checks the bot's signatures, prints each decision it receives and answers argument look-ups from a folder.",
+		"Runs a stand-in job backend at backend.url, for trying the bot, never for production: it checks the bot's signatures, prints each decision and each answer to a question (bot question) it receives and answers argument look-ups from a folder.",
 		"bot backend --config examples/bot.yaml")
 	path := configFlag(fs.FlagSet)
 	listen := fs.String("listen", "", "the address to serve on (default: backend.url's host and port)")

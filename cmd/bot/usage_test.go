@@ -26,6 +26,7 @@ func TestHelpExitsZero(t *testing.T) {
 	for cmd, files := range map[string]string{
 		"serve": "", "check": "", "event": " EVENT.json", "preview": " EVENT.json",
 		"backend": "", "migrate": "", "backup": " OUT.db", "doctor": "", "report": "", "turn": " EVENT.json EVENT.json EVENT.json",
+		"question": " TEXT",
 	} {
 		if cmd == "version" {
 			continue
@@ -57,7 +58,7 @@ func TestUsageErrors(t *testing.T) {
 		usage bool // the usage line follows
 	}{
 		{[]string{"preview", "--as", "slak", merge}, `bot preview: --as "slak": want slack, discord, email or text`, true},
-		{[]string{"preview", "--state", "unknown", merge}, `bot preview: --state "unknown": want pending, deciding, approved, denied, expired, cancelled, refused, superseded`, true},
+		{[]string{"preview", "--state", "unknown", merge}, `bot preview: --state "unknown": want pending, deciding, approved, denied, expired, cancelled, refused, answered, superseded`, true},
 		{[]string{"preview", example}, "bot preview: " + example + ": expected an event file (a JSON event like testdata/fixtures/events/merge.json; a configuration goes with --config)", false},
 		{[]string{"event", "--config", example, example}, "bot event: " + example + ": expected an event file", false},
 		{[]string{"preview"}, "bot preview: missing EVENT.json", true},

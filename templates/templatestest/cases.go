@@ -268,14 +268,14 @@ func LimitCases(t testing.TB) []LimitCase {
 	}
 	var out []LimitCase
 	for name, a := range approvals {
-		for _, state := range templates.PreviewStates() {
+		for _, state := range templates.PreviewStatesOf(a) {
 			out = append(out, LimitCase{Name: name + "/" + state, Card: Card(t, a, state)})
 		}
 	}
 	// The ~1 MiB approval as a call that needs many approvals, each
 	// person named by a long, hostile id: the quorum line is never cut.
 	huge := approvals["huge"]
-	for _, state := range templates.PreviewStates() {
+	for _, state := range templates.PreviewStatesOf(huge) {
 		in := Input(t, huge, state)
 		in.Quorum = LongQuorum(huge.RequestedAt)
 		out = append(out, LimitCase{Name: "huge quorum/" + state, Card: templates.Build(in)})

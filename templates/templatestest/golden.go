@@ -90,14 +90,19 @@ func RunChatGolden[M any](t *testing.T, update bool, suffix string, card func(te
 }
 
 // goldenStates are the states rendered beyond pending, per fixture: every
-// state for merge, the ones a fixture's later event leads to, and a
-// decision being sent on a content-restricted card.
+// state for merge and for the question, the ones a fixture's later event
+// leads to, and a decision being sent on a content-restricted card (a
+// call and a question).
 var goldenStates = map[string][]string{
-	"merge":   templates.PreviewStates(),
-	"refund":  {"pending", "refused"},
-	"mail":    {"pending", "cancelled"},
-	"private": {"pending", templates.PreviewDeciding},
+	"refund":           {"pending", "refused"},
+	"mail":             {"pending", "cancelled"},
+	"private":          {"pending", templates.PreviewDeciding},
+	"question-private": {"pending", templates.PreviewDeciding, "answered"},
 }
+
+// everyState are the fixtures whose card is rendered in every state
+// their kind reaches.
+var everyState = map[string]bool{"merge": true, "question": true}
 
 // Golden lists every case the golden files render, on every surface: a
 // card per approval fixture and state, a thread reply per other event,
@@ -129,6 +134,9 @@ func Golden(t testing.TB) []GoldenCase {
 			continue
 		}
 		states := goldenStates[name]
+		if everyState[name] {
+			states = templates.PreviewStatesOf(ev.Approval)
+		}
 		if len(states) == 0 {
 			states = []string{"pending"}
 		}

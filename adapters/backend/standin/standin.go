@@ -77,7 +77,12 @@ type Backend struct {
 	now       func() time.Time
 	// turnDecisions are the batch decisions received (turns.go).
 	turnDecisions []ReceivedTurnDecision
-	received      chan struct{} // closed and replaced at each call recorded
+	// questions are the questions known, by id, and the answers and
+	// look-ups received (questions.go).
+	questions       map[string]*questionTruth
+	answers         []ReceivedAnswer
+	questionLookups []ReceivedQuestionLookup
+	received        chan struct{} // closed and replaced at each call recorded
 }
 
 // truth is the backend's truth about one approval.
@@ -198,6 +203,7 @@ func New(o Options) (*Backend, error) {
 		verifier: backend.Verifier{Secrets: o.Secrets, Now: o.Now}, learn: o.Learn, arguments: o.Arguments, out: o.Out,
 		approvals: map[string]*truth{}, forbidden: map[string]bool{}, noContent: map[string]bool{},
 		replies: map[string]reply{}, received: make(chan struct{}), grants: map[string]*grant{}, now: o.GrantNow,
+		questions: map[string]*questionTruth{},
 	}
 	if b.now == nil {
 		b.now = o.Now
@@ -211,6 +217,9 @@ func New(o Options) (*Backend, error) {
 	b.mux.HandleFunc("/v1/grants/{id}/revoke", b.serveRevoke)
 	b.mux.HandleFunc(CoversPath, b.serveCovers)
 	b.mux.HandleFunc("/v1/turns/{turn_id}/decision", b.serveTurnDecision) // turns.go
+	b.mux.HandleFunc("/v1/questions/{id}/answer", b.serveAnswer)          // questions.go
+	b.mux.HandleFunc("/v1/questions/{id}/question", b.serveQuestionLookup)
+	b.mux.HandleFunc(QuestionsPath, b.serveQuestions)
 	b.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, &answer{status: http.StatusNotFound, code: "not_found", message: "no such endpoint: " + r.URL.Path})
 	})

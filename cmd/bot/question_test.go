@@ -1,0 +1,286 @@
+package main
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"approvalsbot/adapters/backend/standin"
+	"approvalsbot/approval"
+	"approvalsbot/internal/fixtures"
+)
+
+// questionConfig is examples/bot.yaml with backend.url at backendURL.
+func questionConfig(t *testing.T, backendURL string) string {
+	t.Helper()
+	root, err := fixtures.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "examples", "bot.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const url = `url: "http://127.0.0.1:9090"`
+	if !strings.Contains(string(b), url) {
+		t.Fatalf("examples/bot.yaml has no %s", url)
+	}
+	p := filepath.Join(t.TempDir(), "bot.yaml")
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), url, `url: "`+backendURL+`"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// `bot question` tells the stand-in its question, then sends the bot a
+// signed question.asked under a fresh id, with the events secret alone;
+// it never prints the question's text.
+func TestQuestionAsksThroughTheStandin(t *testing.T) {
+	t.Parallel()
+	b, err := standin.New(standin.Options{Secrets: [][]byte{[]byte("calls-secret-of-32-bytes-77b02d5f")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(b)
+	t.Cleanup(srv.Close)
+	cfg := questionConfig(t, srv.URL)
+	sink := newEventSink(t)
+	onlyEvents := map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret}
+	const text = "Which account should I refund? <!channel> \u202e"
+	code, out, errOut := runBot(t, onlyEvents, "question", "--config", cfg, "--url", sink.url,
+		"--choice", "acct-1", "--choice", "acct-2", "--free-text", "--restricted", "--private-chat", "--deadline", "2h", text)
+	if code != 0 {
+		t.Fatalf("bot question: exit %d\n%s%s", code, out, errOut)
+	}
+	sink.mu.Lock()
+	bodies := sink.bodies
+	sink.mu.Unlock()
+	if len(bodies) != 1 {
+		t.Fatalf("the bot received %d events, want 1", len(bodies))
+	}
+	ev, err := approval.Parse(bodies[0])
+	if err != nil || ev.Type != approval.EventQuestionAsked {
+		t.Fatalf("sent %s: %v", bodies[0], err)
+	}
+	a := ev.Approval
+	q := a.Question
+	if !strings.HasPrefix(a.ID, "q-cli.") || a.Revision != 1 || a.Tenant != "acme" || q.Text != text ||
+		strings.Join(q.Choices, "|") != "acct-1|acct-2" || !q.FreeText || !a.Content.Restricted || !a.Job.PrivateChat ||
+		a.Deadline == nil || a.Deadline.Sub(a.RequestedAt).Hours() != 2 {
+		t.Errorf("asked %+v %+v", a, q)
+	}
+	if st, _, _ := b.QuestionStatus(a.ID); st != standin.QuestionPending {
+		t.Errorf("the stand-in holds %s as %s", a.ID, st)
+	}
+	if strings.Contains(out, "refund") || !strings.Contains(out, "asking question "+a.ID) ||
+		!strings.Contains(out, "2 choices, free text, restricted, in a private chat") {
+		t.Errorf("printed:\n%s", out)
+	}
+
+	// A question the bot would refuse is not sent: a choice twice, or no
+	// choices and no words.
+	for _, args := range [][]string{{"--choice", "yes", "--choice", "yes", "Ship it?"}, {"Ship it?"}} {
+		code, _, errOut := runBot(t, onlyEvents, append([]string{"question", "--config", cfg, "--url", sink.url}, args...)...)
+		if code != 2 || !strings.Contains(errOut, "data.question") {
+			t.Errorf("bot question %q: exit %d %s", args, code, errOut)
+		}
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if len(sink.bodies) != 1 {
+		t.Errorf("%d events sent after refused questions", len(sink.bodies)-1)
+	}
+}
+
+// readmeQuestion is the README's `bot question` command line, its
+// continuation lines joined and its double quotes read as a shell does,
+// examples/bot.yaml swapped for cfg.
+func readmeQuestion(t *testing.T, cfg string) []string {
+	t.Helper()
+	root, err := fixtures.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.ReplaceAll(string(b), "\\\n", " ")
+	const cmd = "go run ./cmd/bot question "
+	for _, line := range strings.Split(readme, "\n") {
+		if !strings.HasPrefix(line, cmd) {
+			continue
+		}
+		var args []string
+		var cur strings.Builder
+		quoted, started := false, false
+		for _, r := range line[len("go run ./cmd/bot "):] {
+			switch {
+			case r == '"':
+				quoted, started = !quoted, true
+			case r == ' ' && !quoted:
+				if started {
+					args = append(args, cur.String())
+				}
+				cur.Reset()
+				started = false
+			default:
+				cur.WriteRune(r)
+				started = true
+			}
+		}
+		if started {
+			args = append(args, cur.String())
+		}
+		if quoted {
+			t.Fatalf("the README's command has an unclosed quote: %s", line)
+		}
+		for i, a := range args {
+			if a == "examples/bot.yaml" {
+				args[i] = cfg
+				return args
+			}
+		}
+		t.Fatalf("the README's command does not name examples/bot.yaml: %s", line)
+	}
+	t.Fatal("the README has no line that runs `go run ./cmd/bot question`")
+	return nil
+}
+
+// The README's `bot question` asks the question it shows, with its
+// choices and free text, through the stand-in.
+func TestQuestionReadmeCommand(t *testing.T) {
+	t.Parallel()
+	b, err := standin.New(standin.Options{Secrets: [][]byte{[]byte("calls-secret-of-32-bytes-77b02d5f")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(b)
+	t.Cleanup(srv.Close)
+	sink := newEventSink(t)
+	args := append(readmeQuestion(t, questionConfig(t, srv.URL)), "--url", sink.url)
+	code, out, errOut := runBot(t, map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret}, args...)
+	if code != 0 {
+		t.Fatalf("bot %q: exit %d\n%s%s", args, code, out, errOut)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if len(sink.bodies) != 1 {
+		t.Fatalf("the bot received %d events, want 1", len(sink.bodies))
+	}
+	ev, err := approval.Parse(sink.bodies[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := ev.Approval.Question
+	if len(q.Choices) != 2 || !q.FreeText || !strings.Contains(q.Text, "Which one should I refund") {
+		t.Errorf("asked %+v", q)
+	}
+	if st, _, _ := b.QuestionStatus(ev.Approval.ID); st != standin.QuestionPending {
+		t.Errorf("the stand-in holds it as %s", st)
+	}
+}
+
+// TestQuestionQuickStart runs the README's question as a reader would:
+// `bot serve` and the stand-in `bot backend` on examples/bot.yaml (moved
+// to free loopback ports, with questions among backend.features), then
+// the README's `bot question`. The stand-in learns the question, and the
+// bot posts its card, waiting for an answer. A question asked restricted
+// shows none of its words or choices anywhere in the bot's output, and
+// its card offers Show question instead of Answer….
+func TestQuestionQuickStart(t *testing.T) {
+	root, err := fixtures.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	listen, backendAddr := freeAddr(t), freeAddr(t)
+	cfg := quickStartConfig(t, root, dir, listen, backendAddr)
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const features = "features: [approvers]"
+	if strings.Count(string(b), features) != 1 {
+		t.Fatalf("examples/bot.yaml has no %s line to add questions to", features)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(b), features, "features: [approvers, questions]", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secrets := readmeSecrets(t, root, string(readme))
+	bot := startIn(t, root, secrets, readmeCommand(t, string(readme), "serve", cfg))
+	waitOutput(t, bot.stderr, `"msg":"bot serving"`, bot)
+	stand := startIn(t, root, secrets, readmeCommand(t, string(readme), "backend", cfg))
+	waitOutput(t, stand.stdout, "stand-in job backend at http://"+backendAddr, stand)
+
+	ask := func(args []string) string {
+		t.Helper()
+		out, err := inShell(root, secrets, args).CombinedOutput()
+		m := regexp.MustCompile(`(?m)^asking question (q-cli\.\S+) `).FindStringSubmatch(string(out))
+		if err != nil || m == nil || !strings.Contains(string(out), "202 Accepted") {
+			t.Fatalf("bot %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return m[1]
+	}
+	card := func(id string) string {
+		t.Helper()
+		var body string
+		pollUntil(t, 20*time.Second, "the card of "+id+" on the log surface", func() bool {
+			for _, e := range logEntries(bot.stdout.String()) {
+				if strings.HasPrefix(e.header, "card log-") && strings.Contains(e.header, "(question "+id+", revision 1)") {
+					body = e.body
+					return true
+				}
+			}
+			return false
+		}, bot.stdout.String)
+		return body
+	}
+
+	args := readmeQuestion(t, cfg)
+	text := args[len(args)-1]
+	id := ask(args)
+	waitOutput(t, stand.stdout, "question "+id+" revision 1 asked (2 choices, free text true, restricted false)\n", stand)
+	if shown := card(id); !strings.Contains(shown, "Waiting for an answer") || !strings.Contains(shown, "[Answer…]") {
+		t.Errorf("the card of %s is not a question's waiting for an answer in words:\n%s", id, shown)
+	}
+	if strings.Contains(text, "patient") {
+		t.Fatal("the README's question shares words with the restricted one below")
+	}
+
+	const secretWords = "Should I forward the diagnosis of patient 4471 to Dr. Lee?"
+	private := ask([]string{"question", "--config", cfg, "--restricted", "--choice", "Forward it", "--choice", "Keep it", secretWords})
+	waitOutput(t, stand.stdout, "question "+private+" revision 1 asked (2 choices, free text false, restricted true)\n", stand)
+	shown := card(private)
+	if !strings.Contains(shown, "[Show question]") || strings.Contains(shown, "[Answer…]") {
+		t.Errorf("the restricted card of %s offers no Show question, or offers Answer…:\n%s", private, shown)
+	}
+	for _, leak := range []string{"patient 4471", "Forward it", "Keep it"} {
+		if strings.Contains(bot.stdout.String(), leak) || strings.Contains(bot.stderr.String(), leak) {
+			t.Errorf("the restricted question's %q reached the bot's shared output:\n%s", leak, shown)
+		}
+	}
+	for _, p := range []*botProc{stand, bot} {
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Errorf("%s: exit after SIGTERM: %v\n%s", strings.Join(p.cmd.Args, " "), err, p.stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no exit after SIGTERM\n%s", strings.Join(p.cmd.Args, " "), p.stderr.String())
+		}
+	}
+	t.Logf("the bot printed:\n%s", bot.stdout.String())
+}
