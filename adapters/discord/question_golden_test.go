@@ -10,8 +10,10 @@ import (
 	"approvalsbot/adapters/discord/discordtest"
 	"approvalsbot/approval"
 	"approvalsbot/internal/golden"
+	"approvalsbot/internal/utf16text"
 	"approvalsbot/templates"
 	"approvalsbot/templates/templatestest"
+	"approvalsbot/threads"
 )
 
 // questionWith is the refund question of testdata/events/question.json
@@ -92,7 +94,9 @@ func TestQuestionGolden(t *testing.T) {
 	for name, in := range questionCases(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			msg := RenderCard(templates.Build(in))
+			card := templates.Build(in)
+			msg := RenderCard(card)
+			checkLimits(t, card, msg)
 			got, err := json.MarshalIndent(msg, "", "  ")
 			if err != nil {
 				t.Fatal(err)
@@ -116,4 +120,108 @@ func encoded(t testing.TB, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestAnswerModalGolden: Answer…'s modal as Discord takes it, over a
+// question, over a hostile one cut to what a modal shows, and over a
+// restricted one, which it does not show (go test ./adapters/discord
+// -run Golden -update rewrites testdata/question).
+func TestAnswerModalGolden(t *testing.T) {
+	t.Parallel()
+	act := templates.Action{Kind: templates.ActionAnswerText, ApprovalID: "q-refund1", Revision: 1}
+	two := templatestest.Approval(t, "question.json")
+	for name, d := range map[string]threads.Dialog{
+		"modal": {Question: &threads.QuestionDialog{Text: two.Question.Text, Max: approval.MaxAnswerText,
+			Title: "Answer the question", Label: "Your answer", Goes: "Your answer goes to the job as you write it, and onto the card and into its thread with anything that looks like a secret hidden."}},
+		"modal-hostile": {Question: &threads.QuestionDialog{Text: approval.RedactText(hostileQuestion(t).Question.Text),
+			Max: approval.MaxAnswerText, Title: "Answer the question", Label: "Your answer", Goes: "Your answer goes to the job as you write it, and onto the card and into its thread with anything that looks like a secret hidden."}},
+		"modal-restricted": {Question: &threads.QuestionDialog{Restricted: true, Max: approval.MaxAnswerText,
+			Title: "Answer the question", Label: "Your answer", Goes: "Your answer goes to the job as you write it; the card and its thread will not show it (this question is restricted)."}},
+		"modal-words-left-to-the-adapter": {Question: &threads.QuestionDialog{Text: two.Question.Text}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ans := answerTextModal(d, act)
+			got, err := json.MarshalIndent(ans, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := discordtest.CheckResponse(got); p != "" {
+				t.Errorf("Discord would refuse the modal: %s", p)
+			}
+			m := ans.Data.(modal)
+			if utf16text.Len(m.Title) > modalTitleMax || m.CustomID != templates.EncodeAction(act) {
+				t.Errorf("modal %q %q", m.Title, m.CustomID)
+			}
+			in := m.Components[len(m.Components)-1].(Label)
+			if ti := in.Component.(TextInput); ti.MaxLength != approval.MaxAnswerText || !ti.Required || ti.Style != textInputParagraph ||
+				utf16text.Len(in.Label) > textInputLabelMax || utf16text.Len(in.Description) > labelDescriptionMax {
+				t.Errorf("answer input %+v in %+v", ti, in)
+			}
+			golden.Check(t, filepath.Join("testdata", "question", name+".discord.json"), string(got)+"\n", *update)
+		})
+	}
+}
+
+// TestShownQuestionGolden: Show question's private answer, with the
+// restricted question's text, its choices (buttons and the menu) and
+// Answer…, as Discord takes a follow-up.
+func TestShownQuestionGolden(t *testing.T) {
+	t.Parallel()
+	for name, a := range map[string]*approval.Approval{
+		"shown":         templatestest.Approval(t, "question-private.json"),
+		"shown-25":      questionWith(t, numbered(25), true),
+		"shown-hostile": hostileQuestion(t),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var choices []templates.Button
+			for i, c := range a.Question.Choices {
+				act := templates.Action{Kind: templates.ActionAnswer, ApprovalID: a.ID, Revision: a.Revision, Choice: i}
+				choices = append(choices, templates.Button{Label: c, Action: act, Payload: templates.EncodeAction(act)})
+			}
+			sq := threads.ShownQuestion{Text: approval.RedactText(a.Question.Text), Choices: choices}
+			if a.Question.FreeText {
+				sq.AnswerText = &templates.Action{Kind: templates.ActionAnswerText, ApprovalID: a.ID, Revision: a.Revision}
+			}
+			msg := shownQuestion(sq)
+			got, err := json.MarshalIndent(msg, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := discordtest.CheckFollowup(got); p != "" {
+				t.Errorf("Discord would refuse the answer: %s", p)
+			}
+			if msg.Flags&flagEphemeral == 0 {
+				t.Error("Show question's answer is not ephemeral")
+			}
+			golden.Check(t, filepath.Join("testdata", "question", name+".discord.json"), string(got)+"\n", *update)
+		})
+	}
+}
+
+// TestMenuChoiceIsReadStrictly: a menu's choice answers only with one
+// value, a choice of the question and revision its custom_id names.
+func TestMenuChoiceIsReadStrictly(t *testing.T) {
+	t.Parallel()
+	menu := "ab1|answer|q-refund1|1|5"
+	got, err := menuChoice(componentData{CustomID: menu, ComponentType: componentStringSelect, Values: []string{"ab1|answer|q-refund1|1|7"}})
+	if err != nil || got.Kind != templates.ActionAnswer || got.ApprovalID != "q-refund1" || got.Revision != 1 || got.Choice != 7 {
+		t.Fatalf("%+v %v", got, err)
+	}
+	for name, d := range map[string]componentData{
+		"no value":        {CustomID: menu},
+		"two values":      {CustomID: menu, Values: []string{"ab1|answer|q-refund1|1|6", "ab1|answer|q-refund1|1|7"}},
+		"other question":  {CustomID: menu, Values: []string{"ab1|answer|q-other|1|6"}},
+		"other revision":  {CustomID: menu, Values: []string{"ab1|answer|q-refund1|2|6"}},
+		"an approve":      {CustomID: menu, Values: []string{"ab1|approve|q-refund1|1"}},
+		"not a menu's":    {CustomID: "ab1|approve|q-refund1|1", Values: []string{"ab1|answer|q-refund1|1|6"}},
+		"a forged value":  {CustomID: menu, Values: []string{"ab1|answer|q-refund1|1|25"}},
+		"a forged menu":   {CustomID: "x", Values: []string{"ab1|answer|q-refund1|1|6"}},
+		"an empty choice": {CustomID: menu, Values: []string{""}},
+	} {
+		if got, err := menuChoice(d); err == nil {
+			t.Errorf("%s: accepted as %+v", name, got)
+		}
+	}
 }
