@@ -104,6 +104,9 @@ func TestQuestionChoiceReachesTheBackendOnce(t *testing.T) {
 		!strings.Contains(thread, "acct-2 (Ruiz Trading Ltd)") {
 		t.Fatalf("thread %q: want who answered and what", thread)
 	}
+	// The person who answered sees the clicked card edited to the
+	// outcome through the click's webhook, and is told, alone.
+	h.outcome(t, res, card.ID, "Answered by user:kevin", "Recorded: your answer reached the job")
 
 	// A second answer, from a copy that still shows the choices: told
 	// who answered first, at once and alone; nothing changes or is sent.
@@ -298,4 +301,71 @@ func TestRestrictedQuestionStaysOffSharedPlaces(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRestrictedQuestionAnsweredInWords: a restricted question that
+// takes words is answered from Show question's private answer: its
+// Answer… opens a modal that shows nothing of the question, and the words
+// reach the backend as written, once; neither the question nor the words
+// reach a channel message, an edit of the card or its thread.
+func TestRestrictedQuestionAnsweredInWords(t *testing.T) {
+	h := newQuestionHarness(t)
+	a := h.ask(t, "question-private.json", func(ev map[string]any) {
+		ev["data"].(map[string]any)["question"].(map[string]any)["free_text"] = true
+	})
+	card := h.card(t, a.ID, approvalTarget, 1)
+	if hasKind(t, card, templates.ActionAnswerText) {
+		t.Fatal("a restricted card offers Answer… where anyone may press it")
+	}
+	h.click(t, kevin, chApproval, button(t, card, templates.ActionShowDetails))
+	h.told(t, kevin, "diagnosis")
+
+	answerText := templates.EncodeAction(templates.Action{Kind: templates.ActionAnswerText, ApprovalID: a.ID, Revision: a.Revision})
+	res := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval, CustomID: answerText, Ephemeral: true})
+	m := res.Response
+	if !res.Answered() || m.Type != discordgo.InteractionResponseModal || len(m.Inputs) != 1 {
+		t.Fatalf("Answer… on the private answer: %+v (%s), want its modal", m, res.Problem)
+	}
+	for _, text := range m.Texts {
+		if strings.Contains(text, "diagnosis") {
+			t.Fatalf("the modal shows the restricted question: %q", text)
+		}
+	}
+	const words = "Keep it for the meeting; Dr. Lee hears it from me."
+	// The fake keeps no private answer a modal was opened from: the
+	// submission is on the card, as the Approve with comment… of a
+	// revealed call is.
+	sub := h.discord.SubmitModal(discordtest.Submit{User: kevin, Channel: chApproval, CustomID: m.CustomID,
+		Values: map[string]string{m.Inputs[0].CustomID: words}, MessageID: card.ID})
+	if !sub.Answered() || strings.Contains(sub.Body, "Dr. Lee hears") {
+		t.Fatalf("the submission: %+v", sub)
+	}
+	h.drain(t)
+	got := h.backend.Answers()
+	if len(got) != 1 || got[0].Request.Answer == nil || got[0].Request.Answer.Text != words || got[0].Request.Actor != "user:kevin" {
+		t.Fatalf("answers %+v: want the words as written, once", got)
+	}
+	for _, r := range h.discord.Requests() {
+		if r.Route != discordtest.RouteFollowup && (strings.Contains(string(r.Body), "diagnosis") || strings.Contains(string(r.Body), "Dr. Lee hears")) {
+			t.Fatalf("%s %s carries the question or the answer: %s", r.Method, r.Path, r.Body)
+		}
+	}
+	for _, ch := range []string{chApproval, card.Thread} {
+		for _, msg := range h.discord.Messages(ch) {
+			if strings.Contains(msg.Text(), "diagnosis") || strings.Contains(msg.Text(), "Dr. Lee hears") {
+				t.Fatalf("a message in %s shows the question or the answer: %q", ch, msg.Text())
+			}
+		}
+	}
+}
+
+// hasKind reports whether the message carries a button of kind.
+func hasKind(t *testing.T, m discordtest.Message, kind templates.ActionKind) bool {
+	t.Helper()
+	for _, b := range m.Buttons {
+		if mustAction(t, b.CustomID).Kind == kind {
+			return true
+		}
+	}
+	return false
 }

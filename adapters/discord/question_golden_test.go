@@ -11,6 +11,7 @@ import (
 	"approvalsbot/approval"
 	"approvalsbot/internal/golden"
 	"approvalsbot/internal/utf16text"
+	"approvalsbot/say"
 	"approvalsbot/templates"
 	"approvalsbot/templates/templatestest"
 	"approvalsbot/threads"
@@ -132,11 +133,11 @@ func TestAnswerModalGolden(t *testing.T) {
 	two := templatestest.Approval(t, "question.json")
 	for name, d := range map[string]threads.Dialog{
 		"modal": {Question: &threads.QuestionDialog{Text: two.Question.Text, Max: approval.MaxAnswerText,
-			Title: "Answer the question", Label: "Your answer", Goes: "Your answer goes to the job as you write it, and onto the card and into its thread with anything that looks like a secret hidden."}},
+			Title: say.AnswerTitle, Label: say.AnswerLabel, Goes: say.AnswerGoes}},
 		"modal-hostile": {Question: &threads.QuestionDialog{Text: approval.RedactText(hostileQuestion(t).Question.Text),
-			Max: approval.MaxAnswerText, Title: "Answer the question", Label: "Your answer", Goes: "Your answer goes to the job as you write it, and onto the card and into its thread with anything that looks like a secret hidden."}},
+			Max: approval.MaxAnswerText, Title: say.AnswerTitle, Label: say.AnswerLabel, Goes: say.AnswerGoes}},
 		"modal-restricted": {Question: &threads.QuestionDialog{Restricted: true, Max: approval.MaxAnswerText,
-			Title: "Answer the question", Label: "Your answer", Goes: "Your answer goes to the job as you write it; the card and its thread will not show it (this question is restricted)."}},
+			Title: say.AnswerTitle, Label: say.AnswerLabel, Goes: say.AnswerWithheld}},
 		"modal-words-left-to-the-adapter": {Question: &threads.QuestionDialog{Text: two.Question.Text}},
 	} {
 		t.Run(name, func(t *testing.T) {
