@@ -89,6 +89,9 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 	if err == nil && data.ComponentType == componentButton && templates.IsTurnAction(data.CustomID) {
 		return a.turnButton(ctx, data.CustomID, who) // turn.go
 	}
+	if err == nil && data.ComponentType == componentStringSelect {
+		return a.choose(ctx, data, who) // answer.go: a question's menu
+	}
 	var act templates.Action
 	if err == nil {
 		act, err = templates.ParseAction(data.CustomID)
@@ -120,6 +123,11 @@ func (a *Adapter) button(ctx context.Context, in *inbound, who person) (*answer,
 		return a.askGrant(ctx, act, who)
 	case templates.ActionRevokeGrant:
 		return a.revokeGrant(ctx, act, who), threads.Work{}
+	case templates.ActionAnswer:
+		// A question's choice: recorded, then answered, as Approve is.
+		return a.record(ctx, act, who, "")
+	case templates.ActionAnswerText:
+		return a.askAnswer(ctx, act, who)
 	case templates.ActionLook, templates.ActionEscalate:
 		// Recorded before the answer: the clicked card as it now stands.
 		return a.recorded(a.click(ctx, threads.ClickLadder, act, who, "")), threads.Work{}
@@ -232,7 +240,8 @@ func textField(label, description, id string) Label {
 }
 
 // submit handles a modal's submission (Deny's reason, a comment, a
-// destructive call's confirmed Approve): recorded, then answered.
+// destructive call's confirmed Approve, a question's answer): recorded,
+// then answered.
 func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer, threads.Work) {
 	var data modalData
 	err := in.data(&data)
@@ -245,6 +254,10 @@ func (a *Adapter) submit(ctx context.Context, in *inbound, who person) (*answer,
 	}
 	if err == nil && act.Kind == templates.ActionGrant {
 		return a.submitGrant(ctx, in, act, who)
+	}
+	if err == nil && act.Kind == templates.ActionAnswerText {
+		// Answer…'s modal: the words as typed answer the revision.
+		return a.record(ctx, act, who, value(data.Components, answerInputID))
 	}
 	if err == nil && act.Kind != templates.ActionDeny && act.Kind != templates.ActionApprove && act.Kind != templates.ActionApproveNote &&
 		!act.Kind.Seen() {

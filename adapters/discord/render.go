@@ -46,8 +46,11 @@ func RenderCard(c templates.Card) *Message {
 		}
 		parts = append(parts, templates.Part[string]{Name: name, Content: text})
 	}
-	title := utf16text.Cut(c.Function, embedTitleMax)
-	footer := utf16text.Cut(trimLines(cardFooter(&c)), embedFooterMax)
+	title, footer := c.Function, cardFooter(&c)
+	if c.Question != nil {
+		title, footer = questionTitle(&c), questionFooterText(&c)
+	}
+	title, footer = utf16text.Cut(title, embedTitleMax), utf16text.Cut(trimLines(footer), embedFooterMax)
 	budget := min(embedDescriptionMax, embedTotalMax-utf16text.Len(title)-utf16text.Len(footer))
 	templates.FitParts(parts, budget-seps, fitText)
 	// FitParts always fits today (every part can shrink far below the
@@ -63,10 +66,14 @@ func RenderCard(c templates.Card) *Message {
 	if footer != "" {
 		embed.Footer = &EmbedFooter{Text: footer}
 	}
+	components := cardButtons(c.Buttons)
+	if c.Question != nil {
+		components = choiceRows(c.Question.Choices, c.Buttons)
+	}
 	return &Message{
 		Content:    content,
 		Embeds:     []Embed{embed},
-		Components: cardButtons(c.Buttons),
+		Components: components,
 		// A card pings nobody: its text comes from the backend and the agent.
 		AllowedMentions: noMentions(),
 	}
@@ -96,7 +103,7 @@ func joinParts(parts []templates.Part[string]) string {
 // cardContent is the status in bold, then the lines that follow it.
 func cardContent(c *templates.Card) string {
 	s := "**" + timed(c.Status, c.Times.Status) + "**" + with("\n", timed(c.StatusDetail, c.Times.StatusDetail), "") +
-		with("\n", escape(c.Message), "") + with("\n*", escape(c.StatusNote), "*") +
+		answerLines(c) + with("\n", escape(c.Message), "") + with("\n*", escape(c.StatusNote), "*") +
 		with("\n👀 ", timed(c.Looking, c.Times.Looking), "")
 	for i, e := range c.Escalated {
 		s += "\n🚨 " + timed(e, c.Times.EscalatedLine(i))
@@ -174,6 +181,9 @@ var cardParts = map[string]func(c *templates.Card) string{
 // cardPart writes the part of that name; a name it does not know (a
 // part added to the card but not here) is left out, and a test fails.
 func cardPart(name string, c *templates.Card) string {
+	if c.Question != nil && name == "card.agent" {
+		return questionPart(c)
+	}
 	if f, ok := cardParts[name]; ok {
 		return f(c)
 	}
@@ -272,8 +282,18 @@ func patchPart(c *templates.Card) string {
 	return "**Patch**" + code("diff", ch.Patch) + with("\n", escape(ch.PatchCutNote), "") + with("\npatch digest `", ch.PatchDigest, "`")
 }
 
-// cardButtons lays the buttons out in rows of at most five.
+// cardButtons lays the buttons out in rows of at most five, and at most
+// Discord's five rows.
 func cardButtons(buttons []templates.Button) []Component {
+	rows := buttonRows(buttons)
+	if len(rows) > rowsMax {
+		rows = rows[:rowsMax]
+	}
+	return rows
+}
+
+// buttonRows lays the buttons out in rows of at most five.
+func buttonRows(buttons []templates.Button) []Component {
 	var rows []Component
 	var row ActionRow
 	for _, b := range buttons {
@@ -299,9 +319,6 @@ func cardButtons(buttons []templates.Button) []Component {
 	}
 	if len(row.Components) > 0 {
 		rows = append(rows, row)
-	}
-	if len(rows) > rowsMax {
-		rows = rows[:rowsMax]
 	}
 	return rows
 }

@@ -53,15 +53,35 @@ func checkLimits(t *testing.T, c templates.Card, m *Message) {
 			t.Errorf("%d buttons in a row", len(ar.Components))
 		}
 		for _, comp := range ar.Components {
-			b := comp.(Button)
-			n++
-			if len(b.CustomID) > customIDMax || b.CustomID == "" || utf16text.Len(b.Label) > buttonLabelMax {
-				t.Errorf("button %q custom_id %d bytes", b.Label, len(b.CustomID))
+			switch b := comp.(type) {
+			case Button:
+				n++
+				if len(b.CustomID) > customIDMax || b.CustomID == "" || utf16text.Len(b.Label) > buttonLabelMax {
+					t.Errorf("button %q custom_id %d bytes", b.Label, len(b.CustomID))
+				}
+			case ChoiceMenu:
+				// A question's choices with no room as buttons.
+				n += len(b.Options)
+				if len(ar.Components) != 1 || len(b.Options) == 0 || len(b.Options) > selectOptionsMax ||
+					len(b.CustomID) > customIDMax || utf16text.Len(b.Placeholder) > selectPlaceholderMax {
+					t.Errorf("menu %+v in a row of %d", b, len(ar.Components))
+				}
+				for _, o := range b.Options {
+					if o.Value == "" || len(o.Value) > selectOptionMax || utf16text.Len(o.Label) > selectOptionMax {
+						t.Errorf("menu option %+v", o)
+					}
+				}
+			default:
+				t.Errorf("component %T on a card", comp)
 			}
 		}
 	}
-	if n != len(c.Buttons) {
-		t.Errorf("%d buttons, the card has %d", n, len(c.Buttons))
+	wantButtons := len(c.Buttons)
+	if c.Question != nil {
+		wantButtons += len(c.Question.Choices)
+	}
+	if n != wantButtons {
+		t.Errorf("%d buttons and menu options, the card has %d", n, wantButtons)
 	}
 	if !strings.HasPrefix(timeless(m.Content), "**"+want(c.Status)+"**") {
 		t.Error("the status is not on top")

@@ -18,12 +18,17 @@ const (
 	codeClose = "\n```"
 )
 
-// show answers Show all arguments and Show details in ephemeral follow-ups.
+// show answers Show all arguments, Show details and Show question in
+// ephemeral follow-ups.
 func (a *Adapter) show(ctx context.Context, act templates.Action, who person) {
 	out := a.click(ctx, threads.ClickShow, act, who, "")
 	shown := out.Shown
 	if shown == nil {
 		a.answer(ctx, who, out.Reason.String())
+		return
+	}
+	if shown.Question != nil {
+		a.showQuestion(ctx, act, who, out.Tenant, *shown.Question) // answer.go
 		return
 	}
 	var msgs []*Message

@@ -188,10 +188,20 @@ func (a *Surface) threadOf(ctx context.Context, root threads.PostRef, card threa
 	return thread, err == nil, err
 }
 
-// threadName names a card's thread: the function and the approval.
+// threadName names a card's thread: the function and the approval,
+// or for a question who asks.
 func threadName(card threads.Card) string {
 	if card.Approval == nil {
 		return "approval"
+	}
+	if card.Approval.IsQuestion() {
+		// Who asks, never what: a thread's name is seen by everyone in
+		// the channel, and a restricted question's text by no one there.
+		who := templates.VisibleLine(approval.RedactText(card.Approval.Job.Agent))
+		if who == "" {
+			who = "the agent"
+		}
+		return utf16text.Cut(who+" asks · "+card.Approval.ID, threadNameMax)
 	}
 	if card.Turn != nil && len(card.Turn.Rows) > 0 {
 		return utf16text.Cut("turn of "+strconv.Itoa(card.Turn.Members)+" calls · "+card.Approval.Turn.ID, threadNameMax)

@@ -285,6 +285,8 @@ func (in *inbound) user() string {
 type componentData struct {
 	CustomID      string `json:"custom_id"`
 	ComponentType int    `json:"component_type"`
+	// Values are a string select's chosen options' values.
+	Values []string `json:"values"`
 }
 
 // modalData is a modal's submission: its components as submitted, each

@@ -57,7 +57,7 @@ func TestEveryBodyIsWhatDiscordTakes(t *testing.T) {
 			}
 			continue
 		}
-		for _, state := range templates.PreviewStates() {
+		for _, state := range templates.PreviewStatesOf(ev.Approval) {
 			in, err := templates.PreviewInput(ev.Approval, state, ev.Approval.RequestedAt.Add(time.Minute), templates.LadderPlan{})
 			if err != nil {
 				t.Fatal(err)

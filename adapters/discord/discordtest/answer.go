@@ -179,8 +179,8 @@ func (s *Server) originalEdit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.messageJSON(m))
 }
 
-// componentsJSON is a message's buttons as Discord sends them: action
-// rows of buttons.
+// componentsJSON is a message's components as Discord sends them: action
+// rows of buttons or of a string select.
 func componentsJSON(m *Message) []any {
 	rows := make([]any, 0, m.Rows)
 	for i := range m.Rows {
@@ -194,6 +194,17 @@ func componentsJSON(m *Message) []any {
 				button["custom_id"] = b.CustomID
 			}
 			buttons = append(buttons, button)
+		}
+		for _, menu := range m.Menus {
+			if menu.Row != i {
+				continue
+			}
+			opts := make([]any, 0, len(menu.Options))
+			for _, o := range menu.Options {
+				opts = append(opts, map[string]any{"label": o.Label, "value": o.Value})
+			}
+			buttons = append(buttons, map[string]any{"type": discordgo.SelectMenuComponent, "custom_id": menu.CustomID,
+				"placeholder": menu.Placeholder, "options": opts})
 		}
 		if len(buttons) > 0 {
 			rows = append(rows, map[string]any{"type": discordgo.ActionsRowComponent, "components": buttons})
@@ -213,8 +224,14 @@ func (s *Server) messageOfClick(channel, customID string) string {
 		return ""
 	}
 	for i := len(c.order) - 1; i >= 0; i-- {
-		for _, b := range s.messages[c.order[i]].Buttons {
+		m := s.messages[c.order[i]]
+		for _, b := range m.Buttons {
 			if b.CustomID == customID {
+				return c.order[i]
+			}
+		}
+		for _, menu := range m.Menus {
+			if menu.CustomID == customID {
 				return c.order[i]
 			}
 		}

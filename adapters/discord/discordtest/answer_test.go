@@ -27,19 +27,33 @@ const (
 // interaction with whatever answer holds (JSON of an interaction response).
 type bot struct {
 	answer atomic.Value // string
+	seen   atomic.Value // string: the last interaction's body
 }
 
 func (b *bot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Type int `json:"type"`
 	}
-	_ = json.NewDecoder(r.Body).Decode(&in)
+	var raw bytes.Buffer
+	_, _ = raw.ReadFrom(r.Body)
+	b.seen.Store(raw.String())
+	_ = json.Unmarshal(raw.Bytes(), &in)
 	w.Header().Set("Content-Type", "application/json")
 	if in.Type == int(discordgo.InteractionPing) {
 		_, _ = w.Write([]byte(`{"type":1}`))
 		return
 	}
 	_, _ = w.Write([]byte(b.answer.Load().(string)))
+}
+
+// last is the last interaction the bot was sent.
+func (b *bot) last(t *testing.T) string {
+	t.Helper()
+	s, _ := b.seen.Load().(string)
+	if s == "" {
+		t.Fatal("the bot was sent no interaction")
+	}
+	return s
 }
 
 type fixture struct {

@@ -236,12 +236,14 @@ type Request struct {
 
 // Message is a message as it stands now.
 type Message struct {
-	ID              string
-	ChannelID       string
-	Content         string
-	Embeds          []*discordgo.MessageEmbed
-	EmbedsDropped   bool // sent without Embed Links, or with SUPPRESS_EMBEDS: Discord shows none
-	Buttons         []Button
+	ID            string
+	ChannelID     string
+	Content       string
+	Embeds        []*discordgo.MessageEmbed
+	EmbedsDropped bool // sent without Embed Links, or with SUPPRESS_EMBEDS: Discord shows none
+	Buttons       []Button
+	// Menus are its string selects, each alone in its row.
+	Menus           []Menu
 	Rows            int
 	AllowedMentions *discordgo.MessageAllowedMentions
 	Flags           discordgo.MessageFlags
@@ -256,6 +258,19 @@ type Button struct {
 	CustomID string
 	Label    string
 	Style    discordgo.ButtonStyle
+}
+
+// Menu is one string select of a message, in its row.
+type Menu struct {
+	Row         int
+	CustomID    string
+	Placeholder string
+	Options     []Option
+}
+
+// Option is one option of a string select.
+type Option struct {
+	Label, Value string
 }
 
 // Text is everything a person reads of m: content, embed titles,
@@ -834,11 +849,14 @@ type rawComponent struct {
 	MaxLength   int                     `json:"max_length"`
 	Required    *bool                   `json:"required"`
 	Value       string                  `json:"value"`
-	// Options are a string select's choices.
+	// Options are a string select's choices; MinValues and MaxValues how
+	// many it takes (Discord's default: 1).
 	Options []struct {
 		Label string `json:"label"`
 		Value string `json:"value"`
 	} `json:"options"`
+	MinValues *int `json:"min_values"`
+	MaxValues *int `json:"max_values"`
 }
 
 func (s *Server) readMessage(w http.ResponseWriter, r *http.Request) (*messageBody, bool) {
@@ -951,13 +969,20 @@ func checkRows(rows []rawComponent) string {
 			return fmt.Sprintf("components[%d]: 1 to 5 buttons a row", i)
 		}
 		for j, c := range row.Components {
-			if c.Type != discordgo.ButtonComponent {
-				return fmt.Sprintf("components[%d][%d]: only buttons are expected on a card", i, j)
+			if c.Type == discordgo.SelectMenuComponent {
+				if len(row.Components) != 1 {
+					return fmt.Sprintf("components[%d][%d]: a string select is alone in its row", i, j)
+				}
+				if p := checkMenu(c); p != "" {
+					return fmt.Sprintf("components[%d][%d]%s", i, j, p)
+				}
+			} else if c.Type != discordgo.ButtonComponent {
+				return fmt.Sprintf("components[%d][%d]: only buttons and string selects are expected on a card", i, j)
 			}
 			if charLen(c.Label) > 80 {
 				return fmt.Sprintf("components[%d][%d].label: over 80", i, j)
 			}
-			if c.Style == int(discordgo.LinkButton) {
+			if c.Style == int(discordgo.LinkButton) && c.Type == discordgo.ButtonComponent {
 				continue
 			}
 			if c.CustomID == "" || len(c.CustomID) > 100 {
@@ -968,6 +993,38 @@ func checkRows(rows []rawComponent) string {
 			}
 			seen[c.CustomID] = true
 		}
+	}
+	return ""
+}
+
+// checkMenu applies a message's string select's limits:
+// https://discord.com/developers/docs/components/reference#string-select
+func checkMenu(c rawComponent) string {
+	if len(c.Options) < 1 || len(c.Options) > 25 {
+		return ".options: 1 to 25"
+	}
+	if charLen(c.Placeholder) > 150 {
+		return ".placeholder: over 150"
+	}
+	lo, hi := 1, 1
+	if c.MinValues != nil {
+		lo = *c.MinValues
+	}
+	if c.MaxValues != nil {
+		hi = *c.MaxValues
+	}
+	if lo < 0 || hi < 1 || lo > hi || hi > len(c.Options) {
+		return ".min_values, .max_values: 0 ≤ min ≤ max ≤ the options, max ≥ 1"
+	}
+	values := map[string]bool{}
+	for k, o := range c.Options {
+		if charLen(o.Label) < 1 || charLen(o.Label) > 100 || o.Value == "" || charLen(o.Value) > 100 {
+			return fmt.Sprintf(".options[%d]: a label and a value of 1 to 100 characters", k)
+		}
+		if values[o.Value] {
+			return fmt.Sprintf(".options[%d].value: a value twice", k)
+		}
+		values[o.Value] = true
 	}
 	return ""
 }
@@ -984,9 +1041,13 @@ func apply(m *Message, b *messageBody, perms int64) {
 		}
 	}
 	if b.Components != nil {
-		m.Buttons, m.Rows = nil, len(*b.Components)
+		m.Buttons, m.Menus, m.Rows = nil, nil, len(*b.Components)
 		for i, row := range *b.Components {
 			for _, c := range row.Components {
+				if c.Type == discordgo.SelectMenuComponent {
+					m.Menus = append(m.Menus, menuOf(i, c))
+					continue
+				}
 				m.Buttons = append(m.Buttons, Button{Row: i, CustomID: c.CustomID, Label: c.Label, Style: discordgo.ButtonStyle(c.Style)})
 			}
 		}
@@ -994,6 +1055,15 @@ func apply(m *Message, b *messageBody, perms int64) {
 	if b.AllowedMentions != nil {
 		m.AllowedMentions = b.AllowedMentions
 	}
+}
+
+// menuOf is the string select c of row i.
+func menuOf(i int, c rawComponent) Menu {
+	menu := Menu{Row: i, CustomID: c.CustomID, Placeholder: c.Placeholder}
+	for _, o := range c.Options {
+		menu.Options = append(menu.Options, Option{Label: o.Label, Value: o.Value})
+	}
+	return menu
 }
 
 func (s *Server) messageJSON(m *Message) map[string]any {

@@ -86,6 +86,38 @@ func (s *Server) ClickButton(c Click) Result {
 	return s.deliver(in, p)
 }
 
+// Choose is a choice in a message's string select.
+type Choose struct {
+	User     string
+	Channel  string
+	CustomID string // the select's
+	Values   []string
+	// MessageID and Ephemeral are as a Click's.
+	MessageID string
+	Ephemeral bool
+}
+
+// ChooseOption delivers a choice in a string select, as ClickButton
+// delivers a press.
+func (s *Server) ChooseOption(c Choose) Result {
+	if c.MessageID == "" && !c.Ephemeral {
+		c.MessageID = s.messageOfClick(c.Channel, c.CustomID)
+	}
+	in, p := s.newInteraction(discordgo.InteractionMessageComponent, c.User, c.Channel)
+	values := c.Values
+	if values == nil {
+		values = []string{}
+	}
+	p["data"] = map[string]any{"custom_id": c.CustomID, "component_type": discordgo.SelectMenuComponent, "values": values}
+	switch {
+	case c.Ephemeral:
+		p["message"] = s.ephemeralRef(in, c.Channel)
+	case c.MessageID != "":
+		p["message"] = s.messageRef(in, c.MessageID, c.Channel)
+	}
+	return s.deliver(in, p)
+}
+
 // SubmitModal delivers a modal's submission.
 func (s *Server) SubmitModal(m Submit) Result {
 	in, p := s.newInteraction(discordgo.InteractionModalSubmit, m.User, m.Channel)

@@ -104,12 +104,19 @@ var (
 	// A message's button (APIButtonComponent).
 	buttonShape = obj(map[string]field{"type": req(tInt), "id": opt(tInt), "style": req(tInt), "label": opt(tString),
 		"emoji": opt(emojiShape), "custom_id": opt(tString), "url": opt(tString), "sku_id": opt(tSnowflake), "disabled": opt(tBool)})
-	// A message's top-level components: action rows of buttons. (The
-	// fake knows no select menus and no components v2: the bot sends
-	// neither.)
+	// A message's string select (APIStringSelectComponent): "required"
+	// is a modal's field only.
+	messageSelectShape = obj(func() map[string]field {
+		m := withFields(stringSelectFields, nil)
+		delete(m, "required")
+		return m
+	}())
+	// A message's top-level components: action rows of buttons or of one
+	// string select. (The fake knows no components v2: the bot sends
+	// none.)
 	messageComponents = arr(union("a message's top-level component", map[int]*shape{
 		1: obj(map[string]field{"type": req(tInt), "id": opt(tInt),
-			"components": req(arr(union("an action row's component", map[int]*shape{2: buttonShape})))}),
+			"components": req(arr(union("an action row's component", map[int]*shape{2: buttonShape, 3: messageSelectShape})))}),
 	}))
 
 	// A text input: in a label it takes no label of its own.
