@@ -190,7 +190,8 @@ func TestQuestionReadmeCommand(t *testing.T) {
 // `bot serve` and the stand-in `bot backend` on examples/bot.yaml (moved
 // to free loopback ports, with questions among backend.features), then
 // the README's `bot question`. The stand-in learns the question, and the
-// bot posts its card, waiting for an answer. A question asked restricted
+// bot's card shows it in the agent's words (quoted), with its choices and
+// Answer…. A question asked restricted
 // shows none of its words or choices anywhere in the bot's output, and
 // its card offers Show question instead of Answer….
 func TestQuestionQuickStart(t *testing.T) {
@@ -250,8 +251,11 @@ func TestQuestionQuickStart(t *testing.T) {
 	text := args[len(args)-1]
 	id := ask(args)
 	waitOutput(t, stand.stdout, "question "+id+" revision 1 asked (2 choices, free text true, restricted false)\n", stand)
-	if shown := card(id); !strings.Contains(shown, "Waiting for an answer") || !strings.Contains(shown, "[Answer…]") {
-		t.Errorf("the card of %s is not a question's waiting for an answer in words:\n%s", id, shown)
+	shown := card(id)
+	for _, want := range []string{"Waiting for an answer", "> " + text, "1. acct-1 (Ana Ruiz, personal)", "2. acct-2 (Ruiz Trading Ltd)", "[Answer…]"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the card of %s does not show %q:\n%s", id, want, shown)
+		}
 	}
 	if strings.Contains(text, "patient") {
 		t.Fatal("the README's question shares words with the restricted one below")
@@ -260,7 +264,7 @@ func TestQuestionQuickStart(t *testing.T) {
 	const secretWords = "Should I forward the diagnosis of patient 4471 to Dr. Lee?"
 	private := ask([]string{"question", "--config", cfg, "--restricted", "--choice", "Forward it", "--choice", "Keep it", secretWords})
 	waitOutput(t, stand.stdout, "question "+private+" revision 1 asked (2 choices, free text false, restricted true)\n", stand)
-	shown := card(private)
+	shown = card(private)
 	if !strings.Contains(shown, "[Show question]") || strings.Contains(shown, "[Answer…]") {
 		t.Errorf("the restricted card of %s offers no Show question, or offers Answer…:\n%s", private, shown)
 	}
