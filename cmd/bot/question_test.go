@@ -1,10 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -191,7 +196,10 @@ func TestQuestionReadmeCommand(t *testing.T) {
 // to free loopback ports, with questions among backend.features), then
 // the README's `bot question`. The stand-in learns the question, and the
 // bot's card shows it in the agent's words (quoted), with its choices and
-// Answer…. A question asked restricted
+// Answer…. kevin answers it on his decision page: the stand-in prints the
+// one answer, the card is edited to it and its thread says it, and ada,
+// answering after him from a page she opened before, is told he answered
+// first. A question asked restricted
 // shows none of its words or choices anywhere in the bot's output, and
 // its card offers Show question instead of Answer….
 func TestQuestionQuickStart(t *testing.T) {
@@ -210,11 +218,18 @@ func TestQuestionQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const features = "features: [approvers]"
-	if strings.Count(string(b), features) != 1 {
-		t.Fatalf("examples/bot.yaml has no %s line to add questions to", features)
+	edited := string(b)
+	for _, r := range [][2]string{
+		{"features: [approvers]", "features: [approvers, questions]"},
+		// The page takes answers where it may approve.
+		{"email_decisions: deny", "email_decisions: approve"},
+	} {
+		if strings.Count(edited, r[0]) != 1 {
+			t.Fatalf("examples/bot.yaml has no %s line to edit", r[0])
+		}
+		edited = strings.Replace(edited, r[0], r[1], 1)
 	}
-	if err := os.WriteFile(cfg, []byte(strings.Replace(string(b), features, "features: [approvers, questions]", 1)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(edited), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	secrets := readmeSecrets(t, root, string(readme))
@@ -261,6 +276,64 @@ func TestQuestionQuickStart(t *testing.T) {
 		t.Fatal("the README's question shares words with the restricted one below")
 	}
 
+	// kevin answers on the page his link opens: the second choice. The
+	// stand-in prints it once, bound to the revision. ada, whose page was
+	// open before, answers after him: she is told kevin answered first,
+	// and her answer reaches no one.
+	open := func(user string, choice int) (string, url.Values) {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^answer as ` + user + `: (http://\S+)$`).FindStringSubmatch(shown)
+		if m == nil {
+			t.Fatalf("the card of %s has no link for %s:\n%s", id, user, shown)
+		}
+		resp, err := http.Get(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, f := range formPattern.FindAllStringSubmatch(string(page), -1) {
+			if v := formFields(f[1]); v.Get("action") == "answer" && v.Get("choice") == strconv.Itoa(choice) {
+				return m[1], v
+			}
+		}
+		t.Fatalf("%s's page of %s has no form for choice %d:\n%s", user, id, choice, page)
+		return "", nil
+	}
+	post := func(link string, form url.Values) string {
+		t.Helper()
+		resp, err := http.PostForm(link, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return string(body)
+	}
+	adaLink, adaForm := open("user:ada", 0)
+	post(open("user:kevin", 1))
+	answered := fmt.Sprintf("answered %s revision 1 by user:kevin via email (kevin@acme.example): choice 2 %q\n", id, "acct-2 (Ruiz Trading Ltd)")
+	pollUntil(t, 20*time.Second, "the stand-in printing the answer", func() bool {
+		return strings.Contains(stand.stdout.String(), answered)
+	}, func() string { return stand.stdout.String() + bot.stderr.String() })
+	pollUntil(t, 20*time.Second, "the card edited to the answer and the answer in its thread", func() bool {
+		edited, replied := false, false
+		for _, e := range logEntries(bot.stdout.String()) {
+			switch {
+			case strings.HasSuffix(e.header, " edited (question "+id+")") && strings.Contains(e.body, "Answered by user:kevin") &&
+				strings.Contains(e.body, "acct-2 (Ruiz Trading Ltd)"):
+				edited = true
+			case strings.HasPrefix(e.header, "reply in the thread of ") && strings.Contains(e.header, id) &&
+				strings.Contains(e.body, "user:kevin answered: acct-2 (Ruiz Trading Ltd)"):
+				replied = true
+			}
+		}
+		return edited && replied
+	}, bot.stdout.String)
+	if late := post(adaLink, adaForm); !strings.Contains(late, "user:kevin") {
+		t.Errorf("ada's answer after kevin's is not told who answered:\n%s", late)
+	}
+
 	const secretWords = "Should I forward the diagnosis of patient 4471 to Dr. Lee?"
 	private := ask([]string{"question", "--config", cfg, "--restricted", "--choice", "Forward it", "--choice", "Keep it", secretWords})
 	waitOutput(t, stand.stdout, "question "+private+" revision 1 asked (2 choices, free text false, restricted true)\n", stand)
@@ -285,6 +358,9 @@ func TestQuestionQuickStart(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s: no exit after SIGTERM\n%s", strings.Join(p.cmd.Args, " "), p.stderr.String())
 		}
+	}
+	if n := strings.Count(stand.stdout.String(), "answered "+id); n != 1 {
+		t.Errorf("the stand-in recorded %d answers to %s, want kevin's one:\n%s", n, id, stand.stdout.String())
 	}
 	t.Logf("the bot printed:\n%s", bot.stdout.String())
 }
