@@ -280,11 +280,13 @@ func TestQuestionQuickStart(t *testing.T) {
 	// stand-in prints it once, bound to the revision. ada, whose page was
 	// open before, answers after him: she is told kevin answered first,
 	// and her answer reaches no one.
-	open := func(user string, choice int) (string, url.Values) {
+	// open is user's page of the card shown, and the fields of its form
+	// that answers with the choice given (or, -1, in words).
+	open := func(shown, user string, choice int) (string, url.Values) {
 		t.Helper()
 		m := regexp.MustCompile(`(?m)^answer as ` + user + `: (http://\S+)$`).FindStringSubmatch(shown)
 		if m == nil {
-			t.Fatalf("the card of %s has no link for %s:\n%s", id, user, shown)
+			t.Fatalf("the card has no link for %s:\n%s", user, shown)
 		}
 		resp, err := http.Get(m[1])
 		if err != nil {
@@ -293,11 +295,12 @@ func TestQuestionQuickStart(t *testing.T) {
 		page, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		for _, f := range formPattern.FindAllStringSubmatch(string(page), -1) {
-			if v := formFields(f[1]); v.Get("action") == "answer" && v.Get("choice") == strconv.Itoa(choice) {
+			v := formFields(f[1])
+			if choice < 0 && v.Get("action") == "answer_text" || v.Get("action") == "answer" && v.Get("choice") == strconv.Itoa(choice) {
 				return m[1], v
 			}
 		}
-		t.Fatalf("%s's page of %s has no form for choice %d:\n%s", user, id, choice, page)
+		t.Fatalf("%s's page has no form for choice %d:\n%s", user, choice, page)
 		return "", nil
 	}
 	post := func(link string, form url.Values) string {
@@ -310,8 +313,8 @@ func TestQuestionQuickStart(t *testing.T) {
 		resp.Body.Close()
 		return string(body)
 	}
-	adaLink, adaForm := open("user:ada", 0)
-	post(open("user:kevin", 1))
+	adaLink, adaForm := open(shown, "user:ada", 0)
+	post(open(shown, "user:kevin", 1))
 	answered := fmt.Sprintf("answered %s revision 1 by user:kevin via email (kevin@acme.example): choice 2 %q\n", id, "acct-2 (Ruiz Trading Ltd)")
 	pollUntil(t, 20*time.Second, "the stand-in printing the answer", func() bool {
 		return strings.Contains(stand.stdout.String(), answered)
@@ -332,6 +335,26 @@ func TestQuestionQuickStart(t *testing.T) {
 	}, bot.stdout.String)
 	if late := post(adaLink, adaForm); !strings.Contains(late, "user:kevin") {
 		t.Errorf("ada's answer after kevin's is not told who answered:\n%s", late)
+	}
+
+	// Words as a stranger may craft them reach the job as written (the
+	// stand-in's own tests hold that); the bot's card, its thread and the
+	// stand-in's line show them redacted, never the secret.
+	const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	words := ask([]string{"question", "--config", cfg, "--free-text", "Anything to add to the refund note?"})
+	link, form := open(card(words), "user:kevin", -1)
+	form.Set("words", "add <!channel> @everyone and GITHUB_TOKEN="+token+" to the note")
+	post(link, form)
+	pollUntil(t, 20*time.Second, "the stand-in printing the answer in words", func() bool {
+		return strings.Contains(stand.stdout.String(), "answered "+words+" revision 1 by user:kevin via email")
+	}, func() string { return stand.stdout.String() + bot.stderr.String() })
+	pollUntil(t, 20*time.Second, "the answer in words in the thread", func() bool {
+		return strings.Contains(bot.stdout.String(), "user:kevin answered: add ")
+	}, bot.stdout.String)
+	for name, out := range map[string]string{"the bot's output": bot.stdout.String() + bot.stderr.String(), "the stand-in's": stand.stdout.String()} {
+		if strings.Contains(out, token) {
+			t.Errorf("%s shows the answer's secret:\n%s", name, out)
+		}
 	}
 
 	const secretWords = "Should I forward the diagnosis of patient 4471 to Dr. Lee?"
