@@ -118,7 +118,7 @@ func renderings(t *testing.T, r *templates.Renderer, a *approval.Approval, state
 	for _, s := range p.Steps {
 		plan.Steps = append(plan.Steps, templates.PlanStep{At: s.At, Who: s.Step.Targets(), Skipped: s.Skipped})
 	}
-	in, err := previewInput(a, state, a.RequestedAt.Add(3*time.Minute), plan)
+	in, err := templates.PreviewInput(a, state, a.RequestedAt.Add(3*time.Minute), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,25 +135,6 @@ func renderings(t *testing.T, r *templates.Renderer, a *approval.Approval, state
 	e := r.Email(c)
 	return map[string]string{"slack": string(sj), "discord": string(dj), "email subject": e.Subject,
 		"email text": e.Text, "email html": e.HTML, "text": r.Text(c)}
-}
-
-// previewInput is templates.PreviewInput, and for a question answered
-// (a state only a question reaches) the sample answer a person gives: its
-// second choice, or words where it has none.
-func previewInput(a *approval.Approval, state string, at time.Time, plan templates.LadderPlan) (templates.Input, error) {
-	if state != string(approval.StateAnswered) {
-		return templates.PreviewInput(a, state, at, plan)
-	}
-	in, err := templates.PreviewInput(a, string(approval.StatePending), at, plan)
-	if err != nil {
-		return in, err
-	}
-	d := &approval.Decision{Actor: "user:reviewer", Via: "slack", At: at.UTC(), Answer: "the second one, and add a note"}
-	if q := a.Question; q != nil && len(q.Choices) > 1 {
-		d.Answer, d.Choice = approval.RedactText(q.Choices[1]), 2
-	}
-	in.State, in.Decision = approval.StateAnswered, d
-	return in, nil
 }
 
 // TestStoredFormRendersAsReceived renders every fixture in every preview

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -190,7 +195,11 @@ func TestQuestionReadmeCommand(t *testing.T) {
 // `bot serve` and the stand-in `bot backend` on examples/bot.yaml (moved
 // to free loopback ports, with questions among backend.features), then
 // the README's `bot question`. The stand-in learns the question, and the
-// bot posts its card, waiting for an answer. A question asked restricted
+// bot's card shows it in the agent's words (quoted), with its choices and
+// Answer…. kevin answers it on his decision page: the stand-in prints the
+// one answer, the card is edited to it and its thread says it, and ada,
+// answering after him from a page she opened before, is told he answered
+// first. A question asked restricted
 // shows none of its words or choices anywhere in the bot's output, and
 // its card offers Show question instead of Answer….
 func TestQuestionQuickStart(t *testing.T) {
@@ -209,11 +218,18 @@ func TestQuestionQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const features = "features: [approvers]"
-	if strings.Count(string(b), features) != 1 {
-		t.Fatalf("examples/bot.yaml has no %s line to add questions to", features)
+	edited := string(b)
+	for _, r := range [][2]string{
+		{"features: [approvers]", "features: [approvers, questions]"},
+		// The page takes answers where it may approve.
+		{"email_decisions: deny", "email_decisions: approve"},
+	} {
+		if strings.Count(edited, r[0]) != 1 {
+			t.Fatalf("examples/bot.yaml has no %s line to edit", r[0])
+		}
+		edited = strings.Replace(edited, r[0], r[1], 1)
 	}
-	if err := os.WriteFile(cfg, []byte(strings.Replace(string(b), features, "features: [approvers, questions]", 1)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(edited), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	secrets := readmeSecrets(t, root, string(readme))
@@ -250,17 +266,101 @@ func TestQuestionQuickStart(t *testing.T) {
 	text := args[len(args)-1]
 	id := ask(args)
 	waitOutput(t, stand.stdout, "question "+id+" revision 1 asked (2 choices, free text true, restricted false)\n", stand)
-	if shown := card(id); !strings.Contains(shown, "Waiting for an answer") || !strings.Contains(shown, "[Answer…]") {
-		t.Errorf("the card of %s is not a question's waiting for an answer in words:\n%s", id, shown)
+	shown := card(id)
+	for _, want := range []string{"Waiting for an answer", "> " + text, "1. acct-1 (Ana Ruiz, personal)", "2. acct-2 (Ruiz Trading Ltd)", "[Answer…]"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the card of %s does not show %q:\n%s", id, want, shown)
+		}
 	}
 	if strings.Contains(text, "patient") {
 		t.Fatal("the README's question shares words with the restricted one below")
 	}
 
+	// kevin answers on the page his link opens: the second choice. The
+	// stand-in prints it once, bound to the revision. ada, whose page was
+	// open before, answers after him: she is told kevin answered first,
+	// and her answer reaches no one.
+	// open is user's page of the card shown, and the fields of its form
+	// that answers with the choice given (or, -1, in words).
+	open := func(shown, user string, choice int) (string, url.Values) {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^answer as ` + user + `: (http://\S+)$`).FindStringSubmatch(shown)
+		if m == nil {
+			t.Fatalf("the card has no link for %s:\n%s", user, shown)
+		}
+		resp, err := http.Get(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, f := range formPattern.FindAllStringSubmatch(string(page), -1) {
+			v := formFields(f[1])
+			if choice < 0 && v.Get("action") == "answer_text" || v.Get("action") == "answer" && v.Get("choice") == strconv.Itoa(choice) {
+				return m[1], v
+			}
+		}
+		t.Fatalf("%s's page has no form for choice %d:\n%s", user, choice, page)
+		return "", nil
+	}
+	post := func(link string, form url.Values) string {
+		t.Helper()
+		resp, err := http.PostForm(link, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return string(body)
+	}
+	adaLink, adaForm := open(shown, "user:ada", 0)
+	post(open(shown, "user:kevin", 1))
+	answered := fmt.Sprintf("answered %s revision 1 by user:kevin via email (kevin@acme.example): choice 2 %q\n", id, "acct-2 (Ruiz Trading Ltd)")
+	pollUntil(t, 20*time.Second, "the stand-in printing the answer", func() bool {
+		return strings.Contains(stand.stdout.String(), answered)
+	}, func() string { return stand.stdout.String() + bot.stderr.String() })
+	pollUntil(t, 20*time.Second, "the card edited to the answer and the answer in its thread", func() bool {
+		edited, replied := false, false
+		for _, e := range logEntries(bot.stdout.String()) {
+			switch {
+			case strings.HasSuffix(e.header, " edited (question "+id+")") && strings.Contains(e.body, "Answered by user:kevin") &&
+				strings.Contains(e.body, "acct-2 (Ruiz Trading Ltd)"):
+				edited = true
+			case strings.HasPrefix(e.header, "reply in the thread of ") && strings.Contains(e.header, id) &&
+				strings.Contains(e.body, "user:kevin answered: acct-2 (Ruiz Trading Ltd)"):
+				replied = true
+			}
+		}
+		return edited && replied
+	}, bot.stdout.String)
+	if late := post(adaLink, adaForm); !strings.Contains(late, "user:kevin") {
+		t.Errorf("ada's answer after kevin's is not told who answered:\n%s", late)
+	}
+
+	// Words as a stranger may craft them reach the job as written (the
+	// stand-in's own tests hold that); the bot's card, its thread and the
+	// stand-in's line show them redacted, never the secret.
+	const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	words := ask([]string{"question", "--config", cfg, "--free-text", "Anything to add to the refund note?"})
+	link, form := open(card(words), "user:kevin", -1)
+	form.Set("words", "add <!channel> @everyone and GITHUB_TOKEN="+token+" to the note")
+	post(link, form)
+	pollUntil(t, 20*time.Second, "the stand-in printing the answer in words", func() bool {
+		return strings.Contains(stand.stdout.String(), "answered "+words+" revision 1 by user:kevin via email")
+	}, func() string { return stand.stdout.String() + bot.stderr.String() })
+	pollUntil(t, 20*time.Second, "the answer in words in the thread", func() bool {
+		return strings.Contains(bot.stdout.String(), "user:kevin answered: add ")
+	}, bot.stdout.String)
+	for name, out := range map[string]string{"the bot's output": bot.stdout.String() + bot.stderr.String(), "the stand-in's": stand.stdout.String()} {
+		if strings.Contains(out, token) {
+			t.Errorf("%s shows the answer's secret:\n%s", name, out)
+		}
+	}
+
 	const secretWords = "Should I forward the diagnosis of patient 4471 to Dr. Lee?"
 	private := ask([]string{"question", "--config", cfg, "--restricted", "--choice", "Forward it", "--choice", "Keep it", secretWords})
 	waitOutput(t, stand.stdout, "question "+private+" revision 1 asked (2 choices, free text false, restricted true)\n", stand)
-	shown := card(private)
+	shown = card(private)
 	if !strings.Contains(shown, "[Show question]") || strings.Contains(shown, "[Answer…]") {
 		t.Errorf("the restricted card of %s offers no Show question, or offers Answer…:\n%s", private, shown)
 	}
@@ -281,6 +381,9 @@ func TestQuestionQuickStart(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s: no exit after SIGTERM\n%s", strings.Join(p.cmd.Args, " "), p.stderr.String())
 		}
+	}
+	if n := strings.Count(stand.stdout.String(), "answered "+id); n != 1 {
+		t.Errorf("the stand-in recorded %d answers to %s, want kevin's one:\n%s", n, id, stand.stdout.String())
 	}
 	t.Logf("the bot printed:\n%s", bot.stdout.String())
 }
