@@ -73,7 +73,15 @@ type stormOptions struct {
 	approvals, channels, clicks int
 	step, deadline              time.Duration // after the request
 	clicksFrom, clicksTo        time.Duration // when the clicks come, after the request
+	// questions: the first channel's approvals are agents' questions
+	// (which post to the tenant's channel, the first): a click on one
+	// presses its first choice, and its deadline tells the job nobody
+	// answered.
+	questions bool
 }
+
+// stormQuestion reports whether approval i is a question.
+func (o stormOptions) stormQuestion(i int) bool { return o.questions && i%o.channels == 0 }
 
 // storm is one running bot and its fakes.
 type storm struct {
@@ -164,6 +172,12 @@ func (w *writeCounter) OutboxDead(ctx context.Context, p store.OutboxDeadParams)
 
 func stormChannel(i int) string  { return fmt.Sprintf("C0STORM%02d", i) }
 func stormApproval(i int) string { return fmt.Sprintf("a-storm%04d", i) }
+
+// stormIndex is stormApproval's i.
+func stormIndex(id string) int {
+	i, _ := strconv.Atoi(strings.TrimPrefix(id, "a-storm"))
+	return i
+}
 
 // stormEnv is the environment stormConfig reads its secrets from.
 func stormEnv(name string) (string, bool) {
@@ -279,13 +293,17 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	var features []string
+	if o.questions {
+		features = []string{backend.FeatureQuestions}
+	}
 	client, err := backend.NewClient(backend.ClientOptions{BaseURL: back.URL(), Secrets: [][]byte{[]byte(stormCallsSecret)},
-		MaxElapsed: 5 * time.Second})
+		MaxElapsed: 5 * time.Second, Features: features})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	svc, err := threads.New(threads.Options{Store: st, Tenants: cfg, Clock: clockwork.NewRealClock(), Logger: log,
-		Surfaces: map[string]threads.Surface{"slack": surface}, Backend: client.ForThreads(),
+		Surfaces: map[string]threads.Surface{"slack": surface}, Backend: client.ForThreads(), Questions: o.questions,
 		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: renderer})})
 	if err != nil {
 		tb.Fatal(err)
@@ -327,6 +345,13 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 				}
 				s.seenMu.Unlock()
 			}
+			for _, a := range back.Answers() {
+				s.seenMu.Lock()
+				if _, ok := s.decided[a.QuestionID]; !ok && a.Status == http.StatusOK {
+					s.decided[a.QuestionID] = now
+				}
+				s.seenMu.Unlock()
+			}
 			time.Sleep(2 * time.Millisecond)
 		}
 	})
@@ -345,11 +370,21 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 	} else if merge, err = os.ReadFile(p); err != nil {
 		tb.Fatal(err)
 	}
+	var asked []byte
+	if p, err := fixtures.Path("events", "question.json"); err != nil {
+		tb.Fatal(err)
+	} else if asked, err = os.ReadFile(p); err != nil {
+		tb.Fatal(err)
+	}
 	args := arguments(tb, "a-merge1.json")
 	s.t0 = time.Now().UTC().Truncate(time.Millisecond)
 	for i := range o.approvals {
 		var ev map[string]any
-		if err := json.Unmarshal(merge, &ev); err != nil {
+		from := merge
+		if o.stormQuestion(i) {
+			from = asked
+		}
+		if err := json.Unmarshal(from, &ev); err != nil {
 			tb.Fatal(err)
 		}
 		data := ev["data"].(map[string]any)
@@ -357,16 +392,23 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 		ev["time"] = s.t0.Format(time.RFC3339Nano)
 		data["id"] = stormApproval(i)
 		data["requested_at"] = s.t0.Format(time.RFC3339Nano)
-		data["call"].(map[string]any)["function"] = fmt.Sprintf("storm.c%02d", i%o.channels)
+		if !o.stormQuestion(i) {
+			data["call"].(map[string]any)["function"] = fmt.Sprintf("storm.c%02d", i%o.channels)
+		}
 		delete(data, "deadline")
 		delete(data, "console_url")
+		delete(data, "ladder")
 		body, _ := json.Marshal(ev)
 		parsed, err := approval.Parse(body)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		sum := sha256.Sum256(body)
-		back.AddApproval(stormApproval(i), 1, args, false)
+		if o.stormQuestion(i) {
+			back.AddQuestion(stormApproval(i), 1, *parsed.Approval.Question, false)
+		} else {
+			back.AddApproval(stormApproval(i), 1, args, false)
+		}
 		if _, err := svc.Ingest(ctx, threads.IngestRequest{Event: parsed, BodySHA256: hex.EncodeToString(sum[:])}); err != nil {
 			tb.Fatal(err)
 		}
@@ -378,7 +420,7 @@ func newStorm(tb testing.TB, o stormOptions, pg bool) *storm {
 // cardTS is the ts of approval i's card in its channel ("" before it is
 // posted).
 func (s *storm) cardTS(i int) string {
-	act := templates.EncodeAction(templates.Action{Kind: templates.ActionApprove, ApprovalID: stormApproval(i), Revision: 1})
+	act := s.clickAction(i)
 	for _, m := range s.slack.Channel(stormChannel(i % s.o.channels)) {
 		if m.Method == "chat.postMessage" && m.ThreadTS == "" && strings.Contains(string(m.Blocks), act) {
 			return m.TS
@@ -391,7 +433,7 @@ func (s *storm) cardTS(i int) string {
 // bot's interactions endpoint, with a response_url tied to the card; it
 // returns when the click was sent, its response_url and the HTTP status.
 func (s *storm) click(i int) (time.Time, string, int, error) {
-	act := templates.EncodeAction(templates.Action{Kind: templates.ActionApprove, ApprovalID: stormApproval(i), Revision: 1})
+	act := s.clickAction(i)
 	ch := stormChannel(i % s.o.channels)
 	respURL := s.slack.ResponseURLFor(ch, "U0KEVIN", s.cardTS(i))
 	payload, _ := json.Marshal(map[string]any{
@@ -418,6 +460,15 @@ func (s *storm) click(i int) (time.Time, string, int, error) {
 	}
 	res.Body.Close()
 	return at, respURL, res.StatusCode, nil
+}
+
+// clickAction is the payload kevin presses on approval i's card:
+// Approve, or a question's first choice.
+func (s *storm) clickAction(i int) string {
+	if s.o.stormQuestion(i) {
+		return templates.EncodeAction(templates.Action{Kind: templates.ActionAnswer, ApprovalID: stormApproval(i), Revision: 1})
+	}
+	return templates.EncodeAction(templates.Action{Kind: templates.ActionApprove, ApprovalID: stormApproval(i), Revision: 1})
 }
 
 // stormResult is what a storm measured.
@@ -547,6 +598,9 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 // rather than by timing: every clicked approval ends approved by the
 // person who clicked (never "nobody answered"), every other one denied by
 // the deadline, each decided once, and the fake Slack never answered 429.
+// One channel's approvals are agents' questions: a clicked one ends
+// answered with the choice pressed, every other one closed by the
+// deadline with nobody's answer, each once.
 func TestStepStorm(t *testing.T) {
 	for _, pg := range []bool{false, true} {
 		name := "sqlite"
@@ -556,7 +610,7 @@ func TestStepStorm(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o := stormOptions{scale: 2, approvals: 200, channels: 20, clicks: 40,
 				step: 6 * time.Second, deadline: 12 * time.Second,
-				clicksFrom: 6 * time.Second, clicksTo: 8 * time.Second}
+				clicksFrom: 6 * time.Second, clicksTo: 8 * time.Second, questions: true}
 			s := newStorm(t, o, pg)
 			res := s.run(t)
 			for _, d := range s.back.Decisions() {
@@ -568,8 +622,29 @@ func TestStepStorm(t *testing.T) {
 					t.Errorf("%s: the backend got %s by %s, want %s by %s", d.ApprovalID, d.Request.Decision, d.Request.Actor, want, actor)
 				}
 			}
-			if n := len(s.back.Decisions()); n != o.approvals {
-				t.Errorf("the backend got %d decisions for %d approvals", n, o.approvals)
+			questions := 0
+			for _, a := range s.back.Answers() {
+				questions++
+				switch {
+				case res.clicked[a.QuestionID]:
+					if a.Request.Answer == nil || a.Request.Answer.Choice == nil || *a.Request.Answer.Choice != 0 || a.Request.Actor != "user:kevin" {
+						t.Errorf("%s: the backend got %+v, want kevin's first choice", a.QuestionID, a.Request)
+					}
+				case !a.Request.Unanswered || a.Request.Actor != "system:deadline":
+					t.Errorf("%s: the backend got %+v, want nobody's answer from the deadline", a.QuestionID, a.Request)
+				}
+			}
+			if n := len(s.back.Decisions()) + questions; n != o.approvals {
+				t.Errorf("the backend got %d decisions and answers for %d approvals and questions", n, o.approvals)
+			}
+			clickedQuestions := 0
+			for id := range res.clicked {
+				if o.stormQuestion(stormIndex(id)) {
+					clickedQuestions++
+				}
+			}
+			if clickedQuestions == 0 || clickedQuestions == questions || questions != o.approvals/o.channels {
+				t.Errorf("%d questions answered or closed, %d of them clicked: the storm must hold both", questions, clickedQuestions)
 			}
 			if res.rateLimited != 0 {
 				by := map[string]int{}
