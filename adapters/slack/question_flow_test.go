@@ -424,3 +424,31 @@ func TestWalledMemberIsToldTheBackendRefused(t *testing.T) {
 	h.drain(t)
 	h.answeredEverywhere(t, "q-refund1", "Answered by user:kevin", "acct-2 (Ruiz Trading Ltd)")
 }
+
+// TestTheDeadlineClosesAQuestionUnanswered: nobody answered by the
+// deadline: the backend is told so (never an answer), every copy says
+// nobody answered and offers nothing, and a later choice is refused with
+// nothing more sent.
+func TestTheDeadlineClosesAQuestionUnanswered(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{questions: true, alone: true})
+	h.ingestQuestion(t, "question.json", nil)
+	h.drain(t)
+	const ch = "C0APPROVALS"
+	card := h.card(t, "q-refund1", ch, 1)
+	h.clock.Advance(time.Date(2026, 11, 30, 18, 0, 0, 1e6, time.UTC).Sub(h.clock.Now())) // question.json's deadline
+	if r, err := h.svc.Tick(context.Background()); err != nil || r.Deadlines != 1 {
+		t.Fatalf("the deadline's tick: %+v %v", r, err)
+	}
+	h.drain(t)
+	got := h.backend.Answers()
+	if len(got) != 1 || !got[0].Request.Unanswered || got[0].Request.Answer != nil || got[0].Request.Actor != threads.DeadlineActor {
+		t.Fatalf("the backend got %+v, want the deadline's word that nobody answered", got)
+	}
+	h.answeredEverywhere(t, "q-refund1", "Nobody answered by the deadline")
+	h.click(t, "U0KEVIN", ch, choice(t, card, 0))
+	h.told(t, "U0KEVIN", "Nobody answered this question by its deadline")
+	h.drain(t)
+	if n := len(h.backend.Answers()); n != 1 {
+		t.Fatalf("the backend got %d calls, want the deadline's alone", n)
+	}
+}
