@@ -452,3 +452,37 @@ func TestTheDeadlineClosesAQuestionUnanswered(t *testing.T) {
 		t.Fatalf("the backend got %d calls, want the deadline's alone", n)
 	}
 }
+
+// TestHostileQuestionReachesSlackBoundedAndLiteral: a question whoever
+// steers the agent crafted (a secret, mentions, mrkdwn, invisible
+// characters, the longest text, hostile choices) is posted within
+// Slack's bounds (the fake refuses a card beyond them), redacted, and
+// only as literal text; its notification text is escaped.
+func TestHostileQuestionReachesSlackBoundedAndLiteral(t *testing.T) {
+	h := newQuestionHarness(t)
+	head := "<!channel> *Approve now* <https://evil.example|console> password=hunter2 pay\u200bment\n"
+	text := head + strings.Repeat("x", approval.MaxQuestionText-len([]rune(head)))
+	choices := []any{"<!here> all", "*bold*", "token: abc123def456", "acct\u202e-1", "a", "b", "c", "<@U0ADA>"}
+	h.ingestQuestion(t, "question.json", func(ev map[string]any) {
+		q := ev["data"].(map[string]any)["question"].(map[string]any)
+		q["text"], q["choices"] = text, choices
+	})
+	h.drain(t)
+	card := h.card(t, "q-refund1", "C0APPROVALS", 1)
+	for _, hostile := range []string{"<!channel>", "<!here>", "<@U0ADA>", "<https://evil.example|console>"} {
+		if n := literalOnly(t, "the card", card.Blocks, hostile); n == 0 {
+			t.Errorf("%q is not shown at all", hostile)
+		}
+	}
+	if strings.ContainsAny(card.Text, "<>") {
+		t.Errorf("the notification text %q is not escaped", card.Text)
+	}
+	for _, secret := range []string{"hunter2", "abc123def456", "\u200b", "\u202e"} {
+		if strings.Contains(card.AllText(), secret) {
+			t.Errorf("the card shows %q", secret)
+		}
+	}
+	if len(card.Options()) != 3 || !strings.Contains(card.AllText(), "[U+200B]") {
+		t.Errorf("options %+v; the invisible character marked: %v", card.Options(), strings.Contains(card.AllText(), "[U+200B]"))
+	}
+}
