@@ -486,3 +486,23 @@ func TestHostileQuestionReachesSlackBoundedAndLiteral(t *testing.T) {
 		t.Errorf("options %+v; the invisible character marked: %v", card.Options(), strings.Contains(card.AllText(), "[U+200B]"))
 	}
 }
+
+// TestImLookingHoldsAQuestion: I'm looking on a question's card is
+// recorded as on a call's: the card says who looks, and still offers
+// every answer; nothing goes to the backend.
+func TestImLookingHoldsAQuestion(t *testing.T) {
+	h := newQuestionHarness(t)
+	h.ingestQuestion(t, "question.json", nil)
+	h.drain(t)
+	const ch = "C0APPROVALS"
+	card := h.card(t, "q-refund1", ch, 1)
+	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionLook))
+	now := h.replaced(t, ch, card.TS, "user:kevin is looking since")
+	if got := strings.Join(answerButtons(now), "|"); got != "acct-1 (Ana Ruiz, personal)|acct-2 (Ruiz Trading Ltd)|Answer…" {
+		t.Fatalf("after I'm looking the card offers %q", got)
+	}
+	h.drain(t)
+	if n := len(h.backend.Answers()); n != 0 {
+		t.Fatalf("the backend got %d answers", n)
+	}
+}
