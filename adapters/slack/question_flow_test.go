@@ -424,3 +424,85 @@ func TestWalledMemberIsToldTheBackendRefused(t *testing.T) {
 	h.drain(t)
 	h.answeredEverywhere(t, "q-refund1", "Answered by user:kevin", "acct-2 (Ruiz Trading Ltd)")
 }
+
+// TestTheDeadlineClosesAQuestionUnanswered: nobody answered by the
+// deadline: the backend is told so (never an answer), every copy says
+// nobody answered and offers nothing, and a later choice is refused with
+// nothing more sent.
+func TestTheDeadlineClosesAQuestionUnanswered(t *testing.T) {
+	h := newHarnessWith(t, harnessOptions{questions: true, alone: true})
+	h.ingestQuestion(t, "question.json", nil)
+	h.drain(t)
+	const ch = "C0APPROVALS"
+	card := h.card(t, "q-refund1", ch, 1)
+	h.clock.Advance(time.Date(2026, 11, 30, 18, 0, 0, 1e6, time.UTC).Sub(h.clock.Now())) // question.json's deadline
+	if r, err := h.svc.Tick(context.Background()); err != nil || r.Deadlines != 1 {
+		t.Fatalf("the deadline's tick: %+v %v", r, err)
+	}
+	h.drain(t)
+	got := h.backend.Answers()
+	if len(got) != 1 || !got[0].Request.Unanswered || got[0].Request.Answer != nil || got[0].Request.Actor != threads.DeadlineActor {
+		t.Fatalf("the backend got %+v, want the deadline's word that nobody answered", got)
+	}
+	h.answeredEverywhere(t, "q-refund1", "Nobody answered by the deadline")
+	h.click(t, "U0KEVIN", ch, choice(t, card, 0))
+	h.told(t, "U0KEVIN", "Nobody answered this question by its deadline")
+	h.drain(t)
+	if n := len(h.backend.Answers()); n != 1 {
+		t.Fatalf("the backend got %d calls, want the deadline's alone", n)
+	}
+}
+
+// TestHostileQuestionReachesSlackBoundedAndLiteral: a question whoever
+// steers the agent crafted (a secret, mentions, mrkdwn, invisible
+// characters, the longest text, hostile choices) is posted within
+// Slack's bounds (the fake refuses a card beyond them), redacted, and
+// only as literal text; its notification text is escaped.
+func TestHostileQuestionReachesSlackBoundedAndLiteral(t *testing.T) {
+	h := newQuestionHarness(t)
+	head := "<!channel> *Approve now* <https://evil.example|console> password=hunter2 pay\u200bment\n"
+	text := head + strings.Repeat("x", approval.MaxQuestionText-len([]rune(head)))
+	choices := []any{"<!here> all", "*bold*", "token: abc123def456", "acct\u202e-1", "a", "b", "c", "<@U0ADA>"}
+	h.ingestQuestion(t, "question.json", func(ev map[string]any) {
+		q := ev["data"].(map[string]any)["question"].(map[string]any)
+		q["text"], q["choices"] = text, choices
+	})
+	h.drain(t)
+	card := h.card(t, "q-refund1", "C0APPROVALS", 1)
+	for _, hostile := range []string{"<!channel>", "<!here>", "<@U0ADA>", "<https://evil.example|console>"} {
+		if n := literalOnly(t, "the card", card.Blocks, hostile); n == 0 {
+			t.Errorf("%q is not shown at all", hostile)
+		}
+	}
+	if strings.ContainsAny(card.Text, "<>") {
+		t.Errorf("the notification text %q is not escaped", card.Text)
+	}
+	for _, secret := range []string{"hunter2", "abc123def456", "\u200b", "\u202e"} {
+		if strings.Contains(card.AllText(), secret) {
+			t.Errorf("the card shows %q", secret)
+		}
+	}
+	if len(card.Options()) != 3 || !strings.Contains(card.AllText(), "[U+200B]") {
+		t.Errorf("options %+v; the invisible character marked: %v", card.Options(), strings.Contains(card.AllText(), "[U+200B]"))
+	}
+}
+
+// TestImLookingHoldsAQuestion: I'm looking on a question's card is
+// recorded as on a call's: the card says who looks, and still offers
+// every answer; nothing goes to the backend.
+func TestImLookingHoldsAQuestion(t *testing.T) {
+	h := newQuestionHarness(t)
+	h.ingestQuestion(t, "question.json", nil)
+	h.drain(t)
+	const ch = "C0APPROVALS"
+	card := h.card(t, "q-refund1", ch, 1)
+	h.click(t, "U0KEVIN", ch, button(t, card, templates.ActionLook))
+	now := h.replaced(t, ch, card.TS, "user:kevin is looking since")
+	if got := strings.Join(answerButtons(now), "|"); got != "acct-1 (Ana Ruiz, personal)|acct-2 (Ruiz Trading Ltd)|Answer…" {
+		t.Fatalf("after I'm looking the card offers %q", got)
+	}
+	h.drain(t)
+	if n := len(h.backend.Answers()); n != 0 {
+		t.Fatalf("the backend got %d answers", n)
+	}
+}
