@@ -1,8 +1,10 @@
 package discord_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -368,4 +370,34 @@ func hasKind(t *testing.T, m discordtest.Message, kind templates.ActionKind) boo
 		}
 	}
 	return false
+}
+
+// TestQuestionDeadlineSaysNobodyAnswered: at its deadline the question
+// closes with no answer: the backend is told nobody answered (never an
+// answer), every copy says so without its controls, and a late choice is
+// told why nothing was sent.
+func TestQuestionDeadlineSaysNobodyAnswered(t *testing.T) {
+	h := newQuestionHarness(t)
+	a := h.ask(t, "question.json", nil)
+	card := h.card(t, a.ID, approvalTarget, 1)
+	h.clock.Advance(a.Deadline.Add(time.Minute).Sub(h.clock.Now()))
+	if _, err := h.svc.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	got := h.backend.Answers()
+	if len(got) != 1 || !got[0].SignatureOK || !got[0].Request.Unanswered || got[0].Request.Answer != nil ||
+		got[0].Request.Actor != "system:deadline" || got[0].Request.Revision != 1 {
+		t.Fatalf("answers %+v: want the deadline's word that nobody answered, once", got)
+	}
+	edited := h.card(t, a.ID, approvalTarget, 1)
+	if text := plain(edited.Text()); !strings.Contains(text, "Nobody answered by the deadline") || len(edited.Buttons)+len(edited.Menus) != 0 {
+		t.Fatalf("card %q with %+v", text, edited.Buttons)
+	}
+	late := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval, CustomID: choiceID(a, 0), MessageID: card.ID})
+	answeredAtOnce(t, late, "Nobody answered this question by its deadline")
+	h.drain(t)
+	if n := len(h.backend.Answers()); n != 1 {
+		t.Fatalf("%d answers", n)
+	}
 }
