@@ -401,3 +401,32 @@ func TestQuestionDeadlineSaysNobodyAnswered(t *testing.T) {
 		t.Fatalf("%d answers", n)
 	}
 }
+
+// TestHostileQuestionIsPostedDefused: a question whoever steers the
+// agent wrote (a secret, @everyone and a user's mention, markdown, an
+// invisible character, 4,000 characters) is posted as Discord takes it:
+// pinging nobody, its secret hidden, its @everyone broken, its
+// invisible character shown, cut visibly to Discord's bounds.
+func TestHostileQuestionIsPostedDefused(t *testing.T) {
+	h := newQuestionHarness(t)
+	const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	text := "@everyone <@" + ada + "> **now** # big\u200b " + secret + " " + strings.Repeat("x", 3900)
+	a := h.ask(t, "question.json", func(ev map[string]any) {
+		q := ev["data"].(map[string]any)["question"].(map[string]any)
+		q["text"], q["choices"] = text, []any{"@everyone pay", secret}
+	})
+	card := h.card(t, a.ID, approvalTarget, 1)
+	all := card.Text()
+	for _, b := range card.Buttons {
+		all += "\n" + b.Label
+	}
+	read := plain(card.Text())
+	if strings.Contains(all, secret) || strings.Contains(card.Text(), "@everyone") || !strings.Contains(read, "big[U+200B]") ||
+		!strings.Contains(read, "[cut]") {
+		t.Fatalf("card %q with buttons %+v: want the secret hidden, @everyone broken, the invisible character shown, the text cut",
+			card.Text(), card.Buttons)
+	}
+	if am := card.AllowedMentions; am == nil || len(am.Parse)+len(am.Users)+len(am.Roles) != 0 {
+		t.Fatalf("a question may ping nobody: %+v", am)
+	}
+}
