@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"approvalsbot/approval"
@@ -50,7 +51,7 @@ func (a *Adapter) choose(ctx context.Context, data componentData, who person) (*
 func menuChoice(data componentData) (templates.Action, error) {
 	menu, err := templates.ParseAction(data.CustomID)
 	if err != nil {
-		return templates.Action{}, err
+		return templates.Action{}, fmt.Errorf("the menu's custom_id: %w", err)
 	}
 	if len(data.Values) != 1 {
 		return templates.Action{}, errors.New("a menu's choice is one value")
@@ -58,7 +59,7 @@ func menuChoice(data componentData) (templates.Action, error) {
 	act, err := templates.ParseAction(data.Values[0])
 	switch {
 	case err != nil:
-		return templates.Action{}, err
+		return templates.Action{}, fmt.Errorf("the menu's choice: %w", err)
 	case menu.Kind != templates.ActionAnswer || act.Kind != templates.ActionAnswer:
 		return templates.Action{}, errors.New("the menu holds no question's choices")
 	case act.ApprovalID != menu.ApprovalID || act.Revision != menu.Revision:

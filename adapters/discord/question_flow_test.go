@@ -1,8 +1,10 @@
 package discord_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -368,4 +370,63 @@ func hasKind(t *testing.T, m discordtest.Message, kind templates.ActionKind) boo
 		}
 	}
 	return false
+}
+
+// TestQuestionDeadlineSaysNobodyAnswered: at its deadline the question
+// closes with no answer: the backend is told nobody answered (never an
+// answer), every copy says so without its controls, and a late choice is
+// told why nothing was sent.
+func TestQuestionDeadlineSaysNobodyAnswered(t *testing.T) {
+	h := newQuestionHarness(t)
+	a := h.ask(t, "question.json", nil)
+	card := h.card(t, a.ID, approvalTarget, 1)
+	h.clock.Advance(a.Deadline.Add(time.Minute).Sub(h.clock.Now()))
+	if _, err := h.svc.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	got := h.backend.Answers()
+	if len(got) != 1 || !got[0].SignatureOK || !got[0].Request.Unanswered || got[0].Request.Answer != nil ||
+		got[0].Request.Actor != "system:deadline" || got[0].Request.Revision != 1 {
+		t.Fatalf("answers %+v: want the deadline's word that nobody answered, once", got)
+	}
+	edited := h.card(t, a.ID, approvalTarget, 1)
+	if text := plain(edited.Text()); !strings.Contains(text, "Nobody answered by the deadline") || len(edited.Buttons)+len(edited.Menus) != 0 {
+		t.Fatalf("card %q with %+v", text, edited.Buttons)
+	}
+	late := h.discord.ClickButton(discordtest.Click{User: kevin, Channel: chApproval, CustomID: choiceID(a, 0), MessageID: card.ID})
+	answeredAtOnce(t, late, "Nobody answered this question by its deadline")
+	h.drain(t)
+	if n := len(h.backend.Answers()); n != 1 {
+		t.Fatalf("%d answers", n)
+	}
+}
+
+// TestHostileQuestionIsPostedDefused: a question whoever steers the
+// agent wrote (a secret, @everyone and a user's mention, markdown, an
+// invisible character, 4,000 characters) is posted as Discord takes it:
+// pinging nobody, its secret hidden, its @everyone broken, its
+// invisible character shown, cut visibly to Discord's bounds.
+func TestHostileQuestionIsPostedDefused(t *testing.T) {
+	h := newQuestionHarness(t)
+	const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	text := "@everyone <@" + ada + "> **now** # big\u200b " + secret + " " + strings.Repeat("x", 3900)
+	a := h.ask(t, "question.json", func(ev map[string]any) {
+		q := ev["data"].(map[string]any)["question"].(map[string]any)
+		q["text"], q["choices"] = text, []any{"@everyone pay", secret}
+	})
+	card := h.card(t, a.ID, approvalTarget, 1)
+	all := card.Text()
+	for _, b := range card.Buttons {
+		all += "\n" + b.Label
+	}
+	read := plain(card.Text())
+	if strings.Contains(all, secret) || strings.Contains(card.Text(), "@everyone") || !strings.Contains(read, "big[U+200B]") ||
+		!strings.Contains(read, "[cut]") {
+		t.Fatalf("card %q with buttons %+v: want the secret hidden, @everyone broken, the invisible character shown, the text cut",
+			card.Text(), card.Buttons)
+	}
+	if am := card.AllowedMentions; am == nil || len(am.Parse)+len(am.Users)+len(am.Roles) != 0 {
+		t.Fatalf("a question may ping nobody: %+v", am)
+	}
 }
