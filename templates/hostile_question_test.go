@@ -22,12 +22,11 @@ import (
 
 // hostileAsked is one generated question and what it hides where.
 type hostileAsked struct {
-	body       []byte
-	walled     bool
-	firstText  string // the last content marker of the question's text
-	choices    int
-	secrets    map[string]string
-	textMarked bool
+	body      []byte
+	walled    bool
+	firstText string // the last content marker of the question's text
+	choices   int
+	secrets   map[string]string
 }
 
 // markupBits are each surface's markup an agent may write into its text.
