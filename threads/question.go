@@ -110,7 +110,7 @@ func (s *Service) checkQuestionEvent(ev *approval.Event, row *store.Approval) er
 		return &approval.ValidationError{Problems: []*approval.FieldError{{Path: "type",
 			Msg: "questions are not enabled: the bot's backend.features does not list questions"}}}
 	}
-	if row == nil || !row.Seen || ev.ApprovalID() == "" || ev.Type == approval.EventCallFinished {
+	if row == nil || !row.Seen || ev.ApprovalID() == "" {
 		return nil
 	}
 	if held := isQuestionRow(row); held != q {

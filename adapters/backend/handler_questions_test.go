@@ -44,6 +44,12 @@ func TestEventsQuestionKindsDoNotMix(t *testing.T) {
 	invalid("data.approval_id: names a question").check(t, b.post(t,
 		editEvent(t, "mail-cancelled.json", map[string]any{"id": "evt-mix-5", "data.approval_id": "q-refund1"}), nil))
 
+	// A question runs no call: nothing of one finished.
+	invalid("data.approval_id: names a question").check(t, b.post(t,
+		editEvent(t, "search-finished.json", map[string]any{"id": "evt-mix-6", "data.approval_id": "q-refund1"}), nil))
+	invalid("data.approval_id: names a question").check(t, b.post(t,
+		editEvent(t, "refund-recheck.json", map[string]any{"id": "evt-mix-7", "data.approval_id": "q-refund1"}), nil))
+
 	// Each kind's own events still apply.
 	accepted.check(t, b.post(t, readFixture(t, "question-answered.json"), nil))
 	accepted.check(t, b.post(t, readFixture(t, "merge-resolved.json"), nil))
