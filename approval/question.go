@@ -25,8 +25,9 @@ const KindQuestion Kind = "question"
 // StateAnswered: a person answered the question (here or elsewhere).
 const StateAnswered State = "answered"
 
-// Question limits (docs/protocol.md#questions): the text is the agent's
-// and shown whole where it is not restricted; each choice is a button or
+// Question limits (docs/protocol.md#questions): the text is the agent's,
+// which a card shows up to the bound of the agent's words (cut beyond it,
+// and marked so; the console has the rest); each choice is a button or
 // a menu option on every surface (Slack's 75 characters of a button's
 // text are the smallest bound), and an answer in the person's own words
 // fits every surface's text input.

@@ -73,7 +73,7 @@ func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 	pending := c.State == approval.StatePending && !c.Superseded
 	switch {
 	case c.Superseded:
-		// status() said it changed.
+		c.Status = fmt.Sprintf(statusSuperseded, "the question changed")
 	case c.Deciding:
 		st := statusLines{tone: TonePending}
 		if in.Deciding.Deadline {
