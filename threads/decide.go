@@ -844,7 +844,8 @@ func (s *Service) settleIn(ctx context.Context, tx store.Tx, id string, d decidi
 		var ev *approval.Event
 		why := tell
 		if ans != nil {
-			if fz, err := frozenOf(row); err == nil && fz.Question {
+			if isQuestionRow(row) {
+				fz, _ := frozenOf(row) // read by isQuestionRow already
 				ev, why = answerOutcome(row, d, *ans, fz.Restricted)
 			} else {
 				ev, why = outcome(row, d, *ans)

@@ -86,8 +86,14 @@ type ShownQuestion struct {
 }
 
 // isQuestionRow reports whether the approval row is an agent's question
-// (its frozen plan says so).
+// (its frozen plan says so). A question's row is listed under the
+// function "question" (ingest), so a call's row by any other name is
+// told apart without reading its plan: the check runs in the ingest's
+// and the answer's transactions.
 func isQuestionRow(row *store.Approval) bool {
+	if row.Function != string(approval.KindQuestion) {
+		return false
+	}
 	fz, err := frozenOf(row)
 	return err == nil && fz.Question
 }
