@@ -71,6 +71,8 @@ func (r Reason) question() string {
 		return "The job backend did not answer, so your answer was not recorded; try again in a moment."
 	case CannotDecide:
 		return fmt.Sprintf("Your role in tenant %s is %s, which cannot answer the agent's questions; %s.", r.Tenant, r.Role, none)
+	case OwnJob:
+		return fmt.Sprintf("You started job %s, and tenant %s forbids answering your own job's questions, as deciding its calls; %s.", r.Job, r.Tenant, none)
 	}
 	return ""
 }

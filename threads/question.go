@@ -192,6 +192,12 @@ func (s *Service) answerable(ctx context.Context, tenantID string, act templates
 	if a.ContentRestricted() && !m.Content {
 		return nil, m, nil, say.Reason{Kind: say.QuestionHidden, Act: say.Answering, Tenant: tenantID}, nil
 	}
+	if t.ForbidSelfApproval && a.Job.StartedBy != "" && m.User == a.Job.StartedBy {
+		// An answer decides how the job goes on, as a decision does: a
+		// tenant that forbids deciding one's own job's calls forbids
+		// answering its questions too (the decision page agrees).
+		return nil, m, nil, say.Reason{Kind: say.OwnJob, Act: say.Answering, Job: a.Job.ID, Tenant: tenantID}, nil
+	}
 	return t, m, a, say.Reason{}, nil
 }
 

@@ -87,6 +87,7 @@ func TestQuestionRefusalsRecordNothing(t *testing.T) {
 	}{
 		{"stranger", "q-refund1", 0, "", "U0STRANGER", "not a member of tenant acme"},
 		{"viewer", "q-refund1", 0, "", "U0VIC", "cannot answer the agent's questions"},
+		{"the job's starter, where the tenant forbids it", "q-refund1", 0, "", "U0ADA", "forbids answering your own job's questions"},
 		{"no content permission, restricted", "q-priv1", 0, "", "U0NOC", "only members of tenant acme with the content permission"},
 		{"a choice that is not one", "q-refund1", 2, "", "U0KEVIN", "not one of the question's choices"},
 		{"blank words", "q-refund1", -1, " \n\t", "U0KEVIN", "answer is empty"},
