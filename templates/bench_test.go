@@ -16,7 +16,7 @@ import (
 // honest on a busy machine where ns/op (wall time) does not.
 func BenchmarkRender(b *testing.B) {
 	r := newRenderer(b)
-	for _, name := range []string{"merge.json", "big.json"} {
+	for _, name := range []string{"merge.json", "big.json", "question.json"} {
 		a := templatestest.Approval(b, name)
 		at, ladder := templatestest.Pinned(a)
 		in, err := templates.PreviewInput(a, "pending", at, ladder)
@@ -46,7 +46,7 @@ func BenchmarkRender(b *testing.B) {
 
 // BenchmarkBuild is the model alone, which every surface shares.
 func BenchmarkBuild(b *testing.B) {
-	for _, name := range []string{"merge.json", "big.json"} {
+	for _, name := range []string{"merge.json", "big.json", "question.json"} {
 		a := templatestest.Approval(b, name)
 		b.Run(fixtureName(name), func(b *testing.B) {
 			b.ReportAllocs()

@@ -141,7 +141,7 @@ func TestLongLadderKeepsTheEssentials(t *testing.T) {
 // BenchmarkRenderCard builds and lays out one card per iteration:
 // go test ./adapters/discord -run '^$' -bench RenderCard -benchmem.
 func BenchmarkRenderCard(b *testing.B) {
-	for _, name := range []string{"merge", "big"} {
+	for _, name := range []string{"merge", "big", "question"} {
 		in := templatestest.Input(b, templatestest.Approval(b, name+".json"), "pending")
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -547,7 +547,7 @@ func TestActionsFitButtons(t *testing.T) {
 // BenchmarkCardMessage builds and renders one card per iteration:
 // go test ./adapters/slack -run '^$' -bench CardMessage -benchmem -cpu 1.
 func BenchmarkCardMessage(b *testing.B) {
-	for _, name := range []string{"merge.json", "big.json"} {
+	for _, name := range []string{"merge.json", "big.json", "question.json"} {
 		in := templatestest.Input(b, templatestest.Approval(b, name), "pending")
 		b.Run(strings.TrimSuffix(name, ".json"), func(b *testing.B) {
 			b.ReportAllocs()
