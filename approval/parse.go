@@ -424,9 +424,23 @@ func parseApproval(v *validator, data []byte, env envelope) (*Approval, error) {
 		}
 		v.digest(p+"changes.patch_sha256", ch.PatchSHA256, false)
 	}
-	a.RequestedAt = v.time(p+"requested_at", w.RequestedAt, true)
-	if w.Deadline != nil {
-		d := v.time(p+"deadline", *w.Deadline, true)
+	v.waiting(p, &a, w.RequestedAt, w.Deadline)
+	switch {
+	case env.Type == EventReasked:
+		v.check(a.Why == WhyArgumentsChanged || a.Why == WhySnapshotChanged || a.Why == WhyPolicyChanged || a.Why == WhyHookChanged,
+			p+"why", "want arguments_changed, snapshot_changed, policy_changed or hook_changed")
+	case a.Why != "":
+		v.add(p+"why", "only an approval.reasked event says why")
+	}
+	return &a, nil
+}
+
+// waiting reads and checks what an approval and a question share of
+// their wait: requested_at, the deadline after it, and the ladder's name.
+func (v *validator) waiting(p string, a *Approval, requestedAt string, deadline *string) {
+	a.RequestedAt = v.time(p+"requested_at", requestedAt, true)
+	if deadline != nil {
+		d := v.time(p+"deadline", *deadline, true)
 		if !d.IsZero() {
 			a.Deadline = &d
 			if !a.RequestedAt.IsZero() && !d.After(a.RequestedAt) {
@@ -437,14 +451,6 @@ func parseApproval(v *validator, data []byte, env envelope) (*Approval, error) {
 	if a.Ladder != "" {
 		v.check(idPattern.MatchString(a.Ladder), p+"ladder", "want 1–64 of [A-Za-z0-9._:-]")
 	}
-	switch {
-	case env.Type == EventReasked:
-		v.check(a.Why == WhyArgumentsChanged || a.Why == WhySnapshotChanged || a.Why == WhyPolicyChanged || a.Why == WhyHookChanged,
-			p+"why", "want arguments_changed, snapshot_changed, policy_changed or hook_changed")
-	case a.Why != "":
-		v.add(p+"why", "only an approval.reasked event says why")
-	}
-	return &a, nil
 }
 
 func validateAskedBy(v *validator, p string, ab AskedBy) {

@@ -163,19 +163,7 @@ func parseQuestion(v *validator, data []byte, env envelope) (*Approval, error) {
 	} else {
 		a.Content.Restricted = *w.Content.Restricted
 	}
-	a.RequestedAt = v.time(p+"requested_at", w.RequestedAt, true)
-	if w.Deadline != nil {
-		d := v.time(p+"deadline", *w.Deadline, true)
-		if !d.IsZero() {
-			a.Deadline = &d
-			if !a.RequestedAt.IsZero() && !d.After(a.RequestedAt) {
-				v.add(p+"deadline", "want a time after requested_at")
-			}
-		}
-	}
-	if a.Ladder != "" {
-		v.check(idPattern.MatchString(a.Ladder), p+"ladder", "want 1–64 of [A-Za-z0-9._:-]")
-	}
+	v.waiting(p, a, w.RequestedAt, w.Deadline)
 	return a, nil
 }
 
