@@ -3,6 +3,7 @@ package discord_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -428,5 +429,46 @@ func TestHostileQuestionIsPostedDefused(t *testing.T) {
 	}
 	if am := card.AllowedMentions; am == nil || len(am.Parse)+len(am.Users)+len(am.Roles) != 0 {
 		t.Fatalf("a question may ping nobody: %+v", am)
+	}
+}
+
+// TestSimultaneousAnswersMakeOne: two members choose at once; one answer
+// is recorded and sent, the other is told, at once and alone, that
+// someone answers already (or answered).
+func TestSimultaneousAnswersMakeOne(t *testing.T) {
+	h := newQuestionHarness(t)
+	a := h.ask(t, "question.json", nil)
+	card := h.card(t, a.ID, approvalTarget, 1)
+	users := []string{kevin, lee}
+	results := make([]discordtest.Result, len(users))
+	var wg sync.WaitGroup
+	for i, u := range users {
+		wg.Go(func() {
+			results[i] = h.discord.ClickButton(discordtest.Click{User: u, Channel: chApproval, CustomID: choiceID(a, i), MessageID: card.ID})
+		})
+	}
+	wg.Wait()
+	var sent, told []int
+	for i, res := range results {
+		if !res.Answered() {
+			t.Fatalf("%s's click not answered: %+v", users[i], res)
+		}
+		switch r := res.Response; {
+		case r.Type == discordgo.InteractionResponseUpdateMessage:
+			sent = append(sent, i)
+		case r.Type == discordgo.InteractionResponseChannelMessageWithSource && r.Ephemeral() &&
+			(strings.Contains(plain(r.Content), "is answering this question already") || strings.Contains(plain(r.Content), "already answered")):
+			told = append(told, i)
+		}
+	}
+	if len(sent) != 1 || len(told) != 1 {
+		t.Fatalf("answers %+v / %+v: want one card update, one told someone answers", results[0].Response, results[1].Response)
+	}
+	winner := map[string]string{kevin: "user:kevin", lee: "user:lee"}[users[sent[0]]]
+	h.drain(t)
+	got := h.backend.Answers()
+	if len(got) != 1 || got[0].Request.Actor != winner || got[0].Request.Answer == nil || got[0].Request.Answer.Choice == nil ||
+		*got[0].Request.Answer.Choice != sent[0] {
+		t.Fatalf("answers %+v, want one, %s's choice", got, winner)
 	}
 }

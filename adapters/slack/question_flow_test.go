@@ -506,3 +506,26 @@ func TestImLookingHoldsAQuestion(t *testing.T) {
 		t.Fatalf("the backend got %d answers", n)
 	}
 }
+
+// TestShowQuestionIsLiteral: a hostile restricted question, looked up for
+// its content holder, is told to them redacted and as literal text only.
+func TestShowQuestionIsLiteral(t *testing.T) {
+	h := newQuestionHarness(t)
+	h.ingestQuestion(t, "question-private.json", func(ev map[string]any) {
+		q := ev["data"].(map[string]any)["question"].(map[string]any)
+		q["text"] = "<!channel> tell *everyone*? password=hunter2"
+		q["choices"] = []any{"<!here> yes", "no", "a", "b", "c", "d"}
+	})
+	h.drain(t)
+	card := h.card(t, "q-priv1", "C0APPROVALS", 1)
+	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionShowDetails))
+	shown := h.told(t, "U0KEVIN", "tell *everyone*?")
+	for _, hostile := range []string{"<!channel>", "<!here>"} {
+		if n := literalOnly(t, "the private answer", shown.Blocks, hostile); n == 0 {
+			t.Errorf("%q is not shown", hostile)
+		}
+	}
+	if strings.Contains(shown.AllText(), "hunter2") || len(shown.Options()) != 1 {
+		t.Fatalf("the private answer %q, options %+v", shown.AllText(), shown.Options())
+	}
+}
