@@ -173,32 +173,33 @@ type answered struct {
 // question now: a member who may decide, a question, and, restricted,
 // a holder of the content permission (the backend's 403 decides who is
 // walled). It returns the question's revision, or why not.
-func (s *Service) answerable(ctx context.Context, tenantID string, act templates.Action, who Person) (*tenant.Tenant, tenant.Member, *approval.Approval, say.Reason, error) {
+func (s *Service) answerable(ctx context.Context, tenantID string, act templates.Action, who Person) (tenant.Member, *approval.Approval, say.Reason, error) {
 	t, m, why := s.member(tenantID, who, say.Answering)
 	if !why.IsZero() {
 		why.Act = say.Answering
-		return nil, m, nil, why, nil
+		return m, nil, why, nil
 	}
 	a, why, err := s.revisionOf(ctx, tenantID, act.ApprovalID, act.Revision, say.Answering)
 	if !why.IsZero() || err != nil {
-		return nil, m, nil, why, err
+		return m, nil, why, err
 	}
 	if !a.IsQuestion() {
-		return nil, m, nil, say.Reason{Kind: say.NotAQuestion, Act: say.Answering}, nil
+		return m, nil, say.Reason{Kind: say.NotAQuestion, Act: say.Answering}, nil
 	}
 	if !s.questions {
-		return nil, m, nil, say.Reason{Kind: say.QuestionsOff, Act: say.Answering}, nil
+		return m, nil, say.Reason{Kind: say.QuestionsOff, Act: say.Answering}, nil
 	}
 	if a.ContentRestricted() && !m.Content {
-		return nil, m, nil, say.Reason{Kind: say.QuestionHidden, Act: say.Answering, Tenant: tenantID}, nil
+		return m, nil, say.Reason{Kind: say.QuestionHidden, Act: say.Answering, Tenant: tenantID}, nil
 	}
-	if t.ForbidSelfApproval && a.Job.StartedBy != "" && m.User == a.Job.StartedBy {
-		// An answer decides how the job goes on, as a decision does: a
-		// tenant that forbids deciding one's own job's calls forbids
-		// answering its questions too (the decision page agrees).
-		return nil, m, nil, say.Reason{Kind: say.OwnJob, Act: say.Answering, Job: a.Job.ID, Tenant: tenantID}, nil
+	// An answer decides how the job goes on, as a decision does: what
+	// refuses any decision (the job's own starter where the tenant
+	// forbids it) refuses an answer too, as the decision page does.
+	if why := refuse(t, m, a, false); !why.IsZero() {
+		why.Act = say.Answering
+		return m, nil, why, nil
 	}
-	return t, m, a, say.Reason{}, nil
+	return m, a, say.Reason{}, nil
 }
 
 // answerOf is the answer a click gives, checked against the question as
@@ -244,7 +245,7 @@ func answerOf(req ClickRequest, a *approval.Approval) (*approval.Answer, say.Rea
 func (s *Service) answer(ctx context.Context, req ClickRequest, row *store.Approval) (answered, error) {
 	ctx = ForPerson(ctx)
 	act := req.Action
-	_, m, a, why, err := s.answerable(ctx, row.Tenant, act, req.Person)
+	m, a, why, err := s.answerable(ctx, row.Tenant, act, req.Person)
 	if !why.IsZero() || err != nil {
 		return answered{Reason: why}, err
 	}
@@ -329,7 +330,7 @@ func (s *Service) askAnswer(ctx context.Context, req ClickRequest) Clicked {
 		return out
 	}
 	out = Clicked{Tenant: row.Tenant}
-	_, _, a, why, err := s.answerable(ctx, row.Tenant, req.Action, req.Person)
+	_, a, why, err := s.answerable(ctx, row.Tenant, req.Action, req.Person)
 	if err != nil {
 		s.log.Error("read the question a dialog names", append(req.logArgs(), "tenant", row.Tenant, "err", err.Error())...)
 		return Clicked{Tenant: row.Tenant, Retry: true, Reason: failed(err, say.StoreDown, say.Decision)}
