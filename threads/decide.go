@@ -844,8 +844,7 @@ func (s *Service) settleIn(ctx context.Context, tx store.Tx, id string, d decidi
 		var ev *approval.Event
 		why := tell
 		if ans != nil {
-			if isQuestionRow(row) {
-				fz, _ := frozenOf(row) // read by isQuestionRow already
+			if fz, ok := questionPlan(row); ok {
 				ev, why = answerOutcome(row, d, *ans, fz.Restricted)
 			} else {
 				ev, why = outcome(row, d, *ans)

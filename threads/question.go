@@ -91,11 +91,17 @@ type ShownQuestion struct {
 // told apart without reading its plan: the check runs in the ingest's
 // and the answer's transactions.
 func isQuestionRow(row *store.Approval) bool {
+	_, ok := questionPlan(row)
+	return ok
+}
+
+// questionPlan is a question's row's frozen plan; false for a call's.
+func questionPlan(row *store.Approval) (Frozen, bool) {
 	if row.Function != string(approval.KindQuestion) {
-		return false
+		return Frozen{}, false
 	}
 	fz, err := frozenOf(row)
-	return err == nil && fz.Question
+	return fz, err == nil && fz.Question
 }
 
 // questionEvent reports whether ev is one of a question's events.
