@@ -32,3 +32,10 @@ func (s *Service) Acknowledge(ctx context.Context, req LadderRequest) (LadderRes
 func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderResult, error) {
 	return s.escalateNow(ctx, req)
 }
+
+// WatchContentWork has watch told, with its context, each time s works
+// on an event's content (its stored form, redaction, fingerprints and
+// reask). Set it before the first event.
+func WatchContentWork(s *Service, watch func(context.Context)) {
+	s.contentWork = watch
+}

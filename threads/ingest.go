@@ -115,6 +115,9 @@ func (s *Service) prepare(ctx context.Context, tenant *tenant.Tenant, ev *approv
 // workOn works out what ev's request becomes in the store, from row (nil
 // when there is none).
 func (s *Service) workOn(ctx context.Context, row *store.Approval, ev *approval.Event) (*contentWork, error) {
+	if s.contentWork != nil {
+		s.contentWork(ctx)
+	}
 	w := &contentWork{base: baseOf(row)}
 	cur, err := recordOf(row)
 	if err != nil {

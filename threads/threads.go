@@ -181,6 +181,9 @@ type Service struct {
 	receipts  receipts    // the clicks received and not yet answered
 	// fingerprints: Options.FingerprintSecrets.
 	fingerprints [][]byte
+	// contentWork, when set (by tests only), is told each time an event's
+	// content is worked on, with the context that work runs in.
+	contentWork func(context.Context)
 }
 
 // New checks the options and builds a Service.
