@@ -23,7 +23,7 @@ import (
 // eventAbout is `bot event -h`'s account of the command.
 const eventAbout = `Signs EVENT.json with the first events secret and sends it to a running bot (at listen_private when set, else listen), printing the answer. Of the environment it needs only the events secret.
 
-Unless --as-is, the event is moved to now first (its time, requested_at and deadline together) and sent under a fresh event id, and an approval.requested under a fresh approval id too, so each run shows a new card: the file's id with the time appended and a few random digits (evt-0001.20261201T092600.123Z-3f9a1c, a-merge1.20261201T092600.123Z-b07e52). The suffix is this command's, not the protocol's: a job backend does not know the approval it names, and the stand-in (bot backend) strips it to answer from the fixture's arguments. Other events keep the ids the file gives them.`
+Unless --as-is, the event is moved to now first (its time, requested_at and deadline together) and sent under a fresh event id, and an approval.requested (or a question.asked) under a fresh approval (or question) id too, so each run shows a new card: the file's id with the time appended and a few random digits (evt-0001.20261201T092600.123Z-3f9a1c, a-merge1.20261201T092600.123Z-b07e52). The suffix is this command's, not the protocol's: a job backend does not know the approval it names, and the stand-in (bot backend) strips it to answer from the fixture's arguments (a question it was not told of, it learns from the first call about it). Other events keep the ids the file gives them.`
 
 // cmdEvent signs an event file and posts it to a running bot, first (unless
 // --as-is) moved to now with a fresh id, so an old example shows a live
@@ -58,7 +58,7 @@ func cmdEvent(ctx context.Context, args []string, stdout io.Writer, getenv env) 
 		fmt.Fprintf(stdout, "moved the event's times by %s to now (time %s); sending it as event %s\n",
 			signedDuration(moved.Delta), moved.Time.Format(time.RFC3339), moved.ID)
 		if moved.Approval != "" {
-			fmt.Fprintf(stdout, "approval %s is sent as %s, a fresh id, so this run shows a new card\n", moved.FromApproval, moved.Approval)
+			fmt.Fprintf(stdout, "%s %s is sent as %s, a fresh id, so this run shows a new card\n", moved.Kind, moved.FromApproval, moved.Approval)
 		}
 	}
 	if *grantCheck {
@@ -114,9 +114,10 @@ type movedEvent struct {
 	ID    string        // the event id it now carries
 	Time  time.Time     // its envelope time after the move
 	Delta time.Duration // how far its instants moved
-	// Approval is the fresh id a request's approval now carries, and
-	// FromApproval the file's; both "" for another event.
-	Approval, FromApproval string
+	// Approval is the fresh id a request's approval (or an asked
+	// question) now carries, and FromApproval the file's; both "" for
+	// another event. Kind is "approval" or "question".
+	Approval, FromApproval, Kind string
 }
 
 // moveEventToNow moves an event to now (to the store's millisecond) with
@@ -128,7 +129,7 @@ func moveEventToNow(body []byte, now time.Time) (movedEvent, error) {
 		return movedEvent{}, err
 	}
 	now = now.UTC().Truncate(time.Millisecond)
-	var from, fresh string
+	var from, fresh, kind string
 	var tooLong error
 	moved, err := moveEventTimes(body, now.Sub(at), func(ev map[string]any) {
 		if id, ok := ev["id"].(string); ok {
@@ -139,12 +140,20 @@ func moveEventToNow(body []byte, now time.Time) (movedEvent, error) {
 		}
 		data, _ := ev["data"].(map[string]any)
 		id, ok := data["id"].(string)
-		if ev["type"] != string(approval.EventRequested) || !ok {
+		switch ev["type"] {
+		case string(approval.EventRequested):
+			kind = "approval"
+		case string(approval.EventQuestionAsked):
+			kind = "question"
+		default:
+			return
+		}
+		if !ok {
 			return
 		}
 		from, fresh = id, standin.FreshID(id, now)
 		if len(fresh) > maxApprovalID {
-			tooLong = errors.Join(tooLong, fmt.Errorf("approval id %q is too long for a fresh one: %s is over the protocol's %d characters (--as-is sends it as it is)", id, fresh, maxApprovalID))
+			tooLong = errors.Join(tooLong, fmt.Errorf("%s id %q is too long for a fresh one: %s is over the protocol's %d characters (--as-is sends it as it is)", kind, id, fresh, maxApprovalID))
 			return
 		}
 		data["id"] = fresh
@@ -152,7 +161,9 @@ func moveEventToNow(body []byte, now time.Time) (movedEvent, error) {
 	if err == nil {
 		err = tooLong
 	}
-	moved.Approval, moved.FromApproval = fresh, from
+	if fresh != "" {
+		moved.Approval, moved.FromApproval, moved.Kind = fresh, from, kind
+	}
 	return moved, err
 }
 

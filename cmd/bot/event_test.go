@@ -60,12 +60,13 @@ func (s *eventSink) ids(t *testing.T, n int) (event, approval string) {
 		Data struct {
 			ID         string `json:"id"`
 			ApprovalID string `json:"approval_id"`
+			QuestionID string `json:"question_id"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(s.bodies[n], &ev); err != nil {
 		t.Fatal(err)
 	}
-	return ev.ID, ev.Data.ID + ev.Data.ApprovalID
+	return ev.ID, ev.Data.ID + ev.Data.ApprovalID + ev.Data.QuestionID
 }
 
 // `bot event` needs only the events secret. It sends a request under a
@@ -132,6 +133,44 @@ func TestEventSendsARequestUnderAFreshApprovalID(t *testing.T) {
 	code, _, errOut = runBot(t, onlyEvents, "event", "--config", example, "--url", sink.url, long)
 	if code != 1 || !strings.Contains(errOut, `approval id "`+id+`" is too long for a fresh one`) || !strings.Contains(errOut, "-as-is") {
 		t.Errorf("bot event of a long approval id: exit %d\n%s", code, errOut)
+	}
+}
+
+// An asked question is sent under a fresh question id each run, as a
+// request is, and says so; its answer elsewhere keeps the file's id.
+func TestEventSendsAQuestionUnderAFreshID(t *testing.T) {
+	t.Parallel()
+	root, err := fixtures.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := filepath.Join(root, "examples", "bot.yaml")
+	asked := filepath.Join(root, "testdata", "events", "question.json")
+	answered := filepath.Join(root, "testdata", "events", "question-answered.json")
+	sink := newEventSink(t)
+	onlyEvents := map[string]string{"BOT_EVENTS_SECRET": e2eEventsSecret}
+	fresh := regexp.MustCompile(`^q-refund1\.[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-[0-9a-f]{6}$`)
+	var questions []string
+	for i := range 2 {
+		code, out, errOut := runBot(t, onlyEvents, "event", "--config", example, "--url", sink.url, asked)
+		if code != 0 {
+			t.Fatalf("bot event of a question: exit %d\n%s%s", code, out, errOut)
+		}
+		event, question := sink.ids(t, i)
+		if !fresh.MatchString(question) || !strings.HasPrefix(event, "evt-q001.") ||
+			!strings.Contains(out, "question q-refund1 is sent as "+question+", a fresh id, so this run shows a new card\n") {
+			t.Errorf("run %d sent event %s about question %s, and said:\n%s", i+1, event, question, out)
+		}
+		questions = append(questions, question)
+	}
+	if questions[0] == questions[1] {
+		t.Errorf("both runs sent question %s", questions[0])
+	}
+	if code, out, errOut := runBot(t, onlyEvents, "event", "--config", example, "--url", sink.url, answered); code != 0 || strings.Contains(out, "fresh id") {
+		t.Errorf("bot event of an answer elsewhere: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, question := sink.ids(t, 2); question != "q-refund1" {
+		t.Errorf("an answer elsewhere was sent about question %s, want the file's q-refund1", question)
 	}
 }
 
