@@ -3,11 +3,9 @@ package discord_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,12 +14,10 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/jonboulle/clockwork"
 
-	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/backend/standin"
 	discordad "approvalsbot/adapters/discord"
 	"approvalsbot/adapters/discord/discordtest"
-	"approvalsbot/adapters/logsurface"
 	"approvalsbot/approval"
 	"approvalsbot/config"
 	"approvalsbot/internal/syncbuf"
@@ -195,12 +191,7 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	}
 	so := threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
 		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"discord": surface}, Features: ho.features, Turns: ho.turns}
-	var svc *threads.Service
-	if slices.Contains(ho.features, backend.FeatureQuestions) {
-		svc = questionService(t, so)
-	} else {
-		svc = threadstest.Service(t, so)
-	}
+	svc := threadstest.Service(t, so)
 	clicks := threadstest.NewSwitch(svc)
 	ad, err := discordad.New(surface, clicks)
 	if err != nil {
@@ -230,26 +221,6 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 		}
 	})
 	return h
-}
-
-// questionService is threadstest.Service with the backend's questions
-// on (threads.Options.Questions), which threadstest does not set: the
-// real client calling the fake backend, on o's store and clock.
-func questionService(t *testing.T, o threadstest.ServiceOptions) *threads.Service {
-	t.Helper()
-	client, err := backend.NewClient(backend.ClientOptions{BaseURL: o.Backend.URL(), Secrets: [][]byte{[]byte(o.CallsSecret)},
-		MaxElapsed: 5 * time.Second, Features: o.Features})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := threads.New(threads.Options{Store: o.Store, Tenants: o.Tenants, Clock: o.Clock, Logger: o.Logger,
-		Surfaces: o.Surfaces, Backend: client.ForThreads(), FingerprintSecrets: [][]byte{[]byte(o.CallsSecret)},
-		Fallback:  logsurface.New(logsurface.Options{Out: io.Discard, Renderer: threadstest.Renderer(t)}),
-		Questions: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc
 }
 
 // runGateway runs the adapter's gateway until the test ends, and waits

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"approvalsbot/adapters/backend"
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/backend/standin"
 	slackad "approvalsbot/adapters/slack"
@@ -176,14 +178,12 @@ func newHarnessWith(t *testing.T, ho harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	so := threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
-		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}, Features: ho.features, Turns: ho.turns}
-	var svc *threads.Service
+	features := ho.features
 	if ho.questions {
-		svc = questionService(t, so) // question_flow_test.go
-	} else {
-		svc = threadstest.Service(t, so)
+		features = append(slices.Clone(features), backend.FeatureQuestions)
 	}
+	svc := threadstest.Service(t, threadstest.ServiceOptions{Store: st, Tenants: cfg, Backend: back, CallsSecret: callsSecret,
+		Clock: clock, Logger: log, Surfaces: map[string]threads.Surface{"slack": surface}, Features: features, Turns: ho.turns})
 	clicks := threadstest.NewSwitch(svc)
 	ad, err := slackad.New(surface, clicks)
 	if err != nil {

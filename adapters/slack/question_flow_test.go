@@ -3,46 +3,17 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"approvalsbot/adapters/backend"
-	"approvalsbot/adapters/logsurface"
 	"approvalsbot/adapters/slack/slacktest"
 	"approvalsbot/approval"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
 	"approvalsbot/threads/threadstest"
 )
-
-// questionService is threads as threadstest.Service builds it, with the
-// backend's questions on (threads.Options.Questions, which threadstest
-// does not set): the real backend client, with feature questions, calling
-// the stand-in.
-func questionService(t *testing.T, o threadstest.ServiceOptions) *threads.Service {
-	t.Helper()
-	features := slices.Clone(o.Features)
-	if !slices.Contains(features, backend.FeatureQuestions) {
-		features = append(features, backend.FeatureQuestions)
-	}
-	client, err := backend.NewClient(backend.ClientOptions{BaseURL: o.Backend.URL(), Secrets: [][]byte{[]byte(o.CallsSecret)},
-		MaxElapsed: 5 * time.Second, Features: features})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := threads.New(threads.Options{Store: o.Store, Tenants: o.Tenants, Clock: o.Clock, Logger: o.Logger,
-		Surfaces: o.Surfaces, Backend: client.ForThreads(), FingerprintSecrets: [][]byte{[]byte(o.CallsSecret)},
-		Fallback:  logsurface.New(logsurface.Options{Out: io.Discard, Renderer: threadstest.Renderer(t)}),
-		Questions: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc
-}
 
 func newQuestionHarness(t *testing.T) *harness {
 	t.Helper()

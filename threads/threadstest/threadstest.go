@@ -86,7 +86,8 @@ type ServiceOptions struct {
 	// surface, written nowhere.
 	Surfaces map[string]threads.Surface
 	// Features are the backend's optional parts the client uses
-	// (backend.features); grants turns threads' grants on too.
+	// (backend.features); grants and questions turn threads' grants and
+	// questions on too, as the bot does.
 	Features []string
 	// Turns: the backend takes a turn's batch decision (feature turns),
 	// so a turn's calls share one card.
@@ -112,8 +113,9 @@ func Service(t testing.TB, o ServiceOptions) *threads.Service {
 	}
 	svc, err := threads.New(threads.Options{Store: o.Store, Tenants: o.Tenants, Clock: o.Clock, Logger: o.Logger,
 		Surfaces: o.Surfaces, Backend: client.ForThreads(), FingerprintSecrets: [][]byte{[]byte(o.CallsSecret)}, Turns: o.Turns,
-		Fallback: logsurface.New(logsurface.Options{Out: io.Discard, Renderer: Renderer(t)}),
-		Grants:   slices.Contains(o.Features, backend.FeatureGrants)})
+		Fallback:  logsurface.New(logsurface.Options{Out: io.Discard, Renderer: Renderer(t)}),
+		Grants:    slices.Contains(o.Features, backend.FeatureGrants),
+		Questions: slices.Contains(o.Features, backend.FeatureQuestions)})
 	if err != nil {
 		t.Fatal(err)
 	}
