@@ -1448,8 +1448,16 @@ func changes(a *approval.Approval, restricted bool) *Changes {
 	return c
 }
 
+// agentWords are the agent's words redacted of secret shapes and cleaned
+// of what would hide or reorder them, whole: what agentSays bounds.
+func agentWords(s string) string {
+	return strings.TrimSpace(approval.RedactText(cleanText(s)))
+}
+
+// agentSays is agentWords cut at agentSaysMax, the bound every surface's
+// card keeps.
 func agentSays(s string) string {
-	s = strings.TrimSpace(approval.RedactText(cleanText(s)))
+	s = agentWords(s)
 	if charLen(s) > agentSaysMax {
 		s = prefixChars(s, agentSaysMax-charLen(agentSaysCutNote)) + agentSaysCutNote
 	}

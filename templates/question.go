@@ -38,6 +38,10 @@ type QuestionCard struct {
 	// Text is the question as the agent asked it, redacted and bounded;
 	// "" on a restricted card.
 	Text string
+	// Whole is the question redacted as Text is but uncut, where Text
+	// is cut: mail and the decision page, which have no chat's bounds,
+	// show all of what the person answers (Full); "" otherwise.
+	Whole string
 	// Choices are the question's choices, one button each (ActionAnswer),
 	// in the agent's order, while it waits; none on a restricted card.
 	// A surface shows as many as it has room for as buttons and the rest
@@ -67,6 +71,9 @@ func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 		q.FreeText = a.Question.FreeText
 		if !c.Restricted {
 			q.Text = agentSays(a.Question.Text)
+			if whole := agentWords(a.Question.Text); whole != q.Text {
+				q.Whole = whole
+			}
 		}
 	}
 	c.Question = q
@@ -227,9 +234,23 @@ func questionHeadline(c *Card, a *approval.Approval) string {
 	return who + "'s question: " + oneLine(string(c.State))
 }
 
-// QuestionText is an agent's question as every surface shows it: redacted
-// of secret shapes, cleaned and bounded as the agent's words are.
+// Full is the whole question where a surface has room for it (mail, the
+// decision page): Whole where Text is cut, else Text.
+func (q *QuestionCard) Full() string {
+	if q.Whole != "" {
+		return q.Whole
+	}
+	return q.Text
+}
+
+// QuestionText is an agent's question as a chat shows it: redacted of
+// secret shapes, cleaned and bounded as the agent's words are.
 func QuestionText(s string) string { return agentSays(s) }
+
+// QuestionWhole is an agent's question as the decision page shows it:
+// redacted and cleaned as QuestionText, but whole (the protocol bounds
+// it at approval.MaxQuestionText characters).
+func QuestionWhole(s string) string { return agentWords(s) }
 
 // ChoiceLabel is a choice as a button or a menu option shows it: one
 // line, redacted, within approval.MaxChoiceLen.

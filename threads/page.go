@@ -97,8 +97,9 @@ type Page struct {
 // PageQuestion is what the decision page shows and takes of a question
 // waiting on the link's revision.
 type PageQuestion struct {
-	// Text is the question as the agent asked it (redacted); "" where
-	// the page may not show it (a restricted question).
+	// Text is the question as the agent asked it (redacted), whole: the
+	// page has room for all of what the member answers; "" where the
+	// page may not show it (a restricted question).
 	Text string
 	// Choices are the question's choices, in its order (redacted), each
 	// answered by a POST of ActionAnswer with its index; none where Text
@@ -297,7 +298,7 @@ func pageQuestion(a *approval.Approval, t *tenant.Tenant) *PageQuestion {
 		return q
 	}
 	q.FreeText = a.Question.FreeText
-	q.Text = templates.QuestionText(a.Question.Text)
+	q.Text = templates.QuestionWhole(a.Question.Text)
 	for _, c := range a.Question.Choices {
 		q.Choices = append(q.Choices, templates.ChoiceLabel(c))
 	}

@@ -80,6 +80,8 @@ type QuestionDialog struct {
 // with the content permission (Show question): its text, its choices as
 // buttons bound to the revision shown, and Answer… when it takes words.
 type ShownQuestion struct {
+	// Text is the question redacted, whole: each surface fits it to its
+	// own bounds (Slack splits it into quotes, the page shows it all).
 	Text       string
 	Choices    []templates.Button
 	AnswerText *templates.Action
@@ -422,7 +424,7 @@ func (s *Service) showQuestion(ctx context.Context, req ClickRequest, row *store
 		out.Reason = say.Reason{Kind: say.DigestMismatch, Digest: a.QuestionSHA256}
 		return out
 	}
-	shown := &ShownQuestion{Text: templates.QuestionText(ans.Question.Text)}
+	shown := &ShownQuestion{Text: templates.QuestionWhole(ans.Question.Text)}
 	if stale(row, act.Revision, say.Answering).IsZero() {
 		for i, c := range ans.Question.Choices {
 			b := templates.Action{Kind: templates.ActionAnswer, ApprovalID: a.ID, Revision: a.Revision, Choice: i}

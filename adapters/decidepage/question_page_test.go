@@ -460,3 +460,52 @@ func TestLookingAtAQuestion(t *testing.T) {
 		t.Fatalf("I'm looking sent %d answers", len(got))
 	}
 }
+
+// TestLongQuestionShownWhole: the page has no chat's bounds, so a
+// question as long as the protocol takes is shown whole, once, where a
+// chat's card cuts it: what comes last in it (here what the person must
+// not miss) is on the page, waiting and, for a restricted question,
+// once shown; nothing says it was cut.
+func TestLongQuestionShownWhole(t *testing.T) {
+	const tail = "Refund acct-2 only if the invoice names Ruiz Trading Ltd."
+	long := strings.Repeat("Order 7781 was paid from two accounts. ", (approval.MaxQuestionText-len(tail))/39) + tail
+	if n := len([]rune(long)); n > approval.MaxQuestionText || n < approval.MaxQuestionText-40 {
+		t.Fatalf("the question is %d characters, want close under %d", n, approval.MaxQuestionText)
+	}
+	edit := func(ev map[string]any) {
+		ev["data"].(map[string]any)["question"].(map[string]any)["text"] = long
+	}
+	shownWhole := func(t *testing.T, what, body string) {
+		t.Helper()
+		body = html.UnescapeString(body)
+		if n := strings.Count(body, tail); n != 1 || strings.Contains(body, "[cut]") {
+			t.Errorf("%s shows the question's end %d times (want once, uncut):\n%s", what, n, body)
+		}
+	}
+
+	p, fake := questionPageEdited(t, tenant.EmailDecisionsApprove, "question.json", edit)
+	link := p.link("acme", "q-refund1", 1, "user:kevin", "")
+	a := p.get(link)
+	if a.status != http.StatusOK {
+		t.Fatalf("GET %d:\n%s", a.status, a.body)
+	}
+	shownWhole(t, "the page", a.body)
+	if a := p.postForm(link, questionForm(p, link, url.Values{"action": {"answer"}, "choice": {"1"}})); a.status != http.StatusSeeOther {
+		t.Fatalf("POST %d:\n%s", a.status, a.body)
+	}
+	p.drain()
+	if r := answeredOnce(t, fake, "q-refund1"); r.Answer == nil || r.Answer.Choice == nil || *r.Answer.Choice != 1 {
+		t.Errorf("answer %+v, want choice 1", r.Answer)
+	}
+
+	p, _ = questionPageEdited(t, tenant.EmailDecisionsApprove, "question-private.json", edit)
+	link = p.link("acme", "q-priv1", 1, "user:kevin", "")
+	if a := p.get(link); strings.Contains(a.body, tail) {
+		t.Fatalf("the restricted question's page shows its text before Show:\n%s", a.body)
+	}
+	shown := p.postForm(link, questionForm(p, link, url.Values{"action": {"question"}}))
+	if shown.status != http.StatusOK {
+		t.Fatalf("Show the question %d:\n%s", shown.status, shown.body)
+	}
+	shownWhole(t, "the shown restricted question", shown.body)
+}

@@ -472,3 +472,22 @@ func TestSimultaneousAnswersMakeOne(t *testing.T) {
 		t.Fatalf("answers %+v, want one, %s's choice", got, winner)
 	}
 }
+
+// TestShowQuestionShowsALongQuestionWhole: a restricted question as long
+// as the protocol takes, looked up for its content holder, is told to
+// them whole within Discord's bounds (which the fake enforces): its end,
+// beyond the card's bound, is there.
+func TestShowQuestionShowsALongQuestionWhole(t *testing.T) {
+	h := newQuestionHarness(t)
+	const tail = "Tell Dr. Lee only after the second test."
+	long := strings.Repeat("The first test was unclear. ", (approval.MaxQuestionText-len(tail))/28) + tail
+	a := h.ask(t, "question-private.json", func(ev map[string]any) {
+		ev["data"].(map[string]any)["question"].(map[string]any)["text"] = long
+	})
+	card := h.card(t, a.ID, approvalTarget, 1)
+	h.click(t, kevin, chApproval, button(t, card, templates.ActionShowDetails))
+	shown := h.told(t, kevin, "Tell Dr. Lee only after the second test")
+	if got := strings.Count(shown.Text(), "The first test was unclear"); got != strings.Count(long, "The first test was unclear") {
+		t.Errorf("the private answer shows %d of the question's %d sentences", got, strings.Count(long, "The first test was unclear"))
+	}
+}

@@ -500,3 +500,26 @@ func TestShowQuestionIsLiteral(t *testing.T) {
 		t.Fatalf("the private answer %q, options %+v", shown.AllText(), shown.Options())
 	}
 }
+
+// TestShowQuestionShowsALongQuestionWhole: a restricted question as long
+// as the protocol takes, looked up for its content holder, is told to
+// them whole (in as many quotes as Slack's bounds need, which the fake
+// enforces): its end, beyond the card's bound, is there.
+func TestShowQuestionShowsALongQuestionWhole(t *testing.T) {
+	h := newQuestionHarness(t)
+	const tail = "Tell Dr. Lee only after the second test."
+	long := strings.Repeat("The first test was unclear. ", (approval.MaxQuestionText-len(tail))/28) + tail
+	h.ingestQuestion(t, "question-private.json", func(ev map[string]any) {
+		ev["data"].(map[string]any)["question"].(map[string]any)["text"] = long
+	})
+	h.drain(t)
+	card := h.card(t, "q-priv1", "C0APPROVALS", 1)
+	h.click(t, "U0KEVIN", "C0APPROVALS", button(t, card, templates.ActionShowDetails))
+	shown := h.told(t, "U0KEVIN", tail)
+	// The quotes split the text where Slack's bounds fall: read across
+	// them, it is the whole question.
+	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	if !strings.Contains(squeeze(shown.AllText()), squeeze(long)) {
+		t.Errorf("the private answer does not show the whole question:\n%s", shown.AllText())
+	}
+}
