@@ -60,9 +60,12 @@ type GrantHint struct {
 // LadderHint is one ladder's week.
 type LadderHint struct {
 	Ladder  string
-	Decided int // decisions made by people
+	Decided int // decisions (and answers) made by people
 	Late    int // of which after step LadderLateStep
-	Expired int // denied by the deadline
+	Expired int // calls denied by the deadline
+	// Unanswered are agents' questions the deadline closed with nobody's
+	// answer: a ladder that reached nobody in time, but no call denied.
+	Unanswered int
 }
 
 // digestFigures reads a tenant's outcomes decided in the week before now,
@@ -86,7 +89,9 @@ func (s *Service) digestFigures(ctx context.Context, tenantID string, now time.T
 		}
 		for _, o := range page {
 			state := approval.State(o.State)
-			person := o.Surface != DeadlineSurface && (state == approval.StateApproved || state == approval.StateDenied)
+			question := o.Effect == EffectLabelQuestion
+			person := o.Surface != DeadlineSurface &&
+				(state == approval.StateApproved || state == approval.StateDenied || state == approval.StateAnswered)
 			if o.Ladder != "" {
 				l := ladders[o.Ladder]
 				if l == nil {
@@ -94,6 +99,8 @@ func (s *Service) digestFigures(ctx context.Context, tenantID string, now time.T
 					ladders[o.Ladder] = l
 				}
 				switch {
+				case state == approval.StateExpired && question:
+					l.Unanswered++
 				case state == approval.StateExpired:
 					l.Expired++
 				case person:
@@ -156,7 +163,8 @@ func (s *Service) digestFigures(ctx context.Context, tenantID string, now time.T
 // Lines words the figures, one line each; none when nothing is worth a
 // lead's time. A ladder is worth a line when at least half of its
 // LadderHintMin or more decisions came after step LadderLateStep, or the
-// deadline denied any of its approvals.
+// deadline denied any of its approvals or closed any of its questions
+// with nobody's answer.
 func (f DigestFigures) Lines() []string {
 	var out []string
 	for _, g := range f.Grants {
@@ -174,6 +182,9 @@ func (f DigestFigures) Lines() []string {
 		}
 		if l.Expired > 0 {
 			says = append(says, fmt.Sprintf("%s at the deadline", counted(l.Expired, "call expired", "calls expired")))
+		}
+		if l.Unanswered > 0 {
+			says = append(says, fmt.Sprintf("%s by the deadline", counted(l.Unanswered, "question nobody answered", "questions nobody answered")))
 		}
 		if len(says) > 0 {
 			out = append(out, fmt.Sprintf("%s ladder: %s", shownText(l.Ladder), strings.Join(says, "; ")))

@@ -1,6 +1,9 @@
 package threads
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // IngestQueued is how many events wait in the ingest group's queue for
 // the transaction that commits them.
@@ -38,4 +41,9 @@ func (s *Service) EscalateNow(ctx context.Context, req LadderRequest) (LadderRes
 // reask). Set it before the first event.
 func WatchContentWork(s *Service, watch func(context.Context)) {
 	s.contentWork = watch
+}
+
+// DigestFiguresOf are tenantID's digest figures for the week before now.
+func DigestFiguresOf(s *Service, tenantID string, now time.Time) (DigestFigures, error) {
+	return s.digestFigures(context.Background(), tenantID, now)
 }

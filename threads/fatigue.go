@@ -34,8 +34,8 @@ const (
 var EffectLabels = []string{EffectLabelReadsOnly, EffectLabelWrite, EffectLabelDestructive, EffectLabelEgress, EffectLabelUnknown,
 	EffectLabelQuestion}
 
-// EffectLabel classes a call for the figures, the most dangerous reading
-// first: destructive when the card says DESTRUCTIVE or the class is;
+// EffectLabel classes a call for the figures (an agent's question is
+// EffectLabelQuestion), the most dangerous reading first: destructive when the card says DESTRUCTIVE or the class is;
 // egress when the class is, or the tool may write outside the tenant
 // (openWorldHint not false); reads only when the tool says so and no
 // class says more; write for a declared write, a write class or a
@@ -49,6 +49,8 @@ func EffectLabel(a *approval.Approval) string {
 	readOnly := ann.ReadOnlyHint != nil && *ann.ReadOnlyHint
 	declared := ann.ReadOnlyHint != nil && ann.DestructiveHint != nil
 	switch {
+	case a.IsQuestion():
+		return EffectLabelQuestion
 	case a.Destructive() || class == approval.ClassDestructive:
 		return EffectLabelDestructive
 	case class == approval.ClassEgress:
@@ -76,8 +78,13 @@ func shownText(s string) string {
 // outcomeRequest is a revision's row of the outcomes table; ladder is
 // empty for a reask (the row keeps the ladder frozen at request).
 func outcomeRequest(a *approval.Approval, ladderName string) store.OutcomeRequestParams {
+	function := shownText(a.Call.Function)
+	if a.IsQuestion() {
+		// Named by its kind, as its row is listed: never by its text.
+		function = string(approval.KindQuestion)
+	}
 	return store.OutcomeRequestParams{ApprovalID: a.ID, Tenant: a.Tenant, Job: shownText(a.Job.ID),
-		Function: shownText(a.Call.Function), ArgsSHA256: a.Call.ArgsSHA256, Effect: EffectLabel(a),
+		Function: function, ArgsSHA256: a.Call.ArgsSHA256, Effect: EffectLabel(a),
 		Ladder: ladderName, Restricted: a.ContentRestricted(), Revision: a.Revision, RequestedAt: a.RequestedAt}
 }
 

@@ -2,6 +2,7 @@ package threads_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -195,6 +196,8 @@ func TestEffectLabel(t *testing.T) {
 		{"write outside", approval.Annotations{ReadOnlyHint: &no, DestructiveHint: &no}, approval.KindCall, "", threads.EffectLabelEgress},
 		{"write inside", approval.Annotations{ReadOnlyHint: &no, DestructiveHint: &no, OpenWorldHint: &no}, approval.KindCall, "", threads.EffectLabelWrite},
 		{"changeset", approval.Annotations{}, approval.KindChanges, "", threads.EffectLabelWrite},
+		{"question", approval.Annotations{}, approval.KindQuestion, "", threads.EffectLabelQuestion},
+		{"question, whatever its annotations say", approval.Annotations{ReadOnlyHint: &no, DestructiveHint: &yes}, approval.KindQuestion, approval.ClassDestructive, threads.EffectLabelQuestion},
 	}
 	for _, c := range cases {
 		a := &approval.Approval{Kind: c.kind, Call: approval.Call{Annotations: c.ann}}
@@ -211,12 +214,14 @@ func TestEffectLabel(t *testing.T) {
 // recorded it, around now: a call approved 6 times by 3 people (a
 // grant's case), one approved 4 times (below the threshold), a hostile
 // function name approved 5 times, a ladder whose decisions mostly came
-// after step 2, two expiries, a quick destructive Approve, and
+// after step 2, two expiries, agents' questions answered late and
+// unanswered, a quick destructive Approve, and
 // decisions older than the week that count for nothing.
 func weekOfOutcomes(t *testing.T, st store.Store, now time.Time) {
 	t.Helper()
 	type o struct {
 		id, tenant, function, digest, ladder, state, actor, surface string
+		effect                                                      string // write when ""
 		steps                                                       int
 		wait                                                        time.Duration
 		ago                                                         time.Duration
@@ -249,6 +254,13 @@ func weekOfOutcomes(t *testing.T, st store.Store, now time.Time) {
 		state: "approved", surface: "slack", wait: time.Second, ago: time.Hour, restricted: true})
 	add(1, o{id: "merge", tenant: "acme", function: "acme_github.merge", digest: "d-merge", ladder: "default",
 		state: "approved", surface: "slack", wait: 3 * time.Second, ago: 7 * time.Hour, quick: true})
+	// Agents' questions: answered (people's decisions of the ladder, late
+	// ones among them) and closed by the deadline (unanswered, never a
+	// call that expired), none ever a grant's case.
+	add(5, o{id: "ask", tenant: "acme", function: "question", ladder: "questions", effect: threads.EffectLabelQuestion,
+		state: "answered", surface: "slack", steps: 2, wait: time.Hour, ago: 2 * time.Hour})
+	add(2, o{id: "ask-late", tenant: "acme", function: "question", ladder: "questions", effect: threads.EffectLabelQuestion,
+		state: "expired", surface: threads.DeadlineSurface, steps: 3, wait: 24 * time.Hour, ago: 3 * time.Hour})
 	add(6, o{id: "old", tenant: "acme", function: "acme_github.old", digest: "d-old", ladder: "default",
 		state: "approved", surface: "slack", wait: time.Second, ago: 8 * 24 * time.Hour})
 	add(6, o{id: "zeta", tenant: "zeta", function: "zeta.call", digest: "d-zeta", ladder: "default",
@@ -257,7 +269,7 @@ func weekOfOutcomes(t *testing.T, st store.Store, now time.Time) {
 		for _, r := range rows {
 			decided := now.Add(-r.ago)
 			if err := tx.OutcomeRequest(ctx, store.OutcomeRequestParams{ApprovalID: r.id, Tenant: r.tenant, Job: "j",
-				Function: r.function, ArgsSHA256: r.digest, Effect: threads.EffectLabelWrite, Ladder: r.ladder,
+				Function: r.function, ArgsSHA256: r.digest, Effect: cmp.Or(r.effect, threads.EffectLabelWrite), Ladder: r.ladder,
 				Restricted: r.restricted, Revision: 1, RequestedAt: decided.Add(-r.wait)}); err != nil {
 				return err
 			}
@@ -467,5 +479,42 @@ func TestFatigueQuorumApprovals(t *testing.T) {
 	o := outcomes(t, h.store)["a-merge1"]
 	if o == nil || !o.Quick || o.Actor != "user:lee" || o.Ladder != "quorum" || !o.FirstLookAt.Equal(first) {
 		t.Errorf("outcome %+v, want quick, decided by lee, on the quorum ladder, first looked at %v", o, first)
+	}
+}
+
+// An agent's question's outcome is named by its kind, never its text,
+// with the question's effect: answered by the person who answered, or
+// closed by the deadline with nobody's answer; the digest then counts it
+// on its ladder as a question, never as a call.
+func TestQuestionOutcomes(t *testing.T) {
+	h := newAnsweringHarness(t, time.Minute)
+	h.ingest(t, "question.json")
+	h.ingest(t, "question-private.json")
+	h.drain(t)
+	if out := h.answer(t, "q-refund1", 1, 1, "", "U0KEVIN"); !out.Sent {
+		t.Fatalf("answer: %s", out.Reason.String())
+	}
+	h.drain(t)
+	h.at(t, 24*time.Hour+threads.RecordBound)
+	h.tick(t)
+	h.at(t, 24*time.Hour+2*threads.RecordBound)
+	h.drain(t)
+	got := outcomes(t, h.store)
+	for id, want := range map[string]struct{ state, actor, surface string }{
+		"q-refund1": {"answered", "user:kevin", "slack"},
+		"q-priv1":   {"expired", threads.DeadlineActor, threads.DeadlineSurface},
+	} {
+		o := got[id]
+		if o == nil || o.Function != "question" || o.Effect != threads.EffectLabelQuestion || o.State != want.state ||
+			o.Actor != want.actor || o.Surface != want.surface || o.ArgsSHA256 != "" {
+			t.Errorf("outcome of %s: %+v, want a question %s by %s on %s", id, o, want.state, want.actor, want.surface)
+		}
+	}
+	f, err := threads.DigestFiguresOf(h.svc, "acme", h.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Lad) != 1 || f.Lad[0].Decided != 1 || f.Lad[0].Unanswered != 1 || f.Lad[0].Expired != 0 {
+		t.Errorf("the digest's ladders %+v: want one answer and one question nobody answered, no call expired", f.Lad)
 	}
 }
