@@ -13,6 +13,7 @@ import (
 	"approvalsbot/approval"
 	"approvalsbot/templates"
 	"approvalsbot/threads"
+	"approvalsbot/threads/threadstest"
 )
 
 // newQuestionHarness is a harness whose backend sends questions.
@@ -429,4 +430,59 @@ func TestAnswerWithTheBackendDown(t *testing.T) {
 	if row := h.state(t, "q-refund1"); row.State != "pending" || len(row.Deciding) != 0 {
 		t.Fatalf("after the backend was down: %s %s", row.State, row.Deciding)
 	}
+}
+
+// A restricted question's answer in words is its content holders' alone:
+// the store keeps who answered, never the words, whether the answer was
+// given here or the backend says it was given elsewhere; an unrestricted
+// question's answer keeps its words, redacted, for its cards.
+func TestRestrictedAnswerWordsAreNotKept(t *testing.T) {
+	const words = "Tell Dr. Lee the DIAGNOSIS-WORDS now"
+	private := func(h *decideHarness) {
+		q := approval.Question{Text: "Should I tell Dr. Lee about the diagnosis?", FreeText: true}
+		h.fake.AddQuestion("q-priv1", 1, q, true)
+		threadstest.Ingest(t, h.svc, "question-private.json", func(ev map[string]any) {
+			ev["data"].(map[string]any)["question"] = map[string]any{"text": q.Text, "free_text": true}
+		})
+		h.drain(t)
+	}
+	kept := func(t *testing.T, h *decideHarness, id string, want bool) {
+		t.Helper()
+		row := h.state(t, id)
+		if row.State != "answered" || strings.Contains(string(row.Decision), "DIAGNOSIS-WORDS") != want {
+			t.Errorf("%s: state %s, decision %s: want the words kept %v", id, row.State, row.Decision, want)
+		}
+	}
+	t.Run("answered here", func(t *testing.T) {
+		h := newAnsweringHarness(t, time.Minute)
+		private(h)
+		if out := h.answer(t, "q-priv1", 1, -1, words, "U0KEVIN"); !out.Sent {
+			t.Fatalf("answer: %s", out.Reason.String())
+		}
+		h.drain(t)
+		if got := h.fake.Answers(); len(got) != 1 || got[0].Request.Answer == nil || got[0].Request.Answer.Text != words {
+			t.Fatalf("the backend got %+v, want the words as written", got)
+		}
+		kept(t, h, "q-priv1", false)
+	})
+	t.Run("answered elsewhere", func(t *testing.T) {
+		h := newAnsweringHarness(t, time.Minute)
+		private(h)
+		threadstest.Ingest(t, h.svc, "question-answered.json", func(ev map[string]any) {
+			d := ev["data"].(map[string]any)
+			d["question_id"], d["answer"] = "q-priv1", map[string]any{"text": words}
+		})
+		h.drain(t)
+		kept(t, h, "q-priv1", false)
+	})
+	t.Run("unrestricted", func(t *testing.T) {
+		h := newAnsweringHarness(t, time.Minute)
+		h.ingest(t, "question.json")
+		h.drain(t)
+		if out := h.answer(t, "q-refund1", 1, -1, words, "U0KEVIN"); !out.Sent {
+			t.Fatalf("answer: %s", out.Reason.String())
+		}
+		h.drain(t)
+		kept(t, h, "q-refund1", true)
+	})
 }

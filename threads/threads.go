@@ -518,9 +518,6 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, req *reques
 	// A ladder claim (ClaimedBy/Until) is the tick's to release: it is
 	// kept, so a replica that died holding it is taken over after its lease.
 	row.Revision, row.State, row.Seen, row.UpdatedAt = rec.Revision, string(rec.State), rec.Seen, now
-	if rec.Decision != nil {
-		row.Decision, _ = json.Marshal(rec.Decision) // a struct of strings and a time: cannot fail
-	}
 	var frozen *Frozen
 	if req != nil && row.Plan == nil {
 		fz := req.frozen
@@ -536,6 +533,20 @@ func (s *Service) nextRow(prev *store.Approval, rec approval.Record, req *reques
 		if st, ok := fz.Plan.Upcoming(0); ok {
 			row.NextStepAt = st.At
 		}
+	}
+	if rec.Decision != nil {
+		d := *rec.Decision
+		if d.Answer != "" {
+			// An answer's words are kept only for a question whose
+			// content is not restricted: a restricted question's answer
+			// is its content holders' alone, and a tombstone's (answered
+			// before it was asked) may be one. Who answered, and a
+			// choice's number, are kept.
+			if fz, ok := questionPlan(row); !ok || fz.Restricted {
+				d.Answer = ""
+			}
+		}
+		row.Decision, _ = json.Marshal(d) // a struct of strings and a time: cannot fail
 	}
 	if rec.State != approval.StatePending {
 		// Nothing more runs for a closed approval: no step, no deadline.
