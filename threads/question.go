@@ -445,7 +445,17 @@ func (s *Service) showQuestion(ctx context.Context, req ClickRequest, row *store
 func (s *Service) performAnswer(ctx context.Context, row *store.OutboxRow, a *store.Approval, d deciding) error {
 	qb, ok := s.backend.(QuestionBackend)
 	if !ok || !s.questions {
-		return Permanent(errors.New("the backend client takes no answers to questions"))
+		// This process's configuration takes no answers (the feature was
+		// turned off, or a replica runs without it). A failed row would
+		// hold the question for good: the words in flight, every later
+		// answer refused, no deadline. The deadline's word waits for a
+		// process that takes it; a person's answer is handed back, the
+		// person told, the words gone.
+		if d.Surface == DeadlineSurface {
+			return errors.New("the backend client takes no answers to questions: the deadline's word waits for a bot whose backend.features lists questions")
+		}
+		s.log.Warn("answer not sent: this bot's backend.features does not list questions", "approval_id", a.ID, "tenant", a.Tenant)
+		return s.settle(context.WithoutCancel(ctx), row, d, nil, say.Reason{Kind: say.QuestionsOff, Act: say.Answering})
 	}
 	if d.Revision < a.Revision || approval.State(a.State).Final() {
 		return s.settle(context.WithoutCancel(ctx), row, d, nil, stale(a, d.Revision, say.Answering))

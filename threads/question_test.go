@@ -486,3 +486,64 @@ func TestRestrictedAnswerWordsAreNotKept(t *testing.T) {
 		kept(t, h, "q-refund1", true)
 	})
 }
+
+// An answer in flight when the bot no longer takes questions (the
+// feature turned off, or a replica configured without it) never holds
+// the question for good: a person's answer is handed back, the person
+// told and the words gone; the deadline's word that nobody answered
+// waits until a bot that takes questions sends it.
+func TestAnswerInFlightWhenQuestionsAreOff(t *testing.T) {
+	h := newAnsweringHarness(t, time.Minute)
+	on := h.opts
+	h.ingest(t, "question.json")
+	h.drain(t)
+	if out := h.answer(t, "q-refund1", 1, -1, "acct-2 WORDS-IN-FLIGHT", "U0KEVIN"); !out.Sent {
+		t.Fatalf("answer: %s", out.Reason.String())
+	}
+	off := on
+	off.Worker, off.Questions = "", false
+	svc, err := threads.New(off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.svc = svc
+	h.drain(t)
+	if tell := h.lastTell(t); tell.User != "U0KEVIN" || !strings.Contains(tell.Text, "takes no answers to questions") {
+		t.Fatalf("the person was told %+v", tell)
+	}
+	row := h.state(t, "q-refund1")
+	if row.State != "pending" || len(row.Deciding) != 0 || strings.Contains(string(row.Decision)+string(row.Deciding), "WORDS-IN-FLIGHT") {
+		t.Fatalf("after the answer met a bot without questions: state %s, in flight %s, decision %s", row.State, row.Deciding, row.Decision)
+	}
+	if n := len(h.fake.Answers()); n != 0 {
+		t.Fatalf("the backend got %d answers", n)
+	}
+
+	// The deadline, still without questions: nothing is sent, and the
+	// question waits; once questions are on again, the job is told
+	// nobody answered.
+	h.at(t, 24*time.Hour+threads.RecordBound)
+	h.tick(t)
+	h.at(t, 24*time.Hour+2*threads.RecordBound)
+	h.drain(t)
+	if n := len(h.fake.Answers()); n != 0 {
+		t.Fatalf("the backend got %d answers from a bot without questions", n)
+	}
+	if row := h.state(t, "q-refund1"); row.State != "pending" || !strings.Contains(string(row.Deciding), threads.DeadlineActor) {
+		t.Fatalf("state %s, in flight %s: want the deadline's word waiting to be sent", row.State, row.Deciding)
+	}
+	on.Worker = ""
+	if h.svc, err = threads.New(on); err != nil {
+		t.Fatal(err)
+	}
+	h.at(t, 25*time.Hour)
+	h.tick(t)
+	h.drain(t)
+	got := h.fake.Answers()
+	if len(got) != 1 || !got[0].Request.Unanswered || got[0].Request.Actor != threads.DeadlineActor {
+		t.Fatalf("the backend got %+v, want the deadline's word that nobody answered", got)
+	}
+	if row := h.state(t, "q-refund1"); row.State != "expired" {
+		t.Fatalf("state %s, want expired", row.State)
+	}
+}
