@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"approvalsbot/internal/utf16text"
 )
 
 // The events of a question an agent asks (docs/protocol.md#questions).
@@ -194,8 +196,10 @@ func validateQuestion(v *validator, p string, q *Question) {
 		return
 	}
 	seen := make(map[string]bool, len(q.Choices))
+	shown := make(map[string]int, len(q.Choices))
 	for i, c := range q.Choices {
 		cp := fmt.Sprintf("%schoices[%d]", p, i)
+		first, alike := shown[choiceShown(c)]
 		switch {
 		case strings.TrimSpace(c) == "":
 			v.add(cp, "required")
@@ -205,8 +209,13 @@ func validateQuestion(v *validator, p string, q *Question) {
 			v.add(cp, "want one line")
 		case seen[c]:
 			v.add(cp, "a choice twice")
+		case alike:
+			v.add(cp, fmt.Sprintf("reads as choices[%d] once shown (secret shapes redacted, spaces folded, cut at %d characters): a person could not tell which they answer", first, MaxChoiceLen))
 		}
 		seen[c] = true
+		if !alike {
+			shown[choiceShown(c)] = i
+		}
 	}
 	if len(q.Choices) == 0 && !q.FreeText {
 		v.add(p+"free_text", "a question without choices must take free text")
@@ -334,6 +343,14 @@ func QuestionDigest(q *Question) string {
 		return ""
 	}
 	return d
+}
+
+// choiceShown is a choice as near as the parser can tell to how a button
+// shows it: its secret shapes redacted, its runs of spaces folded (a page
+// collapses them) and cut where a label is. Two choices alike so are one
+// button twice to the person who answers.
+func choiceShown(c string) string {
+	return utf16text.Cut(strings.Join(strings.Fields(RedactText(c)), " "), MaxChoiceLen)
 }
 
 // storedQuestion is the question as a revision keeps it: redacted of

@@ -158,6 +158,12 @@ func TestParseQuestionRejects(t *testing.T) {
 			[]*approval.FieldError{fe("data.question.choices[1]", "want one line")}},
 		{"a choice twice", "question.json", setQ("choices", []any{"acct-1", "acct-2", "acct-1"}),
 			[]*approval.FieldError{fe("data.question.choices[2]", "a choice twice")}},
+		// Choices a person could not tell apart on their buttons.
+		{"two choices alike once their secrets are redacted", "question.json",
+			setQ("choices", []any{"use token ghp_" + strings.Repeat("a", 36), "use token ghp_" + strings.Repeat("b", 36)}),
+			[]*approval.FieldError{fe("data.question.choices[1]", "reads as choices[0] once shown (secret shapes redacted, spaces folded, cut at 75 characters): a person could not tell which they answer")}},
+		{"two choices alike once their spaces are folded", "question.json", setQ("choices", []any{"acct 1", "acct-2", "acct\t 1 "}),
+			[]*approval.FieldError{fe("data.question.choices[2]", "reads as choices[0] once shown (secret shapes redacted, spaces folded, cut at 75 characters): a person could not tell which they answer")}},
 		{"a blank choice", "question.json", setQ("choices", []any{"yes", "  "}),
 			[]*approval.FieldError{fe("data.question.choices[1]", "required")}},
 		{"a choice a number", "question.json", setQ("choices", []any{"yes", 2}),
