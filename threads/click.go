@@ -286,6 +286,12 @@ func (s *Service) clickAsk(ctx context.Context, req ClickRequest) Clicked {
 	if !why.IsZero() || !stale(row, act.Revision, say.Decision).IsZero() {
 		return s.wouldRefuse(ctx, req, row, why)
 	}
+	if isQuestionRow(row) {
+		// A question is answered, never approved or denied: a call's
+		// dialog on its id is a button no card of it carries.
+		out.Reason = say.Reason{Kind: say.UnknownButton}
+		return out
+	}
 	d := &Dialog{Function: templates.VisibleLine(row.Function), Destructive: true}
 	logArgs := append(req.logArgs(), "tenant", row.Tenant)
 	rev, err := s.store.RevisionGet(ctx, act.ApprovalID, act.Revision)

@@ -547,3 +547,26 @@ func TestAnswerInFlightWhenQuestionsAreOff(t *testing.T) {
 		t.Fatalf("state %s, want expired", row.State)
 	}
 }
+
+// A call's dialog (Approve, Deny, a note, a grant) asked for on a
+// question's id, with a crafted button, opens nothing: a question is
+// answered, never approved or denied. Its restricted kind opens nothing
+// either, and reveals nothing.
+func TestCallDialogOnAQuestionOpensNothing(t *testing.T) {
+	h := newAnsweringHarness(t, time.Minute)
+	h.ingest(t, "question.json")
+	h.ingest(t, "question-private.json")
+	h.drain(t)
+	for _, id := range []string{"q-refund1", "q-priv1"} {
+		for _, kind := range []templates.ActionKind{templates.ActionApprove, templates.ActionDeny, templates.ActionApproveNote,
+			templates.ActionApproveSeen, templates.ActionGrant} {
+			out := h.svc.Click(context.Background(), click(threads.ClickAsk, kind, id, "U0KEVIN"))
+			if out.Dialog != nil || out.Reveal || !strings.Contains(out.Reason.String(), "button") {
+				t.Errorf("%s on %s: dialog %+v, reveal %v, told %q", kind, id, out.Dialog, out.Reveal, out.Reason.String())
+			}
+		}
+	}
+	if n := len(h.fake.Answers()); n != 0 {
+		t.Errorf("the backend got %d answers", n)
+	}
+}
