@@ -40,24 +40,30 @@ import (
 // that a click is sure to overlap each part: just before its content work
 // (once prepare has read the approval, before StoredForm redacts it), and
 // in its transaction, with the write lock held. Each point is reported
-// (reading, inTx) and holds the ingest until the test lets it go on.
+// (reading, inTx) and holds the ingest until the test lets it go on. The
+// transaction begins only once the test arms it (armTx), when the click
+// made during the content work is done: were it to begin first, it would
+// hold the write lock at its point while that click, which the test waits
+// for before letting it go on, waited for the lock.
 type ingestGate struct {
 	reading, inTx           chan struct{} // closed when the ingest reaches the point
 	afterRead, afterTxBegan chan struct{} // closed by the test to let it go on
+	txArmed                 chan struct{} // closed by the test to let the transaction begin
 	readOnce, txOnce        sync.Once
-	goRead, goTx            func()
+	goRead, goTx, armTx     func()
 }
 
 func newIngestGate() *ingestGate {
 	g := &ingestGate{reading: make(chan struct{}), inTx: make(chan struct{}),
-		afterRead: make(chan struct{}), afterTxBegan: make(chan struct{})}
+		afterRead: make(chan struct{}), afterTxBegan: make(chan struct{}), txArmed: make(chan struct{})}
 	g.goRead = sync.OnceFunc(func() { close(g.afterRead) })
 	g.goTx = sync.OnceFunc(func() { close(g.afterTxBegan) })
+	g.armTx = sync.OnceFunc(func() { close(g.txArmed) })
 	return g
 }
 
-// release lets the ingest past both points, should a test end first.
-func (g *ingestGate) release() { g.goRead(); g.goTx() }
+// release lets the ingest past every point, should a test end first.
+func (g *ingestGate) release() { g.goRead(); g.armTx(); g.goTx() }
 
 // ingestGateKey marks the context of the ingest a gate holds.
 type ingestGateKey struct{}
@@ -87,6 +93,13 @@ func (s *ingestGateStore) ApprovalGet(ctx context.Context, id string) (*store.Ap
 }
 
 func (s *ingestGateStore) InTx(ctx context.Context, fn func(context.Context, store.Tx) error) error {
+	if g := gateOf(ctx); g != nil {
+		select {
+		case <-g.txArmed: // before the write lock is taken
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	return s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		if g := gateOf(ctx); g != nil {
 			g.txOnce.Do(func() {
@@ -234,6 +247,7 @@ func TestClickRecordedWhileHostileEventIngests(t *testing.T) {
 			}
 			click(t, inWork, fmt.Sprintf("as the redaction of %d bytes of %q began", hostileSize, p.piece), gate.goRead)
 			// ... and one while the transaction holds the write lock.
+			gate.armTx()
 			select {
 			case <-gate.inTx:
 			case err := <-ingested:
