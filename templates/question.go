@@ -130,7 +130,14 @@ func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 			}
 			st.detail.say("via " + cutLine(v, 32))
 		}
-		words := AnswerWords(a, d)
+		// An answer at a revision the bot never saw asked chose among
+		// that revision's choices, which may not be this card's: only
+		// its number is known.
+		asked := a
+		if in.HeldRevision > a.Revision {
+			asked = nil
+		}
+		words := AnswerWords(asked, d)
 		switch {
 		case words == "":
 		case c.Restricted:
@@ -199,7 +206,8 @@ func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 
 // AnswerWords is the answer a closed question's decision holds, as
 // people read it, not yet redacted for a surface: the choice's words
-// where the question is at hand, else the words given.
+// where a is the question as the person who answered saw it, "choice N"
+// where a is nil (or lacks that choice), else the words given.
 func AnswerWords(a *approval.Approval, d *approval.Decision) string {
 	if d == nil {
 		return ""
