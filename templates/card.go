@@ -360,6 +360,10 @@ type Input struct {
 	State approval.State
 	// Decision says who closed the approval and how; nil while pending.
 	Decision *approval.Decision
+	// HeldRevision is the approval's newest revision the bot holds, which
+	// a decision or answer from elsewhere raises to its own revision even
+	// where the bot never saw that revision asked; 0 means Approval's.
+	HeldRevision int
 	// Superseded marks a card a newer revision replaced.
 	Superseded bool
 	// Deciding is a decision on its way to the backend. It applies only to

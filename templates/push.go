@@ -21,22 +21,28 @@ const (
 )
 
 // PushLabel is the label of a notice's one action, which opens the
-// member's decision page: a GET, which shows the call and decides nothing.
+// member's decision page: a GET, which shows the call (or the question)
+// and decides nothing.
 const PushLabel = "Open the decision page"
 
 // PushNotice is what a push to a member's phone says of a waiting call:
 // its function, effect line, first flag and deadline, and where to
-// decide. Never an argument value, a role's value, the agent's words or
-// a digest: a notice is read on a lock screen and passes through a push
-// service. Every field is cleaned and bounded; each push integration only
-// lays it out.
+// decide; of a waiting question, whose question it is, its deadline and
+// where to answer. Never an argument value, a role's value, the agent's
+// words (a question's text and choices are the agent's) or a digest: a
+// notice is read on a lock screen and passes through a push service.
+// Every field is cleaned and bounded; each push integration only lays
+// it out.
 type PushNotice struct {
-	// Title is "Approval needed: FUNCTION".
+	// Title is "Approval needed: FUNCTION"; for a question, "Answer
+	// needed: AGENT's question".
 	Title string
-	// Function is the call's function as the title shows it.
+	// Function is the call's function as the title shows it; "" for a
+	// question.
 	Function string
 	// Lines are the effect line (none for a contained write), the first
-	// flag, the deadline in the tenant's zone, and where to decide.
+	// flag, the deadline in the tenant's zone, and where to decide; a
+	// question's, the deadline and where to answer.
 	Lines []string
 	// Link opens the member's decision page; "" when there is none, and
 	// the last line then says where to decide instead.
@@ -44,7 +50,8 @@ type PushNotice struct {
 	// Destructive: the card says DESTRUCTIVE, for the integration's
 	// urgency.
 	Destructive bool
-	// Deadline is when nobody deciding denies the call; zero when unknown.
+	// Deadline is when nobody deciding denies the call (or tells the job
+	// nobody answered its question); zero when unknown.
 	Deadline time.Time
 }
 
@@ -65,6 +72,9 @@ type PushInput struct {
 
 // Push is the notice of the waiting card c to one member.
 func Push(c Card, in PushInput) PushNotice {
+	if c.Question != nil {
+		return pushQuestion(c, in)
+	}
 	fn := cutLine(oneLine(c.Function), pushFunctionMax)
 	n := PushNotice{
 		Title:       "Approval needed: " + fn,
@@ -79,12 +89,8 @@ func Push(c Card, in PushInput) PushNotice {
 	if len(c.Flags) > 0 {
 		n.Lines = append(n.Lines, "! "+cutLine(oneLine(c.Flags[0]), pushFlagMax))
 	}
-	if !in.Deadline.IsZero() {
-		zone := in.Zone
-		if zone == nil {
-			zone = time.UTC
-		}
-		n.Lines = append(n.Lines, "Deadline "+in.Deadline.In(zone).Format(dateAndTime)+": denied unless someone decides first.")
+	if line := pushDeadline(in, "denied unless someone decides first."); line != "" {
+		n.Lines = append(n.Lines, line)
 	}
 	switch {
 	case c.Deciding:
@@ -97,4 +103,46 @@ func Push(c Card, in PushInput) PushNotice {
 		n.Lines = append(n.Lines, "Decide in the console.")
 	}
 	return n
+}
+
+// pushQuestion is the notice of a waiting question, worded as its mail
+// is: whose question it is, never the question, which is the agent's
+// words and may be restricted.
+func pushQuestion(c Card, in PushInput) PushNotice {
+	agent := cutLine(oneLine(c.Job.Agent), pushFunctionMax)
+	if agent == "" {
+		agent = "the agent"
+	}
+	n := PushNotice{
+		Title:    "Answer needed: " + agent + "'s question",
+		Link:     linkable(in.Link),
+		Deadline: in.Deadline,
+	}
+	if line := pushDeadline(in, "the job is told nobody answered unless someone answers first."); line != "" {
+		n.Lines = append(n.Lines, line)
+	}
+	switch {
+	case c.Deciding:
+		n.Lines = append(n.Lines, "An answer is on its way to the job.")
+	case n.Link != "":
+		n.Lines = append(n.Lines, "Open the decision page to see the question and answer as "+cutLine(oneLine(in.ActAs), pushActAsMax)+".")
+	case in.Thread:
+		n.Lines = append(n.Lines, "Answer in the console or in the chat thread.")
+	default:
+		n.Lines = append(n.Lines, "Answer in the console.")
+	}
+	return n
+}
+
+// pushDeadline is the deadline's line in the tenant's zone, saying what
+// then happens; "" for no deadline.
+func pushDeadline(in PushInput, then string) string {
+	if in.Deadline.IsZero() {
+		return ""
+	}
+	zone := in.Zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	return "Deadline " + in.Deadline.In(zone).Format(dateAndTime) + ": " + then
 }

@@ -90,6 +90,66 @@ func TestPushNotice(t *testing.T) {
 	}
 }
 
+// TestPushNoticeQuestion: a question's notice says what its mail says:
+// an answer is needed to the agent's question, the job is told nobody
+// answered at the deadline, and the page shows the question to answer.
+// Not the question or its choices, restricted or not: a notice is read
+// on a lock screen.
+func TestPushNoticeQuestion(t *testing.T) {
+	t.Parallel()
+	deadline := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	const link = "https://approvals.example/decide/tok.en"
+	tests := []struct {
+		name  string
+		event string
+		in    templates.PushInput
+		want  templates.PushNotice
+		not   []string
+	}{
+		{"with a link", "question.json",
+			templates.PushInput{Deadline: deadline, Link: link, ActAs: "user:kevin", Thread: true},
+			templates.PushNotice{Title: "Answer needed: refund-bot's question", Link: link, Deadline: deadline,
+				Lines: []string{
+					"Deadline 2026-11-30 18:00 UTC: the job is told nobody answered unless someone answers first.",
+					"Open the decision page to see the question and answer as user:kevin.",
+				}},
+			[]string{"Order 7781", "acct-1", "acct-2", "Ana Ruiz"}},
+		{"restricted, no page, a thread", "question-private.json",
+			templates.PushInput{Deadline: deadline, Thread: true},
+			templates.PushNotice{Title: "Answer needed: assistant's question", Deadline: deadline,
+				Lines: []string{
+					"Deadline 2026-11-30 18:00 UTC: the job is told nobody answered unless someone answers first.",
+					"Answer in the console or in the chat thread.",
+				}},
+			[]string{"Dr. Lee", "diagnosis", "Tell Dr. Lee now", "Keep it for the meeting"}},
+		{"no page, no thread, no deadline", "question.json", templates.PushInput{},
+			templates.PushNotice{Title: "Answer needed: refund-bot's question", Lines: []string{"Answer in the console."}},
+			nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := templates.Push(pushCard(t, tt.event, nil), tt.in)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("notice (-want +got):\n%s", diff)
+			}
+			text := got.Title + "\n" + got.Message() + "\n" + got.Function
+			for _, v := range append(tt.not, "Approval", "denied", "decide", "call") {
+				if strings.Contains(text, v) {
+					t.Errorf("the notice carries %q:\n%s", v, text)
+				}
+			}
+		})
+	}
+	// An answer on its way: the notice says so, not a decision.
+	c := pushCard(t, "question.json", nil)
+	c.Deciding = true
+	n := templates.Push(c, templates.PushInput{Link: link, ActAs: "user:kevin"})
+	if want := []string{"An answer is on its way to the job."}; !cmp.Equal(n.Lines, want) {
+		t.Errorf("lines %q, want %q", n.Lines, want)
+	}
+}
+
 // TestPushNoticeHoldsNoValue: nothing of the call's arguments reaches a
 // notice, not the values a role names, not the agent's words, not the
 // digest, whoever reads it.

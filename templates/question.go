@@ -31,6 +31,7 @@ const (
 	restrictedQuestion  = "The question is restricted: only members with the content permission see it (Show question) and answer it."
 	questionHeadlineMax = 120
 	deadlineUnanswered  = "(then the job is told nobody answered)"
+	reaskQuestion       = "Asked again: the question changed"
 )
 
 // QuestionCard is what a card shows of an agent's question.
@@ -62,6 +63,14 @@ func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 	c.Arguments, c.Digest, c.Snapshot, c.Roles, c.Changes, c.AgentSays, c.Turn, c.ConfirmLine = nil, "", "", nil, nil, "", "", ""
 	// question.asked names no autonomy level: the job line says none.
 	c.Job.Level = ""
+	// A question asked again changed its question: the call's reasons
+	// and changes a reask of a call names are none of a question's.
+	if c.Reask != nil {
+		c.Reask = &Reask{Line: reaskQuestion}
+		if in.Reask.From > 0 {
+			c.Reask.Line += " since revision " + strconv.Itoa(in.Reask.From)
+		}
+	}
 	// The deadline closes a question unanswered, not with a no.
 	if rest, ok := strings.CutSuffix(c.Ladder, " "+deadlineMeansNo); ok {
 		c.Ladder = rest + " " + deadlineUnanswered
@@ -121,7 +130,14 @@ func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 			}
 			st.detail.say("via " + cutLine(v, 32))
 		}
-		words := AnswerWords(a, d)
+		// An answer at a revision the bot never saw asked chose among
+		// that revision's choices, which may not be this card's: only
+		// its number is known.
+		asked := a
+		if in.HeldRevision > a.Revision {
+			asked = nil
+		}
+		words := AnswerWords(asked, d)
 		switch {
 		case words == "":
 		case c.Restricted:
@@ -190,7 +206,8 @@ func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 
 // AnswerWords is the answer a closed question's decision holds, as
 // people read it, not yet redacted for a surface: the choice's words
-// where the question is at hand, else the words given.
+// where a is the question as the person who answered saw it, "choice N"
+// where a is nil (or lacks that choice), else the words given.
 func AnswerWords(a *approval.Approval, d *approval.Decision) string {
 	if d == nil {
 		return ""

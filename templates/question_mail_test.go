@@ -128,6 +128,52 @@ func TestQuestionMail(t *testing.T) {
 	}
 }
 
+// TestAnswerAtUnseenRevision: an answer from elsewhere may name a
+// revision the bot never saw asked, whose choices are not this card's:
+// every surface then names the choice by its number, never the card's
+// choice of that index. Words answered are shown as given either way.
+func TestAnswerAtUnseenRevision(t *testing.T) {
+	t.Parallel()
+	r := newRenderer(t)
+	a := templatestest.Approval(t, "question.json") // revision 1
+	at := a.RequestedAt.Add(10 * time.Minute)
+	for _, tt := range []struct {
+		name   string
+		held   int
+		answer approval.Decision // as the transition keeps it: a choice's words are not kept
+		want   string
+		not    string
+	}{
+		{"a choice at the card's revision", 1, approval.Decision{Choice: 1}, "acct-1 (Ana Ruiz, personal)", "choice 1"},
+		{"a choice, the revision not given", 0, approval.Decision{Choice: 2}, "acct-2 (Ruiz Trading Ltd)", "choice 2"},
+		{"a choice at a revision never seen", 2, approval.Decision{Choice: 1}, "choice 1", "acct-1"},
+		{"words at a revision never seen", 2, approval.Decision{Answer: "the second one"}, "the second one", "acct-"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := templatestest.Input(t, a, "answered")
+			d := tt.answer
+			d.Actor, d.Via, d.At = "user:kevin", "console", at
+			in.Decision, in.HeldRevision = &d, tt.held
+			c := templates.Build(in)
+			if c.Question == nil || c.Question.Answer != tt.want {
+				t.Fatalf("the card's answer is %+v, want %q", c.Question, tt.want)
+			}
+			renderAll(t, r, c).each(func(surface, s string) {
+				if surface == "email subject" {
+					return
+				}
+				if !strings.Contains(s, tt.want) {
+					t.Errorf("%s lacks the answer %q", surface, tt.want)
+				}
+				if strings.Contains(s, tt.not) {
+					t.Errorf("%s says %q", surface, tt.not)
+				}
+			})
+		})
+	}
+}
+
 // TestQuestionMailRestricted: a restricted question's mail, as a
 // restricted call's, shows neither the question, nor its choices, nor
 // the answer; it says why, and names no chat button.

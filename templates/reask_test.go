@@ -90,6 +90,38 @@ func TestReaskLines(t *testing.T) {
 	}
 }
 
+// TestQuestionReaskLine: a question asked again says on every surface
+// that the question changed, as its mail does, never that a call did: a
+// question has no call, and the reask of one names no reason.
+func TestQuestionReaskLine(t *testing.T) {
+	r := newRenderer(t)
+	for _, restricted := range []bool{false, true} {
+		a := *templatestest.Approval(t, "question.json")
+		a.Revision, a.Content.Restricted = 3, restricted
+		// What comparing two revisions of a question gives: no reason,
+		// no call's changes.
+		reask := approval.Reask{From: 2, Revision: 3, Withheld: restricted}
+		in := templatestest.Input(t, &a, "pending")
+		in.Reask = &reask
+		c := templates.Build(in)
+		want := &templates.Reask{Line: "Asked again: the question changed since revision 2"}
+		if diff := cmp.Diff(want, c.Reask); diff != "" {
+			t.Errorf("restricted %v: reask (-want +got):\n%s", restricted, diff)
+		}
+		renderAll(t, r, c).each(func(surface, s string) {
+			if surface == "email subject" {
+				return
+			}
+			if !strings.Contains(s, want.Line) {
+				t.Errorf("restricted %v: %s lacks %q", restricted, surface, want.Line)
+			}
+			if strings.Contains(s, "call changed") {
+				t.Errorf("restricted %v: %s says the call changed", restricted, surface)
+			}
+		})
+	}
+}
+
 // plainDiscord undoes the markdown escapes of a rendered Discord message.
 func plainDiscord(s string) string {
 	return strings.NewReplacer(`\\_`, `_`, `\\*`, `*`, `\\[`, `[`, `\\]`, `]`).Replace(s)

@@ -117,7 +117,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, l *link, answer
 		req.Action.Kind, req.Action.Choice = templates.ActionAnswer, i
 	default:
 		// The words as typed go to the backend; the page keeps none.
-		words = r.PostForm.Get("words")
+		words = lineBreaks(r.PostForm.Get("words"))
 		switch {
 		case !l.page.Question.FreeText && !l.page.Question.Restricted:
 			refuse(say.Reason{Kind: say.NotAChoice, Act: say.Answering})
@@ -161,6 +161,15 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, l *link, answer
 		w.Header().Set("Location", l.token)
 		w.WriteHeader(http.StatusSeeOther)
 	}
+}
+
+// lineBreaks writes every line break of a form's words as LF. A browser
+// sends a textarea's line breaks as CRLF, while its maxlength counted
+// each as one character: counted as sent, words the box allowed would be
+// refused as too long, and they would reach the backend unlike the same
+// words from a chat's dialog, which sends LF.
+func lineBreaks(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 }
 
 // choiceIndex reads a choice's index as the page's form sends it: a

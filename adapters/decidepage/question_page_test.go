@@ -1,12 +1,14 @@
 package decidepage_test
 
 import (
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"approvalsbot/adapters/backend/backendtest"
 	"approvalsbot/adapters/backend/standin"
@@ -318,6 +320,37 @@ func TestAnswerFromThePage(t *testing.T) {
 			p.drain()
 			answeredOnce(t, fake, "q-refund1")
 		})
+	}
+}
+
+// TestAnswerWithLineBreaks: a browser sends a textarea's line breaks as
+// CRLF while its maxlength counts each once, so words of 2000 characters
+// as typed arrive longer; the page takes them, and the backend receives
+// them with LF line breaks, as from a chat.
+func TestAnswerWithLineBreaks(t *testing.T) {
+	lines := make([]string, 100)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("line %03d of answer", i) + "." // 19 characters
+	}
+	// 100 lines of 19 characters, 99 line breaks and a last full stop.
+	typed := strings.Join(lines, "\n") + "."
+	if n := utf8.RuneCountInString(typed); n != approval.MaxAnswerText {
+		t.Fatalf("the answer as typed is %d characters, want %d", n, approval.MaxAnswerText)
+	}
+	// A lone CR (an old Mac's line break) is one too.
+	sent := strings.Replace(strings.ReplaceAll(typed, "\n", "\r\n"), "\r\n", "\r", 1)
+	want := typed
+
+	p, fake := questionPage(t, tenant.EmailDecisionsApprove, "question.json")
+	link := p.link("acme", "q-refund1", 1, "user:kevin", "")
+	a := p.postForm(link, questionForm(p, link, url.Values{"action": {"answer_text"}, "words": {sent}}))
+	if a.status != http.StatusSeeOther {
+		t.Fatalf("POST of %d characters as typed: %d\n%s", approval.MaxAnswerText, a.status, a.body)
+	}
+	p.drain()
+	r := answeredOnce(t, fake, "q-refund1")
+	if r.Answer == nil || r.Answer.Text != want {
+		t.Errorf("the backend received %+v, want the words with LF line breaks", r.Answer)
 	}
 }
 

@@ -172,6 +172,18 @@ func Golden(t testing.TB) []GoldenCase {
 	pin.Reask = &restricted
 	card("private", "asked-again", templates.Build(pin))
 
+	// A question asked again: its card says the question changed, not
+	// a call, since revision 1.
+	q1 := load("question.json")
+	q2 := *q1
+	q2.Revision = 2
+	q2.Question = &approval.Question{Text: "Order 7781 was paid from three accounts. Which one should I refund the 250 EUR to?",
+		Choices: append(slices.Clone(q1.Question.Choices), "acct-3 (Ruiz family trust)"), FreeText: true}
+	qchange := approval.CompareRevisions(stored(t, q1), stored(t, &q2))
+	qin := Input(t, &q2, "pending")
+	qin.Reask = &qchange
+	card("question", "asked-again", templates.Build(qin))
+
 	// A request that named a ladder the tenant does not have.
 	unknown := Input(t, load("merge.json"), "pending")
 	unknown.Ladder.Name, unknown.Ladder.Unknown = "default", "payments2"
