@@ -33,6 +33,10 @@ func (c Card) Input() templates.Input {
 		TypedOnPage: c.TypedOnPage,
 		Grants:      c.Grants,
 		TurnTooMany: c.turnTooMany,
+		// An answer at a revision newer than the card's names its
+		// choice by number: the card's choices are not the ones chosen
+		// from.
+		HeldRevision: c.HeldRevision,
 	}
 	in.Looking, in.Escalations = ladderCard(c.ladder, c.Frozen.Plan, false)
 	if c.Approval != nil {

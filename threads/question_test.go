@@ -570,3 +570,26 @@ func TestCallDialogOnAQuestionOpensNothing(t *testing.T) {
 		t.Errorf("the backend got %d answers", n)
 	}
 }
+
+// An answer the backend says was given at a revision the bot never saw
+// asked names its choice by number on every copy: the card's choices are
+// revision 1's, not the ones the answer chose from.
+func TestAnswerAtAnUnseenRevisionNamesItsChoiceByNumber(t *testing.T) {
+	h := newAnsweringHarness(t, time.Minute)
+	h.ingest(t, "question.json")
+	h.drain(t)
+	threadstest.Ingest(t, h.svc, "question-answered.json", func(ev map[string]any) {
+		d := ev["data"].(map[string]any)
+		d["revision"], d["answer"] = 2, map[string]any{"choice": 0}
+	})
+	h.drain(t)
+	if len(h.surf.edits) == 0 {
+		t.Fatal("no copy was edited")
+	}
+	for _, e := range h.surf.edits {
+		c := templates.Build(e.Card.Input())
+		if c.Status != "Answered by user:kevin" || strings.Contains(c.Question.Answer, "acct-1") || !strings.Contains(c.Question.Answer, "choice 1") {
+			t.Errorf("edited card: %q, answer %q: want choice 1 by number", c.Status, c.Question.Answer)
+		}
+	}
+}
