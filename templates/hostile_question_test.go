@@ -60,7 +60,9 @@ func hostileAskedGenerate(t testing.TB, ch hostileChooser) *hostileAsked {
 		if g.chance(5) {
 			// A secret is never decorated: an invisible code point inside
 			// it would make it no secret's shape (hostile_test.go's rule).
-			c = "ghp_" + g.secret("ghp_ token in a choice") + strings.Repeat("c", 30)
+			// Its marker beside it keeps the choice apart from another
+			// secret's once both are redacted, as the protocol requires.
+			c = g.marker('T') + " ghp_" + g.secret("ghp_ token in a choice") + strings.Repeat("c", 30)
 		} else {
 			c, _ = g.decorate(c)
 		}
