@@ -308,17 +308,23 @@ func TestADeadlineReArmsItself(t *testing.T) {
 
 // lateCommit is a store whose commits are confirmed only after the
 // caller's context has run out, as a slow flush or a synchronous standby
-// makes them: the transaction commits, the caller hears its context's
-// error, as a failed COMMIT (store.ErrCommit).
-type lateCommit struct{ store.Store }
+// makes them: the transaction commits, the caller's context ends (out),
+// and the caller hears its error, as a failed COMMIT (store.ErrCommit).
+// The context ends only once the commit is through, not on a timer that
+// a stalled click could meet in its reads before the transaction.
+type lateCommit struct {
+	store.Store
+	out context.CancelFunc
+}
 
-func (l lateCommit) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+func (l *lateCommit) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
 	if err := l.Store.InTx(context.WithoutCancel(ctx), fn); err != nil {
 		return err
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		return nil
 	}
+	l.out()
 	<-ctx.Done()
 	return fmt.Errorf("%w: commit transaction: %w", store.ErrCommit, ctx.Err())
 }
@@ -370,10 +376,10 @@ func TestAClickThatNeverBeganIsNotReadAgain(t *testing.T) {
 // as sent: the decision is on its way, so "nothing was sent" would be
 // false.
 func TestACommitConfirmedLateIsSent(t *testing.T) {
-	h := newHarnessWith(t, func(o *threads.Options) { o.Store = lateCommit{o.Store} })
-	h.ingest(t, "merge.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	h := newHarnessWith(t, func(o *threads.Options) { o.Store = &lateCommit{Store: o.Store, out: cancel} })
+	h.ingest(t, "merge.json")
 	res, err := h.svc.Decide(ctx, threads.DecideRequest{Tenant: "acme", ApprovalID: "a-merge1",
 		Revision: 1, Approve: true, Person: slackPerson("U0KEVIN")})
 	if err != nil || !res.Sent {
