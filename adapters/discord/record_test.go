@@ -91,12 +91,14 @@ func TestApproveIsAnsweredOnlyAfterItIsRecorded(t *testing.T) {
 					CustomID: button(t, card, templates.ActionApprove)})
 			}()
 			token := g.waitEntered(t)
-			// Held: no answer may reach Discord, in this window or at all.
-			const held = 250 * time.Millisecond
+			// Held: no answer may have reached Discord. Checked at once,
+			// not over a wait: the click has threads.RecordBound in all,
+			// and a wait here would spend it, so that a test stalled a
+			// little longer would see the click given up, not held.
 			select {
 			case res := <-results:
 				t.Fatalf("answered %+v while the decision was not recorded", res.Response)
-			case <-time.After(held):
+			default:
 			}
 			if h.discord.Answered(token) {
 				t.Fatal("Discord has an answer while the decision is not recorded")
@@ -110,9 +112,6 @@ func TestApproveIsAnsweredOnlyAfterItIsRecorded(t *testing.T) {
 
 			close(g.release)
 			res := <-results
-			if res.Elapsed < held {
-				t.Fatalf("answered after %s, while Decide was held %s", res.Elapsed, held)
-			}
 			h.deciding(t, res, card.ID, "Recorded: user:kevin's approval is being sent to the job backend…")
 			g.mu.Lock()
 			early := g.answeredAtCommit[token]
