@@ -2,9 +2,13 @@ package postgres_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"approvalsbot/store"
 	"approvalsbot/store/postgres"
@@ -93,10 +97,11 @@ func listenerPID(t *testing.T, db testDB, not int) int {
 	}
 }
 
-// Not parallel: notification channels are per database, so outbox rows
-// of tests running beside it would wake its listener.
+// Not parallel, and in a database of its own: notification channels are
+// per database, so outbox rows of tests running beside it, or of another
+// run of these tests on the same server, would wake its listener.
 func TestListenWakesOnCommitAndReconnects(t *testing.T) {
-	db := newSchema(t)
+	db := newDatabase(t)
 	listener := openMigrated(t, db.dsn)
 	writer := open(t, postgres.Options{DSN: db.dsn}) // another replica: another pool
 	run := listening(t, listener)
@@ -172,4 +177,30 @@ func TestListenStopsWhenStoreCloses(t *testing.T) {
 	case <-time.After(wakeBound):
 		t.Fatal("Listen still runs after Close")
 	}
+}
+
+// newDatabase is a schema as newSchema makes, in a database of the
+// test's own, dropped when it ends: for a test that must hear no other
+// store's notifications.
+func newDatabase(t *testing.T) testDB {
+	t.Helper()
+	base := baseURL(t)
+	var b [8]byte
+	rand.Read(b[:])
+	name := "bot_test_" + hex.EncodeToString(b[:])
+	exec(t, base, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	return newSchemaIn(t, withParams(t, base, map[string]string{"dbname": name}))
 }

@@ -55,7 +55,12 @@ type testDB struct {
 // lock is per schema, so tests do not wait for each other.
 func newSchema(t testing.TB) testDB {
 	t.Helper()
-	base := baseURL(t)
+	return newSchemaIn(t, baseURL(t))
+}
+
+// newSchemaIn is newSchema in the database base names.
+func newSchemaIn(t testing.TB, base string) testDB {
+	t.Helper()
 	var b [8]byte
 	rand.Read(b[:])
 	schema := "bot_test_" + hex.EncodeToString(b[:])
