@@ -1460,8 +1460,10 @@ func agentWords(s string) string {
 
 // agentSays is agentWords cut at agentSaysMax, the bound every surface's
 // card keeps.
-func agentSays(s string) string {
-	s = agentWords(s)
+func agentSays(s string) string { return cutAgentWords(agentWords(s)) }
+
+// cutAgentWords cuts words agentWords gave at agentSaysMax, saying so.
+func cutAgentWords(s string) string {
 	if charLen(s) > agentSaysMax {
 		s = prefixChars(s, agentSaysMax-charLen(agentSaysCutNote)) + agentSaysCutNote
 	}

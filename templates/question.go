@@ -79,8 +79,9 @@ func questionCard(in Input, c *Card, a *approval.Approval, k clock) {
 	if a.Question != nil {
 		q.FreeText = a.Question.FreeText
 		if !c.Restricted {
-			q.Text = agentSays(a.Question.Text)
-			if whole := agentWords(a.Question.Text); whole != q.Text {
+			// Redacted once, then cut for the card.
+			whole := agentWords(a.Question.Text)
+			if q.Text = cutAgentWords(whole); q.Text != whole {
 				q.Whole = whole
 			}
 		}
