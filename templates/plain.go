@@ -39,9 +39,10 @@ func squeezeBlankLines(s string) string {
 }
 
 // QuestionTitle is a question card's title line, said by the bot: who
-// asks. The question itself is the agent's words, shown in its box.
+// asks, on every surface. The question itself is the agent's words,
+// shown in its box.
 func (c Card) QuestionTitle() string {
-	if c.Job.Agent == "" {
+	if strings.TrimSpace(c.Job.Agent) == "" {
 		return "The agent asks"
 	}
 	return c.Job.Agent + " asks"

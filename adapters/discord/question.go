@@ -62,15 +62,6 @@ func (m ChoiceMenu) MarshalJSON() ([]byte, error) {
 	}{componentStringSelect, m.CustomID, utf16text.Cut(m.Placeholder, selectPlaceholderMax), opts, 1, 1})
 }
 
-// questionTitle is a question card's embed title: who asks.
-func questionTitle(c *templates.Card) string {
-	who := c.Job.Agent
-	if who == "" {
-		who = "The agent"
-	}
-	return escape(templates.VisibleLine(who)) + " asks"
-}
-
 // quoted is text escaped in a block quote, every line of it, so none
 // escapes the quote: the agent's or a person's words, never the bot's.
 func quoted(text string) string {

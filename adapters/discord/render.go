@@ -48,7 +48,7 @@ func RenderCard(c templates.Card) *Message {
 	}
 	title, footer := c.Function, cardFooter(&c)
 	if c.Question != nil {
-		title, footer = questionTitle(&c), questionFooterText(&c)
+		title, footer = escape(templates.VisibleLine(c.QuestionTitle())), questionFooterText(&c)
 	}
 	title, footer = utf16text.Cut(title, embedTitleMax), utf16text.Cut(trimLines(footer), embedFooterMax)
 	budget := min(embedDescriptionMax, embedTotalMax-utf16text.Len(title)-utf16text.Len(footer))

@@ -42,7 +42,7 @@ func CardMessage(c templates.Card) Message {
 	var choices []slackgo.BlockElement
 	if c.Question != nil {
 		// A question's title says who asks (question.go).
-		title = utf16text.Cut(questionTitle(&c), headerTextMax)
+		title = utf16text.Cut(oneLine(c.QuestionTitle()), headerTextMax)
 		choices = choiceElements(c.Question.Choices)
 	}
 	actions := buttons(c.Buttons)

@@ -68,15 +68,6 @@ const (
 	answerTextLabel    = "Answer…"
 )
 
-// questionTitle is a question card's title: who asks.
-func questionTitle(c *templates.Card) string {
-	who := oneLine(c.Job.Agent)
-	if who == "" {
-		who = "The agent"
-	}
-	return who + " asks"
-}
-
 // questionPart is the question in the agent's box; nothing on a
 // restricted card (whose Text is "").
 func questionPart(e *elems, q *templates.QuestionCard) {
