@@ -91,13 +91,11 @@ var fitText = templates.Fitter[string]{
 }
 
 func joinParts(parts []templates.Part[string]) string {
-	var texts []string
-	for _, p := range parts {
-		if p.Content != "" {
-			texts = append(texts, p.Content)
-		}
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.Content
 	}
-	return strings.Join(texts, partSep)
+	return joinNonEmpty(texts...)
 }
 
 // cardContent is the status in bold, then the lines that follow it.
