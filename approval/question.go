@@ -199,7 +199,8 @@ func validateQuestion(v *validator, p string, q *Question) {
 	shown := make(map[string]int, len(q.Choices))
 	for i, c := range q.Choices {
 		cp := fmt.Sprintf("%schoices[%d]", p, i)
-		first, alike := shown[choiceShown(c)]
+		key := choiceShown(c)
+		first, alike := shown[key]
 		switch {
 		case strings.TrimSpace(c) == "":
 			v.add(cp, "required")
@@ -214,7 +215,7 @@ func validateQuestion(v *validator, p string, q *Question) {
 		}
 		seen[c] = true
 		if !alike {
-			shown[choiceShown(c)] = i
+			shown[key] = i
 		}
 	}
 	if len(q.Choices) == 0 && !q.FreeText {
