@@ -70,66 +70,65 @@ type PushInput struct {
 	Thread bool
 }
 
-// Push is the notice of the waiting card c to one member.
-func Push(c Card, in PushInput) PushNotice {
-	if c.Question != nil {
-		return pushQuestion(c, in)
-	}
-	fn := cutLine(oneLine(c.Function), pushFunctionMax)
-	n := PushNotice{
-		Title:       "Approval needed: " + fn,
-		Function:    fn,
-		Link:        linkable(in.Link),
-		Destructive: strings.HasPrefix(c.Effect, approval.EffectDestructive),
-		Deadline:    in.Deadline,
-	}
-	if c.Effect != "" {
-		n.Lines = append(n.Lines, c.Effect)
-	}
-	if len(c.Flags) > 0 {
-		n.Lines = append(n.Lines, "! "+cutLine(oneLine(c.Flags[0]), pushFlagMax))
-	}
-	if line := pushDeadline(in, "denied unless someone decides first."); line != "" {
-		n.Lines = append(n.Lines, line)
-	}
-	switch {
-	case c.Deciding:
-		n.Lines = append(n.Lines, "A decision is on its way to the job backend.")
-	case n.Link != "":
-		n.Lines = append(n.Lines, "Open the decision page to see the call and decide as "+cutLine(oneLine(in.ActAs), pushActAsMax)+".")
-	case in.Thread:
-		n.Lines = append(n.Lines, "Decide in the console or in the chat thread.")
-	default:
-		n.Lines = append(n.Lines, "Decide in the console.")
-	}
-	return n
+// pushWords are what a notice says happens at the deadline and where to
+// act: a call is decided, a question answered.
+type pushWords struct {
+	deadline, sending, page, thread, console string
 }
 
-// pushQuestion is the notice of a waiting question, worded as its mail
-// is: whose question it is, never the question, which is the agent's
-// words and may be restricted.
-func pushQuestion(c Card, in PushInput) PushNotice {
-	agent := cutLine(oneLine(c.Job.Agent), pushFunctionMax)
-	if agent == "" {
-		agent = "the agent"
+var (
+	pushCallWords = pushWords{
+		deadline: "denied unless someone decides first.",
+		sending:  "A decision is on its way to the job backend.",
+		page:     "Open the decision page to see the call and decide as ",
+		thread:   "Decide in the console or in the chat thread.",
+		console:  "Decide in the console.",
 	}
-	n := PushNotice{
-		Title:    "Answer needed: " + agent + "'s question",
-		Link:     linkable(in.Link),
-		Deadline: in.Deadline,
+	pushQuestionWords = pushWords{
+		deadline: "the job is told nobody answered unless someone answers first.",
+		sending:  "An answer is on its way to the job.",
+		page:     "Open the decision page to see the question and answer as ",
+		thread:   "Answer in the console or in the chat thread.",
+		console:  "Answer in the console.",
 	}
-	if line := pushDeadline(in, "the job is told nobody answered unless someone answers first."); line != "" {
+)
+
+// Push is the notice of the waiting card c to one member. A question's
+// is worded as its mail is: whose question it is, never the question,
+// which is the agent's words and may be restricted.
+func Push(c Card, in PushInput) PushNotice {
+	n := PushNotice{Link: linkable(in.Link), Deadline: in.Deadline}
+	words := pushCallWords
+	if c.Question != nil {
+		words = pushQuestionWords
+		agent := cutLine(oneLine(c.Job.Agent), pushFunctionMax)
+		if agent == "" {
+			agent = "the agent"
+		}
+		n.Title = "Answer needed: " + agent + "'s question"
+	} else {
+		fn := cutLine(oneLine(c.Function), pushFunctionMax)
+		n.Title, n.Function = "Approval needed: "+fn, fn
+		n.Destructive = strings.HasPrefix(c.Effect, approval.EffectDestructive)
+		if c.Effect != "" {
+			n.Lines = append(n.Lines, c.Effect)
+		}
+		if len(c.Flags) > 0 {
+			n.Lines = append(n.Lines, "! "+cutLine(oneLine(c.Flags[0]), pushFlagMax))
+		}
+	}
+	if line := pushDeadline(in, words.deadline); line != "" {
 		n.Lines = append(n.Lines, line)
 	}
 	switch {
 	case c.Deciding:
-		n.Lines = append(n.Lines, "An answer is on its way to the job.")
+		n.Lines = append(n.Lines, words.sending)
 	case n.Link != "":
-		n.Lines = append(n.Lines, "Open the decision page to see the question and answer as "+cutLine(oneLine(in.ActAs), pushActAsMax)+".")
+		n.Lines = append(n.Lines, words.page+cutLine(oneLine(in.ActAs), pushActAsMax)+".")
 	case in.Thread:
-		n.Lines = append(n.Lines, "Answer in the console or in the chat thread.")
+		n.Lines = append(n.Lines, words.thread)
 	default:
-		n.Lines = append(n.Lines, "Answer in the console.")
+		n.Lines = append(n.Lines, words.console)
 	}
 	return n
 }
