@@ -248,12 +248,13 @@ func readmeSecrets(t *testing.T, root, readme string) string {
 // it): the arguments after the binary, the configuration swapped for cfg.
 func readmeCommand(t *testing.T, readme, sub, cfg string) []string {
 	t.Helper()
-	for _, line := range strings.Split(readme, "\n") {
+	// A command's continuation lines are one line to the shell.
+	for _, line := range strings.Split(strings.ReplaceAll(readme, "\\\n", " "), "\n") {
 		fields := strings.Fields(line)
 		if len(fields) < 4 || strings.Join(fields[:4], " ") != "go run ./cmd/bot "+sub {
 			continue
 		}
-		args := fields[3:]
+		args := shellWords(t, line)[3:]
 		swapped := 0
 		for j, a := range args {
 			if a == "examples/bot.yaml" {
@@ -268,6 +269,37 @@ func readmeCommand(t *testing.T, readme, sub, cfg string) []string {
 	}
 	t.Fatalf("the README has no line that runs `go run ./cmd/bot %s`", sub)
 	return nil
+}
+
+// shellWords splits a command line into its words as a shell does for
+// the README's commands: at spaces, a double-quoted part one word.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	quoted, started := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted, started = !quoted, true
+		case (r == ' ' || r == '\t') && !quoted:
+			if started {
+				words = append(words, cur.String())
+			}
+			cur.Reset()
+			started = false
+		default:
+			cur.WriteRune(r)
+			started = true
+		}
+	}
+	if started {
+		words = append(words, cur.String())
+	}
+	if quoted {
+		t.Fatalf("the README's command has an unclosed quote: %s", line)
+	}
+	return words
 }
 
 // inShell is the built binary run with args in dir by a shell that first

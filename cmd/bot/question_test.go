@@ -102,9 +102,9 @@ func TestQuestionAsksThroughTheStandin(t *testing.T) {
 	}
 }
 
-// readmeQuestion is the README's `bot question` command line, its
-// continuation lines joined and its double quotes read as a shell does,
-// examples/bot.yaml swapped for cfg.
+// readmeQuestion is the README's `bot question` command line, read as
+// readmeCommand reads every README command, examples/bot.yaml swapped
+// for cfg.
 func readmeQuestion(t *testing.T, cfg string) []string {
 	t.Helper()
 	root, err := fixtures.ModuleRoot()
@@ -115,46 +115,7 @@ func readmeQuestion(t *testing.T, cfg string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := strings.ReplaceAll(string(b), "\\\n", " ")
-	const cmd = "go run ./cmd/bot question "
-	for _, line := range strings.Split(readme, "\n") {
-		if !strings.HasPrefix(line, cmd) {
-			continue
-		}
-		var args []string
-		var cur strings.Builder
-		quoted, started := false, false
-		for _, r := range line[len("go run ./cmd/bot "):] {
-			switch {
-			case r == '"':
-				quoted, started = !quoted, true
-			case r == ' ' && !quoted:
-				if started {
-					args = append(args, cur.String())
-				}
-				cur.Reset()
-				started = false
-			default:
-				cur.WriteRune(r)
-				started = true
-			}
-		}
-		if started {
-			args = append(args, cur.String())
-		}
-		if quoted {
-			t.Fatalf("the README's command has an unclosed quote: %s", line)
-		}
-		for i, a := range args {
-			if a == "examples/bot.yaml" {
-				args[i] = cfg
-				return args
-			}
-		}
-		t.Fatalf("the README's command does not name examples/bot.yaml: %s", line)
-	}
-	t.Fatal("the README has no line that runs `go run ./cmd/bot question`")
-	return nil
+	return readmeCommand(t, string(b), "question", cfg)
 }
 
 // The README's `bot question` asks the question it shows, with its
